@@ -1,0 +1,155 @@
+"""Side-by-side benchmark of `orv check` against check-jsonschema, sha256sum and a parse-only floor.
+
+All commands run in one session on the same generated registry (bench/generate.py), one after the
+other, each `--repeat` times (best wall time kept). Printed: wall seconds, peak RSS, and the
+ratios the project's targets are stated in (issue "Scale and hardening"):
+  orv / check-jsonschema  <= 0.10     orv / floor <= 3.0     PR check / full check < 0.05
+  peak memory of orv < 500 MB at N = 10,000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(REPO))
+
+from bench.generate import generate  # noqa: E402
+
+
+def measure(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, float, int]:
+    """(wall seconds, peak RSS MiB, exit code) of one command, via wait4 for this child alone."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env={**os.environ, **(env or {})})
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.stderr is not None:
+        err = proc.stderr.read().decode(errors="replace")
+        proc.stderr.close()
+        if proc.returncode not in (0,) and err:
+            print(f"  [{cmd[0]} exit {proc.returncode}] {err.strip()[-300:]}", file=sys.stderr)
+    return wall, usage.ru_maxrss / 1024, proc.returncode
+
+
+def best(cmd: list[str], cwd: Path, repeat: int, env: dict[str, str] | None = None) -> tuple[float, float, int]:
+    runs = [measure(cmd, cwd, env) for _ in range(repeat)]
+    return min(r[0] for r in runs), max(r[1] for r in runs), runs[-1][2]
+
+
+def files(root: Path, folder: str, suffix: str) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in (root / folder).rglob(f"*{suffix}"))
+
+
+def split_runs(root: Path, runs: list[str]) -> tuple[list[str], list[str]]:
+    training, inference = [], []
+    for rel in runs:
+        with open(root / rel, "rb") as fh:
+            head = fh.read(64)
+        (training if b'"kind":"training"' in head else inference).append(rel)
+    return training, inference
+
+
+def check_jsonschema_script(root: Path, work: Path) -> str:
+    """One bash line running check-jsonschema per file kind; xargs batches the file lists."""
+    lines = []
+    for i, cmd in enumerate(check_jsonschema_cmds(root)):
+        exe_and_schema, paths = cmd[:3], cmd[3:]
+        lst = work / f"cjs-{i}.lst"
+        lst.write_text("\0".join(paths))
+        lines.append(f"xargs -0 -a {lst} {subprocess.list2cmdline(exe_and_schema)} >/dev/null")
+    return " && ".join(lines)
+
+
+def check_jsonschema_cmds(root: Path) -> list[list[str]]:
+    exe = shutil.which("check-jsonschema")
+    if exe is None:
+        raise SystemExit("check-jsonschema is not installed: python -m pip install -e '.[bench]'")
+    schema = REPO / "schema"
+    training_runs, inference_runs = split_runs(root, files(root, "runs", ".json"))
+    groups = [
+        ("recipe-training", files(root, "recipes/training", ".yaml")),
+        ("recipe-inference", files(root, "recipes/inference", ".yaml")),
+        ("run-training", training_runs),
+        ("run-inference", inference_runs),
+    ]
+    return [[exe, "--schemafile", str(schema / f"{name}.schema.json"), *paths] for name, paths in groups if paths]
+
+
+def prepare_pr(root: Path, work: Path) -> Path:
+    """A git clone of the registry whose working tree adds one recipe and one run (a typical PR)."""
+    repo = work / "pr"
+    if repo.exists():
+        shutil.rmtree(repo)
+    shutil.copytree(root, repo)
+    git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.invalid"]
+    subprocess.run([*git, "init", "-q", "-b", "main"], cwd=repo, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=repo, check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "base"], cwd=repo, check=True)
+    from bench.generate import training
+    import random
+
+    training(repo, 10_000_000 + 2, random.Random(7))
+    return repo
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, nargs="+", default=[1000], help="registry sizes (recipes = run files)")
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--skip-cjs", action="store_true", help="skip check-jsonschema (slow at large N)")
+    parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
+    args = parser.parse_args()
+    python = sys.executable
+    report = []
+    for n in args.n:
+        root = generate(HERE / "out" / f"registry-{n}", n)
+        runs = files(root, "runs", ".json")
+        rows: dict[str, tuple[float, float, int]] = {}
+        print(f"\nN = {n:,} recipes + {len(runs):,} run files ({sum((root / r).stat().st_size for r in runs) / 2**20:.0f} MiB)")
+        rows["orv check (all checks)"] = best([python, "-m", "validator", "check", "--root", str(root),
+                                              "--format", "json"], REPO, args.repeat)
+        rows["floor: read+hash+parse"] = best([python, str(HERE / "floor.py"), str(root)], REPO, args.repeat)
+        with tempfile.NamedTemporaryFile("w", suffix=".lst", delete=False) as lst:
+            lst.write("\0".join(runs))
+        rows["sha256sum runs/"] = best(["bash", "-c", f"xargs -0 -a {lst.name} sha256sum >/dev/null"], root,
+                                       args.repeat)
+        os.unlink(lst.name)
+        if not args.skip_cjs:
+            with tempfile.TemporaryDirectory() as work:
+                script = check_jsonschema_script(root, Path(work))
+                rows["check-jsonschema (schemas only)"] = best(["bash", "-c", script], root, 1)
+        with tempfile.TemporaryDirectory() as work:
+            pr = prepare_pr(root, Path(work))
+            measure([python, "-m", "validator", "check", "--root", str(pr)], REPO)  # warm the cache
+            rows["orv check --base (PR: +1 recipe +1 run)"] = best(
+                [python, "-m", "validator", "check", "--root", str(pr), "--base", "main"], REPO, args.repeat)
+        full = rows["orv check (all checks)"][0]
+        for name, (wall, rss, code) in rows.items():
+            print(f"  {name:<42} {wall:8.2f} s  {rss:7.0f} MiB  exit {code}  x{wall / full:6.2f} of orv")
+        ratios = {"orv/floor": full / rows["floor: read+hash+parse"][0],
+                  "pr/full": rows["orv check --base (PR: +1 recipe +1 run)"][0] / full}
+        if "check-jsonschema (schemas only)" in rows:
+            ratios["orv/check-jsonschema"] = full / rows["check-jsonschema (schemas only)"][0]
+        print("  ratios: " + ", ".join(f"{k} = {v:.3f}" for k, v in ratios.items())
+              + f"; orv peak memory {rows['orv check (all checks)'][1]:.0f} MiB")
+        report.append({"n": n, "rows": {k: {"wall_s": round(v[0], 3), "peak_mib": round(v[1]), "exit": v[2]}
+                                        for k, v in rows.items()}, "ratios": {k: round(v, 4) for k, v in ratios.items()},
+                       "cores": os.cpu_count()})
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,88 @@
+"""The blob-id cache never hides a change: real git repositories, never a mocked git."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from tests.conftest import make_registry
+from validator.engine import Config, run
+from validator.storing import store_run_document
+
+RUN = {
+    "kind": "inference", "tool": {"name": "vllm-bench-serve", "version": "0.30.0"}, "model": "glm-5.3-flash",
+    "hardware": {"gpu": "rtx-3090", "count": 1}, "software": {"engine": {"name": "vllm", "version": "0.30.0"}},
+    "quant": "w4a16", "serving": {"concurrency": 1}, "measured_at": "2026-10-17T12:00:00Z", "measured_by": "ann",
+    "summary": {"decode_tok_s": 50.0},
+    "samples": [{"prompt_tokens": 100, "output_tokens": 101, "ttft_ms": 50.0, "e2e_ms": 2050.0}],
+}
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args], cwd=repo,
+                          check=True, capture_output=True, text=True).stdout
+
+
+def make_repo(tmp_path: Path) -> tuple[Path, str]:
+    root = make_registry(tmp_path / "repo")
+    stored = store_run_document(str(root), RUN)
+    recipe = root / "recipes" / "inference" / "glm-5.3-flash" / "glm-5-3-flash-rtx-3090-w4a16.yaml"
+    recipe.parent.mkdir(parents=True)
+    recipe.write_text(f"""id: glm-5-3-flash-rtx-3090-w4a16
+kind: inference
+model: glm-5.3-flash
+hardware: {{gpu: rtx-3090, count: 1}}
+author: ann
+measured: "2026-10-17"
+software:
+  engine: {{name: vllm, version: "0.30.0"}}
+quant: w4a16
+serving: {{concurrency: 1}}
+claimed: {{decode_tok_s: 50.0}}
+runs: ["sha256:{stored.digest}"]
+""")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    return root, stored.path
+
+
+def verified_runs(root: Path) -> list[bool]:
+    from validator.engine import _Collector, build_snapshot
+
+    snapshot = build_snapshot(str(root), _Collector(), use_cache=True)
+    return [entry.verified for entry in snapshot.runs.values()]
+
+
+def codes(root: Path) -> list[str]:
+    result = run(Config(root=str(root), skip_boards=True, cache=True))
+    return sorted({d.code for d in result.diagnostics})
+
+
+def test_cache_is_written_and_reused(tmp_path: Path) -> None:
+    root, _ = make_repo(tmp_path)
+    assert codes(root) == []
+    caches = list((root / ".git" / "orv").glob("cache-*.pickle"))
+    assert len(caches) == 1
+    before = caches[0].stat().st_mtime_ns
+    assert codes(root) == []
+    assert caches[0].stat().st_mtime_ns == before  # nothing new to store: every file came from the cache
+
+
+def test_a_tampered_run_is_caught_in_the_work_tree_and_after_commit(tmp_path: Path) -> None:
+    root, run_rel = make_repo(tmp_path)
+    assert verified_runs(root) == [True]  # warms the cache with the good bytes
+    path = root / run_rel
+    path.write_bytes(path.read_bytes().replace(b'"ann"', b'"bob"'))
+    assert verified_runs(root) == [False]  # modified in the work tree: not taken from the cache
+    git(root, "commit", "-q", "-am", "tamper")
+    assert verified_runs(root) == [False]  # committed: a new blob id, so a new result
+
+
+def test_a_catalog_change_invalidates_every_result(tmp_path: Path) -> None:
+    root, _ = make_repo(tmp_path)
+    assert codes(root) == []
+    hardware = root / "catalog" / "hardware.yaml"
+    hardware.write_text(hardware.read_text().replace("rtx-3090:", "rtx-3090-renamed:"))
+    assert "ORV115" in codes(root)
+    assert len(list((root / ".git" / "orv").glob("cache-*.pickle"))) == 1  # the stale one was removed

@@ -1,0 +1,169 @@
+"""The fast paths must agree with the slow, obviously-correct ones they stand in for.
+
+- strict pydantic models accept only what the JSON Schemas accept (the engine skips jsonschema
+  when pydantic accepts);
+- the column-wise samples check accepts only what the schema's `samples` accepts;
+- the orjson canonical-form test agrees with rfc8785.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from typing import Any
+
+import orjson
+import rfc8785
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from validator import schema
+from validator.engine import samples_fast_ok
+from validator.hashing import is_canonical
+from validator.models import InferenceRecipe, RunMeta, TrainingRecipe
+from validator.registry import strip_samples
+
+TRAINING = {
+    "id": "qwen3-8-27b-h100-tp1-pp4-dp2", "kind": "training", "model": "qwen3.8-27b",
+    "hardware": {"gpu": "h100", "count": 8}, "author": "ATTUNE", "measured": "2026-10-18",
+    "workload": "sft-8k-gb128-bf16", "software": {"framework": {"name": "megatron-core", "version": "0.30.0"}},
+    "layout": {"tp": 1, "pp": 4, "dp": 2, "layer_split": [16, 17, 17, 14]},
+    "tuning": {"max_tokens_per_gpu": 16384, "recompute": {"kind": "block", "layers": 14}},
+    "claimed": {"tokens_per_s_per_gpu": 1480.4}, "runs": [], "notes": "x",
+}
+INFERENCE = {
+    "id": "glm-5-3-flash-2x-cmp-170hx", "kind": "inference", "model": "glm-5.3-flash",
+    "hardware": {"gpu": "cmp-170hx", "count": 2}, "author": "key-2952", "measured": "2026-10-17",
+    "software": {"engine": {"name": "exllamav3", "commit": "0f685aa"}}, "quant": "exl3-3-05bpw",
+    "serving": {"context_len": 78, "concurrency": 1, "slots": 4}, "claimed": {"decode_tok_s": 41.47},
+    "runs": ["sha256:" + "a" * 64],
+}
+RUN = {
+    "kind": "inference", "tool": {"name": "llm-inference-bench", "version": "0.8.0"}, "model": "glm-5.3-flash",
+    "hardware": {"gpu": "cmp-170hx", "count": 2}, "software": {"engine": {"name": "exllamav3", "commit": "0f685aa"}},
+    "quant": "exl3-3-05bpw", "serving": {"context_len": 78, "concurrency": 1}, "measured_at": "2026-10-17T12:50:29Z",
+    "measured_by": "key-2952", "summary": {"decode_tok_s": 41.47},
+    "samples": [{"prompt_tokens": 78, "output_tokens": 200, "ttft_ms": 331.8, "e2e_ms": 5100.0}],
+}
+
+# Values a contributor could plausibly write in place of any field.
+ODD_VALUES = st.one_of(
+    st.none(), st.booleans(), st.integers(-3, 3), st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from(["", "0.30", "0.30.0", "H100", "h100", "qwen3.8-27b", "abc\n", "sha256:" + "b" * 64,
+                     "2026-10-18", "latest", "x" * 120]),
+    st.lists(st.integers(0, 20), max_size=3), st.dictionaries(st.sampled_from(["a", "name", "k"]),
+                                                              st.integers(0, 3), max_size=2),
+)
+
+
+def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    out = [prefix] if prefix else []
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out += _paths(v, (*prefix, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            out += _paths(v, (*prefix, i))
+    return out
+
+
+def _mutate(document: dict[str, Any], data: st.DataObject) -> dict[str, Any]:
+    doc = copy.deepcopy(document)
+    for _ in range(data.draw(st.integers(1, 3))):
+        paths = _paths(doc)
+        path = data.draw(st.sampled_from(paths))
+        parent = doc
+        for part in path[:-1]:
+            parent = parent[part]
+        action = data.draw(st.sampled_from(["replace", "delete", "add"]))
+        if action == "delete" and isinstance(parent, dict):
+            del parent[path[-1]]
+        elif action == "add" and isinstance(parent, dict):
+            parent[data.draw(st.sampled_from(["tier", "extra", "layout", "version", "commit"]))] = data.draw(ODD_VALUES)
+        else:
+            parent[path[-1]] = data.draw(ODD_VALUES)
+        if not paths:
+            break
+    return doc
+
+
+def _pydantic_ok(model: Any, document: Any) -> bool:
+    """What the engine's fast path accepts: no nulls, then the strict model."""
+    from validator.engine import _has_null
+
+    if _has_null(document):
+        return False
+    try:
+        model.model_validate(document)
+        return True
+    except ValidationError:
+        return False
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_strict_models_accept_only_schema_valid_documents(data: st.DataObject) -> None:
+    for model, kind, base in ((TrainingRecipe, "recipe-training", TRAINING),
+                              (InferenceRecipe, "recipe-inference", INFERENCE)):
+        doc = _mutate(base, data)
+        if _pydantic_ok(model, doc):
+            assert schema.validate(kind, doc) == [], doc
+    run = strip_samples(_mutate(RUN, data))
+    if _pydantic_ok(RunMeta, run):
+        assert schema.validate(f"run-{run['kind']}", run) == [], run
+
+
+def test_the_unmutated_documents_pass_both() -> None:
+    assert _pydantic_ok(TrainingRecipe, TRAINING) and schema.validate("recipe-training", TRAINING) == []
+    assert _pydantic_ok(InferenceRecipe, INFERENCE) and schema.validate("recipe-inference", INFERENCE) == []
+    assert _pydantic_ok(RunMeta, strip_samples(RUN)) and schema.validate("run-inference", RUN) == []
+
+
+SAMPLE_VALUE = st.one_of(st.integers(-2, 10**6), st.floats(-1, 1e4, allow_nan=False), st.booleans(),
+                         st.none(), st.sampled_from(["nan", "1.5", ""]))
+TRAINING_SAMPLE = st.fixed_dictionaries({"step": SAMPLE_VALUE, "time_s": SAMPLE_VALUE, "tokens": SAMPLE_VALUE,
+                                         "loss": SAMPLE_VALUE},
+                                        optional={"extra": SAMPLE_VALUE})
+INFERENCE_SAMPLE = st.fixed_dictionaries(
+    {"prompt_tokens": SAMPLE_VALUE, "output_tokens": SAMPLE_VALUE, "ttft_ms": SAMPLE_VALUE, "e2e_ms": SAMPLE_VALUE},
+    optional={"start_ms": SAMPLE_VALUE, "extra": SAMPLE_VALUE})
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(TRAINING_SAMPLE, max_size=4), st.lists(INFERENCE_SAMPLE, max_size=4))
+def test_samples_fast_check_agrees_with_the_schema(training: list[Any], inference: list[Any]) -> None:
+    items = {"training": schema.validator_for("run-training").schema["properties"]["samples"],
+             "inference": schema.validator_for("run-inference").schema["properties"]["samples"]}
+    for kind, samples in (("training", training), ("inference", inference)):
+        validator = schema.validator_for(f"run-{kind}")
+        schema_ok = not list(validator.evolve(schema=items[kind]).iter_errors(samples))
+        if samples_fast_ok(kind, samples):  # sound; a doubt (e.g. 0.0 as an integer) goes to jsonschema
+            assert schema_ok, samples
+
+
+# Run files are I-JSON (RFC 7493): integers beyond ±(2**53 - 1) have no canonical form.
+JSON_VALUES = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-(2**53) + 1, 2**53 - 1),
+              st.floats(allow_nan=False, allow_infinity=False).filter(lambda f: abs(f) < 2**53 or abs(f) >= 1e21),
+              st.text(max_size=5)),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(JSON_VALUES)
+def test_canonical_fast_path_agrees_with_rfc8785(value: Any) -> None:
+    canonical = rfc8785.dumps(value)
+    assert is_canonical(canonical, orjson.loads(canonical))
+    relaxed = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    parsed = orjson.loads(relaxed)
+    assert is_canonical(relaxed, parsed) == (relaxed == rfc8785.dumps(parsed))
+
+
+def test_integral_floats_and_exponents_take_the_exact_path() -> None:
+    for text in (b'{"a":1.0}', b'{"a":1e+16}', b'{"a":-0.0}', b'{"b":[2.0]}'):
+        assert not is_canonical(text, orjson.loads(text))
+    assert is_canonical(b'{"a":1e+21,"b":1e-7,"v":"0.30.0"}', {"a": 1e21, "b": 1e-7, "v": "0.30.0"})
+    assert not math.isnan(0.0)

@@ -1,0 +1,107 @@
+"""Per-file results keyed by git blob id, so an unchanged file is never read or parsed twice.
+
+A file's result (its loaded entry and its own findings) depends only on its bytes, the catalog
+and orv itself. The cache is therefore one pickle per (orv source, schemas, catalog) key, stored in
+the git directory (never in the work tree, never committed), mapping path -> (blob id, result).
+Only files git reports as unmodified are looked up or stored: their blob id in the index is the
+hash of their bytes, which git keeps fresh through its stat cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from validator.storing import write_atomic
+
+CACHE_VERSION = "1"
+_SCOPE = ("recipes", "runs")
+
+
+@dataclass
+class BlobCache:
+    path: Path | None = None
+    blobs: dict[str, str] = field(default_factory=dict)  # clean tracked file -> blob id
+    stored: dict[str, tuple[str, Any]] = field(default_factory=dict)
+    fresh: dict[str, tuple[str, Any]] = field(default_factory=dict)
+
+    def get(self, rel: str) -> Any | None:
+        blob = self.blobs.get(rel)
+        hit = self.stored.get(rel)
+        if blob is not None and hit is not None and hit[0] == blob:
+            self.fresh[rel] = hit
+            return hit[1]
+        return None
+
+    def put(self, rel: str, result: Any) -> None:
+        blob = self.blobs.get(rel)
+        if blob is not None:
+            self.fresh[rel] = (blob, result)
+
+    def save(self) -> None:
+        if self.path is None or self.fresh == self.stored:
+            return
+        try:
+            write_atomic(str(self.path), pickle.dumps(self.fresh, protocol=pickle.HIGHEST_PROTOCOL))
+            for old in self.path.parent.glob("cache-*.pickle"):
+                if old != self.path:  # results of another orv/catalog version: never valid again
+                    old.unlink(missing_ok=True)
+        except OSError:
+            pass  # a read-only checkout still gets correct (uncached) results
+
+
+def _git(root: str, *args: str) -> bytes | None:
+    try:
+        done = subprocess.run(["git", "-C", root, *args], capture_output=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def _key(root: str) -> str:
+    """Everything a per-file result depends on besides the file: orv's code, schemas, catalog."""
+    digest = hashlib.sha256(CACHE_VERSION.encode())
+    package = Path(__file__).resolve().parent
+    sources = sorted(package.rglob("*.py"))
+    from validator.schema import schema_dir
+
+    schemas = sorted(Path(str(schema_dir())).glob("*.json"))
+    catalog = sorted(Path(root, "catalog").glob("*.yaml"))
+    for path in (*sources, *schemas, *catalog):
+        digest.update(str(path.name).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:32]
+
+
+def open_cache(root: str) -> BlobCache:
+    """The cache for this registry, or an inert one outside git (nothing is ever wrong, only slower)."""
+    git_dir = _git(root, "rev-parse", "--absolute-git-dir")
+    top = _git(root, "rev-parse", "--show-toplevel")
+    if git_dir is None or top is None or os.path.realpath(top.decode().strip()) != os.path.realpath(root):
+        return BlobCache()
+    listing = _git(root, "ls-files", "-s", "-z", "--", *_SCOPE)
+    status = _git(root, "status", "--porcelain", "-z", "--untracked-files=no", "--", *_SCOPE)
+    if listing is None or status is None:
+        return BlobCache()
+    changed = {entry[3:] for entry in status.decode(errors="replace").split("\0") if len(entry) > 3}
+    blobs = {}
+    for entry in listing.decode(errors="replace").split("\0"):
+        if "\t" not in entry:
+            continue
+        meta, rel = entry.split("\t", 1)
+        mode, blob, stage = meta.split()
+        if stage == "0" and mode == "100644" and rel not in changed:
+            blobs[rel] = blob
+    path = Path(git_dir.decode().strip()) / "orv" / f"cache-{_key(root)}.pickle"
+    stored: dict[str, tuple[str, Any]] = {}
+    try:
+        with open(path, "rb") as fh:
+            stored = pickle.load(fh)  # noqa: S301 - our own file inside .git, written by orv
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+        stored = {}
+    return BlobCache(path, blobs, stored)

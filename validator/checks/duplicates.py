@@ -1,0 +1,133 @@
+"""ORV3xx: duplicates — one recipe per id, one recipe per configuration, no claim copied across GPU counts."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from typing import Any, Iterable, Iterator, TypeVar
+
+from validator.checks import Finding, check
+from validator.diagnostics import Severity
+from validator.models import Recipe, TrainingRecipe
+from validator.registry import Snapshot
+
+E, W = Severity.ERROR, Severity.WARNING
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+def _groups(items: Iterable[tuple[K, V]]) -> list[list[V]]:
+    """Values sharing a key, groups of two or more only, in input order (input is path-sorted)."""
+    by_key: dict[K, list[V]] = defaultdict(list)
+    for key, value in items:
+        by_key[key].append(value)
+    return [group for group in by_key.values() if len(group) > 1]
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def _software(recipe: Recipe) -> str:
+    return _canonical({role: c.model_dump(exclude_none=True, exclude_defaults=True)
+                       for role, c in recipe.software.items()})
+
+
+def identity(recipe: Recipe) -> str:
+    """What makes two recipes the same configuration (SPEC §6 ORV3xx), as one comparable string.
+
+    kind, model (and checkpoint), quant, hardware gpu and count, the software with its pins,
+    the layout or serving settings, the tuning, and for training the workload. Claims, author,
+    dates, notes and runs are not part of it: they are evidence about the configuration.
+    Defaults are filled in (a layout without `vpp` equals one with `vpp: 1`) and recompute scopes
+    compared as sets, so spelling differences do not hide a duplicate.
+    """
+    fields: dict[str, Any] = {"kind": recipe.kind, "model": recipe.model,
+                              "hardware": recipe.hardware.model_dump(), "software": _software(recipe)}
+    if isinstance(recipe, TrainingRecipe):
+        tuning = recipe.tuning.model_dump(exclude_none=True) if recipe.tuning else {}
+        if isinstance(tuning.get("recompute"), dict):
+            tuning["recompute"]["scope"] = sorted(tuning["recompute"].get("scope", ()))
+        fields.update(workload=recipe.workload, layout=recipe.layout.model_dump(), tuning=tuning)
+    else:
+        fields.update(checkpoint=recipe.checkpoint, quant=recipe.quant,
+                      serving=recipe.serving.model_dump(exclude_none=True))
+    return _canonical(fields)
+
+
+@check("ORV301", E, "duplicate recipe id")
+def duplicate_id(snapshot: Snapshot) -> Iterator[Finding]:
+    """
+    Two recipe files carry the same `id`, compared case-insensitively (`Qwen-x` and `qwen-x`
+    collide on macOS and Windows checkouts, and on the boards). An id names exactly one recipe,
+    wherever it is filed (another model folder, the other kind).
+
+    Reported on every file after the first (in path order), naming the first. Give this recipe
+    its own id — ids say model, GPU and layout, e.g. `qwen3-8-27b-h100-tp1-pp4-dp2` — and rename
+    the file to match, or delete it if it is a copy.
+    """
+    entries = [(entry.id.casefold(), entry) for entry in snapshot.recipes if entry.id is not None]
+    for first, *others in _groups(entries):
+        for entry in others:
+            yield Finding(entry.path, f"id `{entry.id}` is already used by {first.path}",
+                          "give this recipe its own id saying what sets it apart (GPU, count, layout, "
+                          "settings) and rename the file to match; delete the file if it is a copy", at=("id",))
+
+
+@check("ORV302", E, "same configuration under another id")
+def duplicate_identity(snapshot: Snapshot) -> Iterator[Finding]:
+    """
+    Two recipes describe the same configuration — kind, model (and checkpoint), quant, hardware
+    (GPU and count), software with its pins, layout or serving settings, tuning, and for training
+    the workload — under different ids. The boards would show one configuration twice, and its
+    evidence would be split between the two.
+
+    Reported on the later file (in path order), naming the other. Keep one recipe: move this
+    one's run files into the other's `runs:` (a second measurement of the same configuration is
+    how it reaches T3) and delete this file. If the two really differ, the difference belongs in
+    a field (layout, serving, tuning, software), not only in the id.
+    """
+    keyed = [(identity(recipe), entry) for entry, recipe in snapshot.valid_recipes()]
+    for first, *others in _groups(keyed):
+        for entry in others:
+            if entry.id == first.id:
+                continue  # the same id twice is ORV301's finding
+            yield Finding(entry.path, f"`{entry.id}` has the same configuration as `{first.id}` ({first.path})",
+                          f"merge it into {first.path}: list this recipe's runs under its `runs:` and delete "
+                          "this file; or record in a field what sets the two apart", at=("id",))
+
+
+def _copied_claim_key(recipe: Recipe) -> str:
+    """Everything but the GPU count: same model, quant/workload, GPU, software and claimed figures."""
+    variant = recipe.workload if isinstance(recipe, TrainingRecipe) else recipe.quant
+    return _canonical([recipe.kind, recipe.model, variant, recipe.hardware.gpu, _software(recipe),
+                       recipe.claimed.model_dump(exclude_none=True)])
+
+
+def _claim_text(recipe: Recipe) -> str:
+    return ", ".join(f"{k} {v:g}" for k, v in sorted(recipe.claimed.model_dump(exclude_none=True).items()))
+
+
+@check("ORV303", W, "claim copied across GPU counts")
+def claim_copied_across_counts(snapshot: Snapshot) -> Iterator[Finding]:
+    """
+    Recipes for the same model, quant (or workload), GPU and software claim exactly the same
+    figures at different GPU counts — e.g. one measured 41.47 tok/s copied to the 1-, 2- and
+    4-GPU entries, as in the legacy boards export. Throughput changes with the GPU count, so at
+    most one of the copies was measured.
+
+    A warning, reported on every recipe whose count differs from the first one's (in path order).
+    Measure this hardware count and claim what it reached (with its run file), or delete the
+    recipe.
+    """
+    keyed = [(_copied_claim_key(recipe), (entry, recipe)) for entry, recipe in snapshot.valid_recipes()]
+    for group in _groups(keyed):
+        first_entry, first = group[0]
+        for entry, recipe in group[1:]:
+            if recipe.hardware.count == first.hardware.count:
+                continue
+            yield Finding(entry.path,
+                          f"claims the same figures ({_claim_text(recipe)}) on {recipe.hardware.count}× "
+                          f"{recipe.hardware.gpu} as {first_entry.path} on {first.hardware.count}×",
+                          f"measure on {recipe.hardware.count}× {recipe.hardware.gpu} and claim what that run "
+                          "reached (add its run file), or delete this recipe", at=("claimed",))

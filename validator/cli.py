@@ -1,0 +1,160 @@
+"""Click only: parse options -> config -> engine -> render -> exit code. Nothing else lives here."""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from typing import Sequence
+
+import click
+
+from validator import __version__
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+
+
+def _default_format() -> str:
+    return "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="orv")
+def cli() -> None:
+    """orv — the OpenRecipes validator."""
+
+
+@cli.command("check")
+@click.argument("paths", nargs=-1, type=click.Path(exists=True))
+@click.option("--base", metavar="REF", help="Apply the pull-request rules against the merge base with REF.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "github", "sarif"]), default=None,
+              help="Output format (default: text; github when GITHUB_ACTIONS=true).")
+@click.option("--waive", multiple=True, metavar="CODE", help="Waive one rule for this run (maintainers only).")
+@click.option("--root", type=click.Path(file_okay=False, exists=True), default=None,
+              help="Registry root (default: found from PATHS or the current folder).")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
+              help="Processes for loading files (default: usable cores).")
+@click.option("--cache/--no-cache", default=True, show_default=True,
+              help="Reuse results for files git reports unchanged (kept in the .git folder).")
+def check_cmd(paths: tuple[str, ...], base: str | None, fmt: str | None, waive: tuple[str, ...],
+              root: str | None, jobs: int | None, cache: bool) -> None:
+    """Check the registry; report findings in PATHS (default: everything)."""
+    from validator.engine import Config, default_jobs, find_root, run
+    from validator.report import REPORTER_BY_NAME
+
+    root = os.path.abspath(root) if root else find_root(paths[0] if paths else ".")
+    rel_paths = tuple(_relative(root, p) for p in paths)
+    result = run(Config(root=root, paths=tuple(p for p in rel_paths if p), base=base,
+                        waive=tuple(w.upper() for w in waive), jobs=jobs or default_jobs(),
+                        progress=_progress_printer(), cache=cache))
+    click.echo(REPORTER_BY_NAME[fmt or _default_format()](result), nl=False)
+    sys.exit(result.exit_code)
+
+
+def _progress_printer():  # type: ignore[no-untyped-def]
+    """A progress line on stderr, only when a person is watching a terminal."""
+    if not sys.stderr.isatty() or os.environ.get("CI"):
+        return None
+
+    def show(done: int, total: int) -> None:
+        end = "\n" if done >= total else ""
+        click.echo(f"\rorv: loaded {done:,}/{total:,} files", err=True, nl=False)
+        if end:
+            click.echo("", err=True)
+
+    return show
+
+
+def _relative(root: str, path: str) -> str:
+    rel = os.path.relpath(os.path.abspath(path), root).replace(os.sep, "/")
+    if rel.startswith(".."):
+        raise click.UsageError(f"{path} is outside the registry at {root}")
+    return "" if rel == "." else rel
+
+
+@cli.command("hash")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+def hash_cmd(file: str) -> None:
+    """Print the content address (sha256:<hex>) of FILE's exact bytes.
+
+    For a JSON file that is not in canonical form, also say (on stderr) under which address
+    `orv add-run` would store it.
+    """
+    from validator.hashing import canonical_bytes, content_address, is_canonical
+    from validator.loading import LoadError, decode_utf8, parse_json
+
+    with open(file, "rb") as fh:
+        raw = fh.read()
+    click.echo(f"sha256:{content_address(raw)}")
+    if file.endswith(".json"):
+        try:
+            data = parse_json(raw, decode_utf8(raw))
+        except LoadError:
+            return
+        if not is_canonical(raw, data):
+            click.echo(f"note: not canonical JSON; `orv add-run` stores it as "
+                       f"sha256:{content_address(canonical_bytes(data))}", err=True)
+
+
+@cli.command("add-run")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, allow_dash=True))
+@click.option("--root", type=click.Path(file_okay=False, exists=True), default=None,
+              help="Registry root (default: found from the current folder).")
+def add_run_cmd(file: str, root: str | None) -> None:
+    """Canonicalise a JSON run document, store it under runs/ and print its sha256: reference."""
+    from validator.engine import find_root
+    from validator.report import REPORTER_BY_NAME
+    from validator.storing import AddRunError, add_run
+
+    root = os.path.abspath(root) if root else find_root(".")
+    raw = sys.stdin.buffer.read() if file == "-" else open(file, "rb").read()
+    try:
+        stored = add_run(root, raw, source_name=file)
+    except AddRunError as exc:
+        click.echo(REPORTER_BY_NAME["text"](exc.result), nl=False, err=True)
+        sys.exit(EXIT_FINDINGS)
+    click.echo(f"sha256:{stored.digest}")
+    click.echo(f"{'stored' if stored.created else 'already stored'}: {stored.path}", err=True)
+
+
+@cli.command("explain")
+@click.argument("code")
+def explain_cmd(code: str) -> None:
+    """Print the documentation of check CODE (e.g. ORV501), or list every code with `all`."""
+    from validator.checks import all_checks
+
+    checks = all_checks()
+    if code.lower() == "all":
+        for c in checks.values():
+            click.echo(f"{c.code}  {c.severity.value:<7}  {c.title}")
+        return
+    entry = checks.get(code.upper())
+    if entry is None:
+        raise click.UsageError(f"unknown check code {code!r}; `orv explain all` lists them")
+    click.echo(f"{entry.code} ({entry.severity.value}): {entry.title}\n\n{entry.doc}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point: map every outcome to an exit code; never let a traceback reach the user."""
+    from validator.engine import UsageError
+
+    try:
+        cli.main(args=list(argv) if argv is not None else None, prog_name="orv", standalone_mode=False)
+        return EXIT_OK
+    except SystemExit as exc:
+        return int(exc.code or 0) if not isinstance(exc.code, str) else EXIT_USAGE
+    except click.exceptions.Abort:
+        click.echo("orv: aborted", err=True)
+        return EXIT_USAGE
+    except click.ClickException as exc:
+        exc.show()
+        return EXIT_USAGE
+    except UsageError as exc:
+        click.echo(f"orv: {exc}", err=True)
+        return EXIT_USAGE
+    except Exception:  # noqa: BLE001 - internal error: exit 2 with a short report, not a traceback
+        lines = traceback.format_exc().strip().splitlines()
+        click.echo(f"orv: internal error: {lines[-1]}\n(this is a bug in orv; please report it)", err=True)
+        if os.environ.get("ORV_DEBUG"):
+            click.echo("\n".join(lines), err=True)
+        return EXIT_USAGE

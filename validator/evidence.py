@@ -1,0 +1,78 @@
+"""How a run file relates to the recipe it backs: metadata agreement and claim-vs-recomputed gaps.
+
+Shared by the integrity checks (ORV206, ORV207) and by tier derivation, so that a finding and a
+tier can never disagree about what "matches" means.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from validator.models import InferenceRecipe, Recipe, RunMeta, TrainingRecipe
+from validator.recompute import RunFacts, relative_gap
+
+CLAIM_TOLERANCE = 0.01  # SPEC §5 T2: recomputed headline within 1% of the claim
+REPRODUCTION_AGREEMENT = 0.05  # SPEC §5 T3: two measurers within 5%
+
+TRAINING_METRICS = ("tokens_per_s_per_gpu",)
+INFERENCE_METRICS = ("decode_tok_s", "prefill_tok_s", "ttft_ms")
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    field: str  # dotted path in the recipe
+    recipe_value: Any
+    run_value: Any
+
+
+@dataclass(frozen=True)
+class ClaimGap:
+    metric: str
+    claimed: float
+    recomputed: float
+
+    @property
+    def gap(self) -> float:
+        return relative_gap(self.claimed, self.recomputed)
+
+    @property
+    def within_tolerance(self) -> bool:
+        return self.gap <= CLAIM_TOLERANCE
+
+
+def _software_view(software: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {role: c.model_dump(exclude_none=True, exclude_defaults=True) for role, c in sorted(software.items())}
+
+
+def mismatches(recipe: Recipe, run: RunMeta) -> list[Mismatch]:
+    """Fields where the run's metadata disagrees with the recipe (empty list: they agree)."""
+    out: list[Mismatch] = []
+
+    def compare(field: str, a: Any, b: Any) -> None:
+        if a != b:
+            out.append(Mismatch(field, a, b))
+
+    compare("kind", recipe.kind, run.kind)
+    compare("model", recipe.model, run.model)
+    compare("hardware.gpu", recipe.hardware.gpu, run.hardware.gpu)
+    compare("hardware.count", recipe.hardware.count, run.hardware.count)
+    compare("software", _software_view(dict(recipe.software)), _software_view(dict(run.software)))
+    if isinstance(recipe, TrainingRecipe):
+        compare("workload", recipe.workload, run.workload)
+        compare("layout", recipe.layout.model_dump(), run.layout.model_dump() if run.layout else None)
+    elif isinstance(recipe, InferenceRecipe):
+        compare("quant", recipe.quant, run.quant)
+        compare("serving", recipe.serving.model_dump(exclude_none=True),
+                run.serving.model_dump(exclude_none=True) if run.serving else None)
+    return out
+
+
+def claim_gaps(recipe: Recipe, facts: Optional[RunFacts]) -> list[ClaimGap]:
+    """Each claimed headline the run's raw samples let us recompute, with both figures."""
+    if facts is None or not facts.has_samples:
+        return []
+    metrics = TRAINING_METRICS if recipe.kind == "training" else INFERENCE_METRICS
+    claimed = recipe.claimed.model_dump(exclude_none=True)
+    return [ClaimGap(m, float(claimed[m]), float(facts.headline[m]))
+            for m in metrics if m in claimed and m in facts.headline]

@@ -1,0 +1,340 @@
+"""Typed views of recipes, runs and the catalog, built only from schema-valid data.
+
+The JSON Schemas in schema/ are the source of truth; these models mirror them (tests prove the
+two agree on every golden case) so that semantic checks read attributes, not nested dicts.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+
+# The engine validates with these models first (pydantic-core is compiled: ~50x faster than
+# jsonschema) and runs jsonschema only on rejection, to word the finding. So every constraint here
+# must be at least as strict as the schema's; tests/test_models_agree.py checks that property.
+Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$", max_length=96)]
+CatalogId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+([.-][a-z0-9]+)*$", max_length=96)]
+DateStr = Annotated[str, StringConstraints(pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")]
+Timestamp = Annotated[str, StringConstraints(
+    pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]+)?)?(Z|[+-][0-9]{2}(:?[0-9]{2})?)?)?$")]
+Hex64 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+RunRef = Annotated[str, StringConstraints(pattern=r"^sha256:[0-9a-f]{64}$")]
+QuantId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+([._-][a-z0-9]+)*$", max_length=96)]
+ToolName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._/+-]*$", max_length=100)]
+Text100 = Annotated[str, StringConstraints(min_length=1, max_length=100)]
+PositiveInt = Annotated[int, Field(ge=1)]
+PositiveFloat = Annotated[float, Field(gt=0)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class Hardware(_Strict):
+    gpu: CatalogId
+    count: PositiveInt
+
+
+class Patch(_Strict):
+    name: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+    sha256: Optional[Hex64] = None
+    url: Optional[Annotated[str, StringConstraints(max_length=500)]] = None
+
+
+class Component(_Strict):
+    name: ToolName
+    version: Optional[Text100] = None
+    commit: Optional[Annotated[str, StringConstraints(min_length=1, max_length=64)]] = None
+    image: Optional[Annotated[str, StringConstraints(min_length=1, max_length=300)]] = None
+    repository: Optional[Annotated[str, StringConstraints(max_length=300)]] = None
+    patches: Annotated[list[Patch], Field(max_length=200)] = []
+
+    def pins(self) -> dict[str, str]:
+        return {k: v for k, v in (("version", self.version), ("commit", self.commit), ("image", self.image)) if v}
+
+
+SoftwareRole = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*$", max_length=40)]
+Software = Annotated[dict[SoftwareRole, Component], Field(max_length=32)]
+
+
+class Layout(_Strict):
+    tp: PositiveInt
+    pp: PositiveInt
+    dp: PositiveInt
+    vpp: PositiveInt = 1
+    cp: PositiveInt = 1
+    ep: PositiveInt = 1
+    etp: PositiveInt = 1
+    layer_split: Optional[Annotated[list[PositiveInt], Field(min_length=1, max_length=1024)]] = None
+
+    def display(self) -> str:
+        """'TP1 PP4 DP2' style, naming only what departs from the default of 1 (TP, PP, DP always)."""
+        parts = [f"TP{self.tp}", f"PP{self.pp}"]
+        if self.vpp > 1:
+            parts.append(f"VPP{self.vpp}")
+        if self.cp > 1:
+            parts.append(f"CP{self.cp}")
+        if self.ep > 1:
+            parts.append(f"EP{self.ep}")
+        if self.etp > 1:
+            parts.append(f"ETP{self.etp}")
+        parts.append(f"DP{self.dp}")
+        return " ".join(parts)
+
+
+class Speculative(_Strict):
+    method: Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_-]*$", max_length=40)]
+    k: PositiveInt
+
+
+class Serving(_Strict):
+    context_len: Optional[PositiveInt] = None
+    concurrency: Optional[PositiveInt] = None
+    slots: Optional[PositiveInt] = None
+    tp: Optional[PositiveInt] = None
+    pp: Optional[PositiveInt] = None
+    ep: Optional[PositiveInt] = None
+    speculative: Optional[Speculative] = None
+
+
+RecomputeScope = Literal["attention", "moe", "moe_act", "mlp", "layernorm", "core_attn"]
+
+
+class Recompute(_Strict):
+    kind: Literal["none", "selective", "block", "full"]
+    scope: list[RecomputeScope] = []
+    layers: Optional[PositiveInt] = None
+
+    @model_validator(mode="after")
+    def _unique_scope(self) -> "Recompute":
+        if len(set(self.scope)) != len(self.scope):
+            raise ValueError("recompute.scope repeats an item")
+        return self
+
+
+class Tuning(_Strict):
+    max_tokens_per_gpu: Optional[PositiveInt] = None
+    micro_batch_size: Optional[PositiveInt] = None
+    rows_per_microbatch: Optional[PositiveInt] = None
+    recompute: Optional[Recompute] = None
+    optimizer_cpu_offload: Optional[float] = None
+    optimizer_on_gpu: Optional[bool] = None
+    moe_dispatcher: Optional[Literal["alltoall", "allgather", "flex"]] = None
+    attention_backend: Optional[Literal["flash", "fused", "cudnn-fused", "cudnn-fused-sliding-window",
+                                        "unfused", "local"]] = None
+    expandable_segments: Optional[bool] = None
+    load_balancing_loss: Optional[bool] = None
+
+
+class Provenance(_Strict):
+    source: Annotated[str, StringConstraints(max_length=200)]
+    row: Optional[Union[int, str]] = None
+    legacy_id: Optional[Annotated[str, StringConstraints(max_length=200)]] = None
+    original: Optional[dict[str, Any]] = None
+
+
+class TrainingClaim(_Strict):
+    tokens_per_s_per_gpu: PositiveFloat
+
+
+class InferenceClaim(_Strict):
+    decode_tok_s: Optional[PositiveFloat] = None
+    prefill_tok_s: Optional[PositiveFloat] = None
+    ttft_ms: Optional[PositiveFloat] = None
+
+    @model_validator(mode="after")
+    def _at_least_one(self) -> "InferenceClaim":
+        if self.decode_tok_s is None and self.prefill_tok_s is None and self.ttft_ms is None:
+            raise ValueError("claimed needs at least one figure")
+        return self
+
+
+Notes = Annotated[str, StringConstraints(max_length=4000)]
+RunRefs = Annotated[list[RunRef], Field(max_length=100)]
+
+
+class _RecipeBase(_Strict):
+    id: Slug
+    model: CatalogId
+    hardware: Hardware
+    author: Text100
+    measured: DateStr
+    software: Software
+    runs: RunRefs
+    notes: Optional[Notes] = None
+    provenance: Optional[Provenance] = None
+
+    @model_validator(mode="after")
+    def _unique_runs(self) -> "_RecipeBase":
+        if len(set(self.runs)) != len(self.runs):
+            raise ValueError("runs repeats an entry")
+        return self
+
+    @property
+    def run_digests(self) -> tuple[str, ...]:
+        return tuple(r.split(":", 1)[1] for r in self.runs)
+
+
+class TrainingRecipe(_RecipeBase):
+    kind: Literal["training"]
+    workload: CatalogId
+    layout: Layout
+    tuning: Optional[Tuning] = None
+    claimed: TrainingClaim
+    baseline: bool = False
+
+
+class InferenceRecipe(_RecipeBase):
+    kind: Literal["inference"]
+    checkpoint: Optional[Annotated[str, StringConstraints(min_length=1, max_length=200)]] = None
+    quant: QuantId
+    serving: Serving
+    claimed: InferenceClaim
+
+
+Recipe = Union[TrainingRecipe, InferenceRecipe]
+
+
+class Tool(_Strict):
+    name: ToolName
+    version: Text100
+    commit: Optional[Annotated[str, StringConstraints(max_length=64)]] = None
+    format: Optional[Annotated[str, StringConstraints(max_length=60)]] = None
+
+
+_SUMMARY_KEYS = {
+    "training": frozenset({"tokens_per_s_per_gpu", "final_loss"}),
+    "inference": frozenset({"decode_tok_s", "prefill_tok_s", "ttft_ms", "output_tok_s", "tpot_ms"}),
+}
+_KIND_FIELDS = {"training": ("workload", "layout"), "inference": ("quant", "serving")}
+
+
+class RunMeta(_Strict):
+    """A run file without its raw samples (those are reduced to RunFacts while streaming)."""
+
+    kind: Literal["training", "inference"]
+    tool: Tool
+    model: CatalogId
+    checkpoint: Optional[Annotated[str, StringConstraints(min_length=1, max_length=200)]] = None
+    hardware: Hardware
+    software: Software
+    workload: Optional[CatalogId] = None
+    layout: Optional[Layout] = None
+    quant: Optional[QuantId] = None
+    serving: Optional[Serving] = None
+    measured_at: Timestamp
+    measured_by: Text100
+    duration_s: Optional[PositiveFloat] = None
+    summary: dict[str, float]
+    notes: Optional[Notes] = None
+    provenance: Optional[Provenance] = None
+
+    @model_validator(mode="after")
+    def _per_kind(self) -> "RunMeta":
+        """The schema's per-kind rules: required and forbidden fields, summary keys and signs."""
+        own, other = _KIND_FIELDS[self.kind], _KIND_FIELDS["inference" if self.kind == "training" else "training"]
+        if any(getattr(self, f) is None for f in own) or any(getattr(self, f) is not None for f in other):
+            raise ValueError("fields do not fit the run's kind")
+        if self.kind == "training" and (self.checkpoint is not None or self.duration_s is not None):
+            raise ValueError("fields do not fit the run's kind")
+        keys = set(self.summary)
+        if not keys or not keys <= _SUMMARY_KEYS[self.kind]:
+            raise ValueError("summary keys do not fit the run's kind")
+        if self.kind == "training" and "tokens_per_s_per_gpu" not in keys:
+            raise ValueError("training summary needs tokens_per_s_per_gpu")
+        if any(v <= 0 for k, v in self.summary.items() if k != "final_loss"):
+            raise ValueError("summary figures must be positive")
+        return self
+
+
+class TrainingSample(_Strict):
+    step: Annotated[int, Field(ge=0)]
+    time_s: PositiveFloat
+    tokens: PositiveInt
+    loss: Union[float, str]
+
+
+class InferenceSample(_Strict):
+    prompt_tokens: Annotated[int, Field(ge=0)]
+    output_tokens: Annotated[int, Field(ge=0)]
+    ttft_ms: Annotated[float, Field(ge=0)]
+    e2e_ms: Annotated[float, Field(ge=0)]
+    start_ms: Optional[Annotated[float, Field(ge=0)]] = None
+
+
+# --------------------------------------------------------------------------- catalog
+
+
+class _Catalog(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class GpuSpec(_Catalog):
+    name: str
+    vendor: str
+    bf16_dense_tflops: Optional[float] = None
+    hbm_gib: Optional[float] = None
+    hbm_tb_s: Optional[float] = None
+    memory_kind: Optional[str] = None
+    price_per_gpu_hour: Optional[float] = None
+    price_source: Optional[str] = None
+    aliases: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
+    notes: Optional[str] = None
+
+
+class ModelSpec(_Catalog):
+    name: str
+    family: str
+    params_b: Optional[float] = None
+    active_b: Optional[float] = None
+    moe: Optional[bool] = None
+    layers: Optional[int] = None
+    layers_source: Optional[str] = None
+    aliases: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
+    notes: Optional[str] = None
+
+
+class ReferencePoint(_Catalog):
+    step: int
+    loss: float
+
+
+class ConvergenceWindow(_Catalog):
+    start: int
+    end: int
+
+
+class Convergence(_Catalog):
+    reference: tuple[ReferencePoint, ...]
+    reference_source: Optional[str] = None
+    tolerance: float
+    tolerance_kind: Literal["relative", "absolute"] = "relative"
+    window: ConvergenceWindow
+    smoothing_steps: int = 1
+
+
+class WorkloadSpec(_Catalog):
+    name: str
+    kind: str
+    rows: Optional[str] = None
+    seq_len: int
+    global_batch: int
+    dtype: str
+    warmup_steps: int
+    mfu_ceiling_dense: float = 0.65
+    mfu_ceiling_moe: float = 0.5
+    convergence: Optional[Convergence] = None
+    sources: tuple[str, ...] = ()
+    notes: Optional[str] = None
+
+
+class StartingPoint(_Catalog):
+    model: str
+    gpu: str
+    workload: Optional[str] = None
+    tokens_per_s_per_gpu: float
+    source: str
+    notes: Optional[str] = None

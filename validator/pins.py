@@ -1,0 +1,217 @@
+"""What counts as a pin: exact releases, commit SHAs, image digests — and what does not.
+
+The rules live here, once, so that `orv check` (checks/pinning.py), tier derivation and
+`orv import` can never disagree about whether a component is pinned. `component_problems` lists
+every reason a software component is not pinned, each with what to write instead; `is_pinned` is
+true exactly when that list is empty.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Optional
+
+from validator.models import Component, Tool
+
+FLOATING_WORDS = frozenset({"latest", "nightly", "main", "master", "head", "stable", "edge", "beta", "dev"})
+
+# An exact release: PEP 440 (0.30.0, 0.26.1rc1.dev1024+g1fe3a1571, 1.5.4.post1, 1.0-1) or SemVer
+# (v0.5.21, 1.2.3-rc.1+build.5). Local parts are allowed; ranges and wildcards are not.
+_EXACT = re.compile(
+    r"^v?\d+(\.\d+)*"
+    r"((a|b|c|rc|alpha|beta|pre|preview|post|dev)\.?\d*|[-.](alpha|beta|rc|pre|post|dev)(\.?\d+)?)*"
+    r"(-\d+)?"  # PEP 440 implicit post-release
+    r"(\+[0-9A-Za-z]+([._-][0-9A-Za-z]+)*)?$"
+)
+_RANGE = re.compile(r"[<>=~^*|,]|\s-\s|(^|\.)x(\.|$)|\s")
+# setuptools-scm marks a build from a modified work tree with a date local part (.d20261015) or
+# "dirty"; such a build cannot be reproduced from its commit.
+_DIRTY = re.compile(r"(\+|\.)d\d{8}\b|dirty", re.IGNORECASE)
+HEX_COMMIT = re.compile(r"^[0-9a-f]{7,64}$")
+IMAGE_DIGEST = re.compile(r"@sha256:[0-9a-f]{64}$")
+_WORDS = re.compile(r"[^\s(),;]+")
+_LETTER_RUNS = re.compile(r"[A-Za-z]+")
+_EXACT_AFTER_EQ = re.compile(r"^==\s*(\S+)$")
+
+EXAMPLE_VERSION = '`version: "0.30.0"`'
+EXAMPLE_COMMIT = '`commit: "<40-hex SHA>"`'
+_REV_PARSE = "`git rev-parse HEAD` in the checkout you ran prints it"
+
+
+def floating_word(text: str) -> Optional[str]:
+    """The first word of text that names a moving target (latest, main, HEAD, …), if any.
+
+    A word that is itself an exact release (`0.1.dev20073`, `1.0b2`) is not floating: its `dev`
+    or `b` is part of the release number, not a branch.
+    """
+    for word in _WORDS.findall(text):
+        if _EXACT.match(word):
+            continue
+        for token in _LETTER_RUNS.findall(word):
+            if token.lower() in FLOATING_WORDS:
+                return token
+    return None
+
+
+def version_problem(version: str) -> Optional[tuple[str, str]]:
+    """None for an exact release; else (kind, explanation) with kind in floating|dirty|range|inexact."""
+    if _DIRTY.search(version):
+        return ("dirty", f"`{version}` is a build from a modified (dirty) work tree")
+    if _EXACT.match(version):
+        return None
+    word = floating_word(version)
+    if word:
+        return ("floating", f"`{version}` names a moving target (`{word}`)")
+    if _RANGE.search(version):
+        return ("range", f"`{version}` is a range or free text, not one exact release")
+    return ("inexact", f"`{version}` is not an exact release number")
+
+
+def commit_problem(commit: str) -> Optional[str]:
+    if HEX_COMMIT.match(commit):
+        return None
+    return f"`{commit}` is not a hexadecimal commit SHA of at least 7 characters"
+
+
+def image_problem(image: str) -> Optional[str]:
+    if IMAGE_DIGEST.search(image):
+        return None
+    return f"image `{image}` has no @sha256 digest, so the tag can move"
+
+
+# --------------------------------------------------------------------------- per component
+
+
+@dataclass(frozen=True)
+class PinProblem:
+    """One reason a component (or a run's tool) is not pinned.
+
+    kind: unpinned | floating | dirty | range | inexact | image | patch
+    field: where inside the component, e.g. ("version",), ("commit",), ("patches", 2); () = the whole.
+    """
+
+    kind: str
+    field: tuple[str | int, ...]
+    message: str
+    hint: str
+
+
+def commit_kind(commit: str) -> Optional[str]:
+    """None for a hex SHA; else dirty (a dirty marker), floating (HEAD, main, …) or inexact."""
+    if HEX_COMMIT.match(commit):
+        return None
+    if _DIRTY.search(commit):
+        return "dirty"
+    if floating_word(commit):
+        return "floating"
+    return "inexact"
+
+
+def _version_hint(kind: str, version: str) -> str:
+    if kind == "dirty":
+        clean = re.sub(r"[+.]d\d{8}\b|[-+.]?dirty", "", version, flags=re.IGNORECASE) or "0.30.0"
+        return (f"rebuild from a clean checkout (local changes committed, or listed under `patches:` with "
+                f"their sha256) and record that version, e.g. `version: \"{clean}\"`")
+    if kind == "floating":
+        return f"write the exact release you ran, e.g. {EXAMPLE_VERSION}, or add {EXAMPLE_COMMIT} ({_REV_PARSE})"
+    exact = _EXACT_AFTER_EQ.match(version.strip())
+    if exact and _EXACT.match(exact.group(1)):
+        return f"write the release alone: `version: \"{exact.group(1)}\"`"
+    if HEX_COMMIT.match(version.lower()) and not version.isdigit():
+        return f"this looks like a commit: write `commit: \"{version.lower()}\"` instead of `version:`"
+    return (f"write the one exact release you ran, e.g. {EXAMPLE_VERSION}; pin a fork or local build by "
+            f"{EXAMPLE_COMMIT} and `repository:`; free text belongs in `notes`")
+
+
+def _commit_hint(kind: str, commit: str) -> str:
+    if kind == "inexact" and HEX_COMMIT.match(commit.lower()):
+        return f"write the SHA in lower case: `commit: \"{commit.lower()}\"`"
+    if kind == "floating":
+        return f"a branch or HEAD moves; write the SHA it pointed at: {EXAMPLE_COMMIT} ({_REV_PARSE})"
+    if kind == "dirty":
+        return ("a dirty work tree is not a commit: commit the changes (or list them under `patches:` "
+                f"with their sha256) and write {EXAMPLE_COMMIT}")
+    return (f"write only the hexadecimal SHA, at least 7 characters, full 40 preferred: {EXAMPLE_COMMIT} "
+            f"({_REV_PARSE}); patches go under `patches:`, prose in `notes`")
+
+
+def _commit_message(kind: str, commit: str) -> str:
+    if kind == "floating":
+        return f"commit `{commit}` names a moving target (`{floating_word(commit)}`), not a SHA"
+    if kind == "dirty":
+        return f"commit `{commit}` marks a modified (dirty) work tree"
+    return f"commit `{commit}` is not a hexadecimal SHA of at least 7 characters"
+
+
+def _image_repository(image: str) -> str:
+    """The image reference without its tag or digest: `lmsysorg/sglang:latest` -> `lmsysorg/sglang`."""
+    name = image.split("@", 1)[0]
+    last_slash = name.rfind("/")
+    colon = name.rfind(":")
+    return name[:colon] if colon > last_slash else name
+
+
+def component_problems(component: Component) -> list[PinProblem]:
+    """Every reason `component` is not pinned (empty list: pinned).
+
+    Pinned means: at least one of version, commit, image; a version, if given, is one clean exact
+    release — except that a floating word (`main`) is accepted beside a valid commit, which pins
+    it; a commit is hex; an image carries @sha256; every patch carries its sha256.
+    """
+    out: list[PinProblem] = []
+    if not (component.version or component.commit or component.image):
+        out.append(PinProblem(
+            "unpinned", (), f"component `{component.name}` has no version, commit or image",
+            f'pin it with one of: `version: "<exact release>"` (e.g. "0.30.0"), `commit: "<40-hex SHA>"`, '
+            f"or `image: <repository>@sha256:<digest>`"))
+    commit_ok = bool(component.commit) and commit_kind(component.commit or "") is None
+    if component.version:
+        problem = version_problem(component.version)
+        if problem and not (problem[0] == "floating" and commit_ok):
+            kind, message = problem
+            out.append(PinProblem(kind, ("version",), f"version {message}", _version_hint(kind, component.version)))
+    if component.commit:
+        kind = commit_kind(component.commit)
+        if kind:
+            out.append(PinProblem(kind, ("commit",), _commit_message(kind, component.commit),
+                                  _commit_hint(kind, component.commit)))
+    if component.image:
+        problem = image_problem(component.image)
+        if problem:
+            repo = _image_repository(component.image)
+            out.append(PinProblem(
+                "image", ("image",), problem,
+                f"pin the image by digest: `image: {repo}@sha256:<digest>` "
+                f"(`docker buildx imagetools inspect {component.image}` prints it)"))
+    for index, patch in enumerate(component.patches):
+        if not patch.sha256:
+            out.append(PinProblem(
+                "patch", ("patches", index), f"patch `{patch.name}` has no sha256, so its content can change",
+                f"add its hash: `patches: [{{name: {patch.name}, sha256: <64 hex>}}]` (`sha256sum {patch.name}`)"))
+    return out
+
+
+def tool_problems(tool: Tool) -> list[PinProblem]:
+    """Why a run file's benchmark tool is not pinned: its version must be one clean exact release.
+
+    A commit does not excuse a floating tool version here: SPEC §5 T1 asks for the tool's version.
+    """
+    out: list[PinProblem] = []
+    problem = version_problem(tool.version)
+    if problem:
+        kind, message = problem
+        hint = (f"record the exact release of `{tool.name}` that produced the run, e.g. `\"version\": \"0.8.0\"`"
+                if kind != "dirty" else _version_hint(kind, tool.version))
+        out.append(PinProblem(kind, ("tool", "version"), f"tool version {message}", hint))
+    if tool.commit:
+        kind = commit_kind(tool.commit)
+        if kind:
+            out.append(PinProblem(kind, ("tool", "commit"), f"tool {_commit_message(kind, tool.commit)}",
+                                  _commit_hint(kind, tool.commit)))
+    return out
+
+
+def is_pinned(component: Component) -> bool:
+    """Pinned exactly when `orv check` finds no pin problem in the component (see component_problems)."""
+    return not component_problems(component)

@@ -1,0 +1,136 @@
+"""The whole repository as one immutable snapshot: files found, documents parsed, indexes built once."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Iterator, Mapping
+
+from validator.hashing import HEX64
+from validator.loading import Document
+from validator.models import (GpuSpec, ModelSpec, Recipe, RunMeta, StartingPoint, WorkloadSpec)
+from validator.recompute import RunFacts
+
+REGISTRY_DIRS = ("recipes", "runs", "catalog", "boards")
+CATALOG_FILES = {
+    "catalog/hardware.yaml": "catalog-hardware",
+    "catalog/models.yaml": "catalog-models",
+    "catalog/workloads.yaml": "catalog-workloads",
+    "catalog/starting-points.yaml": "catalog-starting-points",
+}
+BOARDS_PATH = "boards/boards.json"
+_RECIPE_PATH = re.compile(r"^recipes/(training|inference)/([^/]+)/([^/]+)\.ya?ml$")
+_RUN_PATH = re.compile(r"^runs/([0-9a-f]{2})/([0-9a-f]{64})\.json$")
+
+
+def classify(rel: str) -> str | None:
+    """The document kind a path holds by its place in the layout, or None if it has no place."""
+    if rel in CATALOG_FILES:
+        return CATALOG_FILES[rel]
+    if rel == BOARDS_PATH:
+        return "boards"
+    m = _RECIPE_PATH.match(rel)
+    if m:
+        return f"recipe-{m.group(1)}"
+    m = _RUN_PATH.match(rel)
+    if m and m.group(2).startswith(m.group(1)):
+        return "run"
+    return None
+
+
+def run_digest_from_path(rel: str) -> str | None:
+    name = rel.rsplit("/", 1)[-1].removesuffix(".json")
+    return name if HEX64.match(name) else None
+
+
+def discover(root: str) -> list[str]:
+    """Every file (and symlink) under the registry folders, repository-relative, sorted."""
+    found: list[str] = []
+    for top in REGISTRY_DIRS:
+        base = os.path.join(root, top)
+        if os.path.islink(base):
+            found.append(top)
+            continue
+        for dirpath, dirnames, filenames in os.walk(base):
+            rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
+            for d in list(dirnames):
+                if os.path.islink(os.path.join(dirpath, d)):
+                    found.append(f"{rel_dir}/{d}")  # reported, never followed
+                    dirnames.remove(d)
+            dirnames.sort()
+            found.extend(f"{rel_dir}/{name}" for name in filenames)
+    return sorted(found)
+
+
+@dataclass(frozen=True)
+class RecipeEntry:
+    path: str
+    doc: Document
+    recipe: Recipe | None  # None when the file failed the schema
+
+    @property
+    def id(self) -> str | None:
+        value = self.doc.data.get("id") if isinstance(self.doc.data, dict) else None
+        return value if isinstance(value, str) else None
+
+
+@dataclass(frozen=True)
+class RunEntry:
+    path: str
+    name_digest: str  # the digest the file name claims
+    actual_digest: str  # SHA-256 of the bytes on disk
+    canonical: bool
+    meta: RunMeta | None  # None when unreadable or schema-invalid
+    facts: RunFacts | None
+    size: int = 0
+
+    @property
+    def verified(self) -> bool:
+        return self.meta is not None and self.canonical and self.name_digest == self.actual_digest
+
+
+@dataclass(frozen=True)
+class Catalog:
+    hardware: Mapping[str, GpuSpec] = field(default_factory=dict)
+    models: Mapping[str, ModelSpec] = field(default_factory=dict)
+    workloads: Mapping[str, WorkloadSpec] = field(default_factory=dict)
+    starting_points: tuple[StartingPoint, ...] = ()
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    root: str
+    files: tuple[str, ...]
+    catalog: Catalog
+    recipes: tuple[RecipeEntry, ...]
+    runs: Mapping[str, RunEntry]  # by the digest in the file name
+    documents: Mapping[str, Document]  # recipes and catalog files, for locating findings
+    catalog_ok: bool = True
+
+    @staticmethod
+    def build(root: str, files: list[str], catalog: Catalog, recipes: list[RecipeEntry],
+              runs: list[RunEntry], documents: dict[str, Document], catalog_ok: bool) -> "Snapshot":
+        return Snapshot(root, tuple(files), catalog, tuple(sorted(recipes, key=lambda r: r.path)),
+                        MappingProxyType({r.name_digest: r for r in sorted(runs, key=lambda r: r.path)}),
+                        MappingProxyType(dict(documents)), catalog_ok)
+
+    def valid_recipes(self) -> Iterator[tuple[RecipeEntry, Recipe]]:
+        for entry in self.recipes:
+            if entry.recipe is not None:
+                yield entry, entry.recipe
+
+    def references(self) -> dict[str, list[RecipeEntry]]:
+        """Run digest -> recipes that reference it."""
+        out: dict[str, list[RecipeEntry]] = {}
+        for entry, recipe in self.valid_recipes():
+            for digest in recipe.run_digests:
+                out.setdefault(digest, []).append(entry)
+        return out
+
+
+def strip_samples(data: Any) -> Any:
+    if isinstance(data, dict) and "samples" in data:
+        return {k: v for k, v in data.items() if k != "samples"}
+    return data

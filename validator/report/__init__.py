@@ -1,0 +1,17 @@
+"""Reporters: pure functions Result -> str. Only cli.py writes them out."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from validator.diagnostics import Result
+from validator.report import github, json_report, sarif, text
+
+Renderer = Callable[[Result], str]
+
+REPORTER_BY_NAME: dict[str, Renderer] = {
+    "text": text.render,
+    "json": json_report.render,
+    "github": github.render,
+    "sarif": sarif.render,
+}

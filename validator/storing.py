@@ -1,0 +1,85 @@
+"""Writing into the registry: atomic file writes and content-addressed run storage."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from typing import Any
+
+from validator.diagnostics import Diagnostic, Result, Severity
+from validator.hashing import canonical_bytes, content_address, run_path
+from validator.loading import LoadError, decode_utf8, parse_json
+
+
+def write_atomic(path: str, data: bytes) -> None:
+    """Write via a temporary file in the same folder and rename: readers never see a partial file."""
+    folder = os.path.dirname(path) or "."
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".orv-", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+class AddRunError(Exception):
+    def __init__(self, result: Result) -> None:
+        super().__init__(f"{result.errors} error(s)")
+        self.result = result
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    digest: str
+    path: str  # repository-relative
+    created: bool
+
+
+def store_run_document(root: str, document: Any) -> StoredRun:
+    """Canonicalise an already-validated run document and store it under its content address."""
+    raw = canonical_bytes(document)
+    digest = content_address(raw)
+    rel = run_path(digest)
+    full = os.path.join(root, rel)
+    if os.path.lexists(full):
+        with open(full, "rb") as fh:
+            existing = fh.read()
+        if existing != raw:
+            raise AddRunError(Result((Diagnostic(
+                "ORV201", Severity.ERROR, rel, 1, 1,
+                f"{rel} exists with different bytes (sha256 {content_address(existing)})",
+                "the stored file was altered; restore it from git instead of overwriting it"),)))
+        return StoredRun(digest, rel, False)
+    write_atomic(full, raw)
+    return StoredRun(digest, rel, True)
+
+
+def add_run(root: str, raw: bytes, source_name: str = "-") -> StoredRun:
+    """Parse, validate and store a run document given as JSON bytes (any key order or spacing)."""
+    from validator.engine import validate_run_data
+
+    try:
+        data = parse_json(raw, decode_utf8(raw))
+        from validator.loading import find_duplicate_json_keys
+
+        find_duplicate_json_keys(decode_utf8(raw))
+    except LoadError as exc:
+        raise AddRunError(Result((Diagnostic(exc.code, Severity.ERROR, source_name, exc.line, exc.col,
+                                             exc.message, exc.hint),))) from None
+    issues = validate_run_data(data)
+    if issues:
+        from validator.loading import Document
+
+        doc = Document(source_name, data, decode_utf8(raw))
+        diags = tuple(Diagnostic(i.code, Severity.ERROR, source_name, *doc.locate(i.path), i.message, i.hint)
+                      for i in issues)
+        raise AddRunError(Result(diags))
+    return store_run_document(root, data)

@@ -1,0 +1,130 @@
+"""Evidence -> tier (SPEC §5). Derived from what is on record; a submitter never declares it.
+
+T0 claimed   no run file on record
+T1 reported  a referenced run file whose hash is verified, whose tool name and version are pinned,
+             and whose model, hardware, software and layout/serving match the recipe
+T2 verified  a T1 run with raw samples whose recomputed headline is within 1% of every claimed
+             figure it can recompute, the recipe has no physics error (ORV5xx), and for training
+             the loss curve passes the workload's convergence check
+T3 reproduced two T2-quality runs from distinct `measured_by` whose headlines agree within 5%
+Entries imported with legacy provenance are capped at T0 until a contributor pins their stack.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Mapping
+
+from validator.diagnostics import Diagnostic, Severity
+from validator.evidence import REPRODUCTION_AGREEMENT, claim_gaps, mismatches
+from validator.models import Recipe, TrainingRecipe
+from validator.pins import tool_problems
+from validator.registry import RecipeEntry, RunEntry, Snapshot
+
+TIER_MEANINGS = {
+    "T0": "claimed — no run file on record",
+    "T1": "reported — run file on record, hash verified, tool and version pinned, metadata matches the recipe",
+    "T2": "verified — headline recomputed from raw samples within 1% of the claim, physically possible, "
+          "training loss passes the convergence check",
+    "T3": "reproduced — two verified runs from distinct measurers agreeing within 5%",
+}
+
+
+@dataclass(frozen=True)
+class TierResult:
+    tier: str
+    reasons: tuple[str, ...]  # why not higher
+    reported_runs: tuple[str, ...] = ()  # digests of T1-quality runs
+    verified_runs: tuple[str, ...] = ()  # digests of T2-quality runs
+
+
+def _is_reported(recipe: Recipe, run: RunEntry) -> str | None:
+    """None if the run gives T1 evidence for the recipe, else why not."""
+    if run.meta is None:
+        return "run file is unreadable or fails its schema"
+    if run.name_digest != run.actual_digest:
+        return "run file's hash does not match its name"
+    if not run.canonical:
+        return "run file is not in canonical form"
+    if tool_problems(run.meta.tool):  # the same rule as ORV405, so finding and tier agree
+        return "tool version is not pinned"
+    if mismatches(recipe, run.meta):
+        return "run metadata disagrees with the recipe"
+    return None
+
+
+def _is_verified(snapshot: Snapshot, recipe: Recipe, run: RunEntry, physics_ok: bool) -> str | None:
+    if run.facts is None or not run.facts.has_samples:
+        return "run has no raw samples"
+    gaps = claim_gaps(recipe, run.facts)
+    if not gaps:
+        return "no claimed figure can be recomputed from the samples"
+    if not all(g.within_tolerance for g in gaps):
+        return "recomputed headline differs from the claim by more than 1%"
+    if not physics_ok:
+        return "recipe fails a physics check (ORV5xx)"
+    if isinstance(recipe, TrainingRecipe):
+        workload = snapshot.catalog.workloads.get(recipe.workload)
+        if workload is None or workload.convergence is None:
+            return "workload has no reference curve for the convergence check"
+        if run.facts.convergence is None or not run.facts.convergence.ok:
+            return "loss curve fails the convergence check"
+    return None
+
+
+def _headline(recipe: Recipe, run: RunEntry) -> float | None:
+    gaps = claim_gaps(recipe, run.facts)
+    return gaps[0].recomputed if gaps else None
+
+
+def derive_one(snapshot: Snapshot, entry: RecipeEntry, physics_ok: bool) -> TierResult:
+    recipe = entry.recipe
+    if recipe is None:
+        return TierResult("T0", ("recipe fails its schema",))
+    on_record = [snapshot.runs[d] for d in recipe.run_digests if d in snapshot.runs]
+    if not on_record:
+        return TierResult("T0", ("no run file on record",))
+    if recipe.provenance is not None:
+        return TierResult("T0", ("legacy entry: stack not stated by the source; pin it to rise above T0",))
+    reasons: list[str] = []
+    reported = []
+    for run in on_record:
+        why = _is_reported(recipe, run)
+        if why:
+            reasons.append(why)
+        else:
+            reported.append(run)
+    if not reported:
+        return TierResult("T0", tuple(dict.fromkeys(reasons)))
+    verified = []
+    for run in reported:
+        why = _is_verified(snapshot, recipe, run, physics_ok)
+        if why:
+            reasons.append(why)
+        else:
+            verified.append(run)
+    rep = tuple(r.name_digest for r in reported)
+    ver = tuple(r.name_digest for r in verified)
+    if not verified:
+        return TierResult("T1", tuple(dict.fromkeys(reasons)), rep)
+    if _reproduced(recipe, verified):
+        return TierResult("T3", (), rep, ver)
+    return TierResult("T2", ("needs a second verified run from a different measurer",), rep, ver)
+
+
+def _reproduced(recipe: Recipe, verified: list[RunEntry]) -> bool:
+    for i, a in enumerate(verified):
+        for b in verified[i + 1:]:
+            assert a.meta is not None and b.meta is not None
+            if a.meta.measured_by == b.meta.measured_by:
+                continue
+            ha, hb = _headline(recipe, a), _headline(recipe, b)
+            if ha and hb and abs(ha - hb) / max(ha, hb) <= REPRODUCTION_AGREEMENT:
+                return True
+    return False
+
+
+def derive(snapshot: Snapshot, diagnostics: Iterable[Diagnostic]) -> Mapping[str, TierResult]:
+    """Tier of every recipe, by path. Physics errors come from the checks' findings (ORV5xx)."""
+    physics_failed = {d.path for d in diagnostics if d.code.startswith("ORV5") and d.severity is Severity.ERROR}
+    return {entry.path: derive_one(snapshot, entry, entry.path not in physics_failed) for entry in snapshot.recipes}
