@@ -134,6 +134,47 @@ def explain_cmd(code: str) -> None:
     click.echo(f"{entry.code} ({entry.severity.value}): {entry.title}\n\n{entry.doc}")
 
 
+@cli.command("boards")
+@click.option("--check", "check_only", is_flag=True,
+              help="Write nothing; exit 1 if boards/boards.json differs from a fresh regeneration.")
+@click.option("--root", type=click.Path(file_okay=False, exists=True), default=None,
+              help="Registry root (default: found from the current folder).")
+def boards_cmd(check_only: bool, root: str | None) -> None:
+    """Regenerate boards/boards.json (tiers derived from the evidence on record), or --check it."""
+    from validator.checks.boards import BoardsError, first_difference, read_committed, regenerate
+    from validator.diagnostics import Severity
+    from validator.engine import analyse, find_root
+    from validator.registry import BOARDS_PATH
+    from validator.storing import write_atomic
+
+    root = os.path.abspath(root) if root else find_root(".")
+    analysis = analyse(root)
+    try:
+        fresh = regenerate(analysis)
+    except BoardsError as exc:
+        click.echo(f"orv: {exc.message}\n    hint: {exc.hint}", err=True)
+        sys.exit(EXIT_USAGE)
+    committed = read_committed(root)
+    if check_only:
+        if committed is None:
+            click.echo(f"{BOARDS_PATH} is missing; run `orv boards`")
+            sys.exit(EXIT_FINDINGS)
+        diff = first_difference(committed, fresh)
+        if diff is not None:
+            click.echo(f"{BOARDS_PATH}:{diff[0]}: out of date (committed `{diff[1]}`, regenerated `{diff[2]}`); "
+                       "run `orv boards`")
+            sys.exit(EXIT_FINDINGS)
+        click.echo(f"{BOARDS_PATH} is up to date")
+        return
+    errors = sum(1 for d in analysis.diagnostics if d.severity is Severity.ERROR)
+    if errors:
+        click.echo(f"orv: note: the registry has {errors} error(s) (`orv check` lists them); "
+                   "recipes that fail their schema are left off the boards", err=True)
+    if committed != fresh:
+        write_atomic(os.path.join(root, BOARDS_PATH), fresh)
+    click.echo(f"{BOARDS_PATH} {'written' if committed != fresh else 'unchanged'}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: map every outcome to an exit code; never let a traceback reach the user."""
     from validator.engine import UsageError

@@ -419,13 +419,34 @@ def build_snapshot(root: str, out: _Collector, jobs: int = 1,
     return Snapshot.build(root, files, catalog, recipes, runs, documents, catalog_ok)
 
 
-def run(config: Config) -> Result:
-    out = _Collector()
+@dataclass(frozen=True)
+class Analysis:
+    """One load of the registry and its registry-scope findings: what tiers and boards are built from."""
+
+    snapshot: Snapshot
+    diagnostics: tuple[Diagnostic, ...]  # every load and registry finding, before waivers and path filters
+
+
+def _analyse(config: Config, out: _Collector) -> Snapshot:
     snapshot = build_snapshot(config.root, out, config.jobs, config.progress, config.cache)
     documents = dict(snapshot.documents)
     for check in by_scope("registry"):
         assert check.func is not None
         out.findings(check, check.func(snapshot), documents)
+    return snapshot
+
+
+def analyse(root: str, jobs: int = 1, cache: bool = False) -> Analysis:
+    """Load the registry and run the registry checks once (what `orv boards` needs; no PR or boards scope)."""
+    out = _Collector()
+    snapshot = _analyse(Config(root=root, jobs=jobs, cache=cache), out)
+    return Analysis(snapshot, tuple(out.diagnostics))
+
+
+def run(config: Config) -> Result:
+    out = _Collector()
+    snapshot = _analyse(config, out)
+    documents = dict(snapshot.documents)
     if config.base is not None:
         from validator.gitdiff import compare  # only PR checks need git
 
@@ -434,9 +455,10 @@ def run(config: Config) -> Result:
             assert check.func is not None
             out.findings(check, check.func(change), documents)
     if not config.skip_boards and config.base is None:
+        analysis = Analysis(snapshot, tuple(out.diagnostics))
         for check in by_scope("boards"):
             assert check.func is not None
-            out.findings(check, check.func(snapshot), documents)
+            out.findings(check, check.func(analysis), documents)
     diagnostics = [d for d in out.diagnostics if d.code not in config.waive]
     if config.paths:
         diagnostics = [d for d in diagnostics if _in_paths(d.path, config.paths)]

@@ -7,7 +7,12 @@ T2 verified  a T1 run with raw samples whose recomputed headline is within 1% of
              figure it can recompute, the recipe has no physics error (ORV5xx), and for training
              the loss curve passes the workload's convergence check
 T3 reproduced two T2-quality runs from distinct `measured_by` whose headlines agree within 5%
-Entries imported with legacy provenance are capped at T0 until a contributor pins their stack.
+Legacy cap (SPEC §2): an entry imported from a source that never recorded versions carries
+`provenance` and has no pinned stack — its framework (training) or engine (inference) is missing, or
+some component is not pinned (validator.pins.is_pinned). Such an entry is capped at T0 until a
+contributor pins its stack. An imported entry whose stack is pinned (seed 004 rows with an exact
+engine build) is not capped: its legacy run files can make it T1, never more (they have no samples).
+A submitter's own `tier:` field is never read: the schema rejects it (ORV116).
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from typing import Iterable, Mapping
 from validator.diagnostics import Diagnostic, Severity
 from validator.evidence import REPRODUCTION_AGREEMENT, claim_gaps, mismatches
 from validator.models import Recipe, TrainingRecipe
-from validator.pins import tool_problems
+from validator.pins import is_pinned, tool_problems
 from validator.registry import RecipeEntry, RunEntry, Snapshot
 
 TIER_MEANINGS = {
@@ -28,6 +33,22 @@ TIER_MEANINGS = {
           "training loss passes the convergence check",
     "T3": "reproduced — two verified runs from distinct measurers agreeing within 5%",
 }
+
+
+PRIMARY_COMPONENT = {"training": "framework", "inference": "engine"}
+LEGACY_REASON = "legacy entry: stack not stated by the source; pin it to rise above T0"
+
+
+def stack_unstated(recipe: Recipe) -> bool:
+    """The recipe's framework/engine is missing, or some software component is not pinned."""
+    if PRIMARY_COMPONENT[recipe.kind] not in recipe.software:
+        return True
+    return not all(is_pinned(component) for component in recipe.software.values())
+
+
+def legacy_capped(recipe: Recipe) -> bool:
+    """Imported from a source that never recorded versions, and still unpinned: capped at T0."""
+    return recipe.provenance is not None and stack_unstated(recipe)
 
 
 @dataclass(frozen=True)
@@ -83,9 +104,9 @@ def derive_one(snapshot: Snapshot, entry: RecipeEntry, physics_ok: bool) -> Tier
         return TierResult("T0", ("recipe fails its schema",))
     on_record = [snapshot.runs[d] for d in recipe.run_digests if d in snapshot.runs]
     if not on_record:
-        return TierResult("T0", ("no run file on record",))
-    if recipe.provenance is not None:
-        return TierResult("T0", ("legacy entry: stack not stated by the source; pin it to rise above T0",))
+        return TierResult("T0", ("no run file on record",) + ((LEGACY_REASON,) if legacy_capped(recipe) else ()))
+    if legacy_capped(recipe):
+        return TierResult("T0", (LEGACY_REASON,))
     reasons: list[str] = []
     reported = []
     for run in on_record:

@@ -20,7 +20,7 @@ from validator.diagnostics import Severity
 #   "run-file"  fn(run: RunFile, catalog: Catalog): one run file while its bytes are in memory
 #   "registry"  fn(snapshot: Snapshot): the whole repository, indexed once
 #   "pr"        fn(change: Change): the snapshot plus what changed since --base
-#   "boards"    fn(snapshot: Snapshot): committed boards vs regeneration
+#   "boards"    fn(analysis: engine.Analysis): committed boards vs regeneration (tiers need the findings)
 SCOPES = ("load", "run-file", "registry", "pr", "boards")
 
 
