@@ -96,20 +96,58 @@ def hash_cmd(file: str) -> None:
                        f"sha256:{content_address(canonical_bytes(data))}", err=True)
 
 
+_ADAPTER_FORMATS = ("megatron", "nemo", "sglang", "vllm")  # validator.adapters.ADAPTER_BY_NAME, imported lazily
+
+
 @cli.command("add-run")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, allow_dash=True))
 @click.option("--root", type=click.Path(file_okay=False, exists=True), default=None,
               help="Registry root (default: found from the current folder).")
-def add_run_cmd(file: str, root: str | None) -> None:
-    """Canonicalise a JSON run document, store it under runs/ and print its sha256: reference."""
+@click.option("--from", "fmt", type=click.Choice(_ADAPTER_FORMATS), default=None,
+              help="FILE is this tool's own output (Megatron-LM/NeMo log, vLLM result JSON, SGLang JSONL), "
+                   "not a run document.")
+@click.option("--recipe", "recipe_path", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Take model, hardware, software, layout/serving, author and date from this recipe.")
+@click.option("--model", default=None, help="Catalog model id (overrides the recipe).")
+@click.option("--gpu", default=None, help="Catalog GPU id (overrides the recipe).")
+@click.option("--gpus", type=click.IntRange(min=1), default=None, help="GPU count (overrides the recipe).")
+@click.option("--workload", default=None, help="Catalog workload id, for training (overrides the recipe).")
+@click.option("--quant", default=None, help="Quantization id, for inference (overrides the recipe).")
+@click.option("--measured-by", default=None, help="Who ran the benchmark (default: the recipe's author).")
+@click.option("--measured-at", default=None, help="When, if the output does not say (ISO date or time).")
+@click.option("--tool-version", default=None, help="Exact version of the benchmark tool.")
+@click.option("--tool-commit", default=None, help="Commit of the benchmark tool, if built from source.")
+@click.option("--record", type=click.IntRange(min=1), default=None,
+              help="Which result of a file holding several (JSON lines), counting from 1.")
+def add_run_cmd(file: str, root: str | None, fmt: str | None, recipe_path: str | None, **flags: object) -> None:
+    """Store a run file under runs/ and print its sha256: reference.
+
+    FILE is a run document (JSON, any key order or spacing), or with --from a benchmark tool's own
+    output, converted to a run document (docs/metrics.md says how figures are recomputed).
+    """
     from validator.engine import find_root
     from validator.report import REPORTER_BY_NAME
-    from validator.storing import AddRunError, add_run
+    from validator.storing import AddRunError, add_run, store_run_document
 
     root = os.path.abspath(root) if root else find_root(".")
     raw = sys.stdin.buffer.read() if file == "-" else open(file, "rb").read()
+    given = {k: v for k, v in flags.items() if v is not None}
+    if fmt is None and (given or recipe_path):
+        raise click.UsageError("metadata options (--recipe, --model, ...) need --from FORMAT")
     try:
-        stored = add_run(root, raw, source_name=file)
+        if fmt is None:
+            stored = add_run(root, raw, source_name=file)
+        else:
+            from validator.adapters import AdapterError, Source, convert, metadata
+
+            try:
+                meta = metadata(fmt, root, recipe_path, given)
+                converted = convert(fmt, Source(file, raw), meta)
+            except AdapterError as exc:
+                raise AddRunError(exc.result) from None
+            for note in converted.notes:
+                click.echo(f"note: {note}", err=True)
+            stored = store_run_document(root, converted.document)
     except AddRunError as exc:
         click.echo(REPORTER_BY_NAME["text"](exc.result), nl=False, err=True)
         sys.exit(EXIT_FINDINGS)

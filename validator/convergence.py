@@ -1,9 +1,15 @@
 """The convergence check: does a training run's loss curve follow the workload's reference?
 
-Rule (docs/convergence.md): every logged loss is finite; over the workload's evaluation window
-the run's loss, smoothed by a trailing mean of `smoothing_steps`, stays within `tolerance` of the
-reference curve (linearly interpolated between its points; relative or absolute); and the loss
-decreases: the mean of the window's last tenth is below the mean of its first tenth.
+Rule (docs/convergence.md), applied to the run's (step, loss) samples and the workload's
+`convergence` block, in this order (the first failure is the result):
+  1. every logged loss, in or out of the window, is finite (no NaN/Inf);
+  2. the reference curve covers the window and the run logs every step of the window;
+  3. at every window step the run's loss, smoothed by a trailing mean of the last
+     `smoothing_steps` logged steps, is within `tolerance` of the reference (linearly
+     interpolated between its points; relative: |run - ref| / ref, absolute: |run - ref|);
+     two-sided, since a loss far *below* the reference means a different objective or data;
+  4. the loss decreases: the mean of the window's last tenth (rounded up) of raw losses is
+     below the mean of its first tenth.
 """
 
 from __future__ import annotations
@@ -19,11 +25,13 @@ from validator.models import Convergence
 class ConvergenceResult:
     ok: bool
     reason: str = ""
-    step: int | None = None
-    gap: float | None = None
+    step: int | None = None  # failing step; on a pass, the step of the largest gap
+    gap: float | None = None  # the gap there, in the tolerance's kind (relative or absolute)
+    reference_problem: bool = False  # the workload's reference, not the run, is at fault
 
 
 def reference_at(reference: Sequence[tuple[int, float]], step: int) -> float:
+    """The reference loss at `step`, linearly interpolated; callers ensure the step is covered."""
     points = sorted(reference)
     if step <= points[0][0]:
         return points[0][1]
@@ -33,29 +41,80 @@ def reference_at(reference: Sequence[tuple[int, float]], step: int) -> float:
     return points[-1][1]
 
 
+def _reference_problem(spec: Convergence) -> str | None:
+    points = sorted((p.step, p.loss) for p in spec.reference)
+    start, end = spec.window.start, spec.window.end
+    if start > end:
+        return f"the window starts at step {start}, after it ends at step {end}"
+    if points[0][0] > start or points[-1][0] < end:
+        return (f"the reference curve covers steps {points[0][0]}..{points[-1][0]}, "
+                f"not the whole window {start}..{end}")
+    if spec.tolerance_kind == "relative" and any(loss <= 0 for _, loss in points):
+        return "a relative tolerance needs positive reference losses"
+    return None
+
+
+def _gap(value: float, ref: float, kind: str) -> float:
+    return abs(value - ref) / ref if kind == "relative" else abs(value - ref)
+
+
+def _trailing_means(series: Sequence[tuple[int, float]], k: int) -> dict[int, float]:
+    """Step -> mean of the last k logged losses up to and including that step."""
+    out: dict[int, float] = {}
+    for i, (step, _) in enumerate(series):
+        window = [loss for _, loss in series[max(0, i - k + 1): i + 1]]
+        out[step] = math.fsum(window) / len(window)
+    return out
+
+
 def check_convergence(losses: Sequence[tuple[int, float]], spec: Convergence) -> ConvergenceResult:
     if not losses:
         return ConvergenceResult(False, "the run has no loss samples")
-    for step, loss in losses:
+    series = sorted(losses)
+    for (step, _), (nxt, _) in zip(series, series[1:]):
+        if step == nxt:
+            return ConvergenceResult(False, f"step {step} is logged twice", step)
+    for step, loss in series:
         if not math.isfinite(loss):
             return ConvergenceResult(False, f"loss is {loss} at step {step}", step)
+    problem = _reference_problem(spec)
+    if problem:
+        return ConvergenceResult(False, problem, reference_problem=True)
     start, end = spec.window.start, spec.window.end
-    window = [(s, l) for s, l in sorted(losses) if start <= s <= end]
-    if not window or window[-1][0] < end:
-        last = max(s for s, _ in losses)
-        return ConvergenceResult(False, f"the run stops at step {last}, before the window ends at step {end}", last)
+    logged = {step for step, _ in series}
+    if series[0][0] > start:
+        return ConvergenceResult(False, f"the run starts at step {series[0][0]}, after the window starts "
+                                        f"at step {start}", series[0][0])
+    if series[-1][0] < end:
+        return ConvergenceResult(False, f"the run stops at step {series[-1][0]}, before the window ends "
+                                        f"at step {end}", series[-1][0])
+    missing = next((s for s in range(start, end + 1) if s not in logged), None)
+    if missing is not None:
+        return ConvergenceResult(False, f"the run logs no loss at step {missing}; the window needs every step",
+                                 missing)
     reference = [(p.step, p.loss) for p in spec.reference]
-    k = max(1, spec.smoothing_steps)
-    for i, (step, _) in enumerate(window):
-        smoothed = math.fsum(l for _, l in window[max(0, i - k + 1): i + 1]) / min(k, i + 1)
+    smoothed = _trailing_means(series, max(1, spec.smoothing_steps))
+    worst_step, worst_gap = start, -1.0
+    for step in range(start, end + 1):
         ref = reference_at(reference, step)
-        gap = abs(smoothed - ref) / ref if spec.tolerance_kind == "relative" else abs(smoothed - ref)
+        gap = _gap(smoothed[step], ref, spec.tolerance_kind)
         if gap > spec.tolerance:
-            return ConvergenceResult(False, f"loss {smoothed:.4f} vs reference {ref:.4f} at step {step}", step, gap)
-    tenth = max(1, len(window) // 10)
-    head = math.fsum(l for _, l in window[:tenth]) / tenth
-    tail = math.fsum(l for _, l in window[-tenth:]) / tenth
+            side = "above" if smoothed[step] > ref else "below"
+            return ConvergenceResult(False, f"loss {smoothed[step]:.4f} is {side} the reference {ref:.4f} "
+                                            f"at step {step} by {_format_gap(gap, spec)} "
+                                            f"(tolerance {_format_gap(spec.tolerance, spec)})", step, gap)
+        if gap > worst_gap:
+            worst_step, worst_gap = step, gap
+    window = [loss for step, loss in series if start <= step <= end]
+    part = max(1, math.ceil(len(window) / 10))
+    head = math.fsum(window[:part]) / part
+    tail = math.fsum(window[-part:]) / part
     if not tail < head:
-        return ConvergenceResult(False, f"loss does not decrease over the window ({head:.4f} -> {tail:.4f})",
-                                 window[-1][0])
-    return ConvergenceResult(True)
+        return ConvergenceResult(False, f"loss does not decrease over the window: mean of the first {part} "
+                                        f"step(s) {head:.4f}, of the last {part} {tail:.4f}", end)
+    return ConvergenceResult(True, f"largest gap {_format_gap(worst_gap, spec)} at step {worst_step} "
+                                   f"(tolerance {_format_gap(spec.tolerance, spec)})", worst_step, worst_gap)
+
+
+def _format_gap(gap: float, spec: Convergence) -> str:
+    return f"{gap:.2%}" if spec.tolerance_kind == "relative" else f"{gap:.4f}"

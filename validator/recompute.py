@@ -1,14 +1,18 @@
 """Headline figures recomputed from a run's raw samples; definitions are documented in docs/metrics.md.
 
-Training: tokens/s/GPU = sum(tokens) / sum(time_s) / GPUs over the steps after the workload's
-warm-up steps (step time, not wall clock between log lines, so logging gaps do not count).
-Inference (per request i with prompt p_i, output o_i, TTFT t_i ms, end-to-end e_i ms), as vLLM's
-`bench serve` and SGLang's `bench_serving` define them:
-  ttft_ms       = mean(t_i)
-  tpot_ms       = mean over requests with o_i > 1 of (e_i - t_i) / (o_i - 1)
-  decode_tok_s  = per-stream decode rate = 1000 / tpot_ms
-  prefill_tok_s = per-stream prefill rate = sum(p_i) / sum(t_i) * 1000
-  output_tok_s  = aggregate = sum(o_i) / duration_s (only when the run records its duration)
+Training (one sample per optimizer step {step, time_s, tokens, loss}):
+  tokens_per_s_per_gpu = sum(tokens) / sum(time_s) / GPUs over the steps after the workload's
+  warm-up steps (the first `warmup_steps` samples in step order). Step time, not wall clock between
+  log lines, so logging and checkpointing gaps do not count.
+Inference (per completed request i: prompt p_i, output o_i, TTFT t_i ms, end-to-end e_i ms), as
+vLLM's `bench serve` and SGLang's `bench_serving` define them (requests with o_i = 0 produced no
+first token and are left out):
+  ttft_ms       = mean(t_i)                                        (vLLM/SGLang "Mean TTFT")
+  tpot_ms       = mean over requests with o_i > 1 of (e_i - t_i) / (o_i - 1)   ("Mean TPOT")
+  decode_tok_s  = 1000 / tpot_ms            per-stream decode rate: one request's tokens/s
+  prefill_tok_s = sum(p_i) / sum(t_i) * 1000    per-stream prefill rate (TTFT includes queueing)
+  output_tok_s  = sum(o_i) / duration_s     aggregate over all streams ("Output token throughput"),
+                                            only when the run records its duration
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ class RunFacts:
     sample_count: int = 0
     headline: Mapping[str, float] = field(default_factory=dict)  # recomputed figures
     convergence: Optional[ConvergenceResult] = None  # training runs, when the workload has a reference
-    problems: tuple[str, ...] = ()  # why a figure could not be recomputed
+    problems: tuple[str, ...] = ()  # why a figure could not be recomputed, or is doubtful
 
     @property
     def has_samples(self) -> bool:
@@ -41,9 +45,28 @@ class RunFacts:
 
 
 def _loss_value(value: Any) -> float:
+    """A sample's loss as a float; the strings "nan"/"inf"/"-inf" record a diverged step."""
     if isinstance(value, str):
         return {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}.get(value.lower(), math.nan)
     return float(value)
+
+
+def training_losses(samples: Sequence[Mapping[str, Any]]) -> list[tuple[int, float]]:
+    """(step, loss) in step order; a diverged step's "nan"/"inf" becomes the float it stands for."""
+    ordered = sorted(samples, key=itemgetter("step"))
+    return list(zip(map(itemgetter("step"), ordered), map(_loss_value, map(itemgetter("loss"), ordered))))
+
+
+def _step_problems(steps: Sequence[int]) -> list[str]:
+    """Repeated or missing optimizer steps: the samples are then not 'every optimizer step'."""
+    problems: list[str] = []
+    repeated = sorted({s for s, nxt in zip(steps, steps[1:]) if s == nxt})
+    if repeated:
+        problems.append(f"step {repeated[0]} appears more than once")
+    missing = next((s + 1 for s, nxt in zip(steps, steps[1:]) if nxt > s + 1), None)
+    if missing is not None:
+        problems.append(f"step {missing} is missing: samples must cover every optimizer step")
+    return problems
 
 
 def training_facts(samples: Sequence[Mapping[str, Any]], gpus: int, warmup_steps: int,
@@ -52,8 +75,8 @@ def training_facts(samples: Sequence[Mapping[str, Any]], gpus: int, warmup_steps
     if steps != sorted(steps):  # logs are normally in step order; sorting then costs O(n)
         samples = sorted(samples, key=itemgetter("step"))
         steps = list(map(itemgetter("step"), samples))
+    problems = _step_problems(steps)
     timed = samples[warmup_steps:]
-    problems: list[str] = []
     headline: dict[str, float] = {}
     if not timed:
         problems.append(f"no steps left after the {warmup_steps} warm-up steps")
@@ -62,10 +85,7 @@ def training_facts(samples: Sequence[Mapping[str, Any]], gpus: int, warmup_steps
         tokens = sum(map(itemgetter("tokens"), timed))
         if seconds > 0 and gpus > 0:
             headline["tokens_per_s_per_gpu"] = tokens / seconds / gpus
-    verdict = None
-    if convergence is not None:
-        losses = list(zip(steps, map(_loss_value, map(itemgetter("loss"), samples))))
-        verdict = check_convergence(losses, convergence)
+    verdict = check_convergence(training_losses(samples), convergence) if convergence is not None else None
     return RunFacts(len(samples), headline, verdict, tuple(problems))
 
 
@@ -83,6 +103,8 @@ def inference_facts(samples: Sequence[Mapping[str, Any]], duration_s: float | No
         if tpot > 0:
             headline["tpot_ms"] = tpot
             headline["decode_tok_s"] = 1000.0 / tpot
+        else:
+            problems.append("mean time per output token is not positive; decode rate undefined")
     else:
         problems.append("no request produced more than one output token; decode rate undefined")
     ttft_total = math.fsum(ttfts)
@@ -94,4 +116,5 @@ def inference_facts(samples: Sequence[Mapping[str, Any]], duration_s: float | No
 
 
 def relative_gap(claimed: float, recomputed: float) -> float:
+    """|claimed - recomputed| / recomputed: the recomputed figure is the reference."""
     return abs(claimed - recomputed) / recomputed if recomputed else math.inf

@@ -55,6 +55,7 @@ FAMILY_MODULES = (
     "validator.checks.parse",
     "validator.checks.paths",
     "validator.checks.integrity",
+    "validator.checks.convergence",
     "validator.checks.duplicates",
     "validator.checks.pinning",
     "validator.checks.physics",

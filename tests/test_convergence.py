@@ -1,0 +1,153 @@
+"""The convergence check (docs/convergence.md): pass within tolerance; fail with the step and the gap."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import make_registry
+from validator.adapters import Source, convert, metadata
+from validator.convergence import check_convergence
+from validator.engine import Config, run
+from validator.models import Convergence
+from validator.recompute import training_facts, training_losses
+
+FIXTURES = Path(__file__).parent / "fixtures" / "tools" / "megatron"
+RECIPE = (Path(__file__).parent / "cases" / "valid-training" / "recipes" / "training" / "qwen3.8-27b"
+          / "qwen3-8-27b-h100-tp1-pp4-dp2.yaml")
+
+
+def spec(**overrides: Any) -> Convergence:
+    """The shape of tests/cases/_base's workload: 2.0 at step 0 to 1.5 at step 100, 5% band, steps 10..20."""
+    data: dict[str, Any] = {"reference": [{"step": 0, "loss": 2.0}, {"step": 100, "loss": 1.5}],
+                            "tolerance": 0.05, "tolerance_kind": "relative", "window": {"start": 10, "end": 20}}
+    data.update(overrides)
+    return Convergence.model_validate(data)
+
+
+def ref(step: int) -> float:
+    return 2.0 - 0.005 * step
+
+
+def curve(f: Any = ref, steps: range = range(1, 25)) -> list[tuple[int, float]]:
+    return [(s, f(s)) for s in steps]
+
+
+def fixture_losses(name: str) -> tuple[tuple[int, float], ...]:
+    meta = metadata("megatron", str(Path(__file__).parent / "cases" / "_base"), str(RECIPE), {})
+    doc = convert("megatron", Source(name, (FIXTURES / name).read_bytes()), meta).document
+    return tuple(training_losses(doc["samples"]))
+
+
+def test_a_run_following_the_reference_passes_and_reports_its_largest_gap() -> None:
+    result = check_convergence(curve(lambda s: ref(s) * 1.01), spec())
+    assert result.ok
+    assert result.gap == pytest.approx(0.01) and 10 <= (result.step or 0) <= 20
+
+
+def test_the_healthy_megatron_fixture_passes() -> None:
+    result = check_convergence(fixture_losses("qwen3-8-27b-tp1-pp4-dp2.log"), spec())
+    assert result.ok, result.reason
+
+
+def test_the_diverged_megatron_fixture_fails_at_the_first_step_beyond_tolerance() -> None:
+    losses = fixture_losses("diverged.log")
+    result = check_convergence(losses, spec())
+    assert not result.ok
+    # Independently: the first window step whose loss is more than 5% from the reference.
+    expected = next(s for s, loss in losses if 10 <= s <= 20 and abs(loss - ref(s)) / ref(s) > 0.05)
+    assert result.step == expected == 17
+    assert result.gap == pytest.approx(abs(dict(losses)[17] - ref(17)) / ref(17))
+    assert result.gap > 0.05 and "above the reference" in result.reason
+
+
+def test_the_band_is_inclusive_at_exactly_the_tolerance() -> None:
+    # Binary fractions keep the arithmetic exact: a gap of exactly 0.25 passes, 0.25 + 2^-10 fails.
+    exact_ref = [{"step": 0, "loss": 2.0}, {"step": 128, "loss": 1.5}]
+
+    def losses(extra: float) -> list[tuple[int, float]]:
+        return [(s, 2.0 - 0.5 * s / 128 + (extra if s == 16 else 0.0)) for s in range(0, 30)]
+
+    absolute = {"reference": exact_ref, "tolerance": 0.25, "tolerance_kind": "absolute"}
+    assert check_convergence(losses(0.25), spec(**absolute)).ok
+    result = check_convergence(losses(0.25 + 2 ** -10), spec(**absolute))
+    assert not result.ok and result.step == 16 and result.gap == 0.25 + 2 ** -10
+
+
+def test_a_loss_far_below_the_reference_fails_too() -> None:
+    result = check_convergence(curve(lambda s: ref(s) * 0.9), spec())
+    assert not result.ok and result.step == 10 and "below the reference" in result.reason
+    assert result.gap == pytest.approx(0.1)
+
+
+@pytest.mark.parametrize("bad", ["nan", "inf"])
+def test_a_non_finite_loss_fails_even_outside_the_window(bad: str) -> None:
+    losses = [(s, float(bad) if s == 22 else ref(s)) for s in range(1, 25)]
+    result = check_convergence(losses, spec())
+    assert not result.ok and result.step == 22 and bad in result.reason
+
+
+def test_the_nan_megatron_fixture_fails_at_its_nan_iteration() -> None:
+    result = check_convergence(fixture_losses("nan.log"), spec())
+    assert not result.ok and result.step == 12 and "nan" in result.reason
+
+
+def test_a_run_must_cover_the_whole_window() -> None:
+    stops = check_convergence(curve(steps=range(1, 18)), spec())
+    assert not stops.ok and stops.step == 17 and "before the window ends" in stops.reason
+    starts = check_convergence(curve(steps=range(12, 25)), spec())
+    assert not starts.ok and starts.step == 12 and "after the window starts" in starts.reason
+    gap = check_convergence([p for p in curve() if p[0] != 14], spec())
+    assert not gap.ok and gap.step == 14
+
+
+def test_a_flat_loss_inside_the_band_fails_for_not_decreasing() -> None:
+    result = check_convergence(curve(lambda s: 1.925), spec())  # within 1.4% of the reference everywhere
+    assert not result.ok and "does not decrease" in result.reason and result.step == 20
+
+
+def test_smoothing_dilutes_a_one_step_spike_but_not_a_sustained_gap() -> None:
+    spike = curve(lambda s: ref(s) * (1.08 if s == 15 else 1.0))
+    assert not check_convergence(spike, spec()).ok
+    assert check_convergence(spike, spec(smoothing_steps=4)).ok  # 8% / 4 = 2%
+    sustained = curve(lambda s: ref(s) * (1.08 if s >= 15 else 1.0))
+    result = check_convergence(sustained, spec(smoothing_steps=4))
+    assert not result.ok and result.step == 17  # the trailing mean crosses 5% at the third bad step
+
+
+def test_a_reference_that_does_not_cover_the_window_is_the_catalogs_problem() -> None:
+    result = check_convergence(curve(), spec(reference=[{"step": 0, "loss": 2.0}, {"step": 15, "loss": 1.9}]))
+    assert not result.ok and result.reference_problem
+    assert "covers steps 0..15, not the whole window 10..20" in result.reason
+
+
+def test_a_step_logged_twice_fails() -> None:
+    result = check_convergence(curve() + [(12, ref(12))], spec())
+    assert not result.ok and result.step == 12 and "twice" in result.reason
+
+
+def test_no_losses_fail() -> None:
+    assert not check_convergence([], spec()).ok
+
+
+# --------------------------------------------------------------------------- ORV210 in the pipeline
+
+
+def test_orv210_points_at_the_nan_sample(tmp_path: Path) -> None:
+    root = make_registry(tmp_path / "registry")
+    meta = metadata("megatron", str(root), str(RECIPE), {})
+    doc = convert("megatron", Source("nan.log", (FIXTURES / "nan.log").read_bytes()), meta).document
+    from validator.storing import store_run_document
+
+    stored = store_run_document(str(root), doc)
+    result = run(Config(root=str(root), skip_boards=True))
+    found = [d for d in result.diagnostics if d.code == "ORV210"]
+    assert len(found) == 1 and found[0].path == stored.path and found[0].severity.value == "warning"
+    text = (root / stored.path).read_text()
+    # The column points at the step-12 sample's loss value, the string "nan".
+    col = found[0].col - 1
+    assert text[col:].startswith('"nan"')
+    sample = text[text.rfind("{", 0, col):text.find("}", col) + 1]
+    assert '"step":12,' in sample

@@ -1,0 +1,134 @@
+"""End to end: a recipe climbs T0 -> T1 -> T2 -> T3 as evidence from real tool outputs is added.
+
+Runs are stored the way contributors store them (`orv add-run`, with --from for tool outputs);
+each stage is checked by the engine and tiered by validator.tiers.derive, and must be clean.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import make_registry
+from validator import tiers
+from validator.cli import main
+from validator.engine import Config, _Collector, build_snapshot, run
+
+HERE = Path(__file__).parent
+TOOLS = HERE / "fixtures" / "tools"
+TRAINING = (HERE / "cases" / "valid-training" / "recipes" / "training" / "qwen3.8-27b"
+            / "qwen3-8-27b-h100-tp1-pp4-dp2.yaml").read_text(encoding="utf-8")
+TRAINING_PATH = "recipes/training/qwen3.8-27b/qwen3-8-27b-h100-tp1-pp4-dp2.yaml"
+INFERENCE = """\
+id: qwen3-8-27b-h100-vllm-fp8-c1
+kind: inference
+model: qwen3.8-27b
+hardware: {gpu: h100, count: 1}
+author: ATTUNE
+measured: "2026-10-18"
+software:
+  engine: {name: vllm, version: "0.11.0"}
+quant: fp8
+serving: {context_len: 8192, concurrency: 1}
+claimed: {decode_tok_s: 41.5, ttft_ms: 63.5}
+runs: []
+"""
+INFERENCE_PATH = "recipes/inference/qwen3.8-27b/qwen3-8-27b-h100-vllm-fp8-c1.yaml"
+
+
+class Registry:
+    def __init__(self, root: Path, recipe_path: str, recipe_text: str) -> None:
+        self.root, self.recipe_path, self.recipe_text = root, recipe_path, recipe_text
+        self.write_runs([])
+
+    def write_runs(self, digests: list[str]) -> None:
+        refs = json.dumps([f"sha256:{d}" for d in digests])
+        path = self.root / self.recipe_path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(self.recipe_text.replace("runs: []", f"runs: {refs}"), encoding="utf-8")
+
+    def add_run(self, capsys: pytest.CaptureFixture[str], *args: str) -> str:
+        code = main(["add-run", "--root", str(self.root), *args])
+        out, err = capsys.readouterr()
+        assert code == 0, err
+        return out.strip().split(":")[1]
+
+    def tier(self, digests: list[str]) -> tiers.TierResult:
+        self.write_runs(digests)
+        result = run(Config(root=str(self.root), skip_boards=True))
+        errors = [d for d in result.diagnostics if d.severity.value == "error"]
+        assert errors == [], errors
+        snapshot = build_snapshot(str(self.root), _Collector())
+        self.warnings = [d.code for d in result.diagnostics]
+        return tiers.derive(snapshot, result.diagnostics)[self.recipe_path]
+
+
+def test_training_recipe_climbs_from_claimed_to_reproduced(tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    reg = Registry(make_registry(tmp_path / "registry"), TRAINING_PATH, TRAINING)
+    recipe = str(reg.root / TRAINING_PATH)
+    assert reg.tier([]).tier == "T0"
+
+    # T1: a summary-only run document (the tool's headline, no per-step samples), stored as JSON.
+    summary_only = {"kind": "training", "tool": {"name": "megatron-lm", "version": "0.30.0"},
+                    "model": "qwen3.8-27b", "hardware": {"gpu": "h100", "count": 8},
+                    "software": {"framework": {"name": "megatron-core", "version": "0.30.0"}},
+                    "workload": "sft-8k-gb128-bf16",
+                    "layout": {"tp": 1, "pp": 4, "dp": 2, "layer_split": [16, 17, 17, 14]},
+                    "measured_at": "2026-10-18", "measured_by": "lab-a",
+                    "summary": {"tokens_per_s_per_gpu": 1480.4}}
+    doc = tmp_path / "summary.json"
+    doc.write_text(json.dumps(summary_only, indent=2), encoding="utf-8")
+    summary = reg.add_run(capsys, str(doc))
+    t1 = reg.tier([summary])
+    assert t1.tier == "T1" and "run has no raw samples" in t1.reasons
+
+    # T2: a Megatron-LM log with every step; recomputes to the claim and converges.
+    log_a = reg.add_run(capsys, "--from", "megatron", str(TOOLS / "megatron" / "qwen3-8-27b-tp1-pp4-dp2.log"),
+                        "--recipe", recipe, "--measured-by", "lab-a")
+    t2 = reg.tier([summary, log_a])
+    assert t2.tier == "T2" and t2.verified_runs == (log_a,)
+
+    # Still T2: a second run by the same measurer reproduces nothing.
+    log_a2 = reg.add_run(capsys, "--from", "megatron", str(TOOLS / "megatron" / "qwen3-8-27b-second-measurer.log"),
+                         "--recipe", recipe, "--measured-by", "lab-a")
+    assert reg.tier([summary, log_a, log_a2]).tier == "T2"
+
+    # T3: the same log measured by someone else agrees within 5%.
+    log_b = reg.add_run(capsys, "--from", "megatron", str(TOOLS / "megatron" / "qwen3-8-27b-second-measurer.log"),
+                        "--recipe", recipe, "--measured-by", "lab-b")
+    t3 = reg.tier([summary, log_a, log_b])
+    assert t3.tier == "T3" and set(t3.verified_runs) == {log_a, log_b}
+
+
+def test_a_diverged_run_keeps_the_recipe_at_t1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    reg = Registry(make_registry(tmp_path / "registry"), TRAINING_PATH, TRAINING)
+    diverged = reg.add_run(capsys, "--from", "megatron", str(TOOLS / "megatron" / "diverged.log"),
+                           "--recipe", str(reg.root / TRAINING_PATH))
+    result = reg.tier([diverged])
+    assert result.tier == "T1" and "loss curve fails the convergence check" in result.reasons
+    assert reg.warnings == ["ORV210"]
+
+
+def test_inference_recipe_climbs_from_claimed_to_reproduced(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    reg = Registry(make_registry(tmp_path / "registry"), INFERENCE_PATH, INFERENCE)
+    recipe = str(reg.root / INFERENCE_PATH)
+    assert reg.tier([]).tier == "T0"
+
+    summary = reg.add_run(capsys, "--from", "vllm", str(TOOLS / "vllm" / "serve-summary-only.json"),
+                          "--recipe", recipe)
+    t1 = reg.tier([summary])
+    assert t1.tier == "T1" and "run has no raw samples" in t1.reasons
+
+    detailed = reg.add_run(capsys, "--from", "vllm", str(TOOLS / "vllm" / "serve-detailed.json"),
+                           "--recipe", recipe)
+    assert reg.tier([summary, detailed]).tier == "T2"
+
+    # A second measurer benchmarks the same vLLM server with SGLang's client (--backend vllm).
+    second = reg.add_run(capsys, "--from", "sglang", str(TOOLS / "sglang" / "bench_serving.jsonl"), "--record", "2",
+                         "--recipe", recipe, "--measured-by", "lab-b", "--tool-version", "0.5.4")
+    t3 = reg.tier([summary, detailed, second])
+    assert t3.tier == "T3" and set(t3.verified_runs) == {detailed, second}

@@ -1,0 +1,138 @@
+"""Adapters: a benchmark tool's own output -> a canonical run document (SPEC §3), for `orv add-run --from`.
+
+Each adapter reads one real format (see its module docstring for the source it follows) and
+returns the run document plus notes; metadata the output lacks comes from flags or a recipe
+(validator/adapters/common.py states the precedence). Nothing here writes files: the CLI stores
+the document with validator.storing.store_run_document.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, Mapping
+
+from pydantic import ValidationError
+
+from validator import schema as schemas
+from validator.adapters import megatron, sglang, vllm
+from validator.adapters.common import AdapterError, Converted, Problems, RunMetadata, Source
+from validator.diagnostics import Diagnostic, Severity
+from validator.loading import Document, LoadError, decode_utf8, load_yaml_document, parse_yaml
+from validator.models import InferenceRecipe, TrainingRecipe, WorkloadSpec
+
+Adapter = Callable[[Source, RunMetadata], Converted]
+
+ADAPTER_BY_NAME: dict[str, Adapter] = {
+    "megatron": megatron.convert_megatron,
+    "nemo": megatron.convert_nemo,
+    "vllm": vllm.convert,
+    "sglang": sglang.convert,
+}
+KIND_OF = {"megatron": "training", "nemo": "training", "vllm": "inference", "sglang": "inference"}
+# The software component whose version is the tool's when the tool ships with it (vLLM's bench
+# client is part of vLLM; Megatron-LM's training loop is released with megatron-core).
+TOOL_COMPONENTS = {"megatron": ("megatron-core", "megatron-lm"), "nemo": ("nemo",), "vllm": ("vllm",),
+                   "sglang": ("sglang",)}
+
+__all__ = ["ADAPTER_BY_NAME", "AdapterError", "Converted", "RunMetadata", "Source", "convert", "metadata"]
+
+
+def _fail(path: str, code: str, message: str, hint: str, line: int = 1, col: int = 1) -> AdapterError:
+    return AdapterError([Diagnostic(code, Severity.ERROR, path, line, col, message, hint)])
+
+
+def load_recipe(path: str) -> TrainingRecipe | InferenceRecipe:
+    """A recipe file read for its metadata; its own problems are reported where they are."""
+    try:
+        with open(path, "rb") as fh:
+            text = decode_utf8(fh.read())
+        data = parse_yaml(text)
+    except OSError as exc:
+        raise _fail(path, "ORV110", f"cannot read the recipe: {exc.strerror}", "pass the path of a recipe file")
+    except LoadError as exc:
+        raise _fail(path, exc.code, exc.message, exc.hint, exc.line, exc.col) from None
+    kind = data.get("kind") if isinstance(data, dict) else None
+    if kind not in ("training", "inference"):
+        raise _fail(path, "ORV109", "not a recipe: `kind` must be training or inference",
+                    "pass --recipe recipes/<kind>/<model>/<id>.yaml")
+    issues = schemas.validate(f"recipe-{kind}", data)
+    if issues:
+        doc = Document(path, data, text)
+        raise AdapterError(Diagnostic(i.code, Severity.ERROR, path, *doc.locate(i.path), i.message, i.hint)
+                           for i in issues)
+    model = TrainingRecipe if kind == "training" else InferenceRecipe
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise _fail(path, "ORV900", f"schema accepted the recipe but the model did not: {exc.errors()[0]['msg']}",
+                    "this is a bug in orv; please report it") from None
+
+
+def load_workload(root: str, workload_id: str) -> WorkloadSpec | None:
+    """The workload from the registry's catalog, or None when the catalog does not define it."""
+    if not os.path.isfile(os.path.join(root, "catalog", "workloads.yaml")):
+        return None
+    try:
+        doc = load_yaml_document(root, "catalog/workloads.yaml")
+        raw = (doc.data.get("workloads") or {}).get(workload_id)
+        return WorkloadSpec.model_validate(raw) if raw is not None else None
+    except (LoadError, ValidationError, AttributeError):
+        return None  # `orv check` reports a broken catalog; add-run just lacks the protocol
+
+
+def _recipe_values(recipe: TrainingRecipe | InferenceRecipe) -> dict[str, Any]:
+    values: dict[str, Any] = {
+        "kind": recipe.kind, "model": recipe.model, "checkpoint": getattr(recipe, "checkpoint", None),
+        "gpu": recipe.hardware.gpu, "gpus": recipe.hardware.count,
+        "software": {role: c.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
+                     for role, c in recipe.software.items()},
+        "measured_at": recipe.measured, "measured_by": recipe.author,
+    }
+    if isinstance(recipe, TrainingRecipe):
+        values.update(workload=recipe.workload, layout=recipe.layout.model_dump(mode="json", exclude_none=True))
+    else:
+        values.update(quant=recipe.quant, serving=recipe.serving.model_dump(mode="json", exclude_none=True))
+    return values
+
+
+def metadata(fmt: str, root: str, recipe_path: str | None, flags: Mapping[str, Any]) -> RunMetadata:
+    """Recipe values, then flags over them, then the workload's protocol and the tool's version."""
+    meta = RunMetadata()
+    if recipe_path:
+        recipe = load_recipe(recipe_path)
+        if recipe.kind != KIND_OF[fmt]:
+            raise _fail(recipe_path, "ORV109", f"--from {fmt} produces a {KIND_OF[fmt]} run, but the recipe is "
+                                               f"a {recipe.kind} recipe", "pass the recipe this run backs")
+        meta = meta.with_values("recipe", **_recipe_values(recipe))
+    meta = meta.with_values("flag", **dict(flags))
+    if meta.workload and KIND_OF[fmt] == "training":
+        workload = load_workload(root, meta.workload)
+        if workload is not None:
+            meta = meta.with_values("workload", seq_len=workload.seq_len, global_batch=workload.global_batch,
+                                    dtype=workload.dtype, warmup_steps=workload.warmup_steps)
+    if meta.tool_version is None and meta.software:
+        for role, component in meta.software.items():
+            if component.get("name") in TOOL_COMPONENTS[fmt] and component.get("version"):
+                meta = meta.with_values(f"recipe's `{role}`", tool_version=component["version"])
+                break
+    return meta
+
+
+def convert(fmt: str, source: Source, meta: RunMetadata) -> Converted:
+    """Adapt, then hold the result to the run-file schema (a failure here names the flag to fix)."""
+    from validator.engine import validate_run_data
+
+    converted = ADAPTER_BY_NAME[fmt](source, meta)
+    issues = validate_run_data(converted.document)
+    if issues:
+        problems = Problems(source)
+        for issue in issues:
+            field = ".".join(str(p) for p in issue.path) or "the run"
+            problems.add(issue.code, f"the run's `{field}` is invalid: {issue.message}",
+                         f"check the value given for it (flag or recipe); {issue.hint}")
+        problems.raise_if_any()
+    notes = converted.notes
+    if meta.origin.get("tool_version", "").startswith("recipe"):
+        notes += (f"tool version {meta.tool_version} taken from the {meta.origin['tool_version']} component; "
+                  f"pass --tool-version if the benchmark client was a different build",)
+    return Converted(converted.document, notes)

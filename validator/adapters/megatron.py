@@ -1,0 +1,356 @@
+"""Megatron-LM and NeMo training logs -> run file: one sample per optimizer step.
+
+Megatron-LM (megatron/training/training.py `training_log`, printed by the last rank every
+`--log-interval` iterations):
+  [2026-10-18 09:14:03.512345] iteration        3/      24 | consumed samples:          384 |
+  elapsed time per iteration (ms): 88538.1 | learning rate: 1.000000E-06 | global batch size:   128 |
+  lm loss: 1.991234E+00 | loss scale: 1.0 | grad norm: 1.234 | number of skipped iterations:   0 |
+  number of nan iterations:   0 |
+(one line; older versions omit the timestamp or the global batch size). The start-up
+`arguments` block (`  tensor_model_parallel_size ....... 1`) gives the layout, world size,
+sequence length, global batch and precision. A NaN step is not printed as NaN: its loss is left
+out of the average, so the line shows `lm loss: 0.000000E+00` and `number of nan iterations: 1`.
+
+NeMo 2 (nemo/lightning/pytorch/callbacks/progress_printer.py, values printed with 4 significant
+digits):
+  Training epoch 0, iteration 3/23 | lr: 2.941e-07 | global_batch_size: 128 | global_step: 3 |
+  reduced_train_loss: 1.991 | train_step_timing in s: 88.54 | consumed_samples: 512
+NeMo counts steps from 0 (global_step 0 is the first optimizer step); the run file counts from 1
+as Megatron does, so step = global_step + 1.
+
+Both print per-interval averages, so the log must have one line per iteration (log interval 1).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from validator.adapters.common import (Converted, Problems, RunMetadata, Source, common_fields, merge_mapping,
+                                       require, stated, tool_block)
+from validator.recompute import training_facts
+
+_MEGATRON_LINE = re.compile(r"\biteration\s+(\d+)\s*/\s*(\d+)\s*\|(.*)$")
+_TIMESTAMP = re.compile(r"\[(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2})(?:\.\d+)?\]")
+_NEMO_LINE = re.compile(r"Training epoch (\d+), iteration (\d+)/(\d+)((?: \| [^|]+)+)\s*$")
+_ARG_LINE = re.compile(r"\b([A-Za-z_]\w*) (?:\.+ )?(\S.*?)\s*$")
+_PRINTED_RATE_TOLERANCE = 0.01  # NeMo prints 4 significant digits; a wrong GPU count is off by 2x
+
+
+@dataclass(frozen=True)
+class LoggedStep:
+    line: int
+    step: int
+    time_s: float
+    batch: int | None
+    consumed: int | None
+    loss: float | str  # "nan"/"inf" for a diverged step
+    printed_rate: float | None = None  # the tool's own tokens/s/GPU for this step, if it prints one
+    timestamp: str | None = None
+
+
+@dataclass(frozen=True)
+class ParsedLog:
+    steps: tuple[LoggedStep, ...]
+    args: Mapping[str, tuple[str, int]]  # Megatron arguments block: name -> (value, line)
+
+
+def _fields(rest: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for part in rest.split("|"):
+        part = part.strip()
+        if not part:
+            continue
+        if ":" in part:
+            key, value = part.rsplit(":", 1)
+        else:  # very old Megatron wrote "lm loss 2.0E+00" without a colon
+            key, _, value = part.rpartition(" ")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _float(text: str | None) -> float | None:
+    if text is None:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _int(text: str | None) -> int | None:
+    value = _float(text)
+    return int(value) if value is not None and value.is_integer() else None
+
+
+def _loss(text: str | None) -> float | str | None:
+    value = _float(text)
+    if value is None:
+        return None
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return value
+
+
+# --------------------------------------------------------------------------- Megatron-LM
+
+
+def _arguments(lines: list[str]) -> dict[str, tuple[str, int]]:
+    args: dict[str, tuple[str, int]] = {}
+    inside = False
+    for number, line in enumerate(lines, start=1):
+        if "end of arguments" in line:
+            break
+        if re.search(r"-{3,} arguments -{3,}", line):
+            inside = True
+            continue
+        if inside:
+            m = _ARG_LINE.search(line)
+            if m:
+                args[m.group(1)] = (m.group(2), number)
+    return args
+
+
+def parse_megatron(source: Source, problems: Problems, notes: list[str]) -> ParsedLog:
+    lines = source.lines()
+    steps: list[LoggedStep] = []
+    for number, line in enumerate(lines, start=1):
+        m = _MEGATRON_LINE.search(line)
+        if not m or "elapsed time per iteration" not in m.group(3):
+            continue
+        fields = _fields(m.group(3))
+        elapsed = _float(fields.get("elapsed time per iteration (ms)"))
+        if elapsed is None or elapsed <= 0:
+            problems.add("ORV104", f"iteration {m.group(1)}: no positive `elapsed time per iteration (ms)`",
+                         "give the log Megatron-LM wrote, unchanged", number, line.find("elapsed") + 1)
+            continue
+        nan_iters = _int(fields.get("number of nan iterations")) or 0
+        skipped = _int(fields.get("number of skipped iterations")) or 0
+        loss = _loss(fields.get("lm loss"))
+        if nan_iters or skipped:
+            # Megatron leaves a non-finite loss out of its average and prints 0: the step diverged.
+            if skipped and not nan_iters:
+                notes.append(f"iteration {m.group(1)} was skipped (non-finite gradients): recorded as a "
+                             f"diverged step")
+            loss = "nan"
+        if loss is None:
+            problems.add("ORV108", f"iteration {m.group(1)}: no `lm loss` on the line",
+                         "the run file needs the training loss of every step; log it (pretrain_gpt.py "
+                         "reports `lm loss`)", number, m.start(3) + 1)
+            continue
+        stamp = _TIMESTAMP.search(line[:m.start()])
+        steps.append(LoggedStep(number, int(m.group(1)), elapsed / 1000.0,
+                                _int(fields.get("global batch size")), _int(fields.get("consumed samples")),
+                                loss, None, f"{stamp.group(1)}T{stamp.group(2)}" if stamp else None))
+    return ParsedLog(tuple(steps), _arguments(lines))
+
+
+def _layout_from_args(args: Mapping[str, tuple[str, int]]) -> dict[str, Any]:
+    def value(name: str) -> int | None:
+        return _int(args[name][0]) if name in args else None
+
+    layout: dict[str, Any] = {}
+    for key, name in (("tp", "tensor_model_parallel_size"), ("pp", "pipeline_model_parallel_size"),
+                      ("cp", "context_parallel_size"), ("dp", "data_parallel_size")):
+        if value(name) is not None:
+            layout[key] = value(name)
+    if "virtual_pipeline_model_parallel_size" in args:
+        layout["vpp"] = value("virtual_pipeline_model_parallel_size") or 1  # "None" means no interleaving
+    if value("num_experts"):  # expert sizes only mean something for MoE models
+        for key, name in (("ep", "expert_model_parallel_size"), ("etp", "expert_tensor_parallel_size")):
+            if value(name) is not None:
+                layout[key] = value(name)
+    split = _layer_split(value("num_layers"), layout.get("pp"), layout.get("vpp", 1),
+                         value("decoder_first_pipeline_num_layers"), value("decoder_last_pipeline_num_layers"))
+    if split:
+        layout["layer_split"] = split
+    return layout
+
+
+def _layer_split(layers: int | None, pp: int | None, vpp: int, first: int | None,
+                 last: int | None) -> list[int] | None:
+    """Megatron's uneven pipeline split: first/last stages as given, the middle stages share the rest."""
+    if not layers or not pp or pp < 2 or vpp != 1 or (first is None and last is None):
+        return None
+    middle_stages = pp - (first is not None) - (last is not None)
+    rest = layers - (first or 0) - (last or 0)
+    if middle_stages <= 0 or rest % middle_stages:
+        return None
+    split = [rest // middle_stages] * middle_stages
+    return ([first] if first is not None else []) + split + ([last] if last is not None else [])
+
+
+def _check_protocol(args: Mapping[str, tuple[str, int]], meta: RunMetadata, problems: Problems) -> None:
+    """The arguments must follow the workload's protocol: sequence length and precision."""
+    if "seq_length" in args and meta.seq_len and _int(args["seq_length"][0]) != meta.seq_len:
+        problems.add("ORV109", f"the log trained with seq_length {args['seq_length'][0]}, but workload "
+                               f"`{meta.workload}` fixes {meta.seq_len}",
+                     "a run is evidence only for the workload it followed; rerun with the workload's protocol",
+                     args["seq_length"][1])
+    precision = {k: args[k][0] for k in ("bf16", "fp16", "fp8") if k in args}
+    wrong = None
+    if meta.dtype == "bf16" and (precision.get("bf16") == "False" or precision.get("fp8") not in (None, "None", "False")):
+        wrong = "fp8" if precision.get("fp8") not in (None, "None", "False") else "bf16"
+    if meta.dtype == "fp16" and precision.get("fp16") == "False":
+        wrong = "fp16"
+    if wrong:
+        problems.add("ORV109", f"the log's precision arguments ({', '.join(f'{k}={v}' for k, v in precision.items())}) "
+                               f"do not match workload `{meta.workload}` ({meta.dtype})",
+                     "a run is evidence only for the workload it followed; rerun in the workload's precision",
+                     args[wrong][1])
+
+
+def convert_megatron(source: Source, meta: RunMetadata) -> Converted:
+    problems, notes = Problems(source), []
+    parsed = parse_megatron(source, problems, notes)
+    args = parsed.args
+    interval = _int(args["log_interval"][0]) if "log_interval" in args else None
+    if interval is not None and interval != 1:
+        problems.add("ORV109", f"the run logged every {interval} iterations, so its lines are {interval}-step "
+                               f"averages", "rerun with --log-interval 1: the run file needs every optimizer step",
+                     args["log_interval"][1])
+    _check_protocol(args, meta, problems)
+    seq_len = _int(args["seq_length"][0]) if "seq_length" in args else meta.seq_len
+    args_batch = _int(args["global_batch_size"][0]) if "global_batch_size" in args else None
+    meta = merge_mapping(meta, "layout", _layout_from_args(args), "Megatron-LM", notes)
+    world = _int(args["world_size"][0]) if "world_size" in args else None
+    first_stamp = parsed.steps[0].timestamp if parsed.steps else None
+    for name, value in (("gpus", world), ("measured_at", first_stamp)):
+        meta = stated(meta, name, value, "Megatron-LM", notes)
+    document = training_document("megatron-lm", "megatron-lm-training-log", parsed, seq_len, args_batch,
+                                 meta, problems, notes)
+    return Converted(document, tuple(notes))
+
+
+# --------------------------------------------------------------------------- NeMo
+
+
+def parse_nemo(source: Source, problems: Problems) -> ParsedLog:
+    steps: list[LoggedStep] = []
+    for number, line in enumerate(source.lines(), start=1):
+        m = _NEMO_LINE.search(line)
+        if not m:
+            continue
+        fields = _fields(m.group(4))
+        timing = _float(fields.get("train_step_timing in s"))
+        loss = _loss(fields.get("reduced_train_loss"))
+        missing = ("train_step_timing in s" if timing is None or timing <= 0 else
+                   "reduced_train_loss" if loss is None else None)
+        if missing:
+            problems.add("ORV108", f"iteration {m.group(2)}: no valid `{missing}` on the line",
+                         "the run file needs every step's time and loss; keep NeMo's TimingCallback and "
+                         "ProgressPrinter on", number, m.start(4) + 1)
+            continue
+        assert timing is not None and loss is not None
+        global_step = _int(fields.get("global_step"))
+        step = (global_step if global_step is not None else int(m.group(2))) + 1
+        steps.append(LoggedStep(number, step, timing, _int(fields.get("global_batch_size")),
+                                _int(fields.get("consumed_samples")), loss,
+                                _float(fields.get("tokens_per_sec_per_gpu"))))
+    return ParsedLog(tuple(steps), {})
+
+
+def convert_nemo(source: Source, meta: RunMetadata) -> Converted:
+    problems, notes = Problems(source), []
+    parsed = parse_nemo(source, problems)
+    document = training_document("nemo", "nemo-progress-log", parsed, meta.seq_len, None, meta, problems, notes)
+    _check_printed_rates(parsed, document, meta, problems)
+    problems.raise_if_any()
+    rates = [s.printed_rate for s in parsed.steps[meta.warmup_steps:] if s.printed_rate]
+    if rates and len(rates) == len(parsed.steps[meta.warmup_steps:]):
+        document["summary"]["tokens_per_s_per_gpu"] = math.fsum(rates) / len(rates)
+        notes.append("summary.tokens_per_s_per_gpu is the mean of NeMo's printed per-step tokens_per_sec_per_gpu")
+    return Converted(document, tuple(notes))
+
+
+def _check_printed_rates(parsed: ParsedLog, document: dict[str, Any], meta: RunMetadata,
+                         problems: Problems) -> None:
+    """NeMo's own per-step tokens/s/GPU must follow from batch x sequence / step time / GPUs."""
+    gpus = document["hardware"]["count"]
+    for step, sample in zip(parsed.steps, document["samples"]):
+        if step.printed_rate is None:
+            continue
+        computed = sample["tokens"] / sample["time_s"] / gpus
+        if not math.isclose(step.printed_rate, computed, rel_tol=_PRINTED_RATE_TOLERANCE):
+            problems.add("ORV109", f"iteration prints tokens_per_sec_per_gpu {step.printed_rate:g}, but "
+                                   f"global batch x {meta.seq_len} tokens / step time / {gpus} GPUs = {computed:.4g}",
+                         "check the GPU count (--gpus or the recipe) and the workload's sequence length",
+                         step.line)
+            return
+
+
+# --------------------------------------------------------------------------- shared
+
+
+def _check_steps(steps: tuple[LoggedStep, ...], problems: Problems, tool: str) -> None:
+    if not steps:
+        problems.add("ORV108", f"no {tool} training iteration lines found",
+                     f"give the {tool} log of the training run (stdout of the last rank)")
+        return
+    for prev, cur in zip(steps, steps[1:]):
+        if cur.step != prev.step + 1:
+            what = ("a restart or a second run" if cur.step <= prev.step else
+                    f"a gap of {cur.step - prev.step} steps (log interval > 1)")
+            problems.add("ORV109", f"step {cur.step} follows step {prev.step}: {what}",
+                         "give the log of one uninterrupted run that logs every iteration", cur.line)
+            return
+
+
+def _batches(parsed: ParsedLog, args_batch: int | None, meta: RunMetadata, problems: Problems) -> list[int]:
+    """Global batch of every step: printed on the line, else the arguments, consumed samples, the workload."""
+    out: list[int] = []
+    previous_consumed: int | None = None
+    for step in parsed.steps:
+        delta = (step.consumed - previous_consumed
+                 if step.consumed is not None and previous_consumed is not None else None)
+        batch = step.batch or args_batch or delta or meta.global_batch
+        previous_consumed = step.consumed
+        if not batch:
+            problems.add("ORV108", f"step {step.step}: the global batch size is not stated",
+                         "pass --workload (its global batch) or give a log that prints it", step.line)
+            return out
+        if meta.global_batch and batch != meta.global_batch:
+            problems.add("ORV109", f"step {step.step} trained a global batch of {batch}, but workload "
+                                   f"`{meta.workload}` fixes {meta.global_batch}",
+                         "a run is evidence only for the workload it followed; rerun with its global batch",
+                         step.line)
+            return out
+        out.append(batch)
+    return out
+
+
+def training_document(tool: str, fmt: str, parsed: ParsedLog, seq_len: int | None, args_batch: int | None,
+                      meta: RunMetadata, problems: Problems, notes: list[str]) -> dict[str, Any]:
+    _check_steps(parsed.steps, problems, tool)
+    if seq_len is None:
+        problems.add("ORV108", "the sequence length is not stated",
+                     "pass --workload (its sequence length) or --recipe; tokens per step = global batch x "
+                     "sequence length")
+    batches = _batches(parsed, args_batch, meta, problems)
+    require(meta, ("model", "gpu", "gpus", "software", "workload", "layout", "measured_at", "measured_by",
+                   "tool_version"), problems, f"the {tool} log")
+    layout = dict(meta.layout or {})
+    missing = [k for k in ("tp", "pp", "dp") if k not in layout]
+    if meta.layout and missing:
+        problems.add("ORV108", f"the layout lacks {', '.join(missing)}", "pass --recipe with a complete layout")
+    problems.raise_if_any()
+    assert seq_len is not None and meta.gpus is not None
+    samples = [{"step": s.step, "time_s": round(s.time_s, 6), "tokens": b * seq_len, "loss": s.loss}
+               for s, b in zip(parsed.steps, batches)]
+    facts = training_facts(samples, meta.gpus, meta.warmup_steps)
+    if "tokens_per_s_per_gpu" not in facts.headline:
+        problems.add("ORV109", f"the log has {len(samples)} iteration(s); workload `{meta.workload}` excludes "
+                               f"the first {meta.warmup_steps} as warm-up", "give the log of a longer run",
+                     parsed.steps[-1].line)
+        problems.raise_if_any()
+    summary: dict[str, Any] = {"tokens_per_s_per_gpu": facts.headline["tokens_per_s_per_gpu"]}
+    if isinstance(samples[-1]["loss"], float):
+        summary["final_loss"] = samples[-1]["loss"]
+    doc = common_fields("training", meta)
+    doc.update({"tool": tool_block(tool, fmt, meta), "workload": meta.workload, "layout": layout,
+                "summary": summary, "samples": samples})
+    return doc
