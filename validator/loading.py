@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -213,15 +214,26 @@ def _refuse_deep_flow(text: str) -> None:
             depth = max(0, depth - 1)
 
 
-def locate_yaml(text: str, json_path: JsonPath) -> Location:
-    """Line/col of the value at json_path (or of the deepest existing parent), via ruamel."""
+@functools.lru_cache(maxsize=32)
+def _round_trip(text: str) -> Any:
+    """ruamel's round-trip tree (positions of every key and value), parsed once per text.
+
+    Only files with findings are re-parsed this way (~10 ms each); a file with several findings
+    pays once.
+    """
     from ruamel.yaml import YAML
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
     try:
-        node = YAML(typ="rt", pure=True).load(text)
+        return YAML(typ="rt", pure=True).load(text)
     except Exception:  # noqa: BLE001 - locating is best effort; the parse error was reported
-        return (1, 1)
+        return None
+
+
+def locate_yaml(text: str, json_path: JsonPath) -> Location:
+    """Line/col of the value at json_path (or of the deepest existing parent), via ruamel."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    node = _round_trip(text)
     loc: Location = (1, 1)
     for part in json_path:
         if isinstance(node, CommentedMap) and part in node:
@@ -242,14 +254,13 @@ def locate_yaml(text: str, json_path: JsonPath) -> Location:
 
 def locate_yaml_key(text: str, json_path: JsonPath) -> Location:
     """Line/col of the key that holds json_path[-1] (for 'unknown field' findings)."""
-    from ruamel.yaml import YAML
     from ruamel.yaml.comments import CommentedMap
 
     if not json_path:
         return (1, 1)
     parent_loc = locate_yaml(text, json_path[:-1])
     try:
-        node = YAML(typ="rt", pure=True).load(text)
+        node = _round_trip(text)
         for part in json_path[:-1]:
             node = node[part]
         if isinstance(node, CommentedMap) and json_path[-1] in node:

@@ -131,7 +131,7 @@ _SLUG_HINTS = {
     "^[a-z0-9]+(-[a-z0-9]+)*$": "lower-case letters, digits and single hyphens, e.g. `{suggestion}`",
     "^sha256:[0-9a-f]{64}$": "write `sha256:` and the 64 lower-case hex digits that `orv add-run` printed",
     "^[0-9a-f]{64}$": "write the 64 lower-case hex digits of the SHA-256 (`sha256sum FILE`)",
-    "^[0-9]{4}-[0-9]{2}-[0-9]{2}$": "write the date as \"YYYY-MM-DD\", e.g. \"2026-10-18\"",
+    "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$": "write the date as \"YYYY-MM-DD\", e.g. \"2026-10-18\"",
 }
 
 
