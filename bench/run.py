@@ -64,7 +64,7 @@ def check_jsonschema_script(root: Path, work: Path) -> str:
     """One bash line running check-jsonschema per file kind; xargs batches the file lists."""
     lines = []
     for i, cmd in enumerate(check_jsonschema_cmds(root)):
-        exe_and_schema, paths = cmd[:3], cmd[3:]
+        exe_and_schema, paths = cmd[:5], cmd[5:]
         lst = work / f"cjs-{i}.lst"
         lst.write_text("\0".join(paths))
         lines.append(f"xargs -0 -a {lst} {subprocess.list2cmdline(exe_and_schema)} >/dev/null")
@@ -83,7 +83,9 @@ def check_jsonschema_cmds(root: Path) -> list[list[str]]:
         ("run-training", training_runs),
         ("run-inference", inference_runs),
     ]
-    return [[exe, "--schemafile", str(schema / f"{name}.schema.json"), *paths] for name, paths in groups if paths]
+    # --base-uri: resolve the schemas' relative $refs from schema/ on disk, never over the network.
+    return [[exe, "--base-uri", (schema / f"{name}.schema.json").as_uri(), "--schemafile",
+             str(schema / f"{name}.schema.json"), *paths] for name, paths in groups if paths]
 
 
 def prepare_pr(root: Path, work: Path) -> Path:
