@@ -24,6 +24,7 @@ COVERED_ELSEWHERE = {
     "ORV111": "tests/test_limits.py::test_recipe_over_one_mebibyte_is_orv111",
     "ORV117": "tests/test_hostile.py::test_case_insensitive_path_collision",
     "ORV118": "tests/test_hostile.py::test_control_characters_in_a_file_name",
+    "ORV702": "tests/test_boards.py::test_data_and_boards_committed_together_is_only_a_stale_stamp",
     "ORV701": "tests/test_boards.py::test_changing_one_recipe_moves_rank_fastest_and_check",  # needs git history
 }
 

@@ -213,6 +213,54 @@ def boards_cmd(check_only: bool, root: str | None) -> None:
     click.echo(f"{BOARDS_PATH} {'written' if committed != fresh else 'unchanged'}")
 
 
+@cli.group("import")
+def import_group() -> None:
+    """Import a legacy source: recipes and run files into the registry, and an import report."""
+
+
+_REPORT_HELP = ("Where to save the Markdown report (a .json twin is written beside it); "
+                "default: docs/import-report-<command>.md in the registry.")
+
+
+@import_group.command("leaderboard")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--root", type=click.Path(file_okay=False, exists=True), default=None,
+              help="Registry root (default: found from the current folder).")
+@click.option("--report", "report_path", type=click.Path(dir_okay=False), default=None, help=_REPORT_HELP)
+def import_leaderboard_cmd(file: str, root: str | None, report_path: str | None) -> None:
+    """Seed 000's training leaderboard (FILE) -> training recipes and catalog/starting-points.yaml."""
+    _run_import("leaderboard", file, root, report_path)
+
+
+@import_group.command("legacy-boards")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--root", type=click.Path(file_okay=False, exists=True), default=None,
+              help="Registry root (default: found from the current folder).")
+@click.option("--report", "report_path", type=click.Path(dir_okay=False), default=None, help=_REPORT_HELP)
+def import_legacy_boards_cmd(file: str, root: str | None, report_path: str | None) -> None:
+    """Seed 004's tier-boards JSON export (FILE) -> inference recipes and run files."""
+    _run_import("legacy-boards", file, root, report_path)
+
+
+def _run_import(command: str, file: str, root: str | None, report_path: str | None) -> None:
+    from validator.diagnostics import Diagnostic, Result, Severity
+    from validator.engine import find_root
+    from validator.importers import execute
+    from validator.importers.common import ImportInputError
+    from validator.importers.report import render_summary
+    from validator.report import REPORTER_BY_NAME
+
+    root = os.path.abspath(root) if root else find_root(".")
+    try:
+        report, saved = execute(command, root, file, report_path)
+    except ImportInputError as exc:
+        finding = Diagnostic(exc.code, Severity.ERROR, exc.path, exc.line, exc.col, exc.message, exc.hint)
+        click.echo(REPORTER_BY_NAME["text"](Result((finding,))), nl=False, err=True)
+        sys.exit(EXIT_FINDINGS)
+    click.echo(render_summary(report, os.path.relpath(saved)), nl=False)
+    sys.exit(EXIT_FINDINGS if report.conflicts else EXIT_OK)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: map every outcome to an exit code; never let a traceback reach the user."""
     from validator.engine import UsageError

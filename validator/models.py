@@ -288,7 +288,7 @@ class ModelSpec(_Catalog):
     name: str
     family: str
     params_b: Optional[float] = None
-    active_b: Optional[float] = None
+    active_b: Optional[float] = None  # unknown for some models only seen in inference sources
     moe: Optional[bool] = None
     layers: Optional[int] = None
     layers_source: Optional[str] = None

@@ -1,0 +1,36 @@
+"""Importers for the legacy sources: seed 000's training leaderboard and seed 004's boards export.
+
+`execute` is what `orv import <command>` runs: import, then save the report (Markdown and a JSON
+twin). The importers write recipes and run files themselves, through validator.storing.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Callable
+
+from validator.importers.report import ImportReport, render_json, render_markdown
+from validator.storing import write_atomic
+
+
+def _importers() -> dict[str, Callable[[str, str], ImportReport]]:
+    from validator.importers.leaderboard import import_leaderboard
+    from validator.importers.legacy_boards import import_legacy_boards
+
+    return {"leaderboard": import_leaderboard, "legacy-boards": import_legacy_boards}
+
+
+def default_report_path(root: str, command: str) -> str:
+    return os.path.join(root, "docs", f"import-report-{command}.md")
+
+
+def execute(command: str, root: str, source: str, report_path: str | None = None) -> tuple[ImportReport, str]:
+    """Run one import into the registry at `root`; returns the report and where it was saved.
+
+    Raises validator.importers.common.ImportInputError when the source or catalog cannot be read.
+    """
+    report = _importers()[command](root, source)
+    path = report_path or default_report_path(root, command)
+    write_atomic(path, render_markdown(report).encode("utf-8"))
+    write_atomic(os.path.splitext(path)[0] + ".json", render_json(report).encode("utf-8"))
+    return report, path
