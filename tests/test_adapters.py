@@ -387,7 +387,7 @@ def test_a_damaged_vllm_result_is_a_finding_not_a_crash(key: str, value: Any, in
 def test_a_damaged_megatron_log_is_a_finding_not_a_crash(index: int, junk: str, replace: bool) -> None:
     lines = list(MEGATRON_LINES)
     if replace:
-        lines[index] = re.sub(r"[\d.E+-]+\s*\|", junk + " |", lines[index], count=1)
+        lines[index] = re.sub(r"[\d.E+-]+\s*\|", lambda _: junk + " |", lines[index], count=1)
     else:
         lines.insert(index, junk)
     try:

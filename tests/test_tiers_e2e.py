@@ -99,8 +99,8 @@ def test_training_recipe_climbs_from_claimed_to_reproduced(tmp_path: Path,
     # T3: the same log measured by someone else agrees within 5%.
     log_b = reg.add_run(capsys, "--from", "megatron", str(TOOLS / "megatron" / "qwen3-8-27b-second-measurer.log"),
                         "--recipe", recipe, "--measured-by", "lab-b")
-    t3 = reg.tier([summary, log_a, log_b])
-    assert t3.tier == "T3" and set(t3.verified_runs) == {log_a, log_b}
+    t3 = reg.tier([summary, log_a, log_a2, log_b])  # every stored run stays referenced (no orphan)
+    assert t3.tier == "T3" and set(t3.verified_runs) == {log_a, log_a2, log_b}
 
 
 def test_a_diverged_run_keeps_the_recipe_at_t1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -45,26 +45,33 @@ def _software_view(software: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {role: c.model_dump(exclude_none=True, exclude_defaults=True) for role, c in sorted(software.items())}
 
 
+def _compare_fields(out: list[Mismatch], prefix: str, recipe_side: Any, run_side: Any) -> None:
+    """One Mismatch per differing key (recursing into mappings), so a finding names the exact field."""
+    if isinstance(recipe_side, dict) and isinstance(run_side, dict):
+        for key in sorted(set(recipe_side) | set(run_side)):
+            _compare_fields(out, f"{prefix}.{key}", recipe_side.get(key), run_side.get(key))
+    elif recipe_side != run_side:
+        out.append(Mismatch(prefix, recipe_side, run_side))
+
+
 def mismatches(recipe: Recipe, run: RunMeta) -> list[Mismatch]:
-    """Fields where the run's metadata disagrees with the recipe (empty list: they agree)."""
+    """Fields where the run's metadata disagrees with the recipe (empty list: they agree).
+
+    Each entry names one leaf field (`hardware.count`, `layout.dp`, `software.framework.version`),
+    or a whole block when one side lacks it (`serving`, `software.runtime`).
+    """
     out: list[Mismatch] = []
-
-    def compare(field: str, a: Any, b: Any) -> None:
-        if a != b:
-            out.append(Mismatch(field, a, b))
-
-    compare("kind", recipe.kind, run.kind)
-    compare("model", recipe.model, run.model)
-    compare("hardware.gpu", recipe.hardware.gpu, run.hardware.gpu)
-    compare("hardware.count", recipe.hardware.count, run.hardware.count)
-    compare("software", _software_view(dict(recipe.software)), _software_view(dict(run.software)))
+    _compare_fields(out, "kind", recipe.kind, run.kind)
+    _compare_fields(out, "model", recipe.model, run.model)
+    _compare_fields(out, "hardware", recipe.hardware.model_dump(), run.hardware.model_dump())
+    _compare_fields(out, "software", _software_view(dict(recipe.software)), _software_view(dict(run.software)))
     if isinstance(recipe, TrainingRecipe):
-        compare("workload", recipe.workload, run.workload)
-        compare("layout", recipe.layout.model_dump(), run.layout.model_dump() if run.layout else None)
+        _compare_fields(out, "workload", recipe.workload, run.workload)
+        _compare_fields(out, "layout", recipe.layout.model_dump(), run.layout.model_dump() if run.layout else None)
     elif isinstance(recipe, InferenceRecipe):
-        compare("quant", recipe.quant, run.quant)
-        compare("serving", recipe.serving.model_dump(exclude_none=True),
-                run.serving.model_dump(exclude_none=True) if run.serving else None)
+        _compare_fields(out, "quant", recipe.quant, run.quant)
+        _compare_fields(out, "serving", recipe.serving.model_dump(exclude_none=True),
+                        run.serving.model_dump(exclude_none=True) if run.serving else None)
     return out
 
 

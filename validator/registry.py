@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Iterator, Mapping
 
-from validator.hashing import HEX64
+from validator.hashing import HEX64, run_path
 from validator.loading import Document
 from validator.models import (GpuSpec, ModelSpec, Recipe, RunMeta, StartingPoint, WorkloadSpec)
 from validator.recompute import RunFacts
@@ -37,6 +37,17 @@ def classify(rel: str) -> str | None:
     m = _RUN_PATH.match(rel)
     if m and m.group(2).startswith(m.group(1)):
         return "run"
+    return None
+
+
+_HASH_NAMED_RUN = re.compile(r"^runs/(?:([^/]+)/)?([0-9a-f]{64})\.json$")
+
+
+def misplaced_run(rel: str) -> str | None:
+    """For a hash-named run file outside its shard folder (runs/ab/cd….json), the path it belongs at."""
+    m = _HASH_NAMED_RUN.match(rel)
+    if m and m.group(1) != m.group(2)[:2]:
+        return run_path(m.group(2))
     return None
 
 

@@ -8,7 +8,7 @@ from typing import Iterator
 
 from validator.checks import Finding, check, declare
 from validator.diagnostics import Severity
-from validator.registry import Snapshot, classify
+from validator.registry import Snapshot, classify, misplaced_run
 
 E = Severity.ERROR
 
@@ -95,7 +95,8 @@ def file_in_wrong_folder(snapshot: Snapshot) -> Iterator[Finding]:
     and boards/boards.json. A file anywhere else under those folders is rejected.
     """
     for rel in snapshot.files:
-        if classify(rel) is None and not _is_symlink_reported(snapshot, rel):
+        # a hash-named run file in the wrong shard folder is ORV209's, with the exact path to move it to
+        if classify(rel) is None and not _is_symlink_reported(snapshot, rel) and not misplaced_run(rel):
             hint = ("run files live at runs/<first two hex>/<sha256>.json; `orv add-run FILE` puts them there"
                     if rel.startswith("runs/") else
                     "recipes live at recipes/<training|inference>/<model-id>/<recipe-id>.yaml"

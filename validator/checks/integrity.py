@@ -1,0 +1,289 @@
+"""ORV2xx integrity: run files are what their names say, canonical, referenced once, and back their recipe."""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import TYPE_CHECKING, Any, Iterator
+
+from validator.checks import Finding, check
+from validator.diagnostics import Severity
+from validator.evidence import CLAIM_TOLERANCE, claim_gaps, mismatches
+from validator.hashing import RUN_REF, canonical_bytes, content_address, run_path
+from validator.recompute import relative_gap
+from validator.registry import Catalog, RecipeEntry, Snapshot, misplaced_run
+
+if TYPE_CHECKING:
+    from validator.engine import RunFile
+
+E = Severity.ERROR
+
+
+def _short(digest: str) -> str:
+    return f"sha256:{digest[:12]}…"
+
+
+def _figure(value: float) -> str:
+    """A figure as a contributor would write it: 1480.4, 0.912, 12,345.6."""
+    if not math.isfinite(value):
+        return str(value)
+    if abs(value) >= 100:
+        return f"{value:,.1f}"
+    return f"{value:.4g}"
+
+
+# --------------------------------------------------------------------------- run file, bytes in memory
+
+
+@check("ORV201", E, "run file name is not the SHA-256 of its bytes", scope="run-file")
+def name_is_hash(run: RunFile, catalog: Catalog) -> Iterator[Finding]:
+    """
+    A run file is stored at runs/<h[:2]>/<h>.json where h is the SHA-256 of its exact bytes, so
+    that `sha256sum` of the file equals its name and a recipe's `sha256:` reference pins exactly
+    the evidence a reviewer saw. A different hash means the bytes were edited after they were
+    stored (or stored under a wrong name). Run files are append-only evidence: restore the
+    original bytes from git. If the content really is a new measurement, store it as a new run
+    with `orv add-run FILE` and reference the `sha256:` it prints.
+    """
+    if run.name_digest is None or run.name_digest == run.actual_digest:
+        return
+    hint = ("restore the original bytes with `git checkout -- <file>`; a changed measurement is a new run: "
+            "`orv add-run FILE` stores it under its own hash, then reference that sha256 in the recipe")
+    if not run.canonical and _canonical_digest(run.doc.data) == run.name_digest:
+        hint = ("only the formatting changed: the canonical form of this content has the expected hash; "
+                "restore the file from git (or `orv add-run` it again) instead of editing it")
+    yield Finding(run.path, f"SHA-256 of the bytes does not match the file name: expected {run.name_digest} "
+                            f"(the name), actual {run.actual_digest} (the bytes)",
+                  hint, line=1, col=1)
+
+
+def _canonical_digest(data: Any) -> str | None:
+    try:
+        return content_address(canonical_bytes(data))
+    except Exception:  # noqa: BLE001 - data that JCS cannot encode simply has no canonical digest
+        return None
+
+
+@check("ORV202", E, "run file is not RFC 8785 canonical JSON", scope="run-file")
+def bytes_are_canonical(run: RunFile, catalog: Catalog) -> Iterator[Finding]:
+    """
+    A run file's bytes must be the RFC 8785 (JCS) canonical serialization of its document:
+    keys sorted, no whitespace, numbers in shortest form, UTF-8. Only then does the same content
+    always have the same address, whoever stored it and with whatever tool. The finding points
+    at the first byte that differs from the canonical form. Do not reformat run files by hand:
+    `orv add-run FILE` writes the canonical form and prints its sha256 reference.
+    """
+    if run.canonical:
+        return
+    try:
+        expected = canonical_bytes(run.doc.data)
+    except Exception:  # noqa: BLE001 - e.g. an integer beyond 2^53, which JCS cannot represent exactly
+        yield Finding(run.path, "the document cannot be written in RFC 8785 canonical form "
+                                "(it holds a number JCS cannot represent exactly, such as an integer beyond 2^53)",
+                      "write such values as strings or smaller numbers, then store the file with `orv add-run FILE`",
+                      line=1, col=1)
+        return
+    offset = _first_difference(run.raw, expected)
+    line, col = _offset_location(run.raw, offset)
+    yield Finding(run.path, f"bytes are not RFC 8785 canonical JSON (first difference at byte {offset}: "
+                            f"{_snippet(run.raw, offset)} where canonical form has {_snippet(expected, offset)})",
+                  "`orv add-run` writes the canonical form: run it on the tool's output and commit the file it "
+                  "creates (its name changes with its bytes) instead of this one", line=line, col=col)
+
+
+def _first_difference(a: bytes, b: bytes) -> int:
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            return i
+    return min(len(a), len(b))
+
+
+def _offset_location(raw: bytes, offset: int) -> tuple[int, int]:
+    line = raw.count(b"\n", 0, offset) + 1
+    start = raw.rfind(b"\n", 0, offset) + 1
+    return line, len(raw[start:offset].decode("utf-8", errors="replace")) + 1
+
+
+def _snippet(raw: bytes, offset: int) -> str:
+    piece = raw[offset:offset + 12]
+    return repr(piece.decode("utf-8", errors="replace")) if piece else "end of file"
+
+
+@check("ORV208", E, "run summary disagrees with its raw samples", scope="run-file")
+def summary_matches_samples(run: RunFile, catalog: Catalog) -> Iterator[Finding]:
+    """
+    A run file's `summary` (the benchmark tool's own headline) must agree within 1% with the
+    same figure recomputed from its raw samples (definitions in validator/recompute.py: training
+    tokens/s/GPU over the steps after the workload's warm-up; inference per-request means). A
+    larger gap means the summary was edited, or the samples are not the ones the tool measured.
+    Re-export the run from the tool; do not edit either part by hand.
+    """
+    if run.meta is None or run.facts is None or not run.facts.has_samples:
+        return
+    for metric, stated in sorted(run.meta.summary.items()):
+        recomputed = run.facts.headline.get(metric)
+        if recomputed is None or relative_gap(stated, recomputed) <= CLAIM_TOLERANCE:
+            continue
+        yield Finding(run.path, f"summary.{metric} is {_figure(stated)} but the {run.facts.sample_count} raw samples "
+                                f"give {_figure(recomputed)} ({_percent(relative_gap(stated, recomputed))} apart)",
+                      f"the samples give summary.{metric} = {_figure(recomputed)}; export the run again from the "
+                      "tool rather than editing the summary", at=("summary", metric))
+
+
+def _percent(gap: float) -> str:
+    return f"{gap * 100:.1f}%" if math.isfinite(gap) else "infinitely far"
+
+
+# --------------------------------------------------------------------------- registry: runs vs recipes
+
+
+def _raw_references(entry: RecipeEntry) -> list[tuple[int, str]]:
+    """(index in runs, digest) for every well-formed reference, even in a recipe that fails its schema."""
+    if entry.recipe is not None:
+        return list(enumerate(entry.recipe.run_digests))
+    runs = entry.doc.data.get("runs") if isinstance(entry.doc.data, dict) else None
+    if not isinstance(runs, list):
+        return []
+    out = []
+    for i, ref in enumerate(runs):
+        m = RUN_REF.match(ref) if isinstance(ref, str) else None
+        if m:
+            out.append((i, m.group(1)))
+    return out
+
+
+def _misplaced_by_digest(snapshot: Snapshot) -> dict[str, str]:
+    out = {}
+    for rel in snapshot.files:
+        if misplaced_run(rel):
+            out[rel.rsplit("/", 1)[-1].removesuffix(".json")] = rel
+    return out
+
+
+@check("ORV203", E, "referenced run file is missing")
+def referenced_run_exists(snapshot: Snapshot) -> Iterator[Finding]:
+    """
+    A recipe's `runs:` lists `sha256:<hash>` references; each must have its file at
+    runs/<hash[:2]>/<hash>.json in the same pull request. A reference without its file is a
+    claim of evidence nobody can check. Add the file with `orv add-run FILE` (it prints the
+    reference to copy), or remove the reference.
+    """
+    misplaced = _misplaced_by_digest(snapshot)
+    for entry, recipe in snapshot.valid_recipes():
+        for i, digest in enumerate(recipe.run_digests):
+            if digest in snapshot.runs:
+                continue
+            hint = (f"the file is at {misplaced[digest]}; move it to {run_path(digest)}" if digest in misplaced else
+                    f"add the run file at {run_path(digest)} with `orv add-run FILE`, or remove this reference")
+            yield Finding(entry.path, f"runs[{i}] references sha256:{digest}, but there is no {run_path(digest)}",
+                          hint, at=("runs", i))
+
+
+@check("ORV204", E, "orphan run file")
+def run_is_referenced(snapshot: Snapshot) -> Iterator[Finding]:
+    """
+    Every run file must back a recipe: some recipe's `runs:` lists its `sha256:` reference. Run
+    files are append-only (ORV6xx), so an orphan merged today could never be removed. Reference
+    it from the recipe it measures (`runs: ["sha256:<hash>"]`), or leave it out of the pull request.
+    """
+    referenced = {digest for entry in snapshot.recipes for _, digest in _raw_references(entry)}
+    for digest, run in snapshot.runs.items():
+        if digest not in referenced and run.meta is not None:  # an unreadable file has its own finding
+            yield Finding(run.path, f"no recipe references this run file (sha256:{digest})",
+                          f"add \"sha256:{digest}\" to the `runs:` list of the recipe it measures, "
+                          "or remove the file from the pull request", line=1, col=1)
+
+
+@check("ORV205", E, "run file referenced by two recipes")
+def run_referenced_once(snapshot: Snapshot) -> Iterator[Finding]:
+    """
+    A run file measures one configuration, so it is evidence for exactly one recipe. The same
+    run under two recipes would count one measurement twice (and lift both to a tier only one
+    earned). Keep the reference in the recipe whose settings the run used; the other recipe
+    needs its own run. Reported at every recipe that references the shared run.
+    """
+    users: dict[str, list[tuple[RecipeEntry, int]]] = {}
+    for entry, _ in snapshot.valid_recipes():
+        for i, digest in _raw_references(entry):
+            users.setdefault(digest, []).append((entry, i))
+    for digest, refs in sorted(users.items()):
+        if len(refs) < 2:
+            continue
+        for entry, i in refs:
+            others = ", ".join(other.path for other, _ in refs if other.path != entry.path)
+            yield Finding(entry.path, f"run {_short(digest)} is also referenced by {others}",
+                          "keep the reference only in the recipe whose settings the run measured; "
+                          "measure the other recipe separately", at=("runs", i))
+
+
+@check("ORV206", E, "run metadata disagrees with its recipe")
+def run_matches_recipe(snapshot: Snapshot) -> Iterator[Finding]:
+    """
+    A run is evidence for a recipe only if it measured that recipe: the run file's model,
+    hardware (GPU and count), software (every component and pin), and the training layout and
+    workload or the inference quant and serving settings must equal the recipe's. The finding
+    sits on the recipe's `runs[i]` reference and names the field with both values. Fix the
+    recipe if it was written wrongly; if the run measured a different setup, that setup is a
+    different recipe.
+    """
+    for entry, recipe in snapshot.valid_recipes():
+        for i, digest in enumerate(recipe.run_digests):
+            run = snapshot.runs.get(digest)
+            if run is None or run.meta is None:
+                continue
+            for m in mismatches(recipe, run.meta):
+                yield Finding(entry.path,
+                              f"run {_short(digest)} disagrees on `{m.field}`: recipe has {_value(m.recipe_value)}, "
+                              f"run has {_value(m.run_value)}",
+                              f"if the recipe is wrong, set `{m.field}` to {_value(m.run_value)}; otherwise this run "
+                              "measured another setup and belongs to another recipe", at=("runs", i))
+
+
+def _value(value: Any) -> str:
+    if value is None:
+        return "nothing"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(str(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_value(v)}" for k, v in value.items()) + "}"
+    return f"`{value}`"
+
+
+@check("ORV207", E, "claimed figure differs from the run's raw samples")
+def claim_matches_samples(snapshot: Snapshot) -> Iterator[Finding]:
+    """
+    A claimed figure must agree within 1% with the same figure recomputed from the raw samples
+    of every run the recipe references (training tokens/s/GPU over the steps after the
+    workload's warm-up; inference decode and prefill rates and TTFT per request; definitions in
+    validator/recompute.py). The submitter's number is never taken on trust. Set the claim to
+    the recomputed figure the message gives, or reference the run that measured the claim.
+    Runs whose metadata disagrees with the recipe are left to ORV206.
+    """
+    for entry, recipe in snapshot.valid_recipes():
+        for digest in recipe.run_digests:
+            run = snapshot.runs.get(digest)
+            if run is None or run.meta is None or mismatches(recipe, run.meta):
+                continue
+            for gap in claim_gaps(recipe, run.facts):
+                if gap.within_tolerance:
+                    continue
+                yield Finding(entry.path,
+                              f"claimed.{gap.metric} is {_figure(gap.claimed)} but run {_short(digest)}'s raw samples "
+                              f"give {_figure(gap.recomputed)} ({_percent(gap.gap)} apart; at most 1% is allowed)",
+                              f"set claimed.{gap.metric}: {_figure(gap.recomputed).replace(',', '')}, or reference "
+                              "the run that measured the claimed figure", at=("claimed", gap.metric))
+
+
+@check("ORV209", E, "run file in the wrong shard folder")
+def run_in_its_shard(snapshot: Snapshot) -> Iterator[Finding]:
+    """
+    A run file named <h>.json lives in runs/<first two hex of h>/. A file with a valid hash
+    name in another folder is not found by its reference and is not checked as a run. Move it
+    to the folder its name gives (`orv add-run FILE` always stores it there).
+    """
+    for rel in snapshot.files:
+        correct = misplaced_run(rel)
+        if correct and not os.path.islink(os.path.join(snapshot.root, rel)):  # a link is ORV114's
+            folder = rel.rsplit("/", 1)[0] + "/"
+            yield Finding(rel, f"run file is in {folder} but its hash starts with {correct.split('/')[1]}",
+                          f"move it to {correct}", line=1, col=1)

@@ -1,0 +1,517 @@
+"""ORV5xx consistency and physics: Megatron-Core's layout rules, and figures no hardware can reach."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterator, Optional
+
+from validator.checks import Finding, check
+from validator.diagnostics import Severity
+from validator.models import GpuSpec, InferenceRecipe, ModelSpec, RunMeta, TrainingRecipe, WorkloadSpec
+from validator.quant import QuantBits, bits_per_weight
+from validator.recompute import RunFacts
+from validator.registry import Catalog, RecipeEntry, RunEntry, Snapshot
+
+if TYPE_CHECKING:
+    from validator.engine import RunFile
+
+E, W = Severity.ERROR, Severity.WARNING
+
+# Training FLOPs per token: 6 x active parameters (forward 2, backward 4), attention left out, so
+# the implied MFU can only under-state the real one (SPEC §6).
+FLOPS_PER_PARAM_TOKEN = 6.0
+# Ceilings when the workload does not set its own (catalog/workloads.yaml mfu_ceiling_dense/_moe).
+# Dense: about 65% is the best tuned dense training reaches on the 6N count. MoE: token dispatch
+# (all-to-all) and many small grouped GEMMs cost time dense layers do not pay, so 50%.
+DEFAULT_MFU_CEILING_DENSE = 0.65
+DEFAULT_MFU_CEILING_MOE = 0.50
+# A model counts as MoE when the catalog says so, or (unsaid) when it holds over twice its active
+# parameters; an unsure model gets the dense (higher, more permissive) ceiling.
+MOE_PARAMS_RATIO = 2.0
+# Decode reads every active weight once per step, except tables looked up by row (input and
+# per-layer embeddings) and encoder towers idle during text decode, which catalogs may count as
+# active. Assuming only 75% of active weights are read keeps the bound above anything possible.
+DECODE_READ_FRACTION = 0.75
+# Summary figures are rounded by tools and timers differ by a little; 1% keeps ORV511 for the impossible.
+AGGREGATE_TOLERANCE = 0.01
+_MAX_LISTED_DIVISORS = 10**7  # list valid values in hints only for numbers this small
+
+
+def _fig(value: float) -> str:
+    if not math.isfinite(value):
+        return str(value)
+    return f"{value:,.1f}" if abs(value) >= 100 else f"{value:.3g}"
+
+
+def _pct(value: float) -> str:
+    return f"{value * 100:.1f}%" if math.isfinite(value) else str(value)
+
+
+def divisors(n: int) -> list[int]:
+    """Divisors of n, ascending (empty for n too large to list in a hint)."""
+    if n < 1 or n > _MAX_LISTED_DIVISORS:
+        return []
+    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
+    return sorted(set(small + [n // d for d in small]))
+
+
+def _choices(values: list[int], limit: int = 12) -> str:
+    if not values:
+        return "{…}"
+    shown = ", ".join(str(v) for v in values[:limit])
+    return "{" + shown + (", …}" if len(values) > limit else "}")
+
+
+def _training(snapshot: Snapshot) -> Iterator[tuple[RecipeEntry, TrainingRecipe]]:
+    for entry, recipe in snapshot.valid_recipes():
+        if isinstance(recipe, TrainingRecipe):
+            yield entry, recipe
+
+
+def _inference(snapshot: Snapshot) -> Iterator[tuple[RecipeEntry, InferenceRecipe]]:
+    for entry, recipe in snapshot.valid_recipes():
+        if isinstance(recipe, InferenceRecipe):
+            yield entry, recipe
+
+
+def layout_text(tp: int, pp: int, cp: int, dp: int) -> str:
+    return f"TP{tp}×PP{pp}×CP{cp}×DP{dp}"
+
+
+# --------------------------------------------------------------------------- layout rules (training)
+
+
+@check("ORV501", E, "layout does not multiply to the GPU count")
+def layout_covers_gpus(snapshot: Snapshot) -> Iterator[Finding]:
+    """
+    Megatron-Core places every GPU in exactly one (TP, PP, CP, DP) coordinate, so
+    TP × PP × CP × DP must equal `hardware.count` (CP and DP default to 1; expert parallelism
+    folds into these GPUs and does not multiply, see ORV502). The hint gives the DP that the
+    stated GPU count implies, or the count the layout implies.
+    """
+    for entry, recipe in _training(snapshot):
+        lay, gpus = recipe.layout, recipe.hardware.count
+        product = lay.tp * lay.pp * lay.cp * lay.dp
+        if product == gpus:
+            continue
+        model_parallel = lay.tp * lay.pp * lay.cp
+        stated = f"{product} GPUs = {layout_text(lay.tp, lay.pp, lay.cp, lay.dp)}"
+        if gpus % model_parallel == 0:
+            hint = f"{stated}; with {gpus} GPUs DP would be {gpus // model_parallel} (or set hardware.count: {product})"
+        else:
+            hint = (f"{stated}; {gpus} GPUs is not a multiple of TP×PP×CP = {model_parallel}: set "
+                    f"hardware.count: {product}, or change TP, PP or CP")
+        yield Finding(entry.path, f"the layout covers {product} GPUs but hardware.count is {gpus}", hint,
+                      at=("layout", "dp"))
+
+
+@check("ORV502", E, "expert parallelism does not fold into the layout")
+def experts_fold(snapshot: Snapshot) -> Iterator[Finding]:
+    """
+    MoE parallel folding (Megatron-Core): the expert layers re-partition the same GPUs that
+    attention uses as TP × CP × DP, into ETP × EP × expert-DP. So EP × ETP must divide
+    TP × CP × DP. `etp` is optional and 1 when absent, as every MoE layout in the training
+    leaderboard implies. The hint lists the EP values that fold.
+    """
+    for entry, recipe in _training(snapshot):
+        lay = recipe.layout
+        dense_group = lay.tp * lay.cp * lay.dp
+        if dense_group % (lay.ep * lay.etp) == 0:
+            continue
+        if dense_group % lay.etp == 0:
+            hint = (f"TP×CP×DP = {dense_group}; with ETP{lay.etp}, EP must be one of "
+                    f"{_choices(divisors(dense_group // lay.etp))}")
+        else:
+            hint = f"TP×CP×DP = {dense_group}; ETP must divide it too: ETP ∈ {_choices(divisors(dense_group))}"
+        yield Finding(entry.path, f"EP{lay.ep}×ETP{lay.etp} = {lay.ep * lay.etp} does not divide "
+                                  f"TP×CP×DP = {lay.tp}×{lay.cp}×{lay.dp} = {dense_group}", hint, at=("layout", "ep"))
+
+
+@check("ORV503", E, "virtual pipeline stages without a pipeline")
+def vpp_needs_pp(snapshot: Snapshot) -> Iterator[Finding]:
+    """
+    Virtual pipeline parallelism (VPP, interleaved schedule) splits each pipeline stage into
+    chunks; with PP = 1 there is no pipeline to interleave and Megatron-Core rejects the
+    setting. Remove `vpp` (or set it to 1), or use PP > 1.
+    """
+    for entry, recipe in _training(snapshot):
+        if recipe.layout.vpp > 1 and recipe.layout.pp == 1:
+            yield Finding(entry.path, f"VPP{recipe.layout.vpp} with PP1: there is no pipeline to interleave",
+                          "remove `vpp` (or set vpp: 1), or use pp > 1", at=("layout", "vpp"))
+
+
+@check("ORV504", E, "layer split has the wrong number of stages")
+def split_length(snapshot: Snapshot) -> Iterator[Finding]:
+    """
+    `layout.layer_split` gives the number of transformer layers on each pipeline stage, in
+    order, so it has exactly PP × VPP entries (one per virtual stage). Give one number per stage.
+    """
+    for entry, recipe in _training(snapshot):
+        lay = recipe.layout
+        if lay.layer_split is None or len(lay.layer_split) == lay.pp * lay.vpp:
+            continue
+        stages = lay.pp * lay.vpp
+        model = snapshot.catalog.models.get(recipe.model)
+        example = _even_split(model.layers, stages) if model and model.layers else None
+        hint = f"PP{lay.pp} × VPP{lay.vpp} = {stages} stages: give {stages} numbers"
+        if example:
+            hint += f", e.g. {example}"
+        yield Finding(entry.path, f"layer_split has {len(lay.layer_split)} entries but PP×VPP = {stages}", hint,
+                      at=("layout", "layer_split"))
+
+
+def _even_split(layers: int, stages: int) -> Optional[str]:
+    if stages > 16 or stages > layers:
+        return None
+    base, extra = divmod(layers, stages)
+    return "[" + ", ".join(str(base + (1 if i < extra else 0)) for i in range(stages)) + "]"
+
+
+@check("ORV505", E, "layer split does not add up to the model's layers")
+def split_sum(snapshot: Snapshot) -> Iterator[Finding]:
+    """
+    The stages of `layout.layer_split` together hold every transformer layer once, so the split
+    sums to the model's layer count in catalog/models.yaml. Skipped when the catalog does not
+    know the model's layers. Move the difference onto a stage.
+    """
+    for entry, recipe in _training(snapshot):
+        split = recipe.layout.layer_split
+        model = snapshot.catalog.models.get(recipe.model)
+        if split is None or model is None or model.layers is None:
+            continue
+        total = sum(split)
+        if total == model.layers:
+            continue
+        diff = model.layers - total
+        change = f"add {diff} layer(s) to" if diff > 0 else f"remove {-diff} layer(s) from"
+        yield Finding(entry.path, f"layer_split sums to {total} but {recipe.model} has {model.layers} layers",
+                      f"{change} a stage so the split sums to {model.layers} (catalog/models.yaml)",
+                      at=("layout", "layer_split"))
+
+
+@check("ORV506", E, "sequence length does not split across context-parallel ranks")
+def sequence_fits_cp(snapshot: Snapshot) -> Iterator[Finding]:
+    """
+    With context parallelism (CP > 1) Megatron-Core cuts each sequence into 2 × CP chunks and
+    gives every rank one early and one late chunk (load balancing for causal attention), so the
+    workload's sequence length must be divisible by 2 × CP. The hint lists CP values that work.
+    """
+    for entry, recipe in _training(snapshot):
+        cp = recipe.layout.cp
+        workload = snapshot.catalog.workloads.get(recipe.workload)
+        if cp <= 1 or workload is None or workload.seq_len % (2 * cp) == 0:
+            continue
+        seq = workload.seq_len
+        good = [c for c in divisors(seq // 2) if c > 1][:8] if seq % 2 == 0 else []
+        hint = (f"CP must make 2×CP divide {seq}: CP ∈ {_choices(good, 8)}" if good else
+                f"sequence length {seq} is odd, so context parallelism cannot split it: use cp: 1")
+        yield Finding(entry.path, f"sequence length {seq} ({recipe.workload}) is not divisible by 2×CP = {2 * cp}",
+                      hint, at=("layout", "cp"))
+
+
+@check("ORV507", E, "global batch does not divide into micro-batches")
+def batch_divides(snapshot: Snapshot) -> Iterator[Finding]:
+    """
+    Each optimizer step processes the workload's global batch as DP ranks × micro-batches of
+    `tuning.micro_batch_size` rows (or `rows_per_microbatch`), so the global batch must be
+    divisible by micro-batch × DP. Checked only where the recipe gives a micro-batch size. The
+    hint lists the micro-batch sizes that work with this DP, or says that DP itself does not
+    divide the global batch.
+    """
+    for entry, recipe in _training(snapshot):
+        tuning = recipe.tuning
+        workload = snapshot.catalog.workloads.get(recipe.workload)
+        if tuning is None or workload is None:
+            continue
+        field, mbs = (("micro_batch_size", tuning.micro_batch_size) if tuning.micro_batch_size is not None
+                      else ("rows_per_microbatch", tuning.rows_per_microbatch))
+        if mbs is None:
+            continue
+        dp, gb = recipe.layout.dp, workload.global_batch
+        if gb % (mbs * dp) == 0:
+            continue
+        message = f"global batch {gb} is not divisible by micro-batch {mbs} × DP{dp} = {mbs * dp}"
+        if gb % dp != 0:
+            yield Finding(entry.path, message, f"DP{dp} does not divide the global batch {gb} at all: DP must be "
+                                               f"one of {_choices(divisors(gb))}", at=("layout", "dp"))
+            continue
+        yield Finding(entry.path, message, f"with DP{dp}, {field} must be one of {_choices(divisors(gb // dp))}",
+                      at=("tuning", field))
+
+
+@check("ORV508", E, "optimizer offload fraction outside [0, 1]")
+def offload_fraction(snapshot: Snapshot) -> Iterator[Finding]:
+    """
+    `tuning.optimizer_cpu_offload` is the fraction of optimizer state kept on the CPU
+    (Megatron-Core's optimizer_offload_fraction): 0 keeps all of it on the GPU, 1 moves all of
+    it. A value outside [0, 1] cannot be configured; write 55% as 0.55.
+    """
+    for entry, recipe in _training(snapshot):
+        value = recipe.tuning.optimizer_cpu_offload if recipe.tuning else None
+        if value is None or 0.0 <= value <= 1.0:
+            continue
+        hint = "write a fraction between 0 and 1: 0 keeps the optimizer on the GPU, 1 offloads all of it"
+        if 1.0 < value <= 100.0:
+            hint += f"; if you meant {value:g}%, write {value / 100:g}"
+        yield Finding(entry.path, f"optimizer_cpu_offload is {value}, outside [0, 1]", hint,
+                      at=("tuning", "optimizer_cpu_offload"))
+
+
+# --------------------------------------------------------------------------- training: implied MFU
+
+
+def implied_mfu(tokens_per_s_per_gpu: float, active_b: float, peak_tflops: float) -> float:
+    """tokens/s/GPU × 6 × active parameters ÷ the GPU's dense BF16 peak (a fraction, 1.0 = 100%)."""
+    return tokens_per_s_per_gpu * FLOPS_PER_PARAM_TOKEN * active_b * 1e9 / (peak_tflops * 1e12)
+
+
+def is_moe(model: ModelSpec) -> bool:
+    if model.moe is not None:
+        return model.moe
+    return (model.params_b is not None and model.active_b is not None
+            and model.params_b > MOE_PARAMS_RATIO * model.active_b)
+
+
+def mfu_ceiling(model: ModelSpec, workload: Optional[WorkloadSpec]) -> float:
+    if is_moe(model):
+        return workload.mfu_ceiling_moe if workload else DEFAULT_MFU_CEILING_MOE
+    return workload.mfu_ceiling_dense if workload else DEFAULT_MFU_CEILING_DENSE
+
+
+@dataclass(frozen=True)
+class _Figure:
+    """One throughput figure to test: where it is, what it is, and the setup it was measured on."""
+
+    path: str
+    at: tuple[Any, ...]
+    label: str  # "claimed.tokens_per_s_per_gpu", "run summary", …
+    value: float
+    model: str
+    gpu: str
+    line: Optional[int] = None  # run files are not in the snapshot's documents: line 1
+
+
+def _run_figure(run: RunEntry, metric: str) -> Optional[tuple[float, str]]:
+    """A run's figure: recomputed from raw samples when it has them, else the tool's summary."""
+    meta, facts = run.meta, run.facts
+    if meta is None:
+        return None
+    if facts is not None and facts.has_samples:
+        value = facts.headline.get(metric)
+        return (value, f"{metric} recomputed from the run's raw samples") if value is not None else None
+    if metric in meta.summary:
+        return meta.summary[metric], f"summary.{metric} of the run (it has no raw samples)"
+    return None
+
+
+def _training_figures(snapshot: Snapshot) -> Iterator[tuple[_Figure, Optional[str]]]:
+    """(figure, workload id) for every claimed and every run-measured training tokens/s/GPU."""
+    for entry, recipe in _training(snapshot):
+        yield _Figure(entry.path, ("claimed", "tokens_per_s_per_gpu"), "claimed.tokens_per_s_per_gpu",
+                      recipe.claimed.tokens_per_s_per_gpu, recipe.model, recipe.hardware.gpu), recipe.workload
+    for run in snapshot.runs.values():
+        if run.meta is None or run.meta.kind != "training":
+            continue
+        got = _run_figure(run, "tokens_per_s_per_gpu")
+        if got:
+            yield _Figure(run.path, (), got[1], got[0], run.meta.model, run.meta.hardware.gpu, line=1), \
+                run.meta.workload
+
+
+def _mfu_inputs(snapshot: Snapshot, fig: _Figure) -> Optional[tuple[ModelSpec, GpuSpec, float]]:
+    model, gpu = snapshot.catalog.models.get(fig.model), snapshot.catalog.hardware.get(fig.gpu)
+    if model is None or gpu is None or not gpu.bf16_dense_tflops or model.active_b is None:
+        return None  # unknown active parameters: nothing to bound (the catalog says so)
+    return model, gpu, implied_mfu(fig.value, model.active_b, gpu.bf16_dense_tflops)
+
+
+def _mfu_hint(fig: _Figure, model: ModelSpec, gpu: GpuSpec, fraction: float) -> str:
+    limit = fraction * gpu.bf16_dense_tflops * 1e12 / (FLOPS_PER_PARAM_TOKEN * model.active_b * 1e9)
+    return f"at {_pct(fraction)} MFU one {gpu.name} trains {fig.model} at most {_fig(limit)} tokens/s/GPU"
+
+
+@check("ORV509", E, "implied MFU above 100%")
+def mfu_possible(snapshot: Snapshot) -> Iterator[Finding]:
+    """
+    Implied MFU = tokens/s/GPU × 6 × active parameters ÷ the GPU's dense BF16 peak
+    (catalog/hardware.yaml). Counting 6 FLOPs per active parameter and token and leaving
+    attention out can only under-state the real FLOPs, so an implied MFU above 100% is
+    impossible: the figure, the GPU or the model's active parameters is wrong. Checked for
+    recipes' claims and for runs' figures (recomputed from raw samples, else the run's summary);
+    skipped when the catalog lacks the model, the GPU or its peak.
+    """
+    for fig, _ in _training_figures(snapshot):
+        got = _mfu_inputs(snapshot, fig)
+        if got is None or not got[2] > 1.0:
+            continue
+        model, gpu, mfu = got
+        yield Finding(fig.path, f"{fig.label} = {_fig(fig.value)} implies {_pct(mfu)} MFU on {gpu.name} "
+                                f"({model.active_b:g}B active parameters × 6 FLOPs per token ÷ "
+                                f"{gpu.bf16_dense_tflops:g} TFLOP/s dense BF16)",
+                      _mfu_hint(fig, model, gpu, 1.0) + "; check the figure, the GPU and the model",
+                      at=fig.at, line=fig.line)
+
+
+@check("ORV510", W, "implied MFU above the documented ceiling")
+def mfu_plausible(snapshot: Snapshot) -> Iterator[Finding]:
+    """
+    Implied MFU (see ORV509) above the workload's documented ceiling is suspicious, though not
+    impossible: `mfu_ceiling_dense` (default 0.65, about the best tuned dense training reaches)
+    for dense models and `mfu_ceiling_moe` (default 0.50, since MoE layers pay for token
+    dispatch and small grouped GEMMs) for MoE models (catalog `moe: true`, or more than twice
+    as many total as active parameters). A warning: expect a reviewer to ask for a run file.
+    """
+    for fig, workload_id in _training_figures(snapshot):
+        got = _mfu_inputs(snapshot, fig)
+        if got is None:
+            continue
+        model, gpu, mfu = got
+        ceiling = mfu_ceiling(model, snapshot.catalog.workloads.get(workload_id or ""))
+        if not ceiling < mfu <= 1.0:
+            continue
+        kind = "MoE" if is_moe(model) else "dense"
+        yield Finding(fig.path, f"{fig.label} = {_fig(fig.value)} implies {_pct(mfu)} MFU on {gpu.name}, above the "
+                                f"{_pct(ceiling)} ceiling for {kind} models",
+                      _mfu_hint(fig, model, gpu, ceiling) + "; attach a run file with raw samples so the figure "
+                      "can be verified", at=fig.at, line=fig.line)
+
+
+# --------------------------------------------------------------------------- inference
+
+
+@check("ORV511", E, "aggregate throughput above concurrency × per-stream rate", scope="run-file")
+def aggregate_within_streams(run: RunFile, catalog: Catalog) -> Iterator[Finding]:
+    """
+    With at most `serving.concurrency` requests in flight, the aggregate output rate cannot
+    exceed concurrency × the rate of one stream. With raw samples the per-stream rate is each
+    request's output tokens over its whole lifetime, Σ output_tokens ÷ Σ e2e_ms — an exact
+    bound, because the requests' lifetimes (at most `concurrency` at a time) fit in the run's
+    duration. Without samples it is the tool's per-stream decode rate (summary.decode_tok_s or
+    1000 ÷ tpot_ms). The aggregate is summary.output_tok_s, else the one recomputed from
+    `duration_s`. 1% is allowed for rounding. Checked on run files only: recipes claim
+    per-stream figures, not an aggregate. Fix the duration, the concurrency or the figure.
+    """
+    meta = run.meta
+    if meta is None or meta.kind != "inference" or meta.serving is None or not meta.serving.concurrency:
+        return
+    concurrency = meta.serving.concurrency
+    aggregate = _aggregate(meta, run.facts)
+    stream = _stream_rate(meta, run.facts, run.doc.data)
+    if aggregate is None or stream is None:
+        return
+    (value, at, label), (rate, rate_label) = aggregate, stream
+    limit = concurrency * rate
+    if not value > limit * (1 + AGGREGATE_TOLERANCE):
+        return
+    yield Finding(run.path, f"{label} = {_fig(value)} tok/s exceeds concurrency {concurrency} × {_fig(rate)} tok/s "
+                            f"({rate_label}) = {_fig(limit)} tok/s",
+                  f"with {concurrency} streams at {_fig(rate)} tok/s the aggregate is at most {_fig(limit)} tok/s; "
+                  "check serving.concurrency, duration_s and the figure", at=at)
+
+
+def _aggregate(meta: RunMeta, facts: Optional[RunFacts]) -> Optional[tuple[float, tuple[str, ...], str]]:
+    if "output_tok_s" in meta.summary:
+        return meta.summary["output_tok_s"], ("summary", "output_tok_s"), "summary.output_tok_s"
+    if facts is not None and "output_tok_s" in facts.headline:
+        return facts.headline["output_tok_s"], ("duration_s",), "output tokens ÷ duration_s"
+    return None
+
+
+def _stream_rate(meta: RunMeta, facts: Optional[RunFacts], data: Any) -> Optional[tuple[float, str]]:
+    if facts is not None and facts.has_samples:
+        samples = data.get("samples") if isinstance(data, dict) else None
+        if not isinstance(samples, list):
+            return None
+        tokens = sum(s["output_tokens"] for s in samples)
+        lifetime_ms = math.fsum(s["e2e_ms"] for s in samples)
+        if tokens <= 0 or lifetime_ms <= 0:
+            return None
+        return tokens / lifetime_ms * 1000.0, "per stream: Σ output tokens ÷ Σ request time"
+    if "decode_tok_s" in meta.summary:
+        return meta.summary["decode_tok_s"], "summary.decode_tok_s per stream"
+    if meta.summary.get("tpot_ms"):
+        return 1000.0 / meta.summary["tpot_ms"], "per stream: 1000 ÷ summary.tpot_ms"
+    return None
+
+
+@dataclass(frozen=True)
+class DecodeBound:
+    """The fastest one stream can decode: GPUs × HBM bandwidth ÷ bytes of active weights read per step."""
+
+    tok_s: float  # including the speculative factor
+    per_step: float  # without it
+    bits: QuantBits
+    tokens_per_step: int  # k + 1 with speculative decoding, else 1
+
+
+def decode_bound(gpus: int, hbm_tb_s: float, active_b: float, bits: QuantBits, speculative_k: int = 0) -> DecodeBound:
+    bytes_per_step = active_b * 1e9 * bits.bytes_per_weight * DECODE_READ_FRACTION
+    per_step = gpus * hbm_tb_s * 1e12 / bytes_per_step
+    return DecodeBound(per_step * (speculative_k + 1), per_step, bits, speculative_k + 1)
+
+
+def _bound_for(catalog: Catalog, model_id: str, gpu_id: str, gpus: int, quant: str,
+               speculative_k: int) -> Optional[tuple[DecodeBound, ModelSpec, GpuSpec]]:
+    model, gpu, bits = catalog.models.get(model_id), catalog.hardware.get(gpu_id), bits_per_weight(quant)
+    if model is None or gpu is None or not gpu.hbm_tb_s or bits is None or model.active_b is None:
+        return None  # an unknown size or bandwidth bounds nothing
+    return decode_bound(gpus, gpu.hbm_tb_s, model.active_b, bits, speculative_k), model, gpu
+
+
+@check("ORV512", E, "decode faster than memory bandwidth allows")
+def decode_within_bandwidth(snapshot: Snapshot) -> Iterator[Finding]:
+    """
+    Every decode step of one stream reads all active weights from HBM, so a stream cannot
+    decode faster than GPUs × HBM bandwidth ÷ bytes of active weights — at any concurrency,
+    since batching shares a step's weight reads but still yields one token per stream per step.
+    With speculative decoding (`serving.speculative.k` drafted tokens) a step yields at most
+    k + 1 tokens, so the bound is (k + 1)× that. Chosen so it fires only when truly impossible:
+    peak (not achievable) bandwidth from catalog/hardware.yaml, the lowest bits per weight the
+    quant name allows (table in validator/quant.py: 3-05bpw → 3.05, w4a16/nvfp4/int4 → 4,
+    fp8 → 8, bf16 → 16, a name with several widths → the smallest), and only 75% of active
+    weights counted as read (embedding tables are looked up by row). Skipped when the model's
+    parameters, the GPU's bandwidth or the quant's width is unknown. Checked for recipes'
+    claimed.decode_tok_s and runs' decode rate (recomputed from samples, else summary). If
+    speculative decoding (MTP, EAGLE, DFlash …) was used, declare it in serving.speculative.
+    """
+    for entry, recipe in _inference(snapshot):
+        if recipe.claimed.decode_tok_s is None:
+            continue
+        k = recipe.serving.speculative.k if recipe.serving.speculative else 0
+        yield from _decode_finding(snapshot.catalog, entry.path, ("claimed", "decode_tok_s"), "claimed.decode_tok_s",
+                                   recipe.claimed.decode_tok_s, recipe.model, recipe.hardware.gpu,
+                                   recipe.hardware.count, recipe.quant, k, None)
+    for run in snapshot.runs.values():
+        meta = run.meta
+        if meta is None or meta.kind != "inference" or meta.quant is None:
+            continue
+        got = _run_figure(run, "decode_tok_s")
+        if got is None:
+            continue
+        k = meta.serving.speculative.k if meta.serving and meta.serving.speculative else 0
+        yield from _decode_finding(snapshot.catalog, run.path, (), got[1], got[0], meta.model, meta.hardware.gpu,
+                                   meta.hardware.count, meta.quant, k, 1)
+
+
+def _decode_finding(catalog: Catalog, path: str, at: tuple[Any, ...], label: str, value: float, model_id: str,
+                    gpu_id: str, gpus: int, quant: str, k: int, line: Optional[int]) -> Iterator[Finding]:
+    got = _bound_for(catalog, model_id, gpu_id, gpus, quant, k)
+    if got is None:
+        return
+    bound, model, gpu = got
+    if not value > bound.tok_s:
+        return
+    derivation = (f"{gpus} × {gpu.hbm_tb_s:g} TB/s ÷ ({model.active_b:g}B active × {bound.bits.bits:g} bits "
+                  f"[{bound.bits.basis}] × {DECODE_READ_FRACTION:g} read) = {_fig(bound.per_step)} tok/s")
+    if k:
+        message = (f"{label} = {_fig(value)} tok/s exceeds {k + 1}× the bandwidth bound even with speculative "
+                   f"decoding (k={k}): {derivation}, × {k + 1} = {_fig(bound.tok_s)} tok/s")
+        hint = f"with k={k} one stream decodes at most {_fig(bound.tok_s)} tok/s here; check the figure, k and the quant"
+    else:
+        message = f"{label} = {_fig(value)} tok/s exceeds the memory-bandwidth bound {derivation}"
+        ratio = value / bound.per_step
+        needed = f" (k ≥ {max(math.ceil(ratio) - 1, 1)} would allow this figure)" if math.isfinite(ratio) else ""
+        hint = (f"without speculative decoding one stream decodes at most {_fig(bound.per_step)} tok/s here; if "
+                f"drafting was used, declare serving.speculative {{method, k}}{needed}, otherwise correct it")
+    yield Finding(path, message, hint, at=at, line=line)
