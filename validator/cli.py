@@ -36,19 +36,39 @@ def cli() -> None:
               help="Processes for loading files (default: usable cores).")
 @click.option("--cache/--no-cache", default=True, show_default=True,
               help="Reuse results for files git reports unchanged (kept in the .git folder).")
+@click.option("--summary", "summary_file", type=click.Path(dir_okay=False), default=None,
+              help="Append a Markdown report (findings, waivers, board changes) to FILE, e.g. $GITHUB_STEP_SUMMARY.")
+@click.option("--github-output", "outputs_file", type=click.Path(dir_okay=False), default=None,
+              help="Append name=value outputs (errors, warnings, tiers of new entries) to FILE, e.g. $GITHUB_OUTPUT.")
 def check_cmd(paths: tuple[str, ...], base: str | None, fmt: str | None, waive: tuple[str, ...],
-              root: str | None, jobs: int | None, cache: bool) -> None:
+              root: str | None, jobs: int | None, cache: bool, summary_file: str | None,
+              outputs_file: str | None) -> None:
     """Check the registry; report findings in PATHS (default: everything)."""
-    from validator.engine import Config, default_jobs, find_root, run
+    from validator.engine import Config, default_jobs, evaluate, find_root
     from validator.report import REPORTER_BY_NAME
 
     root = os.path.abspath(root) if root else find_root(paths[0] if paths else ".")
     rel_paths = tuple(_relative(root, p) for p in paths)
-    result = run(Config(root=root, paths=tuple(p for p in rel_paths if p), base=base,
-                        waive=tuple(w.upper() for w in waive), jobs=jobs or default_jobs(),
-                        progress=_progress_printer(), cache=cache))
-    click.echo(REPORTER_BY_NAME[fmt or _default_format()](result), nl=False)
-    sys.exit(result.exit_code)
+    reports = summary_file is not None or outputs_file is not None
+    evaluation = evaluate(Config(root=root, paths=tuple(p for p in rel_paths if p), base=base,
+                                 waive=tuple(w.upper() for w in waive), base_view=reports,
+                                 jobs=jobs or default_jobs(), progress=_progress_printer(), cache=cache))
+    if reports:
+        from validator.report import summary
+
+        report = summary.build(evaluation)
+        if summary_file is not None:
+            _append(summary_file, summary.render_markdown(report))
+        if outputs_file is not None:
+            _append(outputs_file, summary.render_outputs(report))
+    click.echo(REPORTER_BY_NAME[fmt or _default_format()](evaluation.result), nl=False)
+    sys.exit(evaluation.result.exit_code)
+
+
+def _append(path: str, text: str) -> None:
+    """Append to a file another process also writes (GitHub's step files): never replace it."""
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(text)
 
 
 def _progress_printer():  # type: ignore[no-untyped-def]

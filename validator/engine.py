@@ -5,6 +5,7 @@ from __future__ import annotations
 import operator
 import os
 import traceback
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
 
@@ -37,6 +38,7 @@ class Config:
     skip_boards: bool = False
     jobs: int = 1  # processes for loading files; the CLI passes the number of usable cores
     cache: bool = False  # reuse per-file results by git blob id (validator/cache.py); the CLI's default
+    base_view: bool = False  # with --base, always check the merge base too (the summary's board delta)
     progress: Callable[[int, int], None] | None = field(default=None, compare=False)
 
 
@@ -427,30 +429,47 @@ class Analysis:
     diagnostics: tuple[Diagnostic, ...]  # every load and registry finding, before waivers and path filters
 
 
-def _analyse(config: Config, out: _Collector) -> Snapshot:
-    snapshot = build_snapshot(config.root, out, config.jobs, config.progress, config.cache)
-    documents = dict(snapshot.documents)
-    for check in by_scope("registry"):
-        assert check.func is not None
-        out.findings(check, check.func(snapshot), documents)
-    return snapshot
-
-
 def analyse(root: str, jobs: int = 1, cache: bool = False) -> Analysis:
     """Load the registry and run the registry checks once (what `orv boards` needs; no PR or boards scope)."""
     out = _Collector()
-    snapshot = _analyse(Config(root=root, jobs=jobs, cache=cache), out)
+    snapshot = _check_registry(root, out, jobs, cache)
     return Analysis(snapshot, tuple(out.diagnostics))
 
 
 def run(config: Config) -> Result:
-    out = _Collector()
-    snapshot = _analyse(config, out)
-    documents = dict(snapshot.documents)
-    if config.base is not None:
-        from validator.gitdiff import compare  # only PR checks need git
+    return evaluate(config).result
 
-        change = compare(snapshot, config.base)
+
+@dataclass(frozen=True)
+class BaseView:
+    """The registry as it was at the merge base, checked by the same code (pull-request mode)."""
+
+    snapshot: Snapshot
+    diagnostics: tuple[Diagnostic, ...]
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """One check and what the pull-request summary needs besides the Result."""
+
+    result: Result
+    snapshot: Snapshot
+    found: tuple[Diagnostic, ...]  # every finding on the working tree, before PR filtering and waivers
+    change: Any = None  # validator.gitdiff.Change with --base
+    base: BaseView | None = None  # computed with --base when needed (pre-existing findings, summary)
+    waived: tuple[Diagnostic, ...] = ()
+    pre_existing: tuple[Diagnostic, ...] = ()  # findings already on the base branch, not counted
+
+
+def evaluate(config: Config) -> Evaluation:
+    """Check the registry; with --base, judge the pull request only for what it introduces."""
+    _check_waivers(config.waive)
+    out = _Collector()
+    snapshot = _check_registry(config.root, out, config.jobs, config.cache, config.progress)
+    documents = dict(snapshot.documents)
+    change = None
+    if config.base is not None:
+        change = _compare(snapshot, config.base)
         for check in by_scope("pr"):
             assert check.func is not None
             out.findings(check, check.func(change), documents)
@@ -459,11 +478,106 @@ def run(config: Config) -> Result:
         for check in by_scope("boards"):
             assert check.func is not None
             out.findings(check, check.func(analysis), documents)
-    diagnostics = [d for d in out.diagnostics if d.code not in config.waive]
+    found = tuple(sorted(_dedupe(out.diagnostics), key=Diagnostic.sort_key))
+    kept: list[Diagnostic] = list(found)
+    base: BaseView | None = None
+    pre_existing: list[Diagnostic] = []
+    if change is not None:
+        kept, base, pre_existing = _introduced(found, change, config.base_view)
+    waived = [d for d in kept if d.code in config.waive]
+    kept = [d for d in kept if d.code not in config.waive]
     if config.paths:
-        diagnostics = [d for d in diagnostics if _in_paths(d.path, config.paths)]
-    diagnostics.sort(key=Diagnostic.sort_key)
-    return Result(tuple(_dedupe(diagnostics)), files_checked=len(snapshot.files))
+        kept = [d for d in kept if _in_paths(d.path, config.paths)]
+    notes = tuple(f"{code} waived for this pull request: {n} finding(s) not counted"
+                  for code, n in sorted(Counter(d.code for d in waived).items()))
+    if pre_existing:
+        notes += (f"{len(pre_existing)} finding(s) already on the base branch not counted",)
+    result = Result(tuple(kept), files_checked=len(snapshot.files), notes=notes)
+    return Evaluation(result, snapshot, found, change, base, tuple(waived), tuple(pre_existing))
+
+
+def _check_registry(root: str, out: _Collector, jobs: int = 1, cache: bool = False,
+                    progress: Callable[[int, int], None] | None = None) -> Snapshot:
+    """Load the tree at root and run the run-file and registry checks on it."""
+    snapshot = build_snapshot(root, out, jobs, progress, cache)
+    documents = dict(snapshot.documents)
+    for check in by_scope("registry"):
+        assert check.func is not None
+        out.findings(check, check.func(snapshot), documents)
+    return snapshot
+
+
+def _check_waivers(codes: tuple[str, ...]) -> None:
+    from validator.checks import all_checks
+
+    known = all_checks()
+    for code in codes:
+        if code not in known:
+            raise UsageError(f"--waive {code}: no such check code (`orv explain all` lists them)")
+        if code == "ORV900":
+            raise UsageError("ORV900 cannot be waived: it means a check did not complete, so nothing was checked")
+
+
+def _compare(snapshot: Snapshot, base: str) -> Any:
+    from validator.gitdiff import GitError, compare  # only PR checks need git
+
+    try:
+        return compare(snapshot, base)
+    except GitError as exc:
+        raise UsageError(str(exc)) from None
+
+
+# --------------------------------------------------------------------------- pull-request mode
+#
+# A pull request fails only for what it introduces. Cross-file checks still see the whole registry
+# (a new recipe that duplicates an old one is reported wherever the check reports it), so "what it
+# introduces" is decided by content, not by path: a finding counts unless the same finding (code,
+# file, message; not the line, which an edit above it moves) is also reported on the merge base,
+# checked by the same code. PR rules (ORV6xx) and ORV900 always count. The base is only checked
+# when some finding is on a file the pull request did not add, so a PR that only adds files costs
+# one check, not two.
+
+
+def _introduced(found: tuple[Diagnostic, ...], change: Any, need_base: bool
+                ) -> tuple[list[Diagnostic], BaseView | None, list[Diagnostic]]:
+    from validator.checks.pr import SUPERSEDES
+
+    pr_codes = {c.code for c in by_scope("pr")}
+    replaced = {(old, d.path) for d in found for old in SUPERSEDES.get(d.code, ())}
+    current = [d for d in found if (d.code, d.path) not in replaced]
+
+    def always_counts(d: Diagnostic) -> bool:
+        return d.code in pr_codes or d.code == "ORV900"
+
+    if not need_base and all(always_counts(d) or d.path in change.added_paths for d in current):
+        return current, None, []
+    base = check_base(change)
+    on_base = Counter((d.code, d.path, d.message) for d in base.diagnostics)
+    kept: list[Diagnostic] = []
+    pre_existing: list[Diagnostic] = []
+    for d in current:
+        key = (d.code, d.path, d.message)
+        if not always_counts(d) and on_base[key] > 0:
+            on_base[key] -= 1
+            pre_existing.append(d)
+        else:
+            kept.append(d)
+    return kept, base, pre_existing
+
+
+def check_base(change: Any) -> BaseView:
+    """Check the merge base's registry (exported to a temporary folder) with the same code."""
+    import tempfile
+
+    from validator.registry import REGISTRY_DIRS
+
+    with tempfile.TemporaryDirectory(prefix="orv-base-") as tmp:
+        change.base.export(tmp, REGISTRY_DIRS)
+        for folder in ("recipes", "catalog"):
+            os.makedirs(os.path.join(tmp, folder), exist_ok=True)
+        out = _Collector()
+        snapshot = _check_registry(tmp, out)
+    return BaseView(snapshot, tuple(sorted(_dedupe(out.diagnostics), key=Diagnostic.sort_key)))
 
 
 def _in_paths(path: str, prefixes: tuple[str, ...]) -> bool:

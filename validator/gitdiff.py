@@ -1,0 +1,219 @@
+"""What a pull request changes: the working tree compared with its merge base with --base REF, via GitPython.
+
+`compare(snapshot, ref)` finds the merge base of REF and HEAD (what GitHub diffs a pull request
+against), lists every path that differs between that commit's tree and the working tree (tracked
+changes, staged or not, plus untracked files that .gitignore does not exclude), and keeps a handle
+on the base tree so that the pull-request rules can read a file as it was. In CI the working tree is
+the checked-out pull-request commit, so "working tree" and "HEAD" are the same thing there; locally
+it lets a contributor check before committing.
+
+Renames are not detected: a moved file is a deletion plus an addition, so no similarity heuristic
+decides whether a rule applies. Paths are relative to the registry root; when the root is a
+sub-folder of the repository, changes outside it are ignored.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Iterator, Mapping
+
+from validator.registry import Snapshot
+
+MODE_FILE = 0o100644
+MODE_EXECUTABLE = 0o100755
+MODE_SYMLINK = 0o120000
+MODE_SUBMODULE = 0o160000
+
+ADDED, MODIFIED, DELETED, TYPE_CHANGED = "A", "M", "D", "T"
+
+
+class GitError(Exception):
+    """--base cannot be honoured (not a repository, unknown ref, no merge base): a usage error."""
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """One path that differs between the merge base and the working tree."""
+
+    path: str  # relative to the registry root, forward slashes
+    status: str  # A added, M modified, D deleted, T type changed (e.g. file -> symlink)
+    base_mode: int  # git mode at the merge base; 0 when added
+    head_mode: int  # git mode in the working tree; 0 when deleted
+
+    @property
+    def present_at_head(self) -> bool:
+        return self.status != DELETED
+
+    @property
+    def present_at_base(self) -> bool:
+        return self.status != ADDED
+
+
+@dataclass(frozen=True)
+class BaseTree:
+    """Read access to the merge-base commit's files (relative to the registry root)."""
+
+    commit: Any = field(repr=False, compare=False)  # git.Commit
+    prefix: str = ""  # the registry root inside the repository, "" or "sub/dir/"
+
+    def _tree(self) -> Any:
+        tree = self.commit.tree
+        return tree / self.prefix.rstrip("/") if self.prefix else tree
+
+    def read(self, path: str) -> bytes | None:
+        """The bytes of `path` at the merge base, or None if it did not exist or is not a file."""
+        try:
+            blob = self._tree() / path
+        except KeyError:
+            return None
+        if blob.type != "blob":
+            return None
+        data: bytes = blob.data_stream.read()
+        return data
+
+    def entries(self, tops: tuple[str, ...]) -> Iterator[tuple[str, int, Any]]:
+        """(path, mode, blob) of every file under the given top-level folders, in tree order."""
+        try:
+            root = self._tree()
+        except KeyError:
+            return
+        for top in tops:
+            try:
+                sub = root / top
+            except KeyError:
+                continue
+            if sub.type == "blob":
+                yield top, sub.mode, sub
+                continue
+            if sub.type != "tree":
+                continue
+            for item in sub.traverse():
+                if item.type in ("blob", "commit"):
+                    yield f"{top}/{item.path[len(sub.path) + 1:]}", item.mode, item
+
+    def export(self, dest: str, tops: tuple[str, ...]) -> None:
+        """Write the base version of every file under `tops` into `dest` (symlinks stay links)."""
+        for rel, mode, item in self.entries(tops):
+            if mode == MODE_SUBMODULE or item.type != "blob":
+                continue  # a submodule has no content here; the pull-request rules report it
+            full = os.path.join(dest, *rel.split("/"))
+            os.makedirs(os.path.dirname(full), exist_ok=True)
+            data = item.data_stream.read()
+            if mode == MODE_SYMLINK:
+                os.symlink(data.decode("utf-8", "surrogateescape"), full)
+            else:
+                with open(full, "wb") as fh:
+                    fh.write(data)
+
+
+@dataclass(frozen=True)
+class Change:
+    """The snapshot (working tree) plus what changed since the merge base: what "pr" checks receive."""
+
+    snapshot: Snapshot
+    base_ref: str  # as given on the command line
+    base_commit: str  # the merge base's full SHA
+    files: tuple[FileChange, ...]
+    base: BaseTree = field(repr=False, compare=False)
+
+    @cached_property
+    def by_path(self) -> Mapping[str, FileChange]:
+        return {c.path: c for c in self.files}
+
+    @cached_property
+    def added_paths(self) -> frozenset[str]:
+        return frozenset(c.path for c in self.files if c.status == ADDED)
+
+    @cached_property
+    def head_paths(self) -> frozenset[str]:
+        """Paths the pull request added or altered (present in the working tree)."""
+        return frozenset(c.path for c in self.files if c.present_at_head)
+
+
+def compare(snapshot: Snapshot, base_ref: str) -> Change:
+    """The change between the merge base of `base_ref` and HEAD, and the working tree at snapshot.root."""
+    import git
+
+    try:
+        repo = git.Repo(snapshot.root, search_parent_directories=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        raise GitError(f"--base needs a git repository, and {snapshot.root} is not inside one") from None
+    if repo.bare or repo.working_tree_dir is None:
+        raise GitError("--base needs a working tree, not a bare repository")
+    prefix = _prefix(str(repo.working_tree_dir), snapshot.root)
+    merge_base = _merge_base(repo, base_ref)
+    files = sorted(_changed_files(repo, merge_base.hexsha, prefix), key=lambda c: c.path)
+    return Change(snapshot, base_ref, merge_base.hexsha, tuple(files), BaseTree(merge_base, prefix))
+
+
+def _prefix(work_tree: str, root: str) -> str:
+    rel = os.path.relpath(os.path.realpath(root), os.path.realpath(work_tree)).replace(os.sep, "/")
+    if rel == ".":
+        return ""
+    if rel.startswith(".."):
+        raise GitError(f"{root} is outside the repository at {work_tree}")
+    return rel + "/"
+
+
+def _merge_base(repo: Any, base_ref: str) -> Any:
+    import git
+
+    try:
+        base = repo.commit(base_ref)
+    except (git.BadName, git.BadObject, ValueError):
+        raise GitError(f"--base {base_ref}: no such commit or branch here; fetch it first "
+                       f"(`git fetch origin {base_ref}`; in GitHub Actions check out with `fetch-depth: 0`)") from None
+    try:
+        head = repo.head.commit
+    except ValueError:
+        raise GitError("--base needs at least one commit on HEAD") from None
+    bases = repo.merge_base(base, head)
+    if not bases:
+        raise GitError(f"HEAD and {base_ref} share no history, so there is no merge base to compare with "
+                       "(a shallow clone? fetch the full history)")
+    return bases[0]
+
+
+def _changed_files(repo: Any, merge_base: str, prefix: str) -> Iterator[FileChange]:
+    # --raw -z: one ":oldmode newmode oldsha newsha status" record, then the path, NUL-separated;
+    # compares the merge base with the working tree (staged and unstaged changes alike).
+    raw = repo.git.diff(merge_base, "--raw", "-z", "--no-renames", "--no-ext-diff", "--no-textconv",
+                        "--no-color", "--ignore-submodules=none", "--")
+    fields = raw.split("\0")
+    seen: set[str] = set()
+    i = 0
+    while i + 1 < len(fields):
+        meta, path = fields[i], fields[i + 1]
+        i += 2
+        if not meta.startswith(":"):
+            continue
+        old_mode, new_mode, _old_sha, _new_sha, status = meta[1:].split(" ", 4)
+        rel = _under(path, prefix)
+        if rel is None:
+            continue
+        seen.add(rel)
+        yield FileChange(rel, status[0], int(old_mode, 8), int(new_mode, 8))
+    for path in repo.untracked_files:
+        rel = _under(path, prefix)
+        rel = rel.rstrip("/") if rel is not None else None
+        if rel is None or rel in seen:
+            continue
+        yield FileChange(rel, ADDED, 0, _mode_on_disk(os.path.join(str(repo.working_tree_dir), path)))
+
+
+def _under(path: str, prefix: str) -> str | None:
+    if not prefix:
+        return path
+    return path[len(prefix):] if path.startswith(prefix) else None
+
+
+def _mode_on_disk(full: str) -> int:
+    st = os.lstat(full.rstrip("/"))
+    if stat.S_ISLNK(st.st_mode):
+        return MODE_SYMLINK
+    if stat.S_ISDIR(st.st_mode):
+        return MODE_SUBMODULE  # git lists an embedded repository as one untracked entry
+    return MODE_EXECUTABLE if st.st_mode & 0o111 else MODE_FILE

@@ -1,0 +1,276 @@
+"""The pull request's job summary (Markdown) and step outputs: findings, waivers and the board delta.
+
+The board delta compares two boards documents, the merge base's and the pull request's, each
+built by `board_document` from a snapshot and its findings by the same code, so the delta shows
+only what the pull request changes (never a stale committed boards/boards.json). Every list under a
+document's `boards` holds rows with `recipe` and `tier`, and `rank`/`rank_of` where ranked.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
+from validator.diagnostics import Diagnostic, Result, Severity
+from validator.registry import Snapshot
+from validator.report.github import ANNOTATIONS_PER_LEVEL
+
+SUMMARY_LIMIT = 1024 * 1024  # GitHub refuses a step summary larger than 1 MiB
+SUMMARY_BUDGET = SUMMARY_LIMIT - 32 * 1024  # what orv writes; the rest is margin for the closing lines
+_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTICE: "notice"}
+
+
+# --------------------------------------------------------------------------- boards documents
+
+
+def board_document(snapshot: Snapshot, diagnostics: Iterable[Diagnostic]) -> dict[str, Any]:
+    """The boards document the delta reads: the one place to switch to validator.boards once it lands.
+
+    Until then the rows come from `ranked_rows`; any document whose boards hold rows with `recipe`,
+    `tier`, `rank` and `rank_of` works unchanged.
+    """
+    return {"boards": {"recipes": ranked_rows(snapshot, diagnostics)}}
+
+
+def ranked_rows(snapshot: Snapshot, diagnostics: Iterable[Diagnostic]) -> list[dict[str, Any]]:
+    """One row per schema-valid recipe: tier (validator.tiers) and rank within its model–GPU pair.
+
+    Training ranks by claimed tokens/s/GPU, inference by claimed decode tokens/s (1 = fastest; ties
+    by id); a recipe without that figure has no rank.
+    """
+    from validator.tiers import derive
+
+    tiers = derive(snapshot, tuple(diagnostics))
+    rows: list[dict[str, Any]] = []
+    for entry, recipe in snapshot.valid_recipes():
+        claimed = recipe.claimed.model_dump(exclude_none=True)
+        figure = claimed.get("tokens_per_s_per_gpu" if recipe.kind == "training" else "decode_tok_s")
+        rows.append({"recipe": recipe.id, "kind": recipe.kind, "model": recipe.model, "gpu": recipe.hardware.gpu,
+                     "tier": tiers[entry.path].tier, "figure": figure, "rank": None, "rank_of": None})
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        if row["figure"] is not None:
+            groups.setdefault((row["kind"], row["model"], row["gpu"]), []).append(row)
+    for members in groups.values():
+        members.sort(key=lambda r: (-r["figure"], r["recipe"]))
+        for i, row in enumerate(members, 1):
+            row["rank"], row["rank_of"] = i, len(members)
+    return sorted(rows, key=lambda r: r["recipe"])
+
+
+def rows_by_recipe(document: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """Every row of every board in a boards document, by recipe id (first row wins)."""
+    out: dict[str, Mapping[str, Any]] = {}
+    boards = document.get("boards", {}) if isinstance(document, Mapping) else {}
+    for rows in (boards.values() if isinstance(boards, Mapping) else ()):
+        for row in rows if isinstance(rows, list) else ():
+            if isinstance(row, Mapping) and isinstance(row.get("recipe"), str):
+                out.setdefault(row["recipe"], row)
+    return out
+
+
+@dataclass(frozen=True)
+class BoardChange:
+    """How one recipe's place on the boards changes with the pull request."""
+
+    recipe: str
+    change: str  # new | removed | edited | moved (tier or rank changed by another entry)
+    tier: str | None
+    rank: int | None
+    rank_of: int | None
+    base_tier: str | None = None
+    base_rank: int | None = None
+    base_rank_of: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"recipe": self.recipe, "change": self.change, "tier": self.tier, "rank": self.rank,
+                "rank_of": self.rank_of, "base_tier": self.base_tier, "base_rank": self.base_rank,
+                "base_rank_of": self.base_rank_of}
+
+
+def board_delta(base: Mapping[str, Any], head: Mapping[str, Any], edited: Iterable[str] = ()
+                ) -> list[BoardChange]:
+    """New, removed and edited entries, and entries whose tier or rank another change moved."""
+    before, after, edited_ids = rows_by_recipe(base), rows_by_recipe(head), set(edited)
+    out: list[BoardChange] = []
+    for rid in sorted(set(before) | set(after)):
+        b, a = before.get(rid), after.get(rid)
+        if a is None:
+            assert b is not None
+            out.append(BoardChange(rid, "removed", None, None, None, b.get("tier"), b.get("rank"), b.get("rank_of")))
+            continue
+        if b is None:
+            out.append(BoardChange(rid, "new", a.get("tier"), a.get("rank"), a.get("rank_of")))
+            continue
+        moved = (a.get("tier"), a.get("rank")) != (b.get("tier"), b.get("rank"))
+        if rid in edited_ids or moved:
+            out.append(BoardChange(rid, "edited" if rid in edited_ids else "moved", a.get("tier"), a.get("rank"),
+                                   a.get("rank_of"), b.get("tier"), b.get("rank"), b.get("rank_of")))
+    return out
+
+
+# --------------------------------------------------------------------------- the report
+
+
+@dataclass(frozen=True)
+class PullRequestReport:
+    """Everything the summary and the outputs show, computed once from an engine Evaluation."""
+
+    result: Result
+    waived: tuple[Diagnostic, ...]
+    pre_existing: int
+    base_ref: str | None
+    base_commit: str | None
+    changed_files: tuple[str, ...]
+    gate_files: tuple[str, ...]  # changed files that define the check itself
+    delta: tuple[BoardChange, ...] | None  # None without --base
+
+
+def build(evaluation: Any) -> PullRequestReport:
+    """A PullRequestReport from validator.engine.Evaluation (with or without --base)."""
+    from validator.checks.pr import GATE_FILES
+
+    change = evaluation.change
+    delta = None
+    changed: tuple[str, ...] = ()
+    if change is not None:
+        changed = tuple(c.path for c in change.files)
+        if evaluation.base is not None:
+            edited = {entry.id for entry in evaluation.snapshot.recipes
+                      if entry.path in change.head_paths and entry.id}
+            delta = tuple(board_delta(board_document(evaluation.base.snapshot, evaluation.base.diagnostics),
+                                      board_document(evaluation.snapshot, evaluation.found), edited))
+    return PullRequestReport(
+        result=evaluation.result, waived=evaluation.waived, pre_existing=len(evaluation.pre_existing),
+        base_ref=change.base_ref if change is not None else None,
+        base_commit=change.base_commit if change is not None else None,
+        changed_files=changed, gate_files=tuple(p for p in changed if p.startswith(GATE_FILES)), delta=delta)
+
+
+def _count(diagnostics: Iterable[Diagnostic], severity: Severity) -> int:
+    return sum(1 for d in diagnostics if d.severity is severity)
+
+
+def _cell(text: str) -> str:
+    """Text made safe for one Markdown table cell (no HTML, no row or column breaks)."""
+    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
+            .replace("\r", "").replace("\n", "<br>"))
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _headline(r: PullRequestReport) -> str:
+    errors, warnings = r.result.errors, r.result.warnings
+    if errors:
+        return f"## ❌ orv: {_plural(errors, 'error')}, {_plural(warnings, 'warning')}"
+    tail = f" ({_plural(warnings, 'warning')})" if warnings else ""
+    return f"## ✅ orv: the pull request passes{tail}"
+
+
+def _context_lines(r: PullRequestReport) -> list[str]:
+    lines = []
+    if r.base_ref is not None and r.base_commit is not None:
+        lines.append(f"Compared with `{_cell(r.base_ref)}` at merge base `{r.base_commit[:12]}`: "
+                     f"{_plural(len(r.changed_files), 'changed file')}, {r.result.files_checked} registry files checked.")
+    else:
+        lines.append(f"{r.result.files_checked} registry files checked (no `--base`: pull-request rules not applied).")
+    if r.waived:
+        counts = Counter(d.code for d in r.waived)
+        listed = ", ".join(f"**{code}** ({_plural(n, 'finding')})" for code, n in sorted(counts.items()))
+        lines.append(f"Waived by a maintainer for this pull request: {listed} — not counted, listed below.")
+    if r.pre_existing:
+        lines.append(f"{_plural(r.pre_existing, 'finding')} already on the base branch "
+                     "not counted against this pull request.")
+    if r.gate_files:
+        shown = ", ".join(f"`{_cell(p)}`" for p in r.gate_files[:5]) + (" …" if len(r.gate_files) > 5 else "")
+        lines.append(f"**This pull request changes the gate itself** ({shown}): "
+                     "the check ran its own version; a maintainer must review it.")
+    return lines
+
+
+def _finding_row(d: Diagnostic, waived: bool = False) -> str:
+    level = _LEVEL[d.severity] + (" (waived)" if waived else "")
+    return (f"| {level} | {d.code} | `{_cell(d.path)}:{d.line}:{d.col}` | {_cell(d.message)} | "
+            f"{_cell(d.hint)} |")
+
+
+def _overflow_lines(result: Result) -> list[str]:
+    lines = []
+    for severity, level in _LEVEL.items():
+        n = _count(result.diagnostics, severity)
+        if n > ANNOTATIONS_PER_LEVEL:
+            hidden = n - (ANNOTATIONS_PER_LEVEL - 1)
+            lines.append(f"GitHub shows {ANNOTATIONS_PER_LEVEL} annotations of each level per step: "
+                         f"{_plural(hidden, level)} appear only in this table and in the step log.")
+    return lines
+
+
+def _rank(rank: Any, rank_of: Any) -> str:
+    return f"{rank} of {rank_of}" if rank is not None and rank_of is not None else "—"
+
+
+def _delta_row(c: BoardChange) -> str:
+    if c.change == "new":
+        tier, rank = c.tier or "—", _rank(c.rank, c.rank_of)
+    elif c.change == "removed":
+        tier, rank = f"~~{c.base_tier}~~", f"~~{_rank(c.base_rank, c.base_rank_of)}~~"
+    else:
+        tier = (c.tier or "—") if c.tier == c.base_tier else f"{c.base_tier or '—'} → {c.tier or '—'}"
+        before, after = _rank(c.base_rank, c.base_rank_of), _rank(c.rank, c.rank_of)
+        rank = after if before == after else f"{before} → {after}"
+    return f"| `{_cell(c.recipe)}` | {c.change} | {tier} | {rank} |"
+
+
+def _delta_lines(delta: tuple[BoardChange, ...] | None) -> list[str]:
+    if delta is None:
+        return []
+    lines = ["", "### Board changes", ""]
+    if not delta:
+        return lines + ["No entry's tier or rank changes."]
+    lines += ["| Recipe | Change | Tier | Rank in its model–GPU pair |", "|---|---|---|---|"]
+    return lines + [_delta_row(c) for c in delta]
+
+
+def render_markdown(r: PullRequestReport, budget: int = SUMMARY_BUDGET) -> str:
+    """The job summary: headline, context, every finding (within the size budget), the board delta."""
+    head = [_headline(r), ""] + _context_lines(r)
+    tail = _delta_lines(r.delta)
+    by_level = sorted(r.result.diagnostics, key=lambda d: (d.severity.rank, d.sort_key()))
+    rows = [_finding_row(d) for d in by_level] + [_finding_row(d, waived=True) for d in r.waived]
+    findings: list[str] = []
+    if rows:
+        overflow = _overflow_lines(r.result)
+        findings = ["", "### Findings", ""] + (overflow + [""] if overflow else []) + [
+            "| Level | Code | Where | Finding | What to do |", "|---|---|---|---|---|"]
+    used = sum(len(line.encode()) + 1 for line in head + tail + findings) + 512
+    shown = 0
+    for row in rows:
+        size = len(row.encode()) + 1
+        if used + size > budget:
+            break
+        findings.append(row)
+        used += size
+        shown += 1
+    if shown < len(rows):
+        findings += ["", f"{_plural(len(rows) - shown, 'more finding')} not shown: a job summary is limited to "
+                     "1 MiB. The step log lists every finding; `orv check --base` reproduces them locally."]
+    return "\n".join(head + findings + tail) + "\n"
+
+
+def render_outputs(r: PullRequestReport) -> str:
+    """Step outputs as `name=value` lines for $GITHUB_OUTPUT (values are single-line)."""
+    entries = [c.to_dict() for c in r.delta or () if c.change != "removed"]
+    tiers = {c.recipe: c.tier for c in r.delta or () if c.change in ("new", "edited")}
+    outputs = {
+        "errors": str(r.result.errors),
+        "warnings": str(r.result.warnings),
+        "notices": str(_count(r.result.diagnostics, Severity.NOTICE)),
+        "waived": " ".join(sorted({d.code for d in r.waived})),
+        "entries": json.dumps(entries, separators=(",", ":"), sort_keys=True),
+        "tiers": json.dumps(tiers, separators=(",", ":"), sort_keys=True),
+    }
+    return "".join(f"{name}={value}\n" for name, value in outputs.items())
