@@ -158,6 +158,33 @@ def test_a_contributor_adding_a_valid_recipe_and_run_passes(repo: Path, capsys: 
     assert json.loads(values["tiers"]).keys() == {"qwen3-8-27b-h100-tp2-pp2-dp2"}
 
 
+def test_the_summary_reads_the_bases_committed_boards_instead_of_checking_the_base(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = make_registry(tmp_path / "repo")
+    git(repo, "init", "-q", "-b", "main")
+    digest = add_run(repo, 1480.4)
+    write(repo, recipe_path("qwen3-8-27b-h100-tp1-pp4-dp2"), recipe_text("qwen3-8-27b-h100-tp1-pp4-dp2", runs=(digest,)))
+    commit_all(repo, "data")
+    assert main(["boards", "--root", str(repo)]) == 0
+    commit_all(repo, "boards")
+    git(repo, "checkout", "-q", "-b", "pr")
+    digest = add_run(repo, 1612.0, measured_by="lab-b", layout="tp2-pp2-dp2")
+    write(repo, recipe_path("qwen3-8-27b-h100-tp2-pp2-dp2"),
+          recipe_text("qwen3-8-27b-h100-tp2-pp2-dp2", claimed=1612.0, runs=(digest,), layout="tp2-pp2-dp2"))
+    commit_all(repo, "a faster layout")
+
+    from validator import engine
+    from validator.report import summary
+
+    def no_second_check(change: Any) -> Any:
+        raise AssertionError("the base was checked although its boards are committed")
+
+    monkeypatch.setattr(engine, "check_base", no_second_check)
+    report = summary.build(check(repo))
+    changes = {c.recipe: (c.change, c.rank, c.rank_of) for c in report.delta or ()}
+    assert changes == {"qwen3-8-27b-h100-tp2-pp2-dp2": ("new", 1, 2), "qwen3-8-27b-h100-tp1-pp4-dp2": ("moved", 2, 2)}
+
+
 def test_without_base_the_pr_rules_do_not_run(repo: Path) -> None:
     os.remove(repo / existing_run(repo))
     assert not [d for d in check(repo, base=None).result.diagnostics if d.code.startswith("ORV6")]

@@ -26,38 +26,32 @@ _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTICE:
 
 
 def board_document(snapshot: Snapshot, diagnostics: Iterable[Diagnostic]) -> dict[str, Any]:
-    """The boards document the delta reads: the one place to switch to validator.boards once it lands.
-
-    Until then the rows come from `ranked_rows`; any document whose boards hold rows with `recipe`,
-    `tier`, `rank` and `rank_of` works unchanged.
-    """
-    return {"boards": {"recipes": ranked_rows(snapshot, diagnostics)}}
-
-
-def ranked_rows(snapshot: Snapshot, diagnostics: Iterable[Diagnostic]) -> list[dict[str, Any]]:
-    """One row per schema-valid recipe: tier (validator.tiers) and rank within its model–GPU pair.
-
-    Training ranks by claimed tokens/s/GPU, inference by claimed decode tokens/s (1 = fastest; ties
-    by id); a recipe without that figure has no rank.
-    """
+    """The boards document `orv boards` would write for this snapshot (without the git stamp)."""
+    from validator.boards import GitStamp, build
     from validator.tiers import derive
 
-    tiers = derive(snapshot, tuple(diagnostics))
-    rows: list[dict[str, Any]] = []
-    for entry, recipe in snapshot.valid_recipes():
-        claimed = recipe.claimed.model_dump(exclude_none=True)
-        figure = claimed.get("tokens_per_s_per_gpu" if recipe.kind == "training" else "decode_tok_s")
-        rows.append({"recipe": recipe.id, "kind": recipe.kind, "model": recipe.model, "gpu": recipe.hardware.gpu,
-                     "tier": tiers[entry.path].tier, "figure": figure, "rank": None, "rank_of": None})
-    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
-    for row in rows:
-        if row["figure"] is not None:
-            groups.setdefault((row["kind"], row["model"], row["gpu"]), []).append(row)
-    for members in groups.values():
-        members.sort(key=lambda r: (-r["figure"], r["recipe"]))
-        for i, row in enumerate(members, 1):
-            row["rank"], row["rank_of"] = i, len(members)
-    return sorted(rows, key=lambda r: r["recipe"])
+    return build(snapshot, derive(snapshot, tuple(diagnostics)), GitStamp())
+
+
+def base_board_document(evaluation: Any) -> Mapping[str, Any]:
+    """The merge base's boards: its committed boards/boards.json, which the boards workflow keeps
+    fresh on main, so a pull request's summary costs no second check. Only when the base has no
+    readable boards file is the base checked by the same code to build one."""
+    from validator.engine import check_base
+    from validator.registry import BOARDS_PATH
+
+    if evaluation.base is not None:
+        return board_document(evaluation.base.snapshot, evaluation.base.diagnostics)
+    raw = evaluation.change.base.read(BOARDS_PATH)
+    if raw:
+        try:
+            document = json.loads(raw)
+            if isinstance(document, dict) and isinstance(document.get("boards"), dict):
+                return document
+        except ValueError:
+            pass
+    base = check_base(evaluation.change)
+    return board_document(base.snapshot, base.diagnostics)
 
 
 def rows_by_recipe(document: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
@@ -137,11 +131,9 @@ def build(evaluation: Any) -> PullRequestReport:
     changed: tuple[str, ...] = ()
     if change is not None:
         changed = tuple(c.path for c in change.files)
-        if evaluation.base is not None:
-            edited = {entry.id for entry in evaluation.snapshot.recipes
-                      if entry.path in change.head_paths and entry.id}
-            delta = tuple(board_delta(board_document(evaluation.base.snapshot, evaluation.base.diagnostics),
-                                      board_document(evaluation.snapshot, evaluation.found), edited))
+        edited = {entry.id for entry in evaluation.snapshot.recipes if entry.path in change.head_paths and entry.id}
+        delta = tuple(board_delta(base_board_document(evaluation),
+                                  board_document(evaluation.snapshot, evaluation.found), edited))
     return PullRequestReport(
         result=evaluation.result, waived=evaluation.waived, pre_existing=len(evaluation.pre_existing),
         base_ref=change.base_ref if change is not None else None,
