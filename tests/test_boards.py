@@ -22,7 +22,7 @@ from tests.boards_builders import (SEED_000, SEED_004, add_run, commit_all, git,
 from tests.conftest import make_registry
 from validator import schema as schemas
 from validator.boards import BOARDS_SCHEMA_ID, GitStamp, build, render
-from validator.checks.boards import compare as compare_boards, git_stamp, regenerate
+from validator.checks.boards import compare as compare_boards, git_stamp
 from validator.cli import main
 from validator.engine import Config, analyse, run
 from validator.registry import Catalog

@@ -12,7 +12,7 @@ from validator.adapters import Source, convert, metadata
 from validator.convergence import check_convergence
 from validator.engine import Config, run
 from validator.models import Convergence
-from validator.recompute import training_facts, training_losses
+from validator.recompute import training_losses
 
 FIXTURES = Path(__file__).parent / "fixtures" / "tools" / "megatron"
 RECIPE = (Path(__file__).parent / "cases" / "valid-training" / "recipes" / "training" / "qwen3.8-27b"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from validator import checks
-from validator.checks import Check, Finding
+from validator.checks import Check
 from validator.diagnostics import Severity
 from validator.engine import Config, run
 

@@ -477,19 +477,6 @@ def load_yaml_document(root: str, rel: str) -> Document:
     return Document(rel, parse_yaml(text), text)
 
 
-def has_non_finite(value: Any) -> bool:
-    stack = [value]
-    while stack:
-        v = stack.pop()
-        if isinstance(v, float) and not math.isfinite(v):
-            return True
-        if isinstance(v, dict):
-            stack.extend(v.values())
-        elif isinstance(v, list):
-            stack.extend(v)
-    return False
-
-
 def iter_load(root: str, rels: Iterable[str], loader: Callable[[str, str], Document]
               ) -> Iterator[Document | Diagnostic]:
     """Load each file, yielding either its Document or the one finding that explains why not."""

@@ -163,8 +163,8 @@ def component_problems(component: Component) -> list[PinProblem]:
     if not (component.version or component.commit or component.image):
         out.append(PinProblem(
             "unpinned", (), f"component `{component.name}` has no version, commit or image",
-            f'pin it with one of: `version: "<exact release>"` (e.g. "0.30.0"), `commit: "<40-hex SHA>"`, '
-            f"or `image: <repository>@sha256:<digest>`"))
+            'pin it with one of: `version: "<exact release>"` (e.g. "0.30.0"), `commit: "<40-hex SHA>"`, '
+            "or `image: <repository>@sha256:<digest>`"))
     commit_ok = bool(component.commit) and commit_kind(component.commit or "") is None
     if component.version:
         problem = version_problem(component.version)
