@@ -185,6 +185,31 @@ def test_the_summary_reads_the_bases_committed_boards_instead_of_checking_the_ba
     assert changes == {"qwen3-8-27b-h100-tp2-pp2-dp2": ("new", 1, 2), "qwen3-8-27b-h100-tp1-pp4-dp2": ("moved", 2, 2)}
 
 
+def test_the_base_assembled_from_unchanged_files_equals_a_full_check_of_the_base(repo: Path) -> None:
+    from validator.engine import check_base, check_base_exported
+
+    # Findings already on main (an orphan run), then a PR that edits, deletes and adds files.
+    add_run(repo, 1500.0, measured_by="lab-z", layout="tp8-pp1-dp1")
+    write(repo, recipe_path("qwen3-8-27b-h100-tp4-pp1-dp2"),
+          recipe_text("qwen3-8-27b-h100-tp4-pp1-dp2", claimed=1400.0, layout="tp4-pp1-dp2", version="latest"))
+    commit_all(repo, "main has problems")
+    git(repo, "branch", "-f", "main", "HEAD")
+    rel = recipe_path("qwen3-8-27b-h100-tp4-pp1-dp2")
+    write(repo, rel, (repo / rel).read_text(encoding="utf-8").replace("1400.0", "1410.0"))
+    os.remove(repo / run_path(existing_run(repo).split("/")[-1][:-5]))
+    digest = add_run(repo, 1612.0, measured_by="lab-b", layout="tp2-pp2-dp2")
+    write(repo, recipe_path("qwen3-8-27b-h100-tp2-pp2-dp2"),
+          recipe_text("qwen3-8-27b-h100-tp2-pp2-dp2", claimed=1612.0, runs=(digest,), layout="tp2-pp2-dp2"))
+    commit_all(repo, "the pull request")
+    change = check(repo).change
+    fast, full = check_base(change), check_base_exported(change)
+    assert [(d.code, d.path, d.message) for d in fast.diagnostics] == \
+        [(d.code, d.path, d.message) for d in full.diagnostics]
+    assert {d.code for d in full.diagnostics} >= {"ORV204", "ORV402"}
+    assert sorted(e.path for e in fast.snapshot.recipes) == sorted(e.path for e in full.snapshot.recipes)
+    assert sorted(fast.snapshot.runs) == sorted(full.snapshot.runs)
+
+
 def test_without_base_the_pr_rules_do_not_run(repo: Path) -> None:
     os.remove(repo / existing_run(repo))
     assert not [d for d in check(repo, base=None).result.diagnostics if d.code.startswith("ORV6")]

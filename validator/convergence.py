@@ -58,10 +58,13 @@ def _gap(value: float, ref: float, kind: str) -> float:
     return abs(value - ref) / ref if kind == "relative" else abs(value - ref)
 
 
-def _trailing_means(series: Sequence[tuple[int, float]], k: int) -> dict[int, float]:
-    """Step -> mean of the last k logged losses up to and including that step."""
+def _trailing_means(series: Sequence[tuple[int, float]], k: int, start: int, end: int) -> dict[int, float]:
+    """Step -> mean of the last k logged losses up to and including that step, for steps in [start, end]
+    (only the evaluated window: a 1,000-step run with a 10-step window costs 10 means, not 1,000)."""
     out: dict[int, float] = {}
     for i, (step, _) in enumerate(series):
+        if not start <= step <= end:
+            continue
         window = [loss for _, loss in series[max(0, i - k + 1): i + 1]]
         out[step] = math.fsum(window) / len(window)
     return out
@@ -93,7 +96,7 @@ def check_convergence(losses: Sequence[tuple[int, float]], spec: Convergence) ->
         return ConvergenceResult(False, f"the run logs no loss at step {missing}; the window needs every step",
                                  missing)
     reference = [(p.step, p.loss) for p in spec.reference]
-    smoothed = _trailing_means(series, max(1, spec.smoothing_steps))
+    smoothed = _trailing_means(series, max(1, spec.smoothing_steps), start, end)
     worst_step, worst_gap = start, -1.0
     for step in range(start, end + 1):
         ref = reference_at(reference, step)

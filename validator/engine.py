@@ -5,6 +5,7 @@ from __future__ import annotations
 import operator
 import os
 import traceback
+from types import MappingProxyType
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
@@ -389,12 +390,11 @@ def default_jobs() -> int:
 def build_snapshot(root: str, out: _Collector, jobs: int = 1,
                    progress: Callable[[int, int], None] | None = None, use_cache: bool = False) -> Snapshot:
     files = discover(root)
-    file_set = set(files)
     documents: dict[str, Document] = {}
-    catalog, catalog_ok = _load_catalog(root, file_set, out, documents)
+    catalog_out = _Collector()
+    catalog, catalog_ok = _load_catalog(root, set(files), catalog_out, documents)
     # Links are never followed (ORV114 reports them); files with no place are ORV107's.
-    to_load = [rel for rel in files if classify(rel) in ("recipe-training", "recipe-inference", "run")
-               and not os.path.islink(os.path.join(root, rel))]
+    to_load = [rel for rel in files if classify(rel) in LOADABLE and not os.path.islink(os.path.join(root, rel))]
     cache = open_cache(root) if use_cache else BlobCache()
     results: dict[str, tuple[Any, list[Diagnostic]]] = {}
     pending = []
@@ -408,9 +408,20 @@ def build_snapshot(root: str, out: _Collector, jobs: int = 1,
         results[rel] = result
         cache.put(rel, result)
     cache.save()
+    return _assemble(root, files, catalog, catalog_ok, documents, tuple(catalog_out.diagnostics), results, out)
+
+
+LOADABLE = ("recipe-training", "recipe-inference", "run")
+
+
+def _assemble(root: str, files: list[str], catalog: Catalog, catalog_ok: bool, documents: dict[str, Document],
+              catalog_findings: tuple[Diagnostic, ...], results: dict[str, tuple[Any, Any]],
+              out: _Collector) -> Snapshot:
+    """The snapshot from per-file results (in path order); their findings go to `out`."""
+    out.diagnostics.extend(catalog_findings)
     recipes: list[RecipeEntry] = []
     runs: list[RunEntry] = []
-    for rel in to_load:
+    for rel in sorted(results):
         entry, diagnostics = results[rel]
         out.diagnostics.extend(diagnostics)
         if isinstance(entry, RecipeEntry):
@@ -418,7 +429,10 @@ def build_snapshot(root: str, out: _Collector, jobs: int = 1,
             documents[entry.path] = entry.doc
         elif isinstance(entry, RunEntry):
             runs.append(entry)
-    return Snapshot.build(root, files, catalog, recipes, runs, documents, catalog_ok)
+    return Snapshot(root, tuple(sorted(files)), catalog, tuple(sorted(recipes, key=lambda r: r.path)),
+                    MappingProxyType({r.name_digest: r for r in sorted(runs, key=lambda r: r.path)}),
+                    MappingProxyType(dict(documents)), catalog_ok,
+                    MappingProxyType({rel: (e, tuple(d)) for rel, (e, d) in results.items()}), catalog_findings)
 
 
 @dataclass(frozen=True)
@@ -566,18 +580,65 @@ def _introduced(found: tuple[Diagnostic, ...], change: Any, need_base: bool
 
 
 def check_base(change: Any) -> BaseView:
-    """Check the merge base's registry (exported to a temporary folder) with the same code."""
+    """Check the merge base's registry with the same code.
+
+    The base differs from the working tree only in the files the pull request changed, and a
+    file's own results depend only on its bytes and the catalog. So, unless the catalog changed,
+    the base is assembled from the working tree's results for unchanged files plus the base
+    versions of the changed ones; only the registry checks run again. Otherwise the whole base
+    tree is exported and checked.
+    """
     import tempfile
 
     from validator.registry import REGISTRY_DIRS
 
+    head = change.snapshot
+    changed = {c.path: c for c in change.files if c.path.split("/", 1)[0] in REGISTRY_DIRS}
+    if any(path.startswith("catalog/") for path in changed) or not head.loaded:
+        return check_base_exported(change)
+    out = _Collector()
+    with tempfile.TemporaryDirectory(prefix="orv-base-") as tmp:
+        snapshot = _check_registry_from(head, change, changed, tmp, out)
+    return BaseView(snapshot, tuple(sorted(_dedupe(out.diagnostics), key=Diagnostic.sort_key)))
+
+
+def check_base_exported(change: Any) -> BaseView:
+    """Check the merge base by exporting its whole registry tree to a temporary folder."""
+    import tempfile
+
+    from validator.registry import REGISTRY_DIRS
+
+    out = _Collector()
     with tempfile.TemporaryDirectory(prefix="orv-base-") as tmp:
         change.base.export(tmp, REGISTRY_DIRS)
         for folder in ("recipes", "catalog"):
             os.makedirs(os.path.join(tmp, folder), exist_ok=True)
-        out = _Collector()
         snapshot = _check_registry(tmp, out)
     return BaseView(snapshot, tuple(sorted(_dedupe(out.diagnostics), key=Diagnostic.sort_key)))
+
+
+def _check_registry_from(head: Snapshot, change: Any, changed: dict[str, Any], tmp: str,
+                         out: _Collector) -> Snapshot:
+    """The base snapshot from the head's per-file results and the base versions of changed files."""
+    from validator.gitdiff import MODE_SYMLINK
+
+    at_base = [path for path, c in changed.items() if c.present_at_base]
+    to_load = [path for path in at_base if classify(path) in LOADABLE and changed[path].base_mode != MODE_SYMLINK]
+    for path in to_load:
+        full = os.path.join(tmp, *path.split("/"))
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        with open(full, "wb") as fh:
+            fh.write(change.base.read(path) or b"")
+    results = {rel: result for rel, result in head.loaded.items() if rel not in changed}
+    results.update(zip(to_load, _load_all(tmp, to_load, head.catalog, 1, None)))
+    files = [rel for rel in head.files if rel not in changed] + at_base
+    documents = {rel: doc for rel, doc in head.documents.items() if rel.startswith("catalog/")}
+    snapshot = _assemble(head.root, files, head.catalog, head.catalog_ok, documents, head.catalog_findings,
+                         results, out)
+    for check in by_scope("registry"):
+        assert check.func is not None
+        out.findings(check, check.func(snapshot), dict(snapshot.documents))
+    return snapshot
 
 
 def _in_paths(path: str, prefixes: tuple[str, ...]) -> bool:

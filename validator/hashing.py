@@ -25,9 +25,12 @@ def _may_differ_from_jcs(raw: bytes) -> bool:
     """
     if b".0," in raw or b".0]" in raw or b".0}" in raw or raw.endswith(b".0"):
         return True
-    if b".0000" in raw:  # JCS writes 1e-6 <= |x| < 1e-4 in plain decimals, orjson with an exponent
-        return True
-    for marker in (b"e+", b"e-", b"E+", b"E-"):
+    i = raw.find(b"0.0000")  # JCS writes 1e-6 <= |x| < 1e-4 as "0.0000…", orjson with an exponent
+    while i >= 0:
+        if i == 0 or raw[i - 1] not in _DIGITS:  # a leading "0.", not the end of "10.0000…"
+            return True
+        i = raw.find(b"0.0000", i + 1)
+    for marker in (b"e+", b"e-"):  # orjson never writes "E": raw with one cannot equal its output
         i = raw.find(marker)
         while i > 0:
             if raw[i - 1] in _DIGITS:

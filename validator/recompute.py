@@ -54,7 +54,10 @@ def _loss_value(value: Any) -> float:
 def training_losses(samples: Sequence[Mapping[str, Any]]) -> list[tuple[int, float]]:
     """(step, loss) in step order; a diverged step's "nan"/"inf" becomes the float it stands for."""
     ordered = sorted(samples, key=itemgetter("step"))
-    return list(zip(map(itemgetter("step"), ordered), map(_loss_value, map(itemgetter("loss"), ordered))))
+    losses = list(map(itemgetter("loss"), ordered))
+    if not set(map(type, losses)) <= {int, float}:  # only a diverged run logs "nan"/"inf" strings
+        losses = list(map(_loss_value, losses))
+    return list(zip(map(itemgetter("step"), ordered), losses))
 
 
 def _step_problems(steps: Sequence[int]) -> list[str]:

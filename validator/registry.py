@@ -119,13 +119,10 @@ class Snapshot:
     runs: Mapping[str, RunEntry]  # by the digest in the file name
     documents: Mapping[str, Document]  # recipes and catalog files, for locating findings
     catalog_ok: bool = True
-
-    @staticmethod
-    def build(root: str, files: list[str], catalog: Catalog, recipes: list[RecipeEntry],
-              runs: list[RunEntry], documents: dict[str, Document], catalog_ok: bool) -> "Snapshot":
-        return Snapshot(root, tuple(files), catalog, tuple(sorted(recipes, key=lambda r: r.path)),
-                        MappingProxyType({r.name_digest: r for r in sorted(runs, key=lambda r: r.path)}),
-                        MappingProxyType(dict(documents)), catalog_ok)
+    # What each file's own load produced (entry, its findings), and the catalog's findings: lets the
+    # merge base be assembled from the unchanged files' results instead of loading them again.
+    loaded: Mapping[str, tuple[Any, tuple[Any, ...]]] = field(default_factory=dict, compare=False, repr=False)
+    catalog_findings: tuple[Any, ...] = field(default=(), compare=False, repr=False)
 
     def valid_recipes(self) -> Iterator[tuple[RecipeEntry, Recipe]]:
         for entry in self.recipes:
