@@ -92,8 +92,17 @@ def _all_problems(snapshot: Snapshot) -> Iterator[tuple[str, Finding]]:
             yield from _problems(run.path, run.meta)
 
 
+# Seven codes share one pass over the registry: the last snapshot's problems, grouped by code.
+_LAST: list[tuple[Snapshot, dict[str, list[Finding]]]] = []
+
+
 def _only(code: str, snapshot: Snapshot) -> Iterator[Finding]:
-    return (f for c, f in _all_problems(snapshot) if c == code)
+    if not _LAST or _LAST[0][0] is not snapshot:
+        grouped: dict[str, list[Finding]] = {}
+        for c, f in _all_problems(snapshot):
+            grouped.setdefault(c, []).append(f)
+        _LAST[:] = [(snapshot, grouped)]
+    return iter(_LAST[0][1].get(code, ()))
 
 
 @check("ORV401", E, "software not pinned")
