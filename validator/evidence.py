@@ -54,7 +54,25 @@ def _compare_fields(out: list[Mismatch], prefix: str, recipe_side: Any, run_side
         out.append(Mismatch(prefix, recipe_side, run_side))
 
 
+# ORV206, ORV207 and tier derivation ask about the same (recipe, run) pairs; remember the answers.
+# Keyed by identity, holding both objects so an id is never reused while its entry lives.
+_MEMO: dict[tuple[int, int], tuple[Recipe, RunMeta, list[Mismatch]]] = {}
+
+
 def mismatches(recipe: Recipe, run: RunMeta) -> list[Mismatch]:
+    """Fields where the run's metadata disagrees with the recipe (empty list: they agree)."""
+    key = (id(recipe), id(run))
+    hit = _MEMO.get(key)
+    if hit is not None and hit[0] is recipe and hit[1] is run:
+        return list(hit[2])
+    if len(_MEMO) > 200_000:
+        _MEMO.clear()
+    result = _mismatches(recipe, run)
+    _MEMO[key] = (recipe, run, result)
+    return list(result)
+
+
+def _mismatches(recipe: Recipe, run: RunMeta) -> list[Mismatch]:
     """Fields where the run's metadata disagrees with the recipe (empty list: they agree).
 
     Each entry names one leaf field (`hardware.count`, `layout.dp`, `software.framework.version`),
