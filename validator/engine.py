@@ -39,7 +39,6 @@ class Config:
     skip_boards: bool = False
     jobs: int = 1  # processes for loading files; the CLI passes the number of usable cores
     cache: bool = False  # reuse per-file results by git blob id (validator/cache.py); the CLI's default
-    base_view: bool = False  # with --base, always check the merge base too (the summary's board delta)
     progress: Callable[[int, int], None] | None = field(default=None, compare=False)
 
 
@@ -497,7 +496,7 @@ def evaluate(config: Config) -> Evaluation:
     base: BaseView | None = None
     pre_existing: list[Diagnostic] = []
     if change is not None:
-        kept, base, pre_existing = _introduced(found, change, config.base_view)
+        kept, base, pre_existing = _introduced(found, change)
     waived = [d for d in kept if d.code in config.waive]
     kept = [d for d in kept if d.code not in config.waive]
     if config.paths:
@@ -513,7 +512,10 @@ def evaluate(config: Config) -> Evaluation:
 def _check_registry(root: str, out: _Collector, jobs: int = 1, cache: bool = False,
                     progress: Callable[[int, int], None] | None = None) -> Snapshot:
     """Load the tree at root and run the run-file and registry checks on it."""
-    snapshot = build_snapshot(root, out, jobs, progress, cache)
+    return _run_registry_checks(build_snapshot(root, out, jobs, progress, cache), out)
+
+
+def _run_registry_checks(snapshot: Snapshot, out: _Collector) -> Snapshot:
     documents = dict(snapshot.documents)
     for check in by_scope("registry"):
         assert check.func is not None
@@ -552,7 +554,7 @@ def _compare(snapshot: Snapshot, base: str) -> Any:
 # one check, not two.
 
 
-def _introduced(found: tuple[Diagnostic, ...], change: Any, need_base: bool
+def _introduced(found: tuple[Diagnostic, ...], change: Any
                 ) -> tuple[list[Diagnostic], BaseView | None, list[Diagnostic]]:
     from validator.checks.pr import SUPERSEDES
 
@@ -563,7 +565,7 @@ def _introduced(found: tuple[Diagnostic, ...], change: Any, need_base: bool
     def always_counts(d: Diagnostic) -> bool:
         return d.code in pr_codes or d.code == "ORV900"
 
-    if not need_base and all(always_counts(d) or d.path in change.added_paths for d in current):
+    if all(always_counts(d) or d.path in change.added_paths for d in current):
         return current, None, []
     base = check_base(change)
     on_base = Counter((d.code, d.path, d.message) for d in base.diagnostics)
@@ -633,12 +635,8 @@ def _check_registry_from(head: Snapshot, change: Any, changed: dict[str, Any], t
     results.update(zip(to_load, _load_all(tmp, to_load, head.catalog, 1, None)))
     files = [rel for rel in head.files if rel not in changed] + at_base
     documents = {rel: doc for rel, doc in head.documents.items() if rel.startswith("catalog/")}
-    snapshot = _assemble(head.root, files, head.catalog, head.catalog_ok, documents, head.catalog_findings,
-                         results, out)
-    for check in by_scope("registry"):
-        assert check.func is not None
-        out.findings(check, check.func(snapshot), dict(snapshot.documents))
-    return snapshot
+    return _run_registry_checks(_assemble(head.root, files, head.catalog, head.catalog_ok, documents,
+                                          head.catalog_findings, results, out), out)
 
 
 def _in_paths(path: str, prefixes: tuple[str, ...]) -> bool:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any, Iterator, Mapping
 
 from validator.hashing import HEX64, run_path
