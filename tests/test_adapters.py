@@ -14,31 +14,16 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import make_registry
+from tests.conftest import INFERENCE_RECIPE_TEXT, TOOLS, VALID_TRAINING_RECIPE, make_registry
 from validator.adapters import AdapterError, Source, convert, metadata
 from validator.cli import main
 from validator.hashing import content_address
 from validator.recompute import inference_facts, training_facts
 
 HERE = Path(__file__).parent
-TOOLS = HERE / "fixtures" / "tools"
 BASE = str(HERE / "cases" / "_base")
-TRAINING_RECIPE = HERE / "cases" / "valid-training" / "recipes" / "training" / "qwen3.8-27b" / \
-    "qwen3-8-27b-h100-tp1-pp4-dp2.yaml"
-INFERENCE_RECIPE = """\
-id: qwen3-8-27b-h100-vllm-fp8-c1
-kind: inference
-model: qwen3.8-27b
-hardware: {gpu: h100, count: 1}
-author: ATTUNE
-measured: "2026-10-18"
-software:
-  engine: {name: vllm, version: "0.11.0"}
-quant: fp8
-serving: {context_len: 8192, concurrency: 1}
-claimed: {decode_tok_s: 41.5, ttft_ms: 63.5}
-runs: []
-"""
+TRAINING_RECIPE = VALID_TRAINING_RECIPE
+INFERENCE_RECIPE = INFERENCE_RECIPE_TEXT
 
 
 @pytest.fixture

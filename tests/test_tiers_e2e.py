@@ -11,30 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import make_registry
+from tests.conftest import INFERENCE_RECIPE_TEXT, TOOLS, VALID_TRAINING_RECIPE, make_registry
 from validator import tiers
 from validator.cli import main
 from validator.engine import Config, _Collector, build_snapshot, run
 
-HERE = Path(__file__).parent
-TOOLS = HERE / "fixtures" / "tools"
-TRAINING = (HERE / "cases" / "valid-training" / "recipes" / "training" / "qwen3.8-27b"
-            / "qwen3-8-27b-h100-tp1-pp4-dp2.yaml").read_text(encoding="utf-8")
+TRAINING = VALID_TRAINING_RECIPE.read_text(encoding="utf-8")
 TRAINING_PATH = "recipes/training/qwen3.8-27b/qwen3-8-27b-h100-tp1-pp4-dp2.yaml"
-INFERENCE = """\
-id: qwen3-8-27b-h100-vllm-fp8-c1
-kind: inference
-model: qwen3.8-27b
-hardware: {gpu: h100, count: 1}
-author: ATTUNE
-measured: "2026-10-18"
-software:
-  engine: {name: vllm, version: "0.11.0"}
-quant: fp8
-serving: {context_len: 8192, concurrency: 1}
-claimed: {decode_tok_s: 41.5, ttft_ms: 63.5}
-runs: []
-"""
+INFERENCE = INFERENCE_RECIPE_TEXT
 INFERENCE_PATH = "recipes/inference/qwen3.8-27b/qwen3-8-27b-h100-vllm-fp8-c1.yaml"
 
 

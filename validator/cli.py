@@ -242,24 +242,21 @@ _REPORT_HELP = ("Where to save the Markdown report (a .json twin is written besi
                 "default: docs/import-report-<command>.md in the registry.")
 
 
-@import_group.command("leaderboard")
-@click.argument("file", type=click.Path(exists=True, dir_okay=False))
-@click.option("--root", type=click.Path(file_okay=False, exists=True), default=None,
-              help="Registry root (default: found from the current folder).")
-@click.option("--report", "report_path", type=click.Path(dir_okay=False), default=None, help=_REPORT_HELP)
-def import_leaderboard_cmd(file: str, root: str | None, report_path: str | None) -> None:
-    """Seed 000's training leaderboard (FILE) -> training recipes and catalog/starting-points.yaml."""
-    _run_import("leaderboard", file, root, report_path)
+def _import_command(name: str, doc: str) -> None:
+    """Register `orv import NAME FILE [--root] [--report]`: every legacy source takes the same options."""
+
+    @import_group.command(name, help=doc)
+    @click.argument("file", type=click.Path(exists=True, dir_okay=False))
+    @click.option("--root", type=click.Path(file_okay=False, exists=True), default=None,
+                  help="Registry root (default: found from the current folder).")
+    @click.option("--report", "report_path", type=click.Path(dir_okay=False), default=None, help=_REPORT_HELP)
+    def command(file: str, root: str | None, report_path: str | None) -> None:
+        _run_import(name, file, root, report_path)
 
 
-@import_group.command("legacy-boards")
-@click.argument("file", type=click.Path(exists=True, dir_okay=False))
-@click.option("--root", type=click.Path(file_okay=False, exists=True), default=None,
-              help="Registry root (default: found from the current folder).")
-@click.option("--report", "report_path", type=click.Path(dir_okay=False), default=None, help=_REPORT_HELP)
-def import_legacy_boards_cmd(file: str, root: str | None, report_path: str | None) -> None:
-    """Seed 004's tier-boards JSON export (FILE) -> inference recipes and run files."""
-    _run_import("legacy-boards", file, root, report_path)
+_import_command("leaderboard", "Seed 000's training leaderboard (FILE) -> training recipes and "
+                               "catalog/starting-points.yaml.")
+_import_command("legacy-boards", "Seed 004's tier-boards JSON export (FILE) -> inference recipes and run files.")
 
 
 def _run_import(command: str, file: str, root: str | None, report_path: str | None) -> None:
