@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from validator.checks.duplicates import _copied_claim_key, identity
+from validator.checks.duplicates import copied_claim_key, identity
 from validator.models import InferenceRecipe, TrainingRecipe
 
 
@@ -65,9 +65,9 @@ def test_inference_identity_sees_quant_checkpoint_and_serving(different: dict[st
 
 
 def test_copied_claim_key_ignores_count_and_serving_but_not_figures() -> None:
-    base = _copied_claim_key(inference())
-    assert _copied_claim_key(inference(hardware={"gpu": "h100", "count": 4},
+    base = copied_claim_key(inference())
+    assert copied_claim_key(inference(hardware={"gpu": "h100", "count": 4},
                                        serving={"context_len": 8192, "concurrency": 1, "tp": 4})) == base
-    assert _copied_claim_key(inference(claimed={"decode_tok_s": 40.50001})) != base
-    assert _copied_claim_key(inference(hardware={"gpu": "h200", "count": 1})) != base
-    assert _copied_claim_key(inference(claimed={"decode_tok_s": 40.5, "ttft_ms": 300.0})) != base
+    assert copied_claim_key(inference(claimed={"decode_tok_s": 40.50001})) != base
+    assert copied_claim_key(inference(hardware={"gpu": "h200", "count": 1})) != base
+    assert copied_claim_key(inference(claimed={"decode_tok_s": 40.5, "ttft_ms": 300.0})) != base

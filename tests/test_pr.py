@@ -116,7 +116,13 @@ def existing_run(repo: Path) -> str:
 
 
 def check(repo: Path, base: str | None = "main", **options: Any) -> Evaluation:
-    return evaluate(Config(root=str(repo), base=base, skip_boards=True, **options))
+    """The check as the CLI runs it; with a base, also checked whole, which must decide the same."""
+    evaluation = evaluate(Config(root=str(repo), base=base, skip_boards=True, **options))
+    if base is not None and "neighbourhood" not in options:
+        whole = evaluate(Config(root=str(repo), base=base, skip_boards=True, neighbourhood=False, **options))
+        assert not whole.partial
+        assert evaluation.result.diagnostics == whole.result.diagnostics
+    return evaluation
 
 
 def found(evaluation: Evaluation) -> list[str]:
@@ -180,7 +186,7 @@ def test_the_summary_reads_the_bases_committed_boards_instead_of_checking_the_ba
         raise AssertionError("the base was checked although its boards are committed")
 
     monkeypatch.setattr(engine, "check_base", no_second_check)
-    report = summary.build(check(repo))
+    report = summary.build(check(repo, neighbourhood=False))
     changes = {c.recipe: (c.change, c.rank, c.rank_of) for c in report.delta or ()}
     assert changes == {"qwen3-8-27b-h100-tp2-pp2-dp2": ("new", 1, 2), "qwen3-8-27b-h100-tp1-pp4-dp2": ("moved", 2, 2)}
 
@@ -201,7 +207,7 @@ def test_the_base_assembled_from_unchanged_files_equals_a_full_check_of_the_base
     write(repo, recipe_path("qwen3-8-27b-h100-tp2-pp2-dp2"),
           recipe_text("qwen3-8-27b-h100-tp2-pp2-dp2", claimed=1612.0, runs=(digest,), layout="tp2-pp2-dp2"))
     commit_all(repo, "the pull request")
-    change = check(repo).change
+    change = check(repo, neighbourhood=False).change
     fast, full = check_base(change), check_base_exported(change)
     assert [(d.code, d.path, d.message) for d in fast.diagnostics] == \
         [(d.code, d.path, d.message) for d in full.diagnostics]
@@ -417,7 +423,8 @@ def test_problems_already_on_the_base_branch_are_not_the_prs(tmp_path: Path) -> 
           recipe_text("qwen3-8-27b-new", claimed=1612.0, runs=(digest,), layout="tp2-pp2-dp2"))
     commit_all(repo, "a good contribution")
     assert f"ORV105 {broken}:{line_of(repo, broken, 'version:')}" in found(check(repo, base=None))
-    evaluation = check(repo)
+    assert found(check(repo)) == []  # the broken recipe shares nothing with the contribution
+    evaluation = check(repo, neighbourhood=False)
     assert found(evaluation) == []
     assert [d.path for d in evaluation.pre_existing] == [broken]
 

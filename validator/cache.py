@@ -46,13 +46,7 @@ class BlobCache:
     def save(self) -> None:
         if self.path is None or self.fresh == self.stored:
             return
-        try:
-            write_atomic(str(self.path), pickle.dumps(self.fresh, protocol=pickle.HIGHEST_PROTOCOL))
-            for old in self.path.parent.glob("cache-*.pickle"):
-                if old != self.path:  # results of another orv/catalog version: never valid again
-                    old.unlink(missing_ok=True)
-        except OSError:
-            pass  # a read-only checkout still gets correct (uncached) results
+        _write(self.path, self.fresh)
 
 
 def _git(root: str, *args: str) -> bytes | None:
@@ -78,11 +72,19 @@ def _key(root: str) -> str:
     return digest.hexdigest()[:32]
 
 
-def open_cache(root: str) -> BlobCache:
-    """The cache for this registry, or an inert one outside git (nothing is ever wrong, only slower)."""
+def _store(root: str) -> Path | None:
+    """.git/orv of the repository whose top level is root; None outside git or for a sub-folder registry."""
     git_dir = _git(root, "rev-parse", "--absolute-git-dir")
     top = _git(root, "rev-parse", "--show-toplevel")
     if git_dir is None or top is None or os.path.realpath(top.decode().strip()) != os.path.realpath(root):
+        return None
+    return Path(git_dir.decode().strip()) / "orv"
+
+
+def open_cache(root: str) -> BlobCache:
+    """The cache for this registry, or an inert one outside git (nothing is ever wrong, only slower)."""
+    store = _store(root)
+    if store is None:
         return BlobCache()
     listing = _git(root, "ls-files", "-s", "-z", "--", *_SCOPE)
     status = _git(root, "status", "--porcelain", "-z", "--untracked-files=no", "--", *_SCOPE)
@@ -97,11 +99,68 @@ def open_cache(root: str) -> BlobCache:
         mode, blob, stage = meta.split()
         if stage == "0" and mode == "100644" and rel not in changed:
             blobs[rel] = blob
-    path = Path(git_dir.decode().strip()) / "orv" / f"cache-{_key(root)}.pickle"
-    stored: dict[str, tuple[str, Any]] = {}
+    path = store / f"cache-{_key(root)}.pickle"
+    return BlobCache(path, blobs, _read(path))
+
+
+def _read(path: Path) -> dict[str, Any]:
     try:
         with open(path, "rb") as fh:
             stored = pickle.load(fh)  # noqa: S301 - our own file inside .git, written by orv
     except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
-        stored = {}
-    return BlobCache(path, blobs, stored)
+        return {}
+    return stored if isinstance(stored, dict) else {}
+
+
+def _write(path: Path, value: Any) -> None:
+    try:
+        write_atomic(str(path), pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+        prefix = path.name.split("-", 1)[0]
+        for old in path.parent.glob(f"{prefix}-*.pickle"):
+            if old != path:  # written for another orv/catalog version: never valid again
+                old.unlink(missing_ok=True)
+    except OSError:
+        pass  # a read-only checkout still gets correct (uncached) results
+
+
+@dataclass
+class KeyIndex:
+    """Each recipe file's relation keys (validator/neighbourhood.py) by path and blob id.
+
+    Small (a few short strings per recipe) and stored apart from the per-file results, so that a
+    pull-request check reads it in milliseconds and finds a change's neighbours without loading
+    the ten thousand recipes the change does not touch. Same key as the per-file cache: keys
+    depend on the recipe's bytes, its path, orv and the catalog.
+    """
+
+    path: Path | None = None
+    entries: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
+    dirty: bool = False
+
+    def get(self, rel: str, blob: str) -> tuple[str, ...] | None:
+        hit = self.entries.get(rel)
+        return hit[1] if hit is not None and hit[0] == blob else None
+
+    def put(self, rel: str, blob: str, keys: tuple[str, ...]) -> None:
+        if self.entries.get(rel) != (blob, keys):
+            self.entries[rel] = (blob, keys)
+            self.dirty = True
+
+    def retain(self, paths: Any) -> None:
+        """Forget files no longer in the working tree (the index never outgrows the registry)."""
+        for rel in [rel for rel in self.entries if rel not in paths]:
+            del self.entries[rel]
+            self.dirty = True
+
+    def save(self) -> None:
+        if self.path is not None and self.dirty:
+            _write(self.path, self.entries)
+            self.dirty = False
+
+
+def open_index(root: str) -> KeyIndex:
+    store = _store(root)
+    if store is None:
+        return KeyIndex()
+    path = store / f"index-{_key(root)}.pickle"
+    return KeyIndex(path, _read(path))

@@ -39,6 +39,9 @@ class Config:
     skip_boards: bool = False
     jobs: int = 1  # processes for loading files; the CLI passes the number of usable cores
     cache: bool = False  # reuse per-file results by git blob id (validator/cache.py); the CLI's default
+    # with --base, check only the change's neighbourhood (validator/incremental.py); False checks
+    # every file, which the job summary's board delta needs
+    neighbourhood: bool = True
     progress: Callable[[int, int], None] | None = field(default=None, compare=False)
 
 
@@ -407,10 +410,26 @@ def build_snapshot(root: str, out: _Collector, jobs: int = 1,
         results[rel] = result
         cache.put(rel, result)
     cache.save()
+    if use_cache:
+        _index_recipes(root, cache, results)
     return _assemble(root, files, catalog, catalog_ok, documents, tuple(catalog_out.diagnostics), results, out)
 
 
 LOADABLE = ("recipe-training", "recipe-inference", "run")
+
+
+def _index_recipes(root: str, cache: BlobCache, results: dict[str, tuple[Any, list[Diagnostic]]]) -> None:
+    """Remember each committed recipe's relation keys, so pull-request mode need not load it again."""
+    from validator.cache import open_index
+    from validator.neighbourhood import content_keys
+
+    index = open_index(root)
+    for rel, blob in cache.blobs.items():
+        entry = results.get(rel, (None,))[0]
+        if isinstance(entry, RecipeEntry) and index.get(rel, blob) is None:
+            index.put(rel, blob, content_keys(entry))
+    index.retain(cache.blobs)
+    index.save()
 
 
 def _assemble(root: str, files: list[str], catalog: Catalog, catalog_ok: bool, documents: dict[str, Document],
@@ -472,11 +491,18 @@ class Evaluation:
     base: BaseView | None = None  # computed with --base when needed (pre-existing findings, summary)
     waived: tuple[Diagnostic, ...] = ()
     pre_existing: tuple[Diagnostic, ...] = ()  # findings already on the base branch, not counted
+    partial: bool = False  # snapshot, found and base cover only the change's neighbourhood
 
 
 def evaluate(config: Config) -> Evaluation:
     """Check the registry; with --base, judge the pull request only for what it introduces."""
     _check_waivers(config.waive)
+    if config.base is not None and config.neighbourhood:
+        from validator.incremental import evaluate_change
+
+        evaluation = evaluate_change(config)
+        if evaluation is not None:
+            return evaluation
     out = _Collector()
     snapshot = _check_registry(config.root, out, config.jobs, config.cache, config.progress)
     documents = dict(snapshot.documents)
@@ -491,7 +517,7 @@ def evaluate(config: Config) -> Evaluation:
         for check in by_scope("boards"):
             assert check.func is not None
             out.findings(check, check.func(analysis), documents)
-    found = tuple(sorted(_dedupe(out.diagnostics), key=Diagnostic.sort_key))
+    found = sorted_unique(out.diagnostics)
     kept: list[Diagnostic] = list(found)
     base: BaseView | None = None
     pre_existing: list[Diagnostic] = []
@@ -501,12 +527,20 @@ def evaluate(config: Config) -> Evaluation:
     kept = [d for d in kept if d.code not in config.waive]
     if config.paths:
         kept = [d for d in kept if _in_paths(d.path, config.paths)]
+    result = Result(tuple(kept), files_checked=len(snapshot.files), notes=waiver_notes(waived, pre_existing))
+    return Evaluation(result, snapshot, found, change, base, tuple(waived), tuple(pre_existing))
+
+
+def sorted_unique(diagnostics: Iterable[Diagnostic]) -> tuple[Diagnostic, ...]:
+    return tuple(sorted(_dedupe(diagnostics), key=Diagnostic.sort_key))
+
+
+def waiver_notes(waived: list[Diagnostic], pre_existing: list[Diagnostic]) -> tuple[str, ...]:
     notes = tuple(f"{code} waived for this pull request: {n} finding(s) not counted"
                   for code, n in sorted(Counter(d.code for d in waived).items()))
     if pre_existing:
         notes += (f"{len(pre_existing)} finding(s) already on the base branch not counted",)
-    result = Result(tuple(kept), files_checked=len(snapshot.files), notes=notes)
-    return Evaluation(result, snapshot, found, change, base, tuple(waived), tuple(pre_existing))
+    return notes
 
 
 def _check_registry(root: str, out: _Collector, jobs: int = 1, cache: bool = False,
@@ -556,29 +590,40 @@ def _compare(snapshot: Snapshot, base: str) -> Any:
 
 def _introduced(found: tuple[Diagnostic, ...], change: Any
                 ) -> tuple[list[Diagnostic], BaseView | None, list[Diagnostic]]:
+    pr_codes = {c.code for c in by_scope("pr")}
+    if all(d.code in pr_codes or d.code == "ORV900" or d.path in change.added_paths for d in found):
+        kept, _ = subtract_base(found, ())
+        return kept, None, []
+    base = check_base(change)
+    kept, pre_existing = subtract_base(found, base.diagnostics)
+    return kept, base, pre_existing
+
+
+def subtract_base(found: Iterable[Diagnostic], on_base: Iterable[Diagnostic]
+                  ) -> tuple[list[Diagnostic], list[Diagnostic]]:
+    """(what counts, what was already on the base): a finding counts unless the base has it too.
+
+    Same finding = same code, file and message (not the line, which an edit above it moves).
+    Pull-request rules and ORV900 always count; a PR rule replaces the findings it supersedes.
+    """
     from validator.checks.pr import SUPERSEDES
 
     pr_codes = {c.code for c in by_scope("pr")}
+    found = list(found)
     replaced = {(old, d.path) for d in found for old in SUPERSEDES.get(d.code, ())}
-    current = [d for d in found if (d.code, d.path) not in replaced]
-
-    def always_counts(d: Diagnostic) -> bool:
-        return d.code in pr_codes or d.code == "ORV900"
-
-    if all(always_counts(d) or d.path in change.added_paths for d in current):
-        return current, None, []
-    base = check_base(change)
-    on_base = Counter((d.code, d.path, d.message) for d in base.diagnostics)
+    remaining = Counter((d.code, d.path, d.message) for d in on_base)
     kept: list[Diagnostic] = []
     pre_existing: list[Diagnostic] = []
-    for d in current:
+    for d in found:
+        if (d.code, d.path) in replaced:
+            continue
         key = (d.code, d.path, d.message)
-        if not always_counts(d) and on_base[key] > 0:
-            on_base[key] -= 1
+        if d.code not in pr_codes and d.code != "ORV900" and remaining[key] > 0:
+            remaining[key] -= 1
             pre_existing.append(d)
         else:
             kept.append(d)
-    return kept, base, pre_existing
+    return kept, pre_existing
 
 
 def check_base(change: Any) -> BaseView:
@@ -601,7 +646,7 @@ def check_base(change: Any) -> BaseView:
     out = _Collector()
     with tempfile.TemporaryDirectory(prefix="orv-base-") as tmp:
         snapshot = _check_registry_from(head, change, changed, tmp, out)
-    return BaseView(snapshot, tuple(sorted(_dedupe(out.diagnostics), key=Diagnostic.sort_key)))
+    return BaseView(snapshot, sorted_unique(out.diagnostics))
 
 
 def check_base_exported(change: Any) -> BaseView:
@@ -616,7 +661,7 @@ def check_base_exported(change: Any) -> BaseView:
         for folder in ("recipes", "catalog"):
             os.makedirs(os.path.join(tmp, folder), exist_ok=True)
         snapshot = _check_registry(tmp, out)
-    return BaseView(snapshot, tuple(sorted(_dedupe(out.diagnostics), key=Diagnostic.sort_key)))
+    return BaseView(snapshot, sorted_unique(out.diagnostics))
 
 
 def _check_registry_from(head: Snapshot, change: Any, changed: dict[str, Any], tmp: str,

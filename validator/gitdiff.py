@@ -1,6 +1,6 @@
 """What a pull request changes: the working tree compared with its merge base with --base REF, via GitPython.
 
-`compare(snapshot, ref)` finds the merge base of REF and HEAD (what GitHub diffs a pull request
+`diff(root, ref)` finds the merge base of REF and HEAD (what GitHub diffs a pull request
 against), lists every path that differs between that commit's tree and the working tree (tracked
 changes, staged or not, plus untracked files that .gitignore does not exclude), and keeps a handle
 on the base tree so that the pull-request rules can read a file as it was. In CI the working tree is
@@ -94,6 +94,23 @@ class BaseTree:
                 if item.type in ("blob", "commit"):
                     yield f"{top}/{item.path[len(sub.path) + 1:]}", item.mode, item
 
+    def listing(self, tops: tuple[str, ...]) -> dict[str, tuple[int, str]]:
+        """path -> (git mode, object id) of every entry under the given top-level folders.
+
+        One `git ls-tree` call: ~50x faster than walking the tree objects through GitPython, which
+        matters when only the ids are needed (pull-request mode on a large registry).
+        """
+        raw = self.commit.repo.git.ls_tree("-r", "-z", "--full-tree", self.commit.hexsha, "--",
+                                           *(self.prefix + top for top in tops))
+        out: dict[str, tuple[int, str]] = {}
+        for record in raw.split("\0"):
+            meta, sep, path = record.partition("\t")
+            if not sep:
+                continue
+            mode, _type, object_id = meta.split(" ", 2)
+            out[path[len(self.prefix):]] = (int(mode, 8), object_id)
+        return out
+
     def export(self, dest: str, tops: tuple[str, ...]) -> None:
         """Write the base version of every file under `tops` into `dest` (symlinks stay links)."""
         for rel, mode, item in self.entries(tops):
@@ -133,20 +150,38 @@ class Change:
         return frozenset(c.path for c in self.files if c.present_at_head)
 
 
+@dataclass(frozen=True)
+class Diff:
+    """What changed since the merge base, before any file is loaded."""
+
+    base_ref: str
+    base_commit: str
+    files: tuple[FileChange, ...]
+    base: BaseTree = field(repr=False, compare=False)
+
+    def on(self, snapshot: Snapshot) -> Change:
+        return Change(snapshot, self.base_ref, self.base_commit, self.files, self.base)
+
+
 def compare(snapshot: Snapshot, base_ref: str) -> Change:
     """The change between the merge base of `base_ref` and HEAD, and the working tree at snapshot.root."""
+    return diff(snapshot.root, base_ref).on(snapshot)
+
+
+def diff(root: str, base_ref: str) -> Diff:
+    """The paths that differ between the merge base of `base_ref` and HEAD, and the working tree at root."""
     import git
 
     try:
-        repo = git.Repo(snapshot.root, search_parent_directories=True)
+        repo = git.Repo(root, search_parent_directories=True)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-        raise GitError(f"--base needs a git repository, and {snapshot.root} is not inside one") from None
+        raise GitError(f"--base needs a git repository, and {root} is not inside one") from None
     if repo.bare or repo.working_tree_dir is None:
         raise GitError("--base needs a working tree, not a bare repository")
-    prefix = _prefix(str(repo.working_tree_dir), snapshot.root)
+    prefix = _prefix(str(repo.working_tree_dir), root)
     merge_base = _merge_base(repo, base_ref)
     files = sorted(_changed_files(repo, merge_base.hexsha, prefix), key=lambda c: c.path)
-    return Change(snapshot, base_ref, merge_base.hexsha, tuple(files), BaseTree(merge_base, prefix))
+    return Diff(base_ref, merge_base.hexsha, tuple(files), BaseTree(merge_base, prefix))
 
 
 def _prefix(work_tree: str, root: str) -> str:

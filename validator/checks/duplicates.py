@@ -97,7 +97,7 @@ def duplicate_identity(snapshot: Snapshot) -> Iterator[Finding]:
                           "this file; or record in a field what sets the two apart", at=("id",))
 
 
-def _copied_claim_key(recipe: Recipe) -> str:
+def copied_claim_key(recipe: Recipe) -> str:
     """Everything but the GPU count: same model, quant/workload, GPU, software and claimed figures."""
     variant = recipe.workload if isinstance(recipe, TrainingRecipe) else recipe.quant
     return _canonical([recipe.kind, recipe.model, variant, recipe.hardware.gpu, _software(recipe),
@@ -120,7 +120,7 @@ def claim_copied_across_counts(snapshot: Snapshot) -> Iterator[Finding]:
     Measure this hardware count and claim what it reached (with its run file), or delete the
     recipe.
     """
-    keyed = [(_copied_claim_key(recipe), (entry, recipe)) for entry, recipe in snapshot.valid_recipes()]
+    keyed = [(copied_claim_key(recipe), (entry, recipe)) for entry, recipe in snapshot.valid_recipes()]
     for group in _groups(keyed):
         first_entry, first = group[0]
         for entry, recipe in group[1:]:

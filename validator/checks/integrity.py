@@ -137,7 +137,7 @@ def _percent(gap: float) -> str:
 # --------------------------------------------------------------------------- registry: runs vs recipes
 
 
-def _raw_references(entry: RecipeEntry) -> list[tuple[int, str]]:
+def raw_references(entry: RecipeEntry) -> list[tuple[int, str]]:
     """(index in runs, digest) for every well-formed reference, even in a recipe that fails its schema."""
     if entry.recipe is not None:
         return list(enumerate(entry.recipe.run_digests))
@@ -186,7 +186,7 @@ def run_is_referenced(snapshot: Snapshot) -> Iterator[Finding]:
     files are append-only (ORV6xx), so an orphan merged today could never be removed. Reference
     it from the recipe it measures (`runs: ["sha256:<hash>"]`), or leave it out of the pull request.
     """
-    referenced = {digest for entry in snapshot.recipes for _, digest in _raw_references(entry)}
+    referenced = {digest for entry in snapshot.recipes for _, digest in raw_references(entry)}
     for digest, run in snapshot.runs.items():
         if digest not in referenced and run.meta is not None:  # an unreadable file has its own finding
             yield Finding(run.path, f"no recipe references this run file (sha256:{digest})",
@@ -204,7 +204,7 @@ def run_referenced_once(snapshot: Snapshot) -> Iterator[Finding]:
     """
     users: dict[str, list[tuple[RecipeEntry, int]]] = {}
     for entry, _ in snapshot.valid_recipes():
-        for i, digest in _raw_references(entry):
+        for i, digest in raw_references(entry):
             users.setdefault(digest, []).append((entry, i))
     for digest, refs in sorted(users.items()):
         if len(refs) < 2:

@@ -11,6 +11,7 @@ def render(result: Result) -> str:
         lines.append(f"{d.path}:{d.line}:{d.col}: {d.code} {d.severity.value}: {d.message}")
         if d.hint:
             lines.append(f"    hint: {d.hint}")
+    lines.extend(f"note: {note}" for note in result.notes)
     lines.append(summary_line(result))
     return "\n".join(lines) + "\n"
 

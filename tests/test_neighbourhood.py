@@ -1,0 +1,211 @@
+"""Pull-request mode checks the change's neighbourhood only: it must decide exactly as checking everything.
+
+The argument is in validator/neighbourhood.py; these tests hold it to account: every registry check
+is classified, random pull requests over a registry full of cross-file relations (shared ids,
+identical configurations, copied claims, shared and missing runs, paths that differ by case) give
+the same findings both ways, and a warm key index keeps the work proportional to the change.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import make_registry
+from tests.test_pr import add_run, commit_all, git, recipe_text, run_path, training_run, write
+from validator import engine
+from validator.checks import by_scope
+from validator.engine import Config, evaluate
+from validator.neighbourhood import PER_FILE, RELATED_BY, neighbourhood
+from validator.storing import store_run_document
+
+SCENARIOS = 24  # random pull requests compared with a full check (each on its own git repository)
+
+
+def test_every_registry_check_says_whether_it_compares_files() -> None:
+    registry = {c.code for c in by_scope("registry")}
+    assert set(RELATED_BY) | PER_FILE == registry, "classify new registry checks in validator/neighbourhood.py"
+    assert not set(RELATED_BY) & PER_FILE
+
+
+def test_two_hops_reach_the_groups_of_every_file_a_change_touches() -> None:
+    base = {"a": ("i:x",), "b": ("i:x", "d:1"), "c": ("d:1", "d:2"), "d": ("d:2",), "e": ("i:y",)}
+    assert neighbourhood(base, {}, {"a"}) == {"a", "b", "c"}  # c completes b's d:1 group; d is three hops away
+    assert neighbourhood(base, {"new": ("i:y",)}, {"new"}) == {"new", "e"}
+    assert neighbourhood(base, {"a": ("i:z",)}, {"a"}) == {"a", "b", "c"}  # the old version's keys count too
+
+
+# --------------------------------------------------------------------------- random pull requests
+
+STEMS = ["qwen-a", "qwen-b", "qwen-c", "Qwen-a", "qwen-d"]
+LAYOUTS = ["tp1-pp4-dp2", "tp2-pp2-dp2", "tp4-pp1-dp2"]
+CLAIMS = [1480.4, 1612.0, 1500.0]
+MISSING = "ab" * 32
+
+
+def random_recipe(rng: random.Random, stem: str, runs: list[str]) -> str:
+    rid = stem.lower() if rng.random() < 0.8 else rng.choice(STEMS).lower()
+    refs = tuple(rng.sample(runs + [MISSING], k=rng.choice([0, 1, 1, 2])))
+    text = recipe_text(rid, claimed=rng.choice(CLAIMS), runs=refs, layout=rng.choice(LAYOUTS),
+                       version=rng.choice(["0.30.0", "0.30.0", "latest"]))
+    if rng.random() < 0.2:  # the same claim at another GPU count (ORV303, and a layout that no longer covers it)
+        text = text.replace("count: 8", "count: 16")
+    return text
+
+
+def recipe_rel(stem: str) -> str:
+    return f"recipes/training/qwen3.8-27b/{stem}.yaml"
+
+
+def build_base(tmp_path: Path, rng: random.Random) -> tuple[Path, list[str]]:
+    repo = make_registry(tmp_path / "repo")
+    git(repo, "init", "-q", "-b", "main")
+    runs = [add_run(repo, claim, layout=layout) for claim, layout in zip(CLAIMS, LAYOUTS)]
+    for stem in rng.sample(STEMS, k=4):
+        write(repo, recipe_rel(stem), random_recipe(rng, stem, runs))
+    if rng.random() < 0.7:
+        write(repo, "runs/stray.json", "{}")
+    commit_all(repo, "main")
+    git(repo, "checkout", "-q", "-b", "pr")
+    return repo, runs
+
+
+def mutate(repo: Path, rng: random.Random, runs: list[str]) -> list[str]:
+    """One to three random edits a pull request can make; returns what was done."""
+    done = []
+    for _ in range(rng.randint(1, 3)):
+        present = sorted(p.name[:-5] for p in (repo / "recipes/training/qwen3.8-27b").glob("*.yaml"))
+        action = rng.choice(["add", "edit", "edit", "delete", "add-run", "delete-run", "tamper-run", "stray", "stray"])
+        if action == "add" or (action in ("edit", "delete") and not present):
+            stem = rng.choice(STEMS + ["qwen-e"])
+            write(repo, recipe_rel(stem), random_recipe(rng, stem, runs))
+        elif action == "edit":
+            stem = rng.choice(present)
+            write(repo, recipe_rel(stem), random_recipe(rng, stem, runs))
+        elif action == "delete":
+            os.remove(repo / recipe_rel(rng.choice(present)))
+        elif action == "add-run":
+            runs.append(add_run(repo, rng.choice([1480.4, 1612.0, 1700.0]), measured_by=f"lab-{rng.randint(1, 9)}",
+                                layout=rng.choice(LAYOUTS)))
+        elif action in ("delete-run", "tamper-run"):
+            path = repo / run_path(rng.choice(runs))
+            if path.exists():
+                if action == "delete-run":
+                    path.unlink()
+                else:
+                    path.write_bytes(path.read_bytes().replace(b'"lab-a"', b'"lab-b"'))
+        else:  # a file with no place, maybe differing only by case from one on main (ORV117)
+            write(repo, f"runs/{rng.choice(['Stray', 'STRAY', 'notes'])}.json", json.dumps({"kind": "training"}))
+        done.append(action)
+    if rng.random() < 0.7:
+        commit_all(repo, "the pull request")  # else the contributor checks before committing
+    return done
+
+
+def test_random_pull_requests_are_judged_as_a_full_check_judges_them(tmp_path: Path) -> None:
+    codes: Counter[str] = Counter()
+    checked = 0
+    for seed in range(SCENARIOS):
+        rng = random.Random(seed)
+        repo, runs = build_base(tmp_path / str(seed), rng)
+        if rng.random() < 0.5:  # a contributor who ran `orv check` before: the key index is warm
+            evaluate(Config(root=str(repo), cache=True))
+        actions = mutate(repo, rng, runs)
+        whole = evaluate(Config(root=str(repo), base="main", skip_boards=True, neighbourhood=False))
+        for cache in (False, True):
+            near = evaluate(Config(root=str(repo), base="main", skip_boards=True, cache=cache))
+            assert near.partial, actions
+            assert near.result.diagnostics == whole.result.diagnostics, (seed, actions)
+            checked += 1
+        codes.update(d.code for d in whole.result.diagnostics)
+    assert checked == 2 * SCENARIOS
+    # The scenarios reach the cross-file checks, or the comparison proves little.
+    assert len({code for code in codes if code in RELATED_BY}) >= 6, codes
+
+
+# --------------------------------------------------------------------------- the key index
+
+
+def add_recipe(repo: Path, rid: str, claim: float, layout: str, version: str) -> str:
+    """A valid recipe and its run; the version sets the configuration apart from the others."""
+    document = training_run(claim, layout=layout)
+    document["software"]["framework"]["version"] = version
+    digest = store_run_document(str(repo), document).digest
+    write(repo, recipe_rel(rid), recipe_text(rid, claimed=claim, runs=(digest,), layout=layout, version=version))
+    return digest
+
+
+@pytest.fixture
+def wide_repo(tmp_path: Path) -> Path:
+    """main with 12 unrelated valid recipes (each its own run and configuration), and a branch `pr`."""
+    repo = make_registry(tmp_path / "repo")
+    git(repo, "init", "-q", "-b", "main")
+    for i in range(12):
+        add_recipe(repo, f"qwen-{i:02d}", 1400.0 + 10 * i, LAYOUTS[i % 3], f"0.30.{i}")
+    commit_all(repo, "main")
+    assert evaluate(Config(root=str(repo), skip_boards=True)).result.diagnostics == ()
+    git(repo, "checkout", "-q", "-b", "pr")
+    return repo
+
+
+def count_loads(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    loads: Counter[str] = Counter()
+    real = engine._load_one
+
+    def counted(rel: str) -> Any:
+        loads[rel] += 1
+        return real(rel)
+
+    monkeypatch.setattr(engine, "_load_one", counted)
+    return loads
+
+
+def test_a_warm_index_loads_only_the_neighbourhood(wide_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    evaluate(Config(root=str(wide_repo), cache=True))  # the contributor's first `orv check` fills the index
+    digest = add_recipe(wide_repo, "qwen-new", 1612.0, "tp2-pp2-dp2", "0.31.0")
+    loads = count_loads(monkeypatch)
+    near = evaluate(Config(root=str(wide_repo), base="main", skip_boards=True, cache=True))
+    assert near.partial and near.result.diagnostics == ()
+    assert set(loads) == {recipe_rel("qwen-new"), run_path(digest)}
+    assert near.result.files_checked == 2
+
+
+def test_a_cold_index_loads_each_recipe_once_then_remembers(wide_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(wide_repo, recipe_rel("qwen-new"), recipe_text("qwen-new", version="0.31.0"))
+    loads = count_loads(monkeypatch)
+    evaluate(Config(root=str(wide_repo), base="main", skip_boards=True, cache=True))
+    assert sum(1 for rel in loads if rel.startswith("recipes/")) == 13 and max(loads.values()) == 1
+    assert not any(rel.startswith("runs/") for rel in loads)  # a run file's keys are in its name
+    loads.clear()
+    evaluate(Config(root=str(wide_repo), base="main", skip_boards=True, cache=True))
+    assert set(loads) == {recipe_rel("qwen-new")}
+
+
+def test_an_edited_recipe_on_main_is_loaded_again_not_taken_from_the_index(
+        wide_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    evaluate(Config(root=str(wide_repo), cache=True))
+    git(wide_repo, "checkout", "-q", "main")
+    rel = recipe_rel("qwen-03")
+    write(wide_repo, rel, (wide_repo / rel).read_text(encoding="utf-8").replace("0.30.3", "0.30.0"))
+    commit_all(wide_repo, "main moves on: qwen-03 now has qwen-00's configuration (and disagrees with its run)")
+    git(wide_repo, "checkout", "-q", "pr")
+    git(wide_repo, "merge", "-q", "main")
+    add_recipe(wide_repo, "qwen-new", 1612.0, "tp2-pp2-dp2", "0.31.0")
+    loads = count_loads(monkeypatch)
+    near = evaluate(Config(root=str(wide_repo), base="main", skip_boards=True, cache=True))
+    assert rel in loads  # its blob changed, so its indexed keys were not trusted
+    assert near.result.diagnostics == ()  # main's own duplicate is not the pull request's
+
+
+def test_a_catalog_change_checks_everything(wide_repo: Path) -> None:
+    catalog = wide_repo / "catalog" / "hardware.yaml"
+    catalog.write_text(catalog.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    evaluation = evaluate(Config(root=str(wide_repo), base="main", skip_boards=True))
+    assert not evaluation.partial
+    assert evaluation.result.files_checked >= 24

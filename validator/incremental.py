@@ -1,0 +1,163 @@
+"""Pull-request mode that checks the change's neighbourhood instead of the whole registry.
+
+A pull request fails only for what it introduces (engine.py), and only the files related to the
+change can be judged differently before and after it (neighbourhood.py says why). So this path:
+
+  1. asks git what changed since the merge base, and for the base tree's file list and blob ids;
+  2. finds each recipe's relation keys in the key index (cache.py), keyed by path and blob id;
+     recipes the index lacks are loaded once and added to it;
+  3. loads the neighbourhood — changed files in both versions plus the files sharing keys with
+     them — and runs the same registry checks on it as it is and as it was;
+  4. counts the findings the first has and the second lacks, plus the pull-request rules.
+
+Nothing here decides a finding: the checks are the same functions a full check runs, on a smaller
+snapshot. When this path cannot be sure of that — the catalog changed (every file's judgement may
+move), or a submodule is involved (its files are not in git's list) — it returns None and the
+caller checks everything.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from typing import Any
+
+from validator.cache import KeyIndex, open_index
+from validator.checks import by_scope
+from validator.diagnostics import Diagnostic, Result
+from validator.gitdiff import MODE_SUBMODULE, MODE_SYMLINK, Diff, FileChange, GitError, diff
+from validator.neighbourhood import Keys, content_keys, neighbourhood, path_keys
+from validator.registry import CATALOG_FILES, REGISTRY_DIRS, Snapshot, classify
+
+
+def evaluate_change(config: Any) -> Any:
+    """The Evaluation of a pull request from its neighbourhood, or None when everything must be checked."""
+    from validator import engine
+
+    try:
+        change = diff(config.root, config.base)
+    except GitError as exc:
+        raise engine.UsageError(str(exc)) from None
+    changed = {c.path: c for c in change.files if c.path.split("/", 1)[0] in REGISTRY_DIRS}
+    if any(path.startswith("catalog/") for path in changed) or any(
+            MODE_SUBMODULE in (c.base_mode, c.head_mode) for c in change.files):
+        return None
+    base_files = change.base.listing(REGISTRY_DIRS)
+    if any(mode == MODE_SUBMODULE for mode, _ in base_files.values()):
+        return None
+    head_files = {rel for rel in base_files if rel not in changed}
+    head_files |= {rel for rel, c in changed.items() if c.present_at_head}
+
+    root = config.root
+    catalog_out = engine._Collector()
+    documents: dict[str, Any] = {}
+    catalog, catalog_ok = engine._load_catalog(root, set(CATALOG_FILES) & head_files, catalog_out, documents)
+    loader = _Loader(root, catalog, config.jobs)
+    index = open_index(root) if config.cache else KeyIndex()
+
+    base_keys = _base_keys(base_files, changed, index, loader, change)
+    head_keys = {rel: _keys(rel, loader.head.get(rel)) for rel, c in changed.items() if c.present_at_head}
+    near = neighbourhood(base_keys, head_keys, changed)
+    loader.load_unchanged([rel for rel in sorted(near) if rel not in changed and _loadable(rel, base_files[rel][0])])
+    index.save()
+
+    head_out, base_out = engine._Collector(), engine._Collector()
+    head = _snapshot(root, sorted(near & head_files), catalog, catalog_ok, documents, catalog_out, loader.head,
+                     head_out)
+    base = _snapshot(root, sorted(near & set(base_files)), catalog, catalog_ok, documents, catalog_out,
+                     loader.base, base_out)
+    pr_change = change.on(head)
+    head_documents = dict(head.documents)
+    for check in by_scope("pr"):
+        assert check.func is not None
+        head_out.findings(check, check.func(pr_change), head_documents)
+    found = engine.sorted_unique(head_out.diagnostics)
+    base_found = engine.sorted_unique(base_out.diagnostics)
+    kept, pre_existing = engine.subtract_base(found, base_found)
+    waived = [d for d in kept if d.code in config.waive]
+    kept = [d for d in kept if d.code not in config.waive]
+    if config.paths:
+        kept = [d for d in kept if engine._in_paths(d.path, config.paths)]
+    notes = engine.waiver_notes(waived, pre_existing)
+    notes += (f"pull-request mode: checked the {len(near & head_files):,} file(s) related to the change, of "
+              f"{len(head_files):,}; the others are as on the merge base (docs/pull-requests.md)",)
+    result = Result(tuple(kept), files_checked=len(near & head_files), notes=notes)
+    return engine.Evaluation(result, head, found, pr_change, engine.BaseView(base, base_found), tuple(waived),
+                             tuple(pre_existing), partial=True)
+
+
+def _loadable(rel: str, mode: int) -> bool:
+    from validator.engine import LOADABLE
+
+    return mode != MODE_SYMLINK and classify(rel) in LOADABLE
+
+
+def _keys(rel: str, result: Any) -> Keys:
+    return path_keys(rel) + content_keys(result[0] if result else None)
+
+
+class _Loader:
+    """Per-file results of both sides: unchanged files are loaded once and shared."""
+
+    def __init__(self, root: str, catalog: Any, jobs: int) -> None:
+        self.root, self.catalog, self.jobs = root, catalog, jobs
+        self.head: dict[str, tuple[Any, list[Diagnostic]]] = {}
+        self.base: dict[str, tuple[Any, list[Diagnostic]]] = {}
+
+    def load_unchanged(self, rels: list[str]) -> None:
+        from validator.engine import _load_all
+
+        todo = [rel for rel in rels if rel not in self.head]
+        for rel, result in zip(todo, _load_all(self.root, todo, self.catalog, self.jobs, None)):
+            self.head[rel] = self.base[rel] = result
+
+    def load_changed(self, changed: dict[str, FileChange], change: Diff) -> None:
+        from validator.engine import _load_all
+
+        at_head = [rel for rel, c in changed.items() if c.present_at_head and _loadable(rel, c.head_mode)]
+        self.head.update(zip(at_head, _load_all(self.root, at_head, self.catalog, 1, None)))
+        at_base = [rel for rel, c in changed.items() if c.present_at_base and _loadable(rel, c.base_mode)]
+        with tempfile.TemporaryDirectory(prefix="orv-base-") as tmp:
+            for rel in at_base:
+                full = os.path.join(tmp, *rel.split("/"))
+                os.makedirs(os.path.dirname(full), exist_ok=True)
+                with open(full, "wb") as fh:
+                    fh.write(change.base.read(rel) or b"")
+            self.base.update(zip(at_base, _load_all(tmp, at_base, self.catalog, 1, None)))
+
+
+def _base_keys(base_files: dict[str, tuple[int, str]], changed: dict[str, FileChange], index: KeyIndex,
+               loader: _Loader, change: Diff) -> dict[str, Keys]:
+    """Every base file's keys: from the index, else by loading the file (and remembering its keys)."""
+    loader.load_changed(changed, change)
+    keys: dict[str, Keys] = {}
+    missing: list[str] = []
+    for rel, (mode, blob) in base_files.items():
+        kind = classify(rel)
+        if rel in changed:
+            keys[rel] = _keys(rel, loader.base.get(rel))
+        elif kind in ("recipe-training", "recipe-inference") and mode != MODE_SYMLINK:
+            found = index.get(rel, blob)
+            if found is None:
+                missing.append(rel)
+            else:
+                keys[rel] = path_keys(rel, kind) + found
+        else:
+            keys[rel] = path_keys(rel, kind)
+    loader.load_unchanged(missing)
+    for rel in missing:
+        found = content_keys(loader.head[rel][0])
+        index.put(rel, base_files[rel][1], found)
+        keys[rel] = path_keys(rel) + found
+    return keys
+
+
+def _snapshot(root: str, files: list[str], catalog: Any, catalog_ok: bool, documents: dict[str, Any],
+              catalog_out: Any, results: dict[str, Any], out: Any) -> Snapshot:
+    from validator import engine
+
+    wanted = set(files)
+    picked = {rel: result for rel, result in results.items() if rel in wanted}
+    snapshot = engine._assemble(root, files, catalog, catalog_ok, dict(documents),
+                                tuple(catalog_out.diagnostics), picked, out)
+    return engine._run_registry_checks(snapshot, out)
