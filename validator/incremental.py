@@ -52,10 +52,11 @@ def evaluate_change(config: Any) -> Any:
     catalog_out = engine._Collector()
     documents: dict[str, Any] = {}
     catalog, catalog_ok = engine._load_catalog(root, set(CATALOG_FILES) & head_files, catalog_out, documents)
-    loader = _Loader(root, catalog, config.jobs)
+    loader = _Loader(root, catalog, config.jobs, config.progress)
     index = open_index(root) if config.cache else KeyIndex()
 
-    base_keys = _base_keys(base_files, changed, index, loader, change)
+    loader.load_changed(changed, change)
+    base_keys = _base_keys(base_files, changed, index, loader)
     head_keys = {rel: _keys(rel, loader.head.get(rel)) for rel, c in changed.items() if c.present_at_head}
     near = neighbourhood(base_keys, head_keys, changed)
     loader.load_unchanged([rel for rel in sorted(near) if rel not in changed and _loadable(rel, base_files[rel][0])])
@@ -99,8 +100,8 @@ def _keys(rel: str, result: Any) -> Keys:
 class _Loader:
     """Per-file results of both sides: unchanged files are loaded once and shared."""
 
-    def __init__(self, root: str, catalog: Any, jobs: int) -> None:
-        self.root, self.catalog, self.jobs = root, catalog, jobs
+    def __init__(self, root: str, catalog: Any, jobs: int, progress: Any = None) -> None:
+        self.root, self.catalog, self.jobs, self.progress = root, catalog, jobs, progress
         self.head: dict[str, tuple[Any, list[Diagnostic]]] = {}
         self.base: dict[str, tuple[Any, list[Diagnostic]]] = {}
 
@@ -108,7 +109,7 @@ class _Loader:
         from validator.engine import _load_all
 
         todo = [rel for rel in rels if rel not in self.head]
-        for rel, result in zip(todo, _load_all(self.root, todo, self.catalog, self.jobs, None)):
+        for rel, result in zip(todo, _load_all(self.root, todo, self.catalog, self.jobs, self.progress)):
             self.head[rel] = self.base[rel] = result
 
     def load_changed(self, changed: dict[str, FileChange], change: Diff) -> None:
@@ -127,9 +128,8 @@ class _Loader:
 
 
 def _base_keys(base_files: dict[str, tuple[int, str]], changed: dict[str, FileChange], index: KeyIndex,
-               loader: _Loader, change: Diff) -> dict[str, Keys]:
+               loader: _Loader) -> dict[str, Keys]:
     """Every base file's keys: from the index, else by loading the file (and remembering its keys)."""
-    loader.load_changed(changed, change)
     keys: dict[str, Keys] = {}
     missing: list[str] = []
     for rel, (mode, blob) in base_files.items():
