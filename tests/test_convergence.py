@@ -151,3 +151,78 @@ def test_orv210_points_at_the_nan_sample(tmp_path: Path) -> None:
     assert text[col:].startswith('"nan"')
     sample = text[text.rfind("{", 0, col):text.find("}", col) + 1]
     assert '"step":12,' in sample
+
+
+# --------------------------------------------------------------------------- the fast scan = the plain rule
+
+
+def plain_rule(losses: Any, spec: Convergence) -> tuple[bool, str, Any]:
+    """The rule written as plainly as docs/convergence.md states it (Python loops over every step):
+    the oracle for check_convergence, which scans with C-level passes and bisects the window."""
+    import math
+
+    from validator.convergence import _gap, _reference_problem, reference_at
+
+    if not losses:
+        return False, "the run has no loss samples", None
+    series = sorted(losses)
+    for (step, _), (nxt, _) in zip(series, series[1:]):
+        if step == nxt:
+            return False, f"step {step} is logged twice", step
+    for step, loss in series:
+        if not math.isfinite(loss):
+            return False, f"loss is {loss} at step {step}", step
+    if _reference_problem(spec):
+        return False, "reference", None
+    start, end = spec.window.start, spec.window.end
+    logged = {step for step, _ in series}
+    if series[0][0] > start or series[-1][0] < end:
+        return False, "range", series[0][0] if series[0][0] > start else series[-1][0]
+    missing = next((s for s in range(start, end + 1) if s not in logged), None)
+    if missing is not None:
+        return False, "missing", missing
+    k = max(1, spec.smoothing_steps)
+    smoothed = {}
+    for i, (step, _) in enumerate(series):
+        if start <= step <= end:
+            window = [loss for _, loss in series[max(0, i - k + 1): i + 1]]
+            smoothed[step] = math.fsum(window) / len(window)
+    reference = [(p.step, p.loss) for p in spec.reference]
+    for step in range(start, end + 1):
+        gap = _gap(smoothed[step], reference_at(reference, step), spec.tolerance_kind)
+        if gap > spec.tolerance:
+            return False, "gap", step
+    window = [loss for step, loss in series if start <= step <= end]
+    part = max(1, math.ceil(len(window) / 10))
+    if not math.fsum(window[-part:]) / part < math.fsum(window[:part]) / part:
+        return False, "flat", end
+    return True, "", None
+
+
+def test_the_fast_scan_decides_exactly_as_the_plain_rule() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    losses = st.one_of(st.floats(1.0, 2.2), st.sampled_from([float("nan"), float("inf"), 1.9, 1.95]))
+    series = st.lists(st.tuples(st.integers(0, 30), losses), max_size=40)
+    tried = []
+
+    noise = st.lists(st.floats(-0.08, 0.08), min_size=25, max_size=25)
+
+    @settings(max_examples=400, deadline=None, database=None)
+    @given(series, noise, st.booleans(), st.integers(1, 4))
+    def same(points: list[tuple[int, float]], jitter: list[float], clean: bool, smoothing: int) -> None:
+        if clean:  # every step once, in order, near the reference: passes or fails on the gap or the trend
+            points = [(s, ref(s) * (1 + j)) for s, j in enumerate(jitter)]
+        fast = check_convergence(points, spec(smoothing_steps=smoothing))
+        ok, reason, step = plain_rule(points, spec(smoothing_steps=smoothing))
+        tried.append(ok)
+        assert fast.ok == ok
+        if reason in ("", "reference"):
+            return
+        assert fast.step == step
+        if "twice" in reason or "loss is" in reason:
+            assert fast.reason == reason
+
+    same()
+    assert len(tried) == 400 and any(tried) and not all(tried)

@@ -97,6 +97,18 @@ def test_requests_without_output_are_left_out() -> None:
     assert facts.sample_count == 2
 
 
+def test_single_token_requests_are_left_out_of_the_tpot_mean() -> None:
+    # the column-wise path serves runs whose every request has 2+ tokens; this mix takes the other
+    facts = inference_facts([request(1, 1, 0.0, 5.0), request(1, 11, 0.0, 200.0), request(1, 3, 10.0, 50.0)], None)
+    assert facts.headline["tpot_ms"] == pytest.approx((20.0 + 20.0) / 2)
+
+
+def test_consecutive_steps_from_any_start_have_no_problems_and_one_gap_is_found() -> None:
+    assert training_facts([step(s, 1.0) for s in range(5, 9)], gpus=1, warmup_steps=0).problems == ()
+    facts = training_facts([step(s, 1.0) for s in (1, 2, 4, 5)], gpus=1, warmup_steps=0)
+    assert facts.problems == ("step 3 is missing: samples must cover every optimizer step",)
+
+
 def test_no_decode_rate_without_a_second_token() -> None:
     facts = inference_facts([request(500, 1, 80.0, 80.0)], 1.0)
     assert "decode_tok_s" not in facts.headline

@@ -15,7 +15,10 @@ Rule (docs/convergence.md), applied to the run's (step, loss) samples and the wo
 from __future__ import annotations
 
 import math
+import operator
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Sequence
 
 from validator.models import Convergence
@@ -58,45 +61,47 @@ def _gap(value: float, ref: float, kind: str) -> float:
     return abs(value - ref) / ref if kind == "relative" else abs(value - ref)
 
 
-def _trailing_means(series: Sequence[tuple[int, float]], k: int, start: int, end: int) -> dict[int, float]:
-    """Step -> mean of the last k logged losses up to and including that step, for steps in [start, end]
+def _trailing_means(series: Sequence[tuple[int, float]], k: int, lo: int, hi: int) -> dict[int, float]:
+    """Step -> mean of the last k logged losses up to and including that step, for series[lo:hi]
     (only the evaluated window: a 1,000-step run with a 10-step window costs 10 means, not 1,000)."""
     out: dict[int, float] = {}
-    for i, (step, _) in enumerate(series):
-        if not start <= step <= end:
-            continue
+    for i in range(lo, hi):
         window = [loss for _, loss in series[max(0, i - k + 1): i + 1]]
-        out[step] = math.fsum(window) / len(window)
+        out[series[i][0]] = math.fsum(window) / len(window)
     return out
 
 
 def check_convergence(losses: Sequence[tuple[int, float]], spec: Convergence) -> ConvergenceResult:
     if not losses:
         return ConvergenceResult(False, "the run has no loss samples")
-    series = sorted(losses)
-    for (step, _), (nxt, _) in zip(series, series[1:]):
-        if step == nxt:
-            return ConvergenceResult(False, f"step {step} is logged twice", step)
-    for step, loss in series:
-        if not math.isfinite(loss):
-            return ConvergenceResult(False, f"loss is {loss} at step {step}", step)
+    # The whole series is scanned with C-level passes (map, set, all); a Python loop runs only to
+    # name the first offending step, or over the evaluated window.
+    series = losses if all(map(operator.le, losses, losses[1:])) else sorted(losses)
+    steps = list(map(itemgetter(0), series))
+    if len(set(steps)) != len(steps):
+        step = next(step for step, nxt in zip(steps, steps[1:]) if step == nxt)
+        return ConvergenceResult(False, f"step {step} is logged twice", step)
+    if not all(map(math.isfinite, map(itemgetter(1), series))):
+        step, loss = next((step, loss) for step, loss in series if not math.isfinite(loss))
+        return ConvergenceResult(False, f"loss is {loss} at step {step}", step)
     problem = _reference_problem(spec)
     if problem:
         return ConvergenceResult(False, problem, reference_problem=True)
     start, end = spec.window.start, spec.window.end
-    logged = {step for step, _ in series}
-    if series[0][0] > start:
-        return ConvergenceResult(False, f"the run starts at step {series[0][0]}, after the window starts "
-                                        f"at step {start}", series[0][0])
-    if series[-1][0] < end:
-        return ConvergenceResult(False, f"the run stops at step {series[-1][0]}, before the window ends "
-                                        f"at step {end}", series[-1][0])
-    missing = next((s for s in range(start, end + 1) if s not in logged), None)
-    if missing is not None:
+    if steps[0] > start:
+        return ConvergenceResult(False, f"the run starts at step {steps[0]}, after the window starts "
+                                        f"at step {start}", steps[0])
+    if steps[-1] < end:
+        return ConvergenceResult(False, f"the run stops at step {steps[-1]}, before the window ends "
+                                        f"at step {end}", steps[-1])
+    lo, hi = bisect_left(steps, start), bisect_right(steps, end)  # the window is series[lo:hi]
+    if hi - lo != end - start + 1:  # distinct steps in [start, end]: all there iff as many as the range
+        logged = set(steps[lo:hi])
+        missing = next(s for s in range(start, end + 1) if s not in logged)
         return ConvergenceResult(False, f"the run logs no loss at step {missing}; the window needs every step",
                                  missing)
     reference = [(p.step, p.loss) for p in spec.reference]
-    smoothed = _trailing_means(series, max(1, spec.smoothing_steps), start, end)
+    smoothed = _trailing_means(series, max(1, spec.smoothing_steps), lo, hi)
     worst_step, worst_gap = start, -1.0
     for step in range(start, end + 1):
         ref = reference_at(reference, step)
@@ -108,7 +113,7 @@ def check_convergence(losses: Sequence[tuple[int, float]], spec: Convergence) ->
                                             f"(tolerance {_format_gap(spec.tolerance, spec)})", step, gap)
         if gap > worst_gap:
             worst_step, worst_gap = step, gap
-    window = [loss for step, loss in series if start <= step <= end]
+    window = list(map(itemgetter(1), series[lo:hi]))
     part = max(1, math.ceil(len(window) / 10))
     head = math.fsum(window[:part]) / part
     tail = math.fsum(window[-part:]) / part

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from operator import itemgetter
+from itertools import repeat
+from operator import itemgetter, sub, truediv
 from typing import Any, Mapping, Optional, Sequence
 
 from validator.convergence import ConvergenceResult, check_convergence
@@ -63,6 +64,8 @@ def training_losses(samples: Sequence[Mapping[str, Any]]) -> list[tuple[int, flo
 def _step_problems(steps: Sequence[int]) -> list[str]:
     """Repeated or missing optimizer steps: the samples are then not 'every optimizer step'."""
     problems: list[str] = []
+    if not steps or (len(set(steps)) == len(steps) and steps[-1] - steps[0] == len(steps) - 1):
+        return problems  # sorted, distinct and spanning exactly len(steps) values: consecutive
     repeated = sorted({s for s, nxt in zip(steps, steps[1:]) if s == nxt})
     if repeated:
         problems.append(f"step {repeated[0]} appears more than once")
@@ -95,12 +98,17 @@ def training_facts(samples: Sequence[Mapping[str, Any]], gpus: int, warmup_steps
 def inference_facts(samples: Sequence[Mapping[str, Any]], duration_s: float | None) -> RunFacts:
     headline: dict[str, float] = {}
     problems: list[str] = []
-    done = [s for s in samples if s["output_tokens"] > 0]
+    outputs = list(map(itemgetter("output_tokens"), samples))
+    done = samples if outputs and min(outputs) > 0 else [s for s in samples if s["output_tokens"] > 0]
     if not done:
         return RunFacts(len(samples), headline, None, ("no request produced output tokens",))
     ttfts = list(map(itemgetter("ttft_ms"), done))
     headline["ttft_ms"] = math.fsum(ttfts) / len(done)
-    tpots = [(s["e2e_ms"] - s["ttft_ms"]) / (s["output_tokens"] - 1) for s in done if s["output_tokens"] > 1]
+    e2es, outputs = list(map(itemgetter("e2e_ms"), done)), list(map(itemgetter("output_tokens"), done))
+    if min(outputs) > 1:  # the usual case, in C: (e2e - ttft) / (output - 1) per request
+        tpots = list(map(truediv, map(sub, e2es, ttfts), map(sub, outputs, repeat(1))))
+    else:
+        tpots = [(e2e - ttft) / (out - 1) for e2e, ttft, out in zip(e2es, ttfts, outputs) if out > 1]
     if tpots:
         tpot = math.fsum(tpots) / len(tpots)
         if tpot > 0:

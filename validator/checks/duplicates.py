@@ -6,6 +6,8 @@ import json
 from collections import defaultdict
 from typing import Any, Iterable, Iterator, TypeVar
 
+import orjson
+
 from validator.checks import Finding, check
 from validator.diagnostics import Severity
 from validator.models import Recipe, TrainingRecipe
@@ -25,7 +27,12 @@ def _groups(items: Iterable[tuple[K, V]]) -> list[list[V]]:
 
 
 def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+    """One comparable string per value: sorted keys. orjson (~10x json.dumps, which runs 40,000
+    times on a 10,000-recipe registry); json for what orjson refuses (integers beyond 64 bits)."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS, default=str).decode()
+    except orjson.JSONEncodeError:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
 
 
 def _software(recipe: Recipe) -> str:

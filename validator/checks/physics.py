@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from operator import itemgetter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator, Optional
 
@@ -423,8 +424,8 @@ def _stream_rate(meta: RunMeta, facts: Optional[RunFacts], data: Any) -> Optiona
         samples = data.get("samples") if isinstance(data, dict) else None
         if not isinstance(samples, list):
             return None
-        tokens = sum(s["output_tokens"] for s in samples)
-        lifetime_ms = math.fsum(s["e2e_ms"] for s in samples)
+        tokens = sum(map(itemgetter("output_tokens"), samples))
+        lifetime_ms = math.fsum(map(itemgetter("e2e_ms"), samples))
         if tokens <= 0 or lifetime_ms <= 0:
             return None
         return tokens / lifetime_ms * 1000.0, "per stream: Σ output tokens ÷ Σ request time"
