@@ -125,12 +125,12 @@ def _write(path: Path, value: Any) -> None:
 
 @dataclass
 class KeyIndex:
-    """Each recipe file's relation keys (validator/neighbourhood.py) by path and blob id.
+    """Each committed file's relation keys (validator/neighbourhood.py) by path and blob id.
 
-    Small (a few short strings per recipe) and stored apart from the per-file results, so that a
+    Small (a few short strings per file) and stored apart from the per-file results, so that a
     pull-request check reads it in milliseconds and finds a change's neighbours without loading
     the ten thousand recipes the change does not touch. Same key as the per-file cache: keys
-    depend on the recipe's bytes, its path, orv and the catalog.
+    depend on the file's bytes, its path, orv and the catalog.
     """
 
     path: Path | None = None
@@ -164,3 +164,24 @@ def open_index(root: str) -> KeyIndex:
         return KeyIndex()
     path = store / f"index-{_key(root)}.pickle"
     return KeyIndex(path, _read(path))
+
+
+@dataclass
+class Remembered:
+    """One value computed from the catalog (and orv) alone, e.g. the loaded catalog itself."""
+
+    path: Path | None = None
+    value: Any = None
+
+    def save(self, value: Any) -> None:
+        if self.path is not None:
+            _write(self.path, {"value": value})
+
+
+def remembered(root: str, name: str) -> Remembered:
+    """What `name` was last computed as for this catalog and orv version (value None if never)."""
+    store = _store(root)
+    if store is None:
+        return Remembered()
+    path = store / f"{name}-{_key(root)}.pickle"
+    return Remembered(path, _read(path).get("value"))

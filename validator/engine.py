@@ -154,6 +154,29 @@ def _load_catalog(root: str, files: set[str], out: _Collector, documents: dict[s
     return catalog, ok
 
 
+def load_catalog(root: str, files: set[str], out: _Collector, documents: dict[str, Document],
+                 use_cache: bool = False) -> tuple[Catalog, bool]:
+    """_load_catalog, remembered in .git/orv by the cache key (which hashes the catalog files and orv):
+    loading runs jsonschema, ~0.2 s that a pull-request check would otherwise spend every time."""
+    from validator.cache import Remembered, remembered
+
+    present = sorted(set(CATALOG_FILES) & files)
+    # the key hashes the files' bytes, not whether they are links (a link is refused when loaded)
+    shape = [(rel, os.path.islink(os.path.join(root, rel))) for rel in present]
+    stored = remembered(root, "catalog") if use_cache else Remembered()
+    if isinstance(stored.value, tuple) and len(stored.value) == 5 and stored.value[0] == shape:
+        _, catalog, ok, findings, docs = stored.value
+        out.diagnostics.extend(findings)
+        documents.update(docs)
+        return catalog, ok
+    mine, docs = _Collector(), {}
+    catalog, ok = _load_catalog(root, set(present), mine, docs)
+    stored.save((shape, catalog, ok, tuple(mine.diagnostics), docs))
+    out.diagnostics.extend(mine.diagnostics)
+    documents.update(docs)
+    return catalog, ok
+
+
 def _load_recipe(root: str, rel: str, kind: str, out: _Collector, documents: dict[str, Document]
                  ) -> RecipeEntry | None:
     try:
@@ -394,7 +417,7 @@ def build_snapshot(root: str, out: _Collector, jobs: int = 1,
     files = discover(root)
     documents: dict[str, Document] = {}
     catalog_out = _Collector()
-    catalog, catalog_ok = _load_catalog(root, set(files), catalog_out, documents)
+    catalog, catalog_ok = load_catalog(root, set(files), catalog_out, documents, use_cache)
     # Links are never followed (ORV114 reports them); files with no place are ORV107's.
     to_load = [rel for rel in files if classify(rel) in LOADABLE and not os.path.islink(os.path.join(root, rel))]
     cache = open_cache(root) if use_cache else BlobCache()
@@ -411,23 +434,22 @@ def build_snapshot(root: str, out: _Collector, jobs: int = 1,
         cache.put(rel, result)
     cache.save()
     if use_cache:
-        _index_recipes(root, cache, results)
+        _index_keys(root, cache, results)
     return _assemble(root, files, catalog, catalog_ok, documents, tuple(catalog_out.diagnostics), results, out)
 
 
 LOADABLE = ("recipe-training", "recipe-inference", "run")
 
 
-def _index_recipes(root: str, cache: BlobCache, results: dict[str, tuple[Any, list[Diagnostic]]]) -> None:
-    """Remember each committed recipe's relation keys, so pull-request mode need not load it again."""
+def _index_keys(root: str, cache: BlobCache, results: dict[str, tuple[Any, list[Diagnostic]]]) -> None:
+    """Remember each committed file's relation keys, so pull-request mode need not load it again."""
     from validator.cache import open_index
-    from validator.neighbourhood import content_keys
+    from validator.neighbourhood import keys_of
 
     index = open_index(root)
     for rel, blob in cache.blobs.items():
-        entry = results.get(rel, (None,))[0]
-        if isinstance(entry, RecipeEntry) and index.get(rel, blob) is None:
-            index.put(rel, blob, content_keys(entry))
+        if index.get(rel, blob) is None:
+            index.put(rel, blob, keys_of(rel, results.get(rel, (None,))[0]))
     index.retain(cache.blobs)
     index.save()
 

@@ -26,7 +26,7 @@ from validator.cache import KeyIndex, open_index
 from validator.checks import by_scope
 from validator.diagnostics import Diagnostic, Result
 from validator.gitdiff import MODE_SUBMODULE, MODE_SYMLINK, Diff, FileChange, GitError, diff
-from validator.neighbourhood import Keys, content_keys, neighbourhood, path_keys
+from validator.neighbourhood import Keys, keys_of, neighbourhood, path_keys
 from validator.registry import CATALOG_FILES, REGISTRY_DIRS, Snapshot, classify
 
 
@@ -51,7 +51,8 @@ def evaluate_change(config: Any) -> Any:
     root = config.root
     catalog_out = engine._Collector()
     documents: dict[str, Any] = {}
-    catalog, catalog_ok = engine._load_catalog(root, set(CATALOG_FILES) & head_files, catalog_out, documents)
+    catalog, catalog_ok = engine.load_catalog(root, set(CATALOG_FILES) & head_files, catalog_out, documents,
+                                              config.cache)
     loader = _Loader(root, catalog, config.jobs, config.progress)
     index = open_index(root) if config.cache else KeyIndex()
 
@@ -94,7 +95,7 @@ def _loadable(rel: str, mode: int) -> bool:
 
 
 def _keys(rel: str, result: Any) -> Keys:
-    return path_keys(rel) + content_keys(result[0] if result else None)
+    return keys_of(rel, result[0] if result else None)
 
 
 class _Loader:
@@ -129,26 +130,29 @@ class _Loader:
 
 def _base_keys(base_files: dict[str, tuple[int, str]], changed: dict[str, FileChange], index: KeyIndex,
                loader: _Loader) -> dict[str, Keys]:
-    """Every base file's keys: from the index, else by loading the file (and remembering its keys)."""
+    """Every base file's keys: from the index, else from its path, loading it if it is a recipe
+    (and remembering them)."""
     keys: dict[str, Keys] = {}
     missing: list[str] = []
     for rel, (mode, blob) in base_files.items():
-        kind = classify(rel)
         if rel in changed:
             keys[rel] = _keys(rel, loader.base.get(rel))
-        elif kind in ("recipe-training", "recipe-inference") and mode != MODE_SYMLINK:
-            found = index.get(rel, blob)
-            if found is None:
-                missing.append(rel)
-            else:
-                keys[rel] = path_keys(rel, kind) + found
+            continue
+        found = index.get(rel, blob)
+        if found is not None:
+            keys[rel] = found
+            continue
+        kind = classify(rel)
+        if kind in ("recipe-training", "recipe-inference") and mode != MODE_SYMLINK:
+            missing.append(rel)
         else:
             keys[rel] = path_keys(rel, kind)
+            if mode != MODE_SYMLINK:
+                index.put(rel, blob, keys[rel])
     loader.load_unchanged(missing)
     for rel in missing:
-        found = content_keys(loader.head[rel][0])
-        index.put(rel, base_files[rel][1], found)
-        keys[rel] = path_keys(rel) + found
+        keys[rel] = _keys(rel, loader.head[rel])
+        index.put(rel, base_files[rel][1], keys[rel])
     return keys
 
 

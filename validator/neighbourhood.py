@@ -74,6 +74,11 @@ def content_keys(entry: Any) -> Keys:
     return tuple(dict.fromkeys(keys))
 
 
+def keys_of(rel: str, entry: Any) -> Keys:
+    """All of a file's keys: by its path, and for a recipe by what it says (entry: its loaded entry)."""
+    return path_keys(rel) + content_keys(entry)
+
+
 def neighbourhood(base: Mapping[str, Keys], head: Mapping[str, Keys], changed: Iterable[str]) -> set[str]:
     """Changed files plus two hops over shared keys, on both sides of the change.
 
