@@ -86,3 +86,17 @@ def test_a_catalog_change_invalidates_every_result(tmp_path: Path) -> None:
     hardware.write_text(hardware.read_text().replace("rtx-3090:", "rtx-3090-renamed:"))
     assert "ORV115" in codes(root)
     assert len(list((root / ".git" / "orv").glob("cache-*.pickle"))) == 1  # the stale one was removed
+
+
+def test_the_remembered_catalog_is_not_used_for_a_catalog_file_turned_into_a_link(tmp_path: Path) -> None:
+    root, _ = make_repo(tmp_path)
+    assert codes(root) == []
+    assert len(list((root / ".git" / "orv").glob("catalog-*.pickle"))) == 1
+    hardware = root / "catalog" / "hardware.yaml"
+    elsewhere = tmp_path / "hardware.yaml"
+    elsewhere.write_bytes(hardware.read_bytes())  # same bytes, so the same cache key
+    hardware.unlink()
+    hardware.symlink_to(elsewhere)
+    cached = run(Config(root=str(root), skip_boards=True, cache=True)).diagnostics
+    assert cached == run(Config(root=str(root), skip_boards=True)).diagnostics
+    assert any(d.code == "ORV114" and d.path == "catalog/hardware.yaml" for d in cached)
