@@ -671,3 +671,10 @@ def test_the_overview_states_the_generated_counts() -> None:
     assert f"rejected: {legacy['rejected (entries)']} entries" in overview
     assert f"run files written: {legacy['run files written']};" in overview
     assert f"truncated 64-character ids kept: {legacy['truncated 64-character ids kept']}" in overview
+
+
+@pytest.mark.parametrize("value", [1e-09, 1e16, -3e-07, 1.25e+20, 2.0, -0.0])
+def test_floats_with_an_exponent_read_back_as_floats_in_yaml_1_1(value: float) -> None:
+    # found by the round-trip property above: repr(1e-09) is "1e-09", a string to PyYAML
+    text = dump({"x": value})
+    assert yaml.safe_load(text) == {"x": value} and isinstance(yaml.safe_load(text)["x"], float)

@@ -51,7 +51,9 @@ def scalar(value: Any, flow: bool = False) -> str:
         if not math.isfinite(value):
             raise YamlOutError(f"non-finite number {value!r}")
         text = repr(value)
-        return text if ("." in text or "e" in text or "E" in text) else f"{text}.0"
+        mantissa, e, exponent = text.partition("e")
+        # YAML 1.1 (PyYAML) reads a float only with a dot in the mantissa: "1e-09" would be a string
+        return mantissa + ("" if "." in mantissa else ".0") + e + exponent
     if isinstance(value, str):
         return _string(value, flow)
     raise YamlOutError(f"unsupported value of type {type(value).__name__}")
