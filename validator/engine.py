@@ -545,12 +545,18 @@ def evaluate(config: Config) -> Evaluation:
     pre_existing: list[Diagnostic] = []
     if change is not None:
         kept, base, pre_existing = _introduced(found, change)
+    kept, waived = apply_options(config, kept)
+    result = Result(tuple(kept), files_checked=len(snapshot.files), notes=waiver_notes(waived, pre_existing))
+    return Evaluation(result, snapshot, found, change, base, tuple(waived), tuple(pre_existing))
+
+
+def apply_options(config: Config, kept: list[Diagnostic]) -> tuple[list[Diagnostic], list[Diagnostic]]:
+    """(what is reported, what a waiver took out): --waive codes, then the PATHS filter."""
     waived = [d for d in kept if d.code in config.waive]
     kept = [d for d in kept if d.code not in config.waive]
     if config.paths:
         kept = [d for d in kept if _in_paths(d.path, config.paths)]
-    result = Result(tuple(kept), files_checked=len(snapshot.files), notes=waiver_notes(waived, pre_existing))
-    return Evaluation(result, snapshot, found, change, base, tuple(waived), tuple(pre_existing))
+    return kept, waived
 
 
 def sorted_unique(diagnostics: Iterable[Diagnostic]) -> tuple[Diagnostic, ...]:
@@ -657,8 +663,6 @@ def check_base(change: Any) -> BaseView:
     versions of the changed ones; only the registry checks run again. Otherwise the whole base
     tree is exported and checked.
     """
-    import tempfile
-
     from validator.registry import REGISTRY_DIRS
 
     head = change.snapshot
@@ -666,8 +670,7 @@ def check_base(change: Any) -> BaseView:
     if any(path.startswith("catalog/") for path in changed) or not head.loaded:
         return check_base_exported(change)
     out = _Collector()
-    with tempfile.TemporaryDirectory(prefix="orv-base-") as tmp:
-        snapshot = _check_registry_from(head, change, changed, tmp, out)
+    snapshot = _check_registry_from(head, change, changed, out)
     return BaseView(snapshot, sorted_unique(out.diagnostics))
 
 
@@ -686,24 +689,31 @@ def check_base_exported(change: Any) -> BaseView:
     return BaseView(snapshot, sorted_unique(out.diagnostics))
 
 
-def _check_registry_from(head: Snapshot, change: Any, changed: dict[str, Any], tmp: str,
-                         out: _Collector) -> Snapshot:
+def _check_registry_from(head: Snapshot, change: Any, changed: dict[str, Any], out: _Collector) -> Snapshot:
     """The base snapshot from the head's per-file results and the base versions of changed files."""
-    from validator.gitdiff import MODE_SYMLINK
-
-    at_base = [path for path, c in changed.items() if c.present_at_base]
-    to_load = [path for path in at_base if classify(path) in LOADABLE and changed[path].base_mode != MODE_SYMLINK]
-    for path in to_load:
-        full = os.path.join(tmp, *path.split("/"))
-        os.makedirs(os.path.dirname(full), exist_ok=True)
-        with open(full, "wb") as fh:
-            fh.write(change.base.read(path) or b"")
     results = {rel: result for rel, result in head.loaded.items() if rel not in changed}
-    results.update(zip(to_load, _load_all(tmp, to_load, head.catalog, 1, None)))
-    files = [rel for rel in head.files if rel not in changed] + at_base
+    results.update(load_at_base(change, changed, head.catalog))
+    files = [rel for rel in head.files if rel not in changed] + [p for p, c in changed.items() if c.present_at_base]
     documents = {rel: doc for rel, doc in head.documents.items() if rel.startswith("catalog/")}
     return _run_registry_checks(_assemble(head.root, files, head.catalog, head.catalog_ok, documents,
                                           head.catalog_findings, results, out), out)
+
+
+def load_at_base(change: Any, changed: dict[str, Any], catalog: Catalog) -> dict[str, tuple[Any, list[Diagnostic]]]:
+    """Per-file results of the merge-base versions of the changed files (written to a temporary folder)."""
+    import tempfile
+
+    from validator.gitdiff import MODE_SYMLINK
+
+    to_load = [path for path, c in changed.items()
+               if c.present_at_base and c.base_mode != MODE_SYMLINK and classify(path) in LOADABLE]
+    with tempfile.TemporaryDirectory(prefix="orv-base-") as tmp:
+        for path in to_load:
+            full = os.path.join(tmp, *path.split("/"))
+            os.makedirs(os.path.dirname(full), exist_ok=True)
+            with open(full, "wb") as fh:
+                fh.write(change.base.read(path) or b"")
+        return dict(zip(to_load, _load_all(tmp, to_load, catalog, 1, None)))
 
 
 def _in_paths(path: str, prefixes: tuple[str, ...]) -> bool:

@@ -18,8 +18,6 @@ caller checks everything.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from typing import Any
 
 from validator.cache import KeyIndex, open_index
@@ -76,10 +74,7 @@ def evaluate_change(config: Any) -> Any:
     found = engine.sorted_unique(head_out.diagnostics)
     base_found = engine.sorted_unique(base_out.diagnostics)
     kept, pre_existing = engine.subtract_base(found, base_found)
-    waived = [d for d in kept if d.code in config.waive]
-    kept = [d for d in kept if d.code not in config.waive]
-    if config.paths:
-        kept = [d for d in kept if engine._in_paths(d.path, config.paths)]
+    kept, waived = engine.apply_options(config, kept)
     notes = engine.waiver_notes(waived, pre_existing)
     notes += (f"pull-request mode: checked the {len(near & head_files):,} file(s) related to the change, of "
               f"{len(head_files):,}; the others are as on the merge base (docs/pull-requests.md)",)
@@ -114,18 +109,11 @@ class _Loader:
             self.head[rel] = self.base[rel] = result
 
     def load_changed(self, changed: dict[str, FileChange], change: Diff) -> None:
-        from validator.engine import _load_all
+        from validator.engine import _load_all, load_at_base
 
         at_head = [rel for rel, c in changed.items() if c.present_at_head and _loadable(rel, c.head_mode)]
         self.head.update(zip(at_head, _load_all(self.root, at_head, self.catalog, 1, None)))
-        at_base = [rel for rel, c in changed.items() if c.present_at_base and _loadable(rel, c.base_mode)]
-        with tempfile.TemporaryDirectory(prefix="orv-base-") as tmp:
-            for rel in at_base:
-                full = os.path.join(tmp, *rel.split("/"))
-                os.makedirs(os.path.dirname(full), exist_ok=True)
-                with open(full, "wb") as fh:
-                    fh.write(change.base.read(rel) or b"")
-            self.base.update(zip(at_base, _load_all(tmp, at_base, self.catalog, 1, None)))
+        self.base.update(load_at_base(change, changed, self.catalog))
 
 
 def _base_keys(base_files: dict[str, tuple[int, str]], changed: dict[str, FileChange], index: KeyIndex,
