@@ -72,19 +72,34 @@ def _key(root: str) -> str:
     return digest.hexdigest()[:32]
 
 
-def _store(root: str) -> Path | None:
-    """.git/orv of the repository whose top level is root; None outside git or for a sub-folder registry."""
+@dataclass(frozen=True)
+class Store:
+    """.git/orv of one registry and the key its stored results are valid under.
+
+    Opened once per check: finding the git folder runs git, and the key hashes orv's sources, the
+    schemas and the catalog. An inert Store (no folder) stores and finds nothing.
+    """
+
+    folder: Path | None = None
+    key: str = ""
+
+    def path(self, name: str) -> Path | None:
+        return self.folder / f"{name}-{self.key}.pickle" if self.folder is not None else None
+
+
+def open_store(root: str) -> Store:
+    """The store of the repository whose top level is root; inert outside git or for a sub-folder registry."""
     git_dir = _git(root, "rev-parse", "--absolute-git-dir")
     top = _git(root, "rev-parse", "--show-toplevel")
     if git_dir is None or top is None or os.path.realpath(top.decode().strip()) != os.path.realpath(root):
-        return None
-    return Path(git_dir.decode().strip()) / "orv"
+        return Store()
+    return Store(Path(git_dir.decode().strip()) / "orv", _key(root))
 
 
-def open_cache(root: str) -> BlobCache:
-    """The cache for this registry, or an inert one outside git (nothing is ever wrong, only slower)."""
-    store = _store(root)
-    if store is None:
+def open_cache(root: str, store: Store) -> BlobCache:
+    """The per-file results for this registry (nothing is ever wrong with an inert store, only slower)."""
+    path = store.path("cache")
+    if path is None:
         return BlobCache()
     listing = _git(root, "ls-files", "-s", "-z", "--", *_SCOPE)
     status = _git(root, "status", "--porcelain", "-z", "--untracked-files=no", "--", *_SCOPE)
@@ -99,7 +114,6 @@ def open_cache(root: str) -> BlobCache:
         mode, blob, stage = meta.split()
         if stage == "0" and mode == "100644" and rel not in changed:
             blobs[rel] = blob
-    path = store / f"cache-{_key(root)}.pickle"
     return BlobCache(path, blobs, _read(path))
 
 
@@ -158,12 +172,9 @@ class KeyIndex:
             self.dirty = False
 
 
-def open_index(root: str) -> KeyIndex:
-    store = _store(root)
-    if store is None:
-        return KeyIndex()
-    path = store / f"index-{_key(root)}.pickle"
-    return KeyIndex(path, _read(path))
+def open_index(store: Store) -> KeyIndex:
+    path = store.path("index")
+    return KeyIndex(path, _read(path)) if path is not None else KeyIndex()
 
 
 @dataclass
@@ -178,10 +189,7 @@ class Remembered:
             _write(self.path, {"value": value})
 
 
-def remembered(root: str, name: str) -> Remembered:
+def remembered(store: Store, name: str) -> Remembered:
     """What `name` was last computed as for this catalog and orv version (value None if never)."""
-    store = _store(root)
-    if store is None:
-        return Remembered()
-    path = store / f"{name}-{_key(root)}.pickle"
-    return Remembered(path, _read(path).get("value"))
+    path = store.path(name)
+    return Remembered(path, _read(path).get("value")) if path is not None else Remembered()

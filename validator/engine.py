@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from validator import schema as schemas
 from validator.checks import Check, Finding, by_scope
-from validator.cache import BlobCache, open_cache
+from validator.cache import BlobCache, Store, open_cache, open_store
 from validator.diagnostics import Diagnostic, Result, Severity
 from validator.hashing import content_address, is_canonical
 from validator.loading import (MAX_JSON_BYTES, Document, LoadError, decode_utf8, find_duplicate_json_keys,
@@ -155,15 +155,15 @@ def _load_catalog(root: str, files: set[str], out: _Collector, documents: dict[s
 
 
 def load_catalog(root: str, files: set[str], out: _Collector, documents: dict[str, Document],
-                 use_cache: bool = False) -> tuple[Catalog, bool]:
+                 store: Store = Store()) -> tuple[Catalog, bool]:
     """_load_catalog, remembered in .git/orv by the cache key (which hashes the catalog files and orv):
     loading runs jsonschema, ~0.2 s that a pull-request check would otherwise spend every time."""
-    from validator.cache import Remembered, remembered
+    from validator.cache import remembered
 
     present = sorted(set(CATALOG_FILES) & files)
     # the key hashes the files' bytes, not whether they are links (a link is refused when loaded)
     shape = [(rel, os.path.islink(os.path.join(root, rel))) for rel in present]
-    stored = remembered(root, "catalog") if use_cache else Remembered()
+    stored = remembered(store, "catalog")
     if isinstance(stored.value, tuple) and len(stored.value) == 5 and stored.value[0] == shape:
         _, catalog, ok, findings, docs = stored.value
         out.diagnostics.extend(findings)
@@ -417,10 +417,11 @@ def build_snapshot(root: str, out: _Collector, jobs: int = 1,
     files = discover(root)
     documents: dict[str, Document] = {}
     catalog_out = _Collector()
-    catalog, catalog_ok = load_catalog(root, set(files), catalog_out, documents, use_cache)
+    store = open_store(root) if use_cache else Store()
+    catalog, catalog_ok = load_catalog(root, set(files), catalog_out, documents, store)
     # Links are never followed (ORV114 reports them); files with no place are ORV107's.
     to_load = [rel for rel in files if classify(rel) in LOADABLE and not os.path.islink(os.path.join(root, rel))]
-    cache = open_cache(root) if use_cache else BlobCache()
+    cache = open_cache(root, store)
     results: dict[str, tuple[Any, list[Diagnostic]]] = {}
     pending = []
     for rel in to_load:
@@ -434,19 +435,19 @@ def build_snapshot(root: str, out: _Collector, jobs: int = 1,
         cache.put(rel, result)
     cache.save()
     if use_cache:
-        _index_keys(root, cache, results)
+        _index_keys(store, cache, results)
     return _assemble(root, files, catalog, catalog_ok, documents, tuple(catalog_out.diagnostics), results, out)
 
 
 LOADABLE = ("recipe-training", "recipe-inference", "run")
 
 
-def _index_keys(root: str, cache: BlobCache, results: dict[str, tuple[Any, list[Diagnostic]]]) -> None:
+def _index_keys(store: Store, cache: BlobCache, results: dict[str, tuple[Any, list[Diagnostic]]]) -> None:
     """Remember each committed file's relation keys, so pull-request mode need not load it again."""
     from validator.cache import open_index
     from validator.neighbourhood import keys_of
 
-    index = open_index(root)
+    index = open_index(store)
     for rel, blob in cache.blobs.items():
         if index.get(rel, blob) is None:
             index.put(rel, blob, keys_of(rel, results.get(rel, (None,))[0]))

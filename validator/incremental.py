@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from validator.cache import KeyIndex, open_index
+from validator.cache import KeyIndex, Store, open_index, open_store
 from validator.checks import by_scope
 from validator.diagnostics import Diagnostic, Result
 from validator.gitdiff import MODE_SUBMODULE, MODE_SYMLINK, Diff, FileChange, GitError, diff
@@ -47,12 +47,12 @@ def evaluate_change(config: Any) -> Any:
     head_files |= {rel for rel, c in changed.items() if c.present_at_head}
 
     root = config.root
+    store = open_store(root) if config.cache else Store()
     catalog_out = engine._Collector()
     documents: dict[str, Any] = {}
-    catalog, catalog_ok = engine.load_catalog(root, set(CATALOG_FILES) & head_files, catalog_out, documents,
-                                              config.cache)
+    catalog, catalog_ok = engine.load_catalog(root, set(CATALOG_FILES) & head_files, catalog_out, documents, store)
     loader = _Loader(root, catalog, config.jobs, config.progress)
-    index = open_index(root) if config.cache else KeyIndex()
+    index = open_index(store)
 
     loader.load_changed(changed, change)
     base_keys = _base_keys(base_files, changed, index, loader)
