@@ -13,7 +13,7 @@ from validator.checks.physics import (DECODE_READ_FRACTION, decode_bound, diviso
 from validator.engine import Config, run
 from validator.models import ModelSpec
 from validator.quant import QuantBits, bits_per_weight
-from validator.storing import store_run_document
+from validator.storing import StoredRun, store_run_document
 
 # Every distinct (GPUs, layout, layer split) of the "Latest recipes" table of seed 000
 # (shared/seeds/000_1e2c7c041290fe1e.txt), as printed there. They are real, running Megatron-Core
@@ -136,12 +136,18 @@ def _recipe(claim: float, digest: str) -> str:
             f"claimed: {{tokens_per_s_per_gpu: {claim}}}\nruns: [\"sha256:{digest}\"]\n")
 
 
-def test_an_impossible_run_is_flagged_in_the_run_file_as_well(tmp_path: Path) -> None:
+def _registry_with(tmp_path: Path, tokens_per_s_per_gpu: float) -> tuple[Path, StoredRun]:
+    """A registry holding one training run at this rate and one recipe claiming it."""
     root = make_registry(tmp_path / "reg")
-    stored = store_run_document(str(root), _training_run(7000.0))
+    stored = store_run_document(str(root), _training_run(tokens_per_s_per_gpu))
     folder = root / "recipes" / "training" / "qwen3.8-27b"
     folder.mkdir(parents=True)
-    (folder / "r.yaml").write_text(_recipe(7000.0, stored.digest), encoding="utf-8")
+    (folder / "r.yaml").write_text(_recipe(tokens_per_s_per_gpu, stored.digest), encoding="utf-8")
+    return root, stored
+
+
+def test_an_impossible_run_is_flagged_in_the_run_file_as_well(tmp_path: Path) -> None:
+    root, stored = _registry_with(tmp_path, 7000.0)
     result = run(Config(root=str(root), skip_boards=True))
     got = sorted((d.code, d.path) for d in result.diagnostics)
     assert got == [("ORV509", "recipes/training/qwen3.8-27b/r.yaml"), ("ORV509", stored.path)]
@@ -150,11 +156,7 @@ def test_an_impossible_run_is_flagged_in_the_run_file_as_well(tmp_path: Path) ->
 
 
 def test_a_possible_run_behind_a_possible_claim_has_no_physics_findings(tmp_path: Path) -> None:
-    root = make_registry(tmp_path / "reg")
-    stored = store_run_document(str(root), _training_run(1480.4))
-    folder = root / "recipes" / "training" / "qwen3.8-27b"
-    folder.mkdir(parents=True)
-    (folder / "r.yaml").write_text(_recipe(1480.4, stored.digest), encoding="utf-8")
+    root, _ = _registry_with(tmp_path, 1480.4)
     assert run(Config(root=str(root), skip_boards=True)).diagnostics == ()
 
 
