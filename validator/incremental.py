@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from validator import engine  # imported by engine.evaluate on demand, so no cycle at import time
 from validator.cache import KeyIndex, Store, open_index, open_store
 from validator.checks import by_scope
 from validator.diagnostics import Diagnostic, Result
@@ -30,8 +31,6 @@ from validator.registry import CATALOG_FILES, REGISTRY_DIRS, Snapshot, classify
 
 def evaluate_change(config: Any) -> Any:
     """The Evaluation of a pull request from its neighbourhood, or None when everything must be checked."""
-    from validator import engine
-
     try:
         change = diff(config.root, config.base)
     except GitError as exc:
@@ -84,9 +83,7 @@ def evaluate_change(config: Any) -> Any:
 
 
 def _loadable(rel: str, mode: int) -> bool:
-    from validator.engine import LOADABLE
-
-    return mode != MODE_SYMLINK and classify(rel) in LOADABLE
+    return mode != MODE_SYMLINK and classify(rel) in engine.LOADABLE
 
 
 def _keys(rel: str, result: Any) -> Keys:
@@ -102,18 +99,14 @@ class _Loader:
         self.base: dict[str, tuple[Any, list[Diagnostic]]] = {}
 
     def load_unchanged(self, rels: list[str]) -> None:
-        from validator.engine import _load_all
-
         todo = [rel for rel in rels if rel not in self.head]
-        for rel, result in zip(todo, _load_all(self.root, todo, self.catalog, self.jobs, self.progress)):
+        for rel, result in zip(todo, engine._load_all(self.root, todo, self.catalog, self.jobs, self.progress)):
             self.head[rel] = self.base[rel] = result
 
     def load_changed(self, changed: dict[str, FileChange], change: Diff) -> None:
-        from validator.engine import _load_all, load_at_base
-
         at_head = [rel for rel, c in changed.items() if c.present_at_head and _loadable(rel, c.head_mode)]
-        self.head.update(zip(at_head, _load_all(self.root, at_head, self.catalog, 1, None)))
-        self.base.update(load_at_base(change, changed, self.catalog))
+        self.head.update(zip(at_head, engine._load_all(self.root, at_head, self.catalog, 1, None)))
+        self.base.update(engine.load_at_base(change, changed, self.catalog))
 
 
 def _base_keys(base_files: dict[str, tuple[int, str]], changed: dict[str, FileChange], index: KeyIndex,
@@ -146,8 +139,6 @@ def _base_keys(base_files: dict[str, tuple[int, str]], changed: dict[str, FileCh
 
 def _snapshot(root: str, files: list[str], catalog: Any, catalog_ok: bool, documents: dict[str, Any],
               catalog_out: Any, results: dict[str, Any], out: Any) -> Snapshot:
-    from validator import engine
-
     wanted = set(files)
     picked = {rel: result for rel, result in results.items() if rel in wanted}
     snapshot = engine._assemble(root, files, catalog, catalog_ok, dict(documents),
