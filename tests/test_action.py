@@ -25,8 +25,11 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.test_pr import (add_run, commit_all, existing_run, git, line_of, recipe_path, recipe_text,
-                           registry_repo, run_path, write)
+from tests.testing.checking import line_of
+from tests.testing.factories import (add_training_run, existing_run, recipe_text, registry_repo, run_path,
+                                     training_recipe_path)
+from tests.testing.git import commit_all, git
+from tests.testing.registry import write
 from validator.diagnostics import Diagnostic, Result, Severity
 from validator.report import sarif, summary
 from validator.report.github import ANNOTATIONS_PER_LEVEL
@@ -199,9 +202,9 @@ def run_action(repo: Path, tmp_path: Path, labels: tuple[str, ...] = (), **input
 
 def test_a_passing_pull_request(tmp_path: Path) -> None:
     repo = registry_repo(tmp_path)
-    digest = add_run(repo, 1612.0, measured_by="lab-b", layout="tp2-pp2-dp2")
+    digest = add_training_run(repo, 1612.0, measured_by="lab-b", layout="tp2-pp2-dp2")
     rid = "qwen3-8-27b-h100-tp2-pp2-dp2"
-    write(repo, recipe_path(rid), recipe_text(rid, claimed=1612.0, runs=(digest,), layout="tp2-pp2-dp2"))
+    write(repo, training_recipe_path(rid), recipe_text(rid, claimed=1612.0, runs=(digest,), layout="tp2-pp2-dp2"))
     commit_all(repo, "contributor: a TP2 PP2 recipe and its run")
     run = run_action(repo, tmp_path)
     assert not run.failed, run.log
@@ -238,7 +241,7 @@ def test_a_pull_request_with_an_unpinned_engine_fails(tmp_path: Path) -> None:
                         exc_type=ModuleNotFoundError)
     repo = registry_repo(tmp_path)
     rid = "qwen3-8-27b-floating"
-    rel = recipe_path(rid)
+    rel = training_recipe_path(rid)
     write(repo, rel, recipe_text(rid, version="latest", layout="tp4-pp1-dp2"))
     commit_all(repo, "contributor: whatever megatron is current")
     run = run_action(repo, tmp_path)
@@ -252,7 +255,7 @@ def test_a_pull_request_with_an_unpinned_engine_fails(tmp_path: Path) -> None:
 
 def test_a_maintainer_label_waives_a_rule_and_the_summary_says_so(tmp_path: Path) -> None:
     repo = registry_repo(tmp_path)
-    rel = recipe_path("qwen3-8-27b-h100-tp1-pp4-dp2")
+    rel = training_recipe_path("qwen3-8-27b-h100-tp1-pp4-dp2")
     git(repo, "rm", "-q", rel)
     commit_all(repo, "maintainer retires a recipe")
     # Retiring a recipe also orphans its run files, which are append-only: both rules need a waiver.
@@ -270,7 +273,7 @@ def test_a_maintainer_label_waives_a_rule_and_the_summary_says_so(tmp_path: Path
 
 def test_without_the_label_the_same_pull_request_fails(tmp_path: Path) -> None:
     repo = registry_repo(tmp_path)
-    git(repo, "rm", "-q", recipe_path("qwen3-8-27b-h100-tp1-pp4-dp2"))
+    git(repo, "rm", "-q", training_recipe_path("qwen3-8-27b-h100-tp1-pp4-dp2"))
     commit_all(repo, "contributor removes a recipe")
     run = run_action(repo, tmp_path, labels=("needs-review",))
     assert run.failed and [a.properties["title"] for a in run.of_level("error")] == ["ORV602", "ORV204"]

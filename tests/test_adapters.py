@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import INFERENCE_RECIPE_TEXT, TOOLS, VALID_TRAINING_RECIPE, make_registry
+from tests.testing.registry import INFERENCE_RECIPE_TEXT, TOOLS, VALID_TRAINING_RECIPE, make_registry
 from validator.adapters import Source, convert, metadata
 from validator.errors import AdapterError
 from validator.cli import main

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import CASES, make_registry
+from tests.testing.registry import CASES, make_registry
 from validator.cli import main
 from validator.engine import Config, run
 from validator.load.documents import parse_json, parse_yaml

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from tests.conftest import CASES, make_registry
+from tests.testing.registry import CASES, make_registry
 from validator.diagnostics import Diagnostic
 from validator.engine import Config, run
 from validator.evidence import metadata_mismatches

@@ -1,6 +1,6 @@
 """Pull-request mode checks the change's neighbourhood only: it must decide exactly as checking everything.
 
-The argument is in validator/neighbourhood.py; these tests hold it to account: every registry check
+The argument is in validator/pr/neighbourhood.py; these tests hold it to account: every registry check
 is classified, random pull requests over a registry full of cross-file relations (shared ids,
 identical configurations, copied claims, shared and missing runs, paths that differ by case) give
 the same findings both ways, and a warm key index keeps the work proportional to the change.
@@ -17,8 +17,10 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import make_registry
-from tests.test_pr import add_run, commit_all, git, recipe_text, run_path, training_run, write
+from tests.testing.registry import make_registry
+from tests.testing.factories import add_training_run, h100_training_run, recipe_text, run_path
+from tests.testing.git import commit_all, git
+from tests.testing.registry import write
 from validator.load import pipeline
 from validator.checks import all_checks, by_scope
 from validator.engine import Config, evaluate
@@ -66,7 +68,7 @@ def recipe_rel(stem: str) -> str:
 def build_base(tmp_path: Path, rng: random.Random) -> tuple[Path, list[str]]:
     repo = make_registry(tmp_path / "repo")
     git(repo, "init", "-q", "-b", "main")
-    runs = [add_run(repo, claim, layout=layout) for claim, layout in zip(CLAIMS, LAYOUTS)]
+    runs = [add_training_run(repo, claim, layout=layout) for claim, layout in zip(CLAIMS, LAYOUTS)]
     for stem in rng.sample(STEMS, k=4):
         write(repo, recipe_rel(stem), random_recipe(rng, stem, runs))
     if rng.random() < 0.7:
@@ -91,7 +93,7 @@ def mutate(repo: Path, rng: random.Random, runs: list[str]) -> list[str]:
         elif action == "delete":
             os.remove(repo / recipe_rel(rng.choice(present)))
         elif action == "add-run":
-            runs.append(add_run(repo, rng.choice([1480.4, 1612.0, 1700.0]), measured_by=f"lab-{rng.randint(1, 9)}",
+            runs.append(add_training_run(repo, rng.choice([1480.4, 1612.0, 1700.0]), measured_by=f"lab-{rng.randint(1, 9)}",
                                 layout=rng.choice(LAYOUTS)))
         elif action in ("delete-run", "tamper-run"):
             path = repo / run_path(rng.choice(runs))
@@ -134,7 +136,7 @@ def test_random_pull_requests_are_judged_as_a_full_check_judges_them(tmp_path: P
 
 def add_recipe(repo: Path, rid: str, claim: float, layout: str, version: str) -> str:
     """A valid recipe and its run; the version sets the configuration apart from the others."""
-    document = training_run(claim, layout=layout)
+    document = h100_training_run(claim, layout=layout)
     document["software"]["framework"]["version"] = version
     digest = store_run_document(str(repo), document).digest
     write(repo, recipe_rel(rid), recipe_text(rid, claimed=claim, runs=(digest,), layout=layout, version=version))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CASES, make_registry
+from tests.testing.registry import CASES, make_registry
 from validator.checks.physics import divisors
 from validator.science.physics import DECODE_READ_FRACTION, decode_bound, implied_mfu, is_moe, mfu_ceiling
 from validator.engine import Config, run

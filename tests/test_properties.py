@@ -21,7 +21,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import make_registry
+from tests.testing.registry import make_registry
 from validator.diagnostics import Result
 from validator.engine import Config, run
 from validator.hashing import canonical_bytes, is_canonical, run_path

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import INFERENCE_RECIPE_TEXT, TOOLS, VALID_TRAINING_RECIPE, make_registry
+from tests.testing.registry import INFERENCE_RECIPE_TEXT, TOOLS, VALID_TRAINING_RECIPE, make_registry
 from validator import tiers
 from validator.cli import main
 from validator.checks.collect import Collector

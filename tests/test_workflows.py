@@ -19,7 +19,9 @@ from typing import Any, Iterator
 import pytest
 import yaml
 
-from tests.test_pr import add_run, commit_all, git, recipe_path, recipe_text, registry_repo, write
+from tests.testing.factories import add_training_run, recipe_text, registry_repo, training_recipe_path
+from tests.testing.git import commit_all, git
+from tests.testing.registry import write
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
@@ -202,7 +204,7 @@ def run_hook(hook_id: str, repo: Path) -> subprocess.CompletedProcess[str]:
 def test_the_orv_check_hook_passes_a_clean_registry_and_fails_a_broken_one(tmp_path: Path) -> None:
     repo = registry_repo(tmp_path)
     assert run_hook("orv-check", repo).returncode == 0
-    write(repo, recipe_path("qwen3-8-27b-unquoted"),
+    write(repo, training_recipe_path("qwen3-8-27b-unquoted"),
           recipe_text("qwen3-8-27b-unquoted", layout="tp8-pp1-dp1").replace('version: "0.30.0"', "version: 0.30"))
     done = run_hook("orv-check", repo)
     assert done.returncode == 1 and "ORV105" in done.stdout
@@ -216,8 +218,8 @@ def test_the_pre_push_hook_applies_the_pull_request_rules_against_origin(tmp_pat
     clone = tmp_path / "clone"
     git(tmp_path, "clone", "-q", str(origin), str(clone))
     git(clone, "checkout", "-q", "-b", "contribution")
-    digest = add_run(clone, 1612.0, layout="tp2-pp2-dp2")
-    write(clone, recipe_path("qwen3-8-27b-new"),
+    digest = add_training_run(clone, 1612.0, layout="tp2-pp2-dp2")
+    write(clone, training_recipe_path("qwen3-8-27b-new"),
           recipe_text("qwen3-8-27b-new", claimed=1612.0, runs=(digest,), layout="tp2-pp2-dp2"))
     commit_all(clone, "a contribution")
     assert run_hook("orv-check-pr", clone).returncode == 0

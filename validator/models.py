@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_vali
 
 # The engine validates with these models first (pydantic-core is compiled: ~50x faster than
 # jsonschema) and runs jsonschema only on rejection, to word the finding. So every constraint here
-# must be at least as strict as the schema's; tests/test_models_agree.py checks that property.
+# must be at least as strict as the schema's; tests/test_fast_paths.py checks that property.
 Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$", max_length=96)]
 CatalogId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+([.-][a-z0-9]+)*$", max_length=96)]
 DateStr = Annotated[str, StringConstraints(pattern=r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$")]

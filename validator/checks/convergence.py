@@ -36,7 +36,7 @@ def loss_curve_follows_reference(run: RunFile, catalog: Catalog) -> Iterator[Fin
     meta, facts = run.meta, run.facts
     if meta is None or meta.kind != "training" or facts is None or not facts.has_samples:
         return  # summary-only runs cannot be checked; tiers say so
-    # The verdict was reached while the samples were loaded (validator/recompute.py); None means
+    # The verdict was reached while the samples were loaded (validator/science/throughput.py); None means
     # the workload has no reference to compare with (tiers say so; ORV115 covers unknown ids).
     result = facts.convergence
     if result is None or result.ok:

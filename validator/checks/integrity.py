@@ -110,7 +110,7 @@ def _snippet(raw: bytes, offset: int) -> str:
 def summary_matches_samples(run: RunFile, catalog: Catalog) -> Iterator[Finding]:
     """
     A run file's `summary` (the benchmark tool's own headline) must agree within 1% with the
-    same figure recomputed from its raw samples (definitions in validator/recompute.py: training
+    same figure recomputed from its raw samples (definitions in validator/science/throughput.py: training
     tokens/s/GPU over the steps after the workload's warm-up; inference per-request means). A
     larger gap means the summary was edited, or the samples are not the ones the tool measured.
     Re-export the run from the tool; do not edit either part by hand.
@@ -252,7 +252,7 @@ def claim_matches_samples(snapshot: Snapshot) -> Iterator[Finding]:
     A claimed figure must agree within 1% with the same figure recomputed from the raw samples
     of every run the recipe references (training tokens/s/GPU over the steps after the
     workload's warm-up; inference decode and prefill rates and TTFT per request; definitions in
-    validator/recompute.py). The submitter's number is never taken on trust. Set the claim to
+    validator/science/throughput.py). The submitter's number is never taken on trust. Set the claim to
     the recomputed figure the message gives, or reference the run that measured the claim.
     Runs whose metadata disagrees with the recipe are left to ORV206.
     """

@@ -114,7 +114,7 @@ def _write(path: Path, value: Any) -> None:
 
 @dataclass
 class KeyIndex:
-    """Each committed file's relation keys (validator/neighbourhood.py) by path and blob id.
+    """Each committed file's relation keys (validator/pr/neighbourhood.py) by path and blob id.
 
     Small (a few short strings per file) and stored apart from the per-file results, so that a
     pull-request check reads it in milliseconds and finds a change's neighbours without loading

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import make_registry
+from tests.testing.registry import make_registry
 from validator.adapters import Source, convert, metadata
 from validator.science.loss_curve import check_convergence
 from validator.engine import Config, run
