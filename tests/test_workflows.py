@@ -226,6 +226,33 @@ def test_the_test_lock_pins_every_dependency_and_test_dependency_within_its_rang
         assert all(req.specifier.contains(v, prereleases=True) for v in versions), (req, versions)
 
 
+def _code_owners(path: str) -> list[str]:
+    """The owners GitHub assigns to a path: the last matching line wins (anchored patterns only)."""
+    owners: list[str] = []
+    for line in (ROOT / ".github" / "CODEOWNERS").read_text(encoding="utf-8").splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        pattern, *who = line.split()
+        assert pattern.startswith("/") and who, f"CODEOWNERS: `{line}` (anchored pattern, then owners)"
+        assert all(re.fullmatch(r"@[A-Za-z0-9-]+/[A-Za-z0-9_.-]+", w) for w in who), line
+        if ("/" + path).startswith(pattern) if pattern.endswith("/") else "/" + path == pattern:
+            owners = who
+    return owners
+
+
+@pytest.mark.parametrize("path", ["validator/cli.py", "validator/checks/pinning.py", "schema/recipe.schema.json",
+                                  "catalog/gpus.yaml", "measurers/allowed_signers", "action.yml",
+                                  "requirements/action.txt", "requirements/test.txt", "pyproject.toml",
+                                  ".github/workflows/pull-request.yml", ".github/CODEOWNERS", ".ci/run"])
+def test_the_rules_the_catalog_and_the_machinery_need_a_maintainer(path: str) -> None:
+    assert _code_owners(path) == ["@openrecipes/maintainers"]
+
+
+@pytest.mark.parametrize("path", ["recipes/training/qwen3.8-27b/r.yaml", "runs/ab/" + "ab" * 32 + ".json"])
+def test_registry_data_has_no_code_owner_the_gate_judges_it(path: str) -> None:
+    assert _code_owners(path) == []
+
+
 # --------------------------------------------------------------------------- pre-commit hooks
 
 
