@@ -95,26 +95,45 @@ def _relative(root: str, path: str) -> str:
 
 @cli.command("hash")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
-def hash_cmd(file: str) -> None:
-    """Print the content address (sha256:<hex>) of FILE's exact bytes.
+@click.option("--bytes", "exact_bytes", is_flag=True,
+              help="Print the SHA-256 of FILE's exact bytes, even where add-run would store a canonical form.")
+def hash_cmd(file: str, exact_bytes: bool) -> None:
+    """Print the content address (sha256:<hex>) under which `orv add-run FILE` stores FILE.
 
-    For a JSON file that is not in canonical form, also say (on stderr) under which address
-    `orv add-run` would store it.
+    For a run document that is canonical JSON (every file under runs/) that is the SHA-256 of its
+    bytes, as `sha256sum` prints it. For a run document in any other key order or spacing it is the
+    address of the canonical form add-run writes (said on stderr, with the bytes' own hash). A
+    benchmark tool's own output has no run address until `orv add-run --from` converts it: the bytes'
+    hash is printed and stderr says so.
     """
+    from validator.adapters.detect import RUN, detect
     from validator.hashing import canonical_bytes, content_address, is_canonical
     from validator.loading import LoadError, decode_utf8, parse_json
 
     with open(file, "rb") as fh:
         raw = fh.read()
-    click.echo(f"sha256:{content_address(raw)}")
-    if file.endswith(".json"):
-        try:
-            data = parse_json(raw, decode_utf8(raw))
-        except LoadError:
-            return
-        if not is_canonical(raw, data):
-            click.echo(f"note: not canonical JSON; `orv add-run` stores it as "
-                       f"sha256:{content_address(canonical_bytes(data))}", err=True)
+    own = f"sha256:{content_address(raw)}"
+    found = detect(raw)
+    if exact_bytes or found is None:
+        click.echo(own)
+        return
+    if found.fmt != RUN:
+        click.echo(own)
+        click.echo(f"note: {file} is {found.what}; this is the hash of its bytes, not a run address: "
+                   f"`orv add-run --from {found.fmt} --recipe …` converts it and prints the address it stores "
+                   "the run under", err=True)
+        return
+    try:
+        data = parse_json(raw, decode_utf8(raw))
+    except LoadError:
+        click.echo(own)
+        return
+    if is_canonical(raw, data):
+        click.echo(own)
+        return
+    click.echo(f"sha256:{content_address(canonical_bytes(data))}")
+    click.echo(f"note: {file} is not canonical JSON (RFC 8785): the address above is that of the canonical form "
+               f"`orv add-run` writes; the file's own bytes hash to {own} (--bytes prints that)", err=True)
 
 
 _ADAPTER_FORMATS = ("megatron", "nemo", "sglang", "vllm")  # validator.adapters.ADAPTER_BY_NAME, imported lazily
@@ -126,9 +145,13 @@ _ADAPTER_FORMATS = ("megatron", "nemo", "sglang", "vllm")  # validator.adapters.
               help="Registry root (default: found from the current folder).")
 @click.option("--from", "fmt", type=click.Choice(_ADAPTER_FORMATS), default=None,
               help="FILE is this tool's own output (Megatron-LM/NeMo log, vLLM result JSON, SGLang JSONL), "
-                   "not a run document.")
+                   "not a run document. Default: detected from FILE.")
 @click.option("--recipe", "recipe_path", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Take model, hardware, software, layout/serving, author and date from this recipe.")
+@click.option("--write-recipe/--no-write-recipe", default=None,
+              help="Add the run's sha256: reference to the recipe's `runs:` and fill an empty `claimed:` from "
+                   "the recomputed figures, editing it in place (comments, order and quoting kept). "
+                   "Default: on when standard output is a terminal, off otherwise (scripts opt in).")
 @click.option("--model", default=None, help="Catalog model id (overrides the recipe).")
 @click.option("--gpu", default=None, help="Catalog GPU id (overrides the recipe).")
 @click.option("--gpus", type=click.IntRange(min=1), default=None, help="GPU count (overrides the recipe).")
@@ -140,11 +163,14 @@ _ADAPTER_FORMATS = ("megatron", "nemo", "sglang", "vllm")  # validator.adapters.
 @click.option("--tool-commit", default=None, help="Commit of the benchmark tool, if built from source.")
 @click.option("--record", type=click.IntRange(min=1), default=None,
               help="Which result of a file holding several (JSON lines), counting from 1.")
-def add_run_cmd(file: str, root: str | None, fmt: str | None, recipe_path: str | None, **flags: object) -> None:
+def add_run_cmd(file: str, root: str | None, fmt: str | None, recipe_path: str | None, write_recipe: bool | None,
+                **flags: object) -> None:
     """Store a run file under runs/ and print its sha256: reference.
 
-    FILE is a run document (JSON, any key order or spacing), or with --from a benchmark tool's own
-    output, converted to a run document (docs/metrics.md says how figures are recomputed).
+    FILE is a run document (JSON, any key order or spacing), or a benchmark tool's own output
+    (detected, or named with --from), converted to a run document (docs/metrics.md says how
+    figures are recomputed). The recomputed headline, and what it leaves out, go to stderr; with
+    --write-recipe the recipe gains the reference (and its claim, if it had none).
     """
     from validator.engine import find_root
     from validator.report import REPORTER_BY_NAME
@@ -153,13 +179,16 @@ def add_run_cmd(file: str, root: str | None, fmt: str | None, recipe_path: str |
     root = os.path.abspath(root) if root else find_root(".")
     raw = sys.stdin.buffer.read() if file == "-" else open(file, "rb").read()
     given = {k: v for k, v in flags.items() if v is not None}
-    if fmt is None and (given or recipe_path):
-        raise click.UsageError("metadata options (--recipe, --model, ...) need --from FORMAT")
+    if write_recipe and not recipe_path:
+        raise click.UsageError("--write-recipe needs --recipe PATH (the recipe this run backs)")
+    if fmt is None:
+        fmt = _detected_format(file, raw, bool(given or recipe_path))
+    recomputed = None
     try:
         if fmt is None:
             stored = add_run(root, raw, source_name=file)
         else:
-            from validator.adapters import AdapterError, Source, convert, metadata
+            from validator.adapters import AdapterError, Source, convert, metadata, recomputed as recompute
 
             try:
                 meta = metadata(fmt, root, recipe_path, given)
@@ -168,12 +197,80 @@ def add_run_cmd(file: str, root: str | None, fmt: str | None, recipe_path: str |
                 raise AddRunError(exc.result) from None
             for note in converted.notes:
                 click.echo(f"note: {note}", err=True)
+            recomputed = recompute(converted.document, meta)
             stored = store_run_document(root, converted.document)
     except AddRunError as exc:
         click.echo(REPORTER_BY_NAME["text"](exc.result), nl=False, err=True)
         sys.exit(EXIT_FINDINGS)
     click.echo(f"sha256:{stored.digest}")
     click.echo(f"{'stored' if stored.created else 'already stored'}: {stored.path}", err=True)
+    if recomputed is not None:
+        click.echo(_headline_text(recomputed), err=True)
+    if recipe_path:
+        _record_in_recipe(recipe_path, f"sha256:{stored.digest}", recomputed,
+                          sys.stdout.isatty() if write_recipe is None else write_recipe)
+
+
+def _detected_format(file: str, raw: bytes, has_metadata: bool) -> str | None:
+    """The --from a file needs (None for a run document), or a usage error that names the right one."""
+    from validator.adapters.detect import RUN, detect
+
+    found = detect(raw)
+    if found is None:
+        if has_metadata:
+            raise click.UsageError(f"cannot tell which tool wrote {file}: metadata options (--recipe, --model, ...) "
+                                   f"need --from FORMAT ({', '.join(_ADAPTER_FORMATS)})")
+        return None  # stored as a run document; its findings say what is wrong with it
+    if found.fmt == RUN:
+        if has_metadata:
+            raise click.UsageError(f"{file} is already a run document, stored as it is: metadata options "
+                                   "(--recipe, --model, ...) apply to a tool's output only")
+        return None
+    kind = "training" if found.fmt in ("megatron", "nemo") else "inference"
+    if not has_metadata:
+        raise click.UsageError(f"{file} looks like {found.what}: use "
+                               f"`orv add-run --from {found.fmt} --recipe recipes/{kind}/<model>/<id>.yaml {file}`")
+    click.echo(f"note: {file} looks like {found.what}: reading it as --from {found.fmt}", err=True)
+    return found.fmt
+
+
+_HEADLINE_LABELS = (("tokens_per_s_per_gpu", "tokens/s/GPU", ",.1f"), ("decode_tok_s", "decode tok/s per stream", ".2f"),
+                    ("ttft_ms", "TTFT ms", ".2f"), ("prefill_tok_s", "prefill tok/s per stream", ".1f"),
+                    ("output_tok_s", "output tok/s (all streams)", ".2f"))
+
+
+def _headline_text(recomputed) -> str:  # type: ignore[no-untyped-def]
+    unit = "optimizer steps" if recomputed.kind == "training" else "completed requests"
+    if not recomputed.headline:
+        return "recomputed: nothing (the run has no raw samples; it can support tier T1 only)"
+    figures = ", ".join(f"{label} {recomputed.headline[key]:{spec}}" for key, label, spec in _HEADLINE_LABELS
+                        if key in recomputed.headline)
+    lines = [f"recomputed from {recomputed.samples} {unit}: {figures}"]
+    lines += [f"excluded: {what}" for what in recomputed.excluded]
+    return "\n".join(lines)
+
+
+def _record_in_recipe(recipe_path: str, reference: str, recomputed, write: bool) -> None:  # type: ignore[no-untyped-def]
+    from validator.storing import record_run_in_recipe
+    from validator.yamledit import EditError
+
+    claim = recomputed.claim() if recomputed is not None else {}
+    if not write:
+        click.echo(f"next: add `- \"{reference}\"` under `runs:` in {recipe_path} "
+                   "(or rerun with --write-recipe)", err=True)
+        return
+    try:
+        update = record_run_in_recipe(recipe_path, reference, claim)
+    except (EditError, OSError) as exc:
+        click.echo(f"orv: {recipe_path} was not edited ({exc}); add `- \"{reference}\"` under `runs:` by hand",
+                   err=True)
+        sys.exit(EXIT_FINDINGS)
+    done = []
+    if update.added_run:
+        done.append("added the run to `runs:`")
+    if update.filled_claim:
+        done.append("filled `claimed:` with " + ", ".join(f"{k}: {v:g}" for k, v in update.filled_claim.items()))
+    click.echo(f"{recipe_path}: {'; '.join(done) if done else 'already lists this run'}", err=True)
 
 
 @cli.command("explain")

@@ -83,3 +83,33 @@ def add_run(root: str, raw: bytes, source_name: str = "-") -> StoredRun:
                       for i in issues)
         raise AddRunError(Result(diags))
     return store_run_document(root, data)
+
+
+@dataclass(frozen=True)
+class RecipeUpdate:
+    path: str
+    added_run: bool
+    filled_claim: dict[str, float] | None  # the claim written, when the recipe had none
+
+
+def record_run_in_recipe(recipe_path: str, reference: str, claim: dict[str, float]) -> RecipeUpdate:
+    """Append `reference` to the recipe's `runs:` and fill an empty `claimed:` with `claim`, in place.
+
+    The edit keeps the file's comments, key order and quoting (validator/yamledit.py); a claim the
+    recipe already states is never overwritten. Raises yamledit.EditError when the file cannot be
+    edited safely; nothing is written then.
+    """
+    from validator import yamledit
+
+    with open(recipe_path, encoding="utf-8") as fh:
+        original = fh.read()
+    outcome: dict[str, Any] = {}
+
+    def change(data: Any) -> None:
+        outcome["run"] = yamledit.append_to_list(data, "runs", reference)
+        outcome["claim"] = bool(claim) and yamledit.fill_mapping(data, "claimed", claim)
+
+    edited = yamledit.edit(original, change)
+    if edited != original:
+        write_atomic(recipe_path, edited.encode("utf-8"))
+    return RecipeUpdate(recipe_path, outcome["run"], dict(claim) if outcome["claim"] else None)
