@@ -54,14 +54,25 @@ def dump(data: Any, y: YAML | None = None) -> str:
     return out.getvalue()
 
 
-def _restore_untouched(original: str, edited: str) -> str:
-    """Keep the original bytes of every line the edit rewrote only cosmetically (trailing spaces)."""
-    old, new = original.splitlines(keepends=True), edited.splitlines(keepends=True)
+def _restore_untouched(original: str, normalized: str, edited: str) -> str:
+    """`edited` with every line the edit did not change taken from `original`, byte for byte.
+
+    ruamel re-spaces what it dumps (indentation, spaces inside `{...}`, trailing blanks) but keeps
+    one line per line, so `original` and `normalized` (ruamel's dump of the unedited document) pair
+    up line by line; a line of `edited` equal to its `normalized` counterpart is the original line.
+    If the pairing is not line for line, ruamel's text is kept (it is verified all the same).
+    """
+    old, norm, new = (t.splitlines(keepends=True) for t in (original, normalized, edited))
+    to_old: dict[int, int] = {}
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, norm, autojunk=False).get_opcodes():
+        if tag in ("equal", "replace") and i2 - i1 == j2 - j1:
+            to_old.update(zip(range(j1, j2), range(i1, i2)))
+        elif tag != "equal":
+            return edited
     out: list[str] = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
-        if tag == "replace" and i2 - i1 == j2 - j1 and all(
-                a.rstrip() == b.rstrip() for a, b in zip(old[i1:i2], new[j1:j2])):
-            out.extend(old[i1:i2])
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, norm, new, autojunk=False).get_opcodes():
+        if tag == "equal":
+            out.extend(old[to_old[i]] for i in range(i1, i2))
         else:
             out.extend(new[j1:j2])
     return "".join(out)
@@ -78,8 +89,9 @@ def edit(text: str, change: Callable[[CommentedMap], None]) -> str:
         # ruamel reads YAML 1.2, libyaml 1.1: a value such as `yes` or `0o10` means two things
         raise EditError("the file reads differently in YAML 1.1 and 1.2 (an unquoted yes/no/on/off or octal?); "
                         "quote such values, then retry")
+    normalized = dump(data, y)
     change(data)
-    edited = _restore_untouched(text, dump(data, y))
+    edited = _restore_untouched(text, normalized, dump(data, y))
     try:
         actual = yaml.load(edited, Loader=_LOADER)
     except yaml.YAMLError as exc:  # pragma: no cover - ruamel wrote YAML that libyaml cannot read
@@ -132,6 +144,10 @@ def fill_mapping(data: CommentedMap, key: str, values: Mapping[str, Any]) -> boo
     current = data.get(key)
     if current:
         return False
+    if isinstance(current, CommentedMap):  # `{}` written by a person: fill it where it is, comment and all
+        current.update(values)
+        current.fa.set_flow_style()
+        return True
     filled = CommentedMap(values)
     filled.fa.set_flow_style()  # `claimed: {decode_tok_s: 41.56}`, as the registry writes claims
     data[key] = filled
