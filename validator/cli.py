@@ -183,7 +183,7 @@ def add_run_cmd(file: str, root: str | None, fmt: str | None, recipe_path: str |
         raise click.UsageError("--write-recipe needs --recipe PATH (the recipe this run backs)")
     if fmt is None:
         fmt = _detected_format(file, raw, bool(given or recipe_path))
-    recomputed = None
+    recomputed = converted = None
     try:
         if fmt is None:
             stored = add_run(root, raw, source_name=file)
@@ -207,8 +207,13 @@ def add_run_cmd(file: str, root: str | None, fmt: str | None, recipe_path: str |
     if recomputed is not None:
         click.echo(_headline_text(recomputed), err=True)
     if recipe_path:
-        _record_in_recipe(recipe_path, f"sha256:{stored.digest}", recomputed,
+        stated = {k: {n: x for n, x in v.items() if not (x == 1 and n in _SIZE_ONE_BY_DEFAULT)}
+                  for k, v in converted.document.items() if k in ("layout", "serving")} if converted else {}
+        _record_in_recipe(recipe_path, f"sha256:{stored.digest}", recomputed, stated,
                           sys.stdout.isatty() if write_recipe is None else write_recipe)
+
+
+_SIZE_ONE_BY_DEFAULT = ("vpp", "cp", "ep", "etp")  # a layout without them means 1 (SPEC §6, ORV206 agrees)
 
 
 def _detected_format(file: str, raw: bytes, has_metadata: bool) -> str | None:
@@ -250,7 +255,7 @@ def _headline_text(recomputed) -> str:  # type: ignore[no-untyped-def]
     return "\n".join(lines)
 
 
-def _record_in_recipe(recipe_path: str, reference: str, recomputed, write: bool) -> None:  # type: ignore[no-untyped-def]
+def _record_in_recipe(recipe_path: str, reference: str, recomputed, stated: dict, write: bool) -> None:  # type: ignore[no-untyped-def]
     from validator.storing import record_run_in_recipe
     from validator.yamledit import EditError
 
@@ -260,7 +265,7 @@ def _record_in_recipe(recipe_path: str, reference: str, recomputed, write: bool)
                    "(or rerun with --write-recipe)", err=True)
         return
     try:
-        update = record_run_in_recipe(recipe_path, reference, claim)
+        update = record_run_in_recipe(recipe_path, reference, claim, stated)
     except (EditError, OSError) as exc:
         click.echo(f"orv: {recipe_path} was not edited ({exc}); add `- \"{reference}\"` under `runs:` by hand",
                    err=True)
@@ -270,7 +275,91 @@ def _record_in_recipe(recipe_path: str, reference: str, recomputed, write: bool)
         done.append("added the run to `runs:`")
     if update.filled_claim:
         done.append("filled `claimed:` with " + ", ".join(f"{k}: {v:g}" for k, v in update.filled_claim.items()))
+    if update.added:
+        done.append("added what the tool's output states and the recipe lacked: "
+                    + ", ".join(f"{k}: {v}" for k, v in update.added.items()))
     click.echo(f"{recipe_path}: {'; '.join(done) if done else 'already lists this run'}", err=True)
+
+
+@cli.command("new")
+@click.argument("kind", type=click.Choice(["inference", "training"]))
+@click.option("--model", default=None, help="Catalog model id (a name or alias is resolved to its id).")
+@click.option("--gpu", default=None, help="Catalog GPU id or alias (H100 -> h100).")
+@click.option("--count", type=click.IntRange(min=1), default=None, help="GPUs used (inference default: 1).")
+@click.option("--engine", default=None, metavar="NAME@VERSION", help="Inference engine, e.g. vllm@0.11.0.")
+@click.option("--framework", default=None, metavar="NAME@VERSION",
+              help="Training framework, e.g. megatron-core@0.14.0.")
+@click.option("--component", "components", multiple=True, metavar="ROLE=NAME@PIN",
+              help="Another pinned component, e.g. kernels=flashinfer@0.4.1 (repeatable). A pin is a version, "
+                   "commit:SHA or image:REF@sha256:DIGEST.")
+@click.option("--quant", default=None, help="Inference: quantization id (default bf16).")
+@click.option("--context-len", type=click.IntRange(min=1), default=None, help="Inference: context length served.")
+@click.option("--concurrency", type=click.IntRange(min=1), default=None,
+              help="Inference: the benchmark's --max-concurrency (default 1).")
+@click.option("--speculative", default=None, metavar="METHOD:K", help="Inference: speculative decoding, e.g. mtp:3.")
+@click.option("--workload", default=None, help="Training: catalog workload id (default: the catalog's only one).")
+@click.option("--tp", type=click.IntRange(min=1), default=None, help="Training layout (default 1).")
+@click.option("--pp", type=click.IntRange(min=1), default=None, help="Training layout (default 1).")
+@click.option("--vpp", type=click.IntRange(min=1), default=None)
+@click.option("--cp", type=click.IntRange(min=1), default=None)
+@click.option("--ep", type=click.IntRange(min=1), default=None)
+@click.option("--etp", type=click.IntRange(min=1), default=None)
+@click.option("--dp", type=click.IntRange(min=1), default=None, help="Training layout (default: GPUs / (TP x PP x CP)).")
+@click.option("--author", default=None, help="Who measured it (default: git config user.name).")
+@click.option("--measured", default=None, help="Date of the measurement, YYYY-MM-DD (default: today).")
+@click.option("--id", "recipe_id", default=None, help="Recipe id (default: derived by the naming rule).")
+@click.option("--root", type=click.Path(file_okay=False, exists=True), default=None,
+              help="Registry root (default: found from the current folder).")
+@click.option("--interactive/--no-interactive", default=None,
+              help="Ask for missing values (default: when standard input is a terminal).")
+@click.option("--dry-run", is_flag=True, help="Print the recipe instead of writing it.")
+def new_cmd(kind: str, root: str | None, interactive: bool | None, dry_run: bool, components: tuple[str, ...],
+            engine: str | None, framework: str | None, tp: int | None, pp: int | None, vpp: int | None,
+            cp: int | None, ep: int | None, etp: int | None, dp: int | None, **given: object) -> None:
+    """Write a new recipe: recipes/KIND/<model>/<id>.yaml, ready for `orv add-run --write-recipe`.
+
+    The id follows the registry's naming rule (docs/contributing.md); model and GPU must be in the
+    catalog (the message says how to add one). Prints the path written.
+    """
+    import datetime
+
+    from validator import scaffold
+    from validator.engine import find_root
+
+    root = os.path.abspath(root) if root else find_root(".")
+    parts: dict[str, str] = {}
+    for item in components:
+        role, sep, spec = item.partition("=")
+        if not sep or not role.strip():
+            raise click.UsageError(f"--component `{item}` is not ROLE=NAME@PIN")
+        parts[role.strip()] = spec
+    if engine:
+        parts["engine"] = engine
+    if framework:
+        parts["framework"] = framework
+    answers = scaffold.Answers(kind=kind, components=parts, **given,  # type: ignore[arg-type]
+                               layout={k: v for k, v in dict(tp=tp, pp=pp, vpp=vpp, cp=cp, ep=ep, etp=etp,
+                                                                dp=dp).items() if v is not None})
+    if interactive if interactive is not None else sys.stdin.isatty():
+        answers = scaffold.fill_interactively(answers, lambda text, default: click.prompt(text, default=default),
+                                              author=scaffold.default_author(root))
+    elif not answers.author:
+        answers.author = scaffold.default_author(root)
+    left = scaffold.missing(answers)
+    if left:
+        raise click.UsageError(f"missing {', '.join(left)} (or run on a terminal to be asked)")
+    try:
+        rel, text = scaffold.build(root, scaffold.catalog_of(root), answers, datetime.date.today())
+        if dry_run:
+            click.echo(text, nl=False)
+            return
+        scaffold.write(root, rel, text)
+    except scaffold.ScaffoldError as exc:
+        click.echo(f"orv: {exc.message}\n    hint: {exc.hint}", err=True)
+        sys.exit(EXIT_USAGE)
+    click.echo(rel)
+    fmt = "vllm|sglang" if kind == "inference" else "megatron|nemo"
+    click.echo(f"next: orv add-run --from {fmt} --recipe {rel} --write-recipe OUTPUT", err=True)
 
 
 @cli.command("explain")

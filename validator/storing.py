@@ -90,12 +90,16 @@ class RecipeUpdate:
     path: str
     added_run: bool
     filled_claim: dict[str, float] | None  # the claim written, when the recipe had none
+    added: dict[str, Any]  # "layout.layer_split" -> value: what the tool stated and the recipe lacked
 
 
-def record_run_in_recipe(recipe_path: str, reference: str, claim: dict[str, float]) -> RecipeUpdate:
+def record_run_in_recipe(recipe_path: str, reference: str, claim: dict[str, float],
+                         stated: dict[str, dict[str, Any]] | None = None) -> RecipeUpdate:
     """Append `reference` to the recipe's `runs:` and fill an empty `claimed:` with `claim`, in place.
 
-    The edit keeps the file's comments, key order and quoting (validator/yamledit.py); a claim the
+    `stated` holds what the tool's output states about the setup (`layout`, `serving`); entries the
+    recipe does not have yet are added (a Megatron log's layer split), so the run matches it (ORV206).
+    The edit keeps the file's comments, key order and quoting (validator/yamledit.py); a value the
     recipe already states is never overwritten. Raises yamledit.EditError when the file cannot be
     edited safely; nothing is written then.
     """
@@ -108,8 +112,10 @@ def record_run_in_recipe(recipe_path: str, reference: str, claim: dict[str, floa
     def change(data: Any) -> None:
         outcome["run"] = yamledit.append_to_list(data, "runs", reference)
         outcome["claim"] = bool(claim) and yamledit.fill_mapping(data, "claimed", claim)
+        outcome["added"] = {f"{section}.{k}": v for section, values in (stated or {}).items()
+                            for k, v in yamledit.add_missing_keys(data, section, values).items()}
 
     edited = yamledit.edit(original, change)
     if edited != original:
         write_atomic(recipe_path, edited.encode("utf-8"))
-    return RecipeUpdate(recipe_path, outcome["run"], dict(claim) if outcome["claim"] else None)
+    return RecipeUpdate(recipe_path, outcome["run"], dict(claim) if outcome["claim"] else None, outcome["added"])

@@ -173,6 +173,23 @@ def _node(key: str, value: Any, flow_keys: frozenset[str], depth: int) -> Any:
     return value
 
 
+def add_missing_keys(data: CommentedMap, key: str, values: Mapping[str, Any]) -> dict[str, Any]:
+    """Add to the mapping at `key` the entries of `values` it lacks (never changes one it has); returns them."""
+    current = data.get(key)
+    if not isinstance(current, CommentedMap):
+        return {}
+    added = {}
+    for name, value in values.items():
+        if name not in current:
+            node = value
+            if isinstance(value, (list, tuple)):
+                node = CommentedSeq(value)
+                node.fa.set_flow_style()
+            current[name] = node
+            added[name] = value
+    return added
+
+
 def new_document(values: Mapping[str, Any], comments: Mapping[str, str] | None = None, header: str = "",
                  flow_keys: frozenset[str] = frozenset()) -> str:
     """YAML text for a new file a person will edit: keys in the given order, a comment line above
