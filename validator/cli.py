@@ -362,6 +362,45 @@ def new_cmd(kind: str, root: str | None, interactive: bool | None, dry_run: bool
     click.echo(f"next: orv add-run --from {fmt} --recipe {rel} --write-recipe OUTPUT", err=True)
 
 
+@cli.group("catalog")
+def catalog_group() -> None:
+    """Add to the catalog: models (from a config.json). GPUs are added by hand (docs/contributing.md)."""
+
+
+@catalog_group.command("add-model")
+@click.option("--config", "config_path", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="The model's Hugging Face config.json (a local file; nothing is downloaded).")
+@click.option("--id", "model_id", required=True, help="Catalog id, e.g. llama-3.1-8b.")
+@click.option("--family", default=None, help="Model family (default: from the config's model_type).")
+@click.option("--name", default=None, help="Display name, e.g. Llama-3.1-8B (default: the id).")
+@click.option("--source", "sources", multiple=True, metavar="URL",
+              help="Where the config.json came from (cited in the entry; repeatable).")
+@click.option("--root", type=click.Path(file_okay=False, exists=True), default=None,
+              help="Registry root (default: found from the current folder).")
+@click.option("--dry-run", is_flag=True, help="Print the entry instead of writing catalog/models.yaml.")
+def add_model_cmd(config_path: str, model_id: str, family: str | None, name: str | None,
+                  sources: tuple[str, ...], root: str | None, dry_run: bool) -> None:
+    """Add a model to catalog/models.yaml: layers, shape, experts, total and active parameters from config.json.
+
+    Parameters are counted by one formula (validator/science/params.py); the file is edited in
+    place, every other entry, comment and quote kept.
+    """
+    from validator.catalog_tools import MODELS, CatalogToolError, add_model
+    from validator.engine import find_root
+
+    root = os.path.abspath(root) if root else find_root(".")
+    try:
+        added = add_model(root, config_path, model_id, family, name, sources, dry_run=dry_run)
+    except CatalogToolError as exc:
+        click.echo(f"orv: {exc.message}\n    hint: {exc.hint}", err=True)
+        sys.exit(EXIT_USAGE)
+    e = added.entry
+    experts = (f", {e['architecture']['experts']} experts ({e['architecture']['experts_per_token']} per token)"
+               if e["moe"] else "")
+    click.echo(f"{'would add' if dry_run else 'added'} {model_id} to {MODELS}: {e['params_b']}B parameters, "
+               f"{e['active_b']}B active, {e['layers']} layers{experts}")
+
+
 @cli.command("explain")
 @click.argument("code")
 def explain_cmd(code: str) -> None:
