@@ -5,11 +5,14 @@ from __future__ import annotations
 import os
 import sys
 import traceback
-from typing import Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import click
 
 from validator import __version__
+
+if TYPE_CHECKING:  # imported lazily at run time, like every command's modules
+    from validator.adapters import Recomputed
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -244,7 +247,7 @@ _HEADLINE_LABELS = (("tokens_per_s_per_gpu", "tokens/s/GPU", ",.1f"), ("decode_t
                     ("output_tok_s", "output tok/s (all streams)", ".2f"))
 
 
-def _headline_text(recomputed) -> str:  # type: ignore[no-untyped-def]
+def _headline_text(recomputed: Recomputed) -> str:
     unit = "optimizer steps" if recomputed.kind == "training" else "completed requests"
     if not recomputed.headline:
         return "recomputed: nothing (the run has no raw samples; it can support tier T1 only)"
@@ -255,11 +258,15 @@ def _headline_text(recomputed) -> str:  # type: ignore[no-untyped-def]
     return "\n".join(lines)
 
 
-def _record_in_recipe(recipe_path: str, reference: str, recomputed, stated: dict, write: bool) -> None:  # type: ignore[no-untyped-def]
-    from validator.storing import record_run_in_recipe
+def _record_in_recipe(recipe_path: str, reference: str, recomputed: Recomputed | None,
+                      stated: dict[str, dict[str, Any]], write: bool) -> None:
+    from validator.storing import disagreeing_claims, record_run_in_recipe
     from validator.yamledit import EditError
 
     claim = recomputed.claim() if recomputed is not None else {}
+    for metric, claimed, figure in disagreeing_claims(recipe_path, recomputed.headline if recomputed else {}):
+        click.echo(f"note: the recipe claims {metric} {claimed:g} but this run gives {figure:.4g} "
+                   f"({abs(claimed - figure) / figure:.1%} apart; `orv check` reports ORV207 beyond 1%)", err=True)
     if not write:
         click.echo(f"next: add `- \"{reference}\"` under `runs:` in {recipe_path} "
                    "(or rerun with --write-recipe)", err=True)

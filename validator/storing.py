@@ -119,3 +119,20 @@ def record_run_in_recipe(recipe_path: str, reference: str, claim: dict[str, floa
     if edited != original:
         write_atomic(recipe_path, edited.encode("utf-8"))
     return RecipeUpdate(recipe_path, outcome["run"], dict(claim) if outcome["claim"] else None, outcome["added"])
+
+
+def disagreeing_claims(recipe_path: str, headline: dict[str, float]) -> list[tuple[str, float, float]]:
+    """(metric, claimed, recomputed) for each figure the recipe claims beyond CLAIM_TOLERANCE of the run's."""
+    import yaml
+
+    from validator.evidence import CLAIM_TOLERANCE
+    from validator.recompute import relative_gap
+
+    try:
+        with open(recipe_path, encoding="utf-8") as fh:
+            claimed = (yaml.safe_load(fh) or {}).get("claimed") or {}
+    except (OSError, yaml.YAMLError, AttributeError):
+        return []
+    return [(metric, float(value), headline[metric]) for metric, value in claimed.items()
+            if metric in headline and isinstance(value, (int, float)) and not isinstance(value, bool)
+            and relative_gap(float(value), headline[metric]) > CLAIM_TOLERANCE]
