@@ -105,7 +105,8 @@ def add_model(root: str, config_path: str, model_id: str, family: Optional[str] 
         with open(path, encoding="utf-8") as fh:
             original = fh.read()
     except OSError as exc:
-        raise CatalogToolError(f"cannot read {MODELS}: {exc.strerror}", "run from the registry (or pass --root)") from None
+        raise CatalogToolError(f"cannot read {MODELS}: {exc.strerror}",
+                               "run from the registry (or pass --root)") from None
 
     def change(data: Any) -> None:
         models = data.get("models")

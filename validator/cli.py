@@ -242,8 +242,9 @@ def _detected_format(file: str, raw: bytes, has_metadata: bool) -> str | None:
     return found.fmt
 
 
-_HEADLINE_LABELS = (("tokens_per_s_per_gpu", "tokens/s/GPU", ",.1f"), ("decode_tok_s", "decode tok/s per stream", ".2f"),
-                    ("ttft_ms", "TTFT ms", ".2f"), ("prefill_tok_s", "prefill tok/s per stream", ".1f"),
+_HEADLINE_LABELS = (("tokens_per_s_per_gpu", "tokens/s/GPU", ",.1f"),
+                    ("decode_tok_s", "decode tok/s per stream", ".2f"), ("ttft_ms", "TTFT ms", ".2f"),
+                    ("prefill_tok_s", "prefill tok/s per stream", ".1f"),
                     ("output_tok_s", "output tok/s (all streams)", ".2f"))
 
 
@@ -311,7 +312,8 @@ def _record_in_recipe(recipe_path: str, reference: str, recomputed: Recomputed |
 @click.option("--cp", type=click.IntRange(min=1), default=None)
 @click.option("--ep", type=click.IntRange(min=1), default=None)
 @click.option("--etp", type=click.IntRange(min=1), default=None)
-@click.option("--dp", type=click.IntRange(min=1), default=None, help="Training layout (default: GPUs / (TP x PP x CP)).")
+@click.option("--dp", type=click.IntRange(min=1), default=None,
+              help="Training layout (default: GPUs / (TP x PP x CP)).")
 @click.option("--author", default=None, help="Who measured it (default: git config user.name).")
 @click.option("--measured", default=None, help="Date of the measurement, YYYY-MM-DD (default: today).")
 @click.option("--id", "recipe_id", default=None, help="Recipe id (default: derived by the naming rule).")

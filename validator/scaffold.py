@@ -1,4 +1,4 @@
-"""`orv new`: a new recipe file with the schema modeline, short comments, catalog ids checked and an id by the naming rule.
+"""`orv new`: a new recipe with the schema modeline, short comments, catalog ids checked, an id by the naming rule.
 
 Recipe ids (docs/contributing.md, "Recipe ids"), lower-case slugs of at most 96 characters:
 - training:  `<model>-<gpu>-tp<T>-pp<P>[-vpp<V>][-cp<C>][-ep<E>][-etp<F>]-dp<D>` — the rule
@@ -215,7 +215,7 @@ def derive_id(kind: str, model: str, gpu: str, count: int, document: Mapping[str
 
 def _taken(root: str) -> set[str]:
     ids = set()
-    for folder, _, files in os.walk(os.path.join(root, "recipes")):
+    for _, _, files in os.walk(os.path.join(root, "recipes")):
         ids.update(f[:-5].lower() for f in files if f.endswith(".yaml"))
     return ids
 
