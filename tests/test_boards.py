@@ -20,9 +20,10 @@ from hypothesis import strategies as st
 from tests.boards_builders import (SEED_000, SEED_004, add_run, commit_all, git, git_init, inference_recipe,
                                    inference_run, training_recipe, training_run, write_recipe, write_yaml)
 from tests.conftest import make_registry
-from validator import schema as schemas
-from validator.boards import BOARDS_SCHEMA_ID, GitStamp, build, render
-from validator.checks.boards import compare as compare_boards, git_stamp
+from validator.load import schema as schemas
+from validator.boards.build import BOARDS_SCHEMA_ID, GitStamp, build, render
+from validator.boards.regenerate import git_stamp
+from validator.checks.freshness import compare as compare_boards
 from validator.cli import main
 from validator.engine import Config, analyse, run
 from validator.registry import Catalog

@@ -48,9 +48,11 @@ runs: ["sha256:{stored.digest}"]
 
 
 def verified_runs(root: Path) -> list[bool]:
-    from validator.engine import _Collector, build_snapshot
+    from validator.checks.collect import Collector
+    from validator.load.cache import open_store
+    from validator.load.pipeline import assemble_loaded, load_tree
 
-    snapshot = build_snapshot(str(root), _Collector(), use_cache=True)
+    snapshot = assemble_loaded(str(root), load_tree(str(root), store=open_store(str(root))), Collector())
     return [entry.verified for entry in snapshot.runs.values()]
 
 

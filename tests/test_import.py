@@ -23,10 +23,11 @@ from hypothesis import strategies as st
 
 from validator.cli import main
 from validator.engine import Config, run
-from validator.evidence import mismatches
+from validator.evidence import metadata_mismatches
 from validator.hashing import canonical_bytes
 from validator.importers import execute
-from validator.importers.common import CatalogView, ImportInputError, load_catalog
+from validator.importers.common import CatalogView, load_catalog
+from validator.errors import ImportInputError
 from validator.importers.files import Action
 from validator.importers.leaderboard import (agrees_with_page, cost_per_million, fit_prices, read_layout_cell,
                                              read_source_file)
@@ -301,7 +302,7 @@ def test_run_files_are_content_addressed_and_match_their_recipes(imported: tuple
             data = json.loads(raw)
             assert hashlib.sha256(raw).hexdigest() == digest and canonical_bytes(data) == raw
             meta = RunMeta.model_validate(data)
-            assert mismatches(recipe, meta) == []
+            assert metadata_mismatches(recipe, meta) == []
             assert meta.tool.name == "llm-inference-bench" and meta.tool.version == "0.8.0"
             record = export[data["provenance"]["legacy_id"]]
             assert data["summary"] == record["headline"]  # the headline exactly as recorded

@@ -19,19 +19,19 @@ import pytest
 
 from tests.conftest import make_registry
 from tests.test_pr import add_run, commit_all, git, recipe_text, run_path, training_run, write
-from validator import engine
-from validator.checks import by_scope
+from validator.load import pipeline
+from validator.checks import all_checks, by_scope
 from validator.engine import Config, evaluate
-from validator.neighbourhood import PER_FILE, RELATED_BY, neighbourhood
+from validator.pr.neighbourhood import neighbourhood
 from validator.storing import store_run_document
 
 SCENARIOS = 24  # random pull requests compared with a full check (each on its own git repository)
 
 
 def test_every_registry_check_says_whether_it_compares_files() -> None:
-    registry = {c.code for c in by_scope("registry")}
-    assert set(RELATED_BY) | PER_FILE == registry, "classify new registry checks in validator/neighbourhood.py"
-    assert not set(RELATED_BY) & PER_FILE
+    for c in by_scope("registry"):
+        assert (c.related_by is not None) != c.per_file, \
+            f"{c.code}: say related_by=KEY or per_file=True on its @check (validator/pr/neighbourhood.py)"
 
 
 def test_two_hops_reach_the_groups_of_every_file_a_change_touches() -> None:
@@ -126,7 +126,7 @@ def test_random_pull_requests_are_judged_as_a_full_check_judges_them(tmp_path: P
         codes.update(d.code for d in whole.result.diagnostics)
     assert checked == 2 * SCENARIOS
     # The scenarios reach the cross-file checks, or the comparison proves little.
-    assert len({code for code in codes if code in RELATED_BY}) >= 6, codes
+    assert len({code for code in codes if all_checks()[code].related_by}) >= 6, codes
 
 
 # --------------------------------------------------------------------------- the key index
@@ -156,13 +156,13 @@ def wide_repo(tmp_path: Path) -> Path:
 
 def count_loads(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
     loads: Counter[str] = Counter()
-    real = engine._load_one
+    real = pipeline._load_one
 
     def counted(rel: str) -> Any:
         loads[rel] += 1
         return real(rel)
 
-    monkeypatch.setattr(engine, "_load_one", counted)
+    monkeypatch.setattr(pipeline, "_load_one", counted)
     return loads
 
 

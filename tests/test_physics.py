@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CASES, make_registry
-from validator.checks.physics import (DECODE_READ_FRACTION, decode_bound, divisors, implied_mfu, is_moe,
-                                      mfu_ceiling)
+from validator.checks.physics import divisors
+from validator.science.physics import DECODE_READ_FRACTION, decode_bound, implied_mfu, is_moe, mfu_ceiling
 from validator.engine import Config, run
 from validator.models import ModelSpec
-from validator.quant import QuantBits, bits_per_weight
+from validator.science.physics import QuantBits, bits_per_weight
 from validator.storing import StoredRun, store_run_document
 
 # Every distinct (GPUs, layout, layer split) of the "Latest recipes" table of seed 000

@@ -179,20 +179,20 @@ def test_the_summary_reads_the_bases_committed_boards_instead_of_checking_the_ba
           recipe_text("qwen3-8-27b-h100-tp2-pp2-dp2", claimed=1612.0, runs=(digest,), layout="tp2-pp2-dp2"))
     commit_all(repo, "a faster layout")
 
-    from validator import engine
+    from validator.boards import delta
     from validator.report import summary
 
     def no_second_check(change: Any) -> Any:
         raise AssertionError("the base was checked although its boards are committed")
 
-    monkeypatch.setattr(engine, "check_base", no_second_check)
+    monkeypatch.setattr(delta, "check_base", no_second_check)
     report = summary.build(check(repo, neighbourhood=False))
     changes = {c.recipe: (c.change, c.rank, c.rank_of) for c in report.delta or ()}
     assert changes == {"qwen3-8-27b-h100-tp2-pp2-dp2": ("new", 1, 2), "qwen3-8-27b-h100-tp1-pp4-dp2": ("moved", 2, 2)}
 
 
 def test_the_base_assembled_from_unchanged_files_equals_a_full_check_of_the_base(repo: Path) -> None:
-    from validator.engine import check_base, check_base_exported
+    from validator.pr.base import check_base, check_base_exported
 
     # Findings already on main (an orphan run), then a PR that edits, deletes and adds files.
     add_run(repo, 1500.0, measured_by="lab-z", layout="tp8-pp1-dp1")

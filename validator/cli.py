@@ -47,7 +47,8 @@ def check_cmd(paths: tuple[str, ...], base: str | None, fmt: str | None, waive: 
               root: str | None, jobs: int | None, cache: bool, summary_file: str | None,
               outputs_file: str | None) -> None:
     """Check the registry; report findings in PATHS (default: everything)."""
-    from validator.engine import Config, default_jobs, evaluate, find_root
+    from validator.engine import Config, evaluate, find_root
+    from validator.load.pipeline import default_jobs
     from validator.report import REPORTER_BY_NAME
 
     root = os.path.abspath(root) if root else find_root(paths[0] if paths else ".")
@@ -111,7 +112,8 @@ def hash_cmd(file: str, exact_bytes: bool) -> None:
     """
     from validator.adapters.detect import RUN, detect
     from validator.hashing import canonical_bytes, content_address, is_canonical
-    from validator.loading import LoadError, decode_utf8, parse_json
+    from validator.load.documents import decode_utf8, parse_json
+    from validator.errors import LoadError
 
     with open(file, "rb") as fh:
         raw = fh.read()
@@ -177,7 +179,8 @@ def add_run_cmd(file: str, root: str | None, fmt: str | None, recipe_path: str |
     """
     from validator.engine import find_root
     from validator.report import REPORTER_BY_NAME
-    from validator.storing import AddRunError, add_run, store_run_document
+    from validator.storing import add_run, store_run_document
+    from validator.errors import AddRunError
 
     root = os.path.abspath(root) if root else find_root(".")
     raw = sys.stdin.buffer.read() if file == "-" else open(file, "rb").read()
@@ -191,7 +194,8 @@ def add_run_cmd(file: str, root: str | None, fmt: str | None, recipe_path: str |
         if fmt is None:
             stored = add_run(root, raw, source_name=file)
         else:
-            from validator.adapters import AdapterError, Source, convert, metadata, recomputed as recompute
+            from validator.adapters import Source, convert, metadata, recomputed as recompute
+            from validator.errors import AdapterError
 
             try:
                 meta = metadata(fmt, root, recipe_path, given)
@@ -434,17 +438,18 @@ def explain_cmd(code: str) -> None:
               help="Registry root (default: found from the current folder).")
 def boards_cmd(check_only: bool, root: str | None) -> None:
     """Regenerate boards/boards.json (tiers derived from the evidence on record), or --check it."""
-    from validator.checks.boards import BoardsError, first_difference, read_committed, regenerate
+    from validator.boards.regenerate import first_difference, read_committed, regenerate
+    from validator.errors import HistoryError
     from validator.diagnostics import Severity
     from validator.engine import analyse, find_root
     from validator.registry import BOARDS_PATH
-    from validator.storing import write_atomic
+    from validator.atomic import write_atomic
 
     root = os.path.abspath(root) if root else find_root(".")
     analysis = analyse(root)
     try:
         fresh = regenerate(analysis)
-    except BoardsError as exc:
+    except HistoryError as exc:
         click.echo(f"orv: {exc.message}\n    hint: {exc.hint}", err=True)
         sys.exit(EXIT_USAGE)
     committed = read_committed(root)
@@ -498,7 +503,7 @@ def _run_import(command: str, file: str, root: str | None, report_path: str | No
     from validator.diagnostics import Diagnostic, Result, Severity
     from validator.engine import find_root
     from validator.importers import execute
-    from validator.importers.common import ImportInputError
+    from validator.errors import ImportInputError
     from validator.importers.report import render_summary
     from validator.report import REPORTER_BY_NAME
 
@@ -515,7 +520,7 @@ def _run_import(command: str, file: str, root: str | None, report_path: str | No
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: map every outcome to an exit code; never let a traceback reach the user."""
-    from validator.engine import UsageError
+    from validator.errors import UsageError
 
     try:
         cli.main(args=list(argv) if argv is not None else None, prog_name="orv", standalone_mode=False)

@@ -248,21 +248,6 @@ class RunMeta(_Strict):
         return self
 
 
-class TrainingSample(_Strict):
-    step: Annotated[int, Field(ge=0)]
-    time_s: PositiveFloat
-    tokens: PositiveInt
-    loss: Union[float, str]
-
-
-class InferenceSample(_Strict):
-    prompt_tokens: Annotated[int, Field(ge=0)]
-    output_tokens: Annotated[int, Field(ge=0)]
-    ttft_ms: Annotated[float, Field(ge=0)]
-    e2e_ms: Annotated[float, Field(ge=0)]
-    start_ms: Optional[Annotated[float, Field(ge=0)]] = None
-
-
 # --------------------------------------------------------------------------- catalog
 
 

@@ -302,7 +302,7 @@ def render(document: Mapping[str, Any]) -> str:
 
 def write(root: str, rel_path: str, text: str) -> str:
     """Write the new recipe (atomically); never over an existing file."""
-    from validator.storing import write_atomic
+    from validator.atomic import write_atomic
 
     full = os.path.join(root, rel_path)
     if os.path.lexists(full):

@@ -1,39 +1,17 @@
-"""Writing into the registry: atomic file writes and content-addressed run storage."""
+"""Writing run files into the registry: validated, canonical, stored under their content address."""
 
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass
 from typing import Any
 
+from validator.atomic import write_atomic
 from validator.diagnostics import Diagnostic, Result, Severity
 from validator.hashing import canonical_bytes, content_address, run_path
-from validator.loading import LoadError, decode_utf8, parse_json
-
-
-def write_atomic(path: str, data: bytes) -> None:
-    """Write via a temporary file in the same folder and rename: readers never see a partial file."""
-    folder = os.path.dirname(path) or "."
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".orv-", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-class AddRunError(Exception):
-    def __init__(self, result: Result) -> None:
-        super().__init__(f"{result.errors} error(s)")
-        self.result = result
+from validator.errors import AddRunError, LoadError
+from validator.load.documents import Document, decode_utf8, find_duplicate_json_keys, parse_json
+from validator.load.pipeline import validate_run_data
 
 
 @dataclass(frozen=True)
@@ -64,20 +42,14 @@ def store_run_document(root: str, document: Any) -> StoredRun:
 
 def add_run(root: str, raw: bytes, source_name: str = "-") -> StoredRun:
     """Parse, validate and store a run document given as JSON bytes (any key order or spacing)."""
-    from validator.engine import validate_run_data
-
     try:
         data = parse_json(raw, decode_utf8(raw))
-        from validator.loading import find_duplicate_json_keys
-
         find_duplicate_json_keys(decode_utf8(raw))
     except LoadError as exc:
         raise AddRunError(Result((Diagnostic(exc.code, Severity.ERROR, source_name, exc.line, exc.col,
                                              exc.message, exc.hint),))) from None
     issues = validate_run_data(data)
     if issues:
-        from validator.loading import Document
-
         doc = Document(source_name, data, decode_utf8(raw))
         diags = tuple(Diagnostic(i.code, Severity.ERROR, source_name, *doc.locate(i.path), i.message, i.hint)
                       for i in issues)
@@ -126,7 +98,7 @@ def disagreeing_claims(recipe_path: str, headline: dict[str, float]) -> list[tup
     import yaml
 
     from validator.evidence import CLAIM_TOLERANCE
-    from validator.recompute import relative_gap
+    from validator.science.throughput import relative_gap
 
     try:
         with open(recipe_path, encoding="utf-8") as fh:

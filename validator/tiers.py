@@ -59,7 +59,7 @@ class TierResult:
     verified_runs: tuple[str, ...] = ()  # digests of T2-quality runs
 
 
-def _is_reported(recipe: Recipe, run: RunEntry) -> str | None:
+def _is_reported(snapshot: Snapshot, entry_path: str, recipe: Recipe, run: RunEntry) -> str | None:
     """None if the run gives T1 evidence for the recipe, else why not."""
     if run.meta is None:
         return "run file is unreadable or fails its schema"
@@ -69,7 +69,7 @@ def _is_reported(recipe: Recipe, run: RunEntry) -> str | None:
         return "run file is not in canonical form"
     if tool_problems(run.meta.tool):  # the same rule as ORV405, so finding and tier agree
         return "tool version is not pinned"
-    if mismatches(recipe, run.meta):
+    if mismatches(snapshot, entry_path, recipe, run):
         return "run metadata disagrees with the recipe"
     return None
 
@@ -110,7 +110,7 @@ def derive_one(snapshot: Snapshot, entry: RecipeEntry, physics_ok: bool) -> Tier
     reasons: list[str] = []
     reported = []
     for run in on_record:
-        why = _is_reported(recipe, run)
+        why = _is_reported(snapshot, entry.path, recipe, run)
         if why:
             reasons.append(why)
         else:

@@ -1,6 +1,6 @@
 """Editing and writing YAML that people also edit, with ruamel.yaml's round-trip mode (comments, order, quoting kept).
 
-Reading for checks stays on libyaml (validator/loading.py) for speed; this module is only for the
+Reading for checks stays on libyaml (validator/load/) for speed; this module is only for the
 few places orv changes a file a person wrote or will edit: `orv add-run --write-recipe`,
 `orv new`, `orv catalog add-model`. Every edit is verified before it is returned: the edited text
 is read back with the same YAML reader as `orv check` and must hold exactly the intended data, and

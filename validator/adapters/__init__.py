@@ -14,13 +14,16 @@ from typing import Any, Callable, Mapping
 
 from pydantic import ValidationError
 
-from validator import schema as schemas
+from validator.load import schema as schemas
 from validator.adapters import megatron, sglang, vllm
-from validator.adapters.common import AdapterError, Converted, Problems, RunMetadata, Source
+from validator.adapters.common import Converted, Problems, RunMetadata, Source
+from validator.errors import AdapterError
 from validator.diagnostics import Diagnostic, Severity
-from validator.loading import Document, LoadError, decode_utf8, load_yaml_document, parse_yaml
+from validator.load.documents import Document, decode_utf8, load_yaml_document, parse_yaml
+from validator.load.pipeline import validate_run_data
+from validator.errors import LoadError
 from validator.models import InferenceRecipe, TrainingRecipe, WorkloadSpec
-from validator.recompute import inference_facts, training_facts
+from validator.science.throughput import inference_facts, training_facts
 
 Adapter = Callable[[Source, RunMetadata], Converted]
 
@@ -131,8 +134,6 @@ def metadata(fmt: str, root: str, recipe_path: str | None, flags: Mapping[str, A
 
 def convert(fmt: str, source: Source, meta: RunMetadata) -> Converted:
     """Adapt, then hold the result to the run-file schema (a failure here names the flag to fix)."""
-    from validator.engine import validate_run_data
-
     converted = ADAPTER_BY_NAME[fmt](source, meta)
     issues = validate_run_data(converted.document)
     if issues:

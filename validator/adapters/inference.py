@@ -14,7 +14,7 @@ from typing import Any, Sequence
 
 from validator.adapters.common import (JsonRecord, Problems, RunMetadata, common_fields, merge_mapping, ms,
                                        number, printed_matches, require, stated, tool_block)
-from validator.recompute import RunFacts, inference_facts
+from validator.science.throughput import RunFacts, inference_facts
 
 PER_REQUEST = ("input_lens", "output_lens", "ttfts", "itls")
 # The tools' own means, and the recomputed figure each must equal (docs/metrics.md).

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from validator.checks import Finding, check
+from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
-from validator.registry import Catalog
+from validator.registry import Catalog, RunFile
 
 
 def _sample_index(data: Any, step: int | None) -> int | None:
@@ -17,7 +17,7 @@ def _sample_index(data: Any, step: int | None) -> int | None:
 
 
 @check("ORV210", Severity.WARNING, "loss curve fails the convergence check", scope="run-file")
-def loss_curve_follows_reference(run: Any, catalog: Catalog) -> Iterator[Finding]:
+def loss_curve_follows_reference(run: RunFile, catalog: Catalog) -> Iterator[Finding]:
     """
     A training run's loss curve does not pass its workload's convergence check, so the run cannot
     verify a recipe (it stays at tier T1). The check (docs/convergence.md) needs: every logged

@@ -31,13 +31,15 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from validator.importers import yamlout
-from validator.importers.common import (INFERENCE_SCHEMA_LINE, MAX_ID, SLUG, CatalogView, ImportInputError,
-                                        decode_source, load_catalog, read_source, recipe_path, round_figure)
+from validator.importers.common import INFERENCE_SCHEMA_LINE, MAX_ID, SLUG, CatalogView, decode_source, load_catalog, read_source, recipe_path, round_figure
+from validator.errors import ImportInputError
 from validator.importers.files import Action, FileOutcome, generated_text, remove_stale, write_generated
 from validator.importers.report import ImportReport, Rejection
 from validator.importers.stacks import PinnedStack, parse_engine_version
-from validator.loading import LoadError, find_duplicate_json_keys, parse_json
-from validator.storing import AddRunError, store_run_document
+from validator.load.documents import find_duplicate_json_keys, parse_json
+from validator.errors import LoadError
+from validator.storing import store_run_document
+from validator.errors import AddRunError
 
 COMMAND = "legacy-boards"
 LEGACY_SLUG_LIMIT = 64  # the old site cut ids at this length

@@ -50,7 +50,7 @@ def schema_dir() -> Any:
     """The shipped schemas: package data in an installed wheel, the repository's schema/ in a checkout."""
     from pathlib import Path
 
-    checkout = Path(__file__).resolve().parent.parent / "schema"
+    checkout = Path(__file__).resolve().parents[2] / "schema"  # validator/load/schema.py -> the checkout
     if (checkout / "common.schema.json").is_file():
         return checkout
     return resources.files("validator.schemas")
