@@ -103,6 +103,14 @@ def test_lines_with_trailing_spaces_that_the_edit_does_not_touch_keep_them() -> 
     assert len(removed) == 2
 
 
+def test_windows_line_endings_are_kept() -> None:
+    text = HAND_WRITTEN.replace("\n", "\r\n")
+    edited = yamledit.edit(text, record)
+    assert "\n" not in edited.replace("\r\n", "")
+    removed, added = changed_lines(text, edited)
+    assert len(removed) == 2 and len(added) == 3
+
+
 @pytest.mark.parametrize("text, why", [
     ("id: [unclosed\n", "not valid YAML"),
     ("- a list\n", "not a YAML mapping"),

@@ -69,12 +69,15 @@ def _restore_untouched(original: str, normalized: str, edited: str) -> str:
             to_old.update(zip(range(j1, j2), range(i1, i2)))
         elif tag != "equal":
             return edited
+    crlf = bool(old) and all(line.endswith("\r\n") for line in old)  # keep a Windows file's line endings
     out: list[str] = []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, norm, new, autojunk=False).get_opcodes():
         if tag == "equal":
             out.extend(old[to_old[i]] for i in range(i1, i2))
         else:
-            out.extend(new[j1:j2])
+            # ruamel keeps a comment's own "\r" and adds "\n": one "\r\n" per line in a Windows file
+            out.extend(line.rstrip("\r\n") + "\r\n" if crlf and line.endswith("\n") else line
+                       for line in new[j1:j2])
     return "".join(out)
 
 
