@@ -183,7 +183,7 @@ def test_megatron_run_fills_an_empty_training_claim_and_names_the_warmup(tmp_pat
                  "--measured-by", "lab-a", "--tool-version", "0.14.0"])
     out, err = capsys.readouterr()
     assert code == 0, err
-    assert "excluded: the first 2 warm-up steps (the workload's protocol) are excluded" in err
+    assert "excluded: the first 2 warm-up steps of 24 (the workload's protocol)" in err
     data = yaml.safe_load(recipe.read_text(encoding="utf-8"))
     assert data["runs"] == [out.strip()]
     assert data["claimed"]["tokens_per_s_per_gpu"] == pytest.approx(stated["tokens_per_s_per_gpu"], rel=0.01)

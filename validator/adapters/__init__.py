@@ -171,8 +171,8 @@ def recomputed(document: Mapping[str, Any], meta: RunMetadata) -> Recomputed:
     if document["kind"] == "training":
         warmup = meta.warmup_steps
         facts = training_facts(samples, document["hardware"]["count"], warmup) if samples else None
-        excluded = (f"the first {warmup} warm-up step{'s' if warmup != 1 else ''} (the workload's protocol) "
-                    f"{'are' if warmup != 1 else 'is'} excluded",) if warmup and samples else ()
+        excluded = (f"the first {warmup} warm-up step{'s' if warmup != 1 else ''} of {len(samples)} "
+                    "(the workload's protocol)",) if warmup and samples else ()
     else:
         facts = inference_facts(samples, document.get("duration_s")) if samples else None
         excluded = ()
