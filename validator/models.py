@@ -85,7 +85,7 @@ class Layout(_Strict):
 
 class Speculative(_Strict):
     method: Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_-]*$", max_length=40)]
-    k: PositiveInt
+    k: Optional[PositiveInt] = None  # unknown: the decode bound cannot be checked (ORV512 warns)
 
 
 class Serving(_Strict):

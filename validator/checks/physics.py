@@ -9,7 +9,7 @@ from typing import Any, Iterator, Optional
 
 from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
-from validator.models import GpuSpec, InferenceRecipe, ModelSpec, RunMeta, TrainingRecipe
+from validator.models import GpuSpec, InferenceRecipe, ModelSpec, RunMeta, Speculative, TrainingRecipe
 from validator.science.physics import (DECODE_READ_FRACTION, DecodeBound, decode_bound_for, implied_mfu, is_moe,
                                       mfu_ceiling, tokens_at_mfu)
 from validator.science.throughput import RunFacts
@@ -427,14 +427,16 @@ def decode_within_bandwidth(snapshot: Snapshot) -> Iterator[Finding]:
     parameters, the GPU's bandwidth or the quant's width is unknown. Checked for recipes'
     claimed.decode_tok_s and runs' decode rate (recomputed from samples, else summary). If
     speculative decoding (MTP, EAGLE, DFlash …) was used, declare it in serving.speculative.
+    When speculative decoding is named without its draft length k, the bound is unknown: a figure
+    above the single-token bound is then a warning asking for k, not an error.
     """
     for entry, recipe in _inference(snapshot):
         if recipe.claimed.decode_tok_s is None:
             continue
-        k = recipe.serving.speculative.k if recipe.serving.speculative else 0
+        spec = recipe.serving.speculative
         yield from _decode_finding(snapshot.catalog, entry.path, ("claimed", "decode_tok_s"), "claimed.decode_tok_s",
                                    recipe.claimed.decode_tok_s, recipe.model, recipe.hardware.gpu,
-                                   recipe.hardware.count, recipe.quant, k, None)
+                                   recipe.hardware.count, recipe.quant, _draft_length(spec), None)
     for run in snapshot.runs.values():
         meta = run.meta
         if meta is None or meta.kind != "inference" or meta.quant is None:
@@ -442,18 +444,30 @@ def decode_within_bandwidth(snapshot: Snapshot) -> Iterator[Finding]:
         got = _run_figure(run, "decode_tok_s")
         if got is None:
             continue
-        k = meta.serving.speculative.k if meta.serving and meta.serving.speculative else 0
+        spec = meta.serving.speculative if meta.serving else None
         yield from _decode_finding(snapshot.catalog, run.path, (), got[1], got[0], meta.model, meta.hardware.gpu,
-                                   meta.hardware.count, meta.quant, k, 1)
+                                   meta.hardware.count, meta.quant, _draft_length(spec), 1)
+
+
+def _draft_length(spec: Optional[Speculative]) -> Optional[int]:
+    """k of speculative decoding: 0 without it, None when it is named but k is not recorded."""
+    return 0 if spec is None else spec.k
 
 
 def _decode_finding(catalog: Catalog, path: str, at: tuple[Any, ...], label: str, value: float, model_id: str,
-                    gpu_id: str, gpus: int, quant: str, k: int, line: Optional[int]) -> Iterator[Finding]:
-    got = _bound_for(catalog, model_id, gpu_id, gpus, quant, k)
+                    gpu_id: str, gpus: int, quant: str, k: Optional[int], line: Optional[int]) -> Iterator[Finding]:
+    got = _bound_for(catalog, model_id, gpu_id, gpus, quant, k or 0)
     if got is None:
         return
     bound, model, gpu = got
     if not value > bound.tok_s:
+        return
+    if k is None:  # drafting named, k unknown: only (k+1)x the bound could rule the figure out
+        yield Finding(path, f"{label} = {_fig(value)} tok/s is above the single-token bandwidth bound "
+                            f"{_fig(bound.per_step)} tok/s and serving.speculative records no draft length k, so "
+                            "whether it is possible cannot be checked",
+                      "record serving.speculative.k (tokens drafted per step); the figure must stay under "
+                      "(k+1)× the bound", at=at, line=line, severity=W)
         return
     derivation = (f"{gpus} × {gpu.hbm_tb_s:g} TB/s ÷ ({model.active_b:g}B active × {bound.bits.bits:g} bits "
                   f"[{bound.bits.basis}] × {DECODE_READ_FRACTION:g} read) = {_fig(bound.per_step)} tok/s")
