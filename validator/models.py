@@ -277,6 +277,7 @@ class ModelSpec(_Catalog):
     moe: Optional[bool] = None
     layers: Optional[int] = None
     layers_source: Optional[str] = None
+    architecture: Optional[dict[str, Any]] = None  # from config.json (orv catalog add-model)
     aliases: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
     notes: Optional[str] = None
