@@ -339,7 +339,7 @@ IMPERSONATIONS = {
 def test_code_in_the_pull_request_cannot_stand_in_for_the_gate(tmp_path: Path, files: dict[str, str]) -> None:
     repo = registry_repo(tmp_path)
     rid = "qwen3-8-27b-floating"
-    rel = recipe_path(rid)
+    rel = training_recipe_path(rid)
     write(repo, rel, recipe_text(rid, version="latest", layout="tp4-pp1-dp2"))  # ORV402: must fail
     for name, text in files.items():
         write(repo, name, text)
@@ -358,9 +358,9 @@ def test_a_registry_with_its_own_validator_folder_is_checked_by_the_installed_or
     write(repo, "validator/__main__.py", "raise SystemExit(3)\n")
     commit_all(repo, "the registry keeps scripts in validator/")
     git(repo, "checkout", "-q", "-B", "pr")
-    digest = add_run(repo, 1612.0, measured_by="lab-b", layout="tp2-pp2-dp2")
+    digest = add_training_run(repo, 1612.0, measured_by="lab-b", layout="tp2-pp2-dp2")
     rid = "qwen3-8-27b-h100-tp2-pp2-dp2"
-    write(repo, recipe_path(rid), recipe_text(rid, claimed=1612.0, runs=(digest,), layout="tp2-pp2-dp2"))
+    write(repo, training_recipe_path(rid), recipe_text(rid, claimed=1612.0, runs=(digest,), layout="tp2-pp2-dp2"))
     commit_all(repo, "contributor: a recipe and its run")
     run = run_action(repo, tmp_path)
     assert not run.failed, run.log

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import CASES, TOOLS, VALID_TRAINING_RECIPE, make_registry
+from tests.testing.registry import CASES, TOOLS, VALID_TRAINING_RECIPE, make_registry
 from validator.adapters.detect import RUN, detect
 from validator.cli import main
 from validator.hashing import canonical_bytes, content_address

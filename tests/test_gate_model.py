@@ -23,9 +23,11 @@ from typing import Any
 
 import yaml
 
-from tests.conftest import make_registry
+from tests.testing.registry import make_registry
 from tests.test_action import ActionRun, ActionRunner
-from tests.test_pr import add_run, commit_all, git, recipe_path, recipe_text, write
+from tests.testing.factories import add_training_run, recipe_text, training_recipe_path
+from tests.testing.git import commit_all, git
+from tests.testing.registry import write
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKFLOW = ".github/workflows/pull-request.yml"
@@ -49,9 +51,9 @@ def project_repo(tmp_path: Path) -> Path:
             (repo / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(ROOT / rel, repo / rel)
     git(repo, "init", "-q", "-b", "main")
-    digest = add_run(repo, 1480.4)
+    digest = add_training_run(repo, 1480.4)
     rid = "qwen3-8-27b-h100-tp1-pp4-dp2"
-    write(repo, recipe_path(rid), recipe_text(rid, runs=(digest,)))
+    write(repo, training_recipe_path(rid), recipe_text(rid, runs=(digest,)))
     commit_all(repo, "the project on main")
     git(repo, "checkout", "-q", "-b", "pr")
     return repo
@@ -69,8 +71,8 @@ def relax_orv402(repo: Path) -> str:
 
 def add_unpinned_recipe(repo: Path) -> str:
     rid = "qwen3-8-27b-floating"
-    write(repo, recipe_path(rid), recipe_text(rid, version="latest", layout="tp4-pp1-dp2"))
-    return recipe_path(rid)
+    write(repo, training_recipe_path(rid), recipe_text(rid, version="latest", layout="tp4-pp1-dp2"))
+    return training_recipe_path(rid)
 
 
 # --------------------------------------------------------------------------- GitHub, emulated
@@ -185,9 +187,9 @@ def test_the_same_rule_change_without_data_passes_the_gate_and_runs_the_tests(tm
 def test_the_pull_requests_own_data_is_what_gets_checked(tmp_path: Path) -> None:
     """The base's rules judge the pull request's files, not the base's: a good recipe is new, and ranked."""
     origin = project_repo(tmp_path)
-    digest = add_run(origin, 1612.0, measured_by="lab-b", layout="tp2-pp2-dp2")
+    digest = add_training_run(origin, 1612.0, measured_by="lab-b", layout="tp2-pp2-dp2")
     rid = "qwen3-8-27b-h100-tp2-pp2-dp2"
-    write(origin, recipe_path(rid), recipe_text(rid, claimed=1612.0, runs=(digest,), layout="tp2-pp2-dp2"))
+    write(origin, training_recipe_path(rid), recipe_text(rid, claimed=1612.0, runs=(digest,), layout="tp2-pp2-dp2"))
     commit_all(origin, "contributor: a TP2 PP2 recipe and its run")
     run = run_pull_request_workflow(origin, tmp_path)
     assert not run.failed, run.log

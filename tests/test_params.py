@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.conftest import make_registry
+from tests.testing.registry import make_registry
 from validator.cli import main
 from validator.science.params import ConfigError, count
 

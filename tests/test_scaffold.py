@@ -10,7 +10,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from tests.conftest import TOOLS, make_registry
+from tests.testing.registry import TOOLS, make_registry
 from validator import scaffold
 from validator.cli import cli, main
 
