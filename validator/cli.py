@@ -140,7 +140,10 @@ _ADAPTER_FORMATS = ("megatron", "nemo", "sglang", "vllm")  # validator.adapters.
 @click.option("--tool-commit", default=None, help="Commit of the benchmark tool, if built from source.")
 @click.option("--record", type=click.IntRange(min=1), default=None,
               help="Which result of a file holding several (JSON lines), counting from 1.")
-def add_run_cmd(file: str, root: str | None, fmt: str | None, recipe_path: str | None, **flags: object) -> None:
+@click.option("--sign-with", "sign_key", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Sign the stored run with this SSH key (as `orv sign`).")
+def add_run_cmd(file: str, root: str | None, fmt: str | None, recipe_path: str | None, sign_key: str | None,
+                **flags: object) -> None:
     """Store a run file under runs/ and print its sha256: reference.
 
     FILE is a run document (JSON, any key order or spacing), or with --from a benchmark tool's own
@@ -174,6 +177,44 @@ def add_run_cmd(file: str, root: str | None, fmt: str | None, recipe_path: str |
         sys.exit(EXIT_FINDINGS)
     click.echo(f"sha256:{stored.digest}")
     click.echo(f"{'stored' if stored.created else 'already stored'}: {stored.path}", err=True)
+    if sign_key:
+        _sign(root, os.path.join(root, stored.path), sign_key)
+
+
+def _sign(root: str, run: str, key: str) -> None:
+    from validator.signing import NO_TOOL, OK, SigningError, sign_run
+
+    try:
+        sig, verdict = sign_run(root, run, key)
+    except SigningError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_FINDINGS)
+    click.echo(f"signed: {sig}", err=True)
+    if verdict.status == OK:
+        click.echo(f"verified: signature by registered measurer `{verdict.principal}`", err=True)
+    elif verdict.status == NO_TOOL:
+        click.echo("note: ssh-keygen cannot verify here", err=True)
+    else:
+        click.echo(f"note: key {verdict.fingerprint} is not registered in measurers/allowed_signers yet: "
+                   "`orv check` reports ORV222 until a maintainer registers it", err=True)
+
+
+@cli.command("sign")
+@click.argument("run", type=click.Path(exists=True, dir_okay=False))
+@click.option("--key", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="SSH private key (or its .pub with the private half in ssh-agent).")
+@click.option("--root", type=click.Path(file_okay=False, exists=True), default=None,
+              help="Registry root (default: found from the run file).")
+def sign_cmd(run: str, key: str, root: str | None) -> None:
+    """Sign a stored run file as its measurer: writes RUN.sig beside it.
+
+    Uses `ssh-keygen -Y sign` in the namespace openrecipes-run@v1. The run's `measured_by` must be
+    the measurer id your key is registered under in measurers/allowed_signers.
+    """
+    from validator.engine import find_root
+
+    root = os.path.abspath(root) if root else find_root(run)
+    _sign(root, run, key)
 
 
 @cli.command("explain")

@@ -7,7 +7,7 @@ import os
 import traceback
 from types import MappingProxyType
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Iterator
 
 from pydantic import ValidationError
@@ -21,6 +21,7 @@ from validator.loading import (MAX_JSON_BYTES, Document, LoadError, decode_utf8,
                                load_yaml_document, locate_yaml_key, parse_json, read_bytes)
 from validator.models import (GpuSpec, InferenceRecipe, ModelSpec, RunMeta, StartingPoint, TrainingRecipe,
                               WorkloadSpec)
+from validator.independence import sample_fingerprint
 from validator.recompute import RunFacts, inference_facts, training_facts
 from validator.registry import (CATALOG_FILES, Catalog, RecipeEntry, RunEntry, Snapshot, classify, discover,
                                 run_digest_from_path, strip_samples)
@@ -308,8 +309,10 @@ def compute_facts(meta: RunMeta, data: dict[str, Any], catalog: Catalog) -> RunF
     if meta.kind == "training":
         workload = catalog.workloads.get(meta.workload or "")
         warmup = workload.warmup_steps if workload else 0
-        return training_facts(samples, meta.hardware.count, warmup, workload.convergence if workload else None)
-    return inference_facts(samples, meta.duration_s)
+        facts = training_facts(samples, meta.hardware.count, warmup, workload.convergence if workload else None)
+    else:
+        facts = inference_facts(samples, meta.duration_s)
+    return replace(facts, fingerprint=sample_fingerprint(meta.kind, samples))
 
 
 def load_run(root: str, rel: str, catalog: Catalog, out: _Collector) -> RunFile | None:
@@ -668,7 +671,7 @@ def check_base(change: Any) -> BaseView:
 
     head = change.snapshot
     changed = {c.path: c for c in change.files if c.path.split("/", 1)[0] in REGISTRY_DIRS}
-    if any(path.startswith("catalog/") for path in changed) or not head.loaded:
+    if any(path.startswith(("catalog/", "measurers/")) for path in changed) or not head.loaded:
         return check_base_exported(change)
     out = _Collector()
     snapshot = _check_registry_from(head, change, changed, out)

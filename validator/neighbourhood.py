@@ -9,6 +9,7 @@ group of files that share a relation key:
                                    (a run file in the wrong shard folder carries its digest too)
     d:<configuration>              ORV302 one recipe per configuration
     c:<claims but the GPU count>   ORV303 claims copied across GPU counts
+    s:<kind and sample count>      ORV304 run files holding one measurement (independence.py)
 
 So a file sharing no key with a changed file (its version at the merge base or in the working
 tree) is judged the same before and after the change. Pull-request mode therefore checks only
@@ -25,12 +26,16 @@ from __future__ import annotations
 import hashlib
 from typing import Any, Iterable, Mapping
 
-from validator.registry import RecipeEntry, classify, misplaced_run, run_digest_from_path
+from validator.independence import bucket
+from validator.registry import RecipeEntry, RunEntry, classify, misplaced_run, run_digest_from_path
 
 # Registry checks that compare files, and the relation key that joins the files they compare.
 RELATED_BY = {
     "ORV117": "f", "ORV301": "i", "ORV302": "d", "ORV303": "c",
     "ORV203": "r", "ORV204": "r", "ORV205": "r", "ORV206": "r", "ORV207": "r",
+    # a signature and its run file (measurers/allowed_signers changes make PR mode check everything)
+    "ORV220": "r", "ORV221": "r", "ORV222": "r", "ORV223": "r", "ORV224": "r",
+    "ORV304": "s", "ORV305": "r",
 }
 # Registry checks that judge each file alone (with the catalog, which pull-request mode never
 # sees change: a catalog change makes it check everything).
@@ -38,7 +43,7 @@ PER_FILE = {
     "ORV106", "ORV107", "ORV114", "ORV115", "ORV118", "ORV209",
     "ORV401", "ORV402", "ORV403", "ORV404", "ORV406", "ORV407", "ORV408",
     "ORV501", "ORV502", "ORV503", "ORV504", "ORV505", "ORV506", "ORV507", "ORV508", "ORV509", "ORV510",
-    "ORV512",
+    "ORV512", "ORV225",
 }
 
 Keys = tuple[str, ...]
@@ -52,7 +57,7 @@ def path_keys(rel: str, kind: str | None = None) -> Keys:
     """The keys a file has by its path alone (all a run file has); `kind` is classify(rel) if known."""
     keys = ["f:" + rel.casefold()]
     kind = kind or classify(rel)
-    if kind == "run" or misplaced_run(rel):
+    if kind in ("run", "run-signature") or misplaced_run(rel):
         keys.append("r:" + (run_digest_from_path(rel) or ""))
     elif kind in ("recipe-training", "recipe-inference"):
         keys.append("i:" + rel.rsplit("/", 1)[-1].rsplit(".", 1)[0].casefold())
@@ -60,7 +65,10 @@ def path_keys(rel: str, kind: str | None = None) -> Keys:
 
 
 def content_keys(entry: Any) -> Keys:
-    """The keys a recipe file has by what it says (nothing for anything else)."""
+    """The keys a recipe or run file has by what it says (nothing for anything else)."""
+    if isinstance(entry, RunEntry):
+        found = bucket(entry.facts.fingerprint) if entry.meta is not None and entry.facts is not None else None
+        return (f"s:{entry.meta.kind}:{found}",) if found and entry.meta is not None else ()
     if not isinstance(entry, RecipeEntry):
         return ()
     from validator.checks.duplicates import copied_claim_key, identity

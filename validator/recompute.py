@@ -39,6 +39,7 @@ class RunFacts:
     headline: Mapping[str, float] = field(default_factory=dict)  # recomputed figures
     convergence: Optional[ConvergenceResult] = None  # training runs, when the workload has a reference
     problems: tuple[str, ...] = ()  # why a figure could not be recomputed, or is doubtful
+    fingerprint: tuple[Any, ...] = ()  # of the timing columns, to tell copies from reproductions (independence.py)
 
     @property
     def has_samples(self) -> bool:
