@@ -104,12 +104,19 @@ def test_training_recipe_climbs_from_claimed_to_reproduced(tmp_path: Path,
     assert t3.tier == "T3" and set(t3.verified_runs) == {log_a, log_b}
 
 
-def test_a_diverged_run_keeps_the_recipe_at_t1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_diverged_run_alone_is_an_error_beside_a_converging_one_a_warning(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     reg = Registry(make_registry(tmp_path / "registry"), TRAINING_PATH, TRAINING)
     diverged = reg.add_run(capsys, "--from", "megatron", str(TOOLS / "megatron" / "diverged.log"),
                            "--recipe", str(reg.root / TRAINING_PATH))
-    result = reg.tier([diverged])
-    assert result.tier == "T1" and "loss curve fails the convergence check" in result.reasons
+    reg.write_runs([diverged])
+    alone = run(Config(root=str(reg.root), skip_boards=True))
+    assert sorted((d.code, d.severity.value) for d in alone.diagnostics) == [("ORV210", "warning"),
+                                                                           ("ORV219", "error")]
+    converged = reg.add_run(capsys, "--from", "megatron", str(TOOLS / "megatron" / "qwen3-8-27b-tp1-pp4-dp2.log"),
+                            "--recipe", str(reg.root / TRAINING_PATH))
+    result = reg.tier([diverged, converged])
+    assert result.tier == "T2" and result.verified_runs == (converged,)
     assert reg.warnings == ["ORV210"]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 import traceback
@@ -220,9 +221,15 @@ def sign_cmd(run: str, key: str, root: str | None) -> None:
 @cli.command("explain")
 @click.argument("code")
 def explain_cmd(code: str) -> None:
-    """Print the documentation of check CODE (e.g. ORV501), or list every code with `all`."""
+    """Print the documentation of check CODE (e.g. ORV501), list every code with `all`, or print what
+    each tier needs with `tiers`."""
     from validator.checks import all_checks
 
+    if code.lower() == "tiers":
+        from validator import tiers
+
+        click.echo(inspect.cleandoc(tiers.__doc__ or ""))
+        return
     checks = all_checks()
     if code.lower() == "all":
         for c in checks.values():
