@@ -163,11 +163,12 @@ def add_run_cmd(file: str, root: str | None, fmt: str | None, recipe_path: str |
         if fmt is None:
             stored = add_run(root, raw, source_name=file)
         else:
-            from validator.adapters import AdapterError, Source, convert, metadata
+            from validator.adapters import AdapterError, Source, check_identity, convert, metadata
 
             try:
                 meta = metadata(fmt, root, recipe_path, given)
                 converted = convert(fmt, Source(file, raw), meta)
+                check_identity(root, recipe_path, Source(file, raw), converted)
             except AdapterError as exc:
                 raise AddRunError(exc.result) from None
             for note in converted.notes:

@@ -35,7 +35,7 @@ RELATED_BY = {
     "ORV203": "r", "ORV204": "r", "ORV205": "r", "ORV206": "r", "ORV207": "r",
     # a signature and its run file (measurers/allowed_signers changes make PR mode check everything)
     "ORV220": "r", "ORV221": "r", "ORV222": "r", "ORV223": "r", "ORV224": "r",
-    "ORV304": "s", "ORV305": "r", "ORV219": "r",
+    "ORV304": "s", "ORV305": "r", "ORV219": "r", "ORV226": "r",
 }
 # Registry checks that judge each file alone (with the catalog, which pull-request mode never
 # sees change: a catalog change makes it check everything).

@@ -136,3 +136,48 @@ def convert(fmt: str, source: Source, meta: RunMetadata) -> Converted:
         notes += (f"tool version {meta.tool_version} taken from the {meta.origin['tool_version']} component; "
                   f"pass --tool-version if the benchmark client was a different build",)
     return Converted(converted.document, notes)
+
+
+def load_model(root: str, model_id: str) -> Any:
+    """The catalog's ModelSpec for model_id, or None when the catalog does not define it (or is broken)."""
+    from validator.models import ModelSpec
+
+    if not os.path.isfile(os.path.join(root, "catalog", "models.yaml")):
+        return None
+    try:
+        doc = load_yaml_document(root, "catalog/models.yaml")
+        raw = (doc.data.get("models") or {}).get(model_id)
+        return ModelSpec.model_validate(raw) if raw is not None else None
+    except (LoadError, ValidationError, AttributeError):
+        return None  # `orv check` reports a broken catalog
+
+
+def check_identity(root: str, recipe_path: str | None, source: Source, converted: Converted) -> None:
+    """add-run's gate: what the tool's output states about the model and hardware must agree with the
+    recipe (ORV206) and the catalog (ORV226, ORV227) — errors, never notes (validator/identity.py)."""
+    from validator.evidence import mismatches
+    from validator.identity import architecture_problems, checkpoint_problem
+    from validator.models import RunMeta
+    from validator.registry import strip_samples
+
+    try:
+        run = RunMeta.model_validate(strip_samples(converted.document), strict=False)
+    except ValidationError:
+        return  # convert() already held the document to the schema
+    problems = Problems(source)
+    spec = load_model(root, run.model)
+    recipe = load_recipe(recipe_path) if recipe_path else None
+    if recipe is not None:
+        for m in mismatches(recipe, run):
+            if m.field.startswith(("hardware", "layout", "serving", "model")):
+                problems.add("ORV206", f"the output states {m.field} = {m.run_value!r}, the recipe says "
+                                       f"{m.recipe_value!r}", "attach the output to the recipe it measured, or fix "
+                                                               "the recipe")
+    if run.checkpoint:
+        named = recipe.checkpoint if isinstance(recipe, InferenceRecipe) else None
+        found = checkpoint_problem(run.model, spec, run.checkpoint, named)
+        if found is not None:
+            problems.add("ORV226", found.message, found.hint)
+    for found in architecture_problems(run.model, spec, run):
+        problems.add("ORV227", found.message, found.hint)
+    problems.raise_if_any()

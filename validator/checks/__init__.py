@@ -56,6 +56,7 @@ FAMILY_MODULES = (
     "validator.checks.paths",
     "validator.checks.integrity",
     "validator.checks.signatures",
+    "validator.checks.identity",
     "validator.checks.convergence",
     "validator.checks.duplicates",
     "validator.checks.independence",
