@@ -43,6 +43,9 @@ COVERED_ELSEWHERE = {
     "ORV224": "tests/test_signing.py::test_signature_without_its_run_is_orv224",
     "ORV225": "tests/test_signing.py::test_malformed_measurers_file_is_orv225",
     "ORV304": "tests/test_independence.py::test_a_faked_second_run_is_orv304_and_never_t3",
+    # Identity: tool outputs converted with and without add-run's gate, against edited catalogs.
+    "ORV226": "tests/test_identity.py::test_llama_output_on_a_qwen_recipe_is_an_error",
+    "ORV227": "tests/test_identity.py::test_a_small_models_megatron_log_on_a_27b_recipe_is_an_error",
     "ORV305": "tests/test_independence.py::test_same_measured_at_is_orv305_and_not_a_reproduction",
 }
 

@@ -135,7 +135,7 @@ def convert(fmt: str, source: Source, meta: RunMetadata) -> Converted:
     if meta.origin.get("tool_version", "").startswith("recipe"):
         notes += (f"tool version {meta.tool_version} taken from the {meta.origin['tool_version']} component; "
                   f"pass --tool-version if the benchmark client was a different build",)
-    return Converted(converted.document, notes)
+    return Converted(converted.document, notes, converted.stated)
 
 
 def load_model(root: str, model_id: str) -> Any:
@@ -173,9 +173,9 @@ def check_identity(root: str, recipe_path: str | None, source: Source, converted
                 problems.add("ORV206", f"the output states {m.field} = {m.run_value!r}, the recipe says "
                                        f"{m.recipe_value!r}", "attach the output to the recipe it measured, or fix "
                                                                "the recipe")
-    if run.checkpoint:
-        named = recipe.checkpoint if isinstance(recipe, InferenceRecipe) else None
-        found = checkpoint_problem(run.model, spec, run.checkpoint, named)
+    named = recipe.checkpoint if isinstance(recipe, InferenceRecipe) else None
+    for served in (run.checkpoint, converted.stated.get("tokenizer_id")):  # vLLM: model_id, then tokenizer_id
+        found = checkpoint_problem(run.model, spec, served, named) if served else None
         if found is not None:
             problems.add("ORV226", found.message, found.hint)
     for found in architecture_problems(run.model, spec, run):
