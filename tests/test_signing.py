@@ -264,3 +264,9 @@ def test_pr_changing_a_signature_on_the_base_is_orv601(tmp_path: Path) -> None:
                     str(repo / run_rel)], check=True)
     commit_all(repo, "re-signed")
     assert "ORV601 " + run_rel + ".sig:1" in found(check(repo, base="main"))
+
+
+def test_orv_explain_tiers_says_what_t3_needs(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["explain", "tiers"]) == 0
+    text = capsys.readouterr().out
+    assert "measurers/allowed_signers" in text and "Unsigned runs therefore reach at most T2" in text
