@@ -176,7 +176,7 @@ def signature_of(data: bytes, key: str) -> bytes:
     file `key` (or its .pub when the private half is in ssh-agent)."""
     tool = ssh_keygen()
     if tool is None:
-        raise SigningError("ssh-keygen (OpenSSH 8.2 or later) is not installed")
+        raise SigningError("ssh-keygen (OpenSSH; tested with 9.2) is not installed")
     if not os.path.isfile(key):
         raise SigningError(f"{key}: no such key file")
     try:

@@ -27,7 +27,7 @@ def signature_verifies(snapshot: Snapshot) -> Iterator[Finding]:
     """
     A run file's signature (`runs/ab/<sha256>.json.sig`) is not a valid OpenSSH signature of the
     run file's bytes: the signature or the run file was altered after signing, the .sig file is not
-    an armoured SSH signature at all, or `ssh-keygen` (OpenSSH 8.2 or later), which orv uses to
+    an armoured SSH signature at all, or `ssh-keygen` (OpenSSH; tested with 9.2), which orv uses to
     verify, is not installed. A signature that does not verify vouches for nothing.
 
     Sign the run file exactly as stored: `orv sign runs/ab/<sha256>.json --key ~/.ssh/id_ed25519`
@@ -36,7 +36,7 @@ def signature_verifies(snapshot: Snapshot) -> Iterator[Finding]:
     for sig, verdict in _verdicts(snapshot, signing.INVALID, signing.UNREADABLE, signing.NO_TOOL):
         if verdict.status == signing.NO_TOOL:
             yield Finding(sig.path, "cannot verify this signature: ssh-keygen is not installed",
-                          "install OpenSSH's client tools (8.2 or later), e.g. `apt-get install openssh-client`",
+                          "install OpenSSH's client tools, e.g. `apt-get install openssh-client`",
                           line=1, col=1)
         elif verdict.status == signing.UNREADABLE:
             yield Finding(sig.path, f"not an armoured SSH signature ({verdict.detail})", _SIGN_HINT, line=1, col=1)
