@@ -21,7 +21,7 @@ from validator import signing
 from validator.cli import main
 from validator.engine import Config, analyse, run
 from validator.hashing import run_path
-from validator.tiers import NEEDS_SECOND_SIGNER, NEEDS_SIGNED, NOT_INDEPENDENT, derive
+from validator.tiers import NEEDS_SECOND_SIGNER, NEEDS_SIGNED, derive
 
 pytestmark = pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="needs OpenSSH's ssh-keygen")
 
