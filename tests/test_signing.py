@@ -270,3 +270,33 @@ def test_orv_explain_tiers_says_what_t3_needs(capsys: pytest.CaptureFixture[str]
     assert main(["explain", "tiers"]) == 0
     text = capsys.readouterr().out
     assert "measurers/allowed_signers" in text and "Unsigned runs therefore reach at most T2" in text
+
+
+SIGNERS = ("unsigned", "lab-a", "lab-b", "mallory")  # mallory's key is valid but not registered
+
+
+@pytest.fixture(scope="module")
+def keys(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("keys")
+    return {who: keygen(folder, who) for who in SIGNERS[1:]}
+
+
+@pytest.mark.parametrize("first", SIGNERS)
+@pytest.mark.parametrize("second", SIGNERS)
+def test_no_path_to_t3_without_two_registered_keys(first: str, second: str, keys: dict[str, Path],
+                                                    tmp_path: Path) -> None:
+    from tests.conftest import make_registry
+
+    root = make_registry(tmp_path / "registry")
+    register(root, ("lab-a", keys["lab-a"]), ("lab-b", keys["lab-b"]))
+    recipe = training_recipe("every-combination", 1480.4)
+    digests = []
+    for i, who in enumerate((first, second)):
+        name = "lab-c" if who == "unsigned" else who
+        digests.append(add_run(root, measured(recipe, 1480.4, name, f"2026-10-1{8 + i}T10:00:00Z", i + 1)))
+    recipe["runs"] = digests
+    rel = write_recipe(root, recipe)
+    for digest, who in zip(digests, (first, second)):
+        if who != "unsigned":
+            sign(root, digest, keys[who])
+    assert (tier(root, rel).tier == "T3") == ({first, second} == {"lab-a", "lab-b"})
