@@ -40,9 +40,6 @@ COVERED_ELSEWHERE = {
     "ORV221": "tests/test_signing.py::test_wrong_namespace_is_orv221",
     "ORV222": "tests/test_signing.py::test_unregistered_key_is_orv222",
     "ORV223": "tests/test_signing.py::test_one_measurer_signing_both_runs_is_not_a_reproduction",
-    "ORV224": "tests/test_signing.py::test_signature_without_its_run_is_orv224",
-    "ORV225": "tests/test_signing.py::test_malformed_measurers_file_is_orv225",
-    "ORV304": "tests/test_independence.py::test_a_faked_second_run_is_orv304_and_never_t3",
     # Identity: tool outputs converted with and without add-run's gate, against edited catalogs.
     "ORV226": "tests/test_identity.py::test_llama_output_on_a_qwen_recipe_is_an_error",
     "ORV227": "tests/test_identity.py::test_a_small_models_megatron_log_on_a_27b_recipe_is_an_error",
