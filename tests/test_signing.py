@@ -300,3 +300,23 @@ def test_no_path_to_t3_without_two_registered_keys(first: str, second: str, keys
         if who != "unsigned":
             sign(root, digest, keys[who])
     assert (tier(root, rel).tier == "T3") == ({first, second} == {"lab-a", "lab-b"})
+
+
+def test_verdicts_are_remembered_in_the_git_folder_between_checks(two_labs: dict[str, Any],
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    root = two_labs["root"]
+    sign(root, two_labs["a"], two_labs["alice"])
+    sign(root, two_labs["b"], two_labs["bob"])
+    for args in (("init", "-q"), ("add", "-A"), ("-c", "user.name=t", "-c", "user.email=t@example.org",
+                                                "commit", "-qm", "registry")):
+        subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True)
+    assert run(Config(root=str(root), skip_boards=True, cache=True)).diagnostics == ()
+    signing._MEMO.clear()
+    signing._SNAPSHOT_MEMO.clear()
+
+    def no_ssh_keygen(*_: Any, **__: Any) -> Any:
+        raise AssertionError("ssh-keygen ran again for an unchanged signature")
+
+    monkeypatch.setattr(signing, "_run", no_ssh_keygen)
+    assert run(Config(root=str(root), skip_boards=True, cache=True)).diagnostics == ()
+    assert tier(root, two_labs["rel"]).tier == "T3"

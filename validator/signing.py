@@ -203,12 +203,20 @@ class Verdict:
 _MEMO: dict[tuple[str, ...], Verdict] = {}
 
 
+def _memo_key(armoured: bytes, data: bytes, signers: bytes, measured_by: str) -> tuple[str, ...]:
+    return tuple(hashlib.sha256(x).hexdigest() for x in (armoured, data, signers)) + (measured_by,)
+
+
 def verify(armoured: bytes, data: bytes, signers: bytes, measured_by: str) -> Verdict:
     """Does `armoured` sign `data` in our namespace with the key `signers` registers for measured_by?"""
-    key = tuple(hashlib.sha256(x).hexdigest() for x in (armoured, data, signers)) + (measured_by,)
+    key = _memo_key(armoured, data, signers, measured_by)
     hit = _MEMO.get(key)
     if hit is None:
-        hit = _MEMO[key] = _verify(armoured, data, signers, measured_by)
+        try:
+            hit = _verify(armoured, data, signers, measured_by)
+        except (OSError, subprocess.TimeoutExpired) as exc:  # ssh-keygen could not run: not the files' fault
+            return Verdict(NO_TOOL, detail=str(exc))
+        _MEMO[key] = hit
     return hit
 
 
@@ -330,6 +338,9 @@ def signatures(snapshot: Any) -> Mapping[str, RunSignature]:
     signers = read_limited(os.path.join(snapshot.root, SIGNERS_PATH), 1024 * 1024) \
         if SIGNERS_PATH in snapshot.files else None
     out: dict[str, RunSignature] = {}
+    used: dict[tuple[str, ...], Verdict] = {}
+    stored = _remembered(snapshot.root, signers or b"") \
+        if any(classify(rel) == "run-signature" for rel in snapshot.files) else None
     for rel in snapshot.files:
         if classify(rel) != "run-signature":
             continue
@@ -347,9 +358,32 @@ def signatures(snapshot: Any) -> Mapping[str, RunSignature]:
             verdict = Verdict(UNREADABLE, detail="the file cannot be read")
         else:
             verdict = verify(armoured, data, signers or b"", run.meta.measured_by)
+            if verdict.status != NO_TOOL:  # NO_TOOL is this machine's state, not the files'
+                used[_memo_key(armoured, data, signers or b"", run.meta.measured_by)] = verdict
         out[digest] = RunSignature(rel, run_rel, digest, verdict)
     _SNAPSHOT_MEMO[id(snapshot)] = (snapshot, out)
+    if stored is not None and used != stored.value:
+        stored.save(used)  # this registry's verdicts only, so the file never outgrows it
     return out
+
+
+def _remembered(root: str, signers: bytes) -> Any:
+    """Verdicts of earlier checks from .git/orv (each `ssh-keygen` call costs ~25 ms), loaded into the
+    memo; None when there is no store yet, or when allowed_signers has time-limited keys (a verdict
+    then depends on the day, not only on the bytes)."""
+    if b"valid-before" in signers.lower() or b"valid-after" in signers.lower():
+        return None
+    from validator.cache import open_store, remembered
+
+    store = open_store(root)
+    if store.folder is None or not store.folder.is_dir():
+        return None  # `orv check --no-cache` on a fresh clone: nothing to reuse, nothing written
+    found = remembered(store, "signatures")
+    if isinstance(found.value, dict):
+        for key, verdict in found.value.items():
+            if isinstance(key, tuple) and isinstance(verdict, Verdict):
+                _MEMO.setdefault(key, verdict)
+    return found
 
 
 def signer(snapshot: Any, digest: str) -> str | None:

@@ -35,7 +35,8 @@ def signature_verifies(snapshot: Snapshot) -> Iterator[Finding]:
     """
     for sig, verdict in _verdicts(snapshot, signing.INVALID, signing.UNREADABLE, signing.NO_TOOL):
         if verdict.status == signing.NO_TOOL:
-            yield Finding(sig.path, "cannot verify this signature: ssh-keygen is not installed",
+            yield Finding(sig.path, "cannot verify this signature: ssh-keygen is not installed or failed to run"
+                                    + (f" ({verdict.detail})" if verdict.detail else ""),
                           "install OpenSSH's client tools, e.g. `apt-get install openssh-client`",
                           line=1, col=1)
         elif verdict.status == signing.UNREADABLE:
