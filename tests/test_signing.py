@@ -320,3 +320,16 @@ def test_verdicts_are_remembered_in_the_git_folder_between_checks(two_labs: dict
     monkeypatch.setattr(signing, "_run", no_ssh_keygen)
     assert run(Config(root=str(root), skip_boards=True, cache=True)).diagnostics == ()
     assert tier(root, two_labs["rel"]).tier == "T3"
+
+
+def test_without_ssh_keygen_a_signature_is_unverified_not_trusted(two_labs: dict[str, Any],
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    root = two_labs["root"]
+    sig = sign(root, two_labs["a"], two_labs["alice"])
+    sign(root, two_labs["b"], two_labs["bob"])
+    signing._MEMO.clear()
+    monkeypatch.setattr(signing, "ssh_keygen", lambda: None)
+    found = [d for d in run(Config(root=str(root), skip_boards=True)).diagnostics]
+    assert [(d.code, d.path) for d in found if d.path.endswith(".sig")][0] == ("ORV220", str(sig.relative_to(root)))
+    assert "ssh-keygen is not installed" in found[0].message
+    assert tier(root, two_labs["rel"]).tier == "T2"
