@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import math
+import operator
 from typing import Any, Sequence
 
 import orjson
@@ -40,12 +41,13 @@ Fingerprint = tuple[Any, ...]  # ("exact", hex), then (column, count, quantiles)
 
 
 def _column_print(values: Sequence[float]) -> tuple[int, tuple[float, ...]] | None:
-    ordered = sorted(float(v) for v in values)
-    low, high = ordered[0], ordered[-1]
+    ordered = sorted(values)
+    low, high = float(ordered[0]), float(ordered[-1])
     if high <= low or len(set(ordered)) < 3:
         return None  # a constant or two-valued column says nothing about where it came from
     span, last = high - low, len(ordered) - 1
-    return len(ordered), tuple((ordered[round(i * last / QUANTILES)] - low) / span for i in range(QUANTILES + 1))
+    return len(ordered), tuple((float(ordered[round(i * last / QUANTILES)]) - low) / span
+                               for i in range(QUANTILES + 1))
 
 
 def sample_fingerprint(kind: str, samples: Sequence[Any]) -> Fingerprint:
@@ -56,8 +58,11 @@ def sample_fingerprint(kind: str, samples: Sequence[Any]) -> Fingerprint:
     exact = hashlib.sha256(b"\n".join(rows)).hexdigest()
     out: list[Any] = [("exact", exact)]
     for column in TIMING_COLUMNS.get(kind, ()):
-        values = [s[column] for s in samples if isinstance(s, dict) and isinstance(s.get(column), (int, float))]
-        if len(values) == len(samples):
+        try:  # C-level column read; the samples passed the schema, so this is the exception, not the rule
+            values = list(map(operator.itemgetter(column), samples))
+        except (KeyError, TypeError):
+            continue
+        if set(map(type, values)) <= {int, float}:
             found = _column_print(values)
             if found is not None:
                 out.append((column, *found))
