@@ -295,6 +295,11 @@ class ModelSpec(_Catalog):
     aliases: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
     notes: Optional[str] = None
+    # Quality evidence (docs/quality.md): Hugging Face ids this model is served as, the reference
+    # quality run per lm-eval task, and the fraction of the reference a recipe must reach.
+    checkpoints: tuple[str, ...] = ()
+    quality_reference: dict[str, str] = {}
+    quality_bound: Optional[float] = None
 
 
 class ReferencePoint(_Catalog):

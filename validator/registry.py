@@ -95,6 +95,7 @@ class RunEntry:
     meta: RunMeta | None  # None when unreadable or schema-invalid
     facts: RunFacts | None
     size: int = 0
+    quality: Any = None  # validator.quality.verify.QualityFacts when the run is `kind: quality`
 
     @property
     def verified(self) -> bool:

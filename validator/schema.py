@@ -23,6 +23,7 @@ SCHEMA_FILES = {
     "recipe-inference": "recipe-inference.schema.json",
     "run-training": "run-training.schema.json",
     "run-inference": "run-inference.schema.json",
+    "run-quality": "run-quality.schema.json",
     "catalog-hardware": "catalog-hardware.schema.json",
     "catalog-models": "catalog-models.schema.json",
     "catalog-workloads": "catalog-workloads.schema.json",
