@@ -59,6 +59,7 @@ FAMILY_MODULES = (
     "validator.checks.duplicates",
     "validator.checks.pinning",
     "validator.checks.physics",
+    "validator.checks.quality",
     "validator.checks.pr",
     "validator.checks.boards",
     "validator.checks.internal",
