@@ -114,5 +114,14 @@ def test_inference_recipe_climbs_from_claimed_to_reproduced(tmp_path: Path,
     # A second measurer benchmarks the same vLLM server with SGLang's client (--backend vllm).
     second = reg.add_run(capsys, "--from", "sglang", str(TOOLS / "sglang" / "bench_serving.jsonl"), "--record", "2",
                          "--recipe", recipe, "--measured-by", "lab-b", "--tool-version", "0.5.4")
-    t3 = reg.tier([summary, detailed, second])
+    # fp8 is not the model's published precision: T3 also needs `verified` quality (docs/quality.md).
+    capped = reg.tier([summary, detailed, second])
+    assert capped.tier == "T2" and any("needs verified quality" in r for r in capped.reasons)
+
+    lmeval = Path(__file__).parent / "fixtures" / "lmeval"
+    reg.add_run(capsys, "--from", "lm-eval", str(lmeval / "reference"), "--reference-for", "qwen3.8-27b",
+                "--quant", "bf16", "--measured-by", "lab-a")
+    quality = reg.add_run(capsys, "--from", "lm-eval", str(lmeval / "q995"), "--recipe", recipe)
+    t3 = reg.tier([summary, detailed, second, quality])
     assert t3.tier == "T3" and set(t3.verified_runs) == {detailed, second}
+    assert t3.quality.status == "verified" and t3.quality.ratio == pytest.approx(0.745 / 0.75)

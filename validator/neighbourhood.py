@@ -31,6 +31,7 @@ from validator.registry import RecipeEntry, classify, misplaced_run, run_digest_
 RELATED_BY = {
     "ORV117": "f", "ORV301": "i", "ORV302": "d", "ORV303": "c",
     "ORV203": "r", "ORV204": "r", "ORV205": "r", "ORV206": "r", "ORV207": "r",
+    "ORV225": "r", "ORV226": "r", "ORV228": "r",  # a recipe and its quality runs (the catalog side: full check)
 }
 # Registry checks that judge each file alone (with the catalog, which pull-request mode never
 # sees change: a catalog change makes it check everything).

@@ -17,7 +17,7 @@ A submitter's own `tier:` field is never read: the schema rejects it (ORV116).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping
 
 from validator.diagnostics import Diagnostic, Severity
@@ -57,7 +57,8 @@ class TierResult:
     reasons: tuple[str, ...]  # why not higher
     reported_runs: tuple[str, ...] = ()  # digests of T1-quality runs
     verified_runs: tuple[str, ...] = ()  # digests of T2-quality runs
-    quality: Any = None  # validator.quality.status.QualityResult, for inference recipes
+    # validator.quality.status.QualityResult for inference recipes; shown on the board, not part of the tier's identity
+    quality: Any = field(default=None, compare=False)
 
 
 def _is_reported(recipe: Recipe, run: RunEntry) -> str | None:
