@@ -430,3 +430,14 @@ def test_changing_a_quality_gate_in_a_pull_request_needs_a_waiver(
     assert any(d.code == "ORV620" for d in found) is flagged
     waived = evaluate(Config(root=str(root), base="main", skip_boards=True, waive=("ORV620",))).result.diagnostics
     assert not any(d.code == "ORV620" for d in waived)
+
+
+def test_the_pr_summary_shows_each_new_entrys_quality_and_ratio() -> None:
+    from validator.report.summary import _delta_lines, board_delta
+
+    row = {"recipe": "r", "tier": "T1", "quality": {"task": "gsm8k", "metric": "exact_match", "filter": "strict-match",
+                                                     "score": 0.725, "reference": 0.75, "ratio": 0.9667, "n": 200,
+                                                     "status": "below"}}
+    delta = board_delta({"boards": {"measured": []}}, {"boards": {"measured": [row]}})
+    assert delta[0].quality == "gsm8k strict-match 0.7250, 0.9667 of the reference (below)"
+    assert "| `r` | new | T1 | — | gsm8k strict-match 0.7250, 0.9667 of the reference (below) |" in _delta_lines(tuple(delta))

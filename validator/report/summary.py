@@ -77,11 +77,23 @@ class BoardChange:
     base_tier: str | None = None
     base_rank: int | None = None
     base_rank_of: int | None = None
+    quality: str | None = None  # "gsm8k strict-match 0.7450, 0.9933 of the reference (verified)"
 
     def to_dict(self) -> dict[str, Any]:
         return {"recipe": self.recipe, "change": self.change, "tier": self.tier, "rank": self.rank,
                 "rank_of": self.rank_of, "base_tier": self.base_tier, "base_rank": self.base_rank,
-                "base_rank_of": self.base_rank_of}
+                "base_rank_of": self.base_rank_of, "quality": self.quality}
+
+
+def quality_display(row: Mapping[str, Any] | None) -> str | None:
+    """An inference row's quality figure and ratio to the reference, as the summary shows it."""
+    q = row.get("quality") if isinstance(row, Mapping) else None
+    if not isinstance(q, Mapping):
+        return None
+    if q.get("score") is None:
+        return f"{q.get('task')}: {q.get('status')}"
+    ratio = f", {q['ratio']:.4f} of the reference" if q.get("ratio") is not None else ""
+    return f"{q.get('task')} {q.get('filter')} {q['score']:.4f}{ratio} ({q.get('status')})"
 
 
 def board_delta(base: Mapping[str, Any], head: Mapping[str, Any], edited: Iterable[str] = ()
@@ -96,12 +108,14 @@ def board_delta(base: Mapping[str, Any], head: Mapping[str, Any], edited: Iterab
             out.append(BoardChange(rid, "removed", None, None, None, b.get("tier"), b.get("rank"), b.get("rank_of")))
             continue
         if b is None:
-            out.append(BoardChange(rid, "new", a.get("tier"), a.get("rank"), a.get("rank_of")))
+            out.append(BoardChange(rid, "new", a.get("tier"), a.get("rank"), a.get("rank_of"),
+                                   quality=quality_display(a)))
             continue
         moved = (a.get("tier"), a.get("rank")) != (b.get("tier"), b.get("rank"))
         if rid in edited_ids or moved:
             out.append(BoardChange(rid, "edited" if rid in edited_ids else "moved", a.get("tier"), a.get("rank"),
-                                   a.get("rank_of"), b.get("tier"), b.get("rank"), b.get("rank_of")))
+                                   a.get("rank_of"), b.get("tier"), b.get("rank"), b.get("rank_of"),
+                                   quality_display(a)))
     return out
 
 
@@ -214,7 +228,7 @@ def _delta_row(c: BoardChange) -> str:
         tier = (c.tier or "—") if c.tier == c.base_tier else f"{c.base_tier or '—'} → {c.tier or '—'}"
         before, after = _rank(c.base_rank, c.base_rank_of), _rank(c.rank, c.rank_of)
         rank = after if before == after else f"{before} → {after}"
-    return f"| `{_cell(c.recipe)}` | {c.change} | {tier} | {rank} |"
+    return f"| `{_cell(c.recipe)}` | {c.change} | {tier} | {rank} | {_cell(c.quality or '—')} |"
 
 
 def _delta_lines(delta: tuple[BoardChange, ...] | None) -> list[str]:
@@ -223,7 +237,7 @@ def _delta_lines(delta: tuple[BoardChange, ...] | None) -> list[str]:
     lines = ["", "### Board changes", ""]
     if not delta:
         return lines + ["No entry's tier or rank changes."]
-    lines += ["| Recipe | Change | Tier | Rank in its model–GPU pair |", "|---|---|---|---|"]
+    lines += ["| Recipe | Change | Tier | Rank in its model–GPU pair | Quality vs reference |", "|---|---|---|---|---|"]
     return lines + [_delta_row(c) for c in delta]
 
 
