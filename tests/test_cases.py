@@ -38,7 +38,6 @@ COVERED_ELSEWHERE = {
     "ORV221": "tests/test_quality.py::test_values_flipped_to_correct_are_caught_by_rescoring",
     "ORV222": "tests/test_quality.py::test_a_limit_run_relabelled_as_full_is_refused",
     "ORV223": "tests/test_quality.py::test_task_hashes_that_do_not_hash_the_samples_are_refused",
-    "ORV224": "tests/test_quality.py::test_a_stored_credential_is_orv224",
     "ORV225": "tests/test_quality.py::test_a_run_of_another_checkpoint_is_refused_and_reported",
     "ORV226": "tests/test_quality.py::test_below_warns_with_the_ratio_caps_at_t1_and_stays_marked_on_the_board",
     "ORV227": "tests/test_quality.py::test_an_unscored_task_config_is_orv227",

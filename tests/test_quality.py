@@ -441,3 +441,10 @@ def test_the_pr_summary_shows_each_new_entrys_quality_and_ratio() -> None:
     delta = board_delta({"boards": {"measured": []}}, {"boards": {"measured": [row]}})
     assert delta[0].quality == "gsm8k strict-match 0.7250, 0.9667 of the reference (below)"
     assert "| `r` | new | T1 | — | gsm8k strict-match 0.7250, 0.9667 of the reference (below) |" in _delta_lines(tuple(delta))
+
+
+def test_a_reference_must_be_a_full_set_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = make_registry(tmp_path / "registry")
+    code, _, err = add_run(root, capsys, "--from", "lm-eval", str(LMEVAL / "limit50"), "--reference-for",
+                           "qwen3.8-27b", "--quant", "bf16", "--measured-by", "x")
+    assert code == 1 and "ORV222" in err and "quality_reference" not in (root / "catalog" / "models.yaml").read_text()

@@ -93,6 +93,10 @@ def build(root: str, path: str, recipe_path: str | None, flags: Mapping[str, Any
                                      f"({', '.join(allowed)})",
                      f"evaluate the model itself, or add the checkpoint to {MODELS_PATH}")
     for task in facts.tasks.values():
+        if reference_for and not task.full:
+            raise _error(path, "ORV222", f"{task.task}: a reference must be a full-set run, this one covers "
+                                         f"{task.n} of {task.original} documents",
+                         "run lm-eval without --limit or --samples for the reference")
         if not task.full:
             notes.append(f"{task.task}: {task.n} of {task.original} documents: a subset run can only be `partial`")
     return document, notes
