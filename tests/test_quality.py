@@ -448,3 +448,68 @@ def test_a_reference_must_be_a_full_set_run(tmp_path: Path, capsys: pytest.Captu
     code, _, err = add_run(root, capsys, "--from", "lm-eval", str(LMEVAL / "limit50"), "--reference-for",
                            "qwen3.8-27b", "--quant", "bf16", "--measured-by", "x")
     assert code == 1 and "ORV222" in err and "quality_reference" not in (root / "catalog" / "models.yaml").read_text()
+
+
+# --------------------------------------------------------------------------- no input makes add-run raise
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers(-3, 300) | st.floats(allow_nan=True) | st.text(max_size=8),
+                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+                           max_leaves=6)
+
+
+def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    out = [prefix] if prefix else []
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out += _paths(v, prefix + (k,))
+    elif isinstance(value, list):
+        for i, v in enumerate(value[:3]):
+            out += _paths(v, prefix + (i,))
+    return out
+
+
+_RESULTS = json.loads(results_file(LMEVAL / "limit50").read_text(encoding="utf-8"))
+_FIRST_SAMPLE = json.loads(samples_file(LMEVAL / "limit50").read_text(encoding="utf-8").splitlines()[0])
+_RESULT_PATHS, _SAMPLE_PATHS = _paths(_RESULTS), _paths(_FIRST_SAMPLE)
+
+
+def _set(document: Any, path: tuple[Any, ...], value: Any) -> None:
+    for key in path[:-1]:
+        document = document[key]
+    document[path[-1]] = value
+
+
+@settings(max_examples=int(os.environ.get("ORV_FUZZ_EXAMPLES", "60")), deadline=None, derandomize=True)
+@given(where=st.sampled_from(_RESULT_PATHS + _SAMPLE_PATHS), value=JSON_VALUES)
+def test_no_edit_of_lm_eval_output_makes_add_run_raise(tmp_path_factory: pytest.TempPathFactory, where: tuple[Any, ...],
+                                                      value: Any) -> None:
+    from validator.quality.add import build
+    from validator.storing import AddRunError
+
+    folder = tmp_path_factory.mktemp("fuzz")
+    shutil.copytree(LMEVAL / "limit50", folder, dirs_exist_ok=True)
+    if where in _RESULT_PATHS:
+        data = json.loads(json.dumps(_RESULTS))
+        _set(data, where, value)
+        results_file(folder).write_text(json.dumps(data), encoding="utf-8")
+    else:
+        lines = samples_file(folder).read_text(encoding="utf-8").splitlines()
+        sample = json.loads(lines[0])
+        _set(sample, where, value)
+        lines[0] = json.dumps(sample)
+        samples_file(folder).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    try:
+        build(str(folder), str(folder), None, {"model": "qwen3.8-27b", "measured_by": "x"}, None)
+    except AddRunError as exc:
+        assert exc.result.diagnostics and all(d.hint for d in exc.result.diagnostics)
+
+
+def test_a_bad_measured_at_is_a_finding(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The timestamp pattern holds `{4}`: its hint must not go through str.format (was an internal error)."""
+    root = make_registry(tmp_path / "registry")
+    code, _, err = add_run(root, capsys, "--from", "lm-eval", str(LMEVAL / "q995"), "--model", "qwen3.8-27b",
+                           "--measured-by", "x", "--measured-at", "yesterday")
+    assert code == 1 and "ORV109" in err and "internal error" not in err

@@ -100,7 +100,7 @@ def read_output(path: str) -> Output:
     folder = os.path.dirname(results_path)
     samples: dict[str, tuple[str, list[dict[str, Any]]]] = {}
     for task in sorted(data["results"]):
-        if task in (data.get("groups") or {}) or task in (data.get("group_subtasks") or {}):
+        if task in _obj(data.get("groups")) or task in _obj(data.get("group_subtasks")):
             continue  # a group's aggregate; its tasks have their own samples
         candidates = sorted(glob.glob(os.path.join(glob.escape(folder), f"samples_{glob.escape(task)}_{stamp}.jsonl")))
         if not candidates:
@@ -121,6 +121,11 @@ def read_output(path: str) -> Output:
     return Output(results_path, data, samples)
 
 
+def _obj(value: Any) -> dict[str, Any]:
+    """A mapping lm-eval writes, or {} when the input has something else there (the schema then says what)."""
+    return value if isinstance(value, dict) else {}
+
+
 def _finite(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
@@ -128,15 +133,18 @@ def _finite(value: Any) -> bool:
 def _measured_at(data: Mapping[str, Any]) -> str | None:
     date = data.get("date")
     if _finite(date):
-        return datetime.fromtimestamp(float(date), tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        try:
+            return datetime.fromtimestamp(float(date), tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        except (OverflowError, OSError, ValueError):
+            return None  # not a time lm-eval wrote: --measured-at (or the schema's finding) decides
     return None
 
 
 def served_model(data: Mapping[str, Any]) -> str | None:
     """The model the server was asked for: config.model_args.model (or pretrained), else model_name."""
-    args = (data.get("config") or {}).get("model_args")
+    args = _obj(data.get("config")).get("model_args")
     if isinstance(args, str):
-        args = dict(p.split("=", 1) for p in args.split(",") if "=" in p)
+        args = dict(p.split("=", 1) for p in args.split(",") if "=" in p)  # older lm-eval: "k=v,k=v"
     if isinstance(args, dict):
         for key in ("model", "pretrained"):
             if isinstance(args.get(key), str) and args[key]:
@@ -146,7 +154,7 @@ def served_model(data: Mapping[str, Any]) -> str | None:
 
 
 def _task(task: str, data: Mapping[str, Any], spath: str, lines: list[dict[str, Any]]) -> dict[str, Any]:
-    where = data.get("results", {}).get(task) or {}
+    where = _obj(_obj(data.get("results")).get(task))
     filters: list[str] = []
     docs: dict[Any, dict[str, Any]] = {}
     order: list[Any] = []
@@ -157,6 +165,9 @@ def _task(task: str, data: Mapping[str, Any], spath: str, lines: list[dict[str, 
         if isinstance(s.get("task"), str) and s["task"] != task:
             raise LmEvalError(spath, "ORV109", f"line {number} is a sample of task {s.get('task')}, not {task}",
                               "give the samples file of the same run", number)
+        if isinstance(s["doc_id"], bool) or not isinstance(s["doc_id"], int):
+            raise LmEvalError(spath, "ORV104", f"line {number}: doc_id must be an integer, not {s['doc_id']!r}",
+                              "give lm-eval's samples file unchanged", number)
         flt = str(s["filter"])
         if flt not in filters:
             filters.append(flt)
@@ -165,7 +176,8 @@ def _task(task: str, data: Mapping[str, Any], spath: str, lines: list[dict[str, 
             else None
         filtered = s.get("filtered_resps")
         answer = filtered[0] if isinstance(filtered, list) and filtered else filtered
-        metric_names = s.get("metrics") or []
+        metric_names = [m for m in s.get("metrics") or [] if isinstance(m, str)] \
+            if isinstance(s.get("metrics"), list) else []
         values = {m: s.get(m) for m in metric_names}
         for m, v in values.items():
             if not _finite(v):
@@ -188,7 +200,7 @@ def _task(task: str, data: Mapping[str, Any], spath: str, lines: list[dict[str, 
         entry["filters"][flt] = {"answer": answer, **{m: v for m, v in values.items()}}
     metric_results: dict[str, Any] = {}
     for key, value in where.items():
-        if "," not in key or key.startswith("alias"):
+        if not isinstance(key, str) or "," not in key or key.startswith("alias"):
             continue
         metric, flt = key.split(",", 1)
         if metric.endswith("_stderr"):
@@ -198,12 +210,12 @@ def _task(task: str, data: Mapping[str, Any], spath: str, lines: list[dict[str, 
                               "not a finite number", "give lm-eval's results file unchanged")
         stderr = where.get(f"{metric}_stderr,{flt}")
         metric_results.setdefault(flt, {})[metric] = {"score": value, "stderr": stderr if _finite(stderr) else None}
-    config = (data.get("configs") or {}).get(task) or {}
+    config = _obj(_obj(data.get("configs")).get(task))
     return {
-        "version": (data.get("versions") or {}).get(task),
-        "n_shot": (data.get("n-shot") or {}).get(task),
-        "n_samples": (data.get("n-samples") or {}).get(task),
-        "task_hash": (data.get("task_hashes") or {}).get(task),
+        "version": _obj(data.get("versions")).get(task),
+        "n_shot": _obj(data.get("n-shot")).get(task),
+        "n_samples": _obj(data.get("n-samples")).get(task),
+        "task_hash": _obj(data.get("task_hashes")).get(task),
         "config": credentials.scrub(config),
         "results": metric_results,
         "filters": filters,
@@ -225,7 +237,7 @@ def to_document(output: Output, meta: Mapping[str, Any]) -> dict[str, Any]:
                               "give the samples file lm-eval wrote with --log_samples")
         tasks[task] = _task(task, data, spath, lines)
     version = data.get("lm_eval_version")
-    config = credentials.scrub({k: v for k, v in (data.get("config") or {}).items()})
+    config = credentials.scrub(_obj(data.get("config")))
     doc: dict[str, Any] = {
         "kind": "quality",
         "tool": {"name": TOOL_NAME, "version": version if isinstance(version, str) and version else None,

@@ -56,7 +56,8 @@ class Gsm8kScorer:
     def config_differences(self, config: Mapping[str, Any]) -> list[str]:
         """Where a run's task config departs from the definition this scorer implements."""
         out = []
-        filters = {f.get("name"): f.get("filter") for f in config.get("filter_list") or [] if isinstance(f, dict)}
+        filters = {f["name"]: f.get("filter") for f in _list(config.get("filter_list"))
+                   if isinstance(f, dict) and isinstance(f.get("name"), str)}
         for name, (pattern, group) in FILTERS.items():
             steps = filters.get(name)
             if not isinstance(steps, list) or not steps or not isinstance(steps[0], dict):
@@ -65,13 +66,13 @@ class Gsm8kScorer:
             regex = steps[0]
             if (regex.get("function") != "regex" or regex.get("regex_pattern") != pattern
                     or regex.get("group_select", 0) != group
-                    or [s.get("function") for s in steps[1:] if isinstance(s, dict)] != ["take_first"]):
+                    or [s.get("function") if isinstance(s, dict) else s for s in steps[1:]] != ["take_first"]):
                 out.append(f"filter {name} differs from gsm8k.yaml's")
-        metrics = [m for m in config.get("metric_list") or [] if isinstance(m, dict)]
+        metrics = [m for m in _list(config.get("metric_list")) if isinstance(m, dict)]
         em = next((m for m in metrics if m.get("metric") == "exact_match"), None)
         if em is None:
             out.append("metric exact_match is missing")
-        elif (list(em.get("regexes_to_ignore") or []) != list(REGEXES_TO_IGNORE)
+        elif (_list(em.get("regexes_to_ignore")) != list(REGEXES_TO_IGNORE)
               or bool(em.get("ignore_case")) != IGNORE_CASE
               or bool(em.get("ignore_punctuation")) != IGNORE_PUNCTUATION
               or bool(em.get("ignore_numbers", False))):
@@ -79,6 +80,10 @@ class Gsm8kScorer:
         if config.get("repeats", 1) != 1:
             out.append("repeats is not 1")
         return out
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 SCORER = Gsm8kScorer()
