@@ -309,6 +309,9 @@ def test_a_run_of_another_checkpoint_is_refused_and_reported(tmp_path: Path,
     stored = store_run_document(str(root), {**quality_doc("q995"), "model": "qwen3.8-27b"})
     write_recipe(root, [stored.digest], other)
     assert "ORV225" in codes(root) and tier(root).quality.status == "missing"
+    int4 = store_run_document(str(root), {**quality_doc("q995"), "quant": "awq-int4"})  # another configuration
+    write_recipe(root, [int4.digest])
+    assert "ORV225" in codes(root) and tier(root).quality.status == "missing"
 
 
 def test_an_unreferenced_quality_run_and_a_dangling_reference_are_orv228(

@@ -106,7 +106,8 @@ def quality_identity(snapshot: Snapshot) -> Iterator[Finding]:
     """
     The model lm-eval evaluated (`config.model_args.model`, else `model_name`) must be the
     recipe's `checkpoint`, or, for a recipe without one and for a model's reference run, one of
-    the catalog model's `checkpoints` (when listed); the run's `model` must be the recipe's. A
+    the catalog model's `checkpoints` (when listed); the run's `model` and `quant` must be the
+    recipe's. A
     quality run of another checkpoint says nothing about this recipe: evaluate the served
     checkpoint itself.
     """
@@ -123,6 +124,8 @@ def quality_identity(snapshot: Snapshot) -> Iterator[Finding]:
             wrong = None
             if q.model != recipe.model:
                 wrong = f"model {q.model!r}, not the recipe's {recipe.model!r}"
+            elif q.quant is not None and q.quant != recipe.quant:
+                wrong = f"quant {q.quant!r}, not the recipe's {recipe.quant!r}"
             elif recipe.checkpoint and q.served_model != recipe.checkpoint:
                 wrong = f"checkpoint {q.served_model!r}, but the recipe serves {recipe.checkpoint!r}"
             elif not recipe.checkpoint and allowed and q.served_model not in allowed:

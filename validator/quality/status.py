@@ -86,7 +86,8 @@ def _candidate(entry: Any, recipe: InferenceRecipe, task: str) -> Any:
     q = entry.quality
     if q is None or not q.sound or task not in q.tasks or entry.name_digest != entry.actual_digest:
         return None
-    if q.model != recipe.model or (recipe.checkpoint and q.served_model != recipe.checkpoint):
+    if (q.model != recipe.model or (q.quant is not None and q.quant != recipe.quant)
+            or (recipe.checkpoint and q.served_model != recipe.checkpoint)):
         return None  # another model's evaluation is no evidence (ORV225 reports it)
     return q.tasks[task]
 
