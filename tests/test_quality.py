@@ -516,3 +516,22 @@ def test_a_bad_measured_at_is_a_finding(tmp_path: Path, capsys: pytest.CaptureFi
     code, _, err = add_run(root, capsys, "--from", "lm-eval", str(LMEVAL / "q995"), "--model", "qwen3.8-27b",
                            "--measured-by", "x", "--measured-at", "yesterday")
     assert code == 1 and "ORV109" in err and "internal error" not in err
+
+
+def test_pull_request_mode_judges_quality_against_the_reference(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """The reference run is outside a new recipe's neighbourhood, yet the PR check must see it."""
+    root = with_reference(tmp_path, capsys)
+    (root / RECIPE_PATH).unlink()
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    git(root, "checkout", "-q", "-b", "pr")
+    write_recipe(root, [])
+    code, out, err = add_run(root, capsys, "--from", "lm-eval", str(LMEVAL / "q97"), "--recipe", str(root / RECIPE_PATH))
+    write_recipe(root, [digest_of(out)])
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "a recipe and its quality run")
+    for whole in (False, True):
+        found = evaluate(Config(root=str(root), base="main", skip_boards=True, neighbourhood=not whole)).result
+        assert [d.code for d in found.diagnostics] == ["ORV226"]
