@@ -14,11 +14,12 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import INFERENCE_RECIPE_TEXT, TOOLS, VALID_TRAINING_RECIPE, make_registry
-from validator.adapters import AdapterError, Source, convert, metadata
+from tests.testing.registry import INFERENCE_RECIPE_TEXT, TOOLS, VALID_TRAINING_RECIPE, make_registry
+from validator.adapters import Source, convert, metadata
+from validator.errors import AdapterError
 from validator.cli import main
 from validator.hashing import content_address
-from validator.recompute import inference_facts, training_facts
+from validator.science.throughput import inference_facts, training_facts
 
 HERE = Path(__file__).parent
 BASE = str(HERE / "cases" / "_base")

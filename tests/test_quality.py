@@ -16,10 +16,12 @@ from typing import Any, Callable
 
 import pytest
 
-from tests.conftest import INFERENCE_RECIPE_TEXT, TOOLS, make_registry
+from tests.testing.registry import INFERENCE_RECIPE_TEXT, TOOLS, make_registry
 from validator import tiers
 from validator.cli import main
-from validator.engine import Config, _Collector, build_snapshot, evaluate, run
+from validator.checks.collect import Collector
+from validator.engine import Config, evaluate, run
+from validator.load.pipeline import assemble_loaded, load_tree
 from validator.quality import credentials, lmeval, verify
 from validator.quality.recompute import mean_stderr
 from validator.quality.scorers import gsm8k
@@ -90,7 +92,7 @@ def write_recipe(root: Path, digests: list[str], text: str = INFERENCE_RECIPE_TE
 
 def tier(root: Path) -> tiers.TierResult:
     result = run(Config(root=str(root), skip_boards=True))
-    snapshot = build_snapshot(str(root), _Collector())
+    snapshot = assemble_loaded(str(root), load_tree(str(root)), Collector())
     return tiers.derive(snapshot, result.diagnostics)[RECIPE_PATH]
 
 
@@ -490,7 +492,7 @@ def _set(document: Any, path: tuple[Any, ...], value: Any) -> None:
 def test_no_edit_of_lm_eval_output_makes_add_run_raise(tmp_path_factory: pytest.TempPathFactory, where: tuple[Any, ...],
                                                       value: Any) -> None:
     from validator.quality.add import build
-    from validator.storing import AddRunError
+    from validator.errors import AddRunError
 
     folder = tmp_path_factory.mktemp("fuzz")
     shutil.copytree(LMEVAL / "limit50", folder, dirs_exist_ok=True)

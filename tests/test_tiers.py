@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from tests.boards_builders import (SEED_000, SEED_004, add_run, inference_recipe, inference_run, training_recipe,
-                                   training_run, write_recipe)
+from tests.testing.factories import (SEED_000, SEED_004, inference_recipe, inference_run, store_run, training_recipe,
+                                     training_run, write_recipe)
 from validator.diagnostics import Diagnostic, Severity
 from validator.engine import analyse
 from validator.tiers import LEGACY_REASON, TierResult, derive, legacy_capped, stack_unstated
@@ -20,7 +20,7 @@ def tier_of(root: Path, rel: str, extra: tuple[Diagnostic, ...] = ()) -> TierRes
 
 
 def with_runs(root: Path, recipe: dict[str, Any], *runs: dict[str, Any]) -> str:
-    recipe["runs"] = [add_run(root, run) for run in runs]
+    recipe["runs"] = [store_run(root, run) for run in runs]
     return write_recipe(root, recipe)
 
 

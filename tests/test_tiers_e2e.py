@@ -11,10 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import INFERENCE_RECIPE_TEXT, TOOLS, VALID_TRAINING_RECIPE, make_registry
+from tests.testing.registry import INFERENCE_RECIPE_TEXT, TOOLS, VALID_TRAINING_RECIPE, make_registry
 from validator import tiers
 from validator.cli import main
-from validator.engine import Config, _Collector, build_snapshot, run
+from validator.checks.collect import Collector
+from validator.engine import Config, run
+from validator.load.pipeline import assemble_loaded, load_tree
 
 TRAINING = VALID_TRAINING_RECIPE.read_text(encoding="utf-8")
 TRAINING_PATH = "recipes/training/qwen3.8-27b/qwen3-8-27b-h100-tp1-pp4-dp2.yaml"
@@ -44,7 +46,7 @@ class Registry:
         result = run(Config(root=str(self.root), skip_boards=True))
         errors = [d for d in result.diagnostics if d.severity.value == "error"]
         assert errors == [], errors
-        snapshot = build_snapshot(str(self.root), _Collector())
+        snapshot = assemble_loaded(str(self.root), load_tree(str(self.root)), Collector())
         self.warnings = [d.code for d in result.diagnostics]
         return tiers.derive(snapshot, result.diagnostics)[self.recipe_path]
 

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_vali
 
 # The engine validates with these models first (pydantic-core is compiled: ~50x faster than
 # jsonschema) and runs jsonschema only on rejection, to word the finding. So every constraint here
-# must be at least as strict as the schema's; tests/test_models_agree.py checks that property.
+# must be at least as strict as the schema's; tests/test_fast_paths.py checks that property.
 Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$", max_length=96)]
 CatalogId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+([.-][a-z0-9]+)*$", max_length=96)]
 DateStr = Annotated[str, StringConstraints(pattern=r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$")]
@@ -85,7 +85,7 @@ class Layout(_Strict):
 
 class Speculative(_Strict):
     method: Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_-]*$", max_length=40)]
-    k: PositiveInt
+    k: Optional[PositiveInt] = None  # unknown: the decode bound cannot be checked (ORV512 warns)
 
 
 class Serving(_Strict):
@@ -248,21 +248,6 @@ class RunMeta(_Strict):
         return self
 
 
-class TrainingSample(_Strict):
-    step: Annotated[int, Field(ge=0)]
-    time_s: PositiveFloat
-    tokens: PositiveInt
-    loss: Union[float, str]
-
-
-class InferenceSample(_Strict):
-    prompt_tokens: Annotated[int, Field(ge=0)]
-    output_tokens: Annotated[int, Field(ge=0)]
-    ttft_ms: Annotated[float, Field(ge=0)]
-    e2e_ms: Annotated[float, Field(ge=0)]
-    start_ms: Optional[Annotated[float, Field(ge=0)]] = None
-
-
 # --------------------------------------------------------------------------- catalog
 
 
@@ -292,6 +277,7 @@ class ModelSpec(_Catalog):
     moe: Optional[bool] = None
     layers: Optional[int] = None
     layers_source: Optional[str] = None
+    architecture: Optional[dict[str, Any]] = None  # from config.json (orv catalog add-model)
     aliases: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
     notes: Optional[str] = None

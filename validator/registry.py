@@ -5,12 +5,13 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping, TypeVar
 
+from validator.diagnostics import Diagnostic
 from validator.hashing import HEX64, run_path
-from validator.loading import Document
+from validator.load.documents import Document
 from validator.models import (GpuSpec, ModelSpec, Recipe, RunMeta, StartingPoint, WorkloadSpec)
-from validator.recompute import RunFacts
+from validator.science.throughput import RunFacts
 
 REGISTRY_DIRS = ("recipes", "runs", "catalog", "boards")
 CATALOG_FILES = {
@@ -74,6 +75,9 @@ def discover(root: str) -> list[str]:
     return sorted(found)
 
 
+T = TypeVar("T")
+
+
 @dataclass(frozen=True)
 class RecipeEntry:
     path: str
@@ -102,6 +106,21 @@ class RunEntry:
         return self.meta is not None and self.canonical and self.name_digest == self.actual_digest
 
 
+@dataclass
+class RunFile:
+    """A run file while its bytes are in memory: what run-file checks see (validator/load/pipeline.py)."""
+
+    path: str
+    raw: bytes
+    doc: Document
+    name_digest: str | None
+    actual_digest: str
+    canonical: bool
+    meta: RunMeta | None
+    facts: RunFacts | None
+    quality: Any = None  # validator.quality.verify.QualityFacts for a `kind: quality` run
+
+
 @dataclass(frozen=True)
 class Catalog:
     hardware: Mapping[str, GpuSpec] = field(default_factory=dict)
@@ -122,7 +141,16 @@ class Snapshot:
     # What each file's own load produced (entry, its findings), and the catalog's findings: lets the
     # merge base be assembled from the unchanged files' results instead of loading them again.
     loaded: Mapping[str, tuple[Any, tuple[Any, ...]]] = field(default_factory=dict, compare=False, repr=False)
-    catalog_findings: tuple[Any, ...] = field(default=(), compare=False, repr=False)
+    catalog_findings: tuple[Diagnostic, ...] = field(default=(), compare=False, repr=False)
+    # Values derived from this snapshot that several checks and the tiers ask for (memo()).
+    derived: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def memo(self, key: Any, compute: Callable[[], T]) -> T:
+        """compute() once per snapshot: one home for what several checks (and the tiers) derive."""
+        if key not in self.derived:
+            self.derived[key] = compute()
+        value: T = self.derived[key]
+        return value
 
     def valid_recipes(self) -> Iterator[tuple[RecipeEntry, Recipe]]:
         for entry in self.recipes:
@@ -136,6 +164,14 @@ class Snapshot:
             for digest in recipe.run_digests:
                 out.setdefault(digest, []).append(entry)
         return out
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """One load of the registry and its registry-scope findings: what tiers and boards are built from."""
+
+    snapshot: Snapshot
+    diagnostics: tuple[Diagnostic, ...]  # every load and registry finding, before waivers and path filters
 
 
 def strip_samples(data: Any) -> Any:

@@ -61,7 +61,7 @@ class TierResult:
     quality: Any = field(default=None, compare=False)
 
 
-def _is_reported(recipe: Recipe, run: RunEntry) -> str | None:
+def _is_reported(snapshot: Snapshot, entry_path: str, recipe: Recipe, run: RunEntry) -> str | None:
     """None if the run gives T1 evidence for the recipe, else why not."""
     if run.meta is None:
         return "run file is unreadable or fails its schema"
@@ -71,7 +71,7 @@ def _is_reported(recipe: Recipe, run: RunEntry) -> str | None:
         return "run file is not in canonical form"
     if tool_problems(run.meta.tool):  # the same rule as ORV405, so finding and tier agree
         return "tool version is not pinned"
-    if mismatches(recipe, run.meta):
+    if mismatches(snapshot, entry_path, recipe, run):
         return "run metadata disagrees with the recipe"
     return None
 
@@ -137,7 +137,7 @@ def _derive_evidence(snapshot: Snapshot, entry: RecipeEntry, physics_ok: bool) -
     reasons: list[str] = []
     reported = []
     for run in on_record:
-        why = _is_reported(recipe, run)
+        why = _is_reported(snapshot, entry.path, recipe, run)
         if why:
             reasons.append(why)
         else:

@@ -11,10 +11,11 @@ import dataclasses
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
-from validator.diagnostics import Diagnostic, Result, Severity
-from validator.loading import locate_json
+from validator.diagnostics import Diagnostic, Severity
+from validator.load.documents import locate_json
+from validator.errors import AdapterError
 
 
 @dataclass(frozen=True)
@@ -69,13 +70,7 @@ class Converted:
     notes: tuple[str, ...] = ()
 
 
-class AdapterError(Exception):
-    """The tool's output (or the metadata around it) cannot become a run file; carries the findings."""
 
-    def __init__(self, diagnostics: Iterable[Diagnostic]) -> None:
-        self.diagnostics = tuple(diagnostics)
-        super().__init__(f"{len(self.diagnostics)} problem(s)")
-        self.result = Result(self.diagnostics)
 
 
 class Problems:

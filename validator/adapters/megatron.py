@@ -30,7 +30,7 @@ from typing import Any, Mapping
 
 from validator.adapters.common import (Converted, Problems, RunMetadata, Source, common_fields, merge_mapping,
                                        require, stated, tool_block)
-from validator.recompute import training_facts
+from validator.science.throughput import training_facts
 
 _MEGATRON_LINE = re.compile(r"\biteration\s+(\d+)\s*/\s*(\d+)\s*\|(.*)$")
 _TIMESTAMP = re.compile(r"\[(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2})(?:\.\d+)?\]")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from validator.checks import Finding, check
+from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
-from validator.registry import Catalog
+from validator.registry import Catalog, RunFile
 
 
 def _sample_index(data: Any, step: int | None) -> int | None:
@@ -17,7 +17,7 @@ def _sample_index(data: Any, step: int | None) -> int | None:
 
 
 @check("ORV210", Severity.WARNING, "loss curve fails the convergence check", scope="run-file")
-def loss_curve_follows_reference(run: Any, catalog: Catalog) -> Iterator[Finding]:
+def loss_curve_follows_reference(run: RunFile, catalog: Catalog) -> Iterator[Finding]:
     """
     A training run's loss curve does not pass its workload's convergence check, so the run cannot
     verify a recipe (it stays at tier T1). The check (docs/convergence.md) needs: every logged
@@ -36,7 +36,7 @@ def loss_curve_follows_reference(run: Any, catalog: Catalog) -> Iterator[Finding
     meta, facts = run.meta, run.facts
     if meta is None or meta.kind != "training" or facts is None or not facts.has_samples:
         return  # summary-only runs cannot be checked; tiers say so
-    # The verdict was reached while the samples were loaded (validator/recompute.py); None means
+    # The verdict was reached while the samples were loaded (validator/science/throughput.py); None means
     # the workload has no reference to compare with (tiers say so; ORV115 covers unknown ids).
     result = facts.convergence
     if result is None or result.ok:

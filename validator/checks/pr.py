@@ -6,10 +6,12 @@ import os
 from dataclasses import dataclass
 from typing import Any, Iterator, Mapping
 
-from validator.checks import Finding, check
+from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
-from validator.gitdiff import ADDED, DELETED, MODE_SUBMODULE, MODE_SYMLINK, Change, FileChange
-from validator.loading import LoadError, decode_utf8, parse_yaml
+from validator.git import ADDED, DELETED, MODE_SUBMODULE, MODE_SYMLINK, FileChange
+from validator.pr.change import Change
+from validator.load.documents import decode_utf8, parse_yaml
+from validator.errors import LoadError
 from validator.registry import REGISTRY_DIRS, classify, run_digest_from_path
 
 E, W = Severity.ERROR, Severity.WARNING
@@ -20,9 +22,6 @@ RECIPE_KINDS = ("recipe-training", "recipe-inference")
 GATE_FILES = ("validator/", "schema/", "requirements/", ".github/", "action.yml", "pyproject.toml",
               ".pre-commit-hooks.yaml")
 
-# In pull-request mode a PR rule replaces the tree rule that reports the same problem at the same
-# path, so a contributor reads one finding, worded for what the pull request did.
-SUPERSEDES: Mapping[str, tuple[str, ...]] = {"ORV604": ("ORV107", "ORV114")}
 
 
 @dataclass(frozen=True)
@@ -175,7 +174,7 @@ def changed_claims_need_a_new_run(change: Change) -> Iterator[Finding]:
                       "`runs:` and commit the run file; or keep the old claim", at=at)
 
 
-@check("ORV604", E, "symlink or file outside the layout added", scope="pr")
+@check("ORV604", E, "symlink or file outside the layout added", scope="pr", supersedes=("ORV107", "ORV114"))
 def nothing_outside_the_layout(change: Change) -> Iterator[Finding]:
     """
     A pull request adds a symbolic link or a git submodule anywhere in the repository, or a file

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterator
 
-from validator.checks import Finding, check
+from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
 from validator.models import InferenceRecipe
 from validator.quality import status as quality_status
@@ -12,8 +12,8 @@ from validator.quality import verify
 from validator.registry import Catalog, Snapshot
 
 if TYPE_CHECKING:
-    from validator.engine import RunFile
-    from validator.gitdiff import Change
+    from validator.pr.change import Change
+    from validator.registry import RunFile
 
 E, W = Severity.ERROR, Severity.WARNING
 
@@ -101,7 +101,7 @@ def quality_unscored(run: RunFile, catalog: Catalog) -> Iterator[Finding]:
     yield from _problems(run, verify.UNSCORED)
 
 
-@check("ORV225", E, "quality run evaluated another model or checkpoint")
+@check("ORV225", E, "quality run evaluated another model or checkpoint", related_by="r")
 def quality_identity(snapshot: Snapshot) -> Iterator[Finding]:
     """
     The model lm-eval evaluated (`config.model_args.model`, else `model_name`) must be the
@@ -146,7 +146,7 @@ def quality_identity(snapshot: Snapshot) -> Iterator[Finding]:
                               at=("models", model_id, "quality_reference", task))
 
 
-@check("ORV226", W, "quality below the model's bound")
+@check("ORV226", W, "quality below the model's bound", related_by="r")
 def quality_below(snapshot: Snapshot) -> Iterator[Finding]:
     """
     A recipe whose quality run is comparable with its model's reference (full set, same
@@ -170,7 +170,7 @@ def _quality_run_digests(snapshot: Snapshot) -> set[str]:
     return {d for d, run in snapshot.runs.items() if run.quality is not None}
 
 
-@check("ORV228", E, "quality reference missing, or quality run referenced by nothing")
+@check("ORV228", E, "quality reference missing, or quality run referenced by nothing", related_by="r")
 def quality_references(snapshot: Snapshot) -> Iterator[Finding]:
     """
     A model's `quality_reference` names, per task, a quality run stored in runs/ (`sha256:…`) of
@@ -203,7 +203,8 @@ def quality_gate_changed(change: Change) -> Iterator[Finding]:
     change needs a maintainer's waiver (`orv-waive:ORV620` label, or `--waive ORV620`), like a
     change to the measurers file. Adding a first reference for a model is not a finding.
     """
-    from validator.loading import LoadError, decode_utf8, parse_yaml
+    from validator.errors import LoadError
+    from validator.load.documents import decode_utf8, parse_yaml
 
     path = "catalog/models.yaml"
     if not any(c.path == path for c in change.files):

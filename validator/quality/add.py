@@ -8,7 +8,9 @@ from typing import Any, Mapping
 
 from validator.diagnostics import Diagnostic, Result, Severity
 from validator.quality import lmeval, verify
-from validator.storing import AddRunError, StoredRun, store_run_document, write_atomic
+from validator.atomic import write_atomic
+from validator.errors import AddRunError
+from validator.storing import StoredRun, store_run_document
 
 MODELS_PATH = "catalog/models.yaml"
 
@@ -18,7 +20,8 @@ def _error(path: str, code: str, message: str, hint: str) -> AddRunError:
 
 
 def _catalog_models(root: str) -> dict[str, Any]:
-    from validator.loading import LoadError, load_yaml_document
+    from validator.errors import LoadError
+    from validator.load.documents import load_yaml_document
 
     try:
         data = load_yaml_document(root, MODELS_PATH).data
@@ -69,7 +72,7 @@ def build(root: str, path: str, recipe_path: str | None, flags: Mapping[str, Any
         document = lmeval.to_document(output, meta)
     except lmeval.LmEvalError as exc:
         raise AddRunError(exc.result) from None
-    from validator.engine import validate_run_data
+    from validator.load.pipeline import validate_run_data
 
     issues = validate_run_data(document)
     if issues:

@@ -43,11 +43,15 @@ class SchemaIssue:
     at_key: bool = False  # locate the key (unknown field) rather than the value
 
 
+# A recipe from `orv new` has `claimed: {}` until its first run is attached.
+_EMPTY_CLAIM_HINT = ("attach a run: `orv add-run --recipe <this file> --write-recipe OUTPUT` fills it from the run's "
+                     "recomputed figures (or write the figure you claim)")
+
 def schema_dir() -> Any:
     """The shipped schemas: package data in an installed wheel, the repository's schema/ in a checkout."""
     from pathlib import Path
 
-    checkout = Path(__file__).resolve().parent.parent / "schema"
+    checkout = Path(__file__).resolve().parents[2] / "schema"  # validator/load/schema.py -> the checkout
     if (checkout / "common.schema.json").is_file():
         return checkout
     return resources.files("validator.schemas")
@@ -182,8 +186,10 @@ def _translate(kind: str, error: "jsonschema.ValidationError") -> Iterator[Schem
                                   "record the exact release of the tool that produced the run, e.g. "
                                   "`\"version\": \"0.8.0\"`, and store the run again with `orv add-run`")
                 continue
-            yield SchemaIssue("ORV108", path, f"missing required field `{_fmt_path((*path, name))}`",
-                              f"add `{name}:` here (see schema/{SCHEMA_FILES[kind]})")
+            hint = f"add `{name}:` here (see schema/{SCHEMA_FILES[kind]})"
+            if kind.startswith("recipe-") and tuple(path) == ("claimed",):
+                hint = _EMPTY_CLAIM_HINT
+            yield SchemaIssue("ORV108", path, f"missing required field `{_fmt_path((*path, name))}`", hint)
         return
     if validator == "type":
         expected = error.validator_value
@@ -219,6 +225,10 @@ def _translate(kind: str, error: "jsonschema.ValidationError") -> Iterator[Schem
     if validator in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
         yield SchemaIssue("ORV109", path, f"`{field}` is out of range: {error.message}",
                           "use a value inside the allowed range")
+        return
+    if validator == "minProperties" and kind.startswith("recipe-") and tuple(path) == ("claimed",):
+        # a recipe from `orv new` has `claimed: {}` until its first run is attached
+        yield SchemaIssue("ORV109", path, f"`{field}` states no figure yet", _EMPTY_CLAIM_HINT)
         return
     if validator in ("minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties",
                      "uniqueItems"):

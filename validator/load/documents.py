@@ -8,12 +8,12 @@ import math
 import os
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Sequence
 
 import orjson
 import yaml
 
-from validator.diagnostics import Diagnostic, Severity
+from validator.errors import LoadError
 
 # Documented limits (docs/checks.md). A recipe is a page of YAML; a run file holds raw samples,
 # a long inference sweep of 10k requests is ~1.5 MB, so 16 MiB leaves room without letting a PR
@@ -26,12 +26,7 @@ JsonPath = Sequence["str | int"]
 Location = tuple[int, int]
 
 
-class LoadError(Exception):
-    """A file that cannot become data; carries the finding to report instead."""
 
-    def __init__(self, code: str, message: str, hint: str, line: int = 1, col: int = 1) -> None:
-        super().__init__(message)
-        self.code, self.message, self.hint, self.line, self.col = code, message, hint, line, col
 
 
 @dataclass
@@ -46,11 +41,6 @@ class Document:
         if self.path.endswith((".yaml", ".yml")):
             return locate_yaml(self.text, json_path)
         return locate_json(self.text, json_path)
-
-
-def finding(code: str, path: str, message: str, hint: str, line: int = 1, col: int = 1,
-            severity: Severity = Severity.ERROR) -> Diagnostic:
-    return Diagnostic(code, severity, path, line, col, message, hint)
 
 
 # --------------------------------------------------------------------------- reading bytes
@@ -486,13 +476,3 @@ def load_yaml_document(root: str, rel: str) -> Document:
     return Document(rel, parse_yaml(text), text)
 
 
-def iter_load(root: str, rels: Iterable[str], loader: Callable[[str, str], Document]
-              ) -> Iterator[Document | Diagnostic]:
-    """Load each file, yielding either its Document or the one finding that explains why not."""
-    for rel in rels:
-        try:
-            yield loader(root, rel)
-        except LoadError as exc:
-            yield finding(exc.code, rel, exc.message, exc.hint, exc.line, exc.col)
-        except OSError as exc:
-            yield finding("ORV110", rel, f"cannot read file: {exc.strerror}", "check the file exists and is readable")

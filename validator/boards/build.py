@@ -15,6 +15,7 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from validator.models import Component, InferenceRecipe, Recipe, RunMeta, TrainingRecipe
 from validator.registry import Catalog, RecipeEntry, RunEntry, Snapshot
+from validator.science.physics import cost_per_1m, implied_mfu
 from validator.tiers import TIER_MEANINGS, TierResult
 
 BOARDS_SCHEMA_ID = "https://openrecipes.dev/schema/boards.schema.json"
@@ -33,7 +34,6 @@ ROUNDING = {
     "loss": 4,
 }
 
-INFERENCE_FIGURES = ("decode_tok_s", "prefill_tok_s", "ttft_ms")
 _FIGURE_KIND = {"decode_tok_s": "tok_s", "prefill_tok_s": "tok_s", "output_tok_s": "tok_s",
                 "tokens_per_s_per_gpu": "tok_s", "ttft_ms": "ms", "tpot_ms": "ms", "final_loss": "loss"}
 METRICS_REF = "docs/metrics.md"  # where figures recomputed from raw samples are defined
@@ -79,20 +79,6 @@ def component_display(component: Optional[Component]) -> Optional[str]:
         count = len(component.patches)
         parts.append(f"+ {count} patch{'es' if count != 1 else ''}")
     return " ".join(parts) or None
-
-
-def implied_mfu(tok_s_per_gpu: float, active_b: Optional[float], peak_tflops: Optional[float]) -> Optional[float]:
-    """tokens/s/GPU x 6 x active parameters over the GPU's dense BF16 peak (SPEC §6; attention left out)."""
-    if not active_b or not peak_tflops:
-        return None
-    return tok_s_per_gpu * 6.0 * active_b * 1e9 / (peak_tflops * 1e12)
-
-
-def cost_per_1m(price_per_gpu_hour: Optional[float], tok_s_per_gpu: float) -> Optional[float]:
-    """$ per 1M tokens = price per GPU-hour x 10^6 / (3600 x tokens/s/GPU); from the catalog, never the submitter."""
-    if not price_per_gpu_hour or tok_s_per_gpu <= 0:
-        return None
-    return price_per_gpu_hour * 1e6 / (3600.0 * tok_s_per_gpu)
 
 
 def _unique_by_id(entries: Iterable[tuple[RecipeEntry, Recipe]]) -> list[tuple[RecipeEntry, Recipe]]:

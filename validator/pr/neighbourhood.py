@@ -16,31 +16,21 @@ the neighbourhood — the changed files, every file sharing a key with them, and
 sharing a key with *those* (so each file whose findings can change sees all of its groups
 complete) — once as it is and once as it was, and counts what the first has and the second
 lacks. Files further out are judged identically on both sides, so leaving them out changes
-nothing. `RELATED_BY` and `PER_FILE` classify every registry check; tests fail when a check is
-added without saying which it is, and compare this mode with checking everything.
+nothing. Every registry check says on its @check which it is (`related_by=` a key, or
+`per_file=True`); tests fail when a check is added without saying, and compare this mode with
+checking everything.
 """
 
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Iterable, Mapping
+from typing import Iterable, Mapping
 
-from validator.registry import RecipeEntry, classify, misplaced_run, run_digest_from_path
-
-# Registry checks that compare files, and the relation key that joins the files they compare.
-RELATED_BY = {
-    "ORV117": "f", "ORV301": "i", "ORV302": "d", "ORV303": "c",
-    "ORV203": "r", "ORV204": "r", "ORV205": "r", "ORV206": "r", "ORV207": "r",
-    "ORV225": "r", "ORV226": "r", "ORV228": "r",  # a recipe and its quality runs (the catalog side: full check)
-}
-# Registry checks that judge each file alone (with the catalog, which pull-request mode never
-# sees change: a catalog change makes it check everything).
-PER_FILE = {
-    "ORV106", "ORV107", "ORV114", "ORV115", "ORV118", "ORV209",
-    "ORV401", "ORV402", "ORV403", "ORV404", "ORV406", "ORV407", "ORV408",
-    "ORV501", "ORV502", "ORV503", "ORV504", "ORV505", "ORV506", "ORV507", "ORV508", "ORV509", "ORV510",
-    "ORV512",
-}
+from validator.checks.duplicates import copied_claim_key, identity
+from validator.checks.integrity import raw_references
+from validator.load.cache import Store, open_index
+from validator.load.pipeline import FileResult
+from validator.registry import RecipeEntry, RunEntry, classify, misplaced_run, run_digest_from_path
 
 Keys = tuple[str, ...]
 
@@ -60,13 +50,10 @@ def path_keys(rel: str, kind: str | None = None) -> Keys:
     return tuple(keys)
 
 
-def content_keys(entry: Any) -> Keys:
+def content_keys(entry: RecipeEntry | RunEntry | None) -> Keys:
     """The keys a recipe file has by what it says (nothing for anything else)."""
     if not isinstance(entry, RecipeEntry):
         return ()
-    from validator.checks.duplicates import copied_claim_key, identity
-    from validator.checks.integrity import raw_references
-
     keys = ["r:" + digest for _, digest in raw_references(entry)]
     if entry.id is not None:
         keys.append("i:" + entry.id.casefold())
@@ -75,7 +62,7 @@ def content_keys(entry: Any) -> Keys:
     return tuple(dict.fromkeys(keys))
 
 
-def keys_of(rel: str, entry: Any) -> Keys:
+def keys_of(rel: str, entry: RecipeEntry | RunEntry | None) -> Keys:
     """All of a file's keys: by its path, and for a recipe by what it says (entry: its loaded entry)."""
     return path_keys(rel) + content_keys(entry)
 
@@ -97,3 +84,14 @@ def neighbourhood(base: Mapping[str, Keys], head: Mapping[str, Keys], changed: I
 
     near = changed | sharing(keys_of(changed))
     return near | sharing(keys_of(near))
+
+
+def index_keys(store: Store, blobs: Mapping[str, str], results: Mapping[str, FileResult]) -> None:
+    """Remember each committed file's relation keys, so pull-request mode need not load it again."""
+    index = open_index(store)
+    for rel, blob in blobs.items():
+        if index.get(rel, blob) is None:
+            result = results.get(rel)
+            index.put(rel, blob, keys_of(rel, result[0] if result else None))
+    index.retain(blobs)
+    index.save()

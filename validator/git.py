@@ -1,4 +1,8 @@
-"""What a pull request changes: the working tree compared with its merge base with --base REF, via GitPython.
+"""Every git call orv makes: merge base and diff for --base, the base tree, history for the boards stamp, plumbing for the cache.
+
+Two mechanisms, each where it pays: GitPython for object access (trees, blobs, merge bases) and
+plain `git` subprocess calls for bulk listings the cache needs before anything is loaded
+(`ls-files -s`, `status`), which must never raise — outside a repository they return None.
 
 `diff(root, ref)` finds the merge base of REF and HEAD (what GitHub diffs a pull request
 against), lists every path that differs between that commit's tree and the working tree (tracked
@@ -16,11 +20,12 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
 from dataclasses import dataclass, field
-from functools import cached_property
-from typing import Any, Iterator, Mapping
+from datetime import datetime, timezone
+from typing import Any, Iterator
 
-from validator.registry import Snapshot
+from validator.errors import GitError, HistoryError
 
 MODE_FILE = 0o100644
 MODE_EXECUTABLE = 0o100755
@@ -28,10 +33,6 @@ MODE_SYMLINK = 0o120000
 MODE_SUBMODULE = 0o160000
 
 ADDED, MODIFIED, DELETED, TYPE_CHANGED = "A", "M", "D", "T"
-
-
-class GitError(Exception):
-    """--base cannot be honoured (not a repository, unknown ref, no merge base): a usage error."""
 
 
 @dataclass(frozen=True)
@@ -127,30 +128,6 @@ class BaseTree:
 
 
 @dataclass(frozen=True)
-class Change:
-    """The snapshot (working tree) plus what changed since the merge base: what "pr" checks receive."""
-
-    snapshot: Snapshot
-    base_ref: str  # as given on the command line
-    base_commit: str  # the merge base's full SHA
-    files: tuple[FileChange, ...]
-    base: BaseTree = field(repr=False, compare=False)
-
-    @cached_property
-    def by_path(self) -> Mapping[str, FileChange]:
-        return {c.path: c for c in self.files}
-
-    @cached_property
-    def added_paths(self) -> frozenset[str]:
-        return frozenset(c.path for c in self.files if c.status == ADDED)
-
-    @cached_property
-    def head_paths(self) -> frozenset[str]:
-        """Paths the pull request added or altered (present in the working tree)."""
-        return frozenset(c.path for c in self.files if c.present_at_head)
-
-
-@dataclass(frozen=True)
 class Diff:
     """What changed since the merge base, before any file is loaded."""
 
@@ -158,14 +135,6 @@ class Diff:
     base_commit: str
     files: tuple[FileChange, ...]
     base: BaseTree = field(repr=False, compare=False)
-
-    def on(self, snapshot: Snapshot) -> Change:
-        return Change(snapshot, self.base_ref, self.base_commit, self.files, self.base)
-
-
-def compare(snapshot: Snapshot, base_ref: str) -> Change:
-    """The change between the merge base of `base_ref` and HEAD, and the working tree at snapshot.root."""
-    return diff(snapshot.root, base_ref).on(snapshot)
 
 
 def diff(root: str, base_ref: str) -> Diff:
@@ -252,3 +221,106 @@ def _mode_on_disk(full: str) -> int:
     if stat.S_ISDIR(st.st_mode):
         return MODE_SUBMODULE  # git lists an embedded repository as one untracked entry
     return MODE_EXECUTABLE if st.st_mode & 0o111 else MODE_FILE
+
+
+# --------------------------------------------------------------------------- plumbing (never raises)
+
+
+def plumbing(root: str, *args: str) -> bytes | None:
+    """stdout of `git -C root ARGS`, or None when git fails or is absent (callers then work uncached)."""
+    try:
+        done = subprocess.run(["git", "-C", root, *args], capture_output=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def git_dir_of_top_level(root: str) -> str | None:
+    """The repository's git folder when root is its top level; None outside git or in a sub-folder."""
+    git_dir = plumbing(root, "rev-parse", "--absolute-git-dir")
+    top = plumbing(root, "rev-parse", "--show-toplevel")
+    if git_dir is None or top is None or os.path.realpath(top.decode().strip()) != os.path.realpath(root):
+        return None
+    return git_dir.decode().strip()
+
+
+def clean_blobs(root: str, tops: tuple[str, ...]) -> dict[str, str] | None:
+    """path -> blob id of every regular tracked file under `tops` that is unmodified in the work tree.
+
+    git keeps these ids fresh through its stat cache, so they are the hash of the bytes on disk.
+    """
+    listing = plumbing(root, "ls-files", "-s", "-z", "--", *tops)
+    status = plumbing(root, "status", "--porcelain", "-z", "--untracked-files=no", "--", *tops)
+    if listing is None or status is None:
+        return None
+    changed = {entry[3:] for entry in status.decode(errors="replace").split("\0") if len(entry) > 3}
+    blobs = {}
+    for entry in listing.decode(errors="replace").split("\0"):
+        if "\t" not in entry:
+            continue
+        meta, rel = entry.split("\t", 1)
+        mode, blob, stage = meta.split()
+        if stage == "0" and mode == "100644" and rel not in changed:
+            blobs[rel] = blob
+    return blobs
+
+
+# --------------------------------------------------------------------------- history (the boards stamp)
+
+
+def _inside_git(root: str) -> bool:
+    here = os.path.realpath(root)
+    while True:
+        if os.path.exists(os.path.join(here, ".git")):
+            return True
+        parent = os.path.dirname(here)
+        if parent == here:
+            return False
+        here = parent
+
+
+def _shallow_boundary(repo: Any, sha: str) -> bool:
+    """True when `sha` is where a shallow clone's history was cut: git cannot see what it changed."""
+    common = getattr(repo, "common_dir", None) or getattr(repo, "git_dir")
+    path = os.path.join(str(common), "shallow")
+    if not os.path.isfile(path):
+        return False
+    with open(path, encoding="ascii", errors="replace") as fh:
+        return sha in {line.strip() for line in fh}
+
+
+def newest_commit_touching(root: str, dirs: tuple[str, ...]) -> tuple[str, str] | None:
+    """(ISO committer time in UTC, SHA) of the newest commit on HEAD touching `dirs` under root.
+
+    None outside a git work tree or before the first such commit. Inside one, any failure to read
+    the history raises HistoryError rather than answering None, so two machines never disagree.
+    """
+    if not _inside_git(root):
+        return None
+    try:
+        import git
+
+        repo = git.Repo(root, search_parent_directories=True)
+        top = repo.working_tree_dir
+        if top is None:
+            return None
+        rel = os.path.relpath(os.path.realpath(root), os.path.realpath(top)).replace(os.sep, "/")
+        paths = [d if rel == "." else f"{rel}/{d}" for d in dirs]
+        if not repo.head.is_valid():
+            return None
+        newest = next(iter(repo.iter_commits("HEAD", paths=paths, max_count=1)), None)
+        if newest is None:
+            return None
+        if _shallow_boundary(repo, newest.hexsha):
+            raise HistoryError(
+                f"this clone is shallow: git cannot tell when {', '.join(d + '/' for d in dirs)} last changed",
+                "fetch the full history (`git fetch --unshallow`; in GitHub Actions, actions/checkout with "
+                "`fetch-depth: 0`)")
+        when = datetime.fromtimestamp(newest.committed_date, tz=timezone.utc)
+        return when.isoformat(timespec="seconds"), newest.hexsha
+    except HistoryError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - GitPython raises many types; all mean "history unreadable"
+        raise HistoryError(f"cannot read the git history of {root}: {type(exc).__name__}: {exc}".strip(),
+                           "make sure `git log` works in this folder (git installed, repository readable, "
+                           "marked safe.directory if owned by another user)") from None

@@ -23,7 +23,7 @@ from itertools import repeat
 from operator import itemgetter, sub, truediv
 from typing import Any, Mapping, Optional, Sequence
 
-from validator.convergence import ConvergenceResult, check_convergence
+from validator.science.loss_curve import ConvergenceResult, check_convergence
 from validator.models import Convergence
 
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from validator.recompute import inference_facts, relative_gap, training_facts, training_losses
+from validator.science.throughput import inference_facts, relative_gap, training_facts, training_losses
 
 
 def step(n: int, time_s: float, tokens: int = 1_048_576, loss: object = 1.9) -> dict[str, object]:

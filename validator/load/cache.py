@@ -10,14 +10,14 @@ hash of their bytes, which git keeps fresh through its stat cache.
 from __future__ import annotations
 
 import hashlib
-import os
 import pickle
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from validator.storing import write_atomic
+from validator.atomic import write_atomic
+from validator.git import clean_blobs, git_dir_of_top_level
+from validator.load.schema import schema_dir
 
 CACHE_VERSION = "1"
 _SCOPE = ("recipes", "runs")
@@ -49,21 +49,11 @@ class BlobCache:
         _write(self.path, self.fresh)
 
 
-def _git(root: str, *args: str) -> bytes | None:
-    try:
-        done = subprocess.run(["git", "-C", root, *args], capture_output=True, timeout=60, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return done.stdout if done.returncode == 0 else None
-
-
 def _key(root: str) -> str:
     """Everything a per-file result depends on besides the file: orv's code, schemas, catalog."""
     digest = hashlib.sha256(CACHE_VERSION.encode())
-    package = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parent.parent  # the whole validator package, not only load/
     sources = sorted(package.rglob("*.py"))
-    from validator.schema import schema_dir
-
     schemas = sorted(Path(str(schema_dir())).glob("*.json"))
     catalog = sorted(Path(root, "catalog").glob("*.yaml"))
     for path in (*sources, *schemas, *catalog):
@@ -89,11 +79,8 @@ class Store:
 
 def open_store(root: str) -> Store:
     """The store of the repository whose top level is root; inert outside git or for a sub-folder registry."""
-    git_dir = _git(root, "rev-parse", "--absolute-git-dir")
-    top = _git(root, "rev-parse", "--show-toplevel")
-    if git_dir is None or top is None or os.path.realpath(top.decode().strip()) != os.path.realpath(root):
-        return Store()
-    return Store(Path(git_dir.decode().strip()) / "orv", _key(root))
+    git_dir = git_dir_of_top_level(root)
+    return Store(Path(git_dir) / "orv", _key(root)) if git_dir is not None else Store()
 
 
 def open_cache(root: str, store: Store) -> BlobCache:
@@ -101,20 +88,8 @@ def open_cache(root: str, store: Store) -> BlobCache:
     path = store.path("cache")
     if path is None:
         return BlobCache()
-    listing = _git(root, "ls-files", "-s", "-z", "--", *_SCOPE)
-    status = _git(root, "status", "--porcelain", "-z", "--untracked-files=no", "--", *_SCOPE)
-    if listing is None or status is None:
-        return BlobCache()
-    changed = {entry[3:] for entry in status.decode(errors="replace").split("\0") if len(entry) > 3}
-    blobs = {}
-    for entry in listing.decode(errors="replace").split("\0"):
-        if "\t" not in entry:
-            continue
-        meta, rel = entry.split("\t", 1)
-        mode, blob, stage = meta.split()
-        if stage == "0" and mode == "100644" and rel not in changed:
-            blobs[rel] = blob
-    return BlobCache(path, blobs, _read(path))
+    blobs = clean_blobs(root, _SCOPE)
+    return BlobCache(path, blobs, _read(path)) if blobs is not None else BlobCache()
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -139,7 +114,7 @@ def _write(path: Path, value: Any) -> None:
 
 @dataclass
 class KeyIndex:
-    """Each committed file's relation keys (validator/neighbourhood.py) by path and blob id.
+    """Each committed file's relation keys (validator/pr/neighbourhood.py) by path and blob id.
 
     Small (a few short strings per file) and stored apart from the per-file results, so that a
     pull-request check reads it in milliseconds and finds a change's neighbours without loading

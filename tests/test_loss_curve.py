@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import make_registry
+from tests.testing.registry import make_registry
 from validator.adapters import Source, convert, metadata
-from validator.convergence import check_convergence
+from validator.science.loss_curve import check_convergence
 from validator.engine import Config, run
 from validator.models import Convergence
-from validator.recompute import training_losses
+from validator.science.throughput import training_losses
 
 FIXTURES = Path(__file__).parent / "fixtures" / "tools" / "megatron"
 RECIPE = (Path(__file__).parent / "cases" / "valid-training" / "recipes" / "training" / "qwen3.8-27b"
@@ -161,7 +161,7 @@ def plain_rule(losses: Any, spec: Convergence) -> tuple[bool, str, Any]:
     the oracle for check_convergence, which scans with C-level passes and bisects the window."""
     import math
 
-    from validator.convergence import _gap, _reference_problem, reference_at
+    from validator.science.loss_curve import _gap, _reference_problem, reference_at
 
     if not losses:
         return False, "the run has no loss samples", None
