@@ -537,3 +537,12 @@ def test_pull_request_mode_judges_quality_against_the_reference(tmp_path: Path,
     for whole in (False, True):
         found = evaluate(Config(root=str(root), base="main", skip_boards=True, neighbourhood=not whole)).result
         assert [d.code for d in found.diagnostics] == ["ORV226"]
+
+
+def test_write_recipe_lists_the_quality_run_in_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = with_reference(tmp_path, capsys)
+    code, out, err = add_run(root, capsys, "--from", "lm-eval", str(LMEVAL / "q995"), "--recipe",
+                             str(root / RECIPE_PATH), "--write-recipe")
+    assert code == 0, err
+    assert f"sha256:{digest_of(out)}" in (root / RECIPE_PATH).read_text()
+    assert tier(root).quality.status == "verified"

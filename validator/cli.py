@@ -202,6 +202,9 @@ def add_run_cmd(file: str, root: str | None, fmt: str | None, recipe_path: str |
             click.echo(f"note: {note}", err=True)
         click.echo(f"sha256:{stored.digest}")
         click.echo(f"{'stored' if stored.created else 'already stored'}: {stored.path}", err=True)
+        if recipe_path:  # a quality run is listed in `runs:` like any other (docs/quality.md)
+            _record_in_recipe(recipe_path, f"sha256:{stored.digest}", None, {},
+                              sys.stdout.isatty() if write_recipe is None else write_recipe)
         return
     if os.path.isdir(file):
         raise click.UsageError(f"{file} is a directory; only --from lm-eval takes one")

@@ -113,8 +113,6 @@ def add(root: str, path: str, recipe_path: str | None, flags: Mapping[str, Any],
         set_reference(root, reference_for, {t: f"sha256:{stored.digest}" for t in document["tasks"]})
         notes.append(f"{MODELS_PATH}: {reference_for}.quality_reference now names this run for "
                      f"{', '.join(sorted(document['tasks']))}")
-    else:
-        notes.append("add this reference to the recipe's `runs:` list")
     return stored, notes
 
 
