@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 from typing import Any, Mapping
 
 from validator.diagnostics import Diagnostic, Result, Severity
@@ -116,35 +115,28 @@ def add(root: str, path: str, recipe_path: str | None, flags: Mapping[str, Any],
     return stored, notes
 
 
-_BLOCK_KEY = re.compile(r"^  ([^\s#][^:]*):\s*$")
-
-
 def set_reference(root: str, model: str, refs: Mapping[str, str]) -> None:
-    """Write `quality_reference: {task: sha256:…}` into the model's block, keeping every other line as it is."""
+    """Write `quality_reference: {task: sha256:…}` into the model's entry, round-trip (comments, order kept)."""
+    from ruamel.yaml.comments import CommentedMap
+    from ruamel.yaml.scalarstring import DoubleQuotedScalarString
+
+    from validator import yamledit
+
     full = os.path.join(root, MODELS_PATH)
-    with open(full, encoding="utf-8") as fh:
-        lines = fh.read().split("\n")
-    current = dict(_catalog_models(root).get(model, {}).get("quality_reference") or {})
-    current.update(refs)
-    start = next((i for i, line in enumerate(lines) if (m := _BLOCK_KEY.match(line)) and m.group(1) == model), None)
-    if start is None:
-        raise _error(MODELS_PATH, "ORV109", f"model {model!r} has no block of its own in {MODELS_PATH}",
-                     f"add `  {model}:` under `models:` first")
-    end = start + 1
-    while end < len(lines) and (not lines[end].strip() or lines[end].startswith("    ")):
-        end += 1
-    while end > start + 1 and not lines[end - 1].strip():
-        end -= 1
-    body = lines[start + 1:end]
-    kept, skipping = [], False
-    for line in body:
-        if line.startswith("    quality_reference:"):
-            skipping = True
-            continue
-        if skipping and line.startswith("      "):
-            continue
-        skipping = False
-        kept.append(line)
-    block = ["    quality_reference:"] + [f'      {task}: "{ref}"' for task, ref in sorted(current.items())]
-    lines[start + 1:end] = kept + block
-    write_atomic(full, "\n".join(lines).encode("utf-8"))
+
+    def change(data: Any) -> None:
+        entry = data["models"][model]
+        if not isinstance(entry.get("quality_reference"), dict):
+            entry["quality_reference"] = CommentedMap()
+        for task, ref in sorted(refs.items()):
+            entry["quality_reference"][task] = DoubleQuotedScalarString(ref)
+
+    try:
+        with open(full, encoding="utf-8") as fh:
+            original = fh.read()
+        edited = yamledit.edit(original, change)
+    except (OSError, KeyError, TypeError, yamledit.EditError) as exc:
+        raise _error(MODELS_PATH, "ORV109", f"cannot record the reference for {model} ({exc})",
+                     f"add `quality_reference: {{{', '.join(f'{t}: {r}' for t, r in refs.items())}}}` under "
+                     f"`{model}:` by hand") from None
+    write_atomic(full, edited.encode("utf-8"))
