@@ -134,7 +134,7 @@ def test_a_changed_filter_is_reported_not_scored() -> None:
     doc = quality_doc("reference")
     doc["tasks"]["gsm8k"]["config"]["filter_list"][0]["filter"][0]["regex_pattern"] = "(\\d+)"
     problems, facts = verify.check(doc)
-    assert [p.code for p in problems] == ["ORV227"] and not facts.tasks["gsm8k"].scored
+    assert [p.code for p in problems] == ["ORV237"] and not facts.tasks["gsm8k"].scored
 
 
 # --------------------------------------------------------------------------- forged inputs
@@ -147,7 +147,7 @@ def test_a_raised_headline_is_refused(tmp_path: Path, capsys: pytest.CaptureFixt
     root = make_registry(tmp_path / "registry")
     code, _, err = add_run(root, capsys, "--from", "lm-eval", str(forged(tmp_path, "q97", raise_headline)),
                            "--model", "qwen3.8-27b", "--measured-by", "x")
-    assert code == 1 and "ORV220" in err and "Traceback" not in err
+    assert code == 1 and "ORV230" in err and "Traceback" not in err
 
 
 def test_a_raised_headline_in_a_stored_run_is_orv220(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -156,7 +156,7 @@ def test_a_raised_headline_in_a_stored_run_is_orv220(tmp_path: Path, capsys: pyt
     doc["tasks"]["gsm8k"]["results"]["flexible-extract"]["exact_match"]["score"] = 0.8
     stored = store_run_document(str(root), doc)
     write_recipe(root, [stored.digest])
-    assert "ORV220" in codes(root)
+    assert "ORV230" in codes(root)
     assert tier(root).quality.status != "verified"
 
 
@@ -174,7 +174,7 @@ def test_values_flipped_to_correct_are_caught_by_rescoring(tmp_path: Path, capsy
     root = make_registry(tmp_path / "registry")
     code, _, err = add_run(root, capsys, "--from", "lm-eval", str(forged(tmp_path, "q97", match_headline, flip)),
                            "--model", "qwen3.8-27b", "--measured-by", "x")
-    assert code == 1 and "ORV221" in err
+    assert code == 1 and "ORV231" in err
 
 
 def test_a_limit_run_relabelled_as_full_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -185,7 +185,7 @@ def test_a_limit_run_relabelled_as_full_is_refused(tmp_path: Path, capsys: pytes
     root = make_registry(tmp_path / "registry")
     code, _, err = add_run(root, capsys, "--from", "lm-eval", str(forged(tmp_path, "limit50", relabel)),
                            "--model", "qwen3.8-27b", "--measured-by", "x")
-    assert code == 1 and "ORV222" in err
+    assert code == 1 and "ORV232" in err
 
 
 def test_task_hashes_that_do_not_hash_the_samples_are_refused(tmp_path: Path,
@@ -196,7 +196,7 @@ def test_task_hashes_that_do_not_hash_the_samples_are_refused(tmp_path: Path,
     root = make_registry(tmp_path / "registry")
     code, _, err = add_run(root, capsys, "--from", "lm-eval", str(forged(tmp_path, "fewshot3", swap)),
                            "--model", "qwen3.8-27b", "--measured-by", "x")
-    assert code == 1 and "ORV223" in err
+    assert code == 1 and "ORV233" in err
 
 
 # --------------------------------------------------------------------------- status and tiers
@@ -244,7 +244,7 @@ def test_below_warns_with_the_ratio_caps_at_t1_and_stays_marked_on_the_board(
     result = tier(root)
     assert result.tier == "T1" and any("0.9667 of the reference" in r for r in result.reasons)
     found = run(Config(root=str(root), skip_boards=True)).diagnostics
-    below = [d for d in found if d.code == "ORV226"]
+    below = [d for d in found if d.code == "ORV236"]
     assert len(below) == 1 and "0.9667" in below[0].message and below[0].severity.value == "warning"
     assert main(["boards", "--root", str(root)]) == 0
     rows = json.loads((root / "boards" / "boards.json").read_text())["boards"]["measured"]
@@ -279,7 +279,7 @@ def test_the_api_key_never_reaches_the_stored_run_file(tmp_path: Path, capsys: p
     assert len(stored) == 1
     raw = stored[0].read_bytes().decode()
     assert FAKE_KEY not in raw and "api_key" not in raw and list(credentials.find(json.loads(raw))) == []
-    assert "ORV224" not in codes(root)
+    assert "ORV234" not in codes(root)
 
 
 def test_a_stored_credential_is_orv224(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -289,7 +289,7 @@ def test_a_stored_credential_is_orv224(tmp_path: Path, capsys: pytest.CaptureFix
     doc["tasks"]["gsm8k"]["config"]["metadata"]["hf_token"] = "hf_abcdefghijklmnopqrstuvwxyz0123"
     stored = store_run_document(str(root), doc)
     write_recipe(root, [stored.digest])
-    found = [d for d in run(Config(root=str(root), skip_boards=True)).diagnostics if d.code == "ORV224"]
+    found = [d for d in run(Config(root=str(root), skip_boards=True)).diagnostics if d.code == "ORV234"]
     assert len(found) == 2 and all("rotate" in d.hint for d in found)
 
 
@@ -307,13 +307,13 @@ def test_a_run_of_another_checkpoint_is_refused_and_reported(tmp_path: Path,
     other = INFERENCE_RECIPE_TEXT.replace("quant: fp8", "checkpoint: Qwen/Qwen3.8-27B-FP8\nquant: fp8")
     write_recipe(root, [], other)
     code, _, err = add_run(root, capsys, "--from", "lm-eval", str(LMEVAL / "q995"), "--recipe", str(root / RECIPE_PATH))
-    assert code == 1 and "ORV225" in err
+    assert code == 1 and "ORV235" in err
     stored = store_run_document(str(root), {**quality_doc("q995"), "model": "qwen3.8-27b"})
     write_recipe(root, [stored.digest], other)
-    assert "ORV225" in codes(root) and tier(root).quality.status == "missing"
+    assert "ORV235" in codes(root) and tier(root).quality.status == "missing"
     int4 = store_run_document(str(root), {**quality_doc("q995"), "quant": "awq-int4"})  # another configuration
     write_recipe(root, [int4.digest])
-    assert "ORV225" in codes(root) and tier(root).quality.status == "missing"
+    assert "ORV235" in codes(root) and tier(root).quality.status == "missing"
 
 
 def test_an_unreferenced_quality_run_and_a_dangling_reference_are_orv228(
@@ -323,7 +323,7 @@ def test_an_unreferenced_quality_run_and_a_dangling_reference_are_orv228(
     models = root / "catalog" / "models.yaml"
     models.write_text(models.read_text().replace('      gsm8k: "sha256:', '      gsm8k_cot: "sha256:' + "0" * 64
                                                  + '"\n      gsm8k: "sha256:'), encoding="utf-8")
-    assert codes(root).count("ORV228") == 2
+    assert codes(root).count("ORV238") == 2
 
 
 def test_an_unscored_task_config_is_orv227(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -335,7 +335,7 @@ def test_an_unscored_task_config_is_orv227(tmp_path: Path, capsys: pytest.Captur
                              "--recipe", str(root / RECIPE_PATH))
     assert code == 0 and "not the pinned one" in err
     write_recipe(root, [digest_of(out)])
-    assert "ORV227" in codes(root) and tier(root).quality.status == "partial"
+    assert "ORV237" in codes(root) and tier(root).quality.status == "partial"
 
 
 # --------------------------------------------------------------------------- bad input: one line, never a traceback
@@ -376,7 +376,7 @@ def _not_results(folder: Path) -> None:
 
 
 @pytest.mark.parametrize(("damage", "code"), [(_truncate, "ORV101"), (_garbage_line, "ORV101"), (_nan_score, "ORV104"),
-                                              (_another_task, "ORV222"), (_no_samples, "ORV108"),
+                                              (_another_task, "ORV232"), (_no_samples, "ORV108"),
                                               (_not_results, "ORV104")])
 def test_bad_input_is_a_finding_never_a_traceback(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                   damage: Callable[[Path], None], code: str) -> None:
@@ -452,7 +452,7 @@ def test_a_reference_must_be_a_full_set_run(tmp_path: Path, capsys: pytest.Captu
     root = make_registry(tmp_path / "registry")
     code, _, err = add_run(root, capsys, "--from", "lm-eval", str(LMEVAL / "limit50"), "--reference-for",
                            "qwen3.8-27b", "--quant", "bf16", "--measured-by", "x")
-    assert code == 1 and "ORV222" in err and "quality_reference" not in (root / "catalog" / "models.yaml").read_text()
+    assert code == 1 and "ORV232" in err and "quality_reference" not in (root / "catalog" / "models.yaml").read_text()
 
 
 # --------------------------------------------------------------------------- no input makes add-run raise
@@ -536,7 +536,7 @@ def test_pull_request_mode_judges_quality_against_the_reference(tmp_path: Path,
     git(root, "commit", "-q", "-m", "a recipe and its quality run")
     for whole in (False, True):
         found = evaluate(Config(root=str(root), base="main", skip_boards=True, neighbourhood=not whole)).result
-        assert [d.code for d in found.diagnostics] == ["ORV226"]
+        assert [d.code for d in found.diagnostics] == ["ORV236"]
 
 
 def test_write_recipe_lists_the_quality_run_in_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,4 +1,4 @@
-"""ORV220-229, ORV620: quality runs (lm-eval accuracy evidence) are re-scored, secret-free, and gate the tiers."""
+"""ORV230-229, ORV620: quality runs (lm-eval accuracy evidence) are re-scored, secret-free, and gate the tiers."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def _problems(run: RunFile, code: str) -> Iterator[Finding]:
             yield Finding(run.path, p.message, p.hint, at=p.at)
 
 
-@check("ORV220", E, "quality headline or stderr disagrees with the re-scored samples", scope="run-file")
+@check("ORV230", E, "quality headline or stderr disagrees with the re-scored samples", scope="run-file")
 def quality_headline(run: RunFile, catalog: Catalog) -> Iterator[Finding]:
     """
     A quality run's score is recomputed, not read. For each task and filter, orv re-scores every
@@ -39,7 +39,7 @@ def quality_headline(run: RunFile, catalog: Catalog) -> Iterator[Finding]:
     yield from _problems(run, verify.HEADLINE)
 
 
-@check("ORV221", E, "quality sample value disagrees with its re-scored response", scope="run-file")
+@check("ORV231", E, "quality sample value disagrees with its re-scored response", scope="run-file")
 def quality_sample(run: RunFile, catalog: Catalog) -> Iterator[Finding]:
     """
     Each document's per-filter value (and the answer lm-eval extracted) must be what the task's
@@ -51,7 +51,7 @@ def quality_sample(run: RunFile, catalog: Catalog) -> Iterator[Finding]:
     yield from _problems(run, verify.SAMPLE)
 
 
-@check("ORV222", E, "quality run coverage disagrees with its samples", scope="run-file")
+@check("ORV232", E, "quality run coverage disagrees with its samples", scope="run-file")
 def quality_coverage(run: RunFile, catalog: Catalog) -> Iterator[Finding]:
     """
     `n-samples` (original, effective), `--limit` and the samples' `doc_id`s must agree: effective
@@ -63,7 +63,7 @@ def quality_coverage(run: RunFile, catalog: Catalog) -> Iterator[Finding]:
     yield from _problems(run, verify.COVERAGE)
 
 
-@check("ORV223", E, "quality run task_hashes do not hash its samples", scope="run-file")
+@check("ORV233", E, "quality run task_hashes do not hash its samples", scope="run-file")
 def quality_task_hash(run: RunFile, catalog: Catalog) -> Iterator[Finding]:
     """
     lm-eval's `task_hashes` entry is the SHA-256 of every logged sample's doc_hash + prompt_hash
@@ -75,7 +75,7 @@ def quality_task_hash(run: RunFile, catalog: Catalog) -> Iterator[Finding]:
     yield from _problems(run, verify.TASK_HASH)
 
 
-@check("ORV224", E, "credential stored in a run file", scope="run-file")
+@check("ORV234", E, "credential stored in a run file", scope="run-file")
 def quality_credential(run: RunFile, catalog: Catalog) -> Iterator[Finding]:
     """
     lm-eval copies everything given in `--model_args` (api_key, auth_token, …) into the results'
@@ -90,7 +90,7 @@ def quality_credential(run: RunFile, catalog: Catalog) -> Iterator[Finding]:
     yield from _problems(run, verify.CREDENTIAL)
 
 
-@check("ORV227", W, "quality task cannot be re-scored", scope="run-file")
+@check("ORV237", W, "quality task cannot be re-scored", scope="run-file")
 def quality_unscored(run: RunFile, catalog: Catalog) -> Iterator[Finding]:
     """
     orv re-scores the tasks it has a scorer for (validator/quality/scorers/: gsm8k), and only as
@@ -101,7 +101,7 @@ def quality_unscored(run: RunFile, catalog: Catalog) -> Iterator[Finding]:
     yield from _problems(run, verify.UNSCORED)
 
 
-@check("ORV225", E, "quality run evaluated another model or checkpoint", related_by="r")
+@check("ORV235", E, "quality run evaluated another model or checkpoint", related_by="r")
 def quality_identity(snapshot: Snapshot) -> Iterator[Finding]:
     """
     The model lm-eval evaluated (`config.model_args.model`, else `model_name`) must be the
@@ -146,7 +146,7 @@ def quality_identity(snapshot: Snapshot) -> Iterator[Finding]:
                               at=("models", model_id, "quality_reference", task))
 
 
-@check("ORV226", W, "quality below the model's bound", related_by="r")
+@check("ORV236", W, "quality below the model's bound", related_by="r")
 def quality_below(snapshot: Snapshot) -> Iterator[Finding]:
     """
     A recipe whose quality run is comparable with its model's reference (full set, same
@@ -170,7 +170,7 @@ def _quality_run_digests(snapshot: Snapshot) -> set[str]:
     return {d for d, run in snapshot.runs.items() if run.quality is not None}
 
 
-@check("ORV228", E, "quality reference missing, or quality run referenced by nothing", related_by="r")
+@check("ORV238", E, "quality reference missing, or quality run referenced by nothing", related_by="r")
 def quality_references(snapshot: Snapshot) -> Iterator[Finding]:
     """
     A model's `quality_reference` names, per task, a quality run stored in runs/ (`sha256:…`) of

@@ -88,15 +88,15 @@ def build(root: str, path: str, recipe_path: str | None, flags: Mapping[str, Any
     served = document.get("served_model")
     allowed = tuple(models.get(meta["model"], {}).get("checkpoints") or ()) if models else ()
     if checkpoint and served != checkpoint:
-        raise _error(path, "ORV225", f"lm-eval evaluated {served!r}, but the recipe serves {checkpoint!r}",
+        raise _error(path, "ORV235", f"lm-eval evaluated {served!r}, but the recipe serves {checkpoint!r}",
                      "evaluate the recipe's own checkpoint; a quality run of another checkpoint is no evidence")
     if not checkpoint and allowed and served not in allowed:
-        raise _error(path, "ORV225", f"lm-eval evaluated {served!r}, not one of {meta['model']}'s checkpoints "
+        raise _error(path, "ORV235", f"lm-eval evaluated {served!r}, not one of {meta['model']}'s checkpoints "
                                      f"({', '.join(allowed)})",
                      f"evaluate the model itself, or add the checkpoint to {MODELS_PATH}")
     for task in facts.tasks.values():
         if reference_for and not task.full:
-            raise _error(path, "ORV222", f"{task.task}: a reference must be a full-set run, this one covers "
+            raise _error(path, "ORV232", f"{task.task}: a reference must be a full-set run, this one covers "
                                          f"{task.n} of {task.original} documents",
                          "run lm-eval without --limit or --samples for the reference")
         if not task.full:

@@ -88,7 +88,7 @@ def _candidate(entry: Any, recipe: InferenceRecipe, task: str) -> Any:
         return None
     if (q.model != recipe.model or (q.quant is not None and q.quant != recipe.quant)
             or (recipe.checkpoint and q.served_model != recipe.checkpoint)):
-        return None  # another model's evaluation is no evidence (ORV225 reports it)
+        return None  # another model's evaluation is no evidence (ORV235 reports it)
     return q.tasks[task]
 
 

@@ -1,6 +1,6 @@
 """One quality run document, on its own: re-score every document, recompute, and reduce to QualityFacts.
 
-`problems(doc)` is what the run-file checks ORV220-224 report and what `add-run` refuses on;
+`problems(doc)` is what the run-file checks ORV230-224 report and what `add-run` refuses on;
 `facts(doc)` is what tiers and boards read (the snapshot keeps facts, never the samples).
 """
 
@@ -15,7 +15,7 @@ from validator.quality.recompute import agrees, mean, mean_stderr
 from validator.quality.scorers import scorer_for
 
 HEADLINE, SAMPLE, COVERAGE, TASK_HASH, CREDENTIAL, UNSCORED = (
-    "ORV220", "ORV221", "ORV222", "ORV223", "ORV224", "ORV227")
+    "ORV230", "ORV231", "ORV232", "ORV233", "ORV234", "ORV237")
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,7 @@ class QualityFacts:
     served_model: str | None
     quant: str | None
     tasks: Mapping[str, TaskFacts]
-    sound: bool  # no integrity error (ORV220-224): usable as evidence
+    sound: bool  # no integrity error (ORV230-224): usable as evidence
 
 
 def _hash(text: str) -> str:
