@@ -43,6 +43,17 @@ COVERED_ELSEWHERE = {
     "ORV237": "tests/test_quality.py::test_an_unscored_task_config_is_orv227",
     "ORV238": "tests/test_quality.py::test_an_unreferenced_quality_run_and_a_dangling_reference_are_orv228",
     "ORV620": "tests/test_quality.py::test_changing_a_quality_gate_in_a_pull_request_needs_a_waiver",
+    "ORV607": "tests/test_signing.py::test_pr_changing_measurers_needs_a_waiver_and_a_key_change_is_its_own_finding",
+    "ORV608": "tests/test_signing.py::test_pr_changing_measurers_needs_a_waiver_and_a_key_change_is_its_own_finding",
+    # Signatures are made with keys generated in the test (no private key is ever committed).
+    "ORV220": "tests/test_signing.py::test_tampered_signature_is_orv220",
+    "ORV221": "tests/test_signing.py::test_wrong_namespace_is_orv221",
+    "ORV222": "tests/test_signing.py::test_unregistered_key_is_orv222",
+    "ORV223": "tests/test_signing.py::test_one_measurer_signing_both_runs_is_not_a_reproduction",
+    # Identity: tool outputs converted with and without add-run's gate, against edited catalogs.
+    "ORV226": "tests/test_identity.py::test_llama_output_on_a_qwen_recipe_is_an_error",
+    "ORV227": "tests/test_identity.py::test_a_small_models_megatron_log_on_a_27b_recipe_is_an_error",
+    "ORV305": "tests/test_independence.py::test_same_measured_at_is_orv305_and_not_a_reproduction",
 }
 
 

@@ -130,9 +130,10 @@ def test_add_model_appends_an_entry_and_keeps_the_rest_of_the_file(tmp_path: Pat
     assert after.startswith(before)  # every existing byte kept; the entry is appended
     entry = yaml.safe_load(after)["models"]["deepseek-v3"]
     assert entry["family"] == "DeepSeek" and entry["moe"] is True and entry["layers"] == 61
-    assert entry["architecture"] == {"hidden_size": 7168, "heads": 128, "kv_heads": 128, "attention": "mla",
-                                     "vocab": 129280, "experts": 256, "experts_per_token": 8, "shared_experts": 1,
-                                     "moe_layers": 58}
+    assert {k: v for k, v in entry["architecture"].items() if k != "source"} == {
+        "hidden_size": 7168, "attention_heads": 128, "kv_heads": 128, "attention": "mla", "vocab_size": 129280,
+        "experts": 256, "experts_per_token": 8, "shared_experts": 1, "moe_layers": 58}
+    assert entry["architecture"]["source"].startswith("config.json sha256:")
     assert entry["sources"][0] == "https://huggingface.co/deepseek-ai/DeepSeek-V3"
     # The new model is usable at once, e.g. by `orv new`.
     assert main(["new", "inference", "--root", str(root), "--no-interactive", "--model", "deepseek-v3", "--gpu",

@@ -69,8 +69,8 @@ def entry_for(config: dict[str, Any], digest: str, name: str, family: str,
     except ConfigError as exc:
         raise CatalogToolError(f"config.json {exc}", "pass the model's own config.json (Hugging Face format)") from None
     arch = counted.architecture
-    shape: dict[str, Any] = {"hidden_size": arch.hidden_size, "heads": arch.heads, "kv_heads": arch.kv_heads,
-                             "attention": arch.attention, "vocab": arch.vocab}
+    shape: dict[str, Any] = {"hidden_size": arch.hidden_size, "attention_heads": arch.heads, "kv_heads": arch.kv_heads,
+                             "attention": arch.attention, "vocab_size": arch.vocab}
     if arch.experts is not None:
         shape.update(experts=arch.experts, experts_per_token=arch.experts_per_token)
         if arch.shared_experts:
@@ -78,6 +78,7 @@ def entry_for(config: dict[str, Any], digest: str, name: str, family: str,
         shape["moe_layers"] = arch.moe_layers
     if arch.tied_embeddings:
         shape["tied_embeddings"] = True
+    shape["source"] = f"config.json sha256:{digest[:16]}"
     entry: dict[str, Any] = {
         "name": name, "family": family, "params_b": billions(counted.total), "active_b": billions(counted.active),
         "moe": counted.moe, "layers": arch.layers, "layers_source": "config.json num_hidden_layers",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 import traceback
@@ -172,8 +173,10 @@ _QUALITY_FORMATS = ("lm-eval",)  # validator.quality.add: an output directory or
 @click.option("--tool-commit", default=None, help="Commit of the benchmark tool, if built from source.")
 @click.option("--record", type=click.IntRange(min=1), default=None,
               help="Which result of a file holding several (JSON lines), counting from 1.")
+@click.option("--sign-with", "sign_key", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Sign the stored run with this SSH key (as `orv sign`).")
 def add_run_cmd(file: str, root: str | None, fmt: str | None, recipe_path: str | None, write_recipe: bool | None,
-                reference_for: str | None, **flags: object) -> None:
+                reference_for: str | None, sign_key: str | None, **flags: object) -> None:
     """Store a run file under runs/ and print its sha256: reference.
 
     FILE is a run document (JSON, any key order or spacing), or a benchmark tool's own output
@@ -218,12 +221,13 @@ def add_run_cmd(file: str, root: str | None, fmt: str | None, recipe_path: str |
         if fmt is None:
             stored = add_run(root, raw, source_name=file)
         else:
-            from validator.adapters import Source, convert, metadata, recomputed as recompute
+            from validator.adapters import Source, check_identity, convert, metadata, recomputed as recompute
             from validator.errors import AdapterError
 
             try:
                 meta = metadata(fmt, root, recipe_path, given)
                 converted = convert(fmt, Source(file, raw), meta)
+                check_identity(root, recipe_path, Source(file, raw), converted)
             except AdapterError as exc:
                 raise AddRunError(exc.result) from None
             for note in converted.notes:
@@ -242,6 +246,9 @@ def add_run_cmd(file: str, root: str | None, fmt: str | None, recipe_path: str |
                   for k, v in converted.document.items() if k in ("layout", "serving")} if converted else {}
         _record_in_recipe(recipe_path, f"sha256:{stored.digest}", recomputed, stated,
                           sys.stdout.isatty() if write_recipe is None else write_recipe)
+    if sign_key:
+        _sign(root, os.path.join(root, stored.path), sign_key)
+
 
 
 _SIZE_ONE_BY_DEFAULT = ("vpp", "cp", "ep", "etp")  # a layout without them means 1 (SPEC §6, ORV206 agrees)
@@ -438,12 +445,54 @@ def add_model_cmd(config_path: str, model_id: str, family: str | None, name: str
                f"{e['active_b']}B active, {e['layers']} layers{experts}")
 
 
+def _sign(root: str, run: str, key: str) -> None:
+    from validator.signing import NO_TOOL, OK, SigningError, sign_run
+
+    try:
+        sig, verdict = sign_run(root, run, key)
+    except SigningError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_FINDINGS)
+    click.echo(f"signed: {sig}", err=True)
+    if verdict.status == OK:
+        click.echo(f"verified: signature by registered measurer `{verdict.principal}`", err=True)
+    elif verdict.status == NO_TOOL:
+        click.echo("note: ssh-keygen cannot verify here", err=True)
+    else:
+        click.echo(f"note: key {verdict.fingerprint} is not registered in measurers/allowed_signers yet: "
+                   "`orv check` reports ORV222 until a maintainer registers it", err=True)
+
+
+@cli.command("sign")
+@click.argument("run", type=click.Path(exists=True, dir_okay=False))
+@click.option("--key", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="SSH private key (or its .pub with the private half in ssh-agent).")
+@click.option("--root", type=click.Path(file_okay=False, exists=True), default=None,
+              help="Registry root (default: found from the run file).")
+def sign_cmd(run: str, key: str, root: str | None) -> None:
+    """Sign a stored run file as its measurer: writes RUN.sig beside it.
+
+    Uses `ssh-keygen -Y sign` in the namespace openrecipes-run@v1. The run's `measured_by` must be
+    the measurer id your key is registered under in measurers/allowed_signers.
+    """
+    from validator.engine import find_root
+
+    root = os.path.abspath(root) if root else find_root(run)
+    _sign(root, run, key)
+
+
 @cli.command("explain")
 @click.argument("code")
 def explain_cmd(code: str) -> None:
-    """Print the documentation of check CODE (e.g. ORV501), or list every code with `all`."""
+    """Print the documentation of check CODE (e.g. ORV501), list every code with `all`, or print what
+    each tier needs with `tiers`."""
     from validator.checks import all_checks
 
+    if code.lower() == "tiers":
+        from validator import tiers
+
+        click.echo(inspect.cleandoc(tiers.__doc__ or ""))
+        return
     checks = all_checks()
     if code.lower() == "all":
         for c in checks.values():

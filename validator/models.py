@@ -210,6 +210,18 @@ _SUMMARY_KEYS = {
 _KIND_FIELDS = {"training": ("workload", "layout"), "inference": ("quant", "serving")}
 
 
+class StatedArchitecture(_Strict):
+    """What a training tool printed about the model it trained (compared with the catalog, ORV227)."""
+
+    params_b: Optional[PositiveFloat] = None
+    layers: Optional[PositiveInt] = None
+    hidden_size: Optional[PositiveInt] = None
+    attention_heads: Optional[PositiveInt] = None
+    vocab_size: Optional[PositiveInt] = None
+    experts: Optional[PositiveInt] = None
+    experts_per_token: Optional[PositiveInt] = None
+
+
 class RunMeta(_Strict):
     """A run file without its raw samples (those are reduced to RunFacts while streaming)."""
 
@@ -223,6 +235,7 @@ class RunMeta(_Strict):
     layout: Optional[Layout] = None
     quant: Optional[QuantId] = None
     serving: Optional[Serving] = None
+    architecture: Optional[StatedArchitecture] = None
     measured_at: Timestamp
     measured_by: Text100
     duration_s: Optional[PositiveFloat] = None
@@ -237,6 +250,8 @@ class RunMeta(_Strict):
         if any(getattr(self, f) is None for f in own) or any(getattr(self, f) is not None for f in other):
             raise ValueError("fields do not fit the run's kind")
         if self.kind == "training" and (self.checkpoint is not None or self.duration_s is not None):
+            raise ValueError("fields do not fit the run's kind")
+        if self.kind == "inference" and self.architecture is not None:
             raise ValueError("fields do not fit the run's kind")
         keys = set(self.summary)
         if not keys or not keys <= _SUMMARY_KEYS[self.kind]:
@@ -269,6 +284,28 @@ class GpuSpec(_Catalog):
     notes: Optional[str] = None
 
 
+class DerivedCheckpoint(_Catalog):
+    id: str
+    base: str
+    source: str
+
+
+class ModelArchitecture(_Catalog):
+    """The model's shape (config.json): written by `orv catalog add-model`, compared with tool logs (ORV227)."""
+
+    hidden_size: Optional[int] = None
+    attention_heads: Optional[int] = None
+    kv_heads: Optional[int] = None
+    attention: Optional[Literal["mha", "gqa", "mqa", "mla"]] = None
+    vocab_size: Optional[int] = None
+    experts: Optional[int] = None
+    experts_per_token: Optional[int] = None
+    shared_experts: Optional[int] = None
+    moe_layers: Optional[int] = None
+    tied_embeddings: Optional[bool] = None
+    source: Optional[str] = None
+
+
 class ModelSpec(_Catalog):
     name: str
     family: str
@@ -277,13 +314,15 @@ class ModelSpec(_Catalog):
     moe: Optional[bool] = None
     layers: Optional[int] = None
     layers_source: Optional[str] = None
-    architecture: Optional[dict[str, Any]] = None  # from config.json (orv catalog add-model)
+    checkpoints: tuple[str, ...] = ()
+    checkpoints_source: Optional[str] = None
+    derived_checkpoints: tuple[DerivedCheckpoint, ...] = ()
+    architecture: Optional[ModelArchitecture] = None
     aliases: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
     notes: Optional[str] = None
-    # Quality evidence (docs/quality.md): Hugging Face ids this model is served as, the reference
-    # quality run per lm-eval task, and the fraction of the reference a recipe must reach.
-    checkpoints: tuple[str, ...] = ()
+    # Quality evidence (docs/quality.md): the reference quality run per lm-eval task, and the
+    # fraction of the reference a recipe must reach.
     quality_reference: dict[str, str] = {}
     quality_bound: Optional[float] = None
 

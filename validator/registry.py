@@ -13,7 +13,7 @@ from validator.load.documents import Document
 from validator.models import (GpuSpec, ModelSpec, Recipe, RunMeta, StartingPoint, WorkloadSpec)
 from validator.science.throughput import RunFacts
 
-REGISTRY_DIRS = ("recipes", "runs", "catalog", "boards")
+REGISTRY_DIRS = ("recipes", "runs", "catalog", "boards", "measurers")
 CATALOG_FILES = {
     "catalog/hardware.yaml": "catalog-hardware",
     "catalog/models.yaml": "catalog-models",
@@ -21,8 +21,10 @@ CATALOG_FILES = {
     "catalog/starting-points.yaml": "catalog-starting-points",
 }
 BOARDS_PATH = "boards/boards.json"
+SIGNERS_PATH = "measurers/allowed_signers"  # OpenSSH allowed_signers: the registered measurers (signing.py)
 _RECIPE_PATH = re.compile(r"^recipes/(training|inference)/([^/]+)/([^/]+)\.ya?ml$")
 _RUN_PATH = re.compile(r"^runs/([0-9a-f]{2})/([0-9a-f]{64})\.json$")
+_SIGNATURE_PATH = re.compile(r"^runs/([0-9a-f]{2})/([0-9a-f]{64})\.json\.sig$")
 
 
 def classify(rel: str) -> str | None:
@@ -31,12 +33,17 @@ def classify(rel: str) -> str | None:
         return CATALOG_FILES[rel]
     if rel == BOARDS_PATH:
         return "boards"
+    if rel == SIGNERS_PATH:
+        return "measurers"
     m = _RECIPE_PATH.match(rel)
     if m:
         return f"recipe-{m.group(1)}"
     m = _RUN_PATH.match(rel)
     if m and m.group(2).startswith(m.group(1)):
         return "run"
+    m = _SIGNATURE_PATH.match(rel)
+    if m and m.group(2).startswith(m.group(1)):
+        return "run-signature"  # a measurer's SSH signature of the run file beside it (signing.py)
     return None
 
 
@@ -52,7 +59,7 @@ def misplaced_run(rel: str) -> str | None:
 
 
 def run_digest_from_path(rel: str) -> str | None:
-    name = rel.rsplit("/", 1)[-1].removesuffix(".json")
+    name = rel.rsplit("/", 1)[-1].removesuffix(".sig").removesuffix(".json")
     return name if HEX64.match(name) else None
 
 

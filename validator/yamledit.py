@@ -57,23 +57,39 @@ def dump(data: Any, y: YAML | None = None) -> str:
 def _restore_untouched(original: str, normalized: str, edited: str) -> str:
     """`edited` with every line the edit did not change taken from `original`, byte for byte.
 
-    ruamel re-spaces what it dumps (indentation, spaces inside `{...}`, trailing blanks) but keeps
-    one line per line, so `original` and `normalized` (ruamel's dump of the unedited document) pair
-    up line by line; a line of `edited` equal to its `normalized` counterpart is the original line.
-    If the pairing is not line for line, ruamel's text is kept (it is verified all the same).
+    ruamel re-spaces what it dumps (indentation, spaces inside `{...}`, trailing blanks) and may join
+    a flow list a person wrapped over two lines. So `original` and `normalized` (ruamel's dump of the
+    unedited document) are paired block by block: each normalized block stands for the original lines
+    it came from. A block of `edited` left whole by the edit is written as those original lines; a
+    block the edit touched is ruamel's text (verified all the same).
     """
     old, norm, new = (t.splitlines(keepends=True) for t in (original, normalized, edited))
-    to_old: dict[int, int] = {}
+    # normalized line -> (first normalized line of its block, the block's end, the original lines)
+    block_of: dict[int, tuple[int, int, list[str]]] = {}
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, norm, autojunk=False).get_opcodes():
-        if tag in ("equal", "replace") and i2 - i1 == j2 - j1:
-            to_old.update(zip(range(j1, j2), range(i1, i2)))
-        elif tag != "equal":
-            return edited
+        if tag == "equal" or (tag == "replace" and i2 - i1 == j2 - j1):
+            for k in range(j2 - j1):
+                block_of[j1 + k] = (j1 + k, j1 + k + 1, old[i1 + k:i1 + k + 1])
+        elif tag == "replace":  # e.g. a wrapped flow list joined into one line
+            for k in range(j1, j2):
+                block_of[k] = (j1, j2, old[i1:i2])
+        elif tag == "insert":  # ruamel added lines the original did not have: nothing to restore
+            for k in range(j1, j2):
+                block_of[k] = (k, k + 1, norm[k:k + 1])
+        # "delete": original lines ruamel dropped (blank lines at the end): nothing to map
     crlf = bool(old) and all(line.endswith("\r\n") for line in old)  # keep a Windows file's line endings
     out: list[str] = []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, norm, new, autojunk=False).get_opcodes():
         if tag == "equal":
-            out.extend(old[to_old[i]] for i in range(i1, i2))
+            i = i1
+            while i < i2:
+                start, end, lines = block_of.get(i, (i, i + 1, norm[i:i + 1]))
+                if start == i and end <= i2:
+                    out.extend(lines)
+                    i = end
+                else:  # a block the edit cut through: ruamel's text for this line
+                    out.append(new[j1 + (i - i1)])
+                    i += 1
         else:
             # ruamel keeps a comment's own "\r" and adds "\n": one "\r\n" per line in a Windows file
             out.extend(line.rstrip("\r\n") + "\r\n" if crlf and line.endswith("\n") else line

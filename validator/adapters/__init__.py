@@ -14,15 +14,17 @@ from typing import Any, Callable, Mapping
 
 from pydantic import ValidationError
 
-from validator.load import schema as schemas
 from validator.adapters import megatron, sglang, vllm
 from validator.adapters.common import Converted, Problems, RunMetadata, Source
-from validator.errors import AdapterError
 from validator.diagnostics import Diagnostic, Severity
+from validator.errors import AdapterError, LoadError
+from validator.evidence import metadata_mismatches
+from validator.identity import architecture_problems, checkpoint_problem
+from validator.load import schema as schemas
 from validator.load.documents import Document, decode_utf8, load_yaml_document, parse_yaml
 from validator.load.pipeline import validate_run_data
-from validator.errors import LoadError
-from validator.models import InferenceRecipe, TrainingRecipe, WorkloadSpec
+from validator.models import InferenceRecipe, ModelSpec, RunMeta, TrainingRecipe, WorkloadSpec
+from validator.registry import strip_samples
 from validator.science.throughput import inference_facts, training_facts
 
 Adapter = Callable[[Source, RunMetadata], Converted]
@@ -147,7 +149,7 @@ def convert(fmt: str, source: Source, meta: RunMetadata) -> Converted:
     if meta.origin.get("tool_version", "").startswith("recipe"):
         notes += (f"tool version {meta.tool_version} taken from the {meta.origin['tool_version']} component; "
                   f"pass --tool-version if the benchmark client was a different build",)
-    return Converted(converted.document, notes)
+    return Converted(converted.document, notes, converted.stated)
 
 
 @dataclass(frozen=True)
@@ -178,3 +180,42 @@ def recomputed(document: Mapping[str, Any], meta: RunMetadata) -> Recomputed:
         excluded = ()
     headline = dict(facts.headline) if facts else {}
     return Recomputed(document["kind"], headline, len(samples), excluded)
+
+
+def load_model(root: str, model_id: str) -> ModelSpec | None:
+    """The catalog's ModelSpec for model_id, or None when the catalog does not define it (or is broken)."""
+    if not os.path.isfile(os.path.join(root, "catalog", "models.yaml")):
+        return None
+    try:
+        doc = load_yaml_document(root, "catalog/models.yaml")
+        raw = (doc.data.get("models") or {}).get(model_id)
+        return ModelSpec.model_validate(raw) if raw is not None else None
+    except (LoadError, ValidationError, AttributeError):
+        return None  # `orv check` reports a broken catalog
+
+
+def check_identity(root: str, recipe_path: str | None, source: Source, converted: Converted) -> None:
+    """add-run's gate: what the tool's output states about the model and hardware must agree with the
+    recipe (ORV206) and the catalog (ORV226, ORV227) — errors, never notes (validator/identity.py)."""
+    try:
+        run = RunMeta.model_validate(strip_samples(converted.document), strict=False)
+    except ValidationError:
+        return  # convert() already held the document to the schema
+    problems = Problems(source)
+    spec = load_model(root, run.model)
+    recipe = load_recipe(recipe_path) if recipe_path else None
+    if recipe is not None:
+        for m in metadata_mismatches(recipe, run):
+            # a field the recipe leaves out is not a contradiction: --write-recipe adds what the tool states
+            if m.field.startswith(("hardware", "layout", "serving", "model")) and m.recipe_value is not None:
+                problems.add("ORV206", f"the output states {m.field} = {m.run_value!r}, the recipe says "
+                                       f"{m.recipe_value!r}", "attach the output to the recipe it measured, or fix "
+                                                               "the recipe")
+    named = recipe.checkpoint if isinstance(recipe, InferenceRecipe) else None
+    for served in (run.checkpoint, converted.stated.get("tokenizer_id")):  # vLLM: model_id, then tokenizer_id
+        found = checkpoint_problem(run.model, spec, served, named) if served else None
+        if found is not None:
+            problems.add("ORV226", found.message, found.hint)
+    for found in architecture_problems(run.model, spec, run):
+        problems.add("ORV227", found.message, found.hint)
+    problems.raise_if_any()

@@ -68,6 +68,8 @@ class RunMetadata:
 class Converted:
     document: dict[str, Any]
     notes: tuple[str, ...] = ()
+    # what the output states that the run file has no field for, checked by add-run (e.g. vLLM's tokenizer_id)
+    stated: Mapping[str, str] = field(default_factory=dict)
 
 
 

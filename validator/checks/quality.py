@@ -119,8 +119,9 @@ def quality_identity(snapshot: Snapshot) -> Iterator[Finding]:
             q = run.quality if run is not None else None
             if q is None:
                 continue
-            allowed = snapshot.catalog.models[recipe.model].checkpoints if recipe.model in snapshot.catalog.models \
-                else ()
+            spec = snapshot.catalog.models.get(recipe.model)
+            # the model's own checkpoints, or one derived from it (validator/identity: ORV226)
+            allowed = (tuple(spec.checkpoints) + tuple(d.id for d in spec.derived_checkpoints)) if spec else ()
             wrong = None
             if q.model != recipe.model:
                 wrong = f"model {q.model!r}, not the recipe's {recipe.model!r}"

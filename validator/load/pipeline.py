@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import operator
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any, Callable, Iterable, Iterator
 
@@ -21,6 +21,7 @@ from validator.checks.collect import Collector
 from validator.diagnostics import Diagnostic, Severity
 from validator.errors import LoadError
 from validator.hashing import content_address, is_canonical
+from validator.independence import sample_fingerprint
 from validator.load import schema as schemas
 from validator.load.cache import Store, open_cache, remembered
 from validator.load.documents import (MAX_JSON_BYTES, Document, decode_utf8, find_duplicate_json_keys,
@@ -228,8 +229,10 @@ def compute_facts(meta: RunMeta, data: dict[str, Any], catalog: Catalog) -> RunF
     if meta.kind == "training":
         workload = catalog.workloads.get(meta.workload or "")
         warmup = workload.warmup_steps if workload else 0
-        return training_facts(samples, meta.hardware.count, warmup, workload.convergence if workload else None)
-    return inference_facts(samples, meta.duration_s)
+        facts = training_facts(samples, meta.hardware.count, warmup, workload.convergence if workload else None)
+    else:
+        facts = inference_facts(samples, meta.duration_s)
+    return replace(facts, fingerprint=sample_fingerprint(meta.kind, samples))
 
 
 def load_run(root: str, rel: str, catalog: Catalog, out: Collector) -> RunFile | None:

@@ -76,7 +76,8 @@ def check_base(change: Change) -> BaseView:
     """
     head = change.snapshot
     changed = {c.path: c for c in change.files if c.path.split("/", 1)[0] in REGISTRY_DIRS}
-    if any(path.startswith("catalog/") for path in changed) or not head.loaded:
+    # the catalog and the measurers file bear on every file's judgement: check the whole base
+    if any(path.startswith(("catalog/", "measurers/")) for path in changed) or not head.loaded:
         return check_base_exported(change)
     out = Collector()
     snapshot = _check_registry_from(head, change, changed, out)

@@ -41,7 +41,8 @@ def evaluate_change(config: Config) -> Evaluation | None:
     assert config.base is not None
     change = diff(config.root, config.base)  # a GitError is a UsageError: exit 2 with its message
     changed = {c.path: c for c in change.files if c.path.split("/", 1)[0] in REGISTRY_DIRS}
-    if any(path.startswith("catalog/") for path in changed) or any(
+    # the catalog and the measurers file bear on every file's judgement: check everything
+    if any(path.startswith(("catalog/", "measurers/")) for path in changed) or any(
             MODE_SUBMODULE in (c.base_mode, c.head_mode) for c in change.files):
         return None
     base_files = change.base.listing(REGISTRY_DIRS)
@@ -121,8 +122,8 @@ class _Loader:
 
 def _base_keys(base_files: dict[str, tuple[int, str]], changed: dict[str, FileChange], index: KeyIndex,
                loader: _Loader) -> dict[str, Keys]:
-    """Every base file's keys: from the index, else from its path, loading it if it is a recipe
-    (and remembering them)."""
+    """Every base file's keys: from the index, else from its path, loading it if it is a recipe or
+    run file (and remembering them)."""
     keys: dict[str, Keys] = {}
     missing: list[str] = []
     for rel, (mode, blob) in base_files.items():
@@ -134,7 +135,8 @@ def _base_keys(base_files: dict[str, tuple[int, str]], changed: dict[str, FileCh
             keys[rel] = found
             continue
         kind = classify(rel)
-        if kind in ("recipe-training", "recipe-inference") and mode != MODE_SYMLINK:
+        # recipes and run files have keys by content (a run's sample fingerprint, ORV304)
+        if kind in ("recipe-training", "recipe-inference", "run") and mode != MODE_SYMLINK:
             missing.append(rel)
         else:
             keys[rel] = path_keys(rel, kind)

@@ -86,7 +86,10 @@ def build(root: str, path: str, recipe_path: str | None, flags: Mapping[str, Any
                                        for p in errors)))
     notes.extend(p.message for p in problems if p.code == verify.UNSCORED)
     served = document.get("served_model")
-    allowed = tuple(models.get(meta["model"], {}).get("checkpoints") or ()) if models else ()
+    entry = models.get(meta["model"], {}) if models else {}
+    allowed = tuple(entry.get("checkpoints") or ())
+    if not reference_for:  # a recipe may serve a checkpoint derived from the model; a reference may not
+        allowed += tuple(d.get("id") for d in entry.get("derived_checkpoints") or () if isinstance(d, dict))
     if checkpoint and served != checkpoint:
         raise _error(path, "ORV235", f"lm-eval evaluated {served!r}, but the recipe serves {checkpoint!r}",
                      "evaluate the recipe's own checkpoint; a quality run of another checkpoint is no evidence")

@@ -71,7 +71,12 @@ def _trailing_means(series: Sequence[tuple[int, float]], k: int, lo: int, hi: in
     return out
 
 
-def check_convergence(losses: Sequence[tuple[int, float]], spec: Convergence) -> ConvergenceResult:
+def check_convergence(losses: Sequence[tuple[int, float]], spec: Convergence,
+                      skipped: frozenset[int] = frozenset()) -> ConvergenceResult:
+    """`skipped`: steps the fp16 loss scaler skipped (no update, no loss). They are not compared
+    with the reference and do not count as missing from the window."""
+    if skipped:
+        return _check_with_skips(losses, spec, skipped)
     if not losses:
         return ConvergenceResult(False, "the run has no loss samples")
     # The whole series is scanned with C-level passes (map, set, all); a Python loop runs only to
@@ -126,3 +131,20 @@ def check_convergence(losses: Sequence[tuple[int, float]], spec: Convergence) ->
 
 def _format_gap(gap: float, spec: Convergence) -> str:
     return f"{gap:.2%}" if spec.tolerance_kind == "relative" else f"{gap:.4f}"
+
+
+def _check_with_skips(losses: Sequence[tuple[int, float]], spec: Convergence,
+                      skipped: frozenset[int]) -> ConvergenceResult:
+    """The check on the steps that updated the model: a skipped step inside the window is filled
+    with the reference's own value (gap 0), so the window stays complete and only logged losses
+    can fail it; in the smoothing and decrease test the filled value stands in for the missing one."""
+    logged = {step for step, _ in losses}
+    if not losses or logged <= skipped:
+        return ConvergenceResult(False, "the run has no loss samples")
+    reference = [(p.step, p.loss) for p in spec.reference]
+    if _reference_problem(spec) is None:
+        filled = list(losses) + [(step, reference_at(reference, step)) for step in skipped
+                                 if spec.window.start <= step <= spec.window.end and step not in logged]
+    else:
+        filled = list(losses)
+    return check_convergence(sorted(filled), spec)

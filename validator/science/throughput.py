@@ -39,6 +39,7 @@ class RunFacts:
     headline: Mapping[str, float] = field(default_factory=dict)  # recomputed figures
     convergence: Optional[ConvergenceResult] = None  # training runs, when the workload has a reference
     problems: tuple[str, ...] = ()  # why a figure could not be recomputed, or is doubtful
+    fingerprint: tuple[Any, ...] = ()  # of the timing columns, to tell copies from reproductions (independence.py)
 
     @property
     def has_samples(self) -> bool:
@@ -52,13 +53,40 @@ def _loss_value(value: Any) -> float:
     return float(value)
 
 
+SKIPPED = "skipped"  # an iteration the fp16 loss scaler skipped (gradient overflow): no update, no loss
+
+
+def is_skipped(sample: Mapping[str, Any]) -> bool:
+    return sample.get("loss") == SKIPPED
+
+
 def training_losses(samples: Sequence[Mapping[str, Any]]) -> list[tuple[int, float]]:
-    """(step, loss) in step order; a diverged step's "nan"/"inf" becomes the float it stands for."""
+    """(step, loss) in step order; a diverged step's "nan"/"inf" becomes the float it stands for.
+    Skipped iterations (fp16 overflow) have no loss and are left out (skipped_steps lists them)."""
     ordered = sorted(samples, key=itemgetter("step"))
     losses = list(map(itemgetter("loss"), ordered))
-    if not set(map(type, losses)) <= {int, float}:  # only a diverged run logs "nan"/"inf" strings
-        losses = list(map(_loss_value, losses))
+    if not set(map(type, losses)) <= {int, float}:  # only a diverged or fp16 run logs strings
+        kept = [s for s in ordered if not is_skipped(s)]
+        return list(zip(map(itemgetter("step"), kept), map(_loss_value, map(itemgetter("loss"), kept))))
     return list(zip(map(itemgetter("step"), ordered), losses))
+
+
+def skipped_steps(samples: Sequence[Mapping[str, Any]]) -> frozenset[int]:
+    return frozenset(s["step"] for s in samples if is_skipped(s))
+
+
+def warmup_end(samples: Sequence[Mapping[str, Any]], warmup_steps: int) -> int:
+    """Index of the first timed sample: after `warmup_steps` steps that updated the model. Skipped
+    iterations (fp16 loss-scale calibration) before that do not use up the warm-up (docs/metrics.md)."""
+    if warmup_steps <= 0:
+        return 0
+    advanced = 0
+    for i, sample in enumerate(samples):
+        if not is_skipped(sample):
+            advanced += 1
+            if advanced == warmup_steps:
+                return i + 1
+    return len(samples)
 
 
 def _step_problems(steps: Sequence[int]) -> list[str]:
@@ -82,7 +110,7 @@ def training_facts(samples: Sequence[Mapping[str, Any]], gpus: int, warmup_steps
         samples = sorted(samples, key=itemgetter("step"))
         steps = list(map(itemgetter("step"), samples))
     problems = _step_problems(steps)
-    timed = samples[warmup_steps:]
+    timed = samples[warmup_end(samples, warmup_steps):]
     headline: dict[str, float] = {}
     if not timed:
         problems.append(f"no steps left after the {warmup_steps} warm-up steps")
@@ -91,7 +119,8 @@ def training_facts(samples: Sequence[Mapping[str, Any]], gpus: int, warmup_steps
         tokens = sum(map(itemgetter("tokens"), timed))
         if seconds > 0 and gpus > 0:
             headline["tokens_per_s_per_gpu"] = tokens / seconds / gpus
-    verdict = check_convergence(training_losses(samples), convergence) if convergence is not None else None
+    verdict = (check_convergence(training_losses(samples), convergence, skipped_steps(samples))
+               if convergence is not None else None)
     return RunFacts(len(samples), headline, verdict, tuple(problems))
 
 
