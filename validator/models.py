@@ -1,7 +1,7 @@
 """Typed views of recipes, runs and the catalog, built only from schema-valid data.
 
 The JSON Schemas in schema/ are the source of truth; these models mirror them (tests prove the
-two agree on every golden case) so that semantic checks read attributes, not nested dicts.
+two agree: tests/test_schema_agreement.py) so that semantic checks read attributes, not nested dicts.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_vali
 
 # The engine validates with these models first (pydantic-core is compiled: ~50x faster than
 # jsonschema) and runs jsonschema only on rejection, to word the finding. So every constraint here
-# must be at least as strict as the schema's; tests/test_models_agree.py checks that property.
+# must be at least as strict as the schema's; tests/test_schema_agreement.py proves that property.
 Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$", max_length=96)]
 CatalogId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+([.-][a-z0-9]+)*$", max_length=96)]
 DateStr = Annotated[str, StringConstraints(pattern=r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$")]
@@ -23,12 +23,18 @@ RunRef = Annotated[str, StringConstraints(pattern=r"^sha256:[0-9a-f]{64}$")]
 QuantId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+([._-][a-z0-9]+)*$", max_length=96)]
 ToolName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._/+-]*$", max_length=100)]
 Text100 = Annotated[str, StringConstraints(min_length=1, max_length=100)]
-PositiveInt = Annotated[int, Field(ge=1)]
+# JSON's safe integers (I-JSON, RFC 7493; what JavaScript editors and RFC 8785 hold exactly): the
+# schemas say `"maximum": 9007199254740991` for every integer, so the models do too.
+MAX_SAFE_INT = 2**53 - 1
+PositiveInt = Annotated[int, Field(ge=1, le=MAX_SAFE_INT)]
+Count = Annotated[int, Field(ge=0, le=MAX_SAFE_INT)]
 PositiveFloat = Annotated[float, Field(gt=0)]
 
 
+# Rust's regex (pydantic's default, named here on purpose) reads `$` as the end of the text, as
+# ECMA-262 does for the schemas (validator/schema.py): "h100\n" matches neither.
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, regex_engine="rust-regex")
 
 
 class Hardware(_Strict):
@@ -129,7 +135,7 @@ class Tuning(_Strict):
 
 class Provenance(_Strict):
     source: Annotated[str, StringConstraints(max_length=200)]
-    row: Optional[Union[int, str]] = None
+    row: Optional[Union[Annotated[int, Field(ge=-MAX_SAFE_INT, le=MAX_SAFE_INT)], str]] = None
     legacy_id: Optional[Annotated[str, StringConstraints(max_length=200)]] = None
     original: Optional[dict[str, Any]] = None
 
@@ -249,15 +255,15 @@ class RunMeta(_Strict):
 
 
 class TrainingSample(_Strict):
-    step: Annotated[int, Field(ge=0)]
+    step: Count
     time_s: PositiveFloat
     tokens: PositiveInt
     loss: Union[float, str]
 
 
 class InferenceSample(_Strict):
-    prompt_tokens: Annotated[int, Field(ge=0)]
-    output_tokens: Annotated[int, Field(ge=0)]
+    prompt_tokens: Count
+    output_tokens: Count
     ttft_ms: Annotated[float, Field(ge=0)]
     e2e_ms: Annotated[float, Field(ge=0)]
     start_ms: Optional[Annotated[float, Field(ge=0)]] = None
@@ -267,7 +273,7 @@ class InferenceSample(_Strict):
 
 
 class _Catalog(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, regex_engine="rust-regex")
 
 
 class GpuSpec(_Catalog):
