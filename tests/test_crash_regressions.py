@@ -239,3 +239,35 @@ def test_training_samples_beyond_the_schema_bounds_are_orv109(reg: Path) -> None
     data["samples"][3]["tokens"] = 10**400
     rel = store_run(reg, data, json.dumps(data).encode())
     assert ("ORV109", rel) in findings(reg)
+
+
+# --------------------------------------------------------------------------- YAML 1.1 retyping
+
+@pytest.mark.parametrize("rel, old, new, says", [
+    ("catalog/hardware.yaml", "hbm_tb_s: 3.35", "hbm_tb_s: 017", "reads as 15 (octal)"),
+    (INFER, "concurrency: 1,", "concurrency: 1, slots: 1:20,", 'reads as 80 in YAML 1.1 (orv) but as the text "1:20"'),
+    (RECIPE, "optimizer_cpu_offload: 1.0", "optimizer_cpu_offload: 0b101", 'as the text "0b101"'),
+    (RECIPE, "optimizer_cpu_offload: 1.0", "optimizer_cpu_offload: 0x1", "hexadecimal"),
+    (RECIPE, "optimizer_cpu_offload: 1.0", "optimizer_cpu_offload: 1.0\n  optimizer_on_gpu: no",
+     'reads as false in YAML 1.1 (orv) but as the text "no"'),
+    ("catalog/models.yaml", "moe: true", "moe: Yes", 'as the text "Yes"'),
+])
+def test_yaml_11_spellings_that_still_fit_the_schema_are_orv119(reg: Path, rel: str, old: str, new: str,
+                                                                says: str) -> None:
+    edit(reg, rel, old, new)
+    result = run(Config(root=str(reg), skip_boards=True))
+    got = [d for d in result.diagnostics if d.code == "ORV119"]
+    assert len(got) == 1 and got[0].path == rel and says in got[0].message, result.diagnostics
+    line = (reg / rel).read_text(encoding="utf-8").splitlines()[got[0].line - 1]
+    assert new.split(": ")[-1].split(",")[0] in line[got[0].col - 1:]  # located on the value itself
+
+
+@pytest.mark.parametrize("value, words", [("!!binary aGVsbG8=", "`!!binary` value is not JSON data (binary data"),
+                                          ("!!set {a, b}", "`!!set` value is not JSON data (a set"),
+                                          ("!!omap [{a: 1}]", "`!!omap`")])
+def test_yaml_only_types_are_named_not_called_null(reg: Path, value: str, words: str) -> None:
+    edit(reg, RECIPE, "notes: CPU optimizer offload.", f"notes: {value}")
+    result = run(Config(root=str(reg), skip_boards=True))
+    got = [d for d in result.diagnostics if d.path == RECIPE]
+    assert [(d.code, d.line) for d in got] == [("ORV104", 18)] and words in got[0].message
+    assert "null" not in got[0].message

@@ -318,6 +318,22 @@ def locate_yaml(text: str, json_path: JsonPath) -> Location:
     return loc
 
 
+def plain_scalars(text: str) -> Iterator[tuple[tuple[str | int, ...], yaml.ScalarNode]]:
+    """Every unquoted scalar value of a YAML text (not keys) with its JSON path, from the cached
+    node tree: what YAML 1.1 typed by its spelling (an int, a float, a bool), with its position."""
+    root = _node_tree(text)
+    stack: list[tuple[tuple[str | int, ...], Any]] = [((), root)] if root is not None else []
+    while stack:
+        path, node = stack.pop()
+        if isinstance(node, yaml.MappingNode):
+            stack.extend(((*path, str(k.value)), v) for k, v in reversed(node.value)
+                         if isinstance(k, yaml.ScalarNode))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(((*path, i), v) for i, v in reversed(list(enumerate(node.value))))
+        elif isinstance(node, yaml.ScalarNode) and not node.style:  # libyaml: "", PyYAML: None
+            yield path, node
+
+
 def locate_yaml_key(text: str, json_path: JsonPath) -> Location:
     """Line/col of the key that holds json_path[-1] (for 'unknown field' findings)."""
     if not json_path:

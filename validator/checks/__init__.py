@@ -54,6 +54,7 @@ REGISTRY: dict[str, Check] = {}
 FAMILY_MODULES = (
     "validator.checks.parse",
     "validator.checks.paths",
+    "validator.checks.yaml11",
     "validator.checks.integrity",
     "validator.checks.convergence",
     "validator.checks.duplicates",
