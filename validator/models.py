@@ -6,9 +6,10 @@ two agree: tests/test_schema_agreement.py) so that semantic checks read attribut
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, model_validator
 
 # The engine validates with these models first (pydantic-core is compiled: ~50x faster than
 # jsonschema) and runs jsonschema only on rejection, to word the finding. So every constraint here
@@ -28,7 +29,19 @@ Text100 = Annotated[str, StringConstraints(min_length=1, max_length=100)]
 MAX_SAFE_INT = 2**53 - 1
 PositiveInt = Annotated[int, Field(ge=1, le=MAX_SAFE_INT)]
 Count = Annotated[int, Field(ge=0, le=MAX_SAFE_INT)]
-PositiveFloat = Annotated[float, Field(gt=0)]
+MAX_DOUBLE = sys.float_info.max
+
+
+def _fits_a_double(value: Any) -> Any:
+    """The schemas' `"maximum": 1.7976931348623157e308` compares an integer exactly, while float()
+    would round 10**308 * 1.8 down to the largest double and take it: refuse it here too."""
+    if type(value) is int and abs(value) > MAX_DOUBLE:
+        raise ValueError("a number beyond the range of a double")
+    return value
+
+
+Double = Annotated[float, BeforeValidator(_fits_a_double)]
+PositiveFloat = Annotated[Double, Field(gt=0)]
 
 
 # Rust's regex (pydantic's default, named here on purpose) reads `$` as the end of the text, as
@@ -124,7 +137,7 @@ class Tuning(_Strict):
     micro_batch_size: Optional[PositiveInt] = None
     rows_per_microbatch: Optional[PositiveInt] = None
     recompute: Optional[Recompute] = None
-    optimizer_cpu_offload: Optional[float] = None
+    optimizer_cpu_offload: Optional[Double] = None
     optimizer_on_gpu: Optional[bool] = None
     moe_dispatcher: Optional[Literal["alltoall", "allgather", "flex"]] = None
     attention_backend: Optional[Literal["flash", "fused", "cudnn-fused", "cudnn-fused-sliding-window",
@@ -232,7 +245,7 @@ class RunMeta(_Strict):
     measured_at: Timestamp
     measured_by: Text100
     duration_s: Optional[PositiveFloat] = None
-    summary: dict[str, float]
+    summary: dict[str, Double]
     notes: Optional[Notes] = None
     provenance: Optional[Provenance] = None
 
@@ -258,15 +271,15 @@ class TrainingSample(_Strict):
     step: Count
     time_s: PositiveFloat
     tokens: PositiveInt
-    loss: Union[float, str]
+    loss: Union[Double, str]
 
 
 class InferenceSample(_Strict):
     prompt_tokens: Count
     output_tokens: Count
-    ttft_ms: Annotated[float, Field(ge=0)]
-    e2e_ms: Annotated[float, Field(ge=0)]
-    start_ms: Optional[Annotated[float, Field(ge=0)]] = None
+    ttft_ms: Annotated[Double, Field(ge=0)]
+    e2e_ms: Annotated[Double, Field(ge=0)]
+    start_ms: Optional[Annotated[Double, Field(ge=0)]] = None
 
 
 # --------------------------------------------------------------------------- catalog

@@ -106,6 +106,28 @@ def schema_id(kind: str) -> str:
     return str(_raw_schemas()[SCHEMA_FILES[kind]]["$id"])
 
 
+def bundled(kind: str) -> dict[str, Any]:
+    """The schema of `kind` with every $ref replaced by what it names (the schemas have no cycles):
+    one self-contained document, for tools that cannot follow references between files, such as
+    hypothesis-jsonschema in tests/test_schema_agreement.py."""
+    schema = _raw_schemas()[SCHEMA_FILES[kind]]
+
+    def inline(node: Any, resolver: Any) -> Any:
+        if isinstance(node, list):
+            return [inline(item, resolver) for item in node]
+        if not isinstance(node, dict):
+            return node
+        if "$ref" in node:
+            resolved = resolver.lookup(node["$ref"])
+            rest = {k: v for k, v in node.items() if k != "$ref"}
+            return {**inline(resolved.contents, resolved.resolver), **inline(rest, resolver)}
+        return {k: (v if k in ("enum", "const") else inline(v, resolver))
+                for k, v in node.items() if k not in ("$id", "$defs", "$schema")}
+
+    out = inline(schema, _registry().resolver(base_uri=schema["$id"]))
+    return {"$schema": schema["$schema"], **out}
+
+
 def subschema_properties(kind: str, path: Sequence[str | int]) -> list[str]:
     """Known property names at a JSON path (for 'did you mean' on unknown fields)."""
     return sorted(_properties_at(validator_for(kind), kind, tuple(path)))
