@@ -72,7 +72,7 @@ def evaluate_change(config: Any) -> Any:
         head_out.findings(check, check.func(pr_change), head_documents)
     found = engine.sorted_unique(head_out.diagnostics)
     base_found = engine.sorted_unique(base_out.diagnostics)
-    kept, pre_existing = engine.subtract_base(found, base_found)
+    kept, pre_existing = engine.subtract_base(found, base_found, pr_change.head_paths)
     kept, waived = engine.apply_options(config, kept)
     notes = engine.waiver_notes(waived, pre_existing)
     notes += (f"pull-request mode: checked the {len(near & head_files):,} file(s) related to the change, of "
