@@ -271,3 +271,18 @@ def test_yaml_only_types_are_named_not_called_null(reg: Path, value: str, words:
     got = [d for d in result.diagnostics if d.path == RECIPE]
     assert [(d.code, d.line) for d in got] == [("ORV104", 18)] and words in got[0].message
     assert "null" not in got[0].message
+
+
+def test_a_garbled_card_figure_in_the_leaderboard_seed_is_no_crash(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by tests/test_fuzz_inputs.py: two figures run together ("$0.1,178.1") made float() raise."""
+    from tests.test_fuzz_inputs import SEEDS, fresh_registry
+
+    raw = (SEEDS / "000_1e2c7c041290fe1e.txt").read_bytes()
+    garbled = raw.replace("4,023.2×8$0.55".encode(), "4,023.2×8$0.1,178.1".encode(), 1)
+    assert garbled != raw
+    source = tmp_path / "seed.txt"
+    source.write_bytes(garbled)
+    root = fresh_registry(tmp_path / "registry")
+    assert main(["import", "leaderboard", str(source), "--root", str(root), "--report", str(tmp_path / "r.md")]) in (0, 1)
+    assert "internal error" not in capsys.readouterr().err
