@@ -18,6 +18,11 @@ settings.register_profile("explore", derandomize=False, database=None, deadline=
                           max_examples=int(os.environ.get("ORV_EXPLORE_EXAMPLES", "20000")))
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
+
+def fuzz_examples(ci: int) -> int:
+    """A fuzz test's budget: `ci` examples in CI, the explore profile's many when exploring."""
+    return settings.default.max_examples if os.environ.get("HYPOTHESIS_PROFILE") == "explore" else ci
+
 HERE = Path(__file__).parent
 CASES = HERE / "cases"
 BASE = CASES / "_base"

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import CASES, make_registry
+from tests.conftest import CASES, fuzz_examples, make_registry
 from validator.cli import main
 from validator.engine import Config, run
 from validator.hashing import canonical_bytes, content_address, run_path
@@ -75,7 +75,7 @@ def mutated_run(draw: st.DrawFn) -> bytes:
     return raw
 
 
-@settings(max_examples=40, **BUDGET)
+@settings(max_examples=fuzz_examples(40), **BUDGET)
 @given(raw=mutated_run())
 def test_mutated_training_run_files_give_findings_not_crashes(tmp_path_factory: pytest.TempPathFactory,
                                                                raw: bytes) -> None:
@@ -131,14 +131,14 @@ def _import(tmp: Path, command: str, raw: bytes, capsys: pytest.CaptureFixture[s
         assert (tmp / "report.md").read_text(encoding="utf-8").strip()
 
 
-@settings(max_examples=20, **BUDGET)
+@settings(max_examples=fuzz_examples(20), **BUDGET)
 @given(raw=mutated_seed((SEEDS / "000_1e2c7c041290fe1e.txt").read_bytes()))
 def test_mutated_leaderboard_seed_gives_a_report_not_a_crash(tmp_path_factory: pytest.TempPathFactory,
                                                              capsys: pytest.CaptureFixture[str], raw: bytes) -> None:
     _import(tmp_path_factory.mktemp("lb"), "leaderboard", raw, capsys)
 
 
-@settings(max_examples=15, **BUDGET)
+@settings(max_examples=fuzz_examples(15), **BUDGET)
 @given(raw=mutated_seed((SEEDS / "004_cbf1754cfd687db7.txt").read_bytes()))
 def test_mutated_boards_export_gives_a_report_not_a_crash(tmp_path_factory: pytest.TempPathFactory,
                                                           capsys: pytest.CaptureFixture[str], raw: bytes) -> None:

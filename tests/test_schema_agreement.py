@@ -28,7 +28,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from tests.conftest import CASES
+from tests.conftest import CASES, fuzz_examples
 from validator import schema as schemas
 from validator.engine import samples_fast_ok
 from validator.loading import LoadError, decode_utf8, parse_json, parse_yaml
@@ -455,7 +455,7 @@ def mutated(draw: st.DrawFn, kind: str) -> Any:
 
 
 @pytest.mark.parametrize("kind", KINDS)
-@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=fuzz_examples(30), deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_documents_drawn_from_the_schemas_agree(kind: str, data: st.DataObject) -> None:
     doc = data.draw(mutated(kind))
