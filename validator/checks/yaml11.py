@@ -19,8 +19,11 @@ _BINARY = re.compile(r"^[-+]?0b[01_]+$")
 _HEX = re.compile(r"^[-+]?0x[0-9a-fA-F_]+$")
 _BOOL_WORDS = frozenset({"yes", "no", "on", "off"})
 _PINS = frozenset({"version", "commit", "tool_version"})
-# Cheap test on the whole text before walking its nodes: most files hold none of these spellings.
-_CANDIDATE = re.compile(r"(?<![\w.])([-+]?0[0-9bx_]|[0-9][0-9_]*[_:][0-9]|(?i:yes|no|on|off)\b)")
+# Cheap test on the whole text before walking its nodes (most files hold none of these spellings):
+# one of them written as a whole value, after `key:`, `- `, `[`, `{` or `,`.
+_CANDIDATE = re.compile(r"(?m)(?:[:,\[{]|^\s*-)\s*(?:[-+]?(?:0[0-7_]+|0b[01_]+|0x[0-9a-fA-F_]+"
+                        r"|[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?|[0-9][0-9_]*_[0-9_]*(?:\.[0-9_]*)?)"
+                        r"|(?i:yes|no|on|off))\s*(?:$|[,\]}#])")
 
 
 def yaml11_reading(tag: str, raw: str) -> tuple[str, str, str] | None:
