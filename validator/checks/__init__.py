@@ -8,7 +8,7 @@ in orv and is reported as ORV900. A new family is one module here and one line b
 from __future__ import annotations
 
 from validator.checks import (convergence, duplicates, freshness, integrity, internal, parse, paths,  # noqa: F401
-                              physics, pinning, pr)
+                              physics, pinning, pr, yaml11)
 from validator.checks.base import REGISTRY, Check, Finding, check, declare
 
 __all__ = ["Check", "Finding", "all_checks", "by_scope", "check", "declare"]

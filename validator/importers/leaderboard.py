@@ -200,7 +200,12 @@ def _read_cards(lines: list[str]) -> list[Card]:
 
 
 def _num(text: Optional[str]) -> Optional[float]:
-    return float(text.replace(",", "")) if text else None
+    """A card's figure, or None when the page has none — or a garbled one ("0.1,178.1", two
+    figures run together), which the import then reports as missing instead of crashing on."""
+    try:
+        return float(text.replace(",", "")) if text else None
+    except ValueError:
+        return None
 
 
 def _read_wanted(text: str) -> list[str]:
