@@ -286,3 +286,18 @@ def test_a_garbled_card_figure_in_the_leaderboard_seed_is_no_crash(tmp_path: Pat
     root = fresh_registry(tmp_path / "registry")
     assert main(["import", "leaderboard", str(source), "--root", str(root), "--report", str(tmp_path / "r.md")]) in (0, 1)
     assert "internal error" not in capsys.readouterr().err
+
+
+def test_a_gain_of_5000_digits_in_the_leaderboard_seed_is_no_crash(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by the 10-minute exploratory fuzz: int() refused a 5,003-digit `+…%` gain."""
+    from tests.test_fuzz_inputs import SEEDS, fresh_registry
+
+    raw = (SEEDS / "000_1e2c7c041290fe1e.txt").read_bytes()
+    garbled = raw.replace("→ 4,011.4 +184%".encode(), ("→ 4,011.4 +" + "9" * 5000 + "184%").encode(), 1)
+    assert garbled != raw
+    source = tmp_path / "seed.txt"
+    source.write_bytes(garbled)
+    root = fresh_registry(tmp_path / "registry")
+    assert main(["import", "leaderboard", str(source), "--root", str(root), "--report", str(tmp_path / "r.md")]) in (0, 1)
+    assert "internal error" not in capsys.readouterr().err

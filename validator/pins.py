@@ -110,7 +110,12 @@ def version_problem(version: str, name: str | None = None) -> Optional[tuple[str
     if _DIRTY.search(version):
         return ("dirty", f"`{version}` is a build from a modified (dirty) work tree")
     scheme = release_scheme(name)
-    if VERSION_DIGEST.match(version) or (scheme.matches(version) if scheme else _EXACT.match(version)):
+    if VERSION_DIGEST.match(version):
+        return None
+    if scheme is None:
+        if _EXACT.match(version):
+            return None
+    elif scheme.matches(version):
         return None
     word = floating_word(version)
     if word:
