@@ -31,11 +31,13 @@ class SiteContext:
     losses: run content hash -> [(step, loss)] in step order, losses as floats or "nan"/"inf".
     references: workload id -> {"points": [(step, loss)], "tolerance", "tolerance_kind", "window"}.
     model_order: catalog model ids in catalog order (model cards follow it; unknown ids go last).
+    gpu_order: catalog GPU ids in catalog order (H100, H200, B200 first, as seed 000 lists them).
     """
 
     losses: Mapping[str, Sequence[tuple[int, Any]]] = field(default_factory=dict)
     references: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     model_order: Sequence[str] = ()
+    gpu_order: Sequence[str] = ()
 
 
 def _environment(hrefs: Mapping[str, str]) -> jinja2.Environment:
@@ -54,7 +56,7 @@ def _environment(hrefs: Mapping[str, str]) -> jinja2.Environment:
         groups: dict[str, list[Mapping[str, Any]]] = {}
         for item in items:
             groups.setdefault(str(item.get(key) or "Other"), []).append(item)
-        return [{"name": name, "items": members} for name, members in groups.items()]
+        return [{"name": name, "members": members} for name, members in groups.items()]
 
     def needs(value: Any) -> str:
         if isinstance(value, (list, tuple)):
@@ -114,14 +116,19 @@ def render_site(boards: Mapping[str, Any], context: SiteContext = SiteContext())
     # ---- training board: model cards in catalog order, then the newest-first list
     by_id = {row["recipe"]: row for row in training}
     order = {model: i for i, model in enumerate(context.model_order)}
+    gpu_rank = {gpu: i for i, gpu in enumerate(context.gpu_order)}
+
+    def by_gpu(gpu: str) -> tuple[int, str]:
+        return gpu_rank.get(gpu, len(gpu_rank)), gpu
+
     cards = []
     for m in sorted(models, key=lambda m: (order.get(m["model"], len(order)), m.get("family") or "", m["model"])):
         gpus = [dict(g, mfu=(by_id.get(g["recipe"]) or {}).get("mfu") if g.get("recipe") else None)
-                for g in m.get("gpus") or []]
+                for g in sorted(m.get("gpus") or [], key=lambda g: (by_gpu(g["gpu"]), g.get("workload") or ""))]
         cards.append(dict(m, gpus=gpus))
     families = list(dict.fromkeys(m.get("family") or "Other" for m in cards))
     with_recipe = [(m["model"], g["gpu"], g.get("workload")) for m in cards for g in m["gpus"] if g.get("recipe")]
-    gpu_ids = sorted({g for _, g, _ in with_recipe})
+    gpu_ids = sorted({g for _, g, _ in with_recipe}, key=by_gpu)
     gpu_names = {g["gpu"]: g["gpu"].upper() for m in cards for g in m["gpus"]}
     stats = {"recipes": len(training), "verified": sum(1 for r in training if r.get("tier") in ("T2", "T3")),
              "models": len(cards), "families": len(families), "pairs": len(set(with_recipe)),

@@ -31,6 +31,8 @@ def _yaml(path: str) -> Any:
 def collect_context(root: str, boards: Mapping[str, Any]) -> SiteContext:
     models = _yaml(os.path.join(root, "catalog", "models.yaml"))
     model_order = list((models or {}).get("models") or {}) if isinstance(models, dict) else []
+    hardware = _yaml(os.path.join(root, "catalog", "hardware.yaml"))
+    gpu_order = list((hardware or {}).get("hardware") or {}) if isinstance(hardware, dict) else []
     workloads = _yaml(os.path.join(root, "catalog", "workloads.yaml"))
     references: dict[str, dict[str, Any]] = {}
     for wid, spec in ((workloads or {}).get("workloads") or {}).items() if isinstance(workloads, dict) else ():
@@ -57,4 +59,5 @@ def collect_context(root: str, boards: Mapping[str, Any]) -> SiteContext:
                         and isinstance(s["loss"], (int, float, str)))
         if points:
             losses[run["content_hash"]] = points
-    return SiteContext(losses=losses, references=references, model_order=model_order)
+    return SiteContext(losses=losses, references=references, model_order=model_order,
+                       gpu_order=gpu_order)
