@@ -13,6 +13,7 @@ import functools
 import http.server
 import json
 import os
+import re
 import threading
 from pathlib import Path
 from typing import Any, Iterator
@@ -105,12 +106,19 @@ def test_contributor_text_is_escaped(fixture_site: Path) -> None:
     assert page.count("<script") == 0  # recipe pages need no script at all
 
 
-def test_every_page_is_self_contained(landed_site: Path) -> None:
-    for page in landed_site.rglob("*.html"):
+def test_every_page_is_self_contained_and_every_link_resolves(landed_site: Path) -> None:
+    """No CDN, font or script from elsewhere: every href/src is a file of the site (or a #fragment)."""
+    pages = sorted(landed_site.rglob("*.html"))
+    assert len(pages) == 2 + 1 + len(load(LANDED_BOARDS)["boards"]["training"]) + sum(
+        len(load(LANDED_BOARDS)["boards"][b]) for b in ("measured", "claimed"))
+    for page in pages:
         text = page.read_text(encoding="utf-8")
-        assert "http://" not in text.replace('xmlns="http://www.w3.org/2000/svg"', "")
-        assert "https://" not in text and "src=\"//" not in text and "@import" not in text, page
-        assert "<link rel=\"stylesheet\"" not in text and "<script src" not in text, page
+        assert "@import" not in text and "url(" not in text, page
+        for link in re.findall(r'(?:href|src)="([^"]*)"', text):
+            if link.startswith("#") or link == "data:,":
+                continue
+            assert not re.match(r"^[a-z]+:|^//", link), (page, link)
+            assert (page.parent / link).resolve().is_file(), (page, link)
 
 
 def test_recipe_without_loss_samples_says_none_recorded(fixture_site: Path, landed_site: Path) -> None:

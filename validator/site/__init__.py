@@ -82,14 +82,6 @@ def _chunks(rows: Sequence[Any], size: int) -> list[Sequence[Any]]:
     return [rows[i:i + size] for i in range(0, len(rows), size)] or [rows[:0]]
 
 
-def _finite(value: Any) -> Optional[float]:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if number == number and number not in (float("inf"), float("-inf")) else None
-
-
 def render_site(boards: Mapping[str, Any], context: SiteContext = SiteContext()) -> dict[str, bytes]:
     """Every page of the site, keyed by its path relative to the site root; deterministic."""
     meta = boards.get("meta") or {}
@@ -202,6 +194,7 @@ def render_site(boards: Mapping[str, Any], context: SiteContext = SiteContext())
                 chart, diverged = _chart(row, row_runs, context)
             page(path, "recipe.html", r=row, kind=kind, runs=row_runs, facts=_facts(kind, row),
                  chart=chart, diverged=diverged, script=False)
+    files["site.css"] = env.loader.get_source(env, "site.css")[0].encode("utf-8")  # type: ignore[union-attr]
     files[MARKER] = b"written by orv site; `orv site` replaces this folder only when this file is in it\n"
     return files
 
@@ -210,18 +203,16 @@ def _chart(row: Mapping[str, Any], runs: Sequence[Mapping[str, Any]], context: S
            ) -> tuple[Optional[dict[str, Any]], list[str]]:
     curves, diverged = [], []
     for run in runs:
-        losses = context.losses.get(run.get("content_hash") or "")
+        digest = run.get("content_hash") or ""
+        losses = context.losses.get(digest)
         if not losses:
             continue
-        points = []
-        for step, loss in losses:
-            value = _finite(loss)
-            if value is None:
-                diverged.append(f"{loss} at step {step} ({(run.get('content_hash') or '')[:12]})")
-            else:
-                points.append((step, value))
+        # JSON has no NaN: a diverged step is logged as the string "nan"/"inf" (run schema), so every
+        # number is finite and every string is a divergence
+        points = [(step, float(loss)) for step, loss in losses if not isinstance(loss, str)]
+        diverged += [f"{loss} at step {step} ({digest[:12]})" for step, loss in losses if isinstance(loss, str)]
         if points:
-            curves.append((f"{run.get('measured_by')} · {(run.get('content_hash') or '')[:12]}", points))
+            curves.append((f"{run.get('measured_by')} · {digest[:12]}", points))
     if not curves:
         return None, diverged
     return fmt.loss_chart(curves, context.references.get(row.get("workload") or "")), diverged

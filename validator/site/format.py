@@ -52,7 +52,7 @@ def quality(value: Any) -> str:
 
 WIDTH, HEIGHT = 640, 300
 LEFT, RIGHT, TOP, BOTTOM = 56, 16, 16, 40
-MAX_POINTS = 500  # a curve is drawn from at most this many points (every k-th step), so pages stay small
+MAX_POINTS = 240  # a curve is drawn from at most this many points (every k-th step), so pages stay small
 PALETTE = ("#2563eb", "#d97706", "#059669", "#7c3aed", "#dc2626")
 
 
@@ -76,10 +76,10 @@ def loss_chart(curves: Sequence[tuple[str, Sequence[tuple[float, float]]]],
                reference: Optional[dict[str, Any]]) -> dict[str, Any]:
     """Geometry for the loss-curve SVG: each run's (step, loss) polyline, the reference and its band.
 
-    `reference` is the workload's convergence block ({points, tolerance, tolerance_kind, window}) or
-    None. Only finite losses are drawn; a diverged step ("nan"/"inf") is listed under the chart.
+    `curves` hold finite losses only; `reference` is the workload's convergence block ({points,
+    tolerance, tolerance_kind, window}) or None.
     """
-    runs = [(label, _thin([(float(s), float(v)) for s, v in pts])) for label, pts in curves]
+    runs = [(label, _thin(pts)) for label, pts in curves]
     ref_pts = [(float(s), float(v)) for s, v in (reference or {}).get("points", [])]
     band: list[tuple[float, float, float]] = []
     if ref_pts and reference and reference.get("tolerance") is not None:
@@ -101,14 +101,16 @@ def loss_chart(curves: Sequence[tuple[str, Sequence[tuple[float, float]]]],
     y0, y1 = y0 - pad, y1 + pad
     pw, ph = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
 
+    sx, sy = pw / (x1 - x0), ph / (y1 - y0)
+
     def px(x: float) -> str:
-        return f"{LEFT + (x - x0) / (x1 - x0) * pw:.1f}"
+        return f"{LEFT + (x - x0) * sx:.1f}"
 
     def py(y: float) -> str:
-        return f"{TOP + (y1 - y) / (y1 - y0) * ph:.1f}"
+        return f"{TOP + (y1 - y) * sy:.1f}"
 
     def line(pts: Sequence[tuple[float, float]]) -> str:
-        return " ".join(f"{px(s)},{py(v)}" for s, v in pts)
+        return " ".join([f"{LEFT + (s - x0) * sx:.1f},{TOP + (y1 - v) * sy:.1f}" for s, v in pts])
 
     return {
         "width": WIDTH, "height": HEIGHT, "left": LEFT, "top": TOP, "right": WIDTH - RIGHT,
