@@ -415,3 +415,25 @@ def test_browser_shows_empty_cells_and_wanted_lists(browser: Any, serve: Any, tm
     assert "/recipe/training/" in browser.current_url
     _no_console_errors(browser)
 
+
+
+# --------------------------------------------------------------------------- publishing
+
+
+def test_the_boards_workflow_publishes_the_site_with_least_privilege() -> None:
+    import yaml
+
+    document = yaml.safe_load((REPO / ".github" / "workflows" / "boards.yml").read_text(encoding="utf-8"))
+    assert document["permissions"] == {}
+    build, pages = document["jobs"]["boards"], document["jobs"]["pages"]
+    assert build["permissions"] == {"contents": "write"}  # no Pages or OIDC token where PR-merged data is rendered
+    assert pages["permissions"] == {"pages": "write", "id-token": "write"} and pages["needs"] == "boards"
+    assert pages["environment"]["name"] == "github-pages"
+    names = [step.get("run", step.get("uses", "")) for step in build["steps"]]
+    check = next(i for i, n in enumerate(names) if "orv\" check" in n)
+    site = next(i for i, n in enumerate(names) if "orv\" site \"$RUNNER_TEMP/site\"" in n)
+    upload = next(i for i, n in enumerate(names) if n.startswith("actions/upload-pages-artifact@"))
+    assert check < site < upload  # only a checked main is published
+    assert build["steps"][upload]["with"] == {"path": "${{ runner.temp }}/site"}
+    (deploy,) = pages["steps"]
+    assert deploy["uses"].startswith("actions/deploy-pages@") and len(deploy["uses"].split("@")[1]) == 40
