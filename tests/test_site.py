@@ -24,7 +24,8 @@ from tests.boards_builders import (add_run, inference_recipe, inference_run, tra
                                    write_recipe)
 from tests.conftest import make_registry
 from validator.cli import main
-from validator.site import MARKER, SiteContext, SiteError, render_site, write_site
+from validator.site import (CARDS_PER_PAGE, INFERENCE_PER_PAGE, LATEST_PER_PAGE, MARKER, SiteContext, SiteError, render_site,
+                            write_site)
 from validator.site.collect import collect_context
 
 REPO = Path(__file__).resolve().parent.parent
@@ -167,18 +168,34 @@ def test_empty_cells_and_wanted_lists_are_shown_when_present() -> None:
 def test_long_lists_are_split_into_pages_and_no_row_is_lost() -> None:
     boards = load(LANDED_BOARDS)
     template = boards["boards"]["training"][0]
+    n_training = 2 * LATEST_PER_PAGE + 234
     boards["boards"]["training"] = [dict(template, recipe=f"synthetic-{i:05d}", measured=f"2026-{1 + i % 12:02d}-01")
-                                    for i in range(1234)]
+                                    for i in range(n_training)]
     claimed = boards["boards"]["claimed"][0]
-    boards["boards"]["claimed"] = [dict(claimed, recipe=f"claimed-{i:05d}") for i in range(2100)]
+    n_claimed = 4 * INFERENCE_PER_PAGE + 100
+    boards["boards"]["claimed"] = [dict(claimed, recipe=f"claimed-{i:05d}") for i in range(n_claimed)]
     files = render_site(boards)
-    assert {"training/latest-2.html", "training/latest-3.html", "inference/page-2.html",
-            "inference/page-3.html"} <= set(files) and "training/latest-4.html" not in files
-    latest = "".join(files[p].decode() for p in ("index.html", "training/latest-2.html", "training/latest-3.html"))
+    latest_pages = ["index.html", "training/latest-2.html", "training/latest-3.html"]
+    inference_pages = ["inference.html"] + [f"inference/page-{n}.html" for n in range(2, 6)]
+    assert set(latest_pages + inference_pages) <= set(files)
+    assert "training/latest-4.html" not in files and "inference/page-6.html" not in files
+    latest = "".join(files[p].decode() for p in latest_pages)
     assert sorted(chunk.split('"')[0] for chunk in latest.split('<tr data-recipe="')[1:]) == \
-        [f"synthetic-{i:05d}" for i in range(1234)]
-    claimed_rows = "".join(files[p].decode() for p in ("inference.html", "inference/page-2.html", "inference/page-3.html"))
-    assert claimed_rows.count('<tr data-recipe="claimed-') == 2100
+        [f"synthetic-{i:05d}" for i in range(n_training)]
+    assert "".join(files[p].decode() for p in inference_pages).count('<tr data-recipe="claimed-') == n_claimed
+    assert '<a href="../inference/page-3.html">3</a>' in files["inference/page-2.html"].decode()
+
+
+def test_model_cards_are_split_into_pages() -> None:
+    boards = load(LANDED_BOARDS)
+    card = boards["models"][0]
+    boards["models"] = [dict(card, model=f"m-{i:04d}", model_name=f"M{i:04d}") for i in range(2 * CARDS_PER_PAGE + 1)]
+    files = render_site(boards)
+    pages = ["index.html", "training/models-2.html", "training/models-3.html"]
+    assert "training/models-4.html" not in files
+    shown = [m for p in pages for m in re.findall(r'<section class="card" id="model-([^"]+)"', files[p].decode())]
+    assert shown == [f"m-{i:04d}" for i in range(2 * CARDS_PER_PAGE + 1)]
+    assert 'id="latest"' in files["index.html"].decode() and 'id="latest"' not in files[pages[1]].decode()
 
 
 def test_write_site_replaces_its_own_folder_and_refuses_others(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from validator.site import format as fmt
 MARKER = ".orv-site"  # names a folder orv site wrote, so it may replace it, and only such a folder
 LATEST_PER_PAGE = 500  # rows of the "Latest recipes" list per page (~0.5 KB each)
 CARDS_PER_PAGE = 200  # model cards per page (~2 KB each)
-INFERENCE_PER_PAGE = 1000  # rows per inference board page (~0.9 KB each)
+INFERENCE_PER_PAGE = 500  # rows per inference board page (~0.9 KB each; long reasons make them longer)
 
 
 @dataclass(frozen=True)
