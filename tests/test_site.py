@@ -24,8 +24,8 @@ from tests.boards_builders import (add_run, inference_recipe, inference_run, tra
                                    write_recipe)
 from tests.conftest import make_registry
 from validator.cli import main
-from validator.site import (CARDS_PER_PAGE, INFERENCE_PER_PAGE, LATEST_PER_PAGE, MARKER, SiteContext, SiteError, render_site,
-                            write_site)
+from validator.site import (CARDS_PER_PAGE, INFERENCE_PER_PAGE, LATEST_PER_PAGE, MARKER, SiteContext, SiteError,
+                            boards_problem, render_site, write_site)
 from validator.site.collect import collect_context
 
 REPO = Path(__file__).resolve().parent.parent
@@ -198,6 +198,47 @@ def test_model_cards_are_split_into_pages() -> None:
     assert 'id="latest"' in files["index.html"].decode() and 'id="latest"' not in files[pages[1]].decode()
 
 
+def test_odd_values_render_as_text_and_never_raise() -> None:
+    """A boards document from elsewhere (--boards) may hold any value in any field: once its shape
+    passes, every page renders, whatever a field holds."""
+    full = load(LANDED_BOARDS)
+    small = copy.deepcopy(full)
+    for name in ("training", "measured", "claimed"):
+        small["boards"][name] = small["boards"][name][:1]
+    small["models"] = [m for m in small["models"] if m["gpus"][0]["recipe"] == small["boards"]["training"][0]["recipe"]]
+    small["runs"] = small["runs"][:1]
+    small["runs"][0]["recipes"] = [small["boards"]["measured"][0]["recipe"]]
+    assert small["models"] and boards_problem(small) is None
+    targets = [small["boards"][name][0] for name in ("training", "measured", "claimed")]
+    targets += [small["models"][0], small["models"][0]["gpus"][0], small["runs"][0], small["meta"]]
+    rendered = 0
+    for target in targets:
+        for key in sorted(target):
+            if key in ("recipe", "model", "gpu", "content_hash", "recipes", "gpus") and target is not small["meta"]:
+                continue  # the shape boards_problem checks
+            for odd in ("<b>x</b>", [1, "y"], {"a": 1}, True, -1.5, None):
+                saved, target[key] = target[key], odd
+                files = render_site(small)
+                rendered += 1
+                assert "<b>x</b>" not in b"".join(files.values()).decode()
+                target[key] = saved
+    assert rendered > 200
+
+
+def test_the_shape_check_names_what_is_wrong() -> None:
+    good = load(LANDED_BOARDS)
+    assert boards_problem(good) is None
+    for mutate, message in (
+        (lambda b: b["boards"]["training"][0].update(recipe="../../etc/evil"), "is not a recipe id"),
+        (lambda b: b["boards"].update(measured={}), "`boards/measured` is not a list"),
+        (lambda b: b["models"][0]["gpus"].append("h100"), "`models/0/gpus` has an entry without a `gpu` string"),
+        (lambda b: b["runs"][0].pop("content_hash"), "`runs/0` is not an object with a `content_hash` string"),
+    ):
+        bad = copy.deepcopy(good)
+        mutate(bad)
+        assert message in (boards_problem(bad) or "")
+
+
 def test_write_site_replaces_its_own_folder_and_refuses_others(tmp_path: Path) -> None:
     out = tmp_path / "site"
     write_site(str(out), {"index.html": b"one", MARKER: b"m", "old.html": b"x"})
@@ -220,6 +261,14 @@ def test_cli_reports_an_unreadable_boards_file_without_a_traceback(tmp_path: Pat
     err = capsys.readouterr().err
     assert "cannot read" in err and "hint: run `orv boards` first" in err and "Traceback" not in err
     assert not (tmp_path / "out").exists()
+    wrong = tmp_path / "wrong.json"
+    broken = load(LANDED_BOARDS)
+    broken["boards"]["training"][0]["recipe"] = "../escape"
+    wrong.write_text(json.dumps(broken))
+    assert main(["site", str(tmp_path / "out"), "--boards", str(wrong)]) == 2
+    err = capsys.readouterr().err
+    assert "is not a boards document this orv can render (`boards/training/0/recipe` is not a recipe id" in err
+    assert "Traceback" not in err and not (tmp_path / "out").exists()
     (tmp_path / "taken").mkdir()
     (tmp_path / "taken" / "notes.txt").write_text("x")
     assert main(["site", str(tmp_path / "taken"), "--boards", str(LANDED_BOARDS)]) == 2
@@ -454,3 +503,11 @@ def test_the_boards_workflow_publishes_the_site_with_least_privilege() -> None:
     assert build["steps"][upload]["with"] == {"path": "${{ runner.temp }}/site"}
     (deploy,) = pages["steps"]
     assert deploy["uses"].startswith("actions/deploy-pages@") and len(deploy["uses"].split("@")[1]) == 40
+
+
+def test_browser_console_check_catches_a_script_error(browser: Any, serve: Any, tmp_path: Path) -> None:
+    """The "no console errors" assertion above can fail: a page whose script throws is caught."""
+    (tmp_path / "broken.html").write_text('<!DOCTYPE html><link rel="icon" href="data:,"><script>notDefined()</script>')
+    _open(browser, serve(tmp_path) + "broken.html")
+    with pytest.raises(AssertionError):
+        _no_console_errors(browser)

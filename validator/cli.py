@@ -244,7 +244,7 @@ def site_cmd(directory: str, boards_file: str | None, root: str | None) -> None:
     """Render the boards as a static website into DIRECTORY (replaced atomically; docs/site.md)."""
     import orjson
 
-    from validator.site import SiteContext, SiteError, render_site, write_site
+    from validator.site import SiteContext, SiteError, boards_problem, render_site, write_site
     from validator.site.collect import collect_context
 
     if root is None and boards_file is None:
@@ -259,8 +259,10 @@ def site_cmd(directory: str, boards_file: str | None, root: str | None) -> None:
         click.echo(f"orv: cannot read {path}: {exc}\n    hint: run `orv boards` first, or pass --boards FILE",
                    err=True)
         sys.exit(EXIT_USAGE)
-    if not isinstance(boards, dict):
-        click.echo(f"orv: {path} is not a boards document (a JSON object)", err=True)
+    problem = boards_problem(boards)
+    if problem is not None:
+        click.echo(f"orv: {path} is not a boards document this orv can render ({problem})\n"
+                   "    hint: regenerate it with this version's `orv boards`", err=True)
         sys.exit(EXIT_USAGE)
     context = collect_context(os.path.abspath(root), boards) if root else SiteContext()
     files = render_site(boards, context)

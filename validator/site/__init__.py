@@ -9,6 +9,7 @@ registry. docs/site.md describes the pages.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ import jinja2
 
 from validator.site import format as fmt
 
+SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")  # a recipe id (boards schema: slug), safe as a file name
 MARKER = ".orv-site"  # names a folder orv site wrote, so it may replace it, and only such a folder
 LATEST_PER_PAGE = 500  # rows of the "Latest recipes" list per page (~0.5 KB each)
 CARDS_PER_PAGE = 200  # model cards per page (~2 KB each)
@@ -54,7 +56,9 @@ def _environment(hrefs: Mapping[str, str]) -> jinja2.Environment:
 
     def groupby_ordered(items: Iterable[Mapping[str, Any]], key: str) -> list[dict[str, Any]]:
         groups: dict[str, list[Mapping[str, Any]]] = {}
-        for item in items:
+        for item in items if isinstance(items, (list, tuple)) else ():
+            if not isinstance(item, Mapping):
+                continue
             groups.setdefault(str(item.get(key) or "Other"), []).append(item)
         return [{"name": name, "members": members} for name, members in groups.items()]
 
@@ -63,12 +67,17 @@ def _environment(hrefs: Mapping[str, str]) -> jinja2.Environment:
             return "; ".join(str(v) for v in value)
         return "" if value is None else str(value)
 
-    def barwidth(value: Optional[float]) -> str:
-        return f"{max(0.0, min(1.0, value or 0.0)) * 100:.1f}"
+    def listtext(value: Any, sep: str = "; ") -> str:
+        if isinstance(value, (list, tuple)):
+            return sep.join(str(v) for v in value)
+        return "" if value is None else str(value)
+
+    def barwidth(value: Any) -> str:
+        return f"{max(0.0, min(1.0, value if fmt._number(value) else 0.0)) * 100:.1f}"
 
     env.filters.update(num=fmt.num, usd=fmt.usd, pct=fmt.pct, gain=fmt.gain, sortkey=fmt.sort_key,
                        quality=fmt.quality, recipe_href=recipe_href, groupby_ordered=groupby_ordered,
-                       needs=needs, barwidth=barwidth)
+                       needs=needs, barwidth=barwidth, listtext=listtext)
     return env
 
 
@@ -114,19 +123,19 @@ def render_site(boards: Mapping[str, Any], context: SiteContext = SiteContext())
         return gpu_rank.get(gpu, len(gpu_rank)), gpu
 
     cards = []
-    for m in sorted(models, key=lambda m: (order.get(m["model"], len(order)), m.get("family") or "", m["model"])):
+    for m in sorted(models, key=lambda m: (order.get(m["model"], len(order)), str(m.get("family") or ""), m["model"])):
         gpus = [dict(g, mfu=(by_id.get(g["recipe"]) or {}).get("mfu") if g.get("recipe") else None)
-                for g in sorted(m.get("gpus") or [], key=lambda g: (by_gpu(g["gpu"]), g.get("workload") or ""))]
+                for g in sorted(m.get("gpus") or [], key=lambda g: (by_gpu(g["gpu"]), str(g.get("workload") or "")))]
         cards.append(dict(m, gpus=gpus))
-    families = list(dict.fromkeys(m.get("family") or "Other" for m in cards))
-    with_recipe = [(m["model"], g["gpu"], g.get("workload")) for m in cards for g in m["gpus"] if g.get("recipe")]
+    families = list(dict.fromkeys(str(m.get("family") or "Other") for m in cards))
+    with_recipe = [(m["model"], g["gpu"], str(g.get("workload"))) for m in cards for g in m["gpus"] if g.get("recipe")]
     gpu_ids = sorted({g for _, g, _ in with_recipe}, key=by_gpu)
     gpu_names = {g["gpu"]: g["gpu"].upper() for m in cards for g in m["gpus"]}
     stats = {"recipes": len(training), "verified": sum(1 for r in training if r.get("tier") in ("T2", "T3")),
              "models": len(cards), "families": len(families), "pairs": len(set(with_recipe)),
              "gpus": gpu_ids, "gpu_names": [gpu_names[g] for g in gpu_ids]}
-    workloads = sorted({r["workload"] for r in training if r.get("workload")})
-    latest = sorted(training, key=lambda r: (r.get("measured") or ""), reverse=True)  # stable: boards order within a day
+    workloads = sorted({str(r["workload"]) for r in training if r.get("workload")})
+    latest = sorted(training, key=lambda r: str(r.get("measured") or ""), reverse=True)  # stable: boards order within a day
     latest_chunks = _chunks(latest, LATEST_PER_PAGE)
     card_chunks = _chunks(cards, CARDS_PER_PAGE)
 
@@ -167,9 +176,9 @@ def render_site(boards: Mapping[str, Any], context: SiteContext = SiteContext())
             boards_here.append({
                 "name": name, "title": title, "rows": rows,
                 "pages": _pages(len(all_rows), INFERENCE_PER_PAGE, inference_name, n, up),
-                "tiers": sorted({r["tier"] for r in all_rows}),
-                "engines": sorted({r["engine"] for r in all_rows if r.get("engine")}),
-                "gpus": sorted({r["gpu"] for r in all_rows if r.get("gpu")}),
+                "tiers": sorted({str(r["tier"]) for r in all_rows if r.get("tier")}),
+                "engines": sorted({str(r["engine"]) for r in all_rows if r.get("engine")}),
+                "gpus": sorted({str(r["gpu"]) for r in all_rows if r.get("gpu")}),
                 "quality": any(r.get("quality") is not None for r in all_rows),
             })
         page(path, "inference.html", boards=boards_here, script=True,
@@ -181,14 +190,14 @@ def render_site(boards: Mapping[str, Any], context: SiteContext = SiteContext())
     runs_of: dict[str, list[dict[str, Any]]] = {}
     for run in runs:
         for rid in run.get("recipes") or []:
-            runs_of.setdefault(rid, []).append(run)
+            runs_of.setdefault(str(rid), []).append(run)
     for kind, rows in (("training", training), ("inference", measured + claimed)):
         for row in rows:
             path = f"recipe/{kind}/{row['recipe']}.html"
             if path in files:
                 continue
             row_runs = sorted(runs_of.get(row["recipe"], []),
-                              key=lambda r: (r.get("measured_at") or "", r.get("content_hash") or ""))
+                              key=lambda r: (str(r.get("measured_at") or ""), r["content_hash"]))
             chart, diverged = None, []
             if kind == "training":
                 chart, diverged = _chart(row, row_runs, context)
@@ -287,6 +296,38 @@ def write_site(directory: str, files: Mapping[str, bytes]) -> None:
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+
+
+def boards_problem(boards: Any) -> Optional[str]:
+    """Why `boards` cannot be rendered, or None: the shape the pages index into (rows are objects
+    with a string id). Not a full schema check — `orv boards` validates what it writes, and the
+    schema's uniqueItems make that minutes at 10,000 recipes; any other odd value renders as text."""
+    if not isinstance(boards, dict):
+        return "the top level is not a JSON object"
+    tables = boards.get("boards", {})
+    if not isinstance(tables, dict):
+        return "`boards` is not an object"
+    lists = [(f"boards/{name}", tables.get(name), "recipe") for name in ("training", "measured", "claimed")]
+    lists += [("models", boards.get("models"), "model"), ("runs", boards.get("runs"), "content_hash")]
+    for where, rows, key in lists:
+        if rows is None:
+            continue
+        if not isinstance(rows, list):
+            return f"`{where}` is not a list"
+        for n, row in enumerate(rows):
+            if not isinstance(row, dict) or not isinstance(row.get(key), str) or not row[key]:
+                return f"`{where}/{n}` is not an object with a `{key}` string"
+            if key == "recipe" and not SLUG.fullmatch(row[key]):  # it names a file of the site
+                return f"`{where}/{n}/recipe` is not a recipe id (lower-case letters, digits, hyphens)"
+            if where == "models" and not all(isinstance(g, dict) and isinstance(g.get("gpu"), str)
+                                             for g in row.get("gpus") or []):
+                return f"`models/{n}/gpus` has an entry without a `gpu` string"
+            if where == "runs" and not isinstance(row.get("recipes") or [], list):
+                return f"`runs/{n}/recipes` is not a list"
+    for name in ("meta", "wanted"):
+        if boards.get(name) is not None and not isinstance(boards[name], dict):
+            return f"`{name}` is not an object"
+    return None
 
 
 class SiteError(Exception):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import os
+import re
 from typing import Any, Mapping
 
 import orjson
@@ -16,6 +17,7 @@ import yaml
 from validator.site import SiteContext
 from validator.site.format import MAX_POINTS
 
+RUN_FILE = re.compile(r"runs/[0-9a-f]{2}/[0-9a-f]{64}\.json")
 PARALLEL_FROM = 200  # training run files; below this a process pool costs more than it saves
 
 try:  # libyaml's C loader when present (it is in the Action's lock); the pure-Python one otherwise
@@ -47,9 +49,10 @@ def collect_context(root: str, boards: Mapping[str, Any]) -> SiteContext:
             references[str(wid)] = {"points": sorted(points), "tolerance": conv.get("tolerance"),
                                     "tolerance_kind": conv.get("tolerance_kind", "relative"),
                                     "window": conv.get("window")}
-    wanted = [(run["content_hash"], os.path.join(root, *str(run["run_file"]).split("/")))
+    wanted = [(run["content_hash"], os.path.join(root, *run["run_file"].split("/")))
               for run in boards.get("runs") or []
-              if run.get("kind") == "training" and run.get("run_file") and run.get("samples")]
+              if run.get("kind") == "training" and run.get("samples")
+              and RUN_FILE.fullmatch(str(run.get("run_file")))]  # only ever a file under runs/
     if len(wanted) >= PARALLEL_FROM and (os.cpu_count() or 1) > 1:
         # parsing the run files is most of the build at scale (10,000 recipes: ~350 MB of JSON)
         with concurrent.futures.ProcessPoolExecutor(max_workers=min(os.cpu_count() or 1, 8)) as pool:

@@ -5,25 +5,35 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence
 
 
-def num(value: Optional[float], decimals: int = 1) -> str:
-    """1480.4 -> '1,480.4' (seed 000's style); None -> an en dash."""
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def num(value: Any, decimals: int = 1) -> str:
+    """1480.4 -> '1,480.4' (seed 000's style); None -> an en dash; anything else as text."""
     if value is None:
         return "–"
-    return f"{value:,.{decimals}f}"
+    return f"{value:,.{decimals}f}" if _number(value) else str(value)
 
 
-def usd(value: Optional[float]) -> str:
-    return "–" if value is None else f"${value:,.2f}"
+def usd(value: Any) -> str:
+    if value is None:
+        return "–"
+    return f"${value:,.2f}" if _number(value) else str(value)
 
 
-def pct(fraction: Optional[float]) -> str:
+def pct(fraction: Any) -> str:
     """An MFU fraction as a percentage: 0.4123 -> '41.2%'."""
-    return "–" if fraction is None else f"{fraction * 100:.1f}%"
+    if fraction is None:
+        return "–"
+    return f"{fraction * 100:.1f}%" if _number(fraction) else str(fraction)
 
 
-def gain(value: Optional[float]) -> str:
+def gain(value: Any) -> str:
     """Seed 000 prints the gain over the starting point as a whole percentage: '+48%'."""
-    return "" if value is None else f"{value:+.0f}%"
+    if value is None:
+        return ""
+    return f"{value:+.0f}%" if _number(value) else str(value)
 
 
 def sort_key(value: Any) -> str:
