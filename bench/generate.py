@@ -21,7 +21,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 
 from validator.hashing import canonical_bytes, is_canonical  # noqa: E402
-from validator.recompute import inference_facts, training_facts  # noqa: E402
+from validator.science.throughput import inference_facts, training_facts  # noqa: E402
 
 GENERATOR_VERSION = "2"
 STEPS = 1000

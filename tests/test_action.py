@@ -8,7 +8,9 @@ GITHUB_EVENT_PATH to a `pull_request` payload. Workflow commands on stdout becom
 action's outputs are evaluated from its `outputs:` section. The only step not executed is
 actions/setup-python (a JavaScript action); the test's own interpreter stands in for it, and the
 install step runs with `install: false` (the real, hash-pinned install is exercised by
-test_the_real_install_step_with_hashes when ORV_TEST_INSTALL=1, since it downloads wheels).
+test_the_real_install_step_with_hashes when ORV_TEST_INSTALL=1, since it downloads wheels). The
+action runs orv isolated (`python -I`), so the orv it finds is the one installed in the test's
+interpreter (`pip install -e .`), never PYTHONPATH; `bin` puts another interpreter first on PATH.
 """
 
 from __future__ import annotations
@@ -25,8 +27,11 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.test_pr import (add_run, commit_all, existing_run, git, line_of, recipe_path, recipe_text,
-                           registry_repo, run_path, write)
+from tests.testing.checking import line_of
+from tests.testing.factories import (add_training_run, existing_run, recipe_text, registry_repo, run_path,
+                                     training_recipe_path)
+from tests.testing.git import commit_all, git
+from tests.testing.registry import write
 from validator.diagnostics import Diagnostic, Result, Severity
 from validator.report import sarif, summary
 from validator.report.github import ANNOTATIONS_PER_LEVEL
@@ -98,8 +103,10 @@ def parse_output_file(text: str) -> dict[str, str]:
 class ActionRunner:
     """Runs action.yml's composite steps in order, as the runner does, stopping at the first failure."""
 
-    def __init__(self, workspace: Path, event: dict[str, Any], tmp: Path, inputs: dict[str, str]) -> None:
-        self.action = yaml.safe_load(ACTION.read_text(encoding="utf-8"))
+    def __init__(self, workspace: Path, event: dict[str, Any], tmp: Path, inputs: dict[str, str],
+                 action_dir: Path = ROOT, bin: Path | None = None) -> None:
+        self.action_dir, self.bin = action_dir, bin
+        self.action = yaml.safe_load((action_dir / "action.yml").read_text(encoding="utf-8"))
         self.workspace, self.tmp = workspace, tmp
         self.event_path = tmp / "event.json"
         self.event_path.write_text(json.dumps(event), encoding="utf-8")
@@ -116,7 +123,7 @@ class ActionRunner:
         if parts[0] == "steps" and len(parts) == 4 and parts[2] == "outputs":
             return self.steps.get(parts[1], {}).get("outputs", {}).get(parts[3], "")
         if parts[0] == "github" and parts[1:] == ["action_path"]:
-            return str(ROOT)
+            return str(self.action_dir)
         if parts[0] == "github" and parts[1:] == ["workspace"]:
             return str(self.workspace)
         raise AssertionError(f"expression `{path}` is outside what this runner evaluates; keep action.yml simple")
@@ -126,13 +133,14 @@ class ActionRunner:
 
     def base_env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "RUNNER_"))}
+        first = [str(self.bin)] if self.bin else []
         env.update({
-            "PATH": os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", ""),
-            "PYTHONPATH": str(ROOT),  # the worktree's validator stands in for the installed one
+            "PATH": os.pathsep.join([*first, os.path.dirname(sys.executable), env.get("PATH", "")]),
             "CI": "true", "GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": "pull_request",
             "GITHUB_EVENT_PATH": str(self.event_path), "GITHUB_WORKSPACE": str(self.workspace),
-            "GITHUB_ACTION_PATH": str(ROOT), "RUNNER_TEMP": str(self.tmp), "RUNNER_OS": "Linux",
+            "GITHUB_ACTION_PATH": str(self.action_dir), "RUNNER_TEMP": str(self.tmp), "RUNNER_OS": "Linux",
         })
+        env.pop("PYTHONPATH", None)
         return env
 
     def run(self) -> ActionRun:
@@ -199,9 +207,9 @@ def run_action(repo: Path, tmp_path: Path, labels: tuple[str, ...] = (), **input
 
 def test_a_passing_pull_request(tmp_path: Path) -> None:
     repo = registry_repo(tmp_path)
-    digest = add_run(repo, 1612.0, measured_by="lab-b", layout="tp2-pp2-dp2")
+    digest = add_training_run(repo, 1612.0, measured_by="lab-b", layout="tp2-pp2-dp2")
     rid = "qwen3-8-27b-h100-tp2-pp2-dp2"
-    write(repo, recipe_path(rid), recipe_text(rid, claimed=1612.0, runs=(digest,), layout="tp2-pp2-dp2"))
+    write(repo, training_recipe_path(rid), recipe_text(rid, claimed=1612.0, runs=(digest,), layout="tp2-pp2-dp2"))
     commit_all(repo, "contributor: a TP2 PP2 recipe and its run")
     run = run_action(repo, tmp_path)
     assert not run.failed, run.log
@@ -238,7 +246,7 @@ def test_a_pull_request_with_an_unpinned_engine_fails(tmp_path: Path) -> None:
                         exc_type=ModuleNotFoundError)
     repo = registry_repo(tmp_path)
     rid = "qwen3-8-27b-floating"
-    rel = recipe_path(rid)
+    rel = training_recipe_path(rid)
     write(repo, rel, recipe_text(rid, version="latest", layout="tp4-pp1-dp2"))
     commit_all(repo, "contributor: whatever megatron is current")
     run = run_action(repo, tmp_path)
@@ -252,7 +260,7 @@ def test_a_pull_request_with_an_unpinned_engine_fails(tmp_path: Path) -> None:
 
 def test_a_maintainer_label_waives_a_rule_and_the_summary_says_so(tmp_path: Path) -> None:
     repo = registry_repo(tmp_path)
-    rel = recipe_path("qwen3-8-27b-h100-tp1-pp4-dp2")
+    rel = training_recipe_path("qwen3-8-27b-h100-tp1-pp4-dp2")
     git(repo, "rm", "-q", rel)
     commit_all(repo, "maintainer retires a recipe")
     # Retiring a recipe also orphans its run files, which are append-only: both rules need a waiver.
@@ -270,7 +278,7 @@ def test_a_maintainer_label_waives_a_rule_and_the_summary_says_so(tmp_path: Path
 
 def test_without_the_label_the_same_pull_request_fails(tmp_path: Path) -> None:
     repo = registry_repo(tmp_path)
-    git(repo, "rm", "-q", recipe_path("qwen3-8-27b-h100-tp1-pp4-dp2"))
+    git(repo, "rm", "-q", training_recipe_path("qwen3-8-27b-h100-tp1-pp4-dp2"))
     commit_all(repo, "contributor removes a recipe")
     run = run_action(repo, tmp_path, labels=("needs-review",))
     assert run.failed and [a.properties["title"] for a in run.of_level("error")] == ["ORV602", "ORV204"]
@@ -315,6 +323,113 @@ def test_paths_input_limits_what_is_reported(tmp_path: Path) -> None:
     assert [a.properties["file"] for a in run.annotations] == ["README.md"]
 
 
+# --------------------------------------------------------------------------- the workspace is data, never code
+
+# What a pull request could add to stand in for the gate's own modules: a top-level `validator`
+# package (what `python -m validator` from the workspace would run), or a `json.py` that answers
+# the event-payload reader with `HEAD` as the base (nothing changed, so nothing to find).
+IMPERSONATIONS = {
+    "validator-package": {"validator/__init__.py": "",
+                          "validator/__main__.py": "print('no findings')\nraise SystemExit(0)\n"},
+    "json-module": {"json.py": "import sys\nprint('HEAD')\nprint('')\nsys.exit(0)\n"},
+}
+
+
+@pytest.mark.parametrize("files", IMPERSONATIONS.values(), ids=IMPERSONATIONS.keys())
+def test_code_in_the_pull_request_cannot_stand_in_for_the_gate(tmp_path: Path, files: dict[str, str]) -> None:
+    repo = registry_repo(tmp_path)
+    rid = "qwen3-8-27b-floating"
+    rel = training_recipe_path(rid)
+    write(repo, rel, recipe_text(rid, version="latest", layout="tp4-pp1-dp2"))  # ORV402: must fail
+    for name, text in files.items():
+        write(repo, name, text)
+    commit_all(repo, "contributor: an unpinned recipe, and a validator that finds nothing")
+    run = run_action(repo, tmp_path)
+    assert run.failed and run.exit_codes["check"] == 1, run.log
+    assert "no findings" not in run.log
+    assert any(a.properties["file"] == rel and a.properties["title"] == "ORV402" for a in run.of_level("error"))
+    assert int(run.outputs["errors"]) >= 1 and "## ❌ orv:" in run.summary
+
+
+def test_a_registry_with_its_own_validator_folder_is_checked_by_the_installed_orv(tmp_path: Path) -> None:
+    repo = registry_repo(tmp_path)
+    git(repo, "checkout", "-q", "main")
+    write(repo, "validator/__init__.py", "raise ImportError('the registry keeps its own scripts here')\n")
+    write(repo, "validator/__main__.py", "raise SystemExit(3)\n")
+    commit_all(repo, "the registry keeps scripts in validator/")
+    git(repo, "checkout", "-q", "-B", "pr")
+    digest = add_training_run(repo, 1612.0, measured_by="lab-b", layout="tp2-pp2-dp2")
+    rid = "qwen3-8-27b-h100-tp2-pp2-dp2"
+    write(repo, training_recipe_path(rid), recipe_text(rid, claimed=1612.0, runs=(digest,), layout="tp2-pp2-dp2"))
+    commit_all(repo, "contributor: a recipe and its run")
+    run = run_action(repo, tmp_path)
+    assert not run.failed, run.log
+    assert run.outputs["errors"] == "0" and list(json.loads(run.outputs["tiers"])) == [rid]
+
+
+PYTHON_CALL = re.compile(r'(?:^|[\s(])("?\$(?:ORV_PYTHON|venv/bin/python)"?|python3?)\s+(-\S+)')
+
+
+def test_every_python_in_the_action_runs_isolated_from_the_workspace() -> None:
+    action = yaml.safe_load(ACTION.read_text(encoding="utf-8"))
+    calls = 0
+    for step in action["runs"]["steps"]:
+        script = step.get("run", "")
+        for line_no, line in enumerate(script.splitlines()):
+            for m in PYTHON_CALL.finditer(line):
+                calls += 1
+                assert m.group(2) == "-I", f"{step['name']}: `{line.strip()}` must run Python with -I"
+                before = "\n".join(script.splitlines()[:line_no])
+                assert 'cd "$RUNNER_TEMP"' in before, f"{step['name']}: Python must not run from the workspace"
+    assert calls >= 5  # venv, two pip installs, the event reader, orv
+
+
+# An interpreter that answers for orv without being it: exits with the status given and writes the
+# outputs given to --github-output (nothing, or counts that contradict the status).
+IMPOSTOR = """#!/usr/bin/env bash
+out="" prev=""
+for arg in "$@"; do
+  [ "$prev" = --github-output ] && out="$arg"
+  prev="$arg"
+done
+if [ -n "$out" ]; then
+  echo "no findings"
+  printf '%b' "$IMPOSTOR_OUTPUTS" >> "$out"
+  exit "$IMPOSTOR_STATUS"
+fi
+exec {python} "$@"
+"""
+
+
+@pytest.mark.parametrize("status, outputs, says", [
+    (0, "", "wrote no result"),
+    (1, "", "wrote no result"),
+    (0, "errors=\\nwarnings=0\\n", "wrote no result"),
+    (0, "errors=2\\nwarnings=0\\n", "exited with status 0 but counted 2 error(s)"),
+], ids=["pass-without-result", "fail-without-result", "empty-count", "pass-with-errors"])
+def test_a_check_without_a_result_from_orv_fails_closed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         status: int, outputs: str, says: str) -> None:
+    bin_dir = tmp_path / "impostor"
+    bin_dir.mkdir()
+    impostor = bin_dir / "python3"
+    impostor.write_text(IMPOSTOR.format(python=sys.executable), encoding="utf-8")
+    impostor.chmod(0o755)
+    monkeypatch.setenv("IMPOSTOR_STATUS", str(status))
+    monkeypatch.setenv("IMPOSTOR_OUTPUTS", outputs)
+    repo = registry_repo(tmp_path)
+    write(repo, "README.md", "# edited\n")
+    commit_all(repo, "a change")
+    event = open_pull_request(repo)
+    runner_tmp = tmp_path / "runner"
+    runner_tmp.mkdir()
+    run = ActionRunner(repo, event, runner_tmp, {"install": "false"}, bin=bin_dir).run()
+    assert "no findings" in run.log  # the impostor did answer
+    assert run.failed and run.exit_codes["check"] == 2
+    assert any(says in a.message for a in run.of_level("error")), run.log
+    assert "## ❌ orv: the check could not complete" in run.summary
+    assert run.outputs["errors"] == ""  # nothing reached the step outputs
+
+
 @pytest.mark.skipif(os.environ.get("ORV_TEST_INSTALL") != "1",
                     reason="downloads the locked wheels; set ORV_TEST_INSTALL=1 to run the real install step")
 def test_the_real_install_step_with_hashes(tmp_path: Path) -> None:
@@ -327,7 +442,7 @@ def test_the_real_install_step_with_hashes(tmp_path: Path) -> None:
     subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]], env=env, check=True,
                    timeout=900)
     python = parse_output_file(output.read_text(encoding="utf-8"))["python"]
-    done = subprocess.run([python, "-m", "validator", "explain", "ORV601"], capture_output=True, text=True,
+    done = subprocess.run([python, "-I", "-m", "validator", "explain", "ORV601"], capture_output=True, text=True,
                           cwd=tmp_path, check=True)
     assert "append-only" in done.stdout
 

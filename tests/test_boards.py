@@ -17,12 +17,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.boards_builders import (SEED_000, SEED_004, add_run, commit_all, git, git_init, inference_recipe,
-                                   inference_run, training_recipe, training_run, write_recipe, write_yaml)
-from tests.conftest import make_registry
-from validator import schema as schemas
-from validator.boards import BOARDS_SCHEMA_ID, GitStamp, build, render
-from validator.checks.boards import compare as compare_boards, git_stamp
+from tests.testing.factories import (SEED_000, SEED_004, inference_recipe, inference_run, store_run, training_recipe,
+                                     training_run, write_recipe, write_yaml)
+from tests.testing.git import commit_all, git, git_init
+from tests.testing.registry import make_registry
+from validator.load import schema as schemas
+from validator.boards.build import BOARDS_SCHEMA_ID, GitStamp, build, render
+from validator.boards.regenerate import git_stamp
+from validator.checks.freshness import compare as compare_boards
 from validator.cli import main
 from validator.engine import Config, analyse, run
 from validator.registry import Catalog
@@ -56,7 +58,7 @@ def test_training_rows_rank_cost_and_mfu(registry: Path) -> None:
     write_recipe(registry, training_recipe("b200-pp2", 3858.5, gpu="b200",
                                            layout={"tp": 1, "pp": 2, "dp": 4, "layer_split": [34, 30]}))
     h100_recipe = training_recipe("h100-pp4", 1480.4, notes="CPU optimizer offload.")
-    h100_recipe["runs"] = [add_run(registry, training_run(h100_recipe))]
+    h100_recipe["runs"] = [store_run(registry, training_run(h100_recipe))]
     write_recipe(registry, h100_recipe)
     doc = document(registry)
     rows = rows_by_recipe(doc, "training")
@@ -121,11 +123,11 @@ def test_a_claim_too_small_to_show_still_gives_a_valid_board(registry: Path) -> 
 
 def test_seed_004_shaped_rows(registry: Path) -> None:
     pinned = inference_recipe("pinned-import", decode=41.47331427713861, provenance={"source": SEED_004, "row": 1})
-    pinned["runs"] = [add_run(registry, inference_run(pinned, samples=False,
+    pinned["runs"] = [store_run(registry, inference_run(pinned, samples=False,
                                                       provenance={"source": SEED_004, "legacy_id": "11"}))]
     write_recipe(registry, pinned)
     verified = inference_recipe("verified", decode=50.0, count=1)
-    verified["runs"] = [add_run(registry, inference_run(verified))]
+    verified["runs"] = [store_run(registry, inference_run(verified))]
     write_recipe(registry, verified)
     write_recipe(registry, inference_recipe("unpinned-import", software={}, provenance={"source": SEED_004, "row": 2}))
     write_recipe(registry, inference_recipe("bare-claim", decode=124))
@@ -174,7 +176,7 @@ def test_measured_rows_never_lack_run_evidence_and_never_repeat(registry: Path) 
     for i in range(4):
         recipe = inference_recipe(f"row-{i}", decode=40.0 + i)
         shared = inference_run(recipe, samples=False)
-        recipe["runs"] = [add_run(registry, shared), add_run(registry, {**shared, "measured_by": f"m{i}"})]
+        recipe["runs"] = [store_run(registry, shared), store_run(registry, {**shared, "measured_by": f"m{i}"})]
         write_recipe(registry, recipe)
     doc = document(registry)
     measured = doc["boards"]["measured"]

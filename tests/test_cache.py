@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
-from tests.conftest import make_registry
+from tests.testing.git import git
+from tests.testing.registry import make_registry
 from validator.engine import Config, run
 from validator.storing import store_run_document
 
@@ -16,11 +16,6 @@ RUN = {
     "summary": {"decode_tok_s": 50.0},
     "samples": [{"prompt_tokens": 100, "output_tokens": 101, "ttft_ms": 50.0, "e2e_ms": 2050.0}],
 }
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args], cwd=repo,
-                          check=True, capture_output=True, text=True).stdout
 
 
 def make_repo(tmp_path: Path) -> tuple[Path, str]:
@@ -48,9 +43,11 @@ runs: ["sha256:{stored.digest}"]
 
 
 def verified_runs(root: Path) -> list[bool]:
-    from validator.engine import _Collector, build_snapshot
+    from validator.checks.collect import Collector
+    from validator.load.cache import open_store
+    from validator.load.pipeline import assemble_loaded, load_tree
 
-    snapshot = build_snapshot(str(root), _Collector(), use_cache=True)
+    snapshot = assemble_loaded(str(root), load_tree(str(root), store=open_store(str(root))), Collector())
     return [entry.verified for entry in snapshot.runs.values()]
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CASES, make_registry
+from tests.testing.registry import CASES, make_registry
 from validator.checks import all_checks
 from validator.cli import main
 from validator.engine import Config, run
@@ -33,6 +33,17 @@ COVERED_ELSEWHERE = {
     "ORV604": "tests/test_pr.py::test_orv604_a_stray_file_under_runs_replaces_orv107",
     "ORV605": "tests/test_pr.py::test_orv605_a_provenance_block_added_to_an_existing_recipe",
     "ORV606": "tests/test_pr.py::test_orv606_changes_outside_recipes_and_runs_need_review_but_do_not_fail",
+    "ORV607": "tests/test_signing.py::test_pr_changing_measurers_needs_a_waiver_and_a_key_change_is_its_own_finding",
+    "ORV608": "tests/test_signing.py::test_pr_changing_measurers_needs_a_waiver_and_a_key_change_is_its_own_finding",
+    # Signatures are made with keys generated in the test (no private key is ever committed).
+    "ORV220": "tests/test_signing.py::test_tampered_signature_is_orv220",
+    "ORV221": "tests/test_signing.py::test_wrong_namespace_is_orv221",
+    "ORV222": "tests/test_signing.py::test_unregistered_key_is_orv222",
+    "ORV223": "tests/test_signing.py::test_one_measurer_signing_both_runs_is_not_a_reproduction",
+    # Identity: tool outputs converted with and without add-run's gate, against edited catalogs.
+    "ORV226": "tests/test_identity.py::test_llama_output_on_a_qwen_recipe_is_an_error",
+    "ORV227": "tests/test_identity.py::test_a_small_models_megatron_log_on_a_27b_recipe_is_an_error",
+    "ORV305": "tests/test_independence.py::test_same_measured_at_is_orv305_and_not_a_reproduction",
 }
 
 

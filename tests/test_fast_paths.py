@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from validator import schema
-from validator.engine import samples_fast_ok
+from validator.load import schema
+from validator.load.pipeline import samples_fast_ok
 from validator.hashing import is_canonical
 from validator.models import InferenceRecipe, RunMeta, TrainingRecipe
 from validator.registry import strip_samples
@@ -90,7 +90,7 @@ def _mutate(document: dict[str, Any], data: st.DataObject) -> dict[str, Any]:
 
 def _pydantic_ok(model: Any, document: Any) -> bool:
     """What the engine's fast path accepts: no nulls, then the strict model."""
-    from validator.engine import _has_null
+    from validator.load.pipeline import _has_null
 
     if _has_null(document):
         return False

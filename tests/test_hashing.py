@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CASES, make_registry
+from tests.testing.registry import CASES, make_registry
 from validator.cli import main
 from validator.engine import Config, run
 from validator.hashing import canonical_bytes, content_address, is_canonical, run_path

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CASES, make_registry
+from tests.testing.registry import CASES, make_registry
 from validator.engine import Config, run
 
 # case -> (code, text the hint must contain, bytes found at the finding's line and column)

@@ -15,10 +15,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import CASES, make_registry
+from tests.testing.registry import CASES, make_registry
 from validator.cli import main
 from validator.engine import Config, run
-from validator.loading import LoadError, parse_json, parse_yaml
+from validator.load.documents import parse_json, parse_yaml
+from validator.errors import LoadError
 
 RECIPE_DIR = "recipes/training/qwen3.8-27b"
 VALID = CASES / "valid-training"

@@ -5,10 +5,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from tests.conftest import CASES, make_registry
+from tests.testing.registry import CASES, make_registry
 from validator.diagnostics import Diagnostic
 from validator.engine import Config, run
-from validator.evidence import mismatches
+from validator.evidence import metadata_mismatches
 from validator.models import RunMeta, TrainingRecipe
 
 
@@ -69,9 +69,9 @@ def _recipe_and_run() -> tuple[TrainingRecipe, dict[str, object]]:
 
 def test_mismatches_name_leaf_fields() -> None:
     recipe, meta = _recipe_and_run()
-    assert mismatches(recipe, RunMeta.model_validate(meta)) == []
+    assert metadata_mismatches(recipe, RunMeta.model_validate(meta)) == []
     meta["hardware"] = {"gpu": "h100", "count": 16}
     meta["layout"] = {"tp": 1, "pp": 4, "dp": 4}
     meta["software"] = {"framework": {"name": "megatron-core", "version": "0.30.0"}, "runtime": {"name": "te"}}
-    fields = [(m.field, m.recipe_value, m.run_value) for m in mismatches(recipe, RunMeta.model_validate(meta))]
+    fields = [(m.field, m.recipe_value, m.run_value) for m in metadata_mismatches(recipe, RunMeta.model_validate(meta))]
     assert fields == [("hardware.count", 8, 16), ("software.runtime", None, {"name": "te"}), ("layout.dp", 2, 4)]

@@ -1,6 +1,6 @@
 """Pull-request mode checks the change's neighbourhood only: it must decide exactly as checking everything.
 
-The argument is in validator/neighbourhood.py; these tests hold it to account: every registry check
+The argument is in validator/pr/neighbourhood.py; these tests hold it to account: every registry check
 is classified, random pull requests over a registry full of cross-file relations (shared ids,
 identical configurations, copied claims, shared and missing runs, paths that differ by case) give
 the same findings both ways, and a warm key index keeps the work proportional to the change.
@@ -17,21 +17,23 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import make_registry
-from tests.test_pr import add_run, commit_all, git, recipe_text, run_path, training_run, write
-from validator import engine
-from validator.checks import by_scope
+from tests.testing.registry import make_registry
+from tests.testing.factories import add_training_run, h100_training_run, recipe_text, run_path
+from tests.testing.git import commit_all, git
+from tests.testing.registry import write
+from validator.load import pipeline
+from validator.checks import all_checks, by_scope
 from validator.engine import Config, evaluate
-from validator.neighbourhood import PER_FILE, RELATED_BY, neighbourhood
+from validator.pr.neighbourhood import neighbourhood
 from validator.storing import store_run_document
 
 SCENARIOS = 24  # random pull requests compared with a full check (each on its own git repository)
 
 
 def test_every_registry_check_says_whether_it_compares_files() -> None:
-    registry = {c.code for c in by_scope("registry")}
-    assert set(RELATED_BY) | PER_FILE == registry, "classify new registry checks in validator/neighbourhood.py"
-    assert not set(RELATED_BY) & PER_FILE
+    for c in by_scope("registry"):
+        assert (c.related_by is not None) != c.per_file, \
+            f"{c.code}: say related_by=KEY or per_file=True on its @check (validator/pr/neighbourhood.py)"
 
 
 def test_two_hops_reach_the_groups_of_every_file_a_change_touches() -> None:
@@ -66,7 +68,7 @@ def recipe_rel(stem: str) -> str:
 def build_base(tmp_path: Path, rng: random.Random) -> tuple[Path, list[str]]:
     repo = make_registry(tmp_path / "repo")
     git(repo, "init", "-q", "-b", "main")
-    runs = [add_run(repo, claim, layout=layout) for claim, layout in zip(CLAIMS, LAYOUTS)]
+    runs = [add_training_run(repo, claim, layout=layout) for claim, layout in zip(CLAIMS, LAYOUTS)]
     for stem in rng.sample(STEMS, k=4):
         write(repo, recipe_rel(stem), random_recipe(rng, stem, runs))
     if rng.random() < 0.7:
@@ -91,7 +93,7 @@ def mutate(repo: Path, rng: random.Random, runs: list[str]) -> list[str]:
         elif action == "delete":
             os.remove(repo / recipe_rel(rng.choice(present)))
         elif action == "add-run":
-            runs.append(add_run(repo, rng.choice([1480.4, 1612.0, 1700.0]), measured_by=f"lab-{rng.randint(1, 9)}",
+            runs.append(add_training_run(repo, rng.choice([1480.4, 1612.0, 1700.0]), measured_by=f"lab-{rng.randint(1, 9)}",
                                 layout=rng.choice(LAYOUTS)))
         elif action in ("delete-run", "tamper-run"):
             path = repo / run_path(rng.choice(runs))
@@ -126,7 +128,7 @@ def test_random_pull_requests_are_judged_as_a_full_check_judges_them(tmp_path: P
         codes.update(d.code for d in whole.result.diagnostics)
     assert checked == 2 * SCENARIOS
     # The scenarios reach the cross-file checks, or the comparison proves little.
-    assert len({code for code in codes if code in RELATED_BY}) >= 6, codes
+    assert len({code for code in codes if all_checks()[code].related_by}) >= 6, codes
 
 
 # --------------------------------------------------------------------------- the key index
@@ -134,7 +136,7 @@ def test_random_pull_requests_are_judged_as_a_full_check_judges_them(tmp_path: P
 
 def add_recipe(repo: Path, rid: str, claim: float, layout: str, version: str) -> str:
     """A valid recipe and its run; the version sets the configuration apart from the others."""
-    document = training_run(claim, layout=layout)
+    document = h100_training_run(claim, layout=layout)
     document["software"]["framework"]["version"] = version
     digest = store_run_document(str(repo), document).digest
     write(repo, recipe_rel(rid), recipe_text(rid, claimed=claim, runs=(digest,), layout=layout, version=version))
@@ -156,13 +158,13 @@ def wide_repo(tmp_path: Path) -> Path:
 
 def count_loads(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
     loads: Counter[str] = Counter()
-    real = engine._load_one
+    real = pipeline._load_one
 
     def counted(rel: str) -> Any:
         loads[rel] += 1
         return real(rel)
 
-    monkeypatch.setattr(engine, "_load_one", counted)
+    monkeypatch.setattr(pipeline, "_load_one", counted)
     return loads
 
 
@@ -181,7 +183,8 @@ def test_a_cold_index_loads_each_recipe_once_then_remembers(wide_repo: Path, mon
     loads = count_loads(monkeypatch)
     evaluate(Config(root=str(wide_repo), base="main", skip_boards=True, cache=True))
     assert sum(1 for rel in loads if rel.startswith("recipes/")) == 13 and max(loads.values()) == 1
-    assert not any(rel.startswith("runs/") for rel in loads)  # a run file's keys are in its name
+    # run files are loaded once too: the fingerprint of their samples is a key (ORV304)
+    assert all(count == 1 for rel, count in loads.items() if rel.startswith("runs/"))
     loads.clear()
     evaluate(Config(root=str(wide_repo), base="main", skip_boards=True, cache=True))
     assert set(loads) == {recipe_rel("qwen-new")}

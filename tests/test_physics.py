@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CASES, make_registry
-from validator.checks.physics import (DECODE_READ_FRACTION, decode_bound, divisors, implied_mfu, is_moe,
-                                      mfu_ceiling)
+from tests.testing.registry import CASES, make_registry
+from validator.checks.physics import divisors
+from validator.science.physics import DECODE_READ_FRACTION, decode_bound, implied_mfu, is_moe, mfu_ceiling
 from validator.engine import Config, run
 from validator.models import ModelSpec
-from validator.quant import QuantBits, bits_per_weight
+from validator.science.physics import QuantBits, bits_per_weight
 from validator.storing import StoredRun, store_run_document
 
 # Every distinct (GPUs, layout, layer split) of the "Latest recipes" table of seed 000
@@ -171,3 +171,25 @@ def test_orv512_hint_says_how_much_speculation_the_claim_needs(tmp_path: Path) -
     root = make_registry(tmp_path / "reg", CASES / "orv512-decode-bound")
     plain = next(d for d in run(Config(root=str(root), skip_boards=True)).diagnostics if "eagle" not in d.path)
     assert "97.5 tok/s" in plain.message and "k ≥ 1 would allow" in plain.hint
+
+
+def test_the_importer_and_orv512_use_one_decode_bound() -> None:
+    """Issue 11: the importer's copy was 25% stricter (no read fraction) and read AWQ as 4 bits where
+    ORV512 read 3; both now call validator.science.physics."""
+    from validator.importers.legacy_boards import Variant, decode_bound as importer_bound
+    from validator.importers.common import CatalogView
+    from validator.models import GpuSpec, ModelSpec
+    from validator.science.physics import decode_bound_for
+
+    model = ModelSpec.model_validate({"name": "M", "family": "F", "params_b": 8.0, "active_b": 8.0})
+    gpu = GpuSpec.model_validate({"name": "G", "vendor": "V", "bf16_dense_tflops": 989.4, "hbm_gib": 80,
+                                  "hbm_tb_s": 3.35})
+    catalog = CatalogView({"g": gpu}, {"m": model}, {})
+    variant = Variant("x", "M", "fp8", "g", "vllm", "0.11.0", model_id="m", gpu_id="g", count=1)
+    shared = decode_bound_for(model, gpu, 1, "fp8")
+    assert shared is not None and shared.tok_s == pytest.approx(558.33, rel=1e-4)  # not the importer's old 418.75
+    assert importer_bound(variant, catalog) == shared
+    variant.quant = "awq"
+    assert importer_bound(variant, catalog) == decode_bound_for(model, gpu, 1, "awq")
+    variant.serving = {"speculative": {"method": "dflash2"}}  # k unknown: the bound is unknown, not a rejection
+    assert importer_bound(variant, catalog) is None

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.conftest import CASES, make_registry
+from tests.testing.registry import CASES, make_registry
 from validator.checks.pinning import CODE_BY_KIND, codes_by_kind
 from validator.engine import Config, run
 from validator.models import Component, Patch, Tool

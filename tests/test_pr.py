@@ -8,131 +8,18 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import make_registry
+from tests.testing.checking import check, found, line_of
+from tests.testing.factories import (add_training_run, existing_run, h100_training_run, recipe_text,
+                                     registry_repo, run_path, training_recipe_path)
+from tests.testing.git import commit_all, git
+from tests.testing.registry import make_registry, write
 from validator.cli import main
-from validator.engine import Config, Evaluation, evaluate
 from validator.storing import store_run_document
-
-SEQ_TOKENS = 8192 * 128  # tokens per optimizer step of the SFT workload (rows x global batch)
-GIT_ENV = {"GIT_AUTHOR_NAME": "Contributor", "GIT_AUTHOR_EMAIL": "c@example.org",
-           "GIT_COMMITTER_NAME": "Contributor", "GIT_COMMITTER_EMAIL": "c@example.org",
-           "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
-
-
-# --------------------------------------------------------------------------- building repositories
-
-
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=repo, env={**os.environ, **GIT_ENV}, check=True,
-                          capture_output=True, text=True)
-    return done.stdout.strip()
-
-
-def commit_all(repo: Path, message: str) -> str:
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "--allow-empty", "-m", message)
-    return git(repo, "rev-parse", "HEAD")
-
-
-# Distinct layouts give distinct recipe identities (ORV3xx rejects two ids for one configuration).
-LAYOUTS: dict[str, dict[str, Any]] = {
-    "tp1-pp4-dp2": {"tp": 1, "pp": 4, "dp": 2, "layer_split": [16, 17, 17, 14]},
-    "tp2-pp2-dp2": {"tp": 2, "pp": 2, "dp": 2},
-    "tp4-pp1-dp2": {"tp": 4, "pp": 1, "dp": 2},
-    "tp2-pp1-dp4": {"tp": 2, "pp": 1, "dp": 4},
-    "tp8-pp1-dp1": {"tp": 8, "pp": 1, "dp": 1},
-}
-
-
-def flow_yaml(mapping: dict[str, Any]) -> str:
-    """{tp: 1, pp: 4, ...}: a one-line YAML mapping, keys in the order given."""
-    return "{" + ", ".join(f"{k}: {json.dumps(v)}" for k, v in mapping.items()) + "}"
-
-
-def recipe_text(rid: str, claimed: float = 1480.4, runs: tuple[str, ...] = (), version: str = "0.30.0",
-                extra: str = "", layout: str = "tp1-pp4-dp2") -> str:
-    run_lines = "".join(f"\n  - sha256:{d}" for d in runs) if runs else " []"
-    return (f"id: {rid}\nkind: training\nmodel: qwen3.8-27b\nhardware: {{gpu: h100, count: 8}}\n"
-            f"author: ATTUNE\nmeasured: \"2026-10-18\"\nworkload: sft-8k-gb128-bf16\nsoftware:\n"
-            f"  framework: {{name: megatron-core, version: \"{version}\"}}\n"
-            f"layout: {flow_yaml(LAYOUTS[layout])}\n"
-            f"claimed: {{tokens_per_s_per_gpu: {claimed}}}\nruns:{run_lines}\nnotes: CPU optimizer offload.\n{extra}")
-
-
-def recipe_path(rid: str) -> str:
-    return f"recipes/training/qwen3.8-27b/{rid}.yaml"
-
-
-def write(repo: Path, rel: str, text: str) -> None:
-    path = repo / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-
-
-def training_run(tokens_per_s_per_gpu: float, measured_by: str = "lab-a", steps: int = 24,
-                 layout: str = "tp1-pp4-dp2") -> dict[str, Any]:
-    """A run document whose raw samples recompute to exactly the given tokens/s/GPU."""
-    step_time = SEQ_TOKENS / (tokens_per_s_per_gpu * 8)
-    samples = [{"step": s, "time_s": round(step_time * (1.6 if s < 2 else 1.0), 6), "tokens": SEQ_TOKENS,
-                "loss": round(2.0 - 0.005 * s, 6)} for s in range(steps)]
-    return {
-        "kind": "training", "tool": {"name": "megatron-bench", "version": "1.2.0"},
-        "model": "qwen3.8-27b", "hardware": {"gpu": "h100", "count": 8},
-        "software": {"framework": {"name": "megatron-core", "version": "0.30.0"}},
-        "workload": "sft-8k-gb128-bf16", "layout": LAYOUTS[layout],
-        "measured_at": "2026-10-18T10:00:00Z", "measured_by": measured_by,
-        "summary": {"tokens_per_s_per_gpu": tokens_per_s_per_gpu}, "samples": samples,
-    }
-
-
-def add_run(repo: Path, tokens_per_s_per_gpu: float, measured_by: str = "lab-a", layout: str = "tp1-pp4-dp2") -> str:
-    return store_run_document(str(repo), training_run(tokens_per_s_per_gpu, measured_by, layout=layout)).digest
-
-
-def run_path(digest: str) -> str:
-    return f"runs/{digest[:2]}/{digest}.json"
-
-
-def registry_repo(tmp_path: Path) -> Path:
-    """A registry on `main` with one recipe backed by one run, and a contributor branch `pr` off it."""
-    repo = make_registry(tmp_path / "repo")
-    git(repo, "init", "-q", "-b", "main")
-    digest = add_run(repo, 1480.4)
-    write(repo, recipe_path("qwen3-8-27b-h100-tp1-pp4-dp2"), recipe_text("qwen3-8-27b-h100-tp1-pp4-dp2", runs=(digest,)))
-    write(repo, "README.md", "# registry\n")
-    commit_all(repo, "registry on main")
-    git(repo, "checkout", "-q", "-b", "pr")
-    return repo
-
-
-def existing_run(repo: Path) -> str:
-    return next(p for p in git(repo, "ls-files", "runs").splitlines())
-
-
-def check(repo: Path, base: str | None = "main", **options: Any) -> Evaluation:
-    """The check as the CLI runs it; with a base, also checked whole, which must decide the same."""
-    evaluation = evaluate(Config(root=str(repo), base=base, skip_boards=True, **options))
-    if base is not None and "neighbourhood" not in options:
-        whole = evaluate(Config(root=str(repo), base=base, skip_boards=True, neighbourhood=False, **options))
-        assert not whole.partial
-        assert evaluation.result.diagnostics == whole.result.diagnostics
-    return evaluation
-
-
-def found(evaluation: Evaluation) -> list[str]:
-    return sorted(f"{d.code} {d.path}:{d.line}" for d in evaluation.result.diagnostics)
-
-
-def line_of(repo: Path, rel: str, needle: str) -> int:
-    lines = (repo / rel).read_text(encoding="utf-8").splitlines()
-    return next(i for i, text in enumerate(lines, 1) if needle in text)
-
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
@@ -144,8 +31,8 @@ def repo(tmp_path: Path) -> Path:
 
 def test_a_contributor_adding_a_valid_recipe_and_run_passes(repo: Path, capsys: pytest.CaptureFixture[str],
                                                             tmp_path: Path) -> None:
-    digest = add_run(repo, 1612.0, measured_by="lab-b", layout="tp2-pp2-dp2")
-    write(repo, recipe_path("qwen3-8-27b-h100-tp2-pp2-dp2"),
+    digest = add_training_run(repo, 1612.0, measured_by="lab-b", layout="tp2-pp2-dp2")
+    write(repo, training_recipe_path("qwen3-8-27b-h100-tp2-pp2-dp2"),
           recipe_text("qwen3-8-27b-h100-tp2-pp2-dp2", claimed=1612.0, runs=(digest,), layout="tp2-pp2-dp2"))
     commit_all(repo, "add a TP2 PP2 recipe with its run")
     assert found(check(repo)) == []
@@ -168,43 +55,43 @@ def test_the_summary_reads_the_bases_committed_boards_instead_of_checking_the_ba
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     repo = make_registry(tmp_path / "repo")
     git(repo, "init", "-q", "-b", "main")
-    digest = add_run(repo, 1480.4)
-    write(repo, recipe_path("qwen3-8-27b-h100-tp1-pp4-dp2"), recipe_text("qwen3-8-27b-h100-tp1-pp4-dp2", runs=(digest,)))
+    digest = add_training_run(repo, 1480.4)
+    write(repo, training_recipe_path("qwen3-8-27b-h100-tp1-pp4-dp2"), recipe_text("qwen3-8-27b-h100-tp1-pp4-dp2", runs=(digest,)))
     commit_all(repo, "data")
     assert main(["boards", "--root", str(repo)]) == 0
     commit_all(repo, "boards")
     git(repo, "checkout", "-q", "-b", "pr")
-    digest = add_run(repo, 1612.0, measured_by="lab-b", layout="tp2-pp2-dp2")
-    write(repo, recipe_path("qwen3-8-27b-h100-tp2-pp2-dp2"),
+    digest = add_training_run(repo, 1612.0, measured_by="lab-b", layout="tp2-pp2-dp2")
+    write(repo, training_recipe_path("qwen3-8-27b-h100-tp2-pp2-dp2"),
           recipe_text("qwen3-8-27b-h100-tp2-pp2-dp2", claimed=1612.0, runs=(digest,), layout="tp2-pp2-dp2"))
     commit_all(repo, "a faster layout")
 
-    from validator import engine
+    from validator.boards import delta
     from validator.report import summary
 
     def no_second_check(change: Any) -> Any:
         raise AssertionError("the base was checked although its boards are committed")
 
-    monkeypatch.setattr(engine, "check_base", no_second_check)
+    monkeypatch.setattr(delta, "check_base", no_second_check)
     report = summary.build(check(repo, neighbourhood=False))
     changes = {c.recipe: (c.change, c.rank, c.rank_of) for c in report.delta or ()}
     assert changes == {"qwen3-8-27b-h100-tp2-pp2-dp2": ("new", 1, 2), "qwen3-8-27b-h100-tp1-pp4-dp2": ("moved", 2, 2)}
 
 
 def test_the_base_assembled_from_unchanged_files_equals_a_full_check_of_the_base(repo: Path) -> None:
-    from validator.engine import check_base, check_base_exported
+    from validator.pr.base import check_base, check_base_exported
 
     # Findings already on main (an orphan run), then a PR that edits, deletes and adds files.
-    add_run(repo, 1500.0, measured_by="lab-z", layout="tp8-pp1-dp1")
-    write(repo, recipe_path("qwen3-8-27b-h100-tp4-pp1-dp2"),
+    add_training_run(repo, 1500.0, measured_by="lab-z", layout="tp8-pp1-dp1")
+    write(repo, training_recipe_path("qwen3-8-27b-h100-tp4-pp1-dp2"),
           recipe_text("qwen3-8-27b-h100-tp4-pp1-dp2", claimed=1400.0, layout="tp4-pp1-dp2", version="latest"))
     commit_all(repo, "main has problems")
     git(repo, "branch", "-f", "main", "HEAD")
-    rel = recipe_path("qwen3-8-27b-h100-tp4-pp1-dp2")
+    rel = training_recipe_path("qwen3-8-27b-h100-tp4-pp1-dp2")
     write(repo, rel, (repo / rel).read_text(encoding="utf-8").replace("1400.0", "1410.0"))
     os.remove(repo / run_path(existing_run(repo).split("/")[-1][:-5]))
-    digest = add_run(repo, 1612.0, measured_by="lab-b", layout="tp2-pp2-dp2")
-    write(repo, recipe_path("qwen3-8-27b-h100-tp2-pp2-dp2"),
+    digest = add_training_run(repo, 1612.0, measured_by="lab-b", layout="tp2-pp2-dp2")
+    write(repo, training_recipe_path("qwen3-8-27b-h100-tp2-pp2-dp2"),
           recipe_text("qwen3-8-27b-h100-tp2-pp2-dp2", claimed=1612.0, runs=(digest,), layout="tp2-pp2-dp2"))
     commit_all(repo, "the pull request")
     change = check(repo, neighbourhood=False).change
@@ -253,16 +140,16 @@ def test_orv601_an_uncommitted_edit_in_the_working_tree(repo: Path) -> None:
 
 
 def test_orv602_a_renamed_recipe(repo: Path) -> None:
-    old = recipe_path("qwen3-8-27b-h100-tp1-pp4-dp2")
+    old = training_recipe_path("qwen3-8-27b-h100-tp1-pp4-dp2")
     text = (repo / old).read_text(encoding="utf-8").replace("qwen3-8-27b-h100-tp1-pp4-dp2", "qwen3-8-27b-offload")
     git(repo, "rm", "-q", old)
-    write(repo, recipe_path("qwen3-8-27b-offload"), text)
+    write(repo, training_recipe_path("qwen3-8-27b-offload"), text)
     commit_all(repo, "rename")
     assert found(check(repo)) == [f"ORV602 {old}:1"]
 
 
 def test_orv602_an_id_changed_in_place_points_at_the_id(repo: Path) -> None:
-    rel = recipe_path("qwen3-8-27b-h100-tp1-pp4-dp2")
+    rel = training_recipe_path("qwen3-8-27b-h100-tp1-pp4-dp2")
     write(repo, rel, (repo / rel).read_text(encoding="utf-8").replace(
         "id: qwen3-8-27b-h100-tp1-pp4-dp2", "id: qwen3-8-27b-other"))
     commit_all(repo, "new id")
@@ -272,7 +159,7 @@ def test_orv602_an_id_changed_in_place_points_at_the_id(repo: Path) -> None:
 
 
 def test_orv602_a_removed_recipe_can_be_waived_by_a_maintainer(repo: Path) -> None:
-    rel = recipe_path("qwen3-8-27b-h100-tp1-pp4-dp2")
+    rel = training_recipe_path("qwen3-8-27b-h100-tp1-pp4-dp2")
     git(repo, "rm", "-q", rel)
     commit_all(repo, "retire the recipe")
     assert f"ORV602 {rel}:1" in found(check(repo))
@@ -286,23 +173,23 @@ def test_orv602_a_removed_recipe_can_be_waived_by_a_maintainer(repo: Path) -> No
 
 
 def test_orv603_a_changed_claim_without_a_new_run(repo: Path) -> None:
-    rel = recipe_path("qwen3-8-27b-h100-tp1-pp4-dp2")
+    rel = training_recipe_path("qwen3-8-27b-h100-tp1-pp4-dp2")
     write(repo, rel, (repo / rel).read_text(encoding="utf-8").replace("1480.4", "1550.0"))
     commit_all(repo, "better number")
     assert f"ORV603 {rel}:{line_of(repo, rel, 'claimed:')}" in found(check(repo))
 
 
 def test_a_changed_claim_with_a_new_run_on_record_is_not_orv603(repo: Path) -> None:
-    rel = recipe_path("qwen3-8-27b-h100-tp1-pp4-dp2")
+    rel = training_recipe_path("qwen3-8-27b-h100-tp1-pp4-dp2")
     old_digest = existing_run(repo).rsplit("/", 1)[1].removesuffix(".json")
-    new_digest = add_run(repo, 1550.0, measured_by="lab-b")
+    new_digest = add_training_run(repo, 1550.0, measured_by="lab-b")
     write(repo, rel, recipe_text("qwen3-8-27b-h100-tp1-pp4-dp2", claimed=1550.0, runs=(old_digest, new_digest)))
     commit_all(repo, "new claim with its run")
     assert not [c for c in found(check(repo)) if c.startswith("ORV603")]
 
 
 def test_a_new_reference_to_a_missing_run_does_not_satisfy_orv603(repo: Path) -> None:
-    rel = recipe_path("qwen3-8-27b-h100-tp1-pp4-dp2")
+    rel = training_recipe_path("qwen3-8-27b-h100-tp1-pp4-dp2")
     old_digest = existing_run(repo).rsplit("/", 1)[1].removesuffix(".json")
     write(repo, rel, recipe_text("qwen3-8-27b-h100-tp1-pp4-dp2", claimed=1550.0, runs=(old_digest, "ab" * 32)))
     commit_all(repo, "claim with a run that is not committed")
@@ -310,7 +197,7 @@ def test_a_new_reference_to_a_missing_run_does_not_satisfy_orv603(repo: Path) ->
 
 
 def test_an_edit_that_keeps_the_claim_is_not_orv603(repo: Path) -> None:
-    rel = recipe_path("qwen3-8-27b-h100-tp1-pp4-dp2")
+    rel = training_recipe_path("qwen3-8-27b-h100-tp1-pp4-dp2")
     write(repo, rel, (repo / rel).read_text(encoding="utf-8").replace("1480.4", "1480.40").replace(
         "CPU optimizer offload.", "CPU optimizer offload, measured twice."))
     commit_all(repo, "notes")
@@ -328,9 +215,9 @@ def test_orv604_a_stray_file_under_runs_replaces_orv107(repo: Path) -> None:
 
 
 def test_orv604_a_symlink_inside_the_registry_replaces_orv114(repo: Path) -> None:
-    os.symlink("qwen3-8-27b-h100-tp1-pp4-dp2.yaml", repo / recipe_path("qwen3-8-27b-link"))
+    os.symlink("qwen3-8-27b-h100-tp1-pp4-dp2.yaml", repo / training_recipe_path("qwen3-8-27b-link"))
     commit_all(repo, "link")
-    assert found(check(repo)) == [f"ORV604 {recipe_path('qwen3-8-27b-link')}:1"]
+    assert found(check(repo)) == [f"ORV604 {training_recipe_path('qwen3-8-27b-link')}:1"]
 
 
 def test_orv604_a_symlink_outside_the_registry_folders(repo: Path) -> None:
@@ -356,14 +243,14 @@ def test_orv604_a_submodule(repo: Path, tmp_path: Path) -> None:
 
 
 def test_orv605_a_provenance_block_added_to_an_existing_recipe(repo: Path) -> None:
-    rel = recipe_path("qwen3-8-27b-h100-tp1-pp4-dp2")
+    rel = training_recipe_path("qwen3-8-27b-h100-tp1-pp4-dp2")
     write(repo, rel, (repo / rel).read_text(encoding="utf-8") + "provenance: {source: 000_1e2c7c041290fe1e.txt, row: 3}\n")
     commit_all(repo, "claim legacy grace")
     assert found(check(repo)) == [f"ORV605 {rel}:{line_of(repo, rel, 'provenance:')}"]
 
 
 def test_orv605_a_new_recipe_with_provenance(repo: Path) -> None:
-    rel = recipe_path("qwen3-8-27b-legacy")
+    rel = training_recipe_path("qwen3-8-27b-legacy")
     write(repo, rel, recipe_text("qwen3-8-27b-legacy", extra="provenance: {source: 000_1e2c7c041290fe1e.txt}\n",
                                  layout="tp4-pp1-dp2"))
     commit_all(repo, "legacy")
@@ -371,7 +258,7 @@ def test_orv605_a_new_recipe_with_provenance(repo: Path) -> None:
 
 
 def test_orv605_a_run_file_with_provenance(repo: Path) -> None:
-    document = training_run(1490.0)
+    document = h100_training_run(1490.0)
     document["provenance"] = {"source": "004_cbf1754cfd687db7.txt"}
     digest = store_run_document(str(repo), document).digest
     commit_all(repo, "legacy run")
@@ -381,7 +268,7 @@ def test_orv605_a_run_file_with_provenance(repo: Path) -> None:
 def test_editing_a_legacy_recipe_without_touching_its_provenance_is_allowed(tmp_path: Path) -> None:
     repo = registry_repo(tmp_path)
     git(repo, "checkout", "-q", "main")
-    rel = recipe_path("qwen3-8-27b-legacy")
+    rel = training_recipe_path("qwen3-8-27b-legacy")
     write(repo, rel, recipe_text("qwen3-8-27b-legacy", extra="provenance: {source: 000_1e2c7c041290fe1e.txt, row: 4}\n",
                                  layout="tp4-pp1-dp2"))
     commit_all(repo, "import (by orv import, on main)")
@@ -413,13 +300,13 @@ def test_orv606_changes_outside_recipes_and_runs_need_review_but_do_not_fail(rep
 def test_problems_already_on_the_base_branch_are_not_the_prs(tmp_path: Path) -> None:
     repo = registry_repo(tmp_path)
     git(repo, "checkout", "-q", "main")
-    broken = recipe_path("qwen3-8-27b-unquoted")
+    broken = training_recipe_path("qwen3-8-27b-unquoted")
     write(repo, broken, recipe_text("qwen3-8-27b-unquoted", layout="tp8-pp1-dp1").replace(
         'version: "0.30.0"', "version: 0.30"))
     commit_all(repo, "a problem that slipped onto main")
     git(repo, "checkout", "-q", "-b", "contrib")
-    digest = add_run(repo, 1612.0, layout="tp2-pp2-dp2")
-    write(repo, recipe_path("qwen3-8-27b-new"),
+    digest = add_training_run(repo, 1612.0, layout="tp2-pp2-dp2")
+    write(repo, training_recipe_path("qwen3-8-27b-new"),
           recipe_text("qwen3-8-27b-new", claimed=1612.0, runs=(digest,), layout="tp2-pp2-dp2"))
     commit_all(repo, "a good contribution")
     assert f"ORV105 {broken}:{line_of(repo, broken, 'version:')}" in found(check(repo, base=None))
@@ -435,14 +322,14 @@ def test_a_cross_file_problem_the_pr_causes_on_an_unchanged_file_counts(repo: Pa
     catalog.write_text(text.replace("qwen3.8-27b:", "qwen3.8-27b-renamed:"), encoding="utf-8")
     commit_all(repo, "rename a model in the catalog")
     got = found(check(repo))
-    unchanged = recipe_path("qwen3-8-27b-h100-tp1-pp4-dp2")
+    unchanged = training_recipe_path("qwen3-8-27b-h100-tp1-pp4-dp2")
     assert f"ORV115 {unchanged}:{line_of(repo, unchanged, 'model:')}" in got
     assert "ORV606 catalog/models.yaml:1" in got
 
 
 def test_the_merge_base_not_the_tip_of_main_is_the_reference(repo: Path) -> None:
-    digest = add_run(repo, 1612.0, layout="tp2-pp2-dp2")
-    write(repo, recipe_path("qwen3-8-27b-new"),
+    digest = add_training_run(repo, 1612.0, layout="tp2-pp2-dp2")
+    write(repo, training_recipe_path("qwen3-8-27b-new"),
           recipe_text("qwen3-8-27b-new", claimed=1612.0, runs=(digest,), layout="tp2-pp2-dp2"))
     commit_all(repo, "contribution")
     git(repo, "checkout", "-q", "main")
@@ -453,7 +340,7 @@ def test_the_merge_base_not_the_tip_of_main_is_the_reference(repo: Path) -> None
     evaluation = check(repo)
     assert found(evaluation) == []  # main's later changes are not the pull request's
     assert evaluation.change is not None
-    assert [c.path for c in evaluation.change.files] == [recipe_path("qwen3-8-27b-new"), run_path(digest)]
+    assert [c.path for c in evaluation.change.files] == [training_recipe_path("qwen3-8-27b-new"), run_path(digest)]
 
 
 def test_untracked_files_count_as_added(repo: Path) -> None:
@@ -466,15 +353,15 @@ def test_a_registry_in_a_subfolder_of_the_repository(tmp_path: Path) -> None:
     repo = make_registry(outer / "registry")
     git(outer, "init", "-q", "-b", "main")
     write(outer, "tooling/readme.txt", "outside the registry\n")
-    digest = add_run(repo, 1480.4)
-    write(repo, recipe_path("a-recipe"), recipe_text("a-recipe", runs=(digest,)))
+    digest = add_training_run(repo, 1480.4)
+    write(repo, training_recipe_path("a-recipe"), recipe_text("a-recipe", runs=(digest,)))
     commit_all(outer, "base")
     git(outer, "checkout", "-q", "-b", "pr")
     os.remove(repo / run_path(digest))
     write(outer, "tooling/readme.txt", "changed, but outside the registry root\n")
     commit_all(outer, "drop a run")
     # Deleting a referenced run also leaves its recipe pointing at nothing (ORV203).
-    assert found(check(repo)) == [f"ORV203 {recipe_path('a-recipe')}:13", f"ORV601 {run_path(digest)}:1"]
+    assert found(check(repo)) == [f"ORV203 {training_recipe_path('a-recipe')}:13", f"ORV601 {run_path(digest)}:1"]
 
 
 # --------------------------------------------------------------------------- usage errors fail closed

@@ -21,11 +21,11 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import make_registry
+from tests.testing.registry import make_registry
 from validator.diagnostics import Result
 from validator.engine import Config, run
 from validator.hashing import canonical_bytes, is_canonical, run_path
-from validator.loading import parse_json
+from validator.load.documents import parse_json
 from validator.storing import add_run, store_run_document
 
 JCS_INT = st.integers(min_value=-(2**53) + 1, max_value=2**53 - 1)  # RFC 8785's exact integer range

@@ -30,8 +30,14 @@ from validator.site.collect import collect_context
 
 REPO = Path(__file__).resolve().parent.parent
 LANDED_BOARDS = REPO / "boards" / "boards.json"
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
+# Debian's chromium and chromium-driver (.ci/run installs them); elsewhere a Chrome and its matching
+# driver already on the machine (GitHub's ubuntu runner image: google-chrome and $CHROMEWEBDRIVER),
+# or any pair named by ORV_CHROMIUM / ORV_CHROMEDRIVER.
+CHROMIUM = next((p for p in (os.environ.get("ORV_CHROMIUM"), "/usr/bin/chromium", "/usr/bin/google-chrome")
+                 if p and os.access(p, os.X_OK)), "/usr/bin/chromium")
+CHROMEDRIVER = next((p for p in (os.environ.get("ORV_CHROMEDRIVER"), "/usr/bin/chromedriver",
+                                 os.path.join(os.environ.get("CHROMEWEBDRIVER", "/nonexistent"), "chromedriver"))
+                     if p and os.access(p, os.X_OK)), "/usr/bin/chromedriver")
 HOSTILE_NOTES = "Fast.\n<script>window.__pwned = 1</script><img src=x onerror=\"window.__pwned=2\">"
 
 

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from tests.boards_builders import (SEED_000, SEED_004, add_run, inference_recipe, inference_run, training_recipe,
-                                   training_run, write_recipe)
+from tests.testing.factories import (SEED_000, SEED_004, inference_recipe, inference_run, store_run, training_recipe,
+                                     training_run, write_recipe)
 from validator.diagnostics import Diagnostic, Severity
 from validator.engine import analyse
-from validator.tiers import LEGACY_REASON, TierResult, derive, legacy_capped, stack_unstated
+from validator.tiers import NEEDS_SIGNED, LEGACY_REASON, TierResult, derive, legacy_capped, stack_unstated
 
 
 def tier_of(root: Path, rel: str, extra: tuple[Diagnostic, ...] = ()) -> TierResult:
@@ -20,7 +20,7 @@ def tier_of(root: Path, rel: str, extra: tuple[Diagnostic, ...] = ()) -> TierRes
 
 
 def with_runs(root: Path, recipe: dict[str, Any], *runs: dict[str, Any]) -> str:
-    recipe["runs"] = [add_run(root, run) for run in runs]
+    recipe["runs"] = [store_run(root, run) for run in runs]
     return write_recipe(root, recipe)
 
 
@@ -62,10 +62,13 @@ def test_diverging_loss_fails_convergence(registry: Path) -> None:
     assert tier_of(registry, rel).reasons == ("loss curve fails the convergence check",)
 
 
-def test_two_measurers_agreeing_within_5_percent_is_t3(registry: Path) -> None:
+def test_two_unsigned_measurers_agreeing_within_5_percent_stay_t2(registry: Path) -> None:
+    # `measured_by` is a free string: only signatures by registered measurers make T3
+    # (tests/test_signing.py::test_two_registered_measurers_signing_make_t3_and_check_clean)
     recipe = training_recipe("reproduced", 1480.4)
     rel = with_runs(registry, recipe, training_run(recipe), training_run(recipe, tok=1475.0, measured_by="bob"))
-    assert tier_of(registry, rel).tier == "T3"
+    result = tier_of(registry, rel)
+    assert result.tier == "T2" and result.reasons == (NEEDS_SIGNED,)
 
 
 def test_same_measurer_twice_is_not_a_reproduction(registry: Path) -> None:

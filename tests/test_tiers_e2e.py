@@ -7,19 +7,37 @@ each stage is checked by the engine and tiered by validator.tiers.derive, and mu
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import INFERENCE_RECIPE_TEXT, TOOLS, VALID_TRAINING_RECIPE, make_registry
+from tests.testing.registry import INFERENCE_RECIPE_TEXT, TOOLS, VALID_TRAINING_RECIPE, make_registry
 from validator import tiers
 from validator.cli import main
-from validator.engine import Config, _Collector, build_snapshot, run
+from validator.checks.collect import Collector
+from validator.engine import Config, run
+from validator.load.pipeline import assemble_loaded, load_tree
+from validator.hashing import run_path
 
 TRAINING = VALID_TRAINING_RECIPE.read_text(encoding="utf-8")
 TRAINING_PATH = "recipes/training/qwen3.8-27b/qwen3-8-27b-h100-tp1-pp4-dp2.yaml"
 INFERENCE = INFERENCE_RECIPE_TEXT
 INFERENCE_PATH = "recipes/inference/qwen3.8-27b/qwen3-8-27b-h100-vllm-fp8-c1.yaml"
+
+
+def registered(tmp_path: Path, root: Path, *measurers: str) -> list[Path]:
+    """Fresh ssh-keygen keys for the measurers, listed in root's measurers/allowed_signers."""
+    keys, lines = [], []
+    for who in measurers:
+        key = tmp_path / "keys" / who
+        key.parent.mkdir(exist_ok=True)
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+        keys.append(key)
+        lines.append(who + " " + " ".join(key.with_suffix(".pub").read_text().split()[:2]))
+    (root / "measurers").mkdir(exist_ok=True)
+    (root / "measurers" / "allowed_signers").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return keys
 
 
 class Registry:
@@ -44,7 +62,7 @@ class Registry:
         result = run(Config(root=str(self.root), skip_boards=True))
         errors = [d for d in result.diagnostics if d.severity.value == "error"]
         assert errors == [], errors
-        snapshot = build_snapshot(str(self.root), _Collector())
+        snapshot = assemble_loaded(str(self.root), load_tree(str(self.root)), Collector())
         self.warnings = [d.code for d in result.diagnostics]
         return tiers.derive(snapshot, result.diagnostics)[self.recipe_path]
 
@@ -75,24 +93,32 @@ def test_training_recipe_climbs_from_claimed_to_reproduced(tmp_path: Path,
     t2 = reg.tier([summary, log_a])
     assert t2.tier == "T2" and t2.verified_runs == (log_a,)
 
-    # Still T2: a second run by the same measurer reproduces nothing.
-    log_a2 = reg.add_run(capsys, "--from", "megatron", str(TOOLS / "megatron" / "qwen3-8-27b-second-measurer.log"),
-                         "--recipe", recipe, "--measured-by", "lab-a")
-    assert reg.tier([summary, log_a, log_a2]).tier == "T2"
-
-    # T3: the same log measured by someone else agrees within 5%.
+    # Still T2: a second measurer's run agrees, but neither is signed by a registered measurer.
+    alice, bob = registered(tmp_path, reg.root, "lab-a", "lab-b")
     log_b = reg.add_run(capsys, "--from", "megatron", str(TOOLS / "megatron" / "qwen3-8-27b-second-measurer.log"),
                         "--recipe", recipe, "--measured-by", "lab-b")
-    t3 = reg.tier([summary, log_a, log_a2, log_b])  # every stored run stays referenced (no orphan)
-    assert t3.tier == "T3" and set(t3.verified_runs) == {log_a, log_a2, log_b}
+    assert reg.tier([summary, log_a, log_b]).tier == "T2"
+
+    # T3: each measurer signs their own run with their registered key.
+    for digest, key in ((log_a, alice), (log_b, bob)):
+        assert main(["sign", str(reg.root / run_path(digest)), "--key", str(key)]) == 0
+    t3 = reg.tier([summary, log_a, log_b])  # every stored run stays referenced (no orphan)
+    assert t3.tier == "T3" and set(t3.verified_runs) == {log_a, log_b}
 
 
-def test_a_diverged_run_keeps_the_recipe_at_t1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_diverged_run_alone_is_an_error_beside_a_converging_one_a_warning(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     reg = Registry(make_registry(tmp_path / "registry"), TRAINING_PATH, TRAINING)
     diverged = reg.add_run(capsys, "--from", "megatron", str(TOOLS / "megatron" / "diverged.log"),
                            "--recipe", str(reg.root / TRAINING_PATH))
-    result = reg.tier([diverged])
-    assert result.tier == "T1" and "loss curve fails the convergence check" in result.reasons
+    reg.write_runs([diverged])
+    alone = run(Config(root=str(reg.root), skip_boards=True))
+    assert sorted((d.code, d.severity.value) for d in alone.diagnostics) == [("ORV210", "warning"),
+                                                                           ("ORV219", "error")]
+    converged = reg.add_run(capsys, "--from", "megatron", str(TOOLS / "megatron" / "qwen3-8-27b-tp1-pp4-dp2.log"),
+                            "--recipe", str(reg.root / TRAINING_PATH))
+    result = reg.tier([diverged, converged])
+    assert result.tier == "T2" and result.verified_runs == (converged,)
     assert reg.warnings == ["ORV210"]
 
 
@@ -111,8 +137,28 @@ def test_inference_recipe_climbs_from_claimed_to_reproduced(tmp_path: Path,
                            "--recipe", recipe)
     assert reg.tier([summary, detailed]).tier == "T2"
 
-    # A second measurer benchmarks the same vLLM server with SGLang's client (--backend vllm).
+    # A second measurer benchmarks the same vLLM server with SGLang's client (--backend vllm) and
+    # signs; the first signs too (the recipe's author, ATTUNE, is the default measured_by).
+    attune, bob = registered(tmp_path, reg.root, "ATTUNE", "lab-b")
     second = reg.add_run(capsys, "--from", "sglang", str(TOOLS / "sglang" / "bench_serving.jsonl"), "--record", "2",
-                         "--recipe", recipe, "--measured-by", "lab-b", "--tool-version", "0.5.4")
+                         "--recipe", recipe, "--measured-by", "lab-b", "--tool-version", "0.5.4",
+                         "--sign-with", str(bob))
+    assert reg.tier([summary, detailed, second]).tier == "T2"
+    assert main(["sign", str(reg.root / run_path(detailed)), "--key", str(attune)]) == 0
     t3 = reg.tier([summary, detailed, second])
     assert t3.tier == "T3" and set(t3.verified_runs) == {detailed, second}
+
+
+def test_the_same_output_stored_again_as_another_measurer_is_a_copy(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """The issue's T3-from-one-measurement attempt: `orv add-run` twice, the second `--measured-by other-lab`."""
+    reg = Registry(make_registry(tmp_path / "registry"), INFERENCE_PATH, INFERENCE)
+    recipe = str(reg.root / INFERENCE_PATH)
+    first = reg.add_run(capsys, "--from", "vllm", str(TOOLS / "vllm" / "serve-detailed.json"), "--recipe", recipe)
+    again = reg.add_run(capsys, "--from", "vllm", str(TOOLS / "vllm" / "serve-detailed.json"), "--recipe", recipe,
+                        "--measured-by", "other-lab")
+    assert first != again
+    reg.write_runs([first, again])
+    result = run(Config(root=str(reg.root), skip_boards=True))
+    assert [(d.code, d.path) for d in result.diagnostics if d.severity.value == "error"] == \
+        [("ORV304", run_path(again))]

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 import traceback
-from typing import Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import click
 
 from validator import __version__
+
+if TYPE_CHECKING:  # imported lazily at run time, like every command's modules
+    from validator.adapters import Recomputed
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -44,7 +48,8 @@ def check_cmd(paths: tuple[str, ...], base: str | None, fmt: str | None, waive: 
               root: str | None, jobs: int | None, cache: bool, summary_file: str | None,
               outputs_file: str | None) -> None:
     """Check the registry; report findings in PATHS (default: everything)."""
-    from validator.engine import Config, default_jobs, evaluate, find_root
+    from validator.engine import Config, evaluate, find_root
+    from validator.load.pipeline import default_jobs
     from validator.report import REPORTER_BY_NAME
 
     root = os.path.abspath(root) if root else find_root(paths[0] if paths else ".")
@@ -95,26 +100,46 @@ def _relative(root: str, path: str) -> str:
 
 @cli.command("hash")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
-def hash_cmd(file: str) -> None:
-    """Print the content address (sha256:<hex>) of FILE's exact bytes.
+@click.option("--bytes", "exact_bytes", is_flag=True,
+              help="Print the SHA-256 of FILE's exact bytes, even where add-run would store a canonical form.")
+def hash_cmd(file: str, exact_bytes: bool) -> None:
+    """Print the content address (sha256:<hex>) under which `orv add-run FILE` stores FILE.
 
-    For a JSON file that is not in canonical form, also say (on stderr) under which address
-    `orv add-run` would store it.
+    For a run document that is canonical JSON (every file under runs/) that is the SHA-256 of its
+    bytes, as `sha256sum` prints it. For a run document in any other key order or spacing it is the
+    address of the canonical form add-run writes (said on stderr, with the bytes' own hash). A
+    benchmark tool's own output has no run address until `orv add-run --from` converts it: the bytes'
+    hash is printed and stderr says so.
     """
+    from validator.adapters.detect import RUN, detect
     from validator.hashing import canonical_bytes, content_address, is_canonical
-    from validator.loading import LoadError, decode_utf8, parse_json
+    from validator.load.documents import decode_utf8, parse_json
+    from validator.errors import LoadError
 
     with open(file, "rb") as fh:
         raw = fh.read()
-    click.echo(f"sha256:{content_address(raw)}")
-    if file.endswith(".json"):
-        try:
-            data = parse_json(raw, decode_utf8(raw))
-        except LoadError:
-            return
-        if not is_canonical(raw, data):
-            click.echo(f"note: not canonical JSON; `orv add-run` stores it as "
-                       f"sha256:{content_address(canonical_bytes(data))}", err=True)
+    own = f"sha256:{content_address(raw)}"
+    found = detect(raw)
+    if exact_bytes or found is None:
+        click.echo(own)
+        return
+    if found.fmt != RUN:
+        click.echo(own)
+        click.echo(f"note: {file} is {found.what}; this is the hash of its bytes, not a run address: "
+                   f"`orv add-run --from {found.fmt} --recipe …` converts it and prints the address it stores "
+                   "the run under", err=True)
+        return
+    try:
+        data = parse_json(raw, decode_utf8(raw))
+    except LoadError:
+        click.echo(own)
+        return
+    if is_canonical(raw, data):
+        click.echo(own)
+        return
+    click.echo(f"sha256:{content_address(canonical_bytes(data))}")
+    click.echo(f"note: {file} is not canonical JSON (RFC 8785): the address above is that of the canonical form "
+               f"`orv add-run` writes; the file's own bytes hash to {own} (--bytes prints that)", err=True)
 
 
 _ADAPTER_FORMATS = ("megatron", "nemo", "sglang", "vllm")  # validator.adapters.ADAPTER_BY_NAME, imported lazily
@@ -126,9 +151,13 @@ _ADAPTER_FORMATS = ("megatron", "nemo", "sglang", "vllm")  # validator.adapters.
               help="Registry root (default: found from the current folder).")
 @click.option("--from", "fmt", type=click.Choice(_ADAPTER_FORMATS), default=None,
               help="FILE is this tool's own output (Megatron-LM/NeMo log, vLLM result JSON, SGLang JSONL), "
-                   "not a run document.")
+                   "not a run document. Default: detected from FILE.")
 @click.option("--recipe", "recipe_path", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Take model, hardware, software, layout/serving, author and date from this recipe.")
+@click.option("--write-recipe/--no-write-recipe", default=None,
+              help="Add the run's sha256: reference to the recipe's `runs:` and fill an empty `claimed:` from "
+                   "the recomputed figures, editing it in place (comments, order and quoting kept). "
+                   "Default: on when standard output is a terminal, off otherwise (scripts opt in).")
 @click.option("--model", default=None, help="Catalog model id (overrides the recipe).")
 @click.option("--gpu", default=None, help="Catalog GPU id (overrides the recipe).")
 @click.option("--gpus", type=click.IntRange(min=1), default=None, help="GPU count (overrides the recipe).")
@@ -140,48 +169,307 @@ _ADAPTER_FORMATS = ("megatron", "nemo", "sglang", "vllm")  # validator.adapters.
 @click.option("--tool-commit", default=None, help="Commit of the benchmark tool, if built from source.")
 @click.option("--record", type=click.IntRange(min=1), default=None,
               help="Which result of a file holding several (JSON lines), counting from 1.")
-def add_run_cmd(file: str, root: str | None, fmt: str | None, recipe_path: str | None, **flags: object) -> None:
+@click.option("--sign-with", "sign_key", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Sign the stored run with this SSH key (as `orv sign`).")
+def add_run_cmd(file: str, root: str | None, fmt: str | None, recipe_path: str | None, write_recipe: bool | None,
+                sign_key: str | None,
+                **flags: object) -> None:
     """Store a run file under runs/ and print its sha256: reference.
 
-    FILE is a run document (JSON, any key order or spacing), or with --from a benchmark tool's own
-    output, converted to a run document (docs/metrics.md says how figures are recomputed).
+    FILE is a run document (JSON, any key order or spacing), or a benchmark tool's own output
+    (detected, or named with --from), converted to a run document (docs/metrics.md says how
+    figures are recomputed). The recomputed headline, and what it leaves out, go to stderr; with
+    --write-recipe the recipe gains the reference (and its claim, if it had none).
     """
     from validator.engine import find_root
     from validator.report import REPORTER_BY_NAME
-    from validator.storing import AddRunError, add_run, store_run_document
+    from validator.storing import add_run, store_run_document
+    from validator.errors import AddRunError
 
     root = os.path.abspath(root) if root else find_root(".")
     raw = sys.stdin.buffer.read() if file == "-" else open(file, "rb").read()
     given = {k: v for k, v in flags.items() if v is not None}
-    if fmt is None and (given or recipe_path):
-        raise click.UsageError("metadata options (--recipe, --model, ...) need --from FORMAT")
+    if write_recipe and not recipe_path:
+        raise click.UsageError("--write-recipe needs --recipe PATH (the recipe this run backs)")
+    if fmt is None:
+        fmt = _detected_format(file, raw, bool(given or recipe_path))
+    recomputed = converted = None
     try:
         if fmt is None:
             stored = add_run(root, raw, source_name=file)
         else:
-            from validator.adapters import AdapterError, Source, convert, metadata
+            from validator.adapters import Source, check_identity, convert, metadata, recomputed as recompute
+            from validator.errors import AdapterError
 
             try:
                 meta = metadata(fmt, root, recipe_path, given)
                 converted = convert(fmt, Source(file, raw), meta)
+                check_identity(root, recipe_path, Source(file, raw), converted)
             except AdapterError as exc:
                 raise AddRunError(exc.result) from None
             for note in converted.notes:
                 click.echo(f"note: {note}", err=True)
+            recomputed = recompute(converted.document, meta)
             stored = store_run_document(root, converted.document)
     except AddRunError as exc:
         click.echo(REPORTER_BY_NAME["text"](exc.result), nl=False, err=True)
         sys.exit(EXIT_FINDINGS)
     click.echo(f"sha256:{stored.digest}")
     click.echo(f"{'stored' if stored.created else 'already stored'}: {stored.path}", err=True)
+    if recomputed is not None:
+        click.echo(_headline_text(recomputed), err=True)
+    if recipe_path:
+        stated = {k: {n: x for n, x in v.items() if not (x == 1 and n in _SIZE_ONE_BY_DEFAULT)}
+                  for k, v in converted.document.items() if k in ("layout", "serving")} if converted else {}
+        _record_in_recipe(recipe_path, f"sha256:{stored.digest}", recomputed, stated,
+                          sys.stdout.isatty() if write_recipe is None else write_recipe)
+    if sign_key:
+        _sign(root, os.path.join(root, stored.path), sign_key)
+
+
+
+_SIZE_ONE_BY_DEFAULT = ("vpp", "cp", "ep", "etp")  # a layout without them means 1 (SPEC §6, ORV206 agrees)
+
+
+def _detected_format(file: str, raw: bytes, has_metadata: bool) -> str | None:
+    """The --from a file needs (None for a run document), or a usage error that names the right one."""
+    from validator.adapters.detect import RUN, detect
+
+    found = detect(raw)
+    if found is None:
+        if has_metadata:
+            raise click.UsageError(f"cannot tell which tool wrote {file}: metadata options (--recipe, --model, ...) "
+                                   f"need --from FORMAT ({', '.join(_ADAPTER_FORMATS)})")
+        return None  # stored as a run document; its findings say what is wrong with it
+    if found.fmt == RUN:
+        if has_metadata:
+            raise click.UsageError(f"{file} is already a run document, stored as it is: metadata options "
+                                   "(--recipe, --model, ...) apply to a tool's output only")
+        return None
+    kind = "training" if found.fmt in ("megatron", "nemo") else "inference"
+    if not has_metadata:
+        raise click.UsageError(f"{file} looks like {found.what}: use "
+                               f"`orv add-run --from {found.fmt} --recipe recipes/{kind}/<model>/<id>.yaml {file}`")
+    click.echo(f"note: {file} looks like {found.what}: reading it as --from {found.fmt}", err=True)
+    return found.fmt
+
+
+_HEADLINE_LABELS = (("tokens_per_s_per_gpu", "tokens/s/GPU", ",.1f"),
+                    ("decode_tok_s", "decode tok/s per stream", ".2f"), ("ttft_ms", "TTFT ms", ".2f"),
+                    ("prefill_tok_s", "prefill tok/s per stream", ".1f"),
+                    ("output_tok_s", "output tok/s (all streams)", ".2f"))
+
+
+def _headline_text(recomputed: Recomputed) -> str:
+    unit = "optimizer steps" if recomputed.kind == "training" else "completed requests"
+    if not recomputed.headline:
+        return "recomputed: nothing (the run has no raw samples; it can support tier T1 only)"
+    figures = ", ".join(f"{label} {recomputed.headline[key]:{spec}}" for key, label, spec in _HEADLINE_LABELS
+                        if key in recomputed.headline)
+    lines = [f"recomputed from {recomputed.samples} {unit}: {figures}"]
+    lines += [f"excluded: {what}" for what in recomputed.excluded]
+    return "\n".join(lines)
+
+
+def _record_in_recipe(recipe_path: str, reference: str, recomputed: Recomputed | None,
+                      stated: dict[str, dict[str, Any]], write: bool) -> None:
+    from validator.storing import disagreeing_claims, record_run_in_recipe
+    from validator.yamledit import EditError
+
+    claim = recomputed.claim() if recomputed is not None else {}
+    for metric, claimed, figure in disagreeing_claims(recipe_path, recomputed.headline if recomputed else {}):
+        click.echo(f"note: the recipe claims {metric} {claimed:g} but this run gives {figure:.4g} "
+                   f"({abs(claimed - figure) / figure:.1%} apart; `orv check` reports ORV207 beyond 1%)", err=True)
+    if not write:
+        click.echo(f"next: add `- \"{reference}\"` under `runs:` in {recipe_path} "
+                   "(or rerun with --write-recipe)", err=True)
+        return
+    try:
+        update = record_run_in_recipe(recipe_path, reference, claim, stated)
+    except (EditError, OSError) as exc:
+        click.echo(f"orv: {recipe_path} was not edited ({exc}); add `- \"{reference}\"` under `runs:` by hand",
+                   err=True)
+        sys.exit(EXIT_FINDINGS)
+    done = []
+    if update.added_run:
+        done.append("added the run to `runs:`")
+    if update.filled_claim:
+        done.append("filled `claimed:` with " + ", ".join(f"{k}: {v:g}" for k, v in update.filled_claim.items()))
+    if update.added:
+        done.append("added what the tool's output states and the recipe lacked: "
+                    + ", ".join(f"{k}: {v}" for k, v in update.added.items()))
+    click.echo(f"{recipe_path}: {'; '.join(done) if done else 'already lists this run'}", err=True)
+
+
+@cli.command("new")
+@click.argument("kind", type=click.Choice(["inference", "training"]))
+@click.option("--model", default=None, help="Catalog model id (a name or alias is resolved to its id).")
+@click.option("--gpu", default=None, help="Catalog GPU id or alias (H100 -> h100).")
+@click.option("--count", type=click.IntRange(min=1), default=None, help="GPUs used (inference default: 1).")
+@click.option("--engine", default=None, metavar="NAME@VERSION", help="Inference engine, e.g. vllm@0.11.0.")
+@click.option("--framework", default=None, metavar="NAME@VERSION",
+              help="Training framework, e.g. megatron-core@0.14.0.")
+@click.option("--component", "components", multiple=True, metavar="ROLE=NAME@PIN",
+              help="Another pinned component, e.g. kernels=flashinfer@0.4.1 (repeatable). A pin is a version, "
+                   "commit:SHA or image:REF@sha256:DIGEST.")
+@click.option("--quant", default=None, help="Inference: quantization id (default bf16).")
+@click.option("--context-len", type=click.IntRange(min=1), default=None, help="Inference: context length served.")
+@click.option("--concurrency", type=click.IntRange(min=1), default=None,
+              help="Inference: the benchmark's --max-concurrency (default 1).")
+@click.option("--speculative", default=None, metavar="METHOD:K", help="Inference: speculative decoding, e.g. mtp:3.")
+@click.option("--workload", default=None, help="Training: catalog workload id (default: the catalog's only one).")
+@click.option("--tp", type=click.IntRange(min=1), default=None, help="Training layout (default 1).")
+@click.option("--pp", type=click.IntRange(min=1), default=None, help="Training layout (default 1).")
+@click.option("--vpp", type=click.IntRange(min=1), default=None)
+@click.option("--cp", type=click.IntRange(min=1), default=None)
+@click.option("--ep", type=click.IntRange(min=1), default=None)
+@click.option("--etp", type=click.IntRange(min=1), default=None)
+@click.option("--dp", type=click.IntRange(min=1), default=None,
+              help="Training layout (default: GPUs / (TP x PP x CP)).")
+@click.option("--author", default=None, help="Who measured it (default: git config user.name).")
+@click.option("--measured", default=None, help="Date of the measurement, YYYY-MM-DD (default: today).")
+@click.option("--id", "recipe_id", default=None, help="Recipe id (default: derived by the naming rule).")
+@click.option("--root", type=click.Path(file_okay=False, exists=True), default=None,
+              help="Registry root (default: found from the current folder).")
+@click.option("--interactive/--no-interactive", default=None,
+              help="Ask for missing values (default: when standard input is a terminal).")
+@click.option("--dry-run", is_flag=True, help="Print the recipe instead of writing it.")
+def new_cmd(kind: str, root: str | None, interactive: bool | None, dry_run: bool, components: tuple[str, ...],
+            engine: str | None, framework: str | None, tp: int | None, pp: int | None, vpp: int | None,
+            cp: int | None, ep: int | None, etp: int | None, dp: int | None, **given: object) -> None:
+    """Write a new recipe: recipes/KIND/<model>/<id>.yaml, ready for `orv add-run --write-recipe`.
+
+    The id follows the registry's naming rule (docs/contributing.md); model and GPU must be in the
+    catalog (the message says how to add one). Prints the path written.
+    """
+    import datetime
+
+    from validator import scaffold
+    from validator.engine import find_root
+
+    root = os.path.abspath(root) if root else find_root(".")
+    parts: dict[str, str] = {}
+    for item in components:
+        role, sep, spec = item.partition("=")
+        if not sep or not role.strip():
+            raise click.UsageError(f"--component `{item}` is not ROLE=NAME@PIN")
+        parts[role.strip()] = spec
+    if engine:
+        parts["engine"] = engine
+    if framework:
+        parts["framework"] = framework
+    answers = scaffold.Answers(kind=kind, components=parts, **given,  # type: ignore[arg-type]
+                               layout={k: v for k, v in dict(tp=tp, pp=pp, vpp=vpp, cp=cp, ep=ep, etp=etp,
+                                                                dp=dp).items() if v is not None})
+    if interactive if interactive is not None else sys.stdin.isatty():
+        answers = scaffold.fill_interactively(answers, lambda text, default: click.prompt(text, default=default),
+                                              author=scaffold.default_author(root))
+    elif not answers.author:
+        answers.author = scaffold.default_author(root)
+    left = scaffold.missing(answers)
+    if left:
+        raise click.UsageError(f"missing {', '.join(left)} (or run on a terminal to be asked)")
+    try:
+        rel, text = scaffold.build(root, scaffold.catalog_of(root), answers, datetime.date.today())
+        if dry_run:
+            click.echo(text, nl=False)
+            return
+        scaffold.write(root, rel, text)
+    except scaffold.ScaffoldError as exc:
+        click.echo(f"orv: {exc.message}\n    hint: {exc.hint}", err=True)
+        sys.exit(EXIT_USAGE)
+    click.echo(rel)
+    fmt = "vllm|sglang" if kind == "inference" else "megatron|nemo"
+    click.echo(f"next: orv add-run --from {fmt} --recipe {rel} --write-recipe OUTPUT", err=True)
+
+
+@cli.group("catalog")
+def catalog_group() -> None:
+    """Add to the catalog: models (from a config.json). GPUs are added by hand (docs/contributing.md)."""
+
+
+@catalog_group.command("add-model")
+@click.option("--config", "config_path", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="The model's Hugging Face config.json (a local file; nothing is downloaded).")
+@click.option("--id", "model_id", required=True, help="Catalog id, e.g. llama-3.1-8b.")
+@click.option("--family", default=None, help="Model family (default: from the config's model_type).")
+@click.option("--name", default=None, help="Display name, e.g. Llama-3.1-8B (default: the id).")
+@click.option("--source", "sources", multiple=True, metavar="URL",
+              help="Where the config.json came from (cited in the entry; repeatable).")
+@click.option("--root", type=click.Path(file_okay=False, exists=True), default=None,
+              help="Registry root (default: found from the current folder).")
+@click.option("--dry-run", is_flag=True, help="Print the entry instead of writing catalog/models.yaml.")
+def add_model_cmd(config_path: str, model_id: str, family: str | None, name: str | None,
+                  sources: tuple[str, ...], root: str | None, dry_run: bool) -> None:
+    """Add a model to catalog/models.yaml: layers, shape, experts, total and active parameters from config.json.
+
+    Parameters are counted by one formula (validator/science/params.py); the file is edited in
+    place, every other entry, comment and quote kept.
+    """
+    from validator.catalog_tools import MODELS, CatalogToolError, add_model
+    from validator.engine import find_root
+
+    root = os.path.abspath(root) if root else find_root(".")
+    try:
+        added = add_model(root, config_path, model_id, family, name, sources, dry_run=dry_run)
+    except CatalogToolError as exc:
+        click.echo(f"orv: {exc.message}\n    hint: {exc.hint}", err=True)
+        sys.exit(EXIT_USAGE)
+    e = added.entry
+    experts = (f", {e['architecture']['experts']} experts ({e['architecture']['experts_per_token']} per token)"
+               if e["moe"] else "")
+    click.echo(f"{'would add' if dry_run else 'added'} {model_id} to {MODELS}: {e['params_b']}B parameters, "
+               f"{e['active_b']}B active, {e['layers']} layers{experts}")
+
+
+def _sign(root: str, run: str, key: str) -> None:
+    from validator.signing import NO_TOOL, OK, SigningError, sign_run
+
+    try:
+        sig, verdict = sign_run(root, run, key)
+    except SigningError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_FINDINGS)
+    click.echo(f"signed: {sig}", err=True)
+    if verdict.status == OK:
+        click.echo(f"verified: signature by registered measurer `{verdict.principal}`", err=True)
+    elif verdict.status == NO_TOOL:
+        click.echo("note: ssh-keygen cannot verify here", err=True)
+    else:
+        click.echo(f"note: key {verdict.fingerprint} is not registered in measurers/allowed_signers yet: "
+                   "`orv check` reports ORV222 until a maintainer registers it", err=True)
+
+
+@cli.command("sign")
+@click.argument("run", type=click.Path(exists=True, dir_okay=False))
+@click.option("--key", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="SSH private key (or its .pub with the private half in ssh-agent).")
+@click.option("--root", type=click.Path(file_okay=False, exists=True), default=None,
+              help="Registry root (default: found from the run file).")
+def sign_cmd(run: str, key: str, root: str | None) -> None:
+    """Sign a stored run file as its measurer: writes RUN.sig beside it.
+
+    Uses `ssh-keygen -Y sign` in the namespace openrecipes-run@v1. The run's `measured_by` must be
+    the measurer id your key is registered under in measurers/allowed_signers.
+    """
+    from validator.engine import find_root
+
+    root = os.path.abspath(root) if root else find_root(run)
+    _sign(root, run, key)
 
 
 @cli.command("explain")
 @click.argument("code")
 def explain_cmd(code: str) -> None:
-    """Print the documentation of check CODE (e.g. ORV501), or list every code with `all`."""
+    """Print the documentation of check CODE (e.g. ORV501), list every code with `all`, or print what
+    each tier needs with `tiers`."""
     from validator.checks import all_checks
 
+    if code.lower() == "tiers":
+        from validator import tiers
+
+        click.echo(inspect.cleandoc(tiers.__doc__ or ""))
+        return
     checks = all_checks()
     if code.lower() == "all":
         for c in checks.values():
@@ -200,17 +488,18 @@ def explain_cmd(code: str) -> None:
               help="Registry root (default: found from the current folder).")
 def boards_cmd(check_only: bool, root: str | None) -> None:
     """Regenerate boards/boards.json (tiers derived from the evidence on record), or --check it."""
-    from validator.checks.boards import BoardsError, first_difference, read_committed, regenerate
+    from validator.boards.regenerate import first_difference, read_committed, regenerate
+    from validator.errors import HistoryError
     from validator.diagnostics import Severity
     from validator.engine import analyse, find_root
     from validator.registry import BOARDS_PATH
-    from validator.storing import write_atomic
+    from validator.atomic import write_atomic
 
     root = os.path.abspath(root) if root else find_root(".")
     analysis = analyse(root)
     try:
         fresh = regenerate(analysis)
-    except BoardsError as exc:
+    except HistoryError as exc:
         click.echo(f"orv: {exc.message}\n    hint: {exc.hint}", err=True)
         sys.exit(EXIT_USAGE)
     committed = read_committed(root)
@@ -304,7 +593,7 @@ def _run_import(command: str, file: str, root: str | None, report_path: str | No
     from validator.diagnostics import Diagnostic, Result, Severity
     from validator.engine import find_root
     from validator.importers import execute
-    from validator.importers.common import ImportInputError
+    from validator.errors import ImportInputError
     from validator.importers.report import render_summary
     from validator.report import REPORTER_BY_NAME
 
@@ -321,7 +610,7 @@ def _run_import(command: str, file: str, root: str | None, report_path: str | No
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: map every outcome to an exit code; never let a traceback reach the user."""
-    from validator.engine import UsageError
+    from validator.errors import UsageError
 
     try:
         cli.main(args=list(argv) if argv is not None else None, prog_name="orv", standalone_mode=False)

@@ -15,7 +15,7 @@ import sys
 from typing import Mapping, Sequence
 
 from validator.checks import Check, all_checks
-from validator.storing import write_atomic
+from validator.atomic import write_atomic
 
 DOC_PATH = os.path.join("docs", "checks.md")
 

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from validator.models import InferenceRecipe, Recipe, RunMeta, TrainingRecipe
-from validator.recompute import RunFacts, relative_gap
+from validator.registry import RunEntry, Snapshot
+from validator.science.throughput import RunFacts, relative_gap
 
 CLAIM_TOLERANCE = 0.01  # SPEC §5 T2: recomputed headline within 1% of the claim
 REPRODUCTION_AGREEMENT = 0.05  # SPEC §5 T3: two measurers within 5%
@@ -54,25 +55,18 @@ def _compare_fields(out: list[Mismatch], prefix: str, recipe_side: Any, run_side
         out.append(Mismatch(prefix, recipe_side, run_side))
 
 
-# ORV206, ORV207 and tier derivation ask about the same (recipe, run) pairs; remember the answers.
-# Keyed by identity, holding both objects so an id is never reused while its entry lives.
-_MEMO: dict[tuple[int, int], tuple[Recipe, RunMeta, list[Mismatch]]] = {}
+def mismatches(snapshot: Snapshot, recipe_path: str, recipe: Recipe, run: RunEntry) -> list[Mismatch]:
+    """Fields where the run's metadata disagrees with the recipe (empty list: they agree).
+
+    ORV206, ORV207 and the tiers ask about the same (recipe, run) pairs: computed once per snapshot.
+    """
+    if run.meta is None:
+        return []
+    meta = run.meta
+    return snapshot.memo(("mismatches", recipe_path, run.path), lambda: metadata_mismatches(recipe, meta))
 
 
-def mismatches(recipe: Recipe, run: RunMeta) -> list[Mismatch]:
-    """Fields where the run's metadata disagrees with the recipe (empty list: they agree)."""
-    key = (id(recipe), id(run))
-    hit = _MEMO.get(key)
-    if hit is not None and hit[0] is recipe and hit[1] is run:
-        return list(hit[2])
-    if len(_MEMO) > 200_000:
-        _MEMO.clear()
-    result = _mismatches(recipe, run)
-    _MEMO[key] = (recipe, run, result)
-    return list(result)
-
-
-def _mismatches(recipe: Recipe, run: RunMeta) -> list[Mismatch]:
+def metadata_mismatches(recipe: Recipe, run: RunMeta) -> list[Mismatch]:
     """Fields where the run's metadata disagrees with the recipe (empty list: they agree).
 
     Each entry names one leaf field (`hardware.count`, `layout.dp`, `software.framework.version`),

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_vali
 
 # The engine validates with these models first (pydantic-core is compiled: ~50x faster than
 # jsonschema) and runs jsonschema only on rejection, to word the finding. So every constraint here
-# must be at least as strict as the schema's; tests/test_models_agree.py checks that property.
+# must be at least as strict as the schema's; tests/test_fast_paths.py checks that property.
 Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$", max_length=96)]
 CatalogId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+([.-][a-z0-9]+)*$", max_length=96)]
 DateStr = Annotated[str, StringConstraints(pattern=r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$")]
@@ -85,7 +85,7 @@ class Layout(_Strict):
 
 class Speculative(_Strict):
     method: Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_-]*$", max_length=40)]
-    k: PositiveInt
+    k: Optional[PositiveInt] = None  # unknown: the decode bound cannot be checked (ORV512 warns)
 
 
 class Serving(_Strict):
@@ -210,6 +210,18 @@ _SUMMARY_KEYS = {
 _KIND_FIELDS = {"training": ("workload", "layout"), "inference": ("quant", "serving")}
 
 
+class StatedArchitecture(_Strict):
+    """What a training tool printed about the model it trained (compared with the catalog, ORV227)."""
+
+    params_b: Optional[PositiveFloat] = None
+    layers: Optional[PositiveInt] = None
+    hidden_size: Optional[PositiveInt] = None
+    attention_heads: Optional[PositiveInt] = None
+    vocab_size: Optional[PositiveInt] = None
+    experts: Optional[PositiveInt] = None
+    experts_per_token: Optional[PositiveInt] = None
+
+
 class RunMeta(_Strict):
     """A run file without its raw samples (those are reduced to RunFacts while streaming)."""
 
@@ -223,6 +235,7 @@ class RunMeta(_Strict):
     layout: Optional[Layout] = None
     quant: Optional[QuantId] = None
     serving: Optional[Serving] = None
+    architecture: Optional[StatedArchitecture] = None
     measured_at: Timestamp
     measured_by: Text100
     duration_s: Optional[PositiveFloat] = None
@@ -238,6 +251,8 @@ class RunMeta(_Strict):
             raise ValueError("fields do not fit the run's kind")
         if self.kind == "training" and (self.checkpoint is not None or self.duration_s is not None):
             raise ValueError("fields do not fit the run's kind")
+        if self.kind == "inference" and self.architecture is not None:
+            raise ValueError("fields do not fit the run's kind")
         keys = set(self.summary)
         if not keys or not keys <= _SUMMARY_KEYS[self.kind]:
             raise ValueError("summary keys do not fit the run's kind")
@@ -246,21 +261,6 @@ class RunMeta(_Strict):
         if any(v <= 0 for k, v in self.summary.items() if k != "final_loss"):
             raise ValueError("summary figures must be positive")
         return self
-
-
-class TrainingSample(_Strict):
-    step: Annotated[int, Field(ge=0)]
-    time_s: PositiveFloat
-    tokens: PositiveInt
-    loss: Union[float, str]
-
-
-class InferenceSample(_Strict):
-    prompt_tokens: Annotated[int, Field(ge=0)]
-    output_tokens: Annotated[int, Field(ge=0)]
-    ttft_ms: Annotated[float, Field(ge=0)]
-    e2e_ms: Annotated[float, Field(ge=0)]
-    start_ms: Optional[Annotated[float, Field(ge=0)]] = None
 
 
 # --------------------------------------------------------------------------- catalog
@@ -284,6 +284,28 @@ class GpuSpec(_Catalog):
     notes: Optional[str] = None
 
 
+class DerivedCheckpoint(_Catalog):
+    id: str
+    base: str
+    source: str
+
+
+class ModelArchitecture(_Catalog):
+    """The model's shape (config.json): written by `orv catalog add-model`, compared with tool logs (ORV227)."""
+
+    hidden_size: Optional[int] = None
+    attention_heads: Optional[int] = None
+    kv_heads: Optional[int] = None
+    attention: Optional[Literal["mha", "gqa", "mqa", "mla"]] = None
+    vocab_size: Optional[int] = None
+    experts: Optional[int] = None
+    experts_per_token: Optional[int] = None
+    shared_experts: Optional[int] = None
+    moe_layers: Optional[int] = None
+    tied_embeddings: Optional[bool] = None
+    source: Optional[str] = None
+
+
 class ModelSpec(_Catalog):
     name: str
     family: str
@@ -292,6 +314,10 @@ class ModelSpec(_Catalog):
     moe: Optional[bool] = None
     layers: Optional[int] = None
     layers_source: Optional[str] = None
+    checkpoints: tuple[str, ...] = ()
+    checkpoints_source: Optional[str] = None
+    derived_checkpoints: tuple[DerivedCheckpoint, ...] = ()
+    architecture: Optional[ModelArchitecture] = None
     aliases: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
     notes: Optional[str] = None

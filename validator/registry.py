@@ -5,14 +5,15 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping, TypeVar
 
+from validator.diagnostics import Diagnostic
 from validator.hashing import HEX64, run_path
-from validator.loading import Document
+from validator.load.documents import Document
 from validator.models import (GpuSpec, ModelSpec, Recipe, RunMeta, StartingPoint, WorkloadSpec)
-from validator.recompute import RunFacts
+from validator.science.throughput import RunFacts
 
-REGISTRY_DIRS = ("recipes", "runs", "catalog", "boards")
+REGISTRY_DIRS = ("recipes", "runs", "catalog", "boards", "measurers")
 CATALOG_FILES = {
     "catalog/hardware.yaml": "catalog-hardware",
     "catalog/models.yaml": "catalog-models",
@@ -20,8 +21,10 @@ CATALOG_FILES = {
     "catalog/starting-points.yaml": "catalog-starting-points",
 }
 BOARDS_PATH = "boards/boards.json"
+SIGNERS_PATH = "measurers/allowed_signers"  # OpenSSH allowed_signers: the registered measurers (signing.py)
 _RECIPE_PATH = re.compile(r"^recipes/(training|inference)/([^/]+)/([^/]+)\.ya?ml$")
 _RUN_PATH = re.compile(r"^runs/([0-9a-f]{2})/([0-9a-f]{64})\.json$")
+_SIGNATURE_PATH = re.compile(r"^runs/([0-9a-f]{2})/([0-9a-f]{64})\.json\.sig$")
 
 
 def classify(rel: str) -> str | None:
@@ -30,12 +33,17 @@ def classify(rel: str) -> str | None:
         return CATALOG_FILES[rel]
     if rel == BOARDS_PATH:
         return "boards"
+    if rel == SIGNERS_PATH:
+        return "measurers"
     m = _RECIPE_PATH.match(rel)
     if m:
         return f"recipe-{m.group(1)}"
     m = _RUN_PATH.match(rel)
     if m and m.group(2).startswith(m.group(1)):
         return "run"
+    m = _SIGNATURE_PATH.match(rel)
+    if m and m.group(2).startswith(m.group(1)):
+        return "run-signature"  # a measurer's SSH signature of the run file beside it (signing.py)
     return None
 
 
@@ -51,7 +59,7 @@ def misplaced_run(rel: str) -> str | None:
 
 
 def run_digest_from_path(rel: str) -> str | None:
-    name = rel.rsplit("/", 1)[-1].removesuffix(".json")
+    name = rel.rsplit("/", 1)[-1].removesuffix(".sig").removesuffix(".json")
     return name if HEX64.match(name) else None
 
 
@@ -72,6 +80,9 @@ def discover(root: str) -> list[str]:
             dirnames.sort()
             found.extend(f"{rel_dir}/{name}" for name in filenames)
     return sorted(found)
+
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -101,6 +112,20 @@ class RunEntry:
         return self.meta is not None and self.canonical and self.name_digest == self.actual_digest
 
 
+@dataclass
+class RunFile:
+    """A run file while its bytes are in memory: what run-file checks see (validator/load/pipeline.py)."""
+
+    path: str
+    raw: bytes
+    doc: Document
+    name_digest: str | None
+    actual_digest: str
+    canonical: bool
+    meta: RunMeta | None
+    facts: RunFacts | None
+
+
 @dataclass(frozen=True)
 class Catalog:
     hardware: Mapping[str, GpuSpec] = field(default_factory=dict)
@@ -121,7 +146,16 @@ class Snapshot:
     # What each file's own load produced (entry, its findings), and the catalog's findings: lets the
     # merge base be assembled from the unchanged files' results instead of loading them again.
     loaded: Mapping[str, tuple[Any, tuple[Any, ...]]] = field(default_factory=dict, compare=False, repr=False)
-    catalog_findings: tuple[Any, ...] = field(default=(), compare=False, repr=False)
+    catalog_findings: tuple[Diagnostic, ...] = field(default=(), compare=False, repr=False)
+    # Values derived from this snapshot that several checks and the tiers ask for (memo()).
+    derived: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def memo(self, key: Any, compute: Callable[[], T]) -> T:
+        """compute() once per snapshot: one home for what several checks (and the tiers) derive."""
+        if key not in self.derived:
+            self.derived[key] = compute()
+        value: T = self.derived[key]
+        return value
 
     def valid_recipes(self) -> Iterator[tuple[RecipeEntry, Recipe]]:
         for entry in self.recipes:
@@ -135,6 +169,14 @@ class Snapshot:
             for digest in recipe.run_digests:
                 out.setdefault(digest, []).append(entry)
         return out
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """One load of the registry and its registry-scope findings: what tiers and boards are built from."""
+
+    snapshot: Snapshot
+    diagnostics: tuple[Diagnostic, ...]  # every load and registry finding, before waivers and path filters
 
 
 def strip_samples(data: Any) -> Any:

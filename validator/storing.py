@@ -1,39 +1,17 @@
-"""Writing into the registry: atomic file writes and content-addressed run storage."""
+"""Writing run files into the registry: validated, canonical, stored under their content address."""
 
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass
 from typing import Any
 
+from validator.atomic import write_atomic
 from validator.diagnostics import Diagnostic, Result, Severity
 from validator.hashing import canonical_bytes, content_address, run_path
-from validator.loading import LoadError, decode_utf8, parse_json
-
-
-def write_atomic(path: str, data: bytes) -> None:
-    """Write via a temporary file in the same folder and rename: readers never see a partial file."""
-    folder = os.path.dirname(path) or "."
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".orv-", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-class AddRunError(Exception):
-    def __init__(self, result: Result) -> None:
-        super().__init__(f"{result.errors} error(s)")
-        self.result = result
+from validator.errors import AddRunError, LoadError
+from validator.load.documents import Document, decode_utf8, find_duplicate_json_keys, parse_json
+from validator.load.pipeline import validate_run_data
 
 
 @dataclass(frozen=True)
@@ -64,22 +42,69 @@ def store_run_document(root: str, document: Any) -> StoredRun:
 
 def add_run(root: str, raw: bytes, source_name: str = "-") -> StoredRun:
     """Parse, validate and store a run document given as JSON bytes (any key order or spacing)."""
-    from validator.engine import validate_run_data
-
     try:
         data = parse_json(raw, decode_utf8(raw))
-        from validator.loading import find_duplicate_json_keys
-
         find_duplicate_json_keys(decode_utf8(raw))
     except LoadError as exc:
         raise AddRunError(Result((Diagnostic(exc.code, Severity.ERROR, source_name, exc.line, exc.col,
                                              exc.message, exc.hint),))) from None
     issues = validate_run_data(data)
     if issues:
-        from validator.loading import Document
-
         doc = Document(source_name, data, decode_utf8(raw))
         diags = tuple(Diagnostic(i.code, Severity.ERROR, source_name, *doc.locate(i.path), i.message, i.hint)
                       for i in issues)
         raise AddRunError(Result(diags))
     return store_run_document(root, data)
+
+
+@dataclass(frozen=True)
+class RecipeUpdate:
+    path: str
+    added_run: bool
+    filled_claim: dict[str, float] | None  # the claim written, when the recipe had none
+    added: dict[str, Any]  # "layout.layer_split" -> value: what the tool stated and the recipe lacked
+
+
+def record_run_in_recipe(recipe_path: str, reference: str, claim: dict[str, float],
+                         stated: dict[str, dict[str, Any]] | None = None) -> RecipeUpdate:
+    """Append `reference` to the recipe's `runs:` and fill an empty `claimed:` with `claim`, in place.
+
+    `stated` holds what the tool's output states about the setup (`layout`, `serving`); entries the
+    recipe does not have yet are added (a Megatron log's layer split), so the run matches it (ORV206).
+    The edit keeps the file's comments, key order and quoting (validator/yamledit.py); a value the
+    recipe already states is never overwritten. Raises yamledit.EditError when the file cannot be
+    edited safely; nothing is written then.
+    """
+    from validator import yamledit
+
+    with open(recipe_path, encoding="utf-8") as fh:
+        original = fh.read()
+    outcome: dict[str, Any] = {}
+
+    def change(data: Any) -> None:
+        outcome["run"] = yamledit.append_to_list(data, "runs", reference)
+        outcome["claim"] = bool(claim) and yamledit.fill_mapping(data, "claimed", claim)
+        outcome["added"] = {f"{section}.{k}": v for section, values in (stated or {}).items()
+                            for k, v in yamledit.add_missing_keys(data, section, values).items()}
+
+    edited = yamledit.edit(original, change)
+    if edited != original:
+        write_atomic(recipe_path, edited.encode("utf-8"))
+    return RecipeUpdate(recipe_path, outcome["run"], dict(claim) if outcome["claim"] else None, outcome["added"])
+
+
+def disagreeing_claims(recipe_path: str, headline: dict[str, float]) -> list[tuple[str, float, float]]:
+    """(metric, claimed, recomputed) for each figure the recipe claims beyond CLAIM_TOLERANCE of the run's."""
+    import yaml
+
+    from validator.evidence import CLAIM_TOLERANCE
+    from validator.science.throughput import relative_gap
+
+    try:
+        with open(recipe_path, encoding="utf-8") as fh:
+            claimed = (yaml.safe_load(fh) or {}).get("claimed") or {}
+    except (OSError, yaml.YAMLError, AttributeError):
+        return []
+    return [(metric, float(value), headline[metric]) for metric, value in claimed.items()
+            if metric in headline and isinstance(value, (int, float)) and not isinstance(value, bool)
+            and relative_gap(float(value), headline[metric]) > CLAIM_TOLERANCE]

@@ -6,7 +6,10 @@ T1 reported  a referenced run file whose hash is verified, whose tool name and v
 T2 verified  a T1 run with raw samples whose recomputed headline is within 1% of every claimed
              figure it can recompute, the recipe has no physics error (ORV5xx), and for training
              the loss curve passes the workload's convergence check
-T3 reproduced two T2-quality runs from distinct `measured_by` whose headlines agree within 5%
+T3 reproduced two T2-quality runs, each carrying a valid signature by a measurer registered in
+             measurers/allowed_signers (signing.py), by two different measurers, independent (not one
+             measurement: independence.py; different measured_at), whose headlines agree within 5%.
+             Unsigned runs therefore reach at most T2, whatever their `measured_by` says.
 Legacy cap (SPEC §2): an entry imported from a source that never recorded versions carries
 `provenance` and has no pinned stack — its framework (training) or engine (inference) is missing, or
 some component is not pinned (validator.pins.is_pinned). Such an entry is capped at T0 until a
@@ -22,16 +25,19 @@ from typing import Iterable, Mapping
 
 from validator.diagnostics import Diagnostic, Severity
 from validator.evidence import REPRODUCTION_AGREEMENT, claim_gaps, mismatches
+from validator.independence import same_measurement
 from validator.models import Recipe, TrainingRecipe
 from validator.pins import is_pinned, tool_problems
 from validator.registry import RecipeEntry, RunEntry, Snapshot
+from validator.signing import signer
 
 TIER_MEANINGS = {
     "T0": "claimed — no run file on record",
     "T1": "reported — run file on record, hash verified, tool and version pinned, metadata matches the recipe",
     "T2": "verified — headline recomputed from raw samples within 1% of the claim, physically possible, "
           "training loss passes the convergence check",
-    "T3": "reproduced — two verified runs from distinct measurers agreeing within 5%",
+    "T3": "reproduced — two independent verified runs signed by two different registered measurers, "
+          "agreeing within 5%",
 }
 
 
@@ -59,7 +65,7 @@ class TierResult:
     verified_runs: tuple[str, ...] = ()  # digests of T2-quality runs
 
 
-def _is_reported(recipe: Recipe, run: RunEntry) -> str | None:
+def _is_reported(snapshot: Snapshot, entry_path: str, recipe: Recipe, run: RunEntry) -> str | None:
     """None if the run gives T1 evidence for the recipe, else why not."""
     if run.meta is None:
         return "run file is unreadable or fails its schema"
@@ -69,7 +75,7 @@ def _is_reported(recipe: Recipe, run: RunEntry) -> str | None:
         return "run file is not in canonical form"
     if tool_problems(run.meta.tool):  # the same rule as ORV405, so finding and tier agree
         return "tool version is not pinned"
-    if mismatches(recipe, run.meta):
+    if mismatches(snapshot, entry_path, recipe, run):
         return "run metadata disagrees with the recipe"
     return None
 
@@ -110,7 +116,7 @@ def derive_one(snapshot: Snapshot, entry: RecipeEntry, physics_ok: bool) -> Tier
     reasons: list[str] = []
     reported = []
     for run in on_record:
-        why = _is_reported(recipe, run)
+        why = _is_reported(snapshot, entry.path, recipe, run)
         if why:
             reasons.append(why)
         else:
@@ -128,21 +134,38 @@ def derive_one(snapshot: Snapshot, entry: RecipeEntry, physics_ok: bool) -> Tier
     ver = tuple(r.name_digest for r in verified)
     if not verified:
         return TierResult("T1", tuple(dict.fromkeys(reasons)), rep)
-    if _reproduced(recipe, verified):
+    why_not = _not_reproduced(snapshot, recipe, verified)
+    if why_not is None:
         return TierResult("T3", (), rep, ver)
-    return TierResult("T2", ("needs a second verified run from a different measurer",), rep, ver)
+    return TierResult("T2", (why_not,), rep, ver)
 
 
-def _reproduced(recipe: Recipe, verified: list[RunEntry]) -> bool:
-    for i, a in enumerate(verified):
-        for b in verified[i + 1:]:
-            assert a.meta is not None and b.meta is not None
-            if a.meta.measured_by == b.meta.measured_by:
+NEEDS_SIGNED = "needs two verified runs signed by different registered measurers (unsigned runs reach at most T2)"
+NEEDS_SECOND_SIGNER = "needs a second signed run from another registered measurer"
+NOT_INDEPENDENT = "the signed runs of different measurers are one measurement (copied samples or the same measured_at)"
+NOT_AGREEING = "the signed runs of different measurers disagree by more than 5%"
+
+
+def _not_reproduced(snapshot: Snapshot, recipe: Recipe, verified: list[RunEntry]) -> str | None:
+    """None when two verified runs reproduce each other (SPEC §5 T3), else what is missing."""
+    signed = [(run, who) for run in verified if (who := signer(snapshot, run.name_digest)) is not None]
+    if not signed:
+        return NEEDS_SIGNED
+    if len({who for _, who in signed}) < 2:
+        return NEEDS_SECOND_SIGNER
+    independent = False
+    for i, (a, who_a) in enumerate(signed):
+        for b, who_b in signed[i + 1:]:
+            assert a.meta is not None and b.meta is not None and a.facts is not None and b.facts is not None
+            if who_a == who_b:
                 continue
+            if a.meta.measured_at == b.meta.measured_at or same_measurement(a.facts.fingerprint, b.facts.fingerprint):
+                continue
+            independent = True
             ha, hb = _headline(recipe, a), _headline(recipe, b)
             if ha and hb and abs(ha - hb) / max(ha, hb) <= REPRODUCTION_AGREEMENT:
-                return True
-    return False
+                return None
+    return NOT_AGREEING if independent else NOT_INDEPENDENT
 
 
 def derive(snapshot: Snapshot, diagnostics: Iterable[Diagnostic]) -> Mapping[str, TierResult]:

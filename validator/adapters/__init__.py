@@ -9,16 +9,23 @@ the document with validator.storing.store_run_document.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from pydantic import ValidationError
 
-from validator import schema as schemas
 from validator.adapters import megatron, sglang, vllm
-from validator.adapters.common import AdapterError, Converted, Problems, RunMetadata, Source
+from validator.adapters.common import Converted, Problems, RunMetadata, Source
 from validator.diagnostics import Diagnostic, Severity
-from validator.loading import Document, LoadError, decode_utf8, load_yaml_document, parse_yaml
-from validator.models import InferenceRecipe, TrainingRecipe, WorkloadSpec
+from validator.errors import AdapterError, LoadError
+from validator.evidence import metadata_mismatches
+from validator.identity import architecture_problems, checkpoint_problem
+from validator.load import schema as schemas
+from validator.load.documents import Document, decode_utf8, load_yaml_document, parse_yaml
+from validator.load.pipeline import validate_run_data
+from validator.models import InferenceRecipe, ModelSpec, RunMeta, TrainingRecipe, WorkloadSpec
+from validator.registry import strip_samples
+from validator.science.throughput import inference_facts, training_facts
 
 Adapter = Callable[[Source, RunMetadata], Converted]
 
@@ -34,7 +41,12 @@ KIND_OF = {"megatron": "training", "nemo": "training", "vllm": "inference", "sgl
 TOOL_COMPONENTS = {"megatron": ("megatron-core", "megatron-lm"), "nemo": ("nemo",), "vllm": ("vllm",),
                    "sglang": ("sglang",)}
 
-__all__ = ["ADAPTER_BY_NAME", "AdapterError", "Converted", "RunMetadata", "Source", "convert", "metadata"]
+PLACEHOLDER_CLAIM = {"training": {"tokens_per_s_per_gpu": 1.0}, "inference": {"decode_tok_s": 1.0}}
+# The recomputed figures a recipe's claim holds (schema/recipe-*.schema.json `claimed`).
+CLAIM_FIELDS = {"training": ("tokens_per_s_per_gpu",), "inference": ("decode_tok_s", "prefill_tok_s", "ttft_ms")}
+
+__all__ = ["ADAPTER_BY_NAME", "AdapterError", "Converted", "RunMetadata", "Source", "convert", "metadata",
+           "recomputed"]
 
 
 def _fail(path: str, code: str, message: str, hint: str, line: int = 1, col: int = 1) -> AdapterError:
@@ -55,6 +67,10 @@ def load_recipe(path: str) -> TrainingRecipe | InferenceRecipe:
     if kind not in ("training", "inference"):
         raise _fail(path, "ORV109", "not a recipe: `kind` must be training or inference",
                     "pass --recipe recipes/<kind>/<model>/<id>.yaml")
+    if not data.get("claimed"):
+        # A new recipe (`orv new`) has no claim until its first run: add-run reads only the recipe's
+        # metadata and fills the claim from the run (--write-recipe), so stand in a figure here.
+        data = {**data, "claimed": dict(PLACEHOLDER_CLAIM[kind])}
     issues = schemas.validate(f"recipe-{kind}", data)
     if issues:
         doc = Document(path, data, text)
@@ -120,8 +136,6 @@ def metadata(fmt: str, root: str, recipe_path: str | None, flags: Mapping[str, A
 
 def convert(fmt: str, source: Source, meta: RunMetadata) -> Converted:
     """Adapt, then hold the result to the run-file schema (a failure here names the flag to fix)."""
-    from validator.engine import validate_run_data
-
     converted = ADAPTER_BY_NAME[fmt](source, meta)
     issues = validate_run_data(converted.document)
     if issues:
@@ -135,4 +149,73 @@ def convert(fmt: str, source: Source, meta: RunMetadata) -> Converted:
     if meta.origin.get("tool_version", "").startswith("recipe"):
         notes += (f"tool version {meta.tool_version} taken from the {meta.origin['tool_version']} component; "
                   f"pass --tool-version if the benchmark client was a different build",)
-    return Converted(converted.document, notes)
+    return Converted(converted.document, notes, converted.stated)
+
+
+@dataclass(frozen=True)
+class Recomputed:
+    """A run's headline as orv recomputes it from the raw samples (docs/metrics.md), for add-run to print."""
+
+    kind: str
+    headline: dict[str, float]
+    samples: int
+    excluded: tuple[str, ...]  # what the figures leave out, in words
+
+    def claim(self) -> dict[str, float]:
+        """The figures a recipe's `claimed:` holds, at 4 significant digits (well inside the 1% check)."""
+        return {k: float(f"{self.headline[k]:.4g}") for k in CLAIM_FIELDS[self.kind] if k in self.headline}
+
+
+def recomputed(document: Mapping[str, Any], meta: RunMetadata) -> Recomputed:
+    """The headline of a converted run document, and what it excludes (warm-up steps; failed requests are
+    named in the adapter's notes)."""
+    samples = document.get("samples") or []
+    if document["kind"] == "training":
+        warmup = meta.warmup_steps
+        facts = training_facts(samples, document["hardware"]["count"], warmup) if samples else None
+        excluded = (f"the first {warmup} warm-up step{'s' if warmup != 1 else ''} of {len(samples)} "
+                    "(the workload's protocol)",) if warmup and samples else ()
+    else:
+        facts = inference_facts(samples, document.get("duration_s")) if samples else None
+        excluded = ()
+    headline = dict(facts.headline) if facts else {}
+    return Recomputed(document["kind"], headline, len(samples), excluded)
+
+
+def load_model(root: str, model_id: str) -> ModelSpec | None:
+    """The catalog's ModelSpec for model_id, or None when the catalog does not define it (or is broken)."""
+    if not os.path.isfile(os.path.join(root, "catalog", "models.yaml")):
+        return None
+    try:
+        doc = load_yaml_document(root, "catalog/models.yaml")
+        raw = (doc.data.get("models") or {}).get(model_id)
+        return ModelSpec.model_validate(raw) if raw is not None else None
+    except (LoadError, ValidationError, AttributeError):
+        return None  # `orv check` reports a broken catalog
+
+
+def check_identity(root: str, recipe_path: str | None, source: Source, converted: Converted) -> None:
+    """add-run's gate: what the tool's output states about the model and hardware must agree with the
+    recipe (ORV206) and the catalog (ORV226, ORV227) — errors, never notes (validator/identity.py)."""
+    try:
+        run = RunMeta.model_validate(strip_samples(converted.document), strict=False)
+    except ValidationError:
+        return  # convert() already held the document to the schema
+    problems = Problems(source)
+    spec = load_model(root, run.model)
+    recipe = load_recipe(recipe_path) if recipe_path else None
+    if recipe is not None:
+        for m in metadata_mismatches(recipe, run):
+            # a field the recipe leaves out is not a contradiction: --write-recipe adds what the tool states
+            if m.field.startswith(("hardware", "layout", "serving", "model")) and m.recipe_value is not None:
+                problems.add("ORV206", f"the output states {m.field} = {m.run_value!r}, the recipe says "
+                                       f"{m.recipe_value!r}", "attach the output to the recipe it measured, or fix "
+                                                               "the recipe")
+    named = recipe.checkpoint if isinstance(recipe, InferenceRecipe) else None
+    for served in (run.checkpoint, converted.stated.get("tokenizer_id")):  # vLLM: model_id, then tokenizer_id
+        found = checkpoint_problem(run.model, spec, served, named) if served else None
+        if found is not None:
+            problems.add("ORV226", found.message, found.hint)
+    for found in architecture_problems(run.model, spec, run):
+        problems.add("ORV227", found.message, found.hint)
+    problems.raise_if_any()

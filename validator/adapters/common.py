@@ -11,10 +11,11 @@ import dataclasses
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
-from validator.diagnostics import Diagnostic, Result, Severity
-from validator.loading import locate_json
+from validator.diagnostics import Diagnostic, Severity
+from validator.load.documents import locate_json
+from validator.errors import AdapterError
 
 
 @dataclass(frozen=True)
@@ -67,15 +68,11 @@ class RunMetadata:
 class Converted:
     document: dict[str, Any]
     notes: tuple[str, ...] = ()
+    # what the output states that the run file has no field for, checked by add-run (e.g. vLLM's tokenizer_id)
+    stated: Mapping[str, str] = field(default_factory=dict)
 
 
-class AdapterError(Exception):
-    """The tool's output (or the metadata around it) cannot become a run file; carries the findings."""
 
-    def __init__(self, diagnostics: Iterable[Diagnostic]) -> None:
-        self.diagnostics = tuple(diagnostics)
-        super().__init__(f"{len(self.diagnostics)} problem(s)")
-        self.result = Result(self.diagnostics)
 
 
 class Problems:

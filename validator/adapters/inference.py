@@ -14,7 +14,7 @@ from typing import Any, Sequence
 
 from validator.adapters.common import (JsonRecord, Problems, RunMetadata, common_fields, merge_mapping, ms,
                                        number, printed_matches, require, stated, tool_block)
-from validator.recompute import RunFacts, inference_facts
+from validator.science.throughput import RunFacts, inference_facts
 
 PER_REQUEST = ("input_lens", "output_lens", "ttfts", "itls")
 # The tools' own means, and the recomputed figure each must equal (docs/metrics.md).
@@ -97,6 +97,13 @@ def build_samples(requests: Requests, problems: Problems) -> list[dict[str, Any]
     return samples
 
 
+def _failed(requests: Requests) -> int:
+    """Requests the tool counts as failed: an error message, or no output token (as build_samples skips)."""
+    a = requests.arrays
+    errors = a.get("errors") or [""] * len(a.get("ttfts", []))
+    return sum(1 for i, error in enumerate(errors) if error or a["output_lens"][i] == 0)
+
+
 def _bad_request(prompt: Any, output: Any, ttft: Any, itl: Any) -> str | None:
     if not isinstance(prompt, int) or isinstance(prompt, bool) or prompt < 0:
         return "input_lens"
@@ -175,7 +182,13 @@ def convert_result(tool: str, fmt: str, record: JsonRecord, requests: Requests |
     if requests is None:
         notes.append(f"the result has no per-request samples (run the benchmark with {save_flag}): "
                      f"this run can support tier T1 only")
-    elif samples:
+    else:
+        failed = _failed(requests)
+        if failed:  # counted, never dropped silently: the figures below leave these requests out
+            total = len(requests.arrays.get("ttfts", []))
+            notes.append(f"{failed} of {total} requests failed and {'is' if failed == 1 else 'are'} excluded "
+                         f"(an error or no output; {tool} leaves them out of its means too)")
+    if requests is not None and samples:
         facts = inference_facts(samples, duration)
         check_printed(record, facts, requests.has_latencies, problems)
         if not requests.has_latencies:

@@ -23,6 +23,7 @@ Both print per-interval averages, so the log must have one line per iteration (l
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ from typing import Any, Mapping
 
 from validator.adapters.common import (Converted, Problems, RunMetadata, Source, common_fields, merge_mapping,
                                        require, stated, tool_block)
-from validator.recompute import training_facts
+from validator.science.throughput import SKIPPED, training_facts
 
 _MEGATRON_LINE = re.compile(r"\biteration\s+(\d+)\s*/\s*(\d+)\s*\|(.*)$")
 _TIMESTAMP = re.compile(r"\[(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2})(?:\.\d+)?\]")
@@ -46,7 +47,7 @@ class LoggedStep:
     time_s: float
     batch: int | None
     consumed: int | None
-    loss: float | str  # "nan"/"inf" for a diverged step
+    loss: float | str  # "nan"/"inf" for a diverged step, "skipped" for an fp16 overflow skip
     printed_rate: float | None = None  # the tool's own tokens/s/GPU for this step, if it prints one
     timestamp: str | None = None
 
@@ -115,10 +116,46 @@ def _arguments(lines: list[str]) -> dict[str, tuple[str, int]]:
     return args
 
 
+def _step_loss(fields: Mapping[str, str]) -> float | str | None:
+    """The loss of one logged iteration as `training_log` prints it (core_v0.14.0 .. core_v0.17.0).
+
+    - fp16 with dynamic loss scaling skips an iteration whose gradients overflowed: `number of
+      skipped iterations` is 1, the loss is not accumulated, and its average (0) is left out
+      (`if avg > 0.0`, up to core_v0.16) or printed as `lm loss: 0.000000E+00` (`avg >= 0.0`, from
+      core_v0.17). A skipped step, not a NaN: recorded as "skipped". When the skipped iteration's
+      loss itself was NaN/Inf, `number of nan iterations` is 1 as well: a diverged step ("nan").
+    - bf16 has no loss scaler and skips nothing: a NaN loss is accumulated, its average is NaN,
+      `nan > 0.0` is false so no `lm loss` is printed, and `grad norm: nan` shows it: "nan".
+    - an explicit `lm loss: nan` / `NAN` / `inf` (other versions, other loss keys) is taken as printed.
+    None when the line has no loss and no sign of why (the log is not as Megatron-LM prints it).
+    """
+    skipped = _int(fields.get("number of skipped iterations")) or 0
+    nan_iters = _int(fields.get("number of nan iterations")) or 0
+    if skipped:
+        return "nan" if nan_iters else SKIPPED
+    loss = _loss(fields.get("lm loss"))
+    if loss is not None:
+        return loss
+    grad_norm = _float(fields.get("grad norm"))
+    if grad_norm is not None and not math.isfinite(grad_norm):
+        return "nan"
+    return None
+
+
+_VALIDATION = re.compile(r"validation(?: \S+)? loss at (?:iteration|step) (\d+)\s*\|(.*)$")
+
+
 def parse_megatron(source: Source, problems: Problems, notes: list[str]) -> ParsedLog:
     lines = source.lines()
     steps: list[LoggedStep] = []
+    validation_nan: dict[int, int] = {}  # iteration -> line of a non-finite validation loss
     for number, line in enumerate(lines, start=1):
+        v = _VALIDATION.search(line)
+        if v:
+            value = _loss(_fields(v.group(2)).get("lm loss value"))
+            if isinstance(value, str):
+                validation_nan.setdefault(int(v.group(1)), number)
+            continue
         m = _MEGATRON_LINE.search(line)
         if not m or "elapsed time per iteration" not in m.group(3):
             continue
@@ -128,24 +165,29 @@ def parse_megatron(source: Source, problems: Problems, notes: list[str]) -> Pars
             problems.add("ORV104", f"iteration {m.group(1)}: no positive `elapsed time per iteration (ms)`",
                          "give the log Megatron-LM wrote, unchanged", number, line.find("elapsed") + 1)
             continue
-        nan_iters = _int(fields.get("number of nan iterations")) or 0
-        skipped = _int(fields.get("number of skipped iterations")) or 0
-        loss = _loss(fields.get("lm loss"))
-        if nan_iters or skipped:
-            # Megatron leaves a non-finite loss out of its average and prints 0: the step diverged.
-            if skipped and not nan_iters:
-                notes.append(f"iteration {m.group(1)} was skipped (non-finite gradients): recorded as a "
-                             f"diverged step")
-            loss = "nan"
+        loss = _step_loss(fields)
         if loss is None:
-            problems.add("ORV108", f"iteration {m.group(1)}: no `lm loss` on the line",
-                         "the run file needs the training loss of every step; log it (pretrain_gpt.py "
-                         "reports `lm loss`)", number, m.start(3) + 1)
+            problems.add("ORV108", f"iteration {m.group(1)}: no `lm loss` on the line, and no skipped iteration "
+                                   "or non-finite grad norm to explain it",
+                         "the run file needs the training loss of every step; give the log Megatron-LM's "
+                         "pretrain_gpt.py wrote (it reports `lm loss`), unchanged", number, m.start(3) + 1)
             continue
         stamp = _TIMESTAMP.search(line[:m.start()])
         steps.append(LoggedStep(number, int(m.group(1)), elapsed / 1000.0,
                                 _int(fields.get("global batch size")), _int(fields.get("consumed samples")),
                                 loss, None, f"{stamp.group(1)}T{stamp.group(2)}" if stamp else None))
+    skipped = [s.step for s in steps if s.loss == SKIPPED]
+    if skipped:
+        notes.append(f"{len(skipped)} iteration(s) skipped by fp16 loss scaling (first {skipped[0]}): recorded as "
+                     "skipped steps, left out of the loss comparison and the warm-up count")
+    if validation_nan:
+        first = min(validation_nan)
+        for i, step in enumerate(steps):
+            if step.step >= first and isinstance(step.loss, float):
+                steps[i] = dataclasses.replace(step, loss="nan")
+                notes.append(f"the validation loss at iteration {first} is not finite (line {validation_nan[first]}): "
+                             f"the model's weights are, so iteration {step.step}'s loss is recorded as nan")
+                break
     return ParsedLog(tuple(steps), _arguments(lines))
 
 
@@ -223,7 +265,39 @@ def convert_megatron(source: Source, meta: RunMetadata) -> Converted:
         meta = stated(meta, name, value, "Megatron-LM", notes)
     document = training_document("megatron-lm", "megatron-lm-training-log", parsed, seq_len, args_batch,
                                  meta, problems, notes)
+    architecture = _architecture(args, source.lines())
+    if architecture:
+        document["architecture"] = architecture  # compared with the catalog: ORV227 (validator/identity.py)
     return Converted(document, tuple(notes))
+
+
+# megatron/training/tokenizer/tokenizer.py `_vocab_size_with_padding` and
+# megatron/training/theoretical_memory_usage.py (core_v0.14.0 .. core_v0.17.0)
+_PADDED_VOCAB = re.compile(r"> padded vocab \(size: (\d+)\) with \d+ dummy tokens")
+_TOTAL_PARAMS = re.compile(r"Total number of parameters in billions:\s*([0-9.]+)")
+
+
+def _architecture(args: Mapping[str, tuple[str, int]], lines: list[str]) -> dict[str, Any]:
+    """What the log states about the model it trained: arguments and the printed parameter count."""
+    out: dict[str, Any] = {}
+    for key, name in (("layers", "num_layers"), ("hidden_size", "hidden_size"),
+                      ("attention_heads", "num_attention_heads"), ("experts", "num_experts"),
+                      ("experts_per_token", "moe_router_topk")):
+        value = _int(args[name][0]) if name in args else None
+        if value and value > 0:
+            out[key] = value
+    if "experts" not in out:
+        out.pop("experts_per_token", None)  # the router's top-k argument has a default on dense models too
+    for line in lines:
+        m = _PADDED_VOCAB.search(line)
+        if m and "vocab_size" not in out:
+            out["vocab_size"] = int(m.group(1))
+        m = _TOTAL_PARAMS.search(line)
+        if m and "params_b" not in out:
+            value = _float(m.group(1))
+            if value and value > 0:
+                out["params_b"] = value
+    return out
 
 
 # --------------------------------------------------------------------------- NeMo

@@ -13,7 +13,7 @@ model's catalog id, the GPUs, SGLang's version nor a date: those come from flags
 from __future__ import annotations
 
 from validator.adapters.common import Converted, Problems, RunMetadata, Source, pick_record
-from validator.adapters.inference import convert_result, find_requests
+from validator.adapters.inference import convert_result, find_requests, stated_meta
 
 TOOL = "sglang"
 FORMAT = "sglang-bench-serving-jsonl"
@@ -24,6 +24,13 @@ def convert(source: Source, meta: RunMetadata) -> Converted:
     problems = Problems(source)
     record = pick_record(source, meta, problems)
     notes: list[str] = []
+    # The served model, when this SGLang version saves it (`model_id`, `model`, or the server's
+    # `server_info.model_path`): it becomes the run's checkpoint, checked against the catalog (ORV226).
+    server = record.data.get("server_info")
+    served = next((v for v in (record.data.get("model_id"), record.data.get("model"),
+                               server.get("model_path") if isinstance(server, dict) else None)
+                   if isinstance(v, str) and v), None)
+    meta = stated_meta(meta, TOOL, notes, checkpoint=served)
     where = ("details",) if isinstance(record.data.get("details"), dict) else ()
     requests = find_requests(record, where, problems, SAVE_FLAG)
     document = convert_result(TOOL, FORMAT, record, requests, meta, problems, notes, SAVE_FLAG)

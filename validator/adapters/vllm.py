@@ -40,4 +40,6 @@ def convert(source: Source, meta: RunMetadata) -> Converted:
                        checkpoint=model_id if isinstance(model_id, str) and model_id else None)
     requests = find_requests(record, (), problems, SAVE_FLAG)
     document = convert_result(TOOL, FORMAT, record, requests, meta, problems, notes, SAVE_FLAG)
-    return Converted(document, tuple(notes))
+    tokenizer = record.data.get("tokenizer_id")
+    stated = {"tokenizer_id": tokenizer} if isinstance(tokenizer, str) and tokenizer and tokenizer != model_id else {}
+    return Converted(document, tuple(notes), stated)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from validator.checks import Finding, check
+from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
-from validator.registry import Catalog
+from validator.models import TrainingRecipe
+from validator.registry import Catalog, RunFile, Snapshot
 
 
 def _sample_index(data: Any, step: int | None) -> int | None:
@@ -17,7 +18,7 @@ def _sample_index(data: Any, step: int | None) -> int | None:
 
 
 @check("ORV210", Severity.WARNING, "loss curve fails the convergence check", scope="run-file")
-def loss_curve_follows_reference(run: Any, catalog: Catalog) -> Iterator[Finding]:
+def loss_curve_follows_reference(run: RunFile, catalog: Catalog) -> Iterator[Finding]:
     """
     A training run's loss curve does not pass its workload's convergence check, so the run cannot
     verify a recipe (it stays at tier T1). The check (docs/convergence.md) needs: every logged
@@ -36,7 +37,7 @@ def loss_curve_follows_reference(run: Any, catalog: Catalog) -> Iterator[Finding
     meta, facts = run.meta, run.facts
     if meta is None or meta.kind != "training" or facts is None or not facts.has_samples:
         return  # summary-only runs cannot be checked; tiers say so
-    # The verdict was reached while the samples were loaded (validator/recompute.py); None means
+    # The verdict was reached while the samples were loaded (validator/science/throughput.py); None means
     # the workload has no reference to compare with (tiers say so; ORV115 covers unknown ids).
     result = facts.convergence
     if result is None or result.ok:
@@ -50,3 +51,35 @@ def loss_curve_follows_reference(run: Any, catalog: Catalog) -> Iterator[Finding
     yield Finding(run.path, f"convergence check against workload `{meta.workload}` fails: {result.reason}",
                   "the run does not train like the reference; fix the numerics and rerun (see `orv explain "
                   "ORV210`)", at=at)
+
+
+@check("ORV219", Severity.ERROR, "every run of a training recipe fails the convergence check", related_by="r")
+def recipe_has_a_converging_run(snapshot: Snapshot) -> Iterator[Finding]:
+    """
+    A training recipe whose runs with raw samples all fail the convergence check (ORV210 on each).
+    A diverged recipe is not a recipe: its throughput was bought by training that does not work,
+    and seed 000's protocol lists a recipe only once it passed the convergence check (MLPerf
+    rejects a result whose loss curve misses its reference for the same reason).
+
+    Fix the numerics and add a run that converges (`orv add-run`); a failing run beside a
+    converging one stays on record as a warning (ORV210). Runs without samples, and workloads
+    without a reference curve, are not judged here (docs/convergence.md).
+    """
+    for entry, recipe in snapshot.valid_recipes():
+        if not isinstance(recipe, TrainingRecipe):
+            continue
+        verdicts = []
+        for digest in recipe.run_digests:
+            run = snapshot.runs.get(digest)
+            facts = run.facts if run is not None and run.meta is not None else None
+            if facts is None or not facts.has_samples or facts.convergence is None:
+                continue
+            if facts.convergence.reference_problem:
+                verdicts = []  # the workload's reference is at fault (ORV210 says so), not the runs
+                break
+            verdicts.append(facts.convergence.ok)
+        if verdicts and not any(verdicts):
+            yield Finding(entry.path, f"all {len(verdicts)} run(s) of recipe `{recipe.id}` with samples fail the "
+                                      "convergence check (ORV210 on each)",
+                          "fix the numerics and add a run whose loss curve follows the workload's reference; "
+                          "a diverged recipe cannot back a claim", at=("runs",))

@@ -8,7 +8,7 @@ from typing import Any, Iterable, Iterator, TypeVar
 
 import orjson
 
-from validator.checks import Finding, check
+from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
 from validator.models import Recipe, TrainingRecipe
 from validator.registry import Snapshot
@@ -62,7 +62,7 @@ def identity(recipe: Recipe) -> str:
     return _canonical(fields)
 
 
-@check("ORV301", E, "duplicate recipe id")
+@check("ORV301", E, "duplicate recipe id", related_by="i")
 def duplicate_id(snapshot: Snapshot) -> Iterator[Finding]:
     """
     Two recipe files carry the same `id`, compared case-insensitively (`Qwen-x` and `qwen-x`
@@ -81,7 +81,7 @@ def duplicate_id(snapshot: Snapshot) -> Iterator[Finding]:
                           "settings) and rename the file to match; delete the file if it is a copy", at=("id",))
 
 
-@check("ORV302", E, "same configuration under another id")
+@check("ORV302", E, "same configuration under another id", related_by="d")
 def duplicate_identity(snapshot: Snapshot) -> Iterator[Finding]:
     """
     Two recipes describe the same configuration — kind, model (and checkpoint), quant, hardware
@@ -115,7 +115,7 @@ def _claim_text(recipe: Recipe) -> str:
     return ", ".join(f"{k} {v:g}" for k, v in sorted(recipe.claimed.model_dump(exclude_none=True).items()))
 
 
-@check("ORV303", W, "claim copied across GPU counts")
+@check("ORV303", W, "claim copied across GPU counts", related_by="c")
 def claim_copied_across_counts(snapshot: Snapshot) -> Iterator[Finding]:
     """
     Recipes for the same model, quant (or workload), GPU and software claim exactly the same

@@ -4,17 +4,14 @@ from __future__ import annotations
 
 import math
 import os
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import Any, Iterator
 
-from validator.checks import Finding, check
+from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
 from validator.evidence import CLAIM_TOLERANCE, claim_gaps, mismatches
 from validator.hashing import RUN_REF, canonical_bytes, content_address, run_path
-from validator.recompute import relative_gap
-from validator.registry import Catalog, RecipeEntry, Snapshot, misplaced_run
-
-if TYPE_CHECKING:
-    from validator.engine import RunFile
+from validator.science.throughput import relative_gap
+from validator.registry import Catalog, RecipeEntry, RunFile, Snapshot, misplaced_run
 
 E = Severity.ERROR
 
@@ -113,7 +110,7 @@ def _snippet(raw: bytes, offset: int) -> str:
 def summary_matches_samples(run: RunFile, catalog: Catalog) -> Iterator[Finding]:
     """
     A run file's `summary` (the benchmark tool's own headline) must agree within 1% with the
-    same figure recomputed from its raw samples (definitions in validator/recompute.py: training
+    same figure recomputed from its raw samples (definitions in validator/science/throughput.py: training
     tokens/s/GPU over the steps after the workload's warm-up; inference per-request means). A
     larger gap means the summary was edited, or the samples are not the ones the tool measured.
     Re-export the run from the tool; do not edit either part by hand.
@@ -160,7 +157,7 @@ def _misplaced_by_digest(snapshot: Snapshot) -> dict[str, str]:
     return out
 
 
-@check("ORV203", E, "referenced run file is missing")
+@check("ORV203", E, "referenced run file is missing", related_by="r")
 def referenced_run_exists(snapshot: Snapshot) -> Iterator[Finding]:
     """
     A recipe's `runs:` lists `sha256:<hash>` references; each must have its file at
@@ -179,7 +176,7 @@ def referenced_run_exists(snapshot: Snapshot) -> Iterator[Finding]:
                           hint, at=("runs", i))
 
 
-@check("ORV204", E, "orphan run file")
+@check("ORV204", E, "orphan run file", related_by="r")
 def run_is_referenced(snapshot: Snapshot) -> Iterator[Finding]:
     """
     Every run file must back a recipe: some recipe's `runs:` lists its `sha256:` reference. Run
@@ -194,7 +191,7 @@ def run_is_referenced(snapshot: Snapshot) -> Iterator[Finding]:
                           "or remove the file from the pull request", line=1, col=1)
 
 
-@check("ORV205", E, "run file referenced by two recipes")
+@check("ORV205", E, "run file referenced by two recipes", related_by="r")
 def run_referenced_once(snapshot: Snapshot) -> Iterator[Finding]:
     """
     A run file measures one configuration, so it is evidence for exactly one recipe. The same
@@ -216,7 +213,7 @@ def run_referenced_once(snapshot: Snapshot) -> Iterator[Finding]:
                           "measure the other recipe separately", at=("runs", i))
 
 
-@check("ORV206", E, "run metadata disagrees with its recipe")
+@check("ORV206", E, "run metadata disagrees with its recipe", related_by="r")
 def run_matches_recipe(snapshot: Snapshot) -> Iterator[Finding]:
     """
     A run is evidence for a recipe only if it measured that recipe: the run file's model,
@@ -231,7 +228,7 @@ def run_matches_recipe(snapshot: Snapshot) -> Iterator[Finding]:
             run = snapshot.runs.get(digest)
             if run is None or run.meta is None:
                 continue
-            for m in mismatches(recipe, run.meta):
+            for m in mismatches(snapshot, entry.path, recipe, run):
                 yield Finding(entry.path,
                               f"run {_short(digest)} disagrees on `{m.field}`: recipe has {_value(m.recipe_value)}, "
                               f"run has {_value(m.run_value)}",
@@ -249,20 +246,20 @@ def _value(value: Any) -> str:
     return f"`{value}`"
 
 
-@check("ORV207", E, "claimed figure differs from the run's raw samples")
+@check("ORV207", E, "claimed figure differs from the run's raw samples", related_by="r")
 def claim_matches_samples(snapshot: Snapshot) -> Iterator[Finding]:
     """
     A claimed figure must agree within 1% with the same figure recomputed from the raw samples
     of every run the recipe references (training tokens/s/GPU over the steps after the
     workload's warm-up; inference decode and prefill rates and TTFT per request; definitions in
-    validator/recompute.py). The submitter's number is never taken on trust. Set the claim to
+    validator/science/throughput.py). The submitter's number is never taken on trust. Set the claim to
     the recomputed figure the message gives, or reference the run that measured the claim.
     Runs whose metadata disagrees with the recipe are left to ORV206.
     """
     for entry, recipe in snapshot.valid_recipes():
         for digest in recipe.run_digests:
             run = snapshot.runs.get(digest)
-            if run is None or run.meta is None or mismatches(recipe, run.meta):
+            if run is None or run.meta is None or mismatches(snapshot, entry.path, recipe, run):
                 continue
             for gap in claim_gaps(recipe, run.facts):
                 if gap.within_tolerance:
@@ -274,7 +271,7 @@ def claim_matches_samples(snapshot: Snapshot) -> Iterator[Finding]:
                               "the run that measured the claimed figure", at=("claimed", gap.metric))
 
 
-@check("ORV209", E, "run file in the wrong shard folder")
+@check("ORV209", E, "run file in the wrong shard folder", per_file=True)
 def run_in_its_shard(snapshot: Snapshot) -> Iterator[Finding]:
     """
     A run file named <h>.json lives in runs/<first two hex of h>/. A file with a valid hash

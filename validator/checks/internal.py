@@ -1,6 +1,6 @@
 """ORV900: a check that crashed — always orv's bug, never the contributor's."""
 
-from validator.checks import declare
+from validator.checks.base import declare
 from validator.diagnostics import Severity
 
 declare("ORV900", Severity.ERROR, "internal error", """

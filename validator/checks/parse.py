@@ -6,7 +6,7 @@ import difflib
 import os
 from typing import Iterator
 
-from validator.checks import Finding, check, declare
+from validator.checks.base import Finding, check, declare
 from validator.diagnostics import Severity
 from validator.registry import Snapshot, classify, misplaced_run
 
@@ -73,7 +73,7 @@ declare("ORV116", E, "tier declared by submitter", """
     """)
 
 
-@check("ORV106", E, "id differs from file name")
+@check("ORV106", E, "id differs from file name", per_file=True)
 def id_matches_stem(snapshot: Snapshot) -> Iterator[Finding]:
     """
     A recipe's `id` must equal its file name without `.yaml`, so that the path alone tells which
@@ -87,7 +87,7 @@ def id_matches_stem(snapshot: Snapshot) -> Iterator[Finding]:
                           f"rename the file to `{rid}.yaml` or set `id: {stem}`", at=("id",))
 
 
-@check("ORV107", E, "file in the wrong folder")
+@check("ORV107", E, "file in the wrong folder", per_file=True)
 def file_in_wrong_folder(snapshot: Snapshot) -> Iterator[Finding]:
     """
     Every file has one place: recipes/<kind>/<model-id>/<recipe-id>.yaml with kind and model
@@ -116,7 +116,7 @@ def _is_symlink_reported(snapshot: Snapshot, rel: str) -> bool:
     return os.path.islink(os.path.join(snapshot.root, rel))
 
 
-@check("ORV114", E, "symbolic link")
+@check("ORV114", E, "symbolic link", per_file=True)
 def symbolic_link(snapshot: Snapshot) -> Iterator[Finding]:
     """
     A file or folder in the registry is a symbolic link. Links can point outside the repository
@@ -128,7 +128,7 @@ def symbolic_link(snapshot: Snapshot) -> Iterator[Finding]:
             yield Finding(rel, f"`{rel}` is a symbolic link (to `{target}`)", "replace the link with the file itself")
 
 
-@check("ORV115", E, "unknown catalog id")
+@check("ORV115", E, "unknown catalog id", per_file=True)
 def unknown_catalog_reference(snapshot: Snapshot) -> Iterator[Finding]:
     """
     A recipe or run names a model, GPU or workload that catalog/ does not define. Use the

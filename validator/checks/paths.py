@@ -5,14 +5,14 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from validator.checks import Finding, check
+from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
 from validator.registry import Snapshot
 
 _PORTABLE_SEGMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
-@check("ORV117", Severity.ERROR, "paths differ only by case")
+@check("ORV117", Severity.ERROR, "paths differ only by case", related_by="f")
 def case_collision(snapshot: Snapshot) -> Iterator[Finding]:
     """
     Two files whose paths differ only in upper/lower case. On macOS and Windows checkouts one
@@ -29,7 +29,7 @@ def case_collision(snapshot: Snapshot) -> Iterator[Finding]:
             seen[folded] = rel
 
 
-@check("ORV118", Severity.ERROR, "file name not portable")
+@check("ORV118", Severity.ERROR, "file name not portable", per_file=True)
 def unportable_name(snapshot: Snapshot) -> Iterator[Finding]:
     """
     A file or folder name with control characters, spaces or other characters outside

@@ -5,35 +5,18 @@ from __future__ import annotations
 import math
 from operator import itemgetter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator, Optional
+from typing import Any, Iterator, Optional
 
-from validator.checks import Finding, check
+from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
-from validator.models import GpuSpec, InferenceRecipe, ModelSpec, RunMeta, TrainingRecipe, WorkloadSpec
-from validator.quant import QuantBits, bits_per_weight
-from validator.recompute import RunFacts
-from validator.registry import Catalog, RecipeEntry, RunEntry, Snapshot
-
-if TYPE_CHECKING:
-    from validator.engine import RunFile
+from validator.models import GpuSpec, InferenceRecipe, ModelSpec, RunMeta, Speculative, TrainingRecipe
+from validator.science.physics import (DECODE_READ_FRACTION, DecodeBound, decode_bound_for, implied_mfu, is_moe,
+                                      mfu_ceiling, tokens_at_mfu)
+from validator.science.throughput import RunFacts
+from validator.registry import Catalog, RecipeEntry, RunEntry, RunFile, Snapshot
 
 E, W = Severity.ERROR, Severity.WARNING
 
-# Training FLOPs per token: 6 x active parameters (forward 2, backward 4), attention left out, so
-# the implied MFU can only under-state the real one (SPEC §6).
-FLOPS_PER_PARAM_TOKEN = 6.0
-# Ceilings when the workload does not set its own (catalog/workloads.yaml mfu_ceiling_dense/_moe).
-# Dense: about 65% is the best tuned dense training reaches on the 6N count. MoE: token dispatch
-# (all-to-all) and many small grouped GEMMs cost time dense layers do not pay, so 50%.
-DEFAULT_MFU_CEILING_DENSE = 0.65
-DEFAULT_MFU_CEILING_MOE = 0.50
-# A model counts as MoE when the catalog says so, or (unsaid) when it holds over twice its active
-# parameters; an unsure model gets the dense (higher, more permissive) ceiling.
-MOE_PARAMS_RATIO = 2.0
-# Decode reads every active weight once per step, except tables looked up by row (input and
-# per-layer embeddings) and encoder towers idle during text decode, which catalogs may count as
-# active. Assuming only 75% of active weights are read keeps the bound above anything possible.
-DECODE_READ_FRACTION = 0.75
 # Summary figures are rounded by tools and timers differ by a little; 1% keeps ORV511 for the impossible.
 AGGREGATE_TOLERANCE = 0.01
 _MAX_LISTED_DIVISORS = 10**7  # list valid values in hints only for numbers this small
@@ -83,7 +66,7 @@ def layout_text(tp: int, pp: int, cp: int, dp: int) -> str:
 # --------------------------------------------------------------------------- layout rules (training)
 
 
-@check("ORV501", E, "layout does not multiply to the GPU count")
+@check("ORV501", E, "layout does not multiply to the GPU count", per_file=True)
 def layout_covers_gpus(snapshot: Snapshot) -> Iterator[Finding]:
     """
     Megatron-Core places every GPU in exactly one (TP, PP, CP, DP) coordinate, so
@@ -107,7 +90,7 @@ def layout_covers_gpus(snapshot: Snapshot) -> Iterator[Finding]:
                       at=("layout", "dp"))
 
 
-@check("ORV502", E, "expert parallelism does not fold into the layout")
+@check("ORV502", E, "expert parallelism does not fold into the layout", per_file=True)
 def experts_fold(snapshot: Snapshot) -> Iterator[Finding]:
     """
     MoE parallel folding (Megatron-Core): the expert layers re-partition the same GPUs that
@@ -129,7 +112,7 @@ def experts_fold(snapshot: Snapshot) -> Iterator[Finding]:
                                   f"TP×CP×DP = {lay.tp}×{lay.cp}×{lay.dp} = {dense_group}", hint, at=("layout", "ep"))
 
 
-@check("ORV503", E, "virtual pipeline stages without a pipeline")
+@check("ORV503", E, "virtual pipeline stages without a pipeline", per_file=True)
 def vpp_needs_pp(snapshot: Snapshot) -> Iterator[Finding]:
     """
     Virtual pipeline parallelism (VPP, interleaved schedule) splits each pipeline stage into
@@ -142,7 +125,7 @@ def vpp_needs_pp(snapshot: Snapshot) -> Iterator[Finding]:
                           "remove `vpp` (or set vpp: 1), or use pp > 1", at=("layout", "vpp"))
 
 
-@check("ORV504", E, "layer split has the wrong number of stages")
+@check("ORV504", E, "layer split has the wrong number of stages", per_file=True)
 def split_length(snapshot: Snapshot) -> Iterator[Finding]:
     """
     `layout.layer_split` gives the number of transformer layers on each pipeline stage, in
@@ -169,7 +152,7 @@ def _even_split(layers: int, stages: int) -> Optional[str]:
     return "[" + ", ".join(str(base + (1 if i < extra else 0)) for i in range(stages)) + "]"
 
 
-@check("ORV505", E, "layer split does not add up to the model's layers")
+@check("ORV505", E, "layer split does not add up to the model's layers", per_file=True)
 def split_sum(snapshot: Snapshot) -> Iterator[Finding]:
     """
     The stages of `layout.layer_split` together hold every transformer layer once, so the split
@@ -191,7 +174,7 @@ def split_sum(snapshot: Snapshot) -> Iterator[Finding]:
                       at=("layout", "layer_split"))
 
 
-@check("ORV506", E, "sequence length does not split across context-parallel ranks")
+@check("ORV506", E, "sequence length does not split across context-parallel ranks", per_file=True)
 def sequence_fits_cp(snapshot: Snapshot) -> Iterator[Finding]:
     """
     With context parallelism (CP > 1) Megatron-Core cuts each sequence into 2 × CP chunks and
@@ -211,7 +194,7 @@ def sequence_fits_cp(snapshot: Snapshot) -> Iterator[Finding]:
                       hint, at=("layout", "cp"))
 
 
-@check("ORV507", E, "global batch does not divide into micro-batches")
+@check("ORV507", E, "global batch does not divide into micro-batches", per_file=True)
 def batch_divides(snapshot: Snapshot) -> Iterator[Finding]:
     """
     Each optimizer step processes the workload's global batch as DP ranks × micro-batches of
@@ -241,7 +224,7 @@ def batch_divides(snapshot: Snapshot) -> Iterator[Finding]:
                       at=("tuning", field))
 
 
-@check("ORV508", E, "optimizer offload fraction outside [0, 1]")
+@check("ORV508", E, "optimizer offload fraction outside [0, 1]", per_file=True)
 def offload_fraction(snapshot: Snapshot) -> Iterator[Finding]:
     """
     `tuning.optimizer_cpu_offload` is the fraction of optimizer state kept on the CPU
@@ -260,24 +243,6 @@ def offload_fraction(snapshot: Snapshot) -> Iterator[Finding]:
 
 
 # --------------------------------------------------------------------------- training: implied MFU
-
-
-def implied_mfu(tokens_per_s_per_gpu: float, active_b: float, peak_tflops: float) -> float:
-    """tokens/s/GPU × 6 × active parameters ÷ the GPU's dense BF16 peak (a fraction, 1.0 = 100%)."""
-    return tokens_per_s_per_gpu * FLOPS_PER_PARAM_TOKEN * active_b * 1e9 / (peak_tflops * 1e12)
-
-
-def is_moe(model: ModelSpec) -> bool:
-    if model.moe is not None:
-        return model.moe
-    return (model.params_b is not None and model.active_b is not None
-            and model.params_b > MOE_PARAMS_RATIO * model.active_b)
-
-
-def mfu_ceiling(model: ModelSpec, workload: Optional[WorkloadSpec]) -> float:
-    if is_moe(model):
-        return workload.mfu_ceiling_moe if workload else DEFAULT_MFU_CEILING_MOE
-    return workload.mfu_ceiling_dense if workload else DEFAULT_MFU_CEILING_DENSE
 
 
 @dataclass(frozen=True)
@@ -324,15 +289,17 @@ def _mfu_inputs(snapshot: Snapshot, fig: _Figure) -> Optional[tuple[ModelSpec, G
     model, gpu = snapshot.catalog.models.get(fig.model), snapshot.catalog.hardware.get(fig.gpu)
     if model is None or gpu is None or not gpu.bf16_dense_tflops or model.active_b is None:
         return None  # unknown active parameters: nothing to bound (the catalog says so)
-    return model, gpu, implied_mfu(fig.value, model.active_b, gpu.bf16_dense_tflops)
+    mfu = implied_mfu(fig.value, model.active_b, gpu.bf16_dense_tflops)
+    return (model, gpu, mfu) if mfu is not None else None
 
 
 def _mfu_hint(fig: _Figure, model: ModelSpec, gpu: GpuSpec, fraction: float) -> str:
-    limit = fraction * gpu.bf16_dense_tflops * 1e12 / (FLOPS_PER_PARAM_TOKEN * model.active_b * 1e9)
+    assert model.active_b is not None and gpu.bf16_dense_tflops is not None  # _mfu_inputs checked both
+    limit = tokens_at_mfu(fraction, model.active_b, gpu.bf16_dense_tflops)
     return f"at {_pct(fraction)} MFU one {gpu.name} trains {fig.model} at most {_fig(limit)} tokens/s/GPU"
 
 
-@check("ORV509", E, "implied MFU above 100%")
+@check("ORV509", E, "implied MFU above 100%", per_file=True)
 def mfu_possible(snapshot: Snapshot) -> Iterator[Finding]:
     """
     Implied MFU = tokens/s/GPU × 6 × active parameters ÷ the GPU's dense BF16 peak
@@ -354,7 +321,7 @@ def mfu_possible(snapshot: Snapshot) -> Iterator[Finding]:
                       at=fig.at, line=fig.line)
 
 
-@check("ORV510", W, "implied MFU above the documented ceiling")
+@check("ORV510", W, "implied MFU above the documented ceiling", per_file=True)
 def mfu_plausible(snapshot: Snapshot) -> Iterator[Finding]:
     """
     Implied MFU (see ORV509) above the workload's documented ceiling is suspicious, though not
@@ -436,31 +403,16 @@ def _stream_rate(meta: RunMeta, facts: Optional[RunFacts], data: Any) -> Optiona
     return None
 
 
-@dataclass(frozen=True)
-class DecodeBound:
-    """The fastest one stream can decode: GPUs × HBM bandwidth ÷ bytes of active weights read per step."""
-
-    tok_s: float  # including the speculative factor
-    per_step: float  # without it
-    bits: QuantBits
-    tokens_per_step: int  # k + 1 with speculative decoding, else 1
-
-
-def decode_bound(gpus: int, hbm_tb_s: float, active_b: float, bits: QuantBits, speculative_k: int = 0) -> DecodeBound:
-    bytes_per_step = active_b * 1e9 * bits.bytes_per_weight * DECODE_READ_FRACTION
-    per_step = gpus * hbm_tb_s * 1e12 / bytes_per_step
-    return DecodeBound(per_step * (speculative_k + 1), per_step, bits, speculative_k + 1)
-
-
 def _bound_for(catalog: Catalog, model_id: str, gpu_id: str, gpus: int, quant: str,
                speculative_k: int) -> Optional[tuple[DecodeBound, ModelSpec, GpuSpec]]:
-    model, gpu, bits = catalog.models.get(model_id), catalog.hardware.get(gpu_id), bits_per_weight(quant)
-    if model is None or gpu is None or not gpu.hbm_tb_s or bits is None or model.active_b is None:
+    model, gpu = catalog.models.get(model_id), catalog.hardware.get(gpu_id)
+    bound = decode_bound_for(model, gpu, gpus, quant, speculative_k)
+    if bound is None or model is None or gpu is None:
         return None  # an unknown size or bandwidth bounds nothing
-    return decode_bound(gpus, gpu.hbm_tb_s, model.active_b, bits, speculative_k), model, gpu
+    return bound, model, gpu
 
 
-@check("ORV512", E, "decode faster than memory bandwidth allows")
+@check("ORV512", E, "decode faster than memory bandwidth allows", per_file=True)
 def decode_within_bandwidth(snapshot: Snapshot) -> Iterator[Finding]:
     """
     Every decode step of one stream reads all active weights from HBM, so a stream cannot
@@ -469,20 +421,22 @@ def decode_within_bandwidth(snapshot: Snapshot) -> Iterator[Finding]:
     With speculative decoding (`serving.speculative.k` drafted tokens) a step yields at most
     k + 1 tokens, so the bound is (k + 1)× that. Chosen so it fires only when truly impossible:
     peak (not achievable) bandwidth from catalog/hardware.yaml, the lowest bits per weight the
-    quant name allows (table in validator/quant.py: 3-05bpw → 3.05, w4a16/nvfp4/int4 → 4,
+    quant name allows (table in validator/science/physics.py: 3-05bpw → 3.05, w4a16/nvfp4/int4 → 4,
     fp8 → 8, bf16 → 16, a name with several widths → the smallest), and only 75% of active
     weights counted as read (embedding tables are looked up by row). Skipped when the model's
     parameters, the GPU's bandwidth or the quant's width is unknown. Checked for recipes'
     claimed.decode_tok_s and runs' decode rate (recomputed from samples, else summary). If
     speculative decoding (MTP, EAGLE, DFlash …) was used, declare it in serving.speculative.
+    When speculative decoding is named without its draft length k, the bound is unknown: a figure
+    above the single-token bound is then a warning asking for k, not an error.
     """
     for entry, recipe in _inference(snapshot):
         if recipe.claimed.decode_tok_s is None:
             continue
-        k = recipe.serving.speculative.k if recipe.serving.speculative else 0
+        spec = recipe.serving.speculative
         yield from _decode_finding(snapshot.catalog, entry.path, ("claimed", "decode_tok_s"), "claimed.decode_tok_s",
                                    recipe.claimed.decode_tok_s, recipe.model, recipe.hardware.gpu,
-                                   recipe.hardware.count, recipe.quant, k, None)
+                                   recipe.hardware.count, recipe.quant, _draft_length(spec), None)
     for run in snapshot.runs.values():
         meta = run.meta
         if meta is None or meta.kind != "inference" or meta.quant is None:
@@ -490,18 +444,30 @@ def decode_within_bandwidth(snapshot: Snapshot) -> Iterator[Finding]:
         got = _run_figure(run, "decode_tok_s")
         if got is None:
             continue
-        k = meta.serving.speculative.k if meta.serving and meta.serving.speculative else 0
+        spec = meta.serving.speculative if meta.serving else None
         yield from _decode_finding(snapshot.catalog, run.path, (), got[1], got[0], meta.model, meta.hardware.gpu,
-                                   meta.hardware.count, meta.quant, k, 1)
+                                   meta.hardware.count, meta.quant, _draft_length(spec), 1)
+
+
+def _draft_length(spec: Optional[Speculative]) -> Optional[int]:
+    """k of speculative decoding: 0 without it, None when it is named but k is not recorded."""
+    return 0 if spec is None else spec.k
 
 
 def _decode_finding(catalog: Catalog, path: str, at: tuple[Any, ...], label: str, value: float, model_id: str,
-                    gpu_id: str, gpus: int, quant: str, k: int, line: Optional[int]) -> Iterator[Finding]:
-    got = _bound_for(catalog, model_id, gpu_id, gpus, quant, k)
+                    gpu_id: str, gpus: int, quant: str, k: Optional[int], line: Optional[int]) -> Iterator[Finding]:
+    got = _bound_for(catalog, model_id, gpu_id, gpus, quant, k or 0)
     if got is None:
         return
     bound, model, gpu = got
     if not value > bound.tok_s:
+        return
+    if k is None:  # drafting named, k unknown: only (k+1)x the bound could rule the figure out
+        yield Finding(path, f"{label} = {_fig(value)} tok/s is above the single-token bandwidth bound "
+                            f"{_fig(bound.per_step)} tok/s and serving.speculative records no draft length k, so "
+                            "whether it is possible cannot be checked",
+                      "record serving.speculative.k (tokens drafted per step); the figure must stay under "
+                      "(k+1)× the bound", at=at, line=line, severity=W)
         return
     derivation = (f"{gpus} × {gpu.hbm_tb_s:g} TB/s ÷ ({model.active_b:g}B active × {bound.bits.bits:g} bits "
                   f"[{bound.bits.basis}] × {DECODE_READ_FRACTION:g} read) = {_fig(bound.per_step)} tok/s")

@@ -12,16 +12,13 @@ memory, with its exact column.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator, Mapping
+from typing import Iterator, Mapping
 
-from validator.checks import Finding, check
+from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
 from validator.models import InferenceRecipe, Recipe, RunMeta, TrainingRecipe
 from validator.pins import PinProblem, component_problems, tool_problems
-from validator.registry import Catalog, Snapshot
-
-if TYPE_CHECKING:
-    from validator.engine import RunFile
+from validator.registry import Catalog, RunFile, Snapshot
 
 E, W = Severity.ERROR, Severity.WARNING
 
@@ -92,20 +89,19 @@ def _all_problems(snapshot: Snapshot) -> Iterator[tuple[str, Finding]]:
             yield from _problems(run.path, run.meta)
 
 
-# Seven codes share one pass over the registry: the last snapshot's problems, grouped by code.
-_LAST: list[tuple[Snapshot, dict[str, list[Finding]]]] = []
+def _grouped(snapshot: Snapshot) -> dict[str, list[Finding]]:
+    grouped: dict[str, list[Finding]] = {}
+    for c, f in _all_problems(snapshot):
+        grouped.setdefault(c, []).append(f)
+    return grouped
 
 
 def _only(code: str, snapshot: Snapshot) -> Iterator[Finding]:
-    if not _LAST or _LAST[0][0] is not snapshot:
-        grouped: dict[str, list[Finding]] = {}
-        for c, f in _all_problems(snapshot):
-            grouped.setdefault(c, []).append(f)
-        _LAST[:] = [(snapshot, grouped)]
-    return iter(_LAST[0][1].get(code, ()))
+    """Seven codes share one pass over the registry, made once per snapshot."""
+    return iter(snapshot.memo("pinning-problems", lambda: _grouped(snapshot)).get(code, ()))
 
 
-@check("ORV401", E, "software not pinned")
+@check("ORV401", E, "software not pinned", per_file=True)
 def unpinned_component(snapshot: Snapshot) -> Iterator[Finding]:
     """
     A software component names no build at all — no `version`, `commit` or `image` — or a
@@ -120,7 +116,7 @@ def unpinned_component(snapshot: Snapshot) -> Iterator[Finding]:
     return _only("ORV401", snapshot)
 
 
-@check("ORV402", E, "floating version")
+@check("ORV402", E, "floating version", per_file=True)
 def floating_version(snapshot: Snapshot) -> Iterator[Finding]:
     """
     A `version` is a moving target — latest, nightly, main, master, HEAD, stable, edge, beta or
@@ -133,7 +129,7 @@ def floating_version(snapshot: Snapshot) -> Iterator[Finding]:
     return _only("ORV402", snapshot)
 
 
-@check("ORV403", E, "image without digest")
+@check("ORV403", E, "image without digest", per_file=True)
 def image_without_digest(snapshot: Snapshot) -> Iterator[Finding]:
     """
     A container `image` is named by tag only (`vllm/vllm-openai:v0.30.0`, `…:latest`). Tags are
@@ -145,7 +141,7 @@ def image_without_digest(snapshot: Snapshot) -> Iterator[Finding]:
     return _only("ORV403", snapshot)
 
 
-@check("ORV404", E, "patch without sha256")
+@check("ORV404", E, "patch without sha256", per_file=True)
 def patch_without_hash(snapshot: Snapshot) -> Iterator[Finding]:
     """
     A component lists a patch without its `sha256`. A patch named only by file name or URL can
@@ -175,7 +171,7 @@ def tool_version_not_pinned(run: RunFile, catalog: Catalog) -> Iterator[Finding]
         yield Finding(run.path, f"`{where}`: {problem.message}", problem.hint + _RUN_NOTE, at=problem.field)
 
 
-@check("ORV406", E, "dirty build")
+@check("ORV406", E, "dirty build", per_file=True)
 def dirty_build(snapshot: Snapshot) -> Iterator[Finding]:
     """
     A version (or commit) marks a build from a modified work tree: setuptools-scm's date suffix
@@ -188,7 +184,7 @@ def dirty_build(snapshot: Snapshot) -> Iterator[Finding]:
     return _only("ORV406", snapshot)
 
 
-@check("ORV407", E, "version not one exact release")
+@check("ORV407", E, "version not one exact release", per_file=True)
 def inexact_version(snapshot: Snapshot) -> Iterator[Finding]:
     """
     A `version` is a range, a wildcard or free text rather than one exact release (`>=0.30`,
@@ -202,7 +198,7 @@ def inexact_version(snapshot: Snapshot) -> Iterator[Finding]:
     return _only("ORV407", snapshot)
 
 
-@check("ORV408", W, "legacy entry without a stated stack")
+@check("ORV408", W, "legacy entry without a stated stack", per_file=True)
 def legacy_stack_not_stated(snapshot: Snapshot) -> Iterator[Finding]:
     """
     A recipe imported by `orv import` (it carries `provenance`) from a source that never recorded

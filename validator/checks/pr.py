@@ -6,11 +6,14 @@ import os
 from dataclasses import dataclass
 from typing import Any, Iterator, Mapping
 
-from validator.checks import Finding, check
+from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
-from validator.gitdiff import ADDED, DELETED, MODE_SUBMODULE, MODE_SYMLINK, Change, FileChange
-from validator.loading import LoadError, decode_utf8, parse_yaml
-from validator.registry import REGISTRY_DIRS, classify, run_digest_from_path
+from validator.git import ADDED, DELETED, MODE_SUBMODULE, MODE_SYMLINK, FileChange
+from validator.pr.change import Change
+from validator.load.documents import decode_utf8, parse_yaml
+from validator.errors import LoadError
+from validator.registry import REGISTRY_DIRS, SIGNERS_PATH, classify, run_digest_from_path
+from validator.signing import keys_by_principal, parse_signers
 
 E, W = Severity.ERROR, Severity.WARNING
 
@@ -20,9 +23,6 @@ RECIPE_KINDS = ("recipe-training", "recipe-inference")
 GATE_FILES = ("validator/", "schema/", "requirements/", ".github/", "action.yml", "pyproject.toml",
               ".pre-commit-hooks.yaml")
 
-# In pull-request mode a PR rule replaces the tree rule that reports the same problem at the same
-# path, so a contributor reads one finding, worded for what the pull request did.
-SUPERSEDES: Mapping[str, tuple[str, ...]] = {"ORV604": ("ORV107", "ORV114")}
 
 
 @dataclass(frozen=True)
@@ -83,12 +83,14 @@ def run_files_are_append_only(change: Change) -> Iterator[Finding]:
     in the recipe's `runs:`; the old run stays on record.
     """
     for c in change.files:
-        if c.status == ADDED or classify(c.path) != "run":
+        kind = classify(c.path)
+        if c.status == ADDED or kind not in ("run", "run-signature"):
             continue
+        noun = "run file" if kind == "run" else "run signature"  # a signature is evidence too
         if c.status == DELETED:
-            message = f"this pull request deletes run file `{c.path}`, which is on the base branch"
+            message = f"this pull request deletes {noun} `{c.path}`, which is on the base branch"
         else:
-            message = f"this pull request changes run file `{c.path}`, which is on the base branch"
+            message = f"this pull request changes {noun} `{c.path}`, which is on the base branch"
         yield Finding(c.path, message,
                       f"run files are append-only: restore it with `git checkout {change.base_ref} -- {c.path}`; "
                       "to correct a measurement add a new run file with `orv add-run`", line=1, col=1)
@@ -175,7 +177,7 @@ def changed_claims_need_a_new_run(change: Change) -> Iterator[Finding]:
                       "`runs:` and commit the run file; or keep the old claim", at=at)
 
 
-@check("ORV604", E, "symlink or file outside the layout added", scope="pr")
+@check("ORV604", E, "symlink or file outside the layout added", scope="pr", supersedes=("ORV107", "ORV114"))
 def nothing_outside_the_layout(change: Change) -> Iterator[Finding]:
     """
     A pull request adds a symbolic link or a git submodule anywhere in the repository, or a file
@@ -270,7 +272,7 @@ def outside_contributions_need_review(change: Change) -> Iterator[Finding]:
     """
     for c in change.files:
         top = c.path.split("/", 1)[0]
-        if top in CONTRIBUTION_DIRS or _layout_problem(change, c) is not None:
+        if top in CONTRIBUTION_DIRS or c.path == SIGNERS_PATH or _layout_problem(change, c) is not None:
             continue  # recipes and runs are what the gate judges; ORV604 already rejects the rest
         message, hint = _review_reason(c, change.base_ref)
         yield Finding(c.path, message, hint, line=1, col=1)
@@ -290,3 +292,68 @@ def _review_reason(c: FileChange, base_ref: str) -> tuple[str, str]:
                 "the pull request's own version", "a maintainer must review changes to the gate itself")
     return (f"this pull request {verb} `{c.path}`, outside recipes/ and runs/",
             "a maintainer reviews changes outside recipes/ and runs/")
+
+
+def _signers_at(raw: bytes | None) -> dict[str, set[str]]:
+    return keys_by_principal(parse_signers(raw.decode("utf-8", "replace"))[0]) if raw else {}
+
+
+def _signers_change(change: Change) -> FileChange | None:
+    return next((c for c in change.files if c.path == SIGNERS_PATH), None)
+
+
+def _head_signers(change: Change) -> bytes | None:
+    try:
+        with open(os.path.join(change.snapshot.root, SIGNERS_PATH), "rb") as fh:
+            return fh.read()
+    except OSError:
+        return None
+
+
+@check("ORV607", E, "measurers file changed", scope="pr")
+def measurers_need_a_maintainer(change: Change) -> Iterator[Finding]:
+    """
+    A pull request changes `measurers/allowed_signers`, the list of measurers whose signed runs
+    can lift a recipe to T3. Who counts as an independent measurer is the registry's trust root,
+    so the gate rejects every change to it until a maintainer has checked the new key belongs to
+    the measurer it names (for example against https://github.com/<user>.keys) and waives ORV607
+    for that pull request (the waiver label).
+
+    Contributors: propose a new measurer in a pull request of its own that changes only this file,
+    and say where the key is published.
+    """
+    c = _signers_change(change)
+    if c is not None:
+        yield Finding(c.path, f"this pull request {_verb(c)} {SIGNERS_PATH}, the registry's list of measurers",
+                      "a maintainer verifies the key's owner and waives ORV607 for this pull request; keep the "
+                      "change in a pull request of its own", line=1, col=1)
+
+
+@check("ORV608", E, "measurer's key replaced or removed", scope="pr")
+def measurer_keys_never_change_silently(change: Change) -> Iterator[Finding]:
+    """
+    A pull request replaces or removes the key registered for an existing measurer in
+    `measurers/allowed_signers`. Runs that measurer signed with the old key stop verifying
+    (ORV222), and a replaced key could let someone else speak as that measurer. A key change is
+    therefore its own finding, waived separately from ORV607 only when a maintainer has confirmed
+    the rotation with the measurer.
+
+    Add the new key on a line of its own next to the old one if old runs should stay verified;
+    remove a key only to revoke it (a compromised key), and re-sign or retire its runs.
+    """
+    c = _signers_change(change)
+    if c is None or not c.present_at_base:
+        return
+    before = _signers_at(change.base.read(SIGNERS_PATH))
+    after = _signers_at(_head_signers(change) if c.present_at_head else None)
+    for principal in sorted(before):
+        gone = before[principal] - after.get(principal, set())
+        if not gone:
+            continue
+        if after.get(principal):
+            message = f"measurer `{principal}`'s registered key is replaced by another key"
+        else:
+            message = f"measurer `{principal}`'s key is removed (revoked)"
+        yield Finding(SIGNERS_PATH, message,
+                      "keep the old key line and add the new one beside it, or have a maintainer confirm the "
+                      "rotation with the measurer and waive ORV608", line=1, col=1)

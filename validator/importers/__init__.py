@@ -9,15 +9,13 @@ from __future__ import annotations
 import os
 from typing import Callable
 
+from validator.atomic import write_atomic
+from validator.importers.leaderboard import import_leaderboard
+from validator.importers.legacy_boards import import_legacy_boards
 from validator.importers.report import ImportReport, render_json, render_markdown
-from validator.storing import write_atomic
 
-
-def _importers() -> dict[str, Callable[[str, str], ImportReport]]:
-    from validator.importers.leaderboard import import_leaderboard
-    from validator.importers.legacy_boards import import_legacy_boards
-
-    return {"leaderboard": import_leaderboard, "legacy-boards": import_legacy_boards}
+IMPORTER_BY_COMMAND: dict[str, Callable[[str, str], ImportReport]] = {
+    "leaderboard": import_leaderboard, "legacy-boards": import_legacy_boards}
 
 
 def default_report_path(root: str, command: str) -> str:
@@ -27,9 +25,9 @@ def default_report_path(root: str, command: str) -> str:
 def execute(command: str, root: str, source: str, report_path: str | None = None) -> tuple[ImportReport, str]:
     """Run one import into the registry at `root`; returns the report and where it was saved.
 
-    Raises validator.importers.common.ImportInputError when the source or catalog cannot be read.
+    Raises validator.errors.ImportInputError when the source or catalog cannot be read.
     """
-    report = _importers()[command](root, source)
+    report = IMPORTER_BY_COMMAND[command](root, source)
     path = report_path or default_report_path(root, command)
     write_atomic(path, render_markdown(report).encode("utf-8"))
     write_atomic(os.path.splitext(path)[0] + ".json", render_json(report).encode("utf-8"))

@@ -8,10 +8,12 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any, Mapping, Optional
 
-from validator import schema as schemas
-from validator.loading import LoadError, load_yaml_document
+from validator.load import schema as schemas
+from validator.load.documents import load_yaml_document
+from validator.errors import LoadError
 from validator.models import GpuSpec, ModelSpec, WorkloadSpec
 from validator.registry import CATALOG_FILES
+from validator.errors import ImportInputError
 
 TRAINING_SCHEMA_LINE = "# yaml-language-server: $schema=../../../schema/recipe-training.schema.json"
 INFERENCE_SCHEMA_LINE = "# yaml-language-server: $schema=../../../schema/recipe-inference.schema.json"
@@ -20,12 +22,7 @@ SLUG = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 MAX_ID = 96
 
 
-class ImportInputError(Exception):
-    """The source (or the catalog it is resolved against) cannot be read: a finding, not a traceback."""
 
-    def __init__(self, code: str, path: str, message: str, hint: str, line: int = 1, col: int = 1) -> None:
-        super().__init__(message)
-        self.code, self.path, self.message, self.hint, self.line, self.col = code, path, message, hint, line, col
 
 
 @dataclass(frozen=True)

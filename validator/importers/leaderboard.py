@@ -25,9 +25,8 @@ from decimal import ROUND_CEILING, Decimal
 from typing import Any, Optional
 
 from validator.importers import yamlout
-from validator.importers.common import (MAX_ID, STARTING_POINTS_SCHEMA_LINE, TRAINING_SCHEMA_LINE, CatalogView,
-                                        ImportInputError, decode_source, load_catalog, model_slug, read_source,
-                                        recipe_path)
+from validator.importers.common import MAX_ID, STARTING_POINTS_SCHEMA_LINE, TRAINING_SCHEMA_LINE, CatalogView, decode_source, load_catalog, model_slug, read_source, recipe_path
+from validator.errors import ImportInputError
 from validator.importers.files import generated_text, remove_stale, write_generated
 from validator.importers.report import ImportReport, Rejection
 
@@ -42,7 +41,6 @@ TOKENS_STEP = Decimal("0.1")  # and tokens/s/GPU to a tenth
 GPUS = ("H100", "H200", "B200")
 _KEYS = ("TP", "PP", "VPP", "CP", "EP", "ETP", "DP")
 _TOKEN = re.compile(r"(TP|PP|VPP|CP|EP|ETP|DP)(\d+)")
-_SPLIT = re.compile(r"\d+(?:/\d+)+")
 
 
 @dataclass(frozen=True)

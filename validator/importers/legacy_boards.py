@@ -16,8 +16,8 @@ What the export gets wrong, and what the import does about it (each case is name
   export; a run file keeps its tool's headline exactly as the run record holds it.
 A claim that the SPEC's physics bound (single-stream decode <= GPUs x memory bandwidth / bytes of
 active weights, x (k+1) with speculative decoding) rules out is rejected, since `orv check` would
-reject it; the bound is computed generously (nominal bits, no scales), so what passes here is not
-guaranteed to pass a stricter reading.
+reject it: the bound is validator.science.physics's, the one ORV512 applies. Speculative decoding
+named without a draft length leaves the bound unknown: such a claim is imported (T0, warned).
 """
 
 from __future__ import annotations
@@ -31,13 +31,16 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from validator.importers import yamlout
-from validator.importers.common import (INFERENCE_SCHEMA_LINE, MAX_ID, SLUG, CatalogView, ImportInputError,
-                                        decode_source, load_catalog, read_source, recipe_path, round_figure)
+from validator.importers.common import INFERENCE_SCHEMA_LINE, MAX_ID, SLUG, CatalogView, decode_source, load_catalog, read_source, recipe_path, round_figure
+from validator.errors import ImportInputError
 from validator.importers.files import Action, FileOutcome, generated_text, remove_stale, write_generated
 from validator.importers.report import ImportReport, Rejection
 from validator.importers.stacks import PinnedStack, parse_engine_version
-from validator.loading import LoadError, find_duplicate_json_keys, parse_json
-from validator.storing import AddRunError, store_run_document
+from validator.load.documents import find_duplicate_json_keys, parse_json
+from validator.errors import LoadError
+from validator.storing import store_run_document
+from validator.science.physics import DECODE_READ_FRACTION, DecodeBound, decode_bound_for
+from validator.errors import AddRunError
 
 COMMAND = "legacy-boards"
 LEGACY_SLUG_LIMIT = 64  # the old site cut ids at this length
@@ -46,11 +49,10 @@ SERVING_FIELDS = ("context_len", "concurrency", "slots")
 LOWER_IS_BETTER = frozenset({"ttft_ms"})
 UNKNOWN_AUTHOR = "unrecorded (legacy boards export)"
 NEAR_BOUND = 0.85  # report accepted claims above this share of the physics bound
-_BITS = {"nvfp4": 4, "mxfp4": 4, "fp4": 4, "int4": 4, "w4a16": 4, "w4a4": 4, "nvfp4a4": 4, "awq": 4, "gptq": 4,
-         "q4": 4, "mxfp6": 6, "fp6": 6, "int8": 8, "w8a16": 8, "w8a8": 8, "fp8": 8, "q8": 8, "bf16": 16, "fp16": 16,
-         "iq2": 2, "q2": 2, "int2": 2, "q3": 3, "int3": 3}
 _SPECULATIVE = (re.compile(r"(?:^|-)(mtp)-?(\d{1,2})(?=-|$)"),
                 re.compile(r"(?:^|-)(dflash\d*|dspark|eagle\d*|medusa)-k(\d{1,2})(?=-|$)"))
+# A speculative method named in an id with no draft length after it (`dflash2`, `eagle3`, `nextn`).
+_SPECULATIVE_NAMED = re.compile(r"(?:^|-)(mtp|dflash\d*|dspark|eagle\d*|medusa|nextn|spec-decode)(?=-|$)")
 
 
 @dataclass
@@ -198,26 +200,18 @@ def parse_hardware(text: str, catalog: CatalogView) -> Optional[tuple[str, int]]
 
 
 def speculative_from_id(legacy_id: str) -> Optional[dict[str, Any]]:
-    """The legacy id is the only place the export names speculative decoding; recorded only when it
-    gives both the method and the draft length (`mtp3`, `dflash2-k7`, `dspark-k5`)."""
+    """The legacy id is the only place the export names speculative decoding: `{method, k}` when it
+    gives the draft length (`mtp3`, `dflash2-k7`, `dspark-k5`), `{method}` when it names only the
+    method (`dflash2`) — the decode bound is then unknown, which `orv check` reports as a warning."""
     found = {(m.group(1), int(m.group(2))) for p in _SPECULATIVE for m in p.finditer(legacy_id)}
     found = {(method, k) for method, k in found if 1 <= k <= 16}
-    if len(found) != 1:
-        return None
-    method, k = found.pop()
-    return {"method": method, "k": k}
-
-
-def bits_per_weight(*texts: str) -> Optional[float]:
-    """The fewest bits per weight the quant names (the most generous reading for a physics bound)."""
-    for text in texts:
-        low = text.lower()
-        candidates: list[float] = [float(f"{a}.{b}") for a, b in re.findall(r"(\d+)[-.](\d+)bpw", low)]
-        candidates += [float(x) for x in re.findall(r"(?<![\d.-])(\d+(?:\.\d+)?)bpw", low)]
-        candidates += [float(_BITS[t]) for t in re.split(r"[-_.\s]+", low) if t in _BITS]
-        if candidates:
-            return min(candidates)
-    return None
+    if len(found) == 1:
+        method, k = found.pop()
+        return {"method": method, "k": k}
+    if found:
+        return None  # several draft lengths: the id says nothing certain
+    named = {m.group(1) for m in _SPECULATIVE_NAMED.finditer(legacy_id)}
+    return {"method": named.pop()} if len(named) == 1 else None
 
 
 def _resolve(variant: Variant, catalog: CatalogView) -> None:
@@ -277,7 +271,8 @@ def _merge_figures(variant: Variant) -> None:
     spec = speculative_from_id(variant.legacy_id)
     if spec:
         variant.serving["speculative"] = spec
-        variant.notes.append(f"Speculative decoding {spec['method']} with k={spec['k']} is read from the legacy id "
+        length = f"with k={spec['k']}" if "k" in spec else "(draft length k not recorded)"
+        variant.notes.append(f"Speculative decoding {spec['method']} {length} is read from the legacy id "
                              "(the export has no field for it).")
     if not any_figure:
         variant.reasons.append("no positive figure to claim (decode, prefill and TTFT are all missing)")
@@ -344,43 +339,38 @@ def _merged_id(ids: list[str]) -> str:
 
 
 def _physics_screen(variant: Variant, catalog: CatalogView) -> Optional[str]:
-    """Why the decode claim is impossible by SPEC §6, or None (also None when it cannot be judged)."""
+    """Why the decode claim is impossible by SPEC §6, or None (also None when it cannot be judged).
+
+    The bound is validator.science.physics's, the one ORV512 applies, so the import rejects exactly
+    what `orv check` would."""
     decode = variant.claimed.get("decode_tok_s")
     single_stream = variant.serving.get("concurrency", 1) == 1
     if decode is None or variant.model_id is None or variant.gpu_id is None or not single_stream:
         return None
     bound = decode_bound(variant, catalog)
-    if bound is None or decode <= bound[0]:
+    if bound is None or decode <= bound.tok_s:
         return None
-    limit, bits, gb = bound
     spec = variant.serving.get("speculative")
     gpu = catalog.hardware[variant.gpu_id]
     active = catalog.models[variant.model_id].active_b
-    how = (f"{variant.count} x {gpu.hbm_tb_s} TB/s / {gb:.2f} GB per token "
-           f"({active}B active parameters at {bits:g} bits)")
+    how = (f"{variant.count} x {gpu.hbm_tb_s:g} TB/s / ({active:g}B active x {bound.bits.bits:g} bits "
+           f"[{bound.bits.basis}] x {DECODE_READ_FRACTION:g} read)")
     if spec:
-        return (f"physically impossible: {decode} tok/s single-stream decode exceeds (k+1) x {how} = {limit:.1f} tok/s "
-                f"even with {spec['method']} k={spec['k']}")
-    named = re.search(r"(?:^|-)(mtp|dflash\d*|dspark|eagle\d*|medusa|nextn|spec-decode)(?=-|$)", variant.legacy_id)
-    hint = (f"; the id names `{named.group(1)}` speculative decoding but the export records no draft length k — "
-            "resubmit with serving.speculative {method, k}" if named else
-            "; if the figure is an aggregate over several streams, resubmit it with serving.concurrency")
-    return f"physically impossible without speculative decoding: {decode} tok/s exceeds {how} = {limit:.1f} tok/s{hint}"
+        return (f"physically impossible: {decode} tok/s single-stream decode exceeds (k+1) x {how} = "
+                f"{bound.tok_s:.1f} tok/s even with {spec['method']} k={spec['k']}")
+    return (f"physically impossible without speculative decoding: {decode} tok/s exceeds {how} = {bound.tok_s:.1f} "
+            "tok/s; if the figure is an aggregate over several streams, resubmit it with serving.concurrency")
 
 
-def decode_bound(variant: Variant, catalog: CatalogView) -> Optional[tuple[float, float, float]]:
-    """(bound tok/s, bits per weight, GB per token) or None when the catalog lacks a figure."""
+def decode_bound(variant: Variant, catalog: CatalogView) -> Optional[DecodeBound]:
+    """ORV512's bound for this variant, or None when it cannot be judged: a figure the catalog lacks,
+    a quant naming no width, or speculative decoding whose draft length k is unknown."""
     assert variant.model_id and variant.gpu_id
-    model, gpu = catalog.models[variant.model_id], catalog.hardware[variant.gpu_id]
-    bits = bits_per_weight(variant.quant or "", variant.checkpoint)
-    if model.active_b is None or gpu.hbm_tb_s is None or bits is None:
-        return None
-    gb = model.active_b * bits / 8
-    limit = variant.count * gpu.hbm_tb_s * 1000 / gb
     spec = variant.serving.get("speculative")
-    if spec:
-        limit *= spec["k"] + 1
-    return limit, bits, gb
+    if spec and "k" not in spec:
+        return None
+    return decode_bound_for(catalog.models[variant.model_id], catalog.hardware[variant.gpu_id], variant.count,
+                            variant.quant or "", spec["k"] if spec else 0)
 
 
 # --------------------------------------------------------------------------- splitting, flags
@@ -768,12 +758,15 @@ def _sections(report: ImportReport, export: Export, catalog: CatalogView, varian
             continue
         bound = decode_bound(v, catalog)
         if bound is None:
-            physics.items.append(f"`{v.recipe_id}`: not judged ({v.model_id} has no active_b, or the quant names no "
-                                 "bit width)")
-        elif decode > NEAR_BOUND * bound[0]:
-            physics.items.append(f"`{v.recipe_id}`: {decode} tok/s is {decode / bound[0]:.0%} of the bound "
-                                 f"{bound[0]:.1f} tok/s at {bound[1]:g} bits; a stricter bytes-per-weight reading "
-                                 "(scales, unquantised layers) may reject it")
+            spec = v.serving.get("speculative")
+            why = (f"speculative decoding `{spec['method']}` with no recorded draft length k, so the bound is "
+                   "unknown (`orv check` warns, ORV512)" if spec and "k" not in spec else
+                   f"{v.model_id} has no active_b, or the quant names no bit width")
+            physics.items.append(f"`{v.recipe_id}`: not judged ({why})")
+        elif decode > NEAR_BOUND * bound.tok_s:
+            physics.items.append(f"`{v.recipe_id}`: {decode} tok/s is {decode / bound.tok_s:.0%} of the bound "
+                                 f"{bound.tok_s:.1f} tok/s at {bound.bits.bits:g} bits; a stricter bytes-per-weight "
+                                 "reading (scales, unquantised layers) may reject it")
     interp = report.section("Interpretations", "Decisions the export left open.")
     interp.items += [
         "`0f685aa + row32 four-slot profile` is exllamav3 at commit 0f685aa with a serving profile: 4 slots "
@@ -785,8 +778,14 @@ def _sections(report: ImportReport, export: Export, catalog: CatalogView, varian
         "record's headline exactly (41.47331427713861), so a recipe's claim and its run differ by the rounding only.",
         "serving.concurrency and serving.context_len are taken from the measured rows as recorded (context_len 78 for "
         "the exllamav3 spot checks is the export's value); serving.slots from `slot_ceiling` and the profile.",
-        "Speculative decoding is recorded only where the legacy id names both method and draft length (mtp3, "
-        "dflash2-k7, dspark-k5); the export has no field for it.",
+        "Speculative decoding is read from the legacy id (the export has no field for it): method and draft length "
+        "where both are named (mtp3, dflash2-k7, dspark-k5), the method alone where only it is (dflash2, dspark). "
+        "With k unknown the decode bound is unknown, so such a claim is imported at T0 and `orv check` warns "
+        "(ORV512) instead of the import rejecting it.",
+        "The physics screen uses the decode bound ORV512 applies (validator/science/physics.py: lowest bits the "
+        "quant names, 75% of active weights read). Until 2026-12-03 the importer had its own, 25% stricter copy "
+        "that also read bits from the checkpoint name; unified, it accepts `nemotron-3-5-bolt-74b-a9b-1x-dgx-spark-"
+        "vllm-b12x-lilicorr-262k` (140 tok/s, 87% of 161.8) and the speculative entries above, which it rejected.",
         "A recipe's `measured` date is its run's date (created_at, local date) when it has a run file, else the "
         "export's date (meta.updated_at), an upper bound; the notes say which.",
         f"`author` is the rows' measured_by when they record one, else \"{UNKNOWN_AUTHOR}\".",

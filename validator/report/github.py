@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from validator.diagnostics import Diagnostic, Result, Severity
+from validator.report.text import summary_line
 
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTICE: "notice"}
 
@@ -34,7 +35,7 @@ def _one_line(text: str) -> str:
 
 
 def render(result: Result) -> str:
-    from validator.report.text import summary_line
+
 
     totals = Counter(d.severity for d in result.diagnostics)
     shown: Counter[Severity] = Counter()

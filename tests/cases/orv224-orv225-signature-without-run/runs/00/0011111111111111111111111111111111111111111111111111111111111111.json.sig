@@ -1,0 +1,3 @@
+-----BEGIN SSH SIGNATURE-----
+U1NIU0lH
+-----END SSH SIGNATURE-----

@@ -1,0 +1,170 @@
+"""`orv new`: a recipe scaffold with the schema modeline, ids by the naming rule, catalog ids checked, that
+passes `orv check` once `orv add-run --write-recipe` has attached a run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from tests.testing.registry import TOOLS, make_registry
+from validator import scaffold
+from validator.cli import cli, main
+
+REPO = Path(__file__).resolve().parent.parent
+INFERENCE = ["new", "inference", "--model", "qwen3.8-27b", "--gpu", "H100", "--engine", "vllm@0.11.0",
+             "--quant", "fp8", "--context-len", "8192", "--author", "lab-a", "--measured", "2026-10-18"]
+TRAINING = ["new", "training", "--model", "Qwen3.8-27B", "--gpu", "h100", "--count", "8", "--pp", "4",
+            "--framework", "megatron-core@0.14.0", "--author", "lab-a", "--measured", "2026-10-18"]
+
+
+def new(root: Path, args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main([*args, "--root", str(root), "--no-interactive"])
+    out, err = capsys.readouterr()
+    return code, out.strip(), err
+
+
+def findings(root: Path, capsys: pytest.CaptureFixture[str]) -> list[tuple[str, str]]:
+    """`orv check` findings other than the boards' (ORV7xx: main regenerates boards, issue 15 part 1)."""
+    main(["check", "--root", str(root), "--no-cache", "--format", "json"])
+    report = json.loads(capsys.readouterr().out)
+    return [(f["code"], f["path"]) for f in report["findings"] if not f["code"].startswith("ORV7")]
+
+
+def test_inference_scaffold_has_the_modeline_comments_and_the_rule_id(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    root = make_registry(tmp_path / "registry")
+    code, out, err = new(root, INFERENCE, capsys)
+    assert code == 0, err
+    assert out == "recipes/inference/qwen3.8-27b/qwen3-8-27b-h100-vllm-fp8-c1.yaml"
+    text = (root / out).read_text(encoding="utf-8")
+    lines = text.splitlines()
+    assert lines[0] == "# yaml-language-server: $schema=../../../schema/recipe-inference.schema.json"
+    assert sum(line.startswith("# ") for line in lines) >= 5  # short comments above the fields
+    data = yaml.safe_load(text)
+    assert data == {"id": "qwen3-8-27b-h100-vllm-fp8-c1", "kind": "inference", "model": "qwen3.8-27b",
+                    "hardware": {"gpu": "h100", "count": 1}, "author": "lab-a", "measured": "2026-10-18",
+                    "software": {"engine": {"name": "vllm", "version": "0.11.0"}}, "quant": "fp8",
+                    "serving": {"context_len": 8192, "concurrency": 1}, "claimed": {}, "runs": []}
+    assert '  engine: {name: vllm, version: "0.11.0"}' in lines  # a version stays text
+    assert "orv add-run --from vllm|sglang" in err
+
+
+@pytest.mark.parametrize("args, path", [
+    (INFERENCE, "recipes/inference/qwen3.8-27b/qwen3-8-27b-h100-vllm-fp8-c1.yaml"),
+    (TRAINING, "recipes/training/qwen3.8-27b/qwen3-8-27b-h100-tp1-pp4-dp2.yaml"),
+])
+def test_a_scaffold_passes_orv_check_once_a_run_is_attached(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                            args: list[str], path: str) -> None:
+    root = make_registry(tmp_path / "registry")
+    code, out, err = new(root, args, capsys)
+    assert (code, out) == (0, path), err
+    assert [p for _, p in findings(root, capsys)] == [path]  # an empty claim: not finished until a run is added
+    output = TOOLS / ("vllm/serve-detailed.json" if "inference" in args else "megatron/qwen3-8-27b-tp1-pp4-dp2.log")
+    assert main(["add-run", "--root", str(root), str(output), "--recipe", str(root / path), "--write-recipe"]) == 0
+    capsys.readouterr()
+    assert findings(root, capsys) == []
+    data = yaml.safe_load((root / path).read_text(encoding="utf-8"))
+    assert len(data["runs"]) == 1 and data["claimed"]
+
+
+def test_a_taken_id_gets_the_next_number(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = make_registry(tmp_path / "registry")
+    assert new(root, TRAINING, capsys)[:2] == (0, "recipes/training/qwen3.8-27b/qwen3-8-27b-h100-tp1-pp4-dp2.yaml")
+    assert new(root, TRAINING, capsys)[:2] == (0, "recipes/training/qwen3.8-27b/qwen3-8-27b-h100-tp1-pp4-dp2-2.yaml")
+    code, _, err = new(root, [*TRAINING, "--id", "qwen3-8-27b-h100-tp1-pp4-dp2"], capsys)
+    assert code == 2 and "exists already" in err
+
+
+def test_ids_follow_the_naming_rule() -> None:
+    training = {"layout": {"tp": 2, "pp": 4, "vpp": 2, "ep": 8, "dp": 1}}
+    assert scaffold.derive_id("training", "gpt-oss-120b", "b200", 64, training) == \
+        "gpt-oss-120b-b200-tp2-pp4-vpp2-ep8-dp1"
+    inference = {"software": {"engine": {"name": "sglang"}}, "quant": "nvfp4",
+                 "serving": {"concurrency": 4, "speculative": {"method": "mtp", "k": 3}}}
+    assert scaffold.derive_id("inference", "qwen3.8-flash-next", "rtx-3090", 2, inference) == \
+        "qwen3-8-flash-next-rtx-3090-x2-sglang-nvfp4-c4-mtp3"
+
+
+def test_a_model_not_in_the_catalog_says_how_to_add_it_not_a_far_fetched_guess(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = new(REPO, [*INFERENCE[:2], "--model", "llama-3.1-8b", *INFERENCE[4:], "--dry-run"], capsys)
+    assert code == 2
+    assert "model `llama-3.1-8b` is not in catalog/models.yaml" in err
+    assert "orv catalog add-model --config config.json --id llama-3.1-8b" in err
+    assert "did you mean" not in err  # the registry has glm-5.1 (ratio 0.53): no noise
+
+
+@pytest.mark.parametrize("option, value, expected", [
+    ("--model", "qwen3.8-72b", "did you mean `qwen3.8-27b`"),
+    ("--gpu", "h100-sxm", "did you mean `h100`"),
+    ("--gpu", "a100", "catalog/hardware.yaml"),
+])
+def test_close_catalog_ids_are_suggested(tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str,
+                                         value: str, expected: str) -> None:
+    root = make_registry(tmp_path / "registry")
+    args = list(INFERENCE)
+    args[args.index(option) + 1] = value
+    code, _, err = new(root, args, capsys)
+    assert code == 2 and expected in err
+    if value == "a100":
+        assert "did you mean" not in err
+
+
+@pytest.mark.parametrize("engine, message", [
+    ("vllm@latest", "moving target"),
+    ("vllm", "names no pinned version"),
+    ("vllm@>=0.11", "range or free text"),
+    ("vllm@image:vllm/vllm-openai:v0.11.0", "no @sha256 digest"),
+])
+def test_unpinned_software_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str], engine: str,
+                                      message: str) -> None:
+    root = make_registry(tmp_path / "registry")
+    args = list(INFERENCE)
+    args[args.index("--engine") + 1] = engine
+    code, _, err = new(root, args, capsys)
+    assert code == 2 and message in err and not list((root / "recipes").rglob("*.yaml"))
+
+
+def test_commit_pins_and_extra_components(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = make_registry(tmp_path / "registry")
+    sha = "1a2b3c4d5e6f" * 3 + "1a2b"
+    code, out, err = new(root, [*INFERENCE[:6], "--engine", f"sglang@commit:{sha}",
+                                "--component", "kernels=flashinfer@0.4.1", *INFERENCE[8:]], capsys)
+    assert code == 0, err
+    software = yaml.safe_load((root / out).read_text(encoding="utf-8"))["software"]
+    assert software == {"engine": {"name": "sglang", "commit": sha},
+                        "kernels": {"name": "flashinfer", "version": "0.4.1"}}
+
+
+def test_a_layout_must_multiply_to_the_gpu_count(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = make_registry(tmp_path / "registry")
+    code, _, err = new(root, [*TRAINING, "--tp", "3"], capsys)
+    assert code == 2 and "cannot be split" in err
+
+
+def test_without_a_terminal_missing_options_are_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = make_registry(tmp_path / "registry")
+    code = main(["new", "training", "--root", str(root), "--no-interactive", "--author", "x"])
+    assert code == 2
+    assert "missing --model, --gpu, --framework, --count" in capsys.readouterr().err
+
+
+def test_on_a_terminal_missing_values_are_asked(tmp_path: Path) -> None:
+    root = make_registry(tmp_path / "registry")
+    answers = "Qwen3.8-27B\nH100\n\nvllm@0.11.0\nfp8\nlab-a\n"  # model, gpu, count (default 1), engine, quant, author
+    result = CliRunner().invoke(cli, ["new", "inference", "--root", str(root), "--interactive"], input=answers)
+    assert result.exit_code == 0, result.output
+    written = root / "recipes/inference/qwen3.8-27b/qwen3-8-27b-h100-vllm-fp8-c1.yaml"
+    data = yaml.safe_load(written.read_text(encoding="utf-8"))
+    assert (data["model"], data["hardware"], data["author"]) == ("qwen3.8-27b", {"gpu": "h100", "count": 1}, "lab-a")
+
+
+def test_dry_run_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = make_registry(tmp_path / "registry")
+    code, out, _ = new(root, [*INFERENCE, "--dry-run"], capsys)
+    assert code == 0 and out.startswith("# yaml-language-server: $schema=")
+    assert not list((root / "recipes").rglob("*.yaml"))

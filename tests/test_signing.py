@@ -1,0 +1,293 @@
+"""Signed measurers end to end, with real keys made by `ssh-keygen` in each test (none committed).
+
+A run file is signed with `orv sign` / `orv add-run --sign-with`; `orv check` verifies each
+signature against measurers/allowed_signers with `ssh-keygen -Y verify`; only runs signed by two
+registered measurers can make a recipe T3.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.testing.factories import store_run, training_recipe, write_recipe
+from tests.testing.checking import check, found
+from tests.testing.factories import registry_repo
+from tests.testing.git import commit_all, git
+from tests.testing.signing import codes, keygen, measured, register, sign, tier
+from validator import signing
+from validator.cli import main
+from validator.engine import Config, run
+from validator.hashing import run_path
+from validator.tiers import NEEDS_SECOND_SIGNER, NEEDS_SIGNED
+
+pytestmark = pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="needs OpenSSH's ssh-keygen")
+
+
+@pytest.fixture
+def two_labs(registry: Path, tmp_path: Path) -> dict[str, Any]:
+    """A recipe with two verified runs by lab-a and lab-b, both keys registered, nothing signed yet."""
+    alice, bob = keygen(tmp_path, "lab-a"), keygen(tmp_path, "lab-b")
+    register(registry, ("lab-a", alice), ("lab-b", bob))
+    recipe = training_recipe("signed", 1480.4)
+    a = store_run(registry, measured(recipe, 1480.4, "lab-a", "2026-10-18T10:00:00Z", 1))
+    b = store_run(registry, measured(recipe, 1475.0, "lab-b", "2026-10-19T08:30:00Z", 2))
+    recipe["runs"] = [a, b]
+    return {"root": registry, "rel": write_recipe(registry, recipe), "a": a, "b": b, "alice": alice, "bob": bob,
+            "recipe": recipe}
+
+
+def test_two_registered_measurers_signing_make_t3_and_check_clean(two_labs: dict[str, Any]) -> None:
+    root = two_labs["root"]
+    sign(root, two_labs["a"], two_labs["alice"])
+    sign(root, two_labs["b"], two_labs["bob"])
+    assert codes(root) == []
+    assert tier(root, two_labs["rel"]).tier == "T3"
+
+
+def test_unsigned_runs_reach_at_most_t2_whatever_measured_by_says(two_labs: dict[str, Any]) -> None:
+    result = tier(two_labs["root"], two_labs["rel"])
+    assert result.tier == "T2" and result.reasons == (NEEDS_SIGNED,)
+
+
+def test_one_signed_run_needs_a_second_signer(two_labs: dict[str, Any]) -> None:
+    sign(two_labs["root"], two_labs["a"], two_labs["alice"])
+    result = tier(two_labs["root"], two_labs["rel"])
+    assert result.tier == "T2" and result.reasons == (NEEDS_SECOND_SIGNER,)
+
+
+def test_one_measurer_signing_both_runs_is_not_a_reproduction(two_labs: dict[str, Any]) -> None:
+    root = two_labs["root"]
+    sign(root, two_labs["a"], two_labs["alice"])
+    # lab-a cannot sign lab-b's run: orv sign refuses, and a hand-made signature is ORV223
+    rel = run_path(two_labs["b"].split(":")[-1])
+    assert main(["sign", str(root / rel), "--key", str(two_labs["alice"]), "--root", str(root)]) == 1
+    subprocess.run(["ssh-keygen", "-q", "-Y", "sign", "-f", str(two_labs["alice"]), "-n", signing.NAMESPACE,
+                    str(root / rel)], check=True)
+    assert codes(root) == [f"ORV223 {rel}"]
+    assert tier(root, two_labs["rel"]).reasons == (NEEDS_SECOND_SIGNER,)
+
+
+def test_tampered_signature_is_orv220(two_labs: dict[str, Any]) -> None:
+    root = two_labs["root"]
+    sign(root, two_labs["a"], two_labs["alice"])
+    sig = sign(root, two_labs["b"], two_labs["bob"])
+    lines = sig.read_text().splitlines()
+    body = lines[-2]
+    lines[-2] = body[:10] + ("A" if body[10] != "A" else "B") + body[11:]  # a byte of the signature itself
+    sig.write_text("\n".join(lines) + "\n")
+    assert codes(root) == [f"ORV220 {sig.relative_to(root)}"]
+    assert tier(root, two_labs["rel"]).tier == "T2"
+
+
+def test_tampered_run_bytes_break_the_signature_even_when_renamed(two_labs: dict[str, Any]) -> None:
+    root = two_labs["root"]
+    sign(root, two_labs["a"], two_labs["alice"])
+    sig = sign(root, two_labs["b"], two_labs["bob"])
+    old = run_path(two_labs["b"].split(":")[-1])
+    # edit the run (a better figure), store it under its new address and move the signature along
+    text = (root / old).read_text().replace('"tokens_per_s_per_gpu":1475', '"tokens_per_s_per_gpu":1490')
+    assert text != (root / old).read_text()
+    (root / old).unlink()
+    from validator.storing import store_run_document
+    import json
+
+    new = store_run_document(str(root), json.loads(text))
+    sig.rename(root / (new.path + ".sig"))
+    recipe = two_labs["recipe"]
+    recipe["runs"] = [two_labs["a"], f"sha256:{new.digest}"]
+    write_recipe(root, recipe)
+    assert f"ORV220 {new.path}.sig" in codes(root)
+    assert tier(root, two_labs["rel"]).tier != "T3"
+
+
+def test_wrong_namespace_is_orv221(two_labs: dict[str, Any]) -> None:
+    root = two_labs["root"]
+    sign(root, two_labs["a"], two_labs["alice"])
+    rel = run_path(two_labs["b"].split(":")[-1])
+    subprocess.run(["ssh-keygen", "-q", "-Y", "sign", "-f", str(two_labs["bob"]), "-n", "git", str(root / rel)],
+                   check=True)
+    assert codes(root) == [f"ORV221 {rel}.sig"]
+    assert tier(root, two_labs["rel"]).reasons == (NEEDS_SECOND_SIGNER,)
+
+
+def test_unregistered_key_is_orv222(two_labs: dict[str, Any], tmp_path: Path) -> None:
+    root = two_labs["root"]
+    sign(root, two_labs["a"], two_labs["alice"])
+    mallory = keygen(tmp_path, "mallory")
+    sig = sign(root, two_labs["b"], mallory)  # signing works; the key is just not registered
+    assert codes(root) == [f"ORV222 {sig.relative_to(root)}"]
+    assert tier(root, two_labs["rel"]).reasons == (NEEDS_SECOND_SIGNER,)
+
+
+def test_replaced_or_revoked_key_no_longer_verifies_old_signatures(two_labs: dict[str, Any], tmp_path: Path) -> None:
+    root = two_labs["root"]
+    sign(root, two_labs["a"], two_labs["alice"])
+    sig = sign(root, two_labs["b"], two_labs["bob"])
+    register(root, ("lab-a", two_labs["alice"]), ("lab-b", keygen(tmp_path, "lab-b-new")))  # replaced
+    assert codes(root) == [f"ORV222 {sig.relative_to(root)}"]
+    register(root, ("lab-a", two_labs["alice"]))  # revoked
+    assert codes(root) == [f"ORV222 {sig.relative_to(root)}"]
+    assert tier(root, two_labs["rel"]).tier == "T2"
+
+
+def test_signature_without_its_run_is_orv224(two_labs: dict[str, Any]) -> None:
+    root = two_labs["root"]
+    sig = sign(root, two_labs["a"], two_labs["alice"])
+    stray = root / "runs" / "00" / ("00" + "1" * 62 + ".json.sig")
+    stray.parent.mkdir(parents=True)
+    shutil.copy(sig, stray)
+    assert codes(root) == [f"ORV224 {stray.relative_to(root)}"]
+
+
+def test_a_sig_file_has_a_place_in_the_layout_but_a_stray_one_does_not(two_labs: dict[str, Any]) -> None:
+    root = two_labs["root"]
+    sig = sign(root, two_labs["a"], two_labs["alice"])
+    shutil.copy(sig, root / "runs" / "notes.sig")
+    assert codes(root) == ["ORV107 runs/notes.sig"]
+
+
+def test_malformed_measurers_file_is_orv225(registry: Path) -> None:
+    (registry / "measurers").mkdir()
+    (registry / "measurers" / "allowed_signers").write_text("# ok\nlab-a not-a-key\n*.example ssh-ed25519 AAAA\n")
+    assert codes(registry) == ["ORV225 measurers/allowed_signers"] * 2
+
+
+def test_add_run_sign_with_stores_and_signs(two_labs: dict[str, Any], tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    root = two_labs["root"]
+    import json
+
+    doc = measured(two_labs["recipe"], 1478.0, "lab-b", "2026-10-20T09:00:00Z", 3)
+    source = tmp_path / "run.json"
+    source.write_text(json.dumps(doc))
+    assert main(["add-run", str(source), "--root", str(root), "--sign-with", str(two_labs["bob"])]) == 0
+    out, err = capsys.readouterr()
+    digest = out.strip().split(":")[1]
+    assert (root / (run_path(digest) + ".sig")).is_file()
+    assert "verified: signature by registered measurer `lab-b`" in err
+
+
+def test_signatures_are_verified_by_ssh_keygen_not_by_parsing(two_labs: dict[str, Any]) -> None:
+    """A well-formed SSHSIG blob with our namespace and a registered key but a forged signature fails."""
+    root = two_labs["root"]
+    sig = sign(root, two_labs["a"], two_labs["alice"])
+    data = (root / run_path(two_labs["a"].split(":")[-1])).read_bytes()
+    verdict = signing.verify(sig.read_bytes(), data + b" ", (root / "measurers" / "allowed_signers").read_bytes(),
+                             "lab-a")
+    assert verdict.status == signing.INVALID
+    assert signing.verify(sig.read_bytes(), data, (root / "measurers" / "allowed_signers").read_bytes(),
+                          "lab-a").ok
+
+
+# --------------------------------------------------------------------------- pull-request rules
+
+
+def test_pr_changing_measurers_needs_a_waiver_and_a_key_change_is_its_own_finding(tmp_path: Path) -> None:
+    repo = registry_repo(tmp_path)
+    git(repo, "checkout", "-q", "main")
+    alice = keygen(tmp_path, "lab-a")
+    register(repo, ("lab-a", alice))
+    commit_all(repo, "register lab-a")
+    git(repo, "checkout", "-q", "-b", "add-bob")
+    bob = keygen(tmp_path, "lab-b")
+    register(repo, ("lab-a", alice), ("lab-b", bob))
+    commit_all(repo, "register lab-b")
+    assert found(check(repo)) == ["ORV607 measurers/allowed_signers:1"]
+    assert found(check(repo, waive=("ORV607",))) == []
+
+    git(repo, "checkout", "-q", "-b", "swap-alice")
+    register(repo, ("lab-a", keygen(tmp_path, "lab-a-new")), ("lab-b", bob))
+    commit_all(repo, "replace lab-a's key")
+    result = check(repo, base="add-bob", waive=("ORV607",))
+    assert found(result) == ["ORV608 measurers/allowed_signers:1"]
+    assert "replaced" in result.result.diagnostics[0].message
+
+
+def test_pr_changing_a_signature_on_the_base_is_orv601(tmp_path: Path) -> None:
+    repo = registry_repo(tmp_path)
+    git(repo, "checkout", "-q", "main")
+    alice = keygen(tmp_path, "lab-a")
+    register(repo, ("lab-a", alice))
+    run_rel = next(p for p in git(repo, "ls-files", "runs").splitlines())
+    subprocess.run(["ssh-keygen", "-q", "-Y", "sign", "-f", str(alice), "-n", signing.NAMESPACE, str(repo / run_rel)],
+                   check=True)
+    commit_all(repo, "signed")
+    git(repo, "checkout", "-q", "-b", "resign")
+    (repo / (run_rel + ".sig")).unlink()
+    subprocess.run(["ssh-keygen", "-q", "-Y", "sign", "-f", str(keygen(tmp_path, "other")), "-n", signing.NAMESPACE,
+                    str(repo / run_rel)], check=True)
+    commit_all(repo, "re-signed")
+    assert "ORV601 " + run_rel + ".sig:1" in found(check(repo, base="main"))
+
+
+def test_orv_explain_tiers_says_what_t3_needs(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["explain", "tiers"]) == 0
+    text = capsys.readouterr().out
+    assert "measurers/allowed_signers" in text and "Unsigned runs therefore reach at most T2" in text
+
+
+SIGNERS = ("unsigned", "lab-a", "lab-b", "mallory")  # mallory's key is valid but not registered
+
+
+@pytest.fixture(scope="module")
+def keys(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("keys")
+    return {who: keygen(folder, who) for who in SIGNERS[1:]}
+
+
+@pytest.mark.parametrize("first", SIGNERS)
+@pytest.mark.parametrize("second", SIGNERS)
+def test_no_path_to_t3_without_two_registered_keys(first: str, second: str, keys: dict[str, Path],
+                                                    tmp_path: Path) -> None:
+    from tests.conftest import make_registry
+
+    root = make_registry(tmp_path / "registry")
+    register(root, ("lab-a", keys["lab-a"]), ("lab-b", keys["lab-b"]))
+    recipe = training_recipe("every-combination", 1480.4)
+    digests = []
+    for i, who in enumerate((first, second)):
+        name = "lab-c" if who == "unsigned" else who
+        digests.append(store_run(root, measured(recipe, 1480.4, name, f"2026-10-1{8 + i}T10:00:00Z", i + 1)))
+    recipe["runs"] = digests
+    rel = write_recipe(root, recipe)
+    for digest, who in zip(digests, (first, second)):
+        if who != "unsigned":
+            sign(root, digest, keys[who])
+    assert (tier(root, rel).tier == "T3") == ({first, second} == {"lab-a", "lab-b"})
+
+
+def test_verdicts_are_remembered_in_the_git_folder_between_checks(two_labs: dict[str, Any],
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    root = two_labs["root"]
+    sign(root, two_labs["a"], two_labs["alice"])
+    sign(root, two_labs["b"], two_labs["bob"])
+    for args in (("init", "-q"), ("add", "-A"), ("-c", "user.name=t", "-c", "user.email=t@example.org",
+                                                "commit", "-qm", "registry")):
+        subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True)
+    assert run(Config(root=str(root), skip_boards=True, cache=True)).diagnostics == ()
+    signing._MEMO.clear()
+
+    def no_ssh_keygen(*_: Any, **__: Any) -> Any:
+        raise AssertionError("ssh-keygen ran again for an unchanged signature")
+
+    monkeypatch.setattr(signing, "_run", no_ssh_keygen)
+    assert run(Config(root=str(root), skip_boards=True, cache=True)).diagnostics == ()
+    assert tier(root, two_labs["rel"]).tier == "T3"
+
+
+def test_without_ssh_keygen_a_signature_is_unverified_not_trusted(two_labs: dict[str, Any],
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    root = two_labs["root"]
+    sig = sign(root, two_labs["a"], two_labs["alice"])
+    sign(root, two_labs["b"], two_labs["bob"])
+    signing._MEMO.clear()
+    monkeypatch.setattr(signing, "ssh_keygen", lambda: None)
+    found = [d for d in run(Config(root=str(root), skip_boards=True)).diagnostics]
+    assert [(d.code, d.path) for d in found if d.path.endswith(".sig")][0] == ("ORV220", str(sig.relative_to(root)))
+    assert "ssh-keygen is not installed" in found[0].message
+    assert tier(root, two_labs["rel"]).tier == "T2"

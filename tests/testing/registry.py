@@ -1,0 +1,45 @@
+"""Registry trees for tests: the golden cases' small catalog, overlays on top of it, and shipped tool outputs."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent.parent  # tests/
+CASES = HERE / "cases"
+BASE = CASES / "_base"
+TOOLS = HERE / "fixtures" / "tools"  # real benchmark-tool output formats (made by make_fixtures.py there)
+VALID_TRAINING_RECIPE = CASES / "valid-training" / "recipes" / "training" / "qwen3.8-27b" / \
+    "qwen3-8-27b-h100-tp1-pp4-dp2.yaml"
+# An inference recipe the vLLM/SGLang fixtures were measured for (adapters, tiers end to end).
+INFERENCE_RECIPE_TEXT = """\
+id: qwen3-8-27b-h100-vllm-fp8-c1
+kind: inference
+model: qwen3.8-27b
+hardware: {gpu: h100, count: 1}
+author: ATTUNE
+measured: "2026-10-18"
+software:
+  engine: {name: vllm, version: "0.11.0"}
+quant: fp8
+serving: {context_len: 8192, concurrency: 1}
+claimed: {decode_tok_s: 41.5, ttft_ms: 63.5}
+runs: []
+"""
+
+
+def make_registry(dest: Path, *overlays: Path) -> Path:
+    """A registry at dest: the base catalog, then each overlay's files on top (expected.txt left out)."""
+    shutil.copytree(BASE, dest, symlinks=True, dirs_exist_ok=True)
+    for overlay in overlays:
+        shutil.copytree(overlay, dest, symlinks=True, dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns("expected.txt"))
+    for folder in ("recipes", "runs"):
+        (dest / folder).mkdir(exist_ok=True)
+    return dest
+
+
+def write(repo: Path, rel: str, text: str) -> None:
+    path = repo / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")

@@ -1,0 +1,77 @@
+"""Which tool wrote a file: a run document, or the output `orv add-run --from` reads (vllm, sglang, megatron, nemo).
+
+Told apart by what each tool always writes (the module docstrings of the adapters cite the source):
+- a run document: a JSON object with `kind` and `tool` (SPEC §3);
+- vLLM `bench serve --save-result`: a JSON object (or JSON lines) with `duration` and vLLM's
+  `date` / `model_id` / `tokenizer_id` / `endpoint_type` (SGLang writes none of them);
+- SGLang `bench_serving --output-file`: JSON lines with `duration` and `dataset_name` or `details`;
+- Megatron-LM: a log line `iteration N/ M | ... elapsed time per iteration (ms): ...`;
+- NeMo 2: a log line `Training epoch E, iteration N/M | ... train_step_timing in s: ...`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+RUN = "run"  # a run document: stored as it is, no --from
+
+
+@dataclass(frozen=True)
+class Detected:
+    fmt: str  # RUN or a key of validator.adapters.ADAPTER_BY_NAME
+    what: str  # how a person names it, for messages
+
+
+DESCRIPTION = {
+    RUN: "a run document",
+    "vllm": "`vllm bench serve --save-result` output",
+    "sglang": "`python -m sglang.bench_serving --output-file` output",
+    "megatron": "a Megatron-LM training log",
+    "nemo": "a NeMo training log",
+}
+_VLLM_KEYS = ("date", "model_id", "tokenizer_id", "endpoint_type")
+_SGLANG_KEYS = ("dataset_name", "details")
+_MEGATRON = re.compile(r"\biteration\s+\d+\s*/\s*\d+\s*\|.*elapsed time per iteration")
+_NEMO = re.compile(r"Training epoch \d+, iteration \d+/\d+ \|")
+
+
+def _json_objects(text: str) -> list[dict[str, object]]:
+    try:
+        data = json.loads(text)
+        return [data] if isinstance(data, dict) else []
+    except ValueError:
+        pass
+    objects = []
+    for line in text.splitlines()[:1000]:
+        if line.strip():
+            try:
+                value = json.loads(line)
+            except ValueError:
+                return []
+            if isinstance(value, dict):
+                objects.append(value)
+    return objects
+
+
+def detect(raw: bytes) -> Detected | None:
+    """The format of `raw`, or None when it looks like none of them."""
+    text = raw.decode("utf-8", errors="replace")
+    objects = _json_objects(text) if text.lstrip().startswith("{") else []
+    if objects:
+        first = objects[0]
+        if "kind" in first and "tool" in first:
+            return Detected(RUN, DESCRIPTION[RUN])
+        if "duration" in first:
+            if any(k in first for k in _VLLM_KEYS):
+                return Detected("vllm", DESCRIPTION["vllm"])
+            if any(k in first for k in _SGLANG_KEYS):
+                return Detected("sglang", DESCRIPTION["sglang"])
+        return None
+    for line in text.splitlines():
+        if _MEGATRON.search(line):
+            return Detected("megatron", DESCRIPTION["megatron"])
+        if _NEMO.search(line):
+            return Detected("nemo", DESCRIPTION["nemo"])
+    return None

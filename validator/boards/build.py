@@ -1,0 +1,411 @@
+"""Snapshot + tiers -> the tier boards document (SPEC §7). Pure: no I/O, no clock; the caller writes.
+
+Every figure is rounded to a fixed number of decimals (ROUNDING, documented in docs/boards.md) so
+that the same registry gives the same bytes on any machine; rows are sorted by stable keys; one row
+per recipe id, so no row can appear twice. `updated_at` and `source_commit` come from git through
+the caller (GitStamp), never from the clock.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Optional, Sequence
+
+from validator.models import Component, InferenceRecipe, Recipe, RunMeta, TrainingRecipe
+from validator.registry import Catalog, RecipeEntry, RunEntry, Snapshot
+from validator.science.physics import cost_per_1m, implied_mfu
+from validator.tiers import TIER_MEANINGS, TierResult
+
+BOARDS_SCHEMA_ID = "https://openrecipes.dev/schema/boards.schema.json"
+
+# Decimals kept per kind of figure (docs/boards.md). Throughput keeps two decimals (small decode
+# rates such as 3.25 tok/s stay meaningful), money is shown in cents as seed 000 shows it, MFU is a
+# fraction with four decimals (0.4123 = 41.23%), ratios three, percentages one.
+ROUNDING = {
+    "tok_s": 2,
+    "ms": 2,
+    "usd": 2,
+    "mfu": 4,
+    "ratio": 3,
+    "pct": 1,
+    "params_b": 3,
+    "loss": 4,
+}
+
+_FIGURE_KIND = {"decode_tok_s": "tok_s", "prefill_tok_s": "tok_s", "output_tok_s": "tok_s",
+                "tokens_per_s_per_gpu": "tok_s", "ttft_ms": "ms", "tpot_ms": "ms", "final_loss": "loss"}
+METRICS_REF = "docs/metrics.md"  # where figures recomputed from raw samples are defined
+
+
+@dataclass(frozen=True)
+class GitStamp:
+    """When the data last changed: the newest commit touching recipes/, runs/ or catalog/ (None outside git)."""
+
+    updated_at: Optional[str] = None  # that commit's committer time, UTC ISO 8601
+    source_commit: Optional[str] = None  # its full SHA
+
+
+def fixed(value: Optional[float], kind: str) -> Optional[float]:
+    """A figure rounded to its kind's decimals; None for missing or non-finite values."""
+    if value is None or not math.isfinite(value):
+        return None
+    return round(float(value), ROUNDING[kind]) + 0.0  # + 0.0 turns -0.0 into 0.0
+
+
+# --------------------------------------------------------------------------- shared pieces
+
+
+def hardware_display(gpu: str, count: int) -> str:
+    """Seed 004's display form, with the count kept apart from the name: `cmp-170hx-x2`, `rtx-3090`."""
+    return gpu if count == 1 else f"{gpu}-x{count}"
+
+
+def component_display(component: Optional[Component]) -> Optional[str]:
+    """A short display string built from the structured pins: `0.30.0 @ 1fe3a1571abc + 2 patches`."""
+    if component is None:
+        return None
+    parts: list[str] = []
+    if component.version:
+        parts.append(component.version)
+    if component.commit:
+        where = f"{component.repository} @ " if component.repository else "@ "
+        parts.append(where + component.commit[:12])
+    if component.image:
+        name, _, digest = component.image.partition("@sha256:")
+        parts.append(f"image {name}@sha256:{digest[:12]}" if digest else f"image {component.image}")
+    if component.patches:
+        count = len(component.patches)
+        parts.append(f"+ {count} patch{'es' if count != 1 else ''}")
+    return " ".join(parts) or None
+
+
+def _unique_by_id(entries: Iterable[tuple[RecipeEntry, Recipe]]) -> list[tuple[RecipeEntry, Recipe]]:
+    """One entry per (kind, id): the first by path. Two files sharing an id are ORV3xx's business;
+    the boards never show either twice."""
+    seen: dict[tuple[str, str], tuple[RecipeEntry, Recipe]] = {}
+    for entry, recipe in sorted(entries, key=lambda pair: pair[0].path):
+        seen.setdefault((recipe.kind, recipe.id), (entry, recipe))
+    return list(seen.values())
+
+
+def _model_name(catalog: Catalog, model: str) -> str:
+    spec = catalog.models.get(model)
+    return spec.name if spec else model
+
+
+def _tier_of(tiers: Mapping[str, TierResult], entry: RecipeEntry) -> TierResult:
+    return tiers.get(entry.path) or TierResult("T0", ("no tier derived",))
+
+
+# --------------------------------------------------------------------------- training
+
+
+@dataclass(frozen=True)
+class _TrainingItem:
+    entry: RecipeEntry
+    recipe: TrainingRecipe
+    tier: TierResult
+    tok_s: float  # the rounded figure: ranks follow what the board shows
+
+    @property
+    def pair(self) -> tuple[str, str, str]:
+        return (self.recipe.model, self.recipe.hardware.gpu, self.recipe.workload)
+
+
+def _training_items(snapshot: Snapshot, tiers: Mapping[str, TierResult]) -> list[_TrainingItem]:
+    found = [(e, r) for e, r in snapshot.valid_recipes() if isinstance(r, TrainingRecipe)]
+    items = []
+    for entry, recipe in _unique_by_id(found):
+        assert isinstance(recipe, TrainingRecipe)
+        tok_s = fixed(recipe.claimed.tokens_per_s_per_gpu, "tok_s") or 0.0
+        items.append(_TrainingItem(entry, recipe, _tier_of(tiers, entry), tok_s))
+    return items
+
+
+def _fastest_first(items: Iterable[_TrainingItem]) -> list[_TrainingItem]:
+    return sorted(items, key=lambda i: (-i.tok_s, i.recipe.id))
+
+
+def _ranks(items: Sequence[_TrainingItem]) -> dict[str, tuple[int, int]]:
+    """Recipe id -> (rank, of n) within its model-GPU(-workload) pair; equal figures share a rank."""
+    pairs: dict[tuple[str, str, str], list[_TrainingItem]] = {}
+    for item in items:
+        pairs.setdefault(item.pair, []).append(item)
+    out: dict[str, tuple[int, int]] = {}
+    for members in pairs.values():
+        ordered = _fastest_first(members)
+        for item in ordered:
+            rank = 1 + sum(1 for other in ordered if other.tok_s > item.tok_s)
+            out[item.recipe.id] = (rank, len(ordered))
+    return out
+
+
+def _training_row(item: _TrainingItem, catalog: Catalog, rank: tuple[int, int]) -> dict[str, Any]:
+    recipe = item.recipe
+    gpu = catalog.hardware.get(recipe.hardware.gpu)
+    model = catalog.models.get(recipe.model)
+    framework = recipe.software.get("framework")
+    return {
+        "recipe": recipe.id,
+        "path": item.entry.path,
+        "model": recipe.model,
+        "model_name": _model_name(catalog, recipe.model),
+        "gpu": recipe.hardware.gpu,
+        "gpu_name": gpu.name if gpu else recipe.hardware.gpu,
+        "gpus": recipe.hardware.count,
+        "workload": recipe.workload,
+        "tok_s_per_gpu": item.tok_s,
+        "cost_per_1m": fixed(cost_per_1m(gpu.price_per_gpu_hour if gpu else None, item.tok_s), "usd"),
+        "mfu": fixed(implied_mfu(item.tok_s, model.active_b if model else None,
+                                 gpu.bf16_dense_tflops if gpu else None), "mfu"),
+        "layout": recipe.layout.display(),
+        "framework": framework.name if framework else None,
+        "framework_ver": component_display(framework),
+        "notes": recipe.notes,
+        "measured": recipe.measured,
+        "author": recipe.author,
+        "tier": item.tier.tier,
+        "tier_reasons": list(item.tier.reasons),
+        "rank": rank[0],
+        "rank_of": rank[1],
+        "baseline": recipe.baseline,
+        "legacy": recipe.provenance is not None,
+    }
+
+
+def _starting_point(pair_items: Sequence[_TrainingItem], catalog: Catalog, pair: tuple[str, str, str]
+                    ) -> Optional[dict[str, Any]]:
+    """The pair's `baseline: true` recipe, else the catalog's reference figure for the pair."""
+    baselines = sorted((i for i in pair_items if i.recipe.baseline), key=lambda i: (i.recipe.measured, i.recipe.id))
+    if baselines:
+        first = baselines[0]
+        return {"tok_s_per_gpu": first.tok_s, "recipe": first.recipe.id, "source": first.entry.path}
+    model, gpu, workload = pair
+    points = [p for p in catalog.starting_points
+              if p.model == model and p.gpu == gpu and p.workload in (None, workload)]
+    if not points:
+        return None
+    point = min(points, key=lambda p: (p.workload is None, p.tokens_per_s_per_gpu, p.source))
+    return {"tok_s_per_gpu": fixed(point.tokens_per_s_per_gpu, "tok_s"), "recipe": None, "source": point.source}
+
+
+def _model_entries(items: Sequence[_TrainingItem], catalog: Catalog) -> list[dict[str, Any]]:
+    by_model: dict[str, list[_TrainingItem]] = {}
+    for item in items:
+        by_model.setdefault(item.recipe.model, []).append(item)
+    out = []
+    for model_id in sorted(by_model):
+        members = by_model[model_id]
+        spec = catalog.models.get(model_id)
+        pairs: dict[tuple[str, str, str], list[_TrainingItem]] = {}
+        for item in members:
+            pairs.setdefault(item.pair, []).append(item)
+        model_best = {}  # workload -> the model's fastest figure on that workload
+        for pair, pair_items in pairs.items():
+            best = _fastest_first(pair_items)[0].tok_s
+            model_best[pair[2]] = max(model_best.get(pair[2], 0.0), best)
+        gpus = []
+        for pair in sorted(pairs, key=lambda p: (p[1], p[2])):
+            pair_items = pairs[pair]
+            best = _fastest_first(pair_items)[0]
+            hardware = catalog.hardware.get(best.recipe.hardware.gpu)
+            start = _starting_point(pair_items, catalog, pair)
+            gain = ((best.tok_s / start["tok_s_per_gpu"] - 1.0) * 100.0
+                    if start and start["tok_s_per_gpu"] else None)
+            top = model_best[pair[2]]
+            gpus.append({
+                "gpu": pair[1],
+                "gpu_name": hardware.name if hardware else pair[1],
+                "workload": pair[2],
+                "recipe": best.recipe.id,
+                "recipes": len(pair_items),
+                "tok_s_per_gpu": best.tok_s,
+                "gpus": best.recipe.hardware.count,
+                "cost_per_1m": fixed(cost_per_1m(hardware.price_per_gpu_hour if hardware else None, best.tok_s),
+                                     "usd"),
+                "vs_fastest": fixed(best.tok_s / top if top else None, "ratio"),
+                "starting_point": start,
+                "gain_pct": fixed(gain, "pct"),
+            })
+        out.append({
+            "model": model_id,
+            "model_name": spec.name if spec else model_id,
+            "family": spec.family if spec else None,
+            "params_b": fixed(spec.params_b, "params_b") if spec else None,
+            "active_b": fixed(spec.active_b, "params_b") if spec else None,
+            "recipes": len(members),
+            "newest": max(i.recipe.measured for i in members),
+            "gpus": gpus,
+        })
+    return out
+
+
+# --------------------------------------------------------------------------- inference
+
+
+def _primary_run(snapshot: Snapshot, tier: TierResult) -> Optional[RunEntry]:
+    """The run a measured row shows: the newest (by measured_at, then digest) of those that earned the tier."""
+    digests = tier.verified_runs if tier.tier in ("T2", "T3") else tier.reported_runs
+    runs = [snapshot.runs[d] for d in digests if d in snapshot.runs and snapshot.runs[d].meta is not None]
+    if not runs:
+        return None
+    return max(runs, key=lambda r: (r.meta.measured_at if r.meta else "", r.name_digest))
+
+
+def run_headline(run: RunEntry) -> tuple[dict[str, Optional[float]], bool]:
+    """The run's figures, rounded: recomputed from raw samples when it has them, else the tool's summary."""
+    assert run.meta is not None
+    recomputed = run.facts is not None and run.facts.has_samples
+    source: Mapping[str, float] = run.facts.headline if run.facts is not None and recomputed else run.meta.summary
+    return {name: fixed(value, _FIGURE_KIND.get(name, "loss")) for name, value in sorted(source.items())}, recomputed
+
+
+def _legacy_run_id(meta: RunMeta) -> Optional[int | str]:
+    if meta.provenance is None:
+        return None
+    return meta.provenance.legacy_id if meta.provenance.legacy_id is not None else meta.provenance.row
+
+
+def _inference_common(entry: RecipeEntry, recipe: InferenceRecipe, tier: TierResult, catalog: Catalog
+                      ) -> dict[str, Any]:
+    engine = recipe.software.get("engine")
+    return {
+        "tier": tier.tier,
+        "tier_reasons": list(tier.reasons),
+        "recipe": recipe.id,
+        "path": entry.path,
+        "model": recipe.model,
+        "model_name": _model_name(catalog, recipe.model),
+        "quant": recipe.quant,
+        "hardware": hardware_display(recipe.hardware.gpu, recipe.hardware.count),
+        "gpu": recipe.hardware.gpu,
+        "gpus": recipe.hardware.count,
+        "engine": engine.name if engine else None,
+        "engine_ver": component_display(engine),
+        "measured": recipe.measured,
+        "legacy": recipe.provenance is not None,
+    }
+
+
+def _measured_row(snapshot: Snapshot, entry: RecipeEntry, recipe: InferenceRecipe, tier: TierResult,
+                  run: RunEntry) -> dict[str, Any]:
+    assert run.meta is not None
+    figures, recomputed = run_headline(run)
+    row = _inference_common(entry, recipe, tier, snapshot.catalog)
+    row.update({
+        "context_len": recipe.serving.context_len,
+        "concurrency": recipe.serving.concurrency,
+        "prefill_tok_s": figures.get("prefill_tok_s"),
+        "decode_tok_s": figures.get("decode_tok_s"),
+        "ttft_ms": figures.get("ttft_ms"),
+        "stddev": None,  # kept for seed 004's readers; orv does not compute a spread
+        "slot_ceiling": recipe.serving.slots,
+        "tool": run.meta.tool.name,
+        "tool_version": run.meta.tool.version,
+        "method_ref": METRICS_REF if recomputed else None,
+        "measured_by": run.meta.measured_by,
+        "run_id": _legacy_run_id(run.meta),
+        "run_sha": run.name_digest,
+        "run_file": run.path,
+    })
+    return row
+
+
+def _claimed_row(entry: RecipeEntry, recipe: InferenceRecipe, tier: TierResult, catalog: Catalog) -> dict[str, Any]:
+    row = _inference_common(entry, recipe, tier, catalog)
+    row.update({
+        "claimed_tok_s": fixed(recipe.claimed.decode_tok_s, "tok_s"),
+        "claimed_prefill_tok_s": fixed(recipe.claimed.prefill_tok_s, "tok_s"),
+        "claimed_ttft_ms": fixed(recipe.claimed.ttft_ms, "ms"),
+        "context_len": recipe.serving.context_len,
+        "concurrency": recipe.serving.concurrency,
+    })
+    return row
+
+
+def _inference_rows(snapshot: Snapshot, tiers: Mapping[str, TierResult]
+                    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    measured, claimed = [], []
+    found = [(e, r) for e, r in snapshot.valid_recipes() if isinstance(r, InferenceRecipe)]
+    for entry, recipe in _unique_by_id(found):
+        assert isinstance(recipe, InferenceRecipe)
+        tier = _tier_of(tiers, entry)
+        run = _primary_run(snapshot, tier) if tier.tier != "T0" else None
+        if run is not None:
+            measured.append(_measured_row(snapshot, entry, recipe, tier, run))
+        else:
+            if tier.tier != "T0":  # a tier above T0 always names its runs; never show T1+ without one
+                tier = TierResult("T0", ("no readable run file on record",))
+            claimed.append(_claimed_row(entry, recipe, tier, snapshot.catalog))
+    key = lambda row: (row["model"], row["gpu"], row["gpus"], row["quant"], row["recipe"])  # noqa: E731
+    return sorted(measured, key=key), sorted(claimed, key=key)
+
+
+# --------------------------------------------------------------------------- runs
+
+
+def _run_rows(snapshot: Snapshot) -> list[dict[str, Any]]:
+    referenced = snapshot.references()
+    rows = []
+    for digest, run in sorted(snapshot.runs.items()):
+        if not run.verified or run.meta is None:
+            continue  # unreadable or altered files are findings, not evidence
+        meta = run.meta
+        figures, recomputed = run_headline(run)
+        primary = meta.software.get("framework" if meta.kind == "training" else "engine")
+        rows.append({
+            "content_hash": digest,
+            "run_file": run.path,
+            "kind": meta.kind,
+            "tool": meta.tool.name,
+            "tool_version": meta.tool.version,
+            "model": meta.model,
+            "hardware": hardware_display(meta.hardware.gpu, meta.hardware.count),
+            "gpu": meta.hardware.gpu,
+            "gpus": meta.hardware.count,
+            "engine": primary.name if primary else None,
+            "engine_version": component_display(primary),
+            "measured_at": meta.measured_at,
+            "measured_by": meta.measured_by,
+            "headline": figures,
+            "headline_source": "samples" if recomputed else "tool-summary",
+            "samples": run.facts.sample_count if run.facts else 0,
+            "recipes": sorted({e.id for e in referenced.get(digest, []) if e.id}),
+            "run_id": _legacy_run_id(meta),
+        })
+    return rows
+
+
+# --------------------------------------------------------------------------- the document
+
+
+def build(snapshot: Snapshot, tiers: Mapping[str, TierResult], stamp: GitStamp) -> dict[str, Any]:
+    """The whole boards document. Same inputs, same document: nothing here reads files or the clock."""
+    items = _training_items(snapshot, tiers)
+    ranks = _ranks(items)
+    training = [_training_row(i, snapshot.catalog, ranks[i.recipe.id]) for i in items]
+    training.sort(key=lambda row: (row["model"], row["gpu"], row["workload"], row["rank"], row["recipe"]))
+    measured, claimed = _inference_rows(snapshot, tiers)
+    runs = _run_rows(snapshot)
+    return {
+        "meta": {
+            "schema": BOARDS_SCHEMA_ID,
+            "tiers": [{"tier": tier, "meaning": meaning} for tier, meaning in sorted(TIER_MEANINGS.items())],
+            "updated_at": stamp.updated_at,
+            "source_commit": stamp.source_commit,
+            "rounding": dict(ROUNDING),
+            "counts": {"training": len(training), "measured": len(measured), "claimed": len(claimed),
+                       "models": len({row["model"] for row in training}), "runs": len(runs)},
+        },
+        "boards": {"measured": measured, "claimed": claimed, "training": training},
+        "models": _model_entries(items, snapshot.catalog),
+        "runs": runs,
+    }
+
+
+def render(document: Mapping[str, Any]) -> bytes:
+    """The file's exact bytes: sorted keys, two-space indent, UTF-8, one trailing newline."""
+    text = json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False)
+    return (text + "\n").encode("utf-8")

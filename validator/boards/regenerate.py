@@ -1,0 +1,85 @@
+"""How boards/boards.json is regenerated: the git stamp, tiers -> build -> schema check -> bytes, and comparing.
+
+The only input besides the registry files is git: `updated_at` is the committer time of the
+newest commit touching recipes/, runs/ or catalog/ (docs/boards.md explains why a boards commit
+must come after the data it describes).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Optional
+
+from validator.boards.build import GitStamp, build, render
+from validator.git import newest_commit_touching
+from validator.load import schema as schemas
+from validator.registry import BOARDS_PATH, Analysis
+from validator.tiers import derive
+
+STAMP_DIRS = ("recipes", "runs", "catalog")
+REGENERATE_HINT = ("run `orv boards` once the data is committed, and commit boards/boards.json on its own; "
+                   "never edit it by hand (docs/boards.md)")
+
+
+def git_stamp(root: str) -> GitStamp:
+    """The newest commit touching the registry's data, from HEAD's history; empty outside git.
+
+    Outside a git work tree, or before the first commit touching the data, both fields are null
+    (deterministic, never the clock). Raises HistoryError when the history cannot be read.
+    """
+    newest = newest_commit_touching(root, STAMP_DIRS)
+    return GitStamp(*newest) if newest is not None else GitStamp()
+
+
+def regenerate(analysis: Analysis, stamp: Optional[GitStamp] = None) -> bytes:
+    """The bytes `orv boards` writes for this registry. Raises HistoryError if git cannot be read."""
+    snapshot = analysis.snapshot
+    tiers = derive(snapshot, analysis.diagnostics)
+    document = build(snapshot, tiers, stamp if stamp is not None else git_stamp(snapshot.root))
+    issues = schemas.validate("boards", document)
+    if issues:  # the generator and its schema disagree: orv's bug, never written
+        first = issues[0]
+        raise RuntimeError(f"generated boards fail schema/boards.schema.json at {list(first.path)}: {first.message}")
+    return render(document)
+
+
+def read_committed(root: str) -> Optional[bytes]:
+    """The boards file's bytes, or None if absent. A symlink is never followed: it reads as empty,
+    so it always differs from a regeneration (and ORV114 reports it)."""
+    path = os.path.join(root, BOARDS_PATH)
+    if os.path.islink(path):
+        return b""
+    if not os.path.isfile(path):
+        return None
+    with open(path, "rb") as fh:
+        return fh.read()
+
+
+def first_difference(committed: bytes, fresh: bytes) -> Optional[tuple[int, str, str]]:
+    """(1-based line, committed line, regenerated line) of the first difference; None if identical."""
+    if committed == fresh:
+        return None
+    old, new = committed.splitlines(keepends=True), fresh.splitlines(keepends=True)
+    for number, (a, b) in enumerate(zip(old, new), start=1):
+        if a != b:
+            return number, _shown(a), _shown(b)
+    number = min(len(old), len(new)) + 1
+    return (number, _shown(old[number - 1]) if number <= len(old) else "(end of file)",
+            _shown(new[number - 1]) if number <= len(new) else "(end of file)")
+
+
+def _shown(line: bytes) -> str:
+    text = line.decode("utf-8", errors="replace").strip()
+    return text if len(text) <= 100 else text[:97] + "..."
+
+
+
+
+def committed_stamp(committed: bytes) -> Optional[GitStamp]:
+    """The stamp a committed boards file carries, or None if it cannot be read."""
+    try:
+        meta = json.loads(committed).get("meta", {})
+        return GitStamp(meta.get("updated_at"), meta.get("source_commit"))
+    except (ValueError, AttributeError):
+        return None

@@ -1,0 +1,137 @@
+"""`orv catalog add-model`: a catalog/models.yaml entry from a Hugging Face config.json, written in place with ruamel.
+
+The figures come from validator/science/params.py (one formula, documented there); the file is
+edited with ruamel.yaml's round-trip mode, so every other entry, comment and quote stays as it was.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass
+from typing import Any, Optional, Sequence
+
+import yaml
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+from validator.load import schema as schemas
+from validator import yamledit
+from validator.science.params import ConfigError, ParamCount, count
+
+MODELS = "catalog/models.yaml"
+CATALOG_ID = re.compile(r"^[a-z0-9]+([.-][a-z0-9]+)*$")
+# The family a config's model_type belongs to, when --family is not given.
+FAMILY_OF = {"llama": "Llama", "mistral": "Mistral", "mixtral": "Mistral", "qwen2": "Qwen", "qwen2_moe": "Qwen",
+             "qwen3": "Qwen", "qwen3_moe": "Qwen", "deepseek_v2": "DeepSeek", "deepseek_v3": "DeepSeek",
+             "gemma": "Gemma", "gemma2": "Gemma", "gemma3": "Gemma", "gpt_oss": "GPT-OSS", "glm4_moe": "GLM",
+             "phi3": "Phi", "olmoe": "OLMo", "granitemoe": "Granite", "kimi_k2": "Kimi"}
+
+
+class CatalogToolError(Exception):
+    def __init__(self, message: str, hint: str) -> None:
+        super().__init__(message)
+        self.message, self.hint = message, hint
+
+
+@dataclass(frozen=True)
+class AddedModel:
+    model_id: str
+    entry: dict[str, Any]
+    counted: ParamCount
+
+
+def billions(n: int) -> float:
+    """Parameters in billions to 10 million (the precision model cards publish, and a little more)."""
+    return round(n / 1e9, 2)
+
+
+def read_config(path: str) -> tuple[dict[str, Any], str]:
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except OSError as exc:
+        raise CatalogToolError(f"cannot read {path}: {exc.strerror}", "pass the model's config.json") from None
+    try:
+        config = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise CatalogToolError(f"{path} is not JSON: {exc}", "pass the model's config.json, unchanged") from None
+    if not isinstance(config, dict):
+        raise CatalogToolError(f"{path} is not a JSON object", "pass the model's config.json, unchanged")
+    return config, hashlib.sha256(raw).hexdigest()
+
+
+def entry_for(config: dict[str, Any], digest: str, name: str, family: str,
+              sources: Sequence[str] = ()) -> tuple[dict[str, Any], ParamCount]:
+    try:
+        counted = count(config)
+    except ConfigError as exc:
+        raise CatalogToolError(f"config.json {exc}", "pass the model's own config.json (Hugging Face format)") from None
+    arch = counted.architecture
+    shape: dict[str, Any] = {"hidden_size": arch.hidden_size, "attention_heads": arch.heads, "kv_heads": arch.kv_heads,
+                             "attention": arch.attention, "vocab_size": arch.vocab}
+    if arch.experts is not None:
+        shape.update(experts=arch.experts, experts_per_token=arch.experts_per_token)
+        if arch.shared_experts:
+            shape["shared_experts"] = arch.shared_experts
+        shape["moe_layers"] = arch.moe_layers
+    if arch.tied_embeddings:
+        shape["tied_embeddings"] = True
+    shape["source"] = f"config.json sha256:{digest[:16]}"
+    entry: dict[str, Any] = {
+        "name": name, "family": family, "params_b": billions(counted.total), "active_b": billions(counted.active),
+        "moe": counted.moe, "layers": arch.layers, "layers_source": "config.json num_hidden_layers",
+        "architecture": shape,
+        "sources": [*sources, f"config.json sha256:{digest[:16]}: parameters counted by `orv catalog add-model` "
+                              f"(validator/science/params.py): {counted.total:,} total, {counted.active:,} active"],
+    }
+    return entry, counted
+
+
+def add_model(root: str, config_path: str, model_id: str, family: Optional[str] = None, name: Optional[str] = None,
+              sources: Sequence[str] = (), dry_run: bool = False) -> AddedModel:
+    """Append the model to catalog/models.yaml (in place, everything else kept); CatalogToolError if it cannot."""
+    if not CATALOG_ID.match(model_id) or len(model_id) > 96:
+        raise CatalogToolError(f"`{model_id}` is not a catalog id",
+                               "lower-case letters and digits, parts joined by `-` or `.`, e.g. llama-3.1-8b")
+    config, digest = read_config(config_path)
+    model_type = str((config.get("text_config") or {}).get("model_type") or config.get("model_type", ""))
+    family = family or FAMILY_OF.get(model_type)
+    if not family:
+        raise CatalogToolError(f"no family known for model_type `{model_type}`", "pass --family, e.g. --family Llama")
+    entry, counted = entry_for(config, digest, name or model_id, family, sources)
+    path = os.path.join(root, MODELS)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            original = fh.read()
+    except OSError as exc:
+        raise CatalogToolError(f"cannot read {MODELS}: {exc.strerror}",
+                               "run from the registry (or pass --root)") from None
+
+    def change(data: Any) -> None:
+        models = data.get("models")
+        if not isinstance(models, CommentedMap):
+            raise CatalogToolError(f"{MODELS} has no `models:` mapping", "restore the file from git")
+        taken = {k.lower() for k in models}
+        if model_id.lower() in taken:
+            raise CatalogToolError(f"`{model_id}` is in {MODELS} already", "edit its entry, or choose another --id")
+        node = CommentedMap(entry)
+        shape = CommentedMap(entry["architecture"])
+        shape.fa.set_flow_style()
+        node["architecture"] = shape
+        node["sources"] = CommentedSeq(entry["sources"])
+        models[model_id] = node
+
+    try:
+        edited = yamledit.edit(original, change)
+    except yamledit.EditError as exc:
+        raise CatalogToolError(f"{MODELS} cannot be edited safely: {exc}", "fix the file, then retry") from None
+    issues = schemas.validate("catalog-models", yaml.safe_load(edited))
+    if issues:
+        raise CatalogToolError(f"the new entry does not fit the catalog schema: {issues[0].message}", issues[0].hint)
+    if not dry_run:
+        from validator.atomic import write_atomic
+
+        write_atomic(path, edited.encode("utf-8"))
+    return AddedModel(model_id, entry, counted)

@@ -1,0 +1,68 @@
+"""Running checks: their Findings become located Diagnostics; a check that raises becomes ORV900, never a traceback."""
+
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from validator.checks.base import REGISTRY, Check, Finding
+from validator.diagnostics import Diagnostic, Severity
+from validator.errors import LoadError
+from validator.load import schema as schemas
+from validator.load.documents import Document, locate_yaml_key
+
+
+def severity_of(code: str) -> Severity:
+    """A code's registered severity (a code raised by the loader before its family is imported: error)."""
+    entry = REGISTRY.get(code)
+    return entry.severity if entry else Severity.ERROR
+
+
+@dataclass
+class Collector:
+    """The diagnostics of one evaluation, in the order they were found."""
+
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    def add(self, d: Diagnostic) -> None:
+        self.diagnostics.append(d)
+
+    def load_error(self, path: str, exc: LoadError) -> None:
+        self.add(Diagnostic(exc.code, severity_of(exc.code), path, exc.line, exc.col, exc.message, exc.hint))
+
+    def schema_issues(self, doc: Document, kind: str, issues: Iterable[schemas.SchemaIssue]) -> None:
+        for issue in issues:
+            if issue.at_key and doc.path.endswith((".yaml", ".yml")):
+                line, col = locate_yaml_key(doc.text, issue.path)
+            else:
+                line, col = doc.locate(issue.path)
+            self.add(Diagnostic(issue.code, severity_of(issue.code), doc.path, line, col, issue.message, issue.hint))
+
+    def findings(self, check: Check, findings: Iterable[Finding], documents: dict[str, Document]) -> None:
+        try:
+            for f in findings:
+                self.add(to_diagnostic(check, f, documents))
+        except Exception:  # noqa: BLE001 - a raising check is orv's bug, reported, never a traceback
+            self.add(internal_error(check.code))
+
+
+def to_diagnostic(check: Check, f: Finding, documents: dict[str, Document]) -> Diagnostic:
+    line, col = f.line, f.col
+    if line is None:
+        doc = documents.get(f.path)
+        if doc is None:
+            line, col = 1, 1
+        elif f.key and doc.path.endswith((".yaml", ".yml")):
+            line, col = locate_yaml_key(doc.text, f.at)
+        else:
+            line, col = doc.locate(f.at)
+    return Diagnostic(check.code, f.severity or check.severity, f.path, line, col or 1, f.message, f.hint)
+
+
+def internal_error(code: str) -> Diagnostic:
+    tb = traceback.format_exc(limit=3).strip().splitlines()
+    where = tb[-3].strip() if len(tb) >= 3 else ""
+    return Diagnostic("ORV900", Severity.ERROR, ".", 1, 1,
+                      f"check {code} crashed: {tb[-1] if tb else 'unknown error'} ({where})",
+                      "this is a bug in orv, not in your files; please report it with this message")

@@ -1,0 +1,326 @@
+"""Every git call orv makes: merge base and diff for --base, the base tree, history for the boards stamp, plumbing for the cache.
+
+Two mechanisms, each where it pays: GitPython for object access (trees, blobs, merge bases) and
+plain `git` subprocess calls for bulk listings the cache needs before anything is loaded
+(`ls-files -s`, `status`), which must never raise — outside a repository they return None.
+
+`diff(root, ref)` finds the merge base of REF and HEAD (what GitHub diffs a pull request
+against), lists every path that differs between that commit's tree and the working tree (tracked
+changes, staged or not, plus untracked files that .gitignore does not exclude), and keeps a handle
+on the base tree so that the pull-request rules can read a file as it was. In CI the working tree is
+the checked-out pull-request commit, so "working tree" and "HEAD" are the same thing there; locally
+it lets a contributor check before committing.
+
+Renames are not detected: a moved file is a deletion plus an addition, so no similarity heuristic
+decides whether a rule applies. Paths are relative to the registry root; when the root is a
+sub-folder of the repository, changes outside it are ignored.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Iterator
+
+from validator.errors import GitError, HistoryError
+
+MODE_FILE = 0o100644
+MODE_EXECUTABLE = 0o100755
+MODE_SYMLINK = 0o120000
+MODE_SUBMODULE = 0o160000
+
+ADDED, MODIFIED, DELETED, TYPE_CHANGED = "A", "M", "D", "T"
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """One path that differs between the merge base and the working tree."""
+
+    path: str  # relative to the registry root, forward slashes
+    status: str  # A added, M modified, D deleted, T type changed (e.g. file -> symlink)
+    base_mode: int  # git mode at the merge base; 0 when added
+    head_mode: int  # git mode in the working tree; 0 when deleted
+
+    @property
+    def present_at_head(self) -> bool:
+        return self.status != DELETED
+
+    @property
+    def present_at_base(self) -> bool:
+        return self.status != ADDED
+
+
+@dataclass(frozen=True)
+class BaseTree:
+    """Read access to the merge-base commit's files (relative to the registry root)."""
+
+    commit: Any = field(repr=False, compare=False)  # git.Commit
+    prefix: str = ""  # the registry root inside the repository, "" or "sub/dir/"
+
+    def _tree(self) -> Any:
+        tree = self.commit.tree
+        return tree / self.prefix.rstrip("/") if self.prefix else tree
+
+    def read(self, path: str) -> bytes | None:
+        """The bytes of `path` at the merge base, or None if it did not exist or is not a file."""
+        try:
+            blob = self._tree() / path
+        except KeyError:
+            return None
+        if blob.type != "blob":
+            return None
+        data: bytes = blob.data_stream.read()
+        return data
+
+    def entries(self, tops: tuple[str, ...]) -> Iterator[tuple[str, int, Any]]:
+        """(path, mode, blob) of every file under the given top-level folders, in tree order."""
+        try:
+            root = self._tree()
+        except KeyError:
+            return
+        for top in tops:
+            try:
+                sub = root / top
+            except KeyError:
+                continue
+            if sub.type == "blob":
+                yield top, sub.mode, sub
+                continue
+            if sub.type != "tree":
+                continue
+            for item in sub.traverse():
+                if item.type in ("blob", "commit"):
+                    yield f"{top}/{item.path[len(sub.path) + 1:]}", item.mode, item
+
+    def listing(self, tops: tuple[str, ...]) -> dict[str, tuple[int, str]]:
+        """path -> (git mode, object id) of every entry under the given top-level folders.
+
+        One `git ls-tree` call: ~50x faster than walking the tree objects through GitPython, which
+        matters when only the ids are needed (pull-request mode on a large registry).
+        """
+        raw = self.commit.repo.git.ls_tree("-r", "-z", "--full-tree", self.commit.hexsha, "--",
+                                           *(self.prefix + top for top in tops))
+        out: dict[str, tuple[int, str]] = {}
+        for record in raw.split("\0"):
+            meta, sep, path = record.partition("\t")
+            if not sep:
+                continue
+            mode, _type, object_id = meta.split(" ", 2)
+            out[path[len(self.prefix):]] = (int(mode, 8), object_id)
+        return out
+
+    def export(self, dest: str, tops: tuple[str, ...]) -> None:
+        """Write the base version of every file under `tops` into `dest` (symlinks stay links)."""
+        for rel, mode, item in self.entries(tops):
+            if mode == MODE_SUBMODULE or item.type != "blob":
+                continue  # a submodule has no content here; the pull-request rules report it
+            full = os.path.join(dest, *rel.split("/"))
+            os.makedirs(os.path.dirname(full), exist_ok=True)
+            data = item.data_stream.read()
+            if mode == MODE_SYMLINK:
+                os.symlink(data.decode("utf-8", "surrogateescape"), full)
+            else:
+                with open(full, "wb") as fh:
+                    fh.write(data)
+
+
+@dataclass(frozen=True)
+class Diff:
+    """What changed since the merge base, before any file is loaded."""
+
+    base_ref: str
+    base_commit: str
+    files: tuple[FileChange, ...]
+    base: BaseTree = field(repr=False, compare=False)
+
+
+def diff(root: str, base_ref: str) -> Diff:
+    """The paths that differ between the merge base of `base_ref` and HEAD, and the working tree at root."""
+    import git
+
+    try:
+        repo = git.Repo(root, search_parent_directories=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        raise GitError(f"--base needs a git repository, and {root} is not inside one") from None
+    if repo.bare or repo.working_tree_dir is None:
+        raise GitError("--base needs a working tree, not a bare repository")
+    prefix = _prefix(str(repo.working_tree_dir), root)
+    merge_base = _merge_base(repo, base_ref)
+    files = sorted(_changed_files(repo, merge_base.hexsha, prefix), key=lambda c: c.path)
+    return Diff(base_ref, merge_base.hexsha, tuple(files), BaseTree(merge_base, prefix))
+
+
+def _prefix(work_tree: str, root: str) -> str:
+    rel = os.path.relpath(os.path.realpath(root), os.path.realpath(work_tree)).replace(os.sep, "/")
+    if rel == ".":
+        return ""
+    if rel.startswith(".."):
+        raise GitError(f"{root} is outside the repository at {work_tree}")
+    return rel + "/"
+
+
+def _merge_base(repo: Any, base_ref: str) -> Any:
+    import git
+
+    try:
+        base = repo.commit(base_ref)
+    except (git.BadName, git.BadObject, ValueError):
+        raise GitError(f"--base {base_ref}: no such commit or branch here; fetch it first "
+                       f"(`git fetch origin {base_ref}`; in GitHub Actions check out with `fetch-depth: 0`)") from None
+    try:
+        head = repo.head.commit
+    except ValueError:
+        raise GitError("--base needs at least one commit on HEAD") from None
+    bases = repo.merge_base(base, head)
+    if not bases:
+        raise GitError(f"HEAD and {base_ref} share no history, so there is no merge base to compare with "
+                       "(a shallow clone? fetch the full history)")
+    return bases[0]
+
+
+def _changed_files(repo: Any, merge_base: str, prefix: str) -> Iterator[FileChange]:
+    # --raw -z: one ":oldmode newmode oldsha newsha status" record, then the path, NUL-separated;
+    # compares the merge base with the working tree (staged and unstaged changes alike).
+    raw = repo.git.diff(merge_base, "--raw", "-z", "--no-renames", "--no-ext-diff", "--no-textconv",
+                        "--no-color", "--ignore-submodules=none", "--")
+    fields = raw.split("\0")
+    seen: set[str] = set()
+    i = 0
+    while i + 1 < len(fields):
+        meta, path = fields[i], fields[i + 1]
+        i += 2
+        if not meta.startswith(":"):
+            continue
+        old_mode, new_mode, _old_sha, _new_sha, status = meta[1:].split(" ", 4)
+        rel = _under(path, prefix)
+        if rel is None:
+            continue
+        seen.add(rel)
+        yield FileChange(rel, status[0], int(old_mode, 8), int(new_mode, 8))
+    for path in repo.untracked_files:
+        rel = _under(path, prefix)
+        rel = rel.rstrip("/") if rel is not None else None
+        if rel is None or rel in seen:
+            continue
+        yield FileChange(rel, ADDED, 0, _mode_on_disk(os.path.join(str(repo.working_tree_dir), path)))
+
+
+def _under(path: str, prefix: str) -> str | None:
+    if not prefix:
+        return path
+    return path[len(prefix):] if path.startswith(prefix) else None
+
+
+def _mode_on_disk(full: str) -> int:
+    st = os.lstat(full.rstrip("/"))
+    if stat.S_ISLNK(st.st_mode):
+        return MODE_SYMLINK
+    if stat.S_ISDIR(st.st_mode):
+        return MODE_SUBMODULE  # git lists an embedded repository as one untracked entry
+    return MODE_EXECUTABLE if st.st_mode & 0o111 else MODE_FILE
+
+
+# --------------------------------------------------------------------------- plumbing (never raises)
+
+
+def plumbing(root: str, *args: str) -> bytes | None:
+    """stdout of `git -C root ARGS`, or None when git fails or is absent (callers then work uncached)."""
+    try:
+        done = subprocess.run(["git", "-C", root, *args], capture_output=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def git_dir_of_top_level(root: str) -> str | None:
+    """The repository's git folder when root is its top level; None outside git or in a sub-folder."""
+    git_dir = plumbing(root, "rev-parse", "--absolute-git-dir")
+    top = plumbing(root, "rev-parse", "--show-toplevel")
+    if git_dir is None or top is None or os.path.realpath(top.decode().strip()) != os.path.realpath(root):
+        return None
+    return git_dir.decode().strip()
+
+
+def clean_blobs(root: str, tops: tuple[str, ...]) -> dict[str, str] | None:
+    """path -> blob id of every regular tracked file under `tops` that is unmodified in the work tree.
+
+    git keeps these ids fresh through its stat cache, so they are the hash of the bytes on disk.
+    """
+    listing = plumbing(root, "ls-files", "-s", "-z", "--", *tops)
+    status = plumbing(root, "status", "--porcelain", "-z", "--untracked-files=no", "--", *tops)
+    if listing is None or status is None:
+        return None
+    changed = {entry[3:] for entry in status.decode(errors="replace").split("\0") if len(entry) > 3}
+    blobs = {}
+    for entry in listing.decode(errors="replace").split("\0"):
+        if "\t" not in entry:
+            continue
+        meta, rel = entry.split("\t", 1)
+        mode, blob, stage = meta.split()
+        if stage == "0" and mode == "100644" and rel not in changed:
+            blobs[rel] = blob
+    return blobs
+
+
+# --------------------------------------------------------------------------- history (the boards stamp)
+
+
+def _inside_git(root: str) -> bool:
+    here = os.path.realpath(root)
+    while True:
+        if os.path.exists(os.path.join(here, ".git")):
+            return True
+        parent = os.path.dirname(here)
+        if parent == here:
+            return False
+        here = parent
+
+
+def _shallow_boundary(repo: Any, sha: str) -> bool:
+    """True when `sha` is where a shallow clone's history was cut: git cannot see what it changed."""
+    common = getattr(repo, "common_dir", None) or getattr(repo, "git_dir")
+    path = os.path.join(str(common), "shallow")
+    if not os.path.isfile(path):
+        return False
+    with open(path, encoding="ascii", errors="replace") as fh:
+        return sha in {line.strip() for line in fh}
+
+
+def newest_commit_touching(root: str, dirs: tuple[str, ...]) -> tuple[str, str] | None:
+    """(ISO committer time in UTC, SHA) of the newest commit on HEAD touching `dirs` under root.
+
+    None outside a git work tree or before the first such commit. Inside one, any failure to read
+    the history raises HistoryError rather than answering None, so two machines never disagree.
+    """
+    if not _inside_git(root):
+        return None
+    try:
+        import git
+
+        repo = git.Repo(root, search_parent_directories=True)
+        top = repo.working_tree_dir
+        if top is None:
+            return None
+        rel = os.path.relpath(os.path.realpath(root), os.path.realpath(top)).replace(os.sep, "/")
+        paths = [d if rel == "." else f"{rel}/{d}" for d in dirs]
+        if not repo.head.is_valid():
+            return None
+        newest = next(iter(repo.iter_commits("HEAD", paths=paths, max_count=1)), None)
+        if newest is None:
+            return None
+        if _shallow_boundary(repo, newest.hexsha):
+            raise HistoryError(
+                f"this clone is shallow: git cannot tell when {', '.join(d + '/' for d in dirs)} last changed",
+                "fetch the full history (`git fetch --unshallow`; in GitHub Actions, actions/checkout with "
+                "`fetch-depth: 0`)")
+        when = datetime.fromtimestamp(newest.committed_date, tz=timezone.utc)
+        return when.isoformat(timespec="seconds"), newest.hexsha
+    except HistoryError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - GitPython raises many types; all mean "history unreadable"
+        raise HistoryError(f"cannot read the git history of {root}: {type(exc).__name__}: {exc}".strip(),
+                           "make sure `git log` works in this folder (git installed, repository readable, "
+                           "marked safe.directory if owned by another user)") from None

@@ -1,0 +1,113 @@
+"""Is the model a tool's output names the model the recipe and the catalog say? (ORV226, ORV227, add-run)
+
+Served checkpoint (vLLM `model_id`, SGLang `model`, recorded as the run's `checkpoint`), against the
+catalog model:
+  - the catalog lists `checkpoints`: the served one must be one of them (Hugging Face ids; a local
+    path matches by its last folder name), or one of its `derived_checkpoints` (fine-tune,
+    quantized export, linked to a listed base) that the recipe names in its own `checkpoint`;
+  - the catalog lists none: the checkpoint's name must contain the model's family, name or an
+    alias (letters and digits only, case ignored) — `meta-llama/Llama-3.1-8B-Instruct` is no Qwen.
+Printed architecture (Megatron-LM's arguments and parameter count, recorded as the run's
+`architecture`), against the catalog: layers, hidden size, attention heads, experts and experts per
+token exactly; the vocabulary within 1% (tokenizers and padded embedding tables differ by a few
+hundred entries); the total parameter count within PARAMS_TOLERANCE.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Optional
+
+from validator.models import ModelSpec, RunMeta
+
+PARAMS_TOLERANCE = 0.10  # Megatron's theoretical count vs the catalog's rounded figure (30 for 30.5B)
+VOCAB_TOLERANCE = 0.01
+
+
+@dataclass(frozen=True)
+class Problem:
+    field: str  # dotted path in the run file
+    message: str
+    hint: str
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+def _names(checkpoint: str) -> set[str]:
+    """The forms a served checkpoint can match by: the id itself, and its last one or two path parts."""
+    parts = [p for p in checkpoint.strip().rstrip("/").split("/") if p]
+    out = {checkpoint.strip().lower()}
+    if parts:
+        out.add(parts[-1].lower())
+    if len(parts) >= 2:
+        out.add("/".join(parts[-2:]).lower())
+    return out
+
+
+def _matches(checkpoint: str, listed: str) -> bool:
+    names = _names(checkpoint)
+    return listed.lower() in names or listed.split("/")[-1].lower() in names
+
+
+def checkpoint_problem(model_id: str, spec: Optional[ModelSpec], checkpoint: str,
+                       recipe_checkpoint: Optional[str]) -> Optional[Problem]:
+    """Why the served checkpoint is not (allowed as) model_id's, or None."""
+    if spec is None:
+        return None  # an unknown model id is ORV115's
+    if spec.checkpoints:
+        if any(_matches(checkpoint, c) for c in spec.checkpoints):
+            return None
+        derived = next((d for d in spec.derived_checkpoints if _matches(checkpoint, d.id)), None)
+        if derived is not None and any(_matches(derived.base, c) for c in spec.checkpoints):
+            if recipe_checkpoint and _matches(checkpoint, recipe_checkpoint):
+                return None
+            return Problem("checkpoint", f"the run served `{checkpoint}`, a checkpoint derived from `{derived.base}`, "
+                                         "but the recipe does not name it",
+                           f"add `checkpoint: {derived.id}` to the recipe (a derived checkpoint is its own configuration)")
+        return Problem("checkpoint", f"the run served `{checkpoint}`, which is not a checkpoint of catalog model "
+                                     f"`{model_id}` ({', '.join(spec.checkpoints)})",
+                       "attach the run to the recipe of the model it served; a fine-tune or quantized export needs a "
+                       "`derived_checkpoints` entry in catalog/models.yaml (its own pull request, with a source)")
+    tokens = {_norm(t) for t in (spec.family, spec.name, *spec.aliases) if _norm(t)}
+    if any(t in _norm(checkpoint) for t in tokens):
+        return None
+    return Problem("checkpoint", f"the run served `{checkpoint}`, whose name does not mention catalog model "
+                                 f"`{model_id}` ({spec.name}, family {spec.family})",
+                   "attach the run to the recipe of the model it served, or list the checkpoint under the model's "
+                   "`checkpoints` in catalog/models.yaml with its source")
+
+
+def architecture_problems(model_id: str, spec: Optional[ModelSpec], run: RunMeta) -> list[Problem]:
+    """Each printed architecture figure that contradicts the catalog model."""
+    stated = run.architecture
+    if spec is None or stated is None:
+        return []
+    out: list[Problem] = []
+    hint = (f"attach the log to the recipe of the model it trained; if catalog/models.yaml is wrong about "
+            f"`{model_id}`, correct it in its own pull request with a source")
+    arch = spec.architecture
+    exact = [("layers", stated.layers, spec.layers)]
+    if arch is not None:
+        exact += [("hidden_size", stated.hidden_size, arch.hidden_size),
+                  ("attention_heads", stated.attention_heads, arch.attention_heads),
+                  ("experts", stated.experts, arch.experts),
+                  ("experts_per_token", stated.experts_per_token, arch.experts_per_token)]
+    for name, printed, known in exact:
+        if printed is not None and known is not None and printed != known:
+            out.append(Problem(f"architecture.{name}", f"the log trained a model with {name} {printed}; catalog model "
+                                                      f"`{model_id}` has {known}", hint))
+    if stated.experts is not None and spec.moe is False:
+        out.append(Problem("architecture.experts", f"the log trained {stated.experts} experts; catalog model "
+                                                   f"`{model_id}` is dense", hint))
+    if arch is not None and arch.vocab_size and stated.vocab_size and \
+            abs(stated.vocab_size - arch.vocab_size) > VOCAB_TOLERANCE * arch.vocab_size:
+        out.append(Problem("architecture.vocab_size", f"the log's vocabulary has {stated.vocab_size} entries; catalog "
+                                                       f"model `{model_id}` has {arch.vocab_size}", hint))
+    if spec.params_b and stated.params_b and abs(stated.params_b - spec.params_b) > PARAMS_TOLERANCE * spec.params_b:
+        out.append(Problem("architecture.params_b", f"the log's model has {stated.params_b:g}B parameters; catalog "
+                                                    f"model `{model_id}` has {spec.params_b:g}B (tolerance "
+                                                    f"{PARAMS_TOLERANCE:.0%})", hint))
+    return out

@@ -1,0 +1,77 @@
+"""When two run files are one measurement: the same raw samples, or a rescaled, offset or reordered copy.
+
+A measurement's timings are never reproduced exactly: two real runs of the same recipe differ in
+every step time and every request latency. So a run is reduced, while its samples are in memory,
+to a fingerprint of its timing columns (training `time_s`; inference `ttft_ms` and `e2e_ms`):
+
+  exact     SHA-256 of the samples as a multiset (sorted canonical JSON): identical samples in any order
+  columns   per timing column with at least 3 distinct values: the sample count and 65 quantiles of
+            the sorted column after the affine normalisation (x - min) / (max - min)
+
+Sorting removes the order; the normalisation removes any constant scale a > 0 and offset b
+(a*x + b has the same normalised quantiles). Two runs are one measurement when their exact hashes
+are equal, or when every timing column of both has the same count and its normalised quantiles
+agree within 1e-6 (a float rescale leaves ~1e-15; two real measurements differ by far more).
+Step counts, token counts and losses are left out: a deterministic recipe reproduces them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Sequence
+
+TIMING_COLUMNS = {"training": ("time_s",), "inference": ("ttft_ms", "e2e_ms")}
+QUANTILES = 64
+TOLERANCE = 1e-6
+
+Fingerprint = tuple[Any, ...]  # ("exact", hex), then (column, count, quantiles) per informative column
+
+
+def _column_print(values: Sequence[float]) -> tuple[int, tuple[float, ...]] | None:
+    ordered = sorted(float(v) for v in values)
+    low, high = ordered[0], ordered[-1]
+    if high <= low or len(set(ordered)) < 3:
+        return None  # a constant or two-valued column says nothing about where it came from
+    span, last = high - low, len(ordered) - 1
+    return len(ordered), tuple((ordered[round(i * last / QUANTILES)] - low) / span for i in range(QUANTILES + 1))
+
+
+def sample_fingerprint(kind: str, samples: Sequence[Any]) -> Fingerprint:
+    """The fingerprint of a schema-valid samples list (empty tuple for no samples)."""
+    if not samples:
+        return ()
+    rows = sorted(json.dumps(s, sort_keys=True, separators=(",", ":")) for s in samples)
+    exact = hashlib.sha256("\n".join(rows).encode()).hexdigest()
+    out: list[Any] = [("exact", exact)]
+    for column in TIMING_COLUMNS.get(kind, ()):
+        values = [s[column] for s in samples if isinstance(s, dict) and isinstance(s.get(column), (int, float))]
+        if len(values) == len(samples):
+            found = _column_print(values)
+            if found is not None:
+                out.append((column, *found))
+    return tuple(out)
+
+
+def bucket(fingerprint: Fingerprint) -> str | None:
+    """A coarse key that every copy of a run shares (its sample count), for grouping candidates."""
+    if not fingerprint:
+        return None
+    counts = sorted({entry[1] for entry in fingerprint[1:]})
+    return f"n{counts[0]}" if counts else "exact:" + str(fingerprint[0][1])
+
+
+def same_measurement(a: Fingerprint, b: Fingerprint) -> str | None:
+    """How b copies a ("identical samples", "rescaled, offset or reordered copy"), or None."""
+    if not a or not b:
+        return None
+    if a[0] == b[0]:
+        return "identical samples"
+    cols_a, cols_b = {c[0]: c for c in a[1:]}, {c[0]: c for c in b[1:]}
+    if not cols_a or set(cols_a) != set(cols_b):
+        return None
+    for name, (_, n, qa) in cols_a.items():
+        _, m, qb = cols_b[name]
+        if n != m or max(abs(x - y) for x, y in zip(qa, qb)) > TOLERANCE:
+            return None
+    return "the same timings rescaled, offset or reordered"

@@ -1,0 +1,170 @@
+"""Per-file results keyed by git blob id, so an unchanged file is never read or parsed twice.
+
+A file's result (its loaded entry and its own findings) depends only on its bytes, the catalog
+and orv itself. The cache is therefore one pickle per (orv source, schemas, catalog) key, stored in
+the git directory (never in the work tree, never committed), mapping path -> (blob id, result).
+Only files git reports as unmodified are looked up or stored: their blob id in the index is the
+hash of their bytes, which git keeps fresh through its stat cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import pickle
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from validator.atomic import write_atomic
+from validator.git import clean_blobs, git_dir_of_top_level
+from validator.load.schema import schema_dir
+
+CACHE_VERSION = "1"
+_SCOPE = ("recipes", "runs")
+
+
+@dataclass
+class BlobCache:
+    path: Path | None = None
+    blobs: dict[str, str] = field(default_factory=dict)  # clean tracked file -> blob id
+    stored: dict[str, tuple[str, Any]] = field(default_factory=dict)
+    fresh: dict[str, tuple[str, Any]] = field(default_factory=dict)
+
+    def get(self, rel: str) -> Any | None:
+        blob = self.blobs.get(rel)
+        hit = self.stored.get(rel)
+        if blob is not None and hit is not None and hit[0] == blob:
+            self.fresh[rel] = hit
+            return hit[1]
+        return None
+
+    def put(self, rel: str, result: Any) -> None:
+        blob = self.blobs.get(rel)
+        if blob is not None:
+            self.fresh[rel] = (blob, result)
+
+    def save(self) -> None:
+        if self.path is None or self.fresh == self.stored:
+            return
+        _write(self.path, self.fresh)
+
+
+def _key(root: str) -> str:
+    """Everything a per-file result depends on besides the file: orv's code, schemas, catalog."""
+    digest = hashlib.sha256(CACHE_VERSION.encode())
+    package = Path(__file__).resolve().parent.parent  # the whole validator package, not only load/
+    sources = sorted(package.rglob("*.py"))
+    schemas = sorted(Path(str(schema_dir())).glob("*.json"))
+    catalog = sorted(Path(root, "catalog").glob("*.yaml"))
+    for path in (*sources, *schemas, *catalog):
+        digest.update(str(path.name).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class Store:
+    """.git/orv of one registry and the key its stored results are valid under.
+
+    Opened once per check: finding the git folder runs git, and the key hashes orv's sources, the
+    schemas and the catalog. An inert Store (no folder) stores and finds nothing.
+    """
+
+    folder: Path | None = None
+    key: str = ""
+
+    def path(self, name: str) -> Path | None:
+        return self.folder / f"{name}-{self.key}.pickle" if self.folder is not None else None
+
+
+def open_store(root: str) -> Store:
+    """The store of the repository whose top level is root; inert outside git or for a sub-folder registry."""
+    git_dir = git_dir_of_top_level(root)
+    return Store(Path(git_dir) / "orv", _key(root)) if git_dir is not None else Store()
+
+
+def open_cache(root: str, store: Store) -> BlobCache:
+    """The per-file results for this registry (nothing is ever wrong with an inert store, only slower)."""
+    path = store.path("cache")
+    if path is None:
+        return BlobCache()
+    blobs = clean_blobs(root, _SCOPE)
+    return BlobCache(path, blobs, _read(path)) if blobs is not None else BlobCache()
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as fh:
+            stored = pickle.load(fh)  # noqa: S301 - our own file inside .git, written by orv
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+        return {}
+    return stored if isinstance(stored, dict) else {}
+
+
+def _write(path: Path, value: Any) -> None:
+    try:
+        write_atomic(str(path), pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+        prefix = path.name.split("-", 1)[0]
+        for old in path.parent.glob(f"{prefix}-*.pickle"):
+            if old != path:  # written for another orv/catalog version: never valid again
+                old.unlink(missing_ok=True)
+    except OSError:
+        pass  # a read-only checkout still gets correct (uncached) results
+
+
+@dataclass
+class KeyIndex:
+    """Each committed file's relation keys (validator/pr/neighbourhood.py) by path and blob id.
+
+    Small (a few short strings per file) and stored apart from the per-file results, so that a
+    pull-request check reads it in milliseconds and finds a change's neighbours without loading
+    the ten thousand recipes the change does not touch. Same key as the per-file cache: keys
+    depend on the file's bytes, its path, orv and the catalog.
+    """
+
+    path: Path | None = None
+    entries: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
+    dirty: bool = False
+
+    def get(self, rel: str, blob: str) -> tuple[str, ...] | None:
+        hit = self.entries.get(rel)
+        return hit[1] if hit is not None and hit[0] == blob else None
+
+    def put(self, rel: str, blob: str, keys: tuple[str, ...]) -> None:
+        if self.entries.get(rel) != (blob, keys):
+            self.entries[rel] = (blob, keys)
+            self.dirty = True
+
+    def retain(self, paths: Any) -> None:
+        """Forget files no longer in the working tree (the index never outgrows the registry)."""
+        for rel in [rel for rel in self.entries if rel not in paths]:
+            del self.entries[rel]
+            self.dirty = True
+
+    def save(self) -> None:
+        if self.path is not None and self.dirty:
+            _write(self.path, self.entries)
+            self.dirty = False
+
+
+def open_index(store: Store) -> KeyIndex:
+    path = store.path("index")
+    return KeyIndex(path, _read(path)) if path is not None else KeyIndex()
+
+
+@dataclass
+class Remembered:
+    """One value computed from the catalog (and orv) alone, e.g. the loaded catalog itself."""
+
+    path: Path | None = None
+    value: Any = None
+
+    def save(self, value: Any) -> None:
+        if self.path is not None:
+            _write(self.path, {"value": value})
+
+
+def remembered(store: Store, name: str) -> Remembered:
+    """What `name` was last computed as for this catalog and orv version (value None if never)."""
+    path = store.path(name)
+    return Remembered(path, _read(path).get("value")) if path is not None else Remembered()

@@ -1,0 +1,384 @@
+"""Files -> per-file results -> Snapshot: loading into typed models, schema fast paths, the process pool.
+
+Each recipe and run file is loaded on its own (bytes -> Document -> pydantic model; a run file's
+run-file checks run while its bytes are in memory, then only the reduced RunEntry is kept), spread
+over processes when that pays, and cached by git blob id (cache.py). `assemble` puts per-file
+results together into the immutable Snapshot the registry checks read.
+"""
+
+from __future__ import annotations
+
+import operator
+import os
+from dataclasses import dataclass, replace
+from types import MappingProxyType
+from typing import Any, Callable, Iterable, Iterator
+
+from pydantic import BaseModel, ValidationError
+
+from validator.checks import by_scope
+from validator.checks.collect import Collector
+from validator.diagnostics import Diagnostic, Severity
+from validator.errors import LoadError
+from validator.hashing import content_address, is_canonical
+from validator.independence import sample_fingerprint
+from validator.load import schema as schemas
+from validator.load.cache import Store, open_cache, remembered
+from validator.load.documents import (MAX_JSON_BYTES, Document, decode_utf8, find_duplicate_json_keys,
+                                      load_yaml_document, parse_json, read_bytes)
+from validator.models import (GpuSpec, InferenceRecipe, ModelSpec, RunMeta, StartingPoint, TrainingRecipe,
+                              WorkloadSpec)
+from validator.registry import (CATALOG_FILES, Catalog, RecipeEntry, RunEntry, RunFile, Snapshot, classify,
+                                discover, run_digest_from_path, strip_samples)
+from validator.science.throughput import RunFacts, inference_facts, training_facts
+
+LOADABLE = ("recipe-training", "recipe-inference", "run")
+# A file's own load: its entry (None when it cannot be read at all) and the findings about it alone.
+FileResult = tuple[RecipeEntry | RunEntry | None, list[Diagnostic]]
+
+
+def _load_catalog(root: str, files: set[str], out: Collector, documents: dict[str, Document]
+                  ) -> tuple[Catalog, bool]:
+    parts: dict[str, Any] = {}
+    ok = True
+    for rel, kind in CATALOG_FILES.items():
+        if rel not in files:
+            if kind != "catalog-starting-points":
+                out.add(Diagnostic("ORV108", Severity.ERROR, rel, 1, 1, f"catalog file {rel} is missing",
+                                   "restore it from the main branch; checks need the catalog"))
+                ok = False
+            continue
+        try:
+            doc = load_yaml_document(root, rel)
+        except LoadError as exc:
+            out.load_error(rel, exc)
+            ok = False
+            continue
+        documents[rel] = doc
+        issues = schemas.validate(kind, doc.data)
+        if issues:
+            out.schema_issues(doc, kind, issues)
+            ok = False
+            continue
+        parts[kind] = doc.data
+    def build(kind: str, key: str, model: Any) -> dict[str, Any]:
+        raw = parts.get(kind, {}).get(key, {}) or {}
+        return {k: model.model_validate(v) for k, v in sorted(raw.items())}
+
+    catalog = Catalog(
+        hardware=build("catalog-hardware", "hardware", GpuSpec),
+        models=build("catalog-models", "models", ModelSpec),
+        workloads=build("catalog-workloads", "workloads", WorkloadSpec),
+        starting_points=tuple(StartingPoint.model_validate(p) for p in
+                              parts.get("catalog-starting-points", {}).get("starting_points", [])),
+    )
+    return catalog, ok
+
+
+def load_catalog(root: str, files: set[str], out: Collector, documents: dict[str, Document],
+                 store: Store = Store()) -> tuple[Catalog, bool]:
+    """_load_catalog, remembered in .git/orv by the cache key (which hashes the catalog files and orv):
+    loading runs jsonschema, ~0.2 s that a pull-request check would otherwise spend every time."""
+    present = sorted(set(CATALOG_FILES) & files)
+    # the key hashes the files' bytes, not whether they are links (a link is refused when loaded)
+    shape = [(rel, os.path.islink(os.path.join(root, rel))) for rel in present]
+    stored = remembered(store, "catalog")
+    if isinstance(stored.value, tuple) and len(stored.value) == 5 and stored.value[0] == shape:
+        _, catalog, ok, findings, docs = stored.value
+        out.diagnostics.extend(findings)
+        documents.update(docs)
+        return catalog, ok
+    mine, docs = Collector(), {}
+    catalog, ok = _load_catalog(root, set(present), mine, docs)
+    stored.save((shape, catalog, ok, tuple(mine.diagnostics), docs))
+    out.diagnostics.extend(mine.diagnostics)
+    documents.update(docs)
+    return catalog, ok
+
+
+def _load_recipe(root: str, rel: str, kind: str, out: Collector, documents: dict[str, Document]
+                 ) -> RecipeEntry | None:
+    try:
+        doc = load_yaml_document(root, rel)
+    except LoadError as exc:
+        out.load_error(rel, exc)
+        return None
+    documents[rel] = doc
+    if not isinstance(doc.data, dict):
+        out.add(Diagnostic("ORV104", Severity.ERROR, rel, 1, 1, "a recipe must be a YAML mapping",
+                           "start from a recipe in recipes/ and keep `id:`, `kind:` … at the top level"))
+        return RecipeEntry(rel, doc, None)
+    model = TrainingRecipe if kind == "recipe-training" else InferenceRecipe
+    recipe = _validated(model, doc.data, kind, doc, out)
+    return RecipeEntry(rel, doc, recipe)
+
+
+def _has_null(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if item is None:
+            return True
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
+def _validated(model: type[BaseModel], data: Any, kind: str, doc: Document, out: Collector) -> Any:
+    """The typed model of data, or None after reporting why not.
+
+    The strict pydantic model is tried first (compiled, ~50x faster than jsonschema); only a
+    rejection runs jsonschema, whose errors word the findings. The models are at least as strict
+    as the schemas (tests/test_fast_paths.py), so "pydantic accepts" implies "schema accepts".
+    """
+    if not _has_null(data):  # no schema field allows null; pydantic's Optional would take it
+        try:
+            return model.model_validate(data)
+        except ValidationError:
+            pass
+    issues = schemas.validate(kind, data) if kind != "run" else validate_run_data(data)
+    if issues:
+        out.schema_issues(doc, kind, issues)
+        return None
+    try:  # schema-valid but outside the strict model, e.g. 1.0 written for an integer
+        return model.model_validate(data, strict=False)
+    except ValidationError as exc:
+        out.add(Diagnostic("ORV900", Severity.ERROR, doc.path, 1, 1,
+                           f"schema accepted the file but the model did not: {exc.errors()[0]['msg']}",
+                           "this is a bug in orv; please report it"))
+        return None
+
+
+_INT = {int}
+_NUMBER = {int, float}
+_LOSS = {int, float, str}
+
+
+def _column(samples: list[Any], key: str) -> list[Any] | None:
+    try:
+        return list(map(operator.itemgetter(key), samples))
+    except (KeyError, TypeError):
+        return None
+
+
+def _typed(values: list[Any] | None, allowed: set[type], minimum: float | None = None,
+           exclusive: bool = False) -> bool:
+    if values is None or not set(map(type, values)) <= allowed:
+        return False
+    if minimum is None:
+        return True
+    low = min(values)
+    return low > minimum if exclusive else low >= minimum
+
+
+def samples_fast_ok(kind: str, samples: Any) -> bool:
+    """The schema's rules for `samples` items, checked column by column with C-speed builtins.
+
+    ~10x faster than a per-item Python loop and ~100x faster than jsonschema on 1,000 samples.
+    Returns False on the first doubt; the caller then runs jsonschema for exact findings.
+    """
+    if type(samples) is not list or len(samples) > 1_000_000:
+        return False
+    if not samples:
+        return True
+    if set(map(type, samples)) != {dict}:
+        return False
+    lengths = set(map(len, samples))
+    if kind == "training":
+        return (lengths == {4}
+                and _typed(_column(samples, "step"), _INT, 0)
+                and _typed(_column(samples, "time_s"), _NUMBER, 0, exclusive=True)
+                and _typed(_column(samples, "tokens"), _INT, 1)
+                and _typed(_column(samples, "loss"), _LOSS))
+    if not lengths <= {4, 5}:
+        return False
+    if 5 in lengths:  # the fifth key may only be start_ms
+        starts = [s["start_ms"] for s in samples if "start_ms" in s]
+        if sum(map(len, samples)) != 4 * len(samples) + len(starts) or not _typed(starts, _NUMBER, 0):
+            return False
+    return (_typed(_column(samples, "prompt_tokens"), _INT, 0)
+            and _typed(_column(samples, "output_tokens"), _INT, 0)
+            and _typed(_column(samples, "ttft_ms"), _NUMBER, 0)
+            and _typed(_column(samples, "e2e_ms"), _NUMBER, 0))
+
+
+def validate_run_data(data: Any) -> list[schemas.SchemaIssue]:
+    """Schema issues of a run document: the envelope by jsonschema, the samples by the fast path."""
+    if not isinstance(data, dict):
+        return [schemas.SchemaIssue("ORV104", (), "a run file must be a JSON object",
+                                    "create run files with `orv add-run`")]
+    kind = data.get("kind")
+    if kind not in ("training", "inference"):
+        return [schemas.SchemaIssue("ORV109" if "kind" in data else "ORV108", ("kind",),
+                                    f"run `kind` must be \"training\" or \"inference\", not {kind!r}",
+                                    "set `kind` to the kind of the recipe this run backs")]
+    schema_kind = f"run-{kind}"
+    if "samples" in data and samples_fast_ok(kind, data["samples"]):
+        return schemas.validate(schema_kind, strip_samples(data))
+    return schemas.validate(schema_kind, data)
+
+
+def compute_facts(meta: RunMeta, data: dict[str, Any], catalog: Catalog) -> RunFacts | None:
+    samples = data.get("samples")
+    if not samples:
+        return RunFacts()
+    if meta.kind == "training":
+        workload = catalog.workloads.get(meta.workload or "")
+        warmup = workload.warmup_steps if workload else 0
+        facts = training_facts(samples, meta.hardware.count, warmup, workload.convergence if workload else None)
+    else:
+        facts = inference_facts(samples, meta.duration_s)
+    return replace(facts, fingerprint=sample_fingerprint(meta.kind, samples))
+
+
+def load_run(root: str, rel: str, catalog: Catalog, out: Collector) -> RunFile | None:
+    try:
+        raw = read_bytes(root, rel, MAX_JSON_BYTES)
+        text = decode_utf8(raw)
+        data = parse_json(raw, text)
+        canonical = is_canonical(raw, data)
+        if not canonical:
+            find_duplicate_json_keys(text)  # only a non-canonical file can hide a duplicate key
+    except LoadError as exc:
+        out.load_error(rel, exc)
+        return None
+    doc = Document(rel, data, text)
+    meta = facts = None
+    kind = data.get("kind") if isinstance(data, dict) else None
+    if kind in ("training", "inference") and samples_fast_ok(kind, data.get("samples", [])):
+        meta = _validated(RunMeta, strip_samples(data), "run", doc, out)
+    else:  # the samples (or the kind) look wrong: let jsonschema say exactly where
+        issues = validate_run_data(data)
+        if issues:
+            out.schema_issues(doc, "run", issues)
+        else:
+            meta = _validated(RunMeta, strip_samples(data), "run", doc, out)
+    if meta is not None:
+        facts = compute_facts(meta, data, catalog)
+    return RunFile(rel, raw, doc, run_digest_from_path(rel), content_address(raw), canonical, meta, facts)
+
+
+# Worker state for parallel loading: set once per process by _init_worker.
+_WORKER: dict[str, Any] = {}
+
+
+def _init_worker(root: str, catalog: Catalog) -> None:
+    _WORKER.update(root=root, catalog=catalog)
+
+
+def _load_one(rel: str) -> FileResult:
+    """Load one recipe or run file (run-file checks included); what a worker process does."""
+    root, catalog = _WORKER["root"], _WORKER["catalog"]
+    out = Collector()
+    kind = classify(rel)
+    if kind in ("recipe-training", "recipe-inference"):
+        return _load_recipe(root, rel, kind, out, {}), out.diagnostics
+    run = load_run(root, rel, catalog, out)
+    if run is None:
+        return RunEntry(rel, run_digest_from_path(rel) or "", "", False, None, None), out.diagnostics
+    single = {rel: run.doc}
+    for check in by_scope("run-file"):
+        assert check.func is not None
+        out.findings(check, check.func(run, catalog), single)
+    # The bytes and samples go out of scope here: only the reduced entry is kept.
+    return (RunEntry(rel, run.name_digest or "", run.actual_digest, run.canonical, run.meta, run.facts,
+                     len(run.raw)), out.diagnostics)
+
+
+def load_all(root: str, rels: list[str], catalog: Catalog, jobs: int,
+              progress: Callable[[int, int], None] | None) -> Iterator[FileResult]:
+    """Every file's entry and findings, in input order; spread over `jobs` processes when it pays."""
+    _init_worker(root, catalog)
+    total = len(rels)
+    if jobs <= 1 or total < 256:  # a process pool costs ~0.1 s to start; small registries skip it
+        results: Iterable[FileResult] = map(_load_one, rels)
+        for done, item in enumerate(results, 1):
+            if progress and done % 500 == 0:
+                progress(done, total)
+            yield item
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    context = multiprocessing.get_context("fork") if hasattr(os, "fork") else None
+    with ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker,
+                             initargs=(root, catalog)) as pool:
+        for done, item in enumerate(pool.map(_load_one, rels, chunksize=64), 1):
+            if progress and done % 500 == 0:
+                progress(done, total)
+            yield item
+
+
+def default_jobs() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """Every file of a tree loaded (or found in the cache): what a Snapshot is assembled from."""
+
+    files: list[str]
+    catalog: Catalog
+    catalog_ok: bool
+    documents: dict[str, Document]
+    catalog_findings: tuple[Diagnostic, ...]
+    results: dict[str, FileResult]
+    blobs: dict[str, str]  # clean tracked file -> git blob id (empty without the cache)
+
+
+def load_tree(root: str, jobs: int = 1, progress: Callable[[int, int], None] | None = None,
+              store: Store = Store()) -> Loaded:
+    """Load every recipe and run file under root, reusing cached per-file results where git says they hold."""
+    files = discover(root)
+    documents: dict[str, Document] = {}
+    catalog_out = Collector()
+    catalog, catalog_ok = load_catalog(root, set(files), catalog_out, documents, store)
+    # Links are never followed (ORV114 reports them); files with no place are ORV107's.
+    to_load = [rel for rel in files if classify(rel) in LOADABLE and not os.path.islink(os.path.join(root, rel))]
+    cache = open_cache(root, store)
+    results: dict[str, FileResult] = {}
+    pending = []
+    for rel in to_load:
+        hit = cache.get(rel)
+        if hit is None:
+            pending.append(rel)
+        else:
+            results[rel] = hit
+    for rel, result in zip(pending, load_all(root, pending, catalog, jobs, progress)):
+        results[rel] = result
+        cache.put(rel, result)
+    cache.save()
+    return Loaded(files, catalog, catalog_ok, documents, tuple(catalog_out.diagnostics), results, cache.blobs)
+
+
+def assemble_loaded(root: str, loaded: Loaded, out: Collector) -> Snapshot:
+    return assemble(root, loaded.files, loaded.catalog, loaded.catalog_ok, loaded.documents,
+                    loaded.catalog_findings, loaded.results, out)
+
+
+def assemble(root: str, files: list[str], catalog: Catalog, catalog_ok: bool, documents: dict[str, Document],
+              catalog_findings: tuple[Diagnostic, ...], results: dict[str, FileResult],
+              out: Collector) -> Snapshot:
+    """The snapshot from per-file results (in path order); their findings go to `out`."""
+    out.diagnostics.extend(catalog_findings)
+    recipes: list[RecipeEntry] = []
+    runs: list[RunEntry] = []
+    for rel in sorted(results):
+        entry, diagnostics = results[rel]
+        out.diagnostics.extend(diagnostics)
+        if isinstance(entry, RecipeEntry):
+            recipes.append(entry)
+            documents[entry.path] = entry.doc
+        elif isinstance(entry, RunEntry):
+            runs.append(entry)
+    return Snapshot(root, tuple(sorted(files)), catalog, tuple(sorted(recipes, key=lambda r: r.path)),
+                    MappingProxyType({r.name_digest: r for r in sorted(runs, key=lambda r: r.path)}),
+                    MappingProxyType(dict(documents)), catalog_ok,
+                    MappingProxyType({rel: (e, tuple(d)) for rel, (e, d) in results.items()}), catalog_findings)
+
+

@@ -1,0 +1,272 @@
+"""Compile schema/ once; turn jsonschema errors into ORV1xx findings a contributor can act on."""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import json
+import re
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any, Iterator, Sequence
+
+# jsonschema and referencing are imported where used: a clean registry is validated by the
+# compiled pydantic models alone, and their import costs ~0.15 s of every command's start-up.
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import jsonschema
+    from referencing import Registry
+
+SCHEMA_FILES = {
+    "recipe-training": "recipe-training.schema.json",
+    "recipe-inference": "recipe-inference.schema.json",
+    "run-training": "run-training.schema.json",
+    "run-inference": "run-inference.schema.json",
+    "catalog-hardware": "catalog-hardware.schema.json",
+    "catalog-models": "catalog-models.schema.json",
+    "catalog-workloads": "catalog-workloads.schema.json",
+    "catalog-starting-points": "catalog-starting-points.schema.json",
+    "boards": "boards.schema.json",
+}
+
+
+@dataclass(frozen=True)
+class SchemaIssue:
+    """A schema violation, already translated: code, where (JSON path), message and hint."""
+
+    code: str
+    path: tuple[str | int, ...]
+    message: str
+    hint: str
+    at_key: bool = False  # locate the key (unknown field) rather than the value
+
+
+# A recipe from `orv new` has `claimed: {}` until its first run is attached.
+_EMPTY_CLAIM_HINT = ("attach a run: `orv add-run --recipe <this file> --write-recipe OUTPUT` fills it from the run's "
+                     "recomputed figures (or write the figure you claim)")
+
+def schema_dir() -> Any:
+    """The shipped schemas: package data in an installed wheel, the repository's schema/ in a checkout."""
+    from pathlib import Path
+
+    checkout = Path(__file__).resolve().parents[2] / "schema"  # validator/load/schema.py -> the checkout
+    if (checkout / "common.schema.json").is_file():
+        return checkout
+    return resources.files("validator.schemas")
+
+
+@functools.lru_cache(maxsize=None)
+def _raw_schemas() -> dict[str, dict[str, Any]]:
+    out = {}
+    for entry in schema_dir().iterdir():
+        if entry.name.endswith(".schema.json"):
+            out[entry.name] = json.loads(entry.read_text(encoding="utf-8"))
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def _registry() -> "Registry":
+    from referencing import Registry, Resource
+
+    resources_ = []
+    for name, schema in _raw_schemas().items():
+        resource = Resource.from_contents(schema)
+        # Register under the $id and under the bare file name used by relative $refs.
+        resources_.append((schema["$id"], resource))
+        resources_.append((name, resource))
+    return Registry().with_resources(resources_)
+
+
+@functools.lru_cache(maxsize=None)
+def validator_for(kind: str) -> "jsonschema.protocols.Validator":
+    import jsonschema
+
+    schema = _raw_schemas()[SCHEMA_FILES[kind]]
+    cls = jsonschema.validators.validator_for(schema)
+    return cls(schema, registry=_registry())
+
+
+def schema_id(kind: str) -> str:
+    return str(_raw_schemas()[SCHEMA_FILES[kind]]["$id"])
+
+
+def subschema_properties(kind: str, path: Sequence[str | int]) -> list[str]:
+    """Known property names at a JSON path (for 'did you mean' on unknown fields)."""
+    return sorted(_properties_at(validator_for(kind), kind, tuple(path)))
+
+
+def _properties_at(validator: Any, kind: str, path: tuple[str | int, ...]) -> set[str]:
+    schema = _raw_schemas()[SCHEMA_FILES[kind]]
+    resolver = _registry().resolver(base_uri=schema["$id"])
+    node: Any = schema
+    for part in (*path, None):
+        while isinstance(node, dict) and "$ref" in node:
+            resolved = resolver.lookup(node["$ref"])
+            resolver = resolved.resolver
+            node = resolved.contents
+        if part is None:
+            break
+        if not isinstance(node, dict):
+            return set()
+        if isinstance(part, int):
+            node = node.get("items", {})
+        elif part in node.get("properties", {}):
+            node = node["properties"][part]
+        elif isinstance(node.get("additionalProperties"), dict):
+            node = node["additionalProperties"]
+        else:
+            return set()
+    return set(node.get("properties", {})) if isinstance(node, dict) else set()
+
+
+def validate(kind: str, data: Any) -> list[SchemaIssue]:
+    issues: dict[tuple[tuple[str | int, ...], str], SchemaIssue] = {}
+    for error in validator_for(kind).iter_errors(data):
+        for issue in _translate(kind, error):
+            issues.setdefault((issue.path, issue.code), issue)
+    return sorted(issues.values(), key=lambda i: (len(i.path), [str(p) for p in i.path], i.code))
+
+
+# --------------------------------------------------------------------------- translation
+
+_VERSIONISH = {"version", "commit", "tool_version"}
+_SLUG_HINTS = {
+    "^[a-z0-9]+(-[a-z0-9]+)*$": "lower-case letters, digits and single hyphens, e.g. `{suggestion}`",
+    "^sha256:[0-9a-f]{64}$": "write `sha256:` and the 64 lower-case hex digits that `orv add-run` printed",
+    "^[0-9a-f]{64}$": "write the 64 lower-case hex digits of the SHA-256 (`sha256sum FILE`)",
+    "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$": "write the date as \"YYYY-MM-DD\", e.g. \"2026-10-18\"",
+}
+
+
+def _slugify(value: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", value.lower()).strip("-")[:96] or "my-recipe"
+
+
+def _fmt_path(path: Sequence[str | int]) -> str:
+    out = ""
+    for p in path:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out or "(document)"
+
+
+def _translate(kind: str, error: "jsonschema.ValidationError") -> Iterator[SchemaIssue]:
+    path = tuple(error.absolute_path)
+    field = _fmt_path(path)
+    validator = error.validator
+    value = error.instance
+
+    if validator == "additionalProperties" and isinstance(value, dict):
+        allowed = subschema_properties(kind, path)
+        declared = set(error.schema.get("properties", {}))
+        for extra in sorted(k for k in value if k not in declared):
+            if not isinstance(extra, str):
+                continue
+            if extra == "tier":
+                yield SchemaIssue("ORV116", (*path, extra), "`tier` is derived by orv, never declared",
+                                  "delete the `tier:` line; orv derives the tier from the run files on record",
+                                  at_key=True)
+                continue
+            close = difflib.get_close_matches(extra, allowed, n=1, cutoff=0.6)
+            hint = (f"did you mean `{close[0]}`?" if close else
+                    f"allowed here: {', '.join(allowed)}" if allowed and len(allowed) <= 12 else
+                    "remove it, or put free text in `notes`")
+            yield SchemaIssue("ORV103", (*path, extra), f"unknown field `{_fmt_path((*path, extra))}`", hint,
+                              at_key=True)
+        return
+    if validator == "propertyNames":
+        return  # reported through the nested error with a better message
+    if validator == "required":
+        missing = re.findall(r"'([^']+)' is a required property", error.message)
+        for name in missing or ["?"]:
+            if kind.startswith("run-") and path == ("tool",) and name == "version":
+                # SPEC §6 names "tool version missing" as a pinning rule; report it as one.
+                yield SchemaIssue("ORV405", path, "run file's `tool` has no `version`",
+                                  "record the exact release of the tool that produced the run, e.g. "
+                                  "`\"version\": \"0.8.0\"`, and store the run again with `orv add-run`")
+                continue
+            hint = f"add `{name}:` here (see schema/{SCHEMA_FILES[kind]})"
+            if kind.startswith("recipe-") and tuple(path) == ("claimed",):
+                hint = _EMPTY_CLAIM_HINT
+            yield SchemaIssue("ORV108", path, f"missing required field `{_fmt_path((*path, name))}`", hint)
+        return
+    if validator == "type":
+        expected = error.validator_value
+        last = path[-1] if path else ""
+        if (isinstance(last, str) and last in _VERSIONISH and isinstance(value, (int, float))
+                and not isinstance(value, bool)):
+            hint = (f"quote it: `{last}: \"<SHA exactly as git prints it>\"` — an unquoted SHA of digits "
+                    "is read as a number and loses leading zeros" if last == "commit" else
+                    f"quote it: `{last}: \"<exactly as released>\"` — unquoted 0.30 is read as 0.3")
+            yield SchemaIssue("ORV105", path, f"`{field}` is a number ({value!r}), so YAML may have changed it", hint)
+            return
+        yield SchemaIssue("ORV104", path, f"`{field}` should be {_type_words(expected)}, not {_type_of(value)}",
+                          _type_hint(expected))
+        return
+    if validator == "pattern" and "propertyNames" in error.schema_path and isinstance(value, str):
+        # A key breaks the naming rule (e.g. `software: {Engine: …}`): point at that key.
+        suggestion = re.sub(r"[^a-z0-9_]+", "_", value.lower()).strip("_")
+        yield SchemaIssue("ORV109", (*path, value), f"`{_fmt_path((*path, value))}`: key `{value}` is not allowed",
+                          f"name it in lower case with letters, digits and `_`: `{suggestion or 'engine'}:`",
+                          at_key=True)
+        return
+    if validator == "pattern":
+        template = _SLUG_HINTS.get(error.validator_value, f"must match {error.validator_value}")
+        hint = template.format(suggestion=_slugify(str(value)))
+        yield SchemaIssue("ORV109", path, f"`{field}` has an invalid value {value!r}", hint)
+        return
+    if validator in ("enum", "const"):
+        allowed = error.validator_value if validator == "enum" else [error.validator_value]
+        close = difflib.get_close_matches(str(value), [str(a) for a in allowed], n=1, cutoff=0.5)
+        hint = f"did you mean `{close[0]}`?" if close else f"use one of: {', '.join(map(str, allowed))}"
+        yield SchemaIssue("ORV109", path, f"`{field}` has an invalid value {value!r}", hint)
+        return
+    if validator in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
+        yield SchemaIssue("ORV109", path, f"`{field}` is out of range: {error.message}",
+                          "use a value inside the allowed range")
+        return
+    if validator == "minProperties" and kind.startswith("recipe-") and tuple(path) == ("claimed",):
+        # a recipe from `orv new` has `claimed: {}` until its first run is attached
+        yield SchemaIssue("ORV109", path, f"`{field}` states no figure yet", _EMPTY_CLAIM_HINT)
+        return
+    if validator in ("minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties",
+                     "uniqueItems"):
+        yield SchemaIssue("ORV109", path, f"`{field}`: {error.message}",
+                          "remove the repeated entry" if validator == "uniqueItems" else "adjust the size of this value")
+        return
+    yield SchemaIssue("ORV109", path, f"`{field}`: {error.message}", "see the schema for this field")
+
+
+def _type_words(expected: Any) -> str:
+    names = expected if isinstance(expected, list) else [expected]
+    words = {"string": "text", "integer": "a whole number", "number": "a number", "object": "a mapping",
+             "array": "a list", "boolean": "true or false", "null": "null"}
+    return " or ".join(words.get(n, n) for n in names)
+
+
+def _type_of(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, int):
+        return "a whole number"
+    if isinstance(value, float):
+        return "a number"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return "null"
+
+
+def _type_hint(expected: Any) -> str:
+    if expected == "string":
+        return "quote the value so YAML keeps it as text"
+    if expected in ("integer", "number"):
+        return "write a plain number without quotes or units"
+    if expected == "object":
+        return "write `key: value` pairs indented under this field"
+    if expected == "array":
+        return "write a list: `- item` lines, or [a, b]"
+    return "fix the value's type"

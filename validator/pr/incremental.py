@@ -1,0 +1,152 @@
+"""Pull-request mode that checks the change's neighbourhood instead of the whole registry.
+
+A pull request fails only for what it introduces (base.py), and only the files related to the
+change can be judged differently before and after it (neighbourhood.py says why). So this path:
+
+  1. asks git what changed since the merge base, and for the base tree's file list and blob ids;
+  2. finds each recipe's relation keys in the key index (cache.py), keyed by path and blob id;
+     recipes the index lacks are loaded once and added to it;
+  3. loads the neighbourhood — changed files in both versions plus the files sharing keys with
+     them — and runs the same registry checks on it as it is and as it was;
+  4. counts the findings the first has and the second lacks, plus the pull-request rules.
+
+Nothing here decides a finding: the checks are the same functions a full check runs, on a smaller
+snapshot. When this path cannot be sure of that — the catalog changed (every file's judgement may
+move), or a submodule is involved (its files are not in git's list) — it returns None and the
+caller checks everything.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from validator.checks import by_scope
+from validator.checks.collect import Collector
+from validator.diagnostics import Result
+from validator.evaluation import (BaseView, Config, Evaluation, apply_options, run_registry_checks, sorted_unique,
+                                  waiver_notes)
+from validator.git import MODE_SUBMODULE, MODE_SYMLINK, Diff, FileChange, diff
+from validator.load.cache import KeyIndex, Store, open_index, open_store
+from validator.load.documents import Document
+from validator.load.pipeline import LOADABLE, FileResult, assemble, load_all, load_catalog
+from validator.pr.base import load_at_base, subtract_base
+from validator.pr.change import on_snapshot
+from validator.pr.neighbourhood import Keys, keys_of, neighbourhood, path_keys
+from validator.registry import CATALOG_FILES, REGISTRY_DIRS, Catalog, Snapshot, classify
+
+
+def evaluate_change(config: Config) -> Evaluation | None:
+    """The Evaluation of a pull request from its neighbourhood, or None when everything must be checked."""
+    assert config.base is not None
+    change = diff(config.root, config.base)  # a GitError is a UsageError: exit 2 with its message
+    changed = {c.path: c for c in change.files if c.path.split("/", 1)[0] in REGISTRY_DIRS}
+    # the catalog and the measurers file bear on every file's judgement: check everything
+    if any(path.startswith(("catalog/", "measurers/")) for path in changed) or any(
+            MODE_SUBMODULE in (c.base_mode, c.head_mode) for c in change.files):
+        return None
+    base_files = change.base.listing(REGISTRY_DIRS)
+    if any(mode == MODE_SUBMODULE for mode, _ in base_files.values()):
+        return None
+    head_files = {rel for rel in base_files if rel not in changed}
+    head_files |= {rel for rel, c in changed.items() if c.present_at_head}
+
+    root = config.root
+    store = open_store(root) if config.cache else Store()
+    catalog_out = Collector()
+    documents: dict[str, Document] = {}
+    catalog, catalog_ok = load_catalog(root, set(CATALOG_FILES) & head_files, catalog_out, documents, store)
+    loader = _Loader(root, catalog, config.jobs, config.progress)
+    index = open_index(store)
+
+    loader.load_changed(changed, change)
+    base_keys = _base_keys(base_files, changed, index, loader)
+    head_keys = {rel: _keys(rel, loader.head.get(rel)) for rel, c in changed.items() if c.present_at_head}
+    near = neighbourhood(base_keys, head_keys, changed)
+    loader.load_unchanged([rel for rel in sorted(near) if rel not in changed and _loadable(rel, base_files[rel][0])])
+    index.save()
+
+    head_out, base_out = Collector(), Collector()
+    head = _snapshot(root, sorted(near & head_files), catalog, catalog_ok, documents, catalog_out, loader.head,
+                     head_out)
+    base = _snapshot(root, sorted(near & set(base_files)), catalog, catalog_ok, documents, catalog_out,
+                     loader.base, base_out)
+    pr_change = on_snapshot(change, head)
+    head_documents = dict(head.documents)
+    for check in by_scope("pr"):
+        assert check.func is not None
+        head_out.findings(check, check.func(pr_change), head_documents)
+    found = sorted_unique(head_out.diagnostics)
+    base_found = sorted_unique(base_out.diagnostics)
+    kept, pre_existing = subtract_base(found, base_found)
+    kept, waived = apply_options(config, kept)
+    notes = waiver_notes(waived, pre_existing)
+    notes += (f"pull-request mode: checked the {len(near & head_files):,} file(s) related to the change, of "
+              f"{len(head_files):,}; the others are as on the merge base (docs/pull-requests.md)",)
+    result = Result(tuple(kept), files_checked=len(near & head_files), notes=notes)
+    return Evaluation(result, head, found, pr_change, BaseView(base, base_found), tuple(waived),
+                             tuple(pre_existing), partial=True)
+
+
+def _loadable(rel: str, mode: int) -> bool:
+    return mode != MODE_SYMLINK and classify(rel) in LOADABLE
+
+
+def _keys(rel: str, result: FileResult | None) -> Keys:
+    return keys_of(rel, result[0] if result else None)
+
+
+class _Loader:
+    """Per-file results of both sides: unchanged files are loaded once and shared."""
+
+    def __init__(self, root: str, catalog: Catalog, jobs: int,
+                 progress: Callable[[int, int], None] | None = None) -> None:
+        self.root, self.catalog, self.jobs, self.progress = root, catalog, jobs, progress
+        self.head: dict[str, FileResult] = {}
+        self.base: dict[str, FileResult] = {}
+
+    def load_unchanged(self, rels: list[str]) -> None:
+        todo = [rel for rel in rels if rel not in self.head]
+        for rel, result in zip(todo, load_all(self.root, todo, self.catalog, self.jobs, self.progress)):
+            self.head[rel] = self.base[rel] = result
+
+    def load_changed(self, changed: dict[str, FileChange], change: Diff) -> None:
+        at_head = [rel for rel, c in changed.items() if c.present_at_head and _loadable(rel, c.head_mode)]
+        self.head.update(zip(at_head, load_all(self.root, at_head, self.catalog, 1, None)))
+        self.base.update(load_at_base(change, changed, self.catalog))
+
+
+def _base_keys(base_files: dict[str, tuple[int, str]], changed: dict[str, FileChange], index: KeyIndex,
+               loader: _Loader) -> dict[str, Keys]:
+    """Every base file's keys: from the index, else from its path, loading it if it is a recipe or
+    run file (and remembering them)."""
+    keys: dict[str, Keys] = {}
+    missing: list[str] = []
+    for rel, (mode, blob) in base_files.items():
+        if rel in changed:
+            keys[rel] = _keys(rel, loader.base.get(rel))
+            continue
+        found = index.get(rel, blob)
+        if found is not None:
+            keys[rel] = found
+            continue
+        kind = classify(rel)
+        # recipes and run files have keys by content (a run's sample fingerprint, ORV304)
+        if kind in ("recipe-training", "recipe-inference", "run") and mode != MODE_SYMLINK:
+            missing.append(rel)
+        else:
+            keys[rel] = path_keys(rel, kind)
+            if mode != MODE_SYMLINK:
+                index.put(rel, blob, keys[rel])
+    loader.load_unchanged(missing)
+    for rel in missing:
+        keys[rel] = _keys(rel, loader.head[rel])
+        index.put(rel, base_files[rel][1], keys[rel])
+    return keys
+
+
+def _snapshot(root: str, files: list[str], catalog: Catalog, catalog_ok: bool, documents: dict[str, Document],
+              catalog_out: Collector, results: dict[str, FileResult], out: Collector) -> Snapshot:
+    wanted = set(files)
+    picked = {rel: result for rel, result in results.items() if rel in wanted}
+    snapshot = assemble(root, files, catalog, catalog_ok, dict(documents), tuple(catalog_out.diagnostics), picked, out)
+    return run_registry_checks(snapshot, out)

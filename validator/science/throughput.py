@@ -1,0 +1,160 @@
+"""Headline figures recomputed from a run's raw samples; definitions are documented in docs/metrics.md.
+
+Training (one sample per optimizer step {step, time_s, tokens, loss}):
+  tokens_per_s_per_gpu = sum(tokens) / sum(time_s) / GPUs over the steps after the workload's
+  warm-up steps (the first `warmup_steps` samples in step order). Step time, not wall clock between
+  log lines, so logging and checkpointing gaps do not count.
+Inference (per completed request i: prompt p_i, output o_i, TTFT t_i ms, end-to-end e_i ms), as
+vLLM's `bench serve` and SGLang's `bench_serving` define them (requests with o_i = 0 produced no
+first token and are left out):
+  ttft_ms       = mean(t_i)                                        (vLLM/SGLang "Mean TTFT")
+  tpot_ms       = mean over requests with o_i > 1 of (e_i - t_i) / (o_i - 1)   ("Mean TPOT")
+  decode_tok_s  = 1000 / tpot_ms            per-stream decode rate: one request's tokens/s
+  prefill_tok_s = sum(p_i) / sum(t_i) * 1000    per-stream prefill rate (TTFT includes queueing)
+  output_tok_s  = sum(o_i) / duration_s     aggregate over all streams ("Output token throughput"),
+                                            only when the run records its duration
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from itertools import repeat
+from operator import itemgetter, sub, truediv
+from typing import Any, Mapping, Optional, Sequence
+
+from validator.science.loss_curve import ConvergenceResult, check_convergence
+from validator.models import Convergence
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """What a run's raw samples prove, kept after the samples themselves are dropped.
+
+    The samples are reduced while the file is in memory (the convergence verdict included), so a
+    registry of 10,000 runs never holds their millions of samples at once.
+    """
+
+    sample_count: int = 0
+    headline: Mapping[str, float] = field(default_factory=dict)  # recomputed figures
+    convergence: Optional[ConvergenceResult] = None  # training runs, when the workload has a reference
+    problems: tuple[str, ...] = ()  # why a figure could not be recomputed, or is doubtful
+    fingerprint: tuple[Any, ...] = ()  # of the timing columns, to tell copies from reproductions (independence.py)
+
+    @property
+    def has_samples(self) -> bool:
+        return self.sample_count > 0
+
+
+def _loss_value(value: Any) -> float:
+    """A sample's loss as a float; the strings "nan"/"inf"/"-inf" record a diverged step."""
+    if isinstance(value, str):
+        return {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}.get(value.lower(), math.nan)
+    return float(value)
+
+
+SKIPPED = "skipped"  # an iteration the fp16 loss scaler skipped (gradient overflow): no update, no loss
+
+
+def is_skipped(sample: Mapping[str, Any]) -> bool:
+    return sample.get("loss") == SKIPPED
+
+
+def training_losses(samples: Sequence[Mapping[str, Any]]) -> list[tuple[int, float]]:
+    """(step, loss) in step order; a diverged step's "nan"/"inf" becomes the float it stands for.
+    Skipped iterations (fp16 overflow) have no loss and are left out (skipped_steps lists them)."""
+    ordered = sorted(samples, key=itemgetter("step"))
+    losses = list(map(itemgetter("loss"), ordered))
+    if not set(map(type, losses)) <= {int, float}:  # only a diverged or fp16 run logs strings
+        kept = [s for s in ordered if not is_skipped(s)]
+        return list(zip(map(itemgetter("step"), kept), map(_loss_value, map(itemgetter("loss"), kept))))
+    return list(zip(map(itemgetter("step"), ordered), losses))
+
+
+def skipped_steps(samples: Sequence[Mapping[str, Any]]) -> frozenset[int]:
+    return frozenset(s["step"] for s in samples if is_skipped(s))
+
+
+def warmup_end(samples: Sequence[Mapping[str, Any]], warmup_steps: int) -> int:
+    """Index of the first timed sample: after `warmup_steps` steps that updated the model. Skipped
+    iterations (fp16 loss-scale calibration) before that do not use up the warm-up (docs/metrics.md)."""
+    if warmup_steps <= 0:
+        return 0
+    advanced = 0
+    for i, sample in enumerate(samples):
+        if not is_skipped(sample):
+            advanced += 1
+            if advanced == warmup_steps:
+                return i + 1
+    return len(samples)
+
+
+def _step_problems(steps: Sequence[int]) -> list[str]:
+    """Repeated or missing optimizer steps: the samples are then not 'every optimizer step'."""
+    problems: list[str] = []
+    if not steps or (len(set(steps)) == len(steps) and steps[-1] - steps[0] == len(steps) - 1):
+        return problems  # sorted, distinct and spanning exactly len(steps) values: consecutive
+    repeated = sorted({s for s, nxt in zip(steps, steps[1:]) if s == nxt})
+    if repeated:
+        problems.append(f"step {repeated[0]} appears more than once")
+    missing = next((s + 1 for s, nxt in zip(steps, steps[1:]) if nxt > s + 1), None)
+    if missing is not None:
+        problems.append(f"step {missing} is missing: samples must cover every optimizer step")
+    return problems
+
+
+def training_facts(samples: Sequence[Mapping[str, Any]], gpus: int, warmup_steps: int,
+                   convergence: Optional[Convergence] = None) -> RunFacts:
+    steps = list(map(itemgetter("step"), samples))
+    if steps != sorted(steps):  # logs are normally in step order; sorting then costs O(n)
+        samples = sorted(samples, key=itemgetter("step"))
+        steps = list(map(itemgetter("step"), samples))
+    problems = _step_problems(steps)
+    timed = samples[warmup_end(samples, warmup_steps):]
+    headline: dict[str, float] = {}
+    if not timed:
+        problems.append(f"no steps left after the {warmup_steps} warm-up steps")
+    else:
+        seconds = math.fsum(map(itemgetter("time_s"), timed))
+        tokens = sum(map(itemgetter("tokens"), timed))
+        if seconds > 0 and gpus > 0:
+            headline["tokens_per_s_per_gpu"] = tokens / seconds / gpus
+    verdict = (check_convergence(training_losses(samples), convergence, skipped_steps(samples))
+               if convergence is not None else None)
+    return RunFacts(len(samples), headline, verdict, tuple(problems))
+
+
+def inference_facts(samples: Sequence[Mapping[str, Any]], duration_s: float | None) -> RunFacts:
+    headline: dict[str, float] = {}
+    problems: list[str] = []
+    outputs = list(map(itemgetter("output_tokens"), samples))
+    done = samples if outputs and min(outputs) > 0 else [s for s in samples if s["output_tokens"] > 0]
+    if not done:
+        return RunFacts(len(samples), headline, None, ("no request produced output tokens",))
+    ttfts = list(map(itemgetter("ttft_ms"), done))
+    headline["ttft_ms"] = math.fsum(ttfts) / len(done)
+    e2es, outputs = list(map(itemgetter("e2e_ms"), done)), list(map(itemgetter("output_tokens"), done))
+    if min(outputs) > 1:  # the usual case, in C: (e2e - ttft) / (output - 1) per request
+        tpots = list(map(truediv, map(sub, e2es, ttfts), map(sub, outputs, repeat(1))))
+    else:
+        tpots = [(e2e - ttft) / (out - 1) for e2e, ttft, out in zip(e2es, ttfts, outputs) if out > 1]
+    if tpots:
+        tpot = math.fsum(tpots) / len(tpots)
+        if tpot > 0:
+            headline["tpot_ms"] = tpot
+            headline["decode_tok_s"] = 1000.0 / tpot
+        else:
+            problems.append("mean time per output token is not positive; decode rate undefined")
+    else:
+        problems.append("no request produced more than one output token; decode rate undefined")
+    ttft_total = math.fsum(ttfts)
+    if ttft_total > 0:
+        headline["prefill_tok_s"] = sum(map(itemgetter("prompt_tokens"), done)) / ttft_total * 1000.0
+    if duration_s:
+        headline["output_tok_s"] = sum(map(itemgetter("output_tokens"), done)) / duration_s
+    return RunFacts(len(samples), headline, None, tuple(problems))
+
+
+def relative_gap(claimed: float, recomputed: float) -> float:
+    """|claimed - recomputed| / recomputed: the recomputed figure is the reference."""
+    return abs(claimed - recomputed) / recomputed if recomputed else math.inf
