@@ -19,7 +19,6 @@ from validator.registry import BOARDS_PATH, Snapshot
 from validator.tiers import derive
 
 
-
 def board_document(snapshot: Snapshot, diagnostics: Iterable[Diagnostic]) -> dict[str, Any]:
     """The boards document `orv boards` would write for this snapshot (without the git stamp)."""
     return build(snapshot, derive(snapshot, tuple(diagnostics)), GitStamp())

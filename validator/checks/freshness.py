@@ -5,8 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator, Optional
 
-from validator.boards.regenerate import (REGENERATE_HINT, committed_stamp, first_difference, git_stamp,
-                                         read_committed, regenerate)
+from validator.boards.regenerate import (
+    REGENERATE_HINT,
+    committed_stamp,
+    first_difference,
+    git_stamp,
+    read_committed,
+    regenerate,
+)
 from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
 from validator.errors import HistoryError

@@ -8,7 +8,12 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from validator.boards.delta import BoardChange, base_board_document, board_delta, board_document
+from validator.boards.delta import (
+    BoardChange,
+    base_board_document,
+    board_delta,
+    board_document,
+)
 from validator.checks.pr import GATE_FILES
 from validator.diagnostics import Diagnostic, Result, Severity
 from validator.evaluation import Evaluation
