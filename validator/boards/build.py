@@ -191,6 +191,47 @@ def _starting_point(pair_items: Sequence[_TrainingItem], catalog: Catalog, pair:
     return {"tok_s_per_gpu": fixed(point.tokens_per_s_per_gpu, "tok_s"), "recipe": None, "source": point.source}
 
 
+def _filled_cell(pair: tuple[str, str, str], pair_items: Sequence[_TrainingItem], catalog: Catalog, top: float
+                 ) -> dict[str, Any]:
+    best = _fastest_first(pair_items)[0]
+    hardware = catalog.hardware.get(best.recipe.hardware.gpu)
+    start = _starting_point(pair_items, catalog, pair)
+    gain = ((best.tok_s / start["tok_s_per_gpu"] - 1.0) * 100.0 if start and start["tok_s_per_gpu"] else None)
+    return {
+        "gpu": pair[1],
+        "gpu_name": hardware.name if hardware else pair[1],
+        "workload": pair[2],
+        "recipe": best.recipe.id,
+        "recipes": len(pair_items),
+        "tok_s_per_gpu": best.tok_s,
+        "gpus": best.recipe.hardware.count,
+        "cost_per_1m": fixed(cost_per_1m(hardware.price_per_gpu_hour if hardware else None, best.tok_s), "usd"),
+        "vs_fastest": fixed(best.tok_s / top if top else None, "ratio"),
+        "starting_point": start,
+        "gain_pct": fixed(gain, "pct"),
+    }
+
+
+def empty_cell(gpu: str, workload: str, catalog: Catalog) -> dict[str, Any]:
+    """A GPU of the workload's protocol with no recipe yet: the cell seed 000 prints "No recipe yet"."""
+    hardware = catalog.hardware.get(gpu)
+    return {"gpu": gpu, "gpu_name": hardware.name if hardware else gpu, "workload": workload, "recipe": None,
+            "recipes": 0, "tok_s_per_gpu": None, "gpus": None, "cost_per_1m": None, "vs_fastest": None,
+            "starting_point": None, "gain_pct": None}
+
+
+def protocol_gpus(catalog: Catalog, workload: str) -> tuple[str, ...]:
+    """The GPUs the workload's protocol is measured on, in its order (catalog/workloads.yaml `gpus`)."""
+    spec = catalog.workloads.get(workload)
+    return tuple(spec.gpus) if spec is not None else ()
+
+
+def _cell_order(catalog: Catalog, workload: str, with_recipes: Iterable[str]) -> list[str]:
+    """Every protocol GPU in the protocol's order, then any other GPU with a recipe, by id."""
+    protocol = protocol_gpus(catalog, workload)
+    return list(protocol) + sorted(set(with_recipes) - set(protocol))
+
+
 def _model_entries(items: Sequence[_TrainingItem], catalog: Catalog) -> list[dict[str, Any]]:
     by_model: dict[str, list[_TrainingItem]] = {}
     for item in items:
@@ -207,28 +248,11 @@ def _model_entries(items: Sequence[_TrainingItem], catalog: Catalog) -> list[dic
             best = _fastest_first(pair_items)[0].tok_s
             model_best[pair[2]] = max(model_best.get(pair[2], 0.0), best)
         gpus = []
-        for pair in sorted(pairs, key=lambda p: (p[1], p[2])):
-            pair_items = pairs[pair]
-            best = _fastest_first(pair_items)[0]
-            hardware = catalog.hardware.get(best.recipe.hardware.gpu)
-            start = _starting_point(pair_items, catalog, pair)
-            gain = ((best.tok_s / start["tok_s_per_gpu"] - 1.0) * 100.0
-                    if start and start["tok_s_per_gpu"] else None)
-            top = model_best[pair[2]]
-            gpus.append({
-                "gpu": pair[1],
-                "gpu_name": hardware.name if hardware else pair[1],
-                "workload": pair[2],
-                "recipe": best.recipe.id,
-                "recipes": len(pair_items),
-                "tok_s_per_gpu": best.tok_s,
-                "gpus": best.recipe.hardware.count,
-                "cost_per_1m": fixed(cost_per_1m(hardware.price_per_gpu_hour if hardware else None, best.tok_s),
-                                     "usd"),
-                "vs_fastest": fixed(best.tok_s / top if top else None, "ratio"),
-                "starting_point": start,
-                "gain_pct": fixed(gain, "pct"),
-            })
+        for workload in sorted(model_best):
+            for gpu in _cell_order(catalog, workload, (p[1] for p in pairs if p[2] == workload)):
+                pair = (model_id, gpu, workload)
+                gpus.append(_filled_cell(pair, pairs[pair], catalog, model_best[workload]) if pair in pairs
+                            else empty_cell(gpu, workload, catalog))
         out.append({
             "model": model_id,
             "model_name": spec.name if spec else model_id,
@@ -240,6 +264,63 @@ def _model_entries(items: Sequence[_TrainingItem], catalog: Catalog) -> list[dic
             "gpus": gpus,
         })
     return out
+
+
+# --------------------------------------------------------------------------- what is wanted
+
+
+def wanted_models(catalog: Catalog, trained: Iterable[str]) -> list[dict[str, Any]]:
+    """Catalog models with no training recipe, grouped by family: families in the order of their first
+    such model in catalog/models.yaml, models in file order within a family (the catalog lists seed
+    000's "Wanted" models in the seed's order, so the import reproduces its list)."""
+    have = set(trained)
+    families: dict[str, list[dict[str, Any]]] = {}
+    order = [m for m in catalog.model_order if m in catalog.models]
+    for model_id in order + sorted(set(catalog.models) - set(order)):
+        spec = catalog.models[model_id]
+        if model_id not in have:
+            families.setdefault(spec.family, []).append(
+                {"model": model_id, "model_name": spec.name, "family": spec.family})
+    return [entry for members in families.values() for entry in members]
+
+
+def wanted_reproductions(rows: Iterable[Mapping[str, Any]], kind: str) -> list[dict[str, Any]]:
+    """Every board row at T2, with what T3 still needs (its tier reasons)."""
+    return [{"recipe": row["recipe"], "kind": kind, "tier": row["tier"], "needs": list(row["tier_reasons"])}
+            for row in rows if row.get("tier") == "T2"]
+
+
+def quality_needs(row: Mapping[str, Any]) -> Optional[list[str]]:
+    """What quality evidence an inference row still needs; None when it needs none or has it verified.
+
+    Reads the row's `quality` object (docs/quality.md): its `needs` when the row names them, else the
+    tier reasons that speak of quality (a recipe held below T3 for want of verified quality)."""
+    quality = row.get("quality")
+    if not isinstance(quality, Mapping) or quality.get("status") == "verified":
+        return None
+    needs = quality.get("needs")
+    if not isinstance(needs, list):
+        needs = [reason for reason in row.get("tier_reasons", ()) if "quality" in reason]
+    return [str(n) for n in needs] or None
+
+
+def wanted_quality(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for row in rows:
+        needs = quality_needs(row)
+        if needs is not None:
+            out.append({"recipe": row["recipe"], "status": row["quality"].get("status"), "needs": needs})
+    return sorted(out, key=lambda item: item["recipe"])
+
+
+def _wanted(catalog: Catalog, training: Sequence[Mapping[str, Any]], measured: Sequence[Mapping[str, Any]],
+            claimed: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    reproductions = wanted_reproductions(training, "training") + wanted_reproductions(measured, "inference")
+    return {
+        "models": wanted_models(catalog, (row["model"] for row in training)),
+        "reproductions": sorted(reproductions, key=lambda item: (item["kind"], item["recipe"])),
+        "quality": wanted_quality(list(measured) + list(claimed)),
+    }
 
 
 # --------------------------------------------------------------------------- inference
@@ -402,6 +483,7 @@ def build(snapshot: Snapshot, tiers: Mapping[str, TierResult], stamp: GitStamp) 
         "boards": {"measured": measured, "claimed": claimed, "training": training},
         "models": _model_entries(items, snapshot.catalog),
         "runs": runs,
+        "wanted": _wanted(snapshot.catalog, training, measured, claimed),
     }
 
 

@@ -68,6 +68,7 @@ def _load_catalog(root: str, files: set[str], out: Collector, documents: dict[st
     catalog = Catalog(
         hardware=build("catalog-hardware", "hardware", GpuSpec),
         models=build("catalog-models", "models", ModelSpec),
+        model_order=tuple((parts.get("catalog-models", {}).get("models", {}) or {}).keys()),
         workloads=build("catalog-workloads", "workloads", WorkloadSpec),
         starting_points=tuple(StartingPoint.model_validate(p) for p in
                               parts.get("catalog-starting-points", {}).get("starting_points", [])),
