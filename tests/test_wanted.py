@@ -161,3 +161,49 @@ def test_committed_boards_match_a_regeneration_of_the_repository(repository_boar
     fresh = document(REPO)
     assert fresh["wanted"] == repository_boards["wanted"]
     assert fresh["models"] == repository_boards["models"]
+
+
+# --------------------------------------------------------------------------- orv wanted
+
+
+def orv_out(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    capsys.readouterr()
+    assert main(list(args)) == 0
+    return capsys.readouterr().out
+
+
+def test_orv_wanted_json_lists_the_same_models_as_boards_json(capsys: pytest.CaptureFixture[str],
+                                                              repository_boards: dict[str, Any]) -> None:
+    listed = json.loads(orv_out(capsys, "wanted", "--format", "json", "--root", str(REPO)))
+    assert [{k: v for k, v in m.items() if k != "command"} for m in listed["models"]] == \
+        repository_boards["wanted"]["models"]
+    cells = [(m["model"], g["gpu"]) for m in repository_boards["models"] for g in m["gpus"] if g["recipe"] is None]
+    assert [(c["model"], c["gpu"]) for c in listed["cells"]] == cells
+    assert sorted(listed) == ["cells", "models", "quality", "reproductions"]
+    inference = json.loads(orv_out(capsys, "wanted", "--kind", "inference", "--format", "json", "--root", str(REPO)))
+    assert sorted(inference) == ["quality", "reproductions"]
+
+
+def test_orv_wanted_commands_start_the_work(registry: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with_protocol(registry)
+    verified = training_recipe("h100-verified", 1480.4)
+    verified["runs"] = [store_run(registry, training_run(verified))]
+    path = write_recipe(registry, verified)
+    listed = json.loads(orv_out(capsys, "wanted", "--kind", "training", "--format", "json", "--root", str(registry)))
+    assert [(c["model"], c["gpu"]) for c in listed["cells"]] == [("qwen3.8-27b", "h200"), ("qwen3.8-27b", "b200")]
+    (repro,) = listed["reproductions"]
+    assert repro["command"] == f"orv add-run --from megatron|nemo OUTPUT --recipe {path} --sign-with KEY"
+    assert [m["model"] for m in listed["models"]] == ["qwen3.5-122b-a10b", "glm-5.3-flash"]
+    # The empty cell's command, its placeholders filled in, scaffolds the recipe for that cell.
+    command = listed["cells"][1]["command"].replace("GPUS", "8").replace("NAME@VERSION", "megatron-core@0.30.0")
+    command = command.replace("--tp TP", "--tp 1").replace("--pp PP", "--pp 4")
+    argv = command.split()[1:] + ["--author", "lab-a", "--measured", "2026-11-01", "--no-interactive", "--dry-run",
+                                  "--root", str(registry)]
+    capsys.readouterr()
+    assert main(argv) == 0
+    scaffolded = yaml.safe_load(capsys.readouterr().out)
+    assert (scaffolded["model"], scaffolded["hardware"], scaffolded["workload"]) == (
+        "qwen3.8-27b", {"gpu": "b200", "count": 8}, "sft-8k-gb128-bf16")
+    text = orv_out(capsys, "wanted", "--root", str(registry))
+    assert "  Qwen3.8-27B on B200 (sft-8k-gb128-bf16)\n    $ orv new training --model qwen3.8-27b --gpu b200" in text
+    assert f"  h100-verified (training, T2): {NEEDS_SIGNED}\n" in text
