@@ -410,7 +410,7 @@ def _board_lines(r: PullRequestReport, budget: int) -> list[str]:
         lines += ["#### Evidence", "", "| Recipe | Run file | Tool and version | Measured by | Signed |",
                   "|---|---|---|---|---|"] + evidence
     if left_out:
-        lines += ["", f"{_plural(left_out, 'more changed entry')} not shown (the summary stays under GitHub's 1 MiB); "
+        lines += ["", f"{left_out} more changed {'entry' if left_out == 1 else 'entries'} not shown (the summary stays under GitHub's 1 MiB); "
                   "the step output `entries` lists every one."]
     return lines
 
