@@ -52,14 +52,15 @@ Compared with `main` at merge base `{base}`: 5 changed files, 11 registry files 
 
 #### Inference board (claimed figures where the tier is T0)
 
-| Recipe | Change | Tier | Decode tok/s | Prefill tok/s | TTFT ms | Against the base | Against the best on its model × GPU | Rank |
-|---|---|---|--:|--:|--:|---|---|---|
-| `glm-5-3-flash-rtx-3090-x2-w4a16` | new | T2 [1] | 41.50 | 10,000.0 | 100.0 | new | first for GLM-5.3-Flash on RTX-3090 | 1 of 1 |
+| Recipe | Change | Tier | Decode tok/s | Prefill tok/s | TTFT ms | Against the base | Against the best on its model × GPU | Rank | Quality vs reference |
+|---|---|---|--:|--:|--:|---|---|---|---|
+| `glm-5-3-flash-rtx-3090-x2-w4a16` | new | T2 [1] [3] | 41.50 | 10,000.0 | 100.0 | new | first for GLM-5.3-Flash on RTX-3090 | 1 of 1 | gsm8k: no-reference |
 
 Why an entry has its tier (what the next tier needs):
 
 - [1] needs two verified runs signed by different registered measurers (unsigned runs reach at most T2)
 - [2] needs a second signed run from another registered measurer
+- [3] needs verified quality (quant w4a16 is not a published full precision): no-reference, glm-5.3-flash names no usable quality_reference for gsm8k in catalog/models.yaml
 
 #### Evidence
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.testing.factories import SEED_000, store_run, training_recipe, training_run, write_recipe, write_yaml
+from tests.testing.factories import SEED_000, inference_recipe, store_run, training_recipe, training_run, write_recipe, write_yaml
 from validator.boards.build import GitStamp, build, wanted_quality
 from validator.cli import main
 from validator.engine import analyse
@@ -96,20 +96,28 @@ def test_t2_recipes_wait_for_a_reproduction(registry: Path) -> None:
         {"recipe": "h100-verified", "kind": "training", "tier": "T2", "needs": [NEEDS_SIGNED]}]
 
 
-def test_quality_list_reads_the_rows_quality_evidence() -> None:
+def test_quality_list_reads_the_rows_quality_status() -> None:
     rows = [
-        {"recipe": "b-fp8", "tier": "T2", "tier_reasons": [], "quality": {"status": "missing", "needs": ["quant fp8"]}},
-        {"recipe": "a-bf16", "tier": "T2", "tier_reasons": [], "quality": {"status": "missing", "needs": []}},
-        {"recipe": "c-ok", "tier": "T3", "tier_reasons": [], "quality": {"status": "verified", "needs": ["quant"]}},
-        {"recipe": "d-held", "tier": "T2", "quality": {"status": "partial"},
-         "tier_reasons": [NEEDS_SIGNED, "needs verified quality (quant int4): partial, 100 of 1319 documents"]},
-        {"recipe": "e-none", "tier": "T1", "tier_reasons": ["run has no raw samples"]},
+        {"recipe": "b-fp8", "quality": {"task": "gsm8k", "status": "missing"}},
+        {"recipe": "a-bf16", "quality": {"task": "gsm8k", "status": "missing"}},
+        {"recipe": "c-ok", "quality": {"task": "gsm8k", "status": "verified"}},
+        {"recipe": "d-below", "quality": {"task": "gsm8k", "status": "below"}},
+        {"recipe": "e-none"},  # a row without quality evidence: nothing to read, nothing listed
     ]
-    assert wanted_quality(rows) == [
-        {"recipe": "b-fp8", "status": "missing", "needs": ["quant fp8"]},
-        {"recipe": "d-held", "status": "partial",
-         "needs": ["needs verified quality (quant int4): partial, 100 of 1319 documents"]}]
-    assert wanted_quality(rows[4:]) == []  # no quality evidence on the rows yet: nothing listed
+    needs = {"b-fp8": ["quant fp8 differs from the reference's bf16"], "a-bf16": [], "c-ok": ["quant fp8"],
+             "d-below": ["quantized KV cache"], "e-none": ["quant int4"]}
+    assert wanted_quality(rows, needs) == [
+        {"recipe": "b-fp8", "status": "missing", "needs": ["quant fp8 differs from the reference's bf16"]},
+        {"recipe": "d-below", "status": "below", "needs": ["quantized KV cache"]}]
+
+
+def test_quantized_recipes_wait_for_quality_evidence(registry: Path) -> None:
+    write_recipe(registry, inference_recipe("glm-w4a16"))  # the factory's quant: w4a16
+    write_recipe(registry, inference_recipe("glm-bf16", quant="bf16", serving={"context_len": 8192, "concurrency": 2}))
+    doc = document(registry)
+    (row,) = [r for r in doc["boards"]["claimed"] if r["recipe"] == "glm-w4a16"]
+    assert doc["wanted"]["quality"] == [{"recipe": "glm-w4a16", "status": row["quality"]["status"],
+                                         "needs": ["quant w4a16 is not a published full precision"]}]
 
 
 # --------------------------------------------------------------------------- seed 000, read from its text
@@ -182,6 +190,12 @@ def test_orv_wanted_json_lists_the_same_models_as_boards_json(capsys: pytest.Cap
     assert sorted(listed) == ["cells", "models", "quality", "reproductions"]
     inference = json.loads(orv_out(capsys, "wanted", "--kind", "inference", "--format", "json", "--root", str(REPO)))
     assert sorted(inference) == ["quality", "reproductions"]
+    strip = ("command", "reference_command")
+    assert [{k: v for k, v in q.items() if k not in strip} for q in inference["quality"]] == \
+        repository_boards["wanted"]["quality"]
+    for item in inference["quality"]:
+        assert item["command"].startswith("orv add-run --from lm-eval DIR --recipe recipes/inference/")
+        assert ("reference_command" in item) == (item["status"] == "no-reference")
 
 
 def test_orv_wanted_commands_start_the_work(registry: Path, capsys: pytest.CaptureFixture[str]) -> None:

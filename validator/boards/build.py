@@ -15,6 +15,7 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from validator.models import Component, InferenceRecipe, Recipe, RunMeta, TrainingRecipe
 from validator.registry import Catalog, RecipeEntry, RunEntry, Snapshot
+from validator.quality.status import needs_quality, reference_quant
 from validator.science.physics import cost_per_1m, implied_mfu
 from validator.tiers import TIER_MEANINGS, TierResult
 
@@ -290,36 +291,37 @@ def wanted_reproductions(rows: Iterable[Mapping[str, Any]], kind: str) -> list[d
             for row in rows if row.get("tier") == "T2"]
 
 
-def quality_needs(row: Mapping[str, Any]) -> Optional[list[str]]:
-    """What quality evidence an inference row still needs; None when it needs none or has it verified.
+def quality_needs(snapshot: Snapshot, rows: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
+    """Inference recipe id -> why it needs quality evidence (docs/quality.md; empty: it serves the model
+    as the reference does): the rule the tiers' quality gate applies, for the task its row's status is of."""
+    tasks = {row["recipe"]: row["quality"].get("task") for row in rows if isinstance(row.get("quality"), Mapping)}
+    out: dict[str, list[str]] = {}
+    found = [(e, r) for e, r in snapshot.valid_recipes() if isinstance(r, InferenceRecipe)]
+    for _, recipe in _unique_by_id(found):
+        assert isinstance(recipe, InferenceRecipe)
+        if recipe.id in tasks:
+            spec = snapshot.catalog.models.get(recipe.model)
+            out[recipe.id] = needs_quality(recipe, reference_quant(snapshot.runs, spec, tasks[recipe.id] or ""))
+    return out
 
-    Reads the row's `quality` object (docs/quality.md): its `needs` when the row names them, else the
-    tier reasons that speak of quality (a recipe held below T3 for want of verified quality)."""
-    quality = row.get("quality")
-    if not isinstance(quality, Mapping) or quality.get("status") == "verified":
-        return None
-    needs = quality.get("needs")
-    if not isinstance(needs, list):
-        needs = [reason for reason in row.get("tier_reasons", ()) if "quality" in reason]
-    return [str(n) for n in needs] or None
 
-
-def wanted_quality(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def wanted_quality(rows: Iterable[Mapping[str, Any]], needs: Mapping[str, Sequence[str]]) -> list[dict[str, Any]]:
+    """Rows that need quality evidence and whose `quality` status (the row's field) is not `verified`."""
     out = []
     for row in rows:
-        needs = quality_needs(row)
-        if needs is not None:
-            out.append({"recipe": row["recipe"], "status": row["quality"].get("status"), "needs": needs})
+        quality, why = row.get("quality"), list(needs.get(row["recipe"], ()))
+        if isinstance(quality, Mapping) and why and quality.get("status") != "verified":
+            out.append({"recipe": row["recipe"], "status": quality.get("status"), "needs": why})
     return sorted(out, key=lambda item: item["recipe"])
 
 
 def _wanted(catalog: Catalog, training: Sequence[Mapping[str, Any]], measured: Sequence[Mapping[str, Any]],
-            claimed: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+            claimed: Sequence[Mapping[str, Any]], needs: Mapping[str, Sequence[str]]) -> dict[str, Any]:
     reproductions = wanted_reproductions(training, "training") + wanted_reproductions(measured, "inference")
     return {
         "models": wanted_models(catalog, (row["model"] for row in training)),
         "reproductions": sorted(reproductions, key=lambda item: (item["kind"], item["recipe"])),
-        "quality": wanted_quality(list(measured) + list(claimed)),
+        "quality": wanted_quality(list(measured) + list(claimed), needs),
     }
 
 
@@ -367,7 +369,15 @@ def _inference_common(entry: RecipeEntry, recipe: InferenceRecipe, tier: TierRes
         "engine_ver": component_display(engine),
         "measured": recipe.measured,
         "legacy": recipe.provenance is not None,
+        "quality": _quality_row(tier),
     }
+
+
+def _quality_row(tier: TierResult) -> dict[str, Any]:
+    """The row's `quality` object (docs/quality.md); a tier derived without it shows `missing`."""
+    from validator.quality.status import DEFAULT_TASK, QualityResult
+
+    return (tier.quality or QualityResult(DEFAULT_TASK, "missing")).board()
 
 
 def _measured_row(snapshot: Snapshot, entry: RecipeEntry, recipe: InferenceRecipe, tier: TierResult,
@@ -418,7 +428,7 @@ def _inference_rows(snapshot: Snapshot, tiers: Mapping[str, TierResult]
             measured.append(_measured_row(snapshot, entry, recipe, tier, run))
         else:
             if tier.tier != "T0":  # a tier above T0 always names its runs; never show T1+ without one
-                tier = TierResult("T0", ("no readable run file on record",))
+                tier = TierResult("T0", ("no readable run file on record",), quality=tier.quality)
             claimed.append(_claimed_row(entry, recipe, tier, snapshot.catalog))
     _rank_inference(measured, "decode_tok_s")
     _rank_inference(claimed, "claimed_tok_s")
@@ -499,7 +509,8 @@ def build(snapshot: Snapshot, tiers: Mapping[str, TierResult], stamp: GitStamp) 
         "boards": {"measured": measured, "claimed": claimed, "training": training},
         "models": _model_entries(items, snapshot.catalog),
         "runs": runs,
-        "wanted": _wanted(snapshot.catalog, training, measured, claimed),
+        "wanted": _wanted(snapshot.catalog, training, measured, claimed,
+                          quality_needs(snapshot, measured + claimed)),
     }
 
 

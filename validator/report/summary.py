@@ -9,7 +9,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Optional
 
-from validator.boards.delta import BoardChange, base_board_document, board_delta, board_document
+from validator.boards.delta import BoardChange, base_board_document, board_delta, board_document, quality_display
 from validator.checks.pr import GATE_FILES
 from validator.diagnostics import Diagnostic, Result, Severity
 from validator.evaluation import Evaluation
@@ -173,7 +173,7 @@ def _delta_row(c: BoardChange) -> str:
         tier = (c.tier or "—") if c.tier == c.base_tier else f"{c.base_tier or '—'} → {c.tier or '—'}"
         before, after = _rank(c.base_rank, c.base_rank_of), _rank(c.rank, c.rank_of)
         rank = after if before == after else f"{before} → {after}"
-    return f"| `{_cell(c.recipe)}` | {c.change} | {tier} | {rank} |"
+    return f"| `{_cell(c.recipe)}` | {c.change} | {tier} | {rank} | {_cell(c.quality or '—')} |"
 
 
 def _delta_lines(delta: tuple[BoardChange, ...] | None) -> list[str]:
@@ -183,7 +183,7 @@ def _delta_lines(delta: tuple[BoardChange, ...] | None) -> list[str]:
     lines = ["", "### Board changes", ""]
     if not delta:
         return lines + ["No entry's tier or rank changes."]
-    lines += ["| Recipe | Change | Tier | Rank in its model–GPU pair |", "|---|---|---|---|"]
+    lines += ["| Recipe | Change | Tier | Rank in its model–GPU pair | Quality vs reference |", "|---|---|---|---|---|"]
     return lines + [_delta_row(c) for c in delta]
 
 
@@ -204,7 +204,8 @@ _TABLE_HEAD = {
                  "Against the best on its model × GPU | Rank |", "|---|---|---|--:|--:|--:|---|---|---|"],
     "inference": ["#### Inference board (claimed figures where the tier is T0)", "",
                   "| Recipe | Change | Tier | Decode tok/s | Prefill tok/s | TTFT ms | Against the base | "
-                  "Against the best on its model × GPU | Rank |", "|---|---|---|--:|--:|--:|---|---|---|"],
+                  "Against the best on its model × GPU | Rank | Quality vs reference |",
+                  "|---|---|---|--:|--:|--:|---|---|---|---|"],
 }
 Row = Mapping[str, Any]
 
@@ -286,7 +287,7 @@ def _entry_row(c: BoardChange, base: Mapping[str, tuple[str, Row]], head: Mappin
     if c.change == "removed":
         tier, rank = f"~~{c.base_tier}~~", f"~~{_rank(c.base_rank, c.base_rank_of)}~~"
         return _table_of(board), (f"| `{_cell(c.recipe)}` | removed | {tier}{reasons} | {figures} | removed | — | "
-                                  f"{rank} |")
+                                  f"{rank} |" + _quality_cell(board, row))
     headline = row.get(_HEADLINE.get(board, ""))
     if before is None:
         against_base = "new"
@@ -314,7 +315,11 @@ def _entry_row(c: BoardChange, base: Mapping[str, tuple[str, Row]], head: Mappin
     old_rank, new_rank = _rank(c.base_rank, c.base_rank_of), _rank(c.rank, c.rank_of)
     rank = new_rank if c.change == "new" or old_rank == new_rank else f"{old_rank} → {new_rank}"
     return _table_of(board), (f"| `{_cell(c.recipe)}` | {c.change} | {tier}{reasons} | {figures} | "
-                              f"{_cell(against_base)} | {against_best} | {rank} |")
+                              f"{_cell(against_base)} | {against_best} | {rank} |" + _quality_cell(board, row))
+
+
+def _quality_cell(board: str, row: Row) -> str:
+    return "" if board == "training" else f" {_cell(quality_display(row) or '—')} |"
 
 
 def _table_of(board: str) -> str:

@@ -40,6 +40,11 @@ def _paths(document: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
+def _models(document: Mapping[str, Any]) -> dict[str, str]:
+    """Recipe id -> its model, from every board row."""
+    return {row["recipe"]: row["model"] for rows in document.get("boards", {}).values() for row in rows}
+
+
 def _recipe_arg(paths: Mapping[str, str], recipe: str) -> str:
     return _quote(paths.get(recipe, f"recipes/…/{recipe}.yaml"))
 
@@ -68,9 +73,13 @@ def wanted_items(document: Mapping[str, Any], kind: Optional[str] = None) -> dic
                 f"orv add-run --from {RUN_FORMATS[item['kind']]} OUTPUT --recipe "
                 f"{_recipe_arg(paths, item['recipe'])} --sign-with KEY")})
     if kind in (None, "inference"):
+        models = _models(document)
         for item in wanted.get("quality", []):
-            out["quality"].append({**item, "command": f"orv add-run --from lm-eval DIR --recipe "
-                                                      f"{_recipe_arg(paths, item['recipe'])}"})
+            entry = {**item, "command": f"orv add-run --from lm-eval DIR --recipe {_recipe_arg(paths, item['recipe'])}"}
+            if item.get("status") == "no-reference":  # the model needs its reference run first (docs/quality.md)
+                entry["reference_command"] = (f"orv add-run --from lm-eval DIR --reference-for "
+                                              f"{_quote(models.get(item['recipe'], 'MODEL'))} --quant bf16")
+            out["quality"].append(entry)
     return out
 
 
@@ -103,6 +112,8 @@ def render_text(items: Mapping[str, list[dict[str, Any]]]) -> str:
         lines.append(f"{title}: {len(entries)}" + ("" if entries else " (none)"))
         for item in entries:
             lines.append(f"  {_label(section, item)}")
+            if "reference_command" in item:
+                lines.append(f"    first the model's reference: $ {item['reference_command']}")
             lines.append(f"    $ {item['command']}")
         lines.append("")
     lines.append("GPUS, TP, PP, OUTPUT, DIR and KEY are yours to fill in; `orv new --help` and "
