@@ -194,3 +194,24 @@ def test_pre_existing_findings_are_counted_not_listed() -> None:
     text = summary.render_markdown(with_board)
     assert text.index("### Findings") < text.index("### Board changes")  # findings first
     assert text.endswith("### Board changes\n\nNo entry's tier or rank changes.\n")
+
+
+@needs_ssh_keygen
+def test_pull_request_mode_reads_the_measurers_file_for_a_signed_run(tmp_path: Path) -> None:
+    """The neighbourhood of a new signed run includes measurers/allowed_signers (else: a false ORV222)."""
+    from tests.testing.checking import check, found
+
+    repo = main_branch(tmp_path)
+    key = keygen(tmp_path, "lab-b")
+    register(repo, ("lab-b", key))
+    write_recipe(repo, training_recipe("qwen3-8-27b-h100-tp1-pp4-dp2", 1480.4))
+    commit_all(repo, "main", "2026-10-18T10:00:00+00:00")
+    git(repo, "checkout", "-q", "-b", "pr")
+    recipe = training_recipe("qwen3-8-27b-h100-tp2-pp2-dp2", 1612.0, layout={"tp": 2, "pp": 2, "dp": 2})
+    ref = store_run(repo, training_run(recipe, measured_by="lab-b"))
+    sign(repo, ref, key)
+    recipe["runs"] = [ref]
+    write_recipe(repo, recipe)
+    commit_all(repo, "a signed run", "2026-10-19T10:00:00+00:00")
+    evaluation = check(repo)  # the neighbourhood and the whole registry must decide alike
+    assert evaluation.partial and found(evaluation) == []
