@@ -221,7 +221,8 @@ def test_a_passing_pull_request(tmp_path: Path) -> None:
     entries = {e["recipe"]: e for e in json.loads(run.outputs["entries"])}
     assert (entries[rid]["change"], entries[rid]["rank"], entries[rid]["rank_of"]) == ("new", 1, 2)
     assert "✅ orv: the pull request passes" in run.summary
-    assert f"| `{rid}` | new | {tiers[rid]} | 1 of 2 |" in run.summary
+    assert f"| `{rid}` | new | {tiers[rid]} [" in run.summary and "+8.9% vs `qwen3-8-27b-h100-tp1-pp4-dp2`" in run.summary
+    assert "| 1 of 2 |" in run.summary
     assert "### Findings" not in run.summary
 
 
@@ -500,8 +501,10 @@ def test_the_summary_stays_under_githubs_one_mebibyte_limit() -> None:
     text = summary.render_markdown(report)
     assert len(text.encode()) < summary.SUMMARY_LIMIT
     shown = text.count("| error | ORV604 |")
-    assert 1000 < shown < 20_000
+    assert shown == summary.FINDINGS_SHOWN  # findings first, capped: the step log lists them all
     assert f"{20_000 - shown} more findings not shown" in text
+    tight = summary.render_markdown(report, budget=64 * 1024)  # the byte budget binds before the cap
+    assert len(tight.encode()) < 64 * 1024 and 0 < tight.count("| error | ORV604 |") < summary.FINDINGS_SHOWN
     small = summary.render_markdown(summary.PullRequestReport(_many(30), (), 0, "main", "a" * 40, (), (), ()))
     assert small.count("| error | ORV604 |") == 30 and "not shown" not in small
 

@@ -202,10 +202,11 @@ def test_schema_rejects_what_seed_004_got_wrong() -> None:
                        "ratio": None, "n": None, "status": "missing"},
            "concurrency": 1, "prefill_tok_s": None, "decode_tok_s": 41.47, "ttft_ms": None, "stddev": None,
            "slot_ceiling": None, "tool": "bench", "tool_version": "0.8.0", "method_ref": None,
-           "measured_by": "k", "run_id": None, "run_sha": "a" * 64, "run_file": f"runs/aa/{'a' * 64}.json"}
+           "measured_by": "k", "rank": 1, "rank_of": 1, "run_id": None, "run_sha": "a" * 64, "run_file": f"runs/aa/{'a' * 64}.json"}
     doc = {"meta": {"schema": BOARDS_SCHEMA_ID, "tiers": [], "updated_at": None, "source_commit": None,
                     "rounding": {}, "counts": {"training": 0, "measured": 1, "claimed": 0, "models": 0, "runs": 0}},
-           "boards": {"measured": [row], "claimed": [], "training": []}, "models": [], "runs": []}
+           "boards": {"measured": [row], "claimed": [], "training": []}, "models": [], "runs": [],
+           "wanted": {"models": [], "reproductions": [], "quality": []}}
     assert schemas.validate("boards", doc) == []
     no_run = {**row, "tool": None, "run_file": None}
     repeated = {**doc, "boards": {**doc["boards"], "measured": [row, row]}}
@@ -545,8 +546,8 @@ def seed000_mismatches(doc: dict[str, Any], catalog: Catalog, rows: list[SeedRow
             problems.append(f"{name}: {entry['recipes']} recipes newest {entry['newest']}, "
                             f"seed {seed.recipes} newest {seed.newest}")
         ours_by_gpu = {g["gpu"]: g for g in entry["gpus"]}
-        for label in seed.no_recipe:
-            if _id_of(label, gpu_ids) in ours_by_gpu:
+        for label in seed.no_recipe:  # an empty cell ("No recipe yet") is a row with recipe null
+            if (ours_by_gpu.get(_id_of(label, gpu_ids) or "") or {}).get("recipe") is not None:
                 problems.append(f"{name} {label}: seed has no recipe, the board has one")
         for label, pair in seed.pairs.items():
             ours = ours_by_gpu.get(_id_of(label, gpu_ids) or "")

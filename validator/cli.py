@@ -593,6 +593,25 @@ def site_cmd(directory: str, boards_file: str | None, root: str | None) -> None:
     click.echo(f"{directory}: {len(files):,} files, {sum(map(len, files.values())):,} bytes")
 
 
+@cli.command("wanted")
+@click.option("--kind", type=click.Choice(["training", "inference"]), default=None,
+              help="Only the lists for one kind of recipe (default: both).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--root", type=click.Path(file_okay=False, exists=True), default=None,
+              help="Registry root (default: found from the current folder).")
+def wanted_cmd(kind: str | None, fmt: str, root: str | None) -> None:
+    """Where a contribution counts: models and GPUs with no training recipe yet, T2 recipes waiting for an
+    independent reproduction, recipes waiting for quality evidence — each with the command that starts it.
+
+    The same lists as boards/boards.json's `wanted` object (docs/boards.md), from the registry as it is now.
+    """
+    from validator.engine import analyse, find_root
+    from validator.report import wanted
+
+    root = os.path.abspath(root) if root else find_root(".")
+    click.echo(wanted.render(wanted.document_for(analyse(root)), kind, fmt), nl=False)
+
+
 @cli.group("import")
 def import_group() -> None:
     """Import a legacy source: recipes and run files into the registry, and an import report."""

@@ -380,6 +380,7 @@ class WorkloadSpec(_Catalog):
     global_batch: int
     dtype: str
     warmup_steps: int
+    gpus: tuple[str, ...] = ()  # the protocol's GPU set, in order: the boards' columns (empty cells included)
     mfu_ceiling_dense: float = 0.65
     mfu_ceiling_moe: float = 0.5
     convergence: Optional[Convergence] = None

@@ -141,6 +141,8 @@ class Catalog:
     models: Mapping[str, ModelSpec] = field(default_factory=dict)
     workloads: Mapping[str, WorkloadSpec] = field(default_factory=dict)
     starting_points: tuple[StartingPoint, ...] = ()
+    # catalog/models.yaml's own order (`models` is sorted by id): the boards' wanted list follows it
+    model_order: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 from validator.models import Component, InferenceRecipe, Recipe, RunMeta, TrainingRecipe
 from validator.quality.status import DEFAULT_TASK, QualityResult
 from validator.registry import Catalog, RecipeEntry, RunEntry, Snapshot
+from validator.quality.status import needs_quality, reference_quant
 from validator.science.physics import cost_per_1m, implied_mfu
 from validator.tiers import TIER_MEANINGS, TierResult
 
@@ -192,6 +193,47 @@ def _starting_point(pair_items: Sequence[_TrainingItem], catalog: Catalog, pair:
     return {"tok_s_per_gpu": fixed(point.tokens_per_s_per_gpu, "tok_s"), "recipe": None, "source": point.source}
 
 
+def _filled_cell(pair: tuple[str, str, str], pair_items: Sequence[_TrainingItem], catalog: Catalog, top: float
+                 ) -> dict[str, Any]:
+    best = _fastest_first(pair_items)[0]
+    hardware = catalog.hardware.get(best.recipe.hardware.gpu)
+    start = _starting_point(pair_items, catalog, pair)
+    gain = ((best.tok_s / start["tok_s_per_gpu"] - 1.0) * 100.0 if start and start["tok_s_per_gpu"] else None)
+    return {
+        "gpu": pair[1],
+        "gpu_name": hardware.name if hardware else pair[1],
+        "workload": pair[2],
+        "recipe": best.recipe.id,
+        "recipes": len(pair_items),
+        "tok_s_per_gpu": best.tok_s,
+        "gpus": best.recipe.hardware.count,
+        "cost_per_1m": fixed(cost_per_1m(hardware.price_per_gpu_hour if hardware else None, best.tok_s), "usd"),
+        "vs_fastest": fixed(best.tok_s / top if top else None, "ratio"),
+        "starting_point": start,
+        "gain_pct": fixed(gain, "pct"),
+    }
+
+
+def empty_cell(gpu: str, workload: str, catalog: Catalog) -> dict[str, Any]:
+    """A GPU of the workload's protocol with no recipe yet: the cell seed 000 prints "No recipe yet"."""
+    hardware = catalog.hardware.get(gpu)
+    return {"gpu": gpu, "gpu_name": hardware.name if hardware else gpu, "workload": workload, "recipe": None,
+            "recipes": 0, "tok_s_per_gpu": None, "gpus": None, "cost_per_1m": None, "vs_fastest": None,
+            "starting_point": None, "gain_pct": None}
+
+
+def protocol_gpus(catalog: Catalog, workload: str) -> tuple[str, ...]:
+    """The GPUs the workload's protocol is measured on, in its order (catalog/workloads.yaml `gpus`)."""
+    spec = catalog.workloads.get(workload)
+    return tuple(spec.gpus) if spec is not None else ()
+
+
+def _cell_order(catalog: Catalog, workload: str, with_recipes: Iterable[str]) -> list[str]:
+    """Every protocol GPU in the protocol's order, then any other GPU with a recipe, by id."""
+    protocol = protocol_gpus(catalog, workload)
+    return list(protocol) + sorted(set(with_recipes) - set(protocol))
+
+
 def _model_entries(items: Sequence[_TrainingItem], catalog: Catalog) -> list[dict[str, Any]]:
     by_model: dict[str, list[_TrainingItem]] = {}
     for item in items:
@@ -208,28 +250,11 @@ def _model_entries(items: Sequence[_TrainingItem], catalog: Catalog) -> list[dic
             best = _fastest_first(pair_items)[0].tok_s
             model_best[pair[2]] = max(model_best.get(pair[2], 0.0), best)
         gpus = []
-        for pair in sorted(pairs, key=lambda p: (p[1], p[2])):
-            pair_items = pairs[pair]
-            best = _fastest_first(pair_items)[0]
-            hardware = catalog.hardware.get(best.recipe.hardware.gpu)
-            start = _starting_point(pair_items, catalog, pair)
-            gain = ((best.tok_s / start["tok_s_per_gpu"] - 1.0) * 100.0
-                    if start and start["tok_s_per_gpu"] else None)
-            top = model_best[pair[2]]
-            gpus.append({
-                "gpu": pair[1],
-                "gpu_name": hardware.name if hardware else pair[1],
-                "workload": pair[2],
-                "recipe": best.recipe.id,
-                "recipes": len(pair_items),
-                "tok_s_per_gpu": best.tok_s,
-                "gpus": best.recipe.hardware.count,
-                "cost_per_1m": fixed(cost_per_1m(hardware.price_per_gpu_hour if hardware else None, best.tok_s),
-                                     "usd"),
-                "vs_fastest": fixed(best.tok_s / top if top else None, "ratio"),
-                "starting_point": start,
-                "gain_pct": fixed(gain, "pct"),
-            })
+        for workload in sorted(model_best):
+            for gpu in _cell_order(catalog, workload, (p[1] for p in pairs if p[2] == workload)):
+                pair = (model_id, gpu, workload)
+                gpus.append(_filled_cell(pair, pairs[pair], catalog, model_best[workload]) if pair in pairs
+                            else empty_cell(gpu, workload, catalog))
         out.append({
             "model": model_id,
             "model_name": spec.name if spec else model_id,
@@ -241,6 +266,64 @@ def _model_entries(items: Sequence[_TrainingItem], catalog: Catalog) -> list[dic
             "gpus": gpus,
         })
     return out
+
+
+# --------------------------------------------------------------------------- what is wanted
+
+
+def wanted_models(catalog: Catalog, trained: Iterable[str]) -> list[dict[str, Any]]:
+    """Catalog models with no training recipe, grouped by family: families in the order of their first
+    such model in catalog/models.yaml, models in file order within a family (the catalog lists seed
+    000's "Wanted" models in the seed's order, so the import reproduces its list)."""
+    have = set(trained)
+    families: dict[str, list[dict[str, Any]]] = {}
+    order = [m for m in catalog.model_order if m in catalog.models]
+    for model_id in order + sorted(set(catalog.models) - set(order)):
+        spec = catalog.models[model_id]
+        if model_id not in have:
+            families.setdefault(spec.family, []).append(
+                {"model": model_id, "model_name": spec.name, "family": spec.family})
+    return [entry for members in families.values() for entry in members]
+
+
+def wanted_reproductions(rows: Iterable[Mapping[str, Any]], kind: str) -> list[dict[str, Any]]:
+    """Every board row at T2, with what T3 still needs (its tier reasons)."""
+    return [{"recipe": row["recipe"], "kind": kind, "tier": row["tier"], "needs": list(row["tier_reasons"])}
+            for row in rows if row.get("tier") == "T2"]
+
+
+def quality_needs(snapshot: Snapshot, rows: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
+    """Inference recipe id -> why it needs quality evidence (docs/quality.md; empty: it serves the model
+    as the reference does): the rule the tiers' quality gate applies, for the task its row's status is of."""
+    tasks = {row["recipe"]: row["quality"].get("task") for row in rows if isinstance(row.get("quality"), Mapping)}
+    out: dict[str, list[str]] = {}
+    found = [(e, r) for e, r in snapshot.valid_recipes() if isinstance(r, InferenceRecipe)]
+    for _, recipe in _unique_by_id(found):
+        assert isinstance(recipe, InferenceRecipe)
+        if recipe.id in tasks:
+            spec = snapshot.catalog.models.get(recipe.model)
+            out[recipe.id] = needs_quality(recipe, reference_quant(snapshot.runs, spec, tasks[recipe.id] or ""))
+    return out
+
+
+def wanted_quality(rows: Iterable[Mapping[str, Any]], needs: Mapping[str, Sequence[str]]) -> list[dict[str, Any]]:
+    """Rows that need quality evidence and whose `quality` status (the row's field) is not `verified`."""
+    out = []
+    for row in rows:
+        quality, why = row.get("quality"), list(needs.get(row["recipe"], ()))
+        if isinstance(quality, Mapping) and why and quality.get("status") != "verified":
+            out.append({"recipe": row["recipe"], "status": quality.get("status"), "needs": why})
+    return sorted(out, key=lambda item: item["recipe"])
+
+
+def _wanted(catalog: Catalog, training: Sequence[Mapping[str, Any]], measured: Sequence[Mapping[str, Any]],
+            claimed: Sequence[Mapping[str, Any]], needs: Mapping[str, Sequence[str]]) -> dict[str, Any]:
+    reproductions = wanted_reproductions(training, "training") + wanted_reproductions(measured, "inference")
+    return {
+        "models": wanted_models(catalog, (row["model"] for row in training)),
+        "reproductions": sorted(reproductions, key=lambda item: (item["kind"], item["recipe"])),
+        "quality": wanted_quality(list(measured) + list(claimed), needs),
+    }
 
 
 # --------------------------------------------------------------------------- inference
@@ -347,8 +430,24 @@ def _inference_rows(snapshot: Snapshot, tiers: Mapping[str, TierResult]
             if tier.tier != "T0":  # a tier above T0 always names its runs; never show T1+ without one
                 tier = TierResult("T0", ("no readable run file on record",), quality=tier.quality)
             claimed.append(_claimed_row(entry, recipe, tier, snapshot.catalog))
+    _rank_inference(measured, "decode_tok_s")
+    _rank_inference(claimed, "claimed_tok_s")
     key = lambda row: (row["model"], row["gpu"], row["gpus"], row["quant"], row["recipe"])  # noqa: E731
     return sorted(measured, key=key), sorted(claimed, key=key)
+
+
+def _rank_inference(rows: list[dict[str, Any]], figure: str) -> None:
+    """`rank`/`rank_of` within the model × GPU pair of one inference board, by decode tok/s (1 = fastest);
+    equal figures share a rank and a row without the figure ranks after every row with one."""
+    pairs: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        pairs.setdefault((row["model"], row["gpu"]), []).append(row)
+    for members in pairs.values():
+        for row in members:
+            mine = row[figure]
+            row["rank"] = 1 + sum(1 for other in members
+                                  if other[figure] is not None and (mine is None or other[figure] > mine))
+            row["rank_of"] = len(members)
 
 
 # --------------------------------------------------------------------------- runs
@@ -410,6 +509,8 @@ def build(snapshot: Snapshot, tiers: Mapping[str, TierResult], stamp: GitStamp) 
         "boards": {"measured": measured, "claimed": claimed, "training": training},
         "models": _model_entries(items, snapshot.catalog),
         "runs": runs,
+        "wanted": _wanted(snapshot.catalog, training, measured, claimed,
+                          quality_needs(snapshot, measured + claimed)),
     }
 
 

@@ -113,6 +113,7 @@ def _load_catalog(root: str, files: set[str], out: Collector, documents: dict[st
     catalog = Catalog(
         hardware=build("catalog-hardware", "hardware", GpuSpec),
         models=build("catalog-models", "models", ModelSpec),
+        model_order=tuple((parts.get("catalog-models", {}).get("models", {}) or {}).keys()),
         workloads=build("catalog-workloads", "workloads", WorkloadSpec),
         starting_points=tuple(p for p in (typed("catalog-starting-points", ("starting_points", i), StartingPoint, v)
                                           for i, v in enumerate(points)) if p is not None),

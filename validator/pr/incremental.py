@@ -46,7 +46,7 @@ from validator.load.pipeline import (
 from validator.pr.base import load_at_base, subtract_base
 from validator.pr.change import on_snapshot
 from validator.pr.neighbourhood import Keys, keys_of, neighbourhood, path_keys
-from validator.registry import CATALOG_FILES, REGISTRY_DIRS, Catalog, Snapshot, classify
+from validator.registry import CATALOG_FILES, REGISTRY_DIRS, SIGNERS_PATH, Catalog, Snapshot, classify
 
 
 def evaluate_change(config: Config) -> Evaluation | None:
@@ -76,6 +76,8 @@ def evaluate_change(config: Config) -> Evaluation | None:
     base_keys = _base_keys(base_files, changed, index, loader)
     head_keys = {rel: _keys(rel, loader.head.get(rel)) for rel, c in changed.items() if c.present_at_head}
     near = neighbourhood(base_keys, head_keys, changed)
+    # the measurers file decides every signature (ORV222, T3): it is part of any neighbourhood
+    near |= {SIGNERS_PATH} & (head_files | set(base_files))
     # Every recipe's quality status is judged against its model's reference run (docs/quality.md):
     # the catalog is unchanged here, so those few runs are loaded as they are on both sides.
     near |= {run_path(ref.split(":", 1)[-1]) for spec in catalog.models.values()

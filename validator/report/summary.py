@@ -1,26 +1,28 @@
 """The pull request's job summary (Markdown) and step outputs: findings, waivers and the board delta
-(validator/boards/delta.py computes it)."""
+(validator/boards/delta.py computes it), with each changed entry's tier and reasons, figures, change
+against the base and the best of its model × GPU, rank, and the run files behind it (docs/pull-requests.md)."""
 
 from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import dataclass
-from typing import Any, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping, Optional
 
-from validator.boards.delta import (
-    BoardChange,
-    base_board_document,
-    board_delta,
-    board_document,
-)
+from validator.boards.delta import BoardChange, base_board_document, board_delta, board_document, quality_display
 from validator.checks.pr import GATE_FILES
 from validator.diagnostics import Diagnostic, Result, Severity
 from validator.evaluation import Evaluation
+from validator.registry import Snapshot
 from validator.report.github import ANNOTATIONS_PER_LEVEL
+from validator.signing import signer
 
 SUMMARY_LIMIT = 1024 * 1024  # GitHub refuses a step summary larger than 1 MiB
 SUMMARY_BUDGET = SUMMARY_LIMIT - 32 * 1024  # what orv writes; the rest is margin for the closing lines
+# A maintainer reads a few hundred findings at most; the step log and `orv check --base` list them all.
+FINDINGS_SHOWN = 500
+# The board changes and their evidence stay within this much (a 1,000-recipe pull request fits whole).
+BOARD_BUDGET = 512 * 1024
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTICE: "notice"}
 
 
@@ -39,6 +41,41 @@ class PullRequestReport:
     changed_files: tuple[str, ...]
     gate_files: tuple[str, ...]  # changed files that define the check itself
     delta: tuple[BoardChange, ...] | None  # None without --base
+    base_board: Mapping[str, Any] | None = None  # the two boards documents the delta compares
+    head_board: Mapping[str, Any] | None = None
+    evidence: Mapping[str, tuple[RunEvidence, ...]] = field(default_factory=dict)  # recipe id -> its runs
+
+
+@dataclass(frozen=True)
+class RunEvidence:
+    """One run file a changed recipe lists, as the summary shows it."""
+
+    run_file: str
+    tool: str | None  # name and version; None when the file is missing or unreadable
+    measured_by: str | None
+    signed_by: str | None  # the registered measurer whose valid signature it carries
+    present: bool
+
+
+def run_evidence(snapshot: Snapshot, recipe_ids: Iterable[str],
+                 signed: Callable[[Snapshot, str], Optional[str]] = signer) -> dict[str, tuple[RunEvidence, ...]]:
+    """The run files each recipe lists, with tool, measurer and signature (validator/signing.py)."""
+    wanted = set(recipe_ids)
+    out: dict[str, tuple[RunEvidence, ...]] = {}
+    for _, recipe in snapshot.valid_recipes():
+        if recipe.id not in wanted or recipe.id in out:
+            continue
+        runs = []
+        for digest in recipe.run_digests:
+            run = snapshot.runs.get(digest)
+            meta = run.meta if run is not None else None
+            runs.append(RunEvidence(
+                run.path if run is not None else f"runs/{digest[:2]}/{digest}.json",
+                f"{meta.tool.name} {meta.tool.version}" if meta is not None else None,
+                meta.measured_by if meta is not None else None,
+                signed(snapshot, digest) if meta is not None else None, run is not None))
+        out[recipe.id] = tuple(runs)
+    return out
 
 
 def build(evaluation: Evaluation) -> PullRequestReport:
@@ -46,16 +83,21 @@ def build(evaluation: Evaluation) -> PullRequestReport:
     change = evaluation.change
     delta = None
     changed: tuple[str, ...] = ()
+    base_board = head_board = None
+    evidence: dict[str, tuple[RunEvidence, ...]] = {}
     if change is not None:
         changed = tuple(c.path for c in change.files)
         edited = {entry.id for entry in evaluation.snapshot.recipes if entry.path in change.head_paths and entry.id}
-        delta = tuple(board_delta(base_board_document(evaluation),
-                                  board_document(evaluation.snapshot, evaluation.found), edited))
+        base_board = base_board_document(evaluation)
+        head_board = board_document(evaluation.snapshot, evaluation.found)
+        delta = tuple(board_delta(base_board, head_board, edited))
+        evidence = run_evidence(evaluation.snapshot, (c.recipe for c in delta if c.change != "removed"))
     return PullRequestReport(
         result=evaluation.result, waived=evaluation.waived, pre_existing=len(evaluation.pre_existing),
         base_ref=change.base_ref if change is not None else None,
         base_commit=change.base_commit if change is not None else None,
-        changed_files=changed, gate_files=tuple(p for p in changed if p.startswith(GATE_FILES)), delta=delta)
+        changed_files=changed, gate_files=tuple(p for p in changed if p.startswith(GATE_FILES)), delta=delta,
+        base_board=base_board, head_board=head_board, evidence=evidence)
 
 
 def _count(diagnostics: Iterable[Diagnostic], severity: Severity) -> int:
@@ -135,6 +177,7 @@ def _delta_row(c: BoardChange) -> str:
 
 
 def _delta_lines(delta: tuple[BoardChange, ...] | None) -> list[str]:
+    """The compact table, for a report built without the two boards documents."""
     if delta is None:
         return []
     lines = ["", "### Board changes", ""]
@@ -144,10 +187,255 @@ def _delta_lines(delta: tuple[BoardChange, ...] | None) -> list[str]:
     return lines + [_delta_row(c) for c in delta]
 
 
+# --------------------------------------------------------------------------- the entries, with their numbers
+
+_HEADLINE = {"training": "tok_s_per_gpu", "measured": "decode_tok_s", "claimed": "claimed_tok_s"}
+_FIGURES = {  # board -> (column title with its unit, row field, kind of figure)
+    "training": (("Tokens/s/GPU", "tok_s_per_gpu", "num"), ("$/1M tokens", "cost_per_1m", "usd"),
+                 ("MFU", "mfu", "fraction")),
+    "measured": (("Decode tok/s", "decode_tok_s", "num"), ("Prefill tok/s", "prefill_tok_s", "num"),
+                 ("TTFT ms", "ttft_ms", "num")),
+    "claimed": (("Decode tok/s", "claimed_tok_s", "num"), ("Prefill tok/s", "claimed_prefill_tok_s", "num"),
+                ("TTFT ms", "claimed_ttft_ms", "num")),
+}
+_TABLE_HEAD = {
+    "training": ["#### Training board", "",
+                 "| Recipe | Change | Tier | Tokens/s/GPU | $/1M tokens | MFU | Against the base | "
+                 "Against the best on its model × GPU | Rank |", "|---|---|---|--:|--:|--:|---|---|---|"],
+    "inference": ["#### Inference board (claimed figures where the tier is T0)", "",
+                  "| Recipe | Change | Tier | Decode tok/s | Prefill tok/s | TTFT ms | Against the base | "
+                  "Against the best on its model × GPU | Rank | Quality vs reference |",
+                  "|---|---|---|--:|--:|--:|---|---|---|---|"],
+}
+Row = Mapping[str, Any]
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _num(value: Any) -> str:
+    if not _is_number(value):
+        return "—"
+    return f"{value:,.1f}" if abs(value) >= 100 else f"{value:,.2f}"
+
+
+def _figure(value: Any, kind: str) -> str:
+    if not _is_number(value):
+        return "—"
+    if kind == "usd":
+        return f"${value:,.2f}"
+    if kind == "fraction":
+        return f"{value * 100:.1f}%"
+    return _num(value)
+
+
+def _gain(new: Any, old: Any) -> str:
+    return f"{(new / old - 1.0) * 100.0:+.1f}%" if _is_number(new) and _is_number(old) and old else "—"
+
+
+def _indexed(document: Mapping[str, Any] | None) -> dict[str, tuple[str, Row]]:
+    """Recipe id -> (board name, row), first row wins (as delta.rows_by_recipe)."""
+    out: dict[str, tuple[str, Row]] = {}
+    boards = document.get("boards", {}) if isinstance(document, Mapping) else {}
+    for name, rows in (boards.items() if isinstance(boards, Mapping) else ()):
+        for row in rows if isinstance(rows, list) else ():
+            if isinstance(row, Mapping) and isinstance(row.get("recipe"), str):
+                out.setdefault(row["recipe"], (name, row))
+    return out
+
+
+def _pair(board: str, row: Row) -> tuple[Any, ...]:
+    return (board, row.get("model"), row.get("gpu")) + ((row.get("workload"),) if board == "training" else ())
+
+
+def _ranked_pairs(index: Mapping[str, tuple[str, Row]]) -> dict[tuple[Any, ...], list[tuple[float, str]]]:
+    """Pair -> [(headline, recipe)], fastest first: a board's best per model × GPU."""
+    out: dict[tuple[Any, ...], list[tuple[float, str]]] = {}
+    for recipe, (board, row) in index.items():
+        figure = row.get(_HEADLINE.get(board, ""))
+        if _is_number(figure):
+            out.setdefault(_pair(board, row), []).append((float(figure), recipe))
+    for members in out.values():
+        members.sort(key=lambda m: (-m[0], m[1]))
+    return out
+
+
+def _where(row: Row) -> str:
+    return f"{row.get('model_name') or row.get('model')} on {str(row.get('gpu') or '?').upper()}"
+
+
+@dataclass
+class _Notes:
+    """Tier reasons, numbered once for the whole summary (many entries share a reason)."""
+
+    reasons: dict[str, int] = field(default_factory=dict)
+
+    def refs(self, reasons: Iterable[Any]) -> str:
+        numbers = [self.reasons.setdefault(str(r), len(self.reasons) + 1) for r in reasons]
+        return " " + " ".join(f"[{n}]" for n in numbers) if numbers else ""
+
+
+def _entry_row(c: BoardChange, base: Mapping[str, tuple[str, Row]], head: Mapping[str, tuple[str, Row]],
+               base_best: Mapping[tuple[Any, ...], list[tuple[float, str]]],
+               head_best: Mapping[tuple[Any, ...], list[tuple[float, str]]], notes: _Notes) -> tuple[str, str]:
+    """(table, Markdown row) for one changed entry."""
+    board, row = head[c.recipe] if c.recipe in head else base[c.recipe]
+    before = base.get(c.recipe)
+    figures = " | ".join(_figure(row.get(key), kind) for _, key, kind in _FIGURES.get(board, _FIGURES["measured"]))
+    reasons = notes.refs(row.get("tier_reasons") or ())
+    if c.change == "removed":
+        tier, rank = f"~~{c.base_tier}~~", f"~~{_rank(c.base_rank, c.base_rank_of)}~~"
+        return _table_of(board), (f"| `{_cell(c.recipe)}` | removed | {tier}{reasons} | {figures} | removed | — | "
+                                  f"{rank} |" + _quality_cell(board, row))
+    headline = row.get(_HEADLINE.get(board, ""))
+    if before is None:
+        against_base = "new"
+    else:
+        old_board, old_row = before
+        old = old_row.get(_HEADLINE.get(old_board, ""))
+        if old_board != board:
+            against_base = f"{old_board} {_num(old)} → {board} {_num(headline)} ({_gain(headline, old)})"
+        elif old != headline:
+            against_base = f"{_num(old)} → {_num(headline)} ({_gain(headline, old)})"
+        else:
+            against_base = "figures unchanged"
+    # A new or edited entry is up against the base's best; an entry another change moved, against what moved it.
+    bests = head_best if c.change == "moved" else base_best
+    rivals = [m for m in bests.get(_pair(board, row), []) if m[1] != c.recipe]
+    if not rivals:
+        against_best = f"first for {_cell(_where(row))}"
+    else:
+        best, best_id = rivals[0]
+        against_best = f"{_gain(headline, best)} vs `{_cell(best_id)}` ({_num(best)})"
+    if c.change == "new" or c.tier == c.base_tier:
+        tier = c.tier or "—"
+    else:
+        tier = f"{c.base_tier or '—'} → {c.tier or '—'}"
+    old_rank, new_rank = _rank(c.base_rank, c.base_rank_of), _rank(c.rank, c.rank_of)
+    rank = new_rank if c.change == "new" or old_rank == new_rank else f"{old_rank} → {new_rank}"
+    return _table_of(board), (f"| `{_cell(c.recipe)}` | {c.change} | {tier}{reasons} | {figures} | "
+                              f"{_cell(against_base)} | {against_best} | {rank} |" + _quality_cell(board, row))
+
+
+def _quality_cell(board: str, row: Row) -> str:
+    return "" if board == "training" else f" {_cell(quality_display(row) or '—')} |"
+
+
+def _table_of(board: str) -> str:
+    return "training" if board == "training" else "inference"
+
+
+def _run_display(run: RunEvidence) -> str:
+    folder, _, name = run.run_file.rpartition("/")
+    short = f"{folder}/{name[:12]}…json" if len(name) > 20 else run.run_file
+    return f"`{_cell(short)}`"
+
+
+def _evidence_rows(recipe: str, runs: tuple[RunEvidence, ...]) -> list[str]:
+    if not runs:
+        return [f"| `{_cell(recipe)}` | none: a claim without a run file | — | — | — |"]
+    out = []
+    for run in runs:
+        tool = _cell(run.tool) if run.tool else ("unreadable" if run.present else "not in the registry")
+        signed = f"yes, by {_cell(run.signed_by)}" if run.signed_by else "no"
+        out.append(f"| `{_cell(recipe)}` | {_run_display(run)} | {tool} | {_cell(run.measured_by or '—')} | "
+                   f"{signed} |")
+    return out
+
+
+def _what_it_fills(delta: tuple[BoardChange, ...], base_doc: Mapping[str, Any], head: Mapping[str, tuple[str, Row]],
+                   base: Mapping[str, tuple[str, Row]]) -> list[str]:
+    """Wanted cells and models this pull request fills, T2 entries it reproduces, quality it verifies (#20)."""
+    wanted = base_doc.get("wanted") if isinstance(base_doc.get("wanted"), Mapping) else {}
+    wanted_models = {m.get("model") for m in wanted.get("models", ()) if isinstance(m, Mapping)}
+    empty_cells = {(m.get("model"), g.get("gpu")) for m in base_doc.get("models", ()) if isinstance(m, Mapping)
+                   for g in m.get("gpus", ()) if isinstance(g, Mapping) and g.get("recipe") is None}
+    trained_before = {(row.get("model"), row.get("gpu")) for board, row in base.values() if board == "training"}
+    models_before = {model for model, _ in trained_before}
+    lines: list[str] = []
+    firsts: dict[tuple[Any, Any], Row] = {}
+    for c in delta:
+        if c.change in ("new", "edited") and c.recipe in head and head[c.recipe][0] == "training":
+            row = head[c.recipe][1]
+            key = (row.get("model"), row.get("gpu"))
+            if key not in trained_before:
+                firsts.setdefault(key, row)
+    for key in sorted(firsts, key=str):
+        wanted_cell = key in empty_cells or key[0] in wanted_models
+        lines.append(f"- First recipe for **{_cell(_where(firsts[key]))}**"
+                     + (" — fills a wanted cell." if wanted_cell else "."))
+    for model in sorted({key[0] for key in firsts if key[0] not in models_before}, key=str):
+        name = next(row.get("model_name") for key, row in firsts.items() if key[0] == model)
+        lines.append(f"- **{_cell(str(name))}** gets its first training recipe"
+                     + (" and leaves the wanted list." if model in wanted_models else "."))
+    for c in delta:
+        if c.base_tier == "T2" and c.tier == "T3":
+            lines.append(f"- `{_cell(c.recipe)}` is reproduced: T2 → T3.")
+    return lines
+
+
+def _board_lines(r: PullRequestReport, budget: int) -> list[str]:
+    """The board section: what the PR fills, a table per board, the tier reasons, the evidence."""
+    assert r.delta is not None and r.base_board is not None and r.head_board is not None
+    base, head = _indexed(r.base_board), _indexed(r.head_board)
+    lines = ["", "### Board changes", ""]
+    if not r.delta:
+        return lines + ["No entry's tier or rank changes."]
+    fills = _what_it_fills(r.delta, r.base_board, head, base) + _quality_verified(r, head)
+    if fills:
+        lines += fills + [""]
+    notes = _Notes()
+    base_best, head_best = _ranked_pairs(base), _ranked_pairs(head)
+    tables: dict[str, list[str]] = {"training": [], "inference": []}
+    evidence: list[str] = []
+    used = sum(len(line.encode()) + 1 for line in lines) + 2048  # headings, reasons' numbers, closing line
+    left_out = 0
+    def table_first(c: BoardChange) -> tuple[bool, str]:
+        board = (head.get(c.recipe) or base.get(c.recipe) or ("", {}))[0]
+        return board != "training", c.recipe
+
+    for c in sorted(r.delta, key=table_first):  # reasons are numbered in the order the tables show them
+        table, row = _entry_row(c, base, head, base_best, head_best, notes)
+        runs = _evidence_rows(c.recipe, r.evidence.get(c.recipe, ())) if c.change != "removed" else []
+        size = sum(len(line.encode()) + 1 for line in [row] + runs)
+        if used + size + sum(len(reason) + 8 for reason in notes.reasons) > budget:
+            left_out += 1
+            continue
+        used += size
+        tables[table].append(row)
+        evidence += runs
+    for table, rows in tables.items():
+        if rows:
+            lines += _TABLE_HEAD[table] + rows + [""]
+    if notes.reasons:
+        lines += ["Why an entry has its tier (what the next tier needs):", ""]
+        lines += [f"- [{n}] {_cell(reason)}" for reason, n in notes.reasons.items()] + [""]
+    if evidence:
+        lines += ["#### Evidence", "", "| Recipe | Run file | Tool and version | Measured by | Signed |",
+                  "|---|---|---|---|---|"] + evidence
+    if left_out:
+        lines += ["", f"{left_out} more changed {'entry' if left_out == 1 else 'entries'} not shown (the summary stays under GitHub's 1 MiB); "
+                  "the step output `entries` lists every one."]
+    return lines
+
+
+def _quality_verified(r: PullRequestReport, head: Mapping[str, tuple[str, Row]]) -> list[str]:
+    def waiting(document: Mapping[str, Any] | None) -> set[Any]:
+        wanted = document.get("wanted") if isinstance(document, Mapping) else None
+        items = wanted.get("quality", ()) if isinstance(wanted, Mapping) else ()
+        return {q.get("recipe") for q in items if isinstance(q, Mapping)}
+    done = (waiting(r.base_board) - waiting(r.head_board)) & set(head)
+    return [f"- `{_cell(str(recipe))}` has verified quality evidence now." for recipe in sorted(done, key=str)]
+
+
 def render_markdown(r: PullRequestReport, budget: int = SUMMARY_BUDGET) -> str:
-    """The job summary: headline, context, every finding (within the size budget), the board delta."""
+    """The job summary: headline, context, findings (capped, within the size budget), the board changes."""
     head = [_headline(r), ""] + _context_lines(r)
-    tail = _delta_lines(r.delta)
+    if r.delta is not None and r.base_board is not None and r.head_board is not None:
+        tail = _board_lines(r, min(BOARD_BUDGET, budget // 2))
+    else:
+        tail = _delta_lines(r.delta)
     by_level = sorted(r.result.diagnostics, key=lambda d: (d.severity.rank, d.sort_key()))
     rows = [_finding_row(d) for d in by_level] + [_finding_row(d, waived=True) for d in r.waived]
     findings: list[str] = []
@@ -157,7 +445,7 @@ def render_markdown(r: PullRequestReport, budget: int = SUMMARY_BUDGET) -> str:
             "| Level | Code | Where | Finding | What to do |", "|---|---|---|---|---|"]
     used = sum(len(line.encode()) + 1 for line in head + tail + findings) + 512
     shown = 0
-    for row in rows:
+    for row in rows[:FINDINGS_SHOWN]:
         size = len(row.encode()) + 1
         if used + size > budget:
             break
@@ -165,8 +453,9 @@ def render_markdown(r: PullRequestReport, budget: int = SUMMARY_BUDGET) -> str:
         used += size
         shown += 1
     if shown < len(rows):
-        findings += ["", f"{_plural(len(rows) - shown, 'more finding')} not shown: a job summary is limited to "
-                     "1 MiB. The step log lists every finding; `orv check --base` reproduces them locally."]
+        findings += ["", f"{_plural(len(rows) - shown, 'more finding')} not shown here: the summary lists the first "
+                     f"{FINDINGS_SHOWN}. The step log lists every finding; `orv check --base` reproduces them "
+                     "locally."]
     return "\n".join(head + findings + tail) + "\n"
 
 

@@ -1,0 +1,129 @@
+"""`orv wanted`: where a contribution counts, from the boards document, with the command that starts each piece of work.
+
+Four lists (issue 20): models with no training recipe, GPUs of a training protocol with no recipe
+yet (the "No recipe yet" cells), T2 recipes waiting for an independent reproduction, and recipes
+waiting for quality evidence. The boards document (validator/boards/build.py) decides what is
+wanted; this module only adds the command and renders. Pure: document in, text out.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from typing import Any, Mapping, Optional
+
+from validator.boards.build import GitStamp, build
+from validator.registry import Analysis
+from validator.tiers import derive
+
+KINDS = ("training", "inference")
+# What `orv add-run --from` reads for each kind of run (validator/cli.py _ADAPTER_FORMATS).
+RUN_FORMATS = {"training": "megatron|nemo", "inference": "vllm|sglang"}
+NEW_TRAINING = "--count GPUS --framework NAME@VERSION --tp TP --pp PP"
+
+
+def document_for(analysis: Analysis) -> dict[str, Any]:
+    """The boards document `orv boards` would write for this registry (without the git stamp)."""
+    return build(analysis.snapshot, derive(analysis.snapshot, analysis.diagnostics), GitStamp())
+
+
+def _quote(value: Any) -> str:
+    return shlex.quote(str(value))
+
+
+def _paths(document: Mapping[str, Any]) -> dict[str, str]:
+    """Recipe id -> its file, from every board row."""
+    out: dict[str, str] = {}
+    for rows in document.get("boards", {}).values():
+        for row in rows:
+            out.setdefault(row["recipe"], row["path"])
+    return out
+
+
+def _models(document: Mapping[str, Any]) -> dict[str, str]:
+    """Recipe id -> its model, from every board row."""
+    return {row["recipe"]: row["model"] for rows in document.get("boards", {}).values() for row in rows}
+
+
+def _recipe_arg(paths: Mapping[str, str], recipe: str) -> str:
+    return _quote(paths.get(recipe, f"recipes/…/{recipe}.yaml"))
+
+
+def wanted_items(document: Mapping[str, Any], kind: Optional[str] = None) -> dict[str, list[dict[str, Any]]]:
+    """The wanted lists of a boards document, each item with `command`; `kind` keeps one kind's lists."""
+    wanted = document.get("wanted", {})
+    paths = _paths(document)
+    out: dict[str, list[dict[str, Any]]] = {section: [] for section in SECTIONS[kind]}
+    if kind in (None, "training"):
+        for item in wanted.get("models", []):
+            out["models"].append({**item, "command": f"orv new training --model {_quote(item['model'])} "
+                                                     f"--gpu GPU {NEW_TRAINING}"})
+        for model in document.get("models", []):
+            for cell in model["gpus"]:
+                if cell["recipe"] is not None:
+                    continue
+                out["cells"].append({
+                    "model": model["model"], "model_name": model["model_name"], "gpu": cell["gpu"],
+                    "gpu_name": cell["gpu_name"], "workload": cell["workload"],
+                    "command": (f"orv new training --model {_quote(model['model'])} --gpu {_quote(cell['gpu'])} "
+                                f"--workload {_quote(cell['workload'])} {NEW_TRAINING}")})
+    for item in wanted.get("reproductions", []):
+        if kind in (None, item["kind"]):
+            out["reproductions"].append({**item, "command": (
+                f"orv add-run --from {RUN_FORMATS[item['kind']]} OUTPUT --recipe "
+                f"{_recipe_arg(paths, item['recipe'])} --sign-with KEY")})
+    if kind in (None, "inference"):
+        models = _models(document)
+        for item in wanted.get("quality", []):
+            entry = {**item, "command": f"orv add-run --from lm-eval DIR --recipe {_recipe_arg(paths, item['recipe'])}"}
+            if item.get("status") == "no-reference":  # the model needs its reference run first (docs/quality.md)
+                entry["reference_command"] = (f"orv add-run --from lm-eval DIR --reference-for "
+                                              f"{_quote(models.get(item['recipe'], 'MODEL'))} --quant bf16")
+            out["quality"].append(entry)
+    return out
+
+
+SECTIONS = {None: ("models", "cells", "reproductions", "quality"), "training": ("models", "cells", "reproductions"),
+            "inference": ("reproductions", "quality")}
+_TITLES = {
+    "models": "Models with no training recipe",
+    "cells": "GPUs of the training protocol with no recipe yet",
+    "reproductions": "T2 recipes waiting for an independent reproduction (T3 needs a second measurer)",
+    "quality": "Recipes waiting for verified quality evidence",
+}
+
+
+def _label(section: str, item: Mapping[str, Any]) -> str:
+    if section == "models":
+        return f"{item['model_name']} ({item['family']})"
+    if section == "cells":
+        return f"{item['model_name']} on {item['gpu'].upper()} ({item['workload']})"
+    if section == "reproductions":
+        return f"{item['recipe']} ({item['kind']}, {item['tier']}): {'; '.join(item['needs'])}"
+    return f"{item['recipe']} (quality {item['status'] or 'unknown'}): {'; '.join(item['needs'])}"
+
+
+def render_text(items: Mapping[str, list[dict[str, Any]]]) -> str:
+    lines: list[str] = []
+    for section, title in _TITLES.items():
+        if section not in items:
+            continue
+        entries = items[section]
+        lines.append(f"{title}: {len(entries)}" + ("" if entries else " (none)"))
+        for item in entries:
+            lines.append(f"  {_label(section, item)}")
+            if "reference_command" in item:
+                lines.append(f"    first the model's reference: $ {item['reference_command']}")
+            lines.append(f"    $ {item['command']}")
+        lines.append("")
+    lines.append("GPUS, TP, PP, OUTPUT, DIR and KEY are yours to fill in; `orv new --help` and "
+                 "`orv add-run --help` say what each takes.")
+    return "\n".join(lines) + "\n"
+
+
+def render(document: Mapping[str, Any], kind: Optional[str] = None, fmt: str = "text") -> str:
+    """`orv wanted` output: text for a terminal, or JSON with the same lists and commands."""
+    items = wanted_items(document, kind)
+    if fmt == "json":
+        return json.dumps(items, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return render_text(items)
