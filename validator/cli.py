@@ -44,19 +44,24 @@ def cli() -> None:
               help="Append a Markdown report (findings, waivers, board changes) to FILE, e.g. $GITHUB_STEP_SUMMARY.")
 @click.option("--github-output", "outputs_file", type=click.Path(dir_okay=False), default=None,
               help="Append name=value outputs (errors, warnings, tiers of new entries) to FILE, e.g. $GITHUB_OUTPUT.")
+@click.option("--boards", "with_boards", is_flag=True,
+              help="Also compare boards/boards.json with a fresh regeneration (ORV7xx). Main's business: the "
+                   "boards workflow runs it; a contributor's branch never needs it.")
 def check_cmd(paths: tuple[str, ...], base: str | None, fmt: str | None, waive: tuple[str, ...],
               root: str | None, jobs: int | None, cache: bool, summary_file: str | None,
-              outputs_file: str | None) -> None:
+              outputs_file: str | None, with_boards: bool) -> None:
     """Check the registry; report findings in PATHS (default: everything)."""
     from validator.engine import Config, evaluate, find_root
     from validator.load.pipeline import default_jobs
     from validator.report import REPORTER_BY_NAME
 
+    if with_boards and base is not None:
+        raise click.UsageError("--boards checks main's boards file; a pull request (--base) never changes it")
     root = os.path.abspath(root) if root else find_root(paths[0] if paths else ".")
     rel_paths = tuple(_relative(root, p) for p in paths)
     reports = summary_file is not None or outputs_file is not None
     evaluation = evaluate(Config(root=root, paths=tuple(p for p in rel_paths if p), base=base,
-                                 waive=tuple(w.upper() for w in waive),
+                                 waive=tuple(w.upper() for w in waive), skip_boards=not with_boards,
                                  jobs=jobs or default_jobs(), progress=_progress_printer(), cache=cache,
                                  neighbourhood=not reports))  # the board delta needs every recipe
     if reports:
