@@ -183,3 +183,11 @@ def strip_samples(data: Any) -> Any:
     if isinstance(data, dict) and "samples" in data:
         return {k: v for k, v in data.items() if k != "samples"}
     return data
+
+
+def imported_paths(snapshot: Snapshot) -> frozenset[str]:
+    """Recipes and run files that `orv import` wrote (they carry a `provenance` block): what
+    `orv check` counts by code instead of listing, unless asked (--show-all)."""
+    recipes = {e.path for e in snapshot.recipes if isinstance(e.doc.data, dict) and "provenance" in e.doc.data}
+    runs = {r.path for r in snapshot.runs.values() if r.meta is not None and r.meta.provenance is not None}
+    return frozenset(recipes | runs)

@@ -182,8 +182,8 @@ def _translate(kind: str, error: "jsonschema.ValidationError") -> Iterator[Schem
             if kind.startswith("run-") and path == ("tool",) and name == "version":
                 # SPEC §6 names "tool version missing" as a pinning rule; report it as one.
                 yield SchemaIssue("ORV405", path, "run file's `tool` has no `version`",
-                                  "record the exact release of the tool that produced the run, e.g. "
-                                  "`\"version\": \"0.8.0\"`, and store the run again with `orv add-run`")
+                                  "record the exact release of the tool that produced the run, "
+                                  "`\"version\": \"<the exact release>\"`, and store the run again with `orv add-run`")
                 continue
             hint = f"add `{name}:` here (see schema/{SCHEMA_FILES[kind]})"
             if kind.startswith("recipe-") and tuple(path) == ("claimed",):
