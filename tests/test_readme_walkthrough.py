@@ -92,13 +92,15 @@ def _install_hook(clone: Path) -> bool:
 
 
 def _no_findings(clone: Path) -> None:
-    done = subprocess.run(["orv", "check", "--format", "json", "--show-all"], cwd=clone, env=_env(clone.parent),
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0 and json.loads(done.stdout)["findings"] == [], done.stdout
+    """Zero findings, in the working tree and as a pull request against main."""
+    for extra in ([], ["--base", "main"]):
+        done = subprocess.run(["orv", "check", "--format", "json", "--show-all", *extra], cwd=clone,
+                              env=_env(clone.parent), capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0 and json.loads(done.stdout)["findings"] == [], done.stdout
 
 
 def test_the_readme_walkthrough_runs_as_written(clone: Path) -> None:
-    shutil.copy(TOOLS / "vllm" / "serve-detailed.json", clone / "result.json")
+    shutil.copy(TOOLS / "vllm" / "serve-detailed.json", clone.parent / "result.json")
     hooked = _install_hook(clone)
     outputs = {}
     for command in readme_commands():
@@ -118,13 +120,13 @@ def test_the_readme_walkthrough_runs_as_written(clone: Path) -> None:
 
 
 def test_the_training_journey_with_a_megatron_log(clone: Path) -> None:
-    shutil.copy(TOOLS / "megatron" / "qwen3-8-27b-tp1-pp4-dp2.log", clone / "train.log")
+    shutil.copy(TOOLS / "megatron" / "qwen3-8-27b-tp1-pp4-dp2.log", clone.parent / "train.log")
     hooked = _install_hook(clone)
     _run(clone, "git switch -c qwen3-8-27b-h100-megatron")
     path = _run(clone, "orv new training --model qwen3.8-27b --gpu H100 --count 8 --pp 4 "
                        "--framework megatron-core@0.14.0 --author your-name").stdout.strip()
     assert path == "recipes/training/qwen3.8-27b/qwen3-8-27b-h100-tp1-pp4-dp2.yaml"
-    _run(clone, f"orv add-run train.log --from megatron --recipe {path} --write-recipe")
+    _run(clone, f"orv add-run ../train.log --from megatron --recipe {path} --write-recipe")
     _run(clone, "orv check")
     _run(clone, "git add recipes runs")
     commit = _run(clone, "git commit -m 'qwen3.8-27b on 8 H100, Megatron-Core 0.14.0'")
