@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.testing.checking import check, found
 from tests.testing.factories import add_training_run, recipe_text, registry_repo, training_recipe_path
 from tests.testing.git import commit_all, git, git_env
 from tests.testing.registry import write
@@ -96,6 +97,7 @@ def test_a_hand_forged_tier_fails_the_gate(tmp_path: Path, capsys: pytest.Captur
     assert '"code": "ORV609"' in out and '"severity": "error"' in out
     assert "ORV606" not in out  # one finding, the error, not a second warning about the same file
     assert "git checkout main -- boards/boards.json" in out
+    assert found(check(repo)) == ["ORV609 boards/boards.json:1"]  # the neighbourhood and the whole tree agree
 
 
 def test_adding_a_boards_file_in_a_pull_request_says_to_remove_it(tmp_path: Path,
