@@ -194,15 +194,19 @@ def hash_cmd(file: str, exact_bytes: bool) -> None:
 
 
 _ADAPTER_FORMATS = ("megatron", "nemo", "sglang", "vllm")  # validator.adapters.ADAPTER_BY_NAME, imported lazily
+_QUALITY_FORMATS = ("lm-eval",)  # validator.quality.add: an output directory or results file, not one file
 
 
 @cli.command("add-run")
-@click.argument("file", type=click.Path(exists=True, dir_okay=False, allow_dash=True))
+@click.argument("file", type=click.Path(exists=True, dir_okay=True, allow_dash=True))
 @click.option("--root", type=click.Path(file_okay=False, exists=True), default=None,
               help="Registry root (default: found from the current folder).")
-@click.option("--from", "fmt", type=click.Choice(_ADAPTER_FORMATS), default=None,
-              help="FILE is this tool's own output (Megatron-LM/NeMo log, vLLM result JSON, SGLang JSONL), "
+@click.option("--from", "fmt", type=click.Choice(_ADAPTER_FORMATS + _QUALITY_FORMATS), default=None,
+              help="FILE is this tool's own output (Megatron-LM/NeMo log, vLLM result JSON, SGLang JSONL; "
+                   "lm-eval: its --output_path directory or results_*.json, written with --log_samples), "
                    "not a run document. Default: detected from FILE.")
+@click.option("--reference-for", "reference_for", default=None, metavar="MODEL",
+              help="lm-eval only: store the run as MODEL's quality reference in catalog/models.yaml.")
 @click.option("--recipe", "recipe_path", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Take model, hardware, software, layout/serving, author and date from this recipe.")
 @click.option("--write-recipe/--no-write-recipe", default=None,
@@ -223,8 +227,7 @@ _ADAPTER_FORMATS = ("megatron", "nemo", "sglang", "vllm")  # validator.adapters.
 @click.option("--sign-with", "sign_key", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Sign the stored run with this SSH key (as `orv sign`).")
 def add_run_cmd(file: str, root: str | None, fmt: str | None, recipe_path: str | None, write_recipe: bool | None,
-                sign_key: str | None,
-                **flags: object) -> None:
+                reference_for: str | None, sign_key: str | None, **flags: object) -> None:
     """Store a run file under runs/ and print its sha256: reference.
 
     FILE is a run document (JSON, any key order or spacing), or a benchmark tool's own output
@@ -238,8 +241,28 @@ def add_run_cmd(file: str, root: str | None, fmt: str | None, recipe_path: str |
     from validator.errors import AddRunError
 
     root = os.path.abspath(root) if root else find_root(".")
-    raw = sys.stdin.buffer.read() if file == "-" else open(file, "rb").read()
     given = {k: v for k, v in flags.items() if v is not None}
+    if reference_for is not None and fmt not in _QUALITY_FORMATS:
+        raise click.UsageError("--reference-for needs --from lm-eval")
+    if fmt in _QUALITY_FORMATS:
+        from validator.quality.add import add as add_quality
+
+        try:
+            stored, notes = add_quality(root, file, recipe_path, given, reference_for)
+        except AddRunError as exc:
+            click.echo(REPORTER_BY_NAME["text"](exc.result), nl=False, err=True)
+            sys.exit(EXIT_FINDINGS)
+        for note in notes:
+            click.echo(f"note: {note}", err=True)
+        click.echo(f"sha256:{stored.digest}")
+        click.echo(f"{'stored' if stored.created else 'already stored'}: {stored.path}", err=True)
+        if recipe_path:  # a quality run is listed in `runs:` like any other (docs/quality.md)
+            _record_in_recipe(recipe_path, f"sha256:{stored.digest}", None, {},
+                              sys.stdout.isatty() if write_recipe is None else write_recipe)
+        return
+    if os.path.isdir(file):
+        raise click.UsageError(f"{file} is a directory; only --from lm-eval takes one")
+    raw = sys.stdin.buffer.read() if file == "-" else open(file, "rb").read()
     if write_recipe and not recipe_path:
         raise click.UsageError("--write-recipe needs --recipe PATH (the recipe this run backs)")
     if fmt is None:

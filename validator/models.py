@@ -321,6 +321,10 @@ class ModelSpec(_Catalog):
     aliases: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
     notes: Optional[str] = None
+    # Quality evidence (docs/quality.md): the reference quality run per lm-eval task, and the
+    # fraction of the reference a recipe must reach.
+    quality_reference: dict[str, str] = {}
+    quality_bound: Optional[float] = None
 
 
 class ReferencePoint(_Catalog):

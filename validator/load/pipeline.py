@@ -214,9 +214,11 @@ def validate_run_data(data: Any) -> list[schemas.SchemaIssue]:
         return [schemas.SchemaIssue("ORV104", (), "a run file must be a JSON object",
                                     "create run files with `orv add-run`")]
     kind = data.get("kind")
+    if kind == "quality":  # an accuracy evaluation (validator/quality/); its samples are per document
+        return schemas.validate("run-quality", data)
     if kind not in ("training", "inference"):
         return [schemas.SchemaIssue("ORV109" if "kind" in data else "ORV108", ("kind",),
-                                    f"run `kind` must be \"training\" or \"inference\", not {kind!r}",
+                                    f"run `kind` must be \"training\", \"inference\" or \"quality\", not {kind!r}",
                                     "set `kind` to the kind of the recipe this run backs")]
     schema_kind = f"run-{kind}"
     if "samples" in data and samples_fast_ok(kind, data["samples"]):
@@ -251,6 +253,15 @@ def load_run(root: str, rel: str, catalog: Catalog, out: Collector) -> RunFile |
     doc = Document(rel, data, text)
     meta = facts = None
     kind = data.get("kind") if isinstance(data, dict) else None
+    if kind == "quality":
+        issues = validate_run_data(data)
+        if issues:
+            out.schema_issues(doc, "run", issues)
+            return RunFile(rel, raw, doc, run_digest_from_path(rel), content_address(raw), canonical, None, None)
+        from validator.quality.verify import check as check_quality
+
+        quality = check_quality(data)[1]
+        return RunFile(rel, raw, doc, run_digest_from_path(rel), content_address(raw), canonical, None, None, quality)
     if kind in ("training", "inference") and samples_fast_ok(kind, data.get("samples", [])):
         meta = _validated(RunMeta, strip_samples(data), "run", doc, out)
     else:  # the samples (or the kind) look wrong: let jsonschema say exactly where
@@ -288,7 +299,7 @@ def _load_one(rel: str) -> FileResult:
         out.findings(check, check.func(run, catalog), single)
     # The bytes and samples go out of scope here: only the reduced entry is kept.
     return (RunEntry(rel, run.name_digest or "", run.actual_digest, run.canonical, run.meta, run.facts,
-                     len(run.raw)), out.diagnostics)
+                     len(run.raw), run.quality), out.diagnostics)
 
 
 def load_all(root: str, rels: list[str], catalog: Catalog, jobs: int,

@@ -23,6 +23,7 @@ SCHEMA_FILES = {
     "recipe-inference": "recipe-inference.schema.json",
     "run-training": "run-training.schema.json",
     "run-inference": "run-inference.schema.json",
+    "run-quality": "run-quality.schema.json",
     "catalog-hardware": "catalog-hardware.schema.json",
     "catalog-models": "catalog-models.schema.json",
     "catalog-workloads": "catalog-workloads.schema.json",
@@ -271,8 +272,8 @@ def _translate(kind: str, error: "jsonschema.ValidationError", names: CatalogNam
         return
     if validator == "pattern":
         template = _SLUG_HINTS.get(error.validator_value, f"must match {error.validator_value}")
-        hint = _catalog_hint(path, value, names) or template.format(suggestion=_slugify(str(value)),
-                                                                    dotted=_dotted_slug(str(value)))
+        hint = _catalog_hint(path, value, names) or (  # a pattern may hold {4}: no format()
+            template.replace("{suggestion}", _slugify(str(value))).replace("{dotted}", _dotted_slug(str(value))))
         yield SchemaIssue("ORV109", path, f"`{field}` has an invalid value {value!r}", hint)
         return
     if validator in ("enum", "const"):
