@@ -160,6 +160,13 @@ def _pre_commit() -> str:
     return found
 
 
+def test_pre_commit_accepts_the_config_and_the_manifest() -> None:
+    pre_commit = _pre_commit()
+    for command, path in (("validate-config", ".pre-commit-config.yaml"), ("validate-manifest", ".pre-commit-hooks.yaml")):
+        done = subprocess.run([pre_commit, command, str(ROOT / path)], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stdout + done.stderr
+
+
 def test_commits_through_the_shipped_pre_commit_config(tmp_path: Path) -> None:
     """Real pre-commit with the registry's own .pre-commit-config.yaml: a commit adding a recipe and
     its run passes although the boards are stale; a commit with a broken recipe is refused."""
