@@ -82,7 +82,7 @@ def evaluate_change(config: Config) -> Evaluation | None:
         head_out.findings(check, check.func(pr_change), head_documents)
     found = sorted_unique(head_out.diagnostics)
     base_found = sorted_unique(base_out.diagnostics)
-    kept, pre_existing = subtract_base(found, base_found)
+    kept, pre_existing = subtract_base(found, base_found, pr_change.head_paths)
     kept, waived = apply_options(config, kept)
     notes = waiver_notes(waived, pre_existing)
     notes += (f"pull-request mode: checked the {len(near & head_files):,} file(s) related to the change, of "

@@ -24,5 +24,10 @@ def mean_stderr(values: Sequence[float]) -> float | None:
 
 
 def agrees(stated: float, recomputed: float) -> bool:
-    """Same figure up to float summation order (lm-eval sums with numpy or Python in turn)."""
-    return math.isclose(stated, recomputed, rel_tol=1e-9, abs_tol=1e-12)
+    """Same figure up to float summation order (lm-eval sums with numpy or Python in turn).
+
+    A stated integer too large for a float (the schema allows any JSON number) never agrees."""
+    try:
+        return math.isclose(stated, recomputed, rel_tol=1e-9, abs_tol=1e-12)
+    except OverflowError:
+        return False
