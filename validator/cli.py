@@ -597,6 +597,46 @@ def boards_cmd(check_only: bool, root: str | None) -> None:
     click.echo(f"{BOARDS_PATH} {'written' if committed != fresh else 'unchanged'}")
 
 
+@cli.command("site")
+@click.argument("directory", type=click.Path(file_okay=False))
+@click.option("--boards", "boards_file", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="The boards document to render (default: boards/boards.json of the registry).")
+@click.option("--root", type=click.Path(file_okay=False, exists=True), default=None,
+              help="Registry root, for loss curves and catalog order (default: found from the current folder).")
+def site_cmd(directory: str, boards_file: str | None, root: str | None) -> None:
+    """Render the boards as a static website into DIRECTORY (replaced atomically; docs/site.md)."""
+    import orjson
+
+    from validator.site import SiteContext, SiteError, boards_problem, render_site, write_site
+    from validator.site.collect import collect_context
+
+    if root is None and boards_file is None:
+        from validator.engine import find_root
+
+        root = find_root(".")
+    path = boards_file or os.path.join(root, "boards", "boards.json")  # type: ignore[arg-type]
+    try:
+        with open(path, "rb") as fh:
+            boards = orjson.loads(fh.read())
+    except (OSError, orjson.JSONDecodeError) as exc:
+        click.echo(f"orv: cannot read {path}: {exc}\n    hint: run `orv boards` first, or pass --boards FILE",
+                   err=True)
+        sys.exit(EXIT_USAGE)
+    problem = boards_problem(boards)
+    if problem is not None:
+        click.echo(f"orv: {path} is not a boards document this orv can render ({problem})\n"
+                   "    hint: regenerate it with this version's `orv boards`", err=True)
+        sys.exit(EXIT_USAGE)
+    context = collect_context(os.path.abspath(root), boards) if root else SiteContext()
+    files = render_site(boards, context)
+    try:
+        write_site(directory, files)
+    except (SiteError, OSError) as exc:
+        click.echo(f"orv: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    click.echo(f"{directory}: {len(files):,} files, {sum(map(len, files.values())):,} bytes")
+
+
 @cli.group("import")
 def import_group() -> None:
     """Import a legacy source: recipes and run files into the registry, and an import report."""
