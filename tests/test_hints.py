@@ -15,6 +15,8 @@ EXPECTED = {
     "orv102-yaml-duplicate-key": ("ORV102", "keep one", b"claimed: {decode_tok_s: 45.0}"),
     "orv102-json-duplicate-key": ("ORV102", "keep one", b'"version": "0.31.0"'),
     "orv103-unknown-field": ("ORV103", "did you mean `concurrency`?", b"concurency:"),
+    "orv103-misspelled-required-field": ("ORV103", "did you mean `quant`?", b"quantization:"),
+    "orv109-gpu-written-as-a-name": ("ORV109", "the catalog id of `H100` is `h100`", b"H100"),
     "orv104-wrong-type": ("ORV104", "without quotes", b'"1"'),
     "orv104-non-text-key": ("ORV104", 'quote the key: `"8192":`', b"8192: 1"),
     "orv105-commit-as-number": ("ORV105", 'commit: "', b"0123456"),
@@ -31,6 +33,27 @@ EXPECTED = {
     "orv115-unknown-gpu": ("ORV115", "did you mean `h200`?", b"h200-sxm"),
     "orv116-declared-tier": ("ORV116", "delete the `tier:` line", b"tier: T1"),
 }
+
+
+def test_a_misspelled_required_field_is_one_rename(tmp_path: Path) -> None:
+    root = make_registry(tmp_path / "registry", CASES / "orv103-misspelled-required-field")
+    [missing] = [d for d in run(Config(root=str(root), skip_boards=True)).diagnostics if d.code == "ORV108"]
+    assert missing.hint == "rename `quantization:` to `quant:` (this file spells it `quantization`)"
+    raw = (root / missing.path).read_bytes()
+    assert _at(raw, missing.line, missing.col).startswith(b"quantization:")
+
+
+def test_an_alias_that_looks_like_an_id_is_answered_with_the_id(tmp_path: Path) -> None:
+    root = make_registry(tmp_path / "registry", CASES / "orv115-unknown-gpu")
+    path = next(root.glob("recipes/**/*.yaml"))
+    catalog = root / "catalog/hardware.yaml"
+    text = catalog.read_text(encoding="utf-8")
+    assert "  h200:\n" in text
+    catalog.write_text(text.replace("  h200:\n", "  h200:\n    aliases: [h200-sxm, H200]\n", 1), encoding="utf-8")
+    [finding] = run(Config(root=str(root), skip_boards=True)).diagnostics
+    assert finding.code == "ORV115" and finding.path == str(path.relative_to(root))
+    assert finding.hint == ("`h200-sxm` is a name or alias of `h200` in catalog/hardware.yaml: write the catalog id, "
+                            "`gpu: h200`")
 
 
 def _at(raw: bytes, line: int, col: int) -> bytes:

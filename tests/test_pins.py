@@ -159,10 +159,10 @@ HINTS = {
     "orv402-commit-is-a-branch": ("ORV402", 'commit: "<40-hex SHA>"', 13),
     "orv403-tag-without-digest": ("ORV403", "image: lmsysorg/sglang@sha256:<digest>", 12),
     "orv404-patch-without-sha256": ("ORV404", "sha256: <64 hex>", 9),
-    "orv405-floating-tool-version": ("ORV405", '"version": "0.8.0"', None),
-    "orv405-missing-tool-version": ("ORV405", '"version": "0.8.0"', None),
+    "orv405-floating-tool-version": ("ORV405", '"version": "<the exact release>"', None),
+    "orv405-missing-tool-version": ("ORV405", '"version": "<the exact release>"', None),
     "orv406-dirty": ("ORV406", 'version: "0.1.dev21830+g8244d1c44"', 14),
-    "orv407-range": ("ORV407", 'version: "0.11.0"', 14),  # vLLM: its own scheme's example (docs/versions.md)
+    "orv407-range": ("ORV407", 'write the vLLM release you ran as it is published', 14),  # docs/versions.md
     "orv407-free-text": ("ORV407", "repository:", 14),
     "orv407-commit-not-hex": ("ORV407", 'commit: "<40-hex SHA>"', 13),
     "orv408-legacy-unpinned": ("ORV408", "rise above T0", 3),

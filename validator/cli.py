@@ -16,19 +16,21 @@ if TYPE_CHECKING:  # imported lazily at run time, like every command's modules
     from validator.adapters import Recomputed
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+EXIT_CODES_HELP = ("\b\nExit status:\n  0  no errors (warnings and notices allowed)\n  1  errors found (or the command "
+                   "failed its task)\n  2  usage error, or an internal error of orv")
 
 
 def _default_format() -> str:
     return "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_CODES_HELP)
 @click.version_option(__version__, prog_name="orv")
 def cli() -> None:
     """orv — the OpenRecipes validator."""
 
 
-@cli.command("check")
+@cli.command("check", epilog=EXIT_CODES_HELP)
 @click.argument("paths", nargs=-1, type=click.Path(exists=True))
 @click.option("--base", metavar="REF", help="Apply the pull-request rules against the merge base with REF.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "github", "sarif"]), default=None,
@@ -44,19 +46,41 @@ def cli() -> None:
               help="Append a Markdown report (findings, waivers, board changes) to FILE, e.g. $GITHUB_STEP_SUMMARY.")
 @click.option("--github-output", "outputs_file", type=click.Path(dir_okay=False), default=None,
               help="Append name=value outputs (errors, warnings, tiers of new entries) to FILE, e.g. $GITHUB_OUTPUT.")
+@click.option("--boards", "with_boards", is_flag=True,
+              help="Also compare boards/boards.json with a fresh regeneration (ORV7xx). Main's business: the "
+                   "boards workflow runs it; a contributor's branch never needs it.")
+@click.option("--severity", "least", type=click.Choice(["error", "warning", "notice"]), default="notice",
+              show_default=True, help="Show findings of this severity and above (the exit status still counts every "
+                                      "error).")
+@click.option("--quiet", "-q", is_flag=True, help="Print errors and the summary line only.")
+@click.option("--statistics", is_flag=True, help="Print one line per code (count, severity, title) instead of "
+                                                 "each finding.")
+@click.option("--show-all", is_flag=True,
+              help="List every finding on legacy-imported entries (default: one line per code with the count).")
+@click.option("--color", "color_choice", type=click.Choice(["auto", "always", "never"]), default="auto",
+              show_default=True, help="Colour the text output. auto: on a terminal, unless NO_COLOR is set; "
+                                      "FORCE_COLOR forces it.")
 def check_cmd(paths: tuple[str, ...], base: str | None, fmt: str | None, waive: tuple[str, ...],
               root: str | None, jobs: int | None, cache: bool, summary_file: str | None,
-              outputs_file: str | None) -> None:
-    """Check the registry; report findings in PATHS (default: everything)."""
+              outputs_file: str | None, with_boards: bool, least: str, quiet: bool, statistics: bool,
+              show_all: bool, color_choice: str) -> None:
+    """Check the registry; report findings in PATHS (default: everything).
+
+    Plain `orv check` is clean when the change is acceptable as a pull request; stale boards are
+    main's business (--boards). Findings on legacy-imported entries are counted by code unless
+    --show-all is given; the summary line says how many findings each option left out.
+    """
     from validator.engine import Config, evaluate, find_root
     from validator.load.pipeline import default_jobs
     from validator.report import REPORTER_BY_NAME
 
+    if with_boards and base is not None:
+        raise click.UsageError("--boards checks main's boards file; a pull request (--base) never changes it")
     root = os.path.abspath(root) if root else find_root(paths[0] if paths else ".")
     rel_paths = tuple(_relative(root, p) for p in paths)
     reports = summary_file is not None or outputs_file is not None
     evaluation = evaluate(Config(root=root, paths=tuple(p for p in rel_paths if p), base=base,
-                                 waive=tuple(w.upper() for w in waive),
+                                 waive=tuple(w.upper() for w in waive), skip_boards=not with_boards,
                                  jobs=jobs or default_jobs(), progress=_progress_printer(), cache=cache,
                                  neighbourhood=not reports))  # the board delta needs every recipe
     if reports:
@@ -67,8 +91,35 @@ def check_cmd(paths: tuple[str, ...], base: str | None, fmt: str | None, waive: 
             _append(summary_file, summary.render_markdown(report))
         if outputs_file is not None:
             _append(outputs_file, summary.render_outputs(report))
-    click.echo(REPORTER_BY_NAME[fmt or _default_format()](evaluation.result), nl=False)
-    sys.exit(evaluation.result.exit_code)
+    from validator.checks import all_checks
+    from validator.diagnostics import Result, Severity
+    from validator.registry import imported_paths
+    from validator.report.text import TextOptions, render_with
+
+    result = evaluation.result
+    threshold = Severity.ERROR if quiet else Severity(least)
+    if (fmt or _default_format()) == "text":
+        color = _use_color(color_choice)
+        options = TextOptions(color=color, quiet=quiet, statistics=statistics, least=threshold,
+                              collapse=not show_all, legacy=imported_paths(evaluation.snapshot),
+                              titles={code: entry.title for code, entry in all_checks().items()})
+        click.echo(render_with(result, options), nl=False, color=color)
+    else:
+        shown = Result(tuple(d for d in result.diagnostics if d.severity.rank <= threshold.rank),
+                       result.files_checked, result.notes)
+        click.echo(REPORTER_BY_NAME[fmt or _default_format()](shown), nl=False)
+    sys.exit(result.exit_code)
+
+
+def _use_color(choice: str) -> bool:
+    """--color, then NO_COLOR (no-color.org), then FORCE_COLOR (force-color.org), then a terminal."""
+    if choice != "auto":
+        return choice == "always"
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
 
 
 def _append(path: str, text: str) -> None:

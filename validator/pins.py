@@ -82,7 +82,8 @@ def release_scheme(name: str | None) -> ReleaseScheme | None:
     return _SCHEME_BY_NAME.get(name.lower()) if name else None
 
 
-EXAMPLE_VERSION = '`version: "0.30.0"`'
+# Hints never guess a version: a made-up number is one a contributor may paste (issue 15).
+EXAMPLE_VERSION = '`version: "<the exact release you ran>"`'
 EXAMPLE_COMMIT = '`commit: "<40-hex SHA>"`'
 _REV_PARSE = "`git rev-parse HEAD` in the checkout you ran prints it"
 
@@ -170,11 +171,12 @@ def commit_kind(commit: str) -> Optional[str]:
 
 def _version_hint(kind: str, version: str, name: str | None = None) -> str:
     if kind == "dirty":
-        clean = re.sub(r"[+.]d\d{8}\b|[-+.]?dirty", "", version, flags=re.IGNORECASE) or "0.30.0"
+        clean = re.sub(r"[+.]d\d{8}\b|[-+.]?dirty", "", version, flags=re.IGNORECASE)
+        example = f"`version: \"{clean}\"` if that is what the clean build reports" if clean else EXAMPLE_VERSION
         return (f"rebuild from a clean checkout (local changes committed, or listed under `patches:` with "
-                f"their sha256) and record that version, e.g. `version: \"{clean}\"`")
+                f"their sha256) and record that version, e.g. {example}")
     if kind == "floating":
-        return f"write the exact release you ran, e.g. {EXAMPLE_VERSION}, or add {EXAMPLE_COMMIT} ({_REV_PARSE})"
+        return f"write the exact release you ran, {EXAMPLE_VERSION}, or add {EXAMPLE_COMMIT} ({_REV_PARSE})"
     exact = _EXACT_AFTER_EQ.match(version.strip())
     if exact and _EXACT.match(exact.group(1)):
         return f"write the release alone: `version: \"{exact.group(1)}\"`"
@@ -182,9 +184,9 @@ def _version_hint(kind: str, version: str, name: str | None = None) -> str:
         return f"this looks like a commit: write `commit: \"{version.lower()}\"` instead of `version:`"
     scheme = release_scheme(name)
     if scheme:
-        return (f"write the {scheme.engine} release as it is published, e.g. `version: \"{scheme.example}\"` "
-                f"(docs/versions.md), or pin a fork by {EXAMPLE_COMMIT} and `repository:`")
-    return (f"write the one exact release you ran, e.g. {EXAMPLE_VERSION}; pin a fork or local build by "
+        return (f"write the {scheme.engine} release you ran as it is published, {scheme.grammar} "
+                f"(docs/versions.md): {EXAMPLE_VERSION}; or pin a fork by {EXAMPLE_COMMIT} and `repository:`")
+    return (f"write the one exact release you ran, {EXAMPLE_VERSION}; pin a fork or local build by "
             f"{EXAMPLE_COMMIT} and `repository:`; free text belongs in `notes`")
 
 
@@ -227,7 +229,7 @@ def component_problems(component: Component) -> list[PinProblem]:
     if not (component.version or component.commit or component.image):
         out.append(PinProblem(
             "unpinned", (), f"component `{component.name}` has no version, commit or image",
-            'pin it with one of: `version: "<exact release>"` (e.g. "0.30.0"), `commit: "<40-hex SHA>"`, '
+            'pin it with one of: `version: "<the exact release you ran>"`, `commit: "<40-hex SHA>"`, '
             "or `image: <repository>@sha256:<digest>`"))
     commit_ok = bool(component.commit) and commit_kind(component.commit or "") is None
     if component.version:
@@ -266,7 +268,7 @@ def tool_problems(tool: Tool) -> list[PinProblem]:
     problem = version_problem(tool.version, tool.name)
     if problem:
         kind, message = problem
-        hint = (f"record the exact release of `{tool.name}` that produced the run, e.g. `\"version\": \"0.8.0\"`"
+        hint = (f"record the exact release of `{tool.name}` that produced the run: `\"version\": \"<the exact release>\"`"
                 if kind != "dirty" else _version_hint(kind, tool.version))
         out.append(PinProblem(kind, ("tool", "version"), f"tool version {message}", hint))
     if tool.commit:

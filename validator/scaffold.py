@@ -154,7 +154,8 @@ def parse_component(role: str, spec: str) -> dict[str, str]:
     `vllm@image:vllm/vllm-openai@sha256:<64 hex>` -> {name, image}. The pin must be exact."""
     name, sep, pin = spec.partition("@")
     name = name.strip().lower()
-    example = "vllm@0.11.0" if role == "engine" else "megatron-core@0.14.0"
+    # a hint never names a version the contributor did not run (issue 15)
+    example = f"{'vllm' if role == 'engine' else 'megatron-core'}@<the exact release you ran>"
     if not sep or not name or not pin:
         raise ScaffoldError(f"--{role} `{spec}` names no pinned version",
                             f"write NAME@VERSION, e.g. `{example}` (or NAME@commit:SHA, NAME@image:REF@sha256:DIGEST)")
@@ -249,7 +250,7 @@ def build(root: str, catalog: CatalogView, answers: Answers, today: datetime.dat
     role = main_role(kind)
     if role not in answers.components:
         raise ScaffoldError(f"a {kind} recipe needs its {role} and version",
-                            f"pass --{role} {'vllm@0.11.0' if role == 'engine' else 'megatron-core@0.14.0'}")
+                            f"pass --{role} {'vllm' if role == 'engine' else 'megatron-core'}@<the exact release you ran>")
     software = {r: parse_component(r, spec) for r, spec in answers.components.items()}
     software = {role: software.pop(role), **software}
     measured = answers.measured or today.isoformat()

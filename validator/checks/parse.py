@@ -8,7 +8,7 @@ from typing import Iterator
 
 from validator.checks.base import Finding, check, declare
 from validator.diagnostics import Severity
-from validator.registry import Snapshot, classify, misplaced_run
+from validator.registry import Snapshot, catalog_names, classify, misplaced_run
 
 E = Severity.ERROR
 
@@ -154,10 +154,13 @@ def unknown_catalog_reference(snapshot: Snapshot) -> Iterator[Finding]:
                 (("hardware", "gpu"), recipe.hardware.gpu, cat.hardware, "catalog/hardware.yaml")]
         if recipe.kind == "training":
             refs.append((("workload",), recipe.workload, cat.workloads, "catalog/workloads.yaml"))
+        names = snapshot.memo("catalog-names", lambda: catalog_names(cat))
         for at, value, table, where in refs:
             if value not in table:
-                yield Finding(entry.path, f"`{'.'.join(at)}: {value}` is not in {where}",
-                              _did_you_mean(value, table, where), at=at)
+                known = names[at].get(value.strip().lower())
+                hint = (f"`{value}` is a name or alias of `{known}` in {where}: write the catalog id, "
+                        f"`{at[-1]}: {known}`" if known else _did_you_mean(value, table, where))
+                yield Finding(entry.path, f"`{'.'.join(at)}: {value}` is not in {where}", hint, at=at)
     for i, point in enumerate(cat.starting_points):
         # a starting point naming an id nobody defines silently stops matching any recipe
         for field, value, table, where in (("model", point.model, cat.models, "catalog/models.yaml"),

@@ -25,8 +25,8 @@ E, W = Severity.ERROR, Severity.WARNING
 # The component every recipe must carry, by kind (SPEC §2).
 REQUIRED_ROLE = {"training": "framework", "inference": "engine"}
 _EXAMPLE_COMPONENT = {
-    "framework": '`framework: {name: megatron-core, version: "0.30.0"}`',
-    "engine": '`engine: {name: vllm, version: "0.30.0"}`',
+    "framework": '`framework: {name: megatron-core, version: "<the exact release you ran>"}`',
+    "engine": '`engine: {name: vllm, version: "<the exact release you ran>"}`',
 }
 # Which code reports which kind of pin problem (pins.PinProblem.kind). A commit that is not hex
 # is reported by what it is: a branch or HEAD (`commit: main`) is ORV402, free text ORV407, a
@@ -109,7 +109,7 @@ def unpinned_component(snapshot: Snapshot) -> Iterator[Finding]:
     nobody can run the same stack again, so the entry is rejected. Checked in recipes and in run
     files.
 
-    Write one of: `version: "0.30.0"` (an exact release, quoted), `commit: "<40-hex SHA>"`, or
+    Write one of: `version: "<the exact release you ran>"` (quoted), `commit: "<40-hex SHA>"`, or
     `image: <repository>@sha256:<digest>`. A recipe imported by `orv import` from a source that
     never recorded versions gets ORV408 (a warning) instead.
     """
@@ -123,8 +123,8 @@ def floating_version(snapshot: Snapshot) -> Iterator[Finding]:
     dev — and no `commit` says which build it was; or a `commit` is a branch name or HEAD rather
     than a SHA. Tomorrow the same words name different code.
 
-    Write the exact release (`version: "0.30.0"`), or keep the branch name and add the commit it
-    pointed at: `commit: "<40-hex SHA>"` (`git rev-parse HEAD`).
+    Write the exact release (`version: "<the exact release you ran>"`), or keep the branch name and
+    add the commit it pointed at: `commit: "<40-hex SHA>"` (`git rev-parse HEAD`).
     """
     return _only("ORV402", snapshot)
 
@@ -191,8 +191,8 @@ def inexact_version(snapshot: Snapshot) -> Iterator[Finding]:
     `0.30.*`, `v0.30.0 fork`, `ExLlamaV3 1.5.1 + patches`); or a `commit` is not a hexadecimal
     SHA of at least 7 characters. A range names many builds; prose names none.
 
-    Write the single release you ran, quoted: `version: "0.30.0"`. A fork or local build is
-    pinned by `commit: "<40-hex SHA>"` (with `repository:`), its patches under `patches:` with
+    Write the single release you ran, quoted: `version: "<the exact release you ran>"`. A fork or
+    local build is pinned by `commit: "<40-hex SHA>"` (with `repository:`), its patches under `patches:` with
     their sha256; explanations belong in `notes`.
 
     Engines with a release scheme of their own are held to it (docs/versions.md): llama.cpp's
@@ -210,7 +210,7 @@ def legacy_stack_not_stated(snapshot: Snapshot) -> Iterator[Finding]:
     any pin, or no framework/engine at all. This is a warning, not an error: the source did not
     state the stack. Such entries stay at T0 and the boards mark them as legacy.
 
-    Pin it to rise above T0: `version: "0.30.0"`, `commit: "<40-hex SHA>"` or
+    Pin it to rise above T0: `version: "<the exact release you ran>"`, `commit: "<40-hex SHA>"` or
     `image: <repository>@sha256:<digest>`; `provenance` stays as the record of where the entry
     came from. Floating, dirty or free-text versions get no such grace (ORV402, ORV406, ORV407),
     and neither do run files.

@@ -302,6 +302,11 @@ def provenance_is_written_by_import_only(change: Change) -> Iterator[Finding]:
                           line=1, col=1)
 
 
+BOARDS_FILE = "boards/boards.json"
+# Files that configure a contributor's own tools, not the registry or the gate: never findings.
+TOOL_CONFIG_FILES = (".pre-commit-config.yaml",)
+
+
 @check("ORV606", W, "change outside recipes/ and runs/", scope="pr")
 def outside_contributions_need_review(change: Change) -> Iterator[Finding]:
     """
@@ -309,24 +314,22 @@ def outside_contributions_need_review(change: Change) -> Iterator[Finding]:
     schemas, the workflows, documentation. Such changes are not contributions of recipes or
     evidence and need a maintainer's review; the gate does not judge them.
 
-    Contributors: keep recipes and run files in a pull request of their own. boards/boards.json is
-    regenerated on main after every merge, so drop any change to it. A change to the validator,
-    the schemas or the workflows means this check ran the pull request's own version of them.
+    Contributors: keep recipes and run files in a pull request of their own. A change to the
+    validator, the schemas or the workflows means this check ran the pull request's own version of
+    them. boards/boards.json is not this check's: changing it is an error (ORV609). A
+    `.pre-commit-config.yaml` configures a contributor's own hooks and is not reported.
     """
     for c in change.files:
         top = c.path.split("/", 1)[0]
-        if top in CONTRIBUTION_DIRS or c.path == SIGNERS_PATH or _layout_problem(change, c) is not None:
-            continue  # recipes and runs are what the gate judges; ORV604 already rejects the rest
+        if (top in CONTRIBUTION_DIRS or c.path in (SIGNERS_PATH, BOARDS_FILE, *TOOL_CONFIG_FILES)
+                or _layout_problem(change, c) is not None):
+            continue  # recipes and runs are what the gate judges; ORV604, ORV607 and ORV609 judge the rest
         message, hint = _review_reason(c, change.base_ref)
         yield Finding(c.path, message, hint, line=1, col=1)
 
 
 def _review_reason(c: FileChange, base_ref: str) -> tuple[str, str]:
     verb = _verb(c)
-    if c.path == "boards/boards.json":
-        return (f"this pull request {verb} boards/boards.json, which is generated on main after merge",
-                f"drop the change (`git checkout {base_ref} -- boards/boards.json`); the job summary shows "
-                "how the boards will change")
     if c.path.startswith("catalog/"):
         return (f"this pull request {verb} `{c.path}`: catalog changes affect every check",
                 "a maintainer reviews catalog changes and their sources; propose them in their own pull request")
@@ -335,6 +338,29 @@ def _review_reason(c: FileChange, base_ref: str) -> tuple[str, str]:
                 "the pull request's own version", "a maintainer must review changes to the gate itself")
     return (f"this pull request {verb} `{c.path}`, outside recipes/ and runs/",
             "a maintainer reviews changes outside recipes/ and runs/")
+
+
+@check("ORV609", E, "boards file changed by a pull request", scope="pr")
+def boards_are_mains_business(change: Change) -> Iterator[Finding]:
+    """
+    A pull request adds, edits or deletes boards/boards.json. The boards are what the public
+    leaderboard shows, and they are generated: main's boards workflow regenerates them from the
+    merged recipes and run files after every merge. A hand-edited file (a tier raised from T0 to
+    T3, a rank moved) would be published as it is until the next regeneration, so the gate fails
+    the pull request.
+
+    Drop the change: `git checkout <base> -- boards/boards.json` and commit. Nothing is lost: the
+    job summary shows how the boards will change once the pull request is merged. Running
+    `orv boards` on a branch is never needed; plain `orv check` does not compare the boards.
+    """
+    for c in change.files:
+        if c.path != BOARDS_FILE:
+            continue
+        undo = (f"git checkout {change.base_ref} -- {BOARDS_FILE}" if c.present_at_base else f"git rm {BOARDS_FILE}")
+        yield Finding(c.path, f"this pull request {_verb(c)} {BOARDS_FILE}, which main's boards workflow "
+                              "generates after every merge",
+                      f"drop the change (`{undo}`); the job summary shows how the boards will change",
+                      line=1, col=1)
 
 
 def _signers_at(raw: bytes | None) -> dict[str, set[str]]:

@@ -24,37 +24,13 @@ from validator.hashing import content_address, is_canonical
 from validator.independence import sample_fingerprint
 from validator.load import schema as schemas
 from validator.load.cache import Store, open_cache, remembered
-from validator.load.documents import (
-    MAX_JSON_BYTES,
-    Document,
-    decode_utf8,
-    find_duplicate_json_keys,
-    load_yaml_document,
-    parse_json,
-    read_bytes,
-)
-from validator.models import (
-    GpuSpec,
-    InferenceRecipe,
-    ModelSpec,
-    RunMeta,
-    StartingPoint,
-    TrainingRecipe,
-    WorkloadSpec,
-)
+from validator.load.documents import (MAX_JSON_BYTES, Document, decode_utf8, find_duplicate_json_keys,
+                                      load_yaml_document, parse_json, read_bytes)
+from validator.models import (GpuSpec, InferenceRecipe, ModelSpec, RunMeta, StartingPoint, TrainingRecipe,
+                              WorkloadSpec)
 from validator.quality.verify import check as check_quality
-from validator.registry import (
-    CATALOG_FILES,
-    Catalog,
-    RecipeEntry,
-    RunEntry,
-    RunFile,
-    Snapshot,
-    classify,
-    discover,
-    run_digest_from_path,
-    strip_samples,
-)
+from validator.registry import (CATALOG_FILES, Catalog, RecipeEntry, RunEntry, RunFile, Snapshot, catalog_names,
+                                classify, discover, run_digest_from_path, strip_samples)
 from validator.science.throughput import RunFacts, inference_facts, training_facts
 
 LOADABLE = ("recipe-training", "recipe-inference", "run")
@@ -142,8 +118,8 @@ def load_catalog(root: str, files: set[str], out: Collector, documents: dict[str
     return catalog, ok
 
 
-def _load_recipe(root: str, rel: str, kind: str, out: Collector, documents: dict[str, Document]
-                 ) -> RecipeEntry | None:
+def _load_recipe(root: str, rel: str, kind: str, out: Collector, documents: dict[str, Document],
+                 catalog: Catalog | None = None) -> RecipeEntry | None:
     try:
         doc = load_yaml_document(root, rel)
     except LoadError as exc:
@@ -155,7 +131,7 @@ def _load_recipe(root: str, rel: str, kind: str, out: Collector, documents: dict
                            "start from a recipe in recipes/ and keep `id:`, `kind:` … at the top level"))
         return RecipeEntry(rel, doc, None)
     model = TrainingRecipe if kind == "recipe-training" else InferenceRecipe
-    recipe = _validated(model, doc.data, kind, doc, out)
+    recipe = _validated(model, doc.data, kind, doc, out, catalog)
     return RecipeEntry(rel, doc, recipe)
 
 
@@ -172,7 +148,8 @@ def _has_null(value: Any) -> bool:
     return False
 
 
-def _validated(model: type[BaseModel], data: Any, kind: str, doc: Document, out: Collector) -> Any:
+def _validated(model: type[BaseModel], data: Any, kind: str, doc: Document, out: Collector,
+               catalog: Catalog | None = None) -> Any:
     """The typed model of data, or None after reporting why not.
 
     The strict pydantic model is tried first (compiled, ~50x faster than jsonschema); only a
@@ -184,7 +161,10 @@ def _validated(model: type[BaseModel], data: Any, kind: str, doc: Document, out:
             return model.model_validate(data)
         except ValidationError:
             pass
-    issues = schemas.validate(kind, data) if kind != "run" else validate_run_data(data)
+    if kind == "run":
+        issues = validate_run_data(data)
+    else:  # only a rejected file pays for the names table
+        issues = schemas.validate(kind, data, catalog_names(catalog) if catalog is not None else None)
     if issues:
         out.schema_issues(doc, kind, issues)
         return None
@@ -337,7 +317,7 @@ def _load_one(rel: str) -> FileResult:
     out = Collector()
     kind = classify(rel)
     if kind in ("recipe-training", "recipe-inference"):
-        return _load_recipe(root, rel, kind, out, {}), out.diagnostics
+        return _load_recipe(root, rel, kind, out, {}, catalog), out.diagnostics
     run = load_run(root, rel, catalog, out)
     if run is None:
         return RunEntry(rel, run_digest_from_path(rel) or "", "", False, None, None), out.diagnostics

@@ -8,10 +8,11 @@ import json
 import re
 from dataclasses import dataclass
 from importlib import resources
+from typing import Any, Iterator, Mapping, Sequence
 
 # jsonschema and referencing are imported where used: a clean registry is validated by the
 # compiled pydantic models alone, and their import costs ~0.15 s of every command's start-up.
-from typing import TYPE_CHECKING, Any, Iterator, Sequence
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import jsonschema
@@ -161,12 +162,38 @@ def _properties_at(validator: Any, kind: str, path: tuple[str | int, ...]) -> se
     return set(node.get("properties", {})) if isinstance(node, dict) else set()
 
 
-def validate(kind: str, data: Any) -> list[SchemaIssue]:
+# Where a recipe names a catalog entry, and the catalog file that defines it.
+CATALOG_FIELDS = {("model",): "catalog/models.yaml", ("hardware", "gpu"): "catalog/hardware.yaml",
+                  ("workload",): "catalog/workloads.yaml"}
+# field path -> {a name people write for an entry, lower-cased (its id, display name, aliases): its id}
+CatalogNames = Mapping[tuple[str, ...], Mapping[str, str]]
+
+
+def validate(kind: str, data: Any, names: CatalogNames | None = None) -> list[SchemaIssue]:
+    """Schema issues of data, worded for a contributor; `names` lets a catalog name or alias written
+    where an id belongs (`gpu: H100`) be answered with the id (`h100`)."""
     issues: dict[tuple[tuple[str | int, ...], str], SchemaIssue] = {}
     for error in validator_for(kind).iter_errors(data):
-        for issue in _translate(kind, error):
+        for issue in _translate(kind, error, names or {}):
             issues.setdefault((issue.path, issue.code), issue)
-    return sorted(issues.values(), key=lambda i: (len(i.path), [str(p) for p in i.path], i.code))
+    return _renames_for_missing_fields(
+        sorted(issues.values(), key=lambda i: (len(i.path), [str(p) for p in i.path], i.code)))
+
+
+def _renames_for_missing_fields(issues: list[SchemaIssue]) -> list[SchemaIssue]:
+    """A required field that is missing because it was misspelled (`quantization:` for `quant:`):
+    say so on the missing field too, not "add `quant:`" beside an unknown `quantization`."""
+    meant = {(i.path[:-1], i.hint[len("did you mean `"):-2]): i.path[-1] for i in issues
+             if i.code == "ORV103" and i.hint.startswith("did you mean `") and i.hint.endswith("`?")}
+    out = []
+    for issue in issues:
+        for (parent, name), written in meant.items():
+            if issue.code == "ORV108" and issue.path == parent and issue.message.endswith(
+                    f"`{_fmt_path((*parent, name))}`"):
+                issue = SchemaIssue(issue.code, (*parent, written), issue.message,
+                                    f"rename `{written}:` to `{name}:` (this file spells it `{written}`)", at_key=True)
+        out.append(issue)
+    return out
 
 
 # --------------------------------------------------------------------------- translation
@@ -175,8 +202,10 @@ _VERSIONISH = {"version", "commit", "tool_version"}
 # Hints are plain text; only the slug hint takes the suggested id, added by concatenation: a
 # pattern or a value may hold braces, which str.format would read as fields (and crash on).
 _SLUG = "^[a-z0-9]+(-[a-z0-9]+)*$"
+_CATALOG_ID = "^[a-z0-9]+([.-][a-z0-9]+)*$"
 _SLUG_HINTS = {
     _SLUG: "lower-case letters, digits and single hyphens, e.g. `",
+    _CATALOG_ID: "lower-case letters and digits, with single dots or hyphens between them, e.g. `",
     "^sha256:[0-9a-f]{64}$": "write `sha256:` and the 64 lower-case hex digits that `orv add-run` printed",
     "^[0-9a-f]{64}$": "write the 64 lower-case hex digits of the SHA-256 (`sha256sum FILE`)",
     "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$": "write the date as \"YYYY-MM-DD\", e.g. \"2026-10-18\"",
@@ -187,6 +216,10 @@ def _slugify(value: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", value.lower()).strip("-")[:96] or "my-recipe"
 
 
+def _dotted_slug(value: str) -> str:
+    return re.sub(r"[^a-z0-9]+", lambda m: "." if m.group() == "." else "-", value.lower()).strip("-.") or "my-id"
+
+
 def _fmt_path(path: Sequence[str | int]) -> str:
     out = ""
     for p in path:
@@ -194,7 +227,33 @@ def _fmt_path(path: Sequence[str | int]) -> str:
     return out or "(document)"
 
 
-def _translate(kind: str, error: "jsonschema.ValidationError") -> Iterator[SchemaIssue]:
+def _closest_field(extra: str, allowed: list[str], missing: list[str]) -> str | None:
+    """The field `extra` most likely means: a close spelling (difflib), else a field it starts with
+    or that starts with it (`quantization` -> `quant`), preferring required fields still missing."""
+    close = difflib.get_close_matches(extra, allowed, n=1, cutoff=0.6)
+    if close:
+        return close[0]
+    low = extra.lower()
+    for pool in (missing, allowed):
+        stems = [a for a in pool if min(len(a), len(low)) >= 3 and (low.startswith(a) or a.startswith(low))]
+        if stems:
+            return max(stems, key=len)
+    close = difflib.get_close_matches(extra, missing, n=1, cutoff=0.4)
+    return close[0] if close else None
+
+
+def _catalog_hint(path: tuple[str | int, ...], value: Any, names: CatalogNames) -> str | None:
+    """`gpu: H100` -> the catalog id for what was written, when the catalog knows the name or alias."""
+    where = CATALOG_FIELDS.get(tuple(str(p) for p in path))
+    if where is None or not isinstance(value, str):
+        return None
+    found = names.get(tuple(str(p) for p in path), {}).get(value.strip().lower())
+    if found is None:
+        return None
+    return f"the catalog id of `{value}` is `{found}` ({where}): write `{path[-1]}: {found}`"
+
+
+def _translate(kind: str, error: "jsonschema.ValidationError", names: CatalogNames) -> Iterator[SchemaIssue]:
     path = tuple(error.absolute_path)
     field = _fmt_path(path)
     validator = error.validator
@@ -211,8 +270,9 @@ def _translate(kind: str, error: "jsonschema.ValidationError") -> Iterator[Schem
                                   "delete the `tier:` line; orv derives the tier from the run files on record",
                                   at_key=True)
                 continue
-            close = difflib.get_close_matches(extra, allowed, n=1, cutoff=0.6)
-            hint = (f"did you mean `{close[0]}`?" if close else
+            required = error.schema.get("required", [])
+            close = _closest_field(extra, allowed, [r for r in required if r not in value])
+            hint = (f"did you mean `{close}`?" if close else
                     f"allowed here: {', '.join(allowed)}" if allowed and len(allowed) <= 12 else
                     "remove it, or put free text in `notes`")
             yield SchemaIssue("ORV103", (*path, extra), f"unknown field `{_fmt_path((*path, extra))}`", hint,
@@ -226,8 +286,8 @@ def _translate(kind: str, error: "jsonschema.ValidationError") -> Iterator[Schem
             if kind.startswith("run-") and path == ("tool",) and name == "version":
                 # SPEC §6 names "tool version missing" as a pinning rule; report it as one.
                 yield SchemaIssue("ORV405", path, "run file's `tool` has no `version`",
-                                  "record the exact release of the tool that produced the run, e.g. "
-                                  "`\"version\": \"0.8.0\"`, and store the run again with `orv add-run`")
+                                  "record the exact release of the tool that produced the run, "
+                                  "`\"version\": \"<the exact release>\"`, and store the run again with `orv add-run`")
                 continue
             hint = f"add `{name}:` here (see schema/{SCHEMA_FILES[kind]})"
             if kind.startswith("recipe-") and tuple(path) == ("claimed",):
@@ -255,9 +315,13 @@ def _translate(kind: str, error: "jsonschema.ValidationError") -> Iterator[Schem
                           at_key=True)
         return
     if validator == "pattern":
-        hint = _SLUG_HINTS.get(error.validator_value, f"must match {error.validator_value}")
-        if error.validator_value == _SLUG:
-            hint += _slugify(str(value)) + "`"
+        hint = _catalog_hint(path, value, names)
+        if hint is None:
+            hint = _SLUG_HINTS.get(error.validator_value, f"must match {error.validator_value}")
+            if error.validator_value == _SLUG:
+                hint += _slugify(str(value)) + "`"
+            elif error.validator_value == _CATALOG_ID:
+                hint += _dotted_slug(str(value)) + "`"
         yield SchemaIssue("ORV109", path, f"`{field}` has an invalid value {value!r}", hint)
         return
     if validator in ("enum", "const"):

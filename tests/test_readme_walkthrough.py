@@ -1,0 +1,136 @@
+"""README's "Submit a recipe" block, executed command by command as written, in a fresh clone of a
+small registry, with a real `vllm bench serve --save-result --save-detailed` output as result.json and
+the registry's own pre-commit hook installed: no YAML edited by hand, `orv check --base main` exits 0.
+The same journey for training, with a real Megatron-LM log (docs/contributing.md)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.testing.factories import add_training_run, recipe_text, training_recipe_path
+from tests.testing.git import git, git_env
+from tests.testing.registry import TOOLS, make_registry, write
+
+REPO = Path(__file__).resolve().parent.parent
+BIN = os.path.dirname(sys.executable)  # this interpreter's orv and pre-commit
+
+
+def readme_commands() -> list[str]:
+    """The first ```sh block after `## Submit a recipe`: one command a line (a trailing \\ continues it)."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    section = text.split("\n## Submit a recipe\n", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"^```sh\n(.*?)^```$", section, re.S | re.M)
+    assert block, "README's Submit a recipe section has no ```sh block"
+    commands, pending = [], ""
+    for line in block.group(1).splitlines():
+        if pending == "" and (not line.strip() or line.lstrip().startswith("#")):
+            continue
+        if line.endswith("\\"):
+            pending += line[:-1] + " "
+            continue
+        commands.append(pending + line)
+        pending = ""
+    return commands
+
+
+def test_the_readme_block_is_the_documented_journey() -> None:
+    commands = readme_commands()
+    verbs = [" ".join(shlex.split(c)[:2]) for c in commands]
+    assert verbs == ["git switch", "orv new", "orv add-run", "orv check", "git add", "git commit", "orv check"]
+    assert commands[-1] == "orv check --base main"
+
+
+@pytest.fixture
+def clone(tmp_path: Path) -> Path:
+    """A fresh clone of a small registry (the golden cases' catalog, one recipe backed by one run) that
+    ships this repository's hooks."""
+    origin = make_registry(tmp_path / "origin")
+    digest = add_training_run(origin, 1480.4, layout="tp4-pp1-dp2")
+    write(origin, training_recipe_path("qwen3-8-27b-h100-tp4-pp1-dp2"),
+          recipe_text("qwen3-8-27b-h100-tp4-pp1-dp2", runs=(digest,), layout="tp4-pp1-dp2"))
+    shutil.copy(REPO / ".pre-commit-config.yaml", origin / ".pre-commit-config.yaml")
+    (origin / "README.md").write_text("# a small registry\n", encoding="utf-8")
+    git(origin, "init", "-q", "-b", "main")
+    git(origin, "add", "-A")
+    git(origin, "commit", "-q", "-m", "registry")
+    git(tmp_path, "clone", "-q", str(origin), str(tmp_path / "clone"))
+    return tmp_path / "clone"
+
+
+def _env(home: Path) -> dict[str, str]:
+    env = {**git_env(home), "PATH": os.pathsep.join([BIN, os.environ.get("PATH", "")]),
+           "PRE_COMMIT_HOME": str(home / ".pre-commit-home")}
+    for name in ("FORCE_COLOR", "ORV_DEBUG"):
+        env.pop(name, None)
+    return env
+
+
+def _run(clone: Path, command: str) -> subprocess.CompletedProcess[str]:
+    argv = shlex.split(command)
+    done = subprocess.run(argv, cwd=clone, env=_env(clone.parent), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, f"$ {command}\n{done.stdout}\n{done.stderr}"
+    return done
+
+
+def _install_hook(clone: Path) -> bool:
+    if shutil.which("pre-commit", path=BIN) is None and shutil.which("pre-commit") is None:
+        if os.environ.get("CI"):
+            pytest.fail("pre-commit is missing; it is in the test extra")
+        return False
+    _run(clone, "pre-commit install")
+    return True
+
+
+def _no_findings(clone: Path) -> None:
+    """Zero findings, in the working tree and as a pull request against main."""
+    for extra in ([], ["--base", "main"]):
+        done = subprocess.run(["orv", "check", "--format", "json", "--show-all", *extra], cwd=clone,
+                              env=_env(clone.parent), capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0 and json.loads(done.stdout)["findings"] == [], done.stdout
+
+
+def test_the_readme_walkthrough_runs_as_written(clone: Path) -> None:
+    shutil.copy(TOOLS / "vllm" / "serve-detailed.json", clone.parent / "result.json")
+    hooked = _install_hook(clone)
+    outputs = {}
+    for command in readme_commands():
+        outputs[command] = _run(clone, command)
+    new, add_run, commit = (next(d for c, d in outputs.items() if c.startswith(prefix))
+                            for prefix in ("orv new", "orv add-run", "git commit"))
+    recipe = clone / new.stdout.strip()
+    assert recipe.is_file() and recipe.relative_to(clone).as_posix() in " ".join(outputs)  # the README's path
+    data = yaml.safe_load(recipe.read_text(encoding="utf-8"))
+    reference = add_run.stdout.strip()
+    assert data["runs"] == [reference] and data["claimed"]
+    assert "1 of 9 requests failed and is excluded" in add_run.stderr
+    if hooked:
+        assert re.search(r"orv check\.+Passed", commit.stdout + commit.stderr)
+    assert git(clone, "status", "--porcelain", "--", "recipes", "runs") == ""  # everything was committed
+    _no_findings(clone)
+
+
+def test_the_training_journey_with_a_megatron_log(clone: Path) -> None:
+    shutil.copy(TOOLS / "megatron" / "qwen3-8-27b-tp1-pp4-dp2.log", clone.parent / "train.log")
+    hooked = _install_hook(clone)
+    _run(clone, "git switch -c qwen3-8-27b-h100-megatron")
+    path = _run(clone, "orv new training --model qwen3.8-27b --gpu H100 --count 8 --pp 4 "
+                       "--framework megatron-core@0.14.0 --author your-name").stdout.strip()
+    assert path == "recipes/training/qwen3.8-27b/qwen3-8-27b-h100-tp1-pp4-dp2.yaml"
+    _run(clone, f"orv add-run ../train.log --from megatron --recipe {path} --write-recipe")
+    _run(clone, "orv check")
+    _run(clone, "git add recipes runs")
+    commit = _run(clone, "git commit -m 'qwen3.8-27b on 8 H100, Megatron-Core 0.14.0'")
+    if hooked:
+        assert re.search(r"orv check\.+Passed", commit.stdout + commit.stderr)
+    _run(clone, "orv check --base main")
+    _no_findings(clone)
