@@ -252,6 +252,19 @@ def test_below_warns_with_the_ratio_caps_at_t1_and_stays_marked_on_the_board(
     assert row["tier"] == "T1" and row["quality"] == {
         "task": "gsm8k", "metric": "exact_match", "filter": "strict-match", "score": 0.725, "reference": 0.75,
         "ratio": 0.9667, "n": 200, "status": "below"}
+    assert row["rank"] is None and row["rank_of"] == 0  # marked, and left out of the ranking (SPEC §5)
+
+
+def test_a_row_below_the_bound_is_not_ranked_and_does_not_push_others_down() -> None:
+    from validator.boards.build import rank_inference
+
+    def row(recipe: str, decode: float, status: str) -> dict[str, object]:
+        return {"recipe": recipe, "model": "m", "gpu": "g", "decode_tok_s": decode, "quality": {"status": status}}
+
+    rows = [row("fast-but-broken", 90.0, "below"), row("a", 50.0, "verified"), row("b", 40.0, "missing")]
+    rank_inference(rows, "decode_tok_s")
+    assert [(r["recipe"], r["rank"], r["rank_of"]) for r in rows] == [
+        ("fast-but-broken", None, 2), ("a", 1, 2), ("b", 2, 2)]
 
 
 def test_a_bf16_recipe_without_speculation_needs_no_quality_for_t3() -> None:

@@ -430,24 +430,27 @@ def _inference_rows(snapshot: Snapshot, tiers: Mapping[str, TierResult]
             if tier.tier != "T0":  # a tier above T0 always names its runs; never show T1+ without one
                 tier = TierResult("T0", ("no readable run file on record",), quality=tier.quality)
             claimed.append(_claimed_row(entry, recipe, tier, snapshot.catalog))
-    _rank_inference(measured, "decode_tok_s")
-    _rank_inference(claimed, "claimed_tok_s")
+    rank_inference(measured, "decode_tok_s")
+    rank_inference(claimed, "claimed_tok_s")
     key = lambda row: (row["model"], row["gpu"], row["gpus"], row["quant"], row["recipe"])  # noqa: E731
     return sorted(measured, key=key), sorted(claimed, key=key)
 
 
-def _rank_inference(rows: list[dict[str, Any]], figure: str) -> None:
+def rank_inference(rows: list[dict[str, Any]], figure: str) -> None:
     """`rank`/`rank_of` within the model × GPU pair of one inference board, by decode tok/s (1 = fastest);
-    equal figures share a rank and a row without the figure ranks after every row with one."""
+    equal figures share a rank and a row without the figure ranks after every row with one. A row whose
+    quality is `below` the bound has no rank and is not counted in the others'."""
     pairs: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for row in rows:
         pairs.setdefault((row["model"], row["gpu"]), []).append(row)
     for members in pairs.values():
+        # quality `below` its model's bound: on the board, marked, but out of the ranking (SPEC §5)
+        ranked = [row for row in members if (row.get("quality") or {}).get("status") != "below"]
         for row in members:
             mine = row[figure]
-            row["rank"] = 1 + sum(1 for other in members
-                                  if other[figure] is not None and (mine is None or other[figure] > mine))
-            row["rank_of"] = len(members)
+            row["rank"] = None if row not in ranked else 1 + sum(
+                1 for other in ranked if other[figure] is not None and (mine is None or other[figure] > mine))
+            row["rank_of"] = len(ranked)
 
 
 # --------------------------------------------------------------------------- runs
