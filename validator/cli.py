@@ -486,7 +486,11 @@ def explain_cmd(code: str) -> None:
               help="Write nothing; exit 1 if boards/boards.json differs from a fresh regeneration.")
 @click.option("--root", type=click.Path(file_okay=False, exists=True), default=None,
               help="Registry root (default: found from the current folder).")
-def boards_cmd(check_only: bool, root: str | None) -> None:
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
+              help="Processes for loading files (default: usable cores).")
+@click.option("--cache/--no-cache", default=True, show_default=True,
+              help="Reuse `orv check`'s results for files git reports unchanged (kept in the .git folder).")
+def boards_cmd(check_only: bool, root: str | None, jobs: int | None, cache: bool) -> None:
     """Regenerate boards/boards.json (tiers derived from the evidence on record), or --check it."""
     from validator.boards.regenerate import first_difference, read_committed, regenerate
     from validator.errors import HistoryError
@@ -494,9 +498,10 @@ def boards_cmd(check_only: bool, root: str | None) -> None:
     from validator.engine import analyse, find_root
     from validator.registry import BOARDS_PATH
     from validator.atomic import write_atomic
+    from validator.load.pipeline import default_jobs
 
     root = os.path.abspath(root) if root else find_root(".")
-    analysis = analyse(root)
+    analysis = analyse(root, jobs=jobs or default_jobs(), cache=cache)  # the same loading as `orv check`
     try:
         fresh = regenerate(analysis)
     except HistoryError as exc:
