@@ -13,6 +13,7 @@ import math
 from typing import Any
 
 import orjson
+import pytest
 import rfc8785
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -20,6 +21,7 @@ from pydantic import ValidationError
 
 from validator.load import schema
 from validator.load.pipeline import samples_fast_ok
+from validator import hashing
 from validator.hashing import is_canonical
 from validator.models import InferenceRecipe, RunMeta, TrainingRecipe
 from validator.registry import strip_samples
@@ -142,12 +144,20 @@ def test_samples_fast_check_agrees_with_the_schema(training: list[Any], inferenc
             assert schema_ok, samples
 
 
+# Strings as run files carry them: any code point but a surrogate (UTF-8 cannot hold one), weighted
+# towards what canonical form treats specially: escapes (controls, quote, backslash, DEL, U+2028),
+# and the ranges whose key order differs between UTF-16 and code points (U+E000..U+FFFF vs astral).
+SPECIAL_CHARS = st.sampled_from(["\x00", "\x1f", "\b", "\f", "\n", "\r", "\t", '"', "\\", "/", "\x7f",
+                                 "\u2028", "\u00e9", "\u4e2d", "\ue000", "\uff61", "\ufffd", "\U0001F600",
+                                 "\U00010000", "\U0010FFFD", "a", "Z", "1"])
+TEXT = st.text(st.one_of(st.characters(blacklist_categories=("Cs",)), SPECIAL_CHARS), max_size=5)
+
 # Run files are I-JSON (RFC 7493): integers beyond ±(2**53 - 1) have no canonical form.
 JSON_VALUES = st.recursive(
     st.one_of(st.none(), st.booleans(), st.integers(-(2**53) + 1, 2**53 - 1),
               st.floats(allow_nan=False, allow_infinity=False).filter(lambda f: abs(f) < 2**53 or abs(f) >= 1e21),
-              st.text(max_size=5)),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+              TEXT),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TEXT, inner, max_size=4),
     max_leaves=12,
 )
 
@@ -160,6 +170,25 @@ def test_canonical_fast_path_agrees_with_rfc8785(value: Any) -> None:
     relaxed = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
     parsed = orjson.loads(relaxed)
     assert is_canonical(relaxed, parsed) == (relaxed == rfc8785.dumps(parsed))
+
+
+def test_non_ascii_run_files_take_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Valid UTF-8 with non-ASCII text is confirmed by orjson alone, without the pure-Python JCS."""
+    monkeypatch.setattr(hashing, "canonical_bytes", _refuse)
+    doc = {"notes": "mesuré à 25 °C — 中文 😀", "\u00e9": [1, "\n\x01"], "z": "\u00ff"}
+    assert is_canonical(rfc8785.dumps(doc), doc)
+
+
+def test_keys_sorting_differently_in_utf16_are_settled_exactly() -> None:
+    # by code point U+FF61 < U+1F600; by UTF-16 code units (JCS) it sorts after
+    doc = {"\uff61": 1, "\U0001F600": 2}
+    by_code_point = orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)
+    assert not is_canonical(by_code_point, doc)
+    assert is_canonical(rfc8785.dumps(doc), doc)
+
+
+def _refuse(document: Any) -> bytes:
+    raise AssertionError("the slow path ran")
 
 
 def test_integral_floats_and_exponents_take_the_exact_path() -> None:
