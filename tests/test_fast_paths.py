@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import math
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -196,3 +197,39 @@ def test_integral_floats_and_exponents_take_the_exact_path() -> None:
         assert not is_canonical(text, orjson.loads(text))
     assert is_canonical(b'{"a":1e+21,"b":1e-7,"v":"0.30.0"}', {"a": 1e21, "b": 1e-7, "v": "0.30.0"})
     assert not math.isnan(0.0)
+
+
+BOARDS_DOC = orjson.loads((Path(__file__).resolve().parent.parent / "boards" / "boards.json").read_bytes())
+
+
+def _boards_paths(node: Any, at: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    out = [at]
+    if isinstance(node, dict):
+        for key, value in node.items():
+            out += _boards_paths(value, (*at, key))
+    elif isinstance(node, list):
+        for i, value in enumerate(node[:3]):
+            out += _boards_paths(value, (*at, i))
+    return out
+
+
+BOARDS_PATHS = _boards_paths(BOARDS_DOC)
+MUTANT = st.one_of(JSON_VALUES, st.sampled_from(["T4", "", "sha256:x", "runs/aa/b.json", -1, 0, 1.5, 2**40]))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(BOARDS_PATHS), MUTANT, st.booleans())
+def test_compiled_boards_check_agrees_with_jsonschema(path: tuple[Any, ...], value: Any, drop: bool) -> None:
+    """The compiled validator (jsonschema-rs) that checks generated boards accepts exactly what jsonschema does."""
+    doc = copy.deepcopy(BOARDS_DOC)
+    if path:
+        parent = doc
+        for part in path[:-1]:
+            parent = parent[part]
+        if drop and isinstance(parent, dict):
+            del parent[path[-1]]
+        else:
+            parent[path[-1]] = value
+    else:
+        doc = value
+    assert schema.is_valid("boards", doc) == (schema.validate("boards", doc) == [])

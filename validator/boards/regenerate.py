@@ -42,7 +42,7 @@ def fresh_document(analysis: Analysis, stamp: GitStamp) -> dict[str, Any]:
     """The boards document, built once and checked: shape by the schema, one row per key by build.duplicate_row."""
     snapshot = analysis.snapshot
     document = build(snapshot, derive(snapshot, analysis.diagnostics), stamp)
-    issues = schemas.validate("boards", document)
+    issues = [] if schemas.is_valid("boards", document) else schemas.validate("boards", document)
     if issues:  # the generator and its schema disagree: orv's bug, never written
         first = issues[0]
         raise RuntimeError(f"generated boards fail schema/boards.schema.json at {list(first.path)}: {first.message}")
