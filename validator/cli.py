@@ -57,8 +57,7 @@ def check_cmd(paths: tuple[str, ...], base: str | None, fmt: str | None, waive: 
     reports = summary_file is not None or outputs_file is not None
     evaluation = evaluate(Config(root=root, paths=tuple(p for p in rel_paths if p), base=base,
                                  waive=tuple(w.upper() for w in waive),
-                                 jobs=jobs or default_jobs(), progress=_progress_printer(), cache=cache,
-                                 neighbourhood=not reports))  # the board delta needs every recipe
+                                 jobs=jobs or default_jobs(), progress=_progress_printer(), cache=cache))
     if reports:
         from validator.report import summary
 

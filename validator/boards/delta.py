@@ -1,23 +1,29 @@
 """How a pull request moves the boards: two boards documents (merge base and pull request) and the rows that differ.
 
-Both documents are built by `board_document` from a snapshot and its findings by the same code, so
-the delta shows only what the pull request changes (never a stale committed boards/boards.json). Every
-list under a document's `boards` holds rows with `recipe` and `tier`, and `rank`/`rank_of` where ranked.
+The base document is the merge base's committed boards/boards.json (the boards workflow keeps it
+fresh on main), so a pull request's summary costs no second check. The head document is that same
+file with the rows of the recipe files the pull request changed rebuilt by `board_document` from
+the checked snapshot (in pull-request mode, only the change's neighbourhood is loaded), and the ranks
+of the model-GPU groups those rows enter or leave recomputed: work proportional to the change, and
+a delta that shows only what the pull request changes. Every list under a document's `boards` holds
+rows with `recipe` and `tier`, and `rank`/`rank_of` where ranked.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Optional
 
 from validator.boards.build import GitStamp, build
 from validator.diagnostics import Diagnostic
 from validator.evaluation import Evaluation
-from validator.pr.base import check_base
+from validator.pr.change import Change
 from validator.registry import BOARDS_PATH, Snapshot
 from validator.tiers import derive
 
+NO_BASE_BOARDS = (f"the merge base has no readable {BOARDS_PATH}, so board changes are not shown; "
+                  "run `orv boards` on the base branch and commit it (docs/boards.md)")
 
 
 def board_document(snapshot: Snapshot, diagnostics: Iterable[Diagnostic]) -> dict[str, Any]:
@@ -25,23 +31,78 @@ def board_document(snapshot: Snapshot, diagnostics: Iterable[Diagnostic]) -> dic
     return build(snapshot, derive(snapshot, tuple(diagnostics)), GitStamp())
 
 
-def base_board_document(evaluation: Evaluation) -> Mapping[str, Any]:
-    """The merge base's boards: its committed boards/boards.json, which the boards workflow keeps
-    fresh on main, so a pull request's summary costs no second check. Only when the base has no
-    readable boards file is the base checked by the same code to build one."""
-    if evaluation.base is not None:
+def committed_base_boards(change: Change) -> Optional[Mapping[str, Any]]:
+    """The merge base's committed boards document; None when it has none or it cannot be read."""
+    raw = change.base.read(BOARDS_PATH)
+    if not raw:
+        return None
+    try:
+        document = json.loads(raw)
+    except ValueError:
+        return None
+    if isinstance(document, dict) and isinstance(document.get("boards"), dict):
+        return document
+    return None
+
+
+def base_board_document(evaluation: Evaluation) -> Optional[Mapping[str, Any]]:
+    """The merge base's boards: its committed boards/boards.json; when the whole base was already
+    checked (full mode), the document built from it. None when the base has no boards file: the
+    summary says so rather than checking the whole base a second time."""
+    if evaluation.base is not None and not evaluation.partial:
         return board_document(evaluation.base.snapshot, evaluation.base.diagnostics)
     assert evaluation.change is not None
-    raw = evaluation.change.base.read(BOARDS_PATH)
-    if raw:
-        try:
-            document = json.loads(raw)
-            if isinstance(document, dict) and isinstance(document.get("boards"), dict):
-                return document
-        except ValueError:
-            pass
-    base = check_base(evaluation.change)
-    return board_document(base.snapshot, base.diagnostics)
+    return committed_base_boards(evaluation.change)
+
+
+def board_document_for(evaluation: Evaluation, base: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The pull request's boards: built from the whole snapshot after a full check; in
+    pull-request mode, the base document with the changed recipe files' rows rebuilt and reranked."""
+    if not evaluation.partial:
+        return board_document(evaluation.snapshot, evaluation.found)
+    assert evaluation.change is not None
+    changed = {c.path for c in evaluation.change.files}
+    fresh = board_document(evaluation.snapshot, evaluation.found)  # the neighbourhood's rows
+    boards: dict[str, list[Mapping[str, Any]]] = {}
+    regroup: set[tuple[Any, ...]] = set()
+    for name in sorted(set(base["boards"]) | set(fresh["boards"])):
+        kept = [row for row in _rows(base["boards"].get(name)) if row.get("path") not in changed]
+        added = [row for row in fresh["boards"].get(name, ()) if row.get("path") in changed]
+        regroup |= {_group(row) for row in _rows(base["boards"].get(name)) if row.get("path") in changed}
+        regroup |= {_group(row) for row in added}
+        boards[name] = kept + added
+    boards["training"] = _reranked(boards.get("training", []), regroup)
+    return {"boards": boards}
+
+
+def _rows(rows: Any) -> list[Mapping[str, Any]]:
+    return [row for row in rows if isinstance(row, Mapping)] if isinstance(rows, list) else []
+
+
+def _group(row: Mapping[str, Any]) -> tuple[Any, ...]:
+    """The model-GPU(-workload) pair a training row is ranked in (boards/build.py `_ranks`)."""
+    return (row.get("model"), row.get("gpu"), row.get("workload"))
+
+
+def _reranked(rows: list[Mapping[str, Any]], groups: set[tuple[Any, ...]]) -> list[Mapping[str, Any]]:
+    """Rows with rank/rank_of recomputed in the given groups by build's rule: 1 + the number of
+    rows in the group with a strictly higher (rounded) figure; equal figures share a rank."""
+    members: dict[tuple[Any, ...], list[float]] = {}
+    for row in rows:
+        if _group(row) in groups:
+            members.setdefault(_group(row), []).append(float(row.get("tok_s_per_gpu") or 0.0))
+    for figures in members.values():
+        figures.sort(reverse=True)
+    out = []
+    for row in rows:
+        figures = members.get(_group(row))
+        if figures is None:
+            out.append(row)
+            continue
+        mine = float(row.get("tok_s_per_gpu") or 0.0)
+        faster = sum(1 for f in figures if f > mine)  # the group is small: one model on one GPU
+        out.append({**row, "rank": 1 + faster, "rank_of": len(figures)})
+    return out
 
 
 def rows_by_recipe(document: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:

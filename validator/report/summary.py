@@ -8,7 +8,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from validator.boards.delta import BoardChange, base_board_document, board_delta, board_document
+from validator.boards.delta import NO_BASE_BOARDS, BoardChange, base_board_document, board_delta, board_document_for
 from validator.checks.pr import GATE_FILES
 from validator.diagnostics import Diagnostic, Result, Severity
 from validator.evaluation import Evaluation
@@ -34,6 +34,7 @@ class PullRequestReport:
     changed_files: tuple[str, ...]
     gate_files: tuple[str, ...]  # changed files that define the check itself
     delta: tuple[BoardChange, ...] | None  # None without --base
+    delta_note: str | None = None  # why the board changes are not shown (the base has no boards file)
 
 
 def build(evaluation: Evaluation) -> PullRequestReport:
@@ -41,16 +42,21 @@ def build(evaluation: Evaluation) -> PullRequestReport:
     change = evaluation.change
     delta = None
     changed: tuple[str, ...] = ()
+    note = None
     if change is not None:
         changed = tuple(c.path for c in change.files)
         edited = {entry.id for entry in evaluation.snapshot.recipes if entry.path in change.head_paths and entry.id}
-        delta = tuple(board_delta(base_board_document(evaluation),
-                                  board_document(evaluation.snapshot, evaluation.found), edited))
+        base = base_board_document(evaluation)
+        if base is None:
+            note = NO_BASE_BOARDS
+        else:
+            delta = tuple(board_delta(base, board_document_for(evaluation, base), edited))
     return PullRequestReport(
         result=evaluation.result, waived=evaluation.waived, pre_existing=len(evaluation.pre_existing),
         base_ref=change.base_ref if change is not None else None,
         base_commit=change.base_commit if change is not None else None,
-        changed_files=changed, gate_files=tuple(p for p in changed if p.startswith(GATE_FILES)), delta=delta)
+        changed_files=changed, gate_files=tuple(p for p in changed if p.startswith(GATE_FILES)), delta=delta,
+        delta_note=note)
 
 
 def _count(diagnostics: Iterable[Diagnostic], severity: Severity) -> int:
@@ -142,7 +148,7 @@ def _delta_lines(delta: tuple[BoardChange, ...] | None) -> list[str]:
 def render_markdown(r: PullRequestReport, budget: int = SUMMARY_BUDGET) -> str:
     """The job summary: headline, context, every finding (within the size budget), the board delta."""
     head = [_headline(r), ""] + _context_lines(r)
-    tail = _delta_lines(r.delta)
+    tail = _delta_lines(r.delta) if r.delta_note is None else ["", "### Board changes", "", f"Not shown: {r.delta_note}."]
     by_level = sorted(r.result.diagnostics, key=lambda d: (d.severity.rank, d.sort_key()))
     rows = [_finding_row(d) for d in by_level] + [_finding_row(d, waived=True) for d in r.waived]
     findings: list[str] = []
