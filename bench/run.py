@@ -142,13 +142,19 @@ WARM = "orv check --base, warm (local)"
 
 
 def growth(report: list[dict]) -> dict[str, float]:
-    """Each row's exponent k in time ~ N^k between the smallest and the largest N measured."""
+    """Each row's exponent k in time ~ N^k between the smallest and the largest N measured, by wall
+    time and by CPU time (steadier on a shared machine)."""
     if len(report) < 2:
         return {}
     low, high = report[0], report[-1]
     scale = math.log(high["n"] / low["n"])
-    return {name: round(math.log(high["rows"][name]["wall_s"] / low["rows"][name]["wall_s"]) / scale, 3)
-            for name in high["rows"] if name in low["rows"] and low["rows"][name]["wall_s"] > 0}
+    out = {}
+    for name in high["rows"]:
+        for unit in ("wall_s", "cpu_s"):
+            a, b = low["rows"].get(name, {}).get(unit, 0), high["rows"][name].get(unit, 0)
+            if a > 0 and b > 0:
+                out[f"{name} ({unit[:-2]})"] = round(math.log(b / a) / scale, 3)
+    return out
 
 
 def main() -> int:
@@ -177,15 +183,15 @@ def main() -> int:
         boards_file.rename(aside)
         try:
             rows[NO_BOARDS] = best([*orv, "check", "--root", str(root), "--format", "json", "--no-cache"], REPO,
-                                   args.repeat)
+                                   args.repeat, row=NO_BOARDS)
         finally:
             aside.rename(boards_file)
-        rows[BOARDS] = best([*orv, "boards", "--root", str(root), "--no-cache"], REPO, args.repeat)
-        rows[FLOOR] = best([python, str(HERE / "floor.py"), str(root)], REPO, args.repeat)
+        rows[BOARDS] = best([*orv, "boards", "--root", str(root), "--no-cache"], REPO, args.repeat, row=BOARDS)
+        rows[FLOOR] = best([python, str(HERE / "floor.py"), str(root)], REPO, args.repeat, row=FLOOR)
         with tempfile.NamedTemporaryFile("w", suffix=".lst", delete=False) as lst:
             lst.write("\0".join(runs))
         rows["sha256sum runs/"] = best(["bash", "-c", f"xargs -0 -a {lst.name} sha256sum >/dev/null"], root,
-                                       args.repeat)
+                                       args.repeat, row="sha256sum runs/")
         os.unlink(lst.name)
         if not args.skip_cjs:
             every = args.cjs_every or (1 if n <= 1000 else n // 500)
@@ -198,31 +204,37 @@ def main() -> int:
             pr = prepare_pr(root, Path(work))
             action = [*orv, "check", "--root", str(pr), "--base", "main", "--summary", str(Path(work) / "summary.md"),
                       "--github-output", str(Path(work) / "outputs.txt"), "--no-cache"]
-            rows[ACTION] = best(action, REPO, args.repeat)
+            rows[ACTION] = best(action, REPO, args.repeat, row=ACTION)
             # Warm: the contributor ran `orv check` before, which filled .git/orv/.
             measure([*orv, "check", "--root", str(pr)], REPO)
-            rows[WARM] = best([*orv, "check", "--root", str(pr), "--base", "main"], REPO, args.repeat)
+            rows[WARM] = best([*orv, "check", "--root", str(pr), "--base", "main"], REPO, args.repeat, row=WARM)
         full = rows[FULL][0]
         for name, (wall, rss, code) in rows.items():
-            print(f"  {name:<46} {wall:8.2f} s  {rss:7.0f} MiB  exit {code}  x{wall / full:6.2f} of full check")
+            print(f"  {name:<46} {wall:8.2f} s  CPU {CPU.get(name, 0.0):7.2f} s  {rss:7.0f} MiB  exit {code}  "
+                  f"x{wall / full:6.2f} of full check")
         full_cpu = CPU[FULL]
         floor = rows[FLOOR][0]
-        ratios = {"check/floor (wall)": full / floor, "check/floor (CPU)": full_cpu / floor,
+        ratios = {"check/floor (wall)": full / floor, "check/floor (CPU)": full_cpu / CPU[FLOOR],
                   "check/check-without-boards": full / rows[NO_BOARDS][0],
                   "boards/check": rows[BOARDS][0] / full, "action-cold/check": rows[ACTION][0] / full,
-                  "pr-warm/check": rows[WARM][0] / full}
+                  "pr-warm/check": rows[WARM][0] / full,
+                  "boards/check (CPU)": CPU[BOARDS] / full_cpu,
+                  "check/check-without-boards (CPU)": full_cpu / CPU[NO_BOARDS],
+                  "action-cold/check (CPU)": CPU[ACTION] / full_cpu}
         cjs = [v for k, v in rows.items() if k.startswith("check-jsonschema")]
         if cjs:
             ratios["orv/check-jsonschema"] = full / cjs[0][0]
         print("  ratios: " + ", ".join(f"{k} = {v:.3f}" for k, v in ratios.items())
               + f"; peak memory {max(r[1] for k, r in rows.items() if k.startswith(('orv', 'Action'))):.0f} MiB")
-        report.append({"n": n, "rows": {k: {"wall_s": round(v[0], 3), "peak_mib": round(v[1]), "exit": v[2]}
+        report.append({"n": n, "rows": {k: {"wall_s": round(v[0], 3), "cpu_s": round(CPU.get(k, 0.0), 3),
+                                            "peak_mib": round(v[1]), "exit": v[2]}
                                         for k, v in rows.items()}, "ratios": {k: round(v, 4) for k, v in ratios.items()},
                        "check_cpu_s": round(full_cpu, 3), "cores": os.cpu_count()})
     exponents = growth(report)
     if exponents:
-        print(f"\ngrowth exponents, N = {report[0]['n']:,} -> {report[-1]['n']:,}: "
-              + ", ".join(f"{k}: {v:.2f}" for k, v in exponents.items()))
+        print(f"\ngrowth exponents, N = {report[0]['n']:,} -> {report[-1]['n']:,}:")
+        for name, k in exponents.items():
+            print(f"  {name:<58} {k:5.2f}")
         report.append({"growth": exponents})
     if args.json:
         args.json.write_text(json.dumps(report, indent=2) + "\n")

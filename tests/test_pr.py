@@ -131,6 +131,20 @@ def test_the_delta_from_committed_boards_equals_the_delta_of_a_full_check(repo: 
     assert changes["qwen3-8-27b-h100-tp8-pp1-dp1"][0] == "removed"
 
 
+def test_a_removed_run_moves_its_unchanged_recipe_in_both_modes(repo: Path) -> None:
+    from validator.report import summary
+
+    commit_boards_on_main(repo)
+    git(repo, "rm", "-q", existing_run(repo))
+    commit_all(repo, "the run behind the only recipe is withdrawn")
+    partial, whole = check(repo, neighbourhood=True), check(repo, neighbourhood=False)
+    assert partial.partial
+    fast, full = summary.build(partial).delta, summary.build(whole).delta
+    assert fast == full
+    assert [(c.recipe, c.change, c.base_tier, c.tier) for c in fast or ()] == \
+        [("qwen3-8-27b-h100-tp1-pp4-dp2", "moved", "T2", "T0")]
+
+
 def test_the_base_assembled_from_unchanged_files_equals_a_full_check_of_the_base(repo: Path) -> None:
     from validator.pr.base import check_base, check_base_exported
 

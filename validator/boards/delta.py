@@ -12,6 +12,7 @@ rows with `recipe` and `tier`, and `rank`/`rank_of` where ranked.
 from __future__ import annotations
 
 import json
+import posixpath
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Optional
 
@@ -57,11 +58,16 @@ def base_board_document(evaluation: Evaluation) -> Optional[Mapping[str, Any]]:
 
 def board_document_for(evaluation: Evaluation, base: Mapping[str, Any]) -> Mapping[str, Any]:
     """The pull request's boards: built from the whole snapshot after a full check; in
-    pull-request mode, the base document with the changed recipe files' rows rebuilt and reranked."""
+    pull-request mode, the base document with the rows of changed recipe files (and of recipes
+    whose run files changed) rebuilt from the neighbourhood, and their groups reranked."""
     if not evaluation.partial:
         return board_document(evaluation.snapshot, evaluation.found)
     assert evaluation.change is not None
     changed = {c.path for c in evaluation.change.files}
+    # a recipe's row also moves when a run file it references changed (altered, removed)
+    runs = {posixpath.basename(p)[:-len(".json")] for p in changed if p.startswith("runs/") and p.endswith(".json")}
+    referenced = evaluation.snapshot.references()
+    changed |= {entry.path for digest in runs for entry in referenced.get(digest, ())}
     fresh = board_document(evaluation.snapshot, evaluation.found)  # the neighbourhood's rows
     boards: dict[str, list[Mapping[str, Any]]] = {}
     regroup: set[tuple[Any, ...]] = set()
