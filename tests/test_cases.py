@@ -33,6 +33,16 @@ COVERED_ELSEWHERE = {
     "ORV604": "tests/test_pr.py::test_orv604_a_stray_file_under_runs_replaces_orv107",
     "ORV605": "tests/test_pr.py::test_orv605_a_provenance_block_added_to_an_existing_recipe",
     "ORV606": "tests/test_pr.py::test_orv606_changes_outside_recipes_and_runs_need_review_but_do_not_fail",
+    # Quality runs are built from real lm-eval output (tests/fixtures/lmeval/), forged per test.
+    "ORV230": "tests/test_quality.py::test_a_raised_headline_in_a_stored_run_is_orv220",
+    "ORV231": "tests/test_quality.py::test_values_flipped_to_correct_are_caught_by_rescoring",
+    "ORV232": "tests/test_quality.py::test_a_limit_run_relabelled_as_full_is_refused",
+    "ORV233": "tests/test_quality.py::test_task_hashes_that_do_not_hash_the_samples_are_refused",
+    "ORV235": "tests/test_quality.py::test_a_run_of_another_checkpoint_is_refused_and_reported",
+    "ORV236": "tests/test_quality.py::test_below_warns_with_the_ratio_caps_at_t1_and_stays_marked_on_the_board",
+    "ORV237": "tests/test_quality.py::test_an_unscored_task_config_is_orv227",
+    "ORV238": "tests/test_quality.py::test_an_unreferenced_quality_run_and_a_dangling_reference_are_orv228",
+    "ORV620": "tests/test_quality.py::test_changing_a_quality_gate_in_a_pull_request_needs_a_waiver",
     "ORV607": "tests/test_signing.py::test_pr_changing_measurers_needs_a_waiver_and_a_key_change_is_its_own_finding",
     "ORV608": "tests/test_signing.py::test_pr_changing_measurers_needs_a_waiver_and_a_key_change_is_its_own_finding",
     # Signatures are made with keys generated in the test (no private key is ever committed).

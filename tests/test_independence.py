@@ -128,6 +128,22 @@ def test_inference_copies_with_rescaled_latencies_are_one_measurement() -> None:
     assert same_measurement(base, sample_fingerprint("inference", other)) is None
 
 
+def test_buckets_never_separate_two_fingerprints_within_the_tolerance() -> None:
+    """The grouping that keeps ORV304 linear must not hide a copy whose quantiles straddle a cell edge."""
+    from validator.independence import CELL, KEY_QUANTILES, QUANTILES, TOLERANCE, buckets, same_measurement
+
+    rng = random.Random(7)
+    for _ in range(500):
+        base = sorted(rng.random() for _ in range(QUANTILES + 1))
+        for i in KEY_QUANTILES:  # put the key quantiles right at a cell edge
+            base[i] = round(base[i] / CELL) * CELL
+        nudged = [q + rng.uniform(-TOLERANCE, TOLERANCE) * 0.99 for q in base]
+        a = (("exact", "a"), ("time_s", 1000, tuple(base)))
+        b = (("exact", "b"), ("time_s", 1000, tuple(nudged)))
+        assert same_measurement(a, b)
+        assert set(buckets(a)) & set(buckets(b))
+
+
 SAMPLE_VALUES = st.one_of(st.integers(-5, 5), st.integers(2**64, 2**70), st.floats(-2, 2, allow_nan=False),
                           st.sampled_from(["nan", "},{", "{", "}"]), st.none())
 SAMPLES = st.lists(st.one_of(st.dictionaries(st.sampled_from(["step", "time_s", "loss", "},{"]), SAMPLE_VALUES,

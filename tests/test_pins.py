@@ -162,7 +162,7 @@ HINTS = {
     "orv405-floating-tool-version": ("ORV405", '"version": "0.8.0"', None),
     "orv405-missing-tool-version": ("ORV405", '"version": "0.8.0"', None),
     "orv406-dirty": ("ORV406", 'version: "0.1.dev21830+g8244d1c44"', 14),
-    "orv407-range": ("ORV407", 'version: "0.30.0"', 14),
+    "orv407-range": ("ORV407", 'version: "0.11.0"', 14),  # vLLM: its own scheme's example (docs/versions.md)
     "orv407-free-text": ("ORV407", "repository:", 14),
     "orv407-commit-not-hex": ("ORV407", 'commit: "<40-hex SHA>"', 13),
     "orv408-legacy-unpinned": ("ORV408", "rise above T0", 3),

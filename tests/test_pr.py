@@ -212,7 +212,8 @@ def test_orv602_a_renamed_recipe(repo: Path) -> None:
     git(repo, "rm", "-q", old)
     write(repo, training_recipe_path("qwen3-8-27b-offload"), text)
     commit_all(repo, "rename")
-    assert found(check(repo)) == [f"ORV602 {old}:1"]
+    new = training_recipe_path("qwen3-8-27b-offload")  # annotated on the new file's `id:` line, which the diff shows
+    assert found(check(repo)) == [f"ORV602 {new}:1"]
 
 
 def test_orv602_an_id_changed_in_place_points_at_the_id(repo: Path) -> None:

@@ -145,8 +145,17 @@ def test_inference_recipe_climbs_from_claimed_to_reproduced(tmp_path: Path,
                          "--sign-with", str(bob))
     assert reg.tier([summary, detailed, second]).tier == "T2"
     assert main(["sign", str(reg.root / run_path(detailed)), "--key", str(attune)]) == 0
-    t3 = reg.tier([summary, detailed, second])
+    capped = reg.tier([summary, detailed, second])
+    assert capped.tier == "T2" and any("needs verified quality" in r for r in capped.reasons)
+
+    # fp8 is not the model's published precision: T3 also needs `verified` quality (docs/quality.md).
+    lmeval = Path(__file__).parent / "fixtures" / "lmeval"
+    reg.add_run(capsys, "--from", "lm-eval", str(lmeval / "reference"), "--reference-for", "qwen3.8-27b",
+                "--quant", "bf16", "--measured-by", "lab-a")
+    quality = reg.add_run(capsys, "--from", "lm-eval", str(lmeval / "q995"), "--recipe", recipe)
+    t3 = reg.tier([summary, detailed, second, quality])
     assert t3.tier == "T3" and set(t3.verified_runs) == {detailed, second}
+    assert t3.quality.status == "verified" and t3.quality.ratio == pytest.approx(0.745 / 0.75)
 
 
 def test_the_same_output_stored_again_as_another_measurer_is_a_copy(tmp_path: Path,

@@ -142,15 +142,19 @@ def hash_cmd(file: str, exact_bytes: bool) -> None:
 
 
 _ADAPTER_FORMATS = ("megatron", "nemo", "sglang", "vllm")  # validator.adapters.ADAPTER_BY_NAME, imported lazily
+_QUALITY_FORMATS = ("lm-eval",)  # validator.quality.add: an output directory or results file, not one file
 
 
 @cli.command("add-run")
-@click.argument("file", type=click.Path(exists=True, dir_okay=False, allow_dash=True))
+@click.argument("file", type=click.Path(exists=True, dir_okay=True, allow_dash=True))
 @click.option("--root", type=click.Path(file_okay=False, exists=True), default=None,
               help="Registry root (default: found from the current folder).")
-@click.option("--from", "fmt", type=click.Choice(_ADAPTER_FORMATS), default=None,
-              help="FILE is this tool's own output (Megatron-LM/NeMo log, vLLM result JSON, SGLang JSONL), "
+@click.option("--from", "fmt", type=click.Choice(_ADAPTER_FORMATS + _QUALITY_FORMATS), default=None,
+              help="FILE is this tool's own output (Megatron-LM/NeMo log, vLLM result JSON, SGLang JSONL; "
+                   "lm-eval: its --output_path directory or results_*.json, written with --log_samples), "
                    "not a run document. Default: detected from FILE.")
+@click.option("--reference-for", "reference_for", default=None, metavar="MODEL",
+              help="lm-eval only: store the run as MODEL's quality reference in catalog/models.yaml.")
 @click.option("--recipe", "recipe_path", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Take model, hardware, software, layout/serving, author and date from this recipe.")
 @click.option("--write-recipe/--no-write-recipe", default=None,
@@ -171,8 +175,7 @@ _ADAPTER_FORMATS = ("megatron", "nemo", "sglang", "vllm")  # validator.adapters.
 @click.option("--sign-with", "sign_key", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Sign the stored run with this SSH key (as `orv sign`).")
 def add_run_cmd(file: str, root: str | None, fmt: str | None, recipe_path: str | None, write_recipe: bool | None,
-                sign_key: str | None,
-                **flags: object) -> None:
+                reference_for: str | None, sign_key: str | None, **flags: object) -> None:
     """Store a run file under runs/ and print its sha256: reference.
 
     FILE is a run document (JSON, any key order or spacing), or a benchmark tool's own output
@@ -186,8 +189,28 @@ def add_run_cmd(file: str, root: str | None, fmt: str | None, recipe_path: str |
     from validator.errors import AddRunError
 
     root = os.path.abspath(root) if root else find_root(".")
-    raw = sys.stdin.buffer.read() if file == "-" else open(file, "rb").read()
     given = {k: v for k, v in flags.items() if v is not None}
+    if reference_for is not None and fmt not in _QUALITY_FORMATS:
+        raise click.UsageError("--reference-for needs --from lm-eval")
+    if fmt in _QUALITY_FORMATS:
+        from validator.quality.add import add as add_quality
+
+        try:
+            stored, notes = add_quality(root, file, recipe_path, given, reference_for)
+        except AddRunError as exc:
+            click.echo(REPORTER_BY_NAME["text"](exc.result), nl=False, err=True)
+            sys.exit(EXIT_FINDINGS)
+        for note in notes:
+            click.echo(f"note: {note}", err=True)
+        click.echo(f"sha256:{stored.digest}")
+        click.echo(f"{'stored' if stored.created else 'already stored'}: {stored.path}", err=True)
+        if recipe_path:  # a quality run is listed in `runs:` like any other (docs/quality.md)
+            _record_in_recipe(recipe_path, f"sha256:{stored.digest}", None, {},
+                              sys.stdout.isatty() if write_recipe is None else write_recipe)
+        return
+    if os.path.isdir(file):
+        raise click.UsageError(f"{file} is a directory; only --from lm-eval takes one")
+    raw = sys.stdin.buffer.read() if file == "-" else open(file, "rb").read()
     if write_recipe and not recipe_path:
         raise click.UsageError("--write-recipe needs --recipe PATH (the recipe this run backs)")
     if fmt is None:
@@ -527,6 +550,46 @@ def boards_cmd(check_only: bool, root: str | None, jobs: int | None, cache: bool
     click.echo(f"{BOARDS_PATH} {'written' if committed != fresh else 'unchanged'}")
 
 
+@cli.command("site")
+@click.argument("directory", type=click.Path(file_okay=False))
+@click.option("--boards", "boards_file", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="The boards document to render (default: boards/boards.json of the registry).")
+@click.option("--root", type=click.Path(file_okay=False, exists=True), default=None,
+              help="Registry root, for loss curves and catalog order (default: found from the current folder).")
+def site_cmd(directory: str, boards_file: str | None, root: str | None) -> None:
+    """Render the boards as a static website into DIRECTORY (replaced atomically; docs/site.md)."""
+    import orjson
+
+    from validator.site import SiteContext, SiteError, boards_problem, render_site, write_site
+    from validator.site.collect import collect_context
+
+    if root is None and boards_file is None:
+        from validator.engine import find_root
+
+        root = find_root(".")
+    path = boards_file or os.path.join(root, "boards", "boards.json")  # type: ignore[arg-type]
+    try:
+        with open(path, "rb") as fh:
+            boards = orjson.loads(fh.read())
+    except (OSError, orjson.JSONDecodeError) as exc:
+        click.echo(f"orv: cannot read {path}: {exc}\n    hint: run `orv boards` first, or pass --boards FILE",
+                   err=True)
+        sys.exit(EXIT_USAGE)
+    problem = boards_problem(boards)
+    if problem is not None:
+        click.echo(f"orv: {path} is not a boards document this orv can render ({problem})\n"
+                   "    hint: regenerate it with this version's `orv boards`", err=True)
+        sys.exit(EXIT_USAGE)
+    context = collect_context(os.path.abspath(root), boards) if root else SiteContext()
+    files = render_site(boards, context)
+    try:
+        write_site(directory, files)
+    except (SiteError, OSError) as exc:
+        click.echo(f"orv: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    click.echo(f"{directory}: {len(files):,} files, {sum(map(len, files.values())):,} bytes")
+
+
 @cli.group("import")
 def import_group() -> None:
     """Import a legacy source: recipes and run files into the registry, and an import report."""
@@ -590,9 +653,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         click.echo(f"orv: {exc}", err=True)
         return EXIT_USAGE
-    except Exception:  # noqa: BLE001 - internal error: exit 2 with a short report, not a traceback
-        lines = traceback.format_exc().strip().splitlines()
-        click.echo(f"orv: internal error: {lines[-1]}\n(this is a bug in orv; please report it)", err=True)
+    except Exception as exc:  # noqa: BLE001 - internal error: exit 2 with a short report, not a traceback
+        click.echo(internal_error_message(exc), err=True)
         if os.environ.get("ORV_DEBUG"):
-            click.echo("\n".join(lines), err=True)
+            click.echo(traceback.format_exc().rstrip(), err=True)
         return EXIT_USAGE
+
+
+def internal_error_message(exc: BaseException) -> str:
+    """One report line for a bug: the exception's type and text, and the innermost orv frame
+    (file:line in function), which is what a maintainer needs to find it; ORV_DEBUG=1 adds the rest."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if "/validator/" in f.filename.replace(os.sep, "/")]
+    where = ""
+    if frames:
+        f = frames[-1]
+        rel = f.filename.replace(os.sep, "/").rsplit("/validator/", 1)[1]
+        where = f" at validator/{rel}:{f.lineno} in {f.name}()"
+    text = str(exc).splitlines()[0][:300] if str(exc) else ""
+    return (f"orv: internal error: {type(exc).__name__}{': ' + text if text else ''}{where}\n"
+            "(this is a bug in orv, not in your files; please report it with this message — "
+            "ORV_DEBUG=1 prints the full traceback)")

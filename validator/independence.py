@@ -4,7 +4,7 @@ A measurement's timings are never reproduced exactly: two real runs of the same 
 every step time and every request latency. So a run is reduced, while its samples are in memory,
 to a fingerprint of its timing columns (training `time_s`; inference `ttft_ms` and `e2e_ms`):
 
-  exact     SHA-256 of the samples as a multiset (sorted JSON, keys sorted): identical samples in any order
+  exact     SHA-256 of the samples as a multiset (sorted canonical JSON): identical samples in any order
   columns   per timing column with at least 3 distinct values: the sample count and 65 quantiles of
             the sorted column after the affine normalisation (x - min) / (max - min)
 
@@ -13,12 +13,20 @@ Sorting removes the order; the normalisation removes any constant scale a > 0 an
 are equal, or when every timing column of both has the same count and its normalised quantiles
 agree within 1e-6 (a float rescale leaves ~1e-15; two real measurements differ by far more).
 Step counts, token counts and losses are left out: a deterministic recipe reproduces them.
+
+Comparing every pair of runs would be quadratic, so runs are grouped by `buckets`: the sample count
+and cells of 1e-3 of three normalised quantiles of the first timing column. A run near a cell's edge
+(within the tolerance) is also put in the neighbouring cell, so two runs within the tolerance always
+share a bucket — the grouping never misses a copy, and the same keys tie a pull request's new run to
+the runs it could copy (validator/pr/neighbourhood.py).
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
+import math
 import operator
 from typing import Any, Sequence
 
@@ -27,21 +35,24 @@ import orjson
 TIMING_COLUMNS = {"training": ("time_s",), "inference": ("ttft_ms", "e2e_ms")}
 QUANTILES = 64
 TOLERANCE = 1e-6
+CELL = 1e-3  # bucket width on a normalised quantile
+KEY_QUANTILES = (16, 32, 48)  # of QUANTILES: the quartiles
 
 Fingerprint = tuple[Any, ...]  # ("exact", hex), then (column, count, quantiles) per informative column
 
 
 def _column_print(values: Sequence[float]) -> tuple[int, tuple[float, ...]] | None:
-    ordered = sorted(map(float, values))
-    low, high = ordered[0], ordered[-1]
+    ordered = sorted(values)
+    low, high = float(ordered[0]), float(ordered[-1])
     if high <= low or len(set(ordered)) < 3:
         return None  # a constant or two-valued column says nothing about where it came from
     span, last = high - low, len(ordered) - 1
-    return len(ordered), tuple((ordered[round(i * last / QUANTILES)] - low) / span for i in range(QUANTILES + 1))
+    return len(ordered), tuple((float(ordered[round(i * last / QUANTILES)]) - low) / span
+                               for i in range(QUANTILES + 1))
 
 
 def _sample_rows(samples: Sequence[Any]) -> list[bytes]:
-    """Each sample as canonical JSON bytes (sorted keys), in list order.
+    """Each sample as JSON bytes with sorted keys (its braces left off), in list order.
 
     One orjson call for the whole list, cut at the separators between samples: ~6x faster than a
     call per sample. Exact only when every sample is a flat object (then the list has exactly
@@ -57,22 +68,6 @@ def _sample_rows(samples: Sequence[Any]) -> list[bytes]:
             else b"\0" + orjson.dumps(s) for s in samples]
 
 
-def _numbers(samples: Sequence[Any], column: str) -> list[Any] | None:
-    """The column's values when every sample is an object with a number there (bool counts, as
-    isinstance says), else None. Built with map and a type set: C speed, no per-sample Python code."""
-    try:
-        values = list(map(operator.itemgetter(column), samples))
-    except (KeyError, TypeError, IndexError):
-        return None
-    if set(map(type, samples)) == {dict} and set(map(type, values)) <= _NUMBER_TYPES:
-        return values
-    kept = [s[column] for s in samples if isinstance(s, dict) and isinstance(s.get(column), (int, float))]
-    return kept if len(kept) == len(samples) else None
-
-
-_NUMBER_TYPES = {int, float, bool}
-
-
 def sample_fingerprint(kind: str, samples: Sequence[Any]) -> Fingerprint:
     """The fingerprint of a schema-valid samples list (empty tuple for no samples)."""
     if not samples:
@@ -80,20 +75,37 @@ def sample_fingerprint(kind: str, samples: Sequence[Any]) -> Fingerprint:
     exact = hashlib.sha256(b"\n".join(sorted(_sample_rows(samples)))).hexdigest()
     out: list[Any] = [("exact", exact)]
     for column in TIMING_COLUMNS.get(kind, ()):
-        values = _numbers(samples, column)
-        if values is not None:
+        try:  # C-level column read; the samples passed the schema, so this is the exception, not the rule
+            values = list(map(operator.itemgetter(column), samples))
+        except (KeyError, TypeError):
+            continue
+        if set(map(type, values)) <= {int, float}:
             found = _column_print(values)
             if found is not None:
                 out.append((column, *found))
     return tuple(out)
 
 
-def bucket(fingerprint: Fingerprint) -> str | None:
-    """A coarse key that every copy of a run shares (its sample count), for grouping candidates."""
+def _cells(value: float) -> list[int]:
+    """The cell of value, and the neighbouring one when value is within the tolerance of their edge."""
+    cell = math.floor(value / CELL)
+    cells = [cell]
+    if value - cell * CELL <= TOLERANCE:
+        cells.append(cell - 1)
+    if (cell + 1) * CELL - value <= TOLERANCE:
+        cells.append(cell + 1)
+    return sorted(cells)
+
+
+def buckets(fingerprint: Fingerprint) -> tuple[str, ...]:
+    """Keys that a run shares with every run it could be one measurement with (module docstring)."""
     if not fingerprint:
-        return None
-    counts = sorted({entry[1] for entry in fingerprint[1:]})
-    return f"n{counts[0]}" if counts else "exact:" + str(fingerprint[0][1])
+        return ()
+    if len(fingerprint) == 1:  # no informative timing column: only an identical copy can match
+        return ("exact:" + str(fingerprint[0][1]),)
+    column, count, quantiles = fingerprint[1]
+    per_quantile = [_cells(quantiles[i]) for i in KEY_QUANTILES]
+    return tuple(f"{column}:{count}:" + ",".join(map(str, combo)) for combo in itertools.product(*per_quantile))
 
 
 def same_measurement(a: Fingerprint, b: Fingerprint) -> str | None:

@@ -1,18 +1,19 @@
 """Typed views of recipes, runs and the catalog, built only from schema-valid data.
 
 The JSON Schemas in schema/ are the source of truth; these models mirror them (tests prove the
-two agree on every golden case) so that semantic checks read attributes, not nested dicts.
+two agree: tests/test_schema_agreement.py) so that semantic checks read attributes, not nested dicts.
 """
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, model_validator
 
 # The engine validates with these models first (pydantic-core is compiled: ~50x faster than
 # jsonschema) and runs jsonschema only on rejection, to word the finding. So every constraint here
-# must be at least as strict as the schema's; tests/test_fast_paths.py checks that property.
+# must be at least as strict as the schema's; tests/test_schema_agreement.py proves that property.
 Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$", max_length=96)]
 CatalogId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+([.-][a-z0-9]+)*$", max_length=96)]
 DateStr = Annotated[str, StringConstraints(pattern=r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$")]
@@ -23,12 +24,30 @@ RunRef = Annotated[str, StringConstraints(pattern=r"^sha256:[0-9a-f]{64}$")]
 QuantId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+([._-][a-z0-9]+)*$", max_length=96)]
 ToolName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._/+-]*$", max_length=100)]
 Text100 = Annotated[str, StringConstraints(min_length=1, max_length=100)]
-PositiveInt = Annotated[int, Field(ge=1)]
-PositiveFloat = Annotated[float, Field(gt=0)]
+# JSON's safe integers (I-JSON, RFC 7493; what JavaScript editors and RFC 8785 hold exactly): the
+# schemas say `"maximum": 9007199254740991` for every integer, so the models do too.
+MAX_SAFE_INT = 2**53 - 1
+PositiveInt = Annotated[int, Field(ge=1, le=MAX_SAFE_INT)]
+Count = Annotated[int, Field(ge=0, le=MAX_SAFE_INT)]
+MAX_DOUBLE = sys.float_info.max
 
 
+def _fits_a_double(value: Any) -> Any:
+    """The schemas' `"maximum": 1.7976931348623157e308` compares an integer exactly, while float()
+    would round 10**308 * 1.8 down to the largest double and take it: refuse it here too."""
+    if type(value) is int and abs(value) > MAX_DOUBLE:
+        raise ValueError("a number beyond the range of a double")
+    return value
+
+
+Double = Annotated[float, BeforeValidator(_fits_a_double)]
+PositiveFloat = Annotated[Double, Field(gt=0)]
+
+
+# Rust's regex (pydantic's default, named here on purpose) reads `$` as the end of the text, as
+# ECMA-262 does for the schemas (validator/schema.py): "h100\n" matches neither.
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, regex_engine="rust-regex")
 
 
 class Hardware(_Strict):
@@ -118,7 +137,7 @@ class Tuning(_Strict):
     micro_batch_size: Optional[PositiveInt] = None
     rows_per_microbatch: Optional[PositiveInt] = None
     recompute: Optional[Recompute] = None
-    optimizer_cpu_offload: Optional[float] = None
+    optimizer_cpu_offload: Optional[Double] = None
     optimizer_on_gpu: Optional[bool] = None
     moe_dispatcher: Optional[Literal["alltoall", "allgather", "flex"]] = None
     attention_backend: Optional[Literal["flash", "fused", "cudnn-fused", "cudnn-fused-sliding-window",
@@ -129,7 +148,7 @@ class Tuning(_Strict):
 
 class Provenance(_Strict):
     source: Annotated[str, StringConstraints(max_length=200)]
-    row: Optional[Union[int, str]] = None
+    row: Optional[Union[Annotated[int, Field(ge=-MAX_SAFE_INT, le=MAX_SAFE_INT)], str]] = None
     legacy_id: Optional[Annotated[str, StringConstraints(max_length=200)]] = None
     original: Optional[dict[str, Any]] = None
 
@@ -239,7 +258,7 @@ class RunMeta(_Strict):
     measured_at: Timestamp
     measured_by: Text100
     duration_s: Optional[PositiveFloat] = None
-    summary: dict[str, float]
+    summary: dict[str, Double]
     notes: Optional[Notes] = None
     provenance: Optional[Provenance] = None
 
@@ -267,7 +286,7 @@ class RunMeta(_Strict):
 
 
 class _Catalog(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, regex_engine="rust-regex")
 
 
 class GpuSpec(_Catalog):
@@ -321,6 +340,10 @@ class ModelSpec(_Catalog):
     aliases: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
     notes: Optional[str] = None
+    # Quality evidence (docs/quality.md): the reference quality run per lm-eval task, and the
+    # fraction of the reference a recipe must reach.
+    quality_reference: dict[str, str] = {}
+    quality_bound: Optional[float] = None
 
 
 class ReferencePoint(_Catalog):

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Optional
+from typing import Callable, Optional
 
+from packaging.version import InvalidVersion, Version
 from validator.models import Component, Tool
 
 FLOATING_WORDS = frozenset({"latest", "nightly", "main", "master", "head", "stable", "edge", "beta", "dev"})
@@ -34,6 +35,52 @@ _WORDS = re.compile(r"[^\s(),;]+")
 _LETTER_RUNS = re.compile(r"[A-Za-z]+")
 _EXACT_AFTER_EQ = re.compile(r"^==\s*(\S+)$")
 
+# A container image digest recorded as the version is as exact as a release (docs/versions.md).
+VERSION_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
+
+
+def _pep440(version: str) -> bool:
+    """One exact PEP 440 version (what PyPI accepts), by packaging's own parser, not a copy of it."""
+    try:
+        Version(version)
+    except InvalidVersion:
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class ReleaseScheme:
+    """How one engine names its releases; docs/versions.md lists each with where its tags are published."""
+
+    engine: str
+    names: frozenset[str]  # component (or tool) names, lower case, that use this scheme
+    grammar: str  # in words, for the finding
+    example: str
+    matches: Callable[[str], bool]
+
+
+_LLAMA_CPP_TAG = re.compile(r"^b[0-9]{1,7}$")  # one immutable tag per build: b6800
+_TRT_LLM = re.compile(r"^v?[0-9]+\.[0-9]+\.[0-9]+(rc[0-9]+)?(\.post[0-9]+)?(\.dev[0-9]+)?$")
+
+RELEASE_SCHEMES = (
+    ReleaseScheme("llama.cpp", frozenset({"llama.cpp", "llama-cpp", "llamacpp", "llama-server", "llama-bench",
+                                          "ggml-org/llama.cpp"}),
+                  "a build tag `b` + build number", "b6800", lambda v: bool(_LLAMA_CPP_TAG.match(v))),
+    ReleaseScheme("vLLM", frozenset({"vllm", "vllm-project/vllm"}), "a PEP 440 version", "0.11.0", _pep440),
+    ReleaseScheme("SGLang", frozenset({"sglang", "sgl-project/sglang"}), "a PEP 440 version", "0.5.1.post1",
+                  _pep440),
+    ReleaseScheme("TensorRT-LLM", frozenset({"tensorrt-llm", "tensorrt_llm", "trtllm", "trt-llm",
+                                             "nvidia/tensorrt-llm"}),
+                  "x.y.z, optionally rcN, .postN or .devN", "1.2.0rc6", lambda v: bool(_TRT_LLM.match(v))),
+)
+_SCHEME_BY_NAME = {name: scheme for scheme in RELEASE_SCHEMES for name in scheme.names}
+
+
+def release_scheme(name: str | None) -> ReleaseScheme | None:
+    """The engine release scheme a component or tool name follows, if orv knows one."""
+    return _SCHEME_BY_NAME.get(name.lower()) if name else None
+
+
 EXAMPLE_VERSION = '`version: "0.30.0"`'
 EXAMPLE_COMMIT = '`commit: "<40-hex SHA>"`'
 _REV_PARSE = "`git rev-parse HEAD` in the checkout you ran prints it"
@@ -54,17 +101,29 @@ def floating_word(text: str) -> Optional[str]:
     return None
 
 
-def version_problem(version: str) -> Optional[tuple[str, str]]:
-    """None for an exact release; else (kind, explanation) with kind in floating|dirty|range|inexact."""
+def version_problem(version: str, name: str | None = None) -> Optional[tuple[str, str]]:
+    """None for an exact release; else (kind, explanation) with kind in floating|dirty|range|inexact.
+
+    `name` is the component's (or tool's): an engine with its own release scheme (RELEASE_SCHEMES:
+    llama.cpp's b6800, vLLM's PEP 440, …) is held to that scheme instead of the generic one.
+    """
     if _DIRTY.search(version):
         return ("dirty", f"`{version}` is a build from a modified (dirty) work tree")
-    if _EXACT.match(version):
+    scheme = release_scheme(name)
+    if VERSION_DIGEST.match(version):
+        return None
+    if scheme is None:
+        if _EXACT.match(version):
+            return None
+    elif scheme.matches(version):
         return None
     word = floating_word(version)
     if word:
         return ("floating", f"`{version}` names a moving target (`{word}`)")
     if _RANGE.search(version):
         return ("range", f"`{version}` is a range or free text, not one exact release")
+    if scheme:
+        return ("inexact", f"`{version}` is not a {scheme.engine} release ({scheme.grammar}, e.g. `{scheme.example}`)")
     return ("inexact", f"`{version}` is not an exact release number")
 
 
@@ -108,7 +167,7 @@ def commit_kind(commit: str) -> Optional[str]:
     return "inexact"
 
 
-def _version_hint(kind: str, version: str) -> str:
+def _version_hint(kind: str, version: str, name: str | None = None) -> str:
     if kind == "dirty":
         clean = re.sub(r"[+.]d\d{8}\b|[-+.]?dirty", "", version, flags=re.IGNORECASE) or "0.30.0"
         return (f"rebuild from a clean checkout (local changes committed, or listed under `patches:` with "
@@ -120,6 +179,10 @@ def _version_hint(kind: str, version: str) -> str:
         return f"write the release alone: `version: \"{exact.group(1)}\"`"
     if HEX_COMMIT.match(version.lower()) and not version.isdigit():
         return f"this looks like a commit: write `commit: \"{version.lower()}\"` instead of `version:`"
+    scheme = release_scheme(name)
+    if scheme:
+        return (f"write the {scheme.engine} release as it is published, e.g. `version: \"{scheme.example}\"` "
+                f"(docs/versions.md), or pin a fork by {EXAMPLE_COMMIT} and `repository:`")
     return (f"write the one exact release you ran, e.g. {EXAMPLE_VERSION}; pin a fork or local build by "
             f"{EXAMPLE_COMMIT} and `repository:`; free text belongs in `notes`")
 
@@ -167,10 +230,11 @@ def component_problems(component: Component) -> list[PinProblem]:
             "or `image: <repository>@sha256:<digest>`"))
     commit_ok = bool(component.commit) and commit_kind(component.commit or "") is None
     if component.version:
-        problem = version_problem(component.version)
+        problem = version_problem(component.version, component.name)
         if problem and not (problem[0] == "floating" and commit_ok):
             kind, message = problem
-            out.append(PinProblem(kind, ("version",), f"version {message}", _version_hint(kind, component.version)))
+            out.append(PinProblem(kind, ("version",), f"version {message}",
+                                  _version_hint(kind, component.version, component.name)))
     if component.commit:
         kind = commit_kind(component.commit)
         if kind:
@@ -198,7 +262,7 @@ def tool_problems(tool: Tool) -> list[PinProblem]:
     A commit does not excuse a floating tool version here: SPEC §5 T1 asks for the tool's version.
     """
     out: list[PinProblem] = []
-    problem = version_problem(tool.version)
+    problem = version_problem(tool.version, tool.name)
     if problem:
         kind, message = problem
         hint = (f"record the exact release of `{tool.name}` that produced the run, e.g. `\"version\": \"0.8.0\"`"

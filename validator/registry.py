@@ -106,6 +106,7 @@ class RunEntry:
     meta: RunMeta | None  # None when unreadable or schema-invalid
     facts: RunFacts | None
     size: int = 0
+    quality: Any = None  # validator.quality.verify.QualityFacts when the run is `kind: quality`
 
     @property
     def verified(self) -> bool:
@@ -124,6 +125,7 @@ class RunFile:
     canonical: bool
     meta: RunMeta | None
     facts: RunFacts | None
+    quality: Any = None  # validator.quality.verify.QualityFacts for a `kind: quality` run
 
 
 @dataclass(frozen=True)

@@ -20,13 +20,13 @@ A submitter's own `tier:` field is never read: the schema rejects it (ORV116).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterable, Mapping
 
 from validator.diagnostics import Diagnostic, Severity
 from validator.evidence import REPRODUCTION_AGREEMENT, claim_gaps, mismatches
 from validator.independence import same_measurement
-from validator.models import Recipe, TrainingRecipe
+from validator.models import InferenceRecipe, Recipe, TrainingRecipe
 from validator.pins import is_pinned, tool_problems
 from validator.registry import RecipeEntry, RunEntry, Snapshot
 from validator.signing import signer
@@ -63,6 +63,8 @@ class TierResult:
     reasons: tuple[str, ...]  # why not higher
     reported_runs: tuple[str, ...] = ()  # digests of T1-quality runs
     verified_runs: tuple[str, ...] = ()  # digests of T2-quality runs
+    # validator.quality.status.QualityResult for inference recipes; shown on the board, not part of the tier's identity
+    quality: Any = field(default=None, compare=False)
 
 
 def _is_reported(snapshot: Snapshot, entry_path: str, recipe: Recipe, run: RunEntry) -> str | None:
@@ -105,10 +107,35 @@ def _headline(recipe: Recipe, run: RunEntry) -> float | None:
 
 
 def derive_one(snapshot: Snapshot, entry: RecipeEntry, physics_ok: bool) -> TierResult:
+    result = _derive_evidence(snapshot, entry, physics_ok)
+    if isinstance(entry.recipe, InferenceRecipe):
+        return _quality_gate(snapshot, entry.recipe, result)
+    return result
+
+
+def _quality_gate(snapshot: Snapshot, recipe: InferenceRecipe, result: TierResult) -> TierResult:
+    """SPEC §5: T3 needs `verified` quality where quality evidence is needed; `below` caps at T1."""
+    from validator.quality import status as quality
+
+    spec = snapshot.catalog.models.get(recipe.model)
+    q = quality.evaluate(snapshot.runs, spec, recipe)
+    needs = quality.needs_quality(recipe, quality.reference_quant(snapshot.runs, spec, q.task))
+    tier, reasons = result.tier, list(result.reasons)
+    if q.status == "below":
+        reasons.append(f"quality below the bound: {q.why}")
+        tier = "T1" if tier in ("T2", "T3") else tier
+    elif needs and q.status != "verified" and tier in ("T2", "T3"):
+        reasons.append(f"needs verified quality ({'; '.join(needs)}): {q.status}, {q.why}")
+        tier = "T2"
+    return replace(result, tier=tier, reasons=tuple(dict.fromkeys(reasons)), quality=q)
+
+
+def _derive_evidence(snapshot: Snapshot, entry: RecipeEntry, physics_ok: bool) -> TierResult:
     recipe = entry.recipe
     if recipe is None:
         return TierResult("T0", ("recipe fails its schema",))
-    on_record = [snapshot.runs[d] for d in recipe.run_digests if d in snapshot.runs]
+    # Quality runs (kind: quality) are accuracy evidence, judged by _quality_gate, not throughput runs.
+    on_record = [snapshot.runs[d] for d in recipe.run_digests if d in snapshot.runs and snapshot.runs[d].quality is None]
     if not on_record:
         return TierResult("T0", ("no run file on record",) + ((LEGACY_REASON,) if legacy_capped(recipe) else ()))
     if legacy_capped(recipe):

@@ -286,7 +286,15 @@ def _inference_common(entry: RecipeEntry, recipe: InferenceRecipe, tier: TierRes
         "engine_ver": component_display(engine),
         "measured": recipe.measured,
         "legacy": recipe.provenance is not None,
+        "quality": _quality_row(tier),
     }
+
+
+def _quality_row(tier: TierResult) -> dict[str, Any]:
+    """The row's `quality` object (docs/quality.md); a tier derived without it shows `missing`."""
+    from validator.quality.status import DEFAULT_TASK, QualityResult
+
+    return (tier.quality or QualityResult(DEFAULT_TASK, "missing")).board()
 
 
 def _measured_row(snapshot: Snapshot, entry: RecipeEntry, recipe: InferenceRecipe, tier: TierResult,
@@ -337,7 +345,7 @@ def _inference_rows(snapshot: Snapshot, tiers: Mapping[str, TierResult]
             measured.append(_measured_row(snapshot, entry, recipe, tier, run))
         else:
             if tier.tier != "T0":  # a tier above T0 always names its runs; never show T1+ without one
-                tier = TierResult("T0", ("no readable run file on record",))
+                tier = TierResult("T0", ("no readable run file on record",), quality=tier.quality)
             claimed.append(_claimed_row(entry, recipe, tier, snapshot.catalog))
     key = lambda row: (row["model"], row["gpu"], row["gpus"], row["quant"], row["recipe"])  # noqa: E731
     return sorted(measured, key=key), sorted(claimed, key=key)

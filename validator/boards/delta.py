@@ -134,11 +134,23 @@ class BoardChange:
     base_tier: str | None = None
     base_rank: int | None = None
     base_rank_of: int | None = None
+    quality: str | None = None  # "gsm8k strict-match 0.7450, 0.9933 of the reference (verified)"
 
     def to_dict(self) -> dict[str, Any]:
         return {"recipe": self.recipe, "change": self.change, "tier": self.tier, "rank": self.rank,
                 "rank_of": self.rank_of, "base_tier": self.base_tier, "base_rank": self.base_rank,
-                "base_rank_of": self.base_rank_of}
+                "base_rank_of": self.base_rank_of, "quality": self.quality}
+
+
+def quality_display(row: Mapping[str, Any] | None) -> str | None:
+    """An inference row's quality figure and ratio to the reference, as the summary shows it."""
+    q = row.get("quality") if isinstance(row, Mapping) else None
+    if not isinstance(q, Mapping):
+        return None
+    if q.get("score") is None:
+        return f"{q.get('task')}: {q.get('status')}"
+    ratio = f", {q['ratio']:.4f} of the reference" if q.get("ratio") is not None else ""
+    return f"{q.get('task')} {q.get('filter')} {q['score']:.4f}{ratio} ({q.get('status')})"
 
 
 def board_delta(base: Mapping[str, Any], head: Mapping[str, Any], edited: Iterable[str] = ()
@@ -153,10 +165,12 @@ def board_delta(base: Mapping[str, Any], head: Mapping[str, Any], edited: Iterab
             out.append(BoardChange(rid, "removed", None, None, None, b.get("tier"), b.get("rank"), b.get("rank_of")))
             continue
         if b is None:
-            out.append(BoardChange(rid, "new", a.get("tier"), a.get("rank"), a.get("rank_of")))
+            out.append(BoardChange(rid, "new", a.get("tier"), a.get("rank"), a.get("rank_of"),
+                                   quality=quality_display(a)))
             continue
         moved = (a.get("tier"), a.get("rank")) != (b.get("tier"), b.get("rank"))
         if rid in edited_ids or moved:
             out.append(BoardChange(rid, "edited" if rid in edited_ids else "moved", a.get("tier"), a.get("rank"),
-                                   a.get("rank_of"), b.get("tier"), b.get("rank"), b.get("rank_of")))
+                                   a.get("rank_of"), b.get("tier"), b.get("rank"), b.get("rank_of"),
+                                   quality_display(a)))
     return out

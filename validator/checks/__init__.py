@@ -8,7 +8,7 @@ in orv and is reported as ORV900. A new family is one module here and one line b
 from __future__ import annotations
 
 from validator.checks import (convergence, duplicates, freshness, identity, independence, integrity,  # noqa: F401
-                              internal, parse, paths, physics, pinning, pr, signatures)
+                              internal, parse, paths, physics, pinning, pr, quality, signatures, yaml11)
 from validator.checks.base import REGISTRY, Check, Finding, check, declare
 
 __all__ = ["Check", "Finding", "all_checks", "by_scope", "check", "declare"]

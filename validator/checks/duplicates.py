@@ -123,18 +123,23 @@ def claim_copied_across_counts(snapshot: Snapshot) -> Iterator[Finding]:
     4-GPU entries, as in the legacy boards export. Throughput changes with the GPU count, so at
     most one of the copies was measured.
 
-    A warning, reported on every recipe whose count differs from the first one's (in path order).
-    Measure this hardware count and claim what it reached (with its run file), or delete the
-    recipe.
+    A warning on every recipe of such a group (nothing in the files says which copy was
+    measured), naming the others in the hint. The message names only the recipe itself, so a
+    pull request that adds one more copy is reported on the file it adds, and the files already
+    on the base branch keep the finding they had. Measure this hardware count and claim what it
+    reached (with its run file), or delete the recipe.
     """
     keyed = [(copied_claim_key(recipe), (entry, recipe)) for entry, recipe in snapshot.valid_recipes()]
     for group in _groups(keyed):
-        first_entry, first = group[0]
-        for entry, recipe in group[1:]:
-            if recipe.hardware.count == first.hardware.count:
-                continue
+        if len({recipe.hardware.count for _, recipe in group}) < 2:
+            continue
+        for entry, recipe in group:
+            others = [(e.path, r.hardware.count) for e, r in group if r.hardware.count != recipe.hardware.count]
+            shown = ", ".join(f"{path} ({count}×)" for path, count in others[:3])
+            more = f" and {len(others) - 3} more" if len(others) > 3 else ""
             yield Finding(entry.path,
                           f"claims the same figures ({_claim_text(recipe)}) on {recipe.hardware.count}× "
-                          f"{recipe.hardware.gpu} as {first_entry.path} on {first.hardware.count}×",
-                          f"measure on {recipe.hardware.count}× {recipe.hardware.gpu} and claim what that run "
-                          "reached (add its run file), or delete this recipe", at=("claimed",))
+                          f"{recipe.hardware.gpu} as recipes at other GPU counts",
+                          f"same figures in {shown}{more}: measure on {recipe.hardware.count}× "
+                          f"{recipe.hardware.gpu} and claim what that run reached (add its run file), or delete "
+                          "this recipe", at=("claimed",))

@@ -6,7 +6,7 @@ from typing import Iterator
 
 from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
-from validator.independence import bucket, same_measurement
+from validator.independence import buckets, same_measurement
 from validator.registry import RunEntry, Snapshot
 
 
@@ -31,16 +31,19 @@ def runs_are_separate_measurements(snapshot: Snapshot) -> Iterator[Finding]:
     for run in snapshot.runs.values():
         if run.meta is None or run.facts is None or not run.facts.fingerprint:
             continue
-        key = bucket(run.facts.fingerprint)
-        if key is not None:
+        for key in buckets(run.facts.fingerprint):
             groups.setdefault((run.meta.kind, key), []).append(run)
+    reported: set[str] = set()
     for runs in groups.values():
         runs.sort(key=_order)
         for i, later in enumerate(runs):
+            if later.path in reported:
+                continue
             for earlier in runs[:i]:
                 assert later.facts is not None and earlier.facts is not None
                 how = same_measurement(earlier.facts.fingerprint, later.facts.fingerprint)
                 if how:
+                    reported.add(later.path)
                     yield Finding(later.path, f"this run is one measurement with `{earlier.path}`: {how}",
                                   "remove this run file and its reference; a reproduction is a new run stored "
                                   "from its own tool output", line=1, col=1)

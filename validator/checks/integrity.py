@@ -74,9 +74,8 @@ def bytes_are_canonical(run: RunFile, catalog: Catalog) -> Iterator[Finding]:
         return
     try:
         expected = canonical_bytes(run.doc.data)
-    except Exception:  # noqa: BLE001 - e.g. an integer beyond 2^53, which JCS cannot represent exactly
-        yield Finding(run.path, "the document cannot be written in RFC 8785 canonical form "
-                                "(it holds a number JCS cannot represent exactly, such as an integer beyond 2^53)",
+    except Exception as exc:  # noqa: BLE001 - data JCS cannot encode; say what it refused
+        yield Finding(run.path, f"the document cannot be written in RFC 8785 canonical form ({_jcs_refusal(exc)})",
                       "write such values as strings or smaller numbers, then store the file with `orv add-run FILE`",
                       line=1, col=1)
         return
@@ -86,6 +85,19 @@ def bytes_are_canonical(run: RunFile, catalog: Catalog) -> Iterator[Finding]:
                             f"{_snippet(run.raw, offset)} where canonical form has {_snippet(expected, offset)})",
                   "`orv add-run` writes the canonical form: run it on the tool's output and commit the file it "
                   "creates (its name changes with its bytes) instead of this one", line=line, col=col)
+
+
+def _jcs_refusal(exc: Exception) -> str:
+    """What rfc8785 refused, in words: only a number beyond 2^53 is "a number" (a lone surrogate is not)."""
+    import rfc8785
+
+    if isinstance(exc, rfc8785.IntegerDomainError):
+        return "it holds an integer beyond 2^53, which JCS cannot represent exactly"
+    if isinstance(exc, rfc8785.FloatDomainError):
+        return "it holds a number that is not finite"
+    if "UTF-8" in str(exc):
+        return "it holds text that is not valid Unicode, such as a lone surrogate escape `\\ud800`"
+    return f"JCS refused it: {exc}"
 
 
 def _first_difference(a: bytes, b: bytes) -> int:

@@ -30,7 +30,9 @@ declare("ORV103", E, "unknown field", """
     """)
 declare("ORV104", E, "wrong type", """
     A value has the wrong type: text where a number is expected, a single value where a list is
-    expected, and so on. The hint says how to write the expected type in YAML.
+    expected, and so on. The hint says how to write the expected type in YAML. YAML-only types
+    (`!!binary`, `!!set`, `!!omap`, `!!pairs`, custom `!tags`) are refused where they are
+    written: JSON, the schemas and canonical run files cannot hold them.
     """)
 declare("ORV105", E, "version written as a number", """
     A `version` or `commit` was written unquoted and YAML read it as a number: `version: 0.30`
@@ -49,7 +51,8 @@ declare("ORV109", E, "value not allowed", """
     """)
 declare("ORV110", E, "unreadable bytes", """
     The file is not UTF-8 text (or starts with a byte-order mark), or could not be read at all.
-    Save it as UTF-8 without BOM.
+    Save it as UTF-8 without BOM. A JSON `\\ud800`-`\\udfff` escape that is not half of a complete
+    surrogate pair is refused too: it names no character, so the text cannot be UTF-8.
     """)
 declare("ORV111", E, "file too large", """
     The file exceeds the documented size limit: 1 MiB for YAML, 16 MiB for a run file. The limit
@@ -66,6 +69,13 @@ declare("ORV113", E, "non-finite number", """
     `.inf`, which pass every range check unnoticed. Write a finite number, or null (in YAML: leave
     the field out) for no value. A diverged training step records its loss as the string "nan"
     or "inf".
+    """)
+declare("ORV120", E, "number too long to read", """
+    An integer literal has more than 4,300 digits, beyond what Python (and so orv) will convert
+    from text (a guard against quadratic-time parsing, CVE-2020-10735). No measurement needs that
+    many digits: write the figure in scientific notation, or as quoted text if it is not a number.
+    Numbers that can be read but exceed a field's range (integers beyond 2^53 - 1, JSON's safe
+    integers; numbers beyond a double) are ORV109.
     """)
 declare("ORV116", E, "tier declared by submitter", """
     A recipe declares its own `tier`. Tiers are derived by orv from the evidence on record
@@ -131,7 +141,8 @@ def symbolic_link(snapshot: Snapshot) -> Iterator[Finding]:
 @check("ORV115", E, "unknown catalog id", per_file=True)
 def unknown_catalog_reference(snapshot: Snapshot) -> Iterator[Finding]:
     """
-    A recipe or run names a model, GPU or workload that catalog/ does not define. Use the
+    A recipe, run or starting point (catalog/starting-points.yaml) names a model, GPU or workload
+    that catalog/ does not define. Use the
     catalog's id (the hint offers the closest one); a new model or GPU is added to catalog/ in
     its own pull request, with sources, for a maintainer to review.
     """
@@ -147,6 +158,14 @@ def unknown_catalog_reference(snapshot: Snapshot) -> Iterator[Finding]:
             if value not in table:
                 yield Finding(entry.path, f"`{'.'.join(at)}: {value}` is not in {where}",
                               _did_you_mean(value, table, where), at=at)
+    for i, point in enumerate(cat.starting_points):
+        # a starting point naming an id nobody defines silently stops matching any recipe
+        for field, value, table, where in (("model", point.model, cat.models, "catalog/models.yaml"),
+                                           ("gpu", point.gpu, cat.hardware, "catalog/hardware.yaml"),
+                                           ("workload", point.workload, cat.workloads, "catalog/workloads.yaml")):
+            if value is not None and value not in table:
+                yield Finding("catalog/starting-points.yaml", f"starting point {i + 1}: `{field}: {value}` is not in {where}",
+                              _did_you_mean(value, table, where), at=("starting_points", i, field))
     for digest, run in snapshot.runs.items():
         if run.meta is None:
             continue

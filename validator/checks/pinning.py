@@ -194,6 +194,10 @@ def inexact_version(snapshot: Snapshot) -> Iterator[Finding]:
     Write the single release you ran, quoted: `version: "0.30.0"`. A fork or local build is
     pinned by `commit: "<40-hex SHA>"` (with `repository:`), its patches under `patches:` with
     their sha256; explanations belong in `notes`.
+
+    Engines with a release scheme of their own are held to it (docs/versions.md): llama.cpp's
+    build tags (`b6800`), PEP 440 for vLLM and SGLang, `x.y.z[rcN]` for TensorRT-LLM. A
+    `version` that is an image digest (`sha256:<64 hex>`) is exact for any component.
     """
     return _only("ORV407", snapshot)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 from dataclasses import dataclass
 from typing import Any, Iterator, Mapping
@@ -63,6 +64,29 @@ def _parse_yaml(raw: bytes | None) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
+def renames(change: Change) -> dict[str, str]:
+    """Base path -> head path of each recipe the pull request moved (`git mv`, perhaps with edits).
+
+    The diff is taken without rename detection, so a move is a deleted and an added recipe; they
+    are paired when their texts are at least half alike, git's own default rename threshold.
+    """
+    deleted = [c.path for c in change.files if c.status == DELETED and classify(c.path) in RECIPE_KINDS]
+    added = [c.path for c in change.files if c.status == ADDED and classify(c.path) in RECIPE_KINDS
+             and c.path in change.snapshot.documents]
+    out: dict[str, str] = {}
+    for old in deleted:
+        raw = change.base.read(old)
+        if raw is None or not added:
+            continue
+        before = raw.decode("utf-8", "replace")
+        score, new = max((difflib.SequenceMatcher(None, before, change.snapshot.documents[new].text).ratio(), new)
+                         for new in added)
+        if score >= 0.5:
+            out[old] = new
+            added.remove(new)
+    return out
+
+
 def _changed_recipes(change: Change) -> Iterator[tuple[str, str, dict[str, Any]]]:
     """(path, id, data) of every recipe the change adds or edits that parsed as a mapping."""
     touched = change.head_paths
@@ -106,15 +130,25 @@ def recipe_ids_are_permanent(change: Change) -> Iterator[Finding]:
     Keep the id and the file name, and edit the recipe in place. A different configuration is a new
     recipe with a new id, next to the old one. Retiring a recipe is a maintainer's decision (they
     can waive ORV602 for that pull request).
+
+    A moved file (`git mv`, a deleted and an added recipe at least half alike) is reported on the
+    new file's `id:` line, where the diff shows it; the move keeps its `provenance` (no ORV605).
     """
     snapshot = change.snapshot
     head_ids = {entry.id or _stem(entry.path) for entry in snapshot.recipes}
+    moved = renames(change)
     for rid, base in sorted(_base_recipes(change).items()):
         if rid in head_ids:
             continue
         hint = (f"keep `id: {rid}` in `{rid}.yaml`; a new configuration gets a new recipe beside it; "
                 "only a maintainer can retire a recipe")
-        if base.path in snapshot.documents:
+        if base.path in moved:  # annotated on the new file's `id:` line, which the diff shows
+            new_path = moved[base.path]
+            now = snapshot.documents[new_path].data
+            new_id = now.get("id") if isinstance(now, dict) else None
+            yield Finding(new_path, f"recipe id `{rid}` (on the base branch, {base.path}) is renamed to "
+                                    f"`{new_id}` and its file moved", hint, at=("id",))
+        elif base.path in snapshot.documents:
             now = snapshot.documents[base.path].data
             new_id = now.get("id") if isinstance(now, dict) else None
             yield Finding(base.path, f"recipe id `{rid}` (on the base branch) is renamed to `{new_id}`", hint,
@@ -157,9 +191,11 @@ def changed_claims_need_a_new_run(change: Change) -> Iterator[Finding]:
     same pull request. If the figure was a typo with no new measurement, keep the old claim.
     """
     base_recipes = _base_recipes(change)
+    moved_from = {new: old for old, new in renames(change).items()}
+    by_path = {b.path: b for b in base_recipes.values()}
     on_record = change.snapshot.runs
     for path, rid, data in _changed_recipes(change):
-        base = base_recipes.get(rid)
+        base = base_recipes.get(rid) or by_path.get(moved_from.get(path, ""))
         if base is None or base.data is None:
             continue  # a new recipe: its claim is checked against its runs by the integrity rules
         diffs = _claim_changes(base.data.get("claimed"), data.get("claimed"))
@@ -238,10 +274,12 @@ def provenance_is_written_by_import_only(change: Change) -> Iterator[Finding]:
     an import can waive ORV605 for that pull request.
     """
     base_recipes = _base_recipes(change)
+    moved_from = {new: old for old, new in renames(change).items()}
+    by_path = {b.path: b for b in base_recipes.values()}
     for path, rid, data in _changed_recipes(change):
         if "provenance" not in data:
             continue
-        base = base_recipes.get(rid)
+        base = base_recipes.get(rid) or by_path.get(moved_from.get(path, ""))  # a renamed recipe keeps its block
         before = base.data.get("provenance") if base is not None and base.data is not None else None
         if before is not None and before == data["provenance"]:
             continue

@@ -185,13 +185,12 @@ def _read_cards(lines: list[str]) -> list[Card]:
         i += 3
         while i < len(body) and not body[i].startswith("Newest "):
             for m in _CARD_GPU.finditer(body[i]):
-                card.gpus.append(CardGpu(m.group("gpu"), _num(m.group("tok")), int(m.group("gpus")) if m.group("gpus")
-                                         else None, _num(m.group("cost"))))
+                card.gpus.append(CardGpu(m.group("gpu"), _num(m.group("tok")), _count(m.group("gpus")), _num(m.group("cost"))))
             start = _CARD_START.match(body[i])
             if start and card.gpus:
                 target = card.gpus[-1]
                 target.start, target.start_text = _num(start.group("start")), body[i]
-                target.start_best, target.gain_pct = _num(start.group("best")), int(start.group("gain"))
+                target.start_best, target.gain_pct = _num(start.group("best")), _count(start.group("gain"))
             i += 1
         if i < len(body):
             card.newest = body[i].removeprefix("Newest ").strip()
@@ -199,8 +198,21 @@ def _read_cards(lines: list[str]) -> list[Card]:
     return cards
 
 
+def _count(text: Optional[str]) -> Optional[int]:
+    """A card's whole number, or None when absent or unreadable (more than 4,300 digits)."""
+    try:
+        return int(text) if text else None
+    except ValueError:
+        return None
+
+
 def _num(text: Optional[str]) -> Optional[float]:
-    return float(text.replace(",", "")) if text else None
+    """A card's figure, or None when the page has none — or a garbled one ("0.1,178.1", two
+    figures run together), which the import then reports as missing instead of crashing on."""
+    try:
+        return float(text.replace(",", "")) if text else None
+    except ValueError:
+        return None
 
 
 def _read_wanted(text: str) -> list[str]:

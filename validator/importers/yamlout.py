@@ -72,7 +72,9 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 def _reads_back(value: str) -> bool:
     try:
         loaded = yaml.load(value, Loader=_LOADER)  # noqa: S506 - a safe loader
-    except yaml.YAMLError:
+    except (yaml.YAMLError, ValueError, KeyError, OverflowError):
+        # PyYAML's YAML 1.1 int constructor raises ValueError on `0x_`, `0b_`, `+0b_` (resolved as
+        # int, no digits): such a string is quoted, like any other a reader would not take as text.
         return False
     return isinstance(loaded, str) and loaded == value
 

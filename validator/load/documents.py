@@ -8,7 +8,7 @@ import math
 import os
 import re
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import orjson
 import yaml
@@ -124,6 +124,10 @@ def _refuse_shared_or_deep(root: yaml.Node) -> None:
             raise _YamlRefusal("ORV112", node, "YAML aliases (*name) are not allowed",
                                "write the value out; anchors and aliases can hide huge documents", alias=True)
         seen.add(id(node))
+        if node.tag not in _JSON_TAGS:
+            raise _YamlRefusal("ORV104", node, f"a `{_short_tag(node.tag)}` value is not JSON data "
+                               f"({_TAG_WORDS.get(node.tag, 'a YAML-only type')})",
+                               "write plain text, a number, true/false, a list or a mapping")
         if depth > MAX_DEPTH:
             raise _YamlRefusal("ORV112", node, f"document nests deeper than {MAX_DEPTH} levels",
                                "flatten the structure")
@@ -133,6 +137,21 @@ def _refuse_shared_or_deep(root: yaml.Node) -> None:
                 stack.append((v, depth + 1))
         elif isinstance(node, yaml.SequenceNode):
             stack.extend((v, depth + 1) for v in node.value)
+
+
+# What JSON (and so the schemas, canonical JSON and the boards) can hold; timestamps stay text.
+_JSON_TAGS = frozenset(f"tag:yaml.org,2002:{name}" for name in
+                       ("str", "int", "float", "bool", "null", "map", "seq", "timestamp"))
+_TAG_WORDS = {
+    "tag:yaml.org,2002:binary": "binary data, base64-decoded into bytes",
+    "tag:yaml.org,2002:set": "a set: keys without values, in no order",
+    "tag:yaml.org,2002:omap": "an ordered mapping, read as a list of pairs",
+    "tag:yaml.org,2002:pairs": "a list of pairs",
+}
+
+
+def _short_tag(tag: str) -> str:
+    return "!!" + tag.removeprefix("tag:yaml.org,2002:") if tag.startswith("tag:yaml.org,2002:") else tag
 
 
 class _YamlRefusal(Exception):
@@ -153,8 +172,38 @@ def _first_alias(text: str) -> Location | None:
     return None
 
 
+# Python refuses int() of more than 4,300 digits (CVE-2020-10735); the YAML forms below are read
+# as int by PyYAML's YAML 1.1 resolver but are no number at all (`0x_`, `0b_`, `+0b_`).
+MAX_INT_DIGITS = 4300
+
+
+def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
+    digits = sum(ch.isdigit() for ch in str(node.value))
+    if digits > MAX_INT_DIGITS:
+        raise _YamlRefusal("ORV120", node, f"a number of {digits:,} digits is too long to read",
+                           "write the figure in scientific notation (e.g. 1.5e+30) or as quoted text")
+    try:
+        return int(yaml.SafeLoader.construct_yaml_int(loader, node))
+    except ValueError:
+        raise _YamlRefusal("ORV119", node, f"`{node.value}` looks like a YAML 1.1 number but has no digits",
+                           f"quote it if it is text: `\"{node.value}\"`; write a plain decimal if it is a number"
+                           ) from None
+
+
+def _construct_bool(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> bool:
+    try:
+        return bool(yaml.SafeLoader.construct_yaml_bool(loader, node))
+    except KeyError:  # `!!bool maybe`
+        raise _YamlRefusal("ORV104", node, f"`{node.value}` is not true or false",
+                           "write true or false") from None
+
+
 def _construct_finite_float(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> float:
-    value = yaml.SafeLoader.construct_yaml_float(loader, node)
+    try:
+        value = yaml.SafeLoader.construct_yaml_float(loader, node)
+    except ValueError:  # `!!float abc`
+        raise _YamlRefusal("ORV104", node, f"`{node.value}` is not a number",
+                           "write a plain number such as 1.5") from None
     if not math.isfinite(value):
         # .nan passes every range check in the schema (all comparisons are false) and .inf is no
         # measurement; JSON cannot even write them.
@@ -164,6 +213,8 @@ def _construct_finite_float(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> f
 
 
 _StrictLoader.add_constructor("tag:yaml.org,2002:float", _construct_finite_float)
+_StrictLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+_StrictLoader.add_constructor("tag:yaml.org,2002:bool", _construct_bool)
 
 # Timestamps stay strings: a recipe's `measured: 2026-10-17` is compared as text, and YAML's
 # implicit datetime would not survive JSON Schema validation or canonical JSON.
@@ -185,6 +236,9 @@ def parse_yaml(text: str) -> Any:
                         "check indentation and quoting around this position", line, col) from None
     except yaml.YAMLError as exc:
         raise LoadError("ORV101", f"YAML syntax error: {exc}", "check the YAML syntax") from None
+    except (ValueError, TypeError, KeyError, OverflowError) as exc:  # a constructor not wrapped above
+        raise LoadError("ORV101", f"YAML value cannot be read ({type(exc).__name__})",
+                        "quote the value so YAML reads it as text") from None
     except RecursionError:
         raise LoadError("ORV112", f"document nests deeper than {MAX_DEPTH} levels",
                         "flatten the structure") from None
@@ -254,6 +308,22 @@ def locate_yaml(text: str, json_path: JsonPath) -> Location:
     return loc
 
 
+def plain_scalars(text: str) -> Iterator[tuple[tuple[str | int, ...], yaml.ScalarNode]]:
+    """Every unquoted scalar value of a YAML text (not keys) with its JSON path, from the cached
+    node tree: what YAML 1.1 typed by its spelling (an int, a float, a bool), with its position."""
+    root = _node_tree(text)
+    stack: list[tuple[tuple[str | int, ...], Any]] = [((), root)] if root is not None else []
+    while stack:
+        path, node = stack.pop()
+        if isinstance(node, yaml.MappingNode):
+            stack.extend(((*path, str(k.value)), v) for k, v in reversed(node.value)
+                         if isinstance(k, yaml.ScalarNode))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(((*path, i), v) for i, v in reversed(list(enumerate(node.value))))
+        elif isinstance(node, yaml.ScalarNode) and not node.style:  # libyaml: "", PyYAML: None
+            yield path, node
+
+
 def locate_yaml_key(text: str, json_path: JsonPath) -> Location:
     """Line/col of the key that holds json_path[-1] (for 'unknown field' findings)."""
     if not json_path:
@@ -311,7 +381,7 @@ def _parse_json_slow(raw: bytes, text: str | None) -> Any:
         return out
 
     try:
-        return json.loads(text, object_pairs_hook=pairs, parse_constant=_reject_constant)
+        data = json.loads(text, object_pairs_hook=pairs, parse_constant=_reject_constant)
     except LoadError as exc:
         if exc.code == "ORV113":  # parse_constant is not told where; the first one is the culprit
             exc.line, exc.col = _first_non_finite(text)
@@ -320,9 +390,47 @@ def _parse_json_slow(raw: bytes, text: str | None) -> Any:
         raise LoadError("ORV101", f"JSON syntax error: {exc.msg}",
                         "fix the JSON syntax here (orv add-run writes valid files for you)",
                         exc.lineno, exc.colno) from None
+    except ValueError:  # int() refused a literal over Python's 4,300-digit limit
+        line, col = _first_long_number(text)
+        raise LoadError("ORV120", f"a number of more than {MAX_INT_DIGITS:,} digits is too long to read",
+                        "write the figure in scientific notation (e.g. 1.5e+30)", line, col) from None
     except RecursionError:
         raise LoadError("ORV112", f"document nests deeper than {MAX_DEPTH} levels",
                         "flatten the structure") from None
+    _refuse_unrepresentable(data, text)
+    return data
+
+
+def _refuse_unrepresentable(data: Any, text: str) -> None:
+    """What the stdlib parser lets through and orjson (the fast path) refuses: a number literal
+    beyond the double range (1e400 -> inf) and a `\\ud800` escape naming half a character."""
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, float) and not math.isfinite(item):
+            m = re.search(r"-?[0-9][0-9.]*[eE][+]?[0-9]{3,}", text)
+            line, col = _offset_to_location(text, m.start()) if m else (1, 1)
+            raise LoadError("ORV113", "a number is beyond the range of a double (it reads as infinity)",
+                            "write the measured figure as a finite number", line, col)
+        elif isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                m = re.search(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}", text)
+                line, col = _offset_to_location(text, m.start()) if m else (1, 1)
+                raise LoadError("ORV110", "a `\\uD800`-`\\uDFFF` escape names half of a UTF-16 surrogate pair, "
+                                "which is no character", "write the character itself, or a complete pair",
+                                line, col) from None
+
+
+def _first_long_number(text: str) -> Location:
+    m = re.search(r"[0-9]{%d,}" % (MAX_INT_DIGITS + 1), text)
+    return _offset_to_location(text, m.start()) if m else (1, 1)
 
 
 _JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:]')

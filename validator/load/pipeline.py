@@ -61,16 +61,36 @@ def _load_catalog(root: str, files: set[str], out: Collector, documents: dict[st
             ok = False
             continue
         parts[kind] = doc.data
+    rel_of = {kind: rel for rel, kind in CATALOG_FILES.items()}
+
+    def typed(kind: str, at: tuple[Any, ...], model: Any, value: Any) -> Any:
+        """The entry's model; a schema-valid entry the model refuses is reported, never raised."""
+        try:
+            return model.model_validate(value)
+        except ValidationError as exc:
+            nonlocal ok
+            ok = False
+            error = exc.errors()[0]
+            where = (*at, *error["loc"])
+            doc = documents[rel_of[kind]]
+            line, col = doc.locate(where)
+            out.add(Diagnostic("ORV109", Severity.ERROR, doc.path, line, col,
+                               f"`{'.'.join(map(str, where))}` cannot be used: {error['msg']}",
+                               "write a plain number or text within the documented range"))
+            return None
+
     def build(kind: str, key: str, model: Any) -> dict[str, Any]:
         raw = parts.get(kind, {}).get(key, {}) or {}
-        return {k: model.model_validate(v) for k, v in sorted(raw.items())}
+        built = {k: typed(kind, (key, k), model, v) for k, v in sorted(raw.items())}
+        return {k: v for k, v in built.items() if v is not None}
 
+    points = parts.get("catalog-starting-points", {}).get("starting_points", [])
     catalog = Catalog(
         hardware=build("catalog-hardware", "hardware", GpuSpec),
         models=build("catalog-models", "models", ModelSpec),
         workloads=build("catalog-workloads", "workloads", WorkloadSpec),
-        starting_points=tuple(StartingPoint.model_validate(p) for p in
-                              parts.get("catalog-starting-points", {}).get("starting_points", [])),
+        starting_points=tuple(p for p in (typed("catalog-starting-points", ("starting_points", i), StartingPoint, v)
+                                          for i, v in enumerate(points)) if p is not None),
     )
     return catalog, ok
 
@@ -131,7 +151,7 @@ def _validated(model: type[BaseModel], data: Any, kind: str, doc: Document, out:
 
     The strict pydantic model is tried first (compiled, ~50x faster than jsonschema); only a
     rejection runs jsonschema, whose errors word the findings. The models are at least as strict
-    as the schemas (tests/test_fast_paths.py), so "pydantic accepts" implies "schema accepts".
+    as the schemas (tests/test_schema_agreement.py), so "pydantic accepts" implies "schema accepts".
     """
     if not _has_null(data):  # no schema field allows null; pydantic's Optional would take it
         try:
@@ -163,9 +183,16 @@ def _column(samples: list[Any], key: str) -> list[Any] | None:
         return None
 
 
+# The schemas' upper bounds: JSON's safe integers, and numbers a double can hold.
+_MAXIMUM = {int: 2**53 - 1, float: 1.7976931348623157e308}
+
+
 def _typed(values: list[Any] | None, allowed: set[type], minimum: float | None = None,
            exclusive: bool = False) -> bool:
     if values is None or not set(map(type, values)) <= allowed:
+        return False
+    numbers = [v for v in values if type(v) is not str] if str in allowed else values
+    if numbers and max(map(abs, numbers)) > _MAXIMUM[int if allowed == _INT else float]:
         return False
     if minimum is None:
         return True
@@ -210,9 +237,11 @@ def validate_run_data(data: Any) -> list[schemas.SchemaIssue]:
         return [schemas.SchemaIssue("ORV104", (), "a run file must be a JSON object",
                                     "create run files with `orv add-run`")]
     kind = data.get("kind")
+    if kind == "quality":  # an accuracy evaluation (validator/quality/); its samples are per document
+        return schemas.validate("run-quality", data)
     if kind not in ("training", "inference"):
         return [schemas.SchemaIssue("ORV109" if "kind" in data else "ORV108", ("kind",),
-                                    f"run `kind` must be \"training\" or \"inference\", not {kind!r}",
+                                    f"run `kind` must be \"training\", \"inference\" or \"quality\", not {kind!r}",
                                     "set `kind` to the kind of the recipe this run backs")]
     schema_kind = f"run-{kind}"
     if "samples" in data and samples_fast_ok(kind, data["samples"]):
@@ -247,6 +276,15 @@ def load_run(root: str, rel: str, catalog: Catalog, out: Collector) -> RunFile |
     doc = Document(rel, data, text)
     meta = facts = None
     kind = data.get("kind") if isinstance(data, dict) else None
+    if kind == "quality":
+        issues = validate_run_data(data)
+        if issues:
+            out.schema_issues(doc, "run", issues)
+            return RunFile(rel, raw, doc, run_digest_from_path(rel), content_address(raw), canonical, None, None)
+        from validator.quality.verify import check as check_quality
+
+        quality = check_quality(data)[1]
+        return RunFile(rel, raw, doc, run_digest_from_path(rel), content_address(raw), canonical, None, None, quality)
     if kind in ("training", "inference") and samples_fast_ok(kind, data.get("samples", [])):
         meta = _validated(RunMeta, strip_samples(data), "run", doc, out)
     else:  # the samples (or the kind) look wrong: let jsonschema say exactly where
@@ -284,7 +322,7 @@ def _load_one(rel: str) -> FileResult:
         out.findings(check, check.func(run, catalog), single)
     # The bytes and samples go out of scope here: only the reduced entry is kept.
     return (RunEntry(rel, run.name_digest or "", run.actual_digest, run.canonical, run.meta, run.facts,
-                     len(run.raw)), out.diagnostics)
+                     len(run.raw), run.quality), out.diagnostics)
 
 
 def load_all(root: str, rels: list[str], catalog: Catalog, jobs: int,

@@ -23,6 +23,7 @@ SCHEMA_FILES = {
     "recipe-inference": "recipe-inference.schema.json",
     "run-training": "run-training.schema.json",
     "run-inference": "run-inference.schema.json",
+    "run-quality": "run-quality.schema.json",
     "catalog-hardware": "catalog-hardware.schema.json",
     "catalog-models": "catalog-models.schema.json",
     "catalog-workloads": "catalog-workloads.schema.json",
@@ -79,16 +80,57 @@ def _registry() -> "Registry":
 
 
 @functools.lru_cache(maxsize=None)
+def ecma_regex(pattern: str) -> Any:
+    """A schema pattern compiled as ECMA-262 (JSON Schema's dialect) by regress, not Python's re.
+
+    Python's `$` also matches before a final newline, so re.search would take "h100\n" for an id
+    that pydantic's models and every editor reject.
+    """
+    import regress
+
+    return regress.Regex(pattern, flags="u")
+
+
+def _ecma_pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[Any]:
+    import jsonschema
+
+    if validator.is_type(instance, "string") and ecma_regex(pattern).find(instance) is None:
+        yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+@functools.lru_cache(maxsize=None)
 def validator_for(kind: str) -> "jsonschema.protocols.Validator":
     import jsonschema
 
     schema = _raw_schemas()[SCHEMA_FILES[kind]]
-    cls = jsonschema.validators.validator_for(schema)
+    cls = jsonschema.validators.extend(jsonschema.validators.validator_for(schema), {"pattern": _ecma_pattern})
     return cls(schema, registry=_registry())
 
 
 def schema_id(kind: str) -> str:
     return str(_raw_schemas()[SCHEMA_FILES[kind]]["$id"])
+
+
+def bundled(kind: str) -> dict[str, Any]:
+    """The schema of `kind` with every $ref replaced by what it names (the schemas have no cycles):
+    one self-contained document, for tools that cannot follow references between files, such as
+    hypothesis-jsonschema in tests/test_schema_agreement.py."""
+    schema = _raw_schemas()[SCHEMA_FILES[kind]]
+
+    def inline(node: Any, resolver: Any) -> Any:
+        if isinstance(node, list):
+            return [inline(item, resolver) for item in node]
+        if not isinstance(node, dict):
+            return node
+        if "$ref" in node:
+            resolved = resolver.lookup(node["$ref"])
+            rest = {k: v for k, v in node.items() if k != "$ref"}
+            return {**inline(resolved.contents, resolved.resolver), **inline(rest, resolver)}
+        return {k: (v if k in ("enum", "const") else inline(v, resolver))
+                for k, v in node.items() if k not in ("$id", "$defs", "$schema")}
+
+    out = inline(schema, _registry().resolver(base_uri=schema["$id"]))
+    return {"$schema": schema["$schema"], **out}
 
 
 def subschema_properties(kind: str, path: Sequence[str | int]) -> list[str]:
@@ -148,8 +190,11 @@ def validate(kind: str, data: Any) -> list[SchemaIssue]:
 # --------------------------------------------------------------------------- translation
 
 _VERSIONISH = {"version", "commit", "tool_version"}
+# Hints are plain text; only the slug hint takes the suggested id, added by concatenation: a
+# pattern or a value may hold braces, which str.format would read as fields (and crash on).
+_SLUG = "^[a-z0-9]+(-[a-z0-9]+)*$"
 _SLUG_HINTS = {
-    "^[a-z0-9]+(-[a-z0-9]+)*$": "lower-case letters, digits and single hyphens, e.g. `{suggestion}`",
+    _SLUG: "lower-case letters, digits and single hyphens, e.g. `",
     "^sha256:[0-9a-f]{64}$": "write `sha256:` and the 64 lower-case hex digits that `orv add-run` printed",
     "^[0-9a-f]{64}$": "write the 64 lower-case hex digits of the SHA-256 (`sha256sum FILE`)",
     "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$": "write the date as \"YYYY-MM-DD\", e.g. \"2026-10-18\"",
@@ -228,8 +273,9 @@ def _translate(kind: str, error: "jsonschema.ValidationError") -> Iterator[Schem
                           at_key=True)
         return
     if validator == "pattern":
-        template = _SLUG_HINTS.get(error.validator_value, f"must match {error.validator_value}")
-        hint = template.format(suggestion=_slugify(str(value)))
+        hint = _SLUG_HINTS.get(error.validator_value, f"must match {error.validator_value}")
+        if error.validator_value == _SLUG:
+            hint += _slugify(str(value)) + "`"
         yield SchemaIssue("ORV109", path, f"`{field}` has an invalid value {value!r}", hint)
         return
     if validator in ("enum", "const"):
@@ -274,7 +320,14 @@ def _type_of(value: Any) -> str:
         return "a list"
     if isinstance(value, dict):
         return "a mapping"
-    return "null"
+    if value is None:
+        return "null"
+    # YAML 1.1 tags libyaml constructs (the loader refuses them; this words any that get through)
+    if isinstance(value, (bytes, bytearray)):
+        return "binary data (a YAML `!!binary` value)"
+    if isinstance(value, (set, frozenset)):
+        return "a set (a YAML `!!set` value)"
+    return f"a {type(value).__name__} value"
 
 
 def _type_hint(expected: Any) -> str:

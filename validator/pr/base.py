@@ -34,17 +34,18 @@ def introduced(found: tuple[Diagnostic, ...], change: Change
         kept, _ = subtract_base(found, ())
         return kept, None, []
     base = check_base(change)
-    kept, pre_existing = subtract_base(found, base.diagnostics)
+    kept, pre_existing = subtract_base(found, base.diagnostics, change.head_paths)
     return kept, base, pre_existing
 
 
-def subtract_base(found: Iterable[Diagnostic], on_base: Iterable[Diagnostic]
-                  ) -> tuple[list[Diagnostic], list[Diagnostic]]:
+def subtract_base(found: Iterable[Diagnostic], on_base: Iterable[Diagnostic],
+                  touched: frozenset[str] | None = None) -> tuple[list[Diagnostic], list[Diagnostic]]:
     """(what counts, what was already on the base): a finding counts unless the base has it too.
 
     Same finding = same code, file and message (not the line, which an edit above it moves).
     Pull-request rules and ORV900 always count; a PR rule replaces the findings it supersedes
-    (`supersedes=` on its @check).
+    (`supersedes=` on its @check). With `touched` (the paths the pull request added or altered),
+    findings land where the change is: see _untouched.
     """
     checks = all_checks()
     pr_codes = {c.code for c in checks.values() if c.scope == "pr"}
@@ -62,7 +63,31 @@ def subtract_base(found: Iterable[Diagnostic], on_base: Iterable[Diagnostic]
             pre_existing.append(d)
         else:
             kept.append(d)
+    if touched is not None:
+        kept, earlier = _untouched(kept, on_base, touched, pr_codes)
+        pre_existing += earlier
     return kept, pre_existing
+
+
+def _untouched(kept: list[Diagnostic], on_base: Iterable[Diagnostic], touched: frozenset[str],
+               pr_codes: set[str]) -> tuple[list[Diagnostic], list[Diagnostic]]:
+    """A cross-file finding on a file the pull request did not touch is about that file's relation
+    to a changed one. It does not count if the base already had that code on that file (its
+    wording may name the changed file), and a base file's silence does not become a new finding
+    when the change's own file carries the same code. Otherwise it counts where it is, never lost."""
+    on_base_codes = Counter((d.code, d.path) for d in on_base)
+    on_touched = {d.code for d in kept if d.path in touched}
+    out: list[Diagnostic] = []
+    earlier: list[Diagnostic] = []
+    for d in kept:
+        if d.path in touched or d.code in pr_codes or d.code == "ORV900":
+            out.append(d)
+        elif on_base_codes[(d.code, d.path)] > 0:
+            on_base_codes[(d.code, d.path)] -= 1
+            earlier.append(d)
+        elif d.code not in on_touched:
+            out.append(d)
+    return out, earlier
 
 
 def check_base(change: Change) -> BaseView:

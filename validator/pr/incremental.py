@@ -25,6 +25,7 @@ from validator.checks.collect import Collector
 from validator.diagnostics import Result
 from validator.evaluation import (BaseView, Config, Evaluation, apply_options, run_registry_checks, sorted_unique,
                                   waiver_notes)
+from validator.hashing import run_path
 from validator.git import MODE_SUBMODULE, MODE_SYMLINK, Diff, FileChange, diff
 from validator.load.cache import KeyIndex, Store, open_index, open_store
 from validator.load.documents import Document
@@ -62,6 +63,10 @@ def evaluate_change(config: Config) -> Evaluation | None:
     base_keys = _base_keys(base_files, changed, index, loader)
     head_keys = {rel: _keys(rel, loader.head.get(rel)) for rel, c in changed.items() if c.present_at_head}
     near = neighbourhood(base_keys, head_keys, changed)
+    # Every recipe's quality status is judged against its model's reference run (docs/quality.md):
+    # the catalog is unchanged here, so those few runs are loaded as they are on both sides.
+    near |= {run_path(ref.split(":", 1)[-1]) for spec in catalog.models.values()
+             for ref in spec.quality_reference.values()} & set(base_files)
     loader.load_unchanged([rel for rel in sorted(near) if rel not in changed and _loadable(rel, base_files[rel][0])])
     index.save()
 
@@ -77,7 +82,7 @@ def evaluate_change(config: Config) -> Evaluation | None:
         head_out.findings(check, check.func(pr_change), head_documents)
     found = sorted_unique(head_out.diagnostics)
     base_found = sorted_unique(base_out.diagnostics)
-    kept, pre_existing = subtract_base(found, base_found)
+    kept, pre_existing = subtract_base(found, base_found, pr_change.head_paths)
     kept, waived = apply_options(config, kept)
     notes = waiver_notes(waived, pre_existing)
     notes += (f"pull-request mode: checked the {len(near & head_files):,} file(s) related to the change, of "

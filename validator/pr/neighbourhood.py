@@ -9,7 +9,7 @@ group of files that share a relation key:
                                    (a run file in the wrong shard folder carries its digest too)
     d:<configuration>              ORV302 one recipe per configuration
     c:<claims but the GPU count>   ORV303 claims copied across GPU counts
-    s:<kind and sample count>      ORV304 run files holding one measurement (independence.py)
+    s:<kind, count, quantile cells> ORV304 run files that could hold one measurement (independence.py)
 
 So a file sharing no key with a changed file (its version at the merge base or in the working
 tree) is judged the same before and after the change. Pull-request mode therefore checks only
@@ -29,7 +29,7 @@ from typing import Iterable, Mapping
 
 from validator.checks.duplicates import copied_claim_key, identity
 from validator.checks.integrity import raw_references
-from validator.independence import bucket
+from validator.independence import buckets
 from validator.load.cache import Store, open_index
 from validator.load.pipeline import FileResult
 from validator.registry import RecipeEntry, RunEntry, classify, misplaced_run, run_digest_from_path
@@ -55,8 +55,9 @@ def path_keys(rel: str, kind: str | None = None) -> Keys:
 def content_keys(entry: RecipeEntry | RunEntry | None) -> Keys:
     """The keys a recipe or run file has by what it says (nothing for anything else)."""
     if isinstance(entry, RunEntry):
-        found = bucket(entry.facts.fingerprint) if entry.meta is not None and entry.facts is not None else None
-        return (f"s:{entry.meta.kind}:{found}",) if found and entry.meta is not None else ()
+        if entry.meta is None or entry.facts is None:
+            return ()
+        return tuple(f"s:{entry.meta.kind}:{key}" for key in buckets(entry.facts.fingerprint))
     if not isinstance(entry, RecipeEntry):
         return ()
     keys = ["r:" + digest for _, digest in raw_references(entry)]

@@ -132,7 +132,7 @@ def _delta_row(c: BoardChange) -> str:
         tier = (c.tier or "—") if c.tier == c.base_tier else f"{c.base_tier or '—'} → {c.tier or '—'}"
         before, after = _rank(c.base_rank, c.base_rank_of), _rank(c.rank, c.rank_of)
         rank = after if before == after else f"{before} → {after}"
-    return f"| `{_cell(c.recipe)}` | {c.change} | {tier} | {rank} |"
+    return f"| `{_cell(c.recipe)}` | {c.change} | {tier} | {rank} | {_cell(c.quality or '—')} |"
 
 
 def _delta_lines(delta: tuple[BoardChange, ...] | None) -> list[str]:
@@ -141,7 +141,7 @@ def _delta_lines(delta: tuple[BoardChange, ...] | None) -> list[str]:
     lines = ["", "### Board changes", ""]
     if not delta:
         return lines + ["No entry's tier or rank changes."]
-    lines += ["| Recipe | Change | Tier | Rank in its model–GPU pair |", "|---|---|---|---|"]
+    lines += ["| Recipe | Change | Tier | Rank in its model–GPU pair | Quality vs reference |", "|---|---|---|---|---|"]
     return lines + [_delta_row(c) for c in delta]
 
 

@@ -1,0 +1,236 @@
+"""ORV230-229, ORV620: quality runs (lm-eval accuracy evidence) are re-scored, secret-free, and gate the tiers."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Iterator
+
+from validator.checks.base import Finding, check
+from validator.diagnostics import Severity
+from validator.models import InferenceRecipe
+from validator.quality import status as quality_status
+from validator.quality import verify
+from validator.registry import Catalog, Snapshot
+
+if TYPE_CHECKING:
+    from validator.pr.change import Change
+    from validator.registry import RunFile
+
+E, W = Severity.ERROR, Severity.WARNING
+
+
+def _problems(run: RunFile, code: str) -> Iterator[Finding]:
+    data = run.doc.data
+    if run.quality is None or not isinstance(data, dict) or data.get("kind") != "quality":
+        return
+    for p in verify.check(data)[0]:
+        if p.code == code:
+            yield Finding(run.path, p.message, p.hint, at=p.at)
+
+
+@check("ORV230", E, "quality headline or stderr disagrees with the re-scored samples", scope="run-file")
+def quality_headline(run: RunFile, catalog: Catalog) -> Iterator[Finding]:
+    """
+    A quality run's score is recomputed, not read. For each task and filter, orv re-scores every
+    document and recomputes the mean (the headline) and lm-eval's `mean_stderr` (sample standard
+    deviation / sqrt(n)); a results file whose headline or stderr differs from them was edited, or
+    belongs to another samples file. Give `orv add-run --from lm-eval` the results and samples of
+    one run, unchanged.
+    """
+    yield from _problems(run, verify.HEADLINE)
+
+
+@check("ORV231", E, "quality sample value disagrees with its re-scored response", scope="run-file")
+def quality_sample(run: RunFile, catalog: Catalog) -> Iterator[Finding]:
+    """
+    Each document's per-filter value (and the answer lm-eval extracted) must be what the task's
+    filters and metric give for the stored response and target: for gsm8k, the strict-match and
+    flexible-extract regexes and exact_match with gsm8k.yaml's regexes_to_ignore and ignore_case.
+    A value flipped to "correct" without changing the response is caught here. Re-run the
+    evaluation rather than editing its output.
+    """
+    yield from _problems(run, verify.SAMPLE)
+
+
+@check("ORV232", E, "quality run coverage disagrees with its samples", scope="run-file")
+def quality_coverage(run: RunFile, catalog: Catalog) -> Iterator[Finding]:
+    """
+    `n-samples` (original, effective), `--limit` and the samples' `doc_id`s must agree: effective
+    = the number of documents logged, no doc_id twice or outside the task's documents, every
+    logged filter for every document, and a run that says `--limit` cannot cover the whole set.
+    A `--limit` run relabelled as a full run is caught here. A subset run is allowed, but it can
+    only reach `partial` quality status.
+    """
+    yield from _problems(run, verify.COVERAGE)
+
+
+@check("ORV233", E, "quality run task_hashes do not hash its samples", scope="run-file")
+def quality_task_hash(run: RunFile, catalog: Catalog) -> Iterator[Finding]:
+    """
+    lm-eval's `task_hashes` entry is the SHA-256 of every logged sample's doc_hash + prompt_hash
+    + target_hash, in order (lm_eval/loggers/evaluation_tracker.py). orv recomputes it from the
+    stored hashes, and each stored target must hash to its target_hash. The task hash is how two
+    runs are known to have asked the same questions with the same prompts; one that does not
+    hash its samples cannot be compared with a reference.
+    """
+    yield from _problems(run, verify.TASK_HASH)
+
+
+@check("ORV234", E, "credential stored in a run file", scope="run-file")
+def quality_credential(run: RunFile, catalog: Catalog) -> Iterator[Finding]:
+    """
+    lm-eval copies everything given in `--model_args` (api_key, auth_token, …) into the results'
+    `config.model_args` and `configs.<task>.metadata`. `orv add-run --from lm-eval` drops
+    credential-like keys (api_key, token, secret, password, credential, access/private key …)
+    before writing; a run file that still carries one with a real-looking value is rejected.
+    The key was pushed, so rotate it first, then re-add the run with `orv add-run`.
+    """
+    data = run.doc.data
+    if not isinstance(data, dict) or data.get("kind") != "quality":
+        return
+    yield from _problems(run, verify.CREDENTIAL)
+
+
+@check("ORV237", W, "quality task cannot be re-scored", scope="run-file")
+def quality_unscored(run: RunFile, catalog: Catalog) -> Iterator[Finding]:
+    """
+    orv re-scores the tasks it has a scorer for (validator/quality/scorers/: gsm8k), and only as
+    the pinned task YAML defines them. A task without a scorer, or run with changed filters or
+    metric settings, is recorded and shown but cannot make quality `verified`. Adding a task is
+    one scorer module and its golden case.
+    """
+    yield from _problems(run, verify.UNSCORED)
+
+
+@check("ORV235", E, "quality run evaluated another model or checkpoint", related_by="r")
+def quality_identity(snapshot: Snapshot) -> Iterator[Finding]:
+    """
+    The model lm-eval evaluated (`config.model_args.model`, else `model_name`) must be the
+    recipe's `checkpoint`, or, for a recipe without one and for a model's reference run, one of
+    the catalog model's `checkpoints` (when listed); the run's `model` and `quant` must be the
+    recipe's. A
+    quality run of another checkpoint says nothing about this recipe: evaluate the served
+    checkpoint itself.
+    """
+    for entry, recipe in snapshot.valid_recipes():
+        if not isinstance(recipe, InferenceRecipe):
+            continue
+        for index, digest in enumerate(recipe.run_digests):
+            run = snapshot.runs.get(digest)
+            q = run.quality if run is not None else None
+            if q is None:
+                continue
+            spec = snapshot.catalog.models.get(recipe.model)
+            # the model's own checkpoints, or one derived from it (validator/identity: ORV226)
+            allowed = (tuple(spec.checkpoints) + tuple(d.id for d in spec.derived_checkpoints)) if spec else ()
+            wrong = None
+            if q.model != recipe.model:
+                wrong = f"model {q.model!r}, not the recipe's {recipe.model!r}"
+            elif q.quant is not None and q.quant != recipe.quant:
+                wrong = f"quant {q.quant!r}, not the recipe's {recipe.quant!r}"
+            elif recipe.checkpoint and q.served_model != recipe.checkpoint:
+                wrong = f"checkpoint {q.served_model!r}, but the recipe serves {recipe.checkpoint!r}"
+            elif not recipe.checkpoint and allowed and q.served_model not in allowed:
+                wrong = f"checkpoint {q.served_model!r}, not one of {', '.join(allowed)}"
+            if wrong:
+                yield Finding(entry.path, f"quality run sha256:{digest[:12]}… evaluated {wrong}",
+                              "add a quality run of the recipe's own checkpoint, and remove this one from `runs:`",
+                              at=("runs", index))
+    for model_id, spec in snapshot.catalog.models.items():
+        for task, ref in sorted(spec.quality_reference.items()):
+            run = snapshot.runs.get(ref.split(":", 1)[-1])
+            q = run.quality if run is not None else None
+            if q is not None and (q.model != model_id or (spec.checkpoints and q.served_model not in spec.checkpoints)):
+                yield Finding("catalog/models.yaml", f"{model_id}'s {task} quality reference evaluated "
+                                                     f"{q.model}/{q.served_model!r}, not this model",
+                              "store a reference run of this model with `orv add-run --from lm-eval DIR "
+                              f"--reference-for {model_id} --quant PRECISION`",
+                              at=("models", model_id, "quality_reference", task))
+
+
+@check("ORV236", W, "quality below the model's bound", related_by="r")
+def quality_below(snapshot: Snapshot) -> Iterator[Finding]:
+    """
+    A recipe whose quality run is comparable with its model's reference (full set, same
+    task_hashes) but scores under `quality_bound` (default 0.99) times the reference on some
+    filter is `below`: it is capped at T1, marked on the board and left out of rankings. The
+    message gives the worst filter's ratio. A broken low-bit export that answers fast but wrong
+    is exactly what this catches; re-quantize or serve at higher precision.
+    """
+    for entry, recipe in snapshot.valid_recipes():
+        if not isinstance(recipe, InferenceRecipe) or not any(
+                (snapshot.runs.get(d) is not None and snapshot.runs[d].quality is not None) for d in recipe.run_digests):
+            continue
+        result = quality_status.evaluate(snapshot.runs, snapshot.catalog.models.get(recipe.model), recipe)
+        if result.status == "below":
+            yield Finding(entry.path, f"quality below the bound: {result.why}",
+                          "serve the model at a precision that keeps every filter within the bound; the recipe "
+                          "stays on the board at T1 at most, out of the ranking", at=("runs",))
+
+
+def _quality_run_digests(snapshot: Snapshot) -> set[str]:
+    return {d for d, run in snapshot.runs.items() if run.quality is not None}
+
+
+@check("ORV238", E, "quality reference missing, or quality run referenced by nothing", related_by="r")
+def quality_references(snapshot: Snapshot) -> Iterator[Finding]:
+    """
+    A model's `quality_reference` names, per task, a quality run stored in runs/ (`sha256:…`) of
+    that task; a quality run must be named by a recipe's `runs:` or by a model's
+    `quality_reference` (otherwise it is an orphan, like ORV204 for throughput runs).
+    """
+    named: set[str] = set()
+    for model_id, spec in snapshot.catalog.models.items():
+        for task, ref in sorted(spec.quality_reference.items()):
+            digest = ref.split(":", 1)[-1]
+            named.add(digest)
+            run = snapshot.runs.get(digest)
+            if run is None or run.quality is None or task not in run.quality.tasks:
+                what = "is not in runs/" if run is None else (
+                    "is not a quality run" if run.quality is None else f"has no {task} task")
+                yield Finding("catalog/models.yaml", f"{model_id}'s {task} quality reference {ref[:19]}… {what}",
+                              f"store the reference with `orv add-run --from lm-eval DIR --reference-for {model_id}"
+                              " --quant PRECISION`", at=("models", model_id, "quality_reference", task))
+    referenced = set(snapshot.references())
+    for digest in sorted(_quality_run_digests(snapshot) - named - referenced):
+        yield Finding(snapshot.runs[digest].path, "quality run referenced by no recipe and no model's quality_reference",
+                      "list its sha256: in the `runs:` of the recipe it evaluated, or delete it", line=1, col=1)
+
+
+@check("ORV620", E, "pull request changes a model's quality reference or bound", scope="pr")
+def quality_gate_changed(change: Change) -> Iterator[Finding]:
+    """
+    A model's `quality_reference` and `quality_bound` in catalog/models.yaml set the quality gate
+    of every recipe of that model: changing or removing them moves every gate at once. Such a
+    change needs a maintainer's waiver (`orv-waive:ORV620` label, or `--waive ORV620`), like a
+    change to the measurers file. Adding a first reference for a model is not a finding.
+    """
+    from validator.errors import LoadError
+    from validator.load.documents import decode_utf8, parse_yaml
+
+    path = "catalog/models.yaml"
+    if not any(c.path == path for c in change.files):
+        return
+    raw = change.base.read(path)
+    try:
+        base = parse_yaml(decode_utf8(raw)) if raw is not None else {}
+    except LoadError:
+        return  # the base catalog did not parse: nothing to compare against
+    base = base if isinstance(base, dict) else {}
+    base_models = base.get("models") if isinstance(base.get("models"), dict) else {}
+    head_models = change.snapshot.catalog.models
+    for model_id, before in sorted(base_models.items()):
+        if not isinstance(before, dict):
+            continue
+        spec = head_models.get(model_id)
+        after_ref: dict[str, Any] = dict(spec.quality_reference) if spec is not None else {}
+        for task, ref in sorted((before.get("quality_reference") or {}).items()):
+            if after_ref.get(task) != ref:
+                verb = "removes" if task not in after_ref else "changes"
+                yield Finding(path, f"this pull request {verb} {model_id}'s {task} quality reference",
+                              "a maintainer must waive ORV620 for this pull request (it moves every quality gate "
+                              "of the model)", at=("models", model_id, "quality_reference"))
+        bound_after = spec.quality_bound if spec is not None else None
+        if before.get("quality_bound") != bound_after:
+            yield Finding(path, f"this pull request changes {model_id}'s quality_bound "
+                                f"({before.get('quality_bound', 'default 0.99')} -> {bound_after or 'default 0.99'})",
+                          "a maintainer must waive ORV620 for this pull request", at=("models", model_id))

@@ -1,0 +1,263 @@
+"""lm-evaluation-harness output (results_*.json + samples_<task>_*.jsonl) -> a quality run document.
+
+Read as lm_eval 0.4.13 writes it (tests/fixtures/lmeval/ holds real output and its generator):
+- lm_eval/loggers/evaluation_tracker.py `save_results_aggregated`: results_<date>.json under
+  --output_path (in a <model_name_sanitized>/ folder), with `task_hashes` = sha256 of the
+  concatenated doc_hash+prompt_hash+target_hash of every logged sample in file order, plus
+  `config`, `model_name`, `lm_eval_version`, `date`; `save_results_samples`: one
+  samples_<task>_<date>.jsonl per task, the same <date>.
+- lm_eval/evaluator.py `evaluate`: per filter, per document, one sample line {doc_id, doc, target,
+  arguments, resps, filtered_resps, filter, metrics, doc_hash, prompt_hash, target_hash, <metric>}
+  and results keys "<metric>,<filter>" / "<metric>_stderr,<filter>"; `n-samples` {original,
+  effective}; `n-shot`; `configs.<task>` (the task YAML as run, with --model_args copied into
+  `metadata`).
+The run document keeps what re-scoring needs (per document: the response, the target, the three
+input hashes and, per filter, lm-eval's extracted answer and value), never prompts or docs.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import math
+import os
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Mapping
+
+from validator.diagnostics import Diagnostic, Result, Severity
+from validator.quality import credentials
+
+TOOL_NAME = "lm-eval"
+FORMAT = "lm-eval-results"
+MAX_BYTES = 256 * 1024 * 1024
+_RESULTS_NAME = re.compile(r"^results_(.+)\.json$")
+
+
+class LmEvalError(Exception):
+    """The output cannot become a quality run; carries located findings (one line each)."""
+
+    def __init__(self, path: str, code: str, message: str, hint: str, line: int = 1) -> None:
+        super().__init__(message)
+        self.result = Result((Diagnostic(code, Severity.ERROR, path, line, 1, message, hint),))
+
+
+@dataclass(frozen=True)
+class Output:
+    results_path: str
+    results: dict[str, Any]
+    samples: dict[str, tuple[str, list[dict[str, Any]]]]  # task -> (path, sample lines)
+
+
+def _read(path: str) -> bytes:
+    try:
+        size = os.path.getsize(path)
+        if size > MAX_BYTES:
+            raise LmEvalError(path, "ORV110", f"file is {size:,} bytes, above orv's {MAX_BYTES:,}",
+                              "give lm-eval's own output for one run")
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError as exc:
+        raise LmEvalError(path, "ORV110", f"cannot read: {exc.strerror}", "give the path lm-eval wrote") from None
+
+
+def _json(path: str, raw: bytes, line: int = 1) -> Any:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise LmEvalError(path, "ORV110", f"not UTF-8 (byte {exc.start})", "give lm-eval's output unchanged", line)
+    try:
+        return json.loads(text, parse_constant=lambda c: float(c))
+    except json.JSONDecodeError as exc:
+        raise LmEvalError(path, "ORV101", f"JSON syntax error: {exc.msg}",
+                          "give lm-eval's output unchanged (a truncated or edited file cannot be scored)",
+                          line + exc.lineno - 1) from None
+
+
+def find_results(path: str) -> str:
+    """The results file: PATH itself, or the one results_*.json under the output directory PATH."""
+    if os.path.isfile(path):
+        return path
+    found = sorted(glob.glob(os.path.join(path, "**", "results_*.json"), recursive=True))
+    if not found:
+        raise LmEvalError(path, "ORV108", "no results_*.json under this directory",
+                          "run lm-eval with --output_path DIR --log_samples and give DIR or its results file")
+    if len(found) > 1:
+        raise LmEvalError(path, "ORV109", f"{len(found)} results files under this directory",
+                          f"give one results file, e.g. {os.path.relpath(found[-1])}")
+    return found[0]
+
+
+def read_output(path: str) -> Output:
+    results_path = find_results(path)
+    data = _json(results_path, _read(results_path))
+    if not isinstance(data, dict) or not isinstance(data.get("results"), dict) or not data["results"]:
+        raise LmEvalError(results_path, "ORV104", "not an lm-eval results file (no `results` object)",
+                          "give the results_<date>.json that lm-eval wrote")
+    m = _RESULTS_NAME.match(os.path.basename(results_path))
+    stamp = m.group(1) if m else "*"
+    folder = os.path.dirname(results_path)
+    samples: dict[str, tuple[str, list[dict[str, Any]]]] = {}
+    for task in sorted(data["results"]):
+        if task in _obj(data.get("groups")) or task in _obj(data.get("group_subtasks")):
+            continue  # a group's aggregate; its tasks have their own samples
+        candidates = sorted(glob.glob(os.path.join(glob.escape(folder), f"samples_{glob.escape(task)}_{stamp}.jsonl")))
+        if not candidates:
+            raise LmEvalError(results_path, "ORV108", f"no samples file for task {task} beside the results",
+                              f"run lm-eval with --log_samples; it writes samples_{task}_{stamp}.jsonl here")
+        spath = candidates[0]
+        lines: list[dict[str, Any]] = []
+        raw = _read(spath)
+        for number, line in enumerate(raw.split(b"\n"), start=1):
+            if not line.strip():
+                continue
+            item = _json(spath, line, number)
+            if not isinstance(item, dict):
+                raise LmEvalError(spath, "ORV104", f"line {number} is not a JSON object",
+                                  "give lm-eval's samples file unchanged", number)
+            lines.append(item)
+        samples[task] = (spath, lines)
+    return Output(results_path, data, samples)
+
+
+def _obj(value: Any) -> dict[str, Any]:
+    """A mapping lm-eval writes, or {} when the input has something else there (the schema then says what)."""
+    return value if isinstance(value, dict) else {}
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _measured_at(data: Mapping[str, Any]) -> str | None:
+    date = data.get("date")
+    if _finite(date):
+        try:
+            return datetime.fromtimestamp(float(date), tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        except (OverflowError, OSError, ValueError):
+            return None  # not a time lm-eval wrote: --measured-at (or the schema's finding) decides
+    return None
+
+
+def served_model(data: Mapping[str, Any]) -> str | None:
+    """The model the server was asked for: config.model_args.model (or pretrained), else model_name."""
+    args = _obj(data.get("config")).get("model_args")
+    if isinstance(args, str):
+        args = dict(p.split("=", 1) for p in args.split(",") if "=" in p)  # older lm-eval: "k=v,k=v"
+    if isinstance(args, dict):
+        for key in ("model", "pretrained"):
+            if isinstance(args.get(key), str) and args[key]:
+                return str(args[key])
+    name = data.get("model_name")
+    return name if isinstance(name, str) and name else None
+
+
+def _task(task: str, data: Mapping[str, Any], spath: str, lines: list[dict[str, Any]]) -> dict[str, Any]:
+    where = _obj(_obj(data.get("results")).get(task))
+    filters: list[str] = []
+    docs: dict[Any, dict[str, Any]] = {}
+    order: list[Any] = []
+    for number, s in enumerate(lines, start=1):
+        if s.get("filter") is None or "doc_id" not in s:
+            raise LmEvalError(spath, "ORV104", f"line {number} lacks `filter` or `doc_id`",
+                              "give lm-eval's samples file (written with --log_samples) unchanged", number)
+        if isinstance(s.get("task"), str) and s["task"] != task:
+            raise LmEvalError(spath, "ORV109", f"line {number} is a sample of task {s.get('task')}, not {task}",
+                              "give the samples file of the same run", number)
+        if isinstance(s["doc_id"], bool) or not isinstance(s["doc_id"], int):
+            raise LmEvalError(spath, "ORV104", f"line {number}: doc_id must be an integer, not {s['doc_id']!r}",
+                              "give lm-eval's samples file unchanged", number)
+        flt = str(s["filter"])
+        if flt not in filters:
+            filters.append(flt)
+        resps = s.get("resps")
+        response = resps[0][0] if (isinstance(resps, list) and resps and isinstance(resps[0], list) and resps[0]) \
+            else None
+        filtered = s.get("filtered_resps")
+        answer = filtered[0] if isinstance(filtered, list) and filtered else filtered
+        metric_names = [m for m in s.get("metrics") or [] if isinstance(m, str)] \
+            if isinstance(s.get("metrics"), list) else []
+        values = {m: s.get(m) for m in metric_names}
+        for m, v in values.items():
+            if not _finite(v):
+                raise LmEvalError(spath, "ORV104", f"line {number}: `{m}` is {v!r}, not a finite number",
+                                  "give lm-eval's samples file unchanged; a NaN score cannot be verified", number)
+        key = s["doc_id"]
+        entry = docs.get(key)
+        hashes = {h: s.get(h) for h in ("doc_hash", "prompt_hash", "target_hash")}
+        if entry is None:
+            entry = {"doc_id": key, **hashes, "target": s.get("target"), "response": response, "filters": {}}
+            docs[key] = entry
+            order.append(key)
+        elif any(entry[h] != v for h, v in hashes.items()) or entry["response"] != response:
+            raise LmEvalError(spath, "ORV104", f"line {number}: document {key} has different hashes or response "
+                                               f"under filter {flt}",
+                              "give lm-eval's samples file unchanged", number)
+        if flt in entry["filters"]:
+            raise LmEvalError(spath, "ORV104", f"line {number}: document {key} appears twice under filter {flt}",
+                              "give lm-eval's samples file unchanged", number)
+        entry["filters"][flt] = {"answer": answer, **{m: v for m, v in values.items()}}
+    metric_results: dict[str, Any] = {}
+    for key, value in where.items():
+        if not isinstance(key, str) or "," not in key or key.startswith("alias"):
+            continue
+        metric, flt = key.split(",", 1)
+        if metric.endswith("_stderr"):
+            continue
+        if not _finite(value):
+            raise LmEvalError(data.get("_path", "results"), "ORV104", f"results.{task}.{key} is {value!r}, "
+                              "not a finite number", "give lm-eval's results file unchanged")
+        stderr = where.get(f"{metric}_stderr,{flt}")
+        metric_results.setdefault(flt, {})[metric] = {"score": value, "stderr": stderr if _finite(stderr) else None}
+    config = _obj(_obj(data.get("configs")).get(task))
+    return {
+        "version": _obj(data.get("versions")).get(task),
+        "n_shot": _obj(data.get("n-shot")).get(task),
+        "n_samples": _obj(data.get("n-samples")).get(task),
+        "task_hash": _obj(data.get("task_hashes")).get(task),
+        "config": credentials.scrub(config),
+        "results": metric_results,
+        "filters": filters,
+        "samples": [docs[k] for k in order],
+    }
+
+
+def to_document(output: Output, meta: Mapping[str, Any]) -> dict[str, Any]:
+    """The quality run document (before canonicalisation). `meta`: model, quant, measured_by, measured_at."""
+    data = dict(output.results)
+    data["_path"] = output.results_path
+    if not output.samples:
+        raise LmEvalError(output.results_path, "ORV108", "the results name no task with samples",
+                          "run lm-eval with --log_samples")
+    tasks = {}
+    for task, (spath, lines) in output.samples.items():
+        if not lines:
+            raise LmEvalError(spath, "ORV108", f"the samples file of {task} is empty",
+                              "give the samples file lm-eval wrote with --log_samples")
+        tasks[task] = _task(task, data, spath, lines)
+    version = data.get("lm_eval_version")
+    config = credentials.scrub(_obj(data.get("config")))
+    doc: dict[str, Any] = {
+        "kind": "quality",
+        "tool": {"name": TOOL_NAME, "version": version if isinstance(version, str) and version else None,
+                 "format": FORMAT},
+        "model": meta.get("model"),
+        "served_model": served_model(data),
+        "measured_at": meta.get("measured_at") or _measured_at(data),
+        "measured_by": meta.get("measured_by"),
+        "lm_eval": {"config": config, "model_name": data.get("model_name")},
+        "tasks": tasks,
+    }
+    if meta.get("quant"):
+        doc["quant"] = meta["quant"]
+    return _drop_nulls(doc)
+
+
+def _drop_nulls(value: Any) -> Any:
+    """JSON null carries nothing a check reads; dropping it keeps the schema free of nullable fields."""
+    if isinstance(value, dict):
+        return {k: _drop_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_drop_nulls(v) for v in value]
+    return value

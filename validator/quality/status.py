@@ -1,0 +1,151 @@
+"""A recipe's quality status against its model's reference: verified, below, partial, missing, no-reference.
+
+SPEC §3 "Quality runs" and docs/quality.md. `verified`: a full-set run (every document, no
+--limit, no chosen subset) with the same task_hashes as the reference, every filter at least
+bound x the reference's recomputed score. `below`: comparable, some filter under the bound.
+`partial`: a subset run, or different task_hashes (another prompt or few-shot count). `missing`:
+no quality run. `no-reference`: the model names no (usable) reference run for the task.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from validator.models import InferenceRecipe, ModelSpec
+
+DEFAULT_BOUND = 0.99  # MLPerf Inference's accuracy target: 99% of the reference
+DEFAULT_TASK = "gsm8k"
+FULL_PRECISION = frozenset({"bf16", "fp16", "fp32"})
+_KV_QUANT = re.compile(r"(fp8|int8|int4|fp4|nvfp4|q[2-8])[-_]?kv|kv[-_]?(cache[-_]?)?(fp8|int8|int4|fp4|nvfp4|q[2-8])")
+STATUS_ORDER = ("verified", "below", "partial", "missing", "no-reference")
+
+
+@dataclass(frozen=True)
+class QualityResult:
+    task: str
+    status: str
+    metric: str | None = None
+    filter: str | None = None  # the worst filter
+    score: float | None = None
+    reference: float | None = None
+    ratio: float | None = None
+    n: int | None = None
+    bound: float = DEFAULT_BOUND
+    run: str | None = None  # digest of the run the status comes from
+    why: str = ""
+
+    def board(self) -> dict[str, Any]:
+        return {"task": self.task, "metric": self.metric, "filter": self.filter,
+                "score": None if self.score is None else round(self.score, 6),
+                "reference": None if self.reference is None else round(self.reference, 6),
+                "ratio": None if self.ratio is None else round(self.ratio, 4),
+                "n": self.n, "status": self.status}
+
+
+def kv_quantized(quant: str) -> bool:
+    return bool(_KV_QUANT.search(quant))
+
+
+def reference_quant(runs: Mapping[str, Any], spec: ModelSpec | None, task: str) -> str | None:
+    ref = _reference_entry(runs, spec, task)
+    return ref.quality.quant if ref is not None else None
+
+
+def needs_quality(recipe: InferenceRecipe, ref_quant: str | None) -> list[str]:
+    """Why this recipe needs quality evidence (empty: it serves the model as the reference does)."""
+    why = []
+    if ref_quant is not None and recipe.quant != ref_quant:
+        why.append(f"quant {recipe.quant} differs from the reference's {ref_quant}")
+    elif ref_quant is None and recipe.quant not in FULL_PRECISION:
+        why.append(f"quant {recipe.quant} is not a published full precision")
+    if recipe.serving.speculative is not None:
+        why.append(f"speculative decoding ({recipe.serving.speculative.method})")
+    if kv_quantized(recipe.quant):
+        why.append("quantized KV cache")
+    return why
+
+
+def _digest(ref: str) -> str:
+    return ref.split(":", 1)[-1]
+
+
+def _reference_entry(runs: Mapping[str, Any], spec: ModelSpec | None, task: str) -> Any:
+    if spec is None or task not in spec.quality_reference:
+        return None
+    entry = runs.get(_digest(spec.quality_reference[task]))
+    if entry is None or entry.quality is None or not entry.quality.sound or task not in entry.quality.tasks:
+        return None
+    if entry.name_digest != entry.actual_digest:
+        return None
+    return entry
+
+
+def _candidate(entry: Any, recipe: InferenceRecipe, task: str) -> Any:
+    q = entry.quality
+    if q is None or not q.sound or task not in q.tasks or entry.name_digest != entry.actual_digest:
+        return None
+    if (q.model != recipe.model or (q.quant is not None and q.quant != recipe.quant)
+            or (recipe.checkpoint and q.served_model != recipe.checkpoint)):
+        return None  # another model's evaluation is no evidence (ORV235 reports it)
+    return q.tasks[task]
+
+
+def evaluate(runs: Mapping[str, Any], spec: ModelSpec | None, recipe: InferenceRecipe) -> QualityResult:
+    """The recipe's best quality status for its model's reference task (gsm8k when none is named)."""
+    tasks = sorted(spec.quality_reference) if spec is not None and spec.quality_reference else [DEFAULT_TASK]
+    bound = spec.quality_bound if spec is not None and spec.quality_bound is not None else DEFAULT_BOUND
+    results = [_evaluate_task(runs, spec, recipe, task, bound) for task in tasks]
+    return max(results, key=lambda r: STATUS_ORDER.index(r.status))  # the worst task decides
+
+
+def _evaluate_task(runs: Mapping[str, Any], spec: ModelSpec | None, recipe: InferenceRecipe, task: str,
+                   bound: float) -> QualityResult:
+    candidates = []
+    for digest in recipe.run_digests:
+        entry = runs.get(digest)
+        facts = _candidate(entry, recipe, task) if entry is not None else None
+        if facts is not None:
+            candidates.append((digest, facts))
+    ref_entry = _reference_entry(runs, spec, task)
+    if ref_entry is None:
+        best = candidates[0] if candidates else None
+        return QualityResult(task, "no-reference", best[1].metric if best else None, n=best[1].n if best else None,
+                             bound=bound, run=best[0] if best else None,
+                             why=f"{recipe.model} names no usable quality_reference for {task} in catalog/models.yaml")
+    ref = ref_entry.quality.tasks[task]
+    if not candidates:
+        return QualityResult(task, "missing", ref.metric, bound=bound,
+                             why=f"no {task} quality run (`orv add-run --from lm-eval DIR --recipe R`, then list it "
+                                 "in `runs:`)")
+    outcomes = [_compare(digest, facts, ref, task, bound) for digest, facts in candidates]
+    return min(outcomes, key=lambda r: (STATUS_ORDER.index(r.status), -(r.ratio or 0.0), r.run or ""))
+
+
+def _compare(digest: str, facts: Any, ref: Any, task: str, bound: float) -> QualityResult:
+    base = dict(task=task, metric=facts.metric, n=facts.n, bound=bound, run=digest)
+    if not facts.full:
+        return QualityResult(status="partial", why=f"{task} run covers {facts.n} of {facts.original} documents "
+                                                   "(--limit or a chosen subset)", **base)
+    if facts.task_hash != ref.task_hash:
+        return QualityResult(status="partial", why=f"{task} run's task_hashes differ from the reference's "
+                                                   f"(other prompts, few-shot count {facts.n_shot} vs {ref.n_shot}, "
+                                                   "or documents)", **base)
+    if not facts.scored or not ref.scored or not ref.filters:
+        return QualityResult(status="partial", why=f"orv cannot re-score {task} as run", **base)
+    worst = None
+    for name, ref_score in sorted(ref.filters.items()):
+        mine = facts.filters.get(name)
+        if mine is None:
+            return QualityResult(status="partial", why=f"{task} run lacks filter {name}", **base)
+        ratio = mine.score / ref_score.score if ref_score.score > 0 else (1.0 if mine.score >= 0 else 0.0)
+        if worst is None or ratio < worst[1]:
+            worst = (name, ratio, mine.score, ref_score.score)
+    assert worst is not None
+    name, ratio, score, reference = worst
+    status = "verified" if ratio >= bound - 1e-12 else "below"
+    why = "" if status == "verified" else (f"{task} {name} is {ratio:.4f} of the reference ({score:.4f} vs "
+                                           f"{reference:.4f}), under the bound {bound}")
+    return QualityResult(status=status, filter=name, score=score, reference=reference, ratio=ratio, why=why,
+                         **base)

@@ -1,0 +1,334 @@
+"""The boards as a static website: boards/boards.json in, a folder of self-contained HTML pages out.
+
+`render_site` is a pure function (boards document + optional registry context -> {relative path:
+bytes}); `write_site` puts the result in place atomically; `collect_context` reads what boards.json
+does not carry (loss curves, the workloads' reference curves, the catalog's model order) from a
+registry. docs/site.md describes the pages.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Optional, Sequence
+
+import jinja2
+
+from validator.site import format as fmt
+
+SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")  # a recipe id (boards schema: slug), safe as a file name
+MARKER = ".orv-site"  # names a folder orv site wrote, so it may replace it, and only such a folder
+LATEST_PER_PAGE = 500  # rows of the "Latest recipes" list per page (~0.5 KB each)
+CARDS_PER_PAGE = 200  # model cards per page (~2 KB each)
+INFERENCE_PER_PAGE = 500  # rows per inference board page (~0.9 KB each; long reasons make them longer)
+
+
+@dataclass(frozen=True)
+class SiteContext:
+    """What the pages show beyond boards.json; every part is optional (an empty context still renders).
+
+    losses: run content hash -> [(step, loss)] in step order, losses as floats or "nan"/"inf".
+    references: workload id -> {"points": [(step, loss)], "tolerance", "tolerance_kind", "window"}.
+    model_order: catalog model ids in catalog order (model cards follow it; unknown ids go last).
+    gpu_order: catalog GPU ids in catalog order (H100, H200, B200 first, as seed 000 lists them).
+    """
+
+    losses: Mapping[str, Sequence[tuple[int, Any]]] = field(default_factory=dict)
+    references: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    model_order: Sequence[str] = ()
+    gpu_order: Sequence[str] = ()
+
+
+def _environment(hrefs: Mapping[str, str]) -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("validator.site", "templates"),
+        autoescape=True,  # recipe notes, authors and ids are contributor text
+        undefined=jinja2.ChainableUndefined,  # an absent optional field renders empty, never raises
+        trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+    )
+
+    def recipe_href(value: Any) -> str:
+        rid = value.get("recipe") if isinstance(value, Mapping) else value
+        return hrefs.get(str(rid), "#") if rid else "#"
+
+    def groupby_ordered(items: Iterable[Mapping[str, Any]], key: str) -> list[dict[str, Any]]:
+        groups: dict[str, list[Mapping[str, Any]]] = {}
+        for item in items if isinstance(items, (list, tuple)) else ():
+            if not isinstance(item, Mapping):
+                continue
+            groups.setdefault(str(item.get(key) or "Other"), []).append(item)
+        return [{"name": name, "members": members} for name, members in groups.items()]
+
+    def needs(value: Any) -> str:
+        if isinstance(value, (list, tuple)):
+            return "; ".join(str(v) for v in value)
+        return "" if value is None else str(value)
+
+    def listtext(value: Any, sep: str = "; ") -> str:
+        if isinstance(value, (list, tuple)):
+            return sep.join(str(v) for v in value)
+        return "" if value is None else str(value)
+
+    def barwidth(value: Any) -> str:
+        return f"{max(0.0, min(1.0, value if fmt._number(value) else 0.0)) * 100:.1f}"
+
+    env.filters.update(num=fmt.num, usd=fmt.usd, pct=fmt.pct, gain=fmt.gain, sortkey=fmt.sort_key,
+                       quality=fmt.quality, recipe_href=recipe_href, groupby_ordered=groupby_ordered,
+                       needs=needs, barwidth=barwidth, listtext=listtext)
+    return env
+
+
+def _pages(total: int, size: int, name: str, current: int, up: str = "") -> dict[str, Any]:
+    count = max(1, -(-total // size))
+    return {"count": count, "current": current, "total": total, "size": size,
+            "links": [{"n": n, "current": n == current, "href": up + name(n)} for n in range(1, count + 1)]}
+
+
+def _chunks(rows: Sequence[Any], size: int) -> list[Sequence[Any]]:
+    return [rows[i:i + size] for i in range(0, len(rows), size)] or [rows[:0]]
+
+
+def render_site(boards: Mapping[str, Any], context: SiteContext = SiteContext()) -> dict[str, bytes]:
+    """Every page of the site, keyed by its path relative to the site root; deterministic."""
+    meta = boards.get("meta") or {}
+    tables = boards.get("boards") or {}
+    training: list[dict[str, Any]] = list(tables.get("training") or [])
+    measured: list[dict[str, Any]] = list(tables.get("measured") or [])
+    claimed: list[dict[str, Any]] = list(tables.get("claimed") or [])
+    runs: list[dict[str, Any]] = list(boards.get("runs") or [])
+    models: list[dict[str, Any]] = list(boards.get("models") or [])
+    wanted = boards.get("wanted") or None
+
+    hrefs: dict[str, str] = {}
+    for kind, rows in (("inference", claimed), ("inference", measured), ("training", training)):
+        for row in rows:
+            hrefs.setdefault(row["recipe"], f"recipe/{kind}/{row['recipe']}.html")
+    env = _environment(hrefs)
+    files: dict[str, bytes] = {}
+
+    def page(path: str, template: str, **values: Any) -> None:
+        up = "../" * path.count("/")
+        html = env.get_template(template).render(meta=meta, up=up, **values)
+        files[path] = html.encode("utf-8")
+
+    # ---- training board: model cards in catalog order, then the newest-first list
+    by_id = {row["recipe"]: row for row in training}
+    order = {model: i for i, model in enumerate(context.model_order)}
+    gpu_rank = {gpu: i for i, gpu in enumerate(context.gpu_order)}
+
+    def by_gpu(gpu: str) -> tuple[int, str]:
+        return gpu_rank.get(gpu, len(gpu_rank)), gpu
+
+    cards = []
+    for m in sorted(models, key=lambda m: (order.get(m["model"], len(order)), str(m.get("family") or ""), m["model"])):
+        gpus = [dict(g, mfu=(by_id.get(g["recipe"]) or {}).get("mfu") if g.get("recipe") else None)
+                for g in sorted(m.get("gpus") or [], key=lambda g: (by_gpu(g["gpu"]), str(g.get("workload") or "")))]
+        cards.append(dict(m, gpus=gpus))
+    families = list(dict.fromkeys(str(m.get("family") or "Other") for m in cards))
+    with_recipe = [(m["model"], g["gpu"], str(g.get("workload"))) for m in cards for g in m["gpus"] if g.get("recipe")]
+    gpu_ids = sorted({g for _, g, _ in with_recipe}, key=by_gpu)
+    gpu_names = {g["gpu"]: g["gpu"].upper() for m in cards for g in m["gpus"]}
+    stats = {"recipes": len(training), "verified": sum(1 for r in training if r.get("tier") in ("T2", "T3")),
+             "models": len(cards), "families": len(families), "pairs": len(set(with_recipe)),
+             "gpus": gpu_ids, "gpu_names": [gpu_names[g] for g in gpu_ids]}
+    workloads = sorted({str(r["workload"]) for r in training if r.get("workload")})
+    latest = sorted(training, key=lambda r: str(r.get("measured") or ""), reverse=True)  # stable: boards order within a day
+    latest_chunks = _chunks(latest, LATEST_PER_PAGE)
+    card_chunks = _chunks(cards, CARDS_PER_PAGE)
+
+    def latest_name(n: int) -> str:
+        return "index.html" if n == 1 else f"training/latest-{n}.html"
+
+    def cards_name(n: int) -> str:
+        return "index.html" if n == 1 else f"training/models-{n}.html"
+
+    common = {"stats": stats, "families": families, "workloads": workloads, "script": True}
+    for n, chunk in enumerate(card_chunks, 1):
+        path = cards_name(n)
+        up = "../" * path.count("/")
+        page(path, "training.html", cards=chunk, card_pages=_pages(len(cards), CARDS_PER_PAGE, cards_name, n, up),
+             latest=latest_chunks[0] if n == 1 else [], wanted=wanted if n == 1 else None,
+             latest_pages=_pages(len(latest), LATEST_PER_PAGE, latest_name, 1, up), **common)
+    for n, chunk in enumerate(latest_chunks[1:], 2):
+        path = latest_name(n)
+        page(path, "latest.html", latest=chunk, script=True,
+             latest_pages=_pages(len(latest), LATEST_PER_PAGE, latest_name, n, "../"))
+
+    # ---- inference board: measured and claimed, paginated together
+    def inference_name(n: int) -> str:
+        return "inference.html" if n == 1 else f"inference/page-{n}.html"
+
+    inference_rows = {"measured": measured, "claimed": claimed}
+    chunks = {name: _chunks(rows, INFERENCE_PER_PAGE) for name, rows in inference_rows.items()}
+    count = max(len(c) for c in chunks.values())
+    for n in range(1, count + 1):
+        path = inference_name(n)
+        up = "../" * path.count("/")
+        boards_here = []
+        for name, title in (("measured", "Measured"), ("claimed", "Claimed")):
+            rows = chunks[name][n - 1] if n <= len(chunks[name]) else []
+            if n > 1 and not rows:
+                continue
+            all_rows = inference_rows[name]
+            boards_here.append({
+                "name": name, "title": title, "rows": rows,
+                "pages": _pages(len(all_rows), INFERENCE_PER_PAGE, inference_name, n, up),
+                "tiers": sorted({str(r["tier"]) for r in all_rows if r.get("tier")}),
+                "engines": sorted({str(r["engine"]) for r in all_rows if r.get("engine")}),
+                "gpus": sorted({str(r["gpu"]) for r in all_rows if r.get("gpu")}),
+                "quality": any(r.get("quality") is not None for r in all_rows),
+            })
+        page(path, "inference.html", boards=boards_here, script=True,
+             measured_pages={"total": len(measured)}, claimed_pages={"total": len(claimed)})
+
+    page("tiers.html", "tiers.html", script=False)
+
+    # ---- a page per recipe, with its evidence
+    runs_of: dict[str, list[dict[str, Any]]] = {}
+    for run in runs:
+        for rid in run.get("recipes") or []:
+            runs_of.setdefault(str(rid), []).append(run)
+    for kind, rows in (("training", training), ("inference", measured + claimed)):
+        for row in rows:
+            path = f"recipe/{kind}/{row['recipe']}.html"
+            if path in files:
+                continue
+            row_runs = sorted(runs_of.get(row["recipe"], []),
+                              key=lambda r: (str(r.get("measured_at") or ""), r["content_hash"]))
+            chart, diverged = None, []
+            if kind == "training":
+                chart, diverged = _chart(row, row_runs, context)
+            page(path, "recipe.html", r=row, kind=kind, runs=row_runs, facts=_facts(kind, row),
+                 chart=chart, diverged=diverged, script=False)
+    files["site.css"] = env.loader.get_source(env, "site.css")[0].encode("utf-8")  # type: ignore[union-attr]
+    files[MARKER] = b"written by orv site; `orv site` replaces this folder only when this file is in it\n"
+    return files
+
+
+def _chart(row: Mapping[str, Any], runs: Sequence[Mapping[str, Any]], context: SiteContext
+           ) -> tuple[Optional[dict[str, Any]], list[str]]:
+    curves, diverged = [], []
+    for run in runs:
+        digest = run.get("content_hash") or ""
+        losses = context.losses.get(digest)
+        if not losses:
+            continue
+        # JSON has no NaN: a diverged step is logged as the string "nan"/"inf" (run schema), so every
+        # number is finite and every string is a divergence
+        points = [(step, float(loss)) for step, loss in losses if not isinstance(loss, str)]
+        diverged += [f"{loss} at step {step} ({digest[:12]})" for step, loss in losses if isinstance(loss, str)]
+        if points:
+            curves.append((f"{run.get('measured_by')} · {digest[:12]}", points))
+    if not curves:
+        return None, diverged
+    return fmt.loss_chart(curves, context.references.get(row.get("workload") or "")), diverged
+
+
+def _facts(kind: str, r: Mapping[str, Any]) -> list[tuple[str, str]]:
+    if kind == "training":
+        facts = [
+            ("Model", r.get("model_name") or r.get("model")), ("GPU", f"{r.get('gpu_name') or r.get('gpu')} ×{r.get('gpus')}"),
+            ("Workload", r.get("workload")), ("Tokens/s/GPU (claimed)", fmt.num(r.get("tok_s_per_gpu"))),
+            ("$ per 1M tokens (orv, from the catalog price)", fmt.usd(r.get("cost_per_1m"))),
+            ("MFU (orv, from the catalog peak)", fmt.pct(r.get("mfu"))), ("Layout", r.get("layout")),
+            ("Rank in model × GPU", f"#{r.get('rank')} of {r.get('rank_of')}"),
+            ("Framework", " ".join(str(v) for v in (r.get("framework"), r.get("framework_ver")) if v) or "not stated"),
+            ("Baseline (starting point)", "yes" if r.get("baseline") else "no"),
+            ("Measured", r.get("measured")), ("Author", r.get("author")),
+        ]
+    else:
+        measured = "decode_tok_s" in r
+        facts = [
+            ("Model", r.get("model_name") or r.get("model")), ("Hardware", r.get("hardware")),
+            ("Engine", " ".join(str(v) for v in (r.get("engine"), r.get("engine_ver")) if v) or "not stated"),
+            ("Quantization", r.get("quant")),
+            ("Decode tok/s" + ("" if measured else " (claimed)"),
+             fmt.num(r.get("decode_tok_s") if measured else r.get("claimed_tok_s"), 2)),
+            ("Prefill tok/s" + ("" if measured else " (claimed)"),
+             fmt.num(r.get("prefill_tok_s") if measured else r.get("claimed_prefill_tok_s"), 2)),
+            ("TTFT ms" + ("" if measured else " (claimed)"),
+             fmt.num(r.get("ttft_ms") if measured else r.get("claimed_ttft_ms"), 2)),
+            ("Context length", fmt.num(r.get("context_len"), 0)), ("Concurrency", fmt.num(r.get("concurrency"), 0)),
+        ]
+        if measured:
+            facts += [("Tool", f"{r.get('tool')} {r.get('tool_version')}"), ("Measured by", r.get("measured_by")),
+                      ("Method", r.get("method_ref") or "the tool's own summary")]
+        if r.get("quality") is not None:
+            facts.append(("Quality", fmt.quality(r.get("quality"))))
+        facts.append(("Measured", r.get("measured")))
+    facts.append(("Legacy import", "yes" if r.get("legacy") else "no"))
+    return [(label, "–" if value is None else str(value)) for label, value in facts]
+
+
+def write_site(directory: str, files: Mapping[str, bytes]) -> None:
+    """Put the site at `directory` in one step: build it beside, then swap it in.
+
+    A folder already there is replaced only if an earlier `orv site` wrote it (it holds MARKER) or
+    it is empty; anything else is refused, so a typo cannot wipe a folder of other files.
+    """
+    target = os.path.abspath(directory)
+    if os.path.lexists(target):
+        if not os.path.isdir(target) or os.path.islink(target):
+            raise SiteError(f"{directory} exists and is not a folder")
+        if os.listdir(target) and not os.path.isfile(os.path.join(target, MARKER)):
+            raise SiteError(f"{directory} is not empty and was not written by `orv site`; choose a new or empty folder")
+    parent = os.path.dirname(target)
+    os.makedirs(parent, exist_ok=True)
+    staging = tempfile.mkdtemp(prefix=".orv-site-", dir=parent)
+    try:
+        for rel, data in sorted(files.items()):
+            path = os.path.join(staging, *rel.split("/"))
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "wb") as fh:
+                fh.write(data)
+        os.chmod(staging, 0o755)
+        old = None
+        if os.path.lexists(target):
+            old = tempfile.mkdtemp(prefix=".orv-site-old-", dir=parent)
+            os.rmdir(old)
+            os.rename(target, old)
+        os.rename(staging, target)
+        if old:
+            shutil.rmtree(old)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def boards_problem(boards: Any) -> Optional[str]:
+    """Why `boards` cannot be rendered, or None: the shape the pages index into (rows are objects
+    with a string id). Not a full schema check — `orv boards` validates what it writes, and the
+    schema's uniqueItems make that minutes at 10,000 recipes; any other odd value renders as text."""
+    if not isinstance(boards, dict):
+        return "the top level is not a JSON object"
+    tables = boards.get("boards", {})
+    if not isinstance(tables, dict):
+        return "`boards` is not an object"
+    lists = [(f"boards/{name}", tables.get(name), "recipe") for name in ("training", "measured", "claimed")]
+    lists += [("models", boards.get("models"), "model"), ("runs", boards.get("runs"), "content_hash")]
+    for where, rows, key in lists:
+        if rows is None:
+            continue
+        if not isinstance(rows, list):
+            return f"`{where}` is not a list"
+        for n, row in enumerate(rows):
+            if not isinstance(row, dict) or not isinstance(row.get(key), str) or not row[key]:
+                return f"`{where}/{n}` is not an object with a `{key}` string"
+            if key == "recipe" and not SLUG.fullmatch(row[key]):  # it names a file of the site
+                return f"`{where}/{n}/recipe` is not a recipe id (lower-case letters, digits, hyphens)"
+            if where == "models" and not all(isinstance(g, dict) and isinstance(g.get("gpu"), str)
+                                             for g in row.get("gpus") or []):
+                return f"`models/{n}/gpus` has an entry without a `gpu` string"
+            if where == "runs" and not isinstance(row.get("recipes") or [], list):
+                return f"`runs/{n}/recipes` is not a list"
+    for name in ("meta", "wanted"):
+        if boards.get(name) is not None and not isinstance(boards[name], dict):
+            return f"`{name}` is not an object"
+    return None
+
+
+class SiteError(Exception):
+    """A site that cannot be written where asked: the message says why and what to do."""

@@ -1,0 +1,87 @@
+"""Read from a registry what the site shows beyond boards.json: loss curves, reference curves, model order.
+
+Everything here is best effort: a file that is missing or unreadable leaves its part of the site
+out ("No loss curve recorded"); `orv check` is where broken files are reported.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import os
+import re
+from typing import Any, Mapping
+
+import orjson
+import yaml
+
+from validator.site import SiteContext
+from validator.site.format import MAX_POINTS
+
+RUN_FILE = re.compile(r"runs/[0-9a-f]{2}/[0-9a-f]{64}\.json")
+PARALLEL_FROM = 200  # training run files; below this a process pool costs more than it saves
+
+try:  # libyaml's C loader when present (it is in the Action's lock); the pure-Python one otherwise
+    _Loader: Any = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover
+    _Loader = yaml.SafeLoader
+
+
+def _yaml(path: str) -> Any:
+    try:
+        with open(path, "rb") as fh:
+            return yaml.load(fh, Loader=_Loader)  # noqa: S506 - a safe loader
+    except (OSError, yaml.YAMLError):
+        return None
+
+
+def collect_context(root: str, boards: Mapping[str, Any]) -> SiteContext:
+    models = _yaml(os.path.join(root, "catalog", "models.yaml"))
+    model_order = list((models or {}).get("models") or {}) if isinstance(models, dict) else []
+    hardware = _yaml(os.path.join(root, "catalog", "hardware.yaml"))
+    gpu_order = list((hardware or {}).get("hardware") or {}) if isinstance(hardware, dict) else []
+    workloads = _yaml(os.path.join(root, "catalog", "workloads.yaml"))
+    references: dict[str, dict[str, Any]] = {}
+    for wid, spec in ((workloads or {}).get("workloads") or {}).items() if isinstance(workloads, dict) else ():
+        conv = spec.get("convergence") if isinstance(spec, dict) else None
+        if isinstance(conv, dict) and isinstance(conv.get("reference"), list):
+            points = [(p["step"], p["loss"]) for p in conv["reference"]
+                      if isinstance(p, dict) and "step" in p and "loss" in p]
+            references[str(wid)] = {"points": sorted(points), "tolerance": conv.get("tolerance"),
+                                    "tolerance_kind": conv.get("tolerance_kind", "relative"),
+                                    "window": conv.get("window")}
+    wanted = [(run["content_hash"], os.path.join(root, *run["run_file"].split("/")))
+              for run in boards.get("runs") or []
+              if run.get("kind") == "training" and run.get("samples")
+              and RUN_FILE.fullmatch(str(run.get("run_file")))]  # only ever a file under runs/
+    if len(wanted) >= PARALLEL_FROM and (os.cpu_count() or 1) > 1:
+        # parsing the run files is most of the build at scale (10,000 recipes: ~350 MB of JSON)
+        with concurrent.futures.ProcessPoolExecutor(max_workers=min(os.cpu_count() or 1, 8)) as pool:
+            curves = list(pool.map(read_losses, [path for _, path in wanted], chunksize=64))
+    else:
+        curves = [read_losses(path) for _, path in wanted]
+    losses = {digest: points for (digest, _), points in zip(wanted, curves) if points}
+    return SiteContext(losses=losses, references=references, model_order=model_order,
+                       gpu_order=gpu_order)
+
+
+def read_losses(path: str) -> list[tuple[int, Any]]:
+    """A run file's (step, loss) samples in step order, thinned to what a chart draws; every
+    diverged step ("nan"/"inf", strings in the run schema) is kept so the page can name it."""
+    try:
+        with open(path, "rb") as fh:
+            document = orjson.loads(fh.read())
+    except (OSError, orjson.JSONDecodeError):
+        return []
+    samples = document.get("samples") if isinstance(document, dict) else None
+    if not isinstance(samples, list):
+        return []
+    points = [(s["step"], s["loss"]) for s in samples
+              if isinstance(s, dict) and isinstance(s.get("step"), int) and not isinstance(s.get("step"), bool)
+              and isinstance(s.get("loss"), (int, float, str)) and not isinstance(s.get("loss"), bool)]
+    if any(a[0] > b[0] for a, b in zip(points, points[1:])):
+        points.sort(key=lambda p: p[0])
+    if len(points) <= MAX_POINTS:
+        return points
+    k = -(-len(points) // MAX_POINTS)
+    keep = {0, len(points) - 1, *range(0, len(points), k)}
+    return [p for i, p in enumerate(points) if i in keep or isinstance(p[1], str)]

@@ -1,0 +1,135 @@
+"""Number and chart formatting for the static site: fixed decimals, so the same boards give the same bytes."""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def num(value: Any, decimals: int = 1) -> str:
+    """1480.4 -> '1,480.4' (seed 000's style); None -> an en dash; anything else as text."""
+    if value is None:
+        return "–"
+    return f"{value:,.{decimals}f}" if _number(value) else str(value)
+
+
+def usd(value: Any) -> str:
+    if value is None:
+        return "–"
+    return f"${value:,.2f}" if _number(value) else str(value)
+
+
+def pct(fraction: Any) -> str:
+    """An MFU fraction as a percentage: 0.4123 -> '41.2%'."""
+    if fraction is None:
+        return "–"
+    return f"{fraction * 100:.1f}%" if _number(fraction) else str(fraction)
+
+
+def gain(value: Any) -> str:
+    """Seed 000 prints the gain over the starting point as a whole percentage: '+48%'."""
+    if value is None:
+        return ""
+    return f"{value:+.0f}%" if _number(value) else str(value)
+
+
+def sort_key(value: Any) -> str:
+    """The data-sort attribute: numbers in full precision, missing values empty (sorted last)."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    return str(value)
+
+
+def quality(value: Any) -> str:
+    """A row's optional `quality` field (issue 20), whatever its shape: a short readable line."""
+    if value is None:
+        return ""
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {v}" for k, v in sorted(value.items()) if not isinstance(v, (dict, list)))
+    if isinstance(value, list):
+        return "; ".join(quality(v) for v in value)
+    return str(value)
+
+
+# --------------------------------------------------------------------------- loss chart (inline SVG)
+
+WIDTH, HEIGHT = 640, 300
+LEFT, RIGHT, TOP, BOTTOM = 56, 16, 16, 40
+MAX_POINTS = 240  # a curve is drawn from at most this many points (every k-th step), so pages stay small
+PALETTE = ("#2563eb", "#d97706", "#059669", "#7c3aed", "#dc2626")
+
+
+def _thin(points: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+    if len(points) <= MAX_POINTS:
+        return list(points)
+    k = -(-len(points) // MAX_POINTS)
+    kept = list(points[::k])
+    if kept[-1] != points[-1]:
+        kept.append(points[-1])
+    return kept
+
+
+def _ticks(lo: float, hi: float, n: int = 5) -> list[float]:
+    if hi <= lo:
+        return [lo]
+    return [lo + (hi - lo) * i / (n - 1) for i in range(n)]
+
+
+def loss_chart(curves: Sequence[tuple[str, Sequence[tuple[float, float]]]],
+               reference: Optional[dict[str, Any]]) -> dict[str, Any]:
+    """Geometry for the loss-curve SVG: each run's (step, loss) polyline, the reference and its band.
+
+    `curves` hold finite losses only; `reference` is the workload's convergence block ({points,
+    tolerance, tolerance_kind, window}) or None.
+    """
+    runs = [(label, _thin(pts)) for label, pts in curves]
+    ref_pts = [(float(s), float(v)) for s, v in (reference or {}).get("points", [])]
+    band: list[tuple[float, float, float]] = []
+    if ref_pts and reference and reference.get("tolerance") is not None:
+        tol = float(reference["tolerance"])
+        rel = reference.get("tolerance_kind", "relative") == "relative"
+        band = [(s, v - (v * tol if rel else tol), v + (v * tol if rel else tol)) for s, v in ref_pts]
+    xs = [s for _, pts in runs for s, _ in pts] + [s for s, _ in ref_pts]
+    ys = ([v for _, pts in runs for _, v in pts] + [v for _, v in ref_pts]
+          + [b for _, lo, hi in band for b in (lo, hi)])
+    if not xs:
+        return {}
+    x0, x1 = min(xs), max(xs)
+    y0, y1 = min(ys), max(ys)
+    if x1 == x0:
+        x1 = x0 + 1
+    if y1 == y0:
+        y0, y1 = y0 - 0.5, y1 + 0.5
+    pad = (y1 - y0) * 0.05
+    y0, y1 = y0 - pad, y1 + pad
+    pw, ph = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+
+    sx, sy = pw / (x1 - x0), ph / (y1 - y0)
+
+    def px(x: float) -> str:
+        return f"{LEFT + (x - x0) * sx:.1f}"
+
+    def py(y: float) -> str:
+        return f"{TOP + (y1 - y) * sy:.1f}"
+
+    def line(pts: Sequence[tuple[float, float]]) -> str:
+        return " ".join([f"{LEFT + (s - x0) * sx:.1f},{TOP + (y1 - v) * sy:.1f}" for s, v in pts])
+
+    return {
+        "width": WIDTH, "height": HEIGHT, "left": LEFT, "top": TOP, "right": WIDTH - RIGHT,
+        "bottom": HEIGHT - BOTTOM,
+        "xticks": [(px(t), f"{t:,.0f}") for t in _ticks(x0, x1)],
+        "yticks": [(py(t), f"{t:.3f}") for t in _ticks(y0, y1)],
+        "runs": [{"label": label, "points": line(pts), "color": PALETTE[i % len(PALETTE)], "n": len(pts)}
+                 for i, (label, pts) in enumerate(runs)],
+        "reference": line(ref_pts) if ref_pts else "",
+        "band": (line([(s, hi) for s, _, hi in band]) + " " + line([(s, lo) for s, lo, _ in reversed(band)]))
+        if band else "",
+    }
