@@ -98,3 +98,18 @@ def test_checks_are_rules_only_and_never_reach_up_the_pipeline() -> None:
         if name.startswith("validator.checks.") and name != "validator.checks.collect":
             reached = [m for m in graph()[name] if m.startswith(higher)]
             assert reached == [], name
+
+
+def test_no_function_local_imports_outside_the_cli() -> None:
+    """A function-local import hides a dependency (often one pointing the wrong way); only cli.py imports
+    lazily, so that `orv --help` does not load the whole validator."""
+    local = []
+    for name, path in MODULES.items():
+        if name == "validator.cli":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.Import, ast.ImportFrom)) and node.col_offset > 0:
+                module = node.module if isinstance(node, ast.ImportFrom) else node.names[0].name
+                if module and module.startswith("validator"):
+                    local.append(f"{name}:{node.lineno}")
+    assert local == []

@@ -16,8 +16,9 @@ from typing import Any, Optional, Sequence
 import yaml
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
-from validator.load import schema as schemas
 from validator import yamledit
+from validator.atomic import write_atomic
+from validator.load import schema as schemas
 from validator.science.params import ConfigError, ParamCount, count
 
 MODELS = "catalog/models.yaml"
@@ -131,7 +132,6 @@ def add_model(root: str, config_path: str, model_id: str, family: Optional[str] 
     if issues:
         raise CatalogToolError(f"the new entry does not fit the catalog schema: {issues[0].message}", issues[0].hint)
     if not dry_run:
-        from validator.atomic import write_atomic
 
         write_atomic(path, edited.encode("utf-8"))
     return AddedModel(model_id, entry, counted)

@@ -111,9 +111,9 @@ def hash_cmd(file: str, exact_bytes: bool) -> None:
     hash is printed and stderr says so.
     """
     from validator.adapters.detect import RUN, detect
+    from validator.errors import LoadError
     from validator.hashing import canonical_bytes, content_address, is_canonical
     from validator.load.documents import decode_utf8, parse_json
-    from validator.errors import LoadError
 
     with open(file, "rb") as fh:
         raw = fh.read()
@@ -184,9 +184,9 @@ def add_run_cmd(file: str, root: str | None, fmt: str | None, recipe_path: str |
     --write-recipe the recipe gains the reference (and its claim, if it had none).
     """
     from validator.engine import find_root
+    from validator.errors import AddRunError
     from validator.report import REPORTER_BY_NAME
     from validator.storing import add_run, store_run_document
-    from validator.errors import AddRunError
 
     root = os.path.abspath(root) if root else find_root(".")
     given = {k: v for k, v in flags.items() if v is not None}
@@ -220,7 +220,8 @@ def add_run_cmd(file: str, root: str | None, fmt: str | None, recipe_path: str |
         if fmt is None:
             stored = add_run(root, raw, source_name=file)
         else:
-            from validator.adapters import Source, check_identity, convert, metadata, recomputed as recompute
+            from validator.adapters import Source, check_identity, convert, metadata
+            from validator.adapters import recomputed as recompute
             from validator.errors import AdapterError
 
             try:
@@ -514,13 +515,13 @@ def explain_cmd(code: str) -> None:
               help="Reuse `orv check`'s results for files git reports unchanged (kept in the .git folder).")
 def boards_cmd(check_only: bool, root: str | None, jobs: int | None, cache: bool) -> None:
     """Regenerate boards/boards.json (tiers derived from the evidence on record), or --check it."""
+    from validator.atomic import write_atomic
     from validator.boards.regenerate import first_difference, read_committed, regenerate
-    from validator.errors import HistoryError
     from validator.diagnostics import Severity
     from validator.engine import analyse, find_root
-    from validator.registry import BOARDS_PATH
-    from validator.atomic import write_atomic
+    from validator.errors import HistoryError
     from validator.load.pipeline import default_jobs
+    from validator.registry import BOARDS_PATH
 
     root = os.path.abspath(root) if root else find_root(".")
     analysis = analyse(root, jobs=jobs or default_jobs(), cache=cache)  # the same loading as `orv check`
@@ -560,7 +561,13 @@ def site_cmd(directory: str, boards_file: str | None, root: str | None) -> None:
     """Render the boards as a static website into DIRECTORY (replaced atomically; docs/site.md)."""
     import orjson
 
-    from validator.site import SiteContext, SiteError, boards_problem, render_site, write_site
+    from validator.site import (
+        SiteContext,
+        SiteError,
+        boards_problem,
+        render_site,
+        write_site,
+    )
     from validator.site.collect import collect_context
 
     if root is None and boards_file is None:
@@ -619,8 +626,8 @@ _import_command("legacy-boards", "Seed 004's tier-boards JSON export (FILE) -> i
 def _run_import(command: str, file: str, root: str | None, report_path: str | None) -> None:
     from validator.diagnostics import Diagnostic, Result, Severity
     from validator.engine import find_root
-    from validator.importers import execute
     from validator.errors import ImportInputError
+    from validator.importers import execute
     from validator.importers.report import render_summary
     from validator.report import REPORTER_BY_NAME
 

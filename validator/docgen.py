@@ -14,8 +14,8 @@ import os
 import sys
 from typing import Mapping, Sequence
 
-from validator.checks import Check, all_checks
 from validator.atomic import write_atomic
+from validator.checks import Check, all_checks
 
 DOC_PATH = os.path.join("docs", "checks.md")
 

@@ -11,10 +11,18 @@ import os
 
 from validator.checks import by_scope
 from validator.checks.collect import Collector
-from validator.evaluation import (BaseView, Config, Evaluation, apply_options, check_tree, check_waivers,
-                                  sorted_unique, waiver_notes)
 from validator.diagnostics import Diagnostic, Result
 from validator.errors import UsageError
+from validator.evaluation import (
+    BaseView,
+    Config,
+    Evaluation,
+    apply_options,
+    check_tree,
+    check_waivers,
+    sorted_unique,
+    waiver_notes,
+)
 from validator.load.cache import Store, open_store
 from validator.pr.base import introduced
 from validator.pr.change import Change, compare

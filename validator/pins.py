@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from packaging.version import InvalidVersion, Version
+
 from validator.models import Component, Tool
 
 FLOATING_WORDS = frozenset({"latest", "nightly", "main", "master", "head", "stable", "edge", "beta", "dev"})

@@ -10,7 +10,14 @@ from typing import Any, Callable, Iterator, Mapping, TypeVar
 from validator.diagnostics import Diagnostic
 from validator.hashing import HEX64, run_path
 from validator.load.documents import Document
-from validator.models import (GpuSpec, ModelSpec, Recipe, RunMeta, StartingPoint, WorkloadSpec)
+from validator.models import (
+    GpuSpec,
+    ModelSpec,
+    Recipe,
+    RunMeta,
+    StartingPoint,
+    WorkloadSpec,
+)
 from validator.science.throughput import RunFacts
 
 REGISTRY_DIRS = ("recipes", "runs", "catalog", "boards", "measurers")

@@ -23,8 +23,18 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional
 
 from validator import pins, yamledit
-from validator.importers.common import (INFERENCE_SCHEMA_LINE, MAX_ID, SLUG, TRAINING_SCHEMA_LINE, CatalogView,
-                                        ImportInputError, load_catalog, model_slug, recipe_path)
+from validator.atomic import write_atomic
+from validator.importers.common import (
+    INFERENCE_SCHEMA_LINE,
+    MAX_ID,
+    SLUG,
+    TRAINING_SCHEMA_LINE,
+    CatalogView,
+    ImportInputError,
+    load_catalog,
+    model_slug,
+    recipe_path,
+)
 
 # A suggestion must be this similar (difflib ratio) to what was typed, or contain it: low enough for
 # typos (qwen3.8-72b -> qwen3.8-27b), high enough that llama-3.1-8b does not "mean" glm-5.1 (0.53).
@@ -302,7 +312,6 @@ def render(document: Mapping[str, Any]) -> str:
 
 def write(root: str, rel_path: str, text: str) -> str:
     """Write the new recipe (atomically); never over an existing file."""
-    from validator.atomic import write_atomic
 
     full = os.path.join(root, rel_path)
     if os.path.lexists(full):

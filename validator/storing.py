@@ -6,12 +6,20 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from validator import yamledit
 from validator.atomic import write_atomic
 from validator.diagnostics import Diagnostic, Result, Severity
-from validator.hashing import canonical_bytes, content_address, run_path
 from validator.errors import AddRunError, LoadError
-from validator.load.documents import Document, decode_utf8, find_duplicate_json_keys, parse_json
+from validator.evidence import CLAIM_TOLERANCE
+from validator.hashing import canonical_bytes, content_address, run_path
+from validator.load.documents import (
+    Document,
+    decode_utf8,
+    find_duplicate_json_keys,
+    parse_json,
+)
 from validator.load.pipeline import validate_run_data
+from validator.science.throughput import relative_gap
 
 
 @dataclass(frozen=True)
@@ -75,7 +83,6 @@ def record_run_in_recipe(recipe_path: str, reference: str, claim: dict[str, floa
     recipe already states is never overwritten. Raises yamledit.EditError when the file cannot be
     edited safely; nothing is written then.
     """
-    from validator import yamledit
 
     with open(recipe_path, encoding="utf-8") as fh:
         original = fh.read()
@@ -97,8 +104,6 @@ def disagreeing_claims(recipe_path: str, headline: dict[str, float]) -> list[tup
     """(metric, claimed, recomputed) for each figure the recipe claims beyond CLAIM_TOLERANCE of the run's."""
     import yaml
 
-    from validator.evidence import CLAIM_TOLERANCE
-    from validator.science.throughput import relative_gap
 
     try:
         with open(recipe_path, encoding="utf-8") as fh:

@@ -28,6 +28,7 @@ from validator.evidence import REPRODUCTION_AGREEMENT, claim_gaps, mismatches
 from validator.independence import same_measurement
 from validator.models import InferenceRecipe, Recipe, TrainingRecipe
 from validator.pins import is_pinned, tool_problems
+from validator.quality import status as quality
 from validator.registry import RecipeEntry, RunEntry, Snapshot
 from validator.signing import signer
 
@@ -115,7 +116,6 @@ def derive_one(snapshot: Snapshot, entry: RecipeEntry, physics_ok: bool) -> Tier
 
 def _quality_gate(snapshot: Snapshot, recipe: InferenceRecipe, result: TierResult) -> TierResult:
     """SPEC §5: T3 needs `verified` quality where quality evidence is needed; `below` caps at T1."""
-    from validator.quality import status as quality
 
     spec = snapshot.catalog.models.get(recipe.model)
     q = quality.evaluate(snapshot.runs, spec, recipe)

@@ -21,9 +21,20 @@ from validator.errors import AdapterError, LoadError
 from validator.evidence import metadata_mismatches
 from validator.identity import architecture_problems, checkpoint_problem
 from validator.load import schema as schemas
-from validator.load.documents import Document, decode_utf8, load_yaml_document, parse_yaml
+from validator.load.documents import (
+    Document,
+    decode_utf8,
+    load_yaml_document,
+    parse_yaml,
+)
 from validator.load.pipeline import validate_run_data
-from validator.models import InferenceRecipe, ModelSpec, RunMeta, TrainingRecipe, WorkloadSpec
+from validator.models import (
+    InferenceRecipe,
+    ModelSpec,
+    RunMeta,
+    TrainingRecipe,
+    WorkloadSpec,
+)
 from validator.registry import strip_samples
 from validator.science.throughput import inference_facts, training_facts
 

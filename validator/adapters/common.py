@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from validator.diagnostics import Diagnostic, Severity
-from validator.load.documents import locate_json
 from validator.errors import AdapterError
+from validator.load.documents import locate_json
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,19 @@ import math
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from validator.adapters.common import (JsonRecord, Problems, RunMetadata, common_fields, merge_mapping, ms,
-                                       number, printed_matches, require, stated, tool_block)
+from validator.adapters.common import (
+    JsonRecord,
+    Problems,
+    RunMetadata,
+    common_fields,
+    merge_mapping,
+    ms,
+    number,
+    printed_matches,
+    require,
+    stated,
+    tool_block,
+)
 from validator.science.throughput import RunFacts, inference_facts
 
 PER_REQUEST = ("input_lens", "output_lens", "ttfts", "itls")

@@ -29,8 +29,17 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from validator.adapters.common import (Converted, Problems, RunMetadata, Source, common_fields, merge_mapping,
-                                       require, stated, tool_block)
+from validator.adapters.common import (
+    Converted,
+    Problems,
+    RunMetadata,
+    Source,
+    common_fields,
+    merge_mapping,
+    require,
+    stated,
+    tool_block,
+)
 from validator.science.throughput import SKIPPED, training_facts
 
 _MEGATRON_LINE = re.compile(r"\biteration\s+(\d+)\s*/\s*(\d+)\s*\|(.*)$")

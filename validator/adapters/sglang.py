@@ -12,7 +12,13 @@ model's catalog id, the GPUs, SGLang's version nor a date: those come from flags
 
 from __future__ import annotations
 
-from validator.adapters.common import Converted, Problems, RunMetadata, Source, pick_record
+from validator.adapters.common import (
+    Converted,
+    Problems,
+    RunMetadata,
+    Source,
+    pick_record,
+)
 from validator.adapters.inference import convert_result, find_requests, stated_meta
 
 TOOL = "sglang"

@@ -14,7 +14,13 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from validator.adapters.common import Converted, Problems, RunMetadata, Source, pick_record
+from validator.adapters.common import (
+    Converted,
+    Problems,
+    RunMetadata,
+    Source,
+    pick_record,
+)
 from validator.adapters.inference import convert_result, find_requests, stated_meta
 
 TOOL = "vllm"

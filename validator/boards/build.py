@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from validator.models import Component, InferenceRecipe, Recipe, RunMeta, TrainingRecipe
+from validator.quality.status import DEFAULT_TASK, QualityResult
 from validator.registry import Catalog, RecipeEntry, RunEntry, Snapshot
 from validator.science.physics import cost_per_1m, implied_mfu
 from validator.tiers import TIER_MEANINGS, TierResult
@@ -292,7 +293,6 @@ def _inference_common(entry: RecipeEntry, recipe: InferenceRecipe, tier: TierRes
 
 def _quality_row(tier: TierResult) -> dict[str, Any]:
     """The row's `quality` object (docs/quality.md); a tier derived without it shows `missing`."""
-    from validator.quality.status import DEFAULT_TASK, QualityResult
 
     return (tier.quality or QualityResult(DEFAULT_TASK, "missing")).board()
 

@@ -26,7 +26,6 @@ from validator.tiers import derive
 NO_BASE_BOARDS = (f"the merge base has no readable {BOARDS_PATH}, so board changes are not shown; "
                   "run `orv boards` on the base branch and commit it (docs/boards.md)")
 
-
 def board_document(snapshot: Snapshot, diagnostics: Iterable[Diagnostic]) -> dict[str, Any]:
     """The boards document `orv boards` would write for this snapshot (without the git stamp)."""
     return build(snapshot, derive(snapshot, tuple(diagnostics)), GitStamp())

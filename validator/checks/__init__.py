@@ -7,8 +7,23 @@ in orv and is reported as ORV900. A new family is one module here and one line b
 
 from __future__ import annotations
 
-from validator.checks import (convergence, duplicates, freshness, identity, independence, integrity,  # noqa: F401
-                              internal, parse, paths, physics, pinning, pr, quality, signatures, yaml11)
+from validator.checks import (  # noqa: F401
+    convergence,
+    duplicates,
+    freshness,
+    identity,
+    independence,
+    integrity,
+    internal,
+    parse,
+    paths,
+    physics,
+    pinning,
+    pr,
+    quality,
+    signatures,
+    yaml11,
+)
 from validator.checks.base import REGISTRY, Check, Finding, check, declare
 
 __all__ = ["Check", "Finding", "all_checks", "by_scope", "check", "declare"]

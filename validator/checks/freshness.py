@@ -6,8 +6,15 @@ from dataclasses import dataclass
 from typing import Iterator, Optional
 
 from validator.boards.build import render
-from validator.boards.regenerate import (REGENERATE_HINT, committed_stamp, first_difference, fresh_document,
-                                         git_stamp, read_committed, restamped)
+from validator.boards.regenerate import (
+    REGENERATE_HINT,
+    committed_stamp,
+    first_difference,
+    fresh_document,
+    git_stamp,
+    read_committed,
+    restamped,
+)
 from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
 from validator.errors import HistoryError

@@ -10,8 +10,8 @@ from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
 from validator.evidence import CLAIM_TOLERANCE, claim_gaps, mismatches
 from validator.hashing import RUN_REF, canonical_bytes, content_address, run_path
-from validator.science.throughput import relative_gap
 from validator.registry import Catalog, RecipeEntry, RunFile, Snapshot, misplaced_run
+from validator.science.throughput import relative_gap
 
 E = Severity.ERROR
 

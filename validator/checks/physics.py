@@ -3,17 +3,31 @@
 from __future__ import annotations
 
 import math
-from operator import itemgetter
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any, Iterator, Optional
 
 from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
-from validator.models import GpuSpec, InferenceRecipe, ModelSpec, RunMeta, Speculative, TrainingRecipe
-from validator.science.physics import (DECODE_READ_FRACTION, DecodeBound, decode_bound_for, implied_mfu, is_moe,
-                                      mfu_ceiling, tokens_at_mfu)
-from validator.science.throughput import RunFacts
+from validator.models import (
+    GpuSpec,
+    InferenceRecipe,
+    ModelSpec,
+    RunMeta,
+    Speculative,
+    TrainingRecipe,
+)
 from validator.registry import Catalog, RecipeEntry, RunEntry, RunFile, Snapshot
+from validator.science.physics import (
+    DECODE_READ_FRACTION,
+    DecodeBound,
+    decode_bound_for,
+    implied_mfu,
+    is_moe,
+    mfu_ceiling,
+    tokens_at_mfu,
+)
+from validator.science.throughput import RunFacts
 
 E, W = Severity.ERROR, Severity.WARNING
 

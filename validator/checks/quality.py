@@ -1,19 +1,18 @@
-"""ORV230-229, ORV620: quality runs (lm-eval accuracy evidence) are re-scored, secret-free, and gate the tiers."""
+"""ORV230-ORV238, ORV620: quality runs (lm-eval accuracy evidence) are re-scored, secret-free, and gate the tiers."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import Any, Iterator
 
 from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
+from validator.errors import LoadError
+from validator.load.documents import decode_utf8, parse_yaml
 from validator.models import InferenceRecipe
+from validator.pr.change import Change
 from validator.quality import status as quality_status
 from validator.quality import verify
-from validator.registry import Catalog, Snapshot
-
-if TYPE_CHECKING:
-    from validator.pr.change import Change
-    from validator.registry import RunFile
+from validator.registry import Catalog, RunFile, Snapshot
 
 E, W = Severity.ERROR, Severity.WARNING
 
@@ -204,9 +203,6 @@ def quality_gate_changed(change: Change) -> Iterator[Finding]:
     change needs a maintainer's waiver (`orv-waive:ORV620` label, or `--waive ORV620`), like a
     change to the measurers file. Adding a first reference for a model is not a finding.
     """
-    from validator.errors import LoadError
-    from validator.load.documents import decode_utf8, parse_yaml
-
     path = "catalog/models.yaml"
     if not any(c.path == path for c in change.files):
         return

@@ -8,12 +8,11 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any, Mapping, Optional
 
+from validator.errors import ImportInputError, LoadError
 from validator.load import schema as schemas
 from validator.load.documents import load_yaml_document
-from validator.errors import LoadError
 from validator.models import GpuSpec, ModelSpec, WorkloadSpec
 from validator.registry import CATALOG_FILES
-from validator.errors import ImportInputError
 
 TRAINING_SCHEMA_LINE = "# yaml-language-server: $schema=../../../schema/recipe-training.schema.json"
 INFERENCE_SCHEMA_LINE = "# yaml-language-server: $schema=../../../schema/recipe-inference.schema.json"

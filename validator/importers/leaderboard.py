@@ -24,9 +24,19 @@ from dataclasses import dataclass, field
 from decimal import ROUND_CEILING, Decimal
 from typing import Any, Optional
 
-from validator.importers import yamlout
-from validator.importers.common import MAX_ID, STARTING_POINTS_SCHEMA_LINE, TRAINING_SCHEMA_LINE, CatalogView, decode_source, load_catalog, model_slug, read_source, recipe_path
 from validator.errors import ImportInputError
+from validator.importers import yamlout
+from validator.importers.common import (
+    MAX_ID,
+    STARTING_POINTS_SCHEMA_LINE,
+    TRAINING_SCHEMA_LINE,
+    CatalogView,
+    decode_source,
+    load_catalog,
+    model_slug,
+    read_source,
+    recipe_path,
+)
 from validator.importers.files import generated_text, remove_stale, write_generated
 from validator.importers.report import ImportReport, Rejection
 

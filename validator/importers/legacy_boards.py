@@ -30,17 +30,35 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from validator.errors import AddRunError, ImportInputError, LoadError
 from validator.importers import yamlout
-from validator.importers.common import INFERENCE_SCHEMA_LINE, MAX_ID, SLUG, CatalogView, decode_source, load_catalog, read_source, recipe_path, round_figure
-from validator.errors import ImportInputError
-from validator.importers.files import Action, FileOutcome, generated_text, remove_stale, write_generated
+from validator.importers.common import (
+    INFERENCE_SCHEMA_LINE,
+    MAX_ID,
+    SLUG,
+    CatalogView,
+    decode_source,
+    load_catalog,
+    read_source,
+    recipe_path,
+    round_figure,
+)
+from validator.importers.files import (
+    Action,
+    FileOutcome,
+    generated_text,
+    remove_stale,
+    write_generated,
+)
 from validator.importers.report import ImportReport, Rejection
 from validator.importers.stacks import PinnedStack, parse_engine_version
 from validator.load.documents import find_duplicate_json_keys, parse_json
-from validator.errors import LoadError
+from validator.science.physics import (
+    DECODE_READ_FRACTION,
+    DecodeBound,
+    decode_bound_for,
+)
 from validator.storing import store_run_document
-from validator.science.physics import DECODE_READ_FRACTION, DecodeBound, decode_bound_for
-from validator.errors import AddRunError
 
 COMMAND = "legacy-boards"
 LEGACY_SLUG_LIMIT = 64  # the old site cut ids at this length

@@ -19,7 +19,12 @@ from typing import Iterable, Mapping
 from validator.checks import all_checks, by_scope
 from validator.checks.collect import Collector
 from validator.diagnostics import Diagnostic
-from validator.evaluation import BaseView, check_tree, run_registry_checks, sorted_unique
+from validator.evaluation import (
+    BaseView,
+    check_tree,
+    run_registry_checks,
+    sorted_unique,
+)
 from validator.git import MODE_SYMLINK, Diff, FileChange
 from validator.load.pipeline import LOADABLE, FileResult, assemble, load_all
 from validator.pr.change import Change

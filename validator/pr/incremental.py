@@ -23,13 +23,26 @@ from typing import Callable
 from validator.checks import by_scope
 from validator.checks.collect import Collector
 from validator.diagnostics import Result
-from validator.evaluation import (BaseView, Config, Evaluation, apply_options, run_registry_checks, sorted_unique,
-                                  waiver_notes)
-from validator.hashing import run_path
+from validator.evaluation import (
+    BaseView,
+    Config,
+    Evaluation,
+    apply_options,
+    run_registry_checks,
+    sorted_unique,
+    waiver_notes,
+)
 from validator.git import MODE_SUBMODULE, MODE_SYMLINK, Diff, FileChange, diff
+from validator.hashing import run_path
 from validator.load.cache import KeyIndex, Store, open_index, open_store
 from validator.load.documents import Document
-from validator.load.pipeline import LOADABLE, FileResult, assemble, load_all, load_catalog
+from validator.load.pipeline import (
+    LOADABLE,
+    FileResult,
+    assemble,
+    load_all,
+    load_catalog,
+)
 from validator.pr.base import load_at_base, subtract_base
 from validator.pr.change import on_snapshot
 from validator.pr.neighbourhood import Keys, keys_of, neighbourhood, path_keys

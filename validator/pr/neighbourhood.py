@@ -32,7 +32,13 @@ from validator.checks.integrity import raw_references
 from validator.independence import buckets
 from validator.load.cache import Store, open_index
 from validator.load.pipeline import FileResult
-from validator.registry import RecipeEntry, RunEntry, classify, misplaced_run, run_digest_from_path
+from validator.registry import (
+    RecipeEntry,
+    RunEntry,
+    classify,
+    misplaced_run,
+    run_digest_from_path,
+)
 
 Keys = tuple[str, ...]
 

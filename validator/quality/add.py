@@ -5,10 +5,14 @@ from __future__ import annotations
 import os
 from typing import Any, Mapping
 
-from validator.diagnostics import Diagnostic, Result, Severity
-from validator.quality import lmeval, verify
+from validator import yamledit
+from validator.adapters import AdapterError, load_recipe
 from validator.atomic import write_atomic
-from validator.errors import AddRunError
+from validator.diagnostics import Diagnostic, Result, Severity
+from validator.errors import AddRunError, LoadError
+from validator.load.documents import load_yaml_document
+from validator.load.pipeline import validate_run_data
+from validator.quality import lmeval, verify
 from validator.storing import StoredRun, store_run_document
 
 MODELS_PATH = "catalog/models.yaml"
@@ -19,8 +23,6 @@ def _error(path: str, code: str, message: str, hint: str) -> AddRunError:
 
 
 def _catalog_models(root: str) -> dict[str, Any]:
-    from validator.errors import LoadError
-    from validator.load.documents import load_yaml_document
 
     try:
         data = load_yaml_document(root, MODELS_PATH).data
@@ -40,7 +42,6 @@ def build(root: str, path: str, recipe_path: str | None, flags: Mapping[str, Any
         raise _error(path, "ORV109", "--recipe and --reference-for both given",
                      "a reference run is the model at its published precision, not a recipe's configuration")
     if recipe_path:
-        from validator.adapters import AdapterError, load_recipe
 
         try:
             recipe = load_recipe(recipe_path)
@@ -71,7 +72,6 @@ def build(root: str, path: str, recipe_path: str | None, flags: Mapping[str, Any
         document = lmeval.to_document(output, meta)
     except lmeval.LmEvalError as exc:
         raise AddRunError(exc.result) from None
-    from validator.load.pipeline import validate_run_data
 
     issues = validate_run_data(document)
     if issues:
@@ -123,7 +123,6 @@ def set_reference(root: str, model: str, refs: Mapping[str, str]) -> None:
     from ruamel.yaml.comments import CommentedMap
     from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
-    from validator import yamledit
 
     full = os.path.join(root, MODELS_PATH)
 

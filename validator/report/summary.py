@@ -8,7 +8,13 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from validator.boards.delta import NO_BASE_BOARDS, BoardChange, base_board_document, board_delta, board_document_for
+from validator.boards.delta import (
+    NO_BASE_BOARDS,
+    BoardChange,
+    base_board_document,
+    board_delta,
+    board_document_for,
+)
 from validator.checks.pr import GATE_FILES
 from validator.diagnostics import Diagnostic, Result, Severity
 from validator.evaluation import Evaluation

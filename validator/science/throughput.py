@@ -23,8 +23,8 @@ from itertools import repeat
 from operator import itemgetter, sub, truediv
 from typing import Any, Mapping, Optional, Sequence
 
-from validator.science.loss_curve import ConvergenceResult, check_convergence
 from validator.models import Convergence
+from validator.science.loss_curve import ConvergenceResult, check_convergence
 
 
 @dataclass(frozen=True)
