@@ -1,16 +1,20 @@
-"""Deterministic synthetic registry for benchmarks: N recipes and N run files with raw samples.
+"""Deterministic synthetic registry for benchmarks, shaped like main: N recipes, about N run files.
 
-Half training (1,000 optimizer steps per run), half inference (1,000 requests per run). Every
-recipe references exactly one run and passes every check, so `orv check` does all of its work.
-The same N and seed always give the same bytes.
+Half training, half inference. Each recipe has 0-3 runs (30% none, 50% one, 10% two, 10% three:
+about one run file per recipe) from several measurers, each run 64-3,000 raw samples; about 5% of
+run files carry non-ASCII notes. Every recipe passes every check, so `orv check` does all of its
+work. The registry is a git repository whose last commit adds boards/boards.json (`orv boards`), as
+on main. The same N and seed always give the same bytes.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 import random
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -23,9 +27,11 @@ sys.path.insert(0, str(REPO))
 from validator.hashing import canonical_bytes, is_canonical  # noqa: E402
 from validator.science.throughput import inference_facts, training_facts  # noqa: E402
 
-GENERATOR_VERSION = "2"
-STEPS = 1000
-REQUESTS = 1000
+GENERATOR_VERSION = "3"
+RUNS_PER_RECIPE = ([0] * 3) + ([1] * 5) + [2, 3]  # drawn uniformly: 30% / 50% / 10% / 10%, mean 1.0
+SAMPLES = (64, 3000)
+NON_ASCII_NOTES = ["mesuré à 25 °C, ventilateurs à 100 %", "測定: 電力制限 350 W", "Durchsatz über 3 Läufe — stabil",
+                   "замер после прогрева", "température ambiante ≈ 22 °C 😀"]
 TRAINING_LAYOUTS = [  # (gpus, tp, pp, dp, split) for a 64-layer model
     (8, 1, 4, 2, [16, 17, 17, 14]), (8, 1, 2, 4, [32, 32]), (8, 2, 1, 4, None), (8, 4, 2, 1, [32, 32]),
     (16, 2, 4, 2, [16, 16, 16, 16]), (16, 1, 8, 2, [8] * 8), (32, 4, 4, 2, [16, 16, 16, 16]),
@@ -50,25 +56,33 @@ def _store_run(root: Path, document: dict) -> str:
     return digest
 
 
-def training(root: Path, i: int, rng: random.Random) -> None:
+def _notes(rng: random.Random) -> dict:
+    return {"notes": rng.choice(NON_ASCII_NOTES)} if rng.random() < 0.05 else {}
+
+
+def training(root: Path, i: int, rng: random.Random, runs: int = 1) -> None:
     gpus, tp, pp, dp, split = TRAINING_LAYOUTS[i % len(TRAINING_LAYOUTS)]
     gpu = GPUS[(i // len(TRAINING_LAYOUTS)) % len(GPUS)]
     software = {"framework": {"name": "megatron-core", "version": "0.30.0"}}
     layout = {"tp": tp, "pp": pp, "dp": dp, **({"layer_split": split} if split else {})}
     # 128 rows x 8,192 tokens per step at 1,200-2,500 tokens/s/GPU: 25-55% MFU on these GPUs
-    base_step = 1_048_576 / (gpus * rng.uniform(1200, 2500))
-    samples = []
-    for step in range(1, STEPS + 1):
-        ref = 2.0 - 0.5 * min(step, 100) / 100  # follows the base catalog's reference curve
-        samples.append({"step": step, "time_s": round(base_step * rng.uniform(0.97, 1.03), 4) + 0.00005,
-                        "tokens": 1_048_576, "loss": round(ref * rng.uniform(0.995, 1.005), 4) + 0.00005})
-    facts = training_facts(samples, gpus, warmup_steps=2)
-    headline = round(facts.headline["tokens_per_s_per_gpu"], 1)
-    run = {"kind": "training", "tool": {"name": "megatron-lm", "version": "0.30.0"}, "model": "qwen3.8-27b",
-           "hardware": {"gpu": gpu, "count": gpus}, "software": software, "workload": "sft-8k-gb128-bf16",
-           "layout": layout, "measured_at": "2026-10-18T12:00:00Z", "measured_by": f"bench-{i % 7}",
-           "summary": {"tokens_per_s_per_gpu": headline}, "samples": samples}
-    digest = _store_run(root, run)
+    rate = rng.uniform(1200, 2500)
+    digests, headline = [], round(rate, 1)
+    for j in range(runs):
+        base_step = 1_048_576 / (gpus * rate * rng.uniform(0.999, 1.001))
+        samples = []
+        for step in range(1, rng.randint(*SAMPLES) + 1):
+            ref = 2.0 - 0.5 * min(step, 100) / 100  # follows the base catalog's reference curve
+            samples.append({"step": step, "time_s": round(base_step * rng.uniform(0.97, 1.03), 4) + 0.00005,
+                            "tokens": 1_048_576, "loss": round(ref * rng.uniform(0.995, 1.005), 4) + 0.00005})
+        facts = training_facts(samples, gpus, warmup_steps=2)
+        figure = round(facts.headline["tokens_per_s_per_gpu"], 1)
+        headline = figure if j == 0 else headline  # the recipe claims its first run's figure
+        run = {"kind": "training", "tool": {"name": "megatron-lm", "version": "0.30.0"}, "model": "qwen3.8-27b",
+               "hardware": {"gpu": gpu, "count": gpus}, "software": software, "workload": "sft-8k-gb128-bf16",
+               "layout": layout, "measured_at": f"2026-10-{18 - j}T12:00:00Z", "measured_by": f"bench-{(i + j) % 7}",
+               "summary": {"tokens_per_s_per_gpu": figure}, "samples": samples, **_notes(rng)}
+        digests.append(_store_run(root, run))
     rid = f"qwen3-8-27b-{gpu}-bench-{i:06d}"
     text = f"""# yaml-language-server: $schema=../../../schema/recipe-training.schema.json
 id: {rid}
@@ -85,29 +99,36 @@ tuning:
   max_tokens_per_gpu: {1024 + i}
   recompute: {{kind: selective, scope: [attention]}}
 claimed: {{tokens_per_s_per_gpu: {headline}}}
-runs: ["sha256:{digest}"]
+runs: {orjson.dumps([f"sha256:{d}" for d in digests]).decode()}
 notes: synthetic recipe {i} for benchmarks
 """
     _write(root / "recipes" / "training" / "qwen3.8-27b" / f"{rid}.yaml", text.encode())
 
 
-def inference(root: Path, i: int, rng: random.Random) -> None:
+def inference(root: Path, i: int, rng: random.Random, runs: int = 1) -> None:
     count = 1 + i % 4
     software = {"engine": {"name": "vllm", "version": "0.30.0", "commit": f"{i:07x}abcdef"}}
     serving = {"context_len": 32768, "concurrency": 1, "slots": 1 + i % 8}
-    samples = []
-    for _ in range(REQUESTS):
-        prompt, output = rng.randint(200, 2000), rng.randint(64, 512)
-        ttft = round(prompt / rng.uniform(1800, 2200) * 1000, 3) + 0.0005
-        e2e = round(ttft + (output - 1) * rng.uniform(14, 16), 3) + 0.0005
-        samples.append({"prompt_tokens": prompt, "output_tokens": output, "ttft_ms": ttft, "e2e_ms": e2e})
-    facts = inference_facts(samples, None)
-    claimed = {k: round(facts.headline[k], 2) for k in ("decode_tok_s", "prefill_tok_s", "ttft_ms")}
-    run = {"kind": "inference", "tool": {"name": "vllm-bench-serve", "version": "0.30.0"},
-           "model": "glm-5.3-flash", "hardware": {"gpu": "rtx-3090", "count": count}, "software": software,
-           "quant": "w4a16", "serving": serving, "measured_at": "2026-10-17T12:00:00Z",
-           "measured_by": f"bench-{i % 5}", "summary": dict(claimed), "samples": samples}
-    digest = _store_run(root, run)
+    prefill, step_ms = rng.uniform(1800, 2200), rng.uniform(14, 16)
+    digests: list[str] = []
+    claimed = {"decode_tok_s": round(1000 / step_ms, 2), "prefill_tok_s": round(prefill, 2),
+               "ttft_ms": round(1100 / prefill * 1000, 2)}
+    for j in range(runs):
+        samples = []
+        for _ in range(rng.randint(*SAMPLES)):
+            # narrow prompt lengths: the median TTFT of 64 requests stays within 1% of the claim
+            prompt, output = rng.randint(1080, 1120), rng.randint(64, 512)
+            ttft = round(prompt / (prefill * rng.uniform(0.99, 1.01)) * 1000, 3) + 0.0005
+            e2e = round(ttft + (output - 1) * step_ms * rng.uniform(0.97, 1.03), 3) + 0.0005
+            samples.append({"prompt_tokens": prompt, "output_tokens": output, "ttft_ms": ttft, "e2e_ms": e2e})
+        facts = inference_facts(samples, None)
+        figures = {k: round(facts.headline[k], 2) for k in ("decode_tok_s", "prefill_tok_s", "ttft_ms")}
+        claimed = figures if j == 0 else claimed  # the recipe claims its first run's figures
+        run = {"kind": "inference", "tool": {"name": "vllm-bench-serve", "version": "0.30.0"},
+               "model": "glm-5.3-flash", "hardware": {"gpu": "rtx-3090", "count": count}, "software": software,
+               "quant": "w4a16", "serving": serving, "measured_at": f"2026-10-{17 - j}T12:00:00Z",
+               "measured_by": f"bench-{(i + j) % 5}", "summary": dict(figures), "samples": samples, **_notes(rng)}
+        digests.append(_store_run(root, run))
     rid = f"glm-5-3-flash-rtx-3090-x{count}-bench-{i:06d}"
     text = f"""# yaml-language-server: $schema=../../../schema/recipe-inference.schema.json
 id: {rid}
@@ -121,9 +142,30 @@ software:
 quant: w4a16
 serving: {orjson.dumps(serving).decode()}
 claimed: {orjson.dumps(claimed).decode()}
-runs: ["sha256:{digest}"]
+runs: {orjson.dumps([f"sha256:{d}" for d in digests]).decode()}
 """
     _write(root / "recipes" / "inference" / "glm-5.3-flash" / f"{rid}.yaml", text.encode())
+
+
+GIT = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.invalid", "-c", "commit.gpgsign=false"]
+# Fixed commit dates: the boards stamp (committer time of the data commit) is part of the bytes.
+GIT_ENV = {"GIT_AUTHOR_DATE": "2026-10-19T12:00:00Z", "GIT_COMMITTER_DATE": "2026-10-19T12:00:00Z",
+           "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run([*GIT, *args], cwd=root, check=True, env={**os.environ, **GIT_ENV})
+
+
+def commit_with_boards(root: Path) -> None:
+    """Commit the data, then boards/boards.json generated from it (two commits, as the workflow on main)."""
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "data")
+    subprocess.run([sys.executable, "-m", "validator", "boards", "--root", str(root), "--no-cache"], cwd=REPO,
+                   check=True, stdout=subprocess.DEVNULL)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "boards")
 
 
 def generate(root: Path, n: int, seed: int = 20261202) -> Path:
@@ -136,7 +178,9 @@ def generate(root: Path, n: int, seed: int = 20261202) -> Path:
     shutil.copytree(REPO / "tests" / "cases" / "_base" / "catalog", root / "catalog")
     for i in range(n):
         rng = random.Random(seed * 1_000_003 + i)
-        (training if i % 2 == 0 else inference)(root, i, rng)
+        (training if i % 2 == 0 else inference)(root, i, rng, rng.choice(RUNS_PER_RECIPE))
+    (root / ".gitignore").write_text(".generated\n")
+    commit_with_boards(root)
     marker.write_text(stamp)
     return root
 

@@ -1,19 +1,22 @@
-"""Side-by-side benchmark of `orv check` against check-jsonschema, sha256sum and a parse-only floor.
+"""Benchmark of `orv` as users meet it, on registries shaped like main (bench/generate.py).
 
-All commands run in one session on the same generated registry (bench/generate.py), one after the
-other, each `--repeat` times (best wall time kept). Printed: wall seconds, peak RSS, and the
-ratios the project's targets are stated in (issue "Scale and hardening"):
-  orv / check-jsonschema  <= 0.10     orv / floor <= 3.0     PR check / full check < 0.05
-  peak memory of orv < 500 MB at N = 10,000
-The PR check is measured warm (after a full `orv check` filled .git/orv/, as a contributor's
-local run leaves it) and cold (`--no-cache`, as on a fresh CI runner).
+All commands run in one session on the same generated registry (boards committed, 0-3 runs per
+recipe, 64-3,000 samples, ~5% non-ASCII run files), one after the other, each `--repeat` times
+(best wall time kept). Rows: `orv check --no-cache` with boards/boards.json committed and without
+it, `orv boards --no-cache`, the read+hash+parse floor, sha256sum, optionally check-jsonschema, and
+the pull-request gate: the Action's exact command on a cold `git clone`
+(`orv check --base main --summary F --github-output G --no-cache`) and a warm local `--base` check.
+Printed: wall and CPU seconds, peak RSS of the largest process, the ratios the targets are stated
+in (issue 14), and each row's growth exponent between the smallest and the largest N.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -25,31 +28,40 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 
-from bench.generate import generate  # noqa: E402
+import random  # noqa: E402
+
+from bench.generate import GIT, GIT_ENV, generate, training  # noqa: E402
 
 
-PR_ROW = "orv check --base (PR: +1 recipe +1 run)"
 
-
-def measure(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, float, int]:
-    """(wall seconds, peak RSS MiB, exit code) of one command, via wait4 for this child alone."""
+def measure(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, float, int, float]:
+    """(wall seconds, peak RSS MiB of the largest process, exit code, CPU seconds of it and its workers)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             env={**os.environ, **(env or {})})
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.stderr is not None:
         err = proc.stderr.read().decode(errors="replace")
         proc.stderr.close()
         if proc.returncode not in (0,) and err:
             print(f"  [{cmd[0]} exit {proc.returncode}] {err.strip()[-300:]}", file=sys.stderr)
-    return wall, usage.ru_maxrss / 1024, proc.returncode
+    return wall, usage.ru_maxrss / 1024, proc.returncode, cpu
 
 
-def best(cmd: list[str], cwd: Path, repeat: int, env: dict[str, str] | None = None) -> tuple[float, float, int]:
+CPU: dict[str, float] = {}  # row -> CPU seconds of its best run
+
+
+def best(cmd: list[str], cwd: Path, repeat: int, env: dict[str, str] | None = None, row: str = ""
+         ) -> tuple[float, float, int]:
     runs = [measure(cmd, cwd, env) for _ in range(repeat)]
-    return min(r[0] for r in runs), max(r[1] for r in runs), runs[-1][2]
+    fastest = min(runs, key=lambda r: r[0])
+    CPU[row] = fastest[3]
+    return fastest[0], max(r[1] for r in runs), runs[-1][2]
 
 
 def warm_page_cache(root: Path) -> None:
@@ -108,27 +120,48 @@ def check_jsonschema_cmds(root: Path) -> list[list[str]]:
 
 
 def prepare_pr(root: Path, work: Path) -> Path:
-    """A git clone of the registry whose working tree adds one recipe and one run (a typical PR)."""
+    """A fresh `git clone` of the registry (nothing cached) on a branch that adds one recipe and one
+    run, committed: what actions/checkout gives the Action on a new runner."""
     repo = work / "pr"
     if repo.exists():
         shutil.rmtree(repo)
-    shutil.copytree(root, repo)
-    git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.invalid"]
-    subprocess.run([*git, "init", "-q", "-b", "main"], cwd=repo, check=True)
-    subprocess.run([*git, "add", "-A"], cwd=repo, check=True)
-    subprocess.run([*git, "commit", "-q", "-m", "base"], cwd=repo, check=True)
-    from bench.generate import training
-    import random
-
+    subprocess.run(["git", "clone", "-q", str(root), str(repo)], check=True)
+    subprocess.run([*GIT, "checkout", "-q", "-b", "pr"], cwd=repo, check=True, env={**os.environ, **GIT_ENV})
     training(repo, 10_000_000 + 2, random.Random(7))
+    subprocess.run([*GIT, "add", "-A"], cwd=repo, check=True, env={**os.environ, **GIT_ENV})
+    subprocess.run([*GIT, "commit", "-q", "-m", "pr"], cwd=repo, check=True, env={**os.environ, **GIT_ENV})
     return repo
+
+
+FULL = "orv check --no-cache (boards committed)"
+NO_BOARDS = "orv check --no-cache, no boards.json"
+BOARDS = "orv boards --no-cache"
+FLOOR = "floor: read+hash+parse"
+ACTION = "Action: check --base --summary, cold clone"
+WARM = "orv check --base, warm (local)"
+
+
+def growth(report: list[dict]) -> dict[str, float]:
+    """Each row's exponent k in time ~ N^k between the smallest and the largest N measured, by wall
+    time and by CPU time (steadier on a shared machine)."""
+    if len(report) < 2:
+        return {}
+    low, high = report[0], report[-1]
+    scale = math.log(high["n"] / low["n"])
+    out = {}
+    for name in high["rows"]:
+        for unit in ("wall_s", "cpu_s"):
+            a, b = low["rows"].get(name, {}).get(unit, 0), high["rows"][name].get(unit, 0)
+            if a > 0 and b > 0:
+                out[f"{name} ({unit[:-2]})"] = round(math.log(b / a) / scale, 3)
+    return out
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, nargs="+", default=[1000], help="registry sizes (recipes = run files)")
     parser.add_argument("--repeat", type=int, default=1)
-    parser.add_argument("--skip-cjs", action="store_true", help="skip check-jsonschema (slow at large N)")
+    parser.add_argument("--skip-cjs", action="store_true", help="skip check-jsonschema (~0.75 s per run file)")
     parser.add_argument("--cjs-every", type=int, default=0,
                         help="check-jsonschema on every n-th file only, time scaled by n "
                              "(default: 1 up to N = 1,000, else N / 500)")
@@ -142,13 +175,23 @@ def main() -> int:
         rows: dict[str, tuple[float, float, int]] = {}
         warm_page_cache(root)
         print(f"\nN = {n:,} recipes + {len(runs):,} run files ({sum((root / r).stat().st_size for r in runs) / 2**20:.0f} MiB)")
-        rows["orv check (all checks)"] = best([python, "-m", "validator", "check", "--root", str(root),
-                                              "--format", "json"], REPO, args.repeat)
-        rows["floor: read+hash+parse"] = best([python, str(HERE / "floor.py"), str(root)], REPO, args.repeat)
+        orv = [python, "-m", "validator"]
+        rows[FULL] = best([*orv, "check", "--root", str(root), "--format", "json", "--no-cache"], REPO, args.repeat,
+                          row=FULL)
+        boards_file = root / "boards" / "boards.json"
+        aside = root.parent / f"boards-{n}.json"
+        boards_file.rename(aside)
+        try:
+            rows[NO_BOARDS] = best([*orv, "check", "--root", str(root), "--format", "json", "--no-cache"], REPO,
+                                   args.repeat, row=NO_BOARDS)
+        finally:
+            aside.rename(boards_file)
+        rows[BOARDS] = best([*orv, "boards", "--root", str(root), "--no-cache"], REPO, args.repeat, row=BOARDS)
+        rows[FLOOR] = best([python, str(HERE / "floor.py"), str(root)], REPO, args.repeat, row=FLOOR)
         with tempfile.NamedTemporaryFile("w", suffix=".lst", delete=False) as lst:
             lst.write("\0".join(runs))
         rows["sha256sum runs/"] = best(["bash", "-c", f"xargs -0 -a {lst.name} sha256sum >/dev/null"], root,
-                                       args.repeat)
+                                       args.repeat, row="sha256sum runs/")
         os.unlink(lst.name)
         if not args.skip_cjs:
             every = args.cjs_every or (1 if n <= 1000 else n // 500)
@@ -159,26 +202,40 @@ def main() -> int:
             rows[name] = (wall * every, rss, code)
         with tempfile.TemporaryDirectory() as work:
             pr = prepare_pr(root, Path(work))
-            pr_check = [python, "-m", "validator", "check", "--root", str(pr), "--base", "main"]
-            # Cold: nothing cached, as on a fresh CI runner (every recipe is loaded once for its keys).
-            rows["orv check --base, cold (no cache)"] = best([*pr_check, "--no-cache"], REPO, args.repeat)
+            action = [*orv, "check", "--root", str(pr), "--base", "main", "--summary", str(Path(work) / "summary.md"),
+                      "--github-output", str(Path(work) / "outputs.txt"), "--no-cache"]
+            rows[ACTION] = best(action, REPO, args.repeat, row=ACTION)
             # Warm: the contributor ran `orv check` before, which filled .git/orv/.
-            measure([python, "-m", "validator", "check", "--root", str(pr)], REPO)
-            rows[PR_ROW] = best(pr_check, REPO, args.repeat)
-        full = rows["orv check (all checks)"][0]
+            measure([*orv, "check", "--root", str(pr)], REPO)
+            rows[WARM] = best([*orv, "check", "--root", str(pr), "--base", "main"], REPO, args.repeat, row=WARM)
+        full = rows[FULL][0]
         for name, (wall, rss, code) in rows.items():
-            print(f"  {name:<42} {wall:8.2f} s  {rss:7.0f} MiB  exit {code}  x{wall / full:6.2f} of orv")
-        ratios = {"orv/floor": full / rows["floor: read+hash+parse"][0],
-                  "pr/full": rows[PR_ROW][0] / full,
-                  "pr-cold/full": rows["orv check --base, cold (no cache)"][0] / full}
+            print(f"  {name:<46} {wall:8.2f} s  CPU {CPU.get(name, 0.0):7.2f} s  {rss:7.0f} MiB  exit {code}  "
+                  f"x{wall / full:6.2f} of full check")
+        full_cpu = CPU[FULL]
+        floor = rows[FLOOR][0]
+        ratios = {"check/floor (wall)": full / floor, "check/floor (CPU)": full_cpu / CPU[FLOOR],
+                  "check/check-without-boards": full / rows[NO_BOARDS][0],
+                  "boards/check": rows[BOARDS][0] / full, "action-cold/check": rows[ACTION][0] / full,
+                  "pr-warm/check": rows[WARM][0] / full,
+                  "boards/check (CPU)": CPU[BOARDS] / full_cpu,
+                  "check/check-without-boards (CPU)": full_cpu / CPU[NO_BOARDS],
+                  "action-cold/check (CPU)": CPU[ACTION] / full_cpu}
         cjs = [v for k, v in rows.items() if k.startswith("check-jsonschema")]
         if cjs:
             ratios["orv/check-jsonschema"] = full / cjs[0][0]
         print("  ratios: " + ", ".join(f"{k} = {v:.3f}" for k, v in ratios.items())
-              + f"; orv peak memory {rows['orv check (all checks)'][1]:.0f} MiB")
-        report.append({"n": n, "rows": {k: {"wall_s": round(v[0], 3), "peak_mib": round(v[1]), "exit": v[2]}
+              + f"; peak memory {max(r[1] for k, r in rows.items() if k.startswith(('orv', 'Action'))):.0f} MiB")
+        report.append({"n": n, "rows": {k: {"wall_s": round(v[0], 3), "cpu_s": round(CPU.get(k, 0.0), 3),
+                                            "peak_mib": round(v[1]), "exit": v[2]}
                                         for k, v in rows.items()}, "ratios": {k: round(v, 4) for k, v in ratios.items()},
-                       "cores": os.cpu_count()})
+                       "check_cpu_s": round(full_cpu, 3), "cores": os.cpu_count()})
+    exponents = growth(report)
+    if exponents:
+        print(f"\ngrowth exponents, N = {report[0]['n']:,} -> {report[-1]['n']:,}:")
+        for name, k in exponents.items():
+            print(f"  {name:<58} {k:5.2f}")
+        report.append({"growth": exponents})
     if args.json:
         args.json.write_text(json.dumps(report, indent=2) + "\n")
     return 0

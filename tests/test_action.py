@@ -206,7 +206,7 @@ def run_action(repo: Path, tmp_path: Path, labels: tuple[str, ...] = (), **input
 
 
 def test_a_passing_pull_request(tmp_path: Path) -> None:
-    repo = registry_repo(tmp_path)
+    repo = registry_repo(tmp_path, boards=True)
     digest = add_training_run(repo, 1612.0, measured_by="lab-b", layout="tp2-pp2-dp2")
     rid = "qwen3-8-27b-h100-tp2-pp2-dp2"
     write(repo, training_recipe_path(rid), recipe_text(rid, claimed=1612.0, runs=(digest,), layout="tp2-pp2-dp2"))
@@ -260,7 +260,7 @@ def test_a_pull_request_with_an_unpinned_engine_fails(tmp_path: Path) -> None:
 
 
 def test_a_maintainer_label_waives_a_rule_and_the_summary_says_so(tmp_path: Path) -> None:
-    repo = registry_repo(tmp_path)
+    repo = registry_repo(tmp_path, boards=True)
     rel = training_recipe_path("qwen3-8-27b-h100-tp1-pp4-dp2")
     git(repo, "rm", "-q", rel)
     commit_all(repo, "maintainer retires a recipe")
@@ -353,7 +353,7 @@ def test_code_in_the_pull_request_cannot_stand_in_for_the_gate(tmp_path: Path, f
 
 
 def test_a_registry_with_its_own_validator_folder_is_checked_by_the_installed_orv(tmp_path: Path) -> None:
-    repo = registry_repo(tmp_path)
+    repo = registry_repo(tmp_path, boards=True)
     git(repo, "checkout", "-q", "main")
     write(repo, "validator/__init__.py", "raise ImportError('the registry keeps its own scripts here')\n")
     write(repo, "validator/__main__.py", "raise SystemExit(3)\n")

@@ -22,7 +22,8 @@ from tests.testing.factories import (SEED_000, SEED_004, inference_recipe, infer
 from tests.testing.git import commit_all, git, git_init
 from tests.testing.registry import make_registry
 from validator.load import schema as schemas
-from validator.boards.build import BOARDS_SCHEMA_ID, GitStamp, build, render
+from validator.boards import regenerate as regenerate_module
+from validator.boards.build import BOARDS_SCHEMA_ID, GitStamp, build, duplicate_row, render
 from validator.boards.regenerate import git_stamp
 from validator.checks.freshness import compare as compare_boards
 from validator.cli import main
@@ -209,10 +210,36 @@ def test_schema_rejects_what_seed_004_got_wrong() -> None:
            "wanted": {"models": [], "reproductions": [], "quality": []}}
     assert schemas.validate("boards", doc) == []
     no_run = {**row, "tool": None, "run_file": None}
-    repeated = {**doc, "boards": {**doc["boards"], "measured": [row, row]}}
-    for bad in ({**doc, "boards": {**doc["boards"], "measured": [no_run]}}, repeated,
+    for bad in ({**doc, "boards": {**doc["boards"], "measured": [no_run]}},
                 {**doc, "boards": {**doc["boards"], "measured": [{**row, "tier": "T0"}]}}):
         assert schemas.validate("boards", bad)
+    # A repeated row is the generator's (linear, set-based) business, not the schema's (pairwise).
+    assert duplicate_row(doc) is None
+    repeated = {**doc, "boards": {**doc["boards"], "measured": [row, row]}}
+    assert duplicate_row(repeated) == ("boards.measured", ("r",))
+    # Same recipe id with other figures is still a repeat: uniqueness is by key, stricter than uniqueItems.
+    twice = {**doc, "boards": {**doc["boards"], "measured": [row, {**row, "decode_tok_s": 1.0}]}}
+    assert duplicate_row(twice) == ("boards.measured", ("r",))
+
+
+def test_a_repeated_row_is_never_written(registry: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A generator that repeats a row stops regenerate (orv's bug), as a schema failure does."""
+    recipe = training_recipe("h100-pp4", 1480.4)
+    recipe["runs"] = [store_run(registry, training_run(recipe))]
+    write_recipe(registry, recipe)
+    real_build = regenerate_module.build
+
+    def doubled(*args: object) -> dict:
+        document = real_build(*args)
+        document["runs"] = document["runs"] + document["runs"][:1]
+        return document
+
+    analysis = analyse(str(registry))
+    assert analysis.snapshot.runs, "the fixture registry needs a run for a run row to repeat"
+    regenerate_module.regenerate(analysis, GitStamp())  # unique rows: fine
+    monkeypatch.setattr(regenerate_module, "build", doubled)
+    with pytest.raises(RuntimeError, match="repeat a row in runs"):
+        regenerate_module.regenerate(analysis, GitStamp())
 
 
 # --------------------------------------------------------------------------- git time and determinism

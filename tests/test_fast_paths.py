@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import copy
 import math
+from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 import rfc8785
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -20,6 +22,7 @@ from pydantic import ValidationError
 
 from validator.load import schema
 from validator.load.pipeline import samples_fast_ok
+from validator import hashing
 from validator.hashing import is_canonical
 from validator.models import InferenceRecipe, RunMeta, TrainingRecipe
 from validator.registry import strip_samples
@@ -142,12 +145,20 @@ def test_samples_fast_check_agrees_with_the_schema(training: list[Any], inferenc
             assert schema_ok, samples
 
 
+# Strings as run files carry them: any code point but a surrogate (UTF-8 cannot hold one), weighted
+# towards what canonical form treats specially: escapes (controls, quote, backslash, DEL, U+2028),
+# and the ranges whose key order differs between UTF-16 and code points (U+E000..U+FFFF vs astral).
+SPECIAL_CHARS = st.sampled_from(["\x00", "\x1f", "\b", "\f", "\n", "\r", "\t", '"', "\\", "/", "\x7f",
+                                 "\u2028", "\u00e9", "\u4e2d", "\ue000", "\uff61", "\ufffd", "\U0001F600",
+                                 "\U00010000", "\U0010FFFD", "a", "Z", "1"])
+TEXT = st.text(st.one_of(st.characters(blacklist_categories=("Cs",)), SPECIAL_CHARS), max_size=5)
+
 # Run files are I-JSON (RFC 7493): integers beyond ±(2**53 - 1) have no canonical form.
 JSON_VALUES = st.recursive(
     st.one_of(st.none(), st.booleans(), st.integers(-(2**53) + 1, 2**53 - 1),
               st.floats(allow_nan=False, allow_infinity=False).filter(lambda f: abs(f) < 2**53 or abs(f) >= 1e21),
-              st.text(max_size=5)),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+              TEXT),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TEXT, inner, max_size=4),
     max_leaves=12,
 )
 
@@ -162,8 +173,63 @@ def test_canonical_fast_path_agrees_with_rfc8785(value: Any) -> None:
     assert is_canonical(relaxed, parsed) == (relaxed == rfc8785.dumps(parsed))
 
 
+def test_non_ascii_run_files_take_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Valid UTF-8 with non-ASCII text is confirmed by orjson alone, without the pure-Python JCS."""
+    monkeypatch.setattr(hashing, "canonical_bytes", _refuse)
+    doc = {"notes": "mesuré à 25 °C — 中文 😀", "\u00e9": [1, "\n\x01"], "z": "\u00ff"}
+    assert is_canonical(rfc8785.dumps(doc), doc)
+
+
+def test_keys_sorting_differently_in_utf16_are_settled_exactly() -> None:
+    # by code point U+FF61 < U+1F600; by UTF-16 code units (JCS) it sorts after
+    doc = {"\uff61": 1, "\U0001F600": 2}
+    by_code_point = orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)
+    assert not is_canonical(by_code_point, doc)
+    assert is_canonical(rfc8785.dumps(doc), doc)
+
+
+def _refuse(document: Any) -> bytes:
+    raise AssertionError("the slow path ran")
+
+
 def test_integral_floats_and_exponents_take_the_exact_path() -> None:
     for text in (b'{"a":1.0}', b'{"a":1e+16}', b'{"a":-0.0}', b'{"b":[2.0]}'):
         assert not is_canonical(text, orjson.loads(text))
     assert is_canonical(b'{"a":1e+21,"b":1e-7,"v":"0.30.0"}', {"a": 1e21, "b": 1e-7, "v": "0.30.0"})
     assert not math.isnan(0.0)
+
+
+BOARDS_DOC = orjson.loads((Path(__file__).resolve().parent.parent / "boards" / "boards.json").read_bytes())
+
+
+def _boards_paths(node: Any, at: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    out = [at]
+    if isinstance(node, dict):
+        for key, value in node.items():
+            out += _boards_paths(value, (*at, key))
+    elif isinstance(node, list):
+        for i, value in enumerate(node[:3]):
+            out += _boards_paths(value, (*at, i))
+    return out
+
+
+BOARDS_PATHS = _boards_paths(BOARDS_DOC)
+MUTANT = st.one_of(JSON_VALUES, st.sampled_from(["T4", "", "sha256:x", "runs/aa/b.json", -1, 0, 1.5, 2**40]))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(BOARDS_PATHS), MUTANT, st.booleans())
+def test_compiled_boards_check_agrees_with_jsonschema(path: tuple[Any, ...], value: Any, drop: bool) -> None:
+    """The compiled validator (jsonschema-rs) that checks generated boards accepts exactly what jsonschema does."""
+    doc = copy.deepcopy(BOARDS_DOC)
+    if path:
+        parent = doc
+        for part in path[:-1]:
+            parent = parent[part]
+        if drop and isinstance(parent, dict):
+            del parent[path[-1]]
+        else:
+            parent[path[-1]] = value
+    else:
+        doc = value
+    assert schema.is_valid("boards", doc) == (schema.validate("boards", doc) == [])

@@ -25,7 +25,7 @@ import yaml
 
 from tests.testing.registry import make_registry
 from tests.test_action import ActionRun, ActionRunner
-from tests.testing.factories import add_training_run, recipe_text, training_recipe_path
+from tests.testing.factories import add_training_run, commit_boards, recipe_text, training_recipe_path
 from tests.testing.git import commit_all, git
 from tests.testing.registry import write
 
@@ -55,6 +55,7 @@ def project_repo(tmp_path: Path) -> Path:
     rid = "qwen3-8-27b-h100-tp1-pp4-dp2"
     write(repo, training_recipe_path(rid), recipe_text(rid, runs=(digest,)))
     commit_all(repo, "the project on main")
+    commit_boards(repo)
     git(repo, "checkout", "-q", "-b", "pr")
     return repo
 

@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.testing.factories import store_run, inference_recipe, inference_run, training_recipe, write_recipe
 from tests.testing.signing import keygen, measured, register, sign, tier
@@ -140,3 +142,26 @@ def test_buckets_never_separate_two_fingerprints_within_the_tolerance() -> None:
         b = (("exact", "b"), ("time_s", 1000, tuple(nudged)))
         assert same_measurement(a, b)
         assert set(buckets(a)) & set(buckets(b))
+
+
+SAMPLE_VALUES = st.one_of(st.integers(-5, 5), st.integers(2**64, 2**70), st.floats(-2, 2, allow_nan=False),
+                          st.sampled_from(["nan", "},{", "{", "}"]), st.none())
+SAMPLES = st.lists(st.one_of(st.dictionaries(st.sampled_from(["step", "time_s", "loss", "},{"]), SAMPLE_VALUES,
+                                             max_size=3),
+                             st.dictionaries(st.just("x"), st.lists(st.dictionaries(st.just("y"), SAMPLE_VALUES),
+                                                                    max_size=3)),
+                             SAMPLE_VALUES), min_size=1, max_size=6)
+
+
+@settings(max_examples=300, deadline=None)
+@given(SAMPLES, st.randoms(use_true_random=False))
+def test_exact_fingerprint_is_the_multiset_of_samples(samples: list[Any], rnd: random.Random) -> None:
+    """Any order gives the same exact print; changing one sample changes it (also for nested or odd samples)."""
+    exact = sample_fingerprint("other", samples)[0]
+    shuffled = copy.deepcopy(samples)
+    rnd.shuffle(shuffled)
+    assert sample_fingerprint("other", shuffled)[0] == exact
+    changed = copy.deepcopy(samples)
+    changed[rnd.randrange(len(changed))] = {"step": "changed"}
+    if sorted(map(repr, changed)) != sorted(map(repr, samples)):
+        assert sample_fingerprint("other", changed)[0] != exact

@@ -29,8 +29,17 @@ def repo(tmp_path: Path) -> Path:
 # --------------------------------------------------------------------------- the scripted pull request
 
 
+def commit_boards_on_main(repo: Path) -> None:
+    """main gains its generated boards (as the boards workflow does); the contributor branch starts there."""
+    git(repo, "checkout", "-q", "main")
+    assert main(["boards", "--root", str(repo)]) == 0
+    commit_all(repo, "boards")
+    git(repo, "checkout", "-q", "-B", "pr", "main")
+
+
 def test_a_contributor_adding_a_valid_recipe_and_run_passes(repo: Path, capsys: pytest.CaptureFixture[str],
                                                             tmp_path: Path) -> None:
+    commit_boards_on_main(repo)
     digest = add_training_run(repo, 1612.0, measured_by="lab-b", layout="tp2-pp2-dp2")
     write(repo, training_recipe_path("qwen3-8-27b-h100-tp2-pp2-dp2"),
           recipe_text("qwen3-8-27b-h100-tp2-pp2-dp2", claimed=1612.0, runs=(digest,), layout="tp2-pp2-dp2"))
@@ -66,16 +75,74 @@ def test_the_summary_reads_the_bases_committed_boards_instead_of_checking_the_ba
           recipe_text("qwen3-8-27b-h100-tp2-pp2-dp2", claimed=1612.0, runs=(digest,), layout="tp2-pp2-dp2"))
     commit_all(repo, "a faster layout")
 
-    from validator.boards import delta
+    from validator.pr import base
     from validator.report import summary
 
     def no_second_check(change: Any) -> Any:
         raise AssertionError("the base was checked although its boards are committed")
 
-    monkeypatch.setattr(delta, "check_base", no_second_check)
-    report = summary.build(check(repo, neighbourhood=False))
-    changes = {c.recipe: (c.change, c.rank, c.rank_of) for c in report.delta or ()}
-    assert changes == {"qwen3-8-27b-h100-tp2-pp2-dp2": ("new", 1, 2), "qwen3-8-27b-h100-tp1-pp4-dp2": ("moved", 2, 2)}
+    monkeypatch.setattr(base, "check_base", no_second_check)
+    for neighbourhood in (True, False):
+        report = summary.build(check(repo, neighbourhood=neighbourhood))
+        changes = {c.recipe: (c.change, c.rank, c.rank_of) for c in report.delta or ()}
+        assert changes == {"qwen3-8-27b-h100-tp2-pp2-dp2": ("new", 1, 2),
+                           "qwen3-8-27b-h100-tp1-pp4-dp2": ("moved", 2, 2)}
+
+
+def test_without_boards_on_the_base_the_summary_says_so_and_checks_only_the_neighbourhood(
+        repo: Path, tmp_path: Path) -> None:
+    from validator.report import summary
+
+    digest = add_training_run(repo, 1612.0, measured_by="lab-b", layout="tp2-pp2-dp2")
+    write(repo, training_recipe_path("qwen3-8-27b-h100-tp2-pp2-dp2"),
+          recipe_text("qwen3-8-27b-h100-tp2-pp2-dp2", claimed=1612.0, runs=(digest,), layout="tp2-pp2-dp2"))
+    commit_all(repo, "a faster layout")
+    evaluation = check(repo)
+    assert evaluation.partial  # the Action's check stays in pull-request mode
+    report = summary.build(evaluation)
+    assert report.delta is None
+    assert "has no readable boards/boards.json, so board changes are not shown" in summary.render_markdown(report)
+
+
+def test_the_delta_from_committed_boards_equals_the_delta_of_a_full_check(repo: Path) -> None:
+    """Pull-request mode patches the base's committed boards with the changed rows and reranks their
+    groups; a full check builds both documents whole. Both give the same board changes."""
+    from validator.report import summary
+
+    for tok, layout, who in ((1500.0, "tp8-pp1-dp1", "lab-z"), (1450.0, "tp4-pp1-dp2", "lab-y")):
+        rid = f"qwen3-8-27b-h100-{layout}"
+        digest = add_training_run(repo, tok, measured_by=who, layout=layout)
+        write(repo, training_recipe_path(rid), recipe_text(rid, claimed=tok, runs=(digest,), layout=layout))
+    commit_all(repo, "more recipes on main")
+    git(repo, "branch", "-f", "main", "HEAD")
+    commit_boards_on_main(repo)
+    os.remove(repo / training_recipe_path("qwen3-8-27b-h100-tp8-pp1-dp1"))
+    digest = add_training_run(repo, 1612.0, measured_by="lab-b", layout="tp2-pp2-dp2")
+    write(repo, training_recipe_path("qwen3-8-27b-h100-tp2-pp2-dp2"),
+          recipe_text("qwen3-8-27b-h100-tp2-pp2-dp2", claimed=1612.0, runs=(digest,), layout="tp2-pp2-dp2"))
+    commit_all(repo, "a faster layout; the TP8 recipe withdrawn")
+    partial = check(repo, neighbourhood=True)
+    whole = check(repo, neighbourhood=False)
+    assert partial.partial and not whole.partial
+    fast, full = summary.build(partial).delta, summary.build(whole).delta
+    assert fast is not None and fast == full
+    changes = {c.recipe: (c.change, c.rank, c.rank_of) for c in fast}
+    assert changes["qwen3-8-27b-h100-tp2-pp2-dp2"] == ("new", 1, 3)
+    assert changes["qwen3-8-27b-h100-tp8-pp1-dp1"][0] == "removed"
+
+
+def test_a_removed_run_moves_its_unchanged_recipe_in_both_modes(repo: Path) -> None:
+    from validator.report import summary
+
+    commit_boards_on_main(repo)
+    git(repo, "rm", "-q", existing_run(repo))
+    commit_all(repo, "the run behind the only recipe is withdrawn")
+    partial, whole = check(repo, neighbourhood=True), check(repo, neighbourhood=False)
+    assert partial.partial
+    fast, full = summary.build(partial).delta, summary.build(whole).delta
+    assert fast == full
+    assert [(c.recipe, c.change, c.base_tier, c.tier) for c in fast or ()] == \
+        [("qwen3-8-27b-h100-tp1-pp4-dp2", "moved", "T2", "T0")]
 
 
 def test_the_base_assembled_from_unchanged_files_equals_a_full_check_of_the_base(repo: Path) -> None:

@@ -81,8 +81,7 @@ def check_cmd(paths: tuple[str, ...], base: str | None, fmt: str | None, waive: 
     reports = summary_file is not None or outputs_file is not None
     evaluation = evaluate(Config(root=root, paths=tuple(p for p in rel_paths if p), base=base,
                                  waive=tuple(w.upper() for w in waive), skip_boards=not with_boards,
-                                 jobs=jobs or default_jobs(), progress=_progress_printer(), cache=cache,
-                                 neighbourhood=not reports))  # the board delta needs every recipe
+                                 jobs=jobs or default_jobs(), progress=_progress_printer(), cache=cache))
     if reports:
         from validator.report import summary
 
@@ -561,17 +560,22 @@ def explain_cmd(code: str) -> None:
               help="Write nothing; exit 1 if boards/boards.json differs from a fresh regeneration.")
 @click.option("--root", type=click.Path(file_okay=False, exists=True), default=None,
               help="Registry root (default: found from the current folder).")
-def boards_cmd(check_only: bool, root: str | None) -> None:
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
+              help="Processes for loading files (default: usable cores).")
+@click.option("--cache/--no-cache", default=True, show_default=True,
+              help="Reuse `orv check`'s results for files git reports unchanged (kept in the .git folder).")
+def boards_cmd(check_only: bool, root: str | None, jobs: int | None, cache: bool) -> None:
     """Regenerate boards/boards.json (tiers derived from the evidence on record), or --check it."""
     from validator.atomic import write_atomic
     from validator.boards.regenerate import first_difference, read_committed, regenerate
     from validator.diagnostics import Severity
     from validator.engine import analyse, find_root
     from validator.errors import HistoryError
+    from validator.load.pipeline import default_jobs
     from validator.registry import BOARDS_PATH
 
     root = os.path.abspath(root) if root else find_root(".")
-    analysis = analyse(root)
+    analysis = analyse(root, jobs=jobs or default_jobs(), cache=cache)  # the same loading as `orv check`
     try:
         fresh = regenerate(analysis)
     except HistoryError as exc:

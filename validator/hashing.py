@@ -79,15 +79,28 @@ def run_path(digest: str) -> str:
     return f"runs/{digest[:2]}/{digest}.json"
 
 
+# UTF-8 lead bytes of U+E000..U+FFFF and of U+10000 and above: the only code points whose order
+# differs between UTF-16 code units (JCS sorts keys so) and code points (orjson sorts keys so).
+_LEAD_E000_FFFF = re.compile(rb"[\xee\xef]")
+_LEAD_SUPPLEMENTARY = re.compile(rb"[\xf0-\xf4]")
+
+
+def _key_order_may_differ(raw: bytes) -> bool:
+    """Could a key order by code point (orjson) differ from JCS's UTF-16 order somewhere in raw?
+    Only if raw holds both a character in U+E000..U+FFFF and one beyond U+FFFF."""
+    return not raw.isascii() and bool(_LEAD_SUPPLEMENTARY.search(raw)) and bool(_LEAD_E000_FFFF.search(raw))
+
+
 def is_canonical(raw: bytes, document: Any) -> bool:
     """True when raw is exactly the JCS form of document.
 
-    Fast path: orjson with sorted keys matches JCS byte for byte unless a number is integral-float
-    or exponent-formatted, or a key needs UTF-16 ordering (non-ASCII); only then use rfc8785.
+    Fast path, for any UTF-8: orjson with sorted keys matches JCS byte for byte (strings are escaped
+    identically for every code point: tests/test_hashing.py) unless a number is integral-float or
+    exponent-formatted, or keys could sort differently by UTF-16 code units; only then use rfc8785.
     The fast path can only confirm: orjson writes 0.000001 as 1e-6 and 1e16 in exponent form
     where JCS does not, so a mismatch is settled by rfc8785.
     """
-    if raw.isascii() and not _may_differ_from_jcs(raw):
+    if not _may_differ_from_jcs(raw) and not _key_order_may_differ(raw):
         try:
             # STRICT_INTEGER: an integer beyond 2^53 raises here, so rfc8785 decides it.
             if orjson.dumps(document, option=orjson.OPT_SORT_KEYS | orjson.OPT_STRICT_INTEGER) == raw:

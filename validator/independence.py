@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import json
 import math
 import operator
 from typing import Any, Sequence
@@ -50,12 +51,28 @@ def _column_print(values: Sequence[float]) -> tuple[int, tuple[float, ...]] | No
                                for i in range(QUANTILES + 1))
 
 
+def _sample_rows(samples: Sequence[Any]) -> list[bytes]:
+    """Each sample as JSON bytes with sorted keys (its braces left off), in list order.
+
+    One orjson call for the whole list, cut at the separators between samples: ~6x faster than a
+    call per sample. Exact only when every sample is a flat object (then the list has exactly
+    len - 1 `},{`); anything else (a nested object, a string holding `},{`) takes a call per sample.
+    """
+    try:
+        whole = orjson.dumps(samples, option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONEncodeError:  # e.g. an integer beyond 64 bits, which JSON allows
+        return [json.dumps(s, sort_keys=True, separators=(",", ":")).encode() for s in samples]
+    if set(map(type, samples)) == {dict} and whole.count(b"},{") == len(samples) - 1:
+        return whole[2:-2].split(b"},{")
+    return [orjson.dumps(s, option=orjson.OPT_SORT_KEYS)[1:-1] if type(s) is dict
+            else b"\0" + orjson.dumps(s) for s in samples]
+
+
 def sample_fingerprint(kind: str, samples: Sequence[Any]) -> Fingerprint:
     """The fingerprint of a schema-valid samples list (empty tuple for no samples)."""
     if not samples:
         return ()
-    rows = sorted(orjson.dumps(s, option=orjson.OPT_SORT_KEYS) for s in samples)  # C speed: ~20x json.dumps
-    exact = hashlib.sha256(b"\n".join(rows)).hexdigest()
+    exact = hashlib.sha256(b"\n".join(sorted(_sample_rows(samples)))).hexdigest()
     out: list[Any] = [("exact", exact)]
     for column in TIMING_COLUMNS.get(kind, ()):
         try:  # C-level column read; the samples passed the schema, so this is the exception, not the rule

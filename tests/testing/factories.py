@@ -11,6 +11,9 @@ import yaml
 
 from tests.testing.git import commit_all, git
 from tests.testing.registry import make_registry, write
+from validator.boards.regenerate import regenerate
+from validator.engine import analyse
+from validator.registry import BOARDS_PATH
 from validator.storing import store_run_document
 
 TOKENS_PER_STEP = 128 * 8192  # the SFT workload: global batch 128 rows of 8,192 tokens
@@ -162,8 +165,9 @@ def run_path(digest: str) -> str:
     return f"runs/{digest[:2]}/{digest}.json"
 
 
-def registry_repo(tmp_path: Path) -> Path:
-    """A registry on `main` with one recipe backed by one run, and a contributor branch `pr` off it."""
+def registry_repo(tmp_path: Path, boards: bool = False) -> Path:
+    """A registry on `main` with one recipe backed by one run, and a contributor branch `pr` off it;
+    with boards=True main also has its generated boards/boards.json, as the boards workflow leaves it."""
     repo = make_registry(tmp_path / "repo")
     git(repo, "init", "-q", "-b", "main")
     digest = add_training_run(repo, 1480.4)
@@ -171,8 +175,16 @@ def registry_repo(tmp_path: Path) -> Path:
           recipe_text("qwen3-8-27b-h100-tp1-pp4-dp2", runs=(digest,)))
     write(repo, "README.md", "# registry\n")
     commit_all(repo, "registry on main")
+    if boards:
+        commit_boards(repo)
     git(repo, "checkout", "-q", "-b", "pr")
     return repo
+
+
+def commit_boards(repo: Path) -> None:
+    """Generate boards/boards.json for the committed data and commit it on its own (docs/boards.md)."""
+    write(repo, BOARDS_PATH, regenerate(analyse(str(repo))).decode("utf-8"))
+    commit_all(repo, "boards")
 
 
 def existing_run(repo: Path) -> str:

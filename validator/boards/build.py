@@ -517,6 +517,31 @@ def build(snapshot: Snapshot, tiers: Mapping[str, TierResult], stamp: GitStamp) 
     }
 
 
+# Each list's identity: no two rows may share it. Checked here with sets (linear), not by the
+# schema's uniqueItems, which jsonschema checks pairwise on objects (quadratic in the rows).
+ROW_KEYS: dict[str, tuple[str, ...]] = {
+    "boards.measured": ("recipe",), "boards.claimed": ("recipe",), "boards.training": ("recipe",),
+    "models": ("model",), "models[].gpus": ("gpu", "workload"), "runs": ("content_hash",), "meta.tiers": ("tier",),
+}
+
+
+def duplicate_row(document: Mapping[str, Any]) -> Optional[tuple[str, tuple[Any, ...]]]:
+    """(list, key) of the first row that repeats another row's key in its list; None when every row is unique."""
+    lists: list[tuple[str, Sequence[Mapping[str, Any]]]] = [
+        ("meta.tiers", document["meta"]["tiers"]), ("models", document["models"]), ("runs", document["runs"])]
+    lists += [(f"boards.{name}", rows) for name, rows in sorted(document["boards"].items())]
+    lists += [("models[].gpus", model["gpus"]) for model in document["models"]]
+    for name, rows in lists:
+        fields = ROW_KEYS[name]
+        seen: set[tuple[Any, ...]] = set()
+        for row in rows:
+            key = tuple(row.get(f) for f in fields)
+            if key in seen:
+                return name, key
+            seen.add(key)
+    return None
+
+
 def render(document: Mapping[str, Any]) -> bytes:
     """The file's exact bytes: sorted keys, two-space indent, UTF-8, one trailing newline."""
     text = json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False)

@@ -1,46 +1,129 @@
 """How a pull request moves the boards: two boards documents (merge base and pull request) and the rows that differ.
 
-Both documents are built by `board_document` from a snapshot and its findings by the same code, so
-the delta shows only what the pull request changes (never a stale committed boards/boards.json). Every
-list under a document's `boards` holds rows with `recipe` and `tier`, and `rank`/`rank_of` where ranked.
+The base document is the merge base's committed boards/boards.json (the boards workflow keeps it
+fresh on main), so a pull request's summary costs no second check. The head document is that same
+file with the rows of the recipe files the pull request changed rebuilt by `board_document` from
+the checked snapshot (in pull-request mode, only the change's neighbourhood is loaded), and the ranks
+of the model-GPU groups those rows enter or leave recomputed: work proportional to the change, and
+a delta that shows only what the pull request changes. Every list under a document's `boards` holds
+rows with `recipe` and `tier`, and `rank`/`rank_of` where ranked.
 """
 
 from __future__ import annotations
 
 import json
+import posixpath
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Optional
 
-from validator.boards.build import GitStamp, build
+from validator.boards.build import GitStamp, build, rank_inference, wanted_models, wanted_reproductions
 from validator.diagnostics import Diagnostic
 from validator.evaluation import Evaluation
-from validator.pr.base import check_base
+from validator.pr.change import Change
 from validator.registry import BOARDS_PATH, Snapshot
 from validator.tiers import derive
 
+NO_BASE_BOARDS = (f"the merge base has no readable {BOARDS_PATH}, so board changes are not shown; "
+                  "run `orv boards` on the base branch and commit it (docs/boards.md)")
 
 def board_document(snapshot: Snapshot, diagnostics: Iterable[Diagnostic]) -> dict[str, Any]:
     """The boards document `orv boards` would write for this snapshot (without the git stamp)."""
     return build(snapshot, derive(snapshot, tuple(diagnostics)), GitStamp())
 
 
-def base_board_document(evaluation: Evaluation) -> Mapping[str, Any]:
-    """The merge base's boards: its committed boards/boards.json, which the boards workflow keeps
-    fresh on main, so a pull request's summary costs no second check. Only when the base has no
-    readable boards file is the base checked by the same code to build one."""
-    if evaluation.base is not None:
+def committed_base_boards(change: Change) -> Optional[Mapping[str, Any]]:
+    """The merge base's committed boards document; None when it has none or it cannot be read."""
+    raw = change.base.read(BOARDS_PATH)
+    if not raw:
+        return None
+    try:
+        document = json.loads(raw)
+    except ValueError:
+        return None
+    if isinstance(document, dict) and isinstance(document.get("boards"), dict):
+        return document
+    return None
+
+
+def base_board_document(evaluation: Evaluation) -> Optional[Mapping[str, Any]]:
+    """The merge base's boards: its committed boards/boards.json; when the whole base was already
+    checked (full mode), the document built from it. None when the base has no boards file: the
+    summary says so rather than checking the whole base a second time."""
+    if evaluation.base is not None and not evaluation.partial:
         return board_document(evaluation.base.snapshot, evaluation.base.diagnostics)
     assert evaluation.change is not None
-    raw = evaluation.change.base.read(BOARDS_PATH)
-    if raw:
-        try:
-            document = json.loads(raw)
-            if isinstance(document, dict) and isinstance(document.get("boards"), dict):
-                return document
-        except ValueError:
-            pass
-    base = check_base(evaluation.change)
-    return board_document(base.snapshot, base.diagnostics)
+    return committed_base_boards(evaluation.change)
+
+
+def board_document_for(evaluation: Evaluation, base: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The pull request's boards: built from the whole snapshot after a full check; in
+    pull-request mode, the base document with the rows of changed recipe files (and of recipes
+    whose run files changed) rebuilt from the neighbourhood, and their groups reranked."""
+    if not evaluation.partial:
+        return board_document(evaluation.snapshot, evaluation.found)
+    assert evaluation.change is not None
+    changed = {c.path for c in evaluation.change.files}
+    # a recipe's row also moves when a run file it references changed (altered, removed)
+    runs = {posixpath.basename(p)[:-len(".json")] for p in changed if p.startswith("runs/") and p.endswith(".json")}
+    referenced = evaluation.snapshot.references()
+    changed |= {entry.path for digest in runs for entry in referenced.get(digest, ())}
+    fresh = board_document(evaluation.snapshot, evaluation.found)  # the neighbourhood's rows
+    boards: dict[str, list[Mapping[str, Any]]] = {}
+    regroup: set[tuple[Any, ...]] = set()
+    for name in sorted(set(base["boards"]) | set(fresh["boards"])):
+        kept = [row for row in _rows(base["boards"].get(name)) if row.get("path") not in changed]
+        added = [row for row in fresh["boards"].get(name, ()) if row.get("path") in changed]
+        regroup |= {_group(row) for row in _rows(base["boards"].get(name)) if row.get("path") in changed}
+        regroup |= {_group(row) for row in added}
+        boards[name] = kept + added
+    boards["training"] = _reranked(boards.get("training", []), regroup)
+    for name, figure in (("measured", "decode_tok_s"), ("claimed", "claimed_tok_s")):
+        rows = [dict(row) for row in boards.get(name, [])]  # every row of the board is here: rank them all
+        rank_inference(rows, figure)
+        boards[name] = rows
+    changed_ids = {row.get("recipe") for name in fresh["boards"] for row in fresh["boards"][name]
+                   if row.get("path") in changed}
+    base_wanted = base.get("wanted") if isinstance(base.get("wanted"), Mapping) else {}
+    quality = [item for item in _rows(base_wanted.get("quality")) if item.get("recipe") not in changed_ids]
+    quality += [item for item in fresh["wanted"]["quality"] if item.get("recipe") in changed_ids]
+    wanted = {  # what the boards would list after the merge (build.py `_wanted`), from the patched rows
+        "models": wanted_models(evaluation.snapshot.catalog, (row.get("model") for row in boards["training"])),
+        "reproductions": sorted(wanted_reproductions(boards["training"], "training")
+                                + wanted_reproductions(boards.get("measured", []), "inference"),
+                                key=lambda item: (item["kind"], item["recipe"])),
+        "quality": sorted(quality, key=lambda item: str(item.get("recipe"))),
+    }
+    return {"boards": boards, "wanted": wanted}
+
+
+def _rows(rows: Any) -> list[Mapping[str, Any]]:
+    return [row for row in rows if isinstance(row, Mapping)] if isinstance(rows, list) else []
+
+
+def _group(row: Mapping[str, Any]) -> tuple[Any, ...]:
+    """The model-GPU(-workload) pair a training row is ranked in (boards/build.py `_ranks`)."""
+    return (row.get("model"), row.get("gpu"), row.get("workload"))
+
+
+def _reranked(rows: list[Mapping[str, Any]], groups: set[tuple[Any, ...]]) -> list[Mapping[str, Any]]:
+    """Rows with rank/rank_of recomputed in the given groups by build's rule: 1 + the number of
+    rows in the group with a strictly higher (rounded) figure; equal figures share a rank."""
+    members: dict[tuple[Any, ...], list[float]] = {}
+    for row in rows:
+        if _group(row) in groups:
+            members.setdefault(_group(row), []).append(float(row.get("tok_s_per_gpu") or 0.0))
+    for figures in members.values():
+        figures.sort(reverse=True)
+    out = []
+    for row in rows:
+        figures = members.get(_group(row))
+        if figures is None:
+            out.append(row)
+            continue
+        mine = float(row.get("tok_s_per_gpu") or 0.0)
+        faster = sum(1 for f in figures if f > mine)  # the group is small: one model on one GPU
+        out.append({**row, "rank": 1 + faster, "rank_of": len(figures)})
+    return out
 
 
 def rows_by_recipe(document: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:

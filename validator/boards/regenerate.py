@@ -9,17 +9,15 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Optional
+from typing import Any, Mapping, Optional
 
-from validator.boards.build import GitStamp, build, render
+from validator.boards.build import GitStamp, build, duplicate_row, render
 from validator.git import newest_commit_touching
 from validator.load import schema as schemas
 from validator.registry import BOARDS_PATH, Analysis
 from validator.tiers import derive
 
 STAMP_DIRS = ("recipes", "runs", "catalog")
-REGENERATE_HINT = ("run `orv boards` once the data is committed, and commit boards/boards.json on its own; "
-                   "never edit it by hand (docs/boards.md)")
 
 
 def git_stamp(root: str) -> GitStamp:
@@ -34,14 +32,28 @@ def git_stamp(root: str) -> GitStamp:
 
 def regenerate(analysis: Analysis, stamp: Optional[GitStamp] = None) -> bytes:
     """The bytes `orv boards` writes for this registry. Raises HistoryError if git cannot be read."""
+    document = fresh_document(analysis, stamp if stamp is not None else git_stamp(analysis.snapshot.root))
+    return render(document)
+
+
+def fresh_document(analysis: Analysis, stamp: GitStamp) -> dict[str, Any]:
+    """The boards document, built once and checked: shape by the schema, one row per key by build.duplicate_row."""
     snapshot = analysis.snapshot
-    tiers = derive(snapshot, analysis.diagnostics)
-    document = build(snapshot, tiers, stamp if stamp is not None else git_stamp(snapshot.root))
-    issues = schemas.validate("boards", document)
+    document = build(snapshot, derive(snapshot, analysis.diagnostics), stamp)
+    issues = [] if schemas.is_valid("boards", document) else schemas.validate("boards", document)
     if issues:  # the generator and its schema disagree: orv's bug, never written
         first = issues[0]
         raise RuntimeError(f"generated boards fail schema/boards.schema.json at {list(first.path)}: {first.message}")
-    return render(document)
+    repeated = duplicate_row(document)
+    if repeated is not None:  # the generator repeated a row: orv's bug, never written
+        raise RuntimeError(f"generated boards repeat a row in {repeated[0]}: {repeated[1]}")
+    return document
+
+
+def restamped(document: Mapping[str, Any], stamp: GitStamp) -> bytes:
+    """The same boards under another git stamp (the rows do not depend on it), without rebuilding them."""
+    meta = {**document["meta"], "updated_at": stamp.updated_at, "source_commit": stamp.source_commit}
+    return render({**document, "meta": meta})
 
 
 def read_committed(root: str) -> Optional[bytes]:

@@ -5,8 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator, Optional
 
-from validator.boards.regenerate import (committed_stamp, first_difference, git_stamp,
-                                         read_committed, regenerate)
+from validator.boards.build import render
+from validator.boards.regenerate import (
+    committed_stamp,
+    first_difference,
+    fresh_document,
+    git_stamp,
+    read_committed,
+    restamped,
+)
 from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
 from validator.errors import HistoryError
@@ -45,7 +52,8 @@ def _compare(analysis: Analysis) -> _Comparison:
         return _Comparison()
     try:
         stamp = git_stamp(root)
-        fresh = regenerate(analysis, stamp)
+        document = fresh_document(analysis, stamp)  # built and validated once, whatever the outcome
+        fresh = render(document)
     except HistoryError as exc:
         return _Comparison(Finding(BOARDS_PATH, f"cannot regenerate the boards to compare: {exc.message}",
                                    exc.hint, line=1, col=1))
@@ -54,7 +62,7 @@ def _compare(analysis: Analysis) -> _Comparison:
     # Committing data and its boards together stamps the boards with the previous data commit
     # (a commit cannot name itself). Same rows under an older stamp is ORV702, not ORV701.
     old_stamp = committed_stamp(committed)
-    if old_stamp is not None and old_stamp != stamp and committed == regenerate(analysis, old_stamp):
+    if old_stamp is not None and old_stamp != stamp and committed == restamped(document, old_stamp):
         return _Comparison(stamp_behind=(str(old_stamp.source_commit), str(stamp.source_commit)))
     return _Comparison(rows_differ=first_difference(committed, fresh))
 

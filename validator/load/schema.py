@@ -162,6 +162,23 @@ def _properties_at(validator: Any, kind: str, path: tuple[str | int, ...]) -> se
     return set(node.get("properties", {})) if isinstance(node, dict) else set()
 
 
+@functools.lru_cache(maxsize=None)
+def _compiled(kind: str) -> Any:
+    import jsonschema_rs
+
+    registry = jsonschema_rs.Registry([(schema["$id"], schema) for schema in _raw_schemas().values()])
+    # formats are annotations here, as for the jsonschema validator above (no format checker)
+    return jsonschema_rs.validator_for(_raw_schemas()[SCHEMA_FILES[kind]], registry=registry,
+                                       validate_formats=False, offline=True)
+
+
+def is_valid(kind: str, data: Any) -> bool:
+    """Does data satisfy the schema? jsonschema-rs (compiled, ~1,000x jsonschema on the boards
+    document); only a False needs `validate` to word the findings. tests/test_fast_paths.py checks
+    that it accepts nothing jsonschema rejects."""
+    return bool(_compiled(kind).is_valid(data))
+
+
 # Where a recipe names a catalog entry, and the catalog file that defines it.
 CATALOG_FIELDS = {("model",): "catalog/models.yaml", ("hardware", "gpu"): "catalog/hardware.yaml",
                   ("workload",): "catalog/workloads.yaml"}

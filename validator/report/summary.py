@@ -9,7 +9,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Optional
 
-from validator.boards.delta import BoardChange, base_board_document, board_delta, board_document, quality_display
+from validator.boards.delta import (
+    NO_BASE_BOARDS,
+    BoardChange,
+    base_board_document,
+    board_delta,
+    board_document_for,
+    quality_display,
+)
 from validator.checks.pr import GATE_FILES
 from validator.diagnostics import Diagnostic, Result, Severity
 from validator.evaluation import Evaluation
@@ -44,6 +51,7 @@ class PullRequestReport:
     base_board: Mapping[str, Any] | None = None  # the two boards documents the delta compares
     head_board: Mapping[str, Any] | None = None
     evidence: Mapping[str, tuple[RunEvidence, ...]] = field(default_factory=dict)  # recipe id -> its runs
+    delta_note: str | None = None  # why the board changes are not shown (the base has no boards file)
 
 
 @dataclass(frozen=True)
@@ -85,19 +93,25 @@ def build(evaluation: Evaluation) -> PullRequestReport:
     changed: tuple[str, ...] = ()
     base_board = head_board = None
     evidence: dict[str, tuple[RunEvidence, ...]] = {}
+    note = None
     if change is not None:
         changed = tuple(c.path for c in change.files)
         edited = {entry.id for entry in evaluation.snapshot.recipes if entry.path in change.head_paths and entry.id}
         base_board = base_board_document(evaluation)
-        head_board = board_document(evaluation.snapshot, evaluation.found)
-        delta = tuple(board_delta(base_board, head_board, edited))
-        evidence = run_evidence(evaluation.snapshot, (c.recipe for c in delta if c.change != "removed"))
+        if base_board is None:
+            note = NO_BASE_BOARDS
+        else:
+            head_board = board_document_for(evaluation, base_board)
+            delta = tuple(board_delta(base_board, head_board, edited))
+            # the evidence the pull request brings: its new and edited entries (an entry another change only
+            # moved keeps its evidence, and in pull-request mode its run files need not be loaded)
+            evidence = run_evidence(evaluation.snapshot, (c.recipe for c in delta if c.change in ("new", "edited")))
     return PullRequestReport(
         result=evaluation.result, waived=evaluation.waived, pre_existing=len(evaluation.pre_existing),
         base_ref=change.base_ref if change is not None else None,
         base_commit=change.base_commit if change is not None else None,
         changed_files=changed, gate_files=tuple(p for p in changed if p.startswith(GATE_FILES)), delta=delta,
-        base_board=base_board, head_board=head_board, evidence=evidence)
+        base_board=base_board, head_board=head_board, evidence=evidence, delta_note=note)
 
 
 def _count(diagnostics: Iterable[Diagnostic], severity: Severity) -> int:
@@ -397,7 +411,7 @@ def _board_lines(r: PullRequestReport, budget: int) -> list[str]:
 
     for c in sorted(r.delta, key=table_first):  # reasons are numbered in the order the tables show them
         table, row = _entry_row(c, base, head, base_best, head_best, notes)
-        runs = _evidence_rows(c.recipe, r.evidence.get(c.recipe, ())) if c.change != "removed" else []
+        runs = _evidence_rows(c.recipe, r.evidence.get(c.recipe, ())) if c.change in ("new", "edited") else []
         size = sum(len(line.encode()) + 1 for line in [row] + runs)
         if used + size + sum(len(reason) + 8 for reason in notes.reasons) > budget:
             left_out += 1
@@ -432,7 +446,9 @@ def _quality_verified(r: PullRequestReport, head: Mapping[str, tuple[str, Row]])
 def render_markdown(r: PullRequestReport, budget: int = SUMMARY_BUDGET) -> str:
     """The job summary: headline, context, findings (capped, within the size budget), the board changes."""
     head = [_headline(r), ""] + _context_lines(r)
-    if r.delta is not None and r.base_board is not None and r.head_board is not None:
+    if r.delta_note is not None:
+        tail = ["", "### Board changes", "", f"Not shown: {r.delta_note}."]
+    elif r.delta is not None and r.base_board is not None and r.head_board is not None:
         tail = _board_lines(r, min(BOARD_BUDGET, budget // 2))
     else:
         tail = _delta_lines(r.delta)
