@@ -18,6 +18,7 @@ from validator.models import (
     StartingPoint,
     WorkloadSpec,
 )
+from validator.quality.verify import Problem, QualityFacts
 from validator.science.throughput import RunFacts
 
 REGISTRY_DIRS = ("recipes", "runs", "catalog", "boards", "measurers")
@@ -113,7 +114,7 @@ class RunEntry:
     meta: RunMeta | None  # None when unreadable or schema-invalid
     facts: RunFacts | None
     size: int = 0
-    quality: Any = None  # validator.quality.verify.QualityFacts when the run is `kind: quality`
+    quality: QualityFacts | None = None  # when the run is `kind: quality`
 
     @property
     def verified(self) -> bool:
@@ -132,7 +133,8 @@ class RunFile:
     canonical: bool
     meta: RunMeta | None
     facts: RunFacts | None
-    quality: Any = None  # validator.quality.verify.QualityFacts for a `kind: quality` run
+    quality: QualityFacts | None = None  # for a `kind: quality` run
+    quality_problems: tuple[Problem, ...] = ()  # its integrity problems, found once by the loader
 
 
 @dataclass(frozen=True)

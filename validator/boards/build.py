@@ -14,9 +14,13 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from validator.models import Component, InferenceRecipe, Recipe, RunMeta, TrainingRecipe
-from validator.quality.status import DEFAULT_TASK, QualityResult
+from validator.quality.status import (
+    DEFAULT_TASK,
+    QualityResult,
+    needs_quality,
+    reference_quant,
+)
 from validator.registry import Catalog, RecipeEntry, RunEntry, Snapshot
-from validator.quality.status import needs_quality, reference_quant
 from validator.science.physics import cost_per_1m, implied_mfu
 from validator.tiers import TIER_MEANINGS, TierResult
 

@@ -16,7 +16,13 @@ import posixpath
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Optional
 
-from validator.boards.build import GitStamp, build, rank_inference, wanted_models, wanted_reproductions
+from validator.boards.build import (
+    GitStamp,
+    build,
+    rank_inference,
+    wanted_models,
+    wanted_reproductions,
+)
 from validator.diagnostics import Diagnostic
 from validator.evaluation import Evaluation
 from validator.pr.change import Change

@@ -19,7 +19,6 @@ from validator.diagnostics import Severity
 from validator.errors import HistoryError
 from validator.registry import BOARDS_PATH, Analysis
 
-
 # One wording everywhere (ORV606/ORV609, docs/pull-requests.md, README): the boards are main's
 # business. These checks run only under `orv check --boards`, which main's boards workflow runs.
 BOARDS_HINT = ("on main, run `orv boards` once the data is committed and commit boards/boards.json on its own "

@@ -18,10 +18,7 @@ E, W = Severity.ERROR, Severity.WARNING
 
 
 def _problems(run: RunFile, code: str) -> Iterator[Finding]:
-    data = run.doc.data
-    if run.quality is None or not isinstance(data, dict) or data.get("kind") != "quality":
-        return
-    for p in verify.check(data)[0]:
+    for p in run.quality_problems:  # found once by the loader (validator/quality/verify.py)
         if p.code == code:
             yield Finding(run.path, p.message, p.hint, at=p.at)
 

@@ -24,13 +24,38 @@ from validator.hashing import content_address, is_canonical
 from validator.independence import sample_fingerprint
 from validator.load import schema as schemas
 from validator.load.cache import Store, open_cache, remembered
-from validator.load.documents import (MAX_JSON_BYTES, Document, decode_utf8, find_duplicate_json_keys,
-                                      load_yaml_document, parse_json, read_bytes)
-from validator.models import (GpuSpec, InferenceRecipe, ModelSpec, RunMeta, StartingPoint, TrainingRecipe,
-                              WorkloadSpec)
+from validator.load.documents import (
+    MAX_JSON_BYTES,
+    Document,
+    decode_utf8,
+    find_duplicate_json_keys,
+    load_yaml_document,
+    parse_json,
+    read_bytes,
+)
+from validator.models import (
+    GpuSpec,
+    InferenceRecipe,
+    ModelSpec,
+    RunMeta,
+    StartingPoint,
+    TrainingRecipe,
+    WorkloadSpec,
+)
 from validator.quality.verify import check as check_quality
-from validator.registry import (CATALOG_FILES, Catalog, RecipeEntry, RunEntry, RunFile, Snapshot, catalog_names,
-                                classify, discover, run_digest_from_path, strip_samples)
+from validator.registry import (
+    CATALOG_FILES,
+    Catalog,
+    RecipeEntry,
+    RunEntry,
+    RunFile,
+    Snapshot,
+    catalog_names,
+    classify,
+    discover,
+    run_digest_from_path,
+    strip_samples,
+)
 from validator.science.throughput import RunFacts, inference_facts, training_facts
 
 LOADABLE = ("recipe-training", "recipe-inference", "run")
@@ -288,8 +313,9 @@ def load_run(root: str, rel: str, catalog: Catalog, out: Collector) -> RunFile |
             out.schema_issues(doc, "run", issues)
             return RunFile(rel, raw, doc, run_digest_from_path(rel), content_address(raw), canonical, None, None)
 
-        quality = check_quality(data)[1]
-        return RunFile(rel, raw, doc, run_digest_from_path(rel), content_address(raw), canonical, None, None, quality)
+        problems, quality = check_quality(data)
+        return RunFile(rel, raw, doc, run_digest_from_path(rel), content_address(raw), canonical, None, None, quality,
+                       tuple(problems))
     if kind in ("training", "inference") and samples_fast_ok(kind, data.get("samples", [])):
         meta = _validated(RunMeta, strip_samples(data), "run", doc, out)
     else:  # the samples (or the kind) look wrong: let jsonschema say exactly where

@@ -8,11 +8,10 @@ import json
 import re
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any, Iterator, Mapping, Sequence
 
 # jsonschema and referencing are imported where used: a clean registry is validated by the
 # compiled pydantic models alone, and their import costs ~0.15 s of every command's start-up.
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
 
 if TYPE_CHECKING:
     import jsonschema

@@ -46,7 +46,14 @@ from validator.load.pipeline import (
 from validator.pr.base import load_at_base, subtract_base
 from validator.pr.change import on_snapshot
 from validator.pr.neighbourhood import Keys, keys_of, neighbourhood, path_keys
-from validator.registry import CATALOG_FILES, REGISTRY_DIRS, SIGNERS_PATH, Catalog, Snapshot, classify
+from validator.registry import (
+    CATALOG_FILES,
+    REGISTRY_DIRS,
+    SIGNERS_PATH,
+    Catalog,
+    Snapshot,
+    classify,
+)
 
 
 def evaluate_change(config: Config) -> Evaluation | None:

@@ -167,19 +167,10 @@ def _task_problems(name: str, task: Mapping[str, Any], out: list[Problem]) -> Ta
                      full, scored, recomputed, task.get("n_shot"))
 
 
-# The loader and six run-file checks ask about the same document in turn: remember the last answer
-# (keyed by identity, holding the document so its id cannot be reused while remembered).
-_LAST: list[tuple[Mapping[str, Any], tuple[list[Problem], QualityFacts]]] = []
-
-
 def check(doc: Mapping[str, Any]) -> tuple[list[Problem], QualityFacts]:
-    """Every integrity problem of a (schema-valid) quality run document, and its facts."""
-    if _LAST and _LAST[0][0] is doc:
-        problems, facts = _LAST[0][1]
-        return list(problems), facts
-    result = _check(doc)
-    _LAST[:] = [(doc, result)]
-    return list(result[0]), result[1]
+    """Every integrity problem of a (schema-valid) quality run document, and its facts. The loader
+    asks once per run file and keeps both on the RunFile, which the run-file checks read."""
+    return _check(doc)
 
 
 def _check(doc: Mapping[str, Any]) -> tuple[list[Problem], QualityFacts]:
