@@ -2,38 +2,38 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 
 def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def _formatted(value: Any, render: Callable[[Any], str], missing: str = "–") -> str:
+    """render(value) for a number, `missing` for None, anything else as text (a boards file from elsewhere)."""
+    if value is None:
+        return missing
+    return render(value) if _number(value) else str(value)
+
+
 def num(value: Any, decimals: int = 1) -> str:
     """1480.4 -> '1,480.4' (seed 000's style); None -> an en dash; anything else as text."""
-    if value is None:
-        return "–"
-    return f"{value:,.{decimals}f}" if _number(value) else str(value)
+    return _formatted(value, lambda v: f"{v:,.{decimals}f}")
 
 
 def usd(value: Any) -> str:
-    if value is None:
-        return "–"
-    return f"${value:,.2f}" if _number(value) else str(value)
+    """1.29 -> '$1.29'."""
+    return _formatted(value, lambda v: f"${v:,.2f}")
 
 
 def pct(fraction: Any) -> str:
     """An MFU fraction as a percentage: 0.4123 -> '41.2%'."""
-    if fraction is None:
-        return "–"
-    return f"{fraction * 100:.1f}%" if _number(fraction) else str(fraction)
+    return _formatted(fraction, lambda v: f"{v * 100:.1f}%")
 
 
 def gain(value: Any) -> str:
     """Seed 000 prints the gain over the starting point as a whole percentage: '+48%'."""
-    if value is None:
-        return ""
-    return f"{value:+.0f}%" if _number(value) else str(value)
+    return _formatted(value, lambda v: f"{v:+.0f}%", missing="")
 
 
 def sort_key(value: Any) -> str:
