@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import fuzz_examples
-from tests.testing.registry import CASES, make_registry
+from tests.testing.registry import CASES, fresh_registry, make_registry
 from validator.cli import main
 from validator.engine import Config, run
 from validator.hashing import canonical_bytes, content_address, run_path
@@ -110,14 +109,6 @@ def mutated_seed(draw: st.DrawFn, raw: bytes) -> bytes:
         else:
             raw = raw[:at]
     return raw
-
-
-def fresh_registry(dest: Path) -> Path:
-    shutil.copytree(REPO / "catalog", dest / "catalog")
-    (dest / "catalog" / "starting-points.yaml").unlink(missing_ok=True)
-    (dest / "recipes").mkdir()
-    (dest / "runs").mkdir()
-    return dest
 
 
 def _import(tmp: Path, command: str, raw: bytes, capsys: pytest.CaptureFixture[str]) -> None:

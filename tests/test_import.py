@@ -21,23 +21,32 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.testing.registry import fresh_registry
 from validator.cli import main
 from validator.engine import Config, run
+from validator.errors import ImportInputError
 from validator.evidence import metadata_mismatches
 from validator.hashing import canonical_bytes
 from validator.importers import execute
 from validator.importers.common import CatalogView, load_catalog
-from validator.errors import ImportInputError
 from validator.importers.files import Action
-from validator.importers.leaderboard import (agrees_with_page, cost_per_million, fit_prices, read_layout_cell,
-                                             read_source_file)
-from validator.importers.legacy_boards import parse_hardware, read_export, speculative_from_id
-from validator.science.physics import decode_bound_for
+from validator.importers.leaderboard import (
+    agrees_with_page,
+    cost_per_million,
+    fit_prices,
+    read_layout_cell,
+    read_source_file,
+)
+from validator.importers.legacy_boards import (
+    parse_hardware,
+    read_export,
+    speculative_from_id,
+)
 from validator.importers.stacks import PinnedStack, Unpinned, parse_engine_version
 from validator.importers.yamlout import dump
-from validator.models import InferenceRecipe, RunMeta
+from validator.models import Component, InferenceRecipe, RunMeta
 from validator.pins import is_pinned
-from validator.models import Component
+from validator.science.physics import decode_bound_for
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).parent / "fixtures" / "import"
@@ -46,15 +55,6 @@ SEED_004 = FIXTURES / "004_cbf1754cfd687db7.txt"
 GENERATED = ("recipes", "runs", "catalog/starting-points.yaml", "docs/import-report-leaderboard.md",
              "docs/import-report-leaderboard.json", "docs/import-report-legacy-boards.md",
              "docs/import-report-legacy-boards.json")
-
-
-def fresh_registry(dest: Path) -> Path:
-    """The repository's hand-written catalog and nothing generated."""
-    shutil.copytree(REPO / "catalog", dest / "catalog")
-    (dest / "catalog" / "starting-points.yaml").unlink(missing_ok=True)
-    (dest / "recipes").mkdir()
-    (dest / "runs").mkdir()
-    return dest
 
 
 def import_both(root: Path) -> dict[str, Any]:

@@ -43,3 +43,15 @@ def write(repo: Path, rel: str, text: str) -> None:
     path = repo / rel
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
+
+
+REPO = HERE.parent  # the repository
+
+
+def fresh_registry(dest: Path) -> Path:
+    """The repository's hand-written catalog and nothing generated (what the legacy importers start from)."""
+    shutil.copytree(REPO / "catalog", dest / "catalog")
+    (dest / "catalog" / "starting-points.yaml").unlink(missing_ok=True)
+    (dest / "recipes").mkdir()
+    (dest / "runs").mkdir()
+    return dest
