@@ -27,7 +27,7 @@ sys.path.insert(0, str(REPO))
 from validator.hashing import canonical_bytes, is_canonical  # noqa: E402
 from validator.science.throughput import inference_facts, training_facts  # noqa: E402
 
-GENERATOR_VERSION = "3"
+GENERATOR_VERSION = "4"  # 4: boards/keys.json committed with the boards
 RUNS_PER_RECIPE = ([0] * 3) + ([1] * 5) + [2, 3]  # drawn uniformly: 30% / 50% / 10% / 10%, mean 1.0
 SAMPLES = (64, 3000)
 NON_ASCII_NOTES = ["mesuré à 25 °C, ventilateurs à 100 %", "測定: 電力制限 350 W", "Durchsatz über 3 Läufe — stabil",

@@ -345,10 +345,14 @@ def test_changing_one_recipe_moves_rank_fastest_and_check(tmp_path: Path, capsys
     capsys.readouterr()
     assert orv("boards", "--check", "--root", str(root)) == 1
     assert "out of date" in capsys.readouterr().out
-    (finding,) = run(Config(root=str(root))).diagnostics
+    finding, keys = run(Config(root=str(root))).diagnostics
     assert (finding.code, finding.path, finding.severity.value) == ("ORV701", BOARDS, "error")
     stale_line = (root / BOARDS).read_text().splitlines()[finding.line - 1]
     assert stale_line.strip() in finding.message
+    # the edited recipe's published keys name its old blob id: ORV703 points at that line
+    assert (keys.code, keys.path, keys.severity.value) == ("ORV703", "boards/keys.json", "error")
+    assert (root / "boards/keys.json").read_text().splitlines()[keys.line - 1].startswith(
+        '"recipes/training/qwen3.8-27b/b200-pp2.yaml"')
     assert orv("check", "--boards", "--root", str(root)) == 1
     assert orv("check", "--root", str(root)) == 0  # a contributor's plain check leaves the boards to main
 
@@ -395,7 +399,7 @@ def test_write_is_atomic_and_unchanged_file_is_left_alone(registry: Path) -> Non
     os.utime(path, (1, 1))
     assert orv("boards", "--root", str(registry)) == 0
     assert path.stat().st_mtime == 1
-    assert sorted(p.name for p in path.parent.iterdir()) == ["boards.json"]  # no temporary file left
+    assert sorted(p.name for p in path.parent.iterdir()) == ["boards.json", "keys.json"]  # no temporary file left
 
 
 # --------------------------------------------------------------------------- properties

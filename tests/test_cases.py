@@ -26,6 +26,7 @@ COVERED_ELSEWHERE = {
     "ORV118": "tests/test_hostile.py::test_control_characters_in_a_file_name",
     "ORV702": "tests/test_boards.py::test_data_and_boards_committed_together_is_only_a_stale_stamp",
     "ORV701": "tests/test_boards.py::test_changing_one_recipe_moves_rank_fastest_and_check",  # needs git history
+    "ORV703": "tests/test_boards.py::test_changing_one_recipe_moves_rank_fastest_and_check",  # needs git history
     # Pull-request rules need a base commit: each is triggered on a real git repository.
     "ORV601": "tests/test_pr.py::test_orv601_a_modified_run_file",
     "ORV602": "tests/test_pr.py::test_orv602_a_renamed_recipe",

@@ -65,7 +65,7 @@ def test_plain_check_passes_a_branch_that_adds_a_recipe_and_boards_are_checked_o
     # main's boards workflow asks for the comparison: the boards are stale now
     assert orv("check", "--boards", "--root", str(repo)) == 1
     out = capsys.readouterr().out
-    assert "ORV701" in out and "on a pull request branch, leave the file" in out
+    assert "ORV701" in out and "on a pull request branch, leave them as main has them" in out
     assert orv("boards", "--check", "--root", str(repo)) == 1
 
 

@@ -23,8 +23,11 @@ from tests.testing.git import commit_all, git
 from tests.testing.registry import write
 from validator.load import pipeline
 from validator.checks import all_checks, by_scope
-from validator.engine import Config, evaluate
+from validator.boards.keyfile import fresh_keys
+from validator.cli import main
+from validator.engine import Config, analyse, evaluate
 from validator.pr.neighbourhood import neighbourhood
+from validator.registry import KEYS_PATH
 from validator.storing import store_run_document
 
 SCENARIOS = 24  # random pull requests compared with a full check (each on its own git repository)
@@ -65,7 +68,13 @@ def recipe_rel(stem: str) -> str:
     return f"recipes/training/qwen3.8-27b/{stem}.yaml"
 
 
-def build_base(tmp_path: Path, rng: random.Random) -> tuple[Path, list[str]]:
+def publish_keys(repo: Path) -> None:
+    """What main's boards workflow does for the key file: regenerate boards/keys.json and commit it."""
+    write(repo, KEYS_PATH, fresh_keys(analyse(str(repo)).snapshot).decode("utf-8"))
+    commit_all(repo, "keys")
+
+
+def build_base(tmp_path: Path, rng: random.Random, published: bool = False) -> tuple[Path, list[str]]:
     repo = make_registry(tmp_path / "repo")
     git(repo, "init", "-q", "-b", "main")
     runs = [add_training_run(repo, claim, layout=layout) for claim, layout in zip(CLAIMS, LAYOUTS)]
@@ -74,6 +83,8 @@ def build_base(tmp_path: Path, rng: random.Random) -> tuple[Path, list[str]]:
     if rng.random() < 0.7:
         write(repo, "runs/stray.json", "{}")
     commit_all(repo, "main")
+    if published:  # a fresh runner then takes the unchanged files' keys from main's key file
+        publish_keys(repo)
     git(repo, "checkout", "-q", "-b", "pr")
     return repo, runs
 
@@ -115,7 +126,7 @@ def test_random_pull_requests_are_judged_as_a_full_check_judges_them(tmp_path: P
     checked = 0
     for seed in range(SCENARIOS):
         rng = random.Random(seed)
-        repo, runs = build_base(tmp_path / str(seed), rng)
+        repo, runs = build_base(tmp_path / str(seed), rng, published=seed % 2 == 0)
         if rng.random() < 0.5:  # a contributor who ran `orv check` before: the key index is warm
             evaluate(Config(root=str(repo), cache=True))
         actions = mutate(repo, rng, runs)
@@ -212,3 +223,105 @@ def test_a_catalog_change_checks_everything(wide_repo: Path) -> None:
     evaluation = evaluate(Config(root=str(wide_repo), base="main", skip_boards=True))
     assert not evaluation.partial
     assert evaluation.result.files_checked >= 24
+
+
+# --------------------------------------------------------------------------- the published key file (a fresh runner)
+
+
+def test_a_fresh_runner_takes_keys_from_mains_key_file_and_loads_only_the_neighbourhood(
+        wide_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    git(wide_repo, "checkout", "-q", "main")
+    assert main(["boards", "--root", str(wide_repo)]) == 0  # as main's boards workflow does
+    commit_all(wide_repo, "boards")
+    git(wide_repo, "checkout", "-q", "pr")
+    git(wide_repo, "merge", "-q", "main")
+    digest = add_recipe(wide_repo, "qwen-new", 1612.0, "tp2-pp2-dp2", "0.31.0")
+    loads = count_loads(monkeypatch)
+    near = evaluate(Config(root=str(wide_repo), base="main", skip_boards=True, cache=False))  # no .git/orv
+    assert near.partial and near.result.diagnostics == ()
+    assert set(loads) == {recipe_rel("qwen-new"), run_path(digest)}
+    # without the key file the same check loads every recipe and run file to find their keys
+    git(wide_repo, "checkout", "-q", "main")
+    git(wide_repo, "rm", "-q", KEYS_PATH)
+    commit_all(wide_repo, "no key file")
+    git(wide_repo, "checkout", "-q", "pr")
+    git(wide_repo, "merge", "-q", "main")
+    loads.clear()
+    evaluate(Config(root=str(wide_repo), base="main", skip_boards=True, cache=False))
+    assert len(loads) == 26
+
+
+def test_published_keys_find_what_the_change_duplicates_or_copies(
+        wide_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    publish_on_main(wide_repo)
+    # qwen-03's configuration again (ORV302, found through its d: key) ...
+    text = (wide_repo / recipe_rel("qwen-03")).read_text(encoding="utf-8").replace("id: qwen-03", "id: qwen-dup")
+    write(wide_repo, recipe_rel("qwen-dup"), text)
+    # ... and qwen-05's samples stored again under another measurer (ORV304, found through its s: key)
+    original = json.loads((wide_repo / run_path(run_of(wide_repo, "qwen-05"))).read_text(encoding="utf-8"))
+    original["measured_by"] = "lab-z"
+    copy = store_run_document(str(wide_repo), original).digest
+    loads = count_loads(monkeypatch)
+    near = evaluate(Config(root=str(wide_repo), base="main", skip_boards=True, cache=False))
+    loaded = set(loads)
+    assert {recipe_rel("qwen-03"), run_path(run_of(wide_repo, "qwen-05"))} <= loaded  # the neighbours
+    assert len(loaded) < 10 and run_path(copy) in loaded
+    whole = evaluate(Config(root=str(wide_repo), base="main", skip_boards=True, neighbourhood=False))
+    assert near.partial and near.result.diagnostics == whole.result.diagnostics
+    codes = {d.code for d in near.result.diagnostics}
+    assert {"ORV302", "ORV304"} <= codes, codes
+
+
+def test_a_key_file_made_by_another_orv_or_for_another_blob_is_not_trusted(
+        wide_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    git(wide_repo, "checkout", "-q", "main")
+    publish_keys(wide_repo)
+    stamped = (wide_repo / KEYS_PATH).read_text(encoding="utf-8")
+    # main moves on without regenerating: qwen-03 now has qwen-00's configuration
+    rel = recipe_rel("qwen-03")
+    write(wide_repo, rel, (wide_repo / rel).read_text(encoding="utf-8").replace("0.30.3", "0.30.0"))
+    commit_all(wide_repo, "qwen-03 edited; key file not regenerated")
+    git(wide_repo, "checkout", "-q", "pr")
+    git(wide_repo, "merge", "-q", "main")
+    add_recipe(wide_repo, "qwen-new", 1612.0, "tp2-pp2-dp2", "0.31.0")
+    loads = count_loads(monkeypatch)
+    evaluate(Config(root=str(wide_repo), base="main", skip_boards=True, cache=False))
+    assert rel in loads and len(loads) == 3  # its published entry names its old blob: loaded, not trusted
+    # a key file stamped by another orv (or catalog) is not read at all
+    git(wide_repo, "checkout", "-q", "main")
+    write(wide_repo, KEYS_PATH, stamped.replace('"orv":"', '"orv":"0', 1))
+    commit_all(wide_repo, "key file from another orv")
+    git(wide_repo, "checkout", "-q", "pr")
+    git(wide_repo, "merge", "-q", "main")
+    loads.clear()
+    evaluate(Config(root=str(wide_repo), base="main", skip_boards=True, cache=False))
+    assert len(loads) == 26
+
+
+def test_a_pull_requests_own_key_file_is_never_read(wide_repo: Path) -> None:
+    publish_on_main(wide_repo)
+    # the contributor empties qwen-03's published keys (same blob id) and adds a duplicate of its
+    # configuration: read from the pull request, the key file would hide qwen-03 from the change
+    keys = wide_repo / KEYS_PATH
+    lines = [line.split(',["', 1)[0] + ",[]]" + ("," if line.endswith(",") else "")
+             if line.startswith(f'"{recipe_rel("qwen-03")}"') else line for line in keys.read_text().splitlines()]
+    assert lines != keys.read_text().splitlines()
+    keys.write_text("\n".join(lines) + "\n")
+    text = (wide_repo / recipe_rel("qwen-03")).read_text(encoding="utf-8").replace("id: qwen-03", "id: qwen-dup")
+    write(wide_repo, recipe_rel("qwen-dup"), text)
+    commit_all(wide_repo, "a duplicate, and keys that hide it")
+    codes = {d.code for d in evaluate(Config(root=str(wide_repo), base="main", skip_boards=True,
+                                             cache=False)).result.diagnostics}
+    assert {"ORV302", "ORV609"} <= codes
+
+
+def publish_on_main(repo: Path) -> None:
+    git(repo, "checkout", "-q", "main")
+    publish_keys(repo)
+    git(repo, "checkout", "-q", "pr")
+    git(repo, "merge", "-q", "main")
+
+
+def run_of(repo: Path, stem: str) -> str:
+    text = (repo / recipe_rel(stem)).read_text(encoding="utf-8")
+    return text.split("sha256:", 1)[1][:64]

@@ -557,7 +557,7 @@ def explain_cmd(code: str) -> None:
 
 @cli.command("boards")
 @click.option("--check", "check_only", is_flag=True,
-              help="Write nothing; exit 1 if boards/boards.json differs from a fresh regeneration.")
+              help="Write nothing; exit 1 if boards/boards.json or boards/keys.json differs from a fresh regeneration.")
 @click.option("--root", type=click.Path(file_okay=False, exists=True), default=None,
               help="Registry root (default: found from the current folder).")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
@@ -565,41 +565,50 @@ def explain_cmd(code: str) -> None:
 @click.option("--cache/--no-cache", default=True, show_default=True,
               help="Reuse `orv check`'s results for files git reports unchanged (kept in the .git folder).")
 def boards_cmd(check_only: bool, root: str | None, jobs: int | None, cache: bool) -> None:
-    """Regenerate boards/boards.json (tiers derived from the evidence on record), or --check it."""
+    """Regenerate boards/boards.json (tiers derived from the evidence on record) and boards/keys.json
+    (each file's relation keys, for pull-request checks on a fresh runner), or --check them."""
     from validator.atomic import write_atomic
+    from validator.boards.keyfile import fresh_keys, read_committed_keys
     from validator.boards.regenerate import first_difference, read_committed, regenerate
     from validator.diagnostics import Severity
     from validator.engine import analyse, find_root
     from validator.errors import HistoryError
     from validator.load.pipeline import default_jobs
-    from validator.registry import BOARDS_PATH
+    from validator.registry import BOARDS_PATH, KEYS_PATH
 
     root = os.path.abspath(root) if root else find_root(".")
     analysis = analyse(root, jobs=jobs or default_jobs(), cache=cache)  # the same loading as `orv check`
     try:
-        fresh = regenerate(analysis)
+        fresh = {BOARDS_PATH: regenerate(analysis), KEYS_PATH: fresh_keys(analysis.snapshot)}
     except HistoryError as exc:
         click.echo(f"orv: {exc.message}\n    hint: {exc.hint}", err=True)
         sys.exit(EXIT_USAGE)
-    committed = read_committed(root)
+    committed = {BOARDS_PATH: read_committed(root), KEYS_PATH: read_committed_keys(root)}
     if check_only:
-        if committed is None:
-            click.echo(f"{BOARDS_PATH} is missing; run `orv boards`")
+        stale = False
+        for path, data in fresh.items():
+            if committed[path] is None:
+                click.echo(f"{path} is missing; run `orv boards`")
+                stale = True
+                continue
+            diff = first_difference(committed[path], data)
+            if diff is not None:
+                click.echo(f"{path}:{diff[0]}: out of date (committed `{diff[1]}`, regenerated `{diff[2]}`); "
+                           "run `orv boards`")
+                stale = True
+            else:
+                click.echo(f"{path} is up to date")
+        if stale:
             sys.exit(EXIT_FINDINGS)
-        diff = first_difference(committed, fresh)
-        if diff is not None:
-            click.echo(f"{BOARDS_PATH}:{diff[0]}: out of date (committed `{diff[1]}`, regenerated `{diff[2]}`); "
-                       "run `orv boards`")
-            sys.exit(EXIT_FINDINGS)
-        click.echo(f"{BOARDS_PATH} is up to date")
         return
     errors = sum(1 for d in analysis.diagnostics if d.severity is Severity.ERROR)
     if errors:
         click.echo(f"orv: note: the registry has {errors} error(s) (`orv check` lists them); "
                    "recipes that fail their schema are left off the boards", err=True)
-    if committed != fresh:
-        write_atomic(os.path.join(root, BOARDS_PATH), fresh)
-    click.echo(f"{BOARDS_PATH} {'written' if committed != fresh else 'unchanged'}")
+    for path, data in fresh.items():
+        if committed[path] != data:
+            write_atomic(os.path.join(root, path), data)
+        click.echo(f"{path} {'written' if committed[path] != data else 'unchanged'}")
 
 
 @cli.command("site")

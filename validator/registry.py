@@ -29,6 +29,8 @@ CATALOG_FILES = {
     "catalog/starting-points.yaml": "catalog-starting-points",
 }
 BOARDS_PATH = "boards/boards.json"
+KEYS_PATH = "boards/keys.json"  # each file's relation keys, published with the boards (boards/keyfile.py)
+GENERATED_FILES = (BOARDS_PATH, KEYS_PATH)  # written by `orv boards` on main, never by hand
 SIGNERS_PATH = "measurers/allowed_signers"  # OpenSSH allowed_signers: the registered measurers (signing.py)
 _RECIPE_PATH = re.compile(r"^recipes/(training|inference)/([^/]+)/([^/]+)\.ya?ml$")
 _RUN_PATH = re.compile(r"^runs/([0-9a-f]{2})/([0-9a-f]{64})\.json$")
@@ -41,6 +43,8 @@ def classify(rel: str) -> str | None:
         return CATALOG_FILES[rel]
     if rel == BOARDS_PATH:
         return "boards"
+    if rel == KEYS_PATH:
+        return "boards-keys"
     if rel == SIGNERS_PATH:
         return "measurers"
     m = _RECIPE_PATH.match(rel)

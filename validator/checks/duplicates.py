@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
-from typing import Any, Iterable, Iterator, TypeVar
-
-import orjson
+from typing import Iterable, Iterator, TypeVar
 
 from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
-from validator.models import Recipe, TrainingRecipe
+from validator.models import Recipe
 from validator.registry import Snapshot
+from validator.relations import copied_claim_key, identity
 
 E, W = Severity.ERROR, Severity.WARNING
 K = TypeVar("K")
@@ -24,42 +22,6 @@ def _groups(items: Iterable[tuple[K, V]]) -> list[list[V]]:
     for key, value in items:
         by_key[key].append(value)
     return [group for group in by_key.values() if len(group) > 1]
-
-
-def _canonical(value: Any) -> str:
-    """One comparable string per value: sorted keys. orjson (~10x json.dumps, which runs 40,000
-    times on a 10,000-recipe registry); json for what orjson refuses (integers beyond 64 bits)."""
-    try:
-        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS, default=str).decode()
-    except orjson.JSONEncodeError:
-        return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
-
-
-def _software(recipe: Recipe) -> str:
-    return _canonical({role: c.model_dump(exclude_none=True, exclude_defaults=True)
-                       for role, c in recipe.software.items()})
-
-
-def identity(recipe: Recipe) -> str:
-    """What makes two recipes the same configuration (SPEC §6 ORV3xx), as one comparable string.
-
-    kind, model (and checkpoint), quant, hardware gpu and count, the software with its pins,
-    the layout or serving settings, the tuning, and for training the workload. Claims, author,
-    dates, notes and runs are not part of it: they are evidence about the configuration.
-    Defaults are filled in (a layout without `vpp` equals one with `vpp: 1`) and recompute scopes
-    compared as sets, so spelling differences do not hide a duplicate.
-    """
-    fields: dict[str, Any] = {"kind": recipe.kind, "model": recipe.model,
-                              "hardware": recipe.hardware.model_dump(), "software": _software(recipe)}
-    if isinstance(recipe, TrainingRecipe):
-        tuning = recipe.tuning.model_dump(exclude_none=True) if recipe.tuning else {}
-        if isinstance(tuning.get("recompute"), dict):
-            tuning["recompute"]["scope"] = sorted(tuning["recompute"].get("scope", ()))
-        fields.update(workload=recipe.workload, layout=recipe.layout.model_dump(), tuning=tuning)
-    else:
-        fields.update(checkpoint=recipe.checkpoint, quant=recipe.quant,
-                      serving=recipe.serving.model_dump(exclude_none=True))
-    return _canonical(fields)
 
 
 @check("ORV301", E, "duplicate recipe id", related_by="i")
@@ -102,13 +64,6 @@ def duplicate_identity(snapshot: Snapshot) -> Iterator[Finding]:
             yield Finding(entry.path, f"`{entry.id}` has the same configuration as `{first.id}` ({first.path})",
                           f"merge it into {first.path}: list this recipe's runs under its `runs:` and delete "
                           "this file; or record in a field what sets the two apart", at=("id",))
-
-
-def copied_claim_key(recipe: Recipe) -> str:
-    """Everything but the GPU count: same model, quant/workload, GPU, software and claimed figures."""
-    variant = recipe.workload if isinstance(recipe, TrainingRecipe) else recipe.quant
-    return _canonical([recipe.kind, recipe.model, variant, recipe.hardware.gpu, _software(recipe),
-                       recipe.claimed.model_dump(exclude_none=True)])
 
 
 def _claim_text(recipe: Recipe) -> str:

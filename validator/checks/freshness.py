@@ -1,4 +1,4 @@
-"""ORV7xx: boards/boards.json must equal a fresh regeneration (validator/boards/regenerate.py makes one)."""
+"""ORV7xx: boards/boards.json and boards/keys.json must equal a fresh regeneration (validator/boards/)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Iterator, Optional
 
 from validator.boards.build import render
+from validator.boards.keyfile import fresh_keys, read_committed_keys
 from validator.boards.regenerate import (
     committed_stamp,
     first_difference,
@@ -17,13 +18,13 @@ from validator.boards.regenerate import (
 from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
 from validator.errors import HistoryError
-from validator.registry import BOARDS_PATH, Analysis
+from validator.registry import BOARDS_PATH, KEYS_PATH, Analysis
 
 # One wording everywhere (ORV606/ORV609, docs/pull-requests.md, README): the boards are main's
 # business. These checks run only under `orv check --boards`, which main's boards workflow runs.
-BOARDS_HINT = ("on main, run `orv boards` once the data is committed and commit boards/boards.json on its own "
-               "(the boards workflow does this after every merge); on a pull request branch, leave the file "
-               "as main has it; never edit it by hand (docs/boards.md)")
+BOARDS_HINT = ("on main, run `orv boards` once the data is committed and commit boards/boards.json and "
+               "boards/keys.json on their own (the boards workflow does this after every merge); on a pull "
+               "request branch, leave them as main has them; never edit them by hand (docs/boards.md)")
 
 
 @dataclass(frozen=True)
@@ -108,3 +109,29 @@ def boards_stamp_behind(analysis: Analysis) -> Iterator[Finding]:
         old, new = result.stamp_behind
         yield Finding(BOARDS_PATH, f"boards name data commit {old[:12]}; the newest data commit is {new[:12]}",
                       BOARDS_HINT, line=1, col=1)
+
+
+@check("ORV703", Severity.ERROR, "key file out of date", scope="boards")
+def keys_out_of_date(analysis: Analysis) -> Iterator[Finding]:
+    """boards/keys.json differs from a fresh regeneration.
+
+    `orv boards` writes boards/keys.json beside the boards: each recipe's and run file's relation
+    keys by content (its id, configuration, claims, references, a run's sample fingerprint), named
+    by the file's git blob id and stamped with the orv and catalog that made them. The pull-request
+    gate reads the merge base's copy to find which files a change can affect without loading the
+    whole registry on a fresh runner (docs/pull-requests.md). An entry for a changed file, or a file
+    stamped by another orv, is simply not used; a *wrong* entry for an unchanged file could hide a
+    neighbour, so on main the file must equal a regeneration. Like the boards, it is main's
+    business: run `orv boards` on main and commit both files (the boards workflow does). A registry
+    without the file is allowed: pull-request checks then load every file to find the keys.
+    """
+    root = analysis.snapshot.root
+    committed = read_committed_keys(root)
+    if committed is None:
+        return
+    fresh = analysis.snapshot.memo("fresh-keys", lambda: fresh_keys(analysis.snapshot))
+    difference = first_difference(committed, fresh)
+    if difference is not None:
+        line, old, new = difference
+        yield Finding(KEYS_PATH, f"boards/keys.json differs from a fresh regeneration at line {line}: "
+                                 f"committed `{old}`, regenerated `{new}`", BOARDS_HINT, line=line, col=1)

@@ -11,6 +11,7 @@ from validator.diagnostics import Severity
 from validator.evidence import CLAIM_TOLERANCE, claim_gaps, mismatches
 from validator.hashing import RUN_REF, canonical_bytes, content_address, run_path
 from validator.registry import Catalog, RecipeEntry, RunFile, Snapshot, misplaced_run
+from validator.relations import raw_references
 from validator.science.throughput import relative_gap
 
 E = Severity.ERROR
@@ -144,21 +145,6 @@ def _percent(gap: float) -> str:
 
 
 # --------------------------------------------------------------------------- registry: runs vs recipes
-
-
-def raw_references(entry: RecipeEntry) -> list[tuple[int, str]]:
-    """(index in runs, digest) for every well-formed reference, even in a recipe that fails its schema."""
-    if entry.recipe is not None:
-        return list(enumerate(entry.recipe.run_digests))
-    runs = entry.doc.data.get("runs") if isinstance(entry.doc.data, dict) else None
-    if not isinstance(runs, list):
-        return []
-    out = []
-    for i, ref in enumerate(runs):
-        m = RUN_REF.match(ref) if isinstance(ref, str) else None
-        if m:
-            out.append((i, m.group(1)))
-    return out
 
 
 def _misplaced_by_digest(snapshot: Snapshot) -> dict[str, str]:

@@ -14,6 +14,7 @@ from validator.git import ADDED, DELETED, MODE_SUBMODULE, MODE_SYMLINK, FileChan
 from validator.load.documents import decode_utf8, parse_yaml
 from validator.pr.change import Change
 from validator.registry import (
+    GENERATED_FILES,
     REGISTRY_DIRS,
     SIGNERS_PATH,
     classify,
@@ -302,7 +303,6 @@ def provenance_is_written_by_import_only(change: Change) -> Iterator[Finding]:
                           line=1, col=1)
 
 
-BOARDS_FILE = "boards/boards.json"
 # Files that configure a contributor's own tools, not the registry or the gate: never findings.
 TOOL_CONFIG_FILES = (".pre-commit-config.yaml",)
 
@@ -316,12 +316,13 @@ def outside_contributions_need_review(change: Change) -> Iterator[Finding]:
 
     Contributors: keep recipes and run files in a pull request of their own. A change to the
     validator, the schemas or the workflows means this check ran the pull request's own version of
-    them. boards/boards.json is not this check's: changing it is an error (ORV609). A
+    them. The generated boards/boards.json and boards/keys.json are not this check's: changing
+    them is an error (ORV609). A
     `.pre-commit-config.yaml` configures a contributor's own hooks and is not reported.
     """
     for c in change.files:
         top = c.path.split("/", 1)[0]
-        if (top in CONTRIBUTION_DIRS or c.path in (SIGNERS_PATH, BOARDS_FILE, *TOOL_CONFIG_FILES)
+        if (top in CONTRIBUTION_DIRS or c.path in (SIGNERS_PATH, *GENERATED_FILES, *TOOL_CONFIG_FILES)
                 or _layout_problem(change, c) is not None):
             continue  # recipes and runs are what the gate judges; ORV604, ORV607 and ORV609 judge the rest
         message, hint = _review_reason(c, change.base_ref)
@@ -343,21 +344,22 @@ def _review_reason(c: FileChange, base_ref: str) -> tuple[str, str]:
 @check("ORV609", E, "boards file changed by a pull request", scope="pr")
 def boards_are_mains_business(change: Change) -> Iterator[Finding]:
     """
-    A pull request adds, edits or deletes boards/boards.json. The boards are what the public
-    leaderboard shows, and they are generated: main's boards workflow regenerates them from the
-    merged recipes and run files after every merge. A hand-edited file (a tier raised from T0 to
-    T3, a rank moved) would be published as it is until the next regeneration, so the gate fails
-    the pull request.
+    A pull request adds, edits or deletes boards/boards.json or boards/keys.json. The boards are
+    what the public leaderboard shows, and the key file tells the gate which files a change can
+    affect; both are generated: main's boards workflow regenerates them from the merged recipes
+    and run files after every merge. A hand-edited boards file (a tier raised from T0 to T3, a rank
+    moved) would be published as it is until the next regeneration, so the gate fails the pull
+    request. (The gate never reads a pull request's own key file: it reads the merge base's.)
 
-    Drop the change: `git checkout <base> -- boards/boards.json` and commit. Nothing is lost: the
-    job summary shows how the boards will change once the pull request is merged. Running
-    `orv boards` on a branch is never needed; plain `orv check` does not compare the boards.
+    Drop the change: `git checkout <base> -- boards/` and commit. Nothing is lost: the job summary
+    shows how the boards will change once the pull request is merged. Running `orv boards` on a
+    branch is never needed; plain `orv check` does not compare the boards.
     """
     for c in change.files:
-        if c.path != BOARDS_FILE:
+        if c.path not in GENERATED_FILES:
             continue
-        undo = (f"git checkout {change.base_ref} -- {BOARDS_FILE}" if c.present_at_base else f"git rm {BOARDS_FILE}")
-        yield Finding(c.path, f"this pull request {_verb(c)} {BOARDS_FILE}, which main's boards workflow "
+        undo = f"git checkout {change.base_ref} -- {c.path}" if c.present_at_base else f"git rm {c.path}"
+        yield Finding(c.path, f"this pull request {_verb(c)} {c.path}, which main's boards workflow "
                               "generates after every merge",
                       f"drop the change (`{undo}`); the job summary shows how the boards will change",
                       line=1, col=1)

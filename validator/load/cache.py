@@ -49,8 +49,9 @@ class BlobCache:
         _write(self.path, self.fresh)
 
 
-def _key(root: str) -> str:
-    """Everything a per-file result depends on besides the file: orv's code, schemas, catalog."""
+def derivation_key(root: str) -> str:
+    """Everything a per-file result depends on besides the file: orv's code, schemas, catalog.
+    Also the stamp of the committed key file (validator/pr/keyfile.py)."""
     digest = hashlib.sha256(CACHE_VERSION.encode())
     package = Path(__file__).resolve().parent.parent  # the whole validator package, not only load/
     sources = sorted(package.rglob("*.py"))
@@ -80,7 +81,7 @@ class Store:
 def open_store(root: str) -> Store:
     """The store of the repository whose top level is root; inert outside git or for a sub-folder registry."""
     git_dir = git_dir_of_top_level(root)
-    return Store(Path(git_dir) / "orv", _key(root)) if git_dir is not None else Store()
+    return Store(Path(git_dir) / "orv", derivation_key(root)) if git_dir is not None else Store()
 
 
 def open_cache(root: str, store: Store) -> BlobCache:

@@ -4,8 +4,10 @@ A pull request fails only for what it introduces (base.py), and only the files r
 change can be judged differently before and after it (neighbourhood.py says why). So this path:
 
   1. asks git what changed since the merge base, and for the base tree's file list and blob ids;
-  2. finds each recipe's relation keys in the key index (cache.py), keyed by path and blob id;
-     recipes the index lacks are loaded once and added to it;
+  2. finds each file's relation keys in the local key index (cache.py), keyed by path and blob
+     id, else in the merge base's published boards/keys.json (boards/keyfile.py: what makes a
+     fresh runner's check proportional to the change); files neither has are loaded once and
+     added to the local index;
   3. loads the neighbourhood — changed files in both versions plus the files sharing keys with
      them — and runs the same registry checks on it as it is and as it was;
   4. counts the findings the first has and the second lacks, plus the pull-request rules.
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from validator.boards.keyfile import Published, read_keys
 from validator.checks import by_scope
 from validator.checks.collect import Collector
 from validator.diagnostics import Result
@@ -34,7 +37,7 @@ from validator.evaluation import (
 )
 from validator.git import MODE_SUBMODULE, MODE_SYMLINK, Diff, FileChange, diff
 from validator.hashing import run_path
-from validator.load.cache import KeyIndex, Store, open_index, open_store
+from validator.load.cache import KeyIndex, Store, derivation_key, open_index, open_store
 from validator.load.documents import Document
 from validator.load.pipeline import (
     LOADABLE,
@@ -45,9 +48,11 @@ from validator.load.pipeline import (
 )
 from validator.pr.base import load_at_base, subtract_base
 from validator.pr.change import on_snapshot
-from validator.pr.neighbourhood import Keys, keys_of, neighbourhood, path_keys
+from validator.pr.neighbourhood import neighbourhood
+from validator.relations import Keys, keys_of, path_keys
 from validator.registry import (
     CATALOG_FILES,
+    KEYS_PATH,
     REGISTRY_DIRS,
     SIGNERS_PATH,
     Catalog,
@@ -80,7 +85,8 @@ def evaluate_change(config: Config) -> Evaluation | None:
     index = open_index(store)
 
     loader.load_changed(changed, change)
-    base_keys = _base_keys(base_files, changed, index, loader)
+    published = read_keys(change.base.read(KEYS_PATH), derivation_key(root)) if KEYS_PATH in base_files else {}
+    base_keys = _base_keys(base_files, changed, index, published, loader)
     head_keys = {rel: _keys(rel, loader.head.get(rel)) for rel, c in changed.items() if c.present_at_head}
     near = neighbourhood(base_keys, head_keys, changed)
     # the measurers file decides every signature (ORV222, T3): it is part of any neighbourhood
@@ -143,9 +149,10 @@ class _Loader:
 
 
 def _base_keys(base_files: dict[str, tuple[int, str]], changed: dict[str, FileChange], index: KeyIndex,
-               loader: _Loader) -> dict[str, Keys]:
-    """Every base file's keys: from the index, else from its path, loading it if it is a recipe or
-    run file (and remembering them)."""
+               published: Published, loader: _Loader) -> dict[str, Keys]:
+    """Every base file's keys: from the local index, else from the base's published key file
+    (boards/keyfile.py), else from its path, loading it if it is a recipe or run file (and
+    remembering them)."""
     keys: dict[str, Keys] = {}
     missing: list[str] = []
     for rel, (mode, blob) in base_files.items():
@@ -157,6 +164,10 @@ def _base_keys(base_files: dict[str, tuple[int, str]], changed: dict[str, FileCh
             keys[rel] = found
             continue
         kind = classify(rel)
+        entry = published.get(rel)
+        if entry is not None and entry[0] == blob and mode != MODE_SYMLINK:
+            keys[rel] = path_keys(rel, kind) + entry[1]
+            continue
         # recipes and run files have keys by content (a run's sample fingerprint, ORV304)
         if kind in ("recipe-training", "recipe-inference", "run") and mode != MODE_SYMLINK:
             missing.append(rel)
