@@ -158,20 +158,30 @@ def git(root: Path, *args: str) -> None:
 
 
 def commit_with_boards(root: Path) -> None:
-    """Commit the data, then boards/boards.json generated from it (two commits, as the workflow on main)."""
+    """Commit the data, then boards/ generated from it (two commits, as the workflow on main)."""
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "data")
+    refresh_boards(root)
+
+
+def refresh_boards(root: Path) -> None:
+    """Regenerate boards/ with the orv being measured and commit them if they changed, as main's
+    boards workflow does after a merge: boards/keys.json is stamped with orv's code, and a gate
+    never trusts keys made by another orv (validator/boards/keyfile.py)."""
     subprocess.run([sys.executable, "-m", "validator", "boards", "--root", str(root), "--no-cache"], cwd=REPO,
                    check=True, stdout=subprocess.DEVNULL)
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "boards")
+    if subprocess.run([*GIT, "status", "--porcelain", "--", "boards"], cwd=root, check=True,
+                      capture_output=True).stdout:
+        git(root, "add", "-A")
+        git(root, "commit", "-q", "-m", "boards")
 
 
 def generate(root: Path, n: int, seed: int = 20261202) -> Path:
     marker = root / ".generated"
     stamp = f"{GENERATOR_VERSION} {n} {seed}\n"
     if marker.exists() and marker.read_text() == stamp:
+        refresh_boards(root)  # the same data; the orv measured may be another
         return root
     if root.exists():
         shutil.rmtree(root)
