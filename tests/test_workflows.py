@@ -25,6 +25,7 @@ from tests.testing.registry import write
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
+EXAMPLES = sorted((ROOT / "docs" / "examples").glob("*.yml"))  # documented, not run: held to the same rules
 ACTION = ROOT / "action.yml"
 HOOKS = ROOT / ".pre-commit-hooks.yaml"
 PINNED = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_./-]+@[0-9a-f]{40}$")
@@ -51,7 +52,8 @@ def test_there_are_three_workflows() -> None:
 @pytest.mark.parametrize("schema, files", [
     ("vendor.github-actions", [ACTION]),
     ("vendor.github-workflows", WORKFLOWS),
-], ids=["action", "workflows"])
+    ("vendor.github-workflows", EXAMPLES),
+], ids=["action", "workflows", "examples"])
 def test_files_validate_against_the_public_github_schemas(schema: str, files: list[Path]) -> None:
     require_tool(shutil.which("check-jsonschema") is not None or _importable("check_jsonschema"), "check-jsonschema")
     done = subprocess.run([sys.executable, "-m", "check_jsonschema", "--builtin-schema", schema,
@@ -93,6 +95,11 @@ def test_zizmor_reports_nothing_for_the_repository() -> None:
     assert findings == [], [(f["ident"], f["locations"][0]["symbolic"]["key"]) for f in findings]
 
 
+def test_zizmor_reports_nothing_for_the_example_workflows() -> None:
+    findings = _zizmor_findings(*map(str, EXAMPLES))
+    assert EXAMPLES and findings == [], [(f["ident"], f["locations"][0]["symbolic"]["key"]) for f in findings]
+
+
 def test_zizmor_would_catch_an_injection(tmp_path: Path) -> None:
     bad = tmp_path / ".github" / "workflows" / "bad.yml"
     bad.parent.mkdir(parents=True)
@@ -115,7 +122,7 @@ def _triggers(document: Any) -> Any:
     return document.get("on", document.get(True))  # YAML 1.1 reads a bare `on:` key as True
 
 
-@pytest.mark.parametrize("path", WORKFLOWS + [ACTION], ids=lambda p: p.name)
+@pytest.mark.parametrize("path", WORKFLOWS + EXAMPLES + [ACTION], ids=lambda p: p.name)
 def test_no_expression_inside_run_scripts_and_every_action_pinned(path: Path) -> None:
     document = load(path)
     for step in _steps(document):

@@ -30,40 +30,65 @@ def cli() -> None:
     """orv — the OpenRecipes validator."""
 
 
+# Options `orv check` and `orv merge-results` share: one declaration each, so they cannot drift apart.
+_FORMAT = click.option("--format", "fmt", type=click.Choice(["text", "json", "github", "sarif"]), default=None,
+                       help="Output format (default: text; github when GITHUB_ACTIONS=true).")
+_WAIVE = click.option("--waive", multiple=True, metavar="CODE", help="Waive one rule for this run (maintainers only).")
+_ROOT = click.option("--root", type=click.Path(file_okay=False, exists=True), default=None,
+                     help="Registry root (default: found from PATHS or the current folder).")
+_SUMMARY = click.option("--summary", "summary_file", type=click.Path(dir_okay=False), default=None,
+                        help="Append a Markdown report (findings, waivers, board changes) to FILE, e.g. "
+                             "$GITHUB_STEP_SUMMARY.")
+_OUTPUTS = click.option("--github-output", "outputs_file", type=click.Path(dir_okay=False), default=None,
+                        help="Append name=value outputs (errors, warnings, tiers of new entries) to FILE, e.g. "
+                             "$GITHUB_OUTPUT.")
+_BOARDS = click.option("--boards", "with_boards", is_flag=True,
+                       help="Also compare boards/boards.json with a fresh regeneration (ORV7xx). Main's business: "
+                            "the boards workflow runs it; a contributor's branch never needs it.")
+_DISPLAY = (
+    click.option("--severity", "least", type=click.Choice(["error", "warning", "notice"]), default="notice",
+                 show_default=True, help="Show findings of this severity and above (the exit status still counts "
+                                         "every error)."),
+    click.option("--quiet", "-q", is_flag=True, help="Print errors and the summary line only."),
+    click.option("--statistics", is_flag=True, help="Print one line per code (count, severity, title) instead of "
+                                                    "each finding."),
+    click.option("--show-all", is_flag=True,
+                 help="List every finding on legacy-imported entries (default: one line per code with the count)."),
+    click.option("--color", "color_choice", type=click.Choice(["auto", "always", "never"]), default="auto",
+                 show_default=True, help="Colour the text output. auto: on a terminal, unless NO_COLOR is set; "
+                                         "FORCE_COLOR forces it."),
+)
+
+
+def _display_options(func: Any) -> Any:
+    for option in reversed(_DISPLAY):
+        func = option(func)
+    return func
+
+
 @cli.command("check", epilog=EXIT_CODES_HELP)
 @click.argument("paths", nargs=-1, type=click.Path(exists=True))
 @click.option("--base", metavar="REF", help="Apply the pull-request rules against the merge base with REF.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "github", "sarif"]), default=None,
-              help="Output format (default: text; github when GITHUB_ACTIONS=true).")
-@click.option("--waive", multiple=True, metavar="CODE", help="Waive one rule for this run (maintainers only).")
-@click.option("--root", type=click.Path(file_okay=False, exists=True), default=None,
-              help="Registry root (default: found from PATHS or the current folder).")
+@_FORMAT
+@_WAIVE
+@_ROOT
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
               help="Processes for loading files (default: usable cores).")
 @click.option("--cache/--no-cache", default=True, show_default=True,
               help="Reuse results for files git reports unchanged (kept in the .git folder).")
-@click.option("--summary", "summary_file", type=click.Path(dir_okay=False), default=None,
-              help="Append a Markdown report (findings, waivers, board changes) to FILE, e.g. $GITHUB_STEP_SUMMARY.")
-@click.option("--github-output", "outputs_file", type=click.Path(dir_okay=False), default=None,
-              help="Append name=value outputs (errors, warnings, tiers of new entries) to FILE, e.g. $GITHUB_OUTPUT.")
-@click.option("--boards", "with_boards", is_flag=True,
-              help="Also compare boards/boards.json with a fresh regeneration (ORV7xx). Main's business: the "
-                   "boards workflow runs it; a contributor's branch never needs it.")
-@click.option("--severity", "least", type=click.Choice(["error", "warning", "notice"]), default="notice",
-              show_default=True, help="Show findings of this severity and above (the exit status still counts every "
-                                      "error).")
-@click.option("--quiet", "-q", is_flag=True, help="Print errors and the summary line only.")
-@click.option("--statistics", is_flag=True, help="Print one line per code (count, severity, title) instead of "
-                                                 "each finding.")
-@click.option("--show-all", is_flag=True,
-              help="List every finding on legacy-imported entries (default: one line per code with the count).")
-@click.option("--color", "color_choice", type=click.Choice(["auto", "always", "never"]), default="auto",
-              show_default=True, help="Colour the text output. auto: on a terminal, unless NO_COLOR is set; "
-                                      "FORCE_COLOR forces it.")
+@_SUMMARY
+@_OUTPUTS
+@_BOARDS
+@_display_options
+@click.option("--shard", "shard_spec", metavar="K/N", default=None,
+              help="Load only shard K of N of the recipes and run files and write their results to "
+                   "--partial-out; `orv merge-results` checks the rest and reports (docs/scaling.md).")
+@click.option("--partial-out", type=click.Path(dir_okay=False), default=None,
+              help="With --shard: where to write the partial result (default: ./orv-shard-K-of-N.partial).")
 def check_cmd(paths: tuple[str, ...], base: str | None, fmt: str | None, waive: tuple[str, ...],
               root: str | None, jobs: int | None, cache: bool, summary_file: str | None,
               outputs_file: str | None, with_boards: bool, least: str, quiet: bool, statistics: bool,
-              show_all: bool, color_choice: str) -> None:
+              show_all: bool, color_choice: str, shard_spec: str | None, partial_out: str | None) -> None:
     """Check the registry; report findings in PATHS (default: everything).
 
     Plain `orv check` is clean when the change is acceptable as a pull request; stale boards are
@@ -72,17 +97,32 @@ def check_cmd(paths: tuple[str, ...], base: str | None, fmt: str | None, waive: 
     """
     from validator.engine import Config, evaluate, find_root
     from validator.load.pipeline import default_jobs
-    from validator.report import REPORTER_BY_NAME
 
+    if shard_spec is not None:
+        _check_shard(shard_spec, partial_out, root, jobs)
+        return
+    if partial_out is not None:
+        raise click.UsageError("--partial-out goes with --shard K/N")
     if with_boards and base is not None:
         raise click.UsageError("--boards checks main's boards file; a pull request (--base) never changes it")
     root = os.path.abspath(root) if root else find_root(paths[0] if paths else ".")
     rel_paths = tuple(_relative(root, p) for p in paths)
-    reports = summary_file is not None or outputs_file is not None
     evaluation = evaluate(Config(root=root, paths=tuple(p for p in rel_paths if p), base=base,
                                  waive=tuple(w.upper() for w in waive), skip_boards=not with_boards,
                                  jobs=jobs or default_jobs(), progress=_progress_printer(), cache=cache))
-    if reports:
+    _report(evaluation, fmt, summary_file, outputs_file, least, quiet, statistics, show_all, color_choice)
+
+
+def _report(evaluation: Any, fmt: str | None, summary_file: str | None, outputs_file: str | None, least: str,
+            quiet: bool, statistics: bool, show_all: bool, color_choice: str) -> None:
+    """Print an Evaluation as asked (and append the job summary and outputs), then exit with its status."""
+    from validator.checks import all_checks
+    from validator.diagnostics import Result, Severity
+    from validator.registry import imported_paths
+    from validator.report import REPORTER_BY_NAME
+    from validator.report.text import TextOptions, render_with
+
+    if summary_file is not None or outputs_file is not None:
         from validator.report import summary
 
         report = summary.build(evaluation)
@@ -90,11 +130,6 @@ def check_cmd(paths: tuple[str, ...], base: str | None, fmt: str | None, waive: 
             _append(summary_file, summary.render_markdown(report))
         if outputs_file is not None:
             _append(outputs_file, summary.render_outputs(report))
-    from validator.checks import all_checks
-    from validator.diagnostics import Result, Severity
-    from validator.registry import imported_paths
-    from validator.report.text import TextOptions, render_with
-
     result = evaluation.result
     threshold = Severity.ERROR if quiet else Severity(least)
     if (fmt or _default_format()) == "text":
@@ -108,6 +143,69 @@ def check_cmd(paths: tuple[str, ...], base: str | None, fmt: str | None, waive: 
                        result.files_checked, result.notes)
         click.echo(REPORTER_BY_NAME[fmt or _default_format()](shown), nl=False)
     sys.exit(result.exit_code)
+
+
+# What a shard never takes: it reports nothing (the merge does) and checks the whole tree.
+_MERGE_ONLY = ("paths", "base", "fmt", "waive", "summary_file", "outputs_file", "with_boards", "least", "quiet",
+               "statistics", "show_all", "color_choice")
+
+
+def _check_shard(spec: str, partial_out: str | None, root: str | None, jobs: int | None) -> None:
+    from click.core import ParameterSource
+
+    from validator.engine import find_root
+    from validator.load.pipeline import default_jobs
+    from validator.registry import REGISTRY_DIRS
+    from validator.shard import check_shard, default_partial_path, parse_shard
+
+    ctx = click.get_current_context()
+    for param in ctx.command.params:
+        if param.name in _MERGE_ONLY and ctx.get_parameter_source(param.name) is ParameterSource.COMMANDLINE:
+            what = "PATHS" if param.name == "paths" else param.opts[0]
+            raise click.UsageError(f"{what} does not go with --shard: a shard checks every file of its part and "
+                                   "reports nothing; give the reporting options to `orv merge-results`")
+    shard = parse_shard(spec)
+    root = os.path.abspath(root) if root else find_root(".")
+    out = os.path.abspath(partial_out or default_partial_path(shard))
+    inside = os.path.relpath(out, root).replace(os.sep, "/")
+    if inside.split("/")[0] in REGISTRY_DIRS:
+        raise click.UsageError(f"--partial-out {partial_out or out}: inside the registry's {inside.split('/')[0]}/ "
+                               "folder, it would become part of the tree being checked; write it elsewhere")
+    try:
+        written = check_shard(root, shard, out, jobs or default_jobs(), _progress_printer())
+    except OSError as exc:
+        raise click.UsageError(f"--partial-out {out}: cannot write: {exc.strerror}") from None
+    click.echo(f"orv: shard {shard}: {written.files:,} recipe and run files loaded, {written.findings:,} finding(s) "
+               f"among them; partial result written to {written.path} ({written.size:,} bytes). "
+               "`orv merge-results` checks the rest and reports.")
+
+
+@cli.command("merge-results", epilog=EXIT_CODES_HELP)
+@click.argument("partials", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@_FORMAT
+@_WAIVE
+@_ROOT
+@_SUMMARY
+@_OUTPUTS
+@_BOARDS
+@_display_options
+def merge_results_cmd(partials: tuple[str, ...], fmt: str | None, waive: tuple[str, ...], root: str | None,
+                      summary_file: str | None, outputs_file: str | None, with_boards: bool, least: str,
+                      quiet: bool, statistics: bool, show_all: bool, color_choice: str) -> None:
+    """Combine the partial results of `orv check --shard K/N` (every K of one N) and report once.
+
+    Refuses partials from another orv, another registry tree or an incomplete set (exit 2). Loads the
+    catalog, runs the registry checks (ids, identities, references, tiers; the boards with --boards)
+    on the merged results and reports exactly as `orv check` on one machine would (docs/scaling.md).
+    """
+    from validator.engine import Config, evaluate_loaded, find_root
+    from validator.shard import merge
+
+    root = os.path.abspath(root) if root else find_root(".")
+    loaded = merge(root, partials)
+    evaluation = evaluate_loaded(Config(root=root, waive=tuple(w.upper() for w in waive),
+                                        skip_boards=not with_boards), loaded)
+    _report(evaluation, fmt, summary_file, outputs_file, least, quiet, statistics, show_all, color_choice)
 
 
 def _use_color(choice: str) -> bool:

@@ -20,17 +20,19 @@ from validator.evaluation import (
     apply_options,
     check_tree,
     check_waivers,
+    run_registry_checks,
     sorted_unique,
     waiver_notes,
 )
 from validator.load.cache import Store, open_store
+from validator.load.pipeline import Loaded, assemble_loaded
 from validator.pr.base import introduced
 from validator.pr.change import Change, compare
 from validator.pr.incremental import evaluate_change
 from validator.pr.neighbourhood import index_keys
 from validator.registry import Analysis, Snapshot
 
-__all__ = ["Analysis", "Config", "Evaluation", "analyse", "evaluate", "find_root", "run"]
+__all__ = ["Analysis", "Config", "Evaluation", "analyse", "evaluate", "evaluate_loaded", "find_root", "run"]
 
 
 def find_root(start: str) -> str:
@@ -65,6 +67,22 @@ def evaluate(config: Config) -> Evaluation:
             return evaluation
     out = Collector()
     snapshot = _check_everything(config.root, out, config.jobs, config.cache, config)
+    return _conclude(config, snapshot, out)
+
+
+def evaluate_loaded(config: Config, loaded: Loaded) -> Evaluation:
+    """The full check of a tree whose per-file work was done elsewhere (`orv merge-results` puts the
+    shards' results together, validator/shard.py): the same registry and boards checks, the same options."""
+    if config.base is not None:
+        raise UsageError("merged shard results are a full check; a pull request (--base) is checked in one process")
+    check_waivers(config.waive)
+    out = Collector()
+    snapshot = run_registry_checks(assemble_loaded(config.root, loaded, out), out)
+    return _conclude(config, snapshot, out)
+
+
+def _conclude(config: Config, snapshot: Snapshot, out: Collector) -> Evaluation:
+    """Pull-request and boards checks on a checked snapshot, then waivers and path filters."""
     documents = dict(snapshot.documents)
     change: Change | None = None
     if config.base is not None:

@@ -49,15 +49,18 @@ class BlobCache:
         _write(self.path, self.fresh)
 
 
+def code_files() -> list[Path]:
+    """orv's own sources and schemas: what every result depends on besides the registry."""
+    package = Path(__file__).resolve().parent.parent  # the whole validator package, not only load/
+    return sorted(package.rglob("*.py")) + sorted(Path(str(schema_dir())).glob("*.json"))
+
+
 def derivation_key(root: str) -> str:
     """Everything a per-file result depends on besides the file: orv's code, schemas, catalog.
     Also the stamp of the committed key file (validator/pr/keyfile.py)."""
     digest = hashlib.sha256(CACHE_VERSION.encode())
-    package = Path(__file__).resolve().parent.parent  # the whole validator package, not only load/
-    sources = sorted(package.rglob("*.py"))
-    schemas = sorted(Path(str(schema_dir())).glob("*.json"))
     catalog = sorted(Path(root, "catalog").glob("*.yaml"))
-    for path in (*sources, *schemas, *catalog):
+    for path in (*code_files(), *catalog):
         digest.update(str(path.name).encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:32]

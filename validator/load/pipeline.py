@@ -400,15 +400,21 @@ class Loaded:
     blobs: dict[str, str]  # clean tracked file -> git blob id (empty without the cache)
 
 
+def loadable(root: str, files: list[str]) -> list[str]:
+    """The files whose load is per-file work: recipes and run files. Links are never followed
+    (ORV114 reports them); files with no place are ORV107's."""
+    return [rel for rel in files if classify(rel) in LOADABLE and not os.path.islink(os.path.join(root, rel))]
+
+
 def load_tree(root: str, jobs: int = 1, progress: Callable[[int, int], None] | None = None,
-              store: Store = Store()) -> Loaded:
-    """Load every recipe and run file under root, reusing cached per-file results where git says they hold."""
+              store: Store = Store(), only: Callable[[str], bool] | None = None) -> Loaded:
+    """Load every recipe and run file under root (those `only` keeps: one shard, validator/shard.py),
+    reusing cached per-file results where git says they hold."""
     files = discover(root)
     documents: dict[str, Document] = {}
     catalog_out = Collector()
     catalog, catalog_ok = load_catalog(root, set(files), catalog_out, documents, store)
-    # Links are never followed (ORV114 reports them); files with no place are ORV107's.
-    to_load = [rel for rel in files if classify(rel) in LOADABLE and not os.path.islink(os.path.join(root, rel))]
+    to_load = [rel for rel in loadable(root, files) if only is None or only(rel)]
     cache = open_cache(root, store)
     results: dict[str, FileResult] = {}
     pending = []

@@ -1,0 +1,73 @@
+"""Sharded check vs one process (docs/scaling.md): CPU and wall time of `orv check --no-cache -j1`, of
+every `orv check --shard K/N --no-cache -j1` and of `orv merge-results`, on a registry made by
+bench/generate.py. Checks that the merged report equals the single one. One line of JSON per step.
+
+    python bench/shard.py --root /tmp/reg3k --shards 2 4
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ORV = str(Path(sys.executable).with_name("orv"))
+
+
+def timed(args: list[str]) -> dict:
+    """Run orv once; wall seconds, CPU seconds (user + system), peak RSS, exit code and stdout of that child."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        child = subprocess.Popen([ORV, *args], stdout=out, stderr=err, env={**os.environ, "CI": "1"})
+        _, status, usage = os.wait4(child.pid, 0)
+        wall = time.perf_counter() - start
+        child.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        return {"wall_s": round(wall, 2), "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
+                "peak_mb": round(usage.ru_maxrss / 1024), "exit": child.returncode,
+                "out": out.read().decode(), "err": err.read().decode()[-300:]}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--root", required=True)
+    parser.add_argument("--shards", type=int, nargs="+", default=[2, 4])
+    parser.add_argument("--boards", action="store_true", help="check and merge with --boards")
+    opts = parser.parse_args()
+    boards = ["--boards"] if opts.boards else []
+    single = timed(["check", "--root", opts.root, "--no-cache", "-j1", "--format", "json", *boards])
+    print(json.dumps({"step": "check", **{k: v for k, v in single.items() if k != "out"}}), flush=True)
+    with tempfile.TemporaryDirectory(prefix="orv-shards-") as tmp:
+        for n in opts.shards:
+            shards = []
+            for k in range(1, n + 1):
+                out = os.path.join(tmp, f"{k}-of-{n}.partial")
+                step = timed(["check", "--root", opts.root, "--no-cache", "-j1", "--shard", f"{k}/{n}",
+                              "--partial-out", out])
+                step["partial_mb"] = round(os.path.getsize(out) / 2**20, 1)
+                shards.append(step)
+                print(json.dumps({"step": f"shard {k}/{n}", **{k2: v for k2, v in step.items() if k2 != "out"}}),
+                      flush=True)
+            merged = timed(["merge-results", "--root", opts.root, "--format", "json", *boards,
+                            *(os.path.join(tmp, f"{k}-of-{n}.partial") for k in range(1, n + 1))])
+            same = merged["out"] == single["out"] and merged["exit"] == single["exit"]
+            print(json.dumps({"step": f"merge {n}", "same_as_check": same,
+                              **{k: v for k, v in merged.items() if k != "out"}}), flush=True)
+            print(json.dumps({"n": n, "shards_cpu_s": round(sum(s["cpu_s"] for s in shards), 2),
+                              "shards_wall_sum_s": round(sum(s["wall_s"] for s in shards), 2),
+                              "slowest_shard_wall_s": max(s["wall_s"] for s in shards),
+                              "merge_cpu_s": merged["cpu_s"], "merge_wall_s": merged["wall_s"],
+                              "check_cpu_s": single["cpu_s"], "check_wall_s": single["wall_s"]}), flush=True)
+            if not same:
+                return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,330 @@
+"""`orv check --shard K/N` + `orv merge-results` equal one `orv check` (issue 14, item 5), and the merge
+refuses what it cannot trust: another orv, another tree, a missing, repeated or damaged shard.
+
+The property runs on random registries: golden-case overlays (a finding of nearly every family,
+cross-file ones included) under random recipes and run files from tests/testing/factories.py
+(duplicate ids, shared configurations, claims their runs do not back, orphan and missing runs,
+several measurers), each checked once and then as N = 1, 2, 3 and 7 shards.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.testing.factories import (
+    LAYOUTS,
+    inference_recipe,
+    inference_run,
+    registry_repo,
+    store_run,
+    training_recipe,
+    training_run,
+    write_recipe,
+)
+from tests.testing.git import commit_all
+from tests.testing.registry import CASES, make_registry, write
+from validator import shard
+from validator.cli import main
+
+OVERLAYS = sorted(p for p in CASES.iterdir() if p.is_dir() and not p.name.startswith("_"))
+SPLITS = (1, 2, 3, 7)
+
+
+# --------------------------------------------------------------------------- random registries
+
+@st.composite
+def recipe_plans(draw: st.DrawFn) -> dict[str, Any]:
+    """One random recipe and its runs, as factories build them (ids from a small pool, so they collide)."""
+    rid = draw(st.sampled_from(["a", "b", "c"]))
+    if draw(st.booleans()):
+        recipe = training_recipe(rid, draw(st.sampled_from([1480.4, 1200.0])), layout=dict(
+            LAYOUTS[draw(st.sampled_from(sorted(LAYOUTS)))]))
+        make = training_run
+    else:
+        recipe = inference_recipe(rid, decode=draw(st.sampled_from([40.0, 41.5])),
+                                  gpu=draw(st.sampled_from(["rtx-3090", "h100"])))
+        make = inference_run
+    runs = [make(recipe, None if draw(st.booleans()) else 0.7 * _headline(recipe),
+                 measured_by=draw(st.sampled_from(["alice", "bob"])))
+            for _ in range(draw(st.integers(0, 2)))]
+    return {"recipe": recipe, "runs": runs, "missing_run": draw(st.booleans()) and draw(st.booleans()),
+            "folder": draw(st.sampled_from([None, None, "qwen3.5-122b-a10b"]))}
+
+
+def _headline(recipe: dict[str, Any]) -> float:
+    claimed = recipe["claimed"]
+    return float(claimed.get("tokens_per_s_per_gpu") or claimed["decode_tok_s"])
+
+
+registries = st.fixed_dictionaries({
+    "overlays": st.lists(st.sampled_from(OVERLAYS), max_size=3, unique=True),
+    "recipes": st.lists(recipe_plans(), max_size=4),
+    "orphan": st.booleans(),
+    "stray": st.booleans(),
+})
+
+
+def materialize(plan: dict[str, Any], dest: Path) -> Path:
+    root = make_registry(dest, *plan["overlays"])
+    for item in plan["recipes"]:
+        recipe = dict(item["recipe"], runs=[store_run(root, run) for run in item["runs"]])
+        if item["missing_run"]:
+            recipe["runs"].append("sha256:" + "e" * 64)
+        write_recipe(root, recipe, item["folder"])
+    if plan["orphan"]:
+        store_run(root, training_run(training_recipe("orphan", 999.0)))
+    if plan["stray"]:
+        write(root, "recipes/notes.txt", "not a recipe\n")
+    return root
+
+
+# --------------------------------------------------------------------------- running orv as a user does
+
+def orv(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    capsys.readouterr()
+    code = main(list(args))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def shard_all(capsys: pytest.CaptureFixture[str], root: Path, n: int, folder: Path,
+              *extra: str) -> list[str]:
+    paths = []
+    for k in range(1, n + 1):
+        path = str(folder / f"{k}-of-{n}.partial")
+        code, out, err = orv(capsys, "check", "--root", str(root), "--shard", f"{k}/{n}", "--partial-out", path,
+                             *extra)
+        assert code == 0 and "partial result written" in out, err
+        paths.append(path)
+    return paths
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
+@given(plan=registries)
+def test_merged_shards_report_exactly_what_one_check_reports(tmp_path_factory: pytest.TempPathFactory,
+                                                             capsys: pytest.CaptureFixture[str],
+                                                             plan: dict[str, Any]) -> None:
+    tmp = tmp_path_factory.mktemp("shard")
+    root = materialize(plan, tmp / "registry")
+    single = {fmt: orv(capsys, "check", "--root", str(root), "--no-cache", "--format", fmt, "--color", "never")
+              for fmt in ("text", "json")}
+    assert single["text"][0] in (0, 1), single["text"][2]
+    for n in SPLITS:
+        partials = shard_all(capsys, root, n, tmp / f"n{n}")
+        for fmt in ("text", "json"):
+            merged = orv(capsys, "merge-results", "--root", str(root), "--format", fmt, "--color", "never",
+                         *partials[::-1])  # any order
+            assert merged == single[fmt], (n, fmt)
+
+
+def test_the_generator_reaches_cross_file_findings_and_clean_registries(tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    # guards the property: registries it draws must have findings only the merge can make, and none
+    plan = {"overlays": [CASES / "orv301-duplicate-id"], "orphan": True, "stray": False,
+            "recipes": [{"recipe": training_recipe("a", 1480.4), "runs": [], "missing_run": True, "folder": None}]}
+    code, out, _ = orv(capsys, "check", "--root", str(materialize(plan, tmp_path / "r1")), "--format", "json")
+    codes = {d["code"] for d in json.loads(out)["findings"]}
+    assert code == 1 and {"ORV301", "ORV203", "ORV204"} <= codes
+    clean = {"overlays": [], "orphan": False, "stray": False, "recipes": []}
+    assert orv(capsys, "check", "--root", str(materialize(clean, tmp_path / "r2")))[0] == 0
+
+
+def test_the_boards_and_the_job_summary_merge_too_on_a_git_checkout(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    repo = registry_repo(tmp_path, boards=True)
+    write_recipe(repo, training_recipe("late", 1480.4, layout=dict(LAYOUTS["tp2-pp2-dp2"])))
+    commit_all(repo, "a recipe after the boards: ORV7xx")
+    files = {name: tmp_path / name for name in ("one.md", "merged.md", "one.out", "merged.out")}
+    single = orv(capsys, "check", "--root", str(repo), "--no-cache", "--boards", "--format", "json",
+                 "--summary", str(files["one.md"]), "--github-output", str(files["one.out"]))
+    assert single[0] == 1 and '"ORV7' in single[1]
+    partials = shard_all(capsys, repo, 3, tmp_path / "p")
+    merged = orv(capsys, "merge-results", "--root", str(repo), "--boards", "--format", "json",
+                 "--summary", str(files["merged.md"]), "--github-output", str(files["merged.out"]), *partials)
+    assert merged == single
+    assert files["merged.md"].read_text() == files["one.md"].read_text()
+    assert files["merged.out"].read_text() == files["one.out"].read_text()
+    # git vouches for committed files; an edit it has not seen committed still changes the tree
+    recipe = repo / "recipes" / "training" / "qwen3.8-27b" / "late.yaml"
+    recipe.write_text(recipe.read_text().replace("1480.4", "1480.5"))
+    assert "another registry tree" in refused(capsys, "merge-results", "--root", str(repo), *partials)
+
+
+# --------------------------------------------------------------------------- the partition
+
+paths = st.lists(st.one_of(
+    st.builds(lambda h: f"runs/{h[:2]}/{h}.json", st.text("0123456789abcdef", min_size=64, max_size=64)),
+    st.builds(lambda m, i: f"recipes/training/{m}/{i}.yaml", st.sampled_from(["qwen3.8-27b", "glm-5.3-flash"]),
+              st.text("abcdefghij-0123456789", min_size=1, max_size=30)),
+), unique=True, max_size=40)
+
+
+@settings(max_examples=30, deadline=None)
+@given(before=paths, added=paths, n=st.sampled_from(SPLITS))
+def test_adding_files_never_moves_a_file_to_another_shard(before: list[str], added: list[str], n: int) -> None:
+    def partition(files: list[str]) -> dict[str, int]:
+        owners = {rel: [k for k in range(1, n + 1) if shard.Shard(k, n).keeps(rel)] for rel in files}
+        assert all(len(ks) == 1 for ks in owners.values())  # every file in exactly one shard
+        return {rel: ks[0] for rel, ks in owners.items()}
+
+    grown = partition(before + [p for p in added if p not in before])
+    assert {rel: grown[rel] for rel in before} == partition(before)
+
+
+def test_a_shard_loads_what_the_partition_gives_it_before_and_after_files_are_added(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    plan = {"overlays": [CASES / "valid-training", CASES / "orv301-duplicate-id"], "orphan": True, "stray": True,
+            "recipes": []}
+    root = materialize(plan, tmp_path / "r")
+
+    def held(folder: str) -> dict[str, int]:
+        out = {}
+        for path in shard_all(capsys, root, 3, tmp_path / folder):
+            partial = shard.read_header(path)
+            out.update({rel: partial.header["shard"] for rel in shard.read_results(partial)})
+        return out
+
+    before = held("before")
+    assert sorted(before) == sorted(p for p in before if p.startswith(("recipes/", "runs/")) and "notes" not in p)
+    for i in range(6):
+        write_recipe(root, inference_recipe(f"new-{i}", decode=30.0 + i))
+    after = held("after")
+    assert len(after) == len(before) + 6
+    assert {rel: after[rel] for rel in before} == before
+
+
+def test_the_partition_spreads_files_evenly_and_ignores_pythons_hash_seed() -> None:
+    files = [f"runs/{i:02x}/{i:064x}.json" for i in range(2100)]
+    counts = [sum(1 for rel in files if shard.shard_of(rel, 7) == k) for k in range(1, 8)]
+    assert min(counts) > 0.8 * 300 and max(counts) < 1.2 * 300, counts
+    script = "import sys; from validator.shard import shard_of; print([shard_of(p, 7) for p in sys.argv[1:]])"
+    here = [shard.shard_of(rel, 7) for rel in files[:50]]
+    # another process, another str hash seed: the same shards
+    seed = "2" if os.environ.get("PYTHONHASHSEED") == "1" else "1"
+    done = subprocess.run([sys.executable, "-c", script, *files[:50]], capture_output=True, text=True, check=True,
+                          env={**os.environ, "PYTHONHASHSEED": seed}, cwd=Path(__file__).parent.parent)
+    assert json.loads(done.stdout) == here
+
+
+# --------------------------------------------------------------------------- refusals (exit 2, no traceback)
+
+@pytest.fixture
+def sharded(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Path, list[str]]:
+    root = make_registry(tmp_path / "r", CASES / "valid-training", CASES / "orv204-orphan-run")
+    return root, shard_all(capsys, root, 3, tmp_path / "p")
+
+
+def refused(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    code, out, err = orv(capsys, *args)
+    assert code == 2, (out, err)
+    assert "Traceback" not in out + err and "internal error" not in err
+    return err
+
+
+def test_a_missing_or_repeated_shard_is_refused(sharded: tuple[Path, list[str]],
+                                                capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    root, (one, two, three) = sharded
+    assert "missing shard(s) 2 of 3" in refused(capsys, "merge-results", "--root", str(root), one, three)
+    copy = tmp_path / "copy.partial"
+    copy.write_bytes(Path(two).read_bytes())
+    assert "shard 2/3 given twice" in refused(capsys, "merge-results", "--root", str(root), one, two, str(copy), three)
+    other = shard_all(capsys, root, 2, tmp_path / "two")
+    assert "different splits" in refused(capsys, "merge-results", "--root", str(root), one, two, three, other[0])
+    assert "Missing argument" in refused(capsys, "merge-results", "--root", str(root))
+
+
+def test_partials_of_another_tree_are_refused(sharded: tuple[Path, list[str]],
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    root, partials = sharded
+    write_recipe(root, inference_recipe("added-after-the-shards"))
+    assert "another registry tree" in refused(capsys, "merge-results", "--root", str(root), *partials)
+
+
+def _rewrite(path: str, edit_header: Any = None, body: bytes | None = None) -> None:
+    """The partial at path with its header edited and/or its body replaced (the header's hash kept honest)."""
+    partial = shard.read_header(path)
+    raw = Path(path).read_bytes()
+    header = dict(partial.header)
+    if edit_header is not None:
+        edit_header(header)
+    if body is not None:
+        header["body"] = hashlib.sha256(body).hexdigest()
+    else:
+        body = raw[partial.offset:]
+    Path(path).write_bytes(shard.MAGIC + json.dumps(header).encode() + b"\n" + body)
+
+
+def test_partials_of_another_orv_are_refused_before_their_body_is_read(
+        sharded: tuple[Path, list[str]], capsys: pytest.CaptureFixture[str]) -> None:
+    root, partials = sharded
+    _rewrite(partials[1], lambda h: h.update(code="0" * 64), body=b"never unpickled")
+    err = refused(capsys, "merge-results", "--root", str(root), *partials)
+    assert "written by another orv" in err and "code 000000000000" in err
+    _rewrite(partials[1], lambda h: h.update(code=shard.runtime()["code"], format=99))
+    assert "format 99" in refused(capsys, "merge-results", "--root", str(root), *partials)
+
+
+def test_a_damaged_or_foreign_file_is_refused(sharded: tuple[Path, list[str]], capsys: pytest.CaptureFixture[str],
+                                              tmp_path: Path) -> None:
+    root, partials = sharded
+    raw = Path(partials[0]).read_bytes()
+    Path(partials[0]).write_bytes(raw[:-10])
+    assert "truncated or damaged" in refused(capsys, "merge-results", "--root", str(root), *partials)
+    stranger = tmp_path / "boards.json"
+    stranger.write_text("{}\n")
+    assert "not a partial result" in refused(capsys, "merge-results", "--root", str(root), str(stranger), *partials[1:])
+
+
+class _Boom:
+    """Unpickled, it would call os.system: the allow-list must stop it."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> Any:
+        return (os.system, (f"touch {self.marker}",))
+
+
+def test_a_body_naming_anything_but_orvs_data_types_is_never_run(sharded: tuple[Path, list[str]],
+                                                                 capsys: pytest.CaptureFixture[str],
+                                                                 tmp_path: Path) -> None:
+    root, partials = sharded
+    marker = tmp_path / "pwned"
+    _rewrite(partials[2], body=pickle.dumps({"recipes/x.yaml": _Boom(marker)}))
+    err = refused(capsys, "merge-results", "--root", str(root), *partials)
+    assert "posix.system is not one of orv's data types" in err or "os.system is not" in err
+    assert not marker.exists()
+
+
+def test_a_shard_refuses_reporting_options_and_bad_splits(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = make_registry(tmp_path / "r", CASES / "valid-training")
+    base = ("check", "--root", str(root), "--partial-out", str(tmp_path / "x.partial"))
+    for option in (["--format", "json"], ["--boards"], ["--base", "main"], ["--waive", "ORV204"], ["--quiet"],
+                   ["--summary", str(tmp_path / "s.md")], [str(root / "recipes")]):
+        assert "does not go with --shard" in refused(capsys, *base, "--shard", "1/2", *option)
+    for spec in ("0/2", "3/2", "1", "a/b", "1/0"):
+        assert "write K/N" in refused(capsys, *base, "--shard", spec)
+    assert "goes with --shard" in refused(capsys, *base)
+    inside = refused(capsys, "check", "--root", str(root), "--shard", "1/2", "--partial-out", str(root / "runs" / "p"))
+    assert "part of the tree being checked" in inside
+    assert not list(root.rglob("*.partial")) and not (tmp_path / "x.partial").exists()
+
+
+def test_the_default_partial_lands_in_the_current_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    root = make_registry(tmp_path / "r", CASES / "valid-training")
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = orv(capsys, "check", "--root", str(root), "--shard", "2/2")
+    assert code == 0 and (tmp_path / "orv-shard-2-of-2.partial").is_file()
+    assert shard.read_header(str(tmp_path / "orv-shard-2-of-2.partial")).header["of"] == 2
