@@ -305,6 +305,8 @@ def test_a_body_naming_anything_but_orvs_data_types_is_never_run(sharded: tuple[
     err = refused(capsys, "merge-results", "--root", str(root), *partials)
     assert "posix.system is not one of orv's data types" in err or "os.system is not" in err
     assert not marker.exists()
+    _rewrite(partials[2], body=pickle.dumps({"recipes/x.yaml": ("not an entry", [])}))
+    assert "not a partial result this orv can read" in refused(capsys, "merge-results", "--root", str(root), *partials)
 
 
 def test_a_shard_refuses_reporting_options_and_bad_splits(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

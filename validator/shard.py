@@ -1,4 +1,4 @@
-"""Past one machine: `orv check --shard K/N` does one shard of the per-file work and writes a partial result; `orv merge-results` puts the partials back together.
+"""Past one machine: `orv check --shard K/N` writes one shard's per-file results; `orv merge-results` joins them.
 
 The per-file work (each recipe and run file loaded, schema-checked and run-file-checked on its
 own, validator/load/pipeline.py) is split by path: a file's shard is a SHA-256 of its path alone,
@@ -35,11 +35,12 @@ import pydantic
 
 from validator import __version__
 from validator.atomic import write_atomic
+from validator.diagnostics import Diagnostic
 from validator.errors import UsageError
 from validator.git import clean_blobs, git_dir_of_top_level
 from validator.load.cache import Store, code_files
 from validator.load.pipeline import FileResult, Loaded, load_tree, loadable
-from validator.registry import REGISTRY_DIRS, discover
+from validator.registry import REGISTRY_DIRS, RecipeEntry, RunEntry, discover
 
 MAGIC = b"orv partial result\n"
 FORMAT = 1
@@ -170,7 +171,7 @@ def read_header(path: str) -> Partial:
             header = json.loads(head[len(MAGIC):end])
         except ValueError:
             header = None
-    if not isinstance(header, dict) or not isinstance(header.get("shard"), int) or not isinstance(header.get("of"), int):
+    if not (isinstance(header, dict) and isinstance(header.get("shard"), int) and isinstance(header.get("of"), int)):
         raise UsageError(f"{path}: not a partial result of `orv check --shard K/N`")
     if header.get("format") != FORMAT:
         raise UsageError(f"{path}: partial result format {header.get('format')!r}; this orv reads format {FORMAT}: "
@@ -242,9 +243,14 @@ def read_results(partial: Partial) -> dict[str, FileResult]:
         results = _DataOnly(io.BytesIO(body)).load()
     except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError) as exc:
         raise UsageError(f"{partial.path}: not a partial result this orv can read ({exc})") from None
-    if not isinstance(results, dict):
+    if not isinstance(results, dict) or not all(map(_is_file_result, results.values())):
         raise UsageError(f"{partial.path}: not a partial result this orv can read")
     return results
+
+
+def _is_file_result(value: Any) -> bool:
+    return (isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], (RecipeEntry, RunEntry, type(None)))
+            and isinstance(value[1], list) and all(isinstance(d, Diagnostic) for d in value[1]))
 
 
 def merge(root: str, paths: Iterable[str]) -> Loaded:
