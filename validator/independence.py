@@ -94,7 +94,7 @@ _SCALARS = frozenset({int, float, str, bool})  # not None: orjson writes NaN as 
 _LEAD = {"training": "step", "inference": "e2e_ms"}
 
 
-def _row_order(values: list[list[Any]], comparable: bool) -> Sequence[int] | None:
+def _row_order(values: list[list[Any]], lead_types: frozenset[type], comparable: bool) -> Sequence[int] | None:
     """Indices of the rows (one value from each column) in lexicographic order; None when that
     order is not the multiset's alone: two rows are equal (1 and 1.0 are equal but written
     differently) or a value compared is NaN (equal to nothing, itself included).
@@ -104,7 +104,7 @@ def _row_order(values: list[list[Any]], comparable: bool) -> Sequence[int] | Non
     """
     head = values[0]
     try:
-        if float in set(map(type, head)) and any(map(math.isnan, head)):
+        if float in lead_types and any(map(math.isnan, head)):
             return None
     except OverflowError:  # an integer beyond the doubles: no NaN, but no cheap order either
         return None
@@ -158,7 +158,7 @@ def _multiset_text(kind: str, samples: Sequence[Any], columns: Columns) -> tuple
     if columns.types(lead) not in _SORTABLE:
         return None
     # whole rows are compared only where lead values tie: then every column must have an order
-    order = _row_order(values, all(columns.types(key) in _SORTABLE for key in keys))
+    order = _row_order(values, columns.types(lead), all(columns.types(key) in _SORTABLE for key in keys))
     if order is None:
         return None
     if not isinstance(order, range) and len(order) > 1:

@@ -344,7 +344,7 @@ _WORKER: dict[str, Any] = {}
 
 
 def _init_worker(root: str, catalog: Catalog) -> None:
-    _WORKER.update(root=root, catalog=catalog)
+    _WORKER.update(root=root, catalog=catalog, run_checks=tuple(by_scope("run-file")))  # not sorted per file
 
 
 def _load_one(rel: str) -> FileResult:
@@ -358,7 +358,7 @@ def _load_one(rel: str) -> FileResult:
     if run is None:
         return RunEntry(rel, run_digest_from_path(rel) or "", "", False, None, None), out.diagnostics
     single = {rel: run.doc}
-    for check in by_scope("run-file"):
+    for check in _WORKER["run_checks"]:
         assert check.func is not None
         out.findings(check, check.func(run, catalog), single)
     # The bytes and samples go out of scope here: only the reduced entry is kept.
