@@ -97,3 +97,20 @@ def test_the_remembered_catalog_is_not_used_for_a_catalog_file_turned_into_a_lin
     cached = run(Config(root=str(root), skip_boards=True, cache=True)).diagnostics
     assert cached == run(Config(root=str(root), skip_boards=True)).diagnostics
     assert any(d.code == "ORV114" and d.path == "catalog/hardware.yaml" for d in cached)
+
+
+def test_a_change_to_orv_itself_gives_stored_results_a_new_key(tmp_path: Path, monkeypatch) -> None:
+    """Results stored by another orv (e.g. before the exact sample fingerprint was redefined) are
+    never read: the key hashes every source file of the package, and the cache version."""
+    from validator.load import cache
+
+    root, _ = make_repo(tmp_path)
+    before = cache.derivation_key(str(root))
+    fingerprint_source = Path(cache.__file__).resolve().parent.parent / "independence.py"
+    real_read = Path.read_bytes
+    monkeypatch.setattr(Path, "read_bytes", lambda self: real_read(self) + (b"# changed" if self == fingerprint_source
+                                                                             else b""))
+    changed = cache.derivation_key(str(root))
+    monkeypatch.undo()
+    monkeypatch.setattr(cache, "CACHE_VERSION", cache.CACHE_VERSION + "-next")
+    assert len({before, changed, cache.derivation_key(str(root))}) == 3

@@ -233,3 +233,18 @@ def test_compiled_boards_check_agrees_with_jsonschema(path: tuple[Any, ...], val
     else:
         doc = value
     assert schema.is_valid("boards", doc) == (schema.validate("boards", doc) == [])
+
+
+def test_small_numbers_orjson_writes_as_jcs_does_take_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """1e-5 <= |x| < 1e-4 is written "0.0000…" by both (a learning rate, say): confirmed without rfc8785.
+    Below 1e-5 JCS still writes "0.00000…" where orjson writes an exponent: the comparison fails and
+    rfc8785 settles it, so no marker search is needed for that."""
+    with monkeypatch.context() as patched:
+        patched.setattr(hashing, "canonical_bytes", _refuse)
+        for value in (0.00001, 0.000025, -0.0000999):
+            doc = {"lr": value, "v": "0.30.0"}
+            assert is_canonical(rfc8785.dumps(doc), doc)
+    for value in (0.000001, 0.0000035, 1e-7, 1e16, 1e-300):
+        doc = {"lr": value}
+        assert is_canonical(rfc8785.dumps(doc), doc)
+        assert is_canonical(orjson.dumps(doc), doc) == (orjson.dumps(doc) == rfc8785.dumps(doc))

@@ -165,3 +165,72 @@ def test_exact_fingerprint_is_the_multiset_of_samples(samples: list[Any], rnd: r
     changed[rnd.randrange(len(changed))] = {"step": "changed"}
     if sorted(map(repr, changed)) != sorted(map(repr, samples)):
         assert sample_fingerprint("other", changed)[0] != exact
+
+
+# Few keys and values, so that lead values tie, rows repeat, 1 meets 1.0 and 0.0 meets -0.0.
+TIED_NUMBERS = st.one_of(st.sampled_from([0, 1, 2, 0.0, -0.0, 1.0, 1.5, 2**60]), st.floats(0, 4, allow_nan=False))
+TIED_VALUES = st.one_of(*[TIED_NUMBERS] * 12, st.sampled_from(["nan", "skipped", "a", 2**70, None, True]))
+TIED_SAMPLES = st.one_of(  # mostly one shape per list, as in a run file
+    st.lists(st.fixed_dictionaries({"step": TIED_VALUES, "time_s": TIED_VALUES, "tokens": TIED_VALUES,
+                                    "loss": TIED_VALUES}), min_size=1, max_size=8),
+    st.lists(st.fixed_dictionaries({"prompt_tokens": TIED_VALUES, "output_tokens": TIED_VALUES,
+                                    "ttft_ms": TIED_VALUES, "e2e_ms": TIED_VALUES}, optional={"start_ms": TIED_VALUES}),
+             min_size=1, max_size=8),
+    st.lists(st.dictionaries(st.sampled_from(["step", "e2e_ms", "x"]), TIED_VALUES, max_size=3),
+             min_size=1, max_size=8))
+
+
+def _reference_multiset(samples: list[Any]) -> list[str]:
+    """The exact print's definition, written plainly: each sample as canonical text, sorted."""
+    import json
+
+    return sorted(json.dumps(s, sort_keys=True) for s in samples)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(["training", "inference", "other"]), TIED_SAMPLES,
+       st.randoms(use_true_random=False), st.integers(0, 2))
+def test_exact_print_equal_exactly_when_the_samples_are_one_multiset(kind: str, samples: list[Any],
+                                                                     rnd: random.Random, how: int) -> None:
+    """The exact print's fast forms (columns sorted by a lead column, ties settled by whole rows)
+    match exactly when the plain definition does: a reordered copy always, anything else never."""
+    other = copy.deepcopy(samples)
+    if how == 0:  # a reordered copy
+        rnd.shuffle(other)
+    elif how == 1:  # one value changed (maybe to an equal number written otherwise: 1 -> 1.0)
+        sample = other[rnd.randrange(len(other))]
+        if sample:
+            key = rnd.choice(sorted(sample))
+            sample[key] = rnd.choice([1, 1.0, -0.0, 0.0, 2**70, "a", None, 3.25])
+        rnd.shuffle(other)
+    else:  # one sample repeated in place of another
+        other[rnd.randrange(len(other))] = copy.deepcopy(other[rnd.randrange(len(other))])
+    same = _reference_multiset(samples) == _reference_multiset(other)
+    assert (sample_fingerprint(kind, samples)[0] == sample_fingerprint(kind, other)[0]) == same
+
+
+@pytest.mark.parametrize("kind", ["training", "inference"])
+def test_exact_print_of_real_shaped_runs_ignores_order_only(kind: str) -> None:
+    """Real-shaped samples take the column form (steps in order, latencies sorted, a few tied
+    latencies settled by whole rows); a shuffle keeps the print, any one changed value changes it."""
+    rng = random.Random(11)
+    if kind == "training":
+        samples = [{"step": i, "time_s": round(rng.uniform(1, 2), 2), "tokens": 4096, "loss": rng.choice([2.5, "nan"])}
+                   for i in range(400)]
+    else:  # 3 decimals of a narrow range: many equal latencies
+        samples = [{"prompt_tokens": 1000, "output_tokens": rng.randrange(2, 9),
+                    "ttft_ms": round(rng.uniform(80, 81), 3), "e2e_ms": round(rng.uniform(900, 901), 2)}
+                   for _ in range(400)]
+    from validator.independence import _multiset_text
+    from validator.samples import Columns
+
+    assert _multiset_text(kind, samples, Columns(samples)) is not None  # the fast form, not the fallback
+    exact = sample_fingerprint(kind, samples)[0]
+    shuffled = samples[::-1]
+    rng.shuffle(shuffled)
+    assert sample_fingerprint(kind, shuffled)[0] == exact
+    for key in samples[0]:
+        changed = copy.deepcopy(shuffled)
+        value = changed[7][key]
+        changed[7][key] = value + 1 if not isinstance(value, str) else "inf"
+        assert sample_fingerprint(kind, changed)[0] != exact

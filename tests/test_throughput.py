@@ -118,3 +118,33 @@ def test_no_decode_rate_without_a_second_token() -> None:
 def test_relative_gap_is_measured_against_the_recomputed_figure() -> None:
     assert relative_gap(101.0, 100.0) == pytest.approx(0.01)
     assert relative_gap(1.0, 0.0) == math.inf
+
+
+# --------------------------------------------------------------------------- the column-wise paths
+
+LOSSES = st.one_of(st.floats(0.5, 9), st.integers(1, 9), st.sampled_from(["skipped", "nan", "inf"]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 12), st.floats(0.01, 5), st.integers(1, 5000), LOSSES), min_size=1,
+                max_size=12), st.integers(-1, 6))
+def test_training_rate_column_wise_equals_the_definition(rows: list[tuple[int, float, int, object]],
+                                                         warmup: int) -> None:
+    """Whatever the step order and skipped iterations (which never use up the warm-up), the
+    column-wise figure is the definition computed sample by sample in step order."""
+    samples = [step(n, t, tokens, loss) for n, t, tokens, loss in rows]
+    ordered = sorted(samples, key=lambda s: s["step"])
+    start, advanced = (0 if warmup <= 0 else len(ordered)), 0
+    for i, sample in enumerate(ordered if warmup > 0 else []):
+        advanced += sample["loss"] != "skipped"
+        if advanced == warmup:
+            start = i + 1
+            break
+    timed = ordered[start:]
+    facts = training_facts(samples, gpus=2, warmup_steps=warmup)
+    if timed:
+        expected = sum(s["tokens"] for s in timed) / math.fsum(s["time_s"] for s in timed) / 2
+        assert facts.headline["tokens_per_s_per_gpu"] == pytest.approx(expected, rel=1e-12)
+    else:
+        assert "tokens_per_s_per_gpu" not in facts.headline
+        assert any("warm-up" in p for p in facts.problems)

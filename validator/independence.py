@@ -4,7 +4,8 @@ A measurement's timings are never reproduced exactly: two real runs of the same 
 every step time and every request latency. So a run is reduced, while its samples are in memory,
 to a fingerprint of its timing columns (training `time_s`; inference `ttft_ms` and `e2e_ms`):
 
-  exact     SHA-256 of the samples as a multiset (sorted canonical JSON): identical samples in any order
+  exact     SHA-256 of the samples as a multiset: identical samples in any order (1 and 1.0, or 0.0
+            and -0.0, count as different values, as they are written differently)
   columns   per timing column with at least 3 distinct values: the sample count and 65 quantiles of
             the sorted column after the affine normalisation (x - min) / (max - min)
 
@@ -13,6 +14,17 @@ Sorting removes the order; the normalisation removes any constant scale a > 0 an
 are equal, or when every timing column of both has the same count and its normalised quantiles
 agree within 1e-6 (a float rescale leaves ~1e-15; two real measurements differ by far more).
 Step counts, token counts and losses are left out: a deterministic recipe reproduces them.
+
+The exact hash is of the multiset of whole samples, not of each column's multiset on its own:
+per-column multisets would also match two real runs of a deterministic recipe whose coarse (say
+two-valued) step times merely occur equally often at different steps, an error on an honest
+reproduction. It is computed from the columns: the rows are put in lexicographic order (by a lead
+column, `step` or `e2e_ms`, whose values rarely repeat and a training log has in order already;
+whole rows only where lead values tie) and the columns so ordered are serialised once. Samples
+for which that order is not decided by the multiset alone (two equal rows, mixed shapes, values
+that do not compare) are hashed as sorted canonical JSON texts instead; which form applies is
+itself a property of the multiset, so a reordered copy always meets its original in the same form
+(tests/test_independence.py checks both against the plain definition).
 
 Comparing every pair of runs would be quadratic, so runs are grouped by `buckets`: the sample count
 and cells of 1e-3 of three normalised quantiles of the first timing column. A run near a cell's edge
@@ -23,6 +35,7 @@ the runs it could copy (validator/pr/neighbourhood.py).
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import itertools
 import json
@@ -31,6 +44,8 @@ import operator
 from typing import Any, Sequence
 
 import orjson
+
+from validator.samples import Columns
 
 TIMING_COLUMNS = {"training": ("time_s",), "inference": ("ttft_ms", "e2e_ms")}
 QUANTILES = 64
@@ -41,10 +56,14 @@ KEY_QUANTILES = (16, 32, 48)  # of QUANTILES: the quartiles
 Fingerprint = tuple[Any, ...]  # ("exact", hex), then (column, count, quantiles) per informative column
 
 
-def _column_print(values: Sequence[float]) -> tuple[int, tuple[float, ...]] | None:
-    ordered = sorted(values)
+def _column_print(values: Sequence[float], ordered: Sequence[float] | None = None
+                  ) -> tuple[int, tuple[float, ...]] | None:
+    """`ordered`: the values sorted, when the caller has sorted them already."""
+    if ordered is None:
+        ordered = sorted(values)
     low, high = float(ordered[0]), float(ordered[-1])
-    if high <= low or len(set(ordered)) < 3:
+    # at least 3 distinct values: one strictly between the lowest and the highest (found by bisection)
+    if high <= low or bisect.bisect_right(ordered, ordered[0]) >= bisect.bisect_left(ordered, ordered[-1]):
         return None  # a constant or two-valued column says nothing about where it came from
     span, last = high - low, len(ordered) - 1
     return len(ordered), tuple((float(ordered[round(i * last / QUANTILES)]) - low) / span
@@ -68,19 +87,118 @@ def _sample_rows(samples: Sequence[Any]) -> list[bytes]:
             else b"\0" + orjson.dumps(s) for s in samples]
 
 
-def sample_fingerprint(kind: str, samples: Sequence[Any]) -> Fingerprint:
-    """The fingerprint of a schema-valid samples list (empty tuple for no samples)."""
+_SORTABLE = (frozenset({int}), frozenset({float}), frozenset({int, float}), frozenset({str}))
+_SCALARS = frozenset({int, float, str, bool})  # not None: orjson writes NaN as null too
+# The column that puts a kind's samples in order: one whose values rarely repeat (a training log
+# is normally in strictly increasing step order already, so it needs no sort at all).
+_LEAD = {"training": "step", "inference": "e2e_ms"}
+
+
+def _row_order(values: list[list[Any]], lead_types: frozenset[type], comparable: bool) -> Sequence[int] | None:
+    """Indices of the rows (one value from each column) in lexicographic order; None when that
+    order is not the multiset's alone: two rows are equal (1 and 1.0 are equal but written
+    differently) or a value compared is NaN (equal to nothing, itself included).
+
+    Rows are sorted by the lead column (a homogeneous sort, no tuples); only the few runs of equal
+    lead values are then ordered by whole rows.
+    """
+    head = values[0]
+    try:
+        if float in lead_types and any(map(math.isnan, head)):
+            return None
+    except OverflowError:  # an integer beyond the doubles: no NaN, but no cheap order either
+        return None
+    if all(map(operator.lt, head, itertools.islice(head, 1, None))):  # already in order (a training log)
+        return range(len(head))
+    order = sorted(range(len(head)), key=head.__getitem__)
+    lead = list(map(head.__getitem__, order))
+    ties = list(itertools.compress(range(len(lead) - 1), map(operator.eq, lead, itertools.islice(lead, 1, None))))
+    if ties and not comparable:
+        return None
+    i = 0
+    while i < len(ties):  # ties[i..j] consecutive: order[ties[i] .. ties[j] + 1] share one lead value
+        j = i
+        while j + 1 < len(ties) and ties[j + 1] == ties[j] + 1:
+            j += 1
+        first, last = ties[i], ties[j] + 2
+        rows = sorted((tuple(column[k] for column in values), k) for k in order[first:last])
+        if any(x != x for row, _ in rows for x in row) or any(a[0] == b[0] for a, b in zip(rows, rows[1:])):
+            return None
+        order[first:last] = [k for _, k in rows]
+        i = j + 1
+    return order
+
+
+def _multiset_text(kind: str, samples: Sequence[Any], columns: Columns) -> tuple[bytes, str, list[Any]] | None:
+    """The samples as bytes that only the multiset decides, with the lead column (sorted) and its
+    key; None when the samples do not allow it cheaply.
+
+    They do when every sample is a flat mapping with the same keys and scalar values, the lead
+    column holds only numbers or only text, and no two rows are equal: then the columns with their
+    rows in lexicographic order are the multiset's alone. Where lead values tie, whole rows decide,
+    so every column must then hold only numbers or only text (a diverged run's "nan" losses beside
+    numbers are fine while its steps are distinct). Every condition is a property of the multiset,
+    never of the order the samples came in, so a reordered copy takes the same path as its
+    original and gets the same bytes.
+    """
+    first = samples[0]
+    if (type(first) is not dict or not first or set(map(type, first)) != {str}
+            or columns.shape() != ({dict}, {len(first)})):
+        return None
+    lead = _LEAD.get(kind, "")
+    if lead not in first:
+        lead = min(first)
+    keys = (lead, *sorted(k for k in first if k != lead))
+    values = []
+    for key in keys:
+        column = columns.get(key)
+        if column is None or not columns.types(key) <= _SCALARS:
+            return None
+        values.append(column)
+    if columns.types(lead) not in _SORTABLE:
+        return None
+    # whole rows are compared only where lead values tie: then every column must have an order
+    order = _row_order(values, columns.types(lead), all(columns.types(key) in _SORTABLE for key in keys))
+    if order is None:
+        return None
+    if not isinstance(order, range) and len(order) > 1:
+        permute = operator.itemgetter(*order)  # one C loop per column (a tuple of the values in order)
+        values = [permute(column) for column in values]
+    try:
+        return b"columns\n" + orjson.dumps([keys, values]), lead, values[0]
+    except orjson.JSONEncodeError:  # an integer beyond 64 bits
+        return None
+
+
+def _exact(kind: str, samples: Sequence[Any], columns: Columns) -> tuple[str, dict[str, list[Any]]]:
+    """SHA-256 of the samples as a multiset, and the columns this sorted on the way ({key: sorted}).
+
+    Usually `_multiset_text` (one orjson call; at most one sort); otherwise each sample as
+    canonical JSON, the texts sorted. Each form starts differently, so two forms never share
+    bytes, and which form a samples list takes depends on the multiset alone.
+    """
+    found = _multiset_text(kind, samples, columns)
+    if found is None:
+        return hashlib.sha256(b"\n".join(sorted(_sample_rows(samples)))).hexdigest(), {}
+    text, lead, ordered = found
+    return hashlib.sha256(text).hexdigest(), {lead: ordered}
+
+
+def sample_fingerprint(kind: str, samples: Sequence[Any], columns: Columns | None = None) -> Fingerprint:
+    """The fingerprint of a schema-valid samples list (empty tuple for no samples).
+
+    `columns`, of these samples, when the caller has read them already (validator/samples.py).
+    """
     if not samples:
         return ()
-    exact = hashlib.sha256(b"\n".join(sorted(_sample_rows(samples)))).hexdigest()
+    if columns is None or columns.samples is not samples:
+        columns = Columns(samples)
+    exact, ordered = _exact(kind, samples, columns)
     out: list[Any] = [("exact", exact)]
     for column in TIMING_COLUMNS.get(kind, ()):
-        try:  # C-level column read; the samples passed the schema, so this is the exception, not the rule
-            values = list(map(operator.itemgetter(column), samples))
-        except (KeyError, TypeError):
-            continue
-        if set(map(type, values)) <= {int, float}:
-            found = _column_print(values)
+        values = columns.get(column)
+        if values is not None and columns.types(column) <= {int, float}:
+            found = _column_print(values, ordered.get(column))  # a column sorted above is not sorted again
             if found is not None:
                 out.append((column, *found))
     return tuple(out)

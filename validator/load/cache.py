@@ -19,7 +19,9 @@ from validator.atomic import write_atomic
 from validator.git import clean_blobs, git_dir_of_top_level
 from validator.load.schema import schema_dir
 
-CACHE_VERSION = "1"
+# The key also hashes every source file, so any change to orv invalidates stored results; the
+# version says so explicitly when what a result means changes (2: the exact sample fingerprint).
+CACHE_VERSION = "2"
 _SCOPE = ("recipes", "runs")
 
 

@@ -8,7 +8,6 @@ results together into the immutable Snapshot the registry checks read.
 
 from __future__ import annotations
 
-import operator
 import os
 from dataclasses import dataclass, replace
 from types import MappingProxyType
@@ -56,6 +55,7 @@ from validator.registry import (
     run_digest_from_path,
     strip_samples,
 )
+from validator.samples import Columns
 from validator.science.throughput import RunFacts, inference_facts, training_facts
 
 LOADABLE = ("recipe-training", "recipe-inference", "run")
@@ -202,64 +202,67 @@ def _validated(model: type[BaseModel], data: Any, kind: str, doc: Document, out:
         return None
 
 
-_INT = {int}
-_NUMBER = {int, float}
-_LOSS = {int, float, str}
-
-
-def _column(samples: list[Any], key: str) -> list[Any] | None:
-    try:
-        return list(map(operator.itemgetter(key), samples))
-    except (KeyError, TypeError):
-        return None
-
+_INT = frozenset({int})
+_NUMBER = frozenset({int, float})
+_LOSS = frozenset({int, float, str})
 
 # The schemas' upper bounds: JSON's safe integers, and numbers a double can hold.
 _MAXIMUM = {int: 2**53 - 1, float: 1.7976931348623157e308}
 
 
-def _typed(values: list[Any] | None, allowed: set[type], minimum: float | None = None,
-           exclusive: bool = False) -> bool:
-    if values is None or not set(map(type, values)) <= allowed:
+def _typed(values: list[Any] | None, types: frozenset[type], allowed: frozenset[type],
+           minimum: float | None = None, exclusive: bool = False) -> bool:
+    """Is every value of a column of one of the allowed types, within the schema's bounds?"""
+    if values is None or not types <= allowed:
         return False
-    numbers = [v for v in values if type(v) is not str] if str in allowed else values
-    if numbers and max(map(abs, numbers)) > _MAXIMUM[int if allowed == _INT else float]:
+    numbers = [v for v in values if type(v) is not str] if str in types else values
+    if not numbers:
+        return minimum is None
+    low, high = min(numbers), max(numbers)
+    if max(high, -low) > _MAXIMUM[int if allowed == _INT else float]:  # = max(map(abs, numbers))
         return False
     if minimum is None:
         return True
-    low = min(values)
     return low > minimum if exclusive else low >= minimum
 
 
-def samples_fast_ok(kind: str, samples: Any) -> bool:
+def _column_ok(columns: Columns, key: str, allowed: frozenset[type], minimum: float | None = None,
+               exclusive: bool = False) -> bool:
+    return _typed(columns.get(key), columns.types(key), allowed, minimum, exclusive)
+
+
+def samples_fast_ok(kind: str, samples: Any, columns: Columns | None = None) -> bool:
     """The schema's rules for `samples` items, checked column by column with C-speed builtins.
 
     ~10x faster than a per-item Python loop and ~100x faster than jsonschema on 1,000 samples.
     Returns False on the first doubt; the caller then runs jsonschema for exact findings.
+    `columns` (of these samples) lets the caller reuse the columns read here.
     """
     if type(samples) is not list or len(samples) > 1_000_000:
         return False
     if not samples:
         return True
-    if set(map(type, samples)) != {dict}:
+    cols = columns if columns is not None and columns.samples is samples else Columns(samples)
+    kinds, lengths = cols.shape()
+    if kinds != {dict}:
         return False
-    lengths = set(map(len, samples))
     if kind == "training":
         return (lengths == {4}
-                and _typed(_column(samples, "step"), _INT, 0)
-                and _typed(_column(samples, "time_s"), _NUMBER, 0, exclusive=True)
-                and _typed(_column(samples, "tokens"), _INT, 1)
-                and _typed(_column(samples, "loss"), _LOSS))
+                and _column_ok(cols, "step", _INT, 0)
+                and _column_ok(cols, "time_s", _NUMBER, 0, exclusive=True)
+                and _column_ok(cols, "tokens", _INT, 1)
+                and _column_ok(cols, "loss", _LOSS))
     if not lengths <= {4, 5}:
         return False
     if 5 in lengths:  # the fifth key may only be start_ms
         starts = [s["start_ms"] for s in samples if "start_ms" in s]
-        if sum(map(len, samples)) != 4 * len(samples) + len(starts) or not _typed(starts, _NUMBER, 0):
+        if (sum(map(len, samples)) != 4 * len(samples) + len(starts)
+                or not _typed(starts, frozenset(map(type, starts)), _NUMBER, 0)):
             return False
-    return (_typed(_column(samples, "prompt_tokens"), _INT, 0)
-            and _typed(_column(samples, "output_tokens"), _INT, 0)
-            and _typed(_column(samples, "ttft_ms"), _NUMBER, 0)
-            and _typed(_column(samples, "e2e_ms"), _NUMBER, 0))
+    return (_column_ok(cols, "prompt_tokens", _INT, 0)
+            and _column_ok(cols, "output_tokens", _INT, 0)
+            and _column_ok(cols, "ttft_ms", _NUMBER, 0)
+            and _column_ok(cols, "e2e_ms", _NUMBER, 0))
 
 
 def validate_run_data(data: Any) -> list[schemas.SchemaIssue]:
@@ -280,17 +283,22 @@ def validate_run_data(data: Any) -> list[schemas.SchemaIssue]:
     return schemas.validate(schema_kind, data)
 
 
-def compute_facts(meta: RunMeta, data: dict[str, Any], catalog: Catalog) -> RunFacts | None:
+def compute_facts(meta: RunMeta, data: dict[str, Any], catalog: Catalog,
+                  columns: Columns | None = None) -> RunFacts | None:
+    """What the samples prove; `columns`, of data's samples, when samples_fast_ok read them already."""
     samples = data.get("samples")
     if not samples:
         return RunFacts()
+    if columns is None or columns.samples is not samples:
+        columns = Columns(samples)
     if meta.kind == "training":
         workload = catalog.workloads.get(meta.workload or "")
         warmup = workload.warmup_steps if workload else 0
-        facts = training_facts(samples, meta.hardware.count, warmup, workload.convergence if workload else None)
+        facts = training_facts(samples, meta.hardware.count, warmup, workload.convergence if workload else None,
+                               columns)
     else:
-        facts = inference_facts(samples, meta.duration_s)
-    return replace(facts, fingerprint=sample_fingerprint(meta.kind, samples))
+        facts = inference_facts(samples, meta.duration_s, columns)
+    return replace(facts, fingerprint=sample_fingerprint(meta.kind, samples, columns))
 
 
 def load_run(root: str, rel: str, catalog: Catalog, out: Collector) -> RunFile | None:
@@ -316,7 +324,9 @@ def load_run(root: str, rel: str, catalog: Catalog, out: Collector) -> RunFile |
         problems, quality = check_quality(data)
         return RunFile(rel, raw, doc, run_digest_from_path(rel), content_address(raw), canonical, None, None, quality,
                        tuple(problems))
-    if kind in ("training", "inference") and samples_fast_ok(kind, data.get("samples", [])):
+    samples = data.get("samples", []) if kind in ("training", "inference") else None
+    columns = Columns(samples) if type(samples) is list else None  # read once, shared with the facts
+    if kind in ("training", "inference") and samples_fast_ok(kind, samples, columns):
         meta = _validated(RunMeta, strip_samples(data), "run", doc, out)
     else:  # the samples (or the kind) look wrong: let jsonschema say exactly where
         issues = validate_run_data(data)
@@ -325,7 +335,7 @@ def load_run(root: str, rel: str, catalog: Catalog, out: Collector) -> RunFile |
         else:
             meta = _validated(RunMeta, strip_samples(data), "run", doc, out)
     if meta is not None:
-        facts = compute_facts(meta, data, catalog)
+        facts = compute_facts(meta, data, catalog, columns)
     return RunFile(rel, raw, doc, run_digest_from_path(rel), content_address(raw), canonical, meta, facts)
 
 
@@ -334,7 +344,7 @@ _WORKER: dict[str, Any] = {}
 
 
 def _init_worker(root: str, catalog: Catalog) -> None:
-    _WORKER.update(root=root, catalog=catalog)
+    _WORKER.update(root=root, catalog=catalog, run_checks=tuple(by_scope("run-file")))  # not sorted per file
 
 
 def _load_one(rel: str) -> FileResult:
@@ -348,7 +358,7 @@ def _load_one(rel: str) -> FileResult:
     if run is None:
         return RunEntry(rel, run_digest_from_path(rel) or "", "", False, None, None), out.diagnostics
     single = {rel: run.doc}
-    for check in by_scope("run-file"):
+    for check in _WORKER["run_checks"]:
         assert check.func is not None
         out.findings(check, check.func(run, catalog), single)
     # The bytes and samples go out of scope here: only the reduced entry is kept.

@@ -24,6 +24,7 @@ from operator import itemgetter, sub, truediv
 from typing import Any, Mapping, Optional, Sequence
 
 from validator.models import Convergence
+from validator.samples import Columns
 from validator.science.loss_curve import ConvergenceResult, check_convergence
 
 
@@ -103,38 +104,69 @@ def _step_problems(steps: Sequence[int]) -> list[str]:
     return problems
 
 
+def _column(columns: Columns, key: str) -> list[Any]:
+    """A column every sample must have (a sample without it raises KeyError, as indexing it would)."""
+    values = columns.get(key)
+    return values if values is not None else list(map(itemgetter(key), columns.samples))
+
+
+def _columns_of(samples: Sequence[Any], columns: Columns | None) -> Columns:
+    return columns if columns is not None and columns.samples is samples else Columns(samples)
+
+
 def training_facts(samples: Sequence[Mapping[str, Any]], gpus: int, warmup_steps: int,
-                   convergence: Optional[Convergence] = None) -> RunFacts:
-    steps = list(map(itemgetter("step"), samples))
+                   convergence: Optional[Convergence] = None, columns: Columns | None = None) -> RunFacts:
+    """`columns`, of these samples, when the caller has read them already (validator/samples.py)."""
+    cols = _columns_of(samples, columns)
+    steps = _column(cols, "step")
     if steps != sorted(steps):  # logs are normally in step order; sorting then costs O(n)
         samples = sorted(samples, key=itemgetter("step"))
-        steps = list(map(itemgetter("step"), samples))
+        cols = Columns(samples)
+        steps = _column(cols, "step")
     problems = _step_problems(steps)
-    timed = samples[warmup_end(samples, warmup_steps):]
+    losses = cols.get("loss")
+    # only a diverged or fp16 run logs a string loss; without "skipped" no sample is skipped
+    numeric = losses is not None and cols.types("loss") <= {int, float}
+    maybe_skipped = losses is None or (not numeric and SKIPPED in losses)
+    start = warmup_end(samples, warmup_steps) if maybe_skipped else max(0, min(warmup_steps, len(samples)))
     headline: dict[str, float] = {}
-    if not timed:
+    if start >= len(samples):
         problems.append(f"no steps left after the {warmup_steps} warm-up steps")
     else:
-        seconds = math.fsum(map(itemgetter("time_s"), timed))
-        tokens = sum(map(itemgetter("tokens"), timed))
+        seconds = math.fsum(_column(cols, "time_s")[start:])
+        tokens = sum(_column(cols, "tokens")[start:])
         if seconds > 0 and gpus > 0:
             headline["tokens_per_s_per_gpu"] = tokens / seconds / gpus
-    verdict = (check_convergence(training_losses(samples), convergence, skipped_steps(samples))
-               if convergence is not None else None)
+    verdict = None
+    if convergence is not None:
+        if numeric:  # steps are in order already: training_losses without sorting again
+            verdict = check_convergence(list(zip(steps, losses)), convergence, frozenset())  # type: ignore[arg-type]
+        else:
+            verdict = check_convergence(training_losses(samples), convergence,
+                                        skipped_steps(samples) if maybe_skipped else frozenset())
     return RunFacts(len(samples), headline, verdict, tuple(problems))
 
 
-def inference_facts(samples: Sequence[Mapping[str, Any]], duration_s: float | None) -> RunFacts:
+def inference_facts(samples: Sequence[Mapping[str, Any]], duration_s: float | None,
+                    columns: Columns | None = None) -> RunFacts:
+    """`columns`, of these samples, when the caller has read them already (validator/samples.py)."""
     headline: dict[str, float] = {}
     problems: list[str] = []
-    outputs = list(map(itemgetter("output_tokens"), samples))
-    done = samples if outputs and min(outputs) > 0 else [s for s in samples if s["output_tokens"] > 0]
-    if not done:
-        return RunFacts(len(samples), headline, None, ("no request produced output tokens",))
-    ttfts = list(map(itemgetter("ttft_ms"), done))
-    headline["ttft_ms"] = math.fsum(ttfts) / len(done)
-    e2es, outputs = list(map(itemgetter("e2e_ms"), done)), list(map(itemgetter("output_tokens"), done))
-    if min(outputs) > 1:  # the usual case, in C: (e2e - ttft) / (output - 1) per request
+    cols = _columns_of(samples, columns)
+    outputs = _column(cols, "output_tokens")
+    fewest = min(outputs) if outputs else 0
+    if fewest <= 0:
+        done = [s for s in samples if s["output_tokens"] > 0]
+        if not done:
+            return RunFacts(len(samples), headline, None, ("no request produced output tokens",))
+        cols = Columns(done)
+        outputs = _column(cols, "output_tokens")
+        fewest = min(outputs)
+    ttfts = _column(cols, "ttft_ms")
+    ttft_total = math.fsum(ttfts)
+    headline["ttft_ms"] = ttft_total / len(outputs)
+    e2es = _column(cols, "e2e_ms")
+    if fewest > 1:  # the usual case, in C: (e2e - ttft) / (output - 1) per request
         tpots = list(map(truediv, map(sub, e2es, ttfts), map(sub, outputs, repeat(1))))
     else:
         tpots = [(e2e - ttft) / (out - 1) for e2e, ttft, out in zip(e2es, ttfts, outputs) if out > 1]
@@ -147,11 +179,10 @@ def inference_facts(samples: Sequence[Mapping[str, Any]], duration_s: float | No
             problems.append("mean time per output token is not positive; decode rate undefined")
     else:
         problems.append("no request produced more than one output token; decode rate undefined")
-    ttft_total = math.fsum(ttfts)
     if ttft_total > 0:
-        headline["prefill_tok_s"] = sum(map(itemgetter("prompt_tokens"), done)) / ttft_total * 1000.0
+        headline["prefill_tok_s"] = sum(_column(cols, "prompt_tokens")) / ttft_total * 1000.0
     if duration_s:
-        headline["output_tok_s"] = sum(map(itemgetter("output_tokens"), done)) / duration_s
+        headline["output_tok_s"] = sum(outputs) / duration_s
     return RunFacts(len(samples), headline, None, tuple(problems))
 
 
