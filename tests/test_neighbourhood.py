@@ -23,10 +23,11 @@ from tests.testing.git import commit_all, git
 from tests.testing.registry import write
 from validator.load import pipeline
 from validator.checks import all_checks, by_scope
-from validator.boards.keyfile import fresh_keys
+from validator.boards.keyfile import blob_id, fresh_keys, read_keys
 from validator.cli import main
 from validator.engine import Config, analyse, evaluate
 from validator.pr.neighbourhood import neighbourhood
+from validator.load.cache import derivation_key
 from validator.registry import KEYS_PATH
 from validator.storing import store_run_document
 
@@ -325,3 +326,18 @@ def publish_on_main(repo: Path) -> None:
 def run_of(repo: Path, stem: str) -> str:
     text = (repo / recipe_rel(stem)).read_text(encoding="utf-8")
     return text.split("sha256:", 1)[1][:64]
+
+
+def test_a_sub_folder_registrys_key_file_names_the_blob_on_disk(tmp_path: Path) -> None:
+    """git status names paths from the repository's top, ls-files from the registry: in a registry
+    below the top, a modified file must not be published under its committed blob id."""
+    repo = tmp_path / "repo"
+    root = make_registry(repo / "registry")
+    git(repo, "init", "-q", "-b", "main")
+    add_recipe(root, "qwen-00", 1400.0, LAYOUTS[0], "0.30.0")
+    commit_all(repo, "main")
+    rel = recipe_rel("qwen-00")
+    write(root, rel, (root / rel).read_text(encoding="utf-8").replace("id: qwen-00", "id: qwen-renamed"))
+    published = read_keys(fresh_keys(analyse(str(root)).snapshot), derivation_key(str(root)))
+    assert published[rel][0] == blob_id((root / rel).read_bytes())
+    assert "i:qwen-renamed" in published[rel][1]

@@ -242,6 +242,11 @@ def test_a_missing_or_repeated_shard_is_refused(sharded: tuple[Path, list[str]],
     other = shard_all(capsys, root, 2, tmp_path / "two")
     assert "different splits" in refused(capsys, "merge-results", "--root", str(root), one, two, three, other[0])
     assert "Missing argument" in refused(capsys, "merge-results", "--root", str(root))
+    # a header claiming a huge split is refused at once (never a list of 10**15 missing shards)
+    for path in (one, two, three):
+        _rewrite(path, lambda h: h.update(of=10**15))
+    assert "3 partial result(s) given for a split into 1000000000000000" in refused(
+        capsys, "merge-results", "--root", str(root), one, two, three)
 
 
 def test_partials_of_another_tree_are_refused(sharded: tuple[Path, list[str]],
@@ -320,6 +325,9 @@ def test_a_shard_refuses_reporting_options_and_bad_splits(tmp_path: Path, capsys
     assert "goes with --shard" in refused(capsys, *base)
     inside = refused(capsys, "check", "--root", str(root), "--shard", "1/2", "--partial-out", str(root / "runs" / "p"))
     assert "part of the tree being checked" in inside
+    os.symlink(root / "recipes", root / "lnk")  # a link to a registry folder leads inside it too
+    assert "part of the tree being checked" in refused(capsys, "check", "--root", str(root), "--shard", "1/2",
+                                                       "--partial-out", str(root / "lnk" / "p.partial"))
     assert not list(root.rglob("*.partial")) and not (tmp_path / "x.partial").exists()
 
 

@@ -167,7 +167,8 @@ def _check_shard(spec: str, partial_out: str | None, root: str | None, jobs: int
     shard = parse_shard(spec)
     root = os.path.abspath(root) if root else find_root(".")
     out = os.path.abspath(partial_out or default_partial_path(shard))
-    inside = os.path.relpath(out, root).replace(os.sep, "/")
+    # resolved, so a symlinked folder (`lnk -> recipes`) cannot put the partial inside the tree
+    inside = os.path.relpath(os.path.realpath(out), os.path.realpath(root)).replace(os.sep, "/")
     if inside.split("/")[0] in REGISTRY_DIRS:
         raise click.UsageError(f"--partial-out {partial_out or out}: inside the registry's {inside.split('/')[0]}/ "
                                "folder, it would become part of the tree being checked; write it elsewhere")

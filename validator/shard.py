@@ -197,14 +197,19 @@ def _refuse_mixing(partials: list[Partial], mine: dict[str, str], tree: str) -> 
         raise UsageError(f"partials of different splits (N = {', '.join(map(str, sizes))}): merge the shards of one "
                          "`--shard K/N` matrix")
     n = sizes[0]
+    if type(n) is not int or n < 1:
+        raise UsageError(f"{partials[0].path}: a split into {n!r} shards does not exist")
     seen: dict[int, str] = {}
     for p in partials:
         k = p.header["shard"]
-        if not 1 <= k <= n:
+        if type(k) is not int or not 1 <= k <= n:  # JSON `true` is not shard 1
             raise UsageError(f"{p.path}: shard {k}/{n} does not exist")
         if k in seen:
             raise UsageError(f"shard {k}/{n} given twice: {seen[k]} and {p.path}")
         seen[k] = p.path
+    if n - len(seen) > 20:  # a header may claim any N: never list 10**15 missing shards
+        raise UsageError(f"missing shard(s): {len(partials)} partial result(s) given for a split into {n}: "
+                         "merge-results needs every shard's partial result")
     missing = [k for k in range(1, n + 1) if k not in seen]
     if missing:
         raise UsageError(f"missing shard(s) {', '.join(map(str, missing))} of {n}: merge-results needs every "

@@ -12,7 +12,9 @@ fresh regeneration. The gate trusts this file only as far as it can be sure of i
   schemas and the catalog: validator/load/cache.py), so keys made by another orv are never used;
 - an entry is used only for the exact git blob id it names: a file changed since is loaded.
 
-Anything else is loaded as before, so a stale or damaged key file costs time, never a finding.
+Anything else is loaded as before, so a stale key file costs time, never a finding. A wrong entry
+under the right stamp and blob id (a hand edit on main) could hide a neighbour: ORV703 compares
+the file with a regeneration on main, and ORV609 fails a pull request that edits it.
 One line per file keeps git's diffs and merges of the file small.
 """
 
@@ -25,7 +27,7 @@ from typing import Mapping, Optional
 
 import orjson
 
-from validator.git import clean_blobs
+from validator.git import clean_blobs, git_dir_of_top_level
 from validator.load.cache import derivation_key
 from validator.registry import KEYS_PATH, Snapshot, classify
 from validator.relations import Keys, content_keys
@@ -45,7 +47,9 @@ def blob_id(raw: bytes) -> str:
 def fresh_keys(snapshot: Snapshot) -> bytes:
     """The bytes `orv boards` writes to boards/keys.json for this snapshot (the working tree)."""
     root = snapshot.root
-    clean = clean_blobs(root, ("recipes", "runs")) or {}
+    # git's ids only where git's paths are the registry's (its top level), as the cache trusts them;
+    # in a sub-folder registry `git status` names files from the top, so a modified file would look clean
+    clean = (clean_blobs(root, ("recipes", "runs")) if git_dir_of_top_level(root) else None) or {}
     lines = []
     for rel in sorted(snapshot.loaded):
         if classify(rel) not in KEYED or os.path.islink(os.path.join(root, rel)):
