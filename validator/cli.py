@@ -667,7 +667,7 @@ def boards_cmd(check_only: bool, root: str | None, jobs: int | None, cache: bool
     """Regenerate boards/boards.json (tiers derived from the evidence on record) and boards/keys.json
     (each file's relation keys, for pull-request checks on a fresh runner), or --check them."""
     from validator.atomic import write_atomic
-    from validator.boards.keyfile import fresh_keys, read_committed_keys
+    from validator.boards.keyfile import fresh_keys
     from validator.boards.regenerate import first_difference, read_committed, regenerate
     from validator.diagnostics import Severity
     from validator.engine import analyse, find_root
@@ -682,7 +682,7 @@ def boards_cmd(check_only: bool, root: str | None, jobs: int | None, cache: bool
     except HistoryError as exc:
         click.echo(f"orv: {exc.message}\n    hint: {exc.hint}", err=True)
         sys.exit(EXIT_USAGE)
-    committed = {BOARDS_PATH: read_committed(root), KEYS_PATH: read_committed_keys(root)}
+    committed = {path: read_committed(root, path) for path in fresh}
     if check_only:
         stale = False
         for path, data in fresh.items():

@@ -89,14 +89,3 @@ def read_keys(raw: Optional[bytes], stamp: str) -> Published:
                 and classify(rel) in KEYED):
             published[rel] = (entry[0], tuple(entry[1]))
     return published
-
-
-def read_committed_keys(root: str) -> Optional[bytes]:
-    """boards/keys.json's bytes in the working tree, or None if absent (a symlink reads as empty)."""
-    path = os.path.join(root, KEYS_PATH)
-    if os.path.islink(path):
-        return b""
-    if not os.path.isfile(path):
-        return None
-    with open(path, "rb") as fh:
-        return fh.read()

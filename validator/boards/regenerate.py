@@ -56,10 +56,10 @@ def restamped(document: Mapping[str, Any], stamp: GitStamp) -> bytes:
     return render({**document, "meta": meta})
 
 
-def read_committed(root: str) -> Optional[bytes]:
-    """The boards file's bytes, or None if absent. A symlink is never followed: it reads as empty,
-    so it always differs from a regeneration (and ORV114 reports it)."""
-    path = os.path.join(root, BOARDS_PATH)
+def read_committed(root: str, rel: str = BOARDS_PATH) -> Optional[bytes]:
+    """A generated file's bytes (the boards, or boards/keys.json), or None if absent. A symlink is
+    never followed: it reads as empty, so it always differs from a regeneration (and ORV114 reports it)."""
+    path = os.path.join(root, rel)
     if os.path.islink(path):
         return b""
     if not os.path.isfile(path):

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Iterator, Optional
 
 from validator.boards.build import render
-from validator.boards.keyfile import fresh_keys, read_committed_keys
+from validator.boards.keyfile import fresh_keys
 from validator.boards.regenerate import (
     committed_stamp,
     first_difference,
@@ -126,7 +126,7 @@ def keys_out_of_date(analysis: Analysis) -> Iterator[Finding]:
     without the file is allowed: pull-request checks then load every file to find the keys.
     """
     root = analysis.snapshot.root
-    committed = read_committed_keys(root)
+    committed = read_committed(root, KEYS_PATH)
     if committed is None:
         return
     fresh = analysis.snapshot.memo("fresh-keys", lambda: fresh_keys(analysis.snapshot))
