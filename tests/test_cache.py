@@ -114,3 +114,16 @@ def test_a_change_to_orv_itself_gives_stored_results_a_new_key(tmp_path: Path, m
     monkeypatch.undo()
     monkeypatch.setattr(cache, "CACHE_VERSION", cache.CACHE_VERSION + "-next")
     assert len({before, changed, cache.derivation_key(str(root))}) == 3
+
+
+def test_the_key_covers_the_schemas_in_an_installed_wheel_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An installed wheel's schema_dir() is importlib's MultiplexedPath, not a pathlib.Path: the
+    schemas must still be part of the key (and of the key file's stamp, boards/keys.json)."""
+    from importlib.resources.readers import MultiplexedPath
+
+    from validator.load import cache, schema
+
+    as_checkout = [entry.name for entry in cache.code_files() if entry.name.endswith(".json")]
+    monkeypatch.setattr(cache, "schema_dir", lambda: MultiplexedPath(str(schema.schema_dir())))
+    as_wheel = [entry.name for entry in cache.code_files() if entry.name.endswith(".json")]
+    assert as_wheel == as_checkout and "boards.schema.json" in as_wheel

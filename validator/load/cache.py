@@ -13,6 +13,7 @@ import hashlib
 import pickle
 from dataclasses import dataclass, field
 from pathlib import Path
+from importlib.resources.abc import Traversable
 from typing import Any
 
 from validator.atomic import write_atomic
@@ -51,15 +52,21 @@ class BlobCache:
         _write(self.path, self.fresh)
 
 
-def code_files() -> list[Path]:
-    """orv's own sources and schemas: what every result depends on besides the registry."""
+def code_files() -> list[Traversable]:
+    """orv's own sources and schemas: what every result depends on besides the registry.
+
+    The schemas through importlib.resources' own API: in an installed wheel schema_dir() is a
+    MultiplexedPath, whose str() is no path (globbing it found nothing, so schema changes did not
+    change the key there; tests/test_cache.py holds this)."""
     package = Path(__file__).resolve().parent.parent  # the whole validator package, not only load/
-    return sorted(package.rglob("*.py")) + sorted(Path(str(schema_dir())).glob("*.json"))
+    schemas = sorted((entry for entry in schema_dir().iterdir() if entry.name.endswith(".json")),
+                     key=lambda entry: entry.name)
+    return [*sorted(package.rglob("*.py")), *schemas]
 
 
 def derivation_key(root: str) -> str:
     """Everything a per-file result depends on besides the file: orv's code, schemas, catalog.
-    Also the stamp of the committed key file (validator/pr/keyfile.py)."""
+    Also the stamp of the committed key file (validator/boards/keyfile.py)."""
     digest = hashlib.sha256(CACHE_VERSION.encode())
     catalog = sorted(Path(root, "catalog").glob("*.yaml"))
     for path in (*code_files(), *catalog):
