@@ -8,11 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.testing.registry import CASES, make_registry
+from tests.testing.registry import CASES, fresh_registry, make_registry
 from validator.load import schema as schemas
 from validator.cli import main
 from validator.engine import Config, run
 from validator.hashing import canonical_bytes, content_address, run_path
+
+SEEDS = Path(__file__).parent / "fixtures" / "import"  # the two seed documents, as the importers read them
 
 RECIPE = "recipes/training/qwen3.8-27b/qwen3-8-27b-h100-tp1-pp4-dp2.yaml"
 INFER = "recipes/inference/qwen3.8-27b/qwen3-8-27b-w4a16-1x-rtx3090-mtp3.yaml"
@@ -298,6 +300,24 @@ def test_a_gain_of_5000_digits_in_the_leaderboard_seed_is_no_crash(tmp_path: Pat
     assert garbled != raw
     source = tmp_path / "seed.txt"
     source.write_bytes(garbled)
+    root = fresh_registry(tmp_path / "registry")
+    assert main(["import", "leaderboard", str(source), "--root", str(root), "--report", str(tmp_path / "r.md")]) in (0, 1)
+    assert "internal error" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("original, garbled", [
+    # found by a 13-minute exploratory fuzz (this session): int() refused a 5,002-digit figure
+    ("DP8max 16,384 tokens/GPU", "DP8max 16,384 tokens/GPU, recompute " + "9" * 5000 + " layers"),
+    ("\tH200\t8\t6,913.2\t", "\tH200\t" + "8" * 5000 + "\t6,913.2\t"),
+    ("\nMuse2 recipes\n", "\nMuse" + "2" * 5000 + " recipes\n"),
+], ids=["layout-cell", "gpu-count", "card-head-count"])
+def test_a_5000_digit_number_anywhere_in_the_leaderboard_seed_is_no_crash(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], original: str, garbled: str) -> None:
+    raw = (SEEDS / "000_1e2c7c041290fe1e.txt").read_bytes()
+    changed = raw.replace(original.encode(), garbled.encode(), 1)
+    assert changed != raw
+    source = tmp_path / "seed.txt"
+    source.write_bytes(changed)
     root = fresh_registry(tmp_path / "registry")
     assert main(["import", "leaderboard", str(source), "--root", str(root), "--report", str(tmp_path / "r.md")]) in (0, 1)
     assert "internal error" not in capsys.readouterr().err

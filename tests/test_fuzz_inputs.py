@@ -58,12 +58,14 @@ def mutated_run(draw: st.DrawFn) -> bytes:
         for part in path[:-1]:
             parent = parent[part]
         action = draw(st.sampled_from(["replace", "delete", "add"]))
+        # a copy: ODD's lists and dicts are shared objects, and a later step may edit inside the one
+        # placed here (which made the strategy differ between examples: FlakyStrategyDefinition)
         if action == "replace" or not path:
-            parent[path[-1]] = draw(ODD)
+            parent[path[-1]] = copy.deepcopy(draw(ODD))
         elif action == "delete":
             del parent[path[-1]]
         elif isinstance(parent, dict):
-            parent[draw(st.sampled_from(["tier", "extra", "Kind", "samples", "x\n"]))] = draw(ODD)
+            parent[draw(st.sampled_from(["tier", "extra", "Kind", "samples", "x\n"]))] = copy.deepcopy(draw(ODD))
         doc = doc
     try:
         raw = canonical_bytes(doc)

@@ -169,11 +169,13 @@ def read_source_file(path: str) -> Source:
 
 
 def _numeric_cells_ok(cells: tuple[str, ...]) -> bool:
-    return (re.fullmatch(r"[\d,]+", cells[3]) is not None and re.fullmatch(r"[\d,]+(\.\d+)?", cells[4]) is not None
+    # cells[3] is a GPU count: at most 12 characters (int() refuses 4,300 digits; found by fuzzing)
+    return (re.fullmatch(r"[\d,]{1,12}", cells[3]) is not None
+            and re.fullmatch(r"[\d,]+(\.\d+)?", cells[4]) is not None
             and re.fullmatch(r"\$[\d,]+(\.\d+)?", cells[5]) is not None)
 
 
-_CARD_HEAD = re.compile(r"^(?P<family>.+?)(?P<n>\d+) recipes?$")
+_CARD_HEAD = re.compile(r"^(?P<family>.+?)(?P<n>\d{1,9}) recipes?$")
 _CARD_SIZE = re.compile(r"^(?:(?P<params>[\d.]+)B parameters · )?N (?P<active>[\d.]+)B active$")
 _CARD_GPU = re.compile(r"(?P<gpu>H100|H200|B200)"
                        r"(?:No recipe yet|(?P<tok>[\d,]+\.\d)×(?P<gpus>\d+)\$(?P<cost>[\d,.]+))")
@@ -249,9 +251,16 @@ def _read_wanted(text: str) -> list[str]:
 # --------------------------------------------------------------------------- the layout cell
 
 
+_LONG_NUMBER = re.compile(r"\d{10,}")
+
+
 def read_layout_cell(cell: str, gpus: int, model_layers: Optional[int]) -> LayoutReading:
     """Structured layout and tuning from one layout cell (see the module docstring)."""
     reading = LayoutReading()
+    long_number = _LONG_NUMBER.search(cell)
+    if long_number:  # no layout figure has 10 digits, and int() refuses 4,300 (found by fuzzing)
+        reading.problems.append(f"a number of {len(long_number.group()):,} digits in the layout cell")
+        return reading
     stated: dict[str, int] = {}
     pos = 0
     glued_key, glued_digits, tail = "", "", ""
