@@ -12,8 +12,9 @@ import json
 import os
 import random
 from collections import Counter
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pytest
 
@@ -205,12 +206,10 @@ def test_a_cold_index_loads_each_recipe_once_then_remembers(wide_repo: Path, mon
 def test_an_edited_recipe_on_main_is_loaded_again_not_taken_from_the_index(
         wide_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     evaluate(Config(root=str(wide_repo), cache=True))
-    git(wide_repo, "checkout", "-q", "main")
-    rel = recipe_rel("qwen-03")
-    write(wide_repo, rel, (wide_repo / rel).read_text(encoding="utf-8").replace("0.30.3", "0.30.0"))
-    commit_all(wide_repo, "main moves on: qwen-03 now has qwen-00's configuration (and disagrees with its run)")
-    git(wide_repo, "checkout", "-q", "pr")
-    git(wide_repo, "merge", "-q", "main")
+    with on_main(wide_repo):
+        rel = recipe_rel("qwen-03")
+        write(wide_repo, rel, (wide_repo / rel).read_text(encoding="utf-8").replace("0.30.3", "0.30.0"))
+        commit_all(wide_repo, "main moves on: qwen-03 now has qwen-00's configuration (and disagrees with its run)")
     add_recipe(wide_repo, "qwen-new", 1612.0, "tp2-pp2-dp2", "0.31.0")
     loads = count_loads(monkeypatch)
     near = evaluate(Config(root=str(wide_repo), base="main", skip_boards=True, cache=True))
@@ -231,22 +230,18 @@ def test_a_catalog_change_checks_everything(wide_repo: Path) -> None:
 
 def test_a_fresh_runner_takes_keys_from_mains_key_file_and_loads_only_the_neighbourhood(
         wide_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    git(wide_repo, "checkout", "-q", "main")
-    assert main(["boards", "--root", str(wide_repo)]) == 0  # as main's boards workflow does
-    commit_all(wide_repo, "boards")
-    git(wide_repo, "checkout", "-q", "pr")
-    git(wide_repo, "merge", "-q", "main")
+    with on_main(wide_repo):
+        assert main(["boards", "--root", str(wide_repo)]) == 0  # as main's boards workflow does
+        commit_all(wide_repo, "boards")
     digest = add_recipe(wide_repo, "qwen-new", 1612.0, "tp2-pp2-dp2", "0.31.0")
     loads = count_loads(monkeypatch)
     near = evaluate(Config(root=str(wide_repo), base="main", skip_boards=True, cache=False))  # no .git/orv
     assert near.partial and near.result.diagnostics == ()
     assert set(loads) == {recipe_rel("qwen-new"), run_path(digest)}
     # without the key file the same check loads every recipe and run file to find their keys
-    git(wide_repo, "checkout", "-q", "main")
-    git(wide_repo, "rm", "-q", KEYS_PATH)
-    commit_all(wide_repo, "no key file")
-    git(wide_repo, "checkout", "-q", "pr")
-    git(wide_repo, "merge", "-q", "main")
+    with on_main(wide_repo):
+        git(wide_repo, "rm", "-q", KEYS_PATH)
+        commit_all(wide_repo, "no key file")
     loads.clear()
     evaluate(Config(root=str(wide_repo), base="main", skip_boards=True, cache=False))
     assert len(loads) == 26
@@ -275,25 +270,21 @@ def test_published_keys_find_what_the_change_duplicates_or_copies(
 
 def test_a_key_file_made_by_another_orv_or_for_another_blob_is_not_trusted(
         wide_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    git(wide_repo, "checkout", "-q", "main")
-    publish_keys(wide_repo)
-    stamped = (wide_repo / KEYS_PATH).read_text(encoding="utf-8")
-    # main moves on without regenerating: qwen-03 now has qwen-00's configuration
-    rel = recipe_rel("qwen-03")
-    write(wide_repo, rel, (wide_repo / rel).read_text(encoding="utf-8").replace("0.30.3", "0.30.0"))
-    commit_all(wide_repo, "qwen-03 edited; key file not regenerated")
-    git(wide_repo, "checkout", "-q", "pr")
-    git(wide_repo, "merge", "-q", "main")
+    with on_main(wide_repo):
+        publish_keys(wide_repo)
+        stamped = (wide_repo / KEYS_PATH).read_text(encoding="utf-8")
+        # main moves on without regenerating: qwen-03 now has qwen-00's configuration
+        rel = recipe_rel("qwen-03")
+        write(wide_repo, rel, (wide_repo / rel).read_text(encoding="utf-8").replace("0.30.3", "0.30.0"))
+        commit_all(wide_repo, "qwen-03 edited; key file not regenerated")
     add_recipe(wide_repo, "qwen-new", 1612.0, "tp2-pp2-dp2", "0.31.0")
     loads = count_loads(monkeypatch)
     evaluate(Config(root=str(wide_repo), base="main", skip_boards=True, cache=False))
     assert rel in loads and len(loads) == 3  # its published entry names its old blob: loaded, not trusted
     # a key file stamped by another orv (or catalog) is not read at all
-    git(wide_repo, "checkout", "-q", "main")
-    write(wide_repo, KEYS_PATH, stamped.replace('"orv":"', '"orv":"0', 1))
-    commit_all(wide_repo, "key file from another orv")
-    git(wide_repo, "checkout", "-q", "pr")
-    git(wide_repo, "merge", "-q", "main")
+    with on_main(wide_repo):
+        write(wide_repo, KEYS_PATH, stamped.replace('"orv":"', '"orv":"0', 1))
+        commit_all(wide_repo, "key file from another orv")
     loads.clear()
     evaluate(Config(root=str(wide_repo), base="main", skip_boards=True, cache=False))
     assert len(loads) == 26
@@ -316,11 +307,18 @@ def test_a_pull_requests_own_key_file_is_never_read(wide_repo: Path) -> None:
     assert {"ORV302", "ORV609"} <= codes
 
 
-def publish_on_main(repo: Path) -> None:
+@contextmanager
+def on_main(repo: Path) -> Iterator[None]:
+    """Commit on main inside the block; then the branch `pr` merges main, as a contributor updates."""
     git(repo, "checkout", "-q", "main")
-    publish_keys(repo)
+    yield
     git(repo, "checkout", "-q", "pr")
     git(repo, "merge", "-q", "main")
+
+
+def publish_on_main(repo: Path) -> None:
+    with on_main(repo):
+        publish_keys(repo)
 
 
 def run_of(repo: Path, stem: str) -> str:
