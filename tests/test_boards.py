@@ -748,3 +748,32 @@ def test_data_and_boards_committed_together_is_only_a_stale_stamp(tmp_path: Path
     assert orv("boards", "--check", "--root", str(root)) == 1  # the workflow on main refreshes it
     assert orv("boards", "--root", str(root)) == 0
     assert run(Config(root=str(root))).diagnostics == ()
+
+
+@given(st.lists(st.one_of(st.none(), st.sampled_from([0.0, 1.5, 2.0, 7.25]),
+                          st.floats(min_value=-1e9, max_value=1e9, allow_nan=False)), max_size=40))
+def test_competition_ranks_are_one_plus_the_strictly_greater_figures(figures: list[Optional[float]]) -> None:
+    # The definition the boards state (equal figures share a rank, a row without a figure ranks after
+    # every row with one), counted row by row as the quadratic code did; the sorted version must agree.
+    from validator.boards.build import competition_ranks
+    expected = [1 + sum(1 for o in figures if o is not None and (f is None or o > f)) for f in figures]
+    assert competition_ranks(figures) == expected
+
+
+@pytest.mark.parametrize("registry", ["repository", "physics and duplicates"])
+def test_boards_from_the_checks_a_tier_reads_equal_boards_from_every_check(tmp_path: Path, registry: str) -> None:
+    """`orv boards` runs only the registry checks tiers.tier_reads accepts: the document must not change."""
+    if registry == "repository":
+        root = REPO
+    else:
+        root = make_registry(tmp_path / "repo")
+        write_recipe(root, training_recipe("fits", 3000.0))
+        write_recipe(root, training_recipe("twin", 3000.0))  # same configuration: ORV302, not a tier input
+        write_recipe(root, training_recipe("overfull", 2000.0, layout={"tp": 2, "pp": 4, "dp": 4}))  # 32 ≠ 8: ORV501
+    full, for_tiers = analyse(str(root)), analyse(str(root), for_tiers=True)
+    codes = {d.code for d in full.diagnostics} - {d.code for d in for_tiers.diagnostics}
+    if registry != "repository":
+        assert "ORV302" in codes and "ORV501" in {d.code for d in for_tiers.diagnostics}
+    assert not any(code.startswith("ORV5") for code in codes)
+    assert (build(full.snapshot, derive(full.snapshot, full.diagnostics), GitStamp())
+            == build(for_tiers.snapshot, derive(for_tiers.snapshot, for_tiers.diagnostics), GitStamp()))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.testing.git import git
 from tests.testing.registry import make_registry
 from validator.engine import Config, run

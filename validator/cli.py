@@ -676,7 +676,8 @@ def boards_cmd(check_only: bool, root: str | None, jobs: int | None, cache: bool
     from validator.registry import BOARDS_PATH, KEYS_PATH
 
     root = os.path.abspath(root) if root else find_root(".")
-    analysis = analyse(root, jobs=jobs or default_jobs(), cache=cache)  # the same loading as `orv check`
+    # the same loading as `orv check`, and of the registry checks only those a tier reads (physics)
+    analysis = analyse(root, jobs=jobs or default_jobs(), cache=cache, for_tiers=True)
     try:
         fresh = {BOARDS_PATH: regenerate(analysis), KEYS_PATH: fresh_keys(analysis.snapshot)}
     except HistoryError as exc:
@@ -702,8 +703,8 @@ def boards_cmd(check_only: bool, root: str | None, jobs: int | None, cache: bool
         return
     errors = sum(1 for d in analysis.diagnostics if d.severity is Severity.ERROR)
     if errors:
-        click.echo(f"orv: note: the registry has {errors} error(s) (`orv check` lists them); "
-                   "recipes that fail their schema are left off the boards", err=True)
+        click.echo(f"orv: note: {errors} error(s) in the files and physics the boards read (`orv check` runs "
+                   "every check and lists them); recipes that fail their schema are left off the boards", err=True)
     for path, data in fresh.items():
         if committed[path] != data:
             write_atomic(os.path.join(root, path), data)

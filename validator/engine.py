@@ -8,6 +8,7 @@ tree with the merge base's findings subtracted). `analyse` is what `orv boards` 
 from __future__ import annotations
 
 import os
+from typing import Callable
 
 from validator.checks import by_scope
 from validator.checks.collect import Collector
@@ -31,6 +32,7 @@ from validator.pr.change import Change, compare
 from validator.pr.incremental import evaluate_change
 from validator.pr.neighbourhood import index_keys
 from validator.registry import Analysis, Snapshot
+from validator.tiers import tier_reads
 
 __all__ = ["Analysis", "Config", "Evaluation", "analyse", "evaluate", "evaluate_loaded", "find_root", "run"]
 
@@ -47,10 +49,12 @@ def find_root(start: str) -> str:
         here = parent
 
 
-def analyse(root: str, jobs: int = 1, cache: bool = False) -> Analysis:
-    """Load the registry and run the registry checks once (what `orv boards` needs; no PR or boards scope)."""
+def analyse(root: str, jobs: int = 1, cache: bool = False, for_tiers: bool = False) -> Analysis:
+    """Load the registry and run the registry checks once (no PR or boards scope). `for_tiers`: only
+    the registry checks a tier reads (tiers.tier_reads), what `orv boards` needs; `orv check`
+    reports the others. Per-file checks always all run, so the cache only ever holds complete results."""
     out = Collector()
-    snapshot = _check_everything(root, out, jobs, cache)
+    snapshot = _check_everything(root, out, jobs, cache, keep=tier_reads if for_tiers else None)
     return Analysis(snapshot, tuple(out.diagnostics))
 
 
@@ -106,11 +110,12 @@ def _conclude(config: Config, snapshot: Snapshot, out: Collector) -> Evaluation:
     return Evaluation(result, snapshot, found, change, base, tuple(waived), tuple(pre_existing))
 
 
-def _check_everything(root: str, out: Collector, jobs: int, cache: bool, config: Config | None = None) -> Snapshot:
+def _check_everything(root: str, out: Collector, jobs: int, cache: bool, config: Config | None = None,
+                      keep: Callable[[str], bool] | None = None) -> Snapshot:
     """Every file of the tree, checked; with the cache, each committed file's relation keys are
     remembered for later pull-request checks (validator/pr/neighbourhood.py)."""
     store = open_store(root) if cache else Store()
-    snapshot, loaded = check_tree(root, out, jobs, config.progress if config else None, store)
+    snapshot, loaded = check_tree(root, out, jobs, config.progress if config else None, store, keep)
     if cache:
         index_keys(store, loaded.blobs, loaded.results)
     return snapshot

@@ -62,19 +62,22 @@ def check_waivers(codes: tuple[str, ...]) -> None:
             raise UsageError("ORV900 cannot be waived: it means a check did not complete, so nothing was checked")
 
 
-def run_registry_checks(snapshot: Snapshot, out: Collector) -> Snapshot:
+def run_registry_checks(snapshot: Snapshot, out: Collector, keep: Callable[[str], bool] | None = None) -> Snapshot:
+    """The registry-scope checks (those whose code `keep` accepts, when given)."""
     documents = dict(snapshot.documents)
     for check in by_scope("registry"):
         assert check.func is not None
+        if keep is not None and not keep(check.code):
+            continue
         out.findings(check, check.func(snapshot), documents)
     return snapshot
 
 
 def check_tree(root: str, out: Collector, jobs: int = 1, progress: Callable[[int, int], None] | None = None,
-               store: Store = Store()) -> tuple[Snapshot, Loaded]:
-    """Load the tree at root and run the run-file and registry checks on it."""
+               store: Store = Store(), keep: Callable[[str], bool] | None = None) -> tuple[Snapshot, Loaded]:
+    """Load the tree at root and run the run-file and registry checks on it (`keep`: run_registry_checks)."""
     loaded = load_tree(root, jobs, progress, store)
-    return run_registry_checks(assemble_loaded(root, loaded, out), out), loaded
+    return run_registry_checks(assemble_loaded(root, loaded, out), out, keep), loaded
 
 
 def apply_options(config: Config, kept: list[Diagnostic]) -> tuple[list[Diagnostic], list[Diagnostic]]:

@@ -195,7 +195,13 @@ def _not_reproduced(snapshot: Snapshot, recipe: Recipe, verified: list[RunEntry]
     return NOT_AGREEING if independent else NOT_INDEPENDENT
 
 
+def tier_reads(code: str) -> bool:
+    """The findings a tier depends on: physics errors (ORV5xx). Everything else a tier needs it
+    recomputes from the snapshot, so `orv boards` runs only these registry checks (engine.analyse)."""
+    return code.startswith("ORV5")
+
+
 def derive(snapshot: Snapshot, diagnostics: Iterable[Diagnostic]) -> Mapping[str, TierResult]:
-    """Tier of every recipe, by path. Physics errors come from the checks' findings (ORV5xx)."""
-    physics_failed = {d.path for d in diagnostics if d.code.startswith("ORV5") and d.severity is Severity.ERROR}
+    """Tier of every recipe, by path. Physics errors come from the checks' findings (tier_reads)."""
+    physics_failed = {d.path for d in diagnostics if tier_reads(d.code) and d.severity is Severity.ERROR}
     return {entry.path: derive_one(snapshot, entry, entry.path not in physics_failed) for entry in snapshot.recipes}

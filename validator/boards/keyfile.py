@@ -29,7 +29,7 @@ import orjson
 
 from validator.git import clean_blobs, git_dir_of_top_level
 from validator.load.cache import derivation_key
-from validator.registry import KEYS_PATH, Snapshot, classify
+from validator.registry import Snapshot, classify
 from validator.relations import Keys, content_keys
 
 FORMAT = 1

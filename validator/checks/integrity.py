@@ -9,7 +9,7 @@ from typing import Any, Iterator
 from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
 from validator.evidence import CLAIM_TOLERANCE, claim_gaps, mismatches
-from validator.hashing import RUN_REF, canonical_bytes, content_address, run_path
+from validator.hashing import canonical_bytes, content_address, run_path
 from validator.registry import Catalog, RecipeEntry, RunFile, Snapshot, misplaced_run
 from validator.relations import raw_references
 from validator.science.throughput import relative_gap

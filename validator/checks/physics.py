@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from operator import itemgetter
 from typing import Any, Iterator, Optional
 
 from validator.checks.base import Finding, check
@@ -379,7 +378,7 @@ def aggregate_within_streams(run: RunFile, catalog: Catalog) -> Iterator[Finding
         return
     concurrency = meta.serving.concurrency
     aggregate = _aggregate(meta, run.facts)
-    stream = _stream_rate(meta, run.facts, run.doc.data)
+    stream = _stream_rate(meta, run.facts)
     if aggregate is None or stream is None:
         return
     (value, at, label), (rate, rate_label) = aggregate, stream
@@ -400,16 +399,11 @@ def _aggregate(meta: RunMeta, facts: Optional[RunFacts]) -> Optional[tuple[float
     return None
 
 
-def _stream_rate(meta: RunMeta, facts: Optional[RunFacts], data: Any) -> Optional[tuple[float, str]]:
-    if facts is not None and facts.has_samples:
-        samples = data.get("samples") if isinstance(data, dict) else None
-        if not isinstance(samples, list):
+def _stream_rate(meta: RunMeta, facts: Optional[RunFacts]) -> Optional[tuple[float, str]]:
+    if facts is not None and facts.has_samples:  # recomputed with the other facts (science/throughput.py)
+        if facts.stream_tok_s is None:
             return None
-        tokens = sum(map(itemgetter("output_tokens"), samples))
-        lifetime_ms = math.fsum(map(itemgetter("e2e_ms"), samples))
-        if tokens <= 0 or lifetime_ms <= 0:
-            return None
-        return tokens / lifetime_ms * 1000.0, "per stream: Σ output tokens ÷ Σ request time"
+        return facts.stream_tok_s, "per stream: Σ output tokens ÷ Σ request time"
     if "decode_tok_s" in meta.summary:
         return meta.summary["decode_tok_s"], "summary.decode_tok_s per stream"
     if meta.summary.get("tpot_ms"):

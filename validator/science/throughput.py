@@ -41,6 +41,8 @@ class RunFacts:
     convergence: Optional[ConvergenceResult] = None  # training runs, when the workload has a reference
     problems: tuple[str, ...] = ()  # why a figure could not be recomputed, or is doubtful
     fingerprint: tuple[Any, ...] = ()  # of the timing columns, to tell copies from reproductions (independence.py)
+    # inference: one stream's rate over every request, Σ output tokens ÷ Σ e2e time (ORV511's bound)
+    stream_tok_s: Optional[float] = None
 
     @property
     def has_samples(self) -> bool:
@@ -154,11 +156,13 @@ def inference_facts(samples: Sequence[Mapping[str, Any]], duration_s: float | No
     problems: list[str] = []
     cols = _columns_of(samples, columns)
     outputs = _column(cols, "output_tokens")
+    tokens, lifetime_ms = sum(outputs), math.fsum(_column(cols, "e2e_ms"))  # every request's
+    stream = tokens / lifetime_ms * 1000.0 if tokens > 0 and lifetime_ms > 0 else None
     fewest = min(outputs) if outputs else 0
     if fewest <= 0:
         done = [s for s in samples if s["output_tokens"] > 0]
         if not done:
-            return RunFacts(len(samples), headline, None, ("no request produced output tokens",))
+            return RunFacts(len(samples), headline, None, ("no request produced output tokens",), stream_tok_s=stream)
         cols = Columns(done)
         outputs = _column(cols, "output_tokens")
         fewest = min(outputs)
@@ -182,8 +186,8 @@ def inference_facts(samples: Sequence[Mapping[str, Any]], duration_s: float | No
     if ttft_total > 0:
         headline["prefill_tok_s"] = sum(_column(cols, "prompt_tokens")) / ttft_total * 1000.0
     if duration_s:
-        headline["output_tok_s"] = sum(outputs) / duration_s
-    return RunFacts(len(samples), headline, None, tuple(problems))
+        headline["output_tok_s"] = tokens / duration_s  # a request without output tokens adds none
+    return RunFacts(len(samples), headline, None, tuple(problems), stream_tok_s=stream)
 
 
 def relative_gap(claimed: float, recomputed: float) -> float:
