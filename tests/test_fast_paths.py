@@ -248,3 +248,24 @@ def test_small_numbers_orjson_writes_as_jcs_does_take_the_fast_path(monkeypatch:
         doc = {"lr": value}
         assert is_canonical(rfc8785.dumps(doc), doc)
         assert is_canonical(orjson.dumps(doc), doc) == (orjson.dumps(doc) == rfc8785.dumps(doc))
+
+
+@pytest.mark.parametrize("limit", [1000, 50])
+def test_a_file_that_grew_after_lstat_is_read_whole_or_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               limit: int) -> None:
+    # read_bytes asks for the size lstat gave: a file that grew in between is read on, never cut short
+    import os
+    import types
+
+    from validator.errors import LoadError
+    from validator.load import documents
+
+    (tmp_path / "f.json").write_bytes(b"x" * 100)
+    real = os.lstat
+    monkeypatch.setattr(documents.os, "lstat", lambda p: types.SimpleNamespace(st_mode=real(p).st_mode, st_size=10))
+    if limit >= 100:
+        assert documents.read_bytes(str(tmp_path), "f.json", limit) == b"x" * 100
+    else:
+        with pytest.raises(LoadError) as raised:
+            documents.read_bytes(str(tmp_path), "f.json", limit)
+        assert raised.value.code == "ORV111"
