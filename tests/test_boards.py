@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import statistics
@@ -777,3 +778,25 @@ def test_boards_from_the_checks_a_tier_reads_equal_boards_from_every_check(tmp_p
     assert not any(code.startswith("ORV5") for code in codes)
     assert (build(full.snapshot, derive(full.snapshot, full.diagnostics), GitStamp())
             == build(for_tiers.snapshot, derive(for_tiers.snapshot, for_tiers.diagnostics), GitStamp()))
+
+
+_JSON_LEAVES = st.one_of(st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70),
+                         st.floats(allow_nan=False, allow_infinity=False), st.sampled_from([1e-5, 1e-7, -3e-9, 1e16, 0.0001]),
+                         st.text(max_size=8))
+_JSON_DOCS = st.recursive(_JSON_LEAVES, lambda inner: st.one_of(st.lists(inner, max_size=4),
+                                                              st.dictionaries(st.text(max_size=6), inner, max_size=4)),
+                          max_leaves=25)
+
+
+@given(_JSON_DOCS)
+def test_render_writes_json_dumps_bytes_whichever_serialiser_runs(document: Any) -> None:
+    # orjson renders where it writes what json.dumps writes; a document it would write otherwise
+    # (a float below 1e-4, an integer beyond 64 bits) goes to json.dumps. The bytes never depend on which.
+    expected = (json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode()
+    assert render(document) == expected
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_render_refuses_a_non_finite_figure_as_json_dumps_did(bad: float) -> None:
+    with pytest.raises(ValueError):
+        render({"boards": {"measured": [{"decode_tok_s": bad}]}})
