@@ -129,3 +129,17 @@ def test_the_key_covers_the_schemas_in_an_installed_wheel_too(monkeypatch: pytes
     monkeypatch.setattr(cache, "schema_dir", lambda: MultiplexedPath(str(schema.schema_dir())))
     as_wheel = [entry.name for entry in cache.code_files() if entry.name.endswith(".json")]
     assert as_wheel == as_checkout and "boards.schema.json" in as_wheel
+
+
+def test_the_boards_load_with_fewer_checks_never_reaches_the_cache(tmp_path: Path) -> None:
+    # `orv boards` runs only the checks a tier reads (engine.analyse(for_tiers=True)); had it cached
+    # what it loaded, the next `orv check` would take those results and miss the skipped findings.
+    from validator.engine import analyse
+
+    root, _ = make_repo(tmp_path)
+    store_run_document(str(root), {**RUN, "summary": {"decode_tok_s": 80.0}})  # samples say 50: ORV208
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "a run whose summary disagrees with its samples")
+    boards_view = analyse(str(root), cache=True, for_tiers=True)
+    assert "ORV208" not in {d.code for d in boards_view.diagnostics}  # not a check a tier reads
+    assert "ORV208" in codes(root)

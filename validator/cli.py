@@ -669,7 +669,6 @@ def boards_cmd(check_only: bool, root: str | None, jobs: int | None, cache: bool
     from validator.atomic import write_atomic
     from validator.boards.keyfile import fresh_keys
     from validator.boards.regenerate import first_difference, read_committed, regenerate
-    from validator.diagnostics import Severity
     from validator.engine import analyse, find_root
     from validator.errors import HistoryError
     from validator.load.pipeline import default_jobs
@@ -701,10 +700,10 @@ def boards_cmd(check_only: bool, root: str | None, jobs: int | None, cache: bool
         if stale:
             sys.exit(EXIT_FINDINGS)
         return
-    errors = sum(1 for d in analysis.diagnostics if d.severity is Severity.ERROR)
-    if errors:
-        click.echo(f"orv: note: {errors} error(s) in the files and physics the boards read (`orv check` runs "
-                   "every check and lists them); recipes that fail their schema are left off the boards", err=True)
+    left_off = sum(1 for entry in analysis.snapshot.recipes if entry.recipe is None)
+    if left_off:
+        click.echo(f"orv: note: {left_off} recipe file(s) cannot be read or fail their schema: left off the boards "
+                   "(`orv check` lists every finding)", err=True)
     for path, data in fresh.items():
         if committed[path] != data:
             write_atomic(os.path.join(root, path), data)

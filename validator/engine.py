@@ -50,9 +50,9 @@ def find_root(start: str) -> str:
 
 
 def analyse(root: str, jobs: int = 1, cache: bool = False, for_tiers: bool = False) -> Analysis:
-    """Load the registry and run the registry checks once (no PR or boards scope). `for_tiers`: only
-    the registry checks a tier reads (tiers.tier_reads), what `orv boards` needs; `orv check`
-    reports the others. Per-file checks always all run, so the cache only ever holds complete results."""
+    """Load the registry and run its checks once (no PR or boards scope). `for_tiers`: only the
+    checks a tier reads (tiers.tier_reads), what `orv boards` needs; `orv check` reports the others
+    (and results loaded so are not cached: the cache holds complete results only)."""
     out = Collector()
     snapshot = _check_everything(root, out, jobs, cache, keep=tier_reads if for_tiers else None)
     return Analysis(snapshot, tuple(out.diagnostics))

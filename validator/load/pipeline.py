@@ -343,8 +343,9 @@ def load_run(root: str, rel: str, catalog: Catalog, out: Collector) -> RunFile |
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(root: str, catalog: Catalog) -> None:
-    _WORKER.update(root=root, catalog=catalog, run_checks=tuple(by_scope("run-file")))  # not sorted per file
+def _init_worker(root: str, catalog: Catalog, keep: Callable[[str], bool] | None = None) -> None:
+    checks = tuple(c for c in by_scope("run-file") if keep is None or keep(c.code))  # not sorted per file
+    _WORKER.update(root=root, catalog=catalog, run_checks=checks)
 
 
 def _load_one(rel: str) -> FileResult:
@@ -367,9 +368,11 @@ def _load_one(rel: str) -> FileResult:
 
 
 def load_all(root: str, rels: list[str], catalog: Catalog, jobs: int,
-              progress: Callable[[int, int], None] | None) -> Iterator[FileResult]:
-    """Every file's entry and findings, in input order; spread over `jobs` processes when it pays."""
-    _init_worker(root, catalog)
+             progress: Callable[[int, int], None] | None, keep: Callable[[str], bool] | None = None
+             ) -> Iterator[FileResult]:
+    """Every file's entry and findings, in input order; spread over `jobs` processes when it pays.
+    `keep`: run only the run-file checks whose code it accepts (all when None)."""
+    _init_worker(root, catalog, keep)
     total = len(rels)
     if jobs <= 1 or total < 256:  # a process pool costs ~0.1 s to start; small registries skip it
         results: Iterable[FileResult] = map(_load_one, rels)
@@ -388,7 +391,7 @@ def load_all(root: str, rels: list[str], catalog: Catalog, jobs: int,
     gc.freeze()
     context = multiprocessing.get_context("fork") if hasattr(os, "fork") else None
     with ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker,
-                             initargs=(root, catalog)) as pool:
+                             initargs=(root, catalog, keep)) as pool:
         for done, item in enumerate(pool.map(_load_one, rels, chunksize=64), 1):
             if progress and done % 500 == 0:
                 progress(done, total)
@@ -425,9 +428,11 @@ def loadable(root: str, files: list[str]) -> list[str]:
 
 
 def load_tree(root: str, jobs: int = 1, progress: Callable[[int, int], None] | None = None,
-              store: Store = Store(), only: Callable[[str], bool] | None = None) -> Loaded:
+              store: Store = Store(), only: Callable[[str], bool] | None = None,
+              keep: Callable[[str], bool] | None = None) -> Loaded:
     """Load every recipe and run file under root (those `only` keeps: one shard, validator/shard.py),
-    reusing cached per-file results where git says they hold."""
+    reusing cached per-file results where git says they hold. `keep`: run only the run-file checks
+    whose code it accepts; such partial results are never cached (a cached result is a complete one)."""
     files = discover(root)
     documents: dict[str, Document] = {}
     catalog_out = Collector()
@@ -442,9 +447,10 @@ def load_tree(root: str, jobs: int = 1, progress: Callable[[int, int], None] | N
             pending.append(rel)
         else:
             results[rel] = hit
-    for rel, result in zip(pending, load_all(root, pending, catalog, jobs, progress)):
+    for rel, result in zip(pending, load_all(root, pending, catalog, jobs, progress, keep)):
         results[rel] = result
-        cache.put(rel, result)
+        if keep is None:
+            cache.put(rel, result)
     cache.save()
     return Loaded(files, catalog, catalog_ok, documents, tuple(catalog_out.diagnostics), results, cache.blobs)
 
