@@ -94,6 +94,11 @@ _SCALARS = frozenset({int, float, str, bool})  # not None: orjson writes NaN as 
 _LEAD = {"training": "step", "inference": "e2e_ms"}
 
 
+def sorted_alone(kind: str) -> tuple[str, ...]:
+    """The timing columns the fingerprint sorts on their own (the lead is sorted with its rows)."""
+    return tuple(column for column in TIMING_COLUMNS.get(kind, ()) if column != _LEAD.get(kind))
+
+
 def _row_order(values: list[list[Any]], lead_types: frozenset[type], comparable: bool) -> Sequence[int] | None:
     """Indices of the rows (one value from each column) in lexicographic order; None when that
     order is not the multiset's alone: two rows are equal (1 and 1.0 are equal but written
@@ -111,7 +116,7 @@ def _row_order(values: list[list[Any]], lead_types: frozenset[type], comparable:
     if all(map(operator.lt, head, itertools.islice(head, 1, None))):  # already in order (a training log)
         return range(len(head))
     order = sorted(range(len(head)), key=head.__getitem__)
-    lead = list(map(head.__getitem__, order))
+    lead = operator.itemgetter(*order)(head)  # a tuple: len(head) >= 2 here
     ties = list(itertools.compress(range(len(lead) - 1), map(operator.eq, lead, itertools.islice(lead, 1, None))))
     if ties and not comparable:
         return None
@@ -143,7 +148,7 @@ def _multiset_text(kind: str, samples: Sequence[Any], columns: Columns) -> tuple
     """
     first = samples[0]
     if (type(first) is not dict or not first or set(map(type, first)) != {str}
-            or columns.shape() != ({dict}, {len(first)})):
+            or not columns.holds_exactly(tuple(first))):
         return None
     lead = _LEAD.get(kind, "")
     if lead not in first:
@@ -198,7 +203,8 @@ def sample_fingerprint(kind: str, samples: Sequence[Any], columns: Columns | Non
     for column in TIMING_COLUMNS.get(kind, ()):
         values = columns.get(column)
         if values is not None and columns.types(column) <= {int, float}:
-            found = _column_print(values, ordered.get(column))  # a column sorted above is not sorted again
+            # a column sorted above (the lead) or by the schema's fast path is not sorted again
+            found = _column_print(values, ordered.get(column) or columns.ordered(column))
             if found is not None:
                 out.append((column, *found))
     return tuple(out)

@@ -14,20 +14,14 @@ class Columns:
     is not a mapping or lacks the key. `types(key)` is the set of the column's value types.
     """
 
-    __slots__ = ("samples", "_values", "_types", "_shape")
+    __slots__ = ("samples", "_values", "_types", "_sorted", "_key_count")
 
     def __init__(self, samples: Sequence[Any]) -> None:
         self.samples = samples
         self._values: dict[str, list[Any] | None] = {}
         self._types: dict[str, frozenset[type]] = {}
-        self._shape: tuple[frozenset[type], frozenset[int]] | None = None
-
-    def shape(self) -> tuple[frozenset[type], frozenset[int]]:
-        """The types of the samples themselves, and their lengths when all are mappings."""
-        if self._shape is None:
-            kinds = frozenset(map(type, self.samples))
-            self._shape = kinds, frozenset(map(len, self.samples)) if kinds == {dict} else frozenset()
-        return self._shape
+        self._sorted: dict[str, list[Any]] = {}
+        self._key_count: int | None = None
 
     def get(self, key: str) -> list[Any] | None:
         try:
@@ -48,3 +42,30 @@ class Columns:
             values = self.get(key)
             found = self._types[key] = frozenset(map(type, values)) if values is not None else frozenset()
         return found
+
+    def holds_exactly(self, keys: Sequence[str]) -> bool:
+        """Is every sample a mapping with exactly these keys? Every column existing makes each sample
+        a mapping holding them all; the total key count then rules out any other key."""
+        return all(self.get(key) is not None for key in keys) and self.key_count() == len(keys) * len(self.samples)
+
+    def key_count(self) -> int:
+        """The number of keys over all samples; only once every sample is known to be a mapping."""
+        if self._key_count is None:
+            self._key_count = sum(map(len, self.samples))
+        return self._key_count
+
+    def ordered(self, key: str) -> list[Any]:
+        """The column sorted, once: for a column whose values compare (the caller checked its types)."""
+        found = self._sorted.get(key)
+        if found is None:
+            found = self._sorted[key] = sorted(self.get(key) or ())
+        return found
+
+    def bounds(self, key: str) -> tuple[Any, Any]:
+        """The lowest and the highest value of a non-empty column whose values compare: the ends of the
+        sorted column when it was sorted already (no further pass), else min and max."""
+        found = self._sorted.get(key)
+        if found is not None:
+            return found[0], found[-1]
+        values = self.get(key) or ()
+        return min(values), max(values)
