@@ -704,6 +704,9 @@ def boards_cmd(check_only: bool, root: str | None, jobs: int | None, cache: bool
     if left_off:
         click.echo(f"orv: note: {left_off} recipe file(s) cannot be read or fail their schema: left off the boards "
                    "(`orv check` lists every finding)", err=True)
+    if not analysis.snapshot.catalog_ok:
+        click.echo("orv: note: the catalog has errors (`orv check` lists them); the boards show what loaded",
+                   err=True)
     for path, data in fresh.items():
         if committed[path] != data:
             write_atomic(os.path.join(root, path), data)

@@ -186,7 +186,7 @@ def inference_facts(samples: Sequence[Mapping[str, Any]], duration_s: float | No
     if ttft_total > 0:
         headline["prefill_tok_s"] = sum(_column(cols, "prompt_tokens")) / ttft_total * 1000.0
     if duration_s:
-        headline["output_tok_s"] = tokens / duration_s  # a request without output tokens adds none
+        headline["output_tok_s"] = sum(outputs) / duration_s
     return RunFacts(len(samples), headline, None, tuple(problems), stream_tok_s=stream)
 
 
