@@ -1,8 +1,9 @@
 """Benchmark of `orv` as users meet it, on registries shaped like main (bench/generate.py).
 
 All commands run in one session on the same generated registry (boards committed, 0-3 runs per
-recipe, 64-3,000 samples, ~5% non-ASCII run files), one after the other, each `--repeat` times
-(best wall time kept). Rows: `orv check --no-cache` with boards/boards.json committed and without
+recipe, 64-3,000 samples, ~5% non-ASCII run files), `--repeat` times each (best wall time kept);
+the four rows the main ratios compare (check with and without boards.json, boards, floor) run in
+interleaved rounds, so a slow spell of a shared host slows them alike. Rows: `orv check --no-cache` with boards/boards.json committed and without
 it, `orv boards --no-cache`, the read+hash+parse floor, sha256sum, optionally check-jsonschema, and
 the pull-request gate: the Action's exact command on a cold `git clone`
 (`orv check --base main --summary F --github-output G --no-cache`) and a warm local `--base` check.
@@ -13,6 +14,7 @@ in (issue 14), and each row's growth exponent between the smallest and the large
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -23,6 +25,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable, ContextManager, Iterator
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -62,6 +65,37 @@ def best(cmd: list[str], cwd: Path, repeat: int, env: dict[str, str] | None = No
     fastest = min(runs, key=lambda r: r[0])
     CPU[row] = fastest[3]
     return fastest[0], max(r[1] for r in runs), runs[-1][2]
+
+
+def interleaved(rows: dict[str, tuple[list[str], Path, Callable[[], ContextManager[object]]]], repeat: int
+                ) -> dict[str, tuple[float, float, int]]:
+    """Every row once per round, `repeat` rounds: on a shared host whose speed drifts over minutes,
+    a slow spell then slows each row alike, not whichever rows ran during it (running a row's
+    repeats back to back put 10-20% between two rows doing nearly the same work). Per row, the
+    fastest run, as `best`."""
+    runs: dict[str, list[tuple[float, float, int, float]]] = {name: [] for name in rows}
+    for _ in range(repeat):
+        for name, (cmd, cwd, around) in rows.items():
+            with around():
+                runs[name].append(measure(cmd, cwd))
+    out = {}
+    for name, measured in runs.items():
+        fastest = min(measured, key=lambda r: r[0])
+        CPU[name] = fastest[3]
+        out[name] = (fastest[0], max(r[1] for r in measured), measured[-1][2])
+    return out
+
+
+@contextlib.contextmanager
+def boards_aside(root: Path) -> Iterator[None]:
+    """The registry without boards/boards.json for the duration (then put back)."""
+    boards_file = root / "boards" / "boards.json"
+    aside = root.parent / f"{root.name}-boards.json"
+    boards_file.rename(aside)
+    try:
+        yield
+    finally:
+        aside.rename(boards_file)
 
 
 def warm_page_cache(root: Path) -> None:
@@ -176,18 +210,13 @@ def main() -> int:
         warm_page_cache(root)
         print(f"\nN = {n:,} recipes + {len(runs):,} run files ({sum((root / r).stat().st_size for r in runs) / 2**20:.0f} MiB)")
         orv = [python, "-m", "validator"]
-        rows[FULL] = best([*orv, "check", "--root", str(root), "--format", "json", "--no-cache"], REPO, args.repeat,
-                          row=FULL)
-        boards_file = root / "boards" / "boards.json"
-        aside = root.parent / f"boards-{n}.json"
-        boards_file.rename(aside)
-        try:
-            rows[NO_BOARDS] = best([*orv, "check", "--root", str(root), "--format", "json", "--no-cache"], REPO,
-                                   args.repeat, row=NO_BOARDS)
-        finally:
-            aside.rename(boards_file)
-        rows[BOARDS] = best([*orv, "boards", "--root", str(root), "--no-cache"], REPO, args.repeat, row=BOARDS)
-        rows[FLOOR] = best([python, str(HERE / "floor.py"), str(root)], REPO, args.repeat, row=FLOOR)
+        check = [*orv, "check", "--root", str(root), "--format", "json", "--no-cache"]
+        rows.update(interleaved({
+            FULL: (check, REPO, contextlib.nullcontext),
+            NO_BOARDS: (check, REPO, lambda: boards_aside(root)),
+            BOARDS: ([*orv, "boards", "--root", str(root), "--no-cache"], REPO, contextlib.nullcontext),
+            FLOOR: ([python, str(HERE / "floor.py"), str(root)], REPO, contextlib.nullcontext),
+        }, args.repeat))
         with tempfile.NamedTemporaryFile("w", suffix=".lst", delete=False) as lst:
             lst.write("\0".join(runs))
         rows["sha256sum runs/"] = best(["bash", "-c", f"xargs -0 -a {lst.name} sha256sum >/dev/null"], root,
