@@ -65,10 +65,8 @@ def check_waivers(codes: tuple[str, ...]) -> None:
 def run_registry_checks(snapshot: Snapshot, out: Collector, keep: Callable[[str], bool] | None = None) -> Snapshot:
     """The registry-scope checks (those whose code `keep` accepts, when given)."""
     documents = dict(snapshot.documents)
-    for check in by_scope("registry"):
+    for check in by_scope("registry", keep):
         assert check.func is not None
-        if keep is not None and not keep(check.code):
-            continue
         out.findings(check, check.func(snapshot), documents)
     return snapshot
 

@@ -197,7 +197,7 @@ def _not_reproduced(snapshot: Snapshot, recipe: Recipe, verified: list[RunEntry]
 
 def tier_reads(code: str) -> bool:
     """The findings a tier depends on: physics errors (ORV5xx). Everything else a tier needs it
-    recomputes from the snapshot, so `orv boards` runs only these registry checks (engine.analyse)."""
+    recomputes from the snapshot, so `orv boards` runs only these checks (engine.analyse)."""
     return code.startswith("ORV5")
 
 

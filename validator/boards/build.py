@@ -460,13 +460,10 @@ def rank_inference(rows: list[dict[str, Any]], figure: str) -> None:
     for members in pairs.values():
         # quality `below` its model's bound: on the board, marked, but out of the ranking (SPEC §5)
         ranked = [row for row in members if (row.get("quality") or {}).get("status") != "below"]
+        for row in members:
+            row["rank"], row["rank_of"] = None, len(ranked)
         for row, rank in zip(ranked, competition_ranks([row[figure] for row in ranked])):
             row["rank"] = rank
-        kept = set(map(id, ranked))
-        for row in members:
-            if id(row) not in kept:
-                row["rank"] = None
-            row["rank_of"] = len(ranked)
 
 
 # --------------------------------------------------------------------------- runs

@@ -7,6 +7,8 @@ in orv and is reported as ORV900. A new family is one module here and one line b
 
 from __future__ import annotations
 
+from typing import Callable
+
 from validator.checks import (  # noqa: F401
     convergence,
     duplicates,
@@ -34,6 +36,7 @@ def all_checks() -> dict[str, Check]:
     return dict(sorted(REGISTRY.items()))
 
 
-def by_scope(scope: str) -> list[Check]:
-    """The checks with a function in one scope, in code order."""
-    return [c for c in all_checks().values() if c.scope == scope and c.func is not None]
+def by_scope(scope: str, keep: Callable[[str], bool] | None = None) -> list[Check]:
+    """The checks with a function in one scope, in code order (those whose code `keep` accepts, when given)."""
+    return [c for c in all_checks().values()
+            if c.scope == scope and c.func is not None and (keep is None or keep(c.code))]

@@ -357,8 +357,7 @@ _WORKER: dict[str, Any] = {}
 
 
 def _init_worker(root: str, catalog: Catalog, keep: Callable[[str], bool] | None = None) -> None:
-    checks = tuple(c for c in by_scope("run-file") if keep is None or keep(c.code))  # not sorted per file
-    _WORKER.update(root=root, catalog=catalog, run_checks=checks)
+    _WORKER.update(root=root, catalog=catalog, run_checks=tuple(by_scope("run-file", keep)))  # not sorted per file
 
 
 def _load_one(rel: str) -> FileResult:
