@@ -339,3 +339,23 @@ def test_a_sub_folder_registrys_key_file_names_the_blob_on_disk(tmp_path: Path) 
     published = read_keys(fresh_keys(analyse(str(root)).snapshot), derivation_key(str(root)))
     assert published[rel][0] == blob_id((root / rel).read_bytes())
     assert "i:qwen-renamed" in published[rel][1]
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_keys_computed_where_files_load_are_the_keys_of_their_entries(
+        wide_repo: Path, jobs: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `orv boards` (the tier checks) and a cached check compute each file's keys in the loader
+    # (in the worker processes with jobs > 1); they must be the keys the entry has, and give the
+    # same boards/keys.json as keys computed afterwards
+    from validator.relations import _computed_keys
+
+    monkeypatch.setattr(pipeline, "POOL_MIN_FILES", 0)  # 24 files through the pool too
+    for_tiers = analyse(str(wide_repo), jobs=jobs, for_tiers=True)
+    entries = [entry for entry, _ in for_tiers.snapshot.loaded.values() if entry is not None]
+    assert len(entries) == 24 and all(entry.keys is not None for entry in entries)
+    assert all(entry.keys == _computed_keys(entry) for entry in entries)
+    assert any(key.startswith("s:") for entry in entries for key in entry.keys or ())  # run files' too
+    plain = analyse(str(wide_repo), jobs=jobs)  # a check without the cache reads no keys: none computed
+    assert all(entry.keys is None for entry, _ in plain.snapshot.loaded.values() if entry is not None)
+    assert fresh_keys(plain.snapshot) == fresh_keys(for_tiers.snapshot)
+

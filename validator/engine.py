@@ -113,9 +113,12 @@ def _conclude(config: Config, snapshot: Snapshot, out: Collector) -> Evaluation:
 def _check_everything(root: str, out: Collector, jobs: int, cache: bool, config: Config | None = None,
                       keep: Callable[[str], bool] | None = None) -> Snapshot:
     """Every file of the tree, checked; with the cache, each committed file's relation keys are
-    remembered for later pull-request checks (validator/pr/neighbourhood.py)."""
+    remembered for later pull-request checks (validator/pr/neighbourhood.py). The keys are computed
+    where each file loads when something will read them: the cache's index, or `orv boards`
+    (`keep`, the tier checks), which publishes them in boards/keys.json."""
     store = open_store(root) if cache else Store()
-    snapshot, loaded = check_tree(root, out, jobs, config.progress if config else None, store, keep)
+    snapshot, loaded = check_tree(root, out, jobs, config.progress if config else None, store, keep,
+                                  keys=cache or keep is not None)
     if cache:
         index_keys(store, loaded.blobs, loaded.results)
     return snapshot

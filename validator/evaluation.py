@@ -72,10 +72,11 @@ def run_registry_checks(snapshot: Snapshot, out: Collector, keep: Callable[[str]
 
 
 def check_tree(root: str, out: Collector, jobs: int = 1, progress: Callable[[int, int], None] | None = None,
-               store: Store = Store(), keep: Callable[[str], bool] | None = None) -> tuple[Snapshot, Loaded]:
+               store: Store = Store(), keep: Callable[[str], bool] | None = None,
+               keys: bool = False) -> tuple[Snapshot, Loaded]:
     """Load the tree at root and run the run-file and registry checks on it (those whose code `keep`
-    accepts, when given)."""
-    loaded = load_tree(root, jobs, progress, store, keep=keep)
+    accepts, when given); `keys`: each entry carries its relation keys, computed where it loads."""
+    loaded = load_tree(root, jobs, progress, store, keep=keep, keys=keys)
     return run_registry_checks(assemble_loaded(root, loaded, out), out, keep), loaded
 
 

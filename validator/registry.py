@@ -36,6 +36,9 @@ _RECIPE_PATH = re.compile(r"^recipes/(training|inference)/([^/]+)/([^/]+)\.ya?ml
 _RUN_PATH = re.compile(r"^runs/([0-9a-f]{2})/([0-9a-f]{64})\.json$")
 _SIGNATURE_PATH = re.compile(r"^runs/([0-9a-f]{2})/([0-9a-f]{64})\.json\.sig$")
 
+# The kinds of file loaded one by one (validator/load/pipeline.py), each with relation keys by content.
+LOADABLE = ("recipe-training", "recipe-inference", "run")
+
 
 def classify(rel: str) -> str | None:
     """The document kind a path holds by its place in the layout, or None if it has no place."""
@@ -102,6 +105,8 @@ class RecipeEntry:
     path: str
     doc: Document
     recipe: Recipe | None  # None when the file failed the schema
+    # relations.content_keys of this entry, when its loader computed them (None: not computed)
+    keys: tuple[str, ...] | None = field(default=None, compare=False, repr=False)
 
     @property
     def id(self) -> str | None:
@@ -119,6 +124,8 @@ class RunEntry:
     facts: RunFacts | None
     size: int = 0
     quality: QualityFacts | None = None  # when the run is `kind: quality`
+    # relations.content_keys of this entry, when its loader computed them (None: not computed)
+    keys: tuple[str, ...] | None = field(default=None, compare=False, repr=False)
 
     @property
     def verified(self) -> bool:

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from dataclasses import replace
+from typing import Any, TypeVar
 
 import orjson
 
@@ -33,6 +34,7 @@ from validator.registry import (
 )
 
 Keys = tuple[str, ...]
+E = TypeVar("E", RecipeEntry, RunEntry, None)
 
 
 def _canonical(value: Any) -> str:
@@ -109,7 +111,22 @@ def path_keys(rel: str, kind: str | None = None) -> Keys:
 
 
 def content_keys(entry: RecipeEntry | RunEntry | None) -> Keys:
-    """The keys a recipe or run file has by what it says (nothing for anything else)."""
+    """The keys a recipe or run file has by what it says (nothing for anything else): those its
+    loader computed (with_content_keys), else computed here."""
+    if isinstance(entry, (RecipeEntry, RunEntry)) and entry.keys is not None:
+        return entry.keys
+    return _computed_keys(entry)
+
+
+def with_content_keys(entry: E) -> E:
+    """The entry carrying its content keys: computed where the file is loaded (a worker process,
+    in parallel) for the cache's index and boards/keys.json, instead of afterwards in one process."""
+    if entry is None or entry.keys is not None:
+        return entry
+    return replace(entry, keys=_computed_keys(entry))
+
+
+def _computed_keys(entry: RecipeEntry | RunEntry | None) -> Keys:
     if isinstance(entry, RunEntry):
         if entry.meta is None or entry.facts is None:
             return ()

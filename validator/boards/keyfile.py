@@ -29,11 +29,11 @@ import orjson
 
 from validator.git import clean_blobs, git_dir_of_top_level
 from validator.load.cache import derivation_key
-from validator.registry import Snapshot, classify
+from validator.registry import LOADABLE, Snapshot, classify
 from validator.relations import Keys, content_keys
 
 FORMAT = 1
-KEYED = ("recipe-training", "recipe-inference", "run")  # files with keys by content
+KEYED = LOADABLE  # files with keys by content: the recipes and run files
 _BLOB = re.compile(r"^[0-9a-f]{40}$")
 
 Published = Mapping[str, tuple[str, Keys]]  # path -> (git blob id, content keys)
@@ -51,9 +51,7 @@ def fresh_keys(snapshot: Snapshot) -> bytes:
     # in a sub-folder registry `git status` names files from the top, so a modified file would look clean
     clean = (clean_blobs(root, ("recipes", "runs")) if git_dir_of_top_level(root) else None) or {}
     lines = []
-    for rel in sorted(snapshot.loaded):
-        if classify(rel) not in KEYED or os.path.islink(os.path.join(root, rel)):
-            continue
+    for rel in sorted(snapshot.loaded):  # every recipe and run file, links never (pipeline.loadable): KEYED
         blob = clean.get(rel) or _hash_file(root, rel)  # modified or untracked: hash its bytes as git would
         if blob is not None:
             keys = list(content_keys(snapshot.loaded[rel][0]))

@@ -42,8 +42,10 @@ from validator.models import (
     WorkloadSpec,
 )
 from validator.quality.verify import check as check_quality
+from validator.relations import with_content_keys
 from validator.registry import (
     CATALOG_FILES,
+    LOADABLE,
     Catalog,
     RecipeEntry,
     RunEntry,
@@ -58,7 +60,6 @@ from validator.registry import (
 from validator.samples import Columns
 from validator.science.throughput import RunFacts, inference_facts, training_facts
 
-LOADABLE = ("recipe-training", "recipe-inference", "run")
 # A file's own load: its entry (None when it cannot be read at all) and the findings about it alone.
 FileResult = tuple[RecipeEntry | RunEntry | None, list[Diagnostic]]
 
@@ -352,16 +353,24 @@ def load_run(root: str, rel: str, catalog: Catalog, out: Collector) -> RunFile |
     return RunFile(rel, raw, doc, run_digest_from_path(rel), content_address(raw), canonical, meta, facts)
 
 
+POOL_MIN_FILES = 256  # a process pool costs ~0.1 s to start; smaller registries load in this process
 # Worker state for parallel loading: set once per process by _init_worker.
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(root: str, catalog: Catalog, keep: Callable[[str], bool] | None = None) -> None:
-    _WORKER.update(root=root, catalog=catalog, run_checks=tuple(by_scope("run-file", keep)))  # not sorted per file
+def _init_worker(root: str, catalog: Catalog, keep: Callable[[str], bool] | None = None, keys: bool = False) -> None:
+    _WORKER.update(root=root, catalog=catalog, run_checks=tuple(by_scope("run-file", keep)),  # not sorted per file
+                   keys=keys)
 
 
 def _load_one(rel: str) -> FileResult:
-    """Load one recipe or run file (run-file checks included); what a worker process does."""
+    """Load one recipe or run file (run-file checks included; with its relation keys when asked
+    for); what a worker process does."""
+    entry, diagnostics = _load_entry(rel)
+    return (with_content_keys(entry) if _WORKER["keys"] else entry), diagnostics
+
+
+def _load_entry(rel: str) -> FileResult:
     root, catalog = _WORKER["root"], _WORKER["catalog"]
     out = Collector()
     kind = classify(rel)
@@ -380,13 +389,14 @@ def _load_one(rel: str) -> FileResult:
 
 
 def load_all(root: str, rels: list[str], catalog: Catalog, jobs: int,
-             progress: Callable[[int, int], None] | None, keep: Callable[[str], bool] | None = None
-             ) -> Iterator[FileResult]:
+             progress: Callable[[int, int], None] | None, keep: Callable[[str], bool] | None = None,
+             keys: bool = False) -> Iterator[FileResult]:
     """Every file's entry and findings, in input order; spread over `jobs` processes when it pays.
-    `keep`: run only the run-file checks whose code it accepts (all when None)."""
-    _init_worker(root, catalog, keep)
+    `keep`: run only the run-file checks whose code it accepts (all when None). `keys`: each entry
+    carries its relation keys (relations.with_content_keys), computed in the workers."""
+    _init_worker(root, catalog, keep, keys)
     total = len(rels)
-    if jobs <= 1 or total < 256:  # a process pool costs ~0.1 s to start; small registries skip it
+    if jobs <= 1 or total < POOL_MIN_FILES:
         results: Iterable[FileResult] = map(_load_one, rels)
         for done, item in enumerate(results, 1):
             if progress and done % 500 == 0:
@@ -403,7 +413,7 @@ def load_all(root: str, rels: list[str], catalog: Catalog, jobs: int,
     gc.freeze()
     context = multiprocessing.get_context("fork") if hasattr(os, "fork") else None
     with ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker,
-                             initargs=(root, catalog, keep)) as pool:
+                             initargs=(root, catalog, keep, keys)) as pool:
         for done, item in enumerate(pool.map(_load_one, rels, chunksize=64), 1):
             if progress and done % 500 == 0:
                 progress(done, total)
@@ -441,10 +451,11 @@ def loadable(root: str, files: list[str]) -> list[str]:
 
 def load_tree(root: str, jobs: int = 1, progress: Callable[[int, int], None] | None = None,
               store: Store = Store(), only: Callable[[str], bool] | None = None,
-              keep: Callable[[str], bool] | None = None) -> Loaded:
+              keep: Callable[[str], bool] | None = None, keys: bool = False) -> Loaded:
     """Load every recipe and run file under root (those `only` keeps: one shard, validator/shard.py),
     reusing cached per-file results where git says they hold. `keep`: run only the run-file checks
-    whose code it accepts; such partial results are never cached (a cached result is a complete one)."""
+    whose code it accepts; such partial results are never cached (a cached result is a complete one).
+    `keys`: every freshly loaded entry carries its relation keys (load_all)."""
     files = discover(root)
     documents: dict[str, Document] = {}
     catalog_out = Collector()
@@ -459,7 +470,7 @@ def load_tree(root: str, jobs: int = 1, progress: Callable[[int, int], None] | N
             pending.append(rel)
         else:
             results[rel] = hit
-    for rel, result in zip(pending, load_all(root, pending, catalog, jobs, progress, keep)):
+    for rel, result in zip(pending, load_all(root, pending, catalog, jobs, progress, keep, keys)):
         results[rel] = result
         if keep is None:
             cache.put(rel, result)

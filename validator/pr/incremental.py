@@ -139,7 +139,8 @@ class _Loader:
 
     def load_unchanged(self, rels: list[str]) -> None:
         todo = [rel for rel in rels if rel not in self.head]
-        for rel, result in zip(todo, load_all(self.root, todo, self.catalog, self.jobs, self.progress)):
+        for rel, result in zip(todo, load_all(self.root, todo, self.catalog, self.jobs, self.progress,
+                                                       keys=True)):  # their keys are what is wanted
             self.head[rel] = self.base[rel] = result
 
     def load_changed(self, changed: dict[str, FileChange], change: Diff) -> None:
