@@ -800,3 +800,19 @@ def test_render_writes_json_dumps_bytes_whichever_serialiser_runs(document: Any)
 def test_render_refuses_a_non_finite_figure_as_json_dumps_did(bad: float) -> None:
     with pytest.raises(ValueError):
         render({"boards": {"measured": [{"decode_tok_s": bad}]}})
+
+
+def test_tiers_read_the_physics_checks_that_can_fail_and_no_finding_outranks_its_check() -> None:
+    from validator.checks.base import REGISTRY, Check, Finding
+    from validator.checks.collect import to_diagnostic
+    from validator.diagnostics import Severity
+    from validator.tiers import tier_reads
+
+    read = {code for code in REGISTRY if tier_reads(code)}
+    assert {"ORV501", "ORV509", "ORV511", "ORV512"} <= read and "ORV510" not in read  # ORV510 only warns
+    assert all(code.startswith("ORV5") and REGISTRY[code].severity is Severity.ERROR for code in read)
+    # so a warning check's finding asking for an error stays a warning (what ORV510 skipped in `orv boards` relies on)
+    warning = Check("ORV510", Severity.WARNING, "t", "registry", "")
+    raised = to_diagnostic(warning, Finding("a.yaml", "m", "h", line=1, col=1, severity=Severity.ERROR), {})
+    lowered = to_diagnostic(REGISTRY["ORV512"], Finding("a.yaml", "m", "h", line=1, col=1, severity=Severity.WARNING), {})
+    assert raised.severity is Severity.WARNING and lowered.severity is Severity.WARNING

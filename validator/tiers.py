@@ -66,6 +66,8 @@ class TierResult:
     verified_runs: tuple[str, ...] = ()  # digests of T2-quality runs
     # validator.quality.status.QualityResult for inference recipes; shown on the board, not part of the tier's identity
     quality: Any = field(default=None, compare=False)
+    # why the recipe needs quality evidence for that task (quality.needs_quality; empty: it does not)
+    quality_needs: tuple[str, ...] = field(default=(), compare=False)
 
 
 def _is_reported(snapshot: Snapshot, entry_path: str, recipe: Recipe, run: RunEntry) -> str | None:
@@ -127,7 +129,7 @@ def _quality_gate(snapshot: Snapshot, recipe: InferenceRecipe, result: TierResul
     elif needs and q.status != "verified" and tier in ("T2", "T3"):
         reasons.append(f"needs verified quality ({'; '.join(needs)}): {q.status}, {q.why}")
         tier = "T2"
-    return replace(result, tier=tier, reasons=tuple(dict.fromkeys(reasons)), quality=q)
+    return replace(result, tier=tier, reasons=tuple(dict.fromkeys(reasons)), quality=q, quality_needs=tuple(needs))
 
 
 def _derive_evidence(snapshot: Snapshot, entry: RecipeEntry, physics_ok: bool) -> TierResult:
@@ -196,9 +198,13 @@ def _not_reproduced(snapshot: Snapshot, recipe: Recipe, verified: list[RunEntry]
 
 
 def tier_reads(code: str) -> bool:
-    """The findings a tier depends on: physics errors (ORV5xx). Everything else a tier needs it
+    """The findings a tier depends on: physics errors (ORV5xx checks registered as errors; a finding
+    never rises above its check's severity, checks.collect). Everything else a tier needs it
     recomputes from the snapshot, so `orv boards` runs only these checks (engine.analyse)."""
-    return code.startswith("ORV5")
+    from validator.checks.base import REGISTRY  # here: the checks' package imports the boards, which import tiers
+
+    check = REGISTRY.get(code)
+    return code.startswith("ORV5") and (check is None or check.severity is Severity.ERROR)
 
 
 def derive(snapshot: Snapshot, diagnostics: Iterable[Diagnostic]) -> Mapping[str, TierResult]:

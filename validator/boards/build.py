@@ -17,12 +17,7 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 import orjson
 
 from validator.models import Component, InferenceRecipe, Recipe, RunMeta, TrainingRecipe
-from validator.quality.status import (
-    DEFAULT_TASK,
-    QualityResult,
-    needs_quality,
-    reference_quant,
-)
+from validator.quality.status import DEFAULT_TASK, QualityResult
 from validator.registry import Catalog, RecipeEntry, RunEntry, Snapshot
 from validator.science.physics import cost_per_1m, implied_mfu
 from validator.tiers import TIER_MEANINGS, TierResult
@@ -306,18 +301,11 @@ def wanted_reproductions(rows: Iterable[Mapping[str, Any]], kind: str) -> list[d
             for row in rows if row.get("tier") == "T2"]
 
 
-def quality_needs(snapshot: Snapshot, rows: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
+def quality_needs(tiers: Mapping[str, TierResult], rows: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
     """Inference recipe id -> why it needs quality evidence (docs/quality.md; empty: it serves the model
-    as the reference does): the rule the tiers' quality gate applies, for the task its row's status is of."""
-    tasks = {row["recipe"]: row["quality"].get("task") for row in rows if isinstance(row.get("quality"), Mapping)}
-    out: dict[str, list[str]] = {}
-    found = [(e, r) for e, r in snapshot.valid_recipes() if isinstance(r, InferenceRecipe)]
-    for _, recipe in _unique_by_id(found):
-        assert isinstance(recipe, InferenceRecipe)
-        if recipe.id in tasks:
-            spec = snapshot.catalog.models.get(recipe.model)
-            out[recipe.id] = needs_quality(recipe, reference_quant(snapshot.runs, spec, tasks[recipe.id] or ""))
-    return out
+    as the reference does): what the tiers' quality gate found, for the task its row's status is of."""
+    return {row["recipe"]: list(tiers[row["path"]].quality_needs) for row in rows
+            if isinstance(row.get("quality"), Mapping) and row["path"] in tiers}
 
 
 def wanted_quality(rows: Iterable[Mapping[str, Any]], needs: Mapping[str, Sequence[str]]) -> list[dict[str, Any]]:
@@ -442,7 +430,8 @@ def _inference_rows(snapshot: Snapshot, tiers: Mapping[str, TierResult]
             measured.append(_measured_row(snapshot, entry, recipe, tier, run))
         else:
             if tier.tier != "T0":  # a tier above T0 always names its runs; never show T1+ without one
-                tier = TierResult("T0", ("no readable run file on record",), quality=tier.quality)
+                tier = TierResult("T0", ("no readable run file on record",), quality=tier.quality,
+                                  quality_needs=tier.quality_needs)
             claimed.append(_claimed_row(entry, recipe, tier, snapshot.catalog))
     rank_inference(measured, "decode_tok_s")
     rank_inference(claimed, "claimed_tok_s")
@@ -526,7 +515,7 @@ def build(snapshot: Snapshot, tiers: Mapping[str, TierResult], stamp: GitStamp) 
         "models": _model_entries(items, snapshot.catalog),
         "runs": runs,
         "wanted": _wanted(snapshot.catalog, training, measured, claimed,
-                          quality_needs(snapshot, measured + claimed)),
+                          quality_needs(tiers, measured + claimed)),
     }
 
 

@@ -57,7 +57,10 @@ def to_diagnostic(check: Check, f: Finding, documents: dict[str, Document]) -> D
             line, col = locate_yaml_key(doc.text, f.at)
         else:
             line, col = doc.locate(f.at)
-    return Diagnostic(check.code, f.severity or check.severity, f.path, line, col or 1, f.message, f.hint)
+    # a finding may lower its check's severity (a legacy entry's warning), never raise it: which
+    # checks can fail a run, and which a tier reads (tiers.tier_reads), follow the registration
+    severity = f.severity if f.severity is not None and f.severity.rank >= check.severity.rank else check.severity
+    return Diagnostic(check.code, severity, f.path, line, col or 1, f.message, f.hint)
 
 
 def internal_error(code: str) -> Diagnostic:
