@@ -74,8 +74,11 @@ def interleaved(rows: dict[str, tuple[list[str], Path, Callable[[], ContextManag
     repeats back to back put 10-20% between two rows doing nearly the same work). Per row, the
     fastest run, as `best`."""
     runs: dict[str, list[tuple[float, float, int, float]]] = {name: [] for name in rows}
-    for _ in range(repeat):
-        for name, (cmd, cwd, around) in rows.items():
+    names = list(rows)
+    for round_ in range(repeat):
+        # each round starts one row later, so no row always runs right after the same one
+        for name in names[round_ % len(names):] + names[:round_ % len(names)]:
+            cmd, cwd, around = rows[name]
             with around():
                 runs[name].append(measure(cmd, cwd))
     out = {}

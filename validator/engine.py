@@ -8,9 +8,8 @@ tree with the merge base's findings subtracted). `analyse` is what `orv boards` 
 from __future__ import annotations
 
 import os
-from typing import Callable
 
-from validator.checks import by_scope
+from validator.checks import Keep, by_scope
 from validator.checks.collect import Collector
 from validator.diagnostics import Diagnostic, Result
 from validator.errors import UsageError
@@ -111,7 +110,7 @@ def _conclude(config: Config, snapshot: Snapshot, out: Collector) -> Evaluation:
 
 
 def _check_everything(root: str, out: Collector, jobs: int, cache: bool, config: Config | None = None,
-                      keep: Callable[[str], bool] | None = None) -> Snapshot:
+                      keep: Keep | None = None) -> Snapshot:
     """Every file of the tree, checked; with the cache, each committed file's relation keys are
     remembered for later pull-request checks (validator/pr/neighbourhood.py). The keys are computed
     where each file loads when something will read them: the cache's index, or `orv boards`

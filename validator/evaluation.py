@@ -6,7 +6,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator
 
-from validator.checks import all_checks, by_scope
+from validator.checks import Keep, all_checks, by_scope
 from validator.checks.collect import Collector
 from validator.diagnostics import Diagnostic, Result
 from validator.errors import UsageError
@@ -62,7 +62,7 @@ def check_waivers(codes: tuple[str, ...]) -> None:
             raise UsageError("ORV900 cannot be waived: it means a check did not complete, so nothing was checked")
 
 
-def run_registry_checks(snapshot: Snapshot, out: Collector, keep: Callable[[str], bool] | None = None) -> Snapshot:
+def run_registry_checks(snapshot: Snapshot, out: Collector, keep: Keep | None = None) -> Snapshot:
     """The registry-scope checks (those whose code `keep` accepts, when given)."""
     documents = dict(snapshot.documents)
     for check in by_scope("registry", keep):
@@ -72,7 +72,7 @@ def run_registry_checks(snapshot: Snapshot, out: Collector, keep: Callable[[str]
 
 
 def check_tree(root: str, out: Collector, jobs: int = 1, progress: Callable[[int, int], None] | None = None,
-               store: Store = Store(), keep: Callable[[str], bool] | None = None,
+               store: Store = Store(), keep: Keep | None = None,
                keys: bool = False) -> tuple[Snapshot, Loaded]:
     """Load the tree at root and run the run-file and registry checks on it (those whose code `keep`
     accepts, when given); `keys`: each entry carries its relation keys, computed where it loads."""

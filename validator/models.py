@@ -6,6 +6,7 @@ two agree: tests/test_schema_agreement.py) so that semantic checks read attribut
 
 from __future__ import annotations
 
+import functools
 import sys
 from typing import Annotated, Any, Literal, Optional, Union
 
@@ -197,7 +198,7 @@ class _RecipeBase(_Strict):
             raise ValueError("runs repeats an entry")
         return self
 
-    @property
+    @functools.cached_property  # asked for ~3 times per recipe by the tiers and boards; the model is frozen
     def run_digests(self) -> tuple[str, ...]:
         return tuple(r.split(":", 1)[1] for r in self.runs)
 

@@ -337,11 +337,10 @@ def _verify_all(snapshot: Snapshot) -> Mapping[str, RunSignature]:
         if SIGNERS_PATH in snapshot.files else None
     out: dict[str, RunSignature] = {}
     used: dict[tuple[str, ...], Verdict] = {}
-    stored = _remembered(snapshot.root, signers or b"") \
-        if any(classify(rel) == "run-signature" for rel in snapshot.files) else None
-    for rel in snapshot.files:
-        if classify(rel) != "run-signature":
-            continue
+    # classify only what ends like a signature: its patterns cost ~2 µs a file, twice over 20,000 files
+    signature_files = [rel for rel in snapshot.files if rel.endswith(SIG_SUFFIX) and classify(rel) == "run-signature"]
+    stored = _remembered(snapshot.root, signers or b"") if signature_files else None
+    for rel in signature_files:
         digest = run_digest_from_path(rel) or ""
         run_rel = rel[: -len(SIG_SUFFIX)]
         run = snapshot.runs.get(digest)

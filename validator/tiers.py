@@ -21,7 +21,7 @@ A submitter's own `tier:` field is never read: the schema rejects it (ORV116).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Protocol
 
 from validator.diagnostics import Diagnostic, Severity
 from validator.evidence import REPRODUCTION_AGREEMENT, claim_gaps, mismatches
@@ -197,17 +197,24 @@ def _not_reproduced(snapshot: Snapshot, recipe: Recipe, verified: list[RunEntry]
     return NOT_AGREEING if independent else NOT_INDEPENDENT
 
 
-def tier_reads(code: str) -> bool:
-    """The findings a tier depends on: physics errors (ORV5xx checks registered as errors; a finding
-    never rises above its check's severity, checks.collect). Everything else a tier needs it
-    recomputes from the snapshot, so `orv boards` runs only these checks (engine.analyse)."""
-    from validator.checks.base import REGISTRY  # here: the checks' package imports the boards, which import tiers
+class Graded(Protocol):
+    """A check (checks.base.Check) or a finding (Diagnostic): both have a code and a severity."""
 
-    check = REGISTRY.get(code)
-    return code.startswith("ORV5") and (check is None or check.severity is Severity.ERROR)
+    @property
+    def code(self) -> str: ...
+
+    @property
+    def severity(self) -> Severity: ...
+
+
+def tier_reads(found: Graded) -> bool:
+    """What a tier depends on: physics errors (ORV5xx), as a check (registered as an error: a finding
+    never rises above its check's severity, checks.collect) or as a finding. Everything else a tier
+    needs it recomputes from the snapshot, so `orv boards` runs only these checks (engine.analyse)."""
+    return found.code.startswith("ORV5") and found.severity is Severity.ERROR
 
 
 def derive(snapshot: Snapshot, diagnostics: Iterable[Diagnostic]) -> Mapping[str, TierResult]:
     """Tier of every recipe, by path. Physics errors come from the checks' findings (tier_reads)."""
-    physics_failed = {d.path for d in diagnostics if tier_reads(d.code) and d.severity is Severity.ERROR}
+    physics_failed = {d.path for d in diagnostics if tier_reads(d)}
     return {entry.path: derive_one(snapshot, entry, entry.path not in physics_failed) for entry in snapshot.recipes}

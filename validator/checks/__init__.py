@@ -28,7 +28,7 @@ from validator.checks import (  # noqa: F401
 )
 from validator.checks.base import REGISTRY, Check, Finding, check, declare
 
-__all__ = ["Check", "Finding", "all_checks", "by_scope", "check", "declare"]
+__all__ = ["Check", "Finding", "Keep", "all_checks", "by_scope", "check", "declare"]
 
 
 def all_checks() -> dict[str, Check]:
@@ -36,7 +36,10 @@ def all_checks() -> dict[str, Check]:
     return dict(sorted(REGISTRY.items()))
 
 
-def by_scope(scope: str, keep: Callable[[str], bool] | None = None) -> list[Check]:
-    """The checks with a function in one scope, in code order (those whose code `keep` accepts, when given)."""
+Keep = Callable[[Check], bool]  # which checks to run (all when None): tiers.tier_reads for `orv boards`
+
+
+def by_scope(scope: str, keep: Keep | None = None) -> list[Check]:
+    """The checks with a function in one scope, in code order (those `keep` accepts, when given)."""
     return [c for c in all_checks().values()
-            if c.scope == scope and c.func is not None and (keep is None or keep(c.code))]
+            if c.scope == scope and c.func is not None and (keep is None or keep(c))]

@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from pydantic import BaseModel, ValidationError
 
-from validator.checks import by_scope
+from validator.checks import Keep, by_scope
 from validator.checks.collect import Collector
 from validator.diagnostics import Diagnostic, Severity
 from validator.errors import LoadError
@@ -358,7 +358,7 @@ POOL_MIN_FILES = 256  # a process pool costs ~0.1 s to start; smaller registries
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(root: str, catalog: Catalog, keep: Callable[[str], bool] | None = None, keys: bool = False) -> None:
+def _init_worker(root: str, catalog: Catalog, keep: Keep | None = None, keys: bool = False) -> None:
     _WORKER.update(root=root, catalog=catalog, run_checks=tuple(by_scope("run-file", keep)),  # not sorted per file
                    keys=keys)
 
@@ -389,7 +389,7 @@ def _load_entry(rel: str) -> FileResult:
 
 
 def load_all(root: str, rels: list[str], catalog: Catalog, jobs: int,
-             progress: Callable[[int, int], None] | None, keep: Callable[[str], bool] | None = None,
+             progress: Callable[[int, int], None] | None, keep: Keep | None = None,
              keys: bool = False) -> Iterator[FileResult]:
     """Every file's entry and findings, in input order; spread over `jobs` processes when it pays.
     `keep`: run only the run-file checks whose code it accepts (all when None). `keys`: each entry
@@ -451,7 +451,7 @@ def loadable(root: str, files: list[str]) -> list[str]:
 
 def load_tree(root: str, jobs: int = 1, progress: Callable[[int, int], None] | None = None,
               store: Store = Store(), only: Callable[[str], bool] | None = None,
-              keep: Callable[[str], bool] | None = None, keys: bool = False) -> Loaded:
+              keep: Keep | None = None, keys: bool = False) -> Loaded:
     """Load every recipe and run file under root (those `only` keeps: one shard, validator/shard.py),
     reusing cached per-file results where git says they hold. `keep`: run only the run-file checks
     whose code it accepts; such partial results are never cached (a cached result is a complete one).
