@@ -13,6 +13,7 @@ import os
 import random
 from collections import Counter
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -355,6 +356,7 @@ def test_keys_computed_where_files_load_are_the_keys_of_their_entries(
     assert len(entries) == 24 and all(entry.keys is not None for entry in entries)
     assert all(entry.keys == _computed_keys(entry) for entry in entries)
     assert any(key.startswith("s:") for entry in entries for key in entry.keys or ())  # run files' too
+    assert all(replace(entry).keys is None for entry in entries)  # a changed copy never keeps stale keys
     plain = analyse(str(wide_repo), jobs=jobs)  # a check without the cache reads no keys: none computed
     assert all(entry.keys is None for entry, _ in plain.snapshot.loaded.values() if entry is not None)
     assert fresh_keys(plain.snapshot) == fresh_keys(for_tiers.snapshot)

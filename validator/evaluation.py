@@ -63,7 +63,7 @@ def check_waivers(codes: tuple[str, ...]) -> None:
 
 
 def run_registry_checks(snapshot: Snapshot, out: Collector, keep: Keep | None = None) -> Snapshot:
-    """The registry-scope checks (those whose code `keep` accepts, when given)."""
+    """The registry-scope checks (those `keep` accepts, when given)."""
     documents = dict(snapshot.documents)
     for check in by_scope("registry", keep):
         assert check.func is not None
@@ -74,8 +74,8 @@ def run_registry_checks(snapshot: Snapshot, out: Collector, keep: Keep | None = 
 def check_tree(root: str, out: Collector, jobs: int = 1, progress: Callable[[int, int], None] | None = None,
                store: Store = Store(), keep: Keep | None = None,
                keys: bool = False) -> tuple[Snapshot, Loaded]:
-    """Load the tree at root and run the run-file and registry checks on it (those whose code `keep`
-    accepts, when given); `keys`: each entry carries its relation keys, computed where it loads."""
+    """Load the tree at root and run the run-file and registry checks on it (those `keep` accepts,
+    when given); `keys`: each entry carries its relation keys, computed where it loads."""
     loaded = load_tree(root, jobs, progress, store, keep=keep, keys=keys)
     return run_registry_checks(assemble_loaded(root, loaded, out), out, keep), loaded
 

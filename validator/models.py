@@ -198,7 +198,9 @@ class _RecipeBase(_Strict):
             raise ValueError("runs repeats an entry")
         return self
 
-    @functools.cached_property  # asked for ~3 times per recipe by the tiers and boards; the model is frozen
+    # asked for ~3 times per recipe by the tiers and boards; the model is frozen (a recipe is never
+    # model_copy(update=...)'d: the copy would keep these digests)
+    @functools.cached_property
     def run_digests(self) -> tuple[str, ...]:
         return tuple(r.split(":", 1)[1] for r in self.runs)
 

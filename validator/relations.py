@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import replace
-from typing import Any, TypeVar
+from typing import Any
 
 import orjson
 
@@ -34,7 +34,6 @@ from validator.registry import (
 )
 
 Keys = tuple[str, ...]
-E = TypeVar("E", RecipeEntry, RunEntry, None)
 
 
 def _canonical(value: Any) -> str:
@@ -118,12 +117,14 @@ def content_keys(entry: RecipeEntry | RunEntry | None) -> Keys:
     return _computed_keys(entry)
 
 
-def with_content_keys(entry: E) -> E:
+def with_content_keys(entry: RecipeEntry | RunEntry | None) -> RecipeEntry | RunEntry | None:
     """The entry carrying its content keys: computed where the file is loaded (a worker process,
     in parallel) for the cache's index and boards/keys.json, instead of afterwards in one process."""
     if entry is None or entry.keys is not None:
         return entry
-    return replace(entry, keys=_computed_keys(entry))
+    keyed = replace(entry)
+    object.__setattr__(keyed, "keys", _computed_keys(entry))  # frozen, and `keys` is no init argument
+    return keyed
 
 
 def _computed_keys(entry: RecipeEntry | RunEntry | None) -> Keys:

@@ -392,7 +392,7 @@ def load_all(root: str, rels: list[str], catalog: Catalog, jobs: int,
              progress: Callable[[int, int], None] | None, keep: Keep | None = None,
              keys: bool = False) -> Iterator[FileResult]:
     """Every file's entry and findings, in input order; spread over `jobs` processes when it pays.
-    `keep`: run only the run-file checks whose code it accepts (all when None). `keys`: each entry
+    `keep`: run only the run-file checks it accepts (all when None). `keys`: each entry
     carries its relation keys (relations.with_content_keys), computed in the workers."""
     _init_worker(root, catalog, keep, keys)
     total = len(rels)
@@ -454,7 +454,7 @@ def load_tree(root: str, jobs: int = 1, progress: Callable[[int, int], None] | N
               keep: Keep | None = None, keys: bool = False) -> Loaded:
     """Load every recipe and run file under root (those `only` keeps: one shard, validator/shard.py),
     reusing cached per-file results where git says they hold. `keep`: run only the run-file checks
-    whose code it accepts; such partial results are never cached (a cached result is a complete one).
+    it accepts; such partial results are never cached (a cached result is a complete one).
     `keys`: every freshly loaded entry carries its relation keys (load_all)."""
     files = discover(root)
     documents: dict[str, Document] = {}
