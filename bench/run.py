@@ -61,7 +61,11 @@ CPU: dict[str, float] = {}  # row -> CPU seconds of its best run
 
 def best(cmd: list[str], cwd: Path, repeat: int, env: dict[str, str] | None = None, row: str = ""
          ) -> tuple[float, float, int]:
-    runs = [measure(cmd, cwd, env) for _ in range(repeat)]
+    return _best_of(row, [measure(cmd, cwd, env) for _ in range(repeat)])
+
+
+def _best_of(row: str, runs: list[tuple[float, float, int, float]]) -> tuple[float, float, int]:
+    """(fastest wall time, highest peak, last exit code) of a row's runs; the fastest run's CPU to CPU."""
     fastest = min(runs, key=lambda r: r[0])
     CPU[row] = fastest[3]
     return fastest[0], max(r[1] for r in runs), runs[-1][2]
@@ -81,12 +85,7 @@ def interleaved(rows: dict[str, tuple[list[str], Path, Callable[[], ContextManag
             cmd, cwd, around = rows[name]
             with around():
                 runs[name].append(measure(cmd, cwd))
-    out = {}
-    for name, measured in runs.items():
-        fastest = min(measured, key=lambda r: r[0])
-        CPU[name] = fastest[3]
-        out[name] = (fastest[0], max(r[1] for r in measured), measured[-1][2])
-    return out
+    return {name: _best_of(name, measured) for name, measured in runs.items()}
 
 
 @contextlib.contextmanager

@@ -43,10 +43,14 @@ class Columns:
             found = self._types[key] = frozenset(map(type, values)) if values is not None else frozenset()
         return found
 
+    def holds(self, keys: Sequence[str]) -> bool:
+        """Is every sample a mapping holding (at least) these keys? Each column then exists."""
+        return all(self.get(key) is not None for key in keys)
+
     def holds_exactly(self, keys: Sequence[str]) -> bool:
-        """Is every sample a mapping with exactly these keys? Every column existing makes each sample
-        a mapping holding them all; the total key count then rules out any other key."""
-        return all(self.get(key) is not None for key in keys) and self.key_count() == len(keys) * len(self.samples)
+        """Is every sample a mapping with exactly these keys? The total key count of samples holding
+        them all rules out any other key."""
+        return self.holds(keys) and self.key_count() == len(keys) * len(self.samples)
 
     def key_count(self) -> int:
         """The number of keys over all samples; only once every sample is known to be a mapping."""

@@ -401,9 +401,8 @@ def _aggregate(meta: RunMeta, facts: Optional[RunFacts]) -> Optional[tuple[float
 
 def _stream_rate(meta: RunMeta, facts: Optional[RunFacts]) -> Optional[tuple[float, str]]:
     if facts is not None and facts.has_samples:  # recomputed with the other facts (science/throughput.py)
-        if facts.stream_tok_s is None:
-            return None
-        return facts.stream_tok_s, "per stream: Σ output tokens ÷ Σ request time"
+        rate = facts.stream_tok_s
+        return None if rate is None else (rate, "per stream: Σ output tokens ÷ Σ request time")
     if "decode_tok_s" in meta.summary:
         return meta.summary["decode_tok_s"], "summary.decode_tok_s per stream"
     if meta.summary.get("tpot_ms"):

@@ -266,7 +266,7 @@ def samples_fast_ok(kind: str, samples: Any, columns: Columns | None = None) -> 
                 and _column_ok(cols, "time_s", _NUMBER, 0, exclusive=True)
                 and _column_ok(cols, "tokens", _INT, 1)
                 and _column_ok(cols, "loss", _LOSS))
-    if not all(cols.get(key) is not None for key in _INFERENCE_KEYS):
+    if not cols.holds(_INFERENCE_KEYS):
         return False
     extra = cols.key_count() - len(_INFERENCE_KEYS) * len(samples)
     if extra:  # a fifth key, and it may only be start_ms
