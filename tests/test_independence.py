@@ -18,10 +18,10 @@ from hypothesis import strategies as st
 
 from tests.testing.factories import store_run, inference_recipe, inference_run, training_recipe, write_recipe
 from tests.testing.signing import keygen, measured, register, sign, tier
-from validator.engine import Config, run
+from validator.engine import Config, analyse, run
 from validator.hashing import run_path
 from validator.independence import same_measurement, sample_fingerprint
-from validator.tiers import NEEDS_SECOND_SIGNER, NEEDS_SIGNED, NOT_INDEPENDENT
+from validator.tiers import NEEDS_SECOND_SIGNER, NEEDS_SIGNED, NOT_INDEPENDENT, derive
 
 
 def findings(root: Path) -> list[str]:
@@ -68,6 +68,10 @@ def test_a_faked_second_run_is_orv304_and_never_t3(fake: Callable[[dict[str, Any
     assert findings(registry) == [f"ORV304 {run_path(b.split(':')[1])}"]
     result = tier(registry, rel)
     assert result.tier == "T2" and result.reasons[-1] == NOT_INDEPENDENT
+    # `orv boards` loads without the exact hashes (for_tiers): the copy is caught all the same
+    boards_view = analyse(str(registry), for_tiers=True)
+    assert all(r.facts.fingerprint[0] == ("exact", None) for r in boards_view.snapshot.runs.values())
+    assert derive(boards_view.snapshot, boards_view.diagnostics)[rel] == result
 
 
 def test_two_real_measurements_are_independent(registry: Path, tmp_path: Path) -> None:
@@ -82,6 +86,8 @@ def test_two_real_measurements_are_independent(registry: Path, tmp_path: Path) -
     sign(registry, b, bob)
     assert findings(registry) == []
     assert tier(registry, rel).tier == "T3"
+    boards_view = analyse(str(registry), for_tiers=True)  # `orv boards`: no exact hashes, the same T3
+    assert derive(boards_view.snapshot, boards_view.diagnostics)[rel].tier == "T3"
 
 
 def test_same_measured_at_is_orv305_and_not_a_reproduction(registry: Path, tmp_path: Path) -> None:
@@ -207,6 +213,50 @@ def test_exact_print_equal_exactly_when_the_samples_are_one_multiset(kind: str, 
         other[rnd.randrange(len(other))] = copy.deepcopy(other[rnd.randrange(len(other))])
     same = _reference_multiset(samples) == _reference_multiset(other)
     assert (sample_fingerprint(kind, samples)[0] == sample_fingerprint(kind, other)[0]) == same
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(["training", "inference", "other"]), TIED_SAMPLES,
+       st.randoms(use_true_random=False), st.integers(0, 3))
+def test_leaving_the_exact_hash_out_never_changes_a_verdict(kind: str, samples: list[Any], rnd: random.Random,
+                                                           how: int) -> None:
+    """`orv boards` leaves the exact hash out where a timing column is informative (exact=False):
+    the column prints stay the same, the hash is kept where no column is informative, and whether
+    two runs are one measurement comes out the same for any mix of full and partial fingerprints."""
+    other = copy.deepcopy(samples)
+    if how == 0:  # a reordered copy
+        rnd.shuffle(other)
+    elif how == 1:  # a rescaled and reordered copy of the timings
+        for sample in other:
+            for key in ("time_s", "ttft_ms", "e2e_ms"):
+                if type(sample.get(key)) in (int, float):
+                    sample[key] = sample[key] * 1.5 + 2
+        rnd.shuffle(other)
+    elif how == 2:  # one value changed
+        sample = other[rnd.randrange(len(other))]
+        if sample:
+            sample[rnd.choice(sorted(sample))] = rnd.choice([1, 1.0, -0.0, 3.25, "a"])
+    else:  # another run
+        other = [dict(sample, **{k: rnd.random() for k in ("time_s", "ttft_ms", "e2e_ms") if k in sample})
+                 for sample in other]
+    full = [sample_fingerprint(kind, s) for s in (samples, other)]
+    partial = [sample_fingerprint(kind, s, exact=False) for s in (samples, other)]
+    for whole, part in zip(full, partial):
+        assert part[1:] == whole[1:]
+        assert part[0] == (whole[0] if len(whole) == 1 else ("exact", None))
+    verdict = same_measurement(*full) is not None
+    for a, b in ((partial[0], partial[1]), (full[0], partial[1]), (partial[0], full[1])):
+        assert (same_measurement(a, b) is not None) == verdict
+        assert (same_measurement(b, a) is not None) == verdict
+
+
+def test_two_left_out_hashes_are_not_a_match() -> None:
+    """Two partial fingerprints share the placeholder ("exact", None); it must never read as identical samples."""
+    rng = random.Random(5)
+    runs = [[{"step": i, "time_s": rng.uniform(1, 2), "tokens": 4096, "loss": 2.5} for i in range(50)] for _ in range(2)]
+    a, b = (sample_fingerprint("training", run, exact=False) for run in runs)
+    assert a[0] == b[0] == ("exact", None)
+    assert same_measurement(a, b) is None
 
 
 @pytest.mark.parametrize("kind", ["training", "inference"])

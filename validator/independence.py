@@ -26,6 +26,10 @@ that do not compare) are hashed as sorted canonical JSON texts instead; which fo
 itself a property of the multiset, so a reordered copy always meets its original in the same form
 (tests/test_independence.py checks both against the plain definition).
 
+Equal multisets have equal column prints, so the exact hash decides alone only for a run with no
+informative timing column: elsewhere it changes how ORV304 words a copy, never whether it is one.
+`orv boards` therefore leaves it out where a column is informative (sample_fingerprint's exact=False).
+
 Comparing every pair of runs would be quadratic, so runs are grouped by `buckets`: the sample count
 and cells of 1e-3 of three normalised quantiles of the first timing column. A run near a cell's edge
 (within the tolerance) is also put in the neighbouring cell, so two runs within the tolerance always
@@ -189,25 +193,32 @@ def _exact(kind: str, samples: Sequence[Any], columns: Columns) -> tuple[str, di
     return hashlib.sha256(text).hexdigest(), {lead: ordered}
 
 
-def sample_fingerprint(kind: str, samples: Sequence[Any], columns: Columns | None = None) -> Fingerprint:
+def sample_fingerprint(kind: str, samples: Sequence[Any], columns: Columns | None = None,
+                       exact: bool = True) -> Fingerprint:
     """The fingerprint of a schema-valid samples list (empty tuple for no samples).
 
     `columns`, of these samples, when the caller has read them already (validator/samples.py).
+    `exact=False` leaves the exact hash out (None) wherever a timing column is informative: there
+    whether two runs are one measurement does not depend on it (same_measurement), only how ORV304
+    words it, so `orv boards` skips its ~10% of a run file's load. Without an informative column
+    the exact hash is the only evidence and is always computed.
     """
     if not samples:
         return ()
     if columns is None or columns.samples is not samples:
         columns = Columns(samples)
-    exact, ordered = _exact(kind, samples, columns)
-    out: list[Any] = [("exact", exact)]
+    hashed, ordered = _exact(kind, samples, columns) if exact else (None, {})
+    prints: list[Any] = []
     for column in TIMING_COLUMNS.get(kind, ()):
         values = columns.get(column)
         if values is not None and columns.types(column) <= {int, float}:
             # a column sorted above (the lead) or by the schema's fast path is not sorted again
             found = _column_print(values, ordered.get(column) or columns.ordered(column))
             if found is not None:
-                out.append((column, *found))
-    return tuple(out)
+                prints.append((column, *found))
+    if hashed is None and not prints:
+        hashed, _ = _exact(kind, samples, columns)
+    return (("exact", hashed), *prints)
 
 
 def _cells(value: float) -> list[int]:
@@ -236,7 +247,9 @@ def same_measurement(a: Fingerprint, b: Fingerprint) -> str | None:
     """How b copies a ("identical samples", "rescaled, offset or reordered copy"), or None."""
     if not a or not b:
         return None
-    if a[0] == b[0]:
+    # None: left out (sample_fingerprint's exact=False). Equal multisets have equal column prints,
+    # so where the hash is left out the columns below give the same verdict in other words.
+    if a[0][1] is not None and a[0] == b[0]:
         return "identical samples"
     cols_a, cols_b = {c[0]: c for c in a[1:]}, {c[0]: c for c in b[1:]}
     if not cols_a or set(cols_a) != set(cols_b):

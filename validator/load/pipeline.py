@@ -298,8 +298,9 @@ def validate_run_data(data: Any) -> list[schemas.SchemaIssue]:
 
 
 def compute_facts(meta: RunMeta, data: dict[str, Any], catalog: Catalog,
-                  columns: Columns | None = None) -> RunFacts | None:
-    """What the samples prove; `columns`, of data's samples, when samples_fast_ok read them already."""
+                  columns: Columns | None = None, exact: bool = True) -> RunFacts | None:
+    """What the samples prove; `columns`, of data's samples, when samples_fast_ok read them already.
+    `exact=False`: the fingerprint may leave out its exact hash (independence.sample_fingerprint)."""
     samples = data.get("samples")
     if not samples:
         return RunFacts()
@@ -312,10 +313,10 @@ def compute_facts(meta: RunMeta, data: dict[str, Any], catalog: Catalog,
                                columns)
     else:
         facts = inference_facts(samples, meta.duration_s, columns)
-    return replace(facts, fingerprint=sample_fingerprint(meta.kind, samples, columns))
+    return replace(facts, fingerprint=sample_fingerprint(meta.kind, samples, columns, exact))
 
 
-def load_run(root: str, rel: str, catalog: Catalog, out: Collector) -> RunFile | None:
+def load_run(root: str, rel: str, catalog: Catalog, out: Collector, exact: bool = True) -> RunFile | None:
     try:
         raw = read_bytes(root, rel, MAX_JSON_BYTES)
         text = decode_utf8(raw)
@@ -349,7 +350,7 @@ def load_run(root: str, rel: str, catalog: Catalog, out: Collector) -> RunFile |
         else:
             meta = _validated(RunMeta, strip_samples(data), "run", doc, out)
     if meta is not None:
-        facts = compute_facts(meta, data, catalog, columns)
+        facts = compute_facts(meta, data, catalog, columns, exact)
     return RunFile(rel, raw, doc, run_digest_from_path(rel), content_address(raw), canonical, meta, facts)
 
 
@@ -359,8 +360,10 @@ _WORKER: dict[str, Any] = {}
 
 
 def _init_worker(root: str, catalog: Catalog, keep: Keep | None = None, keys: bool = False) -> None:
+    # A partial load (`keep`: the checks a tier reads, for `orv boards`) leaves out the exact sample
+    # hashes that only ORV304's wording reads (independence.sample_fingerprint's exact=False).
     _WORKER.update(root=root, catalog=catalog, run_checks=tuple(by_scope("run-file", keep)),  # not sorted per file
-                   keys=keys)
+                   keys=keys, exact=keep is None)
 
 
 def _load_one(rel: str) -> FileResult:
@@ -376,7 +379,7 @@ def _load_entry(rel: str) -> FileResult:
     kind = classify(rel)
     if kind in ("recipe-training", "recipe-inference"):
         return _load_recipe(root, rel, kind, out, {}, catalog), out.diagnostics
-    run = load_run(root, rel, catalog, out)
+    run = load_run(root, rel, catalog, out, _WORKER["exact"])
     if run is None:
         return RunEntry(rel, run_digest_from_path(rel) or "", "", False, None, None), out.diagnostics
     single = {rel: run.doc}
@@ -392,8 +395,9 @@ def load_all(root: str, rels: list[str], catalog: Catalog, jobs: int,
              progress: Callable[[int, int], None] | None, keep: Keep | None = None,
              keys: bool = False) -> Iterator[FileResult]:
     """Every file's entry and findings, in input order; spread over `jobs` processes when it pays.
-    `keep`: run only the run-file checks it accepts (all when None). `keys`: each entry
-    carries its relation keys (relations.with_content_keys), computed in the workers."""
+    `keep`: run only the run-file checks it accepts (all when None), and leave out the exact
+    sample hashes only ORV304 words with (_init_worker). `keys`: each entry carries its relation
+    keys (relations.with_content_keys), computed in the workers."""
     _init_worker(root, catalog, keep, keys)
     total = len(rels)
     if jobs <= 1 or total < POOL_MIN_FILES:
