@@ -16,7 +16,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.testing.factories import store_run, inference_recipe, inference_run, training_recipe, write_recipe
+from tests.testing.factories import (
+    inference_recipe,
+    inference_run,
+    store_run,
+    training_recipe,
+    training_run,
+    write_recipe,
+)
 from tests.testing.signing import keygen, measured, register, sign, tier
 from validator.engine import Config, analyse, run
 from validator.hashing import run_path
@@ -68,9 +75,36 @@ def test_a_faked_second_run_is_orv304_and_never_t3(fake: Callable[[dict[str, Any
     assert findings(registry) == [f"ORV304 {run_path(b.split(':')[1])}"]
     result = tier(registry, rel)
     assert result.tier == "T2" and result.reasons[-1] == NOT_INDEPENDENT
+    if fake is exact:  # `orv check` keeps the exact hash and words the copy by it; only `orv boards` leaves it out
+        [copied] = [d for d in run(Config(root=str(registry), skip_boards=True)).diagnostics if d.code == "ORV304"]
+        assert copied.message.endswith("identical samples")
     # `orv boards` loads without the exact hashes (for_tiers): the copy is caught all the same
     boards_view = analyse(str(registry), for_tiers=True)
     assert all(r.facts.fingerprint[0] == ("exact", None) for r in boards_view.snapshot.runs.values())
+    assert derive(boards_view.snapshot, boards_view.diagnostics)[rel] == result
+
+
+def test_a_copy_whose_step_times_say_nothing_is_caught_by_its_exact_hash(registry: Path, tmp_path: Path) -> None:
+    """Two-valued step times (warm-up and steady) give no column print: the exact hash alone shows the
+    copy, in `orv check` and in `orv boards`, which keeps the hash for such a run."""
+    alice, bob = keygen(tmp_path, "lab-a"), keygen(tmp_path, "lab-b")
+    register(registry, ("lab-a", alice), ("lab-b", bob))
+    recipe = training_recipe("flat", 1480.4)
+    original = training_run(recipe, 1480.4, measured_by="lab-a")
+    original["measured_at"] = "2026-10-18T10:00:00Z"
+    second = copy.deepcopy(original)
+    second.update(measured_by="lab-b", measured_at="2026-10-19T11:00:00Z")
+    a, b = store_run(registry, original), store_run(registry, second)
+    recipe["runs"] = [a, b]
+    rel = write_recipe(registry, recipe)
+    sign(registry, a, alice)
+    sign(registry, b, bob)
+    [copied] = [d for d in run(Config(root=str(registry), skip_boards=True)).diagnostics if d.code == "ORV304"]
+    assert copied.message.endswith("identical samples")
+    result = tier(registry, rel)
+    assert result.tier == "T2" and result.reasons[-1] == NOT_INDEPENDENT
+    boards_view = analyse(str(registry), for_tiers=True)
+    assert all(len(r.facts.fingerprint) == 1 and r.facts.fingerprint[0][1] for r in boards_view.snapshot.runs.values())
     assert derive(boards_view.snapshot, boards_view.diagnostics)[rel] == result
 
 
@@ -253,7 +287,8 @@ def test_leaving_the_exact_hash_out_never_changes_a_verdict(kind: str, samples: 
 def test_two_left_out_hashes_are_not_a_match() -> None:
     """Two partial fingerprints share the placeholder ("exact", None); it must never read as identical samples."""
     rng = random.Random(5)
-    runs = [[{"step": i, "time_s": rng.uniform(1, 2), "tokens": 4096, "loss": 2.5} for i in range(50)] for _ in range(2)]
+    runs = [[{"step": i, "time_s": rng.uniform(1, 2), "tokens": 4096, "loss": 2.5} for i in range(50)]
+            for _ in range(2)]
     a, b = (sample_fingerprint("training", run, exact=False) for run in runs)
     assert a[0] == b[0] == ("exact", None)
     assert same_measurement(a, b) is None

@@ -57,7 +57,8 @@ TOLERANCE = 1e-6
 CELL = 1e-3  # bucket width on a normalised quantile
 KEY_QUANTILES = (16, 32, 48)  # of QUANTILES: the quartiles
 
-Fingerprint = tuple[Any, ...]  # ("exact", hex), then (column, count, quantiles) per informative column
+# ("exact", hex, or None where left out), then (column, count, quantiles) per informative column
+Fingerprint = tuple[Any, ...]
 
 
 def _column_print(values: Sequence[float], ordered: Sequence[float] | None = None
