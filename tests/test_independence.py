@@ -36,6 +36,26 @@ def findings(root: Path) -> list[str]:
                   if d.code.startswith("ORV3") and d.code != "ORV303")
 
 
+def signed_pair(registry: Path, tmp_path: Path, recipe: dict[str, Any], first: dict[str, Any],
+                second: dict[str, Any]) -> tuple[str, str]:
+    """Both runs stored, referenced by the recipe and signed by two registered measurers (lab-a,
+    lab-b): (the recipe's path, the second run's reference)."""
+    alice, bob = keygen(tmp_path, "lab-a"), keygen(tmp_path, "lab-b")
+    register(registry, ("lab-a", alice), ("lab-b", bob))
+    a, b = store_run(registry, first), store_run(registry, second)
+    recipe["runs"] = [a, b]
+    rel = write_recipe(registry, recipe)
+    sign(registry, a, alice)
+    sign(registry, b, bob)
+    return rel, b
+
+
+def copy_finding(root: Path) -> str:
+    """The message of the one ORV304 finding `orv check` reports."""
+    [copied] = [d for d in run(Config(root=str(root), skip_boards=True)).diagnostics if d.code == "ORV304"]
+    return copied.message
+
+
 def rescaled(doc: dict[str, Any]) -> None:
     for s in doc["samples"]:
         s["time_s"] = s["time_s"] * 0.995  # 0.5% faster every step: still within 1% of the claim
@@ -60,24 +80,17 @@ def exact(doc: dict[str, Any]) -> None:
 @pytest.mark.parametrize("fake", [exact, rescaled, offset, shuffled], ids=["copy", "rescale", "offset", "shuffle"])
 def test_a_faked_second_run_is_orv304_and_never_t3(fake: Callable[[dict[str, Any]], None], registry: Path,
                                                     tmp_path: Path) -> None:
-    alice, bob = keygen(tmp_path, "lab-a"), keygen(tmp_path, "lab-b")
-    register(registry, ("lab-a", alice), ("lab-b", bob))
     recipe = training_recipe("faked", 1480.4)
     original = measured(recipe, 1480.4, "lab-a", "2026-10-18T10:00:00Z", 1)
     second = copy.deepcopy(original)
     fake(second)
     second.update(measured_by="lab-b", measured_at="2026-10-19T11:00:00Z")
-    a, b = store_run(registry, original), store_run(registry, second)
-    recipe["runs"] = [a, b]
-    rel = write_recipe(registry, recipe)
-    sign(registry, a, alice)
-    sign(registry, b, bob)
+    rel, b = signed_pair(registry, tmp_path, recipe, original, second)
     assert findings(registry) == [f"ORV304 {run_path(b.split(':')[1])}"]
     result = tier(registry, rel)
     assert result.tier == "T2" and result.reasons[-1] == NOT_INDEPENDENT
     if fake is exact:  # `orv check` keeps the exact hash and words the copy by it; only `orv boards` leaves it out
-        [copied] = [d for d in run(Config(root=str(registry), skip_boards=True)).diagnostics if d.code == "ORV304"]
-        assert copied.message.endswith("identical samples")
+        assert copy_finding(registry).endswith("identical samples")
     # `orv boards` loads without the exact hashes (for_tiers): the copy is caught all the same
     boards_view = analyse(str(registry), for_tiers=True)
     assert all(r.facts.fingerprint[0] == ("exact", None) for r in boards_view.snapshot.runs.values())
@@ -87,20 +100,13 @@ def test_a_faked_second_run_is_orv304_and_never_t3(fake: Callable[[dict[str, Any
 def test_a_copy_whose_step_times_say_nothing_is_caught_by_its_exact_hash(registry: Path, tmp_path: Path) -> None:
     """Two-valued step times (warm-up and steady) give no column print: the exact hash alone shows the
     copy, in `orv check` and in `orv boards`, which keeps the hash for such a run."""
-    alice, bob = keygen(tmp_path, "lab-a"), keygen(tmp_path, "lab-b")
-    register(registry, ("lab-a", alice), ("lab-b", bob))
     recipe = training_recipe("flat", 1480.4)
     original = training_run(recipe, 1480.4, measured_by="lab-a")
     original["measured_at"] = "2026-10-18T10:00:00Z"
     second = copy.deepcopy(original)
     second.update(measured_by="lab-b", measured_at="2026-10-19T11:00:00Z")
-    a, b = store_run(registry, original), store_run(registry, second)
-    recipe["runs"] = [a, b]
-    rel = write_recipe(registry, recipe)
-    sign(registry, a, alice)
-    sign(registry, b, bob)
-    [copied] = [d for d in run(Config(root=str(registry), skip_boards=True)).diagnostics if d.code == "ORV304"]
-    assert copied.message.endswith("identical samples")
+    rel, _ = signed_pair(registry, tmp_path, recipe, original, second)
+    assert copy_finding(registry).endswith("identical samples")
     result = tier(registry, rel)
     assert result.tier == "T2" and result.reasons[-1] == NOT_INDEPENDENT
     boards_view = analyse(str(registry), for_tiers=True)
@@ -109,15 +115,9 @@ def test_a_copy_whose_step_times_say_nothing_is_caught_by_its_exact_hash(registr
 
 
 def test_two_real_measurements_are_independent(registry: Path, tmp_path: Path) -> None:
-    alice, bob = keygen(tmp_path, "lab-a"), keygen(tmp_path, "lab-b")
-    register(registry, ("lab-a", alice), ("lab-b", bob))
     recipe = training_recipe("real", 1480.4)
-    a = store_run(registry, measured(recipe, 1480.4, "lab-a", "2026-10-18T10:00:00Z", 1))
-    b = store_run(registry, measured(recipe, 1480.4, "lab-b", "2026-10-19T11:00:00Z", 2))  # same figure, own timings
-    recipe["runs"] = [a, b]
-    rel = write_recipe(registry, recipe)
-    sign(registry, a, alice)
-    sign(registry, b, bob)
+    rel, _ = signed_pair(registry, tmp_path, recipe, measured(recipe, 1480.4, "lab-a", "2026-10-18T10:00:00Z", 1),
+                         measured(recipe, 1480.4, "lab-b", "2026-10-19T11:00:00Z", 2))  # same figure, own timings
     assert findings(registry) == []
     assert tier(registry, rel).tier == "T3"
     boards_view = analyse(str(registry), for_tiers=True)  # `orv boards`: no exact hashes, the same T3
