@@ -6,14 +6,11 @@ import inspect
 import os
 import sys
 import traceback
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 import click
 
 from validator import __version__
-
-if TYPE_CHECKING:  # imported lazily at run time, like every command's modules
-    from validator.adapters import Recomputed
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 EXIT_CODES_HELP = ("\b\nExit status:\n  0  no errors (warnings and notices allowed)\n  1  errors found (or the command "
@@ -291,15 +288,16 @@ def hash_cmd(file: str, exact_bytes: bool) -> None:
                f"`orv add-run` writes; the file's own bytes hash to {own} (--bytes prints that)", err=True)
 
 
-_ADAPTER_FORMATS = ("megatron", "nemo", "sglang", "vllm")  # validator.adapters.ADAPTER_BY_NAME, imported lazily
-_QUALITY_FORMATS = ("lm-eval",)  # validator.quality.add: an output directory or results file, not one file
+# The formats `--from` offers, spelled out so `orv --help` need not import every adapter; a test holds
+# them equal to validator.add_run's ADAPTER_FORMATS + QUALITY_FORMATS.
+_ADD_RUN_FORMATS = ("megatron", "nemo", "sglang", "vllm", "lm-eval")
 
 
 @cli.command("add-run")
 @click.argument("file", type=click.Path(exists=True, dir_okay=True, allow_dash=True))
 @click.option("--root", type=click.Path(file_okay=False, exists=True), default=None,
               help="Registry root (default: found from the current folder).")
-@click.option("--from", "fmt", type=click.Choice(_ADAPTER_FORMATS + _QUALITY_FORMATS), default=None,
+@click.option("--from", "fmt", type=click.Choice(_ADD_RUN_FORMATS), default=None,
               help="FILE is this tool's own output (Megatron-LM/NeMo log, vLLM result JSON, SGLang JSONL; "
                    "lm-eval: its --output_path directory or results_*.json, written with --log_samples), "
                    "not a run document. Default: detected from FILE.")
@@ -333,145 +331,26 @@ def add_run_cmd(file: str, root: str | None, fmt: str | None, recipe_path: str |
     figures are recomputed). The recomputed headline, and what it leaves out, go to stderr; with
     --write-recipe the recipe gains the reference (and its claim, if it had none).
     """
+    from validator.add_run import AddRunRequest, execute
     from validator.engine import find_root
-    from validator.errors import AddRunError
+
+    request = AddRunRequest(
+        root=os.path.abspath(root) if root else find_root("."), file=file, fmt=fmt, recipe_path=recipe_path,
+        write_recipe=sys.stdout.isatty() if write_recipe is None else write_recipe,
+        reference_for=reference_for, sign_key=sign_key, given={k: v for k, v in flags.items() if v is not None})
+    _finish(execute(request))
+
+
+def _finish(outcome: Any) -> None:
+    """Print an add-run/sign outcome's lines in order, its findings, and exit with its code."""
     from validator.report import REPORTER_BY_NAME
-    from validator.storing import add_run, store_run_document
 
-    root = os.path.abspath(root) if root else find_root(".")
-    given = {k: v for k, v in flags.items() if v is not None}
-    if reference_for is not None and fmt not in _QUALITY_FORMATS:
-        raise click.UsageError("--reference-for needs --from lm-eval")
-    if fmt in _QUALITY_FORMATS:
-        from validator.quality.add import add as add_quality
-
-        try:
-            stored, notes = add_quality(root, file, recipe_path, given, reference_for)
-        except AddRunError as exc:
-            click.echo(REPORTER_BY_NAME["text"](exc.result), nl=False, err=True)
-            sys.exit(EXIT_FINDINGS)
-        for note in notes:
-            click.echo(f"note: {note}", err=True)
-        click.echo(f"sha256:{stored.digest}")
-        click.echo(f"{'stored' if stored.created else 'already stored'}: {stored.path}", err=True)
-        if recipe_path:  # a quality run is listed in `runs:` like any other (docs/quality.md)
-            _record_in_recipe(recipe_path, f"sha256:{stored.digest}", None, {},
-                              sys.stdout.isatty() if write_recipe is None else write_recipe)
-        return
-    if os.path.isdir(file):
-        raise click.UsageError(f"{file} is a directory; only --from lm-eval takes one")
-    raw = sys.stdin.buffer.read() if file == "-" else open(file, "rb").read()
-    if write_recipe and not recipe_path:
-        raise click.UsageError("--write-recipe needs --recipe PATH (the recipe this run backs)")
-    if fmt is None:
-        fmt = _detected_format(file, raw, bool(given or recipe_path))
-    recomputed = converted = None
-    try:
-        if fmt is None:
-            stored = add_run(root, raw, source_name=file)
-        else:
-            from validator.adapters import Source, check_identity, convert, metadata
-            from validator.adapters import recomputed as recompute
-            from validator.errors import AdapterError
-
-            try:
-                meta = metadata(fmt, root, recipe_path, given)
-                converted = convert(fmt, Source(file, raw), meta)
-                check_identity(root, recipe_path, Source(file, raw), converted)
-            except AdapterError as exc:
-                raise AddRunError(exc.result) from None
-            for note in converted.notes:
-                click.echo(f"note: {note}", err=True)
-            recomputed = recompute(converted.document, meta)
-            stored = store_run_document(root, converted.document)
-    except AddRunError as exc:
-        click.echo(REPORTER_BY_NAME["text"](exc.result), nl=False, err=True)
-        sys.exit(EXIT_FINDINGS)
-    click.echo(f"sha256:{stored.digest}")
-    click.echo(f"{'stored' if stored.created else 'already stored'}: {stored.path}", err=True)
-    if recomputed is not None:
-        click.echo(_headline_text(recomputed), err=True)
-    if recipe_path:
-        stated = {k: {n: x for n, x in v.items() if not (x == 1 and n in _SIZE_ONE_BY_DEFAULT)}
-                  for k, v in converted.document.items() if k in ("layout", "serving")} if converted else {}
-        _record_in_recipe(recipe_path, f"sha256:{stored.digest}", recomputed, stated,
-                          sys.stdout.isatty() if write_recipe is None else write_recipe)
-    if sign_key:
-        _sign(root, os.path.join(root, stored.path), sign_key)
-
-
-
-_SIZE_ONE_BY_DEFAULT = ("vpp", "cp", "ep", "etp")  # a layout without them means 1 (SPEC §6, ORV206 agrees)
-
-
-def _detected_format(file: str, raw: bytes, has_metadata: bool) -> str | None:
-    """The --from a file needs (None for a run document), or a usage error that names the right one."""
-    from validator.adapters.detect import RUN, detect
-
-    found = detect(raw)
-    if found is None:
-        if has_metadata:
-            raise click.UsageError(f"cannot tell which tool wrote {file}: metadata options (--recipe, --model, ...) "
-                                   f"need --from FORMAT ({', '.join(_ADAPTER_FORMATS)})")
-        return None  # stored as a run document; its findings say what is wrong with it
-    if found.fmt == RUN:
-        if has_metadata:
-            raise click.UsageError(f"{file} is already a run document, stored as it is: metadata options "
-                                   "(--recipe, --model, ...) apply to a tool's output only")
-        return None
-    kind = "training" if found.fmt in ("megatron", "nemo") else "inference"
-    if not has_metadata:
-        raise click.UsageError(f"{file} looks like {found.what}: use "
-                               f"`orv add-run --from {found.fmt} --recipe recipes/{kind}/<model>/<id>.yaml {file}`")
-    click.echo(f"note: {file} looks like {found.what}: reading it as --from {found.fmt}", err=True)
-    return found.fmt
-
-
-_HEADLINE_LABELS = (("tokens_per_s_per_gpu", "tokens/s/GPU", ",.1f"),
-                    ("decode_tok_s", "decode tok/s per stream", ".2f"), ("ttft_ms", "TTFT ms", ".2f"),
-                    ("prefill_tok_s", "prefill tok/s per stream", ".1f"),
-                    ("output_tok_s", "output tok/s (all streams)", ".2f"))
-
-
-def _headline_text(recomputed: Recomputed) -> str:
-    unit = "optimizer steps" if recomputed.kind == "training" else "completed requests"
-    if not recomputed.headline:
-        return "recomputed: nothing (the run has no raw samples; it can support tier T1 only)"
-    figures = ", ".join(f"{label} {recomputed.headline[key]:{spec}}" for key, label, spec in _HEADLINE_LABELS
-                        if key in recomputed.headline)
-    lines = [f"recomputed from {recomputed.samples} {unit}: {figures}"]
-    lines += [f"excluded: {what}" for what in recomputed.excluded]
-    return "\n".join(lines)
-
-
-def _record_in_recipe(recipe_path: str, reference: str, recomputed: Recomputed | None,
-                      stated: dict[str, dict[str, Any]], write: bool) -> None:
-    from validator.storing import disagreeing_claims, record_run_in_recipe
-    from validator.yamledit import EditError
-
-    claim = recomputed.claim() if recomputed is not None else {}
-    for metric, claimed, figure in disagreeing_claims(recipe_path, recomputed.headline if recomputed else {}):
-        click.echo(f"note: the recipe claims {metric} {claimed:g} but this run gives {figure:.4g} "
-                   f"({abs(claimed - figure) / figure:.1%} apart; `orv check` reports ORV207 beyond 1%)", err=True)
-    if not write:
-        click.echo(f"next: add `- \"{reference}\"` under `runs:` in {recipe_path} "
-                   "(or rerun with --write-recipe)", err=True)
-        return
-    try:
-        update = record_run_in_recipe(recipe_path, reference, claim, stated)
-    except (EditError, OSError) as exc:
-        click.echo(f"orv: {recipe_path} was not edited ({exc}); add `- \"{reference}\"` under `runs:` by hand",
-                   err=True)
-        sys.exit(EXIT_FINDINGS)
-    done = []
-    if update.added_run:
-        done.append("added the run to `runs:`")
-    if update.filled_claim:
-        done.append("filled `claimed:` with " + ", ".join(f"{k}: {v:g}" for k, v in update.filled_claim.items()))
-    if update.added:
-        done.append("added what the tool's output states and the recipe lacked: "
-                    + ", ".join(f"{k}: {v}" for k, v in update.added.items()))
-    click.echo(f"{recipe_path}: {'; '.join(done) if done else 'already lists this run'}", err=True)
+    for stream, text in outcome.lines:
+        click.echo(text, err=stream == "err")
+    if outcome.findings is not None:
+        click.echo(REPORTER_BY_NAME["text"](outcome.findings), nl=False, err=True)
+    if outcome.exit_code:
+        sys.exit(outcome.exit_code)
 
 
 @cli.command("new")
@@ -595,24 +474,6 @@ def add_model_cmd(config_path: str, model_id: str, family: str | None, name: str
                f"{e['active_b']}B active, {e['layers']} layers{experts}")
 
 
-def _sign(root: str, run: str, key: str) -> None:
-    from validator.signing import NO_TOOL, OK, SigningError, sign_run
-
-    try:
-        sig, verdict = sign_run(root, run, key)
-    except SigningError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(EXIT_FINDINGS)
-    click.echo(f"signed: {sig}", err=True)
-    if verdict.status == OK:
-        click.echo(f"verified: signature by registered measurer `{verdict.principal}`", err=True)
-    elif verdict.status == NO_TOOL:
-        click.echo("note: ssh-keygen cannot verify here", err=True)
-    else:
-        click.echo(f"note: key {verdict.fingerprint} is not registered in measurers/allowed_signers yet: "
-                   "`orv check` reports ORV222 until a maintainer registers it", err=True)
-
-
 @cli.command("sign")
 @click.argument("run", type=click.Path(exists=True, dir_okay=False))
 @click.option("--key", required=True, type=click.Path(exists=True, dir_okay=False),
@@ -625,10 +486,13 @@ def sign_cmd(run: str, key: str, root: str | None) -> None:
     Uses `ssh-keygen -Y sign` in the namespace openrecipes-run@v1. The run's `measured_by` must be
     the measurer id your key is registered under in measurers/allowed_signers.
     """
+    from validator.add_run import Outcome, sign_stored
     from validator.engine import find_root
 
     root = os.path.abspath(root) if root else find_root(run)
-    _sign(root, run, key)
+    outcome = Outcome()
+    sign_stored(root, run, key, outcome)
+    _finish(outcome)
 
 
 @cli.command("explain")

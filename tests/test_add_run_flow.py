@@ -1,0 +1,64 @@
+"""The add-run flow (validator/add_run.py) driven without Click: what it stores, says and returns."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.test_add_run_bookkeeping import HAND_WRITTEN, VLLM
+from tests.testing.registry import make_registry
+from validator import cli
+from validator.add_run import ADAPTER_FORMATS, QUALITY_FORMATS, AddRunRequest, execute
+from validator.errors import UsageError
+
+
+@pytest.fixture
+def registry(tmp_path: Path) -> tuple[Path, Path]:
+    root = make_registry(tmp_path / "registry")
+    recipe = root / "recipes" / "inference" / "qwen3.8-27b" / "qwen3-8-27b-h100-vllm-fp8-c1.yaml"
+    recipe.parent.mkdir(parents=True)
+    recipe.write_text(HAND_WRITTEN, encoding="utf-8")
+    return root, recipe
+
+
+def test_the_cli_offers_exactly_the_formats_the_flow_reads() -> None:
+    option = next(p for p in cli.add_run_cmd.params if p.name == "fmt")
+    assert tuple(option.type.choices) == ADAPTER_FORMATS + QUALITY_FORMATS
+
+
+def test_a_tool_output_is_stored_and_recorded_in_its_recipe(registry: tuple[Path, Path]) -> None:
+    root, recipe = registry
+    outcome = execute(AddRunRequest(root=str(root), file=str(VLLM), fmt="vllm", recipe_path=str(recipe),
+                                    write_recipe=True))
+    assert outcome.exit_code == 0 and outcome.findings is None
+    (reference,) = [text for stream, text in outcome.lines if stream == "out"]
+    digest = reference.removeprefix("sha256:")
+    assert (root / "runs" / digest[:2] / f"{digest}.json").is_file()
+    assert yaml.safe_load(recipe.read_text())["runs"] == [reference]
+    notes = [text for stream, text in outcome.lines if stream == "err"]
+    assert any(text.startswith("recomputed from 8 completed requests") for text in notes)
+
+
+def test_without_write_recipe_the_recipe_is_untouched_and_the_next_step_named(registry: tuple[Path, Path]) -> None:
+    root, recipe = registry
+    outcome = execute(AddRunRequest(root=str(root), file=str(VLLM), fmt="vllm", recipe_path=str(recipe)))
+    assert outcome.exit_code == 0 and recipe.read_text() == HAND_WRITTEN
+    assert any(text.startswith("next: add `- \"sha256:") for _, text in outcome.lines)
+
+
+def test_a_wrong_model_comes_back_as_findings_and_stores_nothing(registry: tuple[Path, Path]) -> None:
+    root, recipe = registry
+    outcome = execute(AddRunRequest(root=str(root), file=str(VLLM), fmt="vllm", recipe_path=str(recipe),
+                                    given={"model": "no-such-model"}))
+    assert outcome.exit_code == 1 and outcome.findings is not None and outcome.findings.errors
+    assert not any((root / "runs").rglob("*.json"))
+
+
+def test_a_bad_invocation_is_a_usage_error(registry: tuple[Path, Path]) -> None:
+    root, _ = registry
+    with pytest.raises(UsageError, match="--write-recipe needs --recipe"):
+        execute(AddRunRequest(root=str(root), file=str(VLLM), fmt="vllm", write_recipe=True))
+    with pytest.raises(UsageError, match="--reference-for needs --from lm-eval"):
+        execute(AddRunRequest(root=str(root), file=str(VLLM), fmt="vllm", reference_for="qwen3.8-27b"))

@@ -1,0 +1,227 @@
+"""`orv add-run`: a tool's output (or a run document) -> a stored run file, recorded in its recipe.
+
+The whole flow lives here so it can be driven and tested without Click: the CLI builds an
+`AddRunRequest` from its options, calls `execute`, prints the outcome's lines and exits with its
+code. Nothing here prints or exits; a bad invocation raises errors.UsageError (exit 2), and every
+problem with the user's files comes back as findings in the outcome (exit 1).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from validator.adapters import ADAPTER_BY_NAME, KIND_OF, Recomputed, Source, check_identity, convert, metadata
+from validator.adapters import recomputed as recompute
+from validator.adapters.detect import RUN, detect
+from validator.diagnostics import Result
+from validator.errors import AdapterError, AddRunError, UsageError
+from validator.quality.add import add as add_quality
+from validator.signing import NO_TOOL, OK, SigningError, sign_run
+from validator.storing import StoredRun, add_run, disagreeing_claims, record_run_in_recipe, store_run_document
+from validator.yamledit import EditError
+
+EXIT_OK, EXIT_FINDINGS = 0, 1
+ADAPTER_FORMATS = tuple(sorted(ADAPTER_BY_NAME))
+QUALITY_FORMATS = ("lm-eval",)  # validator.quality.add: an output directory or results file, not one file
+SIZE_ONE_BY_DEFAULT = ("vpp", "cp", "ep", "etp")  # a layout without them means 1 (SPEC §6, ORV206 agrees)
+
+
+@dataclass(frozen=True)
+class AddRunRequest:
+    """What the user asked for, options already parsed (paths as given, `-` for standard input)."""
+
+    root: str
+    file: str
+    fmt: str | None = None
+    recipe_path: str | None = None
+    write_recipe: bool = False
+    reference_for: str | None = None
+    sign_key: str | None = None
+    given: Mapping[str, Any] = field(default_factory=dict)  # metadata flags the user set (--model, --gpu, …)
+
+
+@dataclass
+class Outcome:
+    """What the command tells the user, in order, and how it ends.
+
+    `lines` are (stream, text) pairs: "out" is the run's reference (what scripts read), "err" every
+    note for the person; `findings` is set when the files were refused (rendered by the CLI).
+    """
+
+    lines: list[tuple[str, str]] = field(default_factory=list)
+    exit_code: int = EXIT_OK
+    findings: Result | None = None
+
+    def note(self, text: str) -> None:
+        self.lines.append(("err", text))
+
+    def out(self, text: str) -> None:
+        self.lines.append(("out", text))
+
+    def fail(self, text: str | None = None) -> "Outcome":
+        if text:
+            self.note(text)
+        self.exit_code = EXIT_FINDINGS
+        return self
+
+
+def execute(request: AddRunRequest) -> Outcome:
+    """Store the run the request names and record it where asked; see the module docstring."""
+    if request.reference_for is not None and request.fmt not in QUALITY_FORMATS:
+        raise UsageError("--reference-for needs --from lm-eval")
+    outcome = Outcome()
+    try:
+        if request.fmt in QUALITY_FORMATS:
+            _add_quality_run(request, outcome)
+        else:
+            _add_run(request, outcome)
+    except AddRunError as exc:
+        outcome.findings = exc.result
+        outcome.exit_code = EXIT_FINDINGS
+    return outcome
+
+
+def _add_quality_run(request: AddRunRequest, outcome: Outcome) -> None:
+    stored, notes = add_quality(request.root, request.file, request.recipe_path, request.given,
+                                request.reference_for)
+    for text in notes:
+        outcome.note(f"note: {text}")
+    _report_stored(stored, outcome)
+    if request.recipe_path:  # a quality run is listed in `runs:` like any other (docs/quality.md)
+        _record_in_recipe(request, f"sha256:{stored.digest}", None, {}, outcome)
+
+
+def _add_run(request: AddRunRequest, outcome: Outcome) -> None:
+    if os.path.isdir(request.file):
+        raise UsageError(f"{request.file} is a directory; only --from lm-eval takes one")
+    if request.write_recipe and not request.recipe_path:
+        raise UsageError("--write-recipe needs --recipe PATH (the recipe this run backs)")
+    raw = read_input(request.file)
+    fmt = request.fmt
+    if fmt is None:
+        fmt = detected_format(request.file, raw, bool(request.given or request.recipe_path), outcome)
+    recomputed: Recomputed | None = None
+    stated: dict[str, dict[str, Any]] = {}
+    if fmt is None:
+        stored = add_run(request.root, raw, source_name=request.file)
+    else:
+        source = Source(request.file, raw)
+        try:
+            meta = metadata(fmt, request.root, request.recipe_path, request.given)
+            converted = convert(fmt, source, meta)
+            check_identity(request.root, request.recipe_path, source, converted)
+        except AdapterError as exc:
+            raise AddRunError(exc.result) from None
+        for text in converted.notes:
+            outcome.note(f"note: {text}")
+        recomputed = recompute(converted.document, meta)
+        stored = store_run_document(request.root, converted.document)
+        stated = {k: {n: x for n, x in v.items() if not (x == 1 and n in SIZE_ONE_BY_DEFAULT)}
+                  for k, v in converted.document.items() if k in ("layout", "serving")}
+    _report_stored(stored, outcome)
+    if recomputed is not None:
+        outcome.note(headline_text(recomputed))
+    if request.recipe_path:
+        _record_in_recipe(request, f"sha256:{stored.digest}", recomputed, stated, outcome)
+        if outcome.exit_code != EXIT_OK:
+            return
+    if request.sign_key:
+        sign_stored(request.root, os.path.join(request.root, stored.path), request.sign_key, outcome)
+
+
+def read_input(file: str) -> bytes:
+    """The bytes of FILE (`-`: standard input)."""
+    if file == "-":
+        return sys.stdin.buffer.read()
+    with open(file, "rb") as fh:
+        return fh.read()
+
+
+def _report_stored(stored: StoredRun, outcome: Outcome) -> None:
+    outcome.out(f"sha256:{stored.digest}")
+    outcome.note(f"{'stored' if stored.created else 'already stored'}: {stored.path}")
+
+
+def detected_format(file: str, raw: bytes, has_metadata: bool, outcome: Outcome) -> str | None:
+    """The --from a file needs (None for a run document), or a usage error that names the right one."""
+    found = detect(raw)
+    if found is None:
+        if has_metadata:
+            raise UsageError(f"cannot tell which tool wrote {file}: metadata options (--recipe, --model, ...) "
+                             f"need --from FORMAT ({', '.join(ADAPTER_FORMATS)})")
+        return None  # stored as a run document; its findings say what is wrong with it
+    if found.fmt == RUN:
+        if has_metadata:
+            raise UsageError(f"{file} is already a run document, stored as it is: metadata options "
+                             "(--recipe, --model, ...) apply to a tool's output only")
+        return None
+    if not has_metadata:
+        raise UsageError(f"{file} looks like {found.what}: use `orv add-run --from {found.fmt} --recipe "
+                         f"recipes/{KIND_OF[found.fmt]}/<model>/<id>.yaml {file}`")
+    outcome.note(f"note: {file} looks like {found.what}: reading it as --from {found.fmt}")
+    return found.fmt
+
+
+_HEADLINE_LABELS = (("tokens_per_s_per_gpu", "tokens/s/GPU", ",.1f"),
+                    ("decode_tok_s", "decode tok/s per stream", ".2f"), ("ttft_ms", "TTFT ms", ".2f"),
+                    ("prefill_tok_s", "prefill tok/s per stream", ".1f"),
+                    ("output_tok_s", "output tok/s (all streams)", ".2f"))
+
+
+def headline_text(recomputed: Recomputed) -> str:
+    """The recomputed figures in words, and what the recomputation left out."""
+    unit = "optimizer steps" if recomputed.kind == "training" else "completed requests"
+    if not recomputed.headline:
+        return "recomputed: nothing (the run has no raw samples; it can support tier T1 only)"
+    figures = ", ".join(f"{label} {recomputed.headline[key]:{spec}}" for key, label, spec in _HEADLINE_LABELS
+                        if key in recomputed.headline)
+    lines = [f"recomputed from {recomputed.samples} {unit}: {figures}"]
+    lines += [f"excluded: {what}" for what in recomputed.excluded]
+    return "\n".join(lines)
+
+
+def _record_in_recipe(request: AddRunRequest, reference: str, recomputed: Recomputed | None,
+                      stated: dict[str, dict[str, Any]], outcome: Outcome) -> None:
+    recipe_path = request.recipe_path
+    assert recipe_path is not None
+    claim = recomputed.claim() if recomputed is not None else {}
+    for metric, claimed, figure in disagreeing_claims(recipe_path, recomputed.headline if recomputed else {}):
+        outcome.note(f"note: the recipe claims {metric} {claimed:g} but this run gives {figure:.4g} "
+                     f"({abs(claimed - figure) / figure:.1%} apart; `orv check` reports ORV207 beyond 1%)")
+    if not request.write_recipe:
+        outcome.note(f"next: add `- \"{reference}\"` under `runs:` in {recipe_path} (or rerun with --write-recipe)")
+        return
+    try:
+        update = record_run_in_recipe(recipe_path, reference, claim, stated)
+    except (EditError, OSError) as exc:
+        outcome.fail(f"orv: {recipe_path} was not edited ({exc}); add `- \"{reference}\"` under `runs:` by hand")
+        return
+    done = []
+    if update.added_run:
+        done.append("added the run to `runs:`")
+    if update.filled_claim:
+        done.append("filled `claimed:` with " + ", ".join(f"{k}: {v:g}" for k, v in update.filled_claim.items()))
+    if update.added:
+        done.append("added what the tool's output states and the recipe lacked: "
+                    + ", ".join(f"{k}: {v}" for k, v in update.added.items()))
+    outcome.note(f"{recipe_path}: {'; '.join(done) if done else 'already lists this run'}")
+
+
+def sign_stored(root: str, run: str, key: str, outcome: Outcome) -> None:
+    """Sign a stored run file (`orv sign`, `add-run --sign-with`) and say whose signature it is."""
+    try:
+        sig, verdict = sign_run(root, run, key)
+    except SigningError as exc:
+        outcome.fail(f"error: {exc}")
+        return
+    outcome.note(f"signed: {sig}")
+    if verdict.status == OK:
+        outcome.note(f"verified: signature by registered measurer `{verdict.principal}`")
+    elif verdict.status == NO_TOOL:
+        outcome.note("note: ssh-keygen cannot verify here")
+    else:
+        outcome.note(f"note: key {verdict.fingerprint} is not registered in measurers/allowed_signers yet: "
+                     "`orv check` reports ORV222 until a maintainer registers it")
