@@ -62,3 +62,33 @@ def test_a_bad_invocation_is_a_usage_error(registry: tuple[Path, Path]) -> None:
         execute(AddRunRequest(root=str(root), file=str(VLLM), fmt="vllm", write_recipe=True))
     with pytest.raises(UsageError, match="--reference-for needs --from lm-eval"):
         execute(AddRunRequest(root=str(root), file=str(VLLM), fmt="vllm", reference_for="qwen3.8-27b"))
+
+
+def _new_recipe(root: Path, *extra: str) -> Path:
+    assert cli.main(["new", "inference", "--root", str(root), "--model", "qwen3.8-27b", "--gpu", "h100",
+                     "--engine", "vllm@0.11.0", "--quant", "fp8", "--author", "Lab", *extra]) == 0
+    (recipe,) = (root / "recipes" / "inference").rglob("*.yaml")
+    return recipe
+
+
+def test_a_date_orv_new_chose_becomes_the_runs_date(tmp_path: Path) -> None:
+    root = make_registry(tmp_path / "registry")
+    recipe = _new_recipe(root)
+    assert yaml.safe_load(recipe.read_text())["measured"] != "2026-10-18"
+    outcome = execute(AddRunRequest(root=str(root), file=str(VLLM), fmt="vllm", recipe_path=str(recipe),
+                                    write_recipe=True))
+    assert outcome.exit_code == 0
+    text = recipe.read_text()
+    assert yaml.safe_load(text)["measured"] == "2026-10-18"  # the day serve-detailed.json was measured
+    assert "orv new's default" not in text and "# The day the benchmark ran.\n" in text
+    assert cli.main(["check", "--root", str(root), "--no-cache", "-q"]) == 0
+
+
+def test_a_date_a_person_typed_is_kept_and_the_difference_said(tmp_path: Path) -> None:
+    root = make_registry(tmp_path / "registry")
+    recipe = _new_recipe(root, "--measured", "2026-10-20")
+    outcome = execute(AddRunRequest(root=str(root), file=str(VLLM), fmt="vllm", recipe_path=str(recipe),
+                                    write_recipe=True))
+    assert outcome.exit_code == 0 and yaml.safe_load(recipe.read_text())["measured"] == "2026-10-20"
+    assert any("the recipe says measured 2026-10-20 but the run was measured 2026-10-18" in text
+               for _, text in outcome.lines)

@@ -105,6 +105,7 @@ def _add_run(request: AddRunRequest, outcome: Outcome) -> None:
         fmt = detected_format(request.file, raw, bool(request.given or request.recipe_path), outcome)
     recomputed: Recomputed | None = None
     stated: dict[str, dict[str, Any]] = {}
+    measured_at = None
     if fmt is None:
         stored = add_run(request.root, raw, source_name=request.file)
     else:
@@ -121,11 +122,12 @@ def _add_run(request: AddRunRequest, outcome: Outcome) -> None:
         stored = store_run_document(request.root, converted.document)
         stated = {k: {n: x for n, x in v.items() if not (x == 1 and n in SIZE_ONE_BY_DEFAULT)}
                   for k, v in converted.document.items() if k in ("layout", "serving")}
+        measured_at = converted.document.get("measured_at")
     _report_stored(stored, outcome)
     if recomputed is not None:
         outcome.note(headline_text(recomputed))
     if request.recipe_path:
-        _record_in_recipe(request, f"sha256:{stored.digest}", recomputed, stated, outcome)
+        _record_in_recipe(request, f"sha256:{stored.digest}", recomputed, stated, outcome, measured_at)
         if outcome.exit_code != EXIT_OK:
             return
     if request.sign_key:
@@ -184,7 +186,7 @@ def headline_text(recomputed: Recomputed) -> str:
 
 
 def _record_in_recipe(request: AddRunRequest, reference: str, recomputed: Recomputed | None,
-                      stated: dict[str, dict[str, Any]], outcome: Outcome) -> None:
+                      stated: dict[str, dict[str, Any]], outcome: Outcome, measured_at: str | None = None) -> None:
     recipe_path = request.recipe_path
     assert recipe_path is not None
     claim = recomputed.claim() if recomputed is not None else {}
@@ -195,7 +197,7 @@ def _record_in_recipe(request: AddRunRequest, reference: str, recomputed: Recomp
         outcome.note(f"next: add `- \"{reference}\"` under `runs:` in {recipe_path} (or rerun with --write-recipe)")
         return
     try:
-        update = record_run_in_recipe(recipe_path, reference, claim, stated)
+        update = record_run_in_recipe(recipe_path, reference, claim, stated, measured_at)
     except (EditError, OSError) as exc:
         outcome.fail(f"orv: {recipe_path} was not edited ({exc}); add `- \"{reference}\"` under `runs:` by hand")
         return
@@ -207,7 +209,12 @@ def _record_in_recipe(request: AddRunRequest, reference: str, recomputed: Recomp
     if update.added:
         done.append("added what the tool's output states and the recipe lacked: "
                     + ", ".join(f"{k}: {v}" for k, v in update.added.items()))
+    if update.dated:
+        done.append(f"set `measured:` to the run's date {update.dated} (it was orv new's default, today)")
     outcome.note(f"{recipe_path}: {'; '.join(done) if done else 'already lists this run'}")
+    if update.kept_date:
+        outcome.note(f"note: the recipe says measured {update.kept_date[0]} but the run was measured "
+                     f"{update.kept_date[1]}: the recipe's date is kept (edit it if the run's is right)")
 
 
 def sign_stored(root: str, run: str, key: str, outcome: Outcome) -> None:

@@ -24,6 +24,7 @@ from typing import Any, Callable, Mapping, Optional
 
 from validator import pins, yamledit
 from validator.atomic import write_atomic
+from validator.storing import DATE_COMMENT, DEFAULT_DATE_COMMENT
 from validator.importers.common import (
     INFERENCE_SCHEMA_LINE,
     MAX_ID,
@@ -288,13 +289,13 @@ def build(root: str, catalog: CatalogView, answers: Answers, today: datetime.dat
     else:
         recipe_id = unique_id(root, derive_id(kind, model, gpu, count, doc))
     doc["id"] = recipe_id
-    return recipe_path(kind, model, recipe_id), render(doc)
+    return recipe_path(kind, model, recipe_id), render(doc, dated_today=answers.measured is None)
 
 
 _COMMENTS = {
     "id": "Derived by the naming rule (docs/contributing.md); it must equal the file name.",
     "hardware": "gpu: an id from catalog/hardware.yaml; count: GPUs used, as a number.",
-    "measured": "The day the benchmark ran.",
+    "measured": DATE_COMMENT,
     "software": "Each component pinned: version (an exact release), commit (a SHA) or image (with @sha256:).",
     "layout": "Megatron-Core parallel layout: TP x PP x CP x DP = hardware.count.",
     "serving": "What the benchmark ran with: --max-concurrency, context length, speculative decoding.",
@@ -303,11 +304,12 @@ _COMMENTS = {
 }
 
 
-def render(document: Mapping[str, Any]) -> str:
+def render(document: Mapping[str, Any], dated_today: bool = False) -> str:
     schema_line = TRAINING_SCHEMA_LINE if document["kind"] == "training" else INFERENCE_SCHEMA_LINE
     header = (f"{schema_line}\n# Written by `orv new`. Next: attach a run with `orv add-run --recipe <this file> "
               f"--write-recipe OUTPUT`, then `orv check`.")
-    return yamledit.new_document(document, comments=_COMMENTS, header=header,
+    comments = {**_COMMENTS, "measured": DEFAULT_DATE_COMMENT} if dated_today else _COMMENTS
+    return yamledit.new_document(document, comments=comments, header=header,
                                  flow_keys=frozenset({"hardware", "layout", "serving"}))
 
 

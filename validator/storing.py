@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import datetime
 import os
 from dataclasses import dataclass
 from typing import Any
+
+import yaml
 
 from validator import yamledit
 from validator.atomic import write_atomic
@@ -65,22 +68,33 @@ def add_run(root: str, raw: bytes, source_name: str = "-") -> StoredRun:
     return store_run_document(root, data)
 
 
+# The comment `orv new` writes above `measured:`: when it chose the date (today) by default, the first
+# `add-run --write-recipe` writes the run's own date; a date a person typed is never overwritten.
+DATE_COMMENT = "The day the benchmark ran."
+DEFAULT_DATE_COMMENT = (f"{DATE_COMMENT} orv new's default (today): the first `orv add-run --write-recipe` "
+                        "replaces it with the run's date.")
+
+
 @dataclass(frozen=True)
 class RecipeUpdate:
     path: str
     added_run: bool
     filled_claim: dict[str, float] | None  # the claim written, when the recipe had none
     added: dict[str, Any]  # "layout.layer_split" -> value: what the tool stated and the recipe lacked
+    dated: str | None = None  # the run's date, written over `orv new`'s default date
+    kept_date: tuple[str, str] | None = None  # (the recipe's date, the run's) when a typed date differs
 
 
 def record_run_in_recipe(recipe_path: str, reference: str, claim: dict[str, float],
-                         stated: dict[str, dict[str, Any]] | None = None) -> RecipeUpdate:
+                         stated: dict[str, dict[str, Any]] | None = None,
+                         measured_at: str | None = None) -> RecipeUpdate:
     """Append `reference` to the recipe's `runs:` and fill an empty `claimed:` with `claim`, in place.
 
     `stated` holds what the tool's output states about the setup (`layout`, `serving`); entries the
     recipe does not have yet are added (a Megatron log's layer split), so the run matches it (ORV206).
     The edit keeps the file's comments, key order and quoting (validator/yamledit.py); a value the
-    recipe already states is never overwritten. Raises yamledit.EditError when the file cannot be
+    recipe already states is never overwritten, except a `measured:` date `orv new` chose by default
+    (marked by scaffold.DEFAULT_DATE_COMMENT above it), which becomes the run's date `measured_at`. Raises yamledit.EditError when the file cannot be
     edited safely; nothing is written then.
     """
 
@@ -94,16 +108,36 @@ def record_run_in_recipe(recipe_path: str, reference: str, claim: dict[str, floa
         outcome["added"] = {f"{section}.{k}": v for section, values in (stated or {}).items()
                             for k, v in yamledit.add_missing_keys(data, section, values).items()}
 
+    run_day = _day(measured_at)
+    marker = f"# {DEFAULT_DATE_COMMENT}\n"
+    by_default = marker in original
     edited = yamledit.edit(original, change)
+    dated = kept = None
+    if run_day:
+        recipe_day = str(yaml.safe_load(edited).get("measured") or "")
+        if by_default and recipe_day != run_day:
+            edited = yamledit.edit(edited, lambda data: yamledit.set_text(data, "measured", run_day))
+            dated = run_day
+        elif not by_default and recipe_day and recipe_day != run_day:
+            kept = (recipe_day, run_day)
+        if by_default:  # the date is now the run's: the note about orv new's default no longer applies
+            edited = edited.replace(marker, f"# {DATE_COMMENT}\n", 1)
     if edited != original:
         write_atomic(recipe_path, edited.encode("utf-8"))
-    return RecipeUpdate(recipe_path, outcome["run"], dict(claim) if outcome["claim"] else None, outcome["added"])
+    return RecipeUpdate(recipe_path, outcome["run"], dict(claim) if outcome["claim"] else None, outcome["added"],
+                        dated, kept)
+
+
+def _day(measured_at: str | None) -> str | None:
+    """The calendar day of a run's `measured_at` (a date or an ISO date-time), if it is one."""
+    try:
+        return datetime.date.fromisoformat(str(measured_at)[:10]).isoformat() if measured_at else None
+    except ValueError:
+        return None
 
 
 def disagreeing_claims(recipe_path: str, headline: dict[str, float]) -> list[tuple[str, float, float]]:
     """(metric, claimed, recomputed) for each figure the recipe claims beyond CLAIM_TOLERANCE of the run's."""
-    import yaml
-
 
     try:
         with open(recipe_path, encoding="utf-8") as fh:

@@ -173,6 +173,11 @@ def fill_mapping(data: CommentedMap, key: str, values: Mapping[str, Any]) -> boo
     return True
 
 
+def set_text(data: CommentedMap, key: str, value: str) -> None:
+    """Set `key` to the text `value`, double-quoted (a date or version must stay text), where it stands."""
+    data[key] = DoubleQuotedScalarString(value)
+
+
 # Values people read as text but YAML would read as numbers or dates: always written quoted.
 QUOTED_KEYS = frozenset({"version", "commit", "image", "measured"})
 
