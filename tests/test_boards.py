@@ -202,12 +202,13 @@ def test_schema_rejects_what_seed_004_got_wrong() -> None:
            "engine_ver": "0.30.0", "measured": "2026-10-17", "legacy": False, "context_len": None,
            "quality": {"task": "gsm8k", "metric": None, "filter": None, "score": None, "reference": None,
                        "ratio": None, "n": None, "status": "missing"},
-           "concurrency": 1, "prefill_tok_s": None, "decode_tok_s": 41.47, "ttft_ms": None, "stddev": None,
+           "concurrency": 1, "prefill_tok_s": None, "decode_tok_s": 41.47, "output_tok_s": None, "ttft_ms": None,
+           "stddev": None,
            "slot_ceiling": None, "tool": "bench", "tool_version": "0.8.0", "method_ref": None,
            "measured_by": "k", "rank": 1, "rank_of": 1, "run_id": None, "run_sha": "a" * 64, "run_file": f"runs/aa/{'a' * 64}.json"}
     doc = {"meta": {"schema": BOARDS_SCHEMA_ID, "tiers": [], "updated_at": None, "source_commit": None,
                     "rounding": {}, "counts": {"training": 0, "measured": 1, "claimed": 0, "models": 0, "runs": 0}},
-           "boards": {"measured": [row], "claimed": [], "training": []}, "models": [], "runs": [],
+           "boards": {"measured": [row], "claimed": [], "training": []}, "models": [], "frontiers": [], "runs": [],
            "wanted": {"models": [], "reproductions": [], "quality": []}}
     assert schemas.validate("boards", doc) == []
     no_run = {**row, "tool": None, "run_file": None}

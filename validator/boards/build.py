@@ -16,6 +16,7 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 
 import orjson
 
+from validator.boards.frontier import frontiers
 from validator.models import Component, InferenceRecipe, Recipe, RunMeta, TrainingRecipe
 from validator.quality.status import DEFAULT_TASK, QualityResult
 from validator.registry import Catalog, RecipeEntry, RunEntry, Snapshot
@@ -392,6 +393,7 @@ def _measured_row(snapshot: Snapshot, entry: RecipeEntry, recipe: InferenceRecip
         "concurrency": recipe.serving.concurrency,
         "prefill_tok_s": figures.get("prefill_tok_s"),
         "decode_tok_s": figures.get("decode_tok_s"),
+        "output_tok_s": figures.get("output_tok_s"),
         "ttft_ms": figures.get("ttft_ms"),
         "stddev": None,  # kept for seed 004's readers; orv does not compute a spread
         "slot_ceiling": recipe.serving.slots,
@@ -513,6 +515,7 @@ def build(snapshot: Snapshot, tiers: Mapping[str, TierResult], stamp: GitStamp) 
         },
         "boards": {"measured": measured, "claimed": claimed, "training": training},
         "models": _model_entries(items, snapshot.catalog),
+        "frontiers": frontiers(measured, snapshot.catalog),
         "runs": runs,
         "wanted": _wanted(snapshot.catalog, training, measured, claimed,
                           quality_needs(tiers, measured + claimed)),

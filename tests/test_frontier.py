@@ -1,0 +1,125 @@
+"""The Pareto frontier (validator/science/frontier.py) equals a brute-force computation, and cost
+along it is interpolated between its points, never extrapolated."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.testing.factories import VLLM, inference_recipe, inference_run, store_run, write_recipe
+from tests.testing.registry import make_registry
+from validator.boards.build import GitStamp
+from validator.boards.frontier import frontiers
+from validator.boards.regenerate import fresh_document
+from validator.engine import analyse
+from validator.registry import Catalog
+from validator.science.frontier import Point, frontier, throughput_at
+
+figures = st.integers(min_value=1, max_value=40).map(float)  # small ranges: ties happen often
+points = st.lists(st.tuples(figures, figures), max_size=40)
+
+
+def brute_force(pairs: list[tuple[float, float]]) -> list[int]:
+    """Indices of the points no other point beats on both axes, by the definition, pairwise."""
+    return [i for i, (x, y) in enumerate(pairs)
+            if not any(x2 > x and y2 > y for x2, y2 in pairs)]
+
+
+@given(points)
+def test_the_frontier_is_the_brute_force_set(pairs: list[tuple[float, float]]) -> None:
+    front = frontier(Point(x, y, i) for i, (x, y) in enumerate(pairs))
+    assert sorted(p.item for p in front) == brute_force(pairs)
+    assert [p.interactivity for p in front] == sorted(p.interactivity for p in front)
+
+
+def test_a_point_beaten_on_one_axis_only_stays() -> None:
+    front = frontier([Point(10.0, 100.0, "a"), Point(20.0, 100.0, "b"), Point(20.0, 50.0, "c"),
+                      Point(5.0, 90.0, "d")])
+    assert [p.item for p in front] == ["a", "c", "b"]  # d: a is faster per user and per GPU
+
+
+def test_throughput_is_interpolated_inside_the_span_only() -> None:
+    front = frontier([Point(10.0, 1000.0, "c64"), Point(30.0, 600.0, "c8"), Point(80.0, 100.0, "c1")])
+    assert throughput_at(front, 20.0) == pytest.approx(800.0)
+    assert throughput_at(front, 30.0) == 600.0
+    assert throughput_at(front, 55.0) == pytest.approx(350.0)
+    assert throughput_at(front, 9.99) is None and throughput_at(front, 80.01) is None
+    assert throughput_at([], 20.0) is None
+
+
+# --------------------------------------------------------------------------- on the boards
+
+CONCURRENCIES = (1, 2, 4, 8, 16, 32, 64)
+ENGINES = {"a": "0.30.0", "b": "0.30.1", "c": "0.31.0"}  # three configurations of one model × GPU
+
+
+def _samples(base_decode: float, slowdown: float, concurrency: int) -> tuple[list[dict[str, float]], float]:
+    """Requests of 512 output tokens whose per-stream rate falls as concurrency grows; the run lasts
+    as long as its requests take in waves of `concurrency` (so aggregate ≤ concurrency × stream)."""
+    decode = base_decode / (1 + slowdown * (concurrency - 1))
+    samples = []
+    for i in range(2 * concurrency + 6):
+        ttft = 80.0 + 3.0 * concurrency + (i % 5)
+        samples.append({"prompt_tokens": 1000, "output_tokens": 512, "ttft_ms": ttft,
+                        "e2e_ms": ttft + 511 * 1000.0 / (decode * (1 + 0.002 * (i % 3)))})
+    waves = -(-len(samples) // concurrency)
+    return samples, waves * max(s["e2e_ms"] for s in samples) / 1000.0
+
+
+def _independent_point(samples: list[dict[str, float]], duration: float, gpus: int) -> tuple[float, float]:
+    tpot = sum((s["e2e_ms"] - s["ttft_ms"]) / (s["output_tokens"] - 1) for s in samples) / len(samples)
+    return 1000.0 / tpot, sum(s["output_tokens"] for s in samples) / duration / gpus
+
+
+def test_three_swept_configurations_give_the_brute_force_frontier(tmp_path: Path) -> None:
+    root = make_registry(tmp_path / "registry")
+    expected: dict[str, tuple[float, float]] = {}
+    shapes = {"a": (60.0, 0.02), "b": (45.0, 0.005), "c": (75.0, 0.08)}
+    for name, version in ENGINES.items():
+        for c in CONCURRENCIES:
+            samples, duration = _samples(*shapes[name], c)
+            decode, per_gpu = _independent_point(samples, duration, 2)
+            software = {"engine": {**VLLM["engine"], "version": version}}
+            recipe = inference_recipe(f"cfg-{name}-c{c}", decode=round(decode, 2), prefill=None, ttft=None,
+                                      software=software, serving={"context_len": 8192, "concurrency": c})
+            run = inference_run(recipe, samples=False, duration_s=duration)
+            run["samples"] = samples
+            recipe["runs"] = [store_run(root, run)]
+            write_recipe(root, recipe)
+            expected[recipe["id"]] = (decode, per_gpu)
+    document = fresh_document(analyse(str(root)), GitStamp())
+    (group,) = [g for g in document["frontiers"] if g["model"] == "glm-5.3-flash"]
+    points = {p["recipe"]: p for p in group["points"]}
+    assert set(points) == set(expected) and not group["apart"]  # every point verified (T2)
+    for rid, (decode, per_gpu) in expected.items():
+        assert points[rid]["interactivity"] == pytest.approx(decode, rel=1e-3)
+        assert points[rid]["tok_s_per_gpu"] == pytest.approx(per_gpu, rel=1e-3)
+    ids = sorted(expected)
+    kept = brute_force([expected[rid] for rid in ids])
+    assert sorted(rid for rid, p in points.items() if p["on_frontier"]) == [ids[i] for i in kept]
+    assert {ids[i][:5] for i in kept} == {"cfg-a", "cfg-b", "cfg-c"}  # the shapes cross
+    assert group["price_note"] and all(p["cost_per_1m"] is None for p in points.values())  # no RTX 3090 price
+
+
+def _row(recipe: str, tier: str, decode: float, output: float, **extra: object) -> dict[str, object]:
+    return {"recipe": recipe, "run_sha": recipe[0] * 64, "tier": tier, "model": "m", "gpu": "h100", "gpus": 2,
+            "concurrency": 1, "decode_tok_s": decode, "output_tok_s": output, "ttft_ms": 50.0, **extra}
+
+
+def test_cost_is_priced_per_point_and_at_the_targets_the_frontier_spans() -> None:
+    catalog = Catalog(hardware={"h100": SimpleNamespace(price_per_gpu_hour=7.2)})  # type: ignore[dict-item]
+    rows = [_row("c64", "T2", 10.0, 4000.0), _row("c8", "T3", 30.0, 2000.0), _row("c1", "T2", 80.0, 160.0),
+            _row("d1", "T1", 90.0, 3000.0), _row("e1", "T2", 40.0, 3500.0, quality={"status": "below"})]
+    (group,) = frontiers(rows, catalog)
+    assert [p["recipe"] for p in group["points"]] == ["c64", "c8", "c1"]
+    assert {p["recipe"]: p["apart"] for p in group["apart"]} == {"d1": "T1: figures not verified",
+                                                                  "e1": "quality below the model's bound"}
+    assert group["points"][0]["cost_per_1m"] == pytest.approx(7.2e6 / (3600 * 2000.0), abs=0.005)
+    at = {c["interactivity"]: c for c in group["cost_at"]}
+    assert set(at) == {20.0, 50.0}  # 100 tok/s per user is beyond the fastest verified point (80)
+    assert at[20.0]["tok_s_per_gpu"] == pytest.approx(1500.0)  # halfway between 2000 (at 10) and 1000 (at 30)
+    assert at[20.0]["cost_per_1m"] == pytest.approx(7.2e6 / (3600 * 1500.0), abs=0.005)

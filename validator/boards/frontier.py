@@ -1,0 +1,79 @@
+"""The boards' `frontiers`: per model × GPU × workload, throughput per GPU against interactivity.
+
+Built from the measured board's rows (already recomputed from raw samples and rounded), so the
+frontier and the rows can never disagree. Only points at T2 or above form the verified frontier;
+a point at T1 (a run on record whose figures are not verified) is shown apart, never on it; a
+recipe whose quality is `below` its model's bound is shown apart too (SPEC §5 keeps it out of
+rankings). Cost per million output tokens comes from the catalog's GPU price (physics.cost_per_1m,
+the formula training rows use); where a GPU has no price, cost is null and the group says why.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping, Optional
+
+from validator.registry import Catalog
+from validator.science.frontier import INTERACTIVITY_TARGETS, Point, frontier, throughput_at
+from validator.science.physics import cost_per_1m
+
+UNSPECIFIED = "unspecified"  # rows whose recipe names no workload (legacy imports)
+VERIFIED_TIERS = ("T2", "T3")
+
+
+def _usd(value: Optional[float]) -> Optional[float]:
+    return None if value is None else round(value, 2)
+
+
+def _point(row: Mapping[str, Any], price: Optional[float]) -> Optional[dict[str, Any]]:
+    """The row as a point, or None when its run does not give both axes."""
+    interactivity, output = row.get("decode_tok_s"), row.get("output_tok_s")
+    if not interactivity or not output or not row.get("gpus"):
+        return None
+    per_gpu = round(output / row["gpus"], 2)
+    why_apart = None
+    if row["tier"] not in VERIFIED_TIERS:
+        why_apart = f"{row['tier']}: figures not verified"
+    elif (row.get("quality") or {}).get("status") == "below":
+        why_apart = "quality below the model's bound"
+    return {
+        "recipe": row["recipe"], "run_sha": row["run_sha"], "tier": row["tier"],
+        "concurrency": row.get("concurrency"), "gpus": row["gpus"],
+        "interactivity": interactivity, "tok_s_per_gpu": per_gpu, "ttft_ms": row.get("ttft_ms"),
+        "cost_per_1m": _usd(cost_per_1m(price, per_gpu)), "on_frontier": False, "apart": why_apart,
+    }
+
+
+def frontiers(rows: Iterable[Mapping[str, Any]], catalog: Catalog) -> list[dict[str, Any]]:
+    """One group per model × GPU × workload that has at least one point, in a stable order."""
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        gpu = catalog.hardware.get(row["gpu"])
+        point = _point(row, gpu.price_per_gpu_hour if gpu else None)
+        if point is not None:
+            groups.setdefault((row["model"], row["gpu"], row.get("workload") or UNSPECIFIED), []).append(point)
+    return [_group(key, points, catalog) for key, points in sorted(groups.items())]
+
+
+def _group(key: tuple[str, str, str], points: list[dict[str, Any]], catalog: Catalog) -> dict[str, Any]:
+    model, gpu_id, workload = key
+    gpu = catalog.hardware.get(gpu_id)
+    price = gpu.price_per_gpu_hour if gpu else None
+    verified = [Point(p["interactivity"], p["tok_s_per_gpu"], p) for p in points if p["apart"] is None]
+    front = frontier(verified)
+    for p in front:
+        p.item["on_frontier"] = True
+    cost_at = []
+    for target in INTERACTIVITY_TARGETS:
+        per_gpu = throughput_at(front, target)
+        if per_gpu is not None:
+            cost_at.append({"interactivity": target, "tok_s_per_gpu": round(per_gpu, 2),
+                            "cost_per_1m": _usd(cost_per_1m(price, per_gpu))})
+    order = lambda p: (p["interactivity"], p["tok_s_per_gpu"], p["recipe"], p["run_sha"])  # noqa: E731
+    return {
+        "model": model, "gpu": gpu_id, "workload": workload,
+        "price_per_gpu_hour": price,
+        "price_note": None if price else f"no price recorded for {gpu_id} in catalog/hardware.yaml: cost not shown",
+        "points": sorted((p for p in points if p["apart"] is None), key=order),
+        "apart": sorted((p for p in points if p["apart"] is not None), key=order),
+        "cost_at": cost_at,
+    }
