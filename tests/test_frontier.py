@@ -15,7 +15,7 @@ from tests.testing.registry import make_registry
 from validator.boards.build import GitStamp
 from validator.boards.frontier import frontiers
 from validator.boards.regenerate import fresh_document
-from validator.engine import analyse
+from validator.engine import Config, analyse, run
 from validator.registry import Catalog
 from validator.science.frontier import Point, frontier, throughput_at
 
@@ -75,34 +75,72 @@ def _independent_point(samples: list[dict[str, float]], duration: float, gpus: i
     return 1000.0 / tpot, sum(s["output_tokens"] for s in samples) / duration / gpus
 
 
-def test_three_swept_configurations_give_the_brute_force_frontier(tmp_path: Path) -> None:
-    root = make_registry(tmp_path / "registry")
-    expected: dict[str, tuple[float, float]] = {}
+def _sweep_registry(root: Path, off_by: float = 1.0, stray: int | None = None) -> dict[tuple[str, int], tuple[float, float]]:
+    """Three configurations of one model × GPU, each one recipe swept over CONCURRENCIES with one run
+    per point; returns each point's figures recomputed here, independently of orv, from the samples.
+    `off_by` scales the claim at concurrency 8 of configuration a; `stray` adds a run at that concurrency."""
+    expected: dict[tuple[str, int], tuple[float, float]] = {}
     shapes = {"a": (60.0, 0.02), "b": (45.0, 0.005), "c": (75.0, 0.08)}
     for name, version in ENGINES.items():
-        for c in CONCURRENCIES:
+        software = {"engine": {**VLLM["engine"], "version": version}}
+        recipe = inference_recipe(f"cfg-{name}", prefill=None, ttft=None, software=software,
+                                  serving={"context_len": 8192, "concurrency": 1})
+        recipe["sweep"] = {"concurrency": list(CONCURRENCIES), "claimed": []}
+        runs = []
+        for c in CONCURRENCIES + ((stray,) if stray and name == "a" else ()):
             samples, duration = _samples(*shapes[name], c)
             decode, per_gpu = _independent_point(samples, duration, 2)
-            software = {"engine": {**VLLM["engine"], "version": version}}
-            recipe = inference_recipe(f"cfg-{name}-c{c}", decode=round(decode, 2), prefill=None, ttft=None,
-                                      software=software, serving={"context_len": 8192, "concurrency": c})
-            run = inference_run(recipe, samples=False, duration_s=duration)
+            claim = round(decode * (off_by if (name, c) == ("a", 8) else 1.0), 2)
+            if c == 1:
+                recipe["claimed"] = {"decode_tok_s": claim}
+            elif c in CONCURRENCIES:
+                recipe["sweep"]["claimed"].append({"concurrency": c, "decode_tok_s": claim})
+            run = inference_run(recipe, decode, samples=False, duration_s=duration,
+                                serving={"context_len": 8192, "concurrency": c})
             run["samples"] = samples
-            recipe["runs"] = [store_run(root, run)]
-            write_recipe(root, recipe)
-            expected[recipe["id"]] = (decode, per_gpu)
+            runs.append(store_run(root, run))
+            expected[(name, c)] = (decode, per_gpu)
+        recipe["runs"] = runs
+        write_recipe(root, recipe)
+    return expected
+
+
+def test_three_swept_configurations_give_the_brute_force_frontier(tmp_path: Path) -> None:
+    root = make_registry(tmp_path / "registry")
+    expected = _sweep_registry(root)
     document = fresh_document(analyse(str(root)), GitStamp())
+    assert [row["tier"] for row in document["boards"]["measured"]] == ["T2", "T2", "T2"]
+    assert {row["concurrency"] for row in document["boards"]["measured"]} == {1}  # each row: its headline point
     (group,) = [g for g in document["frontiers"] if g["model"] == "glm-5.3-flash"]
-    points = {p["recipe"]: p for p in group["points"]}
-    assert set(points) == set(expected) and not group["apart"]  # every point verified (T2)
-    for rid, (decode, per_gpu) in expected.items():
-        assert points[rid]["interactivity"] == pytest.approx(decode, rel=1e-3)
-        assert points[rid]["tok_s_per_gpu"] == pytest.approx(per_gpu, rel=1e-3)
-    ids = sorted(expected)
-    kept = brute_force([expected[rid] for rid in ids])
-    assert sorted(rid for rid, p in points.items() if p["on_frontier"]) == [ids[i] for i in kept]
-    assert {ids[i][:5] for i in kept} == {"cfg-a", "cfg-b", "cfg-c"}  # the shapes cross
+    points = {(p["recipe"][4], p["concurrency"]): p for p in group["points"]}
+    assert set(points) == set(expected) and not group["apart"]  # 21 points, every one verified (T2)
+    for key, (decode, per_gpu) in expected.items():
+        assert points[key]["interactivity"] == pytest.approx(decode, rel=1e-3)
+        assert points[key]["tok_s_per_gpu"] == pytest.approx(per_gpu, rel=1e-3)
+    keys = sorted(expected)
+    kept = brute_force([expected[k] for k in keys])
+    assert sorted(k for k, p in points.items() if p["on_frontier"]) == [keys[i] for i in kept]
+    assert {keys[i][0] for i in kept} == {"a", "b", "c"}  # the shapes cross: each wins somewhere
     assert group["price_note"] and all(p["cost_per_1m"] is None for p in points.values())  # no RTX 3090 price
+
+
+def _findings(root: Path) -> list[tuple[str, str]]:
+    result = run(Config(root=str(root), paths=(), base=None, jobs=1, cache=False))
+    return [(d.code, d.message) for d in result.diagnostics if d.severity.name == "ERROR"]
+
+
+def test_a_sweep_point_claimed_beyond_its_run_fails_like_a_single_claim(tmp_path: Path) -> None:
+    root = make_registry(tmp_path / "registry")
+    _sweep_registry(root, off_by=1.02)
+    (finding,) = _findings(root)
+    assert finding[0] == "ORV207" and "sweep.claimed (concurrency 8) decode_tok_s" in finding[1]
+
+
+def test_a_run_at_a_concurrency_the_sweep_does_not_list_is_an_error_naming_it(tmp_path: Path) -> None:
+    root = make_registry(tmp_path / "registry")
+    _sweep_registry(root, stray=128)
+    (finding,) = _findings(root)
+    assert finding[0] == "ORV206" and "sweep.concurrency" in finding[1] and "`128`" in finding[1]
 
 
 def _row(recipe: str, tier: str, decode: float, output: float, **extra: object) -> dict[str, object]:

@@ -70,6 +70,8 @@ INFERENCE_RECIPE = {
     "serving": {"context_len": 32768, "concurrency": 1, "slots": 1, "tp": 1, "pp": 1, "ep": 1,
                 "speculative": {"method": "mtp", "k": 3}},
     "claimed": {"decode_tok_s": 110.0, "prefill_tok_s": 4096.0, "ttft_ms": 250.0},
+    "sweep": {"concurrency": [1, 2], "claimed": [{"concurrency": 2, "decode_tok_s": 100.0, "prefill_tok_s": 4000.0,
+                                                  "ttft_ms": 260.0}]},
     "runs": ["sha256:" + HEX], "notes": "n",
     "provenance": {"source": "s", "row": "r7", "legacy_id": "x-1", "original": {"a": [1]}},
 }

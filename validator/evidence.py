@@ -85,8 +85,16 @@ def metadata_mismatches(recipe: Recipe, run: RunMeta) -> list[Mismatch]:
             _compare_fields(out, "layout", recipe.layout.model_dump(), run.layout.model_dump() if run.layout else None)
     elif isinstance(recipe, InferenceRecipe):
         _compare_fields(out, "quant", recipe.quant, run.quant)
-        if _may_differ(recipe.serving, run.serving):
-            _compare_fields(out, "serving", recipe.serving.model_dump(exclude_none=True),
+        serving = recipe.serving
+        at = run.serving.concurrency if run.serving else None
+        if recipe.sweep is not None and at != serving.concurrency:
+            if at in recipe.sweep.concurrency:  # another point of the sweep: compare the rest of serving
+                serving = serving.model_copy(update={"concurrency": at})
+            else:
+                out.append(Mismatch("sweep.concurrency", list(recipe.sweep.concurrency), at))
+                serving = serving.model_copy(update={"concurrency": at})
+        if _may_differ(serving, run.serving):
+            _compare_fields(out, "serving", serving.model_dump(exclude_none=True),
                             run.serving.model_dump(exclude_none=True) if run.serving else None)
     return out
 
@@ -97,11 +105,27 @@ def _may_differ(recipe_side: Any, run_side: Any) -> bool:
     return type(recipe_side) is not type(run_side) or recipe_side != run_side
 
 
-def claim_gaps(recipe: Recipe, facts: Optional[RunFacts]) -> list[ClaimGap]:
-    """Each claimed headline the run's raw samples let us recompute, with both figures."""
+def point_of(run: RunEntry) -> Optional[int]:
+    """The concurrency an inference run measured (the sweep point it backs), if it states one."""
+    return run.meta.serving.concurrency if run.meta is not None and run.meta.serving is not None else None
+
+
+def claim_gaps(recipe: Recipe, facts: Optional[RunFacts], point: Optional[int] = None) -> list[ClaimGap]:
+    """Each claimed headline the run's raw samples let us recompute, with both figures.
+
+    `point`: the concurrency the run measured. In a sweep, a run at another point than the
+    headline's (serving.concurrency) is held to that point's claim (sweep.claimed); a point with no
+    claim has nothing to compare.
+    """
     if facts is None or not facts.has_samples:
         return []
     metrics = TRAINING_METRICS if recipe.kind == "training" else INFERENCE_METRICS
-    claimed = recipe.claimed.model_dump(exclude_none=True)
+    claim: Any = recipe.claimed
+    if isinstance(recipe, InferenceRecipe) and recipe.sweep is not None and point is not None \
+            and point != recipe.serving.concurrency:
+        claim = recipe.sweep.claim_at(point)
+        if claim is None:
+            return []
+    claimed = claim.model_dump(exclude_none=True, exclude={"concurrency"})
     return [ClaimGap(m, float(claimed[m]), float(facts.headline[m]))
             for m in metrics if m in claimed and m in facts.headline]

@@ -177,6 +177,31 @@ class InferenceClaim(_Strict):
         return self
 
 
+Concurrency = Annotated[int, Field(ge=1, le=1_000_000)]
+
+
+class PointClaim(InferenceClaim):
+    """A sweep point's claimed figures (at least one besides its concurrency)."""
+
+    concurrency: Concurrency
+
+
+class Sweep(_Strict):
+    """The concurrencies one configuration was measured at; serving.concurrency is the headline point."""
+
+    concurrency: Annotated[list[Concurrency], Field(min_length=2, max_length=64)]
+    claimed: Annotated[list[PointClaim], Field(max_length=64)] = []
+
+    @model_validator(mode="after")
+    def _unique(self) -> "Sweep":
+        if len(set(self.concurrency)) != len(self.concurrency):
+            raise ValueError("sweep.concurrency lists a concurrency twice")
+        return self
+
+    def claim_at(self, concurrency: int) -> Optional[PointClaim]:
+        return next((p for p in self.claimed if p.concurrency == concurrency), None)
+
+
 Notes = Annotated[str, StringConstraints(max_length=4000)]
 RunRefs = Annotated[list[RunRef], Field(max_length=100)]
 
@@ -220,6 +245,13 @@ class InferenceRecipe(_RecipeBase):
     quant: QuantId
     serving: Serving
     claimed: InferenceClaim
+    sweep: Optional[Sweep] = None
+
+    def points(self) -> tuple[int, ...]:
+        """The concurrencies a run of this recipe may measure: the sweep's, or the one it serves at."""
+        if self.sweep is not None:
+            return tuple(self.sweep.concurrency)
+        return (self.serving.concurrency,) if self.serving.concurrency else ()
 
 
 Recipe = Union[TrainingRecipe, InferenceRecipe]

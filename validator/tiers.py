@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Protocol
 
 from validator.diagnostics import Diagnostic, Severity
-from validator.evidence import REPRODUCTION_AGREEMENT, claim_gaps, mismatches
+from validator.evidence import REPRODUCTION_AGREEMENT, claim_gaps, mismatches, point_of
 from validator.independence import same_measurement
 from validator.models import InferenceRecipe, Recipe, TrainingRecipe
 from validator.pins import is_pinned, tool_problems
@@ -88,7 +88,7 @@ def _is_reported(snapshot: Snapshot, entry_path: str, recipe: Recipe, run: RunEn
 def _is_verified(snapshot: Snapshot, recipe: Recipe, run: RunEntry, physics_ok: bool) -> str | None:
     if run.facts is None or not run.facts.has_samples:
         return "run has no raw samples"
-    gaps = claim_gaps(recipe, run.facts)
+    gaps = claim_gaps(recipe, run.facts, point_of(run))
     if not gaps:
         return "no claimed figure can be recomputed from the samples"
     if not all(g.within_tolerance for g in gaps):
@@ -105,7 +105,7 @@ def _is_verified(snapshot: Snapshot, recipe: Recipe, run: RunEntry, physics_ok: 
 
 
 def _headline(recipe: Recipe, run: RunEntry) -> float | None:
-    gaps = claim_gaps(recipe, run.facts)
+    gaps = claim_gaps(recipe, run.facts, point_of(run))
     return gaps[0].recomputed if gaps else None
 
 
@@ -186,7 +186,7 @@ def _not_reproduced(snapshot: Snapshot, recipe: Recipe, verified: list[RunEntry]
     for i, (a, who_a) in enumerate(signed):
         for b, who_b in signed[i + 1:]:
             assert a.meta is not None and b.meta is not None and a.facts is not None and b.facts is not None
-            if who_a == who_b:
+            if who_a == who_b or point_of(a) != point_of(b):  # a sweep's points are different measurements
                 continue
             if a.meta.measured_at == b.meta.measured_at or same_measurement(a.facts.fingerprint, b.facts.fingerprint):
                 continue

@@ -17,6 +17,7 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 import orjson
 
 from validator.boards.frontier import frontiers
+from validator.evidence import point_of
 from validator.models import Component, InferenceRecipe, Recipe, RunMeta, TrainingRecipe
 from validator.quality.status import DEFAULT_TASK, QualityResult
 from validator.registry import Catalog, RecipeEntry, RunEntry, Snapshot
@@ -332,13 +333,40 @@ def _wanted(catalog: Catalog, training: Sequence[Mapping[str, Any]], measured: S
 # --------------------------------------------------------------------------- inference
 
 
-def _primary_run(snapshot: Snapshot, tier: TierResult) -> Optional[RunEntry]:
-    """The run a measured row shows: the newest (by measured_at, then digest) of those that earned the tier."""
+def _primary_run(snapshot: Snapshot, tier: TierResult, point: Optional[int] = None) -> Optional[RunEntry]:
+    """The run a measured row shows: the newest (by measured_at, then digest) of those that earned the tier;
+    for a sweep, of those at its headline point `point` when there are any."""
     digests = tier.verified_runs if tier.tier in ("T2", "T3") else tier.reported_runs
     runs = [snapshot.runs[d] for d in digests if d in snapshot.runs and snapshot.runs[d].meta is not None]
+    at_point = [r for r in runs if point_of(r) == point]
+    if point is not None and at_point:
+        runs = at_point
     if not runs:
         return None
     return max(runs, key=lambda r: (r.meta.measured_at if r.meta else "", r.name_digest))
+
+
+def _sweep_points(snapshot: Snapshot, recipe: InferenceRecipe, tier: TierResult, row: Mapping[str, Any]
+                  ) -> list[dict[str, Any]]:
+    """A sweep's other points, shaped like the row for the frontier: per point, the newest verified run
+    (T2; T3 is the headline point's, where reproductions are counted), else the newest reported (T1)."""
+    assert recipe.sweep is not None
+    points = []
+    for concurrency in sorted(set(recipe.sweep.concurrency) - {recipe.serving.concurrency}):
+        for digests, point_tier in ((tier.verified_runs, "T2"), (tier.reported_runs, "T1")):
+            runs = [snapshot.runs[d] for d in digests
+                    if d in snapshot.runs and point_of(snapshot.runs[d]) == concurrency]
+            if runs:
+                break
+        if not runs:
+            continue  # a point without a run is a claim, not a point of the frontier
+        run = max(runs, key=lambda r: (r.meta.measured_at if r.meta else "", r.name_digest))
+        figures, _ = run_headline(run)
+        points.append({**row, "tier": point_tier if tier.tier in ("T2", "T3") else "T1",
+                       "concurrency": concurrency, "run_sha": run.name_digest,
+                       "decode_tok_s": figures.get("decode_tok_s"), "output_tok_s": figures.get("output_tok_s"),
+                       "ttft_ms": figures.get("ttft_ms")})
+    return points
 
 
 def run_headline(run: RunEntry) -> tuple[dict[str, Optional[float]], bool]:
@@ -421,15 +449,22 @@ def _claimed_row(entry: RecipeEntry, recipe: InferenceRecipe, tier: TierResult, 
 
 
 def _inference_rows(snapshot: Snapshot, tiers: Mapping[str, TierResult]
-                    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    measured, claimed = [], []
+                    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """The measured and claimed boards' rows, and the frontier's points: each measured row, and a
+    sweep's other points."""
+    measured, claimed, points = [], [], []
     found = [(e, r) for e, r in snapshot.valid_recipes() if isinstance(r, InferenceRecipe)]
     for entry, recipe in _unique_by_id(found):
         assert isinstance(recipe, InferenceRecipe)
         tier = _tier_of(tiers, entry)
-        run = _primary_run(snapshot, tier) if tier.tier != "T0" else None
+        run = _primary_run(snapshot, tier, recipe.serving.concurrency if recipe.sweep else None) \
+            if tier.tier != "T0" else None
         if run is not None:
-            measured.append(_measured_row(snapshot, entry, recipe, tier, run))
+            row = _measured_row(snapshot, entry, recipe, tier, run)
+            measured.append(row)
+            points.append(row)
+            if recipe.sweep is not None:
+                points.extend(_sweep_points(snapshot, recipe, tier, row))
         else:
             if tier.tier != "T0":  # a tier above T0 always names its runs; never show T1+ without one
                 tier = TierResult("T0", ("no readable run file on record",), quality=tier.quality,
@@ -438,7 +473,7 @@ def _inference_rows(snapshot: Snapshot, tiers: Mapping[str, TierResult]
     rank_inference(measured, "decode_tok_s")
     rank_inference(claimed, "claimed_tok_s")
     key = lambda row: (row["model"], row["gpu"], row["gpus"], row["quant"], row["recipe"])  # noqa: E731
-    return sorted(measured, key=key), sorted(claimed, key=key)
+    return sorted(measured, key=key), sorted(claimed, key=key), points
 
 
 def rank_inference(rows: list[dict[str, Any]], figure: str) -> None:
@@ -501,7 +536,7 @@ def build(snapshot: Snapshot, tiers: Mapping[str, TierResult], stamp: GitStamp) 
     ranks = _ranks(items)
     training = [_training_row(i, snapshot.catalog, ranks[i.recipe.id]) for i in items]
     training.sort(key=lambda row: (row["model"], row["gpu"], row["workload"], row["rank"], row["recipe"]))
-    measured, claimed = _inference_rows(snapshot, tiers)
+    measured, claimed, points = _inference_rows(snapshot, tiers)
     runs = _run_rows(snapshot)
     return {
         "meta": {
@@ -515,7 +550,7 @@ def build(snapshot: Snapshot, tiers: Mapping[str, TierResult], stamp: GitStamp) 
         },
         "boards": {"measured": measured, "claimed": claimed, "training": training},
         "models": _model_entries(items, snapshot.catalog),
-        "frontiers": frontiers(measured, snapshot.catalog),
+        "frontiers": frontiers(points, snapshot.catalog),
         "runs": runs,
         "wanted": _wanted(snapshot.catalog, training, measured, claimed,
                           quality_needs(tiers, measured + claimed)),

@@ -8,8 +8,9 @@ from typing import Any, Iterator
 
 from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
-from validator.evidence import CLAIM_TOLERANCE, claim_gaps, mismatches
+from validator.evidence import CLAIM_TOLERANCE, claim_gaps, mismatches, point_of
 from validator.hashing import canonical_bytes, content_address, run_path
+from validator.models import InferenceRecipe
 from validator.registry import Catalog, RecipeEntry, RunFile, Snapshot, misplaced_run
 from validator.relations import raw_references
 from validator.science.throughput import relative_gap
@@ -227,11 +228,13 @@ def run_matches_recipe(snapshot: Snapshot) -> Iterator[Finding]:
             if run is None or run.meta is None:
                 continue
             for m in mismatches(snapshot, entry.path, recipe, run):
+                fix = (f"add {m.run_value} to sweep.concurrency (and its claim to sweep.claimed)"
+                       if m.field == "sweep.concurrency" else f"set `{m.field}` to {_value(m.run_value)}")
                 yield Finding(entry.path,
                               f"run {_short(digest)} disagrees on `{m.field}`: recipe has {_value(m.recipe_value)}, "
                               f"run has {_value(m.run_value)}",
-                              f"if the recipe is wrong, set `{m.field}` to {_value(m.run_value)}; otherwise this run "
-                              "measured another setup and belongs to another recipe", at=("runs", i))
+                              f"if the recipe is wrong, {fix}; otherwise this run measured another setup and belongs "
+                              "to another recipe", at=("runs", i))
 
 
 def _value(value: Any) -> str:
@@ -259,14 +262,31 @@ def claim_matches_samples(snapshot: Snapshot) -> Iterator[Finding]:
             run = snapshot.runs.get(digest)
             if run is None or run.meta is None or mismatches(snapshot, entry.path, recipe, run):
                 continue
-            for gap in claim_gaps(recipe, run.facts):
+            point = point_of(run)
+            swept = isinstance(recipe, InferenceRecipe) and recipe.sweep is not None \
+                and point != recipe.serving.concurrency
+            for gap in claim_gaps(recipe, run.facts, point):
                 if gap.within_tolerance:
                     continue
+                field = f"sweep.claimed (concurrency {point}) {gap.metric}" if swept else f"claimed.{gap.metric}"
                 yield Finding(entry.path,
-                              f"claimed.{gap.metric} is {_figure(gap.claimed)} but run {_short(digest)}'s raw samples "
+                              f"{field} is {_figure(gap.claimed)} but run {_short(digest)}'s raw samples "
                               f"give {_figure(gap.recomputed)} ({_percent(gap.gap)} apart; at most 1% is allowed)",
-                              f"set claimed.{gap.metric}: {_figure(gap.recomputed).replace(',', '')}, or reference "
-                              "the run that measured the claimed figure", at=("claimed", gap.metric))
+                              f"set {_setting(gap.metric, point if swept else None)}: "
+                              f"{_figure(gap.recomputed).replace(',', '')}, or reference the run that measured the "
+                              "claimed figure",
+                              at=_sweep_claim_at(recipe, point, gap.metric) if swept else ("claimed", gap.metric))
+
+
+def _setting(metric: str, point: int | None) -> str:
+    return f"claimed.{metric}" if point is None else f"the sweep.claimed entry of concurrency {point}'s {metric}"
+
+
+def _sweep_claim_at(recipe: InferenceRecipe, point: int | None, metric: str) -> tuple[Any, ...]:
+    """Where a sweep point's claimed figure stands in the recipe: sweep.claimed[i].metric."""
+    assert recipe.sweep is not None
+    index = next(i for i, p in enumerate(recipe.sweep.claimed) if p.concurrency == point)
+    return ("sweep", "claimed", index, metric)
 
 
 @check("ORV209", E, "run file in the wrong shard folder", per_file=True)

@@ -361,6 +361,40 @@ def mfu_plausible(snapshot: Snapshot) -> Iterator[Finding]:
 # --------------------------------------------------------------------------- inference
 
 
+@check("ORV520", E, "concurrency sweep does not hold together", per_file=True)
+def sweep_holds_together(snapshot: Snapshot) -> Iterator[Finding]:
+    """
+    A sweep lists the concurrencies one configuration was measured at, one run per point
+    (docs/boards.md). Its headline point is `serving.concurrency`, claimed in `claimed` as for any
+    recipe; `sweep.claimed` holds the other points' claims. So `serving.concurrency` must be one of
+    `sweep.concurrency`, and each entry of `sweep.claimed` must name a listed point other than the
+    headline, once. Add the missing point to `sweep.concurrency`, or remove the stray claim.
+    """
+    for entry, recipe in snapshot.valid_recipes():
+        if not isinstance(recipe, InferenceRecipe) or recipe.sweep is None:
+            continue
+        points = recipe.sweep.concurrency
+        if recipe.serving.concurrency not in points:
+            yield Finding(entry.path, f"serving.concurrency {recipe.serving.concurrency} is not one of the sweep's "
+                                      f"points {points}",
+                          f"add {recipe.serving.concurrency} to sweep.concurrency (the headline point is measured "
+                          "too), or set serving.concurrency to one of the points", at=("serving", "concurrency"))
+        seen: set[int] = set()
+        for i, claim in enumerate(recipe.sweep.claimed):
+            if claim.concurrency == recipe.serving.concurrency:
+                why, hint = ("restates the headline point", "claim the headline point in `claimed`, not here")
+            elif claim.concurrency not in points:
+                why, hint = (f"is not one of the sweep's points {points}",
+                             f"add {claim.concurrency} to sweep.concurrency, or remove this claim")
+            elif claim.concurrency in seen:
+                why, hint = ("is claimed twice", "keep one claim per point")
+            else:
+                seen.add(claim.concurrency)
+                continue
+            yield Finding(entry.path, f"sweep.claimed[{i}] at concurrency {claim.concurrency} {why}", hint,
+                          at=("sweep", "claimed", i, "concurrency"))
+
+
 @check("ORV511", E, "aggregate throughput above concurrency × per-stream rate", scope="run-file")
 def aggregate_within_streams(run: RunFile, catalog: Catalog) -> Iterator[Finding]:
     """
