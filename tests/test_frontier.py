@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.testing.factories import VLLM, inference_recipe, inference_run, store_run, write_recipe
 from tests.testing.registry import make_registry
+from tests.testing.sweeps import sweep_registry
 from validator.boards.build import GitStamp
 from validator.boards.frontier import frontiers
 from validator.boards.regenerate import fresh_document
@@ -53,61 +53,9 @@ def test_throughput_is_interpolated_inside_the_span_only() -> None:
 
 # --------------------------------------------------------------------------- on the boards
 
-CONCURRENCIES = (1, 2, 4, 8, 16, 32, 64)
-ENGINES = {"a": "0.30.0", "b": "0.30.1", "c": "0.31.0"}  # three configurations of one model × GPU
-
-
-def _samples(base_decode: float, slowdown: float, concurrency: int) -> tuple[list[dict[str, float]], float]:
-    """Requests of 512 output tokens whose per-stream rate falls as concurrency grows; the run lasts
-    as long as its requests take in waves of `concurrency` (so aggregate ≤ concurrency × stream)."""
-    decode = base_decode / (1 + slowdown * (concurrency - 1))
-    samples = []
-    for i in range(2 * concurrency + 6):
-        ttft = 80.0 + 3.0 * concurrency + (i % 5)
-        samples.append({"prompt_tokens": 1000, "output_tokens": 512, "ttft_ms": ttft,
-                        "e2e_ms": ttft + 511 * 1000.0 / (decode * (1 + 0.002 * (i % 3)))})
-    waves = -(-len(samples) // concurrency)
-    return samples, waves * max(s["e2e_ms"] for s in samples) / 1000.0
-
-
-def _independent_point(samples: list[dict[str, float]], duration: float, gpus: int) -> tuple[float, float]:
-    tpot = sum((s["e2e_ms"] - s["ttft_ms"]) / (s["output_tokens"] - 1) for s in samples) / len(samples)
-    return 1000.0 / tpot, sum(s["output_tokens"] for s in samples) / duration / gpus
-
-
-def _sweep_registry(root: Path, off_by: float = 1.0, stray: int | None = None) -> dict[tuple[str, int], tuple[float, float]]:
-    """Three configurations of one model × GPU, each one recipe swept over CONCURRENCIES with one run
-    per point; returns each point's figures recomputed here, independently of orv, from the samples.
-    `off_by` scales the claim at concurrency 8 of configuration a; `stray` adds a run at that concurrency."""
-    expected: dict[tuple[str, int], tuple[float, float]] = {}
-    shapes = {"a": (60.0, 0.02), "b": (45.0, 0.005), "c": (75.0, 0.08)}
-    for name, version in ENGINES.items():
-        software = {"engine": {**VLLM["engine"], "version": version}}
-        recipe = inference_recipe(f"cfg-{name}", prefill=None, ttft=None, software=software,
-                                  serving={"context_len": 8192, "concurrency": 1})
-        recipe["sweep"] = {"concurrency": list(CONCURRENCIES), "claimed": []}
-        runs = []
-        for c in CONCURRENCIES + ((stray,) if stray and name == "a" else ()):
-            samples, duration = _samples(*shapes[name], c)
-            decode, per_gpu = _independent_point(samples, duration, 2)
-            claim = round(decode * (off_by if (name, c) == ("a", 8) else 1.0), 2)
-            if c == 1:
-                recipe["claimed"] = {"decode_tok_s": claim}
-            elif c in CONCURRENCIES:
-                recipe["sweep"]["claimed"].append({"concurrency": c, "decode_tok_s": claim})
-            run = inference_run(recipe, decode, samples=False, duration_s=duration,
-                                serving={"context_len": 8192, "concurrency": c})
-            run["samples"] = samples
-            runs.append(store_run(root, run))
-            expected[(name, c)] = (decode, per_gpu)
-        recipe["runs"] = runs
-        write_recipe(root, recipe)
-    return expected
-
-
 def test_three_swept_configurations_give_the_brute_force_frontier(tmp_path: Path) -> None:
     root = make_registry(tmp_path / "registry")
-    expected = _sweep_registry(root)
+    expected = sweep_registry(root)
     document = fresh_document(analyse(str(root)), GitStamp())
     assert [row["tier"] for row in document["boards"]["measured"]] == ["T2", "T2", "T2"]
     assert {row["concurrency"] for row in document["boards"]["measured"]} == {1}  # each row: its headline point
@@ -131,14 +79,14 @@ def _findings(root: Path) -> list[tuple[str, str]]:
 
 def test_a_sweep_point_claimed_beyond_its_run_fails_like_a_single_claim(tmp_path: Path) -> None:
     root = make_registry(tmp_path / "registry")
-    _sweep_registry(root, off_by=1.02)
+    sweep_registry(root, off_by=1.02)
     (finding,) = _findings(root)
     assert finding[0] == "ORV207" and "sweep.claimed (concurrency 8) decode_tok_s" in finding[1]
 
 
 def test_a_run_at_a_concurrency_the_sweep_does_not_list_is_an_error_naming_it(tmp_path: Path) -> None:
     root = make_registry(tmp_path / "registry")
-    _sweep_registry(root, stray=128)
+    sweep_registry(root, stray=128)
     (finding,) = _findings(root)
     assert finding[0] == "ORV206" and "sweep.concurrency" in finding[1] and "`128`" in finding[1]
 

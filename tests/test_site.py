@@ -23,6 +23,10 @@ import pytest
 from tests.testing.factories import (inference_recipe, inference_run, store_run, training_recipe, training_run,
                                      write_recipe)
 from tests.testing.registry import make_registry
+from tests.testing.sweeps import sweep_registry
+from validator.boards.build import GitStamp
+from validator.boards.regenerate import fresh_document
+from validator.engine import analyse
 from validator.cli import main
 from validator.site import (CARDS_PER_PAGE, INFERENCE_PER_PAGE, LATEST_PER_PAGE, MARKER, SiteContext, SiteError,
                             boards_problem, render_site, write_site)
@@ -116,7 +120,8 @@ def test_contributor_text_is_escaped(fixture_site: Path) -> None:
 def test_every_page_is_self_contained_and_every_link_resolves(landed_site: Path) -> None:
     """No CDN, font or script from elsewhere: every href/src is a file of the site (or a #fragment)."""
     pages = sorted(landed_site.rglob("*.html"))
-    assert len(pages) == 2 + 1 + len(load(LANDED_BOARDS)["boards"]["training"]) + sum(
+    # index, inference, frontier and tiers pages, then one page per recipe
+    assert len(pages) == 2 + 1 + 1 + len(load(LANDED_BOARDS)["boards"]["training"]) + sum(
         len(load(LANDED_BOARDS)["boards"][b]) for b in ("measured", "claimed"))
     for page in pages:
         text = page.read_text(encoding="utf-8")
@@ -500,6 +505,58 @@ def test_browser_shows_empty_cells_and_wanted_lists(browser: Any, serve: Any, tm
     repro.click()
     assert "/recipe/training/" in browser.current_url
     _no_console_errors(browser)
+
+
+
+def test_browser_frontier_chart_puts_each_point_where_the_data_says(browser: Any, serve: Any, tmp_path: Path) -> None:
+    """Three swept configurations (tests/test_frontier.py): every point drawn at its figures' place on
+    the axes, the frontier's points filled and joined, and the page needs no network."""
+    root = make_registry(tmp_path / "registry")
+    sweep_registry(root)
+    boards = fresh_document(analyse(str(root)), GitStamp())
+    claimed_only = inference_recipe("lonely", model="qwen3.8-27b", gpu="h100", count=1)
+    boards["boards"]["measured"].append({**boards["boards"]["measured"][0], "recipe": "lonely",
+                                         "model": claimed_only["model"], "gpu": "h100", "model_name": "Qwen"})
+    write_site(str(tmp_path / "site"), render_site(boards))
+    _open(browser, serve(tmp_path / "site") + "frontier.html")
+    (group,) = boards["frontiers"]
+    svg = browser.find_element("css selector", "svg.frontier-chart")
+    circles = svg.find_elements("css selector", "circle.point")
+    assert len(circles) == len(group["points"]) == 21
+    box = browser.execute_script("const r = arguments[0].getBoundingClientRect(); "
+                                 "return [r.left, r.top, r.width, r.height, arguments[0].viewBox.baseVal.width, "
+                                 "arguments[0].viewBox.baseVal.height]", svg)
+    left, top, width, height, vw, vh = box
+    axes = browser.execute_script(
+        "const t = Array.from(arguments[0].querySelectorAll('text')); return t.map(e => e.textContent)", svg)
+    x_top = max(float(a.replace(",", "")) for a in axes[:len(axes) // 2] if a.replace(",", "").replace(".", "").isdigit())
+    rect = svg.find_element("css selector", "rect")
+    plot = [float(rect.get_attribute(k)) for k in ("x", "y", "width", "height")]
+    for circle in circles:
+        x, y = float(circle.get_attribute("data-x")), float(circle.get_attribute("data-y"))
+        centre = browser.execute_script("const r = arguments[0].getBoundingClientRect(); "
+                                        "return [r.left + r.width / 2, r.top + r.height / 2]", circle)
+        # back from screen to the plot's coordinates: where the data says, within a pixel
+        px = (centre[0] - left) * vw / width
+        assert abs(px - (plot[0] + x / x_top * plot[2])) < 1.5
+        assert plot[1] - 1 <= (centre[1] - top) * vh / height <= plot[1] + plot[3] + 1
+        assert y > 0
+    on = {(c.get_attribute("data-recipe"), c.get_attribute("data-concurrency"))
+          for c in circles if "on-frontier" in c.get_attribute("class")}
+    assert on == {(p["recipe"], str(p["concurrency"])) for p in group["points"] if p["on_frontier"]}
+    line = svg.find_element("css selector", "polyline.frontier-line").get_attribute("points").split()
+    assert len(line) == len(on)
+    assert "Qwen · H100: no measured run with both" in browser.find_element("tag name", "main").text
+    html = (tmp_path / "site" / "frontier.html").read_text(encoding="utf-8")
+    assert not re.search(r"https?://", html.replace('xmlns="http://www.w3.org/2000/svg"', ""))  # nothing fetched
+    _no_console_errors(browser)
+    size = browser.get_window_size()
+    try:  # on a phone the chart shrinks with the page and the table scrolls inside its own box
+        browser.set_window_size(390, 844)
+        assert browser.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")
+        assert svg.size["width"] <= 390
+    finally:
+        browser.set_window_size(size["width"], size["height"])
 
 
 

@@ -499,13 +499,14 @@ def sign_cmd(run: str, key: str, root: str | None) -> None:
 @click.argument("code")
 def explain_cmd(code: str) -> None:
     """Print the documentation of check CODE (e.g. ORV501), list every code with `all`, or print what
-    each tier needs with `tiers`."""
+    each tier needs with `tiers`, and how sweeps, the frontier and its cost are computed with `frontier`."""
     from validator.checks import all_checks
 
-    if code.lower() == "tiers":
+    if code.lower() in ("tiers", "frontier"):
         from validator import tiers
+        from validator.boards import frontier
 
-        click.echo(inspect.cleandoc(tiers.__doc__ or ""))
+        click.echo(inspect.cleandoc((tiers if code.lower() == "tiers" else frontier).__doc__ or ""))
         return
     checks = all_checks()
     if code.lower() == "all":

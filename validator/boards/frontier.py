@@ -1,11 +1,19 @@
 """The boards' `frontiers`: per model × GPU × workload, throughput per GPU against interactivity.
 
-Built from the measured board's rows (already recomputed from raw samples and rounded), so the
-frontier and the rows can never disagree. Only points at T2 or above form the verified frontier;
-a point at T1 (a run on record whose figures are not verified) is shown apart, never on it; a
-recipe whose quality is `below` its model's bound is shown apart too (SPEC §5 keeps it out of
-rankings). Cost per million output tokens comes from the catalog's GPU price (physics.cost_per_1m,
-the formula training rows use); where a GPU has no price, cost is null and the group says why.
+A recipe is one point at its serving.concurrency, or several with a concurrency sweep
+(`sweep.concurrency`; one run per point, each held to its own claim within 1%: docs/boards.md).
+Every point is recomputed from its run's raw samples:
+  interactivity  = the run's per-stream decode rate, tok/s each user sees (InferenceX's 1000 / TPOT)
+  tok_s_per_gpu  = output tok/s of all streams together ÷ GPUs (needs the run's duration)
+  cost_per_1m    = price per GPU-hour × 10^6 ÷ (3600 × tok_s_per_gpu), per 1M output tokens, from the
+                   catalog's GPU price (the training formula); null where the GPU has no price.
+Only points at T2 or above are verified; the Pareto frontier among them (no other verified point
+beats it on both axes, found in one sort and sweep) is marked `on_frontier`. Points at T1 and
+recipes whose quality is `below` their model's bound are shown apart, never on the frontier.
+`cost_at` gives the frontier's throughput and cost at 20, 50 and 100 tok/s per user, interpolated
+between frontier points and never extrapolated beyond them.
+
+Built from the measured board's rows (already rounded), so the frontier and the rows never disagree.
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 import jinja2
 
 from validator.site import format as fmt
+from validator.site.frontier_chart import frontier_chart
 
 SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")  # a recipe id (boards schema: slug), safe as a file name
 MARKER = ".orv-site"  # names a folder orv site wrote, so it may replace it, and only such a folder
@@ -183,6 +184,15 @@ def render_site(boards: Mapping[str, Any], context: SiteContext = SiteContext())
             })
         page(path, "inference.html", boards=boards_here, script=True,
              measured_pages={"total": len(measured)}, claimed_pages={"total": len(claimed)})
+
+    groups = []
+    names = {row["model"]: row.get("model_name") or row["model"] for row in measured + claimed}
+    for i, g in enumerate(boards.get("frontiers") or []):
+        groups.append(dict(g, id=f"f{i + 1}", model_name=names.get(g["model"], g["model"]), chart=frontier_chart(g)))
+    charted = {(g["model"], g["gpu"]) for g in groups}
+    empty = sorted({f"{names.get(r['model'], r['model'])} · {str(r['gpu']).upper()}" for r in measured
+                    if (r["model"], r["gpu"]) not in charted})
+    page("frontier.html", "frontier.html", groups=groups, empty_pairs=empty, script=True)
 
     page("tiers.html", "tiers.html", script=False)
 

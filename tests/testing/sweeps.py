@@ -1,0 +1,59 @@
+"""Swept inference recipes for frontier tests: three configurations of one model × GPU, one run per
+concurrency, with each point's figures recomputed here, independently of orv, from the samples."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.testing.factories import VLLM, inference_recipe, inference_run, store_run, write_recipe
+
+CONCURRENCIES = (1, 2, 4, 8, 16, 32, 64)
+ENGINES = {"a": "0.30.0", "b": "0.30.1", "c": "0.31.0"}  # three configurations of one model × GPU
+
+
+def samples_at(base_decode: float, slowdown: float, concurrency: int) -> tuple[list[dict[str, float]], float]:
+    """Requests of 512 output tokens whose per-stream rate falls as concurrency grows; the run lasts
+    as long as its requests take in waves of `concurrency` (so aggregate ≤ concurrency × stream)."""
+    decode = base_decode / (1 + slowdown * (concurrency - 1))
+    samples = []
+    for i in range(2 * concurrency + 6):
+        ttft = 80.0 + 3.0 * concurrency + (i % 5)
+        samples.append({"prompt_tokens": 1000, "output_tokens": 512, "ttft_ms": ttft,
+                        "e2e_ms": ttft + 511 * 1000.0 / (decode * (1 + 0.002 * (i % 3)))})
+    waves = -(-len(samples) // concurrency)
+    return samples, waves * max(s["e2e_ms"] for s in samples) / 1000.0
+
+
+def independent_point(samples: list[dict[str, float]], duration: float, gpus: int) -> tuple[float, float]:
+    tpot = sum((s["e2e_ms"] - s["ttft_ms"]) / (s["output_tokens"] - 1) for s in samples) / len(samples)
+    return 1000.0 / tpot, sum(s["output_tokens"] for s in samples) / duration / gpus
+
+
+def sweep_registry(root: Path, off_by: float = 1.0, stray: int | None = None) -> dict[tuple[str, int], tuple[float, float]]:
+    """Three configurations of one model × GPU, each one recipe swept over CONCURRENCIES with one run
+    per point; returns each point's figures recomputed here, independently of orv, from the samples.
+    `off_by` scales the claim at concurrency 8 of configuration a; `stray` adds a run at that concurrency."""
+    expected: dict[tuple[str, int], tuple[float, float]] = {}
+    shapes = {"a": (60.0, 0.02), "b": (45.0, 0.005), "c": (75.0, 0.08)}
+    for name, version in ENGINES.items():
+        software = {"engine": {**VLLM["engine"], "version": version}}
+        recipe = inference_recipe(f"cfg-{name}", prefill=None, ttft=None, software=software,
+                                  serving={"context_len": 8192, "concurrency": 1})
+        recipe["sweep"] = {"concurrency": list(CONCURRENCIES), "claimed": []}
+        runs = []
+        for c in CONCURRENCIES + ((stray,) if stray and name == "a" else ()):
+            samples, duration = samples_at(*shapes[name], c)
+            decode, per_gpu = independent_point(samples, duration, 2)
+            claim = round(decode * (off_by if (name, c) == ("a", 8) else 1.0), 2)
+            if c == 1:
+                recipe["claimed"] = {"decode_tok_s": claim}
+            elif c in CONCURRENCIES:
+                recipe["sweep"]["claimed"].append({"concurrency": c, "decode_tok_s": claim})
+            run = inference_run(recipe, decode, samples=False, duration_s=duration,
+                                serving={"context_len": 8192, "concurrency": c})
+            run["samples"] = samples
+            runs.append(store_run(root, run))
+            expected[(name, c)] = (decode, per_gpu)
+        recipe["runs"] = runs
+        write_recipe(root, recipe)
+    return expected
