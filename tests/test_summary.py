@@ -13,6 +13,7 @@ from tests.testing.factories import (commit_boards, inference_recipe, inference_
 from tests.testing.git import commit_all, git
 from tests.testing.registry import make_registry
 from tests.testing.signing import keygen, measured, register, sign
+from tests.testing.sweeps import sweep_registry
 from validator.engine import Config, evaluate
 from validator.report import summary
 
@@ -214,3 +215,28 @@ def test_pull_request_mode_reads_the_measurers_file_for_a_signed_run(tmp_path: P
     commit_all(repo, "a signed run", "2026-10-19T10:00:00+00:00")
     evaluation = check(repo)  # the neighbourhood and the whole registry must decide alike
     assert evaluation.partial and found(evaluation) == []
+
+
+def test_a_new_sweep_says_where_it_moves_the_frontier(tmp_path: Path) -> None:
+    repo = main_branch(tmp_path)
+    before = sweep_registry(repo, names="ab")
+    branch_off(repo)
+    after = {**before, **sweep_registry(repo, names="c")}
+    report = pull_request(repo, "a third configuration, swept")
+    # the frontier computed here from the samples' own figures, pairwise, by the definition
+    front = sorted((k for k, (x, y) in after.items()
+                    if not any(x2 > x and y2 > y for x2, y2 in after.values())), key=lambda k: after[k][0])
+    runs, current = [], []
+    for name, concurrency in front:
+        if name == "c":
+            current.append(round(after[(name, concurrency)][0], 2))
+        elif current:
+            runs.append(current)
+            current = []
+    runs += [current] if current else []
+    assert runs, "configuration c should win somewhere"
+    ranges = ", ".join(f"{r[0]:,.1f}–{r[-1]:,.1f}" if len(r) > 1 else f"{r[0]:,.1f}" for r in runs)
+    text = summary.render_markdown(report)
+    assert "#### Throughput frontier" in text
+    assert (f"- `cfg-c` (glm-5.3-flash · RTX-3090 · workload `unspecified`): on the verified frontier at {ranges} "
+            "tok/s per user (it moves the frontier).") in text

@@ -29,13 +29,16 @@ def independent_point(samples: list[dict[str, float]], duration: float, gpus: in
     return 1000.0 / tpot, sum(s["output_tokens"] for s in samples) / duration / gpus
 
 
-def sweep_registry(root: Path, off_by: float = 1.0, stray: int | None = None) -> dict[tuple[str, int], tuple[float, float]]:
+def sweep_registry(root: Path, off_by: float = 1.0, stray: int | None = None, names: str = "abc"
+                   ) -> dict[tuple[str, int], tuple[float, float]]:
     """Three configurations of one model × GPU, each one recipe swept over CONCURRENCIES with one run
     per point; returns each point's figures recomputed here, independently of orv, from the samples.
     `off_by` scales the claim at concurrency 8 of configuration a; `stray` adds a run at that concurrency."""
     expected: dict[tuple[str, int], tuple[float, float]] = {}
     shapes = {"a": (60.0, 0.02), "b": (45.0, 0.005), "c": (75.0, 0.08)}
     for name, version in ENGINES.items():
+        if name not in names:
+            continue
         software = {"engine": {**VLLM["engine"], "version": version}}
         recipe = inference_recipe(f"cfg-{name}", prefill=None, ttft=None, software=software,
                                   serving={"context_len": 8192, "concurrency": 1})

@@ -25,6 +25,7 @@ from validator.boards.build import (
     wanted_models,
     wanted_reproductions,
 )
+from validator.boards.frontier import patched
 from validator.diagnostics import Diagnostic
 from validator.evaluation import Evaluation
 from validator.pr.change import Change
@@ -101,7 +102,9 @@ def board_document_for(evaluation: Evaluation, base: Mapping[str, Any]) -> Mappi
                                 key=lambda item: (item["kind"], item["recipe"])),
         "quality": sorted(quality, key=lambda item: str(item.get("recipe"))),
     }
-    return {"boards": boards, "wanted": wanted}
+    base_frontiers = base.get("frontiers") if isinstance(base.get("frontiers"), list) else []
+    return {"boards": boards, "wanted": wanted,
+            "frontiers": patched(base_frontiers, fresh["frontiers"], {r for r in changed_ids if isinstance(r, str)})}
 
 
 def _rows(rows: Any) -> list[Mapping[str, Any]]:

@@ -59,13 +59,23 @@ def frontiers(rows: Iterable[Mapping[str, Any]], catalog: Catalog) -> list[dict[
         point = _point(row, gpu.price_per_gpu_hour if gpu else None)
         if point is not None:
             groups.setdefault((row["model"], row["gpu"], row.get("workload") or UNSPECIFIED), []).append(point)
-    return [_group(key, points, catalog) for key, points in sorted(groups.items())]
+    prices = {key: _price(catalog, key[1]) for key in groups}
+    return [group(key, points, prices[key]) for key, points in sorted(groups.items())]
 
 
-def _group(key: tuple[str, str, str], points: list[dict[str, Any]], catalog: Catalog) -> dict[str, Any]:
-    model, gpu_id, workload = key
+def _price(catalog: Catalog, gpu_id: str) -> Optional[float]:
     gpu = catalog.hardware.get(gpu_id)
-    price = gpu.price_per_gpu_hour if gpu else None
+    return gpu.price_per_gpu_hour if gpu else None
+
+
+def group_key(g: Mapping[str, Any]) -> tuple[str, str, str]:
+    return (g["model"], g["gpu"], g["workload"])
+
+
+def group(key: tuple[str, str, str], points: Iterable[Mapping[str, Any]], price: Optional[float]) -> dict[str, Any]:
+    """A group from its points (each as `frontiers` lists them; `on_frontier` is recomputed here)."""
+    model, gpu_id, workload = key
+    points = [{**p, "on_frontier": False} for p in points]
     verified = [Point(p["interactivity"], p["tok_s_per_gpu"], p) for p in points if p["apart"] is None]
     front = frontier(verified)
     for p in front:
@@ -85,3 +95,42 @@ def _group(key: tuple[str, str, str], points: list[dict[str, Any]], catalog: Cat
         "apart": sorted((p for p in points if p["apart"] is not None), key=order),
         "cost_at": cost_at,
     }
+
+
+def patched(base: Iterable[Mapping[str, Any]], fresh: Iterable[Mapping[str, Any]], changed: set[str]
+            ) -> list[dict[str, Any]]:
+    """The groups after a change, from the base's groups and the changed recipes' fresh points (a pull
+    request loads only its neighbourhood): the base's points of changed recipes replaced, the frontier
+    of every group they enter or leave recomputed. Untouched groups are left out (nothing moved)."""
+    base_groups = {group_key(g): g for g in base if isinstance(g, Mapping)}
+    fresh_groups = {group_key(g): g for g in fresh}
+    touched = {key for key, g in base_groups.items()
+               if any(p.get("recipe") in changed for p in list(g["points"]) + list(g["apart"]))}
+    touched |= {key for key, g in fresh_groups.items()
+                if any(p["recipe"] in changed for p in list(g["points"]) + list(g["apart"]))}
+    out = []
+    for key in sorted(touched):
+        kept = [p for g in (base_groups.get(key),) if g for p in list(g["points"]) + list(g["apart"])
+                if p.get("recipe") not in changed]
+        new = [p for g in (fresh_groups.get(key),) if g for p in list(g["points"]) + list(g["apart"])
+               if p["recipe"] in changed]
+        source = fresh_groups.get(key) or base_groups[key]
+        if kept or new:
+            out.append(group(key, kept + new, source.get("price_per_gpu_hour")))
+    return out
+
+
+def frontier_wins(g: Mapping[str, Any], recipe: str) -> list[tuple[float, float]]:
+    """The interactivity ranges (tok/s per user) over which `recipe`'s points form the frontier: the
+    runs of consecutive frontier points that are its own, each as (lowest, highest)."""
+    ranges: list[tuple[float, float]] = []
+    current: list[float] = []
+    for p in [p for p in g["points"] if p["on_frontier"]]:
+        if p["recipe"] == recipe:
+            current.append(p["interactivity"])
+        elif current:
+            ranges.append((current[0], current[-1]))
+            current = []
+    if current:
+        ranges.append((current[0], current[-1]))
+    return ranges

@@ -17,6 +17,7 @@ from validator.boards.delta import (
     board_document_for,
     quality_display,
 )
+from validator.boards.frontier import frontier_wins, group_key
 from validator.checks.pr import GATE_FILES
 from validator.diagnostics import Diagnostic, Result, Severity
 from validator.evaluation import Evaluation
@@ -399,6 +400,9 @@ def _board_lines(r: PullRequestReport, budget: int) -> list[str]:
     fills = _what_it_fills(r.delta, r.base_board, head, base) + _quality_verified(r, head)
     if fills:
         lines += fills + [""]
+    moves = _frontier_lines(r)
+    if moves:
+        lines += ["#### Throughput frontier", ""] + moves + [""]
     notes = _Notes()
     base_best, head_best = _ranked_pairs(base), _ranked_pairs(head)
     tables: dict[str, list[str]] = {"training": [], "inference": []}
@@ -431,6 +435,35 @@ def _board_lines(r: PullRequestReport, budget: int) -> list[str]:
     if left_out:
         lines += ["", f"{left_out} more changed {'entry' if left_out == 1 else 'entries'} not shown (the summary stays under GitHub's 1 MiB); "
                   "the step output `entries` lists every one."]
+    return lines
+
+
+def _frontier_lines(r: PullRequestReport) -> list[str]:
+    """For each new or edited inference entry: whether its points move the verified frontier of their
+    model × GPU × workload, and over which interactivity range it now wins (docs/boards.md)."""
+    def groups(document: Mapping[str, Any] | None) -> dict[tuple[Any, ...], Mapping[str, Any]]:
+        found = document.get("frontiers") if isinstance(document, Mapping) else None
+        return {group_key(g): g for g in found or () if isinstance(g, Mapping)}
+
+    base, head = groups(r.base_board), groups(r.head_board)
+    changed = {c.recipe for c in r.delta or () if c.change in ("new", "edited")}
+    lines = []
+    for key, g in sorted(head.items()):
+        where = f"{key[0]} · {str(key[1]).upper()} · workload `{key[2]}`"
+        for recipe in sorted({p["recipe"] for p in list(g["points"]) + list(g["apart"])} & changed):
+            wins = frontier_wins(g, recipe)
+            before = frontier_wins(base[key], recipe) if key in base else []
+            ranges = ", ".join(f"{lo:,.1f}–{hi:,.1f}" if hi > lo else f"{lo:,.1f}" for lo, hi in wins)
+            if wins:
+                said = f"on the verified frontier at {ranges} tok/s per user"
+                said += "" if before else " (it moves the frontier)"
+            elif any(p["recipe"] == recipe for p in g["points"]):
+                said = "verified, but beaten at every interactivity it reaches: the frontier does not move"
+            else:
+                said = "not verified (shown apart): the frontier does not move"
+            if before and not wins:
+                said += "; it was on the frontier before"
+            lines.append(f"- `{_cell(recipe)}` ({_cell(where)}): {said}.")
     return lines
 
 
