@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -92,3 +93,23 @@ def test_a_date_a_person_typed_is_kept_and_the_difference_said(tmp_path: Path) -
     assert outcome.exit_code == 0 and yaml.safe_load(recipe.read_text())["measured"] == "2026-10-20"
     assert any("the recipe says measured 2026-10-20 but the run was measured 2026-10-18" in text
                for _, text in outcome.lines)
+
+
+def test_a_run_at_another_point_of_a_sweep_fills_that_points_claim(registry: tuple[Path, Path],
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    root, recipe = registry
+    text = HAND_WRITTEN.replace("serving: {context_len: 8192, concurrency: 1}",
+                                "serving: {context_len: 8192, concurrency: 4}\nsweep:\n  concurrency: [1, 4]")
+    recipe.write_text(text.replace("claimed: {}", "claimed: {decode_tok_s: 30.0}"), encoding="utf-8")
+    outcome = execute(AddRunRequest(root=str(root), file=str(VLLM), fmt="vllm", recipe_path=str(recipe),
+                                    write_recipe=True))  # serve-detailed.json ran at --max-concurrency 1
+    assert outcome.exit_code == 0, outcome.lines
+    data = yaml.safe_load(recipe.read_text())
+    assert data["claimed"] == {"decode_tok_s": 30.0}  # the headline point (concurrency 4) is untouched
+    (point,) = data["sweep"]["claimed"]
+    assert point["concurrency"] == 1 and point["decode_tok_s"] == pytest.approx(41.56, abs=0.01)
+    assert any("filled the sweep's claim at concurrency 1" in text for _, text in outcome.lines)
+    capsys.readouterr()
+    cli.main(["check", "--root", str(root), "--no-cache", "--format", "json"])
+    codes = {f["code"] for f in json.loads(capsys.readouterr().out)["findings"]}
+    assert not codes & {"ORV206", "ORV207", "ORV520"}  # the run matches its point and its point's claim

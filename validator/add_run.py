@@ -205,7 +205,8 @@ def _record_in_recipe(request: AddRunRequest, reference: str, recomputed: Recomp
     if update.added_run:
         done.append("added the run to `runs:`")
     if update.filled_claim:
-        done.append("filled `claimed:` with " + ", ".join(f"{k}: {v:g}" for k, v in update.filled_claim.items()))
+        where = "`claimed:`" if update.point is None else f"the sweep's claim at concurrency {update.point}"
+        done.append(f"filled {where} with " + ", ".join(f"{k}: {v:g}" for k, v in update.filled_claim.items()))
     if update.added:
         done.append("added what the tool's output states and the recipe lacked: "
                     + ", ".join(f"{k}: {v}" for k, v in update.added.items()))

@@ -83,6 +83,7 @@ class RecipeUpdate:
     added: dict[str, Any]  # "layout.layer_split" -> value: what the tool stated and the recipe lacked
     dated: str | None = None  # the run's date, written over `orv new`'s default date
     kept_date: tuple[str, str] | None = None  # (the recipe's date, the run's) when a typed date differs
+    point: int | None = None  # the sweep point whose claim was filled, when not the headline's
 
 
 def record_run_in_recipe(recipe_path: str, reference: str, claim: dict[str, float],
@@ -104,7 +105,15 @@ def record_run_in_recipe(recipe_path: str, reference: str, claim: dict[str, floa
 
     def change(data: Any) -> None:
         outcome["run"] = yamledit.append_to_list(data, "runs", reference)
-        outcome["claim"] = bool(claim) and yamledit.fill_mapping(data, "claimed", claim)
+        point = outcome["point"] = _sweep_point(data, stated)
+        if point is None:
+            outcome["claim"] = bool(claim) and yamledit.fill_mapping(data, "claimed", claim)
+        else:  # a run at another point of a sweep: its claim is that point's (docs/boards.md)
+            claims = data["sweep"].get("claimed") or []
+            outcome["claim"] = bool(claim) and not any(isinstance(c, dict) and c.get("concurrency") == point
+                                                       for c in claims)
+            if outcome["claim"]:
+                yamledit.append_mapping(data["sweep"], "claimed", {"concurrency": point, **claim})
         outcome["added"] = {f"{section}.{k}": v for section, values in (stated or {}).items()
                             for k, v in yamledit.add_missing_keys(data, section, values).items()}
 
@@ -125,7 +134,16 @@ def record_run_in_recipe(recipe_path: str, reference: str, claim: dict[str, floa
     if edited != original:
         write_atomic(recipe_path, edited.encode("utf-8"))
     return RecipeUpdate(recipe_path, outcome["run"], dict(claim) if outcome["claim"] else None, outcome["added"],
-                        dated, kept)
+                        dated, kept, outcome.get("point"))
+
+
+def _sweep_point(data: Any, stated: dict[str, dict[str, Any]] | None) -> int | None:
+    """The sweep point a run measured when it is not the recipe's headline point (else None)."""
+    sweep, serving = data.get("sweep"), data.get("serving")
+    at = ((stated or {}).get("serving") or {}).get("concurrency")
+    if not isinstance(sweep, dict) or not isinstance(serving, dict) or at is None:
+        return None
+    return at if at != serving.get("concurrency") and at in (sweep.get("concurrency") or ()) else None
 
 
 def _day(measured_at: str | None) -> str | None:

@@ -158,6 +158,20 @@ def append_to_list(data: CommentedMap, key: str, item: str) -> bool:
     return True
 
 
+def append_mapping(data: CommentedMap, key: str, values: Mapping[str, Any]) -> None:
+    """Append `values` as a flow mapping (`- {concurrency: 8, decode_tok_s: 41.2}`) to the block list at `key`."""
+    current = data.get(key)
+    if current is None or (isinstance(current, list) and not current):
+        current = CommentedSeq()
+        current.fa.set_block_style()
+        data[key] = current
+    if not isinstance(current, list):
+        raise EditError(f"`{key}` is not a list")
+    item = CommentedMap(values)
+    item.fa.set_flow_style()
+    current.append(item)
+
+
 def fill_mapping(data: CommentedMap, key: str, values: Mapping[str, Any]) -> bool:
     """Fill the mapping at `key` with `values` when it is missing or empty; returns whether it changed."""
     current = data.get(key)
