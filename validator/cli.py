@@ -583,14 +583,20 @@ def boards_cmd(check_only: bool, root: str | None, jobs: int | None, cache: bool
               help="The boards document to render (default: boards/boards.json of the registry).")
 @click.option("--root", type=click.Path(file_okay=False, exists=True), default=None,
               help="Registry root, for loss curves and catalog order (default: found from the current folder).")
-def site_cmd(directory: str, boards_file: str | None, root: str | None) -> None:
+@click.option("--repo-url", default=None, metavar="URL",
+              help="GitHub repository (https://github.com/OWNER/REPO) to link run and recipe files to, at the "
+                   "boards' commit (default: a relative link from DIRECTORY to the registry's files).")
+def site_cmd(directory: str, boards_file: str | None, root: str | None, repo_url: str | None) -> None:
     """Render the boards as a static website into DIRECTORY (replaced atomically; docs/site.md)."""
+    import dataclasses
+
     import orjson
 
     from validator.site import (
         SiteContext,
         SiteError,
         boards_problem,
+        file_base,
         render_site,
         write_site,
     )
@@ -614,6 +620,8 @@ def site_cmd(directory: str, boards_file: str | None, root: str | None) -> None:
                    "    hint: regenerate it with this version's `orv boards`", err=True)
         sys.exit(EXIT_USAGE)
     context = collect_context(os.path.abspath(root), boards) if root else SiteContext()
+    meta = boards.get("meta") or {}
+    context = dataclasses.replace(context, file_base=file_base(directory, root, repo_url, meta.get("source_commit")))
     files = render_site(boards, context)
     try:
         write_site(directory, files)
