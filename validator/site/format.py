@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional, Sequence
 
+from validator.quality.status import STATUS_WORDS
+
 
 def is_number(value: Any) -> bool:
     """A JSON number (a bool is not one, though Python says it is an int)."""
@@ -48,24 +50,14 @@ def sort_key(value: Any) -> str:
     return str(value)
 
 
-# A quality status (docs/quality.md) in words: the board cell's short word, and what it means.
-QUALITY_STATUS = {
-    "verified": ("Verified", "scores within the model's quality bound of its reference run"),
-    "below": ("Below bound", "scores under the model's quality bound of its reference run"),
-    "partial": ("Partial", "only a subset run, or one not comparable with the reference run"),
-    "missing": ("No quality run", "no quality run of this checkpoint on record yet"),
-    "no-reference": ("No reference", "its model has no reference quality run to compare with yet"),
-}
-
-
 def quality_status(status: Any) -> str:
     """A status as the short word of the board cell ("no-reference" -> "No reference")."""
-    return QUALITY_STATUS[status][0] if isinstance(status, str) and status in QUALITY_STATUS else _text(status)
+    return STATUS_WORDS[status][0] if isinstance(status, str) and status in STATUS_WORDS else _text(status)
 
 
 def quality_meaning(status: Any) -> str:
     """A status in plain words for a reader who does not know the statuses (the wanted list)."""
-    return QUALITY_STATUS[status][1] if isinstance(status, str) and status in QUALITY_STATUS else _text(status)
+    return STATUS_WORDS[status][1] if isinstance(status, str) and status in STATUS_WORDS else _text(status)
 
 
 def quality(value: Any) -> str:
