@@ -199,7 +199,8 @@ def test_schema_id_matches_the_document() -> None:
 def test_schema_rejects_what_seed_004_got_wrong() -> None:
     row = {"tier": "T1", "tier_reasons": [], "recipe": "r", "path": "recipes/inference/m/r.yaml", "model": "m",
            "model_name": "M", "quant": "q", "hardware": "g-x2", "gpu": "g", "gpus": 2, "engine": "vllm",
-           "engine_ver": "0.30.0", "measured": "2026-10-17", "legacy": False, "context_len": None,
+           "engine_ver": "0.30.0", "measured": "2026-10-17", "author": "a", "notes": None, "legacy": False,
+           "context_len": None,
            "quality": {"task": "gsm8k", "metric": None, "filter": None, "score": None, "reference": None,
                        "ratio": None, "n": None, "status": "missing"},
            "concurrency": 1, "prefill_tok_s": None, "decode_tok_s": 41.47, "output_tok_s": None, "ttft_ms": None,

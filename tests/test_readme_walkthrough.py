@@ -1,6 +1,6 @@
 """README's "Submit a recipe" block, executed command by command as written, in a fresh clone of a
 small registry, with a real `vllm bench serve --save-result --save-detailed` output as result.json and
-the registry's own pre-commit hook installed: no YAML edited by hand, `orv check --base main` exits 0.
+the registry's own pre-commit hook installed: no YAML edited by hand, `orv check --base origin/main` exits 0.
 The same journey for training, with a real Megatron-LM log (docs/contributing.md)."""
 
 from __future__ import annotations
@@ -47,7 +47,10 @@ def test_the_readme_block_is_the_documented_journey() -> None:
     commands = readme_commands()
     verbs = [" ".join(shlex.split(c)[:2]) for c in commands]
     assert verbs == ["git switch", "orv new", "orv add-run", "orv check", "git add", "git commit", "orv check"]
-    assert commands[-1] == "orv check --base main"
+    assert commands[-1] == "orv check --base origin/main"
+    # docs/contributing.md walks the same journey and names the same base (issue 29)
+    contributing = (REPO / "docs" / "contributing.md").read_text(encoding="utf-8")
+    assert set(re.findall(r"orv check --base \S+", contributing.split("\n## ", 2)[1])) == {commands[-1]}
 
 
 @pytest.fixture
@@ -93,7 +96,7 @@ def _install_hook(clone: Path) -> bool:
 
 def _no_findings(clone: Path) -> None:
     """Zero findings, in the working tree and as a pull request against main."""
-    for extra in ([], ["--base", "main"]):
+    for extra in ([], ["--base", "origin/main"]):
         done = subprocess.run(["orv", "check", "--format", "json", "--show-all", *extra], cwd=clone,
                               env=_env(clone.parent), capture_output=True, text=True, timeout=300)
         assert done.returncode == 0 and json.loads(done.stdout)["findings"] == [], done.stdout
@@ -132,5 +135,5 @@ def test_the_training_journey_with_a_megatron_log(clone: Path) -> None:
     commit = _run(clone, "git commit -m 'qwen3.8-27b on 8 H100, Megatron-Core 0.14.0'")
     if hooked:
         assert re.search(r"orv check\.+Passed", commit.stdout + commit.stderr)
-    _run(clone, "orv check --base main")
+    _run(clone, "orv check --base origin/main")
     _no_findings(clone)

@@ -73,10 +73,19 @@ def test_a_scaffold_passes_orv_check_once_a_run_is_attached(tmp_path: Path, caps
 
 def test_a_taken_id_gets_the_next_number(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = make_registry(tmp_path / "registry")
-    assert new(root, TRAINING, capsys)[:2] == (0, "recipes/training/qwen3.8-27b/qwen3-8-27b-h100-tp1-pp4-dp2.yaml")
-    assert new(root, TRAINING, capsys)[:2] == (0, "recipes/training/qwen3.8-27b/qwen3-8-27b-h100-tp1-pp4-dp2-2.yaml")
+    first = "recipes/training/qwen3.8-27b/qwen3-8-27b-h100-tp1-pp4-dp2.yaml"
+    code, out, err = new(root, TRAINING, capsys)
+    assert (code, out) == (0, first) and "taken" not in err
+    code, out, err = new(root, TRAINING, capsys)
+    assert (code, out) == (0, "recipes/training/qwen3.8-27b/qwen3-8-27b-h100-tp1-pp4-dp2-2.yaml")
+    # said, not silent: which file holds the id, why they share it, and how to choose another
+    assert (f"orv: note: the id `qwen3-8-27b-h100-tp1-pp4-dp2` is taken by {first} (the naming rule gives one id "
+            "to the same model, GPU, GPU count and layout), so this recipe is `qwen3-8-27b-h100-tp1-pp4-dp2-2`; "
+            "pass --id to name it otherwise") in err
+    code, out, err = new(root, [*TRAINING, "--dry-run"], capsys)
+    assert code == 0 and "is taken by " + first in err and "so this recipe is `qwen3-8-27b-h100-tp1-pp4-dp2-3`" in err
     code, _, err = new(root, [*TRAINING, "--id", "qwen3-8-27b-h100-tp1-pp4-dp2"], capsys)
-    assert code == 2 and "exists already" in err
+    assert code == 2 and f"exists already ({first})" in err
 
 
 def test_ids_follow_the_naming_rule() -> None:

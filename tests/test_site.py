@@ -9,11 +9,13 @@ installs them.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 import http.server
 import json
 import os
 import re
+import sys
 import threading
 from pathlib import Path
 from typing import Any, Iterator
@@ -27,9 +29,10 @@ from tests.testing.sweeps import sweep_registry
 from validator.boards.build import GitStamp
 from validator.boards.regenerate import fresh_document
 from validator.engine import analyse
+from validator.load import schema as schemas
 from validator.cli import main
 from validator.site import (CARDS_PER_PAGE, INFERENCE_PER_PAGE, LATEST_PER_PAGE, MARKER, SiteContext, SiteError,
-                            boards_problem, render_site, write_site)
+                            boards_problem, file_base, render_site, write_site)
 from validator.site.collect import collect_context
 
 REPO = Path(__file__).resolve().parent.parent
@@ -43,6 +46,8 @@ CHROMEDRIVER = next((p for p in (os.environ.get("ORV_CHROMEDRIVER"), "/usr/bin/c
                                  os.path.join(os.environ.get("CHROMEWEBDRIVER", "/nonexistent"), "chromedriver"))
                      if p and os.access(p, os.X_OK)), "/usr/bin/chromedriver")
 HOSTILE_NOTES = "Fast.\n<script>window.__pwned = 1</script><img src=x onerror=\"window.__pwned=2\">"
+HOSTILE_AUTHOR = "<i onmouseover=\"window.__pwned=3\">ann</i> & co"
+PHONE = (390, 844)  # an iPhone 12-14 viewport; issue 29 asks for no sideways scroll at 360-400 px
 
 
 def num(value: float, decimals: int = 1) -> str:
@@ -70,7 +75,7 @@ def fixture_registry(tmp_path_factory: pytest.TempPathFactory) -> Path:
     write_recipe(root, training_recipe("qwen-h100-claimed", 1200.0, measured="2026-10-20",
                                        layout={"tp": 1, "pp": 2, "dp": 4, "layer_split": [32, 32]}))
     write_recipe(root, training_recipe("qwen-b200-slow", 3858.5, gpu="b200", measured="2026-10-19"))
-    served = inference_recipe("glm-rtx-3090-x2", decode=41.5)
+    served = inference_recipe("glm-rtx-3090-x2", decode=41.5, notes=HOSTILE_NOTES, author=HOSTILE_AUTHOR)
     served["runs"] = [store_run(root, inference_run(served))]
     write_recipe(root, served)
     write_recipe(root, inference_recipe("glm-rtx-3090-x4-claimed", decode=60.0, count=4))
@@ -97,7 +102,9 @@ def landed_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_output_is_byte_identical_for_the_same_boards(tmp_path: Path) -> None:
     boards = load(LANDED_BOARDS)
-    context = collect_context(str(REPO), boards)
+    # s1 and s2 are siblings, so the relative link from each to the registry's files is the same
+    context = dataclasses.replace(collect_context(str(REPO), boards),
+                                  file_base=file_base(str(tmp_path / "s1"), str(REPO), None, None))
     first = render_site(boards, context)
     assert first == render_site(copy.deepcopy(boards), context)
     for i in (1, 2):
@@ -327,17 +334,23 @@ def _browser_missing() -> str | None:
         return "selenium is not installed (pip install -e '.[test]')"
     for path, package in ((CHROMIUM, "chromium"), (CHROMEDRIVER, "chromium-driver")):
         if not os.access(path, os.X_OK):
-            return f"{path} is missing (apt-get install -y {package})"
+            return (f"{path} is missing: install Debian's chromium and chromium-driver "
+                    f"(sudo apt-get install -y chromium chromium-driver; {package} is the one missing)")
     return None
+
+
+def _no_browser(missing: str) -> None:
+    """Skip the browser tests, saying what to install; under CI they must run, so fail instead."""
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"CI must run the browser tests, but {missing}; .ci/run installs them")
+    pytest.skip(f"browser tests skipped: {missing}")
 
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     missing = _browser_missing()
     if missing:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI must run the browser tests, but {missing}; .ci/run installs them")
-        pytest.skip(f"no headless browser here: {missing}")
+        _no_browser(missing)
     os.environ.setdefault("SE_OFFLINE", "true")  # Selenium Manager must never download a driver
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
@@ -588,3 +601,166 @@ def test_browser_console_check_catches_a_script_error(browser: Any, serve: Any, 
     _open(browser, serve(tmp_path) + "broken.html")
     with pytest.raises(AssertionError):
         _no_console_errors(browser)
+
+
+# --------------------------------------------------------------------------- a newcomer's view (issue 29)
+
+
+def test_a_missing_browser_names_the_debian_packages_and_fails_under_ci(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys.modules[__name__], "CHROMEDRIVER", "/nonexistent/chromedriver")
+    missing = _browser_missing()
+    assert missing is not None and "chromium-driver" in missing and "apt-get install -y chromium chromium-driver" in missing
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="chromium-driver"):
+        _no_browser(missing)
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="CI must run the browser tests"):
+        _no_browser(missing)
+
+
+QUALITY_ROWS = {  # claimed row index -> the quality object it is given, and the one short cell it reads as
+    0: ({"task": "gsm8k", "metric": None, "filter": None, "score": None, "reference": None, "ratio": None,
+         "n": None, "status": "no-reference"}, "No reference"),
+    1: ({"task": "gsm8k", "metric": "exact_match", "filter": "strict-match", "score": 0.874012, "reference": 0.8756,
+         "ratio": 0.9982, "n": 1319, "status": "verified"}, "Verified · 0.874 · 99.8% of ref."),
+    2: ({"task": "gsm8k", "metric": "exact_match", "filter": "flexible-extract", "score": 0.702, "reference": 0.8756,
+         "ratio": 0.8017, "n": 1319, "status": "below"}, "Below bound · 0.702 · 80.2% of ref."),
+}
+
+
+def _with_quality_statuses(boards: dict[str, Any]) -> dict[str, Any]:
+    boards = copy.deepcopy(boards)
+    for i, (quality, _) in QUALITY_ROWS.items():
+        boards["boards"]["claimed"][i]["quality"] = quality
+    return boards
+
+
+def test_the_quality_cell_is_a_word_and_figures_with_details_on_hover() -> None:
+    boards = _with_quality_statuses(load(LANDED_BOARDS))
+    page = render_site(boards)["inference.html"].decode()
+    for i, (quality, cell) in QUALITY_ROWS.items():
+        row = page.split(f'<tr data-recipe="{boards["boards"]["claimed"][i]["recipe"]}"')[1].split("</tr>")[0]
+        td = re.search(r'<td class="quality" title="([^"]*)" data-sort="([^"]*)">([^<]*)</td>', row)
+        assert td is not None and td.group(3) == cell and td.group(2) == quality["status"]
+        assert "None" not in td.group(3) and "filter:" not in td.group(3)
+        if quality["score"] is not None:  # the hover text carries what the cell leaves out
+            assert "gsm8k, exact_match" in td.group(1) and "on 1,319 documents" in td.group(1)
+            assert "reference 0.8756" in td.group(1)
+    recipe = boards["boards"]["claimed"][2]["recipe"]
+    figures = render_site(boards)[f"recipe/inference/{recipe}.html"].decode().split('id="figures"')[1]
+    assert "<dt>Quality</dt><dd>gsm8k, exact_match, flexible-extract: score 0.7020 on 1,319 documents, " \
+           "reference 0.8756, ratio 0.8017; Below bound: scores under the model&#39;s quality bound" in figures
+
+
+def test_inference_rows_carry_author_and_notes_and_the_site_escapes_them(fixture_registry: Path,
+                                                                         fixture_site: Path) -> None:
+    row = next(r for r in load(fixture_registry / "boards" / "boards.json")["boards"]["measured"]
+               if r["recipe"] == "glm-rtx-3090-x2")
+    assert row["author"] == HOSTILE_AUTHOR and row["notes"] == HOSTILE_NOTES
+    board = (fixture_site / "inference.html").read_text(encoding="utf-8")
+    assert '<div class="small muted author">by &lt;i onmouseover=&#34;window.__pwned=3&#34;&gt;ann&lt;/i&gt; &amp; co' \
+        in board and "<i onmouseover" not in board
+    page = (fixture_site / "recipe" / "inference" / "glm-rtx-3090-x2.html").read_text(encoding="utf-8")
+    assert "&lt;script&gt;window.__pwned = 1&lt;/script&gt;" in page and "<script" not in page
+    assert "<dt>Author</dt><dd>&lt;i onmouseover" in page
+    claimed = load(fixture_registry / "boards" / "boards.json")["boards"]["claimed"][0]
+    assert claimed["author"] == "key-2952" and claimed["notes"] is None  # claimed rows carry them too
+    bad = {k: v for k, v in row.items() if k != "author"}
+    boards = load(fixture_registry / "boards" / "boards.json")
+    boards["boards"]["measured"] = [bad]
+    assert schemas.validate("boards", boards) != []  # the schema requires it
+
+
+def test_run_and_recipe_files_are_links_into_the_repository(fixture_registry: Path, fixture_site: Path,
+                                                            tmp_path: Path) -> None:
+    boards = load(fixture_registry / "boards" / "boards.json")
+    run_file = next(r["run_file"] for r in boards["runs"] if "glm-rtx-3090-x2" in r["recipes"])
+    page_path = fixture_site / "recipe" / "inference" / "glm-rtx-3090-x2.html"
+    page = page_path.read_text(encoding="utf-8")
+    links = re.findall(r'<a href="([^"]+)"><code[^>]*>([^<]+)</code></a>', page)
+    assert [text for _, text in links] == [run_file, "recipes/inference/glm-5.3-flash/glm-rtx-3090-x2.yaml"]
+    for href, text in links:  # by default, a relative link from the site folder to the registry's file
+        assert (page_path.parent / href).resolve() == (fixture_registry / text).resolve()
+    out = tmp_path / "published"
+    assert main(["site", str(out), "--root", str(fixture_registry), "--repo-url", "https://github.com/o/r/"]) == 0
+    published = (out / "recipe" / "inference" / "glm-rtx-3090-x2.html").read_text(encoding="utf-8")
+    commit = boards["meta"]["source_commit"] or "HEAD"
+    assert f'<a href="https://github.com/o/r/blob/{commit}/{run_file}">' in published
+    assert file_base("site", None, None, None) == ""  # a boards file alone: paths shown, not linked
+    odd = _with_quality_statuses(load(LANDED_BOARDS))
+    odd["runs"][0]["run_file"] = "javascript:alert(1)"
+    odd["boards"]["measured"][0]["path"] = "recipes/../../etc/passwd"
+    files = render_site(odd, SiteContext(file_base="https://github.com/o/r/blob/HEAD/"))
+    text = b"".join(files.values()).decode()
+    assert 'href="https://github.com/o/r/blob/HEAD/javascript' not in text and "blob/HEAD/recipes/../" not in text
+
+
+def test_headlines_model_cards_and_wanted_lists_speak_plainly(fixture_site: Path) -> None:
+    page = (fixture_site / "recipe" / "inference" / "glm-rtx-3090-x2.html").read_text(encoding="utf-8")
+    headline = page.split('<td class="headline">')[1].split("</td>")[0]
+    assert headline.startswith("Decode tok/s 41.50; Prefill tok/s ") and "_tok_s" not in headline
+    index = render_site(load(LANDED_BOARDS))["index.html"].decode()
+    assert "B active per token" in index and "N 25.6B" not in index
+    boards = load(LANDED_BOARDS)
+    assert any(w["status"] == "no-reference" for w in boards["wanted"]["quality"])
+    wanted = render_site(boards)["index.html"].decode().split('id="wanted"')[1]
+    assert "(its model has no reference quality run to compare with yet)" in wanted and "(no-reference)" not in wanted
+
+
+def _page_scroll(driver: Any) -> tuple[int, int]:
+    return driver.execute_script("return [document.documentElement.scrollWidth, window.innerWidth]")
+
+
+def test_browser_no_page_scrolls_sideways_on_a_phone(browser: Any, serve: Any, landed_site: Path,
+                                                     fixture_site: Path) -> None:
+    landed, fixture = serve(landed_site), serve(fixture_site)
+    boards = load(LANDED_BOARDS)["boards"]
+    pages = [landed + "index.html", landed + "inference.html", landed + "tiers.html",
+             landed + f"recipe/training/{boards['training'][0]['recipe']}.html",
+             landed + f"recipe/inference/{boards['claimed'][0]['recipe']}.html",
+             fixture + "recipe/training/qwen-b200-fast.html",  # with its loss chart
+             fixture + "recipe/inference/glm-rtx-3090-x2.html"]  # with a run file and long notes
+    try:
+        for width in (PHONE[0], 360):
+            browser.set_window_size(width, PHONE[1])
+            for url in pages:
+                _open(browser, url)
+                scroll, inner = _page_scroll(browser)
+                assert inner <= width and scroll <= inner, (url, width, scroll, inner)
+                if url.endswith("qwen-b200-fast.html"):  # the 640-unit chart scales to the phone
+                    assert 200 < browser.find_element("id", "loss-chart").size["width"] <= width
+                _no_console_errors(browser)
+    finally:
+        browser.set_window_size(1280, 2000)
+
+
+def test_browser_page_scroll_check_catches_a_wide_page(browser: Any, serve: Any, tmp_path: Path) -> None:
+    """The check above can fail: a page wider than the phone is caught."""
+    (tmp_path / "wide.html").write_text('<!DOCTYPE html><meta name="viewport" content="width=device-width">'
+                                        '<link rel="icon" href="data:,"><div style="width:745px">wide</div>')
+    try:
+        browser.set_window_size(*PHONE)
+        _open(browser, serve(tmp_path) + "wide.html")
+        scroll, inner = _page_scroll(browser)
+        assert scroll > inner
+    finally:
+        browser.set_window_size(1280, 2000)
+
+
+def test_browser_quality_cell_is_one_short_line_on_a_phone(browser: Any, serve: Any, tmp_path: Path) -> None:
+    boards = _with_quality_statuses(load(LANDED_BOARDS))
+    write_site(str(tmp_path / "site"), render_site(boards))
+    try:
+        browser.set_window_size(*PHONE)
+        _open(browser, serve(tmp_path / "site") + "inference.html")
+        for i, (_, cell) in QUALITY_ROWS.items():
+            td = browser.find_element("css selector", f'#claimed-table tr[data-recipe="{boards["boards"]["claimed"][i]["recipe"]}"] td.quality')
+            height, line = browser.execute_script(
+                "var r = document.createRange(); r.selectNodeContents(arguments[0]);"
+                "return [r.getBoundingClientRect().height, parseFloat(getComputedStyle(arguments[0]).lineHeight)];", td)
+            text = td.get_attribute("textContent")
+            assert text == cell and len(text) <= 40 and 0 < height <= 1.5 * line, (cell, height, line)
+        assert _page_scroll(browser)[0] <= PHONE[0]
+        _no_console_errors(browser)
+    finally:
+        browser.set_window_size(1280, 2000)

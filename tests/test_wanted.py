@@ -120,6 +120,15 @@ def test_quantized_recipes_wait_for_quality_evidence(registry: Path) -> None:
                                          "needs": ["quant w4a16 is not a published full precision"]}]
 
 
+def test_orv_wanted_says_a_quality_status_in_plain_words(registry: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_recipe(registry, inference_recipe("glm-w4a16"))
+    assert main(["wanted", "--kind", "inference", "--root", str(registry)]) == 0
+    out = capsys.readouterr().out
+    status = document(registry)["wanted"]["quality"][0]["status"]
+    assert status == "no-reference" and "(quality no-reference)" not in out  # issue 29: jargon
+    assert "glm-w4a16 (its model has no reference quality run to compare with yet): quant w4a16" in out
+
+
 # --------------------------------------------------------------------------- seed 000, read from its text
 
 

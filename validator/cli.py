@@ -370,14 +370,18 @@ def _finish(outcome: Any) -> None:
               help="Inference: the benchmark's --max-concurrency (default 1).")
 @click.option("--speculative", default=None, metavar="METHOD:K", help="Inference: speculative decoding, e.g. mtp:3.")
 @click.option("--workload", default=None, help="Training: catalog workload id (default: the catalog's only one).")
-@click.option("--tp", type=click.IntRange(min=1), default=None, help="Training layout (default 1).")
-@click.option("--pp", type=click.IntRange(min=1), default=None, help="Training layout (default 1).")
-@click.option("--vpp", type=click.IntRange(min=1), default=None)
-@click.option("--cp", type=click.IntRange(min=1), default=None)
-@click.option("--ep", type=click.IntRange(min=1), default=None)
-@click.option("--etp", type=click.IntRange(min=1), default=None)
+@click.option("--tp", type=click.IntRange(min=1), default=None, help="Training: tensor-parallel size (default 1).")
+@click.option("--pp", type=click.IntRange(min=1), default=None, help="Training: pipeline-parallel stages (default 1).")
+@click.option("--vpp", type=click.IntRange(min=1), default=None,
+              help="Training: virtual pipeline stages per pipeline rank (interleaved schedule; default none).")
+@click.option("--cp", type=click.IntRange(min=1), default=None,
+              help="Training: context-parallel size, splitting each sequence (default 1).")
+@click.option("--ep", type=click.IntRange(min=1), default=None,
+              help="Training: expert-parallel size, for mixture-of-experts models (default 1).")
+@click.option("--etp", type=click.IntRange(min=1), default=None,
+              help="Training: tensor-parallel size inside each expert (default: none stated).")
 @click.option("--dp", type=click.IntRange(min=1), default=None,
-              help="Training layout (default: GPUs / (TP x PP x CP)).")
+              help="Training: data-parallel size (default: GPUs / (TP x PP x CP)).")
 @click.option("--author", default=None, help="Who measured it (default: git config user.name).")
 @click.option("--measured", default=None, help="Date of the measurement, YYYY-MM-DD (default: today).")
 @click.option("--id", "recipe_id", default=None, help="Recipe id (default: derived by the naming rule).")
@@ -422,7 +426,9 @@ def new_cmd(kind: str, root: str | None, interactive: bool | None, dry_run: bool
     if left:
         raise click.UsageError(f"missing {', '.join(left)} (or run on a terminal to be asked)")
     try:
-        rel, text = scaffold.build(root, scaffold.catalog_of(root), answers, datetime.date.today())
+        rel, text, note = scaffold.build(root, scaffold.catalog_of(root), answers, datetime.date.today())
+        if note:
+            click.echo(f"orv: note: {note}", err=True)
         if dry_run:
             click.echo(text, nl=False)
             return
@@ -584,14 +590,20 @@ def boards_cmd(check_only: bool, root: str | None, jobs: int | None, cache: bool
               help="The boards document to render (default: boards/boards.json of the registry).")
 @click.option("--root", type=click.Path(file_okay=False, exists=True), default=None,
               help="Registry root, for loss curves and catalog order (default: found from the current folder).")
-def site_cmd(directory: str, boards_file: str | None, root: str | None) -> None:
+@click.option("--repo-url", default=None, metavar="URL",
+              help="GitHub repository (https://github.com/OWNER/REPO) to link run and recipe files to, at the "
+                   "boards' commit (default: a relative link from DIRECTORY to the registry's files).")
+def site_cmd(directory: str, boards_file: str | None, root: str | None, repo_url: str | None) -> None:
     """Render the boards as a static website into DIRECTORY (replaced atomically; docs/site.md)."""
+    import dataclasses
+
     import orjson
 
     from validator.site import (
         SiteContext,
         SiteError,
         boards_problem,
+        file_base,
         render_site,
         write_site,
     )
@@ -615,6 +627,8 @@ def site_cmd(directory: str, boards_file: str | None, root: str | None) -> None:
                    "    hint: regenerate it with this version's `orv boards`", err=True)
         sys.exit(EXIT_USAGE)
     context = collect_context(os.path.abspath(root), boards) if root else SiteContext()
+    meta = boards.get("meta") or {}
+    context = dataclasses.replace(context, file_base=file_base(directory, root, repo_url, meta.get("source_commit")))
     files = render_site(boards, context)
     try:
         write_site(directory, files)
@@ -686,6 +700,38 @@ def _run_import(command: str, file: str, root: str | None, report_path: str | No
         sys.exit(EXIT_FINDINGS)
     click.echo(render_summary(report, os.path.relpath(saved)), nl=False)
     sys.exit(EXIT_FINDINGS if report.conflicts else EXIT_OK)
+
+
+# The one-line summaries `orv --help` lists, kept here in one place and short enough for an
+# 80-column terminal: Click would cut a docstring's first sentence off at its own width, or at
+# the first period ("e.g."), mid-parenthesis.
+SUMMARIES = {
+    "add-run": "Store a tool's output as a run file; record it in a recipe",
+    "boards": "Regenerate boards/boards.json and boards/keys.json",
+    "catalog": "Add a model to the catalog from its config.json",
+    "check": "Check the registry and report findings",
+    "explain": "Print the documentation of a check code, or of all",
+    "hash": "Print the content address a file is stored under",
+    "import": "Import a legacy source's recipes and run files",
+    "merge-results": "Combine the partial results of `orv check --shard`",
+    "new": "Write a new recipe, ready for `orv add-run`",
+    "sign": "Sign a stored run file as its measurer (RUN.sig)",
+    "site": "Render the boards as a static website",
+    "wanted": "List where a contribution counts most",
+    "catalog add-model": "Add a model from its Hugging Face config.json",
+    "import leaderboard": "Seed 000's training leaderboard -> training recipes",
+    "import legacy-boards": "Seed 004's boards export -> inference recipes, run files",
+}
+
+
+def _summarise(group: click.Group, prefix: str = "") -> None:
+    for name, command in group.commands.items():
+        command.short_help = SUMMARIES.get(prefix + name)  # tests/test_cli_help.py: every command has one
+        if isinstance(command, click.Group):
+            _summarise(command, f"{prefix}{name} ")
+
+
+_summarise(cli)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -20,7 +20,7 @@ import difflib
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Mapping, NamedTuple, Optional
 
 from validator import pins, yamledit
 from validator.atomic import write_atomic
@@ -225,25 +225,40 @@ def derive_id(kind: str, model: str, gpu: str, count: int, document: Mapping[str
     return re.sub(r"[^a-z0-9]+", "-", base.lower()).strip("-")[:MAX_ID - 3].strip("-")
 
 
-def _taken(root: str) -> set[str]:
-    ids = set()
-    for _, _, files in os.walk(os.path.join(root, "recipes")):
-        ids.update(f[:-5].lower() for f in files if f.endswith(".yaml"))
+def _taken(root: str) -> dict[str, str]:
+    """Every recipe id in use (its file name, case-folded) -> the repository path of its file."""
+    ids: dict[str, str] = {}
+    for folder, _, files in os.walk(os.path.join(root, "recipes")):
+        for f in sorted(files):
+            if f.endswith(".yaml"):
+                ids.setdefault(f[:-5].lower(), os.path.relpath(os.path.join(folder, f), root).replace(os.sep, "/"))
     return ids
 
 
-def unique_id(root: str, base: str) -> str:
+def unique_id(root: str, base: str) -> tuple[str, Optional[str]]:
+    """`base`, or the first of base-2, base-3, … that is free, and the file holding `base` when it is taken."""
     taken = _taken(root)
     if base not in taken:
-        return base
+        return base, None
     n = 2
     while f"{base}-{n}" in taken:
         n += 1
-    return f"{base}-{n}"
+    return f"{base}-{n}", taken[base]
 
 
-def build(root: str, catalog: CatalogView, answers: Answers, today: datetime.date) -> tuple[str, str]:
-    """(repository-relative path, YAML text) of the new recipe; ScaffoldError for unusable answers."""
+class Scaffold(NamedTuple):
+    """A new recipe: its repository path and YAML text, and a note for the user (or None)."""
+
+    path: str
+    text: str
+    note: Optional[str]
+
+
+def build(root: str, catalog: CatalogView, answers: Answers, today: datetime.date) -> Scaffold:
+    """The new recipe's repository-relative path and YAML text; ScaffoldError for unusable answers.
+
+    When the naming rule's id is taken, the recipe gets the next free `-N` and the note says which
+    file holds the id and why the two share it."""
     kind = answers.kind
     model = resolve_model(catalog, answers.model or "")
     gpu = resolve_gpu(catalog, answers.gpu or "")
@@ -279,17 +294,24 @@ def build(root: str, catalog: CatalogView, answers: Answers, today: datetime.dat
         doc["serving"] = serving
     doc["claimed"] = {}
     doc["runs"] = []
+    note = None
     if answers.recipe_id:
         recipe_id = answers.recipe_id
         if not SLUG.match(recipe_id) or len(recipe_id) > MAX_ID:
             raise ScaffoldError(f"--id `{recipe_id}` is not a recipe id",
                                 f"lower-case letters, digits and single hyphens, at most {MAX_ID} characters")
-        if recipe_id in _taken(root):
-            raise ScaffoldError(f"a recipe with id `{recipe_id}` exists already", "choose another --id")
+        holder = _taken(root).get(recipe_id)
+        if holder:
+            raise ScaffoldError(f"a recipe with id `{recipe_id}` exists already ({holder})", "choose another --id")
     else:
-        recipe_id = unique_id(root, derive_id(kind, model, gpu, count, doc))
+        base = derive_id(kind, model, gpu, count, doc)
+        recipe_id, holder = unique_id(root, base)
+        if holder:
+            same = "layout" if kind == "training" else "engine, quantization, concurrency and speculation"
+            note = (f"the id `{base}` is taken by {holder} (the naming rule gives one id to the same model, GPU, "
+                    f"GPU count and {same}), so this recipe is `{recipe_id}`; pass --id to name it otherwise")
     doc["id"] = recipe_id
-    return recipe_path(kind, model, recipe_id), render(doc, dated_today=answers.measured is None)
+    return Scaffold(recipe_path(kind, model, recipe_id), render(doc, dated_today=answers.measured is None), note)
 
 
 _COMMENTS = {

@@ -400,6 +400,8 @@ def _inference_common(entry: RecipeEntry, recipe: InferenceRecipe, tier: TierRes
         "engine": engine.name if engine else None,
         "engine_ver": component_display(engine),
         "measured": recipe.measured,
+        "author": recipe.author,
+        "notes": recipe.notes,
         "legacy": recipe.provenance is not None,
         "quality": _quality_row(tier),
     }

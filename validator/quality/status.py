@@ -20,6 +20,15 @@ DEFAULT_TASK = "gsm8k"
 FULL_PRECISION = frozenset({"bf16", "fp16", "fp32"})
 _KV_QUANT = re.compile(r"(fp8|int8|int4|fp4|nvfp4|q[2-8])[-_]?kv|kv[-_]?(cache[-_]?)?(fp8|int8|int4|fp4|nvfp4|q[2-8])")
 STATUS_ORDER = ("verified", "below", "partial", "missing", "no-reference")
+# Each status in words for a reader who does not know them: a short word (the site's board cell)
+# and what it means (the wanted lists of the site and of `orv wanted`).
+STATUS_WORDS = {
+    "verified": ("Verified", "scores within the model's quality bound of its reference run"),
+    "below": ("Below bound", "scores under the model's quality bound of its reference run"),
+    "partial": ("Partial", "only a subset run, or one not comparable with the reference run"),
+    "missing": ("No quality run", "no quality run of this checkpoint on record yet"),
+    "no-reference": ("No reference", "its model has no reference quality run to compare with yet"),
+}
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ import shlex
 from typing import Any, Mapping, Optional
 
 from validator.boards.build import GitStamp, build
+from validator.quality.status import STATUS_WORDS
 from validator.registry import Analysis
 from validator.tiers import derive
 
@@ -100,7 +101,8 @@ def _label(section: str, item: Mapping[str, Any]) -> str:
         return f"{item['model_name']} on {item['gpu'].upper()} ({item['workload']})"
     if section == "reproductions":
         return f"{item['recipe']} ({item['kind']}, {item['tier']}): {'; '.join(item['needs'])}"
-    return f"{item['recipe']} (quality {item['status'] or 'unknown'}): {'; '.join(item['needs'])}"
+    status = STATUS_WORDS.get(item["status"], (None, f"quality {item['status'] or 'unknown'}"))[1]
+    return f"{item['recipe']} ({status}): {'; '.join(item['needs'])}"
 
 
 def render_text(items: Mapping[str, list[dict[str, Any]]]) -> str:

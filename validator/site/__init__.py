@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import tempfile
+import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
@@ -21,6 +22,7 @@ from validator.site import format as fmt
 from validator.site.frontier_chart import frontier_chart
 
 SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")  # a recipe id (boards schema: slug), safe as a file name
+REPO_PATH = re.compile(r"(?:runs|recipes)(?:/[A-Za-z0-9_-][A-Za-z0-9._-]*)+")  # a file that may be linked: no "..", no URL
 MARKER = ".orv-site"  # names a folder orv site wrote, so it may replace it, and only such a folder
 LATEST_PER_PAGE = 500  # rows of the "Latest recipes" list per page (~0.5 KB each)
 CARDS_PER_PAGE = 200  # model cards per page (~2 KB each)
@@ -35,15 +37,30 @@ class SiteContext:
     references: workload id -> {"points": [(step, loss)], "tolerance", "tolerance_kind", "window"}.
     model_order: catalog model ids in catalog order (model cards follow it; unknown ids go last).
     gpu_order: catalog GPU ids in catalog order (H100, H200, B200 first, as seed 000 lists them).
+    file_base: what turns a repository path (runs/…, recipes/…) into a link — a URL prefix ending in
+      "/" (see `file_base`), or a path from the site folder to the registry root ending in "/";
+      empty: paths are shown, not linked.
     """
 
     losses: Mapping[str, Sequence[tuple[int, Any]]] = field(default_factory=dict)
     references: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     model_order: Sequence[str] = ()
     gpu_order: Sequence[str] = ()
+    file_base: str = ""
 
 
-def _environment(hrefs: Mapping[str, str]) -> jinja2.Environment:
+def file_base(directory: str, root: Optional[str], repo_url: Optional[str], commit: Any) -> str:
+    """Where the site links a repository file: `repo_url`'s view of it at the boards' commit, else a
+    relative path from the site folder `directory` to the registry `root`, else nowhere ("")."""
+    if repo_url:
+        ref = commit if isinstance(commit, str) and re.fullmatch(r"[0-9a-f]{7,64}", commit) else "HEAD"
+        return f"{repo_url.rstrip('/')}/blob/{ref}/"
+    if root:
+        return os.path.relpath(os.path.abspath(root), os.path.abspath(directory)).replace(os.sep, "/") + "/"
+    return ""
+
+
+def _environment(hrefs: Mapping[str, str], base: str = "") -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("validator.site", "templates"),
         autoescape=True,  # recipe notes, authors and ids are contributor text
@@ -74,11 +91,18 @@ def _environment(hrefs: Mapping[str, str]) -> jinja2.Environment:
         return "" if value is None else str(value)
 
     def barwidth(value: Any) -> str:
-        return f"{max(0.0, min(1.0, value if fmt._number(value) else 0.0)) * 100:.1f}"
+        return f"{max(0.0, min(1.0, value if fmt.is_number(value) else 0.0)) * 100:.1f}"
+
+    def file_href(path: Any, up: str) -> str:
+        # only a plain relative path of the repository is linked: never a URL or a path out of it
+        if not base or not isinstance(path, str) or not REPO_PATH.fullmatch(path):
+            return ""
+        return (base if "://" in base else up + base) + urllib.parse.quote(path)
 
     env.filters.update(num=fmt.num, usd=fmt.usd, pct=fmt.pct, gain=fmt.gain, sortkey=fmt.sort_key,
-                       quality=fmt.quality, recipe_href=recipe_href, groupby_ordered=groupby_ordered,
-                       needs=needs, barwidth=barwidth, listtext=listtext)
+                       quality=fmt.quality, quality_detail=fmt.quality_detail, quality_meaning=fmt.quality_meaning,
+                       headline=fmt.headline, recipe_href=recipe_href, groupby_ordered=groupby_ordered,
+                       needs=needs, barwidth=barwidth, listtext=listtext, file_href=file_href)
     return env
 
 
@@ -107,7 +131,7 @@ def render_site(boards: Mapping[str, Any], context: SiteContext = SiteContext())
     for kind, rows in (("inference", claimed), ("inference", measured), ("training", training)):
         for row in rows:
             hrefs.setdefault(row["recipe"], f"recipe/{kind}/{row['recipe']}.html")
-    env = _environment(hrefs)
+    env = _environment(hrefs, context.file_base)
     files: dict[str, bytes] = {}
 
     def page(path: str, template: str, **values: Any) -> None:
@@ -267,8 +291,8 @@ def _facts(kind: str, r: Mapping[str, Any]) -> list[tuple[str, str]]:
             facts += [("Tool", f"{r.get('tool')} {r.get('tool_version')}"), ("Measured by", r.get("measured_by")),
                       ("Method", r.get("method_ref") or "the tool's own summary")]
         if r.get("quality") is not None:
-            facts.append(("Quality", fmt.quality(r.get("quality"))))
-        facts.append(("Measured", r.get("measured")))
+            facts.append(("Quality", fmt.quality_detail(r.get("quality"))))
+        facts += [("Measured", r.get("measured")), ("Author", r.get("author"))]
     facts.append(("Legacy import", "yes" if r.get("legacy") else "no"))
     return [(label, "–" if value is None else str(value)) for label, value in facts]
 

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional, Sequence
 
+from validator.quality.status import STATUS_WORDS
 
-def _number(value: Any) -> bool:
+
+def is_number(value: Any) -> bool:
+    """A JSON number (a bool is not one, though Python says it is an int)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
@@ -13,7 +16,7 @@ def _formatted(value: Any, render: Callable[[Any], str], missing: str = "–") -
     """render(value) for a number, `missing` for None, anything else as text (a boards file from elsewhere)."""
     if value is None:
         return missing
-    return render(value) if _number(value) else str(value)
+    return render(value) if is_number(value) else str(value)
 
 
 def num(value: Any, decimals: int = 1) -> str:
@@ -47,15 +50,76 @@ def sort_key(value: Any) -> str:
     return str(value)
 
 
+def quality_status(status: Any) -> str:
+    """A status as the short word of the board cell ("no-reference" -> "No reference")."""
+    return STATUS_WORDS[status][0] if isinstance(status, str) and status in STATUS_WORDS else _text(status)
+
+
+def quality_meaning(status: Any) -> str:
+    """A status in plain words for a reader who does not know the statuses (the wanted list)."""
+    return STATUS_WORDS[status][1] if isinstance(status, str) and status in STATUS_WORDS else _text(status)
+
+
 def quality(value: Any) -> str:
-    """A row's optional `quality` field (issue 20), whatever its shape: a short readable line."""
+    """A row's `quality` object as one short cell: the status word, then score and ratio when there are any.
+
+    {"status": "verified", "score": 0.874, "ratio": 0.998, ...} -> "Verified · 0.874 · 99.8% of ref."
+    Any other shape (a boards file from elsewhere) is shown as text.
+    """
     if value is None:
         return ""
-    if isinstance(value, dict):
-        return ", ".join(f"{k}: {v}" for k, v in sorted(value.items()) if not isinstance(v, (dict, list)))
+    if not isinstance(value, dict):
+        return _text(value)
+    parts = [quality_status(value.get("status"))] if value.get("status") is not None else []
+    if is_number(value.get("score")):
+        parts.append(f"{value['score']:.3f}")
+    if is_number(value.get("ratio")):
+        parts.append(f"{value['ratio'] * 100:.1f}% of ref.")
+    return " · ".join(parts)
+
+
+def quality_detail(value: Any) -> str:
+    """The whole `quality` object in words: the board cell's hover text and the recipe page's figure."""
+    if not isinstance(value, dict):
+        return "" if value is None else _text(value)
+    what = ", ".join(_text(value[k]) for k in ("task", "metric", "filter") if value.get(k) is not None)
+    figures = []
+    if value.get("score") is not None:
+        figures.append(f"score {num(value['score'], 4)}" + (f" on {num(value['n'], 0)} documents"
+                                                             if value.get("n") is not None else ""))
+    if value.get("reference") is not None:
+        figures.append(f"reference {num(value['reference'], 4)}")
+    if value.get("ratio") is not None:
+        figures.append(f"ratio {num(value['ratio'], 4)}")
+    status = value.get("status")
+    said = f"{quality_status(status)}: {quality_meaning(status)}" if status is not None else ""
+    return "; ".join(p for p in ((what + (": " if what and figures else "") + ", ".join(figures)), said) if p)
+
+
+def _text(value: Any) -> str:
     if isinstance(value, list):
-        return "; ".join(quality(v) for v in value)
+        return "; ".join(_text(v) for v in value)
     return str(value)
+
+
+# A run's headline keys (run schemas' `summary`) as a reader says them, with the decimals shown.
+HEADLINE_LABELS = {
+    "tokens_per_s_per_gpu": ("Tokens/s/GPU", 1), "final_loss": ("Final loss", 4),
+    "decode_tok_s": ("Decode tok/s", 2), "prefill_tok_s": ("Prefill tok/s", 2), "ttft_ms": ("TTFT ms", 2),
+    "output_tok_s": ("Output tok/s, all streams", 2), "tpot_ms": ("Time per output token ms", 2),
+}
+
+
+def headline(value: Any) -> str:
+    """A run's headline {key: figure} in words: {"decode_tok_s": 41.72} -> "Decode tok/s 41.72"."""
+    if not isinstance(value, dict):
+        return "" if value is None else _text(value)
+    parts = []
+    order = {key: i for i, key in enumerate(HEADLINE_LABELS)}  # the labels' order, then unknown keys by name
+    for key, figure in sorted(value.items(), key=lambda kv: (order.get(str(kv[0]), len(order)), str(kv[0]))):
+        label, decimals = HEADLINE_LABELS.get(str(key), (str(key).replace("_", " "), 2))
+        parts.append(f"{label} {num(figure, decimals)}")
+    return "; ".join(parts)
 
 
 # --------------------------------------------------------------------------- loss chart (inline SVG)
