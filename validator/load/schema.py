@@ -138,6 +138,27 @@ def subschema_properties(kind: str, path: Sequence[str | int]) -> list[str]:
 
 
 def _properties_at(validator: Any, kind: str, path: tuple[str | int, ...]) -> set[str]:
+    node = _node_at(kind, path)
+    return set(node.get("properties", {})) if isinstance(node, dict) else set()
+
+
+def types_at(kind: str, path: Sequence[str | int]) -> set[str]:
+    """The JSON types the schema of `kind` declares at a JSON path (empty where it says none or the
+    path is not in it): ORV119 words its hint by them (quote a text, write false for a boolean)."""
+    if kind not in SCHEMA_FILES:
+        return set()
+    node = _node_at(kind, tuple(path))
+    if not isinstance(node, dict):
+        return set()
+    found = node.get("type")
+    types = {found} if isinstance(found, str) else set(found or ())
+    for branch in (*node.get("anyOf", ()), *node.get("oneOf", ())):
+        if isinstance(branch, dict) and isinstance(branch.get("type"), str):
+            types.add(branch["type"])
+    return types
+
+
+def _node_at(kind: str, path: tuple[str | int, ...]) -> Any:
     schema = _raw_schemas()[SCHEMA_FILES[kind]]
     resolver = _registry().resolver(base_uri=schema["$id"])
     node: Any = schema
@@ -149,7 +170,7 @@ def _properties_at(validator: Any, kind: str, path: tuple[str | int, ...]) -> se
         if part is None:
             break
         if not isinstance(node, dict):
-            return set()
+            return None
         if isinstance(part, int):
             node = node.get("items", {})
         elif part in node.get("properties", {}):
@@ -157,8 +178,8 @@ def _properties_at(validator: Any, kind: str, path: tuple[str | int, ...]) -> se
         elif isinstance(node.get("additionalProperties"), dict):
             node = node["additionalProperties"]
         else:
-            return set()
-    return set(node.get("properties", {})) if isinstance(node, dict) else set()
+            return None
+    return node
 
 
 @functools.lru_cache(maxsize=None)
