@@ -246,6 +246,10 @@ _SLUG_HINTS = {
     "^sha256:[0-9a-f]{64}$": "write `sha256:` and the 64 lower-case hex digits that `orv add-run` printed",
     "^[0-9a-f]{64}$": "write the 64 lower-case hex digits of the SHA-256 (`sha256sum FILE`)",
     "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$": "write the date as \"YYYY-MM-DD\", e.g. \"2026-10-18\"",
+    "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([T ]([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\\.[0-9]+)?)?"
+    "(Z|[+-]([01][0-9]|2[0-3])(:?[0-5][0-9])?)?)?$":
+        "write an RFC 3339 time, e.g. \"2026-10-18T14:05:09Z\" (month 01-12, day 01-31, hour 00-23, minute and "
+        "second 00-59, zone Z or ±HH:MM)",
 }
 
 
