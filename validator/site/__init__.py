@@ -9,7 +9,6 @@ registry. docs/site.md describes the pages.
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -17,9 +16,9 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 
 import jinja2
 
+from validator.load import schema as schemas
 from validator.site import format as fmt
 
-SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")  # a recipe id (boards schema: slug), safe as a file name
 MARKER = ".orv-site"  # names a folder orv site wrote, so it may replace it, and only such a folder
 LATEST_PER_PAGE = 500  # rows of the "Latest recipes" list per page (~0.5 KB each)
 CARDS_PER_PAGE = 200  # model cards per page (~2 KB each)
@@ -299,35 +298,13 @@ def write_site(directory: str, files: Mapping[str, bytes]) -> None:
 
 
 def boards_problem(boards: Any) -> Optional[str]:
-    """Why `boards` cannot be rendered, or None: the shape the pages index into (rows are objects
-    with a string id). Not a full schema check — `orv boards` validates what it writes, and the
-    schema's uniqueItems make that minutes at 10,000 recipes; any other odd value renders as text."""
-    if not isinstance(boards, dict):
-        return "the top level is not a JSON object"
-    tables = boards.get("boards", {})
-    if not isinstance(tables, dict):
-        return "`boards` is not an object"
-    lists = [(f"boards/{name}", tables.get(name), "recipe") for name in ("training", "measured", "claimed")]
-    lists += [("models", boards.get("models"), "model"), ("runs", boards.get("runs"), "content_hash")]
-    for where, rows, key in lists:
-        if rows is None:
-            continue
-        if not isinstance(rows, list):
-            return f"`{where}` is not a list"
-        for n, row in enumerate(rows):
-            if not isinstance(row, dict) or not isinstance(row.get(key), str) or not row[key]:
-                return f"`{where}/{n}` is not an object with a `{key}` string"
-            if key == "recipe" and not SLUG.fullmatch(row[key]):  # it names a file of the site
-                return f"`{where}/{n}/recipe` is not a recipe id (lower-case letters, digits, hyphens)"
-            if where == "models" and not all(isinstance(g, dict) and isinstance(g.get("gpu"), str)
-                                             for g in row.get("gpus") or []):
-                return f"`models/{n}/gpus` has an entry without a `gpu` string"
-            if where == "runs" and not isinstance(row.get("recipes") or [], list):
-                return f"`runs/{n}/recipes` is not a list"
-    for name in ("meta", "wanted"):
-        if boards.get(name) is not None and not isinstance(boards[name], dict):
-            return f"`{name}` is not an object"
-    return None
+    """Why `boards` cannot be rendered, or None: it must be what `orv boards` writes, checked with the
+    same schema (schema/boards.schema.json, compiled by jsonschema-rs) — not a hand-kept subset of it."""
+    found = schemas.first_error("boards", boards)
+    if found is None:
+        return None
+    path, message = found
+    return f"`{'/'.join(map(str, path)) or '(document)'}`: {message} (schema/boards.schema.json)"
 
 
 class SiteError(Exception):
