@@ -12,7 +12,7 @@ import os
 import shutil
 import tempfile
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 import jinja2
 
@@ -90,8 +90,14 @@ def _chunks(rows: Sequence[Any], size: int) -> list[Sequence[Any]]:
     return [rows[i:i + size] for i in range(0, len(rows), size)] or [rows[:0]]
 
 
-def render_site(boards: Mapping[str, Any], context: SiteContext = SiteContext()) -> dict[str, bytes]:
-    """Every page of the site, keyed by its path relative to the site root; deterministic."""
+# How often rendering reports progress (validator/progress.py ends the line at the total).
+PROGRESS_STEP = 50
+
+
+def render_site(boards: Mapping[str, Any], context: SiteContext = SiteContext(),
+                progress: Optional[Callable[[int, int], None]] = None) -> dict[str, bytes]:
+    """Every page of the site, keyed by its path relative to the site root; deterministic.
+    `progress(done, total)` is told as the recipe pages (the bulk of the work) are rendered."""
     meta = boards.get("meta") or {}
     tables = boards.get("boards") or {}
     training: list[dict[str, Any]] = list(tables.get("training") or [])
@@ -190,8 +196,12 @@ def render_site(boards: Mapping[str, Any], context: SiteContext = SiteContext())
     for run in runs:
         for rid in run.get("recipes") or []:
             runs_of.setdefault(str(rid), []).append(run)
+    total, done = len(training) + len(measured) + len(claimed), 0
     for kind, rows in (("training", training), ("inference", measured + claimed)):
         for row in rows:
+            done += 1
+            if progress and (done % PROGRESS_STEP == 0 or done == total):
+                progress(done, total)
             path = f"recipe/{kind}/{row['recipe']}.html"
             if path in files:
                 continue
