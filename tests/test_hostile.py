@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import time
+import json
 from pathlib import Path
 
 import pytest
@@ -129,10 +130,16 @@ def test_case_insensitive_path_collision(reg: Path) -> None:
 def test_control_characters_in_a_file_name(reg: Path, capsys: pytest.CaptureFixture[str]) -> None:
     put(reg, f"{RECIPE_DIR}/evil\x1b[31m\nname.yaml", recipe_text("evil").encode())
     got = findings(reg)
-    assert ("ORV118", f"{RECIPE_DIR}/evil\\x1b[31m\\nname.yaml") in got
-    main(["check", "--root", str(reg), "--format", "github"])
-    out = capsys.readouterr().out
-    assert "\x1b" not in out  # nothing a file name holds reaches the terminal or the workflow log raw
+    # the location names the file (escaping is for display, issue 36); its message shows the name escaped
+    assert ("ORV118", f"{RECIPE_DIR}/evil\x1b[31m\nname.yaml") in got
+    for fmt in ("github", "text"):
+        main(["check", "--root", str(reg), "--format", fmt])
+        out = capsys.readouterr().out
+        assert "\x1b" not in out  # nothing a file name holds reaches the terminal or the workflow log raw
+        assert "evil\\x1b[31m\\nname.yaml" in out
+    main(["check", "--root", str(reg), "--format", "json"])
+    located = [f["path"] for f in json.loads(capsys.readouterr().out)["findings"] if f["code"] == "ORV118"]
+    assert located == [f"{RECIPE_DIR}/evil\x1b[31m\nname.yaml"]
 
 
 # --------------------------------------------------------------------------- fuzzing

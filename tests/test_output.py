@@ -167,3 +167,51 @@ def test_no_hint_on_this_repository_invents_a_version(repo_json: list[dict[str, 
         text = (REPO / str(finding["path"])).read_text(encoding="utf-8", errors="replace")
         for version in VERSION.findall(str(finding["hint"])):
             assert version in text, (finding["code"], finding["hint"])
+
+
+# --------------------------------------------------------------------------- exactness debts (issue 36)
+
+
+def test_the_text_reporter_is_linear_in_the_findings() -> None:
+    """5,000 collapsed and shown findings: each finding is hashed a bounded number of times (main rebuilt the
+    set of collapsed findings for every finding: n x m hashes, 2.0 s)."""
+    from dataclasses import dataclass
+
+    from validator.diagnostics import Diagnostic, Result, Severity
+    from validator.report.text import TextOptions, render_with
+
+    hashes = Counter[str]()
+
+    @dataclass(frozen=True, eq=True)
+    class Counted(Diagnostic):
+        def __hash__(self) -> int:
+            hashes["n"] += 1
+            return hash((self.code, self.path, self.line))
+
+    n = 5000
+    legacy = frozenset(f"recipes/inference/m/legacy-{i}.yaml" for i in range(n // 2))
+    diagnostics = tuple(Counted("ORV408", Severity.WARNING,
+                                f"recipes/inference/m/{'legacy' if i % 2 else 'new'}-{i // 2}.yaml", 1, 1, "m")
+                        for i in range(n))
+    out = render_with(Result(diagnostics, files_checked=n), TextOptions(collapse=True, legacy=legacy))
+    assert "2500 finding(s) on legacy-imported entries" in out
+    assert hashes["n"] <= 3 * n
+
+
+def test_orv118_locates_the_real_file_and_escapes_only_for_display(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    root = make_registry(tmp_path / "registry")
+    folder = root / "recipes" / "inference" / "qwen3.8-27b"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "has space é.yaml").write_text("id: x\n", encoding="utf-8")
+    rel = "recipes/inference/qwen3.8-27b/has space é.yaml"
+    main(["check", "--root", str(root), "--no-cache", "--format", "json"])
+    located = {f["path"] for f in json.loads(capsys.readouterr().out)["findings"] if f["code"] == "ORV118"}
+    assert located == {rel}
+    main(["check", "--root", str(root), "--no-cache", "--format", "github"])
+    annotations = [line for line in capsys.readouterr().out.splitlines() if "title=ORV118" in line]
+    assert annotations and all(f"file={rel.replace(':', '%3A')}," in line for line in annotations)
+    main(["check", "--root", str(root), "--no-cache", "--format", "sarif"])
+    uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            for r in json.loads(capsys.readouterr().out)["runs"][0]["results"] if r["ruleId"] == "ORV118"}
+    assert uris == {"recipes/inference/qwen3.8-27b/has%20space%20%C3%A9.yaml"}

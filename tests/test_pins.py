@@ -14,7 +14,8 @@ from validator.checks.pinning import CODE_BY_KIND, codes_by_kind
 from validator.engine import Config, run
 from validator.models import Component, Patch, Tool
 from validator.pins import (FLOATING_WORDS, _image_repository, commit_kind, commit_problem, component_problems,
-                            floating_word, image_problem, is_pinned, tool_problems, version_problem)
+                            floating_word, image_problem, is_pep440, is_pinned, is_semver, tool_problems,
+                            version_problem)
 
 SHA40 = "1fe3a15714c2d7e8f0b9a6c3d5e7f9a1b3c5d7e9"
 DIGEST = "a" * 64
@@ -198,3 +199,74 @@ def test_legacy_grace_is_only_for_a_missing_pin(tmp_path: Path) -> None:
     assert [(d.code, d.severity.value) for d in result.diagnostics] == [("ORV408", "warning")]
     assert result.exit_code == 0
     assert "stack not stated by the source" in result.diagnostics[0].message
+
+
+# --------------------------------------------------------------------------- the standards' own examples (issue 36)
+
+# PEP 440, "Normalization": every spelling it lists normalises to one release, so each is exact.
+PEP440_NORMALISED = ["1.1RC1", "00", "09000", "1.0+foo0100", "1.1.a1", "1.1-a1", "1.1_a1", "1.0a.1", "1.1alpha1",
+                     "1.1beta2", "1.1c3", "1.1pre1", "1.1preview1", "1.2a", "1.2.post2", "1.2-post2", "1.2_post2",
+                     "1.2post2", "1.0-r4", "1.0-rev4", "1.2.post", "1.0-1", "1.2-dev2", "1.2dev2", "1.2.dev",
+                     "1.0+ubuntu-1", "v1.0", "1!2.0", "0.26.1rc1.dev1024+g1fe3a1571"]
+PEP440_INVALID = ["1.0-", "1.0.*", "1.0rc1rc2rc3", "1..0", "a1.0", "1.0+", "1.0+local+other", " 1.0", "1.0\n", ""]
+# semver.org's expression, with the examples of the specification and of its published test list.
+SEMVER_VALID = ["0.0.4", "1.2.3", "10.20.30", "1.1.2-prerelease+meta", "1.0.0-alpha", "1.0.0-alpha.1",
+                "1.0.0-0.3.7", "1.0.0-x.7.z.92", "1.0.0-x-y-z.--", "1.0.0-alpha+001", "1.0.0+20130313144700",
+                "1.0.0-beta+exp.sha.5114f85", "1.0.0+21AF26D3----117B344092BD", "1.0.0-alpha.beta",
+                "1.0.0-beta.11", "1.0.0-rc.1", "1.2.3-x.7.z.92", "2.0.0-rc.1+build.123", "1.2.3----RC-SNAPSHOT.12.9.1--.12+788"]
+SEMVER_INVALID = ["1", "1.2", "1.2.3-0123", "1.2.3-0123.0123", "1.1.2+.123", "+invalid", "-invalid", "alpha",
+                  "1.0.0-alpha_beta", "1.0.0-alpha..1", "01.1.1", "1.01.1", "1.1.01", "1.2.3.DEV", "1.2-SNAPSHOT",
+                  "9.8.7+meta+meta", "9.8.7-whatever+meta+meta", "1.2.3\n", "１.2.3"]
+# Neither grammar: each is a finding that names both.
+NEITHER = ["1.2-SNAPSHOT", "9.8.7+meta+meta", "1.0rc1rc2rc3", "1.0.0-alpha..1", "1.2.3.4-x.y"]
+
+
+@pytest.mark.parametrize("version", PEP440_NORMALISED)
+def test_pep440_normalisation_examples_are_exact(version: str) -> None:
+    assert is_pep440(version) and version_problem(version) is None
+
+
+@pytest.mark.parametrize("version", PEP440_INVALID)
+def test_pep440_invalid_examples_are_not(version: str) -> None:
+    assert not is_pep440(version)
+
+
+@pytest.mark.parametrize("version", SEMVER_VALID)
+def test_semver_examples_are_exact(version: str) -> None:
+    assert is_semver(version) and version_problem(version) is None
+
+
+@pytest.mark.parametrize("version", SEMVER_INVALID)
+def test_semver_invalid_examples_are_not(version: str) -> None:
+    assert not is_semver(version)
+
+
+@pytest.mark.parametrize("version", NEITHER)
+def test_a_version_neither_grammar_reads_names_both(version: str) -> None:
+    problem = version_problem(version)
+    assert problem is not None and problem[0] in ("inexact", "range")
+    assert "PEP 440" in problem[1] and "SemVer 2.0.0" in problem[1]
+
+
+def test_the_issue_rows_generic_components() -> None:
+    """`kernels: {name: flashinfer, version: ...}`: free-form suffixes are refused, real SemVer is exact."""
+    for version in ("1.0-dev-dev-dev", "1.0rc1rc2rc3"):
+        assert not is_pinned(Component(name="flashinfer", version=version))
+    assert is_pinned(Component(name="flashinfer", version="1.2.3-x.7.z.92"))
+    assert not is_pinned(Component(name="flashinfer", version="v0.5.21-nightly"))  # a channel, not a stage
+
+
+def test_every_pin_in_the_registry_is_still_exact() -> None:
+    """The registry's own pins, unchanged, pass the standards' rule (no loosening to make them pass)."""
+    import yaml
+
+    root = Path(__file__).resolve().parent.parent
+    seen = 0
+    for path in sorted((root / "recipes").rglob("*.yaml")):
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        for name, component in (data.get("software") or {}).items():
+            if isinstance(component, dict) and isinstance(component.get("version"), str):
+                seen += 1
+                problem = version_problem(component["version"], component.get("name"))
+                assert problem is None, (path.name, name, component["version"], problem)
+    assert seen > 10

@@ -251,18 +251,34 @@ def test_odd_values_render_as_text_and_never_raise() -> None:
     assert rendered > 200
 
 
-def test_the_shape_check_names_what_is_wrong() -> None:
+def test_the_boards_schema_names_what_is_wrong() -> None:
+    """orv site checks boards.json with the schema orv boards writes against (issue 36): an unknown key in
+    `meta` is refused, as is everything the old hand-written subset caught."""
     good = load(LANDED_BOARDS)
     assert boards_problem(good) is None
     for mutate, message in (
-        (lambda b: b["boards"]["training"][0].update(recipe="../../etc/evil"), "is not a recipe id"),
-        (lambda b: b["boards"].update(measured={}), "`boards/measured` is not a list"),
-        (lambda b: b["models"][0]["gpus"].append("h100"), "`models/0/gpus` has an entry without a `gpu` string"),
-        (lambda b: b["runs"][0].pop("content_hash"), "`runs/0` is not an object with a `content_hash` string"),
+        (lambda b: b["meta"].update(unknown_key=1), "`meta`: Additional properties are not allowed ('unknown_key'"),
+        (lambda b: b["boards"]["training"][0].update(recipe="../../etc/evil"), "`boards/training/0/recipe`: "),
+        (lambda b: b["boards"].update(measured={}), "`boards/measured`: {} is not of type \"array\""),
+        (lambda b: b["models"][0]["gpus"].append("h100"), "`models/0/gpus/"),
+        (lambda b: b["runs"][0].pop("content_hash"), "`runs/0`: \"content_hash\" is a required property"),
+        (lambda b: b["boards"]["training"][0].update(tok_s_per_gpu="fast"), "`boards/training/0/tok_s_per_gpu`"),
+        (lambda b: b.update(extra=[]), "`(document)`: Additional properties are not allowed"),
     ):
         bad = copy.deepcopy(good)
         mutate(bad)
-        assert message in (boards_problem(bad) or "")
+        problem = boards_problem(bad) or ""
+        assert message in problem and problem.endswith("(schema/boards.schema.json)"), problem
+
+
+def test_orv_site_refuses_a_boards_file_with_an_unknown_meta_key(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    bad = load(LANDED_BOARDS)
+    bad["meta"]["unknown_key"] = 1
+    path = tmp_path / "boards.json"
+    path.write_text(json.dumps(bad), encoding="utf-8")
+    assert main(["site", str(tmp_path / "site"), "--boards", str(path)]) == 2
+    assert "unknown_key" in capsys.readouterr().err and not (tmp_path / "site").exists()
 
 
 def test_write_site_replaces_its_own_folder_and_refuses_others(tmp_path: Path) -> None:
@@ -293,7 +309,7 @@ def test_cli_reports_an_unreadable_boards_file_without_a_traceback(tmp_path: Pat
     wrong.write_text(json.dumps(broken))
     assert main(["site", str(tmp_path / "out"), "--boards", str(wrong)]) == 2
     err = capsys.readouterr().err
-    assert "is not a boards document this orv can render (`boards/training/0/recipe` is not a recipe id" in err
+    assert "is not a boards document this orv can render (`boards/training/0/recipe`: \"../escape\" does not match" in err
     assert "Traceback" not in err and not (tmp_path / "out").exists()
     (tmp_path / "taken").mkdir()
     (tmp_path / "taken" / "notes.txt").write_text("x")

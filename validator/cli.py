@@ -104,9 +104,10 @@ def check_cmd(paths: tuple[str, ...], base: str | None, fmt: str | None, waive: 
         raise click.UsageError("--boards checks main's boards file; a pull request (--base) never changes it")
     root = os.path.abspath(root) if root else find_root(paths[0] if paths else ".")
     rel_paths = tuple(_relative(root, p) for p in paths)
-    evaluation = evaluate(Config(root=root, paths=tuple(p for p in rel_paths if p), base=base,
-                                 waive=tuple(w.upper() for w in waive), skip_boards=not with_boards,
-                                 jobs=jobs or default_jobs(), progress=_progress_printer(), cache=cache))
+    with _progress("orv check: loading", quiet, fmt) as show:
+        evaluation = evaluate(Config(root=root, paths=tuple(p for p in rel_paths if p), base=base,
+                                     waive=tuple(w.upper() for w in waive), skip_boards=not with_boards,
+                                     jobs=jobs or default_jobs(), progress=show, cache=cache))
     _report(evaluation, fmt, summary_file, outputs_file, least, quiet, statistics, show_all, color_choice)
 
 
@@ -170,7 +171,8 @@ def _check_shard(spec: str, partial_out: str | None, root: str | None, jobs: int
         raise click.UsageError(f"--partial-out {partial_out or out}: inside the registry's {inside.split('/')[0]}/ "
                                "folder, it would become part of the tree being checked; write it elsewhere")
     try:
-        written = check_shard(root, shard, out, jobs or default_jobs(), _progress_printer())
+        with _progress(f"orv check --shard {shard}: loading") as show:
+            written = check_shard(root, shard, out, jobs or default_jobs(), show)
     except OSError as exc:
         raise click.UsageError(f"--partial-out {out}: cannot write: {exc.strerror}") from None
     click.echo(f"orv: shard {shard}: {written.files:,} recipe and run files loaded, {written.findings:,} finding(s) "
@@ -200,7 +202,8 @@ def merge_results_cmd(partials: tuple[str, ...], fmt: str | None, waive: tuple[s
     from validator.shard import merge
 
     root = os.path.abspath(root) if root else find_root(".")
-    loaded = merge(root, partials)
+    with _progress("orv merge-results: reading partials", quiet, fmt) as show:
+        loaded = merge(root, partials, show)
     evaluation = evaluate_loaded(Config(root=root, waive=tuple(w.upper() for w in waive),
                                         skip_boards=not with_boards), loaded)
     _report(evaluation, fmt, summary_file, outputs_file, least, quiet, statistics, show_all, color_choice)
@@ -223,18 +226,12 @@ def _append(path: str, text: str) -> None:
         fh.write(text)
 
 
-def _progress_printer():  # type: ignore[no-untyped-def]
-    """A progress line on stderr, only when a person is watching a terminal."""
-    if not sys.stderr.isatty() or os.environ.get("CI"):
-        return None
+def _progress(label: str, quiet: bool = False, fmt: str | None = None) -> Any:
+    """The one progress line (validator/progress.py): stderr, a terminal only, never under CI, --quiet or a
+    machine format; a context manager that ends the line before anything else is printed."""
+    from validator.progress import progress
 
-    def show(done: int, total: int) -> None:
-        end = "\n" if done >= total else ""
-        click.echo(f"\rorv: loaded {done:,}/{total:,} files", err=True, nl=False)
-        if end:
-            click.echo("", err=True)
-
-    return show
+    return progress(label, quiet=quiet, machine=(fmt or _default_format()) != "text")
 
 
 def _relative(root: str, path: str) -> str:
@@ -547,7 +544,8 @@ def boards_cmd(check_only: bool, root: str | None, jobs: int | None, cache: bool
 
     root = os.path.abspath(root) if root else find_root(".")
     # the same loading as `orv check`, and of the registry checks only those a tier reads (physics)
-    analysis = analyse(root, jobs=jobs or default_jobs(), cache=cache, for_tiers=True)
+    with _progress("orv boards: loading") as show:
+        analysis = analyse(root, jobs=jobs or default_jobs(), cache=cache, for_tiers=True, progress=show)
     try:
         fresh = {BOARDS_PATH: regenerate(analysis), KEYS_PATH: fresh_keys(analysis.snapshot)}
     except HistoryError as exc:
@@ -629,7 +627,8 @@ def site_cmd(directory: str, boards_file: str | None, root: str | None, repo_url
     context = collect_context(os.path.abspath(root), boards) if root else SiteContext()
     meta = boards.get("meta") or {}
     context = dataclasses.replace(context, file_base=file_base(directory, root, repo_url, meta.get("source_commit")))
-    files = render_site(boards, context)
+    with _progress("orv site: rendering recipe pages") as show:
+        files = render_site(boards, context, show)
     try:
         write_site(directory, files)
     except (SiteError, OSError) as exc:
@@ -654,7 +653,9 @@ def wanted_cmd(kind: str | None, fmt: str, root: str | None) -> None:
     from validator.report import wanted
 
     root = os.path.abspath(root) if root else find_root(".")
-    click.echo(wanted.render(wanted.document_for(analyse(root)), kind, fmt), nl=False)
+    with _progress("orv wanted: loading", fmt=fmt) as show:
+        document = wanted.document_for(analyse(root, progress=show))
+    click.echo(wanted.render(document, kind, fmt), nl=False)
 
 
 @cli.group("import")

@@ -16,6 +16,15 @@ class Severity(str, enum.Enum):
         return {"error": 0, "warning": 1, "notice": 2}[self.value]
 
 
+def printable(text: str) -> str:
+    """`text` for a terminal or a log: every character that is not printable (controls, line breaks,
+    escape sequences) written as its Python escape (`\\x1b`, `\\n`); the rest, non-ASCII letters
+    included, as it is. For display only: a finding's `path` stays the file's real name."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
+
+
 @dataclass(frozen=True, order=False)
 class Diagnostic:
     """One finding. `path` is repository-relative with forward slashes; line/col are 1-based."""

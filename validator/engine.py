@@ -8,6 +8,7 @@ tree with the merge base's findings subtracted). `analyse` is what `orv boards` 
 from __future__ import annotations
 
 import os
+from typing import Callable
 
 from validator.checks import Keep, by_scope
 from validator.checks.collect import Collector
@@ -48,12 +49,14 @@ def find_root(start: str) -> str:
         here = parent
 
 
-def analyse(root: str, jobs: int = 1, cache: bool = False, for_tiers: bool = False) -> Analysis:
+def analyse(root: str, jobs: int = 1, cache: bool = False, for_tiers: bool = False,
+            progress: Callable[[int, int], None] | None = None) -> Analysis:
     """Load the registry and run its checks once (no PR or boards scope). `for_tiers`: only the
     checks a tier reads (tiers.tier_reads), what `orv boards` needs; `orv check` reports the others
-    (and results loaded so are not cached: the cache holds complete results only)."""
+    (and results loaded so are not cached: the cache holds complete results only). `progress(done,
+    total)` is told as files load."""
     out = Collector()
-    snapshot = _check_everything(root, out, jobs, cache, keep=tier_reads if for_tiers else None)
+    snapshot = _check_everything(root, out, jobs, cache, keep=tier_reads if for_tiers else None, progress=progress)
     return Analysis(snapshot, tuple(out.diagnostics))
 
 
@@ -110,13 +113,13 @@ def _conclude(config: Config, snapshot: Snapshot, out: Collector) -> Evaluation:
 
 
 def _check_everything(root: str, out: Collector, jobs: int, cache: bool, config: Config | None = None,
-                      keep: Keep | None = None) -> Snapshot:
+                      keep: Keep | None = None, progress: Callable[[int, int], None] | None = None) -> Snapshot:
     """Every file of the tree, checked; with the cache, each committed file's relation keys are
     remembered for later pull-request checks (validator/pr/neighbourhood.py). The keys are computed
     where each file loads when something will read them: the cache's index, or `orv boards`
     (`keep`, the tier checks), which publishes them in boards/keys.json."""
     store = open_store(root) if cache else Store()
-    snapshot, loaded = check_tree(root, out, jobs, config.progress if config else None, store, keep,
+    snapshot, loaded = check_tree(root, out, jobs, config.progress if config else progress, store, keep,
                                   keys=cache or keep is not None)
     if cache:
         index_keys(store, loaded.blobs, loaded.results)

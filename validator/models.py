@@ -19,14 +19,15 @@ from pydantic import (
     model_validator,
 )
 
+from validator.dates import DATE_PATTERN, TIMESTAMP_PATTERN
+
 # The engine validates with these models first (pydantic-core is compiled: ~50x faster than
 # jsonschema) and runs jsonschema only on rejection, to word the finding. So every constraint here
 # must be at least as strict as the schema's; tests/test_schema_agreement.py proves that property.
 Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$", max_length=96)]
 CatalogId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+([.-][a-z0-9]+)*$", max_length=96)]
-DateStr = Annotated[str, StringConstraints(pattern=r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$")]
-Timestamp = Annotated[str, StringConstraints(
-    pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]+)?)?(Z|[+-][0-9]{2}(:?[0-9]{2})?)?)?$")]
+DateStr = Annotated[str, StringConstraints(pattern=DATE_PATTERN)]
+Timestamp = Annotated[str, StringConstraints(pattern=TIMESTAMP_PATTERN)]
 Hex64 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 RunRef = Annotated[str, StringConstraints(pattern=r"^sha256:[0-9a-f]{64}$")]
 QuantId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+([._-][a-z0-9]+)*$", max_length=96)]

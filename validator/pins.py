@@ -18,14 +18,13 @@ from validator.models import Component, Tool
 
 FLOATING_WORDS = frozenset({"latest", "nightly", "main", "master", "head", "stable", "edge", "beta", "dev"})
 
-# An exact release: PEP 440 (0.30.0, 0.26.1rc1.dev1024+g1fe3a1571, 1.5.4.post1, 1.0-1) or SemVer
-# (v0.5.21, 1.2.3-rc.1+build.5). Local parts are allowed; ranges and wildcards are not.
-_EXACT = re.compile(
-    r"^v?\d+(\.\d+)*"
-    r"((a|b|c|rc|alpha|beta|pre|preview|post|dev)\.?\d*|[-.](alpha|beta|rc|pre|post|dev)(\.?\d+)?)*"
-    r"(-\d+)?"  # PEP 440 implicit post-release
-    r"(\+[0-9A-Za-z]+([._-][0-9A-Za-z]+)*)?$"
-)
+# SemVer 2.0.0's own regular expression (semver.org, FAQ "Is there a suggested regular expression
+# (RegEx) to check a SemVer string?"), numbered-group form; ASCII digits only, as the standard's BNF.
+SEMVER = re.compile(
+    r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
+    r"(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?"
+    r"(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$", re.ASCII)
+GRAMMARS = "PEP 440 (Python packaging) or SemVer 2.0.0 (semver.org)"
 _RANGE = re.compile(r"[<>=~^*|,]|\s-\s|(^|\.)x(\.|$)|\s")
 # setuptools-scm marks a build from a modified work tree with a date local part (.d20261015) or
 # "dirty"; such a build cannot be reproduced from its commit.
@@ -40,13 +39,40 @@ _EXACT_AFTER_EQ = re.compile(r"^==\s*(\S+)$")
 VERSION_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 
 
-def _pep440(version: str) -> bool:
-    """One exact PEP 440 version (what PyPI accepts), by packaging's own parser, not a copy of it."""
+def is_pep440(version: str) -> bool:
+    """One exact PEP 440 version (what PyPI accepts), by packaging's own parser, not a copy of it.
+
+    Every spelling PEP 440 normalises is one release (`1.0-1` is 1.0.post1, `v1.0c1` is 1.0rc1);
+    wildcards (`1.0.*`) and ranges do not parse. packaging strips surrounding whitespace, so text
+    with any is refused here first. A local part (`+g1fe3a1571`) is kept: setuptools-scm writes
+    the commit there, which names one build (a dirty one is refused before, ORV406).
+    """
+    if not version or any(ch.isspace() for ch in version):
+        return False
     try:
         Version(version)
     except InvalidVersion:
         return False
     return True
+
+
+# Words that name a channel, not a stage: a SemVer pre-release `-edge` or `-nightly` is a moving tag
+# (`beta`, `dev`, `alpha`, `rc` are stages of one release, as in PEP 440).
+CHANNEL_WORDS = FLOATING_WORDS - {"beta", "dev"}
+
+
+def is_semver(version: str) -> bool:
+    """SemVer 2.0.0 by its published expression; a leading `v` is the git-tag convention (v1.2.3).
+    A pre-release identifier that is a channel word (CHANNEL_WORDS) is a moving tag, not exact."""
+    m = SEMVER.fullmatch(version[1:] if version[:1] == "v" else version)
+    if not m:
+        return False
+    return not any(part.lower() in CHANNEL_WORDS for part in (m.group(4) or "").split("."))
+
+
+def exact_release(version: str) -> bool:
+    """One exact release by a standard that names it: PEP 440 or SemVer 2.0.0 (GRAMMARS)."""
+    return is_pep440(version) or is_semver(version)
 
 
 @dataclass(frozen=True)
@@ -67,9 +93,9 @@ RELEASE_SCHEMES = (
     ReleaseScheme("llama.cpp", frozenset({"llama.cpp", "llama-cpp", "llamacpp", "llama-server", "llama-bench",
                                           "ggml-org/llama.cpp"}),
                   "a build tag `b` + build number", "b6800", lambda v: bool(_LLAMA_CPP_TAG.match(v))),
-    ReleaseScheme("vLLM", frozenset({"vllm", "vllm-project/vllm"}), "a PEP 440 version", "0.11.0", _pep440),
+    ReleaseScheme("vLLM", frozenset({"vllm", "vllm-project/vllm"}), "a PEP 440 version", "0.11.0", is_pep440),
     ReleaseScheme("SGLang", frozenset({"sglang", "sgl-project/sglang"}), "a PEP 440 version", "0.5.1.post1",
-                  _pep440),
+                  is_pep440),
     ReleaseScheme("TensorRT-LLM", frozenset({"tensorrt-llm", "tensorrt_llm", "trtllm", "trt-llm",
                                              "nvidia/tensorrt-llm"}),
                   "x.y.z, optionally rcN, .postN or .devN", "1.2.0rc6", lambda v: bool(_TRT_LLM.match(v))),
@@ -95,7 +121,7 @@ def floating_word(text: str) -> Optional[str]:
     or `b` is part of the release number, not a branch.
     """
     for word in _WORDS.findall(text):
-        if _EXACT.match(word):
+        if exact_release(word):
             continue
         for token in _LETTER_RUNS.findall(word):
             if token.lower() in FLOATING_WORDS:
@@ -115,18 +141,19 @@ def version_problem(version: str, name: str | None = None) -> Optional[tuple[str
     if VERSION_DIGEST.match(version):
         return None
     if scheme is None:
-        if _EXACT.match(version):
+        if exact_release(version):
             return None
     elif scheme.matches(version):
         return None
     word = floating_word(version)
     if word:
         return ("floating", f"`{version}` names a moving target (`{word}`)")
+    tried = f" (tried {scheme.engine}'s scheme, {scheme.grammar})" if scheme else f" (tried {GRAMMARS})"
     if _RANGE.search(version):
-        return ("range", f"`{version}` is a range or free text, not one exact release")
+        return ("range", f"`{version}` is a range or free text, not one exact release{tried}")
     if scheme:
         return ("inexact", f"`{version}` is not a {scheme.engine} release ({scheme.grammar}, e.g. `{scheme.example}`)")
-    return ("inexact", f"`{version}` is not an exact release number")
+    return ("inexact", f"`{version}` is not an exact release number{tried}")
 
 
 def commit_problem(commit: str) -> Optional[str]:
@@ -178,7 +205,7 @@ def _version_hint(kind: str, version: str, name: str | None = None) -> str:
     if kind == "floating":
         return f"write the exact release you ran, {EXAMPLE_VERSION}, or add {EXAMPLE_COMMIT} ({_REV_PARSE})"
     exact = _EXACT_AFTER_EQ.match(version.strip())
-    if exact and _EXACT.match(exact.group(1)):
+    if exact and exact_release(exact.group(1)):
         return f"write the release alone: `version: \"{exact.group(1)}\"`"
     if HEX_COMMIT.match(version.lower()) and not version.isdigit():
         return f"this looks like a commit: write `commit: \"{version.lower()}\"` instead of `version:`"

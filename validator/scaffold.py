@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, NamedTuple, Optional
 
-from validator import pins, yamledit
+from validator import dates, pins, yamledit
 from validator.atomic import write_atomic
 from validator.storing import DATE_COMMENT, DEFAULT_DATE_COMMENT
 from validator.importers.common import (
@@ -270,10 +270,11 @@ def build(root: str, catalog: CatalogView, answers: Answers, today: datetime.dat
     software = {r: parse_component(r, spec) for r, spec in answers.components.items()}
     software = {role: software.pop(role), **software}
     measured = answers.measured or today.isoformat()
-    try:
-        datetime.date.fromisoformat(measured)
-    except ValueError:
-        raise ScaffoldError(f"--measured `{measured}` is not a date", "write YYYY-MM-DD") from None
+    # the rule `orv check` applies (ORV121): what orv new writes, orv check accepts
+    why = dates.problem(measured) if re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", measured) else \
+        f"`{measured}` is not a date"
+    if why:
+        raise ScaffoldError(f"--measured {why}", "write the day the benchmark ran, as YYYY-MM-DD (ORV121)")
     if not answers.author or not answers.author.strip():
         raise ScaffoldError("who measured it?", "pass --author NAME (a person or lab, shown on the boards)")
     doc: dict[str, Any] = {"id": "", "kind": kind, "model": model, "hardware": {"gpu": gpu, "count": count},

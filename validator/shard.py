@@ -258,7 +258,7 @@ def _is_file_result(value: Any) -> bool:
             and isinstance(value[1], list) and all(isinstance(d, Diagnostic) for d in value[1]))
 
 
-def merge(root: str, paths: Iterable[str]) -> Loaded:
+def merge(root: str, paths: Iterable[str], progress: Callable[[int, int], None] | None = None) -> Loaded:
     """Every shard's per-file results, with the catalog and file list as this checkout has them: what
     engine.evaluate_loaded checks as `orv check` would. Refuses (UsageError) anything but one
     complete set of shards written by this orv on this tree."""
@@ -271,8 +271,10 @@ def merge(root: str, paths: Iterable[str]) -> Loaded:
     for rel in loadable(root, loaded.files):
         expected[shard_of(rel, n)].add(rel)
     results: dict[str, FileResult] = {}
-    for partial in sorted(partials, key=lambda p: p.header["shard"]):
+    for done, partial in enumerate(sorted(partials, key=lambda p: p.header["shard"]), 1):
         part = read_results(partial)
+        if progress:
+            progress(done, len(partials))
         if set(part) != expected[partial.header["shard"]]:
             raise UsageError(f"{partial.path}: shard {partial.header['shard']}/{n} holds other files than this "
                              "checkout puts in it: run the shards and the merge on the same commit")

@@ -2,9 +2,10 @@
 
 Reading for checks stays on libyaml (validator/load/) for speed; this module is only for the
 few places orv changes a file a person wrote or will edit: `orv add-run --write-recipe`,
-`orv new`, `orv catalog add-model`. Every edit is verified before it is returned: the edited text
-is read back with the same YAML reader as `orv check` and must hold exactly the intended data, and
-lines the edit did not mean to touch are restored byte for byte (ruamel drops trailing spaces).
+`orv new`, `orv catalog add-model`. Every text goes out through validator/yamlwrite.py: read back
+with the same YAML reader as `orv check`, it must hold exactly the intended data, and a value that
+would not (`author: No`, `1:20`, a line separator) is double-quoted; lines the edit did not mean to
+touch are restored byte for byte (ruamel drops trailing spaces).
 """
 
 from __future__ import annotations
@@ -13,14 +14,14 @@ import difflib
 import io
 from typing import Any, Callable, Mapping
 
-import yaml
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError as RuamelError
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 from ruamel.yaml.util import load_yaml_guess_indent
 
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+from validator import yamlwrite
+from validator.errors import LoadError
 
 
 class EditError(ValueError):
@@ -100,40 +101,23 @@ def _restore_untouched(original: str, normalized: str, edited: str) -> str:
 def edit(text: str, change: Callable[[CommentedMap], None]) -> str:
     """Apply `change` to the round-trip document of `text`; the result is verified (module docstring)."""
     try:
-        before = yaml.load(text, Loader=_LOADER)
-    except yaml.YAMLError as exc:
-        raise EditError(f"not valid YAML: {str(exc).splitlines()[0]}") from None
+        before = yamlwrite.read_back(text)
+    except LoadError as exc:
+        raise EditError(f"not valid YAML: {exc.message}") from None
     data, y = load(text)
-    if _to_plain(data) != before:
+    if list(yamlwrite.differences(before, yamlwrite.plain_data(data))):
         # ruamel reads YAML 1.2, libyaml 1.1: a value such as `yes` or `0o10` means two things
         raise EditError("the file reads differently in YAML 1.1 and 1.2 (an unquoted yes/no/on/off or octal?); "
                         "quote such values, then retry")
     normalized = dump(data, y)
     change(data)
-    edited = _restore_untouched(text, normalized, dump(data, y))
+    # only what the edit wrote is restyled; the rest of the file keeps its own quoting
+    fresh = yamlwrite.new_paths(before, yamlwrite.plain_data(data))
     try:
-        actual = yaml.load(edited, Loader=_LOADER)
-    except yaml.YAMLError as exc:  # pragma: no cover - ruamel wrote YAML that libyaml cannot read
-        raise EditError(f"the edited file would not read back: {exc}") from None
-    if actual != _to_plain(data):
-        raise EditError("the edited file would not read back as intended")
-    return edited
-
-
-def _to_plain(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {k: _to_plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_to_plain(v) for v in value]
-    if isinstance(value, str):
-        return str(value)
-    if isinstance(value, bool) or value is None:
-        return value
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        return float(value)
-    return value
+        return yamlwrite.write(data, lambda d: _restore_untouched(text, normalized, dump(d, y)),
+                               where=lambda path: path in fresh)
+    except yamlwrite.WriteError as exc:  # pragma: no cover - an emitter bug, reported not written
+        raise EditError(f"the edited file would not read back as intended: {exc}") from None
 
 
 def append_to_list(data: CommentedMap, key: str, item: str) -> bool:
@@ -237,4 +221,5 @@ def new_document(values: Mapping[str, Any], comments: Mapping[str, str] | None =
     for key, comment in (comments or {}).items():
         if key in doc:
             doc.yaml_set_comment_before_after_key(key, before=comment)
-    return (header.rstrip("\n") + "\n" if header else "") + dump(doc)
+    head = header.rstrip("\n") + "\n" if header else ""
+    return yamlwrite.write(doc, lambda d: head + dump(d))

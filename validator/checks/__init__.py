@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Callable
 
 from validator.checks import (  # noqa: F401
+    calendar,
     convergence,
     duplicates,
     freshness,

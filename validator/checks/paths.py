@@ -6,7 +6,7 @@ import re
 from typing import Iterator
 
 from validator.checks.base import Finding, check
-from validator.diagnostics import Severity
+from validator.diagnostics import Severity, printable
 from validator.registry import Snapshot
 
 _PORTABLE_SEGMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -39,7 +39,6 @@ def unportable_name(snapshot: Snapshot) -> Iterator[Finding]:
     for rel in snapshot.files:
         bad = [segment for segment in rel.split("/") if not _PORTABLE_SEGMENT.match(segment)]
         if bad:
-            shown = bad[0].encode("unicode_escape").decode("ascii")
-            yield Finding(rel.encode("unicode_escape").decode("ascii"),
-                          f"name `{shown}` has characters outside A-Z a-z 0-9 . _ -",
+            # the location is the file's real name (reporters escape it for display, SARIF percent-encodes it)
+            yield Finding(rel, f"name `{printable(bad[0])}` has characters outside A-Z a-z 0-9 . _ -",
                           "rename it using lower-case letters, digits, '.', '_' and '-' only")

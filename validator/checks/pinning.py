@@ -195,9 +195,12 @@ def inexact_version(snapshot: Snapshot) -> Iterator[Finding]:
     local build is pinned by `commit: "<40-hex SHA>"` (with `repository:`), its patches under `patches:` with
     their sha256; explanations belong in `notes`.
 
-    Engines with a release scheme of their own are held to it (docs/versions.md): llama.cpp's
-    build tags (`b6800`), PEP 440 for vLLM and SGLang, `x.y.z[rcN]` for TensorRT-LLM. A
-    `version` that is an image digest (`sha256:<64 hex>`) is exact for any component.
+    Exact means one release by a standard that names it (docs/versions.md): PEP 440, as the
+    `packaging` library parses it (normalised spellings included, no wildcard, no whitespace), or
+    SemVer 2.0.0, by the regular expression semver.org publishes (optionally after a `v`); the
+    finding says which grammars were tried. Engines with a release scheme of their own are held to
+    it instead: llama.cpp's build tags (`b6800`), PEP 440 for vLLM and SGLang, `x.y.z[rcN]` for
+    TensorRT-LLM. A `version` that is an image digest (`sha256:<64 hex>`) is exact for any component.
     """
     return _only("ORV407", snapshot)
 

@@ -8,7 +8,8 @@ from typing import Iterator
 from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
 from validator.load.documents import parse_yaml, plain_scalars
-from validator.registry import Snapshot
+from validator.load.schema import types_at
+from validator.registry import Snapshot, classify
 
 _INT = "tag:yaml.org,2002:int"
 _FLOAT = "tag:yaml.org,2002:float"
@@ -59,6 +60,22 @@ def yaml11_reading(tag: str, raw: str) -> tuple[str, str, str] | None:
     return None
 
 
+_NON_TEXT = frozenset({"boolean", "integer", "number"})
+
+
+def _hint(kind: str | None, at: tuple[str | int, ...], raw: str, write: str) -> str:
+    """What to write, by the type the schema gives the field: a text field is quoted (`author: "No"`,
+    never `false`), a boolean or number field gets the value, a field of no known type both."""
+    types = types_at(kind, at) if kind and at else set()
+    key = str(at[-1]) if at and isinstance(at[-1], str) else "value"
+    quoted = f'`{key}: "{raw}"`' if key != "value" else f'"{raw}"'
+    if "string" in types and not types & _NON_TEXT:
+        return f"it is text here: quote it, {quoted}"
+    if types & _NON_TEXT:
+        return f"write {write}"
+    return f"write {write}, or quote it ({quoted}) if it is text"
+
+
 @check("ORV119", Severity.ERROR, "YAML 1.1 number or boolean", per_file=True)
 def yaml11_spelling(snapshot: Snapshot) -> Iterator[Finding]:
     """
@@ -70,7 +87,10 @@ def yaml11_spelling(snapshot: Snapshot) -> Iterator[Finding]:
     - `1:20` is sexagesimal 80 in YAML 1.1 and the text "1:20" in YAML 1.2 — write `80`;
     - `0b101` (binary 5), `0x1F` (hex 31) and `1_000` (digit separators) — write `5`, `31`, `1000`;
     - `yes`, `no`, `on`, `off` are true/false in YAML 1.1 and text in YAML 1.2 — write `true`
-      or `false`.
+      or `false` where the field is a boolean.
+
+    The hint follows the field's type in the schema: a text field (`author: No`, a name) is
+    quoted (`author: "No"`), never turned into `false`; a boolean or number field gets the value.
 
     Like ORV105 for versions, the finding says how each reads the value and what to write. A
     scalar spelled like a YAML 1.1 number with no digits (`0x_`, `0b_`) is reported here too:
@@ -87,9 +107,10 @@ def yaml11_spelling(snapshot: Snapshot) -> Iterator[Finding]:
                 continue
             orv, editors, write = reading
             field = ".".join(str(p) for p in at) or "(document)"
+            hint = _hint(classify(path), at, str(node.value), write)
             message = (f"`{field}: {node.value}` is a hexadecimal {orv}: YAML readers agree, but JSON, the "
                        "schemas and most people read numbers in decimal" if orv == editors else
                        f"`{field}: {node.value}` reads as {orv} in YAML 1.1 (orv) but as {editors} in "
                        "YAML 1.2 (editors and most tools)")
-            yield Finding(path, message, f"write {write}", at=at,
+            yield Finding(path, message, hint, at=at,
                           line=node.start_mark.line + 1, col=node.start_mark.column + 1)

@@ -5,26 +5,28 @@ caller decides the reading order), lists, strings, integers, floats, booleans an
 leaf mappings and short scalar lists are written in flow style (`{gpu: h100, count: 8}`), long
 text as a literal block. A string is written plain only if every YAML 1.1 and 1.2 reader reads it
 back as the same string; `0.30`, `18305948`, `2026-10-17`, `yes` and the like are quoted, so a
-version, a commit or a date never silently becomes a number, a boolean or a date.
+version, a commit or a date never silently becomes a number, a boolean or a date. The text goes
+out through validator/yamlwrite.py, which proves it reads back as the document.
 """
 
 from __future__ import annotations
 
-import json
+import copy
 import math
 import re
 from typing import Any, Mapping, Sequence
 
-import yaml
+from validator import yamlwrite
 
 WIDTH = 100
 # Pins are always quoted, so they read as text even to a reader who does not know YAML's number rules.
 QUOTED_KEYS = frozenset({"version", "commit", "image"})
 _PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/+-]*$")
 _PLAIN_WORDS = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/+-]*( [A-Za-z0-9][A-Za-z0-9._/+-]*)*$")
-# YAML 1.2 (ruamel) reads these as non-strings even where PyYAML (1.1) does not.
-_YAML12_SPECIAL = re.compile(r"^([-+]?(\.inf|\.Inf|\.INF)|\.nan|\.NaN|\.NAN|0o[0-7]+|0x[0-9a-fA-F]+"
-                             r"|[-+]?(\d[\d_]*)?\.?\d[\d_]*([eE][-+]?\d+)?)$")
+
+
+# Characters a block scalar cannot carry as written: every break but "\n", tabs, controls.
+_SPECIAL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
 
 
 class YamlOutError(ValueError):
@@ -32,7 +34,16 @@ class YamlOutError(ValueError):
 
 
 def dump(document: Mapping[str, Any]) -> str:
-    """The YAML text of a top-level mapping, ending in one newline."""
+    """The YAML text of a top-level mapping, ending in one newline, proven to read back as `document`
+    (validator/yamlwrite.py)."""
+    try:
+        # this emitter makes its own plain-or-quoted choice (`_string`, block text); the read-back decides the rest
+        return yamlwrite.write(copy.deepcopy(dict(document)), _emit, where=lambda _: False)
+    except yamlwrite.WriteError as exc:  # pragma: no cover - an emitter bug, reported not written
+        raise YamlOutError(str(exc)) from None
+
+
+def _emit(document: Mapping[str, Any]) -> str:
     if not document:
         return "{}\n"
     lines: list[str] = []
@@ -61,27 +72,15 @@ def scalar(value: Any, flow: bool = False) -> str:
 
 def _string(value: str, flow: bool) -> str:
     pattern = _PLAIN if flow else _PLAIN_WORDS
-    if pattern.match(value) and not _YAML12_SPECIAL.match(value) and _reads_back(value):
+    if not isinstance(value, yamlwrite.Quoted) and pattern.match(value) \
+            and yamlwrite.plain_ok(value):
         return value
-    return json.dumps(value, ensure_ascii=False)
-
-
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-def _reads_back(value: str) -> bool:
-    try:
-        loaded = yaml.load(value, Loader=_LOADER)  # noqa: S506 - a safe loader
-    except (yaml.YAMLError, ValueError, KeyError, OverflowError):
-        # PyYAML's YAML 1.1 int constructor raises ValueError on `0x_`, `0b_`, `+0b_` (resolved as
-        # int, no digits): such a string is quoted, like any other a reader would not take as text.
-        return False
-    return isinstance(loaded, str) and loaded == value
+    return yamlwrite.double_quoted(value)
 
 
 def _value(key: str, value: Any, flow: bool = False) -> str:
     if key in QUOTED_KEYS and isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
+        return yamlwrite.double_quoted(value)
     return scalar(value, flow)
 
 
@@ -167,7 +166,8 @@ def _text_block(head: str, value: str, indent: int, lines: list[str]) -> None:
     block (`|-`), else quoted: whichever reads back exactly."""
     pad = " " * (indent + 2)
     paragraphs = value.split("\n")
-    simple = (value == value.strip() and "  " not in value and not any(ch in value for ch in "\t\r")
+    special = isinstance(value, yamlwrite.Quoted) or bool(_SPECIAL.search(value))
+    simple = (not special and value == value.strip() and "  " not in value
               and all(p and p == p.strip() for p in paragraphs))
     if simple:
         lines.append(f"{head} >-")
@@ -176,9 +176,9 @@ def _text_block(head: str, value: str, indent: int, lines: list[str]) -> None:
                 lines.append("")
             lines.extend(pad + line for line in _wrap(paragraph, WIDTH - len(pad)))
         return
-    if value != value.strip() or any(ch in value for ch in "\t\r") or any(
+    if special or value != value.strip() or any(
             line != line.rstrip() or line.startswith(" ") for line in paragraphs):
-        lines.append(f"{head} {json.dumps(value, ensure_ascii=False)}")
+        lines.append(f"{head} {yamlwrite.double_quoted(value)}")
         return
     lines.append(f"{head} |-")
     lines.extend(f"{pad}{line}" if line else "" for line in paragraphs)

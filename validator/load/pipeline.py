@@ -391,6 +391,10 @@ def _load_entry(rel: str) -> FileResult:
                      len(run.raw), run.quality), out.diagnostics)
 
 
+# How often loading reports progress (validator/progress.py ends the line at the total, whatever it is).
+PROGRESS_STEP = 100
+
+
 def load_all(root: str, rels: list[str], catalog: Catalog, jobs: int,
              progress: Callable[[int, int], None] | None, keep: Keep | None = None,
              keys: bool = False) -> Iterator[FileResult]:
@@ -403,7 +407,7 @@ def load_all(root: str, rels: list[str], catalog: Catalog, jobs: int,
     if jobs <= 1 or total < POOL_MIN_FILES:
         results: Iterable[FileResult] = map(_load_one, rels)
         for done, item in enumerate(results, 1):
-            if progress and done % 500 == 0:
+            if progress and (done % PROGRESS_STEP == 0 or done == total):
                 progress(done, total)
             yield item
         return
@@ -419,7 +423,7 @@ def load_all(root: str, rels: list[str], catalog: Catalog, jobs: int,
     with ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker,
                              initargs=(root, catalog, keep, keys)) as pool:
         for done, item in enumerate(pool.map(_load_one, rels, chunksize=64), 1):
-            if progress and done % 500 == 0:
+            if progress and (done % PROGRESS_STEP == 0 or done == total):
                 progress(done, total)
             if done % 1000 == 0:
                 gc.freeze()

@@ -138,6 +138,27 @@ def subschema_properties(kind: str, path: Sequence[str | int]) -> list[str]:
 
 
 def _properties_at(validator: Any, kind: str, path: tuple[str | int, ...]) -> set[str]:
+    node = _node_at(kind, path)
+    return set(node.get("properties", {})) if isinstance(node, dict) else set()
+
+
+def types_at(kind: str, path: Sequence[str | int]) -> set[str]:
+    """The JSON types the schema of `kind` declares at a JSON path (empty where it says none or the
+    path is not in it): ORV119 words its hint by them (quote a text, write false for a boolean)."""
+    if kind not in SCHEMA_FILES:
+        return set()
+    node = _node_at(kind, tuple(path))
+    if not isinstance(node, dict):
+        return set()
+    found = node.get("type")
+    types = {found} if isinstance(found, str) else set(found or ())
+    for branch in (*node.get("anyOf", ()), *node.get("oneOf", ())):
+        if isinstance(branch, dict) and isinstance(branch.get("type"), str):
+            types.add(branch["type"])
+    return types
+
+
+def _node_at(kind: str, path: tuple[str | int, ...]) -> Any:
     schema = _raw_schemas()[SCHEMA_FILES[kind]]
     resolver = _registry().resolver(base_uri=schema["$id"])
     node: Any = schema
@@ -149,7 +170,7 @@ def _properties_at(validator: Any, kind: str, path: tuple[str | int, ...]) -> se
         if part is None:
             break
         if not isinstance(node, dict):
-            return set()
+            return None
         if isinstance(part, int):
             node = node.get("items", {})
         elif part in node.get("properties", {}):
@@ -157,8 +178,8 @@ def _properties_at(validator: Any, kind: str, path: tuple[str | int, ...]) -> se
         elif isinstance(node.get("additionalProperties"), dict):
             node = node["additionalProperties"]
         else:
-            return set()
-    return set(node.get("properties", {})) if isinstance(node, dict) else set()
+            return None
+    return node
 
 
 @functools.lru_cache(maxsize=None)
@@ -176,6 +197,19 @@ def is_valid(kind: str, data: Any) -> bool:
     document); only a False needs `validate` to word the findings. tests/test_fast_paths.py checks
     that it accepts nothing jsonschema rejects."""
     return bool(_compiled(kind).is_valid(data))
+
+
+def first_error(kind: str, data: Any) -> tuple[tuple[str | int, ...], str] | None:
+    """(JSON path, message) of the first schema error by jsonschema-rs, or None when `data` is valid.
+
+    For documents too large to word every error with jsonschema (a boards file of 10,000 recipes:
+    its uniqueItems alone take minutes there, ~26 ms here): `orv site` refuses such a file by it.
+    """
+    if _compiled(kind).is_valid(data):
+        return None
+    for error in _compiled(kind).iter_errors(data):
+        return tuple(error.instance_path), error.message
+    return None  # pragma: no cover - is_valid said there is an error
 
 
 # Where a recipe names a catalog entry, and the catalog file that defines it.
@@ -225,6 +259,10 @@ _SLUG_HINTS = {
     "^sha256:[0-9a-f]{64}$": "write `sha256:` and the 64 lower-case hex digits that `orv add-run` printed",
     "^[0-9a-f]{64}$": "write the 64 lower-case hex digits of the SHA-256 (`sha256sum FILE`)",
     "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$": "write the date as \"YYYY-MM-DD\", e.g. \"2026-10-18\"",
+    "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([T ]([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\\.[0-9]+)?)?"
+    "(Z|[+-]([01][0-9]|2[0-3])(:?[0-5][0-9])?)?)?$":
+        "write an RFC 3339 time, e.g. \"2026-10-18T14:05:09Z\" (month 01-12, day 01-31, hour 00-23, minute and "
+        "second 00-59, zone Z or ±HH:MM)",
 }
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from validator.diagnostics import Diagnostic, Result, Severity
+from validator.diagnostics import Diagnostic, Result, Severity, printable
 from validator.report.text import summary_line
 
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTICE: "notice"}
@@ -24,7 +24,9 @@ ANNOTATIONS_PER_LEVEL = 10
 
 
 def _annotation(d: Diagnostic) -> str:
-    props = (f"file={_escape_property(d.path)},line={d.line},col={d.col},"
+    # a name with control characters cannot be annotated exactly (GitHub unescapes only %, CR, LF, : and ,):
+    # it is shown escaped, never raw in the log
+    props = (f"file={_escape_property(printable(d.path))},line={d.line},col={d.col},"
              f"title={_escape_property(d.code)}")
     body = d.message + (f"\nhint: {d.hint}" if d.hint else "")
     return f"::{_LEVEL[d.severity]} {props}::{_escape_data(body)}"
@@ -56,7 +58,7 @@ def render(result: Result) -> str:
     if overflow:
         lines.append("orv: findings beyond the annotation limit:")
         for d in overflow:  # plain log lines: one line each, so no text can start a workflow command
-            lines.append(_one_line(f"{d.path}:{d.line}:{d.col}: {d.code} {d.severity.value}: {d.message}"
+            lines.append(_one_line(f"{printable(d.path)}:{d.line}:{d.col}: {d.code} {d.severity.value}: {d.message}"
                                    + (f" (hint: {d.hint})" if d.hint else "")))
     lines.extend(_one_line(f"orv: {note}") for note in result.notes)  # waivers, pre-existing findings
     lines.append(summary_line(result))

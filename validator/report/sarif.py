@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from urllib.parse import quote
 
 from validator import __version__
 from validator.checks import all_checks
@@ -28,7 +29,8 @@ def render(result: Result) -> str:
         "level": _LEVEL[d.severity],
         "message": {"text": d.message + (f" Hint: {d.hint}" if d.hint else "")},
         "locations": [{"physicalLocation": {
-            "artifactLocation": {"uri": d.path, "uriBaseId": "%SRCROOT%"},
+            # a URI reference (RFC 3986), as SARIF 2.1.0 §3.10 asks: spaces, non-ASCII and controls percent-encoded
+            "artifactLocation": {"uri": quote(d.path, safe="/"), "uriBaseId": "%SRCROOT%"},
             "region": {"startLine": d.line, "startColumn": d.col},
         }}],
     } for d in result.diagnostics]

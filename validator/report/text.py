@@ -8,7 +8,7 @@ from typing import Mapping
 
 import click
 
-from validator.diagnostics import Diagnostic, Result, Severity
+from validator.diagnostics import Diagnostic, Result, Severity, printable
 
 _COLOURS = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.NOTICE: "cyan"}
 
@@ -37,13 +37,15 @@ def render_with(result: Result, options: TextOptions) -> str:
     collapsed: list[Diagnostic] = []
     if options.collapse and not options.quiet:
         collapsed = [d for d in shown if d.severity is not Severity.ERROR and d.path in options.legacy]
-        shown = [d for d in shown if d not in set(collapsed)]
+        folded = set(collapsed)  # built once: linear in the findings
+        shown = [d for d in shown if d not in folded]
     lines: list[str] = []
     if options.statistics:
         lines.extend(_statistics(result.diagnostics, least, options))
     else:
         for d in shown:
-            lines.append(f"{d.path}:{d.line}:{d.col}: {d.code} {_severity(d.severity, options.color)}: {d.message}")
+            lines.append(f"{printable(d.path)}:{d.line}:{d.col}: {d.code} {_severity(d.severity, options.color)}: "
+                         f"{d.message}")
             if d.hint:
                 lines.append(f"    hint: {d.hint}")
         for code, severity, count in _by_code(collapsed):

@@ -14,10 +14,11 @@ import shutil
 import tempfile
 import urllib.parse
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 import jinja2
 
+from validator.load import schema as schemas
 from validator.site import format as fmt
 from validator.site.frontier_chart import frontier_chart
 
@@ -116,8 +117,14 @@ def _chunks(rows: Sequence[Any], size: int) -> list[Sequence[Any]]:
     return [rows[i:i + size] for i in range(0, len(rows), size)] or [rows[:0]]
 
 
-def render_site(boards: Mapping[str, Any], context: SiteContext = SiteContext()) -> dict[str, bytes]:
-    """Every page of the site, keyed by its path relative to the site root; deterministic."""
+# How often rendering reports progress (validator/progress.py ends the line at the total).
+PROGRESS_STEP = 50
+
+
+def render_site(boards: Mapping[str, Any], context: SiteContext = SiteContext(),
+                progress: Optional[Callable[[int, int], None]] = None) -> dict[str, bytes]:
+    """Every page of the site, keyed by its path relative to the site root; deterministic.
+    `progress(done, total)` is told as the recipe pages (the bulk of the work) are rendered."""
     meta = boards.get("meta") or {}
     tables = boards.get("boards") or {}
     training: list[dict[str, Any]] = list(tables.get("training") or [])
@@ -225,8 +232,12 @@ def render_site(boards: Mapping[str, Any], context: SiteContext = SiteContext())
     for run in runs:
         for rid in run.get("recipes") or []:
             runs_of.setdefault(str(rid), []).append(run)
+    total, done = len(training) + len(measured) + len(claimed), 0
     for kind, rows in (("training", training), ("inference", measured + claimed)):
         for row in rows:
+            done += 1
+            if progress and (done % PROGRESS_STEP == 0 or done == total):
+                progress(done, total)
             path = f"recipe/{kind}/{row['recipe']}.html"
             if path in files:
                 continue
@@ -333,35 +344,13 @@ def write_site(directory: str, files: Mapping[str, bytes]) -> None:
 
 
 def boards_problem(boards: Any) -> Optional[str]:
-    """Why `boards` cannot be rendered, or None: the shape the pages index into (rows are objects
-    with a string id). Not a full schema check — `orv boards` validates what it writes, and the
-    schema's uniqueItems make that minutes at 10,000 recipes; any other odd value renders as text."""
-    if not isinstance(boards, dict):
-        return "the top level is not a JSON object"
-    tables = boards.get("boards", {})
-    if not isinstance(tables, dict):
-        return "`boards` is not an object"
-    lists = [(f"boards/{name}", tables.get(name), "recipe") for name in ("training", "measured", "claimed")]
-    lists += [("models", boards.get("models"), "model"), ("runs", boards.get("runs"), "content_hash")]
-    for where, rows, key in lists:
-        if rows is None:
-            continue
-        if not isinstance(rows, list):
-            return f"`{where}` is not a list"
-        for n, row in enumerate(rows):
-            if not isinstance(row, dict) or not isinstance(row.get(key), str) or not row[key]:
-                return f"`{where}/{n}` is not an object with a `{key}` string"
-            if key == "recipe" and not SLUG.fullmatch(row[key]):  # it names a file of the site
-                return f"`{where}/{n}/recipe` is not a recipe id (lower-case letters, digits, hyphens)"
-            if where == "models" and not all(isinstance(g, dict) and isinstance(g.get("gpu"), str)
-                                             for g in row.get("gpus") or []):
-                return f"`models/{n}/gpus` has an entry without a `gpu` string"
-            if where == "runs" and not isinstance(row.get("recipes") or [], list):
-                return f"`runs/{n}/recipes` is not a list"
-    for name in ("meta", "wanted"):
-        if boards.get(name) is not None and not isinstance(boards[name], dict):
-            return f"`{name}` is not an object"
-    return None
+    """Why `boards` cannot be rendered, or None: it must be what `orv boards` writes, checked with the
+    same schema (schema/boards.schema.json, compiled by jsonschema-rs) — not a hand-kept subset of it."""
+    found = schemas.first_error("boards", boards)
+    if found is None:
+        return None
+    path, message = found
+    return f"`{'/'.join(map(str, path)) or '(document)'}`: {message} (schema/boards.schema.json)"
 
 
 class SiteError(Exception):
