@@ -10,6 +10,7 @@ exact, so a failure names the point to replay with tests/testing/faults.py.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import random
@@ -28,6 +29,7 @@ from tests.testing import faults
 from tests.testing.git import commit_all, git, git_env, git_init
 from tests.testing.registry import CASES, TOOLS, VALID_TRAINING_RECIPE, fresh_registry, make_registry
 from validator import atomic, cli
+from validator.interrupts import interrupts_deferred
 
 pytestmark = pytest.mark.faults
 
@@ -441,3 +443,28 @@ def test_ctrl_c_while_importing_leaves_no_temporary_and_old_or_new_files(
         assert _one_line(done.stderr).startswith("orv: interrupted")
         assert temporaries(root) == [], point  # not even in the scratch folder: Ctrl-C waits for the write
         assert_old_or_new(faults.tree(root), ready.before, ready.after)
+
+
+# --------------------------------------------------------------------------- the pieces
+
+
+@pytest.mark.parametrize("code", sorted(atomic.ENVIRONMENTAL))
+def test_every_condition_of_the_machine_names_the_path_and_what_to_do(code: int) -> None:
+    line = atomic.environment_problem(OSError(code, os.strerror(code), "/registry/boards/boards.json"))
+    assert line is not None and line.startswith("orv: /registry/boards/boards.json: ")
+    assert line.count("\n") == 0 and "rerun" in line and "bug" not in line
+
+
+def test_other_errors_stay_internal_errors() -> None:
+    assert atomic.environment_problem(OSError(errno.ENOENT, "gone", "/x")) is None
+    assert atomic.environment_problem(ValueError("x")) is None
+
+
+def test_a_ctrl_c_inside_a_deferred_step_arrives_when_it_ends() -> None:
+    steps = []
+    with pytest.raises(KeyboardInterrupt):
+        with interrupts_deferred():
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)  # the signal is handled by now: held, not raised
+            steps.append("finished")
+    assert steps == ["finished"]
