@@ -276,10 +276,15 @@ def test_a_sweep_leaves_a_live_writers_temporary_alone(tmp_path: Path) -> None:
         holder.wait()
 
 
-def test_a_file_a_user_left_in_a_registry_folder_is_still_orv107(tmp_path: Path) -> None:
+def test_a_file_a_user_left_in_a_registry_folder_is_still_orv107(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """ORV107 is not loosened: a file named like an older orv's temporary is reported (with a hint that
+    says what it likely is), because orv's own temporaries are never there."""
     root = make_registry(tmp_path / "registry", CASES / "valid-training")
     (root / "runs" / ".orv-abc123").write_text("{}")
     assert cli.main(["check", "--root", str(root), "--no-cache", "-q"]) == 1
+    err = capsys.readouterr().out
+    assert "ORV107" in err and "an older orv left when it was killed: delete it" in err
 
 
 # --------------------------------------------------------------------------- two writers
