@@ -9,8 +9,11 @@ when no such folder shares the target's filesystem does a temporary sit beside t
 writing it; every command sweeps the temporaries no live process holds before it writes, so what a
 kill -9 left behind is gone at the next write. The lock dies with its process: nothing to clean by hand.
 
-A Ctrl-C during one file's write is delivered when the write has finished (the file is then new) or
-before it began (old); never in between, where it would leave a temporary file.
+Writers of one registry take turns (`writer_lock`: an exclusive flock in the scratch folder around a
+read-modify-write). Files that belong together (a run file and the recipe line that lists it) are
+written in a `transaction`: staged, fsynced, committed by a journal, then moved into place; a sweep
+finishes a committed transaction whose writer died and removes an uncommitted one. A Ctrl-C during
+one file's write or a commit is delivered when it has finished, never in between.
 docs/durability.md says what each command guarantees.
 """
 
@@ -138,7 +141,10 @@ def settle(root: str) -> None:
 def _held(create: Callable[[], tuple[int, str]]) -> tuple[int, str]:
     """Create a temporary (file or folder) and lock it; again if a sweep removed it before the lock."""
     while True:
-        fd, path = create()
+        try:
+            fd, path = create()
+        except FileNotFoundError:
+            continue  # a sweep removed the new folder before it could be opened
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             alive = os.fstat(fd).st_nlink > 0
@@ -182,8 +188,8 @@ def write_atomic(path: str, data: bytes) -> None:
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view):]
-            os.fsync(fd)
             os.fchmod(fd, 0o644)
+            os.fsync(fd)
             os.replace(tmp, path)
             tmp = ""
             fsync_folder(folder)
@@ -349,6 +355,7 @@ class _Transaction:
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view):]
+            os.fchmod(fd, 0o644)  # as write_atomic: readable by all, whatever the umask
             os.fsync(fd)
         finally:
             os.close(fd)
