@@ -404,6 +404,7 @@ def test_a_read_only_boards_folder_is_a_one_line_finding(tmp_path: Path,
     assert done.returncode == 1, done.stderr
     line = _one_line(done.stderr)
     assert "boards/" in line and "not permitted" in line and "chattr -i" in line
+    assert "written" not in done.stdout  # nothing is said to be written that was not
     assert faults.tree(root) == before and temporaries(root) == []
 
 

@@ -572,12 +572,14 @@ def boards_cmd(check_only: bool, root: str | None, jobs: int | None, cache: bool
     if not analysis.snapshot.catalog_ok:
         click.echo("orv: note: the catalog has errors (`orv check` lists them); the boards show what loaded",
                    err=True)
+    said = []
     with transaction(root):  # both files land together; writers of the registry take turns (docs/durability.md)
         for path, data in fresh.items():
             changed = read_committed(root, path) != data
             if changed:
                 write_atomic(os.path.join(root, path), data)
-            click.echo(f"{path} {'written' if changed else 'unchanged'}")
+            said.append(f"{path} {'written' if changed else 'unchanged'}")
+    click.echo("\n".join(said))  # once they are in place: a refused write says only that
 
 
 @cli.command("site")
