@@ -16,11 +16,19 @@ from typing import Any, Mapping
 from validator.adapters import ADAPTER_BY_NAME, KIND_OF, Recomputed, Source, check_identity, convert, metadata
 from validator.adapters import recomputed as recompute
 from validator.adapters.detect import RUN, detect
+from validator.atomic import transaction
 from validator.diagnostics import Result
 from validator.errors import AdapterError, AddRunError, UsageError
 from validator.quality.add import add as add_quality
 from validator.signing import NO_TOOL, OK, SigningError, sign_run
-from validator.storing import StoredRun, add_run, disagreeing_claims, record_run_in_recipe, store_run_document
+from validator.storing import (
+    StoredRun,
+    add_run,
+    disagreeing_claims,
+    recipe_write_problem,
+    record_run_in_recipe,
+    store_run_document,
+)
 from validator.yamledit import EditError
 
 EXIT_OK, EXIT_FINDINGS = 0, 1
@@ -73,18 +81,23 @@ def execute(request: AddRunRequest) -> Outcome:
     if request.reference_for is not None and request.fmt not in QUALITY_FORMATS:
         raise UsageError("--reference-for needs --from lm-eval")
     outcome = Outcome()
+    problem = recipe_write_problem(request.recipe_path) if request.write_recipe and request.recipe_path else None
+    if problem:  # asked before storing: a run the recipe cannot list is not stored (docs/durability.md)
+        return outcome.fail(f"orv: {request.recipe_path}: {problem}; nothing was stored. Make it writable and "
+                            "rerun, or rerun without --write-recipe")
     try:
-        if request.fmt in QUALITY_FORMATS:
-            _add_quality_run(request, outcome)
-        else:
-            _add_run(request, outcome)
+        with transaction(request.root):  # the run file and the recipe's new line land together (docs/durability.md)
+            stored = _add_quality_run(request, outcome) if request.fmt in QUALITY_FORMATS else _add_run(request, outcome)
     except AddRunError as exc:
         outcome.findings = exc.result
         outcome.exit_code = EXIT_FINDINGS
+        return outcome
+    if stored is not None and request.sign_key and outcome.exit_code == EXIT_OK:  # signs the file now in place
+        sign_stored(request.root, os.path.join(request.root, stored.path), request.sign_key, outcome)
     return outcome
 
 
-def _add_quality_run(request: AddRunRequest, outcome: Outcome) -> None:
+def _add_quality_run(request: AddRunRequest, outcome: Outcome) -> None:  # never signed here
     stored, notes = add_quality(request.root, request.file, request.recipe_path, request.given,
                                 request.reference_for)
     for text in notes:
@@ -94,7 +107,7 @@ def _add_quality_run(request: AddRunRequest, outcome: Outcome) -> None:
         _record_in_recipe(request, f"sha256:{stored.digest}", None, {}, outcome)
 
 
-def _add_run(request: AddRunRequest, outcome: Outcome) -> None:
+def _add_run(request: AddRunRequest, outcome: Outcome) -> StoredRun:
     if os.path.isdir(request.file):
         raise UsageError(f"{request.file} is a directory; only --from lm-eval takes one")
     if request.write_recipe and not request.recipe_path:
@@ -128,10 +141,7 @@ def _add_run(request: AddRunRequest, outcome: Outcome) -> None:
         outcome.note(headline_text(recomputed))
     if request.recipe_path:
         _record_in_recipe(request, f"sha256:{stored.digest}", recomputed, stated, outcome, measured_at)
-        if outcome.exit_code != EXIT_OK:
-            return
-    if request.sign_key:
-        sign_stored(request.root, os.path.join(request.root, stored.path), request.sign_key, outcome)
+    return stored
 
 
 def read_input(file: str) -> bytes:

@@ -17,7 +17,7 @@ import yaml
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from validator import yamledit
-from validator.atomic import write_atomic
+from validator.atomic import write_atomic, writer_lock
 from validator.load import schema as schemas
 from validator.science.params import ConfigError, ParamCount, count
 
@@ -103,6 +103,12 @@ def add_model(root: str, config_path: str, model_id: str, family: Optional[str] 
         raise CatalogToolError(f"no family known for model_type `{model_type}`", "pass --family, e.g. --family Llama")
     entry, counted = entry_for(config, digest, name or model_id, family, sources)
     path = os.path.join(root, MODELS)
+    with writer_lock(root):  # read, edit and write models.yaml while no other orv writes it
+        _append_model(path, model_id, entry, dry_run)
+    return AddedModel(model_id, entry, counted)
+
+
+def _append_model(path: str, model_id: str, entry: dict[str, Any], dry_run: bool) -> None:
     try:
         with open(path, encoding="utf-8") as fh:
             original = fh.read()
@@ -132,6 +138,4 @@ def add_model(root: str, config_path: str, model_id: str, family: Optional[str] 
     if issues:
         raise CatalogToolError(f"the new entry does not fit the catalog schema: {issues[0].message}", issues[0].hint)
     if not dry_run:
-
         write_atomic(path, edited.encode("utf-8"))
-    return AddedModel(model_id, entry, counted)

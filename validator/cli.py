@@ -12,9 +12,10 @@ import click
 
 from validator import __version__
 
-EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 EXIT_CODES_HELP = ("\b\nExit status:\n  0  no errors (warnings and notices allowed)\n  1  errors found (or the command "
-                   "failed its task)\n  2  usage error, or an internal error of orv")
+                   "failed its task: a full disk, a read-only folder)\n  2  usage error, or an internal error of orv\n"
+                   "  130  interrupted (Ctrl-C); every file orv writes is old or new")
 
 
 def _default_format() -> str:
@@ -534,7 +535,7 @@ def explain_cmd(code: str) -> None:
 def boards_cmd(check_only: bool, root: str | None, jobs: int | None, cache: bool) -> None:
     """Regenerate boards/boards.json (tiers derived from the evidence on record) and boards/keys.json
     (each file's relation keys, for pull-request checks on a fresh runner), or --check them."""
-    from validator.atomic import write_atomic
+    from validator.atomic import transaction, write_atomic
     from validator.boards.keyfile import fresh_keys
     from validator.boards.regenerate import first_difference, read_committed, regenerate
     from validator.engine import analyse, find_root
@@ -576,10 +577,14 @@ def boards_cmd(check_only: bool, root: str | None, jobs: int | None, cache: bool
     if not analysis.snapshot.catalog_ok:
         click.echo("orv: note: the catalog has errors (`orv check` lists them); the boards show what loaded",
                    err=True)
-    for path, data in fresh.items():
-        if committed[path] != data:
-            write_atomic(os.path.join(root, path), data)
-        click.echo(f"{path} {'written' if committed[path] != data else 'unchanged'}")
+    said = []
+    with transaction(root):  # both files land together; writers of the registry take turns (docs/durability.md)
+        for path, data in fresh.items():
+            changed = read_committed(root, path) != data
+            if changed:
+                write_atomic(os.path.join(root, path), data)
+            said.append(f"{path} {'written' if changed else 'unchanged'}")
+    click.echo("\n".join(said))  # once they are in place: a refused write says only that
 
 
 @cli.command("site")
@@ -597,6 +602,7 @@ def site_cmd(directory: str, boards_file: str | None, root: str | None, repo_url
 
     import orjson
 
+    from validator.atomic import environment_problem
     from validator.site import (
         SiteContext,
         SiteError,
@@ -632,8 +638,10 @@ def site_cmd(directory: str, boards_file: str | None, root: str | None, repo_url
     try:
         write_site(directory, files)
     except (SiteError, OSError) as exc:
-        click.echo(f"orv: {exc}", err=True)
-        sys.exit(EXIT_USAGE)
+        problem = environment_problem(OSError(exc.errno, exc.strerror, directory)) \
+            if isinstance(exc, OSError) and exc.errno is not None else None
+        click.echo(problem or f"orv: {exc}", err=True)
+        sys.exit(EXIT_FINDINGS if problem else EXIT_USAGE)
     click.echo(f"{directory}: {len(files):,} files, {sum(map(len, files.values())):,} bytes")
 
 
@@ -737,6 +745,7 @@ _summarise(cli)
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: map every outcome to an exit code; never let a traceback reach the user."""
+    from validator.atomic import environment_problem
     from validator.errors import UsageError
 
     try:
@@ -744,9 +753,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     except SystemExit as exc:
         return int(exc.code or 0) if not isinstance(exc.code, str) else EXIT_USAGE
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as exc:
+        if isinstance(exc.__context__, KeyboardInterrupt):  # Ctrl-C: every write is whole (docs/durability.md)
+            click.echo("orv: interrupted (files orv writes are whole: each is old or new; rerun to finish)", err=True)
+            return EXIT_INTERRUPTED
         click.echo("orv: aborted", err=True)
         return EXIT_USAGE
+    except KeyboardInterrupt:
+        click.echo("orv: interrupted (files orv writes are whole: each is old or new; rerun to finish)", err=True)
+        return EXIT_INTERRUPTED
     except click.ClickException as exc:
         exc.show()
         return EXIT_USAGE
@@ -754,6 +769,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         click.echo(f"orv: {exc}", err=True)
         return EXIT_USAGE
     except Exception as exc:  # noqa: BLE001 - internal error: exit 2 with a short report, not a traceback
+        problem = environment_problem(exc)
+        if problem is not None:  # a full disk or a read-only folder is the machine's condition, not a bug
+            click.echo(problem, err=True)
+            return EXIT_FINDINGS
         click.echo(internal_error_message(exc), err=True)
         if os.environ.get("ORV_DEBUG"):
             click.echo(traceback.format_exc().rstrip(), err=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from typing import Callable
 
+from validator.atomic import settle
 from validator.checks import Keep, by_scope
 from validator.checks.collect import Collector
 from validator.diagnostics import Diagnostic, Result
@@ -67,6 +68,7 @@ def run(config: Config) -> Result:
 def evaluate(config: Config) -> Evaluation:
     """Check the registry; with --base, judge the pull request only for what it introduces."""
     check_waivers(config.waive)
+    settle(config.root)  # a killed orv's committed writes finished first (validator/atomic.py)
     if config.base is not None and config.neighbourhood:
         evaluation = evaluate_change(config)
         if evaluation is not None:

@@ -244,6 +244,34 @@ def git_dir_of_top_level(root: str) -> str | None:
     return git_dir.decode().strip()
 
 
+def git_folder_of(path: str) -> str | None:
+    """The git folder of the work tree holding `path` (a folder), found without running git: the
+    nearest `.git` above it, a folder or (in a linked worktree or submodule) a file naming one.
+    Its own files are never in `git status`, so orv keeps its temporary files and locks there."""
+    here = os.path.realpath(path)
+    while True:
+        dot_git = os.path.join(here, ".git")
+        if os.path.isdir(dot_git):
+            return dot_git
+        if os.path.isfile(dot_git):
+            try:
+                with open(dot_git, encoding="utf-8") as fh:
+                    line = fh.readline().strip()
+            except (OSError, UnicodeDecodeError):
+                return None
+            if not line.startswith("gitdir:"):
+                return None
+            target = os.path.join(here, line[len("gitdir:"):].strip())
+            return os.path.realpath(target) if os.path.isdir(target) else None
+        if os.path.basename(here) == ".git" or os.path.isfile(os.path.join(here, "HEAD")) and \
+                os.path.isdir(os.path.join(here, "objects")):
+            return here  # inside a git folder itself (the cache under .git/orv)
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
 def clean_blobs(root: str, tops: tuple[str, ...]) -> dict[str, str] | None:
     """path -> blob id of every regular tracked file under `tops` that is unmodified in the work tree.
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, NamedTuple, Optional
 
 from validator import dates, pins, yamledit
-from validator.atomic import write_atomic
+from validator.atomic import write_atomic, writer_lock
 from validator.storing import DATE_COMMENT, DEFAULT_DATE_COMMENT
 from validator.importers.common import (
     INFERENCE_SCHEMA_LINE,
@@ -340,9 +340,10 @@ def write(root: str, rel_path: str, text: str) -> str:
     """Write the new recipe (atomically); never over an existing file."""
 
     full = os.path.join(root, rel_path)
-    if os.path.lexists(full):
-        raise ScaffoldError(f"{rel_path} exists already", "pass another --id, or edit that file")
-    write_atomic(full, text.encode("utf-8"))
+    with writer_lock(root):  # no other orv creates the same file between the look and the write
+        if os.path.lexists(full):
+            raise ScaffoldError(f"{rel_path} exists already", "pass another --id, or edit that file")
+        write_atomic(full, text.encode("utf-8"))
     return full
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 
 from validator import yamledit
-from validator.atomic import write_atomic
+from validator.atomic import write_atomic, writer_lock
 from validator.diagnostics import Diagnostic, Result, Severity
 from validator.errors import AddRunError, LoadError
 from validator.evidence import CLAIM_TOLERANCE
@@ -99,6 +99,12 @@ def record_run_in_recipe(recipe_path: str, reference: str, claim: dict[str, floa
     edited safely; nothing is written then.
     """
 
+    with writer_lock(recipe_path):  # two add-runs on one recipe take turns: both runs are listed
+        return _record_run(recipe_path, reference, claim, stated, measured_at)
+
+
+def _record_run(recipe_path: str, reference: str, claim: dict[str, float], stated: dict[str, dict[str, Any]] | None,
+                measured_at: str | None) -> RecipeUpdate:
     with open(recipe_path, encoding="utf-8") as fh:
         original = fh.read()
     outcome: dict[str, Any] = {}
@@ -144,6 +150,19 @@ def _sweep_point(data: Any, stated: dict[str, dict[str, Any]] | None) -> int | N
     if not isinstance(sweep, dict) or not isinstance(serving, dict) or at is None:
         return None
     return at if at != serving.get("concurrency") and at in (sweep.get("concurrency") or ()) else None
+
+
+def recipe_write_problem(recipe_path: str) -> str | None:
+    """Why `--write-recipe` could not edit the recipe (read-only, immutable, or in a read-only
+    folder), or None: asked before the run is stored, so a refused edit stores nothing."""
+    folder = os.path.dirname(os.path.abspath(recipe_path))
+    if not os.path.isfile(recipe_path):
+        return None  # reading it says what is wrong (the adapters' metadata, or the edit)
+    for path, mode, what in ((recipe_path, os.W_OK, "the recipe is not writable"),
+                             (folder, os.W_OK | os.X_OK, "its folder is not writable")):
+        if not os.access(path, mode):
+            return what
+    return None
 
 
 def _day(measured_at: str | None) -> str | None:

@@ -108,7 +108,9 @@ def file_in_wrong_folder(snapshot: Snapshot) -> Iterator[Finding]:
     for rel in snapshot.files:
         # a hash-named run file in the wrong shard folder is ORV209's, with the exact path to move it to
         if classify(rel) is None and not _is_symlink_reported(snapshot, rel) and not misplaced_run(rel):
-            hint = ("run files live at runs/<first two hex>/<sha256>.json; `orv add-run FILE` puts them there"
+            hint = ("a temporary file an older orv left when it was killed: delete it (orv keeps its temporaries "
+                    "in the git folder now, docs/durability.md)" if rel.rsplit("/", 1)[-1].startswith(".orv-") else
+                    "run files live at runs/<first two hex>/<sha256>.json; `orv add-run FILE` puts them there"
                     if rel.startswith("runs/") else
                     "recipes live at recipes/<training|inference>/<model-id>/<recipe-id>.yaml"
                     if rel.startswith("recipes/") else "remove the file or move it where it belongs")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from typing import Callable
 
-from validator.atomic import write_atomic
+from validator.atomic import transaction, write_atomic
 from validator.importers.leaderboard import import_leaderboard
 from validator.importers.legacy_boards import import_legacy_boards
 from validator.importers.report import ImportReport, render_json, render_markdown
@@ -27,8 +27,10 @@ def execute(command: str, root: str, source: str, report_path: str | None = None
 
     Raises validator.errors.ImportInputError when the source or catalog cannot be read.
     """
-    report = IMPORTER_BY_COMMAND[command](root, source)
-    path = report_path or default_report_path(root, command)
-    write_atomic(path, render_markdown(report).encode("utf-8"))
-    write_atomic(os.path.splitext(path)[0] + ".json", render_json(report).encode("utf-8"))
+    # every file of an import lands together or none does; other orv writers wait (docs/durability.md)
+    with transaction(root):
+        report = IMPORTER_BY_COMMAND[command](root, source)
+        path = report_path or default_report_path(root, command)
+        write_atomic(path, render_markdown(report).encode("utf-8"))
+        write_atomic(os.path.splitext(path)[0] + ".json", render_json(report).encode("utf-8"))
     return report, path

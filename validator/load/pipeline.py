@@ -19,8 +19,10 @@ from validator.checks import Keep, by_scope
 from validator.checks.collect import Collector
 from validator.diagnostics import Diagnostic, Severity
 from validator.errors import LoadError
+from validator.atomic import settle
 from validator.hashing import content_address, is_canonical
 from validator.independence import sample_fingerprint, sorted_alone
+from validator.interrupts import quiet_map
 from validator.load import schema as schemas
 from validator.load.cache import Store, open_cache, remembered
 from validator.load.documents import (
@@ -412,22 +414,19 @@ def load_all(root: str, rels: list[str], catalog: Catalog, jobs: int,
             yield item
         return
     import gc
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
 
     # Everything allocated so far, and every result, lives until the process ends: frozen, the
     # cyclic collector stops rescanning it (at N = 10,000 its full passes over the growing results
     # cost ~25% of the registry checks), and forked workers do not copy the pages it would touch.
     gc.freeze()
-    context = multiprocessing.get_context("fork") if hasattr(os, "fork") else None
-    with ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker,
-                             initargs=(root, catalog, keep, keys)) as pool:
-        for done, item in enumerate(pool.map(_load_one, rels, chunksize=64), 1):
-            if progress and (done % PROGRESS_STEP == 0 or done == total):
-                progress(done, total)
-            if done % 1000 == 0:
-                gc.freeze()
-            yield item
+    # workers ignore Ctrl-C (the parent answers it, validator/interrupts.py)
+    for done, item in enumerate(quiet_map(_load_one, rels, jobs, chunksize=64, initializer=_init_worker,
+                                          initargs=(root, catalog, keep, keys)), 1):
+        if progress and (done % PROGRESS_STEP == 0 or done == total):
+            progress(done, total)
+        if done % 1000 == 0:
+            gc.freeze()
+        yield item
     gc.freeze()
 
 
@@ -464,6 +463,7 @@ def load_tree(root: str, jobs: int = 1, progress: Callable[[int, int], None] | N
     reusing cached per-file results where git says they hold. `keep`: run only the run-file checks
     it accepts; such partial results are never cached (a cached result is a complete one).
     `keys`: every freshly loaded entry carries its relation keys (load_all)."""
+    settle(root)  # what a killed orv wrote is finished or cleared before it is read (validator/atomic.py)
     files = discover(root)
     documents: dict[str, Document] = {}
     catalog_out = Collector()

@@ -7,7 +7,7 @@ from typing import Any, Mapping
 
 from validator import yamledit
 from validator.adapters import AdapterError, load_recipe
-from validator.atomic import write_atomic
+from validator.atomic import write_atomic, writer_lock
 from validator.diagnostics import Diagnostic, Result, Severity
 from validator.errors import AddRunError, LoadError
 from validator.load.documents import load_yaml_document
@@ -133,12 +133,13 @@ def set_reference(root: str, model: str, refs: Mapping[str, str]) -> None:
         for task, ref in sorted(refs.items()):
             entry["quality_reference"][task] = DoubleQuotedScalarString(ref)
 
-    try:
-        with open(full, encoding="utf-8") as fh:
-            original = fh.read()
-        edited = yamledit.edit(original, change)
-    except (OSError, KeyError, TypeError, yamledit.EditError) as exc:
-        raise _error(MODELS_PATH, "ORV109", f"cannot record the reference for {model} ({exc})",
-                     f"add `quality_reference: {{{', '.join(f'{t}: {r}' for t, r in refs.items())}}}` under "
-                     f"`{model}:` by hand") from None
-    write_atomic(full, edited.encode("utf-8"))
+    with writer_lock(root):  # read, edit and write models.yaml while no other orv writes it
+        try:
+            with open(full, encoding="utf-8") as fh:
+                original = fh.read()
+            edited = yamledit.edit(original, change)
+        except (OSError, KeyError, TypeError, yamledit.EditError) as exc:
+            raise _error(MODELS_PATH, "ORV109", f"cannot record the reference for {model} ({exc})",
+                         f"add `quality_reference: {{{', '.join(f'{t}: {r}' for t, r in refs.items())}}}` under "
+                         f"`{model}:` by hand") from None
+        write_atomic(full, edited.encode("utf-8"))

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import tempfile
 import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 import jinja2
 
+from validator.atomic import staged_folder, swap_in
 from validator.load import schema as schemas
 from validator.site import format as fmt
 from validator.site.frontier_chart import frontier_chart
@@ -320,27 +319,16 @@ def write_site(directory: str, files: Mapping[str, bytes]) -> None:
             raise SiteError(f"{directory} exists and is not a folder")
         if os.listdir(target) and not os.path.isfile(os.path.join(target, MARKER)):
             raise SiteError(f"{directory} is not empty and was not written by `orv site`; choose a new or empty folder")
-    parent = os.path.dirname(target)
-    os.makedirs(parent, exist_ok=True)
-    staging = tempfile.mkdtemp(prefix=".orv-site-", dir=parent)
-    try:
+    # built in a locked temporary folder git never lists (validator/atomic.py), then exchanged with
+    # the old site in one step: a kill leaves the old site or the new, and the next write sweeps the rest
+    with staged_folder(target) as staging:
         for rel, data in sorted(files.items()):
             path = os.path.join(staging, *rel.split("/"))
             os.makedirs(os.path.dirname(path), exist_ok=True)
             with open(path, "wb") as fh:
                 fh.write(data)
         os.chmod(staging, 0o755)
-        old = None
-        if os.path.lexists(target):
-            old = tempfile.mkdtemp(prefix=".orv-site-old-", dir=parent)
-            os.rmdir(old)
-            os.rename(target, old)
-        os.rename(staging, target)
-        if old:
-            shutil.rmtree(old)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+        swap_in(staging, target)
 
 
 def boards_problem(boards: Any) -> Optional[str]:

@@ -6,7 +6,6 @@ out ("No loss curve recorded"); `orv check` is where broken files are reported.
 
 from __future__ import annotations
 
-import concurrent.futures
 import os
 import re
 from typing import Any, Mapping
@@ -14,6 +13,7 @@ from typing import Any, Mapping
 import orjson
 import yaml
 
+from validator.interrupts import quiet_map
 from validator.site import SiteContext
 from validator.site.format import MAX_POINTS
 
@@ -55,8 +55,7 @@ def collect_context(root: str, boards: Mapping[str, Any]) -> SiteContext:
               and RUN_FILE.fullmatch(str(run.get("run_file")))]  # only ever a file under runs/
     if len(wanted) >= PARALLEL_FROM and (os.cpu_count() or 1) > 1:
         # parsing the run files is most of the build at scale (10,000 recipes: ~350 MB of JSON)
-        with concurrent.futures.ProcessPoolExecutor(max_workers=min(os.cpu_count() or 1, 8)) as pool:
-            curves = list(pool.map(read_losses, [path for _, path in wanted], chunksize=64))
+        curves = list(quiet_map(read_losses, [path for _, path in wanted], min(os.cpu_count() or 1, 8), chunksize=64))
     else:
         curves = [read_losses(path) for _, path in wanted]
     losses = {digest: points for (digest, _), points in zip(wanted, curves) if points}

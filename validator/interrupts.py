@@ -1,0 +1,60 @@
+"""Ctrl-C is an answer: short steps it must not cut in half, and worker pools it leaves quiet.
+
+A terminal sends SIGINT to every process of the command. The main process answers it (exit 130, one
+line: validator/cli.py); workers ignore it, so none prints a traceback, and the pool is shut down
+without waiting for the work still queued.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import threading
+from typing import Any, Callable, Iterable, Iterator, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+@contextlib.contextmanager
+def interrupts_deferred() -> Iterator[None]:
+    """Hold a Ctrl-C (SIGINT) until the block ends, then deliver it: a short step that must not be cut
+    in half (creating a temporary and its cleanup guard, a rename, starting workers) happens whole."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[tuple[int, Any]] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append((signum, frame)))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if caught and callable(previous):
+            previous(*caught[0])
+
+
+def _quiet_worker(initializer: Callable[..., None] | None, *initargs: Any) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent answers Ctrl-C for the whole command
+    if initializer is not None:
+        initializer(*initargs)
+
+
+def quiet_map(fn: Callable[[T], R], items: Iterable[T], jobs: int, chunksize: int = 1,
+              initializer: Callable[..., None] | None = None, initargs: tuple[Any, ...] = ()) -> Iterator[R]:
+    """pool.map over `jobs` forked workers that ignore Ctrl-C; interrupted, the pool drops its queue."""
+    import multiprocessing  # here: every write imports this module, few start workers
+    from concurrent.futures import ProcessPoolExecutor
+
+    context = multiprocessing.get_context("fork") if hasattr(os, "fork") else None
+    pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=_quiet_worker,
+                               initargs=(initializer, *initargs))
+    try:
+        # the workers start here: forked while Ctrl-C is held, they never see the default handler
+        with interrupts_deferred():
+            results = pool.map(fn, items, chunksize=chunksize)
+        yield from results
+    except BaseException:
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
