@@ -100,8 +100,11 @@ def find_results(path: str) -> str:
         return path
     listing = _read_listing(path)
     found = [f for f in listing.files if _RESULTS_NAME.match(os.path.basename(f))]
-    linked = [f for f in listing.skipped if _RESULTS_NAME.match(os.path.basename(f)) or os.path.isdir(f)]
     if not found:
+        for passed in listing.skipped:  # a results file that is a link or a FIFO: refused, naming it
+            if _RESULTS_NAME.match(os.path.basename(passed)):
+                _read(passed, LMEVAL_RESULTS, named=False)
+        linked = listing.skipped
         where = f"; {linked[0]} is a link, and orv follows no link inside the folder" if linked else ""
         raise LmEvalError(path, "ORV108", f"no results_*.json under this directory{where}",
                           "run lm-eval with --output_path DIR --log_samples and give DIR or its results file")
