@@ -9,7 +9,6 @@ OverflowError (exit 2), hung, or stored an outside run (exit 0).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -22,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.testing.registry import INFERENCE_RECIPE_TEXT, TOOLS, VALID_TRAINING_RECIPE, make_registry
+from tests.testing.registry import TOOLS, VALID_TRAINING_RECIPE, make_registry, written
 from validator import add_run
 from validator.load import contributor
 from validator.science import bounds
@@ -38,16 +37,6 @@ MODEL = ("--model", "qwen3.8-27b")
 
 def _cap_address_space() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
-
-
-def written(root: Path) -> dict[str, str]:
-    """Every file under recipes/, runs/ and catalog/ with its digest (links read as their target's name)."""
-    out = {}
-    for top in ("recipes", "runs", "catalog"):
-        for path in sorted((root / top).rglob("*")):
-            if path.is_file():
-                out[str(path.relative_to(root))] = hashlib.sha256(path.read_bytes()).hexdigest()
-    return out
 
 
 def refused(root: Path, *args: str) -> str:

@@ -47,7 +47,7 @@ def _json_objects(raw: bytes) -> list[dict[str, object]]:
     except InputFileError:
         pass
     objects = []
-    for line in raw.split(b"\n")[:1000]:
+    for line in raw.split(b"\n", 1000)[:1000]:  # the first lines only, without splitting the whole file
         if line.strip():
             try:
                 value = parse_json("", line)
