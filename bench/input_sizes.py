@@ -3,7 +3,7 @@
 The real-format fixture writers (tests/fixtures/tools/make_fixtures.py, tests/fixtures/lmeval/) scaled
 up: a `vllm bench serve --save-detailed` result and an SGLang line of 10,000 requests at 1,024 output
 tokens (InferenceX's 1k/1k), Megatron-LM and NeMo logs of 10,000 iterations, an lm-eval samples file of
-10,000 documents. Prints bytes per file and per request/iteration/document, so a budget can be read as
+10,000 lines (a document under one filter each). Prints bytes per file and per request/iteration/document, so a budget can be read as
 "how many of them fit".
 """
 

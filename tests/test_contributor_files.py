@@ -438,3 +438,36 @@ def test_every_bound_is_in_the_limits_table_with_its_source(bound: bounds.Bound)
     rows = [r for r in _limits_rows() if f"| {limit} |" in r]
     assert rows, bound
     assert any(bound.largest_real.split(" (")[0].split("(")[0].strip()[:5] in r for r in rows), bound
+
+
+def test_a_walk_stops_at_its_depth_and_entry_bounds(tmp_path: Path) -> None:
+    deep_folder = tmp_path / "deep"
+    (deep_folder / "/".join("d" * (contributor.MAX_DEPTH + 1))).mkdir(parents=True)
+    with pytest.raises(contributor.InputFileError) as exc:
+        contributor.walk(str(deep_folder))
+    assert exc.value.code == "ORV112"
+    wide = tmp_path / "wide"
+    wide.mkdir()
+    for i in range(30):
+        (wide / f"f{i}").write_text("")
+    assert len(contributor.walk(str(wide), max_entries=30).files) == 30
+    with pytest.raises(contributor.InputFileError) as exc:
+        contributor.walk(str(wide), max_entries=29)
+    assert exc.value.code == "ORV111" and "more than 29 entries" in exc.value.message
+
+
+def test_honest_outputs_fit_their_budgets_with_room() -> None:
+    """The fixtures' own bytes per request/iteration/document, scaled to 10,000 of them (and to 1,024 output
+    tokens a request: InferenceX's 1k/1k), fit with room; `python -m bench.input_sizes` measures it exactly."""
+    result = json.loads((TOOLS / "vllm" / "serve-detailed.json").read_text())
+    tokens = sum(len(i) for i in result["itls"]) or 1
+    per_token = len(json.dumps(result["itls"])) / tokens + len(json.dumps(result["generated_texts"])) / tokens
+    assert 10_000 * 1024 * per_token * 3 < contributor.SERVING_RESULT.limit
+    log = (TOOLS / "megatron" / "nan-v0.17-torchrun.log").read_text().splitlines()
+    per_iteration = sum(len(line) + 1 for line in log if "iteration" in line) / 100
+    assert 270_000 * per_iteration * 2 < contributor.TRAINING_LOG.limit  # a log of all a run file can hold
+    samples = samples_of(LMEVAL / "reference").read_bytes()
+    per_line = len(samples) / len([s for s in samples.split(b"\n") if s.strip()])
+    assert 10_000 * 2 * per_line * 10 < contributor.LMEVAL_SAMPLES.limit  # 10,000 documents under two filters
+    assert max(p.stat().st_size for p in HF_CONFIGS.glob("*.json")) * 100 < contributor.HF_CONFIG.limit
+    assert max(p.stat().st_size for p in SEEDS.iterdir()) * 100 < contributor.SEED_SOURCE.limit

@@ -184,11 +184,8 @@ def walk(folder: str, max_depth: int = MAX_DEPTH, max_entries: int = MAX_ENTRIES
     pending: list[tuple[str, int]] = [(folder, 0)]
     while pending:
         here, depth = pending.pop()
-        for entry in _scan(here):
+        for entry in _scan(here, max_entries - entries, folder, max_entries):
             entries += 1
-            if entries > max_entries:
-                raise InputFileError("ORV111", folder, f"{folder} holds more than {max_entries:,} entries",
-                                     "pass the output folder of one evaluation run")
             if entry.is_symlink():
                 skipped.append(entry.path)
             elif entry.is_dir(follow_symlinks=False):
@@ -203,24 +200,25 @@ def walk(folder: str, max_depth: int = MAX_DEPTH, max_entries: int = MAX_ENTRIES
     return Listing(tuple(sorted(files)), tuple(sorted(skipped)))
 
 
-def _scan(folder: str) -> Iterator[os.DirEntry[str]]:
+def _scan(folder: str, limit: int, top: str, total: int) -> list[os.DirEntry[str]]:
+    """One folder's entries, sorted; counted while listed, so a folder of millions stops at `limit`."""
+    entries: list[os.DirEntry[str]] = []
     try:
         with os.scandir(folder) as it:
-            yield from sorted(it, key=lambda e: e.name)
+            for entry in it:
+                entries.append(entry)
+                if len(entries) > limit:
+                    raise InputFileError("ORV111", top, f"{top} holds more than {total:,} entries",
+                                         "pass the output folder of one run")
     except OSError as exc:
         raise InputFileError("ORV110", folder, f"cannot list {folder}: {exc.strerror}",
                              "pass a folder you can read") from None
+    return sorted(entries, key=lambda e: e.name)
 
 
 def list_beside(folder: str, max_entries: int = MAX_ENTRIES) -> tuple[str, ...]:
     """The names in one folder (not below it), bounded; the caller reads each with read_inside."""
-    names = []
-    for entry in _scan(folder):
-        names.append(entry.name)
-        if len(names) > max_entries:
-            raise InputFileError("ORV111", folder, f"{folder} holds more than {max_entries:,} entries",
-                                 "pass the output folder of one run")
-    return tuple(names)
+    return tuple(entry.name for entry in _scan(folder, max_entries, folder, max_entries))
 
 
 # --------------------------------------------------------------------------- JSON
