@@ -471,3 +471,17 @@ def test_honest_outputs_fit_their_budgets_with_room() -> None:
     assert 10_000 * 2 * per_line * 10 < contributor.LMEVAL_SAMPLES.limit  # 10,000 documents under two filters
     assert max(p.stat().st_size for p in HF_CONFIGS.glob("*.json")) * 100 < contributor.HF_CONFIG.limit
     assert max(p.stat().st_size for p in SEEDS.iterdir()) * 100 < contributor.SEED_SOURCE.limit
+
+
+def test_a_lone_surrogate_beside_nan_is_a_finding_not_a_canonicalization_crash(root: Path, tmp_path: Path) -> None:
+    # found by the explore profile (tests/test_fuzz_inputs.py): NaN sends lm-eval's results to the standard
+    # library's parser, which keeps a lone "\ud800"; canonicalizing the run then raised (exit 2)
+    folder = lmeval_copy(tmp_path / "out")
+    path = results_of(folder)
+    path.write_text(path.read_text().replace('"results"', '"bomb": NaN, "task": "\\ud800", "results"', 1))
+    err = add_lmeval(root, folder)
+    assert "ORV110" in err and path.name in err and "surrogate" in err
+    with pytest.raises(contributor.InputFileError) as exc:
+        contributor.parse_json("x.json", b'{"a": NaN,\n "b": ["\\ud800"]}')
+    assert (exc.value.code, exc.value.line, exc.value.col) == ("ORV110", 2, 9)  # the backslash
+    assert contributor.parse_json("x.json", b'{"a": NaN, "b": "\\ud83d\\ude00"}')["b"] == "\U0001F600"

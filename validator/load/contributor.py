@@ -294,7 +294,7 @@ def _parse_with_constants(path: str, raw: bytes, first_line: int) -> Any:
     except UnicodeDecodeError:
         raise _not_utf8(path, raw, first_line) from None
     try:
-        return json.loads(text, parse_int=_int, parse_float=_float, parse_constant=float)
+        data = json.loads(text, parse_int=_int, parse_float=_float, parse_constant=float)
     except json.JSONDecodeError as exc:
         raise _json_error(path, exc.msg, exc.lineno, exc.colno, first_line) from None
     except _Refused as exc:
@@ -307,6 +307,36 @@ def _parse_with_constants(path: str, raw: bytes, first_line: int) -> Any:
         raise _json_error(path, "depth limit exceeded", 1, 1, first_line) from None
     except ValueError:  # int() past Python's digit limit cannot happen (_int); anything else is the file's
         raise _json_error(path, "a value cannot be read", 1, 1, first_line) from None
+    _refuse_lone_surrogates(path, data, text, first_line)
+    return data
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def _refuse_lone_surrogates(path: str, data: Any, text: str, first_line: int) -> None:
+    """What orjson refuses and the standard library lets through: a `\\ud800` escape naming half a
+    character, which no UTF-8 file (and no canonical run file) can hold. Walked without recursion."""
+    first = _SURROGATE_ESCAPE.search(text)
+    if first is None:
+        return
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                line = text.count("\n", 0, first.start()) + first_line
+                raise InputFileError("ORV110", path, "a `\\uD800`-`\\uDFFF` escape names half of a UTF-16 "
+                                                     "surrogate pair, which is no character",
+                                     "give the file the tool wrote, unchanged", line,
+                                     first.start() - text.rfind("\n", 0, first.start())) from None
 
 
 def _named(field: str | None) -> str:

@@ -104,8 +104,9 @@ def find_results(path: str) -> str:
         for passed in listing.skipped:  # a results file that is a link or a FIFO: refused, naming it
             if _RESULTS_NAME.match(os.path.basename(passed)):
                 _read(passed, LMEVAL_RESULTS, named=False)
-        linked = listing.skipped
-        where = f"; {linked[0]} is a link, and orv follows no link inside the folder" if linked else ""
+        passed_by = listing.skipped
+        where = (f"; {passed_by[0]} is a link (or not a regular file), and orv follows no link inside the folder"
+                 if passed_by else "")
         raise LmEvalError(path, "ORV108", f"no results_*.json under this directory{where}",
                           "run lm-eval with --output_path DIR --log_samples and give DIR or its results file")
     if len(found) > 1:
