@@ -485,3 +485,12 @@ def test_a_lone_surrogate_beside_nan_is_a_finding_not_a_canonicalization_crash(r
         contributor.parse_json("x.json", b'{"a": NaN,\n "b": ["\\ud800"]}')
     assert (exc.value.code, exc.value.line, exc.value.col) == ("ORV110", 2, 9)  # the backslash
     assert contributor.parse_json("x.json", b'{"a": NaN, "b": "\\ud83d\\ude00"}')["b"] == "\U0001F600"
+
+
+def test_a_fallback_field_is_checked_like_the_field_itself(root: Path, tmp_path: Path) -> None:
+    # found by the explore profile: moe_intermediate_size null fell back to intermediate_size "" unchecked,
+    # and 3 * hidden * "" made a string the sum then choked on (exit 2, internal error)
+    qwen = json.loads((HF_CONFIGS / "qwen3-30b-a3b.json").read_text())
+    qwen.update(moe_intermediate_size=None, intermediate_size="")
+    err = add_model(root, config(tmp_path, json.dumps(qwen)))
+    assert "ORV109" in err and "`moe_intermediate_size`" in err

@@ -328,3 +328,40 @@ def test_any_lmeval_output_gives_a_run_or_a_finding(tmp_path_factory: pytest.Tem
     (folder / names[0]).write_bytes(parts[0])  # results_<date>.json sorts before samples_<task>_<date>.jsonl
     (folder / names[1]).write_bytes(parts[1])
     _add_run(add_run_registry, folder, "lm-eval", None, model="qwen3.8-27b", measured_by="x")
+
+
+CONFIG_KEYS = ["vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
+               "head_dim", "intermediate_size", "num_experts", "num_experts_per_tok", "moe_intermediate_size",
+               "mlp_only_layers", "decoder_sparse_step", "first_k_dense_replace", "moe_layer_freq", "kv_lora_rank",
+               "q_lora_rank", "text_config", "model_type", "tie_word_embeddings", "n_shared_experts"]
+
+
+@st.composite
+def mutated_config(draw: st.DrawFn) -> bytes:
+    """A real config.json with a few values replaced (odd values, huge counts, bombs), or any JSON tree."""
+    name = draw(st.sampled_from(sorted(p.name for p in (Path(__file__).parent / "fixtures" / "hf-configs").iterdir())))
+    doc = json.loads((Path(__file__).parent / "fixtures" / "hf-configs" / name).read_text(encoding="utf-8"))
+    for _ in range(draw(st.integers(1, 3))):
+        key = draw(st.sampled_from(CONFIG_KEYS))
+        doc[key] = copy.deepcopy(draw(ODD | st.integers(0, 10**20) | TREES))
+    text = json.dumps(doc)
+    if draw(st.booleans()):
+        text = text[:-1] + f', "{draw(st.sampled_from(CONFIG_KEYS))}": {draw(st.sampled_from(BOMBS))}}}'
+    return text.encode("utf-8", "surrogatepass")
+
+
+@settings(max_examples=fuzz_examples(40), **BUDGET)
+@given(raw=mutated_config())
+def test_any_config_gives_an_entry_or_a_finding(tmp_path_factory: pytest.TempPathFactory, add_run_registry: Path,
+                                                raw: bytes) -> None:
+    path = tmp_path_factory.mktemp("config") / "config.json"
+    path.write_bytes(raw)
+    before = written(add_run_registry)
+    start = time.monotonic()
+    with memory_bound():
+        code = main(["catalog", "add-model", "--root", str(add_run_registry), "--config", str(path), "--id",
+                     "fuzzed-model", "--family", "Llama", "--dry-run"])
+    assert time.monotonic() - start < SECONDS_PER_INPUT
+    assert code in (0, 1)
+    event(f"exit {code}")
+    assert written(add_run_registry) == before

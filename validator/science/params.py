@@ -106,9 +106,9 @@ _ANY_COUNT = Bound("a count", 2**31, "no config.json field the formula reads is 
 def _int(config: Mapping[str, Any], key: str, default: Optional[int] = None) -> int:
     value = config.get(key, default)
     if value is None:
-        if default is not None:
-            return default
-        raise ConfigError(key, "missing; is this the model's config.json?")
+        if default is None:
+            raise ConfigError(key, "missing; is this the model's config.json?")
+        value = default  # another field's value (moe_intermediate_size falls back to intermediate_size): checked too
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ConfigError(key, f"must be a non-negative integer, not {bounds.shown(value)}")
     bound = BOUND_OF.get(key, _ANY_COUNT)
