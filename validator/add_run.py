@@ -9,7 +9,6 @@ problem with the user's files comes back as findings in the outcome (exit 1).
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -18,7 +17,9 @@ from validator.adapters import recomputed as recompute
 from validator.adapters.detect import RUN, detect
 from validator.atomic import transaction
 from validator.diagnostics import Result
-from validator.errors import AdapterError, AddRunError, UsageError
+from validator.errors import AdapterError, AddRunError, InputFileError, UsageError
+from validator.load import contributor
+from validator.load.contributor import Budget
 from validator.quality.add import add as add_quality
 from validator.signing import NO_TOOL, OK, SigningError, sign_run
 from validator.storing import (
@@ -35,6 +36,12 @@ EXIT_OK, EXIT_FINDINGS = 0, 1
 ADAPTER_FORMATS = tuple(sorted(ADAPTER_BY_NAME))
 QUALITY_FORMATS = ("lm-eval",)  # validator.quality.add: an output directory or results file, not one file
 SIZE_ONE_BY_DEFAULT = ("vpp", "cp", "ep", "etp")  # a layout without them means 1 (SPEC §6, ORV206 agrees)
+# The most bytes read of FILE per --from format (docs/limits.md); a format not named here (a new adapter)
+# gets TOOL_OUTPUT's. Without --from the format is known only after reading, so the largest applies.
+INPUT_BUDGET: dict[str, Budget] = {"vllm": contributor.SERVING_RESULT, "sglang": contributor.SERVING_RESULT,
+                                   "megatron": contributor.TRAINING_LOG, "nemo": contributor.TRAINING_LOG}
+UNDETECTED_BUDGET = max((contributor.TOOL_OUTPUT, contributor.RUN_DOCUMENT, *INPUT_BUDGET.values()),
+                        key=lambda b: b.limit)
 
 
 @dataclass(frozen=True)
@@ -112,7 +119,7 @@ def _add_run(request: AddRunRequest, outcome: Outcome) -> StoredRun:
         raise UsageError(f"{request.file} is a directory; only --from lm-eval takes one")
     if request.write_recipe and not request.recipe_path:
         raise UsageError("--write-recipe needs --recipe PATH (the recipe this run backs)")
-    raw = read_input(request.file)
+    raw = read_input(request.file, request.fmt)
     fmt = request.fmt
     if fmt is None:
         fmt = detected_format(request.file, raw, bool(request.given or request.recipe_path), outcome)
@@ -144,12 +151,19 @@ def _add_run(request: AddRunRequest, outcome: Outcome) -> StoredRun:
     return stored
 
 
-def read_input(file: str) -> bytes:
-    """The bytes of FILE (`-`: standard input)."""
-    if file == "-":
-        return sys.stdin.buffer.read()
-    with open(file, "rb") as fh:
-        return fh.read()
+def input_budget(fmt: str | None) -> Budget:
+    """How much of FILE add-run reads for --from `fmt` (None: not given)."""
+    if fmt is None:
+        return UNDETECTED_BUDGET
+    return INPUT_BUDGET.get(fmt, contributor.TOOL_OUTPUT)
+
+
+def read_input(file: str, fmt: str | None = None) -> bytes:
+    """The bytes of FILE (`-`: standard input) through the bounded reader; a refusal is a finding (exit 1)."""
+    try:
+        return contributor.read_named(file, input_budget(fmt))
+    except InputFileError as exc:
+        raise AddRunError(Result((exc.diagnostic(),))) from None
 
 
 def _report_stored(stored: StoredRun, outcome: Outcome) -> None:

@@ -7,7 +7,6 @@ edited with ruamel.yaml's round-trip mode, so every other entry, comment and quo
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 from dataclasses import dataclass
@@ -18,7 +17,11 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from validator import yamledit
 from validator.atomic import write_atomic, writer_lock
+from validator.diagnostics import Diagnostic, Severity
+from validator.errors import InputFileError
 from validator.load import schema as schemas
+from validator.load.contributor import HF_CONFIG, parse_json, read_named
+from validator.load.documents import locate_json
 from validator.science.params import ConfigError, ParamCount, count
 
 MODELS = "catalog/models.yaml"
@@ -31,9 +34,18 @@ FAMILY_OF = {"llama": "Llama", "mistral": "Mistral", "mixtral": "Mistral", "qwen
 
 
 class CatalogToolError(Exception):
-    def __init__(self, message: str, hint: str) -> None:
+    """Why the model cannot be added. With a `path` it is a finding about that file (exit 1); without, a bad
+    invocation (exit 2)."""
+
+    def __init__(self, message: str, hint: str, path: str | None = None, code: str = "ORV109",
+                 line: int = 1, col: int = 1) -> None:
         super().__init__(message)
-        self.message, self.hint = message, hint
+        self.message, self.hint, self.path, self.code, self.line, self.col = message, hint, path, code, line, col
+
+    def diagnostic(self) -> Diagnostic | None:
+        if self.path is None:
+            return None
+        return Diagnostic(self.code, Severity.ERROR, self.path, self.line, self.col, self.message, self.hint)
 
 
 @dataclass(frozen=True)
@@ -48,27 +60,46 @@ def billions(n: int) -> float:
     return round(n / 1e9, 2)
 
 
-def read_config(path: str) -> tuple[dict[str, Any], str]:
+@dataclass(frozen=True)
+class Config:
+    """A config.json as read: its data, bytes (for locations) and digest."""
+
+    path: str
+    data: dict[str, Any]
+    raw: bytes
+
+    @property
+    def digest(self) -> str:
+        return hashlib.sha256(self.raw).hexdigest()
+
+    def where(self, field: str) -> tuple[int, int]:
+        """Line and column of `field`, inside text_config when the language model is nested there."""
+        inner = self.data.get("text_config")
+        nested = isinstance(inner, dict) and "hidden_size" in inner and field in inner
+        return locate_json(self.raw.decode("utf-8", "replace"), ("text_config", field) if nested else (field,))
+
+
+def read_config(path: str) -> Config:
+    """config.json through the bounded reader (docs/limits.md): a regular file within its budget, bounded JSON."""
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
-    except OSError as exc:
-        raise CatalogToolError(f"cannot read {path}: {exc.strerror}", "pass the model's config.json") from None
-    try:
-        config = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise CatalogToolError(f"{path} is not JSON: {exc}", "pass the model's config.json, unchanged") from None
+        raw = read_named(path, HF_CONFIG)
+        config = parse_json(path, raw)
+    except InputFileError as exc:
+        raise CatalogToolError(exc.message, exc.hint, exc.path, exc.code, exc.line, exc.col) from None
     if not isinstance(config, dict):
-        raise CatalogToolError(f"{path} is not a JSON object", "pass the model's config.json, unchanged")
-    return config, hashlib.sha256(raw).hexdigest()
+        raise CatalogToolError(f"{path} is not a JSON object", "pass the model's config.json, unchanged", path,
+                               "ORV104")
+    return Config(path, config, raw)
 
 
-def entry_for(config: dict[str, Any], digest: str, name: str, family: str,
-              sources: Sequence[str] = ()) -> tuple[dict[str, Any], ParamCount]:
+def entry_for(read: Config, name: str, family: str, sources: Sequence[str] = ()) -> tuple[dict[str, Any], ParamCount]:
     try:
-        counted = count(config)
+        counted = count(read.data)
     except ConfigError as exc:
-        raise CatalogToolError(f"config.json {exc}", "pass the model's own config.json (Hugging Face format)") from None
+        raise CatalogToolError(str(exc), "pass the model's own config.json (Hugging Face format), "
+                                                      "unchanged", read.path, "ORV109", *read.where(exc.field)) \
+            from None
+    digest = read.digest
     arch = counted.architecture
     shape: dict[str, Any] = {"hidden_size": arch.hidden_size, "attention_heads": arch.heads, "kv_heads": arch.kv_heads,
                              "attention": arch.attention, "vocab_size": arch.vocab}
@@ -96,12 +127,15 @@ def add_model(root: str, config_path: str, model_id: str, family: Optional[str] 
     if not CATALOG_ID.match(model_id) or len(model_id) > 96:
         raise CatalogToolError(f"`{model_id}` is not a catalog id",
                                "lower-case letters and digits, parts joined by `-` or `.`, e.g. llama-3.1-8b")
-    config, digest = read_config(config_path)
-    model_type = str((config.get("text_config") or {}).get("model_type") or config.get("model_type", ""))
+    read = read_config(config_path)
+    config = read.data
+    inner = config.get("text_config")
+    model_type = str((inner if isinstance(inner, dict) else {}).get("model_type") or config.get("model_type", ""))
     family = family or FAMILY_OF.get(model_type)
     if not family:
-        raise CatalogToolError(f"no family known for model_type `{model_type}`", "pass --family, e.g. --family Llama")
-    entry, counted = entry_for(config, digest, name or model_id, family, sources)
+        raise CatalogToolError(f"no family known for model_type `{model_type[:60]}`",
+                               "pass --family, e.g. --family Llama")
+    entry, counted = entry_for(read, name or model_id, family, sources)
     path = os.path.join(root, MODELS)
     with writer_lock(root):  # read, edit and write models.yaml while no other orv writes it
         _append_model(path, model_id, entry, dry_run)
@@ -114,12 +148,12 @@ def _append_model(path: str, model_id: str, entry: dict[str, Any], dry_run: bool
             original = fh.read()
     except OSError as exc:
         raise CatalogToolError(f"cannot read {MODELS}: {exc.strerror}",
-                               "run from the registry (or pass --root)") from None
+                               "run from the registry (or pass --root)", MODELS, "ORV110") from None
 
     def change(data: Any) -> None:
         models = data.get("models")
         if not isinstance(models, CommentedMap):
-            raise CatalogToolError(f"{MODELS} has no `models:` mapping", "restore the file from git")
+            raise CatalogToolError(f"{MODELS} has no `models:` mapping", "restore the file from git", MODELS, "ORV108")
         taken = {k.lower() for k in models}
         if model_id.lower() in taken:
             raise CatalogToolError(f"`{model_id}` is in {MODELS} already", "edit its entry, or choose another --id")
@@ -133,9 +167,11 @@ def _append_model(path: str, model_id: str, entry: dict[str, Any], dry_run: bool
     try:
         edited = yamledit.edit(original, change)
     except yamledit.EditError as exc:
-        raise CatalogToolError(f"{MODELS} cannot be edited safely: {exc}", "fix the file, then retry") from None
+        raise CatalogToolError(f"{MODELS} cannot be edited safely: {exc}", "fix the file, then retry", MODELS) \
+            from None
     issues = schemas.validate("catalog-models", yaml.safe_load(edited))
     if issues:
-        raise CatalogToolError(f"the new entry does not fit the catalog schema: {issues[0].message}", issues[0].hint)
+        raise CatalogToolError(f"the entry {config_path} gives does not fit the catalog schema: {issues[0].message}",
+                               issues[0].hint, config_path, issues[0].code)
     if not dry_run:
         write_atomic(path, edited.encode("utf-8"))

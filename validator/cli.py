@@ -469,8 +469,15 @@ def add_model_cmd(config_path: str, model_id: str, family: str | None, name: str
     try:
         added = add_model(root, config_path, model_id, family, name, sources, dry_run=dry_run)
     except CatalogToolError as exc:
-        click.echo(f"orv: {exc.message}\n    hint: {exc.hint}", err=True)
-        sys.exit(EXIT_USAGE)
+        finding = exc.diagnostic()  # a finding about a file (config.json, the catalog): exit 1
+        if finding is None:
+            click.echo(f"orv: {exc.message}\n    hint: {exc.hint}", err=True)
+            sys.exit(EXIT_USAGE)
+        from validator.diagnostics import Result
+        from validator.report import REPORTER_BY_NAME
+
+        click.echo(REPORTER_BY_NAME["text"](Result((finding,))), nl=False, err=True)
+        sys.exit(EXIT_FINDINGS)
     e = added.entry
     experts = (f", {e['architecture']['experts']} experts ({e['architecture']['experts_per_token']} per token)"
                if e["moe"] else "")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from validator.diagnostics import Diagnostic, Result
+from validator.diagnostics import Diagnostic, Result, Severity
 
 
 class UsageError(Exception):
@@ -59,3 +59,16 @@ class ImportInputError(Exception):
     def __init__(self, code: str, path: str, message: str, hint: str, line: int = 1, col: int = 1) -> None:
         super().__init__(message)
         self.code, self.path, self.message, self.hint, self.line, self.col = code, path, message, hint, line, col
+
+
+class InputFileError(Exception):
+    """A contributor's file (tool output, config.json, a seed source) refused by the bounded reader
+    (validator/load/contributor.py): a special file, a link inside a folder, over its size budget, JSON
+    that cannot be read. Each command turns it into its own finding; it names the file and the place."""
+
+    def __init__(self, code: str, path: str, message: str, hint: str, line: int = 1, col: int = 1) -> None:
+        super().__init__(f"{path}: {message}")
+        self.code, self.path, self.message, self.hint, self.line, self.col = code, path, message, hint, line, col
+
+    def diagnostic(self) -> Diagnostic:
+        return Diagnostic(self.code, Severity.ERROR, self.path, self.line, self.col, self.message, self.hint)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 from pathlib import Path
 
@@ -55,3 +56,14 @@ def fresh_registry(dest: Path) -> Path:
     (dest / "recipes").mkdir()
     (dest / "runs").mkdir()
     return dest
+
+
+def written(root: Path) -> dict[str, str]:
+    """Every file under recipes/, runs/ and catalog/ with the SHA-256 of its bytes: equal before and after a
+    command that refused its input means it wrote nothing there."""
+    out = {}
+    for top in ("recipes", "runs", "catalog"):
+        for path in sorted((root / top).rglob("*")):
+            if path.is_file():
+                out[str(path.relative_to(root))] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out

@@ -17,7 +17,8 @@ from pydantic import ValidationError
 from validator.adapters import megatron, sglang, vllm
 from validator.adapters.common import Converted, Problems, RunMetadata, Source
 from validator.diagnostics import Diagnostic, Severity
-from validator.errors import AdapterError, LoadError
+from validator.errors import AdapterError, InputFileError, LoadError
+from validator.load.contributor import RECIPE, read_named
 from validator.evidence import metadata_mismatches
 from validator.identity import architecture_problems, checkpoint_problem
 from validator.load import schema as schemas
@@ -67,11 +68,10 @@ def _fail(path: str, code: str, message: str, hint: str, line: int = 1, col: int
 def load_recipe(path: str) -> TrainingRecipe | InferenceRecipe:
     """A recipe file read for its metadata; its own problems are reported where they are."""
     try:
-        with open(path, "rb") as fh:
-            text = decode_utf8(fh.read())
+        text = decode_utf8(read_named(path, RECIPE))
         data = parse_yaml(text)
-    except OSError as exc:
-        raise _fail(path, "ORV110", f"cannot read the recipe: {exc.strerror}", "pass the path of a recipe file")
+    except InputFileError as exc:
+        raise AdapterError([exc.diagnostic()]) from None
     except LoadError as exc:
         raise _fail(path, exc.code, exc.message, exc.hint, exc.line, exc.col) from None
     kind = data.get("kind") if isinstance(data, dict) else None

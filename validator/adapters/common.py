@@ -8,13 +8,13 @@ a note says so (the recipe check, ORV206, then reports the disagreement if the r
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from validator.diagnostics import Diagnostic, Severity
-from validator.errors import AdapterError
+from validator.errors import AdapterError, InputFileError
+from validator.load.contributor import parse_json
 from validator.load.documents import locate_json
 
 
@@ -98,38 +98,42 @@ class JsonRecord:
     """One JSON document of a tool's output, with where it starts in the file (for locations)."""
 
     data: Any
-    text: str
+    text: str | bytes  # the record's own text; bytes are decoded only to locate a finding
     first_line: int
 
     def locate(self, path: Sequence[str | int]) -> tuple[int, int]:
-        line, col = locate_json(self.text, path)
+        text = self.text if isinstance(self.text, str) else self.text.decode("utf-8", errors="replace")
+        line, col = locate_json(text, path)
         return self.first_line + line - 1, col
 
 
+def _refused(problems: Problems, exc: InputFileError) -> None:
+    problems.add(exc.code, exc.message, exc.hint, exc.line, exc.col)
+
+
 def json_records(source: Source, problems: Problems) -> list[JsonRecord]:
-    """A whole-file JSON document, or JSON lines (vLLM --append-result, SGLang --output-file)."""
+    """A whole-file JSON document, or JSON lines (vLLM --append-result, SGLang --output-file), parsed by the
+    bounded parser (validator/load/contributor.py: no recursion, no unbounded integer)."""
     try:
-        text = source.raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        problems.add("ORV110", f"the file is not UTF-8 (byte {exc.start})", "give the file the tool wrote, unchanged")
+        return [JsonRecord(parse_json(source.name, source.raw), source.raw, 1)]
+    except InputFileError as exc:
+        whole = exc
+    lines = source.raw.split(b"\n")
+    if whole.code != "ORV101" or sum(1 for line in lines if line.strip()) < 2:
+        _refused(problems, whole)
         problems.raise_if_any()
-        raise AssertionError("unreachable") from None
-    try:
-        return [JsonRecord(json.loads(text), text, 1)]
-    except json.JSONDecodeError as exc:
-        if exc.msg != "Extra data":
-            problems.add("ORV101", f"JSON syntax error: {exc.msg}", "give the file the tool wrote, unchanged",
-                         exc.lineno, exc.colno)
-            problems.raise_if_any()
     records = []
-    for number, line in enumerate(text.split("\n"), start=1):
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            records.append(JsonRecord(json.loads(line), line, number))
-        except json.JSONDecodeError as exc:
-            problems.add("ORV101", f"JSON syntax error in line {number}: {exc.msg}",
-                         "each line of a JSON-lines result file must be one JSON object", number, exc.colno)
+            records.append(JsonRecord(parse_json(source.name, line, number), line, number))
+        except InputFileError as exc:
+            if not records and exc.code == "ORV101":  # not JSON lines: one document with a mistake in it
+                _refused(problems, whole)
+                break
+            problems.add(exc.code, f"line {number}: {exc.message}",
+                         "each line of a JSON-lines result file must be one JSON object", exc.line, exc.col)
     problems.raise_if_any()
     return records
 

@@ -11,9 +11,11 @@ Told apart by what each tool always writes (the module docstrings of the adapter
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
+
+from validator.errors import InputFileError
+from validator.load.contributor import parse_json
 
 RUN = "run"  # a run document: stored as it is, no --from
 
@@ -37,18 +39,19 @@ _MEGATRON = re.compile(r"\biteration\s+\d+\s*/\s*\d+\s*\|.*elapsed time per iter
 _NEMO = re.compile(r"Training epoch \d+, iteration \d+/\d+ \|")
 
 
-def _json_objects(text: str) -> list[dict[str, object]]:
+def _json_objects(raw: bytes) -> list[dict[str, object]]:
+    """The file as one JSON object, or its first JSON lines; the bounded parser, so no input can recurse."""
     try:
-        data = json.loads(text)
+        data = parse_json("", raw)
         return [data] if isinstance(data, dict) else []
-    except ValueError:
+    except InputFileError:
         pass
     objects = []
-    for line in text.splitlines()[:1000]:
+    for line in raw.split(b"\n", 1000)[:1000]:  # the first lines only, without splitting the whole file
         if line.strip():
             try:
-                value = json.loads(line)
-            except ValueError:
+                value = parse_json("", line)
+            except InputFileError:
                 return []
             if isinstance(value, dict):
                 objects.append(value)
@@ -57,8 +60,7 @@ def _json_objects(text: str) -> list[dict[str, object]]:
 
 def detect(raw: bytes) -> Detected | None:
     """The format of `raw`, or None when it looks like none of them."""
-    text = raw.decode("utf-8", errors="replace")
-    objects = _json_objects(text) if text.lstrip().startswith("{") else []
+    objects = _json_objects(raw) if re.match(rb"\s*\{", raw) else []
     if objects:
         first = objects[0]
         if "kind" in first and "tool" in first:
@@ -69,7 +71,7 @@ def detect(raw: bytes) -> Detected | None:
             if any(k in first for k in _SGLANG_KEYS):
                 return Detected("sglang", DESCRIPTION["sglang"])
         return None
-    for line in text.splitlines():
+    for line in raw.decode("utf-8", errors="replace").splitlines():
         if _MEGATRON.search(line):
             return Detected("megatron", DESCRIPTION["megatron"])
         if _NEMO.search(line):

@@ -25,6 +25,7 @@ from validator.adapters.common import (
     stated,
     tool_block,
 )
+from validator.science import bounds
 from validator.science.throughput import RunFacts, inference_facts
 
 PER_REQUEST = ("input_lens", "output_lens", "ttfts", "itls")
@@ -182,6 +183,11 @@ def convert_result(tool: str, fmt: str, record: JsonRecord, requests: Requests |
                      "give the result file the benchmark wrote, unchanged", *record.locate(("duration",)))
     problems.raise_if_any()  # samples are only built from complete, equally long per-request arrays
     concurrency = record.data.get("max_concurrency")
+    why = bounds.out_of_bounds(concurrency, bounds.CONCURRENCY) if concurrency is not None else None
+    if why:  # a count orv would record and compute with: within physics, or a finding naming it
+        problems.add("ORV109", f"`max_concurrency` {why}", "give the result file the benchmark wrote, unchanged",
+                     *record.locate(("max_concurrency",)))
+        problems.raise_if_any()
     if isinstance(concurrency, int) and not isinstance(concurrency, bool) and concurrency > 0:
         meta = merge_mapping(meta, "serving", {"concurrency": concurrency}, tool, notes)
     elif meta.serving and "concurrency" in meta.serving:

@@ -40,11 +40,14 @@ from validator.adapters.common import (
     stated,
     tool_block,
 )
+from validator.science import bounds
+from validator.science.bounds import Bound
 from validator.science.throughput import SKIPPED, training_facts
 
-_MEGATRON_LINE = re.compile(r"\biteration\s+(\d+)\s*/\s*(\d+)\s*\|(.*)$")
+# An iteration number has at most 15 digits (bounds.ITERATION); a longer run of digits is not read as one.
+_MEGATRON_LINE = re.compile(r"\biteration\s+(\d{1,15})\s*/\s*(\d{1,15})\s*\|(.*)$")
 _TIMESTAMP = re.compile(r"\[(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2})(?:\.\d+)?\]")
-_NEMO_LINE = re.compile(r"Training epoch (\d+), iteration (\d+)/(\d+)((?: \| [^|]+)+)\s*$")
+_NEMO_LINE = re.compile(r"Training epoch (\d{1,15}), iteration (\d{1,15})/(\d{1,15})((?: \| [^|]+)+)\s*$")
 _ARG_LINE = re.compile(r"\b([A-Za-z_]\w*) (?:\.+ )?(\S.*?)\s*$")
 _PRINTED_RATE_TOLERANCE = 0.01  # NeMo prints 4 significant digits; a wrong GPU count is off by 2x
 
@@ -151,7 +154,7 @@ def _step_loss(fields: Mapping[str, str]) -> float | str | None:
     return None
 
 
-_VALIDATION = re.compile(r"validation(?: \S+)? loss at (?:iteration|step) (\d+)\s*\|(.*)$")
+_VALIDATION = re.compile(r"validation(?: \S+)? loss at (?:iteration|step) (\d{1,15})\s*\|(.*)$")
 
 
 def parse_megatron(source: Source, problems: Problems, notes: list[str]) -> ParsedLog:
@@ -200,6 +203,40 @@ def parse_megatron(source: Source, problems: Problems, notes: list[str]) -> Pars
     return ParsedLog(tuple(steps), _arguments(lines))
 
 
+# The arguments that size the model and the layout, and their physical bounds (docs/limits.md): checked
+# before the layout is built, so a layer split for 10^9 stages is refused here, never enumerated.
+ARGUMENT_BOUNDS: dict[str, Bound] = {
+    "num_layers": bounds.LAYERS, "decoder_first_pipeline_num_layers": bounds.LAYERS,
+    "decoder_last_pipeline_num_layers": bounds.LAYERS, "pipeline_model_parallel_size": bounds.PIPELINE,
+    "virtual_pipeline_model_parallel_size": bounds.VIRTUAL_PIPELINE,
+    "tensor_model_parallel_size": bounds.PARALLEL, "context_parallel_size": bounds.PARALLEL,
+    "data_parallel_size": bounds.PARALLEL, "expert_model_parallel_size": bounds.PARALLEL,
+    "expert_tensor_parallel_size": bounds.PARALLEL, "world_size": bounds.PARALLEL,
+    "hidden_size": bounds.HIDDEN, "num_attention_heads": bounds.HEADS, "num_experts": bounds.EXPERTS,
+    "moe_router_topk": bounds.EXPERTS, "seq_length": bounds.SEQ_LEN, "global_batch_size": bounds.GLOBAL_BATCH,
+    "log_interval": bounds.ITERATION, "train_iters": bounds.ITERATION,
+}
+
+
+def argument_bounds_hold(args: Mapping[str, tuple[str, int]], problems: Problems) -> bool:
+    """Each sizing argument the log states is a whole number within its bound, or a finding at its line."""
+    held = True
+    for name, bound in ARGUMENT_BOUNDS.items():
+        if name not in args or args[name][0] in ("None", "False", "True"):
+            continue  # not set: Megatron prints None for an unset size
+        text, line = args[name]
+        value = _float(text)
+        if value is None:
+            continue  # not a number at all: the layout falls back to the recipe, which ORV206 compares
+        stated: Any = int(value) if math.isfinite(value) and value.is_integer() else value
+        why = bounds.out_of_bounds(stated, bound)
+        if why:
+            problems.add("ORV109", f"argument `{name}` {why}", "give the log Megatron-LM wrote, unchanged; no "
+                                                                "real model or cluster has that many", line)
+            held = False
+    return held
+
+
 def _layout_from_args(args: Mapping[str, tuple[str, int]]) -> dict[str, Any]:
     def value(name: str) -> int | None:
         return _int(args[name][0]) if name in args else None
@@ -226,6 +263,8 @@ def _layer_split(layers: int | None, pp: int | None, vpp: int, first: int | None
                  last: int | None) -> list[int] | None:
     """Megatron's uneven pipeline split: first/last stages as given, the middle stages share the rest."""
     if not layers or not pp or pp < 2 or vpp != 1 or (first is None and last is None):
+        return None
+    if pp > bounds.PIPELINE.high or pp > layers:  # argument_bounds_hold refused it; never build such a list
         return None
     middle_stages = pp - (first is not None) - (last is not None)
     rest = layers - (first or 0) - (last or 0)
@@ -265,6 +304,8 @@ def convert_megatron(source: Source, meta: RunMetadata) -> Converted:
                                f"averages", "rerun with --log-interval 1: the run file needs every optimizer step",
                      args["log_interval"][1])
     _check_protocol(args, meta, problems)
+    if not argument_bounds_hold(args, problems):
+        problems.raise_if_any()  # before any size drives the layout, the split or the arithmetic
     seq_len = _int(args["seq_length"][0]) if "seq_length" in args else meta.seq_len
     args_batch = _int(args["global_batch_size"][0]) if "global_batch_size" in args else None
     meta = merge_mapping(meta, "layout", _layout_from_args(args), "Megatron-LM", notes)
@@ -282,7 +323,7 @@ def convert_megatron(source: Source, meta: RunMetadata) -> Converted:
 
 # megatron/training/tokenizer/tokenizer.py `_vocab_size_with_padding` and
 # megatron/training/theoretical_memory_usage.py (core_v0.14.0 .. core_v0.17.0)
-_PADDED_VOCAB = re.compile(r"> padded vocab \(size: (\d+)\) with \d+ dummy tokens")
+_PADDED_VOCAB = re.compile(r"> padded vocab \(size: (\d{1,15})\) with \d+ dummy tokens")
 _TOTAL_PARAMS = re.compile(r"Total number of parameters in billions:\s*([0-9.]+)")
 
 
@@ -395,6 +436,11 @@ def _batches(parsed: ParsedLog, args_batch: int | None, meta: RunMetadata, probl
         if not batch:
             problems.add("ORV108", f"step {step.step}: the global batch size is not stated",
                          "pass --workload (its global batch) or give a log that prints it", step.line)
+            return out
+        why = bounds.out_of_bounds(batch, bounds.GLOBAL_BATCH)
+        if why:
+            problems.add("ORV109", f"step {step.step}: the global batch {why}",
+                         "give the log the training run wrote, unchanged", step.line)
             return out
         if meta.global_batch and batch != meta.global_batch:
             problems.add("ORV109", f"step {step.step} trained a global batch of {batch}, but workload "

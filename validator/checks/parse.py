@@ -56,7 +56,10 @@ declare("ORV110", E, "unreadable bytes", """
     """)
 declare("ORV111", E, "file too large", """
     The file exceeds the documented size limit: 1 MiB for YAML, 16 MiB for a run file. The limit
-    keeps every clone and every check cheap; a run file holds raw samples, not full logs.
+    keeps every clone and every check cheap; a run file holds raw samples, not full logs. The
+    files a contributor hands to `orv add-run`, `orv catalog add-model` and `orv import` have a
+    budget per kind (docs/limits.md lists each, with where its figure comes from), refused from
+    the file's size before it is read.
     """)
 declare("ORV112", E, "unsafe structure", """
     The document uses YAML aliases (`*name`, also inside merge keys `<<:`), or nests deeper than
@@ -134,6 +137,9 @@ def symbolic_link(snapshot: Snapshot) -> Iterator[Finding]:
     """
     A file or folder in the registry is a symbolic link. Links can point outside the repository
     or make one file appear under two names; orv never follows them. Commit the file itself.
+    The commands that read a contributor's files (`orv add-run`, `orv catalog add-model`,
+    `orv import`) report the same code for a link found inside a folder they read, and for a
+    FIFO, device or socket given where a file belongs (docs/limits.md).
     """
     for rel in snapshot.files:
         if _is_symlink_reported(snapshot, rel):

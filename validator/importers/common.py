@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any, Mapping, Optional
 
-from validator.errors import ImportInputError, LoadError
+from validator.errors import ImportInputError, InputFileError, LoadError
 from validator.load import schema as schemas
+from validator.load.contributor import SEED_SOURCE, read_named
 from validator.load.documents import load_yaml_document
 from validator.models import GpuSpec, ModelSpec, WorkloadSpec
 from validator.registry import CATALOG_FILES
@@ -89,12 +90,11 @@ def load_catalog(root: str) -> CatalogView:
 
 
 def read_source(path: str) -> bytes:
+    """The seed file through the bounded reader (docs/limits.md): a regular file within its budget."""
     try:
-        with open(path, "rb") as fh:
-            return fh.read()
-    except OSError as exc:
-        raise ImportInputError("ORV110", path, f"cannot read the source: {exc.strerror}",
-                               "pass the path of the seed file") from None
+        return read_named(path, SEED_SOURCE)
+    except InputFileError as exc:
+        raise ImportInputError(exc.code, path, exc.message, exc.hint, exc.line, exc.col) from None
 
 
 def decode_source(path: str, raw: bytes) -> str:

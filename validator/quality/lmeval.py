@@ -17,8 +17,8 @@ input hashes and, per filter, lm-eval's extracted answer and value), never promp
 
 from __future__ import annotations
 
+import fnmatch
 import glob
-import json
 import math
 import os
 import re
@@ -27,11 +27,23 @@ from datetime import datetime, timezone
 from typing import Any, Mapping
 
 from validator.diagnostics import Diagnostic, Result, Severity
+from validator.errors import InputFileError
+from validator.load.contributor import (
+    LMEVAL_RESULTS,
+    LMEVAL_SAMPLES,
+    Budget,
+    Listing,
+    list_beside,
+    parse_json,
+    read_inside,
+    read_named,
+    walk,
+)
 from validator.quality import credentials
+from validator.science import bounds
 
 TOOL_NAME = "lm-eval"
 FORMAT = "lm-eval-results"
-MAX_BYTES = 256 * 1024 * 1024
 _RESULTS_NAME = re.compile(r"^results_(.+)\.json$")
 
 
@@ -50,38 +62,52 @@ class Output:
     samples: dict[str, tuple[str, list[dict[str, Any]]]]  # task -> (path, sample lines)
 
 
-def _read(path: str) -> bytes:
+def _refused(exc: InputFileError) -> LmEvalError:
+    error = LmEvalError(exc.path, exc.code, exc.message, exc.hint, exc.line)
+    error.result = Result((exc.diagnostic(),))  # keeps the column the bounded parser found
+    return error
+
+
+def _read(path: str, budget: Budget, named: bool) -> bytes:
+    """A file PATH names (it may be a link, to a regular file) or one found in the folder (never a link)."""
     try:
-        size = os.path.getsize(path)
-        if size > MAX_BYTES:
-            raise LmEvalError(path, "ORV110", f"file is {size:,} bytes, above orv's {MAX_BYTES:,}",
-                              "give lm-eval's own output for one run")
-        with open(path, "rb") as fh:
-            return fh.read()
-    except OSError as exc:
-        raise LmEvalError(path, "ORV110", f"cannot read: {exc.strerror}", "give the path lm-eval wrote") from None
+        return read_named(path, budget) if named else read_inside(path, budget)
+    except InputFileError as exc:
+        raise _refused(exc) from None
 
 
 def _json(path: str, raw: bytes, line: int = 1) -> Any:
     try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise LmEvalError(path, "ORV110", f"not UTF-8 (byte {exc.start})", "give lm-eval's output unchanged", line)
-    try:
-        return json.loads(text, parse_constant=lambda c: float(c))
-    except json.JSONDecodeError as exc:
-        raise LmEvalError(path, "ORV101", f"JSON syntax error: {exc.msg}",
-                          "give lm-eval's output unchanged (a truncated or edited file cannot be scored)",
-                          line + exc.lineno - 1) from None
+        return parse_json(path, raw, line)
+    except InputFileError as exc:
+        error = _refused(exc)
+        if exc.code == "ORV101":
+            error.result = Result((Diagnostic("ORV101", Severity.ERROR, path, exc.line, exc.col, exc.message,
+                                              "give lm-eval's output unchanged (a truncated or edited file cannot "
+                                              "be scored)"),))
+        raise error from None
 
 
 def find_results(path: str) -> str:
-    """The results file: PATH itself, or the one results_*.json under the output directory PATH."""
-    if os.path.isfile(path):
+    """The results file: PATH itself, or the one results_*.json under the output folder PATH.
+
+    The folder is listed without following links (validator/load/contributor.py): a results file
+    reached through a link, inside the folder or as the folder itself, is never read.
+    """
+    if not os.path.isdir(path) or os.path.islink(path):
+        if os.path.islink(path) and os.path.isdir(path):
+            _read_listing(path)  # refuses the link, naming where it points
         return path
-    found = sorted(glob.glob(os.path.join(path, "**", "results_*.json"), recursive=True))
+    listing = _read_listing(path)
+    found = [f for f in listing.files if _RESULTS_NAME.match(os.path.basename(f))]
     if not found:
-        raise LmEvalError(path, "ORV108", "no results_*.json under this directory",
+        for passed in listing.skipped:  # a results file that is a link or a FIFO: refused, naming it
+            if _RESULTS_NAME.match(os.path.basename(passed)):
+                _read(passed, LMEVAL_RESULTS, named=False)
+        passed_by = listing.skipped
+        where = (f"; {passed_by[0]} is a link (or not a regular file), and orv follows no link inside the folder"
+                 if passed_by else "")
+        raise LmEvalError(path, "ORV108", f"no results_*.json under this directory{where}",
                           "run lm-eval with --output_path DIR --log_samples and give DIR or its results file")
     if len(found) > 1:
         raise LmEvalError(path, "ORV109", f"{len(found)} results files under this directory",
@@ -89,26 +115,46 @@ def find_results(path: str) -> str:
     return found[0]
 
 
+def _read_listing(path: str) -> Listing:
+    try:
+        return walk(path)
+    except InputFileError as exc:
+        raise _refused(exc) from None
+
+
+def _samples_path(results_path: str, folder: str, names: tuple[str, ...], task: str, stamp: str) -> str:
+    wanted = f"samples_{task}_{stamp}.jsonl"
+    if stamp == "*":  # a results file not named as lm-eval names it: any date
+        pattern = f"samples_{glob.escape(task)}_*.jsonl"
+        candidates = sorted(n for n in names if fnmatch.fnmatchcase(n, pattern))
+    else:
+        candidates = [wanted] if wanted in names else []
+    if not candidates:
+        raise LmEvalError(results_path, "ORV108", f"no samples file for task {task} beside the results",
+                          f"run lm-eval with --log_samples; it writes samples_{task}_{stamp}.jsonl here")
+    return os.path.join(folder, candidates[0])
+
+
 def read_output(path: str) -> Output:
     results_path = find_results(path)
-    data = _json(results_path, _read(results_path))
+    data = _json(results_path, _read(results_path, LMEVAL_RESULTS, named=results_path == path))
     if not isinstance(data, dict) or not isinstance(data.get("results"), dict) or not data["results"]:
         raise LmEvalError(results_path, "ORV104", "not an lm-eval results file (no `results` object)",
                           "give the results_<date>.json that lm-eval wrote")
     m = _RESULTS_NAME.match(os.path.basename(results_path))
     stamp = m.group(1) if m else "*"
-    folder = os.path.dirname(results_path)
+    folder = os.path.dirname(results_path) or "."
+    try:
+        names = list_beside(folder)
+    except InputFileError as exc:
+        raise _refused(exc) from None
     samples: dict[str, tuple[str, list[dict[str, Any]]]] = {}
     for task in sorted(data["results"]):
         if task in _obj(data.get("groups")) or task in _obj(data.get("group_subtasks")):
             continue  # a group's aggregate; its tasks have their own samples
-        candidates = sorted(glob.glob(os.path.join(glob.escape(folder), f"samples_{glob.escape(task)}_{stamp}.jsonl")))
-        if not candidates:
-            raise LmEvalError(results_path, "ORV108", f"no samples file for task {task} beside the results",
-                              f"run lm-eval with --log_samples; it writes samples_{task}_{stamp}.jsonl here")
-        spath = candidates[0]
+        spath = _samples_path(results_path, folder, names, str(task), stamp)
         lines: list[dict[str, Any]] = []
-        raw = _read(spath)
+        raw = _read(spath, LMEVAL_SAMPLES, named=False)
         for number, line in enumerate(raw.split(b"\n"), start=1):
             if not line.strip():
                 continue
@@ -210,11 +256,17 @@ def _task(task: str, data: Mapping[str, Any], spath: str, lines: list[dict[str, 
                               "not a finite number", "give lm-eval's results file unchanged")
         stderr = where.get(f"{metric}_stderr,{flt}")
         metric_results.setdefault(flt, {})[metric] = {"score": value, "stderr": stderr if _finite(stderr) else None}
+    n_samples = _obj(data.get("n-samples")).get(task)
+    for key, count in _obj(n_samples).items():
+        why = bounds.out_of_bounds(count, bounds.DOCUMENTS) if key in ("original", "effective") else None
+        if why:
+            raise LmEvalError(data.get("_path", "results"), "ORV109", f"`n-samples.{task}.{key}` {why}",
+                              "give lm-eval's results file unchanged")
     config = _obj(_obj(data.get("configs")).get(task))
     return {
         "version": _obj(data.get("versions")).get(task),
         "n_shot": _obj(data.get("n-shot")).get(task),
-        "n_samples": _obj(data.get("n-samples")).get(task),
+        "n_samples": n_samples,
         "task_hash": _obj(data.get("task_hashes")).get(task),
         "config": credentials.scrub(config),
         "results": metric_results,

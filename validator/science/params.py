@@ -35,6 +35,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
+from validator.science import bounds
+from validator.science.bounds import Bound
+
 # config.json's tie_word_embeddings is often absent; then the architecture's config class default applies.
 _TIED_BY_DEFAULT = frozenset({"gemma", "gemma2", "gemma3", "gemma3_text"})
 _QKV_BIAS = frozenset({"qwen2", "qwen2_moe"})
@@ -85,14 +88,32 @@ def _text_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
     return inner if isinstance(inner, Mapping) and "hidden_size" in inner else config
 
 
+# Every integer the formula reads, and its physical bound (validator/science/bounds.py): checked before
+# any arithmetic, so no product overflows a float and no loop runs past the largest real model's layers.
+BOUND_OF: dict[str, Bound] = {
+    "num_hidden_layers": bounds.LAYERS, "hidden_size": bounds.HIDDEN, "vocab_size": bounds.VOCAB,
+    "num_attention_heads": bounds.HEADS, "num_key_value_heads": bounds.HEADS, "head_dim": bounds.HEAD_DIM,
+    "qk_nope_head_dim": bounds.HEAD_DIM, "qk_rope_head_dim": bounds.HEAD_DIM, "v_head_dim": bounds.HEAD_DIM,
+    "kv_lora_rank": bounds.RANK, "q_lora_rank": bounds.RANK, "intermediate_size": bounds.MLP,
+    "moe_intermediate_size": bounds.MLP, "shared_expert_intermediate_size": bounds.MLP,
+    "num_experts": bounds.EXPERTS, "n_routed_experts": bounds.EXPERTS, "num_local_experts": bounds.EXPERTS,
+    "num_experts_per_tok": bounds.EXPERTS, "n_shared_experts": bounds.EXPERTS,
+    "first_k_dense_replace": bounds.LAYERS, "moe_layer_freq": bounds.LAYERS, "decoder_sparse_step": bounds.LAYERS,
+}
+_ANY_COUNT = Bound("a count", 2**31, "no config.json field the formula reads is larger than the bounds above")
+
+
 def _int(config: Mapping[str, Any], key: str, default: Optional[int] = None) -> int:
     value = config.get(key, default)
     if value is None:
-        if default is not None:
-            return default
-        raise ConfigError(key, "missing; is this the model's config.json?")
+        if default is None:
+            raise ConfigError(key, "missing; is this the model's config.json?")
+        value = default  # another field's value (moe_intermediate_size falls back to intermediate_size): checked too
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ConfigError(key, f"must be a non-negative integer, not {value!r}")
+        raise ConfigError(key, f"must be a non-negative integer, not {bounds.shown(value)}")
+    bound = BOUND_OF.get(key, _ANY_COUNT)
+    if value > bound.high:
+        raise ConfigError(key, str(bounds.out_of_bounds(value, bound)))
     return value
 
 
@@ -124,14 +145,22 @@ def _attention(c: Mapping[str, Any], model_type: str, h: int, heads: int) -> tup
     return params, kind, kv_heads
 
 
-def _is_moe_layer(c: Mapping[str, Any], i: int) -> bool:
+def _is_moe_layer(c: Mapping[str, Any], dense_only: frozenset[int], i: int) -> bool:
     if "first_k_dense_replace" in c or "moe_layer_freq" in c:
         freq = _int(c, "moe_layer_freq", 1) or 1
         return i >= _int(c, "first_k_dense_replace", 0) and i % freq == 0
-    if i in (c.get("mlp_only_layers") or []):
+    if i in dense_only:
         return False
     step = _int(c, "decoder_sparse_step", 1) or 1
     return (i + 1) % step == 0
+
+
+def _mlp_only_layers(c: Mapping[str, Any]) -> frozenset[int]:
+    """Qwen-MoE's dense layers, as a set (a list as long as the file allows would make each lookup slow)."""
+    value = c.get("mlp_only_layers") or []
+    if not isinstance(value, list) or any(isinstance(i, bool) or not isinstance(i, int) for i in value):
+        raise ConfigError("mlp_only_layers", f"must be a list of layer numbers, not {bounds.shown(value)}")
+    return frozenset(value)
 
 
 def count(config: Mapping[str, Any]) -> ParamCount:
@@ -141,6 +170,7 @@ def count(config: Mapping[str, Any]) -> ParamCount:
     model_type = str(c.get("model_type", model_type))
     vocab, h, layers = _int(c, "vocab_size"), _int(c, "hidden_size"), _int(c, "num_hidden_layers")
     heads = _int(c, "num_attention_heads")
+    dense_only = _mlp_only_layers(c)
     attention, kind, kv_heads = _attention(c, model_type, h, heads)
     norms = 2 * h
     experts = next((c[k] for k in EXPERT_KEYS if c.get(k)), None)
@@ -148,8 +178,8 @@ def count(config: Mapping[str, Any]) -> ParamCount:
     moe_layers = 0
     shared = None
     per_token = None
-    for i in range(layers):
-        if experts is None or not _is_moe_layer(c, i):
+    for i in range(layers):  # at most bounds.LAYERS.high: _int checked it
+        if experts is None or not _is_moe_layer(c, dense_only, i):
             mlp = 3 * h * _int(c, "intermediate_size")
             total += attention + norms + mlp
             active += attention + norms + mlp
