@@ -28,6 +28,7 @@ SCHEMA_FILES = {
     "catalog-workloads": "catalog-workloads.schema.json",
     "catalog-starting-points": "catalog-starting-points.schema.json",
     "boards": "boards.schema.json",
+    "partial": "partial.schema.json",
 }
 
 
@@ -176,6 +177,14 @@ def is_valid(kind: str, data: Any) -> bool:
     document); only a False needs `validate` to word the findings. tests/test_fast_paths.py checks
     that it accepts nothing jsonschema rejects."""
     return bool(_compiled(kind).is_valid(data))
+
+
+def first_error(kind: str, data: Any) -> tuple[str, str] | None:
+    """The first violation (JSON pointer, message) of a document orv itself writes, for a refusal that
+    needs no contributor's wording (shard partials); None when data satisfies the schema."""
+    for error in _compiled(kind).iter_errors(data):
+        return "/" + "/".join(map(str, error.instance_path)), error.message
+    return None
 
 
 # Where a recipe names a catalog entry, and the catalog file that defines it.
