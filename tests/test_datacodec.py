@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _round_trip(entry: Any, kind: Any) -> Any:
-    return decode(kind, orjson.loads(orjson.dumps(encode(entry))))
+    return decode(kind, orjson.loads(orjson.dumps(encode(kind, entry))))
 
 
 def _same(a: FileResult, b: FileResult) -> None:
@@ -107,4 +107,4 @@ def test_decode_builds_the_declared_type_and_nothing_the_data_names() -> None:
     assert decode(Severity, "error") is Severity.ERROR
     with pytest.raises(ShapeError):
         decode(Severity, "ERROR")
-    assert decode(_Point, encode(_Point(math.inf))).x == math.inf
+    assert decode(_Point, encode(_Point, _Point(math.inf))).x == math.inf

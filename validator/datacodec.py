@@ -7,10 +7,12 @@ a pydantic model goes through its own validation, an enum only one of its values
 value can only ever become an instance of the declared type with well-typed fields: it cannot name
 a class, call anything or set an attribute a declared field does not have.
 
-Encoding of values typed `Any` (a document's parsed data, a run's fingerprint): JSON's own values as
-themselves, a tuple as {"tuple": [...]}, a non-finite float as {"float": "nan"|"inf"|"-inf"}, an
-integer beyond 64 bits as {"int": "digits"}, and a mapping whose one key is one of those tags wrapped
-as {"dict": {...}}, so the encoding is one-to-one.
+Encoding of values typed `Any` (a document's parsed data, a run's fingerprint): {"json": value} when
+the value is plain JSON already (only mappings with text keys, lists, text, finite floats, 64-bit
+integers, booleans and null: a parsed document always is), so reading it back is one JSON parse with
+no walk; otherwise {"tagged": value} with a tuple as {"tuple": [...]}, a non-finite float as
+{"float": "nan"|"inf"|"-inf"}, an integer beyond 64 bits as {"int": "digits"}, and a mapping whose
+one key is one of those tags wrapped as {"dict": {...}}, so the encoding is one-to-one.
 """
 
 from __future__ import annotations
@@ -55,47 +57,126 @@ def _int(value: int) -> Any:
     return value if value in _INT64 else {"int": str(value)}
 
 
-def encode(value: Any) -> Any:
-    """A JSON-able value for any of orv's data values (dataclasses, pydantic models, enums, containers)."""
+def encode(kind: Any, value: Any) -> Any:
+    """value, an instance of the declared type `kind`, as plain JSON data that decode(kind, ·) reads back."""
+    return _encoder(kind)(value)
+
+
+Encoder = Callable[[Any], Any]
+
+
+def _scalar(value: Any) -> Any:
     if isinstance(value, enum.Enum):
-        return encode(value.value)
-    if isinstance(value, int) and not isinstance(value, bool):
-        return _int(value)
-    if value is None or isinstance(value, (bool, str)):
-        return value
+        value = value.value
     if isinstance(value, float):
         return _float(value)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, pydantic.BaseModel):
-        return encode_any(value.model_dump(mode="json"))
-    if isinstance(value, tuple):
-        return {"tuple": [encode(v) for v in value]}
-    if isinstance(value, (list, frozenset, set)):
-        return [encode(v) for v in (sorted(value, key=repr) if isinstance(value, (set, frozenset)) else value)]
-    if isinstance(value, collections.abc.Mapping):
-        return encode_any({k: encode(v) for k, v in value.items()}, shallow=True)
-    raise TypeError(f"{type(value).__name__} has no data encoding")
+    if isinstance(value, int) and not isinstance(value, bool):
+        return _int(value)
+    return value
 
 
-def encode_any(value: Any, shallow: bool = False) -> Any:
+def _fits(kind: Any, value: Any) -> bool:
+    """Is value an instance of one alternative of a union (the one to encode it as)?"""
+    if kind is Any:
+        return True
+    if kind is None or kind is type(None):
+        return value is None
+    origin = typing.get_origin(kind)
+    if origin is typing.Literal:
+        return value in typing.get_args(kind)
+    if kind is float:
+        return isinstance(value, (float, int)) and not isinstance(value, bool)
+    if kind is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    base = origin or kind
+    if base is collections.abc.Sequence:
+        base = (list, tuple)
+    return isinstance(value, base)
+
+
+@functools.lru_cache(maxsize=None)  # types are few and fixed: build each encoder once
+def _encoder(kind: Any) -> Encoder:
+    if kind is Any:
+        return encode_any
+    origin, args = typing.get_origin(kind), typing.get_args(kind)
+    if origin is typing.Union or origin is types.UnionType:
+        options = [(a, _encoder(a)) for a in args]
+
+        def union(value: Any) -> Any:
+            for alternative, encoder in options:
+                if _fits(alternative, value):
+                    return encoder(value)
+            raise TypeError(f"{type(value).__name__} is none of {kind}")
+        return union
+    if origin is tuple:
+        if len(args) == 2 and args[1] is Ellipsis:
+            item = _encoder(args[0])
+            return lambda value: {"tuple": [item(v) for v in value]}
+        items = [_encoder(a) for a in args]
+        return lambda value: {"tuple": [e(v) for e, v in zip(items, value)]}
+    if origin in (list, collections.abc.Sequence):
+        item = _encoder(args[0] if args else Any)
+        return lambda value: [item(v) for v in value]
+    if origin in (frozenset, set, collections.abc.Set):
+        item = _encoder(args[0])
+        return lambda value: [item(v) for v in sorted(value, key=repr)]
+    if origin in (dict, collections.abc.Mapping):
+        item = _encoder(args[1] if args else Any)
+        return lambda value: _tagged({k: item(v) for k, v in value.items()}, shallow=True)
+    if isinstance(kind, type) and issubclass(kind, pydantic.BaseModel):
+        return lambda value: value.model_dump(mode="json")  # plain JSON; the model's validation reads it back
+    if isinstance(kind, type) and dataclasses.is_dataclass(kind):
+        hints = typing.get_type_hints(kind)
+        fields = [(f.name, _encoder(hints[f.name])) for f in dataclasses.fields(kind)]
+        return lambda value: {name: encoder(getattr(value, name)) for name, encoder in fields}
+    return _scalar  # bool, int, float, str, None, Literal, Enum
+
+
+def encode_any(value: Any) -> dict[str, Any]:
     """The one-to-one encoding of a value typed Any (module docstring)."""
+    return {"json": value} if _plain(value) else {"tagged": _tagged(value)}
+
+
+def _plain(value: Any) -> bool:
+    """Is value plain JSON, which a JSON parser gives back equal (no tuple, no nan, no big integer)?"""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is dict:
+            if not all(type(k) is str for k in item):
+                return False
+            stack.extend(item.values())
+        elif kind is list:
+            stack.extend(item)
+        elif kind is float:
+            if not math.isfinite(item):
+                return False
+        elif kind is int:
+            if item not in _INT64:
+                return False
+        elif not (item is None or kind is str or kind is bool):
+            return False
+    return True
+
+
+def _tagged(value: Any, shallow: bool = False) -> Any:
     if isinstance(value, float):
         return _float(value)
     if isinstance(value, int) and not isinstance(value, bool):
         return _int(value)
     if isinstance(value, tuple):
-        return {"tuple": [encode_any(v) for v in value]}
+        return {"tuple": [_tagged(v) for v in value]}
     if isinstance(value, list):
-        return [encode_any(v) for v in value]
+        return [_tagged(v) for v in value]
     if isinstance(value, dict):
         if not all(isinstance(k, str) for k in value):
             raise TypeError("a mapping with keys other than text has no data encoding")
-        inner = value if shallow else {k: encode_any(v) for k, v in value.items()}
+        inner = value if shallow else {k: _tagged(v) for k, v in value.items()}
         return {"dict": inner} if len(inner) == 1 and next(iter(inner)) in _TAGS else inner
     if value is None or isinstance(value, (bool, int, str)):
         return value
-    return encode(value)
+    raise TypeError(f"{type(value).__name__} in a value typed Any has no data encoding")
 
 
 # --------------------------------------------------------------------------- decoding
@@ -107,22 +188,37 @@ def decode(kind: Any, value: Any) -> Any:
 
 
 def decode_any(value: Any, where: tuple[Any, ...] = ()) -> Any:
+    """A value typed Any from encode_any's {"json": …} or {"tagged": …}."""
+    if isinstance(value, dict) and len(value) == 1:
+        if "json" in value:
+            return value["json"]  # a parser's output is plain JSON: nothing to walk
+        if "tagged" in value:
+            return _untag(value["tagged"], where)
+    raise ShapeError(where, "a value typed Any is written {\"json\": …} or {\"tagged\": …}")
+
+
+_SCALARS = {int, float, str, bool, type(None)}
+
+
+def _untag(value: Any, where: tuple[Any, ...]) -> Any:
     if isinstance(value, list):
-        return [decode_any(v, (*where, i)) for i, v in enumerate(value)]
+        if {type(v) for v in value} <= _SCALARS:  # a fingerprint's thousands of numbers: nothing to untag
+            return value
+        return [_untag(v, (*where, i)) for i, v in enumerate(value)]
     if isinstance(value, dict):
         if len(value) == 1:
             (tag, inner), = value.items()
             if tag == "tuple" and isinstance(inner, list):
-                return tuple(decode_any(v, (*where, i)) for i, v in enumerate(inner))
+                return tuple(_untag(inner, where))
             if tag == "float" and inner in _NON_FINITE:
                 return _NON_FINITE[inner]
             if tag == "int" and _big_int(inner):
                 return int(inner)
             if tag == "dict" and isinstance(inner, dict):
-                return {k: decode_any(v, (*where, k)) for k, v in inner.items()}
+                return {k: _untag(v, (*where, k)) for k, v in inner.items()}
             if tag in _TAGS:
                 raise ShapeError(where, f"`{tag}` holds {type(inner).__name__}")
-        return {k: decode_any(v, (*where, k)) for k, v in value.items()}
+        return {k: _untag(v, (*where, k)) for k, v in value.items()}
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     raise ShapeError(where, f"{type(value).__name__} is not JSON data")
@@ -218,7 +314,7 @@ def _decoder(kind: Any) -> Decoder:
     if isinstance(kind, type) and issubclass(kind, pydantic.BaseModel):
         def model(value: Any, where: tuple[Any, ...]) -> pydantic.BaseModel:
             try:  # lax: JSON has no tuples; the model's own types and validators still decide
-                return kind.model_validate(decode_any(value, where), strict=False)
+                return kind.model_validate(value, strict=False)
             except pydantic.ValidationError as exc:
                 error = exc.errors()[0]
                 raise ShapeError((*where, *error["loc"]), error["msg"]) from None

@@ -42,6 +42,7 @@ from validator.registry import REGISTRY_DIRS, RecipeEntry, RunEntry, discover
 
 FORMAT = "orv partial result"
 VERSION = 2  # 1 was a pickle
+_FINDINGS = list[Diagnostic]
 
 
 @dataclass(frozen=True)
@@ -138,7 +139,7 @@ def check_shard(root: str, shard: Shard, out_path: str, jobs: int = 1,
     results = dict(sorted(loaded.results.items()))
     document = {"format": FORMAT, "version": VERSION, **runtime(), "tree": tree_digest(root),
                 "shard": shard.k, "of": shard.n,
-                "files": [{"path": rel, "entry": _entry_data(entry), "findings": [encode(d) for d in findings]}
+                "files": [{"path": rel, "entry": _entry_data(entry), "findings": encode(_FINDINGS, findings)}
                           for rel, (entry, findings) in results.items()]}
     data = orjson.dumps(document) + b"\n"
     write_atomic(out_path, data)
@@ -148,7 +149,9 @@ def check_shard(root: str, shard: Shard, out_path: str, jobs: int = 1,
 def _entry_data(entry: RecipeEntry | RunEntry | None) -> dict[str, Any] | None:
     if entry is None:
         return None
-    return {"recipe" if isinstance(entry, RecipeEntry) else "run": encode(entry)}
+    if isinstance(entry, RecipeEntry):
+        return {"recipe": encode(RecipeEntry, entry)}
+    return {"run": encode(RunEntry, entry)}
 
 
 # --------------------------------------------------------------------------- merging
@@ -201,7 +204,6 @@ def read_partial(path: str) -> Partial:
 
 # What a file's entry is declared to be; decode builds nothing else.
 _ENTRY_TYPES = {"recipe": RecipeEntry, "run": RunEntry}
-_FINDINGS = list[Diagnostic]
 
 
 def read_results(partial: Partial) -> dict[str, FileResult]:
