@@ -335,7 +335,7 @@ def _run(document: dict[str, Any]) -> dict[str, Any]:
     (lambda d: _run(d)["entry"]["run"].update(canonical="yes"), "str where bool belongs"),
     (lambda d: _run(d)["entry"]["run"].update(size=True), "bool where int belongs"),
     (lambda d: _run(d)["entry"]["run"]["meta"].update(kind="eval"), ".meta.kind"),
-    (lambda d: _run(d)["entry"]["run"].pop("facts"), "not 'facts'"),
+    (lambda d: _run(d)["entry"]["run"].pop("facts"), "missing 'facts'"),
     (lambda d: _run(d)["entry"]["run"].update(path="runs/00/x.json"), "holds the entry of runs/00/x.json, not of runs/"),
     (lambda d: d["files"].append(d["files"][0]), "listed twice"),
     (lambda d: d["files"][0]["findings"].append(

@@ -25,7 +25,7 @@ import math
 import re
 import types
 import typing
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 import pydantic
 
@@ -180,48 +180,67 @@ def _tagged(value: Any, shallow: bool = False) -> Any:
 
 
 # --------------------------------------------------------------------------- decoding
+# Decoders take the value alone; where a refused value sits is added to the error on its way out
+# (_located), so a partial that decodes pays for no path bookkeeping.
 
 
 def decode(kind: Any, value: Any) -> Any:
     """value (plain JSON data) as an instance of the declared type `kind`; ShapeError if it is not one."""
-    return _decoder(kind)(value, ())
+    return _decoder(kind)(value)
 
 
-def decode_any(value: Any, where: tuple[Any, ...] = ()) -> Any:
+def decode_any(value: Any) -> Any:
     """A value typed Any from encode_any's {"json": …} or {"tagged": …}."""
     if isinstance(value, dict) and len(value) == 1:
         if "json" in value:
             return value["json"]  # a parser's output is plain JSON: nothing to walk
         if "tagged" in value:
-            return _untag(value["tagged"], where)
-    raise ShapeError(where, "a value typed Any is written {\"json\": …} or {\"tagged\": …}")
+            return _untag(value["tagged"])
+    raise ShapeError((), "a value typed Any is written {\"json\": …} or {\"tagged\": …}")
 
 
 _SCALARS = {int, float, str, bool, type(None)}
 
 
-def _untag(value: Any, where: tuple[Any, ...]) -> Any:
+def _untag(value: Any) -> Any:
     if isinstance(value, list):
         if {type(v) for v in value} <= _SCALARS:  # a fingerprint's thousands of numbers: nothing to untag
             return value
-        return [_untag(v, (*where, i)) for i, v in enumerate(value)]
+        return _located(_untag, list(enumerate(value)), list)
     if isinstance(value, dict):
         if len(value) == 1:
             (tag, inner), = value.items()
             if tag == "tuple" and isinstance(inner, list):
-                return tuple(_untag(inner, where))
+                return tuple(_untag(inner))
             if tag == "float" and inner in _NON_FINITE:
                 return _NON_FINITE[inner]
             if tag == "int" and _big_int(inner):
                 return int(inner)
             if tag == "dict" and isinstance(inner, dict):
-                return {k: _untag(v, (*where, k)) for k, v in inner.items()}
+                return _located(_untag, inner.items(), dict)
             if tag in _TAGS:
-                raise ShapeError(where, f"`{tag}` holds {type(inner).__name__}")
-        return {k: _untag(v, (*where, k)) for k, v in value.items()}
+                raise ShapeError((), f"`{tag}` holds {type(inner).__name__}")
+        return _located(_untag, value.items(), dict)
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
-    raise ShapeError(where, f"{type(value).__name__} is not JSON data")
+    raise ShapeError((), f"{type(value).__name__} is not JSON data")
+
+
+def _located(decoder: Callable[[Any], Any], items: Iterable[tuple[Any, Any]], make: type) -> Any:
+    """make((key, decoder(v)) …) — a list of the values or a dict — naming the key of a refused value."""
+    items = list(items)
+    try:
+        if make is dict:
+            return {k: decoder(v) for k, v in items}
+        return [decoder(v) for _, v in items]
+    except ShapeError as exc:
+        for key, v in items:  # only on refusal: find which one, for the message
+            try:
+                decoder(v)
+            except ShapeError:
+                exc.where = (key, *exc.where)
+                break
+        raise
 
 
 def _big_int(text: Any) -> bool:
@@ -230,23 +249,30 @@ def _big_int(text: Any) -> bool:
         and int(text) not in _INT64
 
 
-Decoder = Callable[[Any, tuple[Any, ...]], Any]
+Decoder = Callable[[Any], Any]
 
 
-def _expect(value: Any, where: tuple[Any, ...], *kinds: type) -> None:
+def _expect(value: Any, *kinds: type) -> None:
     # bool is an int to Python, never to a declared int field
     if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
-        raise ShapeError(where, f"{type(value).__name__} where {' or '.join(k.__name__ for k in kinds)} belongs")
+        raise ShapeError((), f"{type(value).__name__} where {' or '.join(k.__name__ for k in kinds)} belongs")
 
 
-def _mapping_items(value: Any, where: tuple[Any, ...]) -> dict[str, Any]:
+def _mapping_items(value: Any) -> dict[str, Any]:
     """A mapping's items from its encoding (plain, or wrapped in {"dict": …} when its one key is a tag)."""
-    _expect(value, where, dict)
+    _expect(value, dict)
     if len(value) == 1 and next(iter(value)) in _TAGS:
         if "dict" not in value or not isinstance(value["dict"], dict):
-            raise ShapeError(where, f"`{next(iter(value))}` where a mapping belongs")
+            raise ShapeError((), f"`{next(iter(value))}` where a mapping belongs")
         value = value["dict"]
     return value
+
+
+def _checked(kind: type) -> Decoder:
+    def scalar(value: Any) -> Any:
+        _expect(value, kind)
+        return value
+    return scalar
 
 
 @functools.lru_cache(maxsize=None)  # types are few and fixed: build each decoder once
@@ -254,33 +280,33 @@ def _decoder(kind: Any) -> Decoder:
     if kind is Any:
         return decode_any
     if kind is None or kind is type(None):
-        def none(value: Any, where: tuple[Any, ...]) -> None:
+        def none(value: Any) -> None:
             if value is not None:
-                raise ShapeError(where, f"{type(value).__name__} where nothing (null) belongs")
+                raise ShapeError((), f"{type(value).__name__} where nothing (null) belongs")
         return none
     if kind in (bool, str):
-        return lambda value, where: (_expect(value, where, kind), value)[1]
+        return _checked(kind)
     if kind is int:
-        def integer(value: Any, where: tuple[Any, ...]) -> int:
+        def integer(value: Any) -> int:
             if isinstance(value, dict) and set(value) == {"int"} and _big_int(value["int"]):
                 return int(value["int"])
-            _expect(value, where, int)
+            _expect(value, int)
             return int(value)
         return integer
     if kind is float:
-        def number(value: Any, where: tuple[Any, ...]) -> float:
+        def number(value: Any) -> float:
             if isinstance(value, dict) and set(value) == {"float"} and value["float"] in _NON_FINITE:
                 return _NON_FINITE[value["float"]]
-            _expect(value, where, float, int)
+            _expect(value, float, int)
             return float(value)
         return number
     origin, args = typing.get_origin(kind), typing.get_args(kind)
     if origin is typing.Union or origin is types.UnionType:
         return _union(args)
     if origin is typing.Literal:
-        def literal(value: Any, where: tuple[Any, ...]) -> Any:
+        def literal(value: Any) -> Any:
             if value not in args or type(value) not in {type(a) for a in args}:
-                raise ShapeError(where, f"{value!r} is not one of {list(args)}")
+                raise ShapeError((), f"{value!r} is not one of {list(args)}")
             return value
         return literal
     if origin is tuple:
@@ -288,81 +314,78 @@ def _decoder(kind: Any) -> Decoder:
     if origin in (list, collections.abc.Sequence):
         item = _decoder(args[0] if args else Any)
 
-        def listed(value: Any, where: tuple[Any, ...]) -> list[Any]:
-            _expect(value, where, list)
-            return [item(v, (*where, i)) for i, v in enumerate(value)]
+        def listed(value: Any) -> list[Any]:
+            _expect(value, list)
+            return _located(item, enumerate(value), list)
         return listed
     if origin in (frozenset, set, collections.abc.Set):
         item = _decoder(args[0])
-        return lambda value, where: origin({item(v, (*where, i)) for i, v in enumerate(_list(value, where))})
+
+        def collected(value: Any) -> Any:
+            _expect(value, list)
+            return origin(_located(item, enumerate(value), list))
+        return collected
     if origin in (dict, collections.abc.Mapping):
         if args and args[0] is not str:
             raise TypeError(f"{kind} has no data encoding: mapping keys must be text")
         item = _decoder(args[1] if args else Any)
-
-        def mapping(value: Any, where: tuple[Any, ...]) -> dict[str, Any]:
-            return {k: item(v, (*where, k)) for k, v in _mapping_items(value, where).items()}
-        return mapping
+        return lambda value: _located(item, _mapping_items(value).items(), dict)
     if isinstance(kind, type) and issubclass(kind, enum.Enum):
         values = {m.value: m for m in kind}
 
-        def member(value: Any, where: tuple[Any, ...]) -> enum.Enum:
+        def member(value: Any) -> enum.Enum:
             if not isinstance(value, (str, int)) or value not in values:
-                raise ShapeError(where, f"{value!r} is not a {kind.__name__}")
+                raise ShapeError((), f"{value!r} is not a {kind.__name__}")
             return values[value]
         return member
     if isinstance(kind, type) and issubclass(kind, pydantic.BaseModel):
-        def model(value: Any, where: tuple[Any, ...]) -> pydantic.BaseModel:
+        def model(value: Any) -> pydantic.BaseModel:
             try:  # lax: JSON has no tuples; the model's own types and validators still decide
                 return kind.model_validate(value, strict=False)
             except pydantic.ValidationError as exc:
                 error = exc.errors()[0]
-                raise ShapeError((*where, *error["loc"]), error["msg"]) from None
+                raise ShapeError(tuple(error["loc"]), error["msg"]) from None
         return model
     if isinstance(kind, type) and dataclasses.is_dataclass(kind):
         return _dataclass(kind)
     raise TypeError(f"{kind!r} has no data encoding")
 
 
-def _list(value: Any, where: tuple[Any, ...]) -> list[Any]:
-    _expect(value, where, list)
-    return value
-
-
 def _union(args: tuple[Any, ...]) -> Decoder:
     options = [_decoder(a) for a in args if a is not type(None)]
     nullable = type(None) in args
 
-    def union(value: Any, where: tuple[Any, ...]) -> Any:
+    def union(value: Any) -> Any:
         if value is None and nullable:
             return None
         errors = []
         for option in options:  # the declared alternatives only, in order; the first that fits
             try:
-                return option(value, where)
+                return option(value)
             except ShapeError as exc:
                 errors.append(exc)
-        raise errors[-1] if len(errors) == 1 else ShapeError(where, "fits none of the declared alternatives")
+        raise errors[-1] if len(errors) == 1 else ShapeError((), "fits none of the declared alternatives")
     return union
 
 
 def _tuple(args: tuple[Any, ...]) -> Decoder:
     if len(args) == 2 and args[1] is Ellipsis:
         item = _decoder(args[0])
-        return lambda value, where: tuple(item(v, (*where, i)) for i, v in enumerate(_tagged_tuple(value, where)))
+        return lambda value: tuple(_located(item, enumerate(_tagged_tuple(value)), list))
     items = [_decoder(a) for a in args]
 
-    def fixed(value: Any, where: tuple[Any, ...]) -> tuple[Any, ...]:
-        got = _tagged_tuple(value, where)
+    def fixed(value: Any) -> tuple[Any, ...]:
+        got = _tagged_tuple(value)
         if len(got) != len(items):
-            raise ShapeError(where, f"{len(got)} items where {len(items)} belong")
-        return tuple(item(v, (*where, i)) for i, (item, v) in enumerate(zip(items, got)))
+            raise ShapeError((), f"{len(got)} items where {len(items)} belong")
+        pairs = list(enumerate(zip(items, got)))
+        return tuple(_located(lambda pair: pair[0](pair[1]), pairs, list))
     return fixed
 
 
-def _tagged_tuple(value: Any, where: tuple[Any, ...]) -> list[Any]:
+def _tagged_tuple(value: Any) -> list[Any]:
     if not (isinstance(value, dict) and set(value) == {"tuple"} and isinstance(value["tuple"], list)):
-        raise ShapeError(where, f"{type(value).__name__} where a tuple ({{\"tuple\": [...]}}) belongs")
+        raise ShapeError((), f"{type(value).__name__} where a tuple ({{\"tuple\": [...]}}) belongs")
     return value["tuple"]
 
 
@@ -373,13 +396,17 @@ def _dataclass(kind: type) -> Decoder:
     names = set(decoders)
     later = [f.name for f in fields if not f.init]  # set after construction, as their loader does
 
-    def build(value: Any, where: tuple[Any, ...]) -> Any:
-        _expect(value, where, dict)
-        if set(value) != names:
-            odd = sorted(set(value) ^ names)
-            raise ShapeError(where, f"{kind.__name__} has exactly the fields {sorted(names)}; "
-                                    f"not {', '.join(map(repr, odd))}")
-        got = {name: decoders[name](v, (*where, name)) for name, v in value.items()}
+    def field_value(pair: tuple[str, Any]) -> Any:
+        return decoders[pair[0]](pair[1])
+
+    def build(value: Any) -> Any:
+        _expect(value, dict)
+        if value.keys() != names:
+            extra, missing = sorted(set(value) - names), sorted(names - set(value))
+            raise ShapeError((), f"{kind.__name__} has exactly the fields {sorted(names)}"
+                                 + "".join(f"; {what} {', '.join(map(repr, keys))}" for what, keys in
+                                           (("not", extra), ("missing", missing)) if keys))
+        got = _located(field_value, ((name, (name, v)) for name, v in value.items()), dict)
         made = kind(**{k: v for k, v in got.items() if k not in later})
         for name in later:
             object.__setattr__(made, name, got[name])
