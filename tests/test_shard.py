@@ -9,7 +9,6 @@ several measurers), each checked once and then as N = 1, 2, 3 and 7 shards.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import pickle
@@ -191,7 +190,7 @@ def test_a_shard_loads_what_the_partition_gives_it_before_and_after_files_are_ad
     def held(folder: str) -> dict[str, int]:
         out = {}
         for path in shard_all(capsys, root, 3, tmp_path / folder):
-            partial = shard.read_header(path)
+            partial = shard.read_partial(path)
             out.update({rel: partial.header["shard"] for rel in shard.read_results(partial)})
         return out
 
@@ -244,7 +243,7 @@ def test_a_missing_or_repeated_shard_is_refused(sharded: tuple[Path, list[str]],
     assert "Missing argument" in refused(capsys, "merge-results", "--root", str(root))
     # a header claiming a huge split is refused at once (never a list of 10**15 missing shards)
     for path in (one, two, three):
-        _rewrite(path, lambda h: h.update(of=10**15))
+        _rewrite(path, lambda d: d.update(of=10**15))
     assert "3 partial result(s) given for a split into 1000000000000000" in refused(
         capsys, "merge-results", "--root", str(root), one, two, three)
 
@@ -256,28 +255,30 @@ def test_partials_of_another_tree_are_refused(sharded: tuple[Path, list[str]],
     assert "another registry tree" in refused(capsys, "merge-results", "--root", str(root), *partials)
 
 
-def _rewrite(path: str, edit_header: Any = None, body: bytes | None = None) -> None:
-    """The partial at path with its header edited and/or its body replaced (the header's hash kept honest)."""
-    partial = shard.read_header(path)
-    raw = Path(path).read_bytes()
-    header = dict(partial.header)
-    if edit_header is not None:
-        edit_header(header)
-    if body is not None:
-        header["body"] = hashlib.sha256(body).hexdigest()
-    else:
-        body = raw[partial.offset:]
-    Path(path).write_bytes(shard.MAGIC + json.dumps(header).encode() + b"\n" + body)
+def _rewrite(path: str, edit: Any) -> None:
+    """The partial at path with its JSON document edited in place by edit(document)."""
+    document = json.loads(Path(path).read_bytes())
+    edit(document)
+    Path(path).write_text(json.dumps(document))
 
 
-def test_partials_of_another_orv_are_refused_before_their_body_is_read(
-        sharded: tuple[Path, list[str]], capsys: pytest.CaptureFixture[str]) -> None:
+def test_partials_of_another_orv_are_refused(sharded: tuple[Path, list[str]],
+                                             capsys: pytest.CaptureFixture[str]) -> None:
     root, partials = sharded
-    _rewrite(partials[1], lambda h: h.update(code="0" * 64), body=b"never unpickled")
+    _rewrite(partials[1], lambda d: d.update(code="0" * 64))
     err = refused(capsys, "merge-results", "--root", str(root), *partials)
     assert "written by another orv" in err and "code 000000000000" in err
-    _rewrite(partials[1], lambda h: h.update(code=shard.runtime()["code"], format=99))
-    assert "format 99" in refused(capsys, "merge-results", "--root", str(root), *partials)
+    _rewrite(partials[1], lambda d: d.update(code=shard.runtime()["code"], version=1))
+    assert "ORV901" in (err := refused(capsys, "merge-results", "--root", str(root), *partials))
+    assert "version 1; this orv reads version 2" in err
+
+
+def refused_partial(capsys: pytest.CaptureFixture[str], root: Path, partials: list[str], bad: str) -> str:
+    """merge-results' refusal, as an ORV901 finding on the bad partial with a hint (exit 2, no traceback)."""
+    err = refused(capsys, "merge-results", "--root", str(root), *partials)
+    assert f"{bad}:1:1: ORV901 error: " in err, err
+    assert "hint: " in err
+    return err
 
 
 def test_a_damaged_or_foreign_file_is_refused(sharded: tuple[Path, list[str]], capsys: pytest.CaptureFixture[str],
@@ -285,33 +286,103 @@ def test_a_damaged_or_foreign_file_is_refused(sharded: tuple[Path, list[str]], c
     root, partials = sharded
     raw = Path(partials[0]).read_bytes()
     Path(partials[0]).write_bytes(raw[:-10])
-    assert "truncated or damaged" in refused(capsys, "merge-results", "--root", str(root), *partials)
+    assert "not JSON" in refused_partial(capsys, root, partials, partials[0])
     stranger = tmp_path / "boards.json"
     stranger.write_text("{}\n")
-    assert "not a partial result" in refused(capsys, "merge-results", "--root", str(root), str(stranger), *partials[1:])
+    assert "not a partial result" in refused_partial(capsys, root, [str(stranger), *partials[1:]], str(stranger))
 
 
-class _Boom:
-    """Unpickled, it would call os.system: the allow-list must stop it."""
-
-    def __init__(self, marker: Path) -> None:
-        self.marker = marker
-
-    def __reduce__(self) -> Any:
-        return (os.system, (f"touch {self.marker}",))
+def _patch_result_class_pickle() -> bytes:
+    """Issue 27's payload for the pickle format: GLOBAL an allowed class, BUILD with slot state, which
+    pickle applies with setattr: Result.errors and Result.exit_code become constant 0 in the merge."""
+    state = pickle.dumps((None, {"errors": 0, "exit_code": 0}), protocol=4)[2:-1]  # the tuple's opcodes only
+    return (b"\x80\x04" + b"cvalidator.diagnostics\nResult\n" + state + pickle.BUILD + b"0"
+            + pickle.dumps({}, protocol=4)[2:])
 
 
-def test_a_body_naming_anything_but_orvs_data_types_is_never_run(sharded: tuple[Path, list[str]],
-                                                                 capsys: pytest.CaptureFixture[str],
-                                                                 tmp_path: Path) -> None:
+def test_a_pickle_that_patches_the_result_class_is_refused_and_patches_nothing(
+        sharded: tuple[Path, list[str]], capsys: pytest.CaptureFixture[str]) -> None:
+    from validator.diagnostics import Result
+
+    payload = _patch_result_class_pickle()
+    # a real attack: unpickled (in another process), it patches the class and a Result with an error says 0
+    script = ("import pickle, sys; from validator.diagnostics import Diagnostic, Result, Severity; "
+              "pickle.loads(sys.stdin.buffer.read()); "
+              "print(Result((Diagnostic('ORV201', Severity.ERROR, 'p', 1, 1, 'm'),)).errors)")
+    done = subprocess.run([sys.executable, "-c", script], input=payload, capture_output=True, check=True,
+                          cwd=Path(__file__).parent.parent)
+    assert done.stdout.strip() == b"0"
     root, partials = sharded
-    marker = tmp_path / "pwned"
-    _rewrite(partials[2], body=pickle.dumps({"recipes/x.yaml": _Boom(marker)}))
-    err = refused(capsys, "merge-results", "--root", str(root), *partials)
-    assert "posix.system is not one of orv's data types" in err or "os.system is not" in err
-    assert not marker.exists()
-    _rewrite(partials[2], body=pickle.dumps({"recipes/x.yaml": ("not an entry", [])}))
-    assert "not a partial result this orv can read" in refused(capsys, "merge-results", "--root", str(root), *partials)
+    Path(partials[2]).write_bytes(payload)
+    assert "not JSON" in refused_partial(capsys, root, partials, partials[2])
+    assert isinstance(Result.__dict__["errors"], property) and isinstance(Result.__dict__["exit_code"], property)
+
+
+def _run(document: dict[str, Any]) -> dict[str, Any]:
+    """The partial's first run file (recipes sort before runs)."""
+    return next(f for f in document["files"] if f["path"].startswith("runs/"))
+
+
+@pytest.mark.parametrize("forge,words", [
+    (lambda d: d.update(errors=0), "Additional properties are not allowed ('errors' was unexpected)"),
+    (lambda d: d.update(exit_code=0), "('exit_code' was unexpected)"),
+    (lambda d: d["files"][0].update(verdict="ok"), "('verdict' was unexpected)"),
+    (lambda d: d.update(shard="1"), "is not of type \"integer\""),
+    (lambda d: d["files"][0].update(findings={}), "is not of type \"array\""),
+    (lambda d: d["files"][0].update(entry={"object": {"py/type": "os.system"}}), "at /files/0/entry"),
+    (lambda d: d["files"][0].update(entry={"recipe": {}, "run": {}}), "at /files/0/entry"),
+    (lambda d: _run(d)["entry"]["run"].update(__class__={"x": 1}), "not '__class__'"),
+    (lambda d: _run(d)["entry"]["run"].update(canonical="yes"), "str where bool belongs"),
+    (lambda d: _run(d)["entry"]["run"].update(size=True), "bool where int belongs"),
+    (lambda d: _run(d)["entry"]["run"]["meta"].update(kind="eval"), ".meta.kind"),
+    (lambda d: _run(d)["entry"]["run"].pop("facts"), "missing 'facts'"),
+    (lambda d: _run(d)["entry"]["run"].update(path="runs/00/x.json"), "holds the entry of runs/00/x.json, not of runs/"),
+    (lambda d: d["files"].append(d["files"][0]), "listed twice"),
+    (lambda d: d["files"][0]["findings"].append(
+        {"code": "ORV999", "severity": "error", "path": "recipes/x.yaml", "line": 1, "col": 1, "message": "m",
+         "hint": ""}), "carries a finding about recipes/x.yaml"),
+    (lambda d: d["files"][0]["findings"].append(
+        {"code": "ORV204", "severity": "ERROR", "path": d["files"][0]["path"], "line": 1, "col": 1,
+         "message": "m", "hint": ""}), "at /files/0/findings/0/severity"),
+])
+def test_a_json_partial_with_fields_or_types_a_shard_never_writes_is_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], forge: Any, words: str) -> None:
+    root = make_registry(tmp_path / "r", CASES / "valid-training-verified")
+    (partial,) = shard_all(capsys, root, 1, tmp_path / "p")
+    document = json.loads(Path(partial).read_bytes())
+    assert "recipe" in document["files"][0]["entry"] and "run" in _run(document)["entry"]
+    _rewrite(partial, forge)
+    assert words in refused_partial(capsys, root, [partial], partial)
+
+
+def test_a_forged_partial_that_keeps_its_error_findings_fails_the_merge_with_them_counted(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Counts and exit status come from the findings the merge holds, however the partial is written."""
+    root = make_registry(tmp_path / "r", CASES / "valid-training", CASES / "orv201-tampered-run",
+                         CASES / "orv104-wrong-type")
+    single = orv(capsys, "check", "--root", str(root), "--no-cache", "--format", "json")
+    errors = json.loads(single[1])["summary"]["errors"]
+    assert single[0] == 1 and errors >= 2
+    partials = shard_all(capsys, root, 2, tmp_path / "p")
+    for path in partials:  # re-written by hand: keys reordered, indented, the findings kept
+        document = json.loads(Path(path).read_bytes())
+        Path(path).write_text(json.dumps(dict(reversed(list(document.items()))), indent=2))
+    out = tmp_path / "out"
+    merged = orv(capsys, "merge-results", "--root", str(root), "--format", "json", "--github-output", str(out),
+                 *partials)
+    assert merged == single
+    assert json.loads(merged[1])["summary"]["errors"] == errors and f"errors={errors}" in out.read_text()
+
+
+def test_what_a_forged_partial_can_still_do_is_leave_out_its_own_shards_findings(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The limit, stated as a test (docs/scaling.md, "What a partial can still do"): a shard can lie
+    about its own files. Only where partials come from (one workflow run's artifacts) bounds it."""
+    root = make_registry(tmp_path / "r", CASES / "valid-training", CASES / "orv201-tampered-run")
+    assert orv(capsys, "check", "--root", str(root), "--no-cache")[0] == 1
+    (partial,) = shard_all(capsys, root, 1, tmp_path / "p")
+    _rewrite(partial, lambda d: [f.update(findings=[]) for f in d["files"]])
+    assert orv(capsys, "merge-results", "--root", str(root), partial)[0] == 0
 
 
 def test_a_shard_refuses_reporting_options_and_bad_splits(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -337,4 +408,4 @@ def test_the_default_partial_lands_in_the_current_folder(tmp_path: Path, capsys:
     monkeypatch.chdir(tmp_path)
     code, out, _ = orv(capsys, "check", "--root", str(root), "--shard", "2/2")
     assert code == 0 and (tmp_path / "orv-shard-2-of-2.partial").is_file()
-    assert shard.read_header(str(tmp_path / "orv-shard-2-of-2.partial")).header["of"] == 2
+    assert shard.read_partial(str(tmp_path / "orv-shard-2-of-2.partial")).header["of"] == 2

@@ -19,6 +19,7 @@ from typing import Any, Iterator
 import pytest
 import yaml
 
+from tests.testing.codeowners import owners_of, parse
 from tests.testing.factories import add_training_run, recipe_text, registry_repo, training_recipe_path
 from tests.testing.git import commit_all, git
 from tests.testing.registry import write
@@ -236,17 +237,8 @@ def test_the_test_lock_pins_every_dependency_and_test_dependency_within_its_rang
 
 
 def _code_owners(path: str) -> list[str]:
-    """The owners GitHub assigns to a path: the last matching line wins (anchored patterns only)."""
-    owners: list[str] = []
-    for line in (ROOT / ".github" / "CODEOWNERS").read_text(encoding="utf-8").splitlines():
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        pattern, *who = line.split()
-        assert pattern.startswith("/") and who, f"CODEOWNERS: `{line}` (anchored pattern, then owners)"
-        assert all(re.fullmatch(r"@[A-Za-z0-9-]+/[A-Za-z0-9_.-]+", w) for w in who), line
-        if ("/" + path).startswith(pattern) if pattern.endswith("/") else "/" + path == pattern:
-            owners = who
-    return owners
+    """The owners GitHub assigns to a path (tests/testing/codeowners.py: last matching line wins)."""
+    return list(owners_of(parse((ROOT / ".github" / "CODEOWNERS").read_text(encoding="utf-8")), path))
 
 
 @pytest.mark.parametrize("path", ["validator/cli.py", "validator/checks/pinning.py", "schema/recipe.schema.json",

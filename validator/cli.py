@@ -199,12 +199,18 @@ def merge_results_cmd(partials: tuple[str, ...], fmt: str | None, waive: tuple[s
     catalog, runs the registry checks (ids, identities, references, tiers; the boards with --boards)
     on the merged results and reports exactly as `orv check` on one machine would (docs/scaling.md).
     """
+    from validator.diagnostics import Result
     from validator.engine import Config, evaluate_loaded, find_root
-    from validator.shard import merge
+    from validator.report import REPORTER_BY_NAME
+    from validator.shard import PartialRefused, merge
 
     root = os.path.abspath(root) if root else find_root(".")
     with _progress("orv merge-results: reading partials", quiet, fmt) as show:
-        loaded = merge(root, partials, show)
+        try:
+            loaded = merge(root, partials, show)
+        except PartialRefused as exc:  # a finding on the partial (ORV901); nothing else can be reported
+            click.echo(REPORTER_BY_NAME["text"](Result((exc.finding,))), nl=False, err=True)
+            sys.exit(EXIT_USAGE)
     evaluation = evaluate_loaded(Config(root=root, waive=tuple(w.upper() for w in waive),
                                         skip_boards=not with_boards), loaded)
     _report(evaluation, fmt, summary_file, outputs_file, least, quiet, statistics, show_all, color_choice)

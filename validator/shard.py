@@ -6,45 +6,43 @@ so adding files never moves another file to another shard. What is not per-file 
 registry, pull-request and boards checks) is the merge's: it loads the catalog itself and runs the
 same registry checks as `orv check` on the merged results (engine.evaluate_loaded).
 
-A partial result is one file: a magic line, a JSON header (format, orv and its runtime, a digest of
-orv's code, a digest of the registry tree, K and N, the body's SHA-256), then the body: a pickle of
-the shard's per-file results, the same objects the .git/orv cache already pickles. Pickle is
-acceptable here because partials are artifacts of one workflow run, written by the same orv on the
-same commit; even so the merge refuses every header that does not match its own orv and checkout
-before it reads any body, checks the body's hash, and unpickles with an allow-list that resolves
-only orv's data types (dataclasses, pydantic models, enums) and a few builtin containers — no
-function, so a crafted body cannot call anything.
+A partial result is one JSON document (schema/partial.schema.json): which orv wrote it (version, a
+digest of its code, Python, pydantic), a digest of the registry tree, K and N, and each file's path,
+entry and findings as plain data (validator/datacodec.py). The data names no type and carries no
+count or verdict: the merge checks the document against the schema, refuses any partial not written
+by its own orv on its own tree, builds each entry as the type it declares for it (exact fields, the
+models' own validation), and counts the findings itself. So a forged partial can make the merge
+build nothing but well-typed data; what it can still do — leave findings about its own shard's files
+out — is bounded by where partials come from (docs/scaling.md, "What a partial can still do").
 """
 
 from __future__ import annotations
 
-import dataclasses
-import enum
 import functools
 import hashlib
-import io
-import json
 import os
-import pickle
 import platform
 import stat
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable
 
+import orjson
 import pydantic
 
 from validator import __version__
 from validator.atomic import write_atomic
-from validator.diagnostics import Diagnostic
+from validator.datacodec import ShapeError, decode, encode
+from validator.diagnostics import Diagnostic, Severity
 from validator.errors import UsageError
+from validator.load import schema as schemas
 from validator.git import clean_blobs, git_dir_of_top_level
 from validator.load.cache import Store, code_files
 from validator.load.pipeline import FileResult, Loaded, load_tree, loadable
 from validator.registry import REGISTRY_DIRS, RecipeEntry, RunEntry, discover
 
-MAGIC = b"orv partial result\n"
-FORMAT = 1
-_HEADER_LIMIT = 64 * 1024  # the JSON header line; the body follows it
+FORMAT = "orv partial result"
+VERSION = 2  # 1 was a pickle
+_FINDINGS = list[Diagnostic]
 
 
 @dataclass(frozen=True)
@@ -84,7 +82,7 @@ def default_partial_path(shard: Shard) -> str:
 
 @functools.cache  # orv's code does not change while it runs
 def runtime() -> dict[str, str]:
-    """What a partial's pickled objects depend on besides the registry: orv, its code, Python, pydantic."""
+    """What a partial's entries depend on besides the registry: orv, its code, Python, pydantic (the models)."""
     digest = hashlib.sha256()
     for path in code_files():
         digest.update(path.name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
@@ -137,46 +135,100 @@ def check_shard(root: str, shard: Shard, out_path: str, jobs: int = 1,
                 progress: Callable[[int, int], None] | None = None) -> Written:
     """Load shard's files (no .git/orv cache: a shard runs on a fresh runner, and its results would
     replace the whole registry's there) and write their results to out_path atomically."""
-    header = {"format": FORMAT, **runtime(), "tree": tree_digest(root), "shard": shard.k, "of": shard.n}
     loaded = load_tree(root, jobs, progress, Store(), only=shard.keeps)
     results = dict(sorted(loaded.results.items()))
-    body = pickle.dumps(results, protocol=pickle.HIGHEST_PROTOCOL)
-    header.update(files=len(results), body=hashlib.sha256(body).hexdigest())
-    data = MAGIC + json.dumps(header, sort_keys=True).encode() + b"\n" + body
+    document = {"format": FORMAT, "version": VERSION, **runtime(), "tree": tree_digest(root),
+                "shard": shard.k, "of": shard.n,
+                "files": [{"path": rel, "entry": _entry_data(entry), "findings": encode(_FINDINGS, findings)}
+                          for rel, (entry, findings) in results.items()]}
+    data = orjson.dumps(document) + b"\n"
     write_atomic(out_path, data)
     return Written(out_path, len(results), sum(len(d) for _, d in results.values()), len(data))
+
+
+def _entry_data(entry: RecipeEntry | RunEntry | None) -> dict[str, Any] | None:
+    if entry is None:
+        return None
+    if isinstance(entry, RecipeEntry):
+        return {"recipe": encode(RecipeEntry, entry)}
+    return {"run": encode(RunEntry, entry)}
 
 
 # --------------------------------------------------------------------------- merging
 
 
+class PartialRefused(UsageError):
+    """A partial result that is not what a shard writes: reported as ORV901 on that file (exit 2)."""
+
+    def __init__(self, path: str, message: str, hint: str) -> None:
+        super().__init__(f"{path}: {message}")
+        self.finding = Diagnostic("ORV901", Severity.ERROR, path, 1, 1, message, hint)
+
+
+_RERUN = "run that shard again (`orv check --shard K/N`) with the same orv on the same commit, and merge only " \
+         "partials of this workflow run"
+
+
 @dataclass(frozen=True)
 class Partial:
     path: str
-    header: dict[str, Any]
-    offset: int  # where the body starts
+    header: dict[str, Any]  # every field but the files
+    files: list[Any]
 
 
-def read_header(path: str) -> Partial:
-    """A partial result's header, refused (UsageError) if the file is not one this orv reads."""
+def read_partial(path: str) -> Partial:
+    """A partial result as plain data, refused (PartialRefused) unless it has the schema's exact shape."""
     try:
         with open(path, "rb") as fh:
-            head = fh.read(len(MAGIC) + _HEADER_LIMIT)
+            raw = fh.read()
     except OSError as exc:
         raise UsageError(f"{path}: cannot read: {exc.strerror}") from None
-    end = head.find(b"\n", len(MAGIC))
-    header = None
-    if head.startswith(MAGIC) and end > 0:
+    try:
+        document = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise PartialRefused(path, f"not a partial result of `orv check --shard K/N`: not JSON ({exc})",
+                             "pass the files `orv check --shard K/N --partial-out FILE` wrote; " + _RERUN) from None
+    if not (isinstance(document, dict) and document.get("format") == FORMAT):
+        raise PartialRefused(path, "not a partial result of `orv check --shard K/N`",
+                             "pass the files `orv check --shard K/N --partial-out FILE` wrote")
+    if document.get("version") != VERSION:
+        raise PartialRefused(path, f"partial result version {document.get('version')!r}; this orv reads "
+                             f"version {VERSION}", "run every shard and the merge with the same orv")
+    problem = schemas.first_violation("partial", document)
+    if problem is not None:
+        where, message = problem
+        raise PartialRefused(path, f"not the shape of a partial result at {where}: {message}", _RERUN)
+    files = document.pop("files")
+    return Partial(path, document, files)
+
+
+# What a file's entry is declared to be; decode builds nothing else.
+_ENTRY_TYPES = {"recipe": RecipeEntry, "run": RunEntry}
+
+
+def read_results(partial: Partial) -> dict[str, FileResult]:
+    """A partial's per-file results by path, built as the declared types (validator/datacodec.py)."""
+    results: dict[str, FileResult] = {}
+    for i, item in enumerate(partial.files):
+        rel = item["path"]
+        if rel in results:
+            raise PartialRefused(partial.path, f"{rel} is listed twice", _RERUN)
         try:
-            header = json.loads(head[len(MAGIC):end])
-        except ValueError:
-            header = None
-    if not (isinstance(header, dict) and isinstance(header.get("shard"), int) and isinstance(header.get("of"), int)):
-        raise UsageError(f"{path}: not a partial result of `orv check --shard K/N`")
-    if header.get("format") != FORMAT:
-        raise UsageError(f"{path}: partial result format {header.get('format')!r}; this orv reads format {FORMAT}: "
-                         "run every shard and the merge with the same orv")
-    return Partial(path, header, end + 1)
+            findings = decode(_FINDINGS, item["findings"])
+            entry = None
+            if item["entry"] is not None:
+                (kind, value), = item["entry"].items()
+                entry = decode(_ENTRY_TYPES[kind], value)
+        except ShapeError as exc:
+            raise PartialRefused(partial.path, f"files[{i}] ({rel}): {exc}", _RERUN) from None
+        held = entry and (entry.doc.path if isinstance(entry, RecipeEntry) else entry.path)
+        if entry is not None and {entry.path, held} != {rel}:
+            raise PartialRefused(partial.path, f"files[{i}] holds the entry of {held}, not of {rel}", _RERUN)
+        stray = next((d.path for d in findings if d.path != rel), None)
+        if stray is not None:  # a shard reports on its own files; a finding elsewhere is not its to make
+            raise PartialRefused(partial.path, f"files[{i}] ({rel}) carries a finding about {stray}", _RERUN)
+        results[rel] = (entry, findings)
+    return results
 
 
 def _refuse_mixing(partials: list[Partial], mine: dict[str, str], tree: str) -> int:
@@ -217,52 +269,11 @@ def _refuse_mixing(partials: list[Partial], mine: dict[str, str], tree: str) -> 
     return n
 
 
-# Builtins a body may name (pickle names sets by name; YAML gives dates; the rest are opcodes).
-_BUILTINS = {("builtins", "set"), ("builtins", "frozenset"), ("datetime", "date"), ("datetime", "datetime"),
-             ("datetime", "timedelta"), ("datetime", "timezone")}
-
-
-class _DataOnly(pickle.Unpickler):
-    """Resolves orv's data types and a few builtins, nothing callable beyond constructing them."""
-
-    def find_class(self, module: str, name: str) -> Any:
-        if (module, name) in _BUILTINS:
-            return super().find_class(module, name)
-        if module.split(".")[0] == "validator":
-            found = super().find_class(module, name)
-            if isinstance(found, type) and (dataclasses.is_dataclass(found)
-                                            or issubclass(found, (pydantic.BaseModel, enum.Enum))):
-                return found
-        raise pickle.UnpicklingError(f"{module}.{name} is not one of orv's data types")
-
-
-def read_results(partial: Partial) -> dict[str, FileResult]:
-    """A partial result's per-file results by path, once its header has been accepted."""
-    with open(partial.path, "rb") as fh:
-        fh.seek(partial.offset)
-        body = fh.read()
-    if hashlib.sha256(body).hexdigest() != partial.header.get("body"):
-        raise UsageError(f"{partial.path}: the partial result is truncated or damaged (its body does not match "
-                         "its header): download it again, or run that shard again")
-    try:
-        results = _DataOnly(io.BytesIO(body)).load()
-    except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError) as exc:
-        raise UsageError(f"{partial.path}: not a partial result this orv can read ({exc})") from None
-    if not isinstance(results, dict) or not all(map(_is_file_result, results.values())):
-        raise UsageError(f"{partial.path}: not a partial result this orv can read")
-    return results
-
-
-def _is_file_result(value: Any) -> bool:
-    return (isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], (RecipeEntry, RunEntry, type(None)))
-            and isinstance(value[1], list) and all(isinstance(d, Diagnostic) for d in value[1]))
-
-
 def merge(root: str, paths: Iterable[str], progress: Callable[[int, int], None] | None = None) -> Loaded:
     """Every shard's per-file results, with the catalog and file list as this checkout has them: what
     engine.evaluate_loaded checks as `orv check` would. Refuses (UsageError) anything but one
     complete set of shards written by this orv on this tree."""
-    partials = [read_header(p) for p in paths]
+    partials = [read_partial(p) for p in paths]
     if not partials:
         raise UsageError("no partial results given: pass every `orv check --shard K/N --partial-out FILE` file")
     n = _refuse_mixing(partials, runtime(), tree_digest(root))

@@ -113,7 +113,10 @@ class _TrainingItem:
     entry: RecipeEntry
     recipe: TrainingRecipe
     tier: TierResult
-    tok_s: float  # the rounded figure: ranks follow what the board shows
+    tok_s: float  # the rounded figure shown: ranks, cost and MFU follow what the board shows
+    claimed: float  # the recipe's claim, rounded
+    run: Optional[RunEntry]  # the run whose figure is shown (T1+), as an inference row's (_primary_run)
+    recomputed: bool  # the shown figure is recomputed from the run's raw samples (docs/metrics.md)
 
     @property
     def pair(self) -> tuple[str, str, str]:
@@ -125,8 +128,15 @@ def _training_items(snapshot: Snapshot, tiers: Mapping[str, TierResult]) -> list
     items = []
     for entry, recipe in _unique_by_id(found):
         assert isinstance(recipe, TrainingRecipe)
-        tok_s = fixed(recipe.claimed.tokens_per_s_per_gpu, "tok_s") or 0.0
-        items.append(_TrainingItem(entry, recipe, _tier_of(tiers, entry), tok_s))
+        tier = _tier_of(tiers, entry)
+        claimed = fixed(recipe.claimed.tokens_per_s_per_gpu, "tok_s") or 0.0
+        run = _primary_run(snapshot, tier) if tier.tier != "T0" else None
+        figures, recomputed = run_headline(run) if run is not None else ({}, False)
+        shown = figures.get("tokens_per_s_per_gpu")
+        if shown is None:  # no run behind the tier, or one without the figure: the claim, as on a T0 row
+            run, recomputed = None, False
+        items.append(_TrainingItem(entry, recipe, tier, claimed if shown is None else shown, claimed, run,
+                                   recomputed))
     return items
 
 
@@ -170,6 +180,9 @@ def _training_row(item: _TrainingItem, catalog: Catalog, rank: tuple[int, int]) 
         "gpus": recipe.hardware.count,
         "workload": recipe.workload,
         "tok_s_per_gpu": item.tok_s,
+        "claimed_tok_s_per_gpu": item.claimed,
+        "run_file": item.run.path if item.run is not None else None,
+        "method_ref": METRICS_REF if item.recomputed else None,
         "cost_per_1m": fixed(cost_per_1m(gpu.price_per_gpu_hour if gpu else None, item.tok_s), "usd"),
         "mfu": fixed(implied_mfu(item.tok_s, model.active_b if model else None,
                                  gpu.bf16_dense_tflops if gpu else None), "mfu"),
@@ -217,6 +230,7 @@ def _filled_cell(pair: tuple[str, str, str], pair_items: Sequence[_TrainingItem]
         "recipe": best.recipe.id,
         "recipes": len(pair_items),
         "tok_s_per_gpu": best.tok_s,
+        "claimed_tok_s_per_gpu": best.claimed,
         "gpus": best.recipe.hardware.count,
         "cost_per_1m": fixed(cost_per_1m(hardware.price_per_gpu_hour if hardware else None, best.tok_s), "usd"),
         "vs_fastest": fixed(best.tok_s / top if top else None, "ratio"),
@@ -229,7 +243,8 @@ def empty_cell(gpu: str, workload: str, catalog: Catalog) -> dict[str, Any]:
     """A GPU of the workload's protocol with no recipe yet: the cell seed 000 prints "No recipe yet"."""
     hardware = catalog.hardware.get(gpu)
     return {"gpu": gpu, "gpu_name": hardware.name if hardware else gpu, "workload": workload, "recipe": None,
-            "recipes": 0, "tok_s_per_gpu": None, "gpus": None, "cost_per_1m": None, "vs_fastest": None,
+            "recipes": 0, "tok_s_per_gpu": None, "claimed_tok_s_per_gpu": None, "gpus": None, "cost_per_1m": None,
+            "vs_fastest": None,
             "starting_point": None, "gain_pct": None}
 
 

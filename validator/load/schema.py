@@ -28,6 +28,7 @@ SCHEMA_FILES = {
     "catalog-workloads": "catalog-workloads.schema.json",
     "catalog-starting-points": "catalog-starting-points.schema.json",
     "boards": "boards.schema.json",
+    "partial": "partial.schema.json",
 }
 
 
@@ -210,6 +211,13 @@ def first_error(kind: str, data: Any) -> tuple[tuple[str | int, ...], str] | Non
     for error in _compiled(kind).iter_errors(data):
         return tuple(error.instance_path), error.message
     return None  # pragma: no cover - is_valid said there is an error
+
+
+def first_violation(kind: str, data: Any) -> tuple[str, str] | None:
+    """The first violation (JSON pointer, message) of a document orv itself writes, for a refusal that
+    needs no contributor's wording (shard partials); None when data satisfies the schema."""
+    found = first_error(kind, data)
+    return None if found is None else ("/" + "/".join(map(str, found[0])), found[1])
 
 
 # Where a recipe names a catalog entry, and the catalog file that defines it.

@@ -245,6 +245,12 @@ def _figure(value: Any, kind: str) -> str:
     return _num(value)
 
 
+def _claim_beside(row: Row, key: str) -> str:
+    """A training row at T1+ shows its run's figure; where the recipe claims another, the claim follows it."""
+    claim = row.get("claimed_" + key) if key == "tok_s_per_gpu" else None
+    return f" (claimed {_num(claim)})" if _is_number(claim) and claim != row.get(key) else ""
+
+
 def _gain(new: Any, old: Any) -> str:
     return f"{(new / old - 1.0) * 100.0:+.1f}%" if _is_number(new) and _is_number(old) and old else "—"
 
@@ -297,7 +303,8 @@ def _entry_row(c: BoardChange, base: Mapping[str, tuple[str, Row]], head: Mappin
     """(table, Markdown row) for one changed entry."""
     board, row = head[c.recipe] if c.recipe in head else base[c.recipe]
     before = base.get(c.recipe)
-    figures = " | ".join(_figure(row.get(key), kind) for _, key, kind in _FIGURES.get(board, _FIGURES["measured"]))
+    figures = " | ".join(_figure(row.get(key), kind) + _claim_beside(row, key)
+                         for _, key, kind in _FIGURES.get(board, _FIGURES["measured"]))
     reasons = notes.refs(row.get("tier_reasons") or ())
     if c.change == "removed":
         tier, rank = f"~~{c.base_tier}~~", f"~~{_rank(c.base_rank, c.base_rank_of)}~~"

@@ -275,7 +275,11 @@ def _facts(kind: str, r: Mapping[str, Any]) -> list[tuple[str, str]]:
     if kind == "training":
         facts = [
             ("Model", r.get("model_name") or r.get("model")), ("GPU", f"{r.get('gpu_name') or r.get('gpu')} ×{r.get('gpus')}"),
-            ("Workload", r.get("workload")), ("Tokens/s/GPU (claimed)", fmt.num(r.get("tok_s_per_gpu"))),
+            ("Workload", r.get("workload")),
+            ("Tokens/s/GPU" + (" (recomputed from the run)" if r.get("method_ref") else " (the run's tool summary)"
+                               if r.get("run_file") else " (claimed)"), fmt.num(r.get("tok_s_per_gpu"))),
+            *([("Tokens/s/GPU claimed", fmt.num(r.get("claimed_tok_s_per_gpu")))]
+              if r.get("run_file") and r.get("claimed_tok_s_per_gpu") != r.get("tok_s_per_gpu") else []),
             ("$ per 1M tokens (orv, from the catalog price)", fmt.usd(r.get("cost_per_1m"))),
             ("MFU (orv, from the catalog peak)", fmt.pct(r.get("mfu"))), ("Layout", r.get("layout")),
             ("Rank in model × GPU", f"#{r.get('rank')} of {r.get('rank_of')}"),
