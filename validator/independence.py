@@ -239,16 +239,16 @@ DISTINCT_SHARE = 0.5  # ... and at least this share of its samples distinct (coa
 SHARED_CONTAINMENT = 0.7  # a copy: this share of the smaller run's distinct timing rows is in the other
 MIN_MATCHED = 8  # aligned samples both runs must have before their timings are compared one by one
 # Calibrated on tests/testing/corpus.py (docs/metrics.md): the 75th percentile of |residual| / value
-# after the affine fit is <= 0.083% for every forgery (jitter up to 0.1%) and >= 0.36% for every
+# after the affine fit is <= 0.085% for every forgery (jitter up to 0.1%) and >= 0.33% for every
 # honest pair; the threshold sits between, ~2x from each.
 AGREE_RELATIVE = 0.0017
 AGREE_QUANTILE = 0.75
-# median |residual| / the column's own median deviation: forgeries <= 0.14, re-runs ~1 (their noise
+# median |residual| / the column's own median deviation: forgeries <= 0.15, re-runs ~1 (their noise
 # is their own); a second guard for runs whose own noise is below 0.2%
 AGREE_SPREAD = 0.3
 SHAPE_BITS = 12  # order bits of aligned pairs that bucket near copies
 SHAPE_AMBIGUOUS = 0.003  # a pair this close (relative) may flip under 0.1% jitter: both bits are emitted
-SHAPE_MAX_AMBIGUOUS = 5  # at most 2**5 shape keys per run; beyond, one key for "barely varying" timings
+SHAPE_MAX_AMBIGUOUS = 5  # at most 2**5 shape keys per run; beyond, one "flat" key
 _ROW_SALT, _KEY_SALT = 0x6F7276, 0x616C6E  # mix CPython's numeric hashes, so the lowest are not the smallest values
 
 # ("near", distinct timing rows, their lowest SKETCH hashes sorted, aligned samples ((key, timings), ...)
@@ -277,10 +277,10 @@ def _near_print(kind: str, columns: Columns) -> NearPrint | None:
     if timing is None or align is None:
         return None
     rows = set(map(hash, zip(itertools.repeat(_ROW_SALT), *timing)))
-    shared = tuple(sorted(heapq.nsmallest(SKETCH, rows)))
+    shared = tuple(sorted(rows)[:SKETCH])  # one C sort beats heapq.nsmallest's Python-level heap here
     keys = list(map(hash, zip(itertools.repeat(_KEY_SALT), *align)))
     distinct = set(keys)
-    chosen = set(heapq.nsmallest(SKETCH, distinct))
+    chosen = set(sorted(distinct)[:SKETCH])
     seen: dict[int, int] = {}
     picked = []  # (key, occurrence, timings)
     for i in itertools.compress(range(len(keys)), map(chosen.__contains__, keys)):
@@ -395,7 +395,8 @@ def _shape_keys(near: NearPrint) -> list[str]:
                 choices.append(("0", "1"))
             else:
                 choices.append(("1",) if y > x else ("0",))
-        if sum(len(c) > 1 for c in choices) > SHAPE_MAX_AMBIGUOUS:
+        ambiguous = sum(len(c) > 1 for c in choices)
+        if ambiguous > SHAPE_MAX_AMBIGUOUS:  # timings that barely vary: one key for all such runs
             keys.append(f"n{bits}:{anchor}:flat")
         else:
             keys += [f"n{bits}:{anchor}:" + "".join(b) for b in itertools.product(*choices)]
@@ -416,8 +417,10 @@ def buckets(fingerprint: Fingerprint) -> tuple[str, ...]:
         keys += [f"{column}:{count}:" + ",".join(map(str, combo)) for combo in itertools.product(*per_quantile)]
     near = _near_of(fingerprint)
     if near is not None:
-        keys += [f"x:{h & 0xFFFFFFFFFFFF:x}" for h in near[2][:SHARED_KEYS]]
-        keys += _shape_keys(near)
+        if near[1] >= MIN_DISTINCT:  # below, shared rows say nothing (shared_share)
+            keys += [f"x:{h & 0xFFFFFFFFFFFF:x}" for h in near[2][:SHARED_KEYS]]
+        if prints:  # a constant or two-valued timing column has no shape to share
+            keys += _shape_keys(near)
     return tuple(keys)
 
 
