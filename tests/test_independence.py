@@ -110,7 +110,8 @@ def test_a_copy_whose_step_times_say_nothing_is_caught_by_its_exact_hash(registr
     result = tier(registry, rel)
     assert result.tier == "T2" and result.reasons[-1] == NOT_INDEPENDENT
     boards_view = analyse(str(registry), for_tiers=True)
-    assert all(len(r.facts.fingerprint) == 1 and r.facts.fingerprint[0][1] for r in boards_view.snapshot.runs.values())
+    assert all(not [e for e in r.facts.fingerprint[1:] if e[0] != "near"] and r.facts.fingerprint[0][1]
+               for r in boards_view.snapshot.runs.values())
     assert derive(boards_view.snapshot, boards_view.diagnostics)[rel] == result
 
 
@@ -162,7 +163,10 @@ def test_inference_copies_with_rescaled_latencies_are_one_measurement() -> None:
         s["ttft_ms"] = 80 + rng.random() * 40
         s["e2e_ms"] = s["ttft_ms"] + 2400 + rng.random() * 200
     faked = [{**s, "ttft_ms": s["ttft_ms"] * 1.02, "e2e_ms": s["e2e_ms"] * 1.02} for s in reversed(doc["samples"])]
-    other = [{**s, "ttft_ms": s["ttft_ms"] + rng.random()} for s in doc["samples"]]
+    # a re-measurement: each request's TTFT moves by tens of percent, its e2e by a few (docs/metrics.md);
+    # keeping e2e and nudging TTFT by < 1 ms would be a copy (timings that agree sample by sample)
+    other = [{**s, "ttft_ms": s["ttft_ms"] * rng.uniform(0.7, 1.3), "e2e_ms": s["e2e_ms"] * rng.uniform(0.97, 1.03)}
+             for s in doc["samples"]]
     base = sample_fingerprint("inference", doc["samples"])
     assert same_measurement(base, sample_fingerprint("inference", faked))
     assert same_measurement(base, sample_fingerprint("inference", other)) is None
@@ -277,7 +281,8 @@ def test_leaving_the_exact_hash_out_never_changes_a_verdict(kind: str, samples: 
     partial = [sample_fingerprint(kind, s, exact=False) for s in (samples, other)]
     for whole, part in zip(full, partial):
         assert part[1:] == whole[1:]
-        assert part[0] == (whole[0] if len(whole) == 1 else ("exact", None))
+        column_prints = [p for p in whole[1:] if p[0] != "near"]  # the near-copy sketch is no column print
+        assert part[0] == (whole[0] if not column_prints else ("exact", None))
     verdict = same_measurement(*full) is not None
     for a, b in ((partial[0], partial[1]), (full[0], partial[1]), (partial[0], full[1])):
         assert (same_measurement(a, b) is not None) == verdict

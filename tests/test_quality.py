@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 import pytest
 
+from tests.testing.quality import reworded
 from tests.testing.registry import INFERENCE_RECIPE_TEXT, TOOLS, make_registry
 from validator import tiers
 from validator.cli import main
@@ -45,10 +46,11 @@ def samples_file(folder: Path) -> Path:
 
 
 def forged(tmp_path: Path, name: str, results: Callable[[dict[str, Any]], None] | None = None,
-           samples: Callable[[list[dict[str, Any]]], None] | None = None) -> Path:
-    """A copy of fixture `name` with the results and/or sample lines edited in place."""
+           samples: Callable[[list[dict[str, Any]]], None] | None = None, own: bool = False) -> Path:
+    """A copy of fixture `name` with the results and/or sample lines edited in place; `own`: of its
+    reworded copy (responses of its own, not the reference's: tests/testing/quality.py)."""
     dest = tmp_path / f"forged-{name}"
-    shutil.copytree(LMEVAL / name, dest)
+    shutil.copytree(reworded(LMEVAL / name, tmp_path / f"own-{name}") if own else LMEVAL / name, dest)
     if results is not None:
         data = json.loads(results_file(dest).read_text(encoding="utf-8"))
         results(data)
@@ -207,7 +209,8 @@ def test_task_hashes_that_do_not_hash_the_samples_are_refused(tmp_path: Path,
 def test_status_against_the_reference(tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str,
                                       status: str) -> None:
     root = with_reference(tmp_path, capsys)
-    code, out, err = add_run(root, capsys, "--from", "lm-eval", str(LMEVAL / name), "--recipe", str(root / RECIPE_PATH))
+    code, out, err = add_run(root, capsys, "--from", "lm-eval",
+                             str(reworded(LMEVAL / name, tmp_path / "own")), "--recipe", str(root / RECIPE_PATH))
     assert code == 0, err
     write_recipe(root, [digest_of(out)])
     quality = tier(root).quality
@@ -227,7 +230,8 @@ def test_no_reference_and_missing(tmp_path: Path, capsys: pytest.CaptureFixture[
 
 def test_a_stricter_bound_turns_verified_into_below(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = with_reference(tmp_path, capsys, bound=0.999)
-    code, out, err = add_run(root, capsys, "--from", "lm-eval", str(LMEVAL / "q995"), "--recipe", str(root / RECIPE_PATH))
+    code, out, err = add_run(root, capsys, "--from", "lm-eval",
+                             str(reworded(LMEVAL / "q995", tmp_path / "own")), "--recipe", str(root / RECIPE_PATH))
     write_recipe(root, [digest_of(out)])
     assert tier(root).quality.status == "below"
 
@@ -239,7 +243,8 @@ def test_below_warns_with_the_ratio_caps_at_t1_and_stays_marked_on_the_board(
     _, detailed, _ = add_run(root, capsys, "--from", "vllm", str(TOOLS / "vllm" / "serve-detailed.json"), "--recipe", recipe)
     write_recipe(root, [digest_of(detailed)])
     assert tier(root).tier == "T2"
-    _, q97, _ = add_run(root, capsys, "--from", "lm-eval", str(LMEVAL / "q97"), "--recipe", recipe)
+    _, q97, _ = add_run(root, capsys, "--from", "lm-eval",
+                        str(reworded(LMEVAL / "q97", tmp_path / "own")), "--recipe", recipe)
     write_recipe(root, [digest_of(detailed), digest_of(q97)])
     result = tier(root)
     assert result.tier == "T1" and any("0.9667 of the reference" in r for r in result.reasons)
@@ -344,7 +349,7 @@ def test_an_unscored_task_config_is_orv227(tmp_path: Path, capsys: pytest.Captur
         data["configs"]["gsm8k"]["filter_list"][1]["filter"][0]["regex_pattern"] = "(\\d+)"
 
     root = with_reference(tmp_path, capsys)
-    code, out, err = add_run(root, capsys, "--from", "lm-eval", str(forged(tmp_path, "q995", other_regex)),
+    code, out, err = add_run(root, capsys, "--from", "lm-eval", str(forged(tmp_path, "q995", other_regex, own=True)),
                              "--recipe", str(root / RECIPE_PATH))
     assert code == 0 and "not the pinned one" in err
     write_recipe(root, [digest_of(out)])
@@ -543,7 +548,8 @@ def test_pull_request_mode_judges_quality_against_the_reference(tmp_path: Path,
     git(root, "commit", "-q", "-m", "base")
     git(root, "checkout", "-q", "-b", "pr")
     write_recipe(root, [])
-    code, out, err = add_run(root, capsys, "--from", "lm-eval", str(LMEVAL / "q97"), "--recipe", str(root / RECIPE_PATH))
+    code, out, err = add_run(root, capsys, "--from", "lm-eval",
+                             str(reworded(LMEVAL / "q97", tmp_path / "own")), "--recipe", str(root / RECIPE_PATH))
     write_recipe(root, [digest_of(out)])
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "a recipe and its quality run")
@@ -554,7 +560,8 @@ def test_pull_request_mode_judges_quality_against_the_reference(tmp_path: Path,
 
 def test_write_recipe_lists_the_quality_run_in_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = with_reference(tmp_path, capsys)
-    code, out, err = add_run(root, capsys, "--from", "lm-eval", str(LMEVAL / "q995"), "--recipe",
+    code, out, err = add_run(root, capsys, "--from", "lm-eval",
+                             str(reworded(LMEVAL / "q995", tmp_path / "own")), "--recipe",
                              str(root / RECIPE_PATH), "--write-recipe")
     assert code == 0, err
     assert f"sha256:{digest_of(out)}" in (root / RECIPE_PATH).read_text()

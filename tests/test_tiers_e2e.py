@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.testing.quality import reworded
 from tests.testing.registry import INFERENCE_RECIPE_TEXT, TOOLS, VALID_TRAINING_RECIPE, make_registry
 from validator import tiers
 from validator.cli import main
@@ -152,7 +153,8 @@ def test_inference_recipe_climbs_from_claimed_to_reproduced(tmp_path: Path,
     lmeval = Path(__file__).parent / "fixtures" / "lmeval"
     reg.add_run(capsys, "--from", "lm-eval", str(lmeval / "reference"), "--reference-for", "qwen3.8-27b",
                 "--quant", "bf16", "--measured-by", "lab-a")
-    quality = reg.add_run(capsys, "--from", "lm-eval", str(lmeval / "q995"), "--recipe", recipe)
+    quality = reg.add_run(capsys, "--from", "lm-eval",
+                          str(reworded(lmeval / "q995", tmp_path / "own")), "--recipe", recipe)
     t3 = reg.tier([summary, detailed, second, quality])
     assert t3.tier == "T3" and set(t3.verified_runs) == {detailed, second}
     assert t3.quality.status == "verified" and t3.quality.ratio == pytest.approx(0.745 / 0.75)

@@ -293,6 +293,25 @@ def clean_blobs(root: str, tops: tuple[str, ...]) -> dict[str, str] | None:
     return blobs
 
 
+def arrival_order(root: str, tops: tuple[str, ...]) -> dict[str, int]:
+    """path -> when it first appeared on HEAD's first-parent history (0 = the oldest commit), for
+    every file ever added under `tops` — one `git log` for all of them. A merge counts as adding
+    what its branch brought (`-m --first-parent`: the diff against the first parent), so a pull
+    request's files arrive with the commit that merged them. Empty outside git (never raises);
+    files absent from the answer (uncommitted, or added by the work tree) are the newest.
+    """
+    out = plumbing(root, "log", "--first-parent", "-m", "--reverse", "--relative", "--diff-filter=A",
+                   "--name-only", "--format=%x01", "--", *tops)
+    if out is None:
+        return {}
+    order: dict[str, int] = {}
+    for index, commit in enumerate(out.decode(errors="replace").split("\x01")):
+        for line in commit.splitlines():
+            if line.strip():
+                order.setdefault(line.strip(), index)
+    return order
+
+
 # --------------------------------------------------------------------------- history (the boards stamp)
 
 

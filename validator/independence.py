@@ -41,10 +41,12 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import heapq
 import itertools
 import json
 import math
 import operator
+import statistics
 from typing import Any, Sequence
 
 import orjson
@@ -219,7 +221,145 @@ def sample_fingerprint(kind: str, samples: Sequence[Any], columns: Columns | Non
                 prints.append((column, *found))
     if hashed is None and not prints:
         hashed, _ = _exact(kind, samples, columns)
-    return (("exact", hashed), *prints)
+    near = _near_print(kind, columns)
+    return (("exact", hashed), *prints, *((near,) if near is not None else ()))
+
+
+
+# ---- near copies: shared samples, and timings that agree sample by sample (docs/metrics.md) ----
+
+# What identifies a sample across two runs of one workload (equal in honest re-runs, so it aligns
+# them and never counts as shared evidence itself): a training step's number; an inference
+# request's token counts, with its occurrence among requests of equal counts in list order.
+ALIGN_COLUMNS = {"training": ("step",), "inference": ("prompt_tokens", "output_tokens")}
+SKETCH = 64  # samples kept per sketch (all of them in a run this small)
+SHARED_KEYS = 11  # lowest row hashes published as buckets: a copy with <= 10 added and <= 10 dropped shares one
+MIN_DISTINCT = 8  # distinct timing rows a run needs before shared rows say anything
+DISTINCT_SHARE = 0.5  # ... and at least this share of its samples distinct (coarse clocks repeat values)
+SHARED_CONTAINMENT = 0.7  # a copy: this share of the smaller run's distinct timing rows is in the other
+MIN_MATCHED = 8  # aligned samples both runs must have before their timings are compared one by one
+# Calibrated on tests/testing/corpus.py (docs/metrics.md): the 75th percentile of |residual| / value
+# after the affine fit is <= 0.085% for every forgery (jitter up to 0.1%) and >= 0.33% for every
+# honest pair; the threshold sits between, ~2x from each.
+AGREE_RELATIVE = 0.0017
+AGREE_QUANTILE = 0.75
+# median |residual| / the column's own median deviation: forgeries <= 0.15, re-runs ~1 (their noise
+# is their own); a second guard for runs whose own noise is below 0.2%
+AGREE_SPREAD = 0.3
+SHAPE_BITS = 12  # order bits of aligned pairs that bucket near copies
+SHAPE_AMBIGUOUS = 0.003  # a pair this close (relative) may flip under 0.1% jitter: both bits are emitted
+SHAPE_MAX_AMBIGUOUS = 5  # at most 2**5 shape keys per run; beyond, one "flat" key
+_ROW_SALT, _KEY_SALT = 0x6F7276, 0x616C6E  # mix CPython's numeric hashes, so the lowest are not the smallest values
+
+# ("near", distinct timing rows, their lowest SKETCH hashes sorted, aligned samples ((key, timings), ...)
+#  by key, (first alignment key, first timing of the samples the shape bits compare))
+NearPrint = tuple[Any, ...]
+
+
+def _numeric(columns: Columns, names: Sequence[str]) -> list[list[Any]] | None:
+    found = []
+    for name in names:
+        values = columns.get(name)
+        if values is None or not columns.types(name) or not columns.types(name) <= {int, float}:
+            return None
+        found.append(values)
+    return found
+
+
+def _near_print(kind: str, columns: Columns) -> NearPrint | None:
+    """The sketch a near copy is recognised by, from the timing columns (None without them).
+
+    Row hashes are CPython's hash of a tuple of numbers: numeric hashes are defined by the language
+    and tuple hashing is fixed since 3.8 (64-bit), and one C-level pass is ~20x cheaper than SHA-256.
+    """
+    timing = _numeric(columns, TIMING_COLUMNS.get(kind, ()))
+    align = _numeric(columns, ALIGN_COLUMNS.get(kind, ()))
+    if not timing or align is None:  # no timing column: nothing to sketch (and zip below would never end)
+        return None
+    rows = set(map(hash, zip(itertools.repeat(_ROW_SALT), *timing)))
+    shared = tuple(sorted(rows)[:SKETCH])  # one C sort beats heapq.nsmallest's Python-level heap here
+    keys = list(map(hash, zip(itertools.repeat(_KEY_SALT), *align)))
+    distinct = set(keys)
+    chosen = set(sorted(distinct)[:SKETCH])
+    seen: dict[int, int] = {}
+    picked = []  # (key, occurrence, timings)
+    for i in itertools.compress(range(len(keys)), map(chosen.__contains__, keys)):
+        occurrence = seen[keys[i]] = seen.get(keys[i], -1) + 1
+        picked.append((keys[i], occurrence, tuple(float(column[i]) for column in timing)))
+    aligned = sorted((hash((key, occurrence)), values) for key, occurrence, values in picked)[:SKETCH]
+    # The shape bits read samples in (occurrence, key) order: every first occurrence before any
+    # repeat, so a repeated step or request moves no bit, and a fixed-length workload's requests
+    # (one key) in list order, so appended ones come last.
+    ordered = sorted(picked, key=lambda p: (p[1], p[0]))
+    shape = (ordered[0][0] if ordered else 0, tuple(p[2][0] for p in ordered[:2 * SHAPE_BITS]), len(ordered))
+    return ("near", len(rows), shared, tuple(aligned), shape)
+
+
+def _near_of(fingerprint: Fingerprint) -> NearPrint | None:
+    last = fingerprint[-1] if fingerprint else None
+    return last if last is not None and last[0] == "near" else None
+
+
+def _prints_of(fingerprint: Fingerprint) -> dict[str, tuple[Any, ...]]:
+    """The per-column quantile prints, by column."""
+    return {entry[0]: entry for entry in fingerprint[1:] if entry[0] != "near"}
+
+
+def shared_share(a: NearPrint, b: NearPrint) -> float | None:
+    """The estimated share of the smaller run's distinct timing rows that the other run holds too;
+    None when either run's rows are too few or too coarse to say (MIN_DISTINCT, DISTINCT_SHARE).
+
+    Bottom-k estimation: the SKETCH lowest hashes of the union are read off both sketches; the share
+    of them in both estimates the Jaccard index J, and |A ∩ B| = J (|A| + |B|) / (1 + J). Exact when
+    both runs have at most SKETCH distinct rows.
+    """
+    (_, na, ha, aligned_a, _), (_, nb, hb, aligned_b, _) = a, b
+    for n, aligned in ((na, aligned_a), (nb, aligned_b)):
+        samples = max(len(aligned), 1)  # aligned holds min(samples, SKETCH): a floor for the sample count
+        if n < MIN_DISTINCT or (samples < SKETCH and n < DISTINCT_SHARE * samples):
+            return None
+    set_a, set_b = set(ha), set(hb)
+    union = heapq.nsmallest(SKETCH, set_a | set_b)
+    both = sum(1 for h in union if h in set_a and h in set_b)
+    jaccard = both / len(union)
+    return jaccard * (na + nb) / (1 + jaccard) / min(na, nb)
+
+
+def timing_agreement(a: NearPrint, b: NearPrint) -> float | None:
+    """How closely b's timings follow a's sample by sample, after the best affine map a*x + b per
+    column: the largest relative residual (its AGREE_QUANTILE) over the timing columns, when every
+    column also agrees far closer than its own spread (AGREE_SPREAD); None when they do not agree
+    so, or when fewer than MIN_MATCHED samples align.
+
+    A re-measurement's residual is its own noise: relative to the value it is what the tool's
+    repeat spread is (>= ~0.3%), relative to the column's spread ~1 where the noise is all the
+    variation there is (a step-time column). A copy's residual is the jitter put on it.
+    """
+    by_key = dict(a[3])
+    matched = [(by_key[key], values) for key, values in b[3] if key in by_key]
+    if len(matched) < MIN_MATCHED:
+        return None
+    worst, informative = 0.0, False
+    for column in range(len(matched[0][0])):
+        xs = [x[column] for x, _ in matched]
+        ys = [y[column] for _, y in matched]
+        mean_x, mean_y = statistics.fmean(xs), statistics.fmean(ys)
+        var_x = sum((x - mean_x) ** 2 for x in xs)
+        slope = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys)) / var_x if var_x > 0 else 0.0
+        residuals = [abs(y - (mean_y + slope * (x - mean_x))) for x, y in zip(xs, ys)]
+        if any(y <= 0 for y in ys):
+            return None
+        ranked = sorted(r / y for r, y in zip(residuals, ys))
+        relative = ranked[int(AGREE_QUANTILE * (len(ranked) - 1))]
+        spread = statistics.median(abs(y - statistics.median(ys)) for y in ys)
+        if relative > AGREE_RELATIVE:
+            return None
+        if spread > 0:
+            if statistics.median(residuals) > AGREE_SPREAD * spread:
+                return None
+            informative = True
+        worst = max(worst, relative)
+    return worst if informative else None
 
 
 def _cells(value: float) -> list[int]:
@@ -233,30 +373,79 @@ def _cells(value: float) -> list[int]:
     return sorted(cells)
 
 
+def _shape_keys(near: NearPrint) -> list[str]:
+    """Keys a run shares with any copy whose timings follow its own within 0.1% (module docstring).
+
+    Bit j says whether the shape samples 2j and 2j+1 (_near_print) rise or fall, under the run's
+    first alignment key: an affine map with a > 0 keeps every bit, and jitter can flip only a pair
+    closer than SHAPE_AMBIGUOUS, for which both bits are emitted.
+    """
+    first, values, count = near[4]
+    anchor = format(first & 0xFFFFFFFFFFFF, "x")
+    keys = []
+    # 12 bits from 24 samples; a small run (< 24 + 10) also 4 bits from 8, so a copy with up to 10
+    # samples more or fewer always shares one width with its original
+    for bits, needed, below in ((SHAPE_BITS, 2 * SHAPE_BITS, math.inf), (4, 8, 2 * SHAPE_BITS + 10)):
+        if not needed <= count < below:
+            continue
+        choices: list[tuple[str, ...]] = []
+        for j in range(bits):
+            x, y = values[2 * j], values[2 * j + 1]
+            if abs(x - y) <= SHAPE_AMBIGUOUS * max(abs(x), abs(y)):
+                choices.append(("0", "1"))
+            else:
+                choices.append(("1",) if y > x else ("0",))
+        ambiguous = sum(len(c) > 1 for c in choices)
+        if ambiguous > SHAPE_MAX_AMBIGUOUS:  # timings that barely vary: one key for all such runs
+            keys.append(f"n{bits}:{anchor}:flat")
+        else:
+            keys += [f"n{bits}:{anchor}:" + "".join(b) for b in itertools.product(*choices)]
+    return keys
+
+
 def buckets(fingerprint: Fingerprint) -> tuple[str, ...]:
     """Keys that a run shares with every run it could be one measurement with (module docstring)."""
     if not fingerprint:
         return ()
-    if len(fingerprint) == 1:  # no informative timing column: only an identical copy can match
-        return ("exact:" + str(fingerprint[0][1]),)
-    column, count, quantiles = fingerprint[1]
-    per_quantile = [_cells(quantiles[i]) for i in KEY_QUANTILES]
-    return tuple(f"{column}:{count}:" + ",".join(map(str, combo)) for combo in itertools.product(*per_quantile))
+    keys: list[str] = []
+    prints = list(_prints_of(fingerprint).values())
+    if not prints:  # no informative timing column: an identical copy matches by its exact hash
+        keys.append("exact:" + str(fingerprint[0][1]))
+    else:
+        column, count, quantiles = prints[0]
+        per_quantile = [_cells(quantiles[i]) for i in KEY_QUANTILES]
+        keys += [f"{column}:{count}:" + ",".join(map(str, combo)) for combo in itertools.product(*per_quantile)]
+    near = _near_of(fingerprint)
+    if near is not None:
+        if near[1] >= MIN_DISTINCT:  # below, shared rows say nothing (shared_share)
+            keys += [f"x:{h & 0xFFFFFFFFFFFF:x}" for h in near[2][:SHARED_KEYS]]
+        if prints:  # a constant or two-valued timing column has no shape to share
+            keys += _shape_keys(near)
+    return tuple(keys)
 
 
 def same_measurement(a: Fingerprint, b: Fingerprint) -> str | None:
-    """How b copies a ("identical samples", "rescaled, offset or reordered copy"), or None."""
+    """How b copies a (or a copies b), in words for ORV304, or None."""
     if not a or not b:
         return None
     # None: left out (sample_fingerprint's exact=False). Equal multisets have equal column prints,
     # so where the hash is left out the columns below give the same verdict in other words.
     if a[0][1] is not None and a[0] == b[0]:
         return "identical samples"
-    cols_a, cols_b = {c[0]: c for c in a[1:]}, {c[0]: c for c in b[1:]}
-    if not cols_a or set(cols_a) != set(cols_b):
+    cols_a, cols_b = _prints_of(a), _prints_of(b)
+    if cols_a and set(cols_a) == set(cols_b) and all(
+            n == cols_b[name][1] and max(abs(x - y) for x, y in zip(qa, cols_b[name][2])) <= TOLERANCE
+            for name, (_, n, qa) in cols_a.items()):
+        return "the same timings rescaled, offset or reordered"
+    near_a, near_b = _near_of(a), _near_of(b)
+    if near_a is None or near_b is None:
         return None
-    for name, (_, n, qa) in cols_a.items():
-        _, m, qb = cols_b[name]
-        if n != m or max(abs(x - y) for x, y in zip(qa, qb)) > TOLERANCE:
-            return None
-    return "the same timings rescaled, offset or reordered"
+    share = shared_share(near_a, near_b)
+    if share is not None and share >= SHARED_CONTAINMENT:
+        return (f"{min(share, 1.0):.0%} of the smaller run's samples are the other's, exactly "
+                "(samples added, dropped, duplicated or reordered)")
+    agreement = timing_agreement(near_a, near_b)
+    if agreement is not None:
+        return (f"timings that follow the other's sample by sample within {agreement:.3%} after rescaling "
+                "(re-measurements differ by far more)")
+    return None

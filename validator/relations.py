@@ -10,7 +10,8 @@ them; boards/keys.json publishes each committed file's content keys, validator/b
                                    (a run file in the wrong shard folder carries its digest too)
     d:<configuration>              ORV302 one recipe per configuration
     c:<claims but the GPU count>   ORV303 claims copied across GPU counts
-    s:<kind, count, quantile cells> ORV304 run files that could hold one measurement (independence.py)
+    s:<kind, sample sketch keys>   ORV304 run files that could hold one measurement (independence.py)
+    q:<model, task, task hash>     ORV239 quality runs whose responses could repeat each other's
 """
 
 from __future__ import annotations
@@ -129,6 +130,9 @@ def with_content_keys(entry: RecipeEntry | RunEntry | None) -> RecipeEntry | Run
 
 def _computed_keys(entry: RecipeEntry | RunEntry | None) -> Keys:
     if isinstance(entry, RunEntry):
+        if entry.quality is not None:
+            return tuple(f"q:{_short(_canonical([entry.quality.model, task, facts.task_hash]))}"
+                         for task, facts in sorted(entry.quality.tasks.items()))
         if entry.meta is None or entry.facts is None:
             return ()
         return tuple(f"s:{entry.meta.kind}:{key}" for key in buckets(entry.facts.fingerprint))

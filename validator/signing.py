@@ -347,16 +347,19 @@ def _verify_all(snapshot: Snapshot) -> Mapping[str, RunSignature]:
         if run is None:
             out[digest] = RunSignature(rel, run_rel, digest, None)
             continue
-        if run.meta is None:
+        # a quality run says who measured it as a throughput run does (its facts keep measured_by)
+        measured_by = run.meta.measured_by if run.meta is not None else (
+            run.quality.measured_by if run.quality is not None else None)
+        if measured_by is None:
             continue  # an unreadable run file has its own finding; nothing to verify against
         armoured = read_limited(os.path.join(snapshot.root, rel), MAX_SIG_BYTES)
         data = read_limited(os.path.join(snapshot.root, run_rel), 1 << 31)
         if armoured is None or data is None:
             verdict = Verdict(UNREADABLE, detail="the file cannot be read")
         else:
-            verdict = verify(armoured, data, signers or b"", run.meta.measured_by)
+            verdict = verify(armoured, data, signers or b"", measured_by)
             if verdict.status != NO_TOOL:  # NO_TOOL is this machine's state, not the files'
-                used[_memo_key(armoured, data, signers or b"", run.meta.measured_by)] = verdict
+                used[_memo_key(armoured, data, signers or b"", measured_by)] = verdict
         out[digest] = RunSignature(rel, run_rel, digest, verdict)
     if stored is not None and used != stored.value:
         stored.save(used)  # this registry's verdicts only, so the file never outgrows it

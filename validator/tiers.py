@@ -120,7 +120,7 @@ def _quality_gate(snapshot: Snapshot, recipe: InferenceRecipe, result: TierResul
     """SPEC §5: T3 needs `verified` quality where quality evidence is needed; `below` caps at T1."""
 
     spec = snapshot.catalog.models.get(recipe.model)
-    q = quality.evaluate(snapshot.runs, spec, recipe)
+    q = quality.evaluate(snapshot.runs, spec, recipe, lambda digest: signer(snapshot, digest))
     needs = quality.needs_quality(recipe, quality.reference_quant(snapshot.runs, spec, q.task))
     tier, reasons = result.tier, list(result.reasons)
     if q.status == "below":

@@ -3,6 +3,7 @@ concurrency, with each point's figures recomputed here, independently of orv, fr
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 from tests.testing.factories import VLLM, inference_recipe, inference_run, store_run, write_recipe
@@ -12,14 +13,17 @@ ENGINES = {"a": "0.30.0", "b": "0.30.1", "c": "0.31.0"}  # three configurations 
 
 
 def samples_at(base_decode: float, slowdown: float, concurrency: int) -> tuple[list[dict[str, float]], float]:
-    """Requests of 512 output tokens whose per-stream rate falls as concurrency grows; the run lasts
-    as long as its requests take in waves of `concurrency` (so aggregate ≤ concurrency × stream)."""
+    """Requests of 512 output tokens whose per-stream rate falls as concurrency grows, with the noise
+    a real measurement has (TTFT ±10%, each request's decode ±3%: independent runs, never one
+    measurement rescaled, ORV304); the run lasts as long as its requests take in waves of
+    `concurrency` (so aggregate ≤ concurrency × stream)."""
+    rng = random.Random(f"{base_decode}-{slowdown}-{concurrency}")
     decode = base_decode / (1 + slowdown * (concurrency - 1))
     samples = []
-    for i in range(2 * concurrency + 6):
-        ttft = 80.0 + 3.0 * concurrency + (i % 5)
+    for _ in range(2 * concurrency + 6):
+        ttft = round((80.0 + 3.0 * concurrency) * rng.uniform(0.9, 1.1), 3)
         samples.append({"prompt_tokens": 1000, "output_tokens": 512, "ttft_ms": ttft,
-                        "e2e_ms": ttft + 511 * 1000.0 / (decode * (1 + 0.002 * (i % 3)))})
+                        "e2e_ms": round(ttft + 511 * 1000.0 / (decode * rng.uniform(0.97, 1.03)), 3)})
     waves = -(-len(samples) // concurrency)
     return samples, waves * max(s["e2e_ms"] for s in samples) / 1000.0
 

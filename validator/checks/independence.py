@@ -4,15 +4,11 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from validator.arrival import later_of
 from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
 from validator.independence import buckets, same_measurement
 from validator.registry import RunEntry, Snapshot
-
-
-def _order(run: RunEntry) -> tuple[str, str]:
-    assert run.meta is not None
-    return run.meta.measured_at, run.path
 
 
 @check("ORV304", Severity.ERROR, "run copies another run's samples", related_by="s")
@@ -24,8 +20,14 @@ def runs_are_separate_measurements(snapshot: Snapshot) -> Iterator[Finding]:
     Real measurements never repeat their step times or request latencies exactly, so a second such
     file is a copy — storing it again with another `measured_by` or date is not a reproduction.
 
-    Reported on every copy after the earliest (by `measured_at`, then path). Remove the copy and
-    its reference; a reproduction is a new run of the recipe, stored from that run's own output.
+    Also a near copy: the same samples with some added, dropped, duplicated or reordered, or
+    timings that follow the other run's sample by sample far closer than two measurements do
+    (docs/metrics.md gives the rule and its calibration). Token counts alone never make a copy.
+
+    Reported on the newcomer: the run a pull request adds, or on main the later one by merge order
+    (when each file first appeared on the first-parent history), then by `measured_at`, then path.
+    Remove the copy and its reference; a reproduction is a new run of the recipe, stored from that
+    run's own output.
     """
     groups: dict[tuple[str, str], list[RunEntry]] = {}
     for run in snapshot.runs.values():
@@ -33,21 +35,26 @@ def runs_are_separate_measurements(snapshot: Snapshot) -> Iterator[Finding]:
             continue
         for key in buckets(run.facts.fingerprint):
             groups.setdefault((run.meta.kind, key), []).append(run)
-    reported: set[str] = set()
+    compared: set[tuple[str, str]] = set()
+    copies: dict[str, tuple[str, str]] = {}  # the later run's path -> (the earlier's, how)
     for runs in groups.values():
-        runs.sort(key=_order)
-        for i, later in enumerate(runs):
-            if later.path in reported:
-                continue
-            for earlier in runs[:i]:
-                assert later.facts is not None and earlier.facts is not None
-                how = same_measurement(earlier.facts.fingerprint, later.facts.fingerprint)
+        runs.sort(key=lambda run: run.path)
+        for i, one in enumerate(runs):
+            for other in runs[i + 1:]:
+                if (one.path, other.path) in compared:
+                    continue
+                compared.add((one.path, other.path))
+                assert one.facts is not None and other.facts is not None
+                how = same_measurement(one.facts.fingerprint, other.facts.fingerprint)
                 if how:
-                    reported.add(later.path)
-                    yield Finding(later.path, f"this run is one measurement with `{earlier.path}`: {how}",
-                                  "remove this run file and its reference; a reproduction is a new run stored "
-                                  "from its own tool output", line=1, col=1)
-                    break
+                    assert one.meta is not None and other.meta is not None
+                    earlier, later = later_of(snapshot, (one.path, one.meta.measured_at),
+                                              (other.path, other.meta.measured_at))
+                    copies.setdefault(later, (earlier, how))
+    for path, (earlier, how) in sorted(copies.items()):
+        yield Finding(path, f"this run is one measurement with `{earlier}`: {how}",
+                      "remove this run file and its reference; a reproduction is a new run stored "
+                      "from its own tool output", line=1, col=1)
 
 
 @check("ORV305", Severity.WARNING, "two runs of a recipe share measured_at", related_by="r")

@@ -1,9 +1,10 @@
-"""ORV230-ORV238, ORV620: quality runs (lm-eval accuracy evidence) are re-scored, secret-free, and gate the tiers."""
+"""ORV230-ORV239, ORV620: quality runs (lm-eval accuracy evidence) are re-scored, secret-free, and gate the tiers."""
 
 from __future__ import annotations
 
 from typing import Any, Iterator
 
+from validator.arrival import later_of
 from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
 from validator.errors import LoadError
@@ -13,6 +14,7 @@ from validator.pr.change import Change
 from validator.quality import status as quality_status
 from validator.quality import verify
 from validator.registry import Catalog, RunFile, Snapshot
+from validator.signing import signer
 
 E, W = Severity.ERROR, Severity.WARNING
 
@@ -190,6 +192,91 @@ def quality_references(snapshot: Snapshot) -> Iterator[Finding]:
     for digest in sorted(_quality_run_digests(snapshot) - named - referenced):
         yield Finding(snapshot.runs[digest].path, "quality run referenced by no recipe and no model's quality_reference",
                       "list its sha256: in the `runs:` of the recipe it evaluated, or delete it", line=1, col=1)
+
+
+def _quality_users(snapshot: Snapshot) -> dict[str, list[InferenceRecipe]]:
+    """Quality run digest -> the recipes that offer it as evidence and need it (status.needs_quality)."""
+    users: dict[str, list[InferenceRecipe]] = {}
+    for _, recipe in snapshot.valid_recipes():
+        if not isinstance(recipe, InferenceRecipe):
+            continue
+        spec = snapshot.catalog.models.get(recipe.model)
+        for digest in recipe.run_digests:
+            run = snapshot.runs.get(digest)
+            if run is None or run.quality is None:
+                continue
+            tasks = sorted(spec.quality_reference) if spec is not None and spec.quality_reference else []
+            ref_quant = quality_status.reference_quant(snapshot.runs, spec, tasks[0]) if tasks else None
+            if quality_status.needs_quality(recipe, ref_quant):
+                users.setdefault(digest, []).append(recipe)
+    return users
+
+
+@check("ORV239", E, "quality run repeats another evaluation's responses", related_by="q")
+def quality_runs_are_their_own(snapshot: Snapshot) -> Iterator[Finding]:
+    """
+    A quality run shows a configuration's accuracy only if that configuration produced it. When its
+    per-document responses are the model's reference run's — or another recipe's quality run's — on
+    at least 98% of the documents both answered, it is that other evaluation (copied, with perhaps
+    `base_url` or a few responses edited): greedy decoding at another precision changes far more
+    text than that (docs/quality.md, "Identical responses"). It cannot verify this recipe.
+
+    A lossless configuration — the reference's weights and KV cache with speculative decoding —
+    is expected to answer exactly as the reference does: its quality run may repeat the reference's
+    responses when a registered measurer other than the reference's signer signed it. Two recipes
+    at the same precision likewise need their runs signed by two different measurers.
+
+    Reported on the newcomer (the run a pull request adds; on main the later by merge order). Run
+    lm-eval against the recipe's own served configuration and store that output.
+    """
+    users = _quality_users(snapshot)
+    who = {digest: signer(snapshot, digest) for digest in users}
+    flagged: dict[str, str] = {}
+    for digest, recipes in sorted(users.items()):
+        run = snapshot.runs[digest]
+        assert run.quality is not None
+        for recipe in recipes:
+            spec = snapshot.catalog.models.get(recipe.model)
+            for task, ref in sorted(spec.quality_reference.items()) if spec is not None else ():
+                ref_run = snapshot.runs.get(ref.split(":", 1)[-1])
+                if (ref_run is None or ref_run.quality is None or task not in ref_run.quality.tasks
+                        or task not in run.quality.tasks):
+                    continue
+                mine, theirs = run.quality.tasks[task], ref_run.quality.tasks[task]
+                if not quality_status.own_evaluation(digest, mine, ref_run.name_digest, theirs, recipe,
+                                                     ref_run.quality.quant, lambda d: signer(snapshot, d)):
+                    same, common = quality_status.identical_responses(mine, theirs)
+                    flagged.setdefault(run.path, f"its {task} responses are the reference's `{ref_run.path}` on "
+                                                 f"{same} of {common} documents: it cannot show the quality of "
+                                                 f"`{recipe.id}` ({recipe.quant})")
+    # against each other: runs of one model, task and task_hash (the few runs that could be compared)
+    groups: dict[tuple[Any, ...], list[str]] = {}
+    for digest in users:
+        q = snapshot.runs[digest].quality
+        assert q is not None
+        for task, facts in q.tasks.items():
+            groups.setdefault((q.model, task, facts.task_hash), []).append(digest)
+    for (_, task, _), digests in sorted(groups.items(), key=lambda item: repr(item[0])):
+        digests.sort()
+        for i, a in enumerate(digests):
+            for b in digests[i + 1:]:
+                run_a, run_b = snapshot.runs[a], snapshot.runs[b]
+                assert run_a.quality is not None and run_b.quality is not None
+                if not quality_status.repeats(run_a.quality.tasks[task], run_b.quality.tasks[task]):
+                    continue
+                quants = {r.quant for r in users[a] + users[b]}
+                lossless = len(quants) == 1 and not any(map(quality_status.kv_quantized, quants))
+                if lossless and who[a] is not None and who[b] is not None and who[a] != who[b]:
+                    continue
+                earlier, later = later_of(snapshot, (run_a.path, ""), (run_b.path, ""))
+                recipe = users[b if later == run_b.path else a][0]
+                flagged.setdefault(later, f"its {task} responses are those of `{earlier}`, another recipe's "
+                                          f"quality run: it cannot show the quality of `{recipe.id}` ({recipe.quant})")
+    for path, why in sorted(flagged.items()):
+        yield Finding(path, f"this quality run repeats another evaluation: {why}",
+                      "run lm-eval against this recipe's own served configuration and store that output "
+                      "(a lossless configuration: signed by a registered measurer other than the reference's)",
+                      line=1, col=1)
 
 
 @check("ORV620", E, "pull request changes a model's quality reference or bound", scope="pr")

@@ -95,8 +95,8 @@ def measured_by_is_signer(snapshot: Snapshot) -> Iterator[Finding]:
     """
     for sig, verdict in _verdicts(snapshot, signing.WRONG_PRINCIPAL):
         run = snapshot.runs[sig.digest]
-        assert run.meta is not None
-        yield Finding(run.path, f"`measured_by` is `{run.meta.measured_by}` but the signature is by "
+        claimed = run.meta.measured_by if run.meta is not None else run.quality.measured_by if run.quality else None
+        yield Finding(run.path, f"`measured_by` is `{claimed}` but the signature is by "
                                 f"registered measurer `{verdict.principal}`",
                       f"store the run with `--measured-by {verdict.principal.split(',')[0] if verdict.principal else ''}` "
                       "and sign the new file", at=("measured_by",))

@@ -21,8 +21,8 @@ from validator.git import clean_blobs, git_dir_of_top_level
 from validator.load.schema import schema_dir
 
 # The key also hashes every source file, so any change to orv invalidates stored results; the
-# version says so explicitly when what a result means changes (2: the exact sample fingerprint).
-CACHE_VERSION = "2"
+# version says so explicitly when what a result means changes (2: the exact sample fingerprint; 3: the near-copy sketch and quality responses).
+CACHE_VERSION = "3"
 _SCOPE = ("recipes", "runs")
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from validator.models import InferenceRecipe, ModelSpec
 
@@ -29,6 +29,13 @@ STATUS_WORDS = {
     "missing": ("No quality run", "no quality run of this checkpoint on record yet"),
     "no-reference": ("No reference", "its model has no reference quality run to compare with yet"),
 }
+
+# A quality run whose responses are another run's on at least this share of their common documents
+# is that run's evaluation (docs/quality.md, "Identical responses"): greedy decoding at another
+# precision changes the text of far more documents than 2%, and a forger editing a few responses
+# to slip under a 100% rule stays above this one.
+IDENTICAL_RESPONSES = 0.98
+COPIED = "copied"  # QualityResult.why starts so when the only runs repeat the reference's responses
 
 
 @dataclass(frozen=True)
@@ -76,6 +83,26 @@ def needs_quality(recipe: InferenceRecipe, ref_quant: str | None) -> list[str]:
     return why
 
 
+def identical_responses(a: Any, b: Any) -> tuple[int, int]:
+    """(documents whose responses are identical, documents both runs answered) of two TaskFacts."""
+    mine = dict(a.responses)
+    common = [(doc, digest) for doc, digest in b.responses if doc in mine]
+    return sum(mine[doc] == digest for doc, digest in common), len(common)
+
+
+def repeats(a: Any, b: Any) -> bool:
+    """Does one quality run repeat the other's responses (IDENTICAL_RESPONSES of common documents)?"""
+    same, common = identical_responses(a, b)
+    return common > 0 and same >= IDENTICAL_RESPONSES * common
+
+
+def lossless(recipe: InferenceRecipe, ref_quant: str | None) -> bool:
+    """The recipe serves the reference's weights and KV cache and differs only by speculative
+    decoding, whose greedy responses are the reference's by design (docs/quality.md)."""
+    return (ref_quant is not None and recipe.quant == ref_quant and not kv_quantized(recipe.quant)
+            and recipe.serving.speculative is not None)
+
+
 def _digest(ref: str) -> str:
     return ref.split(":", 1)[-1]
 
@@ -101,16 +128,38 @@ def _candidate(entry: Any, recipe: InferenceRecipe, task: str) -> Any:
     return q.tasks[task]
 
 
-def evaluate(runs: Mapping[str, Any], spec: ModelSpec | None, recipe: InferenceRecipe) -> QualityResult:
-    """The recipe's best quality status for its model's reference task (gsm8k when none is named)."""
+Signer = Callable[[str], "str | None"]
+
+
+def _unsigned(digest: str) -> str | None:
+    return None
+
+
+def evaluate(runs: Mapping[str, Any], spec: ModelSpec | None, recipe: InferenceRecipe,
+             signer: Signer = _unsigned) -> QualityResult:
+    """The recipe's best quality status for its model's reference task (gsm8k when none is named).
+    `signer`: the registered measurer who signed a run (by digest), for lossless configurations."""
     tasks = sorted(spec.quality_reference) if spec is not None and spec.quality_reference else [DEFAULT_TASK]
     bound = spec.quality_bound if spec is not None and spec.quality_bound is not None else DEFAULT_BOUND
-    results = [_evaluate_task(runs, spec, recipe, task, bound) for task in tasks]
+    results = [_evaluate_task(runs, spec, recipe, task, bound, signer) for task in tasks]
     return max(results, key=lambda r: STATUS_ORDER.index(r.status))  # the worst task decides
 
 
+def own_evaluation(digest: str, facts: Any, ref_digest: str, ref: Any, recipe: InferenceRecipe,
+                   ref_quant: str | None, signer: Signer) -> bool:
+    """May this quality run stand for the recipe beside its reference? Always, unless it repeats the
+    reference's responses: then only for a lossless configuration, signed by a registered measurer
+    other than the reference's signer (the signed-measurer rule of T3: someone else ran it)."""
+    if digest == ref_digest or not repeats(facts, ref):
+        return True
+    if not lossless(recipe, ref_quant):
+        return False
+    who = signer(digest)
+    return who is not None and who != signer(ref_digest)
+
+
 def _evaluate_task(runs: Mapping[str, Any], spec: ModelSpec | None, recipe: InferenceRecipe, task: str,
-                   bound: float) -> QualityResult:
+                   bound: float, signer: Signer = _unsigned) -> QualityResult:
     candidates = []
     for digest in recipe.run_digests:
         entry = runs.get(digest)
@@ -124,6 +173,13 @@ def _evaluate_task(runs: Mapping[str, Any], spec: ModelSpec | None, recipe: Infe
                              bound=bound, run=best[0] if best else None,
                              why=f"{recipe.model} names no usable quality_reference for {task} in catalog/models.yaml")
     ref = ref_entry.quality.tasks[task]
+    own = [(digest, facts) for digest, facts in candidates
+           if own_evaluation(digest, facts, ref_entry.name_digest, ref, recipe, ref_entry.quality.quant, signer)]
+    if candidates and not own:
+        return QualityResult(task, "missing", ref.metric, bound=bound, run=candidates[0][0],
+                             why=f"{COPIED}: the {task} quality run repeats the reference's responses (ORV239); "
+                                 "a copy of the reference shows nothing about this configuration")
+    candidates = own
     if not candidates:
         return QualityResult(task, "missing", ref.metric, bound=bound,
                              why=f"no {task} quality run (`orv add-run --from lm-eval DIR --recipe R`, then list it "

@@ -43,6 +43,9 @@ class TaskFacts:
     scored: bool  # orv re-scored it (a scorer exists and the config is the scorer's)
     filters: Mapping[str, FilterScore] = field(default_factory=dict)
     n_shot: Any = None
+    # (doc_id, 16-hex BLAKE2b of the response) per document, by doc_id: what the model answered,
+    # compared with the reference's and other quality runs' (status.identical_responses)
+    responses: tuple[tuple[int, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,7 @@ class QualityFacts:
     quant: str | None
     tasks: Mapping[str, TaskFacts]
     sound: bool  # no integrity error (ORV230-224): usable as evidence
+    measured_by: str | None = None  # whose signature can vouch for it (validator/signing.py)
 
 
 def _hash(text: str) -> str:
@@ -163,8 +167,10 @@ def _task_problems(name: str, task: Mapping[str, Any], out: list[Problem]) -> Ta
                                    "give lm-eval's results file unchanged"))
     full = (isinstance(original, int) and len(samples) == original
             and sorted(i for i in ids if isinstance(i, int)) == list(range(original)))
+    responses = tuple(sorted((s["doc_id"], hashlib.blake2b(s["response"].encode("utf-8"), digest_size=8).hexdigest())
+                             for s in samples if type(s.get("doc_id")) is int and isinstance(s.get("response"), str)))
     return TaskFacts(name, metric, stated_hash, len(samples), original if isinstance(original, int) else None,
-                     full, scored, recomputed, task.get("n_shot"))
+                     full, scored, recomputed, task.get("n_shot"), responses)
 
 
 def check(doc: Mapping[str, Any]) -> tuple[list[Problem], QualityFacts]:
@@ -191,4 +197,6 @@ def _check(doc: Mapping[str, Any]) -> tuple[list[Problem], QualityFacts]:
                            "rotate that key now (it was pushed), then re-add the run with `orv add-run --from lm-eval`,"
                            " which drops credentials"))
     sound = not any(p.code in (HEADLINE, SAMPLE, COVERAGE, TASK_HASH, CREDENTIAL) for p in out)
-    return out, QualityFacts(doc.get("model"), doc.get("served_model"), doc.get("quant"), tasks, sound)
+    measured_by = doc.get("measured_by")
+    return out, QualityFacts(doc.get("model"), doc.get("served_model"), doc.get("quant"), tasks, sound,
+                             measured_by if isinstance(measured_by, str) else None)

@@ -1,0 +1,36 @@
+"""ORV304's near-copy rule on its calibration corpus (tests/testing/corpus.py): FP and FN rates.
+
+    python -m bench.copies [--scale 4] [--reruns 4]   -> prints and writes bench/copies-results.json
+
+docs/metrics.md ("Independent runs") publishes the figures with the corpus parameters.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from tests.testing.corpus import evaluate  # noqa: E402
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", type=int, default=4, help="seeds per workload shape, x3")
+    parser.add_argument("--reruns", type=int, default=4, help="honest runs per workload (pairs: n(n-1)/2)")
+    args = parser.parse_args()
+    rates = evaluate(args.scale, args.reruns)
+    found = {"scale": args.scale, "reruns": args.reruns, **rates.as_dict(),
+             "false_positive_rate": rates.false_positives / rates.honest_pairs,
+             "false_negative_rate": rates.false_negatives / rates.forgeries}
+    (HERE / "copies-results.json").write_text(json.dumps(found, indent=2) + "\n")
+    print(json.dumps(found, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

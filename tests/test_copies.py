@@ -1,0 +1,267 @@
+"""Copies are recognised by what they share (ORV304, ORV239), and blamed on the newcomer.
+
+Every forgery here starts from a signed, merged run of another measurer (or the model's quality
+reference) and is offered in a pull request, checked as action.yml checks it: `orv check --base
+main --format github --summary S --github-output O` in a real git repository. The finding must be
+on the file the pull request adds — also when the copy keeps the original's `measured_at` and its
+path sorts first. A real second measurement, signed by a second measurer, still reaches T3.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+import re
+import shutil
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from tests.testing.corpus import Workload, evaluate, forgeries, measure
+from tests.testing.factories import store_run, training_recipe, write_recipe
+from tests.testing.git import commit_all, git
+from tests.testing.quality import reworded
+from tests.testing.registry import INFERENCE_RECIPE_TEXT, make_registry
+from tests.testing.signing import keygen, measured, register, sign, tier
+from validator.cli import main
+from validator.engine import Config, run
+from validator.hashing import content_address, canonical_bytes, run_path
+from validator.independence import same_measurement, sample_fingerprint
+
+LMEVAL = Path(__file__).parent / "fixtures" / "lmeval"
+QUALITY_RECIPE = "recipes/inference/qwen3.8-27b/qwen3-8-27b-h100-vllm-fp8-c1.yaml"
+ANNOTATION = re.compile(r"^::(error|warning|notice) file=([^,]+),line=\d+,col=\d+,title=(ORV\d{3})::")
+
+
+def gate(repo: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, list[tuple[str, str]], dict[str, str]]:
+    """The Action's check step: (exit code, [(code, file)] of the error annotations, step outputs)."""
+    capsys.readouterr()
+    summary, output = repo.parent / "summary.md", repo.parent / "output.txt"
+    code = main(["check", "--root", str(repo), "--base", "main", "--format", "github",
+                 "--summary", str(summary), "--github-output", str(output)])
+    errors = [(m.group(3), m.group(2)) for line in capsys.readouterr().out.splitlines()
+              if (m := ANNOTATION.match(line)) and m.group(1) == "error"]
+    outputs = dict(line.split("=", 1) for line in output.read_text().splitlines() if "=" in line and "<<" not in line)
+    return code, errors, outputs
+
+
+def on_main(tmp_path: Path) -> Path:
+    repo = make_registry(tmp_path / "repo")
+    git(repo, "init", "-q", "-b", "main")
+    return repo
+
+
+def open_pr(repo: Path) -> None:
+    commit_all(repo, "main")
+    git(repo, "checkout", "-q", "-b", "pr")
+
+
+def sorting_first(doc: dict[str, Any], other: str) -> dict[str, Any]:
+    """doc with a note that makes its content address (its path) sort before `other`'s: path order
+    would then blame the original."""
+    for i in range(10_000):
+        doc["notes"] = f"measured again ({i})"
+        if content_address(canonical_bytes(doc)) < other:
+            return doc
+    raise AssertionError("no note made the address sort first")
+
+
+# --------------------------------------------------------------------------- the calibration corpus
+
+
+def test_the_calibration_corpus_has_no_false_positive_and_no_false_negative() -> None:
+    """A smaller copy of docs/metrics.md's corpus (bench/copies.py publishes the full one)."""
+    rates = evaluate(scale=1, reruns=3)
+    assert rates.honest_pairs == 180 and rates.forgeries == 720
+    assert rates.false_positives == 0, rates.as_dict()
+    assert rates.false_negatives == 0, rates.as_dict()
+
+
+def test_identical_token_counts_alone_never_make_a_copy() -> None:
+    """A deterministic workload's re-run has every prompt and output length of the first run."""
+    for kind in ("inference", "training"):
+        workload = Workload(kind, 200, 5, variable=False)
+        first, second = measure(workload, 1), measure(workload, 2)
+        assert [s.get("output_tokens", s.get("step")) for s in first] == [s.get("output_tokens", s.get("step"))
+                                                                         for s in second]
+        assert same_measurement(sample_fingerprint(kind, first), sample_fingerprint(kind, second)) is None
+
+
+def test_each_forgery_is_worded_by_what_it_shares() -> None:
+    workload = Workload("inference", 200, 9)
+    original = measure(workload, 0)
+    words = {name: same_measurement(sample_fingerprint("inference", original), sample_fingerprint("inference", f))
+             for name, f in forgeries("inference", original, 9)}
+    assert "samples added, dropped, duplicated or reordered" in (words["append 1"] or "")
+    assert "sample by sample" in (words["x1.0003, jitter 0.01%"] or "")
+
+
+# --------------------------------------------------------------------------- the gate on a pull request
+
+
+def _append_one(doc: dict[str, Any]) -> None:
+    doc["samples"].append(dict(doc["samples"][-1], step=doc["samples"][-1]["step"] + 1))
+
+
+def _drop_three(doc: dict[str, Any]) -> None:
+    del doc["samples"][5:8]
+
+
+def _reorder(doc: dict[str, Any]) -> None:
+    random.Random(3).shuffle(doc["samples"])
+
+
+def _jitter(width: float, scale: float) -> Callable[[dict[str, Any]], None]:
+    def change(doc: dict[str, Any]) -> None:
+        rng = random.Random(11)
+        for s in doc["samples"]:
+            s["time_s"] = round(s["time_s"] * scale * (1 + rng.uniform(-width, width)), 9)
+    return change
+
+
+FORGERIES = {"append 1 sample": _append_one, "drop 3 samples": _drop_three, "reorder": _reorder,
+             "jitter 1e-5": _jitter(1e-5, 1.0), "x1.0003, jitter 0.01%": _jitter(1e-4, 1.0003)}
+
+
+@pytest.mark.parametrize("forge", FORGERIES.values(), ids=FORGERIES.keys())
+def test_a_forged_reproduction_fails_the_gate_on_the_run_the_pull_request_adds(
+        forge: Callable[[dict[str, Any]], None], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo = on_main(tmp_path)
+    alice, bob = keygen(tmp_path, "lab-a"), keygen(tmp_path, "lab-b")
+    register(repo, ("lab-a", alice), ("lab-b", bob))
+    recipe = training_recipe("reproduced", 1480.4)
+    original = measured(recipe, 1480.4, "lab-a", "2026-10-18T10:00:00Z", 1)
+    first = store_run(repo, original)
+    recipe["runs"] = [first]
+    rel = write_recipe(repo, recipe)
+    sign(repo, first, alice)
+    open_pr(repo)
+    # lab-b copies lab-a's signed run, keeps its measured_at, forges it and signs it as their own
+    forged = copy.deepcopy(original)
+    forge(forged)
+    forged["measured_by"] = "lab-b"
+    forged = sorting_first(forged, first.split(":")[1])
+    second = store_run(repo, forged)
+    recipe["runs"] = [first, second]
+    write_recipe(repo, recipe)
+    sign(repo, second, bob)
+    commit_all(repo, "a reproduction")
+    code, errors, outputs = gate(repo, capsys)
+    added = run_path(second.split(":")[1])
+    assert added < run_path(first.split(":")[1])  # path order would have blamed the original
+    assert code == 1 and ("ORV304", added) in errors, errors
+    assert all(path != run_path(first.split(":")[1]) for _, path in errors)
+    assert int(outputs["errors"]) >= 1
+    assert tier(repo, rel).tier == "T2"  # never "reproduced"
+
+
+def test_a_real_second_measurement_signed_by_a_second_measurer_passes_and_reaches_t3(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo = on_main(tmp_path)
+    alice, bob = keygen(tmp_path, "lab-a"), keygen(tmp_path, "lab-b")
+    register(repo, ("lab-a", alice), ("lab-b", bob))
+    recipe = training_recipe("reproduced", 1480.4)
+    first = store_run(repo, measured(recipe, 1480.4, "lab-a", "2026-10-18T10:00:00Z", 1))
+    recipe["runs"] = [first]
+    rel = write_recipe(repo, recipe)
+    sign(repo, first, alice)
+    open_pr(repo)
+    # its own step times: each step within ±2% of the mean, independently of the first run's
+    second = store_run(repo, measured(recipe, 1480.4, "lab-b", "2026-10-19T11:00:00Z", 2))
+    recipe["runs"] = [first, second]
+    write_recipe(repo, recipe)
+    sign(repo, second, bob)
+    commit_all(repo, "a reproduction")
+    code, errors, outputs = gate(repo, capsys)
+    assert (code, errors, outputs["errors"]) == (0, [], "0")
+    assert tier(repo, rel).tier == "T3"
+
+
+def test_on_main_the_later_run_by_merge_order_is_blamed_not_the_first_by_path(tmp_path: Path) -> None:
+    repo = on_main(tmp_path)
+    recipe = training_recipe("merged", 1480.4)
+    original = measured(recipe, 1480.4, "lab-a", "2026-10-18T10:00:00Z", 1)
+    first = store_run(repo, original)
+    recipe["runs"] = [first]
+    write_recipe(repo, recipe)
+    commit_all(repo, "the original")
+    copied = copy.deepcopy(original)
+    _append_one(copied)
+    second = store_run(repo, sorting_first(copied, first.split(":")[1]))
+    commit_all(repo, "the copy, merged later with the same measured_at")
+    found = [(d.code, d.path) for d in run(Config(root=str(repo), skip_boards=True)).diagnostics if d.code == "ORV304"]
+    assert found == [("ORV304", run_path(second.split(":")[1]))]
+
+
+# --------------------------------------------------------------------------- quality runs (ORV239)
+
+
+def _quality_pr(tmp_path: Path, capsys: pytest.CaptureFixture[str], folder: Path,
+                recipe_text: str = INFERENCE_RECIPE_TEXT, *extra: str, signed: bool = False) -> tuple[Path, str, str]:
+    """main holds the model's bf16 reference (and lab-b's registered key); the pull request adds a
+    recipe (fp8 unless told) and offers `folder` (lm-eval output) as its quality run, with `extra`
+    add-run options, `signed` by lab-b. (repo, the quality run's path, the reference's path)"""
+    repo = on_main(tmp_path)
+    bob = keygen(tmp_path, "lab-b")
+    register(repo, ("lab-b", bob))
+    assert main(["add-run", "--root", str(repo), "--from", "lm-eval", str(LMEVAL / "reference"),
+                 "--reference-for", "qwen3.8-27b", "--quant", "bf16", "--measured-by", "lab-a"]) == 0
+    reference = capsys.readouterr().out.strip().split(":", 1)[1]
+    open_pr(repo)
+    recipe = repo / QUALITY_RECIPE
+    recipe.parent.mkdir(parents=True, exist_ok=True)
+    recipe.write_text(recipe_text, encoding="utf-8")
+    assert main(["add-run", "--root", str(repo), "--from", "lm-eval", str(folder), "--recipe", str(recipe), *extra]) == 0
+    digest = capsys.readouterr().out.strip().split(":", 1)[1]
+    recipe.write_text(recipe_text.replace("runs: []", f"runs: {json.dumps(['sha256:' + digest])}"), encoding="utf-8")
+    if signed:
+        sign(repo, digest, bob)
+    commit_all(repo, "an fp8 recipe and its quality run")
+    return repo, run_path(digest), run_path(reference)
+
+
+def _base_url_edited(tmp_path: Path) -> Path:
+    """The reference's lm-eval output with only config.model_args.base_url changed."""
+    folder = tmp_path / "copied"
+    shutil.copytree(LMEVAL / "reference", folder)
+    results = next(folder.glob("results_*.json"))
+    results.write_text(results.read_text(encoding="utf-8").replace("127.0.0.1", "10.0.0.8"), encoding="utf-8")
+    return folder
+
+
+def test_a_copied_reference_offered_as_an_fp8_quality_run_fails_the_gate(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = _base_url_edited(tmp_path)
+    assert "10.0.0.8" in next(folder.glob("results_*.json")).read_text()
+    repo, added, reference = _quality_pr(tmp_path, capsys, folder)
+    code, errors, _ = gate(repo, capsys)
+    assert code == 1 and ("ORV239", added) in errors, errors
+    assert all(path != reference for _, path in errors)
+    analysis_tier = tier(repo, QUALITY_RECIPE)
+    assert analysis_tier.quality.status != "verified" and analysis_tier.quality.ratio is None
+
+
+def test_an_fp8_run_in_its_own_words_verifies(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo, _, _ = _quality_pr(tmp_path, capsys, reworded(LMEVAL / "q995", tmp_path / "own"))
+    code, errors, _ = gate(repo, capsys)
+    assert [c for c, _ in errors if c == "ORV239"] == []
+    assert tier(repo, QUALITY_RECIPE).quality.status == "verified"
+
+
+def test_a_lossless_configuration_may_repeat_the_reference_when_another_measurer_signed_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Speculative decoding at the reference's precision answers as the reference does, by design."""
+    lossless = INFERENCE_RECIPE_TEXT.replace("quant: fp8", "quant: bf16").replace(
+        "concurrency: 1}", "concurrency: 1, speculative: {method: eagle3, k: 3}}")
+    assert "speculative" in lossless and "quant: bf16" in lossless
+    repo, added, _ = _quality_pr(tmp_path / "unsigned", capsys, LMEVAL / "reference", lossless,
+                                 "--measured-by", "lab-b")
+    code, errors, _ = gate(repo, capsys)
+    assert ("ORV239", added) in errors  # unsigned: nothing says someone else ran it
+    repo, added, _ = _quality_pr(tmp_path / "signed", capsys, LMEVAL / "reference", lossless, "--measured-by", "lab-b",
+                                 signed=True)
+    code, errors, _ = gate(repo, capsys)
+    assert [c for c, _ in errors if c == "ORV239"] == [], errors
+    assert tier(repo, QUALITY_RECIPE).quality.status == "verified"
