@@ -369,7 +369,8 @@ def _finish(outcome: Any) -> None:
 @click.option("--concurrency", type=click.IntRange(min=1), default=None,
               help="Inference: the benchmark's --max-concurrency (default 1).")
 @click.option("--speculative", default=None, metavar="METHOD:K", help="Inference: speculative decoding, e.g. mtp:3.")
-@click.option("--workload", default=None, help="Training: catalog workload id (default: the catalog's only one).")
+@click.option("--workload", default=None, help="Catalog workload id: inference (required: isl1k-osl1k, ...; "
+                                               "docs/protocols.md) or training (default: the catalog's only one).")
 @click.option("--tp", type=click.IntRange(min=1), default=None, help="Training layout (default 1).")
 @click.option("--pp", type=click.IntRange(min=1), default=None, help="Training layout (default 1).")
 @click.option("--vpp", type=click.IntRange(min=1), default=None)

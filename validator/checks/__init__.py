@@ -24,6 +24,7 @@ from validator.checks import (  # noqa: F401
     pr,
     quality,
     signatures,
+    workloads,
     yaml11,
 )
 from validator.checks.base import REGISTRY, Check, Finding, check, declare

@@ -308,7 +308,7 @@ def compute_facts(meta: RunMeta, data: dict[str, Any], catalog: Catalog,
         columns = Columns(samples)
     if meta.kind == "training":
         workload = catalog.workloads.get(meta.workload or "")
-        warmup = workload.warmup_steps if workload else 0
+        warmup = (workload.warmup_steps or 0) if workload else 0
         facts = training_facts(samples, meta.hardware.count, warmup, workload.convergence if workload else None,
                                columns)
     else:

@@ -1,0 +1,144 @@
+"""Protocols (issue 28, SPEC §2): recipes name a workload, runs prove it from their own samples, tiers
+and boards compare only within model × GPU × workload."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.testing.factories import inference_recipe, inference_run, store_run, write_recipe
+from validator.engine import Config, analyse, run
+from validator.science.throughput import inference_facts
+from validator.tiers import derive
+
+
+def samples(prompts: list[int], outputs: list[int], decode: float = 40.0, ttft: float = 100.0,
+            starts: list[float] | None = None) -> list[dict[str, Any]]:
+    out = []
+    for i, (p, o) in enumerate(zip(prompts, outputs)):
+        sample: dict[str, Any] = {"prompt_tokens": p, "output_tokens": o, "ttft_ms": ttft,
+                                  "e2e_ms": round(ttft + (o - 1) * 1000.0 / decode, 3)}
+        if starts is not None:
+            sample["start_ms"] = starts[i]
+        out.append(sample)
+    return out
+
+
+def recipe_with_run(root: Path, rid: str, workload: str | None, samps: list[dict[str, Any]], concurrency: int = 1,
+                    **extra: Any) -> str:
+    headline = inference_facts(samps, None).headline
+    recipe = inference_recipe(rid, decode=round(headline["decode_tok_s"], 3),
+                              prefill=round(headline["prefill_tok_s"], 3), ttft=round(headline["ttft_ms"], 3),
+                              gpu="h100", count=1, **extra)
+    recipe["serving"] = {"context_len": 16384, "concurrency": concurrency}
+    if workload is None:
+        recipe.pop("workload")
+    else:
+        recipe["workload"] = workload
+    doc = inference_run(recipe, samples=False)
+    doc["samples"] = samps
+    recipe["runs"] = [store_run(root, doc)]
+    return write_recipe(root, recipe)
+
+
+def findings(root: Path) -> list[tuple[str, str, str]]:
+    return [(d.code, d.path, d.message) for d in run(Config(root=str(root), skip_boards=True)).diagnostics]
+
+
+# ~240-token prompts and ~1k answers: what a short chat benchmark measures, not InferenceX's 1k/1k
+SHORT_PROMPTS = samples([232 + (i * 7) % 19 for i in range(10)], [819 + (i * 37) % 205 for i in range(10)])
+
+
+def test_a_run_of_240_token_prompts_on_a_1k1k_recipe_names_measured_and_expected(registry: Path) -> None:
+    rel = recipe_with_run(registry, "short-on-1k1k", "isl1k-osl1k", SHORT_PROMPTS)
+    found = [f for f in findings(registry) if f[0] == "ORV241"]
+    assert len(found) == 1 and found[0][1] == rel
+    message = found[0][2]
+    assert "mean input length 240.7 tokens" in message  # measured
+    assert "578.3 below the range" in message  # by how much
+    assert "819–1,024 tokens per request" in message and "isl1k-osl1k" in message  # expected
+    tiers = derive(analyse(str(registry)).snapshot, ())
+    assert tiers[rel].tier == "T1" and any("ORV241" in r for r in tiers[rel].reasons)
+
+
+def test_the_same_run_on_a_matching_workload_passes_and_is_verified(registry: Path) -> None:
+    catalog = registry / "catalog" / "workloads.yaml"
+    catalog.write_text(catalog.read_text() + (
+        "  random-256-1k:\n    name: Test ~256/1k\n    kind: inference\n    dataset: {name: random}\n"
+        "    input_len: 256\n    output_len: 1024\n    range_ratio: 0.8\n    ignore_eos: true\n    min_prompts: 10\n"))
+    rel = recipe_with_run(registry, "short-on-short", "random-256-1k", SHORT_PROMPTS)
+    assert findings(registry) == []
+    assert derive(analyse(str(registry)).snapshot, ())[rel].tier == "T2"
+
+
+def test_one_request_outside_the_range_is_caught_though_the_mean_fits(registry: Path) -> None:
+    """The cheapest forgery keeping the mean: most requests at the top, one far too short."""
+    prompts = [1024] * 9 + [100]  # mean 931.6, inside 819..1024
+    recipe_with_run(registry, "one-short", "isl1k-osl1k", samples(prompts, [1024] * 10))
+    found = [f[2] for f in findings(registry) if f[0] == "ORV241"]
+    assert found and "shortest input 100 tokens, 719 below the range" in found[0]
+
+
+def test_outputs_cut_short_by_eos_are_caught_when_the_workload_ignores_eos(registry: Path) -> None:
+    recipe_with_run(registry, "eos", "isl1k-osl1k", samples([1000] * 10, [1024] * 9 + [12]))
+    assert any(f[0] == "ORV241" and "shortest output 12 tokens" in f[2] for f in findings(registry))
+
+
+def test_too_few_prompts_for_the_concurrency(registry: Path) -> None:
+    starts = [float(100 * (i // 4)) * 1000 for i in range(12)]
+    recipe_with_run(registry, "few", "isl1k-osl1k", samples([1000] * 12, [1000] * 12, starts=starts), concurrency=4)
+    found = [f[2] for f in findings(registry) if f[0] == "ORV242"]
+    assert found == ["run sha256:" + found[0].split("sha256:")[1].split("…")[0] + "…: the run completed 12 measured "
+                     "request(s); workload `isl1k-osl1k` needs at least 40 (10 × concurrency 4), warm-ups not counted"]
+
+
+def test_more_requests_in_flight_than_the_stated_concurrency(registry: Path) -> None:
+    # eight requests all started at once, on a recipe that says one at a time
+    recipe_with_run(registry, "burst", "single-stream-256", samples([256] * 8, [256] * 8, starts=[0.0] * 8))
+    assert any(f[0] == "ORV243" and "up to 8 requests in flight" in f[2] for f in findings(registry))
+
+
+def test_requests_one_after_another_are_one_in_flight(registry: Path) -> None:
+    samps = samples([256] * 8, [256] * 8)
+    starts, t = [], 0.0
+    for s in samps:
+        starts.append(t)
+        t += s["e2e_ms"]  # the next starts exactly when this one ends
+    recipe_with_run(registry, "serial", "single-stream-256", samples([256] * 8, [256] * 8, starts=starts))
+    assert findings(registry) == []
+
+
+def test_a_workload_that_fixes_concurrency_refuses_another(registry: Path) -> None:
+    recipe_with_run(registry, "c2", "single-stream-256", samples([256] * 8, [256] * 8), concurrency=2)
+    assert any(f[0] == "ORV243" and "fixes concurrency 1, the recipe states 2" in f[2] for f in findings(registry))
+
+
+def test_an_unknown_workload_is_a_finding_with_a_hint(registry: Path) -> None:
+    rel = recipe_with_run(registry, "unknown", "isl1k-osl2k", SHORT_PROMPTS)
+    result = run(Config(root=str(registry), skip_boards=True))
+    found = [d for d in result.diagnostics if d.code == "ORV115"]
+    assert len(found) == 1 and found[0].path == rel and "did you mean `isl1k-osl1k`" in found[0].hint
+
+
+@pytest.mark.parametrize("field, value", [("input_len", -1024), ("range_ratio", 0), ("range_ratio", 1.5),
+                                          ("min_prompts", 0), ("dataset", "{name: sharegpt}")])
+def test_a_bad_workload_is_a_finding_never_a_traceback(registry: Path, field: str, value: Any) -> None:
+    catalog = registry / "catalog" / "workloads.yaml"
+    text = catalog.read_text()
+    start = text.index("  isl1k-osl1k:")
+    line = next(ln for ln in text[start:].splitlines() if ln.strip().startswith(f"{field}:"))
+    catalog.write_text(text[:start] + text[start:].replace(line, f"    {field}: {value}", 1))
+    result = run(Config(root=str(registry), skip_boards=True))
+    bad = [d for d in result.diagnostics if d.path == "catalog/workloads.yaml"]
+    assert bad and all(d.code.startswith("ORV1") and d.hint and d.line > 1 for d in bad)
+    assert not [d for d in result.diagnostics if d.code == "ORV900"]
+
+
+def test_a_legacy_row_without_workload_is_unspecified_and_reaches_at_most_t1(registry: Path) -> None:
+    rel = recipe_with_run(registry, "legacy", None, samples([1000] * 8, [101] * 8),
+                          provenance={"source": "004_cbf1754cfd687db7.txt", "row": "boards.measured[0]"})
+    assert [f for f in findings(registry) if f[0].startswith("ORV24")] == []  # imported rows may name none
+    result = derive(analyse(str(registry)).snapshot, ())[rel]
+    assert result.tier == "T1" and any("unspecified" in r for r in result.reasons)
