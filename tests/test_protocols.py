@@ -142,3 +142,36 @@ def test_a_legacy_row_without_workload_is_unspecified_and_reaches_at_most_t1(reg
     assert [f for f in findings(registry) if f[0].startswith("ORV24")] == []  # imported rows may name none
     result = derive(analyse(str(registry)).snapshot, ())[rel]
     assert result.tier == "T1" and any("unspecified" in r for r in result.reasons)
+
+
+def _measured_rows(root: Path) -> dict[str, dict[str, Any]]:
+    from validator.boards.delta import board_document
+
+    analysis = analyse(str(root))
+    document = board_document(analysis.snapshot, analysis.diagnostics)
+    return {row["recipe"]: row for name in ("measured", "claimed") for row in document["boards"][name]}
+
+
+def test_one_model_and_gpu_on_two_workloads_rank_separately_and_legacy_rows_among_themselves(registry: Path) -> None:
+    catalog = registry / "catalog" / "workloads.yaml"
+    catalog.write_text(catalog.read_text() + (
+        "  random-256-1k:\n    name: Test ~256/1k\n    label: 256/1k\n    kind: inference\n"
+        "    dataset: {name: random}\n    input_len: 256\n    output_len: 1024\n    range_ratio: 0.8\n"
+        "    ignore_eos: true\n    min_prompts: 10\n"))
+    long_prompts = samples([819 + (i * 53) % 205 for i in range(10)], [819 + (i * 37) % 205 for i in range(10)],
+                           decode=30.0)
+    recipe_with_run(registry, "on-1k1k", "isl1k-osl1k", long_prompts)
+    recipe_with_run(registry, "on-short", "random-256-1k", SHORT_PROMPTS)  # faster: 40 tok/s
+    legacy = {"source": "004_cbf1754cfd687db7.txt", "row": "boards.claimed[0]"}
+    for rid, decode in (("legacy-a", 90.0), ("legacy-b", 20.0)):
+        recipe = inference_recipe(rid, decode=decode, gpu="h100", count=1, provenance=dict(legacy), quant=f"q-{rid}")
+        recipe.pop("workload")
+        write_recipe(registry, recipe)
+    rows = _measured_rows(registry)
+    # each figure is first on its own workload: the faster short-prompt run does not outrank the 1k/1k one
+    assert (rows["on-1k1k"]["workload"], rows["on-1k1k"]["rank"], rows["on-1k1k"]["rank_of"]) == ("isl1k-osl1k", 1, 1)
+    assert (rows["on-short"]["workload"], rows["on-short"]["rank"], rows["on-short"]["rank_of"]) == ("random-256-1k", 1, 1)
+    assert rows["on-1k1k"]["workload_label"] == "1k/1k"
+    # imported rows with no workload: shown, labelled, ranked only among themselves
+    assert [(rows[r]["workload"], rows[r]["rank"], rows[r]["rank_of"]) for r in ("legacy-a", "legacy-b")] == \
+        [("unspecified", 1, 2), ("unspecified", 2, 2)]

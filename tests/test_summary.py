@@ -59,9 +59,9 @@ Compared with `main` at merge base `{base}`: 5 changed files, 6 registry files c
 
 #### Inference board (claimed figures where the tier is T0)
 
-| Recipe | Change | Tier | Decode tok/s | Prefill tok/s | TTFT ms | Against the base | Against the best on its model × GPU | Rank | Quality vs reference |
-|---|---|---|--:|--:|--:|---|---|---|---|
-| `glm-5-3-flash-rtx-3090-x2-w4a16` | new | T2 [1] [3] | 41.50 | 10,000.0 | 100.0 | new | first for GLM-5.3-Flash on RTX-3090 | 1 of 1 | gsm8k: no-reference |
+| Recipe | Workload | Change | Tier | Decode tok/s | Prefill tok/s | TTFT ms | Against the base | Against the best on its model × GPU × workload | Rank | Quality vs reference |
+|---|---|---|---|--:|--:|--:|---|---|---|---|
+| `glm-5-3-flash-rtx-3090-x2-w4a16` | 1000/101 | new | T2 [1] [3] | 41.50 | 10,000.0 | 100.0 | new | first for GLM-5.3-Flash on RTX-3090 | 1 of 1 | gsm8k: no-reference |
 
 Why an entry has its tier (what the next tier needs):
 
