@@ -175,3 +175,115 @@ def test_one_model_and_gpu_on_two_workloads_rank_separately_and_legacy_rows_amon
     # imported rows with no workload: shown, labelled, ranked only among themselves
     assert [(rows[r]["workload"], rows[r]["rank"], rows[r]["rank_of"]) for r in ("legacy-a", "legacy-b")] == \
         [("unspecified", 1, 2), ("unspecified", 2, 2)]
+
+
+# --------------------------------------------------------------------------- convergence reference per model
+
+
+def _reference_registry(root: Path) -> dict[str, str]:
+    """Two models, each with its own reference loss curve (qwen3.8-27b from 2.0, the 122B from 3.0);
+    the workload keeps only the rule (tolerance 5%, window 10..20)."""
+    import yaml
+
+    from tests.testing.factories import training_recipe, training_run
+
+    workloads = yaml.safe_load((root / "catalog" / "workloads.yaml").read_text())
+    rule = workloads["workloads"]["sft-8k-gb128-bf16"]["convergence"]
+    for key in ("reference", "reference_model"):
+        rule.pop(key)
+    (root / "catalog" / "workloads.yaml").write_text(yaml.safe_dump(workloads, sort_keys=False))
+    models = yaml.safe_load((root / "catalog" / "models.yaml").read_text())
+    refs = {}
+    for model, shift, layout in (("qwen3.8-27b", 0.0, None), ("qwen3.5-122b-a10b", 1.0, {"tp": 1, "pp": 1, "dp": 8})):
+        baseline = training_recipe(f"{model}-ref", 1480.4, model=model, layout=layout)
+        refs[model] = store_run(root, training_run(baseline, loss_shift=shift, measured_by="maintainer"))
+        models["models"][model]["convergence_reference"] = {"sft-8k-gb128-bf16": refs[model]}
+    (root / "catalog" / "models.yaml").write_text(yaml.safe_dump(models, sort_keys=False))
+    return refs
+
+
+def test_each_model_reaches_t2_against_its_own_reference_and_never_the_others(registry: Path) -> None:
+    from tests.testing.factories import training_recipe, training_run
+
+    _reference_registry(registry)
+    rels = {}
+    for name, model, shift, layout in (
+            ("dense-own", "qwen3.8-27b", 0.0, None), ("dense-other", "qwen3.8-27b", 1.0, {"tp": 2, "pp": 1, "dp": 4}),
+            ("moe-own", "qwen3.5-122b-a10b", 1.0, {"tp": 1, "pp": 1, "dp": 8}),
+            ("moe-other", "qwen3.5-122b-a10b", 0.0, {"tp": 2, "pp": 1, "dp": 4})):
+        recipe = training_recipe(name, 1480.4, model=model, layout=layout)
+        recipe["runs"] = [store_run(registry, training_run(recipe, loss_shift=shift))]
+        rels[name] = write_recipe(registry, recipe)
+    analysis = analyse(str(registry))
+    tiers = derive(analysis.snapshot, analysis.diagnostics)
+    assert tiers[rels["dense-own"]].tier == "T2" and tiers[rels["moe-own"]].tier == "T2"
+    # the same curves judged against the other model's reference: they fail it
+    for name in ("dense-other", "moe-other"):
+        assert tiers[rels[name]].tier == "T1"
+        assert "loss curve fails the convergence check" in tiers[rels[name]].reasons
+    codes = {(d.code, d.path) for d in run(Config(root=str(registry), skip_boards=True)).diagnostics}
+    assert ("ORV219", rels["dense-other"]) in codes and ("ORV219", rels["moe-other"]) in codes
+    assert not [c for c, _ in codes if c in ("ORV204", "ORV244")]  # the reference runs are named by the catalog
+
+
+def test_a_model_without_a_reference_says_which_and_how_to_record_it(registry: Path) -> None:
+    from tests.testing.factories import training_recipe, training_run
+
+    recipe = training_recipe("moe", 1480.4, model="qwen3.5-122b-a10b", layout={"tp": 1, "pp": 1, "dp": 8})
+    recipe["runs"] = [store_run(registry, training_run(recipe))]
+    rel = write_recipe(registry, recipe)
+    # the base catalog's workload-level curve is qwen3.8-27b's (reference_model): not this model's
+    result = derive(analyse(str(registry)).snapshot, ())[rel]
+    assert result.tier == "T1"
+    assert result.reasons == ("model `qwen3.5-122b-a10b` has no convergence reference for workload "
+                              "`sft-8k-gb128-bf16`: record one with `orv add-run --from megatron LOG "
+                              "--reference-for qwen3.5-122b-a10b --workload sft-8k-gb128-bf16`",)
+
+
+def test_a_reference_of_another_model_is_refused(registry: Path) -> None:
+    import yaml
+
+    refs = _reference_registry(registry)
+    models = yaml.safe_load((registry / "catalog" / "models.yaml").read_text())
+    models["models"]["qwen3.5-122b-a10b"]["convergence_reference"] = {"sft-8k-gb128-bf16": refs["qwen3.8-27b"]}
+    (registry / "catalog" / "models.yaml").write_text(yaml.safe_dump(models, sort_keys=False))
+    found = [d for d in run(Config(root=str(registry), skip_boards=True)).diagnostics if d.code == "ORV244"]
+    assert len(found) == 1 and "measured on model `qwen3.8-27b`" in found[0].message
+
+
+@pytest.mark.parametrize("edit, flagged", [
+    ("swap", True),  # qwen3.8-27b's reference replaced by another run
+    ("tolerance", True),  # the workload's rule loosened
+    ("first", False),  # a model's first reference: no finding
+])
+def test_a_pull_request_editing_a_convergence_reference_needs_a_waiver(registry: Path, edit: str, flagged: bool) -> None:
+    import yaml
+
+    from tests.testing.factories import training_recipe, training_run
+    from tests.testing.git import commit_all, git, git_init
+    from validator.engine import evaluate
+
+    refs = _reference_registry(registry)
+    models_path = registry / "catalog" / "models.yaml"
+    models = yaml.safe_load(models_path.read_text())
+    if edit == "first":
+        models["models"]["qwen3.5-122b-a10b"].pop("convergence_reference")
+        models_path.write_text(yaml.safe_dump(models, sort_keys=False))
+    git_init(registry)
+    commit_all(registry, "base")
+    git(registry, "checkout", "-q", "-b", "pr")
+    if edit == "swap":
+        other = training_recipe("other-ref", 1480.4, layout={"tp": 2, "pp": 1, "dp": 4})
+        models["models"]["qwen3.8-27b"]["convergence_reference"] = {
+            "sft-8k-gb128-bf16": store_run(registry, training_run(other, loss_shift=0.01, measured_by="m"))}
+    elif edit == "first":
+        models["models"]["qwen3.5-122b-a10b"]["convergence_reference"] = {"sft-8k-gb128-bf16": refs["qwen3.5-122b-a10b"]}
+    else:
+        workloads_path = registry / "catalog" / "workloads.yaml"
+        workloads_path.write_text(workloads_path.read_text().replace("tolerance: 0.05", "tolerance: 0.5"))
+    models_path.write_text(yaml.safe_dump(models, sort_keys=False))
+    commit_all(registry, "edit")
+    found = evaluate(Config(root=str(registry), base="main", skip_boards=True)).result.diagnostics
+    assert any(d.code == "ORV621" for d in found) is flagged
+    waived = evaluate(Config(root=str(registry), base="main", skip_boards=True, waive=("ORV621",))).result.diagnostics
+    assert not any(d.code == "ORV621" for d in waived)

@@ -112,12 +112,13 @@ MODELS = {"models": {"qwen3.8-27b": {"name": "Qwen3.8-27B", "family": "Qwen", "p
                                      "derived_checkpoints": [{"id": "org/Qwen3.8-27B-AWQ", "base": "Qwen/Qwen3.8-27B",
                                                               "source": "s"}],
                                      "quality_reference": {"gsm8k": "sha256:" + "a" * 64}, "quality_bound": 0.99,
+                                     "convergence_reference": {"sft-8k-gb128-bf16": "sha256:" + "c" * 64},
                                      "sources": ["s"], "notes": "n"}}}
 WORKLOADS = {"workloads": {"sft-8k-gb128-bf16": {
     "name": "SFT", "kind": "sft", "rows": "r", "seq_len": 8192, "global_batch": 128, "dtype": "bf16",
     "warmup_steps": 2, "gpus": ["h100", "h200"], "mfu_ceiling_dense": 0.65, "mfu_ceiling_moe": 0.5, "sources": ["s"], "notes": "n",
     "convergence": {"reference": [{"step": 0, "loss": 2.0}, {"step": 100, "loss": 1.5}], "reference_source": "s",
-                    "tolerance": 0.05, "tolerance_kind": "relative", "window": {"start": 10, "end": 100},
+                    "reference_model": "qwen3.8-27b", "tolerance": 0.05, "tolerance_kind": "relative", "window": {"start": 10, "end": 100},
                     "smoothing_steps": 5}},
     "isl1k-osl1k": {"name": "1k/1k", "label": "1k/1k", "kind": "inference",
                     "dataset": {"name": "sharegpt", "distribution": "uniform", "sha256": "b" * 64, "url": "u", "source": "s"},

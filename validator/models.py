@@ -374,6 +374,8 @@ class ModelSpec(_Catalog):
     # fraction of the reference a recipe must reach.
     quality_reference: dict[str, str] = {}
     quality_bound: Optional[float] = None
+    # Convergence (docs/convergence.md): per training workload, the run whose loss curve is this model's reference.
+    convergence_reference: dict[str, str] = {}
 
 
 class ReferencePoint(_Catalog):
@@ -387,8 +389,12 @@ class ConvergenceWindow(_Catalog):
 
 
 class Convergence(_Catalog):
-    reference: tuple[ReferencePoint, ...]
+    """The workload's rule of the convergence check; the curve is the model's (ModelSpec.convergence_reference).
+    A workload-level `reference` (the form before 2026-12-04) is `reference_model`'s curve only."""
+
+    reference: tuple[ReferencePoint, ...] = ()
     reference_source: Optional[str] = None
+    reference_model: Optional[str] = None
     tolerance: float
     tolerance_kind: Literal["relative", "absolute"] = "relative"
     window: ConvergenceWindow

@@ -7,7 +7,7 @@ T2 verified  a T1 run with raw samples whose recomputed headline is within 1% of
              figure it can recompute, the recipe has no physics error (ORV5xx), for inference the
              samples prove the recipe's workload (lengths, prompts, concurrency: workload_fit.py;
              an `unspecified` row reaches at most T1), and for training the loss curve passes the
-             workload's convergence check
+             convergence check against its model's reference curve for the workload
 T3 reproduced two T2-quality runs, each carrying a valid signature by a measurer registered in
              measurers/allowed_signers (signing.py), by two different measurers, independent (not one
              measurement: independence.py; different measured_at), whose headlines agree within 5%,
@@ -40,7 +40,8 @@ TIER_MEANINGS = {
     "T0": "claimed — no run file on record",
     "T1": "reported — run file on record, hash verified, tool and version pinned, metadata matches the recipe",
     "T2": "verified — headline recomputed from raw samples within 1% of the claim, physically possible, "
-          "samples match the recipe's workload, training loss passes the convergence check",
+          "samples match the recipe's workload, training loss passes the convergence check against the model's "
+          "reference",
     "T3": "reproduced — two independent verified runs signed by two different registered measurers, "
           "agreeing within 5%",
 }
@@ -109,11 +110,31 @@ def _is_verified(snapshot: Snapshot, entry_path: str, recipe: Recipe, run: RunEn
         if misfits:
             return f"run's samples do not match workload `{workload_id}` ({misfits[0].code}: {misfits[0].message})"
     if isinstance(recipe, TrainingRecipe):
-        workload = snapshot.catalog.workloads.get(recipe.workload)
-        if workload is None or workload.convergence is None:
-            return "workload has no reference curve for the convergence check"
+        why = missing_reference(snapshot, recipe)
+        if why:
+            return why
         if run.facts.convergence is None or not run.facts.convergence.ok:
             return "loss curve fails the convergence check"
+    return None
+
+
+def reference_command(model: str, workload: str) -> str:
+    return f"orv add-run --from megatron LOG --reference-for {model} --workload {workload}"
+
+
+def missing_reference(snapshot: Snapshot, recipe: TrainingRecipe) -> str | None:
+    """Which convergence reference a training recipe waits for (None: its model has one).
+    A loss curve is a model's: the reference is per model × workload (docs/convergence.md)."""
+    catalog = snapshot.catalog
+    workload = catalog.workloads.get(recipe.workload)
+    if workload is None or workload.convergence is None:
+        return f"workload `{recipe.workload}` has no convergence rule (tolerance, window) in catalog/workloads.yaml"
+    if catalog.convergence_for(recipe.model, recipe.workload) is None:
+        problem = catalog.reference_problems.get((recipe.model, recipe.workload))
+        if problem:
+            return f"model `{recipe.model}`'s convergence reference for `{recipe.workload}` is unusable: {problem}"
+        return (f"model `{recipe.model}` has no convergence reference for workload `{recipe.workload}`: "
+                f"record one with `{reference_command(recipe.model, recipe.workload)}`")
     return None
 
 
