@@ -287,3 +287,26 @@ def test_a_pull_request_editing_a_convergence_reference_needs_a_waiver(registry:
     assert any(d.code == "ORV621" for d in found) is flagged
     waived = evaluate(Config(root=str(registry), base="main", skip_boards=True, waive=("ORV621",))).result.diagnostics
     assert not any(d.code == "ORV621" for d in waived)
+
+
+def test_add_run_records_a_megatron_log_as_a_models_convergence_reference(registry: Path,
+                                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """`orv add-run --from megatron LOG --reference-for MODEL --workload W`, the stack from the baseline recipe."""
+    import shutil
+
+    from tests.testing.registry import TOOLS, VALID_TRAINING_RECIPE
+    from validator.cli import main
+
+    rel = "recipes/training/qwen3.8-27b/" + VALID_TRAINING_RECIPE.name
+    (registry / rel).parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(VALID_TRAINING_RECIPE, registry / rel)
+    code = main(["add-run", "--root", str(registry), "--from", "megatron", str(TOOLS / "megatron" / "qwen3-8-27b-tp1-pp4-dp2.log"),
+                 "--recipe", str(registry / rel), "--reference-for", "qwen3.8-27b", "--workload", "sft-8k-gb128-bf16"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert "qwen3.8-27b.convergence_reference.sft-8k-gb128-bf16 now names this run" in err
+    analysis = analyse(str(registry))
+    assert ("qwen3.8-27b", "sft-8k-gb128-bf16") in analysis.snapshot.catalog.reference_curves
+    assert not [d for d in analysis.diagnostics if d.code in ("ORV204", "ORV244")]
+    assert main(["add-run", "--root", str(registry), "--from", "vllm", str(TOOLS / "vllm" / "serve-detailed.json"),
+                 "--reference-for", "qwen3.8-27b"]) == 2  # a serving run is no convergence reference

@@ -302,7 +302,8 @@ _ADD_RUN_FORMATS = ("megatron", "nemo", "sglang", "vllm", "lm-eval")
                    "lm-eval: its --output_path directory or results_*.json, written with --log_samples), "
                    "not a run document. Default: detected from FILE.")
 @click.option("--reference-for", "reference_for", default=None, metavar="MODEL",
-              help="lm-eval only: store the run as MODEL's quality reference in catalog/models.yaml.")
+              help="lm-eval: store the run as MODEL's quality reference; megatron/nemo (with --workload W): as "
+                   "MODEL's convergence reference for W (catalog/models.yaml; docs/convergence.md).")
 @click.option("--recipe", "recipe_path", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Take model, hardware, software, layout/serving, author and date from this recipe.")
 @click.option("--write-recipe/--no-write-recipe", default=None,
