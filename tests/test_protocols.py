@@ -310,3 +310,18 @@ def test_add_run_records_a_megatron_log_as_a_models_convergence_reference(regist
     assert not [d for d in analysis.diagnostics if d.code in ("ORV204", "ORV244")]
     assert main(["add-run", "--root", str(registry), "--from", "vllm", str(TOOLS / "vllm" / "serve-detailed.json"),
                  "--reference-for", "qwen3.8-27b"]) == 2  # a serving run is no convergence reference
+
+
+def test_launch_is_part_of_a_configurations_identity_and_a_shell_string_is_a_finding(registry: Path) -> None:
+    base = inference_recipe("a", gpu="h100", count=2)
+    base["serving"] = {"concurrency": 1, "tp": 2}
+    write_recipe(registry, dict(base))
+    twin = dict(base, id="b")
+    write_recipe(registry, twin)
+    assert any(f[0] == "ORV302" for f in findings(registry))  # same configuration under two ids
+    write_recipe(registry, dict(twin, launch={"args": ["serve", "--enable-chunked-prefill"]}))
+    assert not any(f[0] == "ORV302" for f in findings(registry))  # other flags: another configuration
+    rel = write_recipe(registry, dict(twin, launch={"args": "serve --tensor-parallel-size 2"}))
+    found = [d for d in run(Config(root=str(registry), skip_boards=True)).diagnostics if d.path == rel]
+    assert [d.code for d in found] == ["ORV104"]
+    assert found[0].hint == 'write one item per token: ["serve", "--tensor-parallel-size", "2"]'

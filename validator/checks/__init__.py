@@ -17,6 +17,7 @@ from validator.checks import (  # noqa: F401
     independence,
     integrity,
     internal,
+    launch,
     parse,
     paths,
     physics,
