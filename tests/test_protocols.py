@@ -325,3 +325,44 @@ def test_launch_is_part_of_a_configurations_identity_and_a_shell_string_is_a_fin
     found = [d for d in run(Config(root=str(registry), skip_boards=True)).diagnostics if d.path == rel]
     assert [d.code for d in found] == ["ORV104"]
     assert found[0].hint == 'write one item per token: ["serve", "--tensor-parallel-size", "2"]'
+
+
+def test_reproduce_prints_the_stack_the_launch_the_workloads_benchmark_and_the_add_run_line(
+        registry: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import shlex
+
+    from validator.cli import main
+
+    recipe = inference_recipe("glm-h100-1k1k", gpu="h100", count=2, checkpoint="zai-org/GLM-5.3-Flash-FP8",
+                              workload="isl1k-osl1k", launch={"args": ["serve", "zai-org/GLM-5.3-Flash-FP8",
+                                                                       "--tensor-parallel-size", "2"],
+                                                              "env": {"VLLM_USE_V1": "1"}})
+    recipe["serving"] = {"concurrency": 8, "tp": 2}
+    rel = write_recipe(registry, recipe)
+    assert main(["reproduce", str(registry / rel), "--root", str(registry)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "python -m pip install vllm==0.30.0" not in lines  # pinned by commit: cloned at that commit
+    assert any(line.startswith("git clone") and "checkout 1fe3a1571abcdef0123456789abcdef012345678" in line for line in lines)
+    assert "VLLM_USE_V1=1 vllm serve zai-org/GLM-5.3-Flash-FP8 --tensor-parallel-size 2" in lines
+    bench = shlex.split(next(line for line in lines if line.startswith("vllm bench serve")))
+    flags = {bench[i]: bench[i + 1] for i in range(3, len(bench) - 1)}
+    # 10 x concurrency 8 prompts, 2 x 8 warm-ups, [819, 1024] as vLLM's symmetric range
+    assert (flags["--num-prompts"], flags["--num-warmups"], flags["--max-concurrency"]) == ("80", "16", "8")
+    centre, ratio = int(flags["--random-input-len"]), float(flags["--random-range-ratio"])
+    assert abs(centre * (1 - ratio) - 819) < 1 and abs(centre * (1 + ratio) - 1024) < 1
+    assert "--ignore-eos" in bench and "--save-detailed" in bench
+    assert lines[-1] == f"orv add-run result.json --from vllm --recipe {rel} --write-recipe"
+
+
+def test_reproduce_names_what_an_imported_row_lacks(registry: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from validator.cli import main
+
+    recipe = inference_recipe("legacy", gpu="h100", count=1,
+                              provenance={"source": "004_cbf1754cfd687db7.txt", "row": "boards.claimed[0]"})
+    recipe.pop("workload")
+    rel = write_recipe(registry, recipe)
+    assert main(["reproduce", str(registry / rel), "--root", str(registry)]) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.startswith("# missing from the recipe")
+    for lacking in ("checkpoint", "launch.args", "a workload (`unspecified` gives no lengths)"):
+        assert lacking in last

@@ -244,6 +244,28 @@ def _relative(root: str, path: str) -> str:
     return "" if rel == "." else rel
 
 
+@cli.command("reproduce")
+@click.argument("recipe", type=click.Path(exists=True, dir_okay=False))
+@click.option("--root", type=click.Path(file_okay=False, exists=True), default=None,
+              help="Registry root (default: found from the current folder).")
+def reproduce_cmd(recipe: str, root: str | None) -> None:
+    """Print how to re-run RECIPE, ready to paste: the pinned stack, the launch command, the benchmark
+    for its workload and concurrency, and the `orv add-run` line (docs/protocols.md). What the recipe
+    does not state is named as missing."""
+    from validator.engine import find_root
+    from validator.errors import AdapterError
+    from validator.report import REPORTER_BY_NAME
+    from validator.reproduce import reproduce
+
+    root = os.path.abspath(root) if root else find_root(".")
+    try:
+        done = reproduce(root, recipe)
+    except AdapterError as exc:
+        click.echo(REPORTER_BY_NAME["text"](exc.result), nl=False, err=True)
+        sys.exit(1)
+    click.echo("\n".join(done.lines))
+
+
 @cli.command("hash")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @click.option("--bytes", "exact_bytes", is_flag=True,
