@@ -33,6 +33,7 @@ software:
   engine: {name: vllm, version: "0.11.0"}   # pinned
 quant: fp8
 serving: {context_len: 8192, concurrency: 1}
+workload: random-512-64
 claimed: {}
 runs: []
 notes: >-

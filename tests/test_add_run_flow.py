@@ -67,7 +67,8 @@ def test_a_bad_invocation_is_a_usage_error(registry: tuple[Path, Path]) -> None:
 
 def _new_recipe(root: Path, *extra: str) -> Path:
     assert cli.main(["new", "inference", "--root", str(root), "--model", "qwen3.8-27b", "--gpu", "h100",
-                     "--engine", "vllm@0.11.0", "--quant", "fp8", "--author", "Lab", *extra]) == 0
+                     "--engine", "vllm@0.11.0", "--quant", "fp8", "--workload", "random-512-64", "--author", "Lab",
+                     *extra]) == 0
     (recipe,) = (root / "recipes" / "inference").rglob("*.yaml")
     return recipe
 

@@ -206,7 +206,8 @@ def test_schema_rejects_what_seed_004_got_wrong() -> None:
            "concurrency": 1, "prefill_tok_s": None, "decode_tok_s": 41.47, "output_tok_s": None, "ttft_ms": None,
            "stddev": None,
            "slot_ceiling": None, "tool": "bench", "tool_version": "0.8.0", "method_ref": None,
-           "measured_by": "k", "rank": 1, "rank_of": 1, "run_id": None, "run_sha": "a" * 64, "run_file": f"runs/aa/{'a' * 64}.json"}
+           "measured_by": "k", "rank": 1, "rank_of": 1, "run_id": None, "run_sha": "a" * 64, "run_file": f"runs/aa/{'a' * 64}.json",
+           "workload": "unspecified", "workload_label": "unspecified"}
     doc = {"meta": {"schema": BOARDS_SCHEMA_ID, "tiers": [], "updated_at": None, "source_commit": None,
                     "rounding": {}, "counts": {"training": 0, "measured": 1, "claimed": 0, "models": 0, "runs": 0}},
            "boards": {"measured": [row], "claimed": [], "training": []}, "models": [], "frontiers": [], "runs": [],

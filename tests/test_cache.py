@@ -16,7 +16,7 @@ RUN = {
     "hardware": {"gpu": "rtx-3090", "count": 1}, "software": {"engine": {"name": "vllm", "version": "0.30.0"}},
     "quant": "w4a16", "serving": {"concurrency": 1}, "measured_at": "2026-10-17T12:00:00Z", "measured_by": "ann",
     "summary": {"decode_tok_s": 50.0},
-    "samples": [{"prompt_tokens": 100, "output_tokens": 101, "ttft_ms": 50.0, "e2e_ms": 2050.0}],
+    "samples": [{"prompt_tokens": 1024, "output_tokens": 256, "ttft_ms": 50.0, "e2e_ms": 5150.0}],
 }
 
 
@@ -35,6 +35,7 @@ software:
   engine: {{name: vllm, version: "0.30.0"}}
 quant: w4a16
 serving: {{concurrency: 1}}
+workload: fixed-1024-256
 claimed: {{decode_tok_s: 50.0}}
 runs: ["sha256:{stored.digest}"]
 """)

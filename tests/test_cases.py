@@ -45,6 +45,7 @@ COVERED_ELSEWHERE = {
     "ORV237": "tests/test_quality.py::test_an_unscored_task_config_is_orv227",
     "ORV238": "tests/test_quality.py::test_an_unreferenced_quality_run_and_a_dangling_reference_are_orv228",
     "ORV620": "tests/test_quality.py::test_changing_a_quality_gate_in_a_pull_request_needs_a_waiver",
+    "ORV621": "tests/test_protocols.py::test_a_pull_request_editing_a_convergence_reference_needs_a_waiver",
     "ORV607": "tests/test_signing.py::test_pr_changing_measurers_needs_a_waiver_and_a_key_change_is_its_own_finding",
     "ORV608": "tests/test_signing.py::test_pr_changing_measurers_needs_a_waiver_and_a_key_change_is_its_own_finding",
     "ORV609": "tests/test_clean_check.py::test_a_hand_forged_tier_fails_the_gate",

@@ -16,7 +16,8 @@ GLM = "recipes/inference/glm-5.3-flash"
 def copy_recipe(rid: str, count: int, decode: float = 53.0) -> str:
     return (f"id: {rid}\nkind: inference\nmodel: glm-5.3-flash\nhardware: {{gpu: h100, count: {count}}}\n"
             f"author: a\nmeasured: \"2026-10-18\"\nsoftware:\n  engine: {{name: vllm, version: \"0.11.0\"}}\n"
-            f"quant: fp8\nserving: {{tp: {count}, concurrency: 1}}\nclaimed: {{decode_tok_s: {decode}}}\nruns: []\n")
+            f"quant: fp8\nserving: {{tp: {count}, concurrency: 1}}\nclaimed: {{decode_tok_s: {decode}}}\nruns: []\n"
+            "workload: chat-1000-100\n")
 
 
 def base_with_copies(tmp_path: Path, counts: tuple[int, ...]) -> Path:

@@ -16,7 +16,8 @@ from validator.cli import cli, main
 
 REPO = Path(__file__).resolve().parent.parent
 INFERENCE = ["new", "inference", "--model", "qwen3.8-27b", "--gpu", "H100", "--engine", "vllm@0.11.0",
-             "--quant", "fp8", "--context-len", "8192", "--author", "lab-a", "--measured", "2026-10-18"]
+             "--quant", "fp8", "--context-len", "8192", "--workload", "random-512-64", "--author", "lab-a",
+             "--measured", "2026-10-18"]
 TRAINING = ["new", "training", "--model", "Qwen3.8-27B", "--gpu", "h100", "--count", "8", "--pp", "4",
             "--framework", "megatron-core@0.14.0", "--author", "lab-a", "--measured", "2026-10-18"]
 
@@ -39,22 +40,23 @@ def test_inference_scaffold_has_the_modeline_comments_and_the_rule_id(tmp_path: 
     root = make_registry(tmp_path / "registry")
     code, out, err = new(root, INFERENCE, capsys)
     assert code == 0, err
-    assert out == "recipes/inference/qwen3.8-27b/qwen3-8-27b-h100-vllm-fp8-c1.yaml"
+    assert out == "recipes/inference/qwen3.8-27b/qwen3-8-27b-h100-vllm-fp8-random-512-64-c1.yaml"
     text = (root / out).read_text(encoding="utf-8")
     lines = text.splitlines()
     assert lines[0] == "# yaml-language-server: $schema=../../../schema/recipe-inference.schema.json"
     assert sum(line.startswith("# ") for line in lines) >= 5  # short comments above the fields
     data = yaml.safe_load(text)
-    assert data == {"id": "qwen3-8-27b-h100-vllm-fp8-c1", "kind": "inference", "model": "qwen3.8-27b",
+    assert data == {"id": "qwen3-8-27b-h100-vllm-fp8-random-512-64-c1", "kind": "inference", "model": "qwen3.8-27b",
                     "hardware": {"gpu": "h100", "count": 1}, "author": "lab-a", "measured": "2026-10-18",
                     "software": {"engine": {"name": "vllm", "version": "0.11.0"}}, "quant": "fp8",
-                    "serving": {"context_len": 8192, "concurrency": 1}, "claimed": {}, "runs": []}
+                    "serving": {"context_len": 8192, "concurrency": 1}, "workload": "random-512-64", "claimed": {},
+                    "runs": []}
     assert '  engine: {name: vllm, version: "0.11.0"}' in lines  # a version stays text
     assert "orv add-run --from vllm|sglang" in err
 
 
 @pytest.mark.parametrize("args, path", [
-    (INFERENCE, "recipes/inference/qwen3.8-27b/qwen3-8-27b-h100-vllm-fp8-c1.yaml"),
+    (INFERENCE, "recipes/inference/qwen3.8-27b/qwen3-8-27b-h100-vllm-fp8-random-512-64-c1.yaml"),
     (TRAINING, "recipes/training/qwen3.8-27b/qwen3-8-27b-h100-tp1-pp4-dp2.yaml"),
 ])
 def test_a_scaffold_passes_orv_check_once_a_run_is_attached(tmp_path: Path, capsys: pytest.CaptureFixture[str],
@@ -92,10 +94,10 @@ def test_ids_follow_the_naming_rule() -> None:
     training = {"layout": {"tp": 2, "pp": 4, "vpp": 2, "ep": 8, "dp": 1}}
     assert scaffold.derive_id("training", "gpt-oss-120b", "b200", 64, training) == \
         "gpt-oss-120b-b200-tp2-pp4-vpp2-ep8-dp1"
-    inference = {"software": {"engine": {"name": "sglang"}}, "quant": "nvfp4",
+    inference = {"software": {"engine": {"name": "sglang"}}, "quant": "nvfp4", "workload": "isl1k-osl8k",
                  "serving": {"concurrency": 4, "speculative": {"method": "mtp", "k": 3}}}
     assert scaffold.derive_id("inference", "qwen3.8-flash-next", "rtx-3090", 2, inference) == \
-        "qwen3-8-flash-next-rtx-3090-x2-sglang-nvfp4-c4-mtp3"
+        "qwen3-8-flash-next-rtx-3090-x2-sglang-nvfp4-isl1k-osl8k-c4-mtp3"
 
 
 def test_a_model_not_in_the_catalog_says_how_to_add_it_not_a_far_fetched_guess(
@@ -164,10 +166,11 @@ def test_without_a_terminal_missing_options_are_named(tmp_path: Path, capsys: py
 
 def test_on_a_terminal_missing_values_are_asked(tmp_path: Path) -> None:
     root = make_registry(tmp_path / "registry")
-    answers = "Qwen3.8-27B\nH100\n\nvllm@0.11.0\nfp8\nlab-a\n"  # model, gpu, count (default 1), engine, quant, author
+    # model, gpu, count (default 1), engine, quant, workload, author
+    answers = "Qwen3.8-27B\nH100\n\nvllm@0.11.0\nfp8\nrandom-512-64\nlab-a\n"
     result = CliRunner().invoke(cli, ["new", "inference", "--root", str(root), "--interactive"], input=answers)
     assert result.exit_code == 0, result.output
-    written = root / "recipes/inference/qwen3.8-27b/qwen3-8-27b-h100-vllm-fp8-c1.yaml"
+    written = root / "recipes/inference/qwen3.8-27b/qwen3-8-27b-h100-vllm-fp8-random-512-64-c1.yaml"
     data = yaml.safe_load(written.read_text(encoding="utf-8"))
     assert (data["model"], data["hardware"], data["author"]) == ("qwen3.8-27b", {"gpu": "h100", "count": 1}, "lab-a")
 
@@ -177,3 +180,16 @@ def test_dry_run_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[st
     code, out, _ = new(root, [*INFERENCE, "--dry-run"], capsys)
     assert code == 0 and out.startswith("# yaml-language-server: $schema=")
     assert not list((root / "recipes").rglob("*.yaml"))
+
+
+def test_an_inference_recipe_names_a_workload_of_its_kind(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """orv new inference needs --workload (ORV240 otherwise), and never a training or `unspecified` one."""
+    root = make_registry(tmp_path / "registry")
+    without = [a for a in INFERENCE if a not in ("--workload", "random-512-64")]
+    code, _, err = new(root, without, capsys)
+    assert code == 2 and "missing --workload" in err
+    for wrong, words in (("sft-8k-gb128-bf16", "is not an inference workload"),
+                         ("unspecified", "is not an inference workload"), ("isl2k", "is not in catalog/workloads.yaml")):
+        code, _, err = new(root, [*without, "--workload", wrong], capsys)
+        assert code == 2 and words in err
+        assert "isl1k-osl1k" in err  # the hint lists the inference workloads

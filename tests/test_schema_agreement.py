@@ -57,6 +57,7 @@ TRAINING_RECIPE = {
                "optimizer_cpu_offload": 1.0, "optimizer_on_gpu": False, "moe_dispatcher": "alltoall",
                "attention_backend": "flash", "expandable_segments": True, "load_balancing_loss": True},
     "claimed": {"tokens_per_s_per_gpu": 1480.4}, "baseline": False,
+    "launch": {"args": ["--use-distributed-optimizer", "--overlap-grad-reduce"], "env": {"NCCL_DEBUG": "WARN"}},
     "runs": ["sha256:" + HEX], "notes": "CPU optimizer offload.",
     "provenance": {"source": "leaderboard", "row": 3, "legacy_id": "x-1", "original": {"a": 1}},
 }
@@ -72,6 +73,8 @@ INFERENCE_RECIPE = {
     "claimed": {"decode_tok_s": 110.0, "prefill_tok_s": 4096.0, "ttft_ms": 250.0},
     "sweep": {"concurrency": [1, 2], "claimed": [{"concurrency": 2, "decode_tok_s": 100.0, "prefill_tok_s": 4000.0,
                                                   "ttft_ms": 260.0}]},
+    "workload": "isl1k-osl1k",
+    "launch": {"args": ["--tensor-parallel-size", "1"], "env": {"VLLM_USE_V1": "1"}},
     "runs": ["sha256:" + HEX], "notes": "n",
     "provenance": {"source": "s", "row": "r7", "legacy_id": "x-1", "original": {"a": [1]}},
 }
@@ -111,13 +114,20 @@ MODELS = {"models": {"qwen3.8-27b": {"name": "Qwen3.8-27B", "family": "Qwen", "p
                                      "derived_checkpoints": [{"id": "org/Qwen3.8-27B-AWQ", "base": "Qwen/Qwen3.8-27B",
                                                               "source": "s"}],
                                      "quality_reference": {"gsm8k": "sha256:" + "a" * 64}, "quality_bound": 0.99,
+                                     "convergence_reference": {"sft-8k-gb128-bf16": "sha256:" + "c" * 64},
                                      "sources": ["s"], "notes": "n"}}}
 WORKLOADS = {"workloads": {"sft-8k-gb128-bf16": {
     "name": "SFT", "kind": "sft", "rows": "r", "seq_len": 8192, "global_batch": 128, "dtype": "bf16",
     "warmup_steps": 2, "gpus": ["h100", "h200"], "mfu_ceiling_dense": 0.65, "mfu_ceiling_moe": 0.5, "sources": ["s"], "notes": "n",
     "convergence": {"reference": [{"step": 0, "loss": 2.0}, {"step": 100, "loss": 1.5}], "reference_source": "s",
-                    "tolerance": 0.05, "tolerance_kind": "relative", "window": {"start": 10, "end": 100},
-                    "smoothing_steps": 5}}}}
+                    "reference_model": "qwen3.8-27b", "tolerance": 0.05, "tolerance_kind": "relative", "window": {"start": 10, "end": 100},
+                    "smoothing_steps": 5}},
+    "isl1k-osl1k": {"name": "1k/1k", "label": "1k/1k", "kind": "inference",
+                    "dataset": {"name": "sharegpt", "distribution": "uniform", "sha256": "b" * 64, "url": "u", "source": "s"},
+                    "input_len": 1024, "output_len": 1024, "range_ratio": 0.8, "ignore_eos": True, "min_prompts": 10,
+                    "prompts_per_concurrency": 10, "warmups_per_concurrency": 2, "concurrency": 4, "length_slack": 0.02,
+                    "sources": ["s"], "notes": "n"},
+    "unspecified": {"name": "Unspecified", "kind": "unspecified"}}}
 STARTING_POINTS = {"starting_points": [{"model": "qwen3.8-27b", "gpu": "h100", "workload": "sft-8k-gb128-bf16",
                                         "tokens_per_s_per_gpu": 224.4, "source": "s", "notes": "n"}]}
 
@@ -370,7 +380,8 @@ def constraints_of(kind: str) -> set[tuple[Any, ...]]:
                 if key in CONSTRAINTS and not (key == "additionalProperties" and value is not False) \
                         and not (key == "type" and path[-1:] == ("propertyNames",)):
                     found.add((*path, key))
-                if key not in ("enum", "const", "required"):
+                # an `if` only selects which `then` applies: its keywords never reject anything
+                if key not in ("enum", "const", "required", "if"):
                     walk(value, (*path, key))
         elif isinstance(node, list):
             for i, value in enumerate(node):

@@ -780,3 +780,13 @@ def test_browser_quality_cell_is_one_short_line_on_a_phone(browser: Any, serve: 
         _no_console_errors(browser)
     finally:
         browser.set_window_size(1280, 2000)
+
+
+def test_the_inference_board_shows_each_figures_workload_and_groups_by_it(fixture_site: Path, landed_site: Path) -> None:
+    """Issue 28: the workload beside each figure, and a filter that groups a board by it."""
+    page = (fixture_site / "inference.html").read_text(encoding="utf-8")
+    row = re.search(r'<tr data-recipe="glm-rtx-3090-x2"[^>]*data-workload="chat-1000-100">.*?</tr>', page, re.S)
+    assert row and '<td class="workload" data-sort="chat-1000-100">1000/101' in row.group(0)
+    assert '<option value="chat-1000-100">1000/101</option>' in page
+    landed = (landed_site / "inference.html").read_text(encoding="utf-8")
+    assert 'data-workload="unspecified"' in landed and '<option value="unspecified">unspecified</option>' in landed

@@ -60,9 +60,9 @@ Compared with `main` at merge base `{base}`: 5 changed files, 6 registry files c
 
 #### Inference board (claimed figures where the tier is T0)
 
-| Recipe | Change | Tier | Decode tok/s | Prefill tok/s | TTFT ms | Against the base | Against the best on its model × GPU | Rank | Quality vs reference |
-|---|---|---|--:|--:|--:|---|---|---|---|
-| `glm-5-3-flash-rtx-3090-x2-w4a16` | new | T2 [1] [3] | 41.50 | 10,000.0 | 100.0 | new | first for GLM-5.3-Flash on RTX-3090 | 1 of 1 | gsm8k: no-reference |
+| Recipe | Workload | Change | Tier | Decode tok/s | Prefill tok/s | TTFT ms | Against the base | Against the best on its model × GPU × workload | Rank | Quality vs reference |
+|---|---|---|---|--:|--:|--:|---|---|---|---|
+| `glm-5-3-flash-rtx-3090-x2-w4a16` | 1000/101 | new | T2 [1] [3] | 41.50 | 10,000.0 | 100.0 | new | first for GLM-5.3-Flash on RTX-3090 | 1 of 1 | gsm8k: no-reference |
 
 Why an entry has its tier (what the next tier needs):
 
@@ -239,5 +239,5 @@ def test_a_new_sweep_says_where_it_moves_the_frontier(tmp_path: Path) -> None:
     ranges = ", ".join(f"{r[0]:,.1f}–{r[-1]:,.1f}" if len(r) > 1 else f"{r[0]:,.1f}" for r in runs)
     text = summary.render_markdown(report)
     assert "#### Throughput frontier" in text
-    assert (f"- `cfg-c` (glm-5.3-flash · RTX-3090 · workload `unspecified`): on the verified frontier at {ranges} "
+    assert (f"- `cfg-c` (glm-5.3-flash · RTX-3090 · workload `fixed-1024-256`): on the verified frontier at {ranges} "
             "tok/s per user (it moves the frontier).") in text

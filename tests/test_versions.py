@@ -44,6 +44,7 @@ quant: fp8
 serving: {{concurrency: 1}}
 claimed: {{decode_tok_s: 40.0}}
 runs: []
+workload: chat-1000-100
 """, encoding="utf-8")
     found = [d for d in run(Config(root=str(registry), skip_boards=True)).diagnostics if d.path.endswith("-x.yaml")]
     assert [(d.code, d.line) for d in found] == [(code, 8)], found

@@ -9,7 +9,8 @@ problem with the user's files comes back as findings in the outcome (exit 1).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+import sys
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
 from validator.adapters import ADAPTER_BY_NAME, KIND_OF, Recomputed, Source, check_identity, convert, metadata
@@ -30,11 +31,14 @@ from validator.storing import (
     record_run_in_recipe,
     store_run_document,
 )
+from validator import yamledit
+from validator.atomic import write_atomic
 from validator.yamledit import EditError
 
 EXIT_OK, EXIT_FINDINGS = 0, 1
 ADAPTER_FORMATS = tuple(sorted(ADAPTER_BY_NAME))
-QUALITY_FORMATS = ("lm-eval",)  # validator.quality.add: an output directory or results file, not one file
+QUALITY_FORMATS = ("lm-eval",)
+TRAINING_FORMATS = tuple(sorted(f for f in ADAPTER_FORMATS if KIND_OF.get(f) == "training"))  # validator.quality.add: an output directory or results file, not one file
 SIZE_ONE_BY_DEFAULT = ("vpp", "cp", "ep", "etp")  # a layout without them means 1 (SPEC §6, ORV206 agrees)
 # The most bytes read of FILE per --from format (docs/limits.md); a format not named here (a new adapter)
 # gets TOOL_OUTPUT's. Without --from the format is known only after reading, so the largest applies.
@@ -85,8 +89,14 @@ class Outcome:
 
 def execute(request: AddRunRequest) -> Outcome:
     """Store the run the request names and record it where asked; see the module docstring."""
-    if request.reference_for is not None and request.fmt not in QUALITY_FORMATS:
-        raise UsageError("--reference-for needs --from lm-eval")
+    if request.reference_for is not None and request.fmt not in QUALITY_FORMATS + TRAINING_FORMATS:
+        raise UsageError("--reference-for needs --from lm-eval (a quality reference) or --from megatron|nemo "
+                         "(a convergence reference)")
+    if request.reference_for is not None and request.fmt in TRAINING_FORMATS:
+        if not request.given.get("workload"):
+            raise UsageError("a convergence reference takes --reference-for MODEL --workload W (with --recipe R for "
+                             "the stack, e.g. the model's baseline recipe)")
+        request = replace(request, given={**request.given, "model": request.reference_for})
     outcome = Outcome()
     problem = recipe_write_problem(request.recipe_path) if request.write_recipe and request.recipe_path else None
     if problem:  # asked before storing: a run the recipe cannot list is not stored (docs/durability.md)
@@ -148,6 +158,13 @@ def _add_run(request: AddRunRequest, outcome: Outcome) -> StoredRun:
         outcome.note(headline_text(recomputed))
     if request.recipe_path:
         _record_in_recipe(request, f"sha256:{stored.digest}", recomputed, stated, outcome, measured_at)
+    if outcome.exit_code != EXIT_OK:
+        return stored
+    if request.reference_for is not None:
+        set_convergence_reference(request.root, request.reference_for, str(request.given["workload"]),
+                                  f"sha256:{stored.digest}")
+        outcome.note(f"{MODELS_PATH}: {request.reference_for}.convergence_reference.{request.given['workload']} now "
+                     "names this run (a change to an existing reference needs a maintainer's waiver, ORV621)")
     return stored
 
 
@@ -257,3 +274,29 @@ def sign_stored(root: str, run: str, key: str, outcome: Outcome) -> None:
     else:
         outcome.note(f"note: key {verdict.fingerprint} is not registered in measurers/allowed_signers yet: "
                      "`orv check` reports ORV222 until a maintainer registers it")
+
+
+MODELS_PATH = "catalog/models.yaml"
+
+
+def set_convergence_reference(root: str, model: str, workload: str, ref: str) -> None:
+    """Write `convergence_reference: {workload: sha256:…}` into the model's entry, round-trip (comments kept)."""
+    from ruamel.yaml.comments import CommentedMap
+    from ruamel.yaml.scalarstring import DoubleQuotedScalarString
+
+    full = os.path.join(root, MODELS_PATH)
+
+    def change(data: Any) -> None:
+        entry = data["models"][model]
+        if not isinstance(entry.get("convergence_reference"), dict):
+            entry["convergence_reference"] = CommentedMap()
+        entry["convergence_reference"][workload] = DoubleQuotedScalarString(ref)
+
+    try:
+        with open(full, encoding="utf-8") as fh:
+            original = fh.read()
+        edited = yamledit.edit(original, change)
+    except (OSError, KeyError, TypeError, EditError) as exc:
+        raise UsageError(f"cannot record the convergence reference for {model} ({exc}): add "
+                         f"`convergence_reference: {{{workload}: \"{ref}\"}}` under `{model}:` in {MODELS_PATH}") from None
+    write_atomic(full, edited.encode("utf-8"))

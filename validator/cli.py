@@ -248,6 +248,28 @@ def _relative(root: str, path: str) -> str:
     return "" if rel == "." else rel
 
 
+@cli.command("reproduce")
+@click.argument("recipe", type=click.Path(exists=True, dir_okay=False))
+@click.option("--root", type=click.Path(file_okay=False, exists=True), default=None,
+              help="Registry root (default: found from the current folder).")
+def reproduce_cmd(recipe: str, root: str | None) -> None:
+    """Print how to re-run RECIPE, ready to paste: the pinned stack, the launch command, the benchmark
+    for its workload and concurrency, and the `orv add-run` line (docs/protocols.md). What the recipe
+    does not state is named as missing."""
+    from validator.engine import find_root
+    from validator.errors import AdapterError
+    from validator.report import REPORTER_BY_NAME
+    from validator.reproduce import reproduce
+
+    root = os.path.abspath(root) if root else find_root(".")
+    try:
+        done = reproduce(root, recipe)
+    except AdapterError as exc:
+        click.echo(REPORTER_BY_NAME["text"](exc.result), nl=False, err=True)
+        sys.exit(1)
+    click.echo("\n".join(done.lines))
+
+
 @cli.command("hash")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @click.option("--bytes", "exact_bytes", is_flag=True,
@@ -306,7 +328,8 @@ _ADD_RUN_FORMATS = ("megatron", "nemo", "sglang", "vllm", "lm-eval")
                    "lm-eval: its --output_path directory or results_*.json, written with --log_samples), "
                    "not a run document. Default: detected from FILE.")
 @click.option("--reference-for", "reference_for", default=None, metavar="MODEL",
-              help="lm-eval only: store the run as MODEL's quality reference in catalog/models.yaml.")
+              help="lm-eval: store the run as MODEL's quality reference; megatron/nemo (with --workload W): as "
+                   "MODEL's convergence reference for W (catalog/models.yaml; docs/convergence.md).")
 @click.option("--recipe", "recipe_path", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Take model, hardware, software, layout/serving, author and date from this recipe.")
 @click.option("--write-recipe/--no-write-recipe", default=None,
@@ -373,7 +396,8 @@ def _finish(outcome: Any) -> None:
 @click.option("--concurrency", type=click.IntRange(min=1), default=None,
               help="Inference: the benchmark's --max-concurrency (default 1).")
 @click.option("--speculative", default=None, metavar="METHOD:K", help="Inference: speculative decoding, e.g. mtp:3.")
-@click.option("--workload", default=None, help="Training: catalog workload id (default: the catalog's only one).")
+@click.option("--workload", default=None, help="Catalog workload id: inference (required: isl1k-osl1k, ...; "
+                                               "docs/protocols.md) or training (default: the catalog's only one).")
 @click.option("--tp", type=click.IntRange(min=1), default=None, help="Training: tensor-parallel size (default 1).")
 @click.option("--pp", type=click.IntRange(min=1), default=None, help="Training: pipeline-parallel stages (default 1).")
 @click.option("--vpp", type=click.IntRange(min=1), default=None,
@@ -737,6 +761,7 @@ SUMMARIES = {
     "import": "Import a legacy source's recipes and run files",
     "merge-results": "Combine the partial results of `orv check --shard`",
     "new": "Write a new recipe, ready for `orv add-run`",
+    "reproduce": "Print the commands that re-run a recipe and store its run",
     "sign": "Sign a stored run file as its measurer (RUN.sig)",
     "site": "Render the boards as a static website",
     "wanted": "List where a contribution counts most",

@@ -12,6 +12,7 @@ from typing import Any, Optional
 from validator.models import InferenceRecipe, Recipe, RunMeta, TrainingRecipe
 from validator.registry import RunEntry, Snapshot
 from validator.science.throughput import RunFacts, relative_gap
+from validator.science.workload_fit import Misfit, workload_misfits
 
 CLAIM_TOLERANCE = 0.01  # SPEC §5 T2: recomputed headline within 1% of the claim
 REPRODUCTION_AGREEMENT = 0.05  # SPEC §5 T3: two measurers within 5%
@@ -129,3 +130,18 @@ def claim_gaps(recipe: Recipe, facts: Optional[RunFacts], point: Optional[int] =
     claimed = claim.model_dump(exclude_none=True, exclude={"concurrency"})
     return [ClaimGap(m, float(claimed[m]), float(facts.headline[m]))
             for m in metrics if m in claimed and m in facts.headline]
+
+
+def workload_problems(snapshot: Snapshot, recipe_path: str, recipe: Recipe, run: RunEntry) -> list[Misfit]:
+    """Why an inference run's samples do not prove the recipe's workload (ORV241-243, and T2).
+
+    Empty for training recipes (their workload is checked by the adapter and the convergence check),
+    for runs without samples (they cannot rise above T1 anyway) and for the `unspecified` workload."""
+    if not isinstance(recipe, InferenceRecipe) or run.facts is None or not run.facts.has_samples:
+        return []
+    workload = snapshot.catalog.workloads.get(recipe.workload_id)
+    if workload is None or not workload.is_inference:
+        return []  # unknown (ORV115), unspecified or of another kind (ORV240)
+    facts = run.facts
+    return snapshot.memo(("workload-fit", recipe_path, run.path), lambda: workload_misfits(
+        facts.lengths, workload, recipe.workload_id, recipe.serving.concurrency))

@@ -203,6 +203,17 @@ class Sweep(_Strict):
         return next((p for p in self.claimed if p.concurrency == concurrency), None)
 
 
+EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=100)]
+
+
+class Launch(_Strict):
+    """How the server (inference) or the training job was started: the command's arguments as a list,
+    one token each (never one shell string), and its environment (docs/protocols.md)."""
+
+    args: Annotated[list[Annotated[str, StringConstraints(min_length=1, max_length=2000)]], Field(max_length=500)] = []
+    env: Annotated[dict[EnvName, Annotated[str, StringConstraints(max_length=2000)]], Field(max_length=200)] = {}
+
+
 Notes = Annotated[str, StringConstraints(max_length=4000)]
 RunRefs = Annotated[list[RunRef], Field(max_length=100)]
 
@@ -238,6 +249,7 @@ class TrainingRecipe(_RecipeBase):
     tuning: Optional[Tuning] = None
     claimed: TrainingClaim
     baseline: bool = False
+    launch: Optional[Launch] = None  # framework arguments the layout and tuning do not already imply
 
 
 class InferenceRecipe(_RecipeBase):
@@ -253,6 +265,16 @@ class InferenceRecipe(_RecipeBase):
         if self.sweep is not None:
             return tuple(self.sweep.concurrency)
         return (self.serving.concurrency,) if self.serving.concurrency else ()
+
+
+    # catalog/workloads.yaml, kind inference; absent only on an imported row (provenance): `unspecified`
+    workload: Optional[CatalogId] = None
+    launch: Optional[Launch] = None
+
+    @property
+    def workload_id(self) -> str:
+        """The workload the figures were measured on; an imported row that names none is `unspecified`."""
+        return self.workload or UNSPECIFIED
 
 
 Recipe = Union[TrainingRecipe, InferenceRecipe]
@@ -387,6 +409,8 @@ class ModelSpec(_Catalog):
     # fraction of the reference a recipe must reach.
     quality_reference: dict[str, str] = {}
     quality_bound: Optional[float] = None
+    # Convergence (docs/convergence.md): per training workload, the run whose loss curve is this model's reference.
+    convergence_reference: dict[str, str] = {}
 
 
 class ReferencePoint(_Catalog):
@@ -400,28 +424,100 @@ class ConvergenceWindow(_Catalog):
 
 
 class Convergence(_Catalog):
-    reference: tuple[ReferencePoint, ...]
+    """The workload's rule of the convergence check; the curve is the model's (ModelSpec.convergence_reference).
+    A workload-level `reference` (the form before 2026-12-04) is `reference_model`'s curve only."""
+
+    reference: tuple[ReferencePoint, ...] = ()
     reference_source: Optional[str] = None
+    reference_model: Optional[str] = None
     tolerance: float
     tolerance_kind: Literal["relative", "absolute"] = "relative"
     window: ConvergenceWindow
     smoothing_steps: int = 1
 
 
-class WorkloadSpec(_Catalog):
+TRAINING_WORKLOAD_KINDS = ("sft", "pretrain")
+INFERENCE_WORKLOAD_KIND = "inference"
+UNSPECIFIED_WORKLOAD_KIND = "unspecified"  # imported rows whose source recorded no workload
+UNSPECIFIED = "unspecified"  # the catalog id of that workload (docs/protocols.md)
+# What each kind must state; the schema (catalog-workloads.schema.json) says the same with if/then.
+_WORKLOAD_REQUIRED = {
+    "sft": ("seq_len", "global_batch", "dtype", "warmup_steps"),
+    "pretrain": ("seq_len", "global_batch", "dtype", "warmup_steps"),
+    "inference": ("dataset", "input_len", "output_len", "range_ratio", "ignore_eos", "min_prompts"),
+    "unspecified": (),
+}
+
+
+class WorkloadDataset(_Catalog):
+    """`random` token ids (a length distribution, no text) or a named dataset pinned by its hash."""
+
     name: str
-    kind: str
+    distribution: Optional[Literal["uniform"]] = None  # random: lengths uniform in [⌊ratio·L⌋, L]
+    sha256: Optional[str] = None
+    url: Optional[str] = None
+    source: Optional[str] = None
+
+
+class WorkloadSpec(_Catalog):
+    """A fixed protocol; `kind` says which fields apply (training: sft, pretrain; inference; unspecified).
+    Other kinds (llama-bench's pp/tg tests) extend the discriminator with their own required fields."""
+
+    name: str
+    kind: Literal["sft", "pretrain", "inference", "unspecified"]
+    label: Optional[str] = None  # a short display name ("1k/1k") beside each figure
     rows: Optional[str] = None
-    seq_len: int
-    global_batch: int
-    dtype: str
-    warmup_steps: int
+    seq_len: Optional[int] = None
+    global_batch: Optional[int] = None
+    dtype: Optional[str] = None
+    warmup_steps: Optional[int] = None
     gpus: tuple[str, ...] = ()  # the protocol's GPU set, in order: the boards' columns (empty cells included)
     mfu_ceiling_dense: float = 0.65
     mfu_ceiling_moe: float = 0.5
     convergence: Optional[Convergence] = None
+    # inference (docs/protocols.md)
+    dataset: Optional[WorkloadDataset] = None
+    input_len: Optional[int] = None
+    output_len: Optional[int] = None
+    range_ratio: Optional[float] = None  # per-request lengths uniform in [⌊ratio·L⌋, L]; 1 = fixed
+    ignore_eos: Optional[bool] = None
+    min_prompts: Optional[int] = None  # measured (after warm-up) completed requests, at least
+    prompts_per_concurrency: Optional[int] = None  # and at least this × the recipe's concurrency
+    warmups_per_concurrency: Optional[int] = None
+    concurrency: Optional[int] = None  # a workload that fixes the concurrency (single-stream: 1)
+    length_slack: float = 0.02  # re-tokenisation drift allowed beyond the bounds, as a fraction of L
     sources: tuple[str, ...] = ()
     notes: Optional[str] = None
+
+    @model_validator(mode="after")
+    def _kind_fields(self) -> "WorkloadSpec":
+        missing = [f for f in _WORKLOAD_REQUIRED[self.kind] if getattr(self, f) is None]
+        if missing:
+            raise ValueError(f"a `{self.kind}` workload needs {', '.join(missing)}")
+        return self
+
+    @property
+    def is_training(self) -> bool:
+        return self.kind in TRAINING_WORKLOAD_KINDS
+
+    @property
+    def is_inference(self) -> bool:
+        return self.kind == INFERENCE_WORKLOAD_KIND
+
+    def length_bounds(self, nominal: int) -> tuple[int, int]:
+        """The per-request range a length of `nominal` tokens is drawn from: [⌊ratio·L⌋, L]."""
+        ratio = self.range_ratio if self.range_ratio is not None else 1.0
+        return max(int(nominal * ratio), 1), nominal
+
+    def required_prompts(self, concurrency: Optional[int]) -> int:
+        """Measured requests a run needs: min_prompts, and prompts_per_concurrency × concurrency."""
+        need = self.min_prompts or 1
+        if self.prompts_per_concurrency and concurrency:
+            need = max(need, self.prompts_per_concurrency * concurrency)
+        return need
+
+    def display(self) -> str:
+        return self.label or self.name
 
 
 class StartingPoint(_Catalog):

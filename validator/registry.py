@@ -11,9 +11,11 @@ from validator.diagnostics import Diagnostic
 from validator.hashing import HEX64, run_path
 from validator.load.documents import Document
 from validator.models import (
+    Convergence,
     GpuSpec,
     ModelSpec,
     Recipe,
+    ReferencePoint,
     RunMeta,
     StartingPoint,
     WorkloadSpec,
@@ -158,6 +160,25 @@ class Catalog:
     starting_points: tuple[StartingPoint, ...] = ()
     # catalog/models.yaml's own order (`models` is sorted by id): the boards' wanted list follows it
     model_order: tuple[str, ...] = ()
+    # (model, workload) -> the (step, loss) curve of the run models.yaml names as its convergence
+    # reference (load/references.py), and why a named run cannot be one
+    reference_curves: Mapping[tuple[str, str], tuple[tuple[int, float], ...]] = field(default_factory=dict)
+    reference_problems: Mapping[tuple[str, str], str] = field(default_factory=dict)
+
+    def convergence_for(self, model: str, workload: str | None) -> Convergence | None:
+        """The convergence check for `model`'s training runs on `workload`: the workload's rule
+        (tolerance, window, smoothing) with the model's own reference curve; None without one.
+        A workload-level curve (the form before 2026-12-04) counts only for its `reference_model`."""
+        spec = self.workloads.get(workload or "")
+        if spec is None or spec.convergence is None:
+            return None
+        curve = self.reference_curves.get((model, workload or ""))
+        if curve:
+            points = tuple(ReferencePoint(step=s, loss=loss) for s, loss in curve)
+            return spec.convergence.model_copy(update={"reference": points, "reference_model": model})
+        if spec.convergence.reference and spec.convergence.reference_model == model:
+            return spec.convergence
+        return None
 
 
 @dataclass(frozen=True)

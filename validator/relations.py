@@ -55,7 +55,8 @@ def identity(recipe: Recipe) -> str:
     """What makes two recipes the same configuration (SPEC §6 ORV3xx), as one comparable string.
 
     kind, model (and checkpoint), quant, hardware gpu and count, the software with its pins,
-    the layout or serving settings, the tuning, and for training the workload. Claims, author,
+    the layout or serving settings, the tuning, the workload, and the launch arguments and
+    environment where the recipe states them. Claims, author,
     dates, notes and runs are not part of it: they are evidence about the configuration.
     Defaults are filled in (a layout without `vpp` equals one with `vpp: 1`) and recompute scopes
     compared as sets, so spelling differences do not hide a duplicate.
@@ -70,6 +71,11 @@ def identity(recipe: Recipe) -> str:
     else:
         fields.update(checkpoint=recipe.checkpoint, quant=recipe.quant,
                       serving=recipe.serving.model_dump(exclude_none=True))
+        if recipe.workload is not None:  # a figure on another workload is another configuration
+            fields["workload"] = recipe.workload
+    if recipe.launch is not None and (recipe.launch.args or recipe.launch.env):
+        # how it was launched is part of what was measured (issue 28): other flags, another configuration
+        fields["launch"] = {"args": list(recipe.launch.args), "env": dict(sorted(recipe.launch.env.items()))}
     return _canonical(fields)
 
 

@@ -4,7 +4,7 @@ Recipe ids (docs/contributing.md, "Recipe ids"), lower-case slugs of at most 96 
 - training:  `<model>-<gpu>-tp<T>-pp<P>[-vpp<V>][-cp<C>][-ep<E>][-etp<F>]-dp<D>` — the rule
   `orv import leaderboard` gave every training recipe (validator/importers/leaderboard.py), parts
   present only when the layout states them;
-- inference: `<model>-<gpu>[-x<N>]-<engine>-<quant>-c<concurrency>[-<method><k>]` — `-x<N>` when more
+- inference: `<model>-<gpu>[-x<N>]-<engine>-<quant>-<workload>-c<concurrency>[-<method><k>]` — `-x<N>` when more
   than one GPU, the speculative method and k when there is one; the legacy export's free-text ids
   follow no rule, so new ones follow this.
 `<model>` is the catalog id with every run of other characters made one hyphen (qwen3.8-27b ->
@@ -135,16 +135,19 @@ def resolve_gpu(catalog: CatalogView, value: str) -> str:
     raise ScaffoldError(message, add[0].upper() + add[1:])
 
 
-def resolve_workload(catalog: CatalogView, value: Optional[str]) -> str:
+def resolve_workload(catalog: CatalogView, value: Optional[str], kind: str = "training") -> str:
+    """A workload of the recipe's kind (never `unspecified`: that one is kept for imported rows)."""
+    fits = sorted(k for k, w in catalog.workloads.items() if (w.is_inference if kind == "inference" else w.is_training))
+    choices = f"pass --workload, one of {', '.join(fits)} (docs/protocols.md)"
     if value is None:
-        if len(catalog.workloads) == 1:
-            return next(iter(catalog.workloads))
-        raise ScaffoldError("which workload? the catalog defines several",
-                            f"pass --workload, one of {', '.join(sorted(catalog.workloads))}")
-    if value in catalog.workloads:
+        if len(fits) == 1:
+            return fits[0]
+        raise ScaffoldError("which workload? the catalog defines several", choices)
+    if value in fits:
         return value
-    raise ScaffoldError(f"workload `{value}` is not in catalog/workloads.yaml",
-                        f"pass --workload, one of {', '.join(sorted(catalog.workloads))}")
+    if value in catalog.workloads:
+        raise ScaffoldError(f"workload `{value}` is not {'an' if kind == 'inference' else 'a'} {kind} workload", choices)
+    raise ScaffoldError(f"workload `{value}` is not in catalog/workloads.yaml", choices)
 
 
 # --------------------------------------------------------------------------- software pins
@@ -217,7 +220,8 @@ def derive_id(kind: str, model: str, gpu: str, count: int, document: Mapping[str
     else:
         serving = document["serving"]
         parts = [model_slug(model), gpu] + ([f"x{count}"] if count > 1 else [])
-        parts += [document["software"]["engine"]["name"], document["quant"], f"c{serving.get('concurrency', 1)}"]
+        parts += [document["software"]["engine"]["name"], document["quant"], document.get("workload", ""),
+                  f"c{serving.get('concurrency', 1)}"]
         spec = serving.get("speculative")
         if spec:
             parts.append(f"{spec['method']}{spec['k']}")
@@ -293,6 +297,7 @@ def build(root: str, catalog: CatalogView, answers: Answers, today: datetime.dat
         if answers.speculative:
             serving["speculative"] = _speculative(answers.speculative)
         doc["serving"] = serving
+        doc["workload"] = resolve_workload(catalog, answers.workload, "inference")
     doc["claimed"] = {}
     doc["runs"] = []
     note = None
@@ -370,6 +375,9 @@ def fill_interactively(answers: Answers, ask: Callable[[str, Any], Any], author:
                                                                  None)}
     if answers.kind == "inference" and not answers.quant:
         updates["quant"] = ask("Quantization (bf16, fp8, nvfp4, awq-int4, ...)", "bf16")
+    if answers.kind == "inference" and not answers.workload:
+        updates["workload"] = ask("Workload (catalog id: isl1k-osl1k, isl1k-osl8k, isl8k-osl1k, single-stream-256, ...)",
+                                  None)
     if not answers.author:
         updates["author"] = ask("Author (person or lab shown on the boards)", author)
     return dataclasses.replace(answers, **updates)
@@ -383,6 +391,8 @@ def missing(answers: Answers) -> list[str]:
         out.append(f"--{role}")
     if answers.kind == "training" and answers.count is None:
         out.append("--count")
+    if answers.kind == "inference" and not answers.workload:
+        out.append("--workload")
     if not answers.author:
         out.append("--author")
     return out

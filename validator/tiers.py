@@ -4,11 +4,15 @@ T0 claimed   no run file on record
 T1 reported  a referenced run file whose hash is verified, whose tool name and version are pinned,
              and whose model, hardware, software and layout/serving match the recipe
 T2 verified  a T1 run with raw samples whose recomputed headline is within 1% of every claimed
-             figure it can recompute, the recipe has no physics error (ORV5xx), and for training
-             the loss curve passes the workload's convergence check
+             figure it can recompute, the recipe has no physics error (ORV5xx), for inference the
+             samples prove the recipe's workload (lengths, prompts, concurrency: workload_fit.py;
+             an `unspecified` row reaches at most T1), and for training the loss curve passes the
+             convergence check against its model's reference curve for the workload
 T3 reproduced two T2-quality runs, each carrying a valid signature by a measurer registered in
              measurers/allowed_signers (signing.py), by two different measurers, independent (not one
-             measurement: independence.py; different measured_at), whose headlines agree within 5%.
+             measurement: independence.py; different measured_at), whose headlines agree within 5%,
+             on the same workload (each verified run proved the recipe's workload, and training runs
+             name theirs: the comparison below also requires the same one).
              Unsigned runs therefore reach at most T2, whatever their `measured_by` says.
 Legacy cap (SPEC §2): an entry imported from a source that never recorded versions carries
 `provenance` and has no pinned stack — its framework (training) or engine (inference) is missing, or
@@ -24,9 +28,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Protocol
 
 from validator.diagnostics import Diagnostic, Severity
-from validator.evidence import REPRODUCTION_AGREEMENT, claim_gaps, mismatches, point_of
+from validator.evidence import REPRODUCTION_AGREEMENT, claim_gaps, mismatches, point_of, workload_problems
 from validator.independence import same_measurement
-from validator.models import InferenceRecipe, Recipe, TrainingRecipe
+from validator.models import UNSPECIFIED, InferenceRecipe, Recipe, TrainingRecipe
 from validator.pins import is_pinned, tool_problems
 from validator.quality import status as quality
 from validator.registry import RecipeEntry, RunEntry, Snapshot
@@ -36,7 +40,8 @@ TIER_MEANINGS = {
     "T0": "claimed — no run file on record",
     "T1": "reported — run file on record, hash verified, tool and version pinned, metadata matches the recipe",
     "T2": "verified — headline recomputed from raw samples within 1% of the claim, physically possible, "
-          "training loss passes the convergence check",
+          "samples match the recipe's workload, training loss passes the convergence check against the model's "
+          "reference",
     "T3": "reproduced — two independent verified runs signed by two different registered measurers, "
           "agreeing within 5%",
 }
@@ -85,7 +90,7 @@ def _is_reported(snapshot: Snapshot, entry_path: str, recipe: Recipe, run: RunEn
     return None
 
 
-def _is_verified(snapshot: Snapshot, recipe: Recipe, run: RunEntry, physics_ok: bool) -> str | None:
+def _is_verified(snapshot: Snapshot, entry_path: str, recipe: Recipe, run: RunEntry, physics_ok: bool) -> str | None:
     if run.facts is None or not run.facts.has_samples:
         return "run has no raw samples"
     gaps = claim_gaps(recipe, run.facts, point_of(run))
@@ -95,12 +100,41 @@ def _is_verified(snapshot: Snapshot, recipe: Recipe, run: RunEntry, physics_ok: 
         return "recomputed headline differs from the claim by more than 1%"
     if not physics_ok:
         return "recipe fails a physics check (ORV5xx)"
+    if isinstance(recipe, InferenceRecipe):
+        workload_id = recipe.workload_id
+        spec = snapshot.catalog.workloads.get(workload_id)
+        if spec is None or not spec.is_inference:
+            return (f"recipe names no workload a run can prove (`{workload_id}`): name one to rise above T1"
+                    if workload_id == UNSPECIFIED else f"workload `{workload_id}` is not an inference workload")
+        misfits = workload_problems(snapshot, entry_path, recipe, run)
+        if misfits:
+            return f"run's samples do not match workload `{workload_id}` ({misfits[0].code}: {misfits[0].message})"
     if isinstance(recipe, TrainingRecipe):
-        workload = snapshot.catalog.workloads.get(recipe.workload)
-        if workload is None or workload.convergence is None:
-            return "workload has no reference curve for the convergence check"
+        why = missing_reference(snapshot, recipe)
+        if why:
+            return why
         if run.facts.convergence is None or not run.facts.convergence.ok:
             return "loss curve fails the convergence check"
+    return None
+
+
+def reference_command(model: str, workload: str) -> str:
+    return f"orv add-run --from megatron LOG --reference-for {model} --workload {workload}"
+
+
+def missing_reference(snapshot: Snapshot, recipe: TrainingRecipe) -> str | None:
+    """Which convergence reference a training recipe waits for (None: its model has one).
+    A loss curve is a model's: the reference is per model × workload (docs/convergence.md)."""
+    catalog = snapshot.catalog
+    workload = catalog.workloads.get(recipe.workload)
+    if workload is None or workload.convergence is None:
+        return f"workload `{recipe.workload}` has no convergence rule (tolerance, window) in catalog/workloads.yaml"
+    if catalog.convergence_for(recipe.model, recipe.workload) is None:
+        problem = catalog.reference_problems.get((recipe.model, recipe.workload))
+        if problem:
+            return f"model `{recipe.model}`'s convergence reference for `{recipe.workload}` is unusable: {problem}"
+        return (f"model `{recipe.model}` has no convergence reference for workload `{recipe.workload}`: "
+                f"record one with `{reference_command(recipe.model, recipe.workload)}`")
     return None
 
 
@@ -154,7 +188,7 @@ def _derive_evidence(snapshot: Snapshot, entry: RecipeEntry, physics_ok: bool) -
         return TierResult("T0", tuple(dict.fromkeys(reasons)))
     verified = []
     for run in reported:
-        why = _is_verified(snapshot, recipe, run, physics_ok)
+        why = _is_verified(snapshot, entry.path, recipe, run, physics_ok)
         if why:
             reasons.append(why)
         else:
@@ -186,7 +220,8 @@ def _not_reproduced(snapshot: Snapshot, recipe: Recipe, verified: list[RunEntry]
     for i, (a, who_a) in enumerate(signed):
         for b, who_b in signed[i + 1:]:
             assert a.meta is not None and b.meta is not None and a.facts is not None and b.facts is not None
-            if who_a == who_b or point_of(a) != point_of(b):  # a sweep's points are different measurements
+            # a sweep's points, and runs on different workloads, are different measurements
+            if who_a == who_b or point_of(a) != point_of(b) or a.meta.workload != b.meta.workload:
                 continue
             if a.meta.measured_at == b.meta.measured_at or same_measurement(a.facts.fingerprint, b.facts.fingerprint):
                 continue

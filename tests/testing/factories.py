@@ -46,6 +46,7 @@ def inference_recipe(rid: str, *, decode: float = 40.0, prefill: float | None = 
         "author": "key-2952", "measured": "2026-10-17",
         "software": copy.deepcopy(VLLM if software is None else software),
         "quant": "w4a16", "serving": {"context_len": 8192, "concurrency": 1, "slots": 4},
+        "workload": "chat-1000-100",  # the base catalog's workload these samples fit (inference_run)
         "claimed": claimed, "runs": [],
     }
     doc.update(extra)

@@ -24,6 +24,7 @@ software:
   engine: {name: vllm, version: "0.11.0"}
 quant: fp8
 serving: {context_len: 8192, concurrency: 1}
+workload: random-512-64
 claimed: {decode_tok_s: 41.5, ttft_ms: 63.5}
 runs: []
 """

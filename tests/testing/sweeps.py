@@ -13,7 +13,8 @@ ENGINES = {"a": "0.30.0", "b": "0.30.1", "c": "0.31.0"}  # three configurations 
 
 
 def samples_at(base_decode: float, slowdown: float, concurrency: int) -> tuple[list[dict[str, float]], float]:
-    """Requests of 512 output tokens whose per-stream rate falls as concurrency grows, with the noise
+    """Requests of 1,024-token prompts and 256-token answers (the test workload `fixed-1024-256`) whose
+    per-stream rate falls as concurrency grows, with the noise
     a real measurement has (TTFT ±10%, each request's decode ±3%: independent runs, never one
     measurement rescaled, ORV304); the run lasts as long as its requests take in waves of
     `concurrency` (so aggregate ≤ concurrency × stream)."""
@@ -22,8 +23,8 @@ def samples_at(base_decode: float, slowdown: float, concurrency: int) -> tuple[l
     samples = []
     for _ in range(2 * concurrency + 6):
         ttft = round((80.0 + 3.0 * concurrency) * rng.uniform(0.9, 1.1), 3)
-        samples.append({"prompt_tokens": 1000, "output_tokens": 512, "ttft_ms": ttft,
-                        "e2e_ms": round(ttft + 511 * 1000.0 / (decode * rng.uniform(0.97, 1.03)), 3)})
+        samples.append({"prompt_tokens": 1024, "output_tokens": 256, "ttft_ms": ttft,
+                        "e2e_ms": round(ttft + 255 * 1000.0 / (decode * rng.uniform(0.97, 1.03)), 3)})
     waves = -(-len(samples) // concurrency)
     return samples, waves * max(s["e2e_ms"] for s in samples) / 1000.0
 
@@ -45,7 +46,8 @@ def sweep_registry(root: Path, off_by: float = 1.0, stray: int | None = None, na
             continue
         software = {"engine": {**VLLM["engine"], "version": version}}
         recipe = inference_recipe(f"cfg-{name}", prefill=None, ttft=None, software=software,
-                                  serving={"context_len": 8192, "concurrency": 1})
+                                  serving={"context_len": 8192, "concurrency": 1},
+                                  workload="fixed-1024-256")
         recipe["sweep"] = {"concurrency": list(CONCURRENCIES), "claimed": []}
         runs = []
         for c in CONCURRENCIES + ((stray,) if stray and name == "a" else ()):

@@ -136,7 +136,7 @@ def metadata(fmt: str, root: str, recipe_path: str | None, flags: Mapping[str, A
         workload = load_workload(root, meta.workload)
         if workload is not None:
             meta = meta.with_values("workload", seq_len=workload.seq_len, global_batch=workload.global_batch,
-                                    dtype=workload.dtype, warmup_steps=workload.warmup_steps)
+                                    dtype=workload.dtype, warmup_steps=workload.warmup_steps or 0)
     if meta.tool_version is None and meta.software:
         for role, component in meta.software.items():
             if component.get("name") in TOOL_COMPONENTS[fmt] and component.get("version"):

@@ -401,6 +401,7 @@ def _legacy_run_id(meta: RunMeta) -> Optional[int | str]:
 def _inference_common(entry: RecipeEntry, recipe: InferenceRecipe, tier: TierResult, catalog: Catalog
                       ) -> dict[str, Any]:
     engine = recipe.software.get("engine")
+    workload = catalog.workloads.get(recipe.workload_id)
     return {
         "tier": tier.tier,
         "tier_reasons": list(tier.reasons),
@@ -419,6 +420,9 @@ def _inference_common(entry: RecipeEntry, recipe: InferenceRecipe, tier: TierRes
         "notes": recipe.notes,
         "legacy": recipe.provenance is not None,
         "quality": _quality_row(tier),
+        # the protocol the figures were measured on: ranks and "fastest" never cross it (docs/protocols.md)
+        "workload": recipe.workload_id,
+        "workload_label": workload.display() if workload is not None else recipe.workload_id,
     }
 
 
@@ -489,17 +493,19 @@ def _inference_rows(snapshot: Snapshot, tiers: Mapping[str, TierResult]
             claimed.append(_claimed_row(entry, recipe, tier, snapshot.catalog))
     rank_inference(measured, "decode_tok_s")
     rank_inference(claimed, "claimed_tok_s")
-    key = lambda row: (row["model"], row["gpu"], row["gpus"], row["quant"], row["recipe"])  # noqa: E731
+    key = lambda row: (row["model"], row["gpu"], row["workload"], row["gpus"], row["quant"], row["recipe"])  # noqa: E731
     return sorted(measured, key=key), sorted(claimed, key=key), points
 
 
 def rank_inference(rows: list[dict[str, Any]], figure: str) -> None:
-    """`rank`/`rank_of` within the model × GPU pair of one inference board, by decode tok/s (1 = fastest);
-    equal figures share a rank and a row without the figure ranks after every row with one. A row whose
-    quality is `below` the bound has no rank and is not counted in the others'."""
-    pairs: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    """`rank`/`rank_of` within the model × GPU × workload group of one inference board, by decode tok/s
+    (1 = fastest): a figure measured on 8k prompts is never ranked against one on 256 (docs/protocols.md),
+    and imported rows with no workload (`unspecified`) rank only among themselves. Equal figures share a
+    rank and a row without the figure ranks after every row with one. A row whose quality is `below` the
+    bound has no rank and is not counted in the others'."""
+    pairs: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for row in rows:
-        pairs.setdefault((row["model"], row["gpu"]), []).append(row)
+        pairs.setdefault((row["model"], row["gpu"], row.get("workload")), []).append(row)
     for members in pairs.values():
         # quality `below` its model's bound: on the board, marked, but out of the ranking (SPEC §5)
         ranked = [row for row in members if (row.get("quality") or {}).get("status") != "below"]

@@ -18,6 +18,7 @@ from validator.checks import (  # noqa: F401
     independence,
     integrity,
     internal,
+    launch,
     parse,
     paths,
     physics,
@@ -25,6 +26,7 @@ from validator.checks import (  # noqa: F401
     pr,
     quality,
     signatures,
+    workloads,
     yaml11,
 )
 from validator.checks.base import REGISTRY, Check, Finding, check, declare

@@ -1,4 +1,5 @@
-"""ORV210: a training run's loss curve checked against its workload's reference curve."""
+"""ORV210, ORV219, ORV244: a training run's loss curve checked against its model's reference curve for the
+workload (catalog/models.yaml `convergence_reference`, the workload's tolerance, window and smoothing)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,12 @@ from typing import Any, Iterator
 
 from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
-from validator.models import TrainingRecipe
+from pydantic import ValidationError
+
+from validator.models import Convergence, TrainingRecipe
+from validator.errors import LoadError
+from validator.load.documents import decode_utf8, parse_yaml
+from validator.pr.change import Change
 from validator.registry import Catalog, RunFile, Snapshot
 
 
@@ -20,7 +26,9 @@ def _sample_index(data: Any, step: int | None) -> int | None:
 @check("ORV210", Severity.WARNING, "loss curve fails the convergence check", scope="run-file")
 def loss_curve_follows_reference(run: RunFile, catalog: Catalog) -> Iterator[Finding]:
     """
-    A training run's loss curve does not pass its workload's convergence check, so the run cannot
+    A training run's loss curve does not pass the convergence check against its model's reference
+    curve for the workload (a loss curve is a model's: catalog/models.yaml `convergence_reference`;
+    the workload gives tolerance, window and smoothing), so the run cannot
     verify a recipe (it stays at tier T1). The check (docs/convergence.md) needs: every logged
     loss finite (a "nan" or "inf" step fails at once); a loss at every step of the workload's
     window; at each window step the loss, smoothed by a trailing mean of `smoothing_steps`
@@ -30,8 +38,8 @@ def loss_curve_follows_reference(run: RunFile, catalog: Catalog) -> Iterator[Fin
     What to do: a throughput figure is only worth publishing if the same run trains correctly.
     Find what changed the numerics (precision, fused kernels, loss scaling, data order, a
     dispatcher or recompute setting), fix it and rerun. A run that stops before the window ends
-    must be rerun long enough to cover it. If the workload's reference itself is at fault, fix
-    catalog/workloads.yaml in its own pull request. This is a warning, not an error: the run
+    must be rerun long enough to cover it. If the reference itself is at fault, a maintainer
+    replaces it in its own pull request (a reference change needs a waiver, ORV621). This is a warning, not an error: the run
     stays on record as honest evidence of what happened.
     """
     meta, facts = run.meta, run.facts
@@ -43,12 +51,14 @@ def loss_curve_follows_reference(run: RunFile, catalog: Catalog) -> Iterator[Fin
     if result is None or result.ok:
         return
     if result.reference_problem:
-        yield Finding(run.path, f"workload `{meta.workload}` cannot check convergence: {result.reason}",
-                      "fix the workload's `convergence` block in catalog/workloads.yaml", at=("workload",))
+        yield Finding(run.path, f"the reference for `{meta.model}` on `{meta.workload}` cannot check convergence: "
+                                f"{result.reason}", "fix the workload's `convergence` block in catalog/workloads.yaml "
+                                                    "or the model's reference run", at=("workload",))
         return
     index = _sample_index(run.doc.data, result.step)
     at: tuple[Any, ...] = ("samples", index, "loss") if index is not None else ("samples",)
-    yield Finding(run.path, f"convergence check against workload `{meta.workload}` fails: {result.reason}",
+    yield Finding(run.path, f"convergence check against `{meta.model}`'s reference on `{meta.workload}` fails: "
+                            f"{result.reason}",
                   "the run does not train like the reference; fix the numerics and rerun (see `orv explain "
                   "ORV210`)", at=at)
 
@@ -83,3 +93,76 @@ def recipe_has_a_converging_run(snapshot: Snapshot) -> Iterator[Finding]:
                                       "convergence check (ORV210 on each)",
                           "fix the numerics and add a run whose loss curve follows the workload's reference; "
                           "a diverged recipe cannot back a claim", at=("runs",))
+
+
+@check("ORV244", Severity.ERROR, "a model's convergence reference cannot be used", per_file=True)
+def reference_run_is_usable(snapshot: Snapshot) -> Iterator[Finding]:
+    """
+    catalog/models.yaml names, per model and training workload, the run whose loss curve is the
+    model's convergence reference (`convergence_reference: {WORKLOAD: sha256:…}`). That run file
+    must be in the registry, unaltered, a training run of that very model on that workload, with
+    at least two logged losses; otherwise no training recipe of the model can reach T2. Record the
+    reference with `orv add-run --from megatron LOG --reference-for MODEL --workload W`, which
+    stores the run and writes the entry (docs/convergence.md).
+    """
+    for (model, workload), why in sorted(snapshot.catalog.reference_problems.items()):
+        yield Finding("catalog/models.yaml", f"`{model}`'s convergence reference for `{workload}`: {why}",
+                      f"record it with `orv add-run --from megatron LOG --reference-for {model} --workload {workload}`",
+                      at=("models", model, "convergence_reference", workload))
+
+
+def _base_yaml(change: Change, path: str) -> dict[str, Any]:
+    raw = change.base.read(path)
+    try:
+        data = parse_yaml(decode_utf8(raw)) if raw is not None else {}
+    except LoadError:
+        return {}  # the base file did not parse: nothing to compare against
+    return data if isinstance(data, dict) else {}
+
+
+@check("ORV621", Severity.ERROR, "pull request changes a convergence reference or rule", scope="pr")
+def convergence_reference_changed(change: Change) -> Iterator[Finding]:
+    """
+    A model's `convergence_reference` (catalog/models.yaml) is the loss curve every training run
+    of that model on the workload is judged against, and a workload's `convergence` block
+    (catalog/workloads.yaml) the tolerance, window and smoothing of every judgement: changing or
+    removing either moves every training recipe's T2 at once. Such a change needs a maintainer's
+    waiver (`orv-waive:ORV621` label, or `--waive ORV621`), like a quality reference (ORV620).
+    Recording a model's first reference is not a finding.
+    """
+    changed = {c.path for c in change.files}
+    models, workloads = "catalog/models.yaml", "catalog/workloads.yaml"
+    if models in changed:
+        base_models = _base_yaml(change, models).get("models")
+        head = change.snapshot.catalog.models
+        for model_id, before in sorted((base_models if isinstance(base_models, dict) else {}).items()):
+            refs = before.get("convergence_reference") if isinstance(before, dict) else None
+            after = dict(head[model_id].convergence_reference) if model_id in head else {}
+            for workload, ref in sorted((refs if isinstance(refs, dict) else {}).items()):
+                if after.get(workload) != ref:
+                    verb = "removes" if workload not in after else "changes"
+                    yield Finding(models, f"this pull request {verb} {model_id}'s convergence reference for "
+                                          f"`{workload}`", "a maintainer must waive ORV621 for this pull request (it "
+                                                           "moves the T2 of every training recipe of the model)",
+                                  at=("models", model_id, "convergence_reference"))
+    if workloads in changed:
+        base_workloads = _base_yaml(change, workloads).get("workloads")
+        head_w = change.snapshot.catalog.workloads
+        for wid, before in sorted((base_workloads if isinstance(base_workloads, dict) else {}).items()):
+            rule = before.get("convergence") if isinstance(before, dict) else None
+            if rule is None:
+                continue
+            spec = head_w.get(wid)
+            after = spec.convergence.model_dump(exclude_defaults=True) if spec and spec.convergence else None
+            if after is None or after != _rule(rule):
+                yield Finding(workloads, f"this pull request {'removes' if after is None else 'changes'} workload "
+                                         f"`{wid}`'s convergence rule", "a maintainer must waive ORV621 for this pull "
+                                                                       "request", at=("workloads", wid))
+
+
+def _rule(raw: Any) -> Any:
+    """The base's `convergence` block as the head's model dumps it (defaults left out), for comparison."""
+    try:
+        return Convergence.model_validate(raw).model_dump(exclude_defaults=True)
+    except ValidationError:  # a base block that no longer validates differs from any head block
+        return raw

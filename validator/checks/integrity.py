@@ -181,8 +181,11 @@ def run_is_referenced(snapshot: Snapshot) -> Iterator[Finding]:
     Every run file must back a recipe: some recipe's `runs:` lists its `sha256:` reference. Run
     files are append-only (ORV6xx), so an orphan merged today could never be removed. Reference
     it from the recipe it measures (`runs: ["sha256:<hash>"]`), or leave it out of the pull request.
+    A run a model names as its convergence reference (catalog/models.yaml) is referenced there.
     """
     referenced = {digest for entry in snapshot.recipes for _, digest in raw_references(entry)}
+    referenced |= {ref.split(":", 1)[-1] for spec in snapshot.catalog.models.values()
+                   for ref in spec.convergence_reference.values()}
     for digest, run in snapshot.runs.items():
         if digest not in referenced and run.meta is not None:  # an unreadable file has its own finding
             yield Finding(run.path, f"no recipe references this run file (sha256:{digest})",

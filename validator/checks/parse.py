@@ -161,7 +161,7 @@ def unknown_catalog_reference(snapshot: Snapshot) -> Iterator[Finding]:
     for entry, recipe in snapshot.valid_recipes():
         refs = [(("model",), recipe.model, cat.models, "catalog/models.yaml"),
                 (("hardware", "gpu"), recipe.hardware.gpu, cat.hardware, "catalog/hardware.yaml")]
-        if recipe.kind == "training":
+        if recipe.workload is not None:  # an imported inference row may name none (unspecified)
             refs.append((("workload",), recipe.workload, cat.workloads, "catalog/workloads.yaml"))
         names = snapshot.memo("catalog-names", lambda: catalog_names(cat))
         for at, value, table, where in refs:

@@ -197,7 +197,7 @@ def sequence_fits_cp(snapshot: Snapshot) -> Iterator[Finding]:
     for entry, recipe in _training(snapshot):
         cp = recipe.layout.cp
         workload = snapshot.catalog.workloads.get(recipe.workload)
-        if cp <= 1 or workload is None or workload.seq_len % (2 * cp) == 0:
+        if cp <= 1 or workload is None or workload.seq_len is None or workload.seq_len % (2 * cp) == 0:
             continue
         seq = workload.seq_len
         good = [c for c in divisors(seq // 2) if c > 1][:8] if seq % 2 == 0 else []
@@ -219,7 +219,7 @@ def batch_divides(snapshot: Snapshot) -> Iterator[Finding]:
     for entry, recipe in _training(snapshot):
         tuning = recipe.tuning
         workload = snapshot.catalog.workloads.get(recipe.workload)
-        if tuning is None or workload is None:
+        if tuning is None or workload is None or workload.global_batch is None:
             continue
         field, mbs = (("micro_batch_size", tuning.micro_batch_size) if tuning.micro_batch_size is not None
                       else ("rows_per_microbatch", tuning.rows_per_microbatch))

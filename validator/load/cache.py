@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import pickle
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from importlib.resources.abc import Traversable
@@ -72,7 +73,18 @@ def derivation_key(root: str) -> str:
     for path in (*code_files(), *catalog):
         digest.update(str(path.name).encode())
         digest.update(path.read_bytes())
+    # A run a model names as its convergence reference decides the verdict of every run checked against
+    # it (load/references.py): its bytes are fixed by the digest the catalog holds, but whether it is
+    # there at all is not, so its presence is part of the key.
+    models = Path(root, "catalog", "models.yaml")
+    if models.is_file():
+        for hexdigest in sorted(set(_RUN_REFERENCE.findall(models.read_bytes()))):
+            present = Path(root, "runs", hexdigest[:2].decode(), hexdigest.decode() + ".json").is_file()
+            digest.update(hexdigest + (b"+" if present else b"-"))
     return digest.hexdigest()[:32]
+
+
+_RUN_REFERENCE = re.compile(rb"sha256:([0-9a-f]{64})")
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from validator.independence import sample_fingerprint, sorted_alone
 from validator.interrupts import quiet_map
 from validator.load import schema as schemas
 from validator.load.cache import Store, open_cache, remembered
+from validator.load.references import with_reference_curves
 from validator.load.documents import (
     MAX_JSON_BYTES,
     Document,
@@ -137,13 +138,14 @@ def load_catalog(root: str, files: set[str], out: Collector, documents: dict[str
         _, catalog, ok, findings, docs = stored.value
         out.diagnostics.extend(findings)
         documents.update(docs)
-        return catalog, ok
+        # the named runs are read every time (a few files): a reference added later is never missed
+        return with_reference_curves(root, catalog), ok
     mine, docs = Collector(), {}
     catalog, ok = _load_catalog(root, set(present), mine, docs)
     stored.save((shape, catalog, ok, tuple(mine.diagnostics), docs))
     out.diagnostics.extend(mine.diagnostics)
     documents.update(docs)
-    return catalog, ok
+    return with_reference_curves(root, catalog), ok
 
 
 def _load_recipe(root: str, rel: str, kind: str, out: Collector, documents: dict[str, Document],
@@ -310,8 +312,9 @@ def compute_facts(meta: RunMeta, data: dict[str, Any], catalog: Catalog,
         columns = Columns(samples)
     if meta.kind == "training":
         workload = catalog.workloads.get(meta.workload or "")
-        warmup = workload.warmup_steps if workload else 0
-        facts = training_facts(samples, meta.hardware.count, warmup, workload.convergence if workload else None,
+        warmup = (workload.warmup_steps or 0) if workload else 0
+        # the workload's rule with the model's own reference curve (catalog/models.yaml, docs/convergence.md)
+        facts = training_facts(samples, meta.hardware.count, warmup, catalog.convergence_for(meta.model, meta.workload),
                                columns)
     else:
         facts = inference_facts(samples, meta.duration_s, columns)

@@ -366,6 +366,13 @@ def _translate(kind: str, error: "jsonschema.ValidationError", names: CatalogNam
                     f"quote it: `{last}: \"<exactly as released>\"` — unquoted 0.30 is read as 0.3")
             yield SchemaIssue("ORV105", path, f"`{field}` is a number ({value!r}), so YAML may have changed it", hint)
             return
+        if tuple(path[-2:]) == ("launch", "args") and isinstance(value, str):
+            # a command line written as one shell string: say which list it means (docs/protocols.md)
+            tokens = value.split()
+            yield SchemaIssue("ORV104", path, "`launch.args` is one shell string; it must be a list of arguments",
+                              "write one item per token: [" + ", ".join(f'"{t}"' for t in tokens[:12])
+                              + (", …" if len(tokens) > 12 else "") + "]")
+            return
         yield SchemaIssue("ORV104", path, f"`{field}` should be {_type_words(expected)}, not {_type_of(value)}",
                           _type_hint(expected))
         return

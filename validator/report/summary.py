@@ -218,9 +218,9 @@ _TABLE_HEAD = {
                  "| Recipe | Change | Tier | Tokens/s/GPU | $/1M tokens | MFU | Against the base | "
                  "Against the best on its model × GPU | Rank |", "|---|---|---|--:|--:|--:|---|---|---|"],
     "inference": ["#### Inference board (claimed figures where the tier is T0)", "",
-                  "| Recipe | Change | Tier | Decode tok/s | Prefill tok/s | TTFT ms | Against the base | "
-                  "Against the best on its model × GPU | Rank | Quality vs reference |",
-                  "|---|---|---|--:|--:|--:|---|---|---|---|"],
+                  "| Recipe | Workload | Change | Tier | Decode tok/s | Prefill tok/s | TTFT ms | Against the base | "
+                  "Against the best on its model × GPU × workload | Rank | Quality vs reference |",
+                  "|---|---|---|---|--:|--:|--:|---|---|---|---|"],
 }
 Row = Mapping[str, Any]
 
@@ -267,7 +267,15 @@ def _indexed(document: Mapping[str, Any] | None) -> dict[str, tuple[str, Row]]:
 
 
 def _pair(board: str, row: Row) -> tuple[Any, ...]:
-    return (board, row.get("model"), row.get("gpu")) + ((row.get("workload"),) if board == "training" else ())
+    """The group an entry is ranked in: model × GPU × workload, on the training and inference boards alike."""
+    return (board, row.get("model"), row.get("gpu"), row.get("workload"))
+
+
+def _recipe_cell(board: str, c: BoardChange, row: Row) -> str:
+    """The recipe id, and on the inference boards the workload its figures were measured on."""
+    if board == "training":
+        return f"`{_cell(c.recipe)}`"
+    return f"`{_cell(c.recipe)}` | {_cell(str(row.get('workload_label') or row.get('workload') or 'unspecified'))}"
 
 
 def _ranked_pairs(index: Mapping[str, tuple[str, Row]]) -> dict[tuple[Any, ...], list[tuple[float, str]]]:
@@ -308,7 +316,7 @@ def _entry_row(c: BoardChange, base: Mapping[str, tuple[str, Row]], head: Mappin
     reasons = notes.refs(row.get("tier_reasons") or ())
     if c.change == "removed":
         tier, rank = f"~~{c.base_tier}~~", f"~~{_rank(c.base_rank, c.base_rank_of)}~~"
-        return _table_of(board), (f"| `{_cell(c.recipe)}` | removed | {tier}{reasons} | {figures} | removed | — | "
+        return _table_of(board), (f"| {_recipe_cell(board, c, row)} | removed | {tier}{reasons} | {figures} | removed | — | "
                                   f"{rank} |" + _quality_cell(board, row))
     headline = row.get(_HEADLINE.get(board, ""))
     if before is None:
@@ -336,7 +344,7 @@ def _entry_row(c: BoardChange, base: Mapping[str, tuple[str, Row]], head: Mappin
         tier = f"{c.base_tier or '—'} → {c.tier or '—'}"
     old_rank, new_rank = _rank(c.base_rank, c.base_rank_of), _rank(c.rank, c.rank_of)
     rank = new_rank if c.change == "new" or old_rank == new_rank else f"{old_rank} → {new_rank}"
-    return _table_of(board), (f"| `{_cell(c.recipe)}` | {c.change} | {tier}{reasons} | {figures} | "
+    return _table_of(board), (f"| {_recipe_cell(board, c, row)} | {c.change} | {tier}{reasons} | {figures} | "
                               f"{_cell(against_base)} | {against_best} | {rank} |" + _quality_cell(board, row))
 
 

@@ -26,6 +26,7 @@ from typing import Any, Mapping, Optional, Sequence
 from validator.models import Convergence
 from validator.samples import Columns
 from validator.science.loss_curve import ConvergenceResult, check_convergence
+from validator.science.workload_fit import LengthStats, length_stats
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,8 @@ class RunFacts:
     fingerprint: tuple[Any, ...] = ()  # of the timing columns, to tell copies from reproductions (independence.py)
     # inference: one stream's rate over every request, Σ output tokens ÷ Σ e2e time (ORV511's bound)
     stream_tok_s: Optional[float] = None
+    # inference: completed requests' lengths, concurrency and count, to prove the workload (workload_fit.py)
+    lengths: Optional[LengthStats] = None
 
     @property
     def has_samples(self) -> bool:
@@ -156,13 +159,15 @@ def inference_facts(samples: Sequence[Mapping[str, Any]], duration_s: float | No
     problems: list[str] = []
     cols = _columns_of(samples, columns)
     outputs = _column(cols, "output_tokens")
+    lengths = length_stats(_column(cols, "prompt_tokens"), outputs, cols.get("start_ms"), _column(cols, "e2e_ms"))
     tokens, lifetime_ms = sum(outputs), math.fsum(_column(cols, "e2e_ms"))  # every request's
     stream = tokens / lifetime_ms * 1000.0 if tokens > 0 and lifetime_ms > 0 else None
     fewest = min(outputs) if outputs else 0
     if fewest <= 0:
         done = [s for s in samples if s["output_tokens"] > 0]
         if not done:
-            return RunFacts(len(samples), headline, None, ("no request produced output tokens",), stream_tok_s=stream)
+            return RunFacts(len(samples), headline, None, ("no request produced output tokens",), stream_tok_s=stream,
+                            lengths=lengths)
         cols = Columns(done)
         outputs = _column(cols, "output_tokens")
         fewest = min(outputs)
@@ -187,7 +192,7 @@ def inference_facts(samples: Sequence[Mapping[str, Any]], duration_s: float | No
         headline["prefill_tok_s"] = sum(_column(cols, "prompt_tokens")) / ttft_total * 1000.0
     if duration_s:
         headline["output_tok_s"] = sum(outputs) / duration_s
-    return RunFacts(len(samples), headline, None, tuple(problems), stream_tok_s=stream)
+    return RunFacts(len(samples), headline, None, tuple(problems), stream_tok_s=stream, lengths=lengths)
 
 
 def relative_gap(claimed: float, recomputed: float) -> float:

@@ -210,6 +210,10 @@ def render_site(boards: Mapping[str, Any], context: SiteContext = SiteContext(),
                 "tiers": sorted({str(r["tier"]) for r in all_rows if r.get("tier")}),
                 "engines": sorted({str(r["engine"]) for r in all_rows if r.get("engine")}),
                 "gpus": sorted({str(r["gpu"]) for r in all_rows if r.get("gpu")}),
+                # the filter that groups a board by workload: ids with their labels, by id
+                "workloads": [{"id": wid, "label": label} for wid, label in sorted(
+                    {str(r.get("workload") or "unspecified"): str(r.get("workload_label") or r.get("workload")
+                                                                  or "unspecified") for r in all_rows}.items())],
                 "quality": any(r.get("quality") is not None for r in all_rows),
             })
         page(path, "inference.html", boards=boards_here, script=True,
@@ -293,6 +297,7 @@ def _facts(kind: str, r: Mapping[str, Any]) -> list[tuple[str, str]]:
             ("Model", r.get("model_name") or r.get("model")), ("Hardware", r.get("hardware")),
             ("Engine", " ".join(str(v) for v in (r.get("engine"), r.get("engine_ver")) if v) or "not stated"),
             ("Quantization", r.get("quant")),
+            ("Workload", r.get("workload_label") or r.get("workload") or "unspecified"),
             ("Decode tok/s" + ("" if measured else " (claimed)"),
              fmt.num(r.get("decode_tok_s") if measured else r.get("claimed_tok_s"), 2)),
             ("Prefill tok/s" + ("" if measured else " (claimed)"),

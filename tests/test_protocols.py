@@ -1,0 +1,368 @@
+"""Protocols (issue 28, SPEC §2): recipes name a workload, runs prove it from their own samples, tiers
+and boards compare only within model × GPU × workload."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.testing.factories import inference_recipe, inference_run, store_run, write_recipe
+from validator.engine import Config, analyse, run
+from validator.science.throughput import inference_facts
+from validator.tiers import derive
+
+
+def samples(prompts: list[int], outputs: list[int], decode: float = 40.0, ttft: float = 100.0,
+            starts: list[float] | None = None) -> list[dict[str, Any]]:
+    out = []
+    for i, (p, o) in enumerate(zip(prompts, outputs)):
+        sample: dict[str, Any] = {"prompt_tokens": p, "output_tokens": o, "ttft_ms": ttft,
+                                  "e2e_ms": round(ttft + (o - 1) * 1000.0 / decode, 3)}
+        if starts is not None:
+            sample["start_ms"] = starts[i]
+        out.append(sample)
+    return out
+
+
+def recipe_with_run(root: Path, rid: str, workload: str | None, samps: list[dict[str, Any]], concurrency: int = 1,
+                    **extra: Any) -> str:
+    headline = inference_facts(samps, None).headline
+    recipe = inference_recipe(rid, decode=round(headline["decode_tok_s"], 3),
+                              prefill=round(headline["prefill_tok_s"], 3), ttft=round(headline["ttft_ms"], 3),
+                              gpu="h100", count=1, **extra)
+    recipe["serving"] = {"context_len": 16384, "concurrency": concurrency}
+    if workload is None:
+        recipe.pop("workload")
+    else:
+        recipe["workload"] = workload
+    doc = inference_run(recipe, samples=False)
+    doc["samples"] = samps
+    recipe["runs"] = [store_run(root, doc)]
+    return write_recipe(root, recipe)
+
+
+def findings(root: Path) -> list[tuple[str, str, str]]:
+    return [(d.code, d.path, d.message) for d in run(Config(root=str(root), skip_boards=True)).diagnostics]
+
+
+# ~240-token prompts and ~1k answers: what a short chat benchmark measures, not InferenceX's 1k/1k
+SHORT_PROMPTS = samples([232 + (i * 7) % 19 for i in range(10)], [819 + (i * 37) % 205 for i in range(10)])
+
+
+def test_a_run_of_240_token_prompts_on_a_1k1k_recipe_names_measured_and_expected(registry: Path) -> None:
+    rel = recipe_with_run(registry, "short-on-1k1k", "isl1k-osl1k", SHORT_PROMPTS)
+    found = [f for f in findings(registry) if f[0] == "ORV241"]
+    assert len(found) == 1 and found[0][1] == rel
+    message = found[0][2]
+    assert "mean input length 240.7 tokens" in message  # measured
+    assert "578.3 below the range" in message  # by how much
+    assert "819–1,024 tokens per request" in message and "isl1k-osl1k" in message  # expected
+    tiers = derive(analyse(str(registry)).snapshot, ())
+    assert tiers[rel].tier == "T1" and any("ORV241" in r for r in tiers[rel].reasons)
+
+
+def test_the_same_run_on_a_matching_workload_passes_and_is_verified(registry: Path) -> None:
+    catalog = registry / "catalog" / "workloads.yaml"
+    catalog.write_text(catalog.read_text() + (
+        "  random-256-1k:\n    name: Test ~256/1k\n    kind: inference\n    dataset: {name: random}\n"
+        "    input_len: 256\n    output_len: 1024\n    range_ratio: 0.8\n    ignore_eos: true\n    min_prompts: 10\n"))
+    rel = recipe_with_run(registry, "short-on-short", "random-256-1k", SHORT_PROMPTS)
+    assert findings(registry) == []
+    assert derive(analyse(str(registry)).snapshot, ())[rel].tier == "T2"
+
+
+def test_one_request_outside_the_range_is_caught_though_the_mean_fits(registry: Path) -> None:
+    """The cheapest forgery keeping the mean: most requests at the top, one far too short."""
+    prompts = [1024] * 9 + [100]  # mean 931.6, inside 819..1024
+    recipe_with_run(registry, "one-short", "isl1k-osl1k", samples(prompts, [1024] * 10))
+    found = [f[2] for f in findings(registry) if f[0] == "ORV241"]
+    assert found and "shortest input 100 tokens, 719 below the range" in found[0]
+
+
+def test_outputs_cut_short_by_eos_are_caught_when_the_workload_ignores_eos(registry: Path) -> None:
+    recipe_with_run(registry, "eos", "isl1k-osl1k", samples([1000] * 10, [1024] * 9 + [12]))
+    assert any(f[0] == "ORV241" and "shortest output 12 tokens" in f[2] for f in findings(registry))
+
+
+def test_too_few_prompts_for_the_concurrency(registry: Path) -> None:
+    starts = [float(100 * (i // 4)) * 1000 for i in range(12)]
+    recipe_with_run(registry, "few", "isl1k-osl1k", samples([1000] * 12, [1000] * 12, starts=starts), concurrency=4)
+    found = [f[2] for f in findings(registry) if f[0] == "ORV242"]
+    assert found == ["run sha256:" + found[0].split("sha256:")[1].split("…")[0] + "…: the run completed 12 measured "
+                     "request(s); workload `isl1k-osl1k` needs at least 40 (10 × concurrency 4), warm-ups not counted"]
+
+
+def test_more_requests_in_flight_than_the_stated_concurrency(registry: Path) -> None:
+    # eight requests all started at once, on a recipe that says one at a time
+    recipe_with_run(registry, "burst", "single-stream-256", samples([256] * 8, [256] * 8, starts=[0.0] * 8))
+    assert any(f[0] == "ORV243" and "up to 8 requests in flight" in f[2] for f in findings(registry))
+
+
+def test_requests_one_after_another_are_one_in_flight(registry: Path) -> None:
+    samps = samples([256] * 8, [256] * 8)
+    starts, t = [], 0.0
+    for s in samps:
+        starts.append(t)
+        t += s["e2e_ms"]  # the next starts exactly when this one ends
+    recipe_with_run(registry, "serial", "single-stream-256", samples([256] * 8, [256] * 8, starts=starts))
+    assert findings(registry) == []
+
+
+def test_a_workload_that_fixes_concurrency_refuses_another(registry: Path) -> None:
+    recipe_with_run(registry, "c2", "single-stream-256", samples([256] * 8, [256] * 8), concurrency=2)
+    assert any(f[0] == "ORV243" and "fixes concurrency 1, the recipe states 2" in f[2] for f in findings(registry))
+
+
+def test_an_unknown_workload_is_a_finding_with_a_hint(registry: Path) -> None:
+    rel = recipe_with_run(registry, "unknown", "isl1k-osl2k", SHORT_PROMPTS)
+    result = run(Config(root=str(registry), skip_boards=True))
+    found = [d for d in result.diagnostics if d.code == "ORV115"]
+    assert len(found) == 1 and found[0].path == rel and "did you mean `isl1k-osl1k`" in found[0].hint
+
+
+@pytest.mark.parametrize("field, value", [("input_len", -1024), ("range_ratio", 0), ("range_ratio", 1.5),
+                                          ("min_prompts", 0), ("dataset", "{name: sharegpt}")])
+def test_a_bad_workload_is_a_finding_never_a_traceback(registry: Path, field: str, value: Any) -> None:
+    catalog = registry / "catalog" / "workloads.yaml"
+    text = catalog.read_text()
+    start = text.index("  isl1k-osl1k:")
+    line = next(ln for ln in text[start:].splitlines() if ln.strip().startswith(f"{field}:"))
+    catalog.write_text(text[:start] + text[start:].replace(line, f"    {field}: {value}", 1))
+    result = run(Config(root=str(registry), skip_boards=True))
+    bad = [d for d in result.diagnostics if d.path == "catalog/workloads.yaml"]
+    assert bad and all(d.code.startswith("ORV1") and d.hint and d.line > 1 for d in bad)
+    assert not [d for d in result.diagnostics if d.code == "ORV900"]
+
+
+def test_a_legacy_row_without_workload_is_unspecified_and_reaches_at_most_t1(registry: Path) -> None:
+    rel = recipe_with_run(registry, "legacy", None, samples([1000] * 8, [101] * 8),
+                          provenance={"source": "004_cbf1754cfd687db7.txt", "row": "boards.measured[0]"})
+    assert [f for f in findings(registry) if f[0].startswith("ORV24")] == []  # imported rows may name none
+    result = derive(analyse(str(registry)).snapshot, ())[rel]
+    assert result.tier == "T1" and any("unspecified" in r for r in result.reasons)
+
+
+def _measured_rows(root: Path) -> dict[str, dict[str, Any]]:
+    from validator.boards.delta import board_document
+
+    analysis = analyse(str(root))
+    document = board_document(analysis.snapshot, analysis.diagnostics)
+    return {row["recipe"]: row for name in ("measured", "claimed") for row in document["boards"][name]}
+
+
+def test_one_model_and_gpu_on_two_workloads_rank_separately_and_legacy_rows_among_themselves(registry: Path) -> None:
+    catalog = registry / "catalog" / "workloads.yaml"
+    catalog.write_text(catalog.read_text() + (
+        "  random-256-1k:\n    name: Test ~256/1k\n    label: 256/1k\n    kind: inference\n"
+        "    dataset: {name: random}\n    input_len: 256\n    output_len: 1024\n    range_ratio: 0.8\n"
+        "    ignore_eos: true\n    min_prompts: 10\n"))
+    long_prompts = samples([819 + (i * 53) % 205 for i in range(10)], [819 + (i * 37) % 205 for i in range(10)],
+                           decode=30.0)
+    recipe_with_run(registry, "on-1k1k", "isl1k-osl1k", long_prompts)
+    recipe_with_run(registry, "on-short", "random-256-1k", SHORT_PROMPTS)  # faster: 40 tok/s
+    legacy = {"source": "004_cbf1754cfd687db7.txt", "row": "boards.claimed[0]"}
+    for rid, decode in (("legacy-a", 90.0), ("legacy-b", 20.0)):
+        recipe = inference_recipe(rid, decode=decode, gpu="h100", count=1, provenance=dict(legacy), quant=f"q-{rid}")
+        recipe.pop("workload")
+        write_recipe(registry, recipe)
+    rows = _measured_rows(registry)
+    # each figure is first on its own workload: the faster short-prompt run does not outrank the 1k/1k one
+    assert (rows["on-1k1k"]["workload"], rows["on-1k1k"]["rank"], rows["on-1k1k"]["rank_of"]) == ("isl1k-osl1k", 1, 1)
+    assert (rows["on-short"]["workload"], rows["on-short"]["rank"], rows["on-short"]["rank_of"]) == ("random-256-1k", 1, 1)
+    assert rows["on-1k1k"]["workload_label"] == "1k/1k"
+    # imported rows with no workload: shown, labelled, ranked only among themselves
+    assert [(rows[r]["workload"], rows[r]["rank"], rows[r]["rank_of"]) for r in ("legacy-a", "legacy-b")] == \
+        [("unspecified", 1, 2), ("unspecified", 2, 2)]
+
+
+# --------------------------------------------------------------------------- convergence reference per model
+
+
+def _reference_registry(root: Path) -> dict[str, str]:
+    """Two models, each with its own reference loss curve (qwen3.8-27b from 2.0, the 122B from 3.0);
+    the workload keeps only the rule (tolerance 5%, window 10..20)."""
+    import yaml
+
+    from tests.testing.factories import training_recipe, training_run
+
+    workloads = yaml.safe_load((root / "catalog" / "workloads.yaml").read_text())
+    rule = workloads["workloads"]["sft-8k-gb128-bf16"]["convergence"]
+    for key in ("reference", "reference_model"):
+        rule.pop(key)
+    (root / "catalog" / "workloads.yaml").write_text(yaml.safe_dump(workloads, sort_keys=False))
+    models = yaml.safe_load((root / "catalog" / "models.yaml").read_text())
+    refs = {}
+    for model, shift, layout in (("qwen3.8-27b", 0.0, None), ("qwen3.5-122b-a10b", 1.0, {"tp": 1, "pp": 1, "dp": 8})):
+        baseline = training_recipe(f"{model}-ref", 1480.4, model=model, layout=layout)
+        refs[model] = store_run(root, training_run(baseline, loss_shift=shift, measured_by="maintainer"))
+        models["models"][model]["convergence_reference"] = {"sft-8k-gb128-bf16": refs[model]}
+    (root / "catalog" / "models.yaml").write_text(yaml.safe_dump(models, sort_keys=False))
+    return refs
+
+
+def test_each_model_reaches_t2_against_its_own_reference_and_never_the_others(registry: Path) -> None:
+    from tests.testing.factories import training_recipe, training_run
+
+    _reference_registry(registry)
+    rels = {}
+    for name, model, shift, layout in (
+            ("dense-own", "qwen3.8-27b", 0.0, None), ("dense-other", "qwen3.8-27b", 1.0, {"tp": 2, "pp": 1, "dp": 4}),
+            ("moe-own", "qwen3.5-122b-a10b", 1.0, {"tp": 1, "pp": 1, "dp": 8}),
+            ("moe-other", "qwen3.5-122b-a10b", 0.0, {"tp": 2, "pp": 1, "dp": 4})):
+        recipe = training_recipe(name, 1480.4, model=model, layout=layout)
+        recipe["runs"] = [store_run(registry, training_run(recipe, loss_shift=shift))]
+        rels[name] = write_recipe(registry, recipe)
+    analysis = analyse(str(registry))
+    tiers = derive(analysis.snapshot, analysis.diagnostics)
+    assert tiers[rels["dense-own"]].tier == "T2" and tiers[rels["moe-own"]].tier == "T2"
+    # the same curves judged against the other model's reference: they fail it
+    for name in ("dense-other", "moe-other"):
+        assert tiers[rels[name]].tier == "T1"
+        assert "loss curve fails the convergence check" in tiers[rels[name]].reasons
+    codes = {(d.code, d.path) for d in run(Config(root=str(registry), skip_boards=True)).diagnostics}
+    assert ("ORV219", rels["dense-other"]) in codes and ("ORV219", rels["moe-other"]) in codes
+    assert not [c for c, _ in codes if c in ("ORV204", "ORV244")]  # the reference runs are named by the catalog
+
+
+def test_a_model_without_a_reference_says_which_and_how_to_record_it(registry: Path) -> None:
+    from tests.testing.factories import training_recipe, training_run
+
+    recipe = training_recipe("moe", 1480.4, model="qwen3.5-122b-a10b", layout={"tp": 1, "pp": 1, "dp": 8})
+    recipe["runs"] = [store_run(registry, training_run(recipe))]
+    rel = write_recipe(registry, recipe)
+    # the base catalog's workload-level curve is qwen3.8-27b's (reference_model): not this model's
+    result = derive(analyse(str(registry)).snapshot, ())[rel]
+    assert result.tier == "T1"
+    assert result.reasons == ("model `qwen3.5-122b-a10b` has no convergence reference for workload "
+                              "`sft-8k-gb128-bf16`: record one with `orv add-run --from megatron LOG "
+                              "--reference-for qwen3.5-122b-a10b --workload sft-8k-gb128-bf16`",)
+
+
+def test_a_reference_of_another_model_is_refused(registry: Path) -> None:
+    import yaml
+
+    refs = _reference_registry(registry)
+    models = yaml.safe_load((registry / "catalog" / "models.yaml").read_text())
+    models["models"]["qwen3.5-122b-a10b"]["convergence_reference"] = {"sft-8k-gb128-bf16": refs["qwen3.8-27b"]}
+    (registry / "catalog" / "models.yaml").write_text(yaml.safe_dump(models, sort_keys=False))
+    found = [d for d in run(Config(root=str(registry), skip_boards=True)).diagnostics if d.code == "ORV244"]
+    assert len(found) == 1 and "measured on model `qwen3.8-27b`" in found[0].message
+
+
+@pytest.mark.parametrize("edit, flagged", [
+    ("swap", True),  # qwen3.8-27b's reference replaced by another run
+    ("tolerance", True),  # the workload's rule loosened
+    ("first", False),  # a model's first reference: no finding
+])
+def test_a_pull_request_editing_a_convergence_reference_needs_a_waiver(registry: Path, edit: str, flagged: bool) -> None:
+    import yaml
+
+    from tests.testing.factories import training_recipe, training_run
+    from tests.testing.git import commit_all, git, git_init
+    from validator.engine import evaluate
+
+    refs = _reference_registry(registry)
+    models_path = registry / "catalog" / "models.yaml"
+    models = yaml.safe_load(models_path.read_text())
+    if edit == "first":
+        models["models"]["qwen3.5-122b-a10b"].pop("convergence_reference")
+        models_path.write_text(yaml.safe_dump(models, sort_keys=False))
+    git_init(registry)
+    commit_all(registry, "base")
+    git(registry, "checkout", "-q", "-b", "pr")
+    if edit == "swap":
+        other = training_recipe("other-ref", 1480.4, layout={"tp": 2, "pp": 1, "dp": 4})
+        models["models"]["qwen3.8-27b"]["convergence_reference"] = {
+            "sft-8k-gb128-bf16": store_run(registry, training_run(other, loss_shift=0.01, measured_by="m"))}
+    elif edit == "first":
+        models["models"]["qwen3.5-122b-a10b"]["convergence_reference"] = {"sft-8k-gb128-bf16": refs["qwen3.5-122b-a10b"]}
+    else:
+        workloads_path = registry / "catalog" / "workloads.yaml"
+        workloads_path.write_text(workloads_path.read_text().replace("tolerance: 0.05", "tolerance: 0.5"))
+    models_path.write_text(yaml.safe_dump(models, sort_keys=False))
+    commit_all(registry, "edit")
+    found = evaluate(Config(root=str(registry), base="main", skip_boards=True)).result.diagnostics
+    assert any(d.code == "ORV621" for d in found) is flagged
+    waived = evaluate(Config(root=str(registry), base="main", skip_boards=True, waive=("ORV621",))).result.diagnostics
+    assert not any(d.code == "ORV621" for d in waived)
+
+
+def test_add_run_records_a_megatron_log_as_a_models_convergence_reference(registry: Path,
+                                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """`orv add-run --from megatron LOG --reference-for MODEL --workload W`, the stack from the baseline recipe."""
+    import shutil
+
+    from tests.testing.registry import TOOLS, VALID_TRAINING_RECIPE
+    from validator.cli import main
+
+    rel = "recipes/training/qwen3.8-27b/" + VALID_TRAINING_RECIPE.name
+    (registry / rel).parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(VALID_TRAINING_RECIPE, registry / rel)
+    code = main(["add-run", "--root", str(registry), "--from", "megatron", str(TOOLS / "megatron" / "qwen3-8-27b-tp1-pp4-dp2.log"),
+                 "--recipe", str(registry / rel), "--reference-for", "qwen3.8-27b", "--workload", "sft-8k-gb128-bf16"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert "qwen3.8-27b.convergence_reference.sft-8k-gb128-bf16 now names this run" in err
+    analysis = analyse(str(registry))
+    assert ("qwen3.8-27b", "sft-8k-gb128-bf16") in analysis.snapshot.catalog.reference_curves
+    assert not [d for d in analysis.diagnostics if d.code in ("ORV204", "ORV244")]
+    assert main(["add-run", "--root", str(registry), "--from", "vllm", str(TOOLS / "vllm" / "serve-detailed.json"),
+                 "--reference-for", "qwen3.8-27b"]) == 2  # a serving run is no convergence reference
+
+
+def test_launch_is_part_of_a_configurations_identity_and_a_shell_string_is_a_finding(registry: Path) -> None:
+    base = inference_recipe("a", gpu="h100", count=2)
+    base["serving"] = {"concurrency": 1, "tp": 2}
+    write_recipe(registry, dict(base))
+    twin = dict(base, id="b")
+    write_recipe(registry, twin)
+    assert any(f[0] == "ORV302" for f in findings(registry))  # same configuration under two ids
+    write_recipe(registry, dict(twin, launch={"args": ["serve", "--enable-chunked-prefill"]}))
+    assert not any(f[0] == "ORV302" for f in findings(registry))  # other flags: another configuration
+    rel = write_recipe(registry, dict(twin, launch={"args": "serve --tensor-parallel-size 2"}))
+    found = [d for d in run(Config(root=str(registry), skip_boards=True)).diagnostics if d.path == rel]
+    assert [d.code for d in found] == ["ORV104"]
+    assert found[0].hint == 'write one item per token: ["serve", "--tensor-parallel-size", "2"]'
+
+
+def test_reproduce_prints_the_stack_the_launch_the_workloads_benchmark_and_the_add_run_line(
+        registry: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import shlex
+
+    from validator.cli import main
+
+    recipe = inference_recipe("glm-h100-1k1k", gpu="h100", count=2, checkpoint="zai-org/GLM-5.3-Flash-FP8",
+                              workload="isl1k-osl1k", launch={"args": ["serve", "zai-org/GLM-5.3-Flash-FP8",
+                                                                       "--tensor-parallel-size", "2"],
+                                                              "env": {"VLLM_USE_V1": "1"}})
+    recipe["serving"] = {"concurrency": 8, "tp": 2}
+    rel = write_recipe(registry, recipe)
+    assert main(["reproduce", str(registry / rel), "--root", str(registry)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "python -m pip install vllm==0.30.0" not in lines  # pinned by commit: cloned at that commit
+    assert any(line.startswith("git clone") and "checkout 1fe3a1571abcdef0123456789abcdef012345678" in line for line in lines)
+    assert "VLLM_USE_V1=1 vllm serve zai-org/GLM-5.3-Flash-FP8 --tensor-parallel-size 2" in lines
+    bench = shlex.split(next(line for line in lines if line.startswith("vllm bench serve")))
+    flags = {bench[i]: bench[i + 1] for i in range(3, len(bench) - 1)}
+    # 10 x concurrency 8 prompts, 2 x 8 warm-ups, [819, 1024] as vLLM's symmetric range
+    assert (flags["--num-prompts"], flags["--num-warmups"], flags["--max-concurrency"]) == ("80", "16", "8")
+    centre, ratio = int(flags["--random-input-len"]), float(flags["--random-range-ratio"])
+    assert abs(centre * (1 - ratio) - 819) < 1 and abs(centre * (1 + ratio) - 1024) < 1
+    assert "--ignore-eos" in bench and "--save-detailed" in bench
+    assert lines[-1] == f"orv add-run result.json --from vllm --recipe {rel} --write-recipe"
+
+
+def test_reproduce_names_what_an_imported_row_lacks(registry: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from validator.cli import main
+
+    recipe = inference_recipe("legacy", gpu="h100", count=1,
+                              provenance={"source": "004_cbf1754cfd687db7.txt", "row": "boards.claimed[0]"})
+    recipe.pop("workload")
+    rel = write_recipe(registry, recipe)
+    assert main(["reproduce", str(registry / rel), "--root", str(registry)]) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.startswith("# missing from the recipe")
+    for lacking in ("checkpoint", "launch.args", "a workload (`unspecified` gives no lengths)"):
+        assert lacking in last

@@ -1,0 +1,67 @@
+"""The models' convergence reference curves (catalog/models.yaml `convergence_reference`), read once.
+
+A loss curve belongs to a model: the catalog names, per model and training workload, the run file
+whose (step, loss) samples are the reference (docs/convergence.md). The run file is content-addressed,
+so the catalog's bytes fix the curve; it is read here, before the runs are loaded, and every training
+run of that model on that workload is checked against it while its own samples are in memory.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from typing import Any
+
+import orjson
+
+from validator.hashing import content_address, run_path
+from validator.registry import Catalog
+from validator.science.throughput import training_losses
+
+MAX_REFERENCE_BYTES = 256 * 1024 * 1024  # the loader's own limit for a run file is the same order
+
+
+def _curve(root: str, model: str, workload: str, ref: str) -> tuple[tuple[tuple[int, float], ...], str | None]:
+    """(curve, None) or ((), why the named run cannot be the reference)."""
+    digest = ref.split(":", 1)[-1]
+    rel = run_path(digest)
+    full = os.path.join(root, rel)
+    if not os.path.isfile(full) or os.path.islink(full):
+        return (), f"{rel} is not in the registry"
+    try:
+        with open(full, "rb") as fh:
+            raw = fh.read(MAX_REFERENCE_BYTES + 1)
+        data: Any = orjson.loads(raw)
+    except (OSError, ValueError):
+        return (), f"{rel} cannot be read as JSON"
+    if len(raw) > MAX_REFERENCE_BYTES or content_address(raw) != digest:
+        return (), f"{rel} is not the file its name says (its SHA-256 differs)"
+    if not isinstance(data, dict) or data.get("kind") != "training":
+        return (), f"{rel} is not a training run"
+    if data.get("model") != model or data.get("workload") != workload:
+        return (), (f"{rel} was measured on model `{data.get('model')}`, workload `{data.get('workload')}`, "
+                    f"not `{model}` on `{workload}`")
+    samples = data.get("samples")
+    try:
+        curve = tuple((int(s), float(v)) for s, v in training_losses(samples or []))
+    except (TypeError, KeyError, ValueError):
+        return (), f"{rel} has no readable (step, loss) samples"
+    if len(curve) < 2:
+        return (), f"{rel} has fewer than two logged losses"
+    return curve, None
+
+
+def with_reference_curves(root: str, catalog: Catalog) -> Catalog:
+    """The catalog with every model's named reference curve read (and why one could not be)."""
+    curves: dict[tuple[str, str], tuple[tuple[int, float], ...]] = {}
+    problems: dict[tuple[str, str], str] = {}
+    for model, spec in sorted(catalog.models.items()):
+        for workload, ref in sorted(spec.convergence_reference.items()):
+            curve, why = _curve(root, model, workload, ref)
+            if why:
+                problems[(model, workload)] = why
+            else:
+                curves[(model, workload)] = curve
+    if not curves and not problems:
+        return catalog
+    return replace(catalog, reference_curves=curves, reference_problems=problems)

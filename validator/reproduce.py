@@ -1,0 +1,148 @@
+"""`orv reproduce RECIPE`: how to run a recipe again, ready to paste (docs/protocols.md).
+
+Prints, from what the recipe and its workload state: how to get the pinned engine or framework,
+the launch command, the benchmark command that produces evidence for the workload at the recipe's
+concurrency, and the `orv add-run` line that stores it. What the recipe does not state is named as
+missing, never invented.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from dataclasses import dataclass, field
+
+from validator.adapters import load_recipe, load_workload
+from validator.models import Component, InferenceRecipe, TrainingRecipe, WorkloadSpec
+
+
+@dataclass
+class Reproduction:
+    lines: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)  # what the recipe lacks to be re-run exactly
+
+
+def _get(component: Component) -> list[str]:
+    """Commands that fetch the pinned component."""
+    out = []
+    if component.image:
+        out.append(f"docker pull {component.image}")
+    if component.commit:
+        repo = component.repository or f"<{component.name} repository>"
+        out.append(f"git clone {repo} {component.name} && git -C {component.name} checkout {component.commit}")
+    if component.version and not out:
+        out.append(f"python -m pip install {shlex.quote(f'{component.name}=={component.version}')}")
+    for patch in component.patches:
+        out.append(f"# apply patch {patch.name} (sha256 {patch.sha256 or 'not stated'})")
+    return out
+
+
+def _symmetric(workload: WorkloadSpec, nominal: int) -> tuple[int, float]:
+    """vLLM's current --random-*-len and --random-range-ratio for the workload's [⌊r·L⌋, L] range:
+    `vllm bench serve` draws from [len·(1−ratio), len·(1+ratio)]."""
+    low, high = workload.length_bounds(nominal)
+    centre = (low + high) / 2
+    return round(centre), round((high - low) / (high + low), 4) if high > low else 0.0
+
+
+def _inference(recipe: InferenceRecipe, path: str, workload: WorkloadSpec | None, out: Reproduction) -> None:
+    engine = recipe.software.get("engine")
+    name = engine.name if engine else None
+    model = recipe.checkpoint or f"<checkpoint of {recipe.model}>"
+    if not recipe.checkpoint:
+        out.missing.append("checkpoint (the served model path)")
+    out.lines.append("# 2. launch the server")
+    if recipe.launch and recipe.launch.args:
+        env = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(recipe.launch.env.items()))
+        command = shlex.join(([name] if name in ("vllm",) and recipe.launch.args[0] == "serve" else []) +
+                             list(recipe.launch.args))
+        out.lines.append((env + " " if env else "") + command)
+    else:
+        out.missing.append("launch.args (the serve command's arguments)")
+        out.lines.append(f"# not stated by the recipe: add launch.args ({name or 'engine'} serve {model} …)")
+    out.lines.append("# 3. the benchmark for the recipe's workload and concurrency")
+    concurrency = recipe.serving.concurrency
+    if workload is None or not workload.is_inference or workload.input_len is None or workload.output_len is None:
+        out.missing.append(f"a workload (`{recipe.workload_id}` gives no lengths)")
+        out.lines.append("# not stated: the recipe names no workload a benchmark can follow")
+    elif concurrency is None:
+        out.missing.append("serving.concurrency")
+        out.lines.append("# not stated: serving.concurrency (the benchmark's --max-concurrency)")
+    else:
+        prompts = workload.required_prompts(concurrency)
+        warmups = (workload.warmups_per_concurrency or 0) * concurrency
+        if name == "sglang":
+            out.lines.append(shlex.join([
+                "python", "-m", "sglang.bench_serving", "--backend", "sglang", "--model", model,
+                "--dataset-name", "random", "--random-input-len", str(workload.input_len),
+                "--random-output-len", str(workload.output_len),
+                "--random-range-ratio", f"{workload.range_ratio:g}", "--num-prompts", str(prompts),
+                "--max-concurrency", str(concurrency), "--request-rate", "inf",
+                "--output-file", "result.jsonl", "--output-details"]))
+            out.lines.append(f"orv add-run result.jsonl --from sglang --recipe {path} --write-recipe")
+        else:
+            isl, in_ratio = _symmetric(workload, workload.input_len)
+            osl, out_ratio = _symmetric(workload, workload.output_len)
+            if in_ratio != out_ratio:
+                out.lines.append("# vLLM takes one range ratio for both lengths; these lengths share it")
+            bench = ["vllm", "bench", "serve", "--backend", "vllm", "--model", model, "--dataset-name", "random",
+                     "--random-input-len", str(isl), "--random-output-len", str(osl),
+                     "--random-range-ratio", f"{in_ratio:g}", "--num-prompts", str(prompts),
+                     "--max-concurrency", str(concurrency), "--request-rate", "inf"]
+            if workload.ignore_eos:
+                bench.append("--ignore-eos")
+            if warmups:
+                bench += ["--num-warmups", str(warmups)]
+            bench += ["--save-result", "--save-detailed", "--result-filename", "result.json"]
+            out.lines.append(shlex.join(bench))
+            out.lines.append("# 4. store the evidence")
+            out.lines.append(f"orv add-run result.json --from vllm --recipe {path} --write-recipe")
+
+
+def _training(recipe: TrainingRecipe, path: str, workload: WorkloadSpec | None, out: Reproduction) -> None:
+    lay = recipe.layout
+    protocol: list[str] = []
+    if workload is not None and workload.seq_len and workload.global_batch:
+        protocol = ["--seq-length", str(workload.seq_len), "--global-batch-size", str(workload.global_batch)]
+        protocol += [f"--{workload.dtype}"] if workload.dtype in ("bf16", "fp16") else []
+    else:
+        out.missing.append(f"a training workload (`{recipe.workload}` states no sequence length and batch)")
+    args = protocol + ["--tensor-model-parallel-size", str(lay.tp), "--pipeline-model-parallel-size", str(lay.pp)]
+    if lay.vpp > 1:
+        args += ["--num-virtual-stages-per-pipeline-rank", str(lay.vpp)]
+    if lay.cp > 1:
+        args += ["--context-parallel-size", str(lay.cp)]
+    if lay.ep > 1:
+        args += ["--expert-model-parallel-size", str(lay.ep)]
+    if lay.etp > 1:
+        args += ["--expert-tensor-parallel-size", str(lay.etp)]
+    extra = list(recipe.launch.args) if recipe.launch else []
+    out.lines.append("# 2. train (Megatron-LM pretrain_gpt.py; the workload fixes sequence length and global batch)")
+    if not extra:
+        out.missing.append("launch.args (the framework arguments the layout and tuning do not imply)")
+    out.lines.append(shlex.join(["torchrun", f"--nproc-per-node={min(recipe.hardware.count, 8)}", "pretrain_gpt.py",
+                                 *args, *extra]) + " 2>&1 | tee train.log")
+    out.lines.append("# 3. store the evidence")
+    out.lines.append(f"orv add-run train.log --from megatron --recipe {path} --write-recipe")
+
+
+def reproduce(root: str, path: str) -> Reproduction:
+    """The commands that re-run the recipe at `path`; AdapterError for a recipe that does not load."""
+    recipe = load_recipe(path)
+    rel = os.path.relpath(path, root) if os.path.isabs(path) else path
+    out = Reproduction()
+    out.lines.append(f"# {recipe.id}: {recipe.model} on {recipe.hardware.count} x {recipe.hardware.gpu}")
+    out.lines.append("# 1. the pinned stack")
+    for role, component in sorted(recipe.software.items()):
+        got = _get(component)
+        out.lines += got or [f"# {role} {component.name}: no pin stated"]
+        if not got:
+            out.missing.append(f"software.{role} pin")
+    if isinstance(recipe, InferenceRecipe):
+        _inference(recipe, rel, load_workload(root, recipe.workload_id), out)
+    else:
+        _training(recipe, rel, load_workload(root, recipe.workload), out)
+    if out.missing:
+        out.lines.append("# missing from the recipe (say it to reproduce exactly): " + "; ".join(out.missing))
+    return out
+
