@@ -140,6 +140,7 @@ measured: "2026-10-17"
 software:
   engine: {{name: vllm, version: "0.30.0", commit: "{software['engine']['commit']}"}}
 quant: w4a16
+workload: bench-1120-512
 serving: {orjson.dumps(serving).decode()}
 claimed: {orjson.dumps(claimed).decode()}
 runs: {orjson.dumps([f"sha256:{d}" for d in digests]).decode()}

@@ -112,7 +112,7 @@ COMMANDS = {
     "catalog": Command("catalog", _training, lambda root: [
         "catalog", "add-model", "--config", str(HF_CONFIG), "--id", "llama-3.1-8b-copy", "--root", str(root)]),
     "new": Command("new", _training, lambda root: [
-        "new", "inference", "--root", str(root), "--model", "qwen3.8-27b", "--gpu", "h100", "--engine",
+        "new", "inference", "--workload", "single-stream-256", "--root", str(root), "--model", "qwen3.8-27b", "--gpu", "h100", "--engine",
         "vllm@0.11.0", "--quant", "fp8", "--author", "Lab", "--measured", "2026-10-20"]),
     "import": Command("import", _fresh, lambda root: ["import", "legacy-boards", str(SEED_004), "--root", str(root)]),
     "quality-reference": Command("quality-reference", _training, lambda root: [

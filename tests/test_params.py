@@ -136,7 +136,7 @@ def test_add_model_appends_an_entry_and_keeps_the_rest_of_the_file(tmp_path: Pat
     assert entry["architecture"]["source"].startswith("config.json sha256:")
     assert entry["sources"][0] == "https://huggingface.co/deepseek-ai/DeepSeek-V3"
     # The new model is usable at once, e.g. by `orv new`.
-    assert main(["new", "inference", "--root", str(root), "--no-interactive", "--model", "deepseek-v3", "--gpu",
+    assert main(["new", "inference", "--workload", "single-stream-256", "--root", str(root), "--no-interactive", "--model", "deepseek-v3", "--gpu",
                  "h200", "--count", "8", "--engine", "sglang@0.5.4", "--quant", "fp8", "--author", "x"]) == 0
 
 

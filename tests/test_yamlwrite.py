@@ -150,7 +150,7 @@ def test_orv_new_then_orv_check_reads_every_hard_author_back_exactly(tmp_path: P
     root = make_registry(tmp_path / "registry")
     paths = {}
     for i, author in enumerate(HARD_AUTHORS):
-        code = main(["new", "inference", "--root", str(root), "--no-interactive", "--model", "qwen3.8-27b",
+        code = main(["new", "inference", "--workload", "single-stream-256", "--root", str(root), "--no-interactive", "--model", "qwen3.8-27b",
                      "--gpu", "h100", "--engine", "vllm@0.11.0", "--author", author, "--measured", "2026-10-18",
                      "--id", f"author-{i}"])
         out, err = capsys.readouterr()
