@@ -27,6 +27,7 @@ from typing import Any, BinaryIO, Iterator
 import orjson
 
 from validator.errors import InputFileError
+from validator.load.documents import SURROGATE_ESCAPE, has_lone_surrogate
 
 MiB = 1024 * 1024
 
@@ -311,32 +312,16 @@ def _parse_with_constants(path: str, raw: bytes, first_line: int) -> Any:
     return data
 
 
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
-
-
 def _refuse_lone_surrogates(path: str, data: Any, text: str, first_line: int) -> None:
     """What orjson refuses and the standard library lets through: a `\\ud800` escape naming half a
-    character, which no UTF-8 file (and no canonical run file) can hold. Walked without recursion."""
-    first = _SURROGATE_ESCAPE.search(text)
-    if first is None:
+    character, which no UTF-8 file (and no canonical run file) can hold."""
+    first = SURROGATE_ESCAPE.search(text)
+    if first is None or not has_lone_surrogate(data):
         return
-    stack = [data]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-        elif isinstance(item, str):
-            try:
-                item.encode("utf-8")
-            except UnicodeEncodeError:
-                line = text.count("\n", 0, first.start()) + first_line
-                raise InputFileError("ORV110", path, "a `\\uD800`-`\\uDFFF` escape names half of a UTF-16 "
-                                                     "surrogate pair, which is no character",
-                                     "give the file the tool wrote, unchanged", line,
-                                     first.start() - text.rfind("\n", 0, first.start())) from None
+    line = text.count("\n", 0, first.start()) + first_line
+    raise InputFileError("ORV110", path, "a `\\uD800`-`\\uDFFF` escape names half of a UTF-16 surrogate pair, "
+                                         "which is no character", "give the file the tool wrote, unchanged", line,
+                         first.start() - text.rfind("\n", 0, first.start()))
 
 
 def _named(field: str | None) -> str:

@@ -404,31 +404,53 @@ def _parse_json_slow(raw: bytes, text: str | None) -> Any:
     return data
 
 
-def _refuse_unrepresentable(data: Any, text: str) -> None:
-    """What the stdlib parser lets through and orjson (the fast path) refuses: a number literal
-    beyond the double range (1e400 -> inf) and a `\\ud800` escape naming half a character."""
+def json_nodes(data: Any) -> Iterator[Any]:
+    """Every value of a parsed JSON tree, mapping keys included, without recursion (any depth)."""
     stack = [data]
     while stack:
         item = stack.pop()
+        yield item
         if isinstance(item, dict):
             stack.extend(item.keys())
             stack.extend(item.values())
         elif isinstance(item, list):
             stack.extend(item)
-        elif isinstance(item, float) and not math.isfinite(item):
+
+
+def _lone_surrogate(item: Any) -> bool:
+    if not isinstance(item, str):
+        return False
+    try:
+        item.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def has_lone_surrogate(data: Any) -> bool:
+    """Does a string of the tree hold half a UTF-16 surrogate pair (what a `\\ud800` escape gives the
+    standard library's parser; orjson refuses it, and no UTF-8 file can hold it)?"""
+    return any(map(_lone_surrogate, json_nodes(data)))
+
+
+SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def _refuse_unrepresentable(data: Any, text: str) -> None:
+    """What the stdlib parser lets through and orjson (the fast path) refuses: a number literal
+    beyond the double range (1e400 -> inf) and a `\\ud800` escape naming half a character."""
+    for item in json_nodes(data):
+        if isinstance(item, float) and not math.isfinite(item):
             m = re.search(r"-?[0-9][0-9.]*[eE][+]?[0-9]{3,}", text)
             line, col = _offset_to_location(text, m.start()) if m else (1, 1)
             raise LoadError("ORV113", "a number is beyond the range of a double (it reads as infinity)",
                             "write the measured figure as a finite number", line, col)
-        elif isinstance(item, str):
-            try:
-                item.encode("utf-8")
-            except UnicodeEncodeError:
-                m = re.search(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}", text)
-                line, col = _offset_to_location(text, m.start()) if m else (1, 1)
-                raise LoadError("ORV110", "a `\\uD800`-`\\uDFFF` escape names half of a UTF-16 surrogate pair, "
-                                "which is no character", "write the character itself, or a complete pair",
-                                line, col) from None
+        if _lone_surrogate(item):
+            m = SURROGATE_ESCAPE.search(text)
+            line, col = _offset_to_location(text, m.start()) if m else (1, 1)
+            raise LoadError("ORV110", "a `\\uD800`-`\\uDFFF` escape names half of a UTF-16 surrogate pair, "
+                            "which is no character", "write the character itself, or a complete pair",
+                            line, col)
 
 
 def _first_long_number(text: str) -> Location:
