@@ -209,6 +209,15 @@ class Snapshot:
             if entry.recipe is not None:
                 yield entry, entry.recipe
 
+    def recipe_runs(self) -> Iterator[tuple[RecipeEntry, Recipe, int, RunEntry]]:
+        """(entry, recipe, index in its `runs:`, run) for every referenced run file that loaded with
+        its metadata; a missing or unreadable one is its own finding (ORV203, ORV1xx)."""
+        for entry, recipe in self.valid_recipes():
+            for i, digest in enumerate(recipe.run_digests):
+                run = self.runs.get(digest)
+                if run is not None and run.meta is not None:
+                    yield entry, recipe, i, run
+
     def references(self) -> dict[str, list[RecipeEntry]]:
         """Run digest -> recipes that reference it."""
         out: dict[str, list[RecipeEntry]] = {}

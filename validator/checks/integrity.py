@@ -225,19 +225,16 @@ def run_matches_recipe(snapshot: Snapshot) -> Iterator[Finding]:
     recipe if it was written wrongly; if the run measured a different setup, that setup is a
     different recipe.
     """
-    for entry, recipe in snapshot.valid_recipes():
-        for i, digest in enumerate(recipe.run_digests):
-            run = snapshot.runs.get(digest)
-            if run is None or run.meta is None:
-                continue
-            for m in mismatches(snapshot, entry.path, recipe, run):
-                fix = (f"add {m.run_value} to sweep.concurrency (and its claim to sweep.claimed)"
-                       if m.field == "sweep.concurrency" else f"set `{m.field}` to {_value(m.run_value)}")
-                yield Finding(entry.path,
-                              f"run {_short(digest)} disagrees on `{m.field}`: recipe has {_value(m.recipe_value)}, "
-                              f"run has {_value(m.run_value)}",
-                              f"if the recipe is wrong, {fix}; otherwise this run measured another setup and belongs "
-                              "to another recipe", at=("runs", i))
+    for entry, recipe, i, run in snapshot.recipe_runs():
+        digest = run.name_digest
+        for m in mismatches(snapshot, entry.path, recipe, run):
+            fix = (f"add {m.run_value} to sweep.concurrency (and its claim to sweep.claimed)"
+                   if m.field == "sweep.concurrency" else f"set `{m.field}` to {_value(m.run_value)}")
+            yield Finding(entry.path,
+                          f"run {_short(digest)} disagrees on `{m.field}`: recipe has {_value(m.recipe_value)}, "
+                          f"run has {_value(m.run_value)}",
+                          f"if the recipe is wrong, {fix}; otherwise this run measured another setup and belongs "
+                          "to another recipe", at=("runs", i))
 
 
 def _value(value: Any) -> str:
@@ -260,25 +257,24 @@ def claim_matches_samples(snapshot: Snapshot) -> Iterator[Finding]:
     the recomputed figure the message gives, or reference the run that measured the claim.
     Runs whose metadata disagrees with the recipe are left to ORV206.
     """
-    for entry, recipe in snapshot.valid_recipes():
-        for digest in recipe.run_digests:
-            run = snapshot.runs.get(digest)
-            if run is None or run.meta is None or mismatches(snapshot, entry.path, recipe, run):
+    for entry, recipe, _, run in snapshot.recipe_runs():
+        if mismatches(snapshot, entry.path, recipe, run):
+            continue
+        digest = run.name_digest
+        point = point_of(run)
+        swept = isinstance(recipe, InferenceRecipe) and recipe.sweep is not None \
+            and point != recipe.serving.concurrency
+        for gap in claim_gaps(recipe, run.facts, point):
+            if gap.within_tolerance:
                 continue
-            point = point_of(run)
-            swept = isinstance(recipe, InferenceRecipe) and recipe.sweep is not None \
-                and point != recipe.serving.concurrency
-            for gap in claim_gaps(recipe, run.facts, point):
-                if gap.within_tolerance:
-                    continue
-                field = f"sweep.claimed (concurrency {point}) {gap.metric}" if swept else f"claimed.{gap.metric}"
-                yield Finding(entry.path,
-                              f"{field} is {_figure(gap.claimed)} but run {_short(digest)}'s raw samples "
-                              f"give {_figure(gap.recomputed)} ({_percent(gap.gap)} apart; at most 1% is allowed)",
-                              f"set {_setting(gap.metric, point if swept else None)}: "
-                              f"{_figure(gap.recomputed).replace(',', '')}, or reference the run that measured the "
-                              "claimed figure",
-                              at=_sweep_claim_at(recipe, point, gap.metric) if swept else ("claimed", gap.metric))
+            field = f"sweep.claimed (concurrency {point}) {gap.metric}" if swept else f"claimed.{gap.metric}"
+            yield Finding(entry.path,
+                          f"{field} is {_figure(gap.claimed)} but run {_short(digest)}'s raw samples "
+                          f"give {_figure(gap.recomputed)} ({_percent(gap.gap)} apart; at most 1% is allowed)",
+                          f"set {_setting(gap.metric, point if swept else None)}: "
+                          f"{_figure(gap.recomputed).replace(',', '')}, or reference the run that measured the "
+                          "claimed figure",
+                          at=_sweep_claim_at(recipe, point, gap.metric) if swept else ("claimed", gap.metric))
 
 
 def _setting(metric: str, point: int | None) -> str:

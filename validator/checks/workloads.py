@@ -58,15 +58,11 @@ def recipe_names_its_workload(snapshot: Snapshot) -> Iterator[Finding]:
 
 
 def _workload_findings(snapshot: Snapshot, code: str) -> Iterator[Finding]:
-    for entry, recipe in snapshot.valid_recipes():
-        for i, digest in enumerate(recipe.run_digests):
-            run = snapshot.runs.get(digest)
-            if run is None or run.meta is None:
-                continue
-            for misfit in workload_problems(snapshot, entry.path, recipe, run):
-                if misfit.code == code:
-                    yield Finding(entry.path, f"run sha256:{digest[:12]}…: {misfit.message}", misfit.hint,
-                                  at=("runs", i))
+    for entry, recipe, i, run in snapshot.recipe_runs():
+        for misfit in workload_problems(snapshot, entry.path, recipe, run):
+            if misfit.code == code:
+                yield Finding(entry.path, f"run sha256:{run.name_digest[:12]}…: {misfit.message}", misfit.hint,
+                              at=("runs", i))
 
 
 @check("ORV241", E, "run's request lengths do not match the recipe's workload", related_by="r")
