@@ -11,36 +11,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.testing.registry import CASES, TOOLS, VALID_TRAINING_RECIPE, make_registry
+from tests.testing.registry import (CASES, HAND_WRITTEN, TOOLS, VALID_TRAINING_RECIPE, VLLM, hand_written_registry,
+                                    make_registry)
 from validator.adapters.detect import RUN, detect
 from validator.cli import main
 from validator.hashing import canonical_bytes, content_address
 
-VLLM = TOOLS / "vllm" / "serve-detailed.json"  # 9 requests, 1 failed (vllm's own `failed`: 1)
 MEGATRON = TOOLS / "megatron" / "qwen3-8-27b-tp1-pp4-dp2.log"
-
-# A recipe as a person writes it: comments, single and double quotes, odd spacing, a folded note.
-HAND_WRITTEN = """\
-# yaml-language-server: $schema=../../../schema/recipe-inference.schema.json
-# Measured on our lab box; keep these comments.
-id: qwen3-8-27b-h100-vllm-fp8-c1
-kind: inference
-model: 'qwen3.8-27b'      # single quotes on purpose
-hardware:   {gpu: h100,  count: 1}
-author: "ATTUNE"
-measured: '2026-10-18'
-software:
-  engine: {name: vllm, version: "0.11.0"}   # pinned
-quant: fp8
-serving: {context_len: 8192, concurrency: 1}
-workload: random-512-64
-claimed: {}
-runs: []
-notes: >-
-  Single stream, 8k context,
-  default scheduler.
-"""
-
 
 def diff(before: str, after: str) -> tuple[list[str], list[str]]:
     lines = list(difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0))
@@ -59,11 +36,7 @@ def check_findings(root: Path, capsys: pytest.CaptureFixture[str]) -> list[dict[
 
 @pytest.fixture
 def inference_registry(tmp_path: Path) -> tuple[Path, Path]:
-    root = make_registry(tmp_path / "registry")
-    recipe = root / "recipes" / "inference" / "qwen3.8-27b" / "qwen3-8-27b-h100-vllm-fp8-c1.yaml"
-    recipe.parent.mkdir(parents=True)
-    recipe.write_text(HAND_WRITTEN, encoding="utf-8")
-    return root, recipe
+    return hand_written_registry(tmp_path / "registry")
 
 
 # --------------------------------------------------------------------------- detection

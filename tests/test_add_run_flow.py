@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.test_add_run_bookkeeping import HAND_WRITTEN, VLLM
-from tests.testing.registry import make_registry
+from tests.testing.registry import HAND_WRITTEN, VLLM, hand_written_registry, make_registry
 from validator import cli
 from validator.add_run import ADAPTER_FORMATS, QUALITY_FORMATS, AddRunRequest, execute
 from validator.errors import UsageError
@@ -17,11 +16,7 @@ from validator.errors import UsageError
 
 @pytest.fixture
 def registry(tmp_path: Path) -> tuple[Path, Path]:
-    root = make_registry(tmp_path / "registry")
-    recipe = root / "recipes" / "inference" / "qwen3.8-27b" / "qwen3-8-27b-h100-vllm-fp8-c1.yaml"
-    recipe.parent.mkdir(parents=True)
-    recipe.write_text(HAND_WRITTEN, encoding="utf-8")
-    return root, recipe
+    return hand_written_registry(tmp_path / "registry")
 
 
 def test_the_cli_offers_exactly_the_formats_the_flow_reads() -> None:

@@ -10,6 +10,7 @@ HERE = Path(__file__).resolve().parent.parent  # tests/
 CASES = HERE / "cases"
 BASE = CASES / "_base"
 TOOLS = HERE / "fixtures" / "tools"  # real benchmark-tool output formats (made by make_fixtures.py there)
+VLLM = TOOLS / "vllm" / "serve-detailed.json"  # 9 requests, 1 failed (vllm's own `failed`: 1)
 VALID_TRAINING_RECIPE = CASES / "valid-training" / "recipes" / "training" / "qwen3.8-27b" / \
     "qwen3-8-27b-h100-tp1-pp4-dp2.yaml"
 # An inference recipe the vLLM/SGLang fixtures were measured for (adapters, tiers end to end).
@@ -68,3 +69,35 @@ def written(root: Path) -> dict[str, str]:
             if path.is_file():
                 out[str(path.relative_to(root))] = hashlib.sha256(path.read_bytes()).hexdigest()
     return out
+
+
+# A recipe as a person writes it: comments, single and double quotes, odd spacing, a folded note.
+HAND_WRITTEN = """\
+# yaml-language-server: $schema=../../../schema/recipe-inference.schema.json
+# Measured on our lab box; keep these comments.
+id: qwen3-8-27b-h100-vllm-fp8-c1
+kind: inference
+model: 'qwen3.8-27b'      # single quotes on purpose
+hardware:   {gpu: h100,  count: 1}
+author: "ATTUNE"
+measured: '2026-10-18'
+software:
+  engine: {name: vllm, version: "0.11.0"}   # pinned
+quant: fp8
+serving: {context_len: 8192, concurrency: 1}
+workload: random-512-64
+claimed: {}
+runs: []
+notes: >-
+  Single stream, 8k context,
+  default scheduler.
+"""
+
+
+def hand_written_registry(dest: Path) -> tuple[Path, Path]:
+    """A registry holding HAND_WRITTEN, the recipe the vLLM fixture (VLLM) was measured for: (root, recipe)."""
+    root = make_registry(dest)
+    recipe = root / "recipes" / "inference" / "qwen3.8-27b" / "qwen3-8-27b-h100-vllm-fp8-c1.yaml"
+    recipe.parent.mkdir(parents=True)
+    recipe.write_text(HAND_WRITTEN, encoding="utf-8")
+    return root, recipe
