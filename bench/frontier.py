@@ -21,13 +21,12 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 
-from bench.generate import GIT, GIT_ENV, _store_run, _write, commit_with_boards  # noqa: E402
+from bench.generate import _store_run, _write, build_once  # noqa: E402
 from validator.boards.frontier import frontiers  # noqa: E402
 from validator.registry import Catalog  # noqa: E402
 from validator.science.throughput import inference_facts  # noqa: E402
@@ -64,49 +63,46 @@ def time_frontier(n: int, repeat: int) -> float:
 
 def swept_registry(root: Path, recipes: int, seed: int = 2026_12_04) -> Path:
     """`recipes` swept inference recipes of one model on one GPU, one run of 64 requests per point."""
-    import shutil
+    def write_data(root: Path) -> None:
+        for i in range(recipes):
+            swept_recipe(root, i, random.Random(seed * 1_000_003 + i))
 
-    if (root / ".generated").exists() and (root / ".generated").read_text() == f"{recipes} {seed}\n":
-        return root
-    if root.exists():
-        shutil.rmtree(root)
-    shutil.copytree(REPO / "tests" / "cases" / "_base" / "catalog", root / "catalog")
-    for i in range(recipes):
-        rng = random.Random(seed * 1_000_003 + i)
-        software = {"engine": {"name": "vllm", "version": "0.30.0", "commit": f"{i:07x}abcdef"}}
-        base = rng.uniform(40, 80)
-        digests, claims, headline = [], [], None
-        for c in SWEEP:
-            step_ms = 1000 / (base / (1 + 0.03 * c))
-            samples = []
-            for _ in range(64):
-                output = rng.randint(64, 256)
-                ttft = round(rng.uniform(50, 60) + c, 3) + 0.0005
-                e2e = round(ttft + (output - 1) * step_ms * rng.uniform(0.98, 1.02), 3) + 0.0005
-                samples.append({"prompt_tokens": 1000, "output_tokens": output, "ttft_ms": ttft, "e2e_ms": e2e})
-            duration = -(-64 // c) * max(s["e2e_ms"] for s in samples) / 1000
-            decode = round(inference_facts(samples, duration).headline["decode_tok_s"], 2)
-            run = {"kind": "inference", "tool": {"name": "vllm-bench-serve", "version": "0.30.0"},
-                   "model": "glm-5.3-flash", "hardware": {"gpu": "rtx-3090", "count": 2}, "software": software,
-                   "quant": "w4a16", "serving": {"context_len": 8192, "concurrency": c},
-                   "measured_at": "2026-10-17T12:00:00Z", "measured_by": "bench", "duration_s": duration,
-                   "summary": {"decode_tok_s": decode}, "samples": samples}
-            digests.append(_store_run(root, run))
-            if c == 1:
-                headline = decode
-            else:
-                claims.append({"concurrency": c, "decode_tok_s": decode})
-        rid = f"glm-5-3-flash-rtx-3090-x2-sweep-{i:06d}"
-        text = (f"id: {rid}\nkind: inference\nmodel: glm-5.3-flash\nhardware: {{gpu: rtx-3090, count: 2}}\n"
-                f"author: bench\nmeasured: \"2026-10-17\"\nsoftware:\n  engine: {json.dumps(software['engine'])}\n"
-                f"quant: w4a16\nserving: {{context_len: 8192, concurrency: 1}}\nclaimed: {{decode_tok_s: {headline}}}\n"
-                f"sweep: {json.dumps({'concurrency': list(SWEEP), 'claimed': claims})}\n"
-                f"runs: {json.dumps([f'sha256:{d}' for d in digests])}\n")
-        _write(root / "recipes" / "inference" / "glm-5.3-flash" / f"{rid}.yaml", text.encode())
-    (root / ".gitignore").write_text(".generated\n")
-    commit_with_boards(root)
-    (root / ".generated").write_text(f"{recipes} {seed}\n")
+    build_once(root, f"sweep {recipes} {seed}\n", write_data)
     return root
+
+
+def swept_recipe(root: Path, i: int, rng: random.Random) -> None:
+    software = {"engine": {"name": "vllm", "version": "0.30.0", "commit": f"{i:07x}abcdef"}}
+    base = rng.uniform(40, 80)
+    digests, claims, headline = [], [], None
+    for c in SWEEP:
+        step_ms = 1000 / (base / (1 + 0.03 * c))
+        samples = []
+        for _ in range(64):
+            output = rng.randint(64, 256)
+            ttft = round(rng.uniform(50, 60) + c, 3) + 0.0005
+            e2e = round(ttft + (output - 1) * step_ms * rng.uniform(0.98, 1.02), 3) + 0.0005
+            samples.append({"prompt_tokens": 1000, "output_tokens": output, "ttft_ms": ttft, "e2e_ms": e2e})
+        duration = -(-64 // c) * max(s["e2e_ms"] for s in samples) / 1000
+        decode = round(inference_facts(samples, duration).headline["decode_tok_s"], 2)
+        run = {"kind": "inference", "tool": {"name": "vllm-bench-serve", "version": "0.30.0"},
+               "model": "glm-5.3-flash", "hardware": {"gpu": "rtx-3090", "count": 2}, "software": software,
+               "quant": "w4a16", "serving": {"context_len": 8192, "concurrency": c},
+               "measured_at": "2026-10-17T12:00:00Z", "measured_by": "bench", "duration_s": duration,
+               "summary": {"decode_tok_s": decode}, "samples": samples}
+        digests.append(_store_run(root, run))
+        if c == 1:
+            headline = decode
+        else:
+            claims.append({"concurrency": c, "decode_tok_s": decode})
+    rid = f"glm-5-3-flash-rtx-3090-x2-sweep-{i:06d}"
+    text = (f"id: {rid}\nkind: inference\nmodel: glm-5.3-flash\nhardware: {{gpu: rtx-3090, count: 2}}\n"
+            f"author: bench\nmeasured: \"2026-10-17\"\nsoftware:\n  engine: {json.dumps(software['engine'])}\n"
+            f"quant: w4a16\nworkload: bench-1120-512\nserving: {{context_len: 8192, concurrency: 1}}\n"
+            f"claimed: {{decode_tok_s: {headline}}}\n"
+            f"sweep: {json.dumps({'concurrency': list(SWEEP), 'claimed': claims})}\n"
+            f"runs: {json.dumps([f'sha256:{d}' for d in digests])}\n")
+    _write(root / "recipes" / "inference" / "glm-5.3-flash" / f"{rid}.yaml", text.encode())
 
 
 def time_boards(root: Path, repeat: int) -> float:

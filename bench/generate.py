@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Callable
 
 import orjson
 
@@ -178,21 +179,30 @@ def refresh_boards(root: Path) -> None:
         git(root, "commit", "-q", "-m", "boards")
 
 
-def generate(root: Path, n: int, seed: int = 20261202) -> Path:
+def build_once(root: Path, stamp: str, write_data: Callable[[Path], None]) -> bool:
+    """Make `root` a registry on the test catalog whose data `write_data` writes, committed with its
+    boards, unless the same stamp built it already. Returns whether it was built now."""
     marker = root / ".generated"
-    stamp = f"{GENERATOR_VERSION} {n} {seed}\n"
     if marker.exists() and marker.read_text() == stamp:
-        refresh_boards(root)  # the same data; the orv measured may be another
-        return root
+        return False
     if root.exists():
         shutil.rmtree(root)
     shutil.copytree(REPO / "tests" / "cases" / "_base" / "catalog", root / "catalog")
-    for i in range(n):
-        rng = random.Random(seed * 1_000_003 + i)
-        (training if i % 2 == 0 else inference)(root, i, rng, rng.choice(RUNS_PER_RECIPE))
+    write_data(root)
     (root / ".gitignore").write_text(".generated\n")
     commit_with_boards(root)
     marker.write_text(stamp)
+    return True
+
+
+def generate(root: Path, n: int, seed: int = 20261202) -> Path:
+    def write_data(root: Path) -> None:
+        for i in range(n):
+            rng = random.Random(seed * 1_000_003 + i)
+            (training if i % 2 == 0 else inference)(root, i, rng, rng.choice(RUNS_PER_RECIPE))
+
+    if not build_once(root, f"{GENERATOR_VERSION} {n} {seed}\n", write_data):
+        refresh_boards(root)  # the same data; the orv measured may be another
     return root
 
 
