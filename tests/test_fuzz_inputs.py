@@ -200,16 +200,22 @@ def json_result(draw: st.DrawFn) -> bytes:
 
 
 @st.composite
-def mutated_result(draw: st.DrawFn, fixture: Path) -> bytes:
-    """A real result with a few values replaced by odd ones or bombs."""
-    lines = fixture.read_text(encoding="utf-8").strip().split("\n")
-    doc = json.loads(lines[0])
-    for _ in range(draw(st.integers(1, 3))):
+def odd_values(draw: st.DrawFn, doc: Any, least: int) -> None:
+    """Replace `least` to 3 values of the JSON tree `doc`, in place, by odd ones or bombs."""
+    for _ in range(draw(st.integers(least, 3))):
         path = draw(st.sampled_from(_paths(doc)[1:]))
         parent: Any = doc
         for part in path[:-1]:
             parent = parent[part]
         parent[path[-1]] = copy.deepcopy(draw(ODD))
+
+
+@st.composite
+def mutated_result(draw: st.DrawFn, fixture: Path) -> bytes:
+    """A real result with a few values replaced by odd ones or bombs."""
+    lines = fixture.read_text(encoding="utf-8").strip().split("\n")
+    doc = json.loads(lines[0])
+    draw(odd_values(doc, 1))
     text = json.dumps(doc)
     if draw(st.booleans()):
         text = text.replace('"duration"', f'"label": {draw(st.sampled_from(BOMBS))}, "duration"', 1)
@@ -304,12 +310,7 @@ def mutated_lmeval(draw: st.DrawFn) -> tuple[bytes, bytes]:
     """The reference run's results (a few values odd, or a bomb) and samples (lines cut, odd bytes inserted)."""
     folder = LMEVAL / "limit50"
     results = json.loads(next(folder.glob("results_*.json")).read_text(encoding="utf-8"))
-    for _ in range(draw(st.integers(0, 3))):
-        path = draw(st.sampled_from(_paths(results)[1:]))
-        parent: Any = results
-        for part in path[:-1]:
-            parent = parent[part]
-        parent[path[-1]] = copy.deepcopy(draw(ODD))
+    draw(odd_values(results, 0))
     text = json.dumps(results)
     if draw(st.booleans()):
         text = text.replace('"results"', f'"bomb": {draw(st.sampled_from(BOMBS))}, "results"', 1)
