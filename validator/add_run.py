@@ -24,15 +24,15 @@ from validator.load.contributor import Budget
 from validator.quality.add import add as add_quality
 from validator.signing import NO_TOOL, OK, SigningError, sign_run
 from validator.storing import (
+    MODELS_PATH,
     StoredRun,
     add_run,
     disagreeing_claims,
     recipe_write_problem,
     record_run_in_recipe,
+    set_model_references,
     store_run_document,
 )
-from validator import yamledit
-from validator.atomic import write_atomic
 from validator.yamledit import EditError
 
 EXIT_OK, EXIT_FINDINGS = 0, 1
@@ -276,27 +276,10 @@ def sign_stored(root: str, run: str, key: str, outcome: Outcome) -> None:
                      "`orv check` reports ORV222 until a maintainer registers it")
 
 
-MODELS_PATH = "catalog/models.yaml"
-
-
 def set_convergence_reference(root: str, model: str, workload: str, ref: str) -> None:
     """Write `convergence_reference: {workload: sha256:…}` into the model's entry, round-trip (comments kept)."""
-    from ruamel.yaml.comments import CommentedMap
-    from ruamel.yaml.scalarstring import DoubleQuotedScalarString
-
-    full = os.path.join(root, MODELS_PATH)
-
-    def change(data: Any) -> None:
-        entry = data["models"][model]
-        if not isinstance(entry.get("convergence_reference"), dict):
-            entry["convergence_reference"] = CommentedMap()
-        entry["convergence_reference"][workload] = DoubleQuotedScalarString(ref)
-
     try:
-        with open(full, encoding="utf-8") as fh:
-            original = fh.read()
-        edited = yamledit.edit(original, change)
+        set_model_references(root, model, "convergence_reference", {workload: ref})
     except (OSError, KeyError, TypeError, EditError) as exc:
         raise UsageError(f"cannot record the convergence reference for {model} ({exc}): add "
                          f"`convergence_reference: {{{workload}: \"{ref}\"}}` under `{model}:` in {MODELS_PATH}") from None
-    write_atomic(full, edited.encode("utf-8"))

@@ -5,9 +5,11 @@ from __future__ import annotations
 import datetime
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
 import yaml
+from ruamel.yaml.comments import CommentedMap
+from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
 from validator import yamledit
 from validator.atomic import write_atomic, writer_lock
@@ -184,3 +186,27 @@ def disagreeing_claims(recipe_path: str, headline: dict[str, float]) -> list[tup
     return [(metric, float(value), headline[metric]) for metric, value in claimed.items()
             if metric in headline and isinstance(value, (int, float)) and not isinstance(value, bool)
             and relative_gap(float(value), headline[metric]) > CLAIM_TOLERANCE]
+
+
+MODELS_PATH = "catalog/models.yaml"
+
+
+def set_model_references(root: str, model: str, field: str, refs: Mapping[str, str]) -> None:
+    """Write `field: {key: sha256:…}` (quality_reference by task, convergence_reference by workload) into
+    the model's entry of catalog/models.yaml, round-trip (comments, order kept), while no other orv
+    writes it. Raises OSError, KeyError (no such model), TypeError or yamledit.EditError; nothing is
+    written then."""
+    full = os.path.join(root, MODELS_PATH)
+
+    def change(data: Any) -> None:
+        entry = data["models"][model]
+        if not isinstance(entry.get(field), dict):
+            entry[field] = CommentedMap()
+        for key, ref in sorted(refs.items()):
+            entry[field][key] = DoubleQuotedScalarString(ref)
+
+    with writer_lock(root):
+        with open(full, encoding="utf-8") as fh:
+            original = fh.read()
+        edited = yamledit.edit(original, change)
+        write_atomic(full, edited.encode("utf-8"))

@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any, Mapping
 
 from validator import yamledit
 from validator.adapters import AdapterError, load_recipe
-from validator.atomic import write_atomic, writer_lock
 from validator.diagnostics import Diagnostic, Result, Severity
 from validator.errors import AddRunError, LoadError
 from validator.load.documents import load_yaml_document
 from validator.load.pipeline import validate_run_data
 from validator.quality import lmeval, verify
-from validator.storing import StoredRun, store_run_document
+from validator.storing import MODELS_PATH, StoredRun, set_model_references, store_run_document
 
-MODELS_PATH = "catalog/models.yaml"
 
 
 def _error(path: str, code: str, message: str, hint: str) -> AddRunError:
@@ -120,26 +117,9 @@ def add(root: str, path: str, recipe_path: str | None, flags: Mapping[str, Any],
 
 def set_reference(root: str, model: str, refs: Mapping[str, str]) -> None:
     """Write `quality_reference: {task: sha256:…}` into the model's entry, round-trip (comments, order kept)."""
-    from ruamel.yaml.comments import CommentedMap
-    from ruamel.yaml.scalarstring import DoubleQuotedScalarString
-
-
-    full = os.path.join(root, MODELS_PATH)
-
-    def change(data: Any) -> None:
-        entry = data["models"][model]
-        if not isinstance(entry.get("quality_reference"), dict):
-            entry["quality_reference"] = CommentedMap()
-        for task, ref in sorted(refs.items()):
-            entry["quality_reference"][task] = DoubleQuotedScalarString(ref)
-
-    with writer_lock(root):  # read, edit and write models.yaml while no other orv writes it
-        try:
-            with open(full, encoding="utf-8") as fh:
-                original = fh.read()
-            edited = yamledit.edit(original, change)
-        except (OSError, KeyError, TypeError, yamledit.EditError) as exc:
-            raise _error(MODELS_PATH, "ORV109", f"cannot record the reference for {model} ({exc})",
-                         f"add `quality_reference: {{{', '.join(f'{t}: {r}' for t, r in refs.items())}}}` under "
-                         f"`{model}:` by hand") from None
-        write_atomic(full, edited.encode("utf-8"))
+    try:
+        set_model_references(root, model, "quality_reference", refs)
+    except (OSError, KeyError, TypeError, yamledit.EditError) as exc:
+        raise _error(MODELS_PATH, "ORV109", f"cannot record the reference for {model} ({exc})",
+                     f"add `quality_reference: {{{', '.join(f'{t}: {r}' for t, r in refs.items())}}}` under "
+                     f"`{model}:` by hand") from None
