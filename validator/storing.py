@@ -97,8 +97,8 @@ def record_run_in_recipe(recipe_path: str, reference: str, claim: dict[str, floa
     recipe does not have yet are added (a Megatron log's layer split), so the run matches it (ORV206).
     The edit keeps the file's comments, key order and quoting (validator/yamledit.py); a value the
     recipe already states is never overwritten, except a `measured:` date `orv new` chose by default
-    (marked by scaffold.DEFAULT_DATE_COMMENT above it), which becomes the run's date `measured_at`. Raises yamledit.EditError when the file cannot be
-    edited safely; nothing is written then.
+    (marked by DEFAULT_DATE_COMMENT above it), which becomes the run's date `measured_at`. Raises
+    yamledit.EditError when the file cannot be edited safely; nothing is written then.
     """
 
     with writer_lock(recipe_path):  # two add-runs on one recipe take turns: both runs are listed
@@ -124,25 +124,23 @@ def _record_run(recipe_path: str, reference: str, claim: dict[str, float], state
                 yamledit.append_mapping(data["sweep"], "claimed", {"concurrency": point, **claim})
         outcome["added"] = {f"{section}.{k}": v for section, values in (stated or {}).items()
                             for k, v in yamledit.add_missing_keys(data, section, values).items()}
+        recipe_day = str(data.get("measured") or "")
+        if run_day and by_default and recipe_day != run_day:
+            yamledit.set_text(data, "measured", run_day)
+            outcome["dated"] = run_day
+        elif run_day and not by_default and recipe_day and recipe_day != run_day:
+            outcome["kept"] = (recipe_day, run_day)
 
     run_day = _day(measured_at)
     marker = f"# {DEFAULT_DATE_COMMENT}\n"
     by_default = marker in original
     edited = yamledit.edit(original, change)
-    dated = kept = None
-    if run_day:
-        recipe_day = str(yaml.safe_load(edited).get("measured") or "")
-        if by_default and recipe_day != run_day:
-            edited = yamledit.edit(edited, lambda data: yamledit.set_text(data, "measured", run_day))
-            dated = run_day
-        elif not by_default and recipe_day and recipe_day != run_day:
-            kept = (recipe_day, run_day)
-        if by_default:  # the date is now the run's: the note about orv new's default no longer applies
-            edited = edited.replace(marker, f"# {DATE_COMMENT}\n", 1)
+    if run_day and by_default:  # the date is now the run's: the note about orv new's default no longer applies
+        edited = edited.replace(marker, f"# {DATE_COMMENT}\n", 1)
     if edited != original:
         write_atomic(recipe_path, edited.encode("utf-8"))
     return RecipeUpdate(recipe_path, outcome["run"], dict(claim) if outcome["claim"] else None, outcome["added"],
-                        dated, kept, outcome.get("point"))
+                        outcome.get("dated"), outcome.get("kept"), outcome.get("point"))
 
 
 def _sweep_point(data: Any, stated: dict[str, dict[str, Any]] | None) -> int | None:
