@@ -89,11 +89,9 @@ def metadata_mismatches(recipe: Recipe, run: RunMeta) -> list[Mismatch]:
         serving = recipe.serving
         at = run.serving.concurrency if run.serving else None
         if recipe.sweep is not None and at != serving.concurrency:
-            if at in recipe.sweep.concurrency:  # another point of the sweep: compare the rest of serving
-                serving = serving.model_copy(update={"concurrency": at})
-            else:
+            if at not in recipe.sweep.concurrency:
                 out.append(Mismatch("sweep.concurrency", list(recipe.sweep.concurrency), at))
-                serving = serving.model_copy(update={"concurrency": at})
+            serving = serving.model_copy(update={"concurrency": at})  # the rest of serving still compares
         if _may_differ(serving, run.serving):
             _compare_fields(out, "serving", serving.model_dump(exclude_none=True),
                             run.serving.model_dump(exclude_none=True) if run.serving else None)

@@ -55,12 +55,10 @@ def frontiers(rows: Iterable[Mapping[str, Any]], catalog: Catalog) -> list[dict[
     """One group per model × GPU × workload that has at least one point, in a stable order."""
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for row in rows:
-        gpu = catalog.hardware.get(row["gpu"])
-        point = _point(row, gpu.price_per_gpu_hour if gpu else None)
+        point = _point(row, _price(catalog, row["gpu"]))
         if point is not None:
             groups.setdefault((row["model"], row["gpu"], row.get("workload") or UNSPECIFIED), []).append(point)
-    prices = {key: _price(catalog, key[1]) for key in groups}
-    return [group(key, points, prices[key]) for key, points in sorted(groups.items())]
+    return [group(key, points, _price(catalog, key[1])) for key, points in sorted(groups.items())]
 
 
 def _price(catalog: Catalog, gpu_id: str) -> Optional[float]:
