@@ -216,7 +216,7 @@ _HEADLINE_LABELS = (("tokens_per_s_per_gpu", "tokens/s/GPU", ",.1f"),
 
 def headline_text(recomputed: Recomputed) -> str:
     """The recomputed figures in words, and what the recomputation left out."""
-    unit = "optimizer steps" if recomputed.kind == "training" else "completed requests"
+    unit = recomputed.unit or ("optimizer steps" if recomputed.kind == "training" else "completed requests")
     if not recomputed.headline:
         return "recomputed: nothing (the run has no raw samples; it can support tier T1 only)"
     figures = ", ".join(f"{label} {recomputed.headline[key]:{spec}}" for key, label, spec in _HEADLINE_LABELS

@@ -316,7 +316,7 @@ def hash_cmd(file: str, exact_bytes: bool) -> None:
 
 # The formats `--from` offers, spelled out so `orv --help` need not import every adapter; a test holds
 # them equal to validator.add_run's ADAPTER_FORMATS + QUALITY_FORMATS.
-_ADD_RUN_FORMATS = ("megatron", "nemo", "sglang", "vllm", "lm-eval")
+_ADD_RUN_FORMATS = ("llama-bench", "megatron", "nemo", "sglang", "vllm", "lm-eval")
 
 
 @cli.command("add-run")
@@ -324,7 +324,7 @@ _ADD_RUN_FORMATS = ("megatron", "nemo", "sglang", "vllm", "lm-eval")
 @click.option("--root", type=click.Path(file_okay=False, exists=True), default=None,
               help="Registry root (default: found from the current folder).")
 @click.option("--from", "fmt", type=click.Choice(_ADD_RUN_FORMATS), default=None,
-              help="FILE is this tool's own output (Megatron-LM/NeMo log, vLLM result JSON, SGLang JSONL; "
+              help="FILE is this tool's own output (Megatron-LM/NeMo log, vLLM result JSON, SGLang JSONL, llama-bench -o json; "
                    "lm-eval: its --output_path directory or results_*.json, written with --log_samples), "
                    "not a run document. Default: detected from FILE.")
 @click.option("--reference-for", "reference_for", default=None, metavar="MODEL",

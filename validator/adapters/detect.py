@@ -1,4 +1,5 @@
-"""Which tool wrote a file: a run document, or the output `orv add-run --from` reads (vllm, sglang, megatron, nemo).
+"""Which tool wrote a file: a run document, or the output `orv add-run --from` reads (vllm, sglang, megatron, nemo,
+llama-bench).
 
 Told apart by what each tool always writes (the module docstrings of the adapters cite the source):
 - a run document: a JSON object with `kind` and `tool` (SPEC §3);
@@ -6,7 +7,8 @@ Told apart by what each tool always writes (the module docstrings of the adapter
   `date` / `model_id` / `tokenizer_id` / `endpoint_type` (SGLang writes none of them);
 - SGLang `bench_serving --output-file`: JSON lines with `duration` and `dataset_name` or `details`;
 - Megatron-LM: a log line `iteration N/ M | ... elapsed time per iteration (ms): ...`;
-- NeMo 2: a log line `Training epoch E, iteration N/M | ... train_step_timing in s: ...`.
+- NeMo 2: a log line `Training epoch E, iteration N/M | ... train_step_timing in s: ...`;
+- llama-bench `-o json`/`-o jsonl`: an array of (or lines of) objects with `build_commit`, `samples_ns`, `n_prompt`, `n_gen`.
 """
 
 from __future__ import annotations
@@ -32,7 +34,10 @@ DESCRIPTION = {
     "sglang": "`python -m sglang.bench_serving --output-file` output",
     "megatron": "a Megatron-LM training log",
     "nemo": "a NeMo training log",
+    "llama-bench": "`llama-bench -o json` (or -o jsonl) output",
 }
+# llama-bench (tools/llama-bench/llama-bench.cpp, test::get_fields): every test object has these
+_LLAMA_BENCH_KEYS = ("build_commit", "samples_ns", "n_prompt", "n_gen")
 _VLLM_KEYS = ("date", "model_id", "tokenizer_id", "endpoint_type")
 _SGLANG_KEYS = ("dataset_name", "details")
 _MEGATRON = re.compile(r"\biteration\s+\d+\s*/\s*\d+\s*\|.*elapsed time per iteration")
@@ -58,8 +63,23 @@ def _json_objects(raw: bytes) -> list[dict[str, object]]:
     return objects
 
 
+def _llama_bench(raw: bytes) -> bool:
+    """`-o json` writes an array of test objects, `-o jsonl` one object a line."""
+    if re.match(rb"\s*\[", raw):
+        try:
+            data = parse_json("", raw)
+        except InputFileError:
+            return False
+        objects = data[:1] if isinstance(data, list) else []
+    else:
+        objects = _json_objects(raw)[:1] if re.match(rb"\s*\{", raw) else []
+    return bool(objects) and isinstance(objects[0], dict) and all(k in objects[0] for k in _LLAMA_BENCH_KEYS)
+
+
 def detect(raw: bytes) -> Detected | None:
     """The format of `raw`, or None when it looks like none of them."""
+    if _llama_bench(raw):
+        return Detected("llama-bench", DESCRIPTION["llama-bench"])
     objects = _json_objects(raw) if re.match(rb"\s*\{", raw) else []
     if objects:
         first = objects[0]
