@@ -466,6 +466,8 @@ def new_cmd(kind: str, root: str | None, interactive: bool | None, dry_run: bool
         sys.exit(EXIT_USAGE)
     click.echo(rel)
     fmt = "vllm|sglang" if kind == "inference" else "megatron|nemo"
+    if answers.components.get("engine", "").split("@")[0] in ("llama.cpp", "llama-cpp", "llamacpp"):
+        fmt = "llama-bench"  # llama.cpp recipes are measured with llama-bench (docs/contributing.md)
     click.echo(f"next: orv add-run --from {fmt} --recipe {rel} --write-recipe OUTPUT", err=True)
 
 

@@ -21,7 +21,6 @@ from validator.errors import AdapterError, InputFileError, LoadError
 from validator.load.contributor import RECIPE, read_named
 from validator.evidence import metadata_mismatches
 from validator.identity import architecture_problems, checkpoint_problem, gguf_problems, gpu_problem
-from validator.llamacpp import LLAMA_CPP_NAMES
 from validator.load import schema as schemas
 from validator.load.documents import (
     Document,
@@ -56,7 +55,7 @@ KIND_OF["llama-bench"] = "inference"
 # The software component whose version is the tool's when the tool ships with it (vLLM's bench
 # client is part of vLLM; Megatron-LM's training loop is released with megatron-core).
 TOOL_COMPONENTS = {"megatron": ("megatron-core", "megatron-lm"), "nemo": ("nemo",), "vllm": ("vllm",),
-                   "sglang": ("sglang",), "llama-bench": tuple(sorted(LLAMA_CPP_NAMES))}
+                   "sglang": ("sglang",), "llama-bench": ()}  # llama-bench states its own build
 
 PLACEHOLDER_CLAIM = {"training": {"tokens_per_s_per_gpu": 1.0}, "inference": {"decode_tok_s": 1.0}}
 # The recomputed figures a recipe's claim holds (schema/recipe-*.schema.json `claimed`).

@@ -71,8 +71,13 @@ def _llama_bench(raw: bytes) -> bool:
         except InputFileError:
             return False
         objects = data[:1] if isinstance(data, list) else []
+    elif re.match(rb"\s*\{", raw):  # the first line alone: a truncated last line is the adapter's to report
+        try:
+            objects = [parse_json("", raw.lstrip().split(b"\n", 1)[0])]
+        except InputFileError:
+            return False
     else:
-        objects = _json_objects(raw)[:1] if re.match(rb"\s*\{", raw) else []
+        return False
     return bool(objects) and isinstance(objects[0], dict) and all(k in objects[0] for k in _LLAMA_BENCH_KEYS)
 
 
