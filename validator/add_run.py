@@ -43,7 +43,8 @@ SIZE_ONE_BY_DEFAULT = ("vpp", "cp", "ep", "etp")  # a layout without them means 
 # The most bytes read of FILE per --from format (docs/limits.md); a format not named here (a new adapter)
 # gets TOOL_OUTPUT's. Without --from the format is known only after reading, so the largest applies.
 INPUT_BUDGET: dict[str, Budget] = {"vllm": contributor.SERVING_RESULT, "sglang": contributor.SERVING_RESULT,
-                                   "megatron": contributor.TRAINING_LOG, "nemo": contributor.TRAINING_LOG}
+                                   "megatron": contributor.TRAINING_LOG, "nemo": contributor.TRAINING_LOG,
+                                   "llama-bench": contributor.LLAMA_BENCH}
 UNDETECTED_BUDGET = max((contributor.TOOL_OUTPUT, contributor.RUN_DOCUMENT, *INPUT_BUDGET.values()),
                         key=lambda b: b.limit)
 
