@@ -12,7 +12,11 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from tests.conftest import fuzz_examples
+from tests.test_fuzz_inputs import BUDGET, _add_run, odd_values
 from tests.testing.llamabench import (ALL, BOTH_JSON, BOTH_JSONL, BUILD, COMMIT, DEEP, THREE_REPS, add_llama_catalog,
                                       bench_tests)
 from tests.testing.registry import VLLM, make_registry
@@ -20,6 +24,7 @@ from validator.adapters.detect import detect
 from validator.boards.build import GitStamp, build
 from validator.cli import main
 from validator.engine import analyse
+from validator.errors import UsageError
 from validator.reproduce import reproduce
 from validator.science import llamabench as science
 from validator.tiers import derive
@@ -336,3 +341,53 @@ def test_reproduce_prints_the_llama_bench_command(registry: Path, capsys: pytest
     assert any(line.startswith("llama.cpp/build/bin/llama-bench -m '<the GGUF file of tinyllama-test>' -p 0 -n 128 "
                                "-d 0 -r 5 -o json > llama-bench.json") for line in lines), lines
     assert any(line.startswith("orv add-run llama-bench.json --from llama-bench --recipe") for line in lines)
+
+
+# --------------------------------------------------------------------------- any input: a run or a finding
+
+
+@st.composite
+def mutated_bench(draw: st.DrawFn) -> bytes:
+    """The real output with a few values replaced by odd ones or bombs, as -o json or -o jsonl, sometimes cut."""
+    tests = bench_tests(BOTH_JSON)
+    draw(odd_values(tests, 1))
+    text = json.dumps(tests, indent=2) if draw(st.booleans()) else "\n".join(json.dumps(t) for t in tests) + "\n"
+    if draw(st.booleans()):
+        text = text[: draw(st.integers(0, len(text)))]
+    return text.encode("utf-8", "surrogatepass")
+
+
+@pytest.fixture(scope="module")
+def fuzz_registry(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    root = add_llama_catalog(make_registry(tmp_path_factory.mktemp("fuzz") / "registry"))
+    recipe = tmp_path_factory.mktemp("recipe") / "tinyllama-test-rtx-3090-llama-cpp-f32-llama-bench-tg128-c1.yaml"
+    recipe.write_text(f"""\
+id: tinyllama-test-rtx-3090-llama-cpp-f32-llama-bench-tg128-c1
+kind: inference
+model: tinyllama-test
+hardware: {{gpu: rtx-3090, count: 1}}
+author: ann
+measured: "2026-12-05"
+software:
+  engine: {{name: llama.cpp, version: "{BUILD}"}}
+quant: f32
+serving: {{concurrency: 1}}
+workload: llama-bench-tg128
+claimed: {{}}
+runs: []
+""", encoding="utf-8")
+    return root, recipe
+
+
+@settings(max_examples=fuzz_examples(40), **BUDGET)
+@given(raw=st.one_of(mutated_bench(), st.binary(max_size=300)), detected=st.booleans())
+def test_any_llama_bench_output_gives_a_run_or_a_finding(tmp_path_factory: pytest.TempPathFactory,
+                                                         fuzz_registry: tuple[Path, Path], raw: bytes,
+                                                         detected: bool) -> None:
+    root, recipe = fuzz_registry
+    source = tmp_path_factory.mktemp("bench") / "llama-bench.json"
+    source.write_bytes(raw)
+    try:
+        _add_run(root, source, None if detected else "llama-bench", recipe)  # type: ignore[arg-type]
+    except UsageError:
+        assert detected  # not recognised as llama-bench output: add-run names the --from it needs
