@@ -248,11 +248,29 @@ def test_a_gpu_llama_bench_did_not_see_is_refused(registry: Path, tmp_path: Path
     other = tmp_path / "4090.json"
     other.write_text(json.dumps(tests), encoding="utf-8")
     code, _, err = add_run(capsys, registry, other, recipe)
-    assert code == 1 and "ORV206" in err and "ran on `NVIDIA GeForce RTX 4090`" in err
+    assert code == 1 and "ORV249" in err and "ran on `NVIDIA GeForce RTX 4090`" in err
+    for test in tests:
+        test["gpu_info"], test["backends"] = "", "CUDA"  # the device erased, the backend left: edited
+    other.write_text(json.dumps(tests), encoding="utf-8")
+    code, _, err = add_run(capsys, registry, other, recipe)
+    assert code == 1 and "ORV249" in err and "used the CUDA backend but names no GPU" in err
     for test in tests:
         test["gpu_info"] = "NVIDIA GeForce RTX 3090"
     other.write_text(json.dumps(tests), encoding="utf-8")
-    assert add_run(capsys, registry, other, recipe)[0] == 0
+    code, out, err = add_run(capsys, registry, other, recipe)
+    assert code == 0, err
+    assert errors(registry) == []
+    # the same run moved to an H100 recipe: `orv check` says which GPU llama-bench saw
+    run = registry / "runs" / out.strip()[7:9] / f"{out.strip()[7:]}.json"
+    document = json.loads(run.read_text())
+    document["hardware"]["gpu"] = "h100"
+    stored = registry / "elsewhere.json"
+    stored.write_text(json.dumps(document), encoding="utf-8")
+    code, moved, err = orv(capsys, "add-run", str(stored), "--root", str(registry))
+    assert code == 0, err
+    stored.unlink()
+    found = [d for d in errors(registry) if d.code == "ORV249"]
+    assert len(found) == 1 and "the run's GPU (its recipe's) is `h100`" in found[0].message
 
 
 def test_a_recipe_pinned_to_another_build_is_refused(registry: Path, capsys: pytest.CaptureFixture[str]) -> None:

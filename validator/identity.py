@@ -160,6 +160,6 @@ def gpu_problem(gpu_id: str, gpu_name: Optional[str], gpu_info: str, backends: s
                                                  "names no GPU", "give the output llama-bench wrote, unchanged")
         return None
     if gpu_name and _model_number(gpu_name) not in _norm(gpu_info):
-        return Problem("hardware.gpu", f"llama-bench ran on `{gpu_info}`; the recipe's GPU is `{gpu_id}` "
+        return Problem("hardware.gpu", f"llama-bench ran on `{gpu_info}`; the run's GPU (its recipe's) is `{gpu_id}` "
                                        f"({gpu_name})", "attach the run to the recipe of the GPU it ran on")
     return None

@@ -253,7 +253,7 @@ def check_identity(root: str, recipe_path: str | None, source: Source, converted
         gpu = load_gpu_name(root, run.hardware.gpu)
         found = gpu_problem(run.hardware.gpu, gpu, run.synthetic.gpu_info, run.synthetic.backends)
         if found is not None:
-            problems.add("ORV206", found.message, found.hint)
+            problems.add("ORV249", found.message, found.hint)
     for served in (run.checkpoint, converted.stated.get("tokenizer_id")):  # vLLM: model_id, then tokenizer_id
         found = checkpoint_problem(run.model, spec, served, named) if served else None
         if found is not None:
