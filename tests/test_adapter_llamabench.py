@@ -409,3 +409,22 @@ def test_any_llama_bench_output_gives_a_run_or_a_finding(tmp_path_factory: pytes
         _add_run(root, source, None if detected else "llama-bench", recipe)  # type: ignore[arg-type]
     except UsageError:
         assert detected  # not recognised as llama-bench output: add-run names the --from it needs
+
+
+@pytest.mark.parametrize("change, code, words", [
+    ({"build_number": 0, "build_commit": "unknown"}, "ORV405", "llama-bench does not know its build"),
+    ({"n_prompt": 512}, "ORV109", "is a -pg test"),
+    ({"samples_ns": []}, "ORV104", "`samples_ns` of test"),
+    ({"samples_ns": None}, "ORV104", "`samples_ns` of test"),
+    ({"model_n_params": 0}, "ORV104", "`model_n_params` of test"),
+], ids=["no-build", "pg", "no-samples", "null-samples", "no-params"])
+def test_what_cannot_be_evidence_is_refused(registry: Path, tmp_path: Path, change: dict[str, Any], code: str,
+                                            words: str, capsys: pytest.CaptureFixture[str]) -> None:
+    recipe = new_recipe(capsys, registry, "llama-bench-tg128")
+    tests = [t for t in bench_tests(BOTH_JSON) if t["n_gen"]]
+    tests[0].update(change)
+    source = tmp_path / "one.json"
+    source.write_text(json.dumps(tests), encoding="utf-8")
+    done, out, err = orv(capsys, "add-run", str(source), "--root", str(registry), "--recipe", recipe, "--from",
+                         "llama-bench", "--record", "1")
+    assert done == 1 and out == "" and code in err and words in err, err

@@ -154,9 +154,8 @@ def _printed(value: float) -> float:
     return float(f"{value:.{PRINTED_DECIMALS}f}")
 
 
-def check_summary(test: Test, f: dict[str, Any], problems: Problems) -> float:
-    """llama-bench's own avg_ts, stddev_ts, avg_ns and samples_ts must follow from samples_ns; the
-    recomputed avg_ts (the figure the run records) is returned."""
+def check_summary(test: Test, f: dict[str, Any], problems: Problems) -> None:
+    """llama-bench's own avg_ts, stddev_ts, avg_ns and samples_ts must follow from samples_ns."""
     ns, n_tokens = f["samples_ns"], f["n_prompt"] + f["n_gen"]
     rates = science.rates(ns, n_tokens)
     mean, spread = science.avg(rates), science.stdev(rates)
@@ -173,7 +172,6 @@ def check_summary(test: Test, f: dict[str, Any], problems: Problems) -> float:
                                          for r, p in zip(rates, printed_ts)):
         problems.add("ORV109", f"test {test.name()}: `samples_ts` does not follow from `samples_ns` "
                                f"({n_tokens} tokens per repetition)", altered, *test.locate("samples_ts"))
-    return mean
 
 
 def _measured_at(test_time: str) -> str | None:
@@ -231,7 +229,7 @@ def convert(source: Source, meta: RunMetadata) -> Converted:
     doc.pop("checkpoint", None)  # the GGUF is stated in `synthetic` and checked there (ORV226)
     doc.update({
         "tool": tool_block(TOOL, FORMAT, meta), "quant": meta.quant, "serving": dict(meta.serving or {}),
-        "summary": {science.HEADLINE_OF[test_kind]: f["avg_ts"]},  # llama-bench's own, equal to `figure`
+        "summary": {science.HEADLINE_OF[test_kind]: f["avg_ts"]},  # llama-bench's own (check_summary agrees)
         "synthetic": {"tool": TOOL, "test": test_kind, "n_prompt": n_prompt, "n_gen": n_gen,
                       "n_depth": f["n_depth"], "model_filename": f["model_filename"],
                       "model_type": f["model_type"][:200], "model_n_params": f["model_n_params"],
@@ -242,4 +240,4 @@ def convert(source: Source, meta: RunMetadata) -> Converted:
     })
     notes.append(f"llama-bench test {test.name()}, {len(f['samples_ns'])} repetitions, llama.cpp {tag} "
                  f"({commit}), model {f['model_type']!r}")
-    return Converted(doc, tuple(notes), {"gpu_info": f["gpu_info"], "backends": f["backends"]})
+    return Converted(doc, tuple(notes))
