@@ -428,3 +428,14 @@ def test_what_cannot_be_evidence_is_refused(registry: Path, tmp_path: Path, chan
     done, out, err = orv(capsys, "add-run", str(source), "--root", str(registry), "--recipe", recipe, "--from",
                          "llama-bench", "--record", "1")
     assert done == 1 and out == "" and code in err and words in err, err
+
+
+def test_a_hand_written_run_cannot_mislabel_its_test() -> None:
+    """A run document says which test it is; the figure is recomputed only when the counts agree with it."""
+    tg = {"tool": "llama-bench", "test": "tg", "n_prompt": 0, "n_gen": 128, "n_depth": 0}
+    samples = [{"prompt_tokens": 0, "output_tokens": 128, "ttft_ms": 0.0, "e2e_ms": 100.0}] * 5
+    assert science.facts(samples, tg).headline == {"decode_tok_s": 1280.0}
+    assert science.facts(samples, {**tg, "test": "pp"}).headline == {}  # a decode figure passed off as prefill
+    pp_counts = [{**s, "prompt_tokens": 512, "output_tokens": 0} for s in samples]
+    assert science.facts(pp_counts, {**tg, "n_prompt": 512, "n_gen": 0}).headline == {}  # labelled tg, counts pp
+    assert science.facts(pp_counts, tg).headline == {}  # samples that are not the stated test
