@@ -24,6 +24,8 @@ class Source:
 
     name: str
     raw: bytes
+    # a second file of the same run, by role ("report": AIPerf's summary, trtllm-bench's --report_json)
+    companions: Mapping[str, "Source"] = field(default_factory=dict)
 
     def lines(self) -> list[str]:
         """Log lines (1-based index = position + 1); bytes that are not UTF-8 are replaced, never fatal."""
