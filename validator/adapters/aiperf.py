@@ -226,7 +226,7 @@ def convert(source: Source, meta: RunMetadata) -> Converted:
     notes: list[str] = []
     phases = _Phases(records, problems)
     model, streaming, concurrency = _stated(summary)
-    if streaming is False:
+    if streaming is not True:  # AIPerf's summary leaves `streaming` out when it is off (its default)
         problems.add("ORV108", "AIPerf ran without --streaming: it measured no TTFT, so no TTFT or decode figure "
                                "can be recomputed", f"run {SAVE_FLAG}", *summary.locate(("input_config",)))
     _check_counts(summary, phases, problems)
