@@ -285,3 +285,16 @@ def test_a_client_result_at_another_concurrency_does_not_back_it(registry: Path,
     code, _, err = add_run(capsys, registry, "--from", "vllm", str(TOOLS / "vllm" / "serve-detailed.json"),
                            "--recipe", str(recipe), "--tool-version", "0.11.0")
     assert code == 1 and "ORV206" in err
+
+
+@pytest.mark.parametrize("engine", ["exllamav3", "llama-server"])
+def test_reproduce_measures_a_server_without_a_benchmark_with_vllms_client(
+        registry: Path, capsys: pytest.CaptureFixture[str], engine: str) -> None:
+    recipe = write_recipe(registry, id=f"qwen3-8-27b-h100-{engine}-fp8-single-stream-256-c1", engine=engine,
+                          version="0.0.18" if engine == "exllamav3" else "b6800")
+    assert main(["reproduce", "--root", str(registry), str(recipe)]) == 0
+    out = capsys.readouterr().out
+    assert "vllm bench serve --backend openai-chat --base-url http://127.0.0.1:8000 --endpoint " \
+           "/v1/chat/completions --model Qwen/Qwen3.8-27B --dataset-name random" in out
+    assert "--max-concurrency 1" in out and "--save-result --save-detailed" in out
+    assert "orv add-run result.json --from vllm --tool-version VLLM_VERSION --recipe" in out

@@ -198,3 +198,15 @@ def test_the_generator_writes_what_is_committed(tmp_path: Path, monkeypatch: pyt
                  "non-streaming-report.json"):
         assert (tmp_path / name).read_bytes() == (TRT / name).read_bytes()
     assert trtllm.recomputed_report(json.loads((tmp_path / "streaming-requests.json").read_text()), True)
+
+
+def test_reproduce_prints_the_trtllm_bench_commands(registry: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    recipe = write_recipe(registry)
+    assert main(["reproduce", "--root", str(registry), str(recipe)]) == 0
+    out = capsys.readouterr().out
+    assert "trtllm-bench --model Qwen/Qwen3.8-27B prepare-dataset --output dataset.jsonl token-unif-dist " \
+           "--num-requests 8 --input-min 256 --input-max 256 --output-min 256 --output-max 256" in out
+    assert "throughput --dataset dataset.jsonl --backend pytorch --tp 1 --pp 1 --concurrency 1" in out
+    assert "--streaming --request_json requests.json --report_json report.json" in out
+    assert "orv add-run requests.json --from trtllm-bench --report report.json --recipe" in out
+    assert "vllm bench serve" not in out and "launch.args" not in out
