@@ -5,6 +5,7 @@ evidence is refused. Also: a client result (vLLM's bench serve) backs a recipe w
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import shutil
@@ -12,7 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from tests.conftest import fuzz_examples
 from tests.testing.registry import TOOLS, make_registry
 from validator import tiers
 from validator.adapters import aiperf, convert, metadata, with_report
@@ -298,3 +302,37 @@ def test_reproduce_measures_a_server_without_a_benchmark_with_vllms_client(
            "/v1/chat/completions --model Qwen/Qwen3.8-27B --dataset-name random" in out
     assert "--max-concurrency 1" in out and "--save-result --save-detailed" in out
     assert "orv add-run result.json --from vllm --tool-version VLLM_VERSION --recipe" in out
+
+
+# --------------------------------------------------------------------------- hostile input
+
+
+ODD = [None, True, 0, -1, 1.5, 2**64, 1e300, "", "x", [], {}, [None], {"value": -5}, {"value": "nan"}]
+
+
+@settings(max_examples=fuzz_examples(30), deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_any_mutation_of_aiperfs_files_gives_a_run_or_a_finding(tmp_path_factory: pytest.TempPathFactory,
+                                                                 data: st.DataObject) -> None:
+    root = make_registry(tmp_path_factory.mktemp("fuzz") / "registry")
+    recipe = write_recipe(root)
+    records, summary = saved_records(), saved_summary()
+    for _ in range(data.draw(st.integers(1, 3))):
+        target = data.draw(st.sampled_from(["record", "summary"]))
+        doc: Any = records[data.draw(st.integers(0, len(records) - 1))] if target == "record" else summary
+        for _ in range(data.draw(st.integers(1, 4))):
+            keys = list(doc) if isinstance(doc, dict) else []
+            if not keys:
+                break
+            key = data.draw(st.sampled_from(keys))
+            if isinstance(doc[key], dict) and data.draw(st.booleans()):
+                doc = doc[key]
+                continue
+            doc[key] = copy.deepcopy(data.draw(st.sampled_from(ODD)))  # ODD's lists are shared
+            break
+    folder = artifacts(tmp_path_factory.mktemp("a"), records=records, summary=summary)
+    try:
+        adapt(folder, recipe, root)
+    except AdapterError as exc:
+        for d in exc.diagnostics:
+            assert d.code != "ORV900" and d.line >= 1 and d.col >= 1 and d.hint

@@ -6,13 +6,17 @@ writes both files as TensorRT-LLM's own writers do (cited there).
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from tests.conftest import fuzz_examples
 from tests.testing.registry import TOOLS, make_registry
 from validator.adapters import convert, metadata, with_report
 from validator.adapters import trtllm
@@ -210,3 +214,32 @@ def test_reproduce_prints_the_trtllm_bench_commands(registry: Path, capsys: pyte
     assert "--streaming --request_json requests.json --report_json report.json" in out
     assert "orv add-run requests.json --from trtllm-bench --report report.json --recipe" in out
     assert "vllm bench serve" not in out and "launch.args" not in out
+
+
+ODD = [None, True, 0, -1, 1.5, 2**64, 1e300, "", "x", [], {}, [None], {"k": 1}]
+
+
+@settings(max_examples=fuzz_examples(30), deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_any_mutation_of_trtllm_bench_files_gives_a_run_or_a_finding(tmp_path_factory: pytest.TempPathFactory,
+                                                                     data: st.DataObject) -> None:
+    root = make_registry(tmp_path_factory.mktemp("fuzz") / "registry")
+    recipe = write_recipe(root)
+    requests, report = saved("streaming-requests.json"), saved("streaming-report.json")
+    for _ in range(data.draw(st.integers(1, 3))):
+        doc: Any = requests[data.draw(st.integers(0, len(requests) - 1))] if data.draw(st.booleans()) else report
+        for _ in range(data.draw(st.integers(1, 4))):
+            keys = list(doc) if isinstance(doc, dict) else []
+            if not keys:
+                break
+            key = data.draw(st.sampled_from(keys))
+            if isinstance(doc[key], dict) and data.draw(st.booleans()):
+                doc = doc[key]
+                continue
+            doc[key] = copy.deepcopy(data.draw(st.sampled_from(ODD)))  # ODD's lists are shared
+            break
+    try:
+        adapt(*files(tmp_path_factory.mktemp("t"), requests=requests, report=report), recipe, root)
+    except AdapterError as exc:
+        for d in exc.diagnostics:
+            assert d.code != "ORV900" and d.line >= 1 and d.col >= 1 and d.hint

@@ -136,6 +136,8 @@ def _samples(done: Sequence[JsonRecord], problems: Problems) -> list[dict[str, A
             continue
         bad = next((tag for tag, v in values.items() if not _is_number(v) or v < 0
                     or (tag.endswith("length") and not isinstance(v, int))), None)
+        if bad is None and values["request_latency"] < values["time_to_first_token"]:
+            bad = "request_latency"  # a request ends after its first token
         if bad or not isinstance(start, int) or isinstance(start, bool):
             problems.add("ORV104", f"`{bad or 'metadata.request_start_ns'}` is not a valid value in this record",
                          f"give AIPerf's {RECORDS} unchanged", record.first_line)
@@ -191,15 +193,25 @@ def _check_summary(summary: JsonRecord, done: Sequence[JsonRecord], problems: Pr
                          *summary.locate((tag, stat)))
 
 
+def _at(data: Any, path: Sequence[str]) -> Any:
+    for key in path:
+        data = data.get(key) if isinstance(data, dict) else None
+    return data
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def _stated(summary: JsonRecord) -> tuple[str | None, bool | None, int | None]:
     """The served model, whether it streamed, and the profiling phase's concurrency, from input_config."""
     config = summary.data.get("input_config")
     config = config if isinstance(config, dict) else {}
-    models = (config.get("models") or {}).get("items") if isinstance(config.get("models"), dict) else None
-    names = [m.get("name") for m in models or [] if isinstance(m, dict) and isinstance(m.get("name"), str)]
-    endpoint = config.get("endpoint") if isinstance(config.get("endpoint"), dict) else {}
-    streaming = endpoint.get("streaming") if isinstance(endpoint.get("streaming"), bool) else None
-    phases = [p for p in config.get("phases") or [] if isinstance(p, dict) and p.get("kind") == "profiling"]
+    models = _at(config, ("models", "items"))
+    names = [m.get("name") for m in _list(models) if isinstance(m, dict) and isinstance(m.get("name"), str)]
+    streaming = _at(config, ("endpoint", "streaming"))
+    streaming = streaming if isinstance(streaming, bool) else None
+    phases = [p for p in _list(config.get("phases")) if isinstance(p, dict) and p.get("kind") == "profiling"]
     concurrency = phases[0].get("concurrency") if len(phases) == 1 else None
     valid = isinstance(concurrency, int) and not isinstance(concurrency, bool) and concurrency > 0
     return (names[0] if len(names) == 1 else None), streaming, (concurrency if valid else None)

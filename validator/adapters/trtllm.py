@@ -185,6 +185,9 @@ def convert(source: Source, meta: RunMetadata) -> Converted:
                      f"pass the --report_json file of {SAVE_FLAG}")
         problems.raise_if_any()
     requests = _requests(requests_record, problems)
+    if requests and max(r["end_timestamp"] for r in requests) <= min(r["start_timestamp"] for r in requests):
+        problems.add("ORV109", "the requests span no time (every end stamp at or before the first start)",
+                     f"give the file {SAVE_FLAG} wrote, unchanged", requests_record.first_line)
     problems.raise_if_any()
     streamed = _streamed(requests)
     claims_streaming = isinstance(report.data.get("streaming_metrics"), dict)
@@ -214,7 +217,7 @@ def convert(source: Source, meta: RunMetadata) -> Converted:
         notes.append(f"trtllm-bench reports quantization {quant} (dtype {engine.get('dtype')}); the recipe says "
                      f"{meta.quant}: check they name the same format")
     samples = _samples(requests)
-    streaming = report.data.get("streaming_metrics") or {}
+    streaming = report.data["streaming_metrics"] if claims_streaming else {}
     summary = {k: float(v) for k, v in (("ttft_ms", streaming.get("avg_ttft_ms")),
                                         ("tpot_ms", streaming.get("avg_tpot_ms")),
                                         ("output_tok_s", _at(report.data, ("performance",
