@@ -336,3 +336,12 @@ def test_any_mutation_of_aiperfs_files_gives_a_run_or_a_finding(tmp_path_factory
     except AdapterError as exc:
         for d in exc.diagnostics:
             assert d.code != "ORV900" and d.line >= 1 and d.col >= 1 and d.hint
+
+
+def test_the_records_must_prove_the_recipes_workload(registry: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """256/256-token requests stored for a recipe naming the ~512/64 workload: ORV241 from the run's own lengths."""
+    recipe = write_recipe(registry, id="qwen3-8-27b-h100-vllm-fp8-random-512-64-c1", workload="random-512-64")
+    code, _, err = add_run(capsys, registry, str(STREAMING), "--recipe", str(recipe), "--write-recipe")
+    assert code == 0, err
+    result = run(Config(root=str(registry), skip_boards=True))
+    assert {d.code for d in result.diagnostics if d.severity.value == "error"} == {"ORV241"}

@@ -243,3 +243,8 @@ def test_any_mutation_of_trtllm_bench_files_gives_a_run_or_a_finding(tmp_path_fa
     except AdapterError as exc:
         for d in exc.diagnostics:
             assert d.code != "ORV900" and d.line >= 1 and d.col >= 1 and d.hint
+
+
+def test_a_log_starting_with_a_bracket_is_still_a_log() -> None:
+    found = detect(b"[NeMo I 2026-01-01 nemo_logging:1] start\n" + (TOOLS / "nemo" / "qwen3-8-27b-nemo.log").read_bytes())
+    assert found is not None and found.fmt == "nemo"

@@ -78,8 +78,9 @@ def _detect_list(raw: bytes) -> Detected | None:
 
 def detect(raw: bytes) -> Detected | None:
     """The format of `raw`, or None when it looks like none of them."""
-    if re.match(rb"\s*\[", raw):
-        return _detect_list(raw)
+    listed = _detect_list(raw) if re.match(rb"\s*\[", raw) else None  # a log line may start with "[" too
+    if listed is not None:
+        return listed
     objects = _json_objects(raw) if re.match(rb"\s*\{", raw) else []
     if objects:
         first = objects[0]
