@@ -120,7 +120,7 @@ def test_recomputed_figures_equal_aiperfs_own_summary(registry: Path) -> None:
     assert math.isclose(doc["duration_s"], summary["benchmark_duration"]["avg"], rel_tol=1e-9)
     assert sum(s["output_tokens"] for s in doc["samples"]) == summary["output_sequence_length"]["sum"] == 2560
     assert sum(s["prompt_tokens"] for s in doc["samples"]) == summary["input_sequence_length"]["sum"] == 2560
-    # AIPerf 0.13 divides by the phase's window (µs in its files), orv by the records' span: close, not equal
+    # AIPerf 0.13 divides by the phase's window, orv by the records' span: close, not equal
     assert math.isclose(facts.headline["output_tok_s"], summary["output_token_throughput"]["avg"], rel_tol=1e-2)
     assert doc["tool"] == {"name": "aiperf", "version": "0.13.0", "format": aiperf.FORMAT}
     assert doc["checkpoint"] == "Qwen/Qwen3.8-27B" and doc["serving"]["concurrency"] == 1
@@ -345,3 +345,15 @@ def test_the_records_must_prove_the_recipes_workload(registry: Path, capsys: pyt
     assert code == 0, err
     result = run(Config(root=str(registry), skip_boards=True))
     assert {d.code for d in result.diagnostics if d.severity.value == "error"} == {"ORV241"}
+
+
+def test_aiperfs_output_throughput_is_checked_within_its_windows_rounding(tmp_path: Path, registry: Path) -> None:
+    recipe = write_recipe(registry)
+    summary = saved_summary()
+    printed = summary["output_token_throughput"]["avg"]
+    window = 67.667964  # the summary's end_time − start_time
+    assert abs(printed - 2560 / window) / printed < 1e-6 / window  # AIPerf's own figure passes
+    summary["output_token_throughput"]["avg"] = printed * 1.0001  # a 0.01% flattering edit
+    with pytest.raises(AdapterError) as exc:
+        adapt(artifacts(tmp_path, summary=summary), recipe, registry)
+    assert refused_codes(exc) == ["ORV109"] and "output_token_throughput" in exc.value.diagnostics[0].message

@@ -20,9 +20,10 @@ AIPerf's aggregates, recomputed here the way its code computes them (metrics/typ
                            Min/MaxRequestTimestampMetric); AIPerf keeps timestamps in float64 columns
                            (metrics/column_store.py), so the two ends are rounded to float64 first
 Each must equal AIPerf's summary within 1e-9 relative, or the files were edited or mixed (ORV109).
-AIPerf 0.13.0's `output_token_throughput` divides by the profiling phase's window (metrics/metric_dicts.py
-`observation_duration`: the phase's start and end, not the records'), which the files give only to
-the microsecond: it is not compared. orv's own output_tok_s is Σ output tokens / benchmark_duration.
+AIPerf 0.13.0's `output_token_throughput` divides Σ output tokens by the profiling phase's window
+(metrics/metric_dicts.py `observation_duration`: the phase's start and end, not the records'), which
+the summary gives only to the microsecond (`start_time`, `end_time`): it is compared within that
+rounding (1 µs / window). orv's own output_tok_s is Σ output tokens / benchmark_duration.
 Without `--streaming` AIPerf records no TTFT (TTFTMetric is STREAMING_TOKENS_ONLY): such a run is
 refused, it cannot back a TTFT or decode figure.
 
@@ -35,6 +36,7 @@ from __future__ import annotations
 
 import math
 import os
+from datetime import datetime
 from typing import Any, Sequence
 
 from validator.adapters.common import (
@@ -185,12 +187,28 @@ def _check_summary(summary: JsonRecord, done: Sequence[JsonRecord], problems: Pr
             if tag.endswith("length"):
                 recomputed[(tag, "sum")] = math.fsum(values)
     recomputed[("benchmark_duration", "avg")] = benchmark_duration_s(done)
+    tolerance = dict.fromkeys(recomputed, RECOMPUTED)
+    window = _phase_window_s(summary)
+    if window and ("output_sequence_length", "sum") in recomputed:
+        # the phase's window is printed to the microsecond: both ends may be 0.5 µs off
+        recomputed[("output_token_throughput", "avg")] = recomputed[("output_sequence_length", "sum")] / window
+        tolerance[("output_token_throughput", "avg")] = 1e-6 / window + RECOMPUTED
     for (tag, stat), value in recomputed.items():
         printed = _summary_value(summary, tag, stat)
-        if printed is not None and not printed_matches(printed, value, RECOMPUTED):
+        if printed is not None and not printed_matches(printed, value, tolerance[(tag, stat)]):
             problems.add("ORV109", f"AIPerf's summary gives {tag}.{stat} = {printed!r}, but its records give {value!r}",
                          "the summary was edited or belongs to another run; give AIPerf's own two files of one run",
                          *summary.locate((tag, stat)))
+
+
+def _phase_window_s(summary: JsonRecord) -> float | None:
+    """The profiling phase's window from the summary's `start_time` / `end_time` (ISO, microseconds)."""
+    try:
+        start, end = (datetime.fromisoformat(summary.data[k]) for k in ("start_time", "end_time"))
+        window = (end - start).total_seconds()
+    except (KeyError, TypeError, ValueError):
+        return None
+    return window if window > 0 else None
 
 
 def _at(data: Any, path: Sequence[str]) -> Any:
