@@ -157,6 +157,10 @@ def test_a_tampered_summary_is_a_finding(tmp_path: Path, registry: Path) -> None
     with pytest.raises(AdapterError) as exc:
         adapt(artifacts(tmp_path, summary=summary), recipe, registry)
     assert refused_codes(exc) == ["ORV109"] and "time_to_first_token.avg" in exc.value.diagnostics[0].message
+    finding, text = exc.value.diagnostics[0], (tmp_path / "artifacts" / aiperf.SUMMARY).read_text().split("\n")
+    at = text.index('  "time_to_first_token": {') + next(i for i, line in enumerate(
+        text[text.index('  "time_to_first_token": {'):]) if '"avg"' in line) + 1
+    assert finding.path.endswith(aiperf.SUMMARY) and finding.line == at  # located in the summary, not the records
 
 
 def test_a_record_edited_to_inflate_output_is_a_finding(tmp_path: Path, registry: Path) -> None:

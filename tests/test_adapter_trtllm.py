@@ -127,6 +127,7 @@ def test_a_tampered_report_is_a_finding(tmp_path: Path, registry: Path, path: tu
     with pytest.raises(AdapterError) as exc:
         adapt(*files(tmp_path, report=report), recipe, registry)
     assert [d.code for d in exc.value.diagnostics] == ["ORV109"] and ".".join(path) in exc.value.diagnostics[0].message
+    assert exc.value.diagnostics[0].path.endswith("streaming-report.json")  # located in the report
 
 
 def test_a_non_streaming_run_is_refused(tmp_path: Path, registry: Path) -> None:

@@ -49,6 +49,7 @@ from validator.adapters.common import (
     merge_mapping,
     ms,
     printed_matches,
+    raise_if_any,
 )
 from validator.adapters.inference import inference_document, stated_meta
 
@@ -83,20 +84,18 @@ def _summary_value(summary: JsonRecord, tag: str, stat: str = "avg") -> float | 
     return float(value) if _is_number(value) else None
 
 
-def _read_summary(source: Source, problems: Problems) -> JsonRecord | None:
+def _read_summary(source: Source, problems: Problems) -> tuple[JsonRecord | None, Problems]:
+    """The summary, and the findings located in it (they name the summary's own path)."""
     report = source.companions.get("report")
     if report is None:
         problems.add("ORV108", f"AIPerf's summary ({SUMMARY}) was not given",
                      f"pass AIPerf's artifact folder, keep {SUMMARY} beside {RECORDS}, or pass --report PATH")
-        return None
-    sub = Problems(report)
-    records = json_records(report, sub) if report.raw.strip() else []
-    problems.found.extend(sub.found)
-    if len(records) != 1 or not isinstance(records[0].data, dict):
-        problems.add("ORV104", f"{report.name}: AIPerf's summary must be one JSON object",
-                     f"give AIPerf's {SUMMARY} unchanged")
-        return None
-    return records[0]
+        return None, Problems(source)
+    about = Problems(report)
+    records = json_records(report, about) if report.raw.strip() else []
+    if not about.found and (len(records) != 1 or not isinstance(records[0].data, dict)):
+        about.add("ORV104", "AIPerf's summary must be one JSON object", f"give AIPerf's {SUMMARY} unchanged")
+    return (records[0] if not about.found else None), about
 
 
 class _Phases:
@@ -248,25 +247,25 @@ def _printed(summary: JsonRecord) -> dict[str, float]:
 def convert(source: Source, meta: RunMetadata) -> Converted:
     problems = Problems(source)
     records = json_records(source, problems) if source.raw.strip() else []
-    summary = _read_summary(source, problems)
+    summary, about_summary = _read_summary(source, problems)
     if not records:
         problems.add("ORV108", "the file holds no AIPerf record", f"give AIPerf's {RECORDS} ({SAVE_FLAG})")
-    problems.raise_if_any()
+    raise_if_any(problems, about_summary)
     assert summary is not None
     notes: list[str] = []
     phases = _Phases(records, problems)
     model, streaming, concurrency = _stated(summary)
     if streaming is not True:  # AIPerf's summary leaves `streaming` out when it is off (its default)
-        problems.add("ORV108", "AIPerf ran without --streaming: it measured no TTFT, so no TTFT or decode figure "
-                               "can be recomputed", f"run {SAVE_FLAG}", *summary.locate(("input_config",)))
-    _check_counts(summary, phases, problems)
-    problems.raise_if_any()
+        about_summary.add("ORV108", "AIPerf ran without --streaming: it measured no TTFT, so no TTFT or decode "
+                                    "figure can be recomputed", f"run {SAVE_FLAG}", *summary.locate(("input_config",)))
+    _check_counts(summary, phases, about_summary)
+    raise_if_any(problems, about_summary)
     samples = _samples(phases.profiling, problems)
-    problems.raise_if_any()
-    if not samples:
+    if not samples and not problems.found:
         problems.add("ORV108", "the profiling phase completed no request", f"run {SAVE_FLAG} to completion")
-        problems.raise_if_any()
-    _check_summary(summary, phases.profiling, problems)
+    raise_if_any(problems)
+    _check_summary(summary, phases.profiling, about_summary)
+    raise_if_any(about_summary)
     version = summary.data.get("aiperf_version")
     meta = stated_meta(meta, TOOL, notes, checkpoint=model,
                        tool_version=version if isinstance(version, str) and version else None)

@@ -92,6 +92,13 @@ class Problems:
             raise AdapterError(self.found)
 
 
+def raise_if_any(*collected: Problems) -> None:
+    """The findings about several files of one run (a tool's records and its summary), in one refusal."""
+    found = [d for problems in collected for d in problems.found]
+    if found:
+        raise AdapterError(found)
+
+
 # --------------------------------------------------------------------------- JSON outputs
 
 

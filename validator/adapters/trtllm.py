@@ -46,6 +46,7 @@ from validator.adapters.common import (
     merge_mapping,
     ms,
     printed_matches,
+    raise_if_any,
 )
 from validator.adapters.inference import inference_document, stated_meta
 from validator.science.throughput import inference_facts
@@ -67,13 +68,12 @@ def _number(value: Any) -> bool:
 
 
 def _one_json(source: Source, problems: Problems, what: str) -> JsonRecord | None:
-    sub = Problems(source)
-    records = json_records(source, sub) if source.raw.strip() else []
-    problems.found.extend(sub.found)
-    if sub.found:
+    """The file's one JSON document; `problems` collects findings about this file (its own path)."""
+    records = json_records(source, problems) if source.raw.strip() else []
+    if problems.found:
         return None
     if len(records) != 1:
-        problems.add("ORV104", f"{source.name}: {what} must be one JSON document", f"give {SAVE_FLAG}'s file unchanged")
+        problems.add("ORV104", f"{what} must be one JSON document", f"give {SAVE_FLAG}'s file unchanged")
         return None
     return records[0]
 
@@ -176,14 +176,14 @@ def convert(source: Source, meta: RunMetadata) -> Converted:
                      "pass it with --report PATH: it states TensorRT-LLM's version, the layout and whether it streamed")
         problems.raise_if_any()
     assert report_source is not None
+    about_report = Problems(report_source)  # findings located in the report name the report's path
     requests_record = _one_json(source, problems, "--request_json")
-    report = _one_json(report_source, problems, "--report_json")
-    problems.raise_if_any()
+    report = _one_json(report_source, about_report, "--report_json")
+    if report is not None and (not isinstance(report.data, dict) or not isinstance(report.data.get("engine"), dict)):
+        about_report.add("ORV104", "not a trtllm-bench report (no `engine` object)",
+                         f"pass the --report_json file of {SAVE_FLAG}")
+    raise_if_any(problems, about_report)
     assert requests_record is not None and report is not None
-    if not isinstance(report.data, dict) or not isinstance(report.data.get("engine"), dict):
-        problems.add("ORV104", f"{report_source.name}: not a trtllm-bench report (no `engine` object)",
-                     f"pass the --report_json file of {SAVE_FLAG}")
-        problems.raise_if_any()
     requests = _requests(requests_record, problems)
     if requests and max(r["end_timestamp"] for r in requests) <= min(r["start_timestamp"] for r in requests):
         problems.add("ORV109", "the requests span no time (every end stamp at or before the first start)",
@@ -192,20 +192,21 @@ def convert(source: Source, meta: RunMetadata) -> Converted:
     streamed = _streamed(requests)
     claims_streaming = isinstance(report.data.get("streaming_metrics"), dict)
     if claims_streaming and not streamed:
-        problems.add("ORV109", "the report has streaming_metrics (TTFT, TPOT) but the requests carry no first-token "
+        about_report.add("ORV109", "the report has streaming_metrics (TTFT, TPOT) but the requests carry no first-token "
                                "time: trtllm-bench did not stream this run", "give both files of one trtllm-bench run",
                      *report.locate(("streaming_metrics",)))
     elif not streamed:
         problems.add("ORV108", "trtllm-bench ran without --streaming: it measured no TTFT, so no TTFT or decode "
                                "figure can be recomputed", f"run {SAVE_FLAG}", requests_record.first_line)
-    problems.raise_if_any()
-    _check_report(report, requests, streamed, problems)
+    raise_if_any(problems, about_report)
+    _check_report(report, requests, streamed, about_report)
     notes: list[str] = []
     engine, world = report.data["engine"], report.data.get("world_info")
     world = world if isinstance(world, dict) else {}
     version = engine.get("version") if isinstance(engine.get("version"), str) else None
     model = engine.get("model") if isinstance(engine.get("model"), str) and engine.get("model") else None
-    meta = _engine_pin(meta, version, problems, report)
+    meta = _engine_pin(meta, version, about_report, report)
+    raise_if_any(about_report)
     world_size = world.get("world_size")
     meta = stated_meta(meta, TOOL, notes, checkpoint=model, tool_version=version,
                        gpus=world_size if _int(world_size) and world_size > 0 else None)
