@@ -192,9 +192,9 @@ def convert(source: Source, meta: RunMetadata) -> Converted:
     streamed = _streamed(requests)
     claims_streaming = isinstance(report.data.get("streaming_metrics"), dict)
     if claims_streaming and not streamed:
-        about_report.add("ORV109", "the report has streaming_metrics (TTFT, TPOT) but the requests carry no first-token "
-                               "time: trtllm-bench did not stream this run", "give both files of one trtllm-bench run",
-                     *report.locate(("streaming_metrics",)))
+        about_report.add("ORV109", "the report has streaming_metrics (TTFT, TPOT) but the requests carry no "
+                                   "first-token time: trtllm-bench did not stream this run",
+                         "give both files of one trtllm-bench run", *report.locate(("streaming_metrics",)))
     elif not streamed:
         problems.add("ORV108", "trtllm-bench ran without --streaming: it measured no TTFT, so no TTFT or decode "
                                "figure can be recomputed", f"run {SAVE_FLAG}", requests_record.first_line)
@@ -227,7 +227,7 @@ def convert(source: Source, meta: RunMetadata) -> Converted:
     if "tpot_ms" in summary:
         summary["decode_tok_s"] = 1000.0 / summary["tpot_ms"]
     duration = (max(r["end_timestamp"] for r in requests) - min(r["start_timestamp"] for r in requests)) / 1e9
-    if not summary:
+    if not summary:  # the report's own figures were left out: the run still needs a headline (schema)
         summary = dict(inference_facts(samples, duration).headline)
     document = inference_document(TOOL, FORMAT, meta, summary, samples, duration or None, problems)
     return Converted(document, tuple(notes))
