@@ -2,7 +2,9 @@
 
 Formats read from AIPerf's own source, the release `aiperf==0.13.0` (PyPI; its files, paths as in
 github.com/ai-dynamo/aiperf under `aiperf/`), the run fixtures made with it here
-(tests/fixtures/tools/aiperf/make_fixture.sh):
+(tests/fixtures/tools/aiperf/make_fixture.sh). The same record fields are in the GitHub snapshot read
+with `fetch` (ai-dynamo/aiperf @db4f6397, after tag v0.1.1: aiperf/common/models/record_models.py
+`MetricRecordMetadata`, aiperf/common/config/config_defaults.py `PROFILE_EXPORT_FILE`):
 - `profile_export.jsonl` (config/artifacts.py `OutputDefaults.PROFILE_EXPORT_JSONL_FILE`), one
   `MetricRecordInfo` per line (common/models/record_models.py): `metadata` (`MetricRecordMetadata`:
   `request_start_ns` / `request_end_ns` wall clock, `benchmark_phase` "warmup" | "profiling",
