@@ -361,3 +361,12 @@ def test_aiperfs_output_throughput_is_checked_within_its_windows_rounding(tmp_pa
     with pytest.raises(AdapterError) as exc:
         adapt(artifacts(tmp_path, summary=summary), recipe, registry)
     assert refused_codes(exc) == ["ORV109"] and "output_token_throughput" in exc.value.diagnostics[0].message
+
+
+def test_an_artifact_folder_named_through_a_link_is_refused(tmp_path: Path, registry: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    recipe = write_recipe(registry)
+    link = tmp_path / "link"
+    link.symlink_to(STREAMING)
+    code, _, err = add_run(capsys, registry, str(link), "--recipe", str(recipe))
+    assert code == 1 and "ORV114" in err and str(STREAMING) in err

@@ -136,7 +136,10 @@ def _add_quality_run(request: AddRunRequest, outcome: Outcome) -> None:  # never
 
 
 def _add_run(request: AddRunRequest, outcome: Outcome) -> StoredRun:
-    inside = records_in(request.file, request.fmt) if os.path.isdir(request.file) else None
+    try:
+        inside = records_in(request.file, request.fmt) if os.path.isdir(request.file) else None
+    except InputFileError as exc:
+        raise AddRunError(Result((exc.diagnostic(),))) from None
     if os.path.isdir(request.file) and inside is None:
         raise UsageError(f"{request.file} is a directory; only --from lm-eval and --from aiperf (AIPerf's artifact "
                          "directory) take one")

@@ -67,13 +67,14 @@ __all__ = ["ADAPTER_BY_NAME", "AdapterError", "Converted", "RunMetadata", "Sourc
 
 
 def records_in(path: str, fmt: str | None) -> str | None:
-    """The records file inside a tool's output folder that add-run takes whole (AIPerf's artifact folder)."""
+    """The records file inside a tool's output folder that add-run takes whole (AIPerf's artifact folder);
+    InputFileError for a folder named through a link (docs/limits.md: orv lists no folder through one)."""
     if fmt not in (None, "aiperf"):
         return None
-    try:
-        names = list_beside(path)
-    except InputFileError:
-        return None
+    if os.path.islink(path):
+        raise InputFileError("ORV114", path, f"{path} is a symbolic link (to {os.readlink(path)}); orv lists no "
+                                             "folder through a link", f"pass the folder itself: {os.path.realpath(path)}")
+    names = list_beside(path)
     return os.path.join(path, aiperf.RECORDS) if aiperf.RECORDS in names else None
 
 
