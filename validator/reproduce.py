@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from validator.adapters import load_recipe, load_workload
 from validator.megatron_args import Implied, implied_args, printed, same_value, stated
-from validator.models import Component, InferenceRecipe, TrainingRecipe, WorkloadSpec
+from validator.models import Component, InferenceRecipe, Recipe, TrainingRecipe, WorkloadSpec
 
 
 @dataclass
@@ -73,13 +73,18 @@ def _inference(recipe: InferenceRecipe, path: str, workload: WorkloadSpec | None
         prompts = workload.required_prompts(concurrency)
         warmups = (workload.warmups_per_concurrency or 0) * concurrency
         if name == "sglang":
-            out.lines.append(shlex.join([
-                "python", "-m", "sglang.bench_serving", "--backend", "sglang", "--model", model,
-                "--dataset-name", "random", "--random-input-len", str(workload.input_len),
-                "--random-output-len", str(workload.output_len),
-                "--random-range-ratio", f"{workload.range_ratio:g}", "--num-prompts", str(prompts),
-                "--max-concurrency", str(concurrency), "--request-rate", "inf",
-                "--output-file", "result.jsonl", "--output-details"]))
+            # SGLang 0.5.23 (sglang/benchmark/datasets): `random-ids` draws token ids, `random` ShareGPT text;
+            # compute_random_lens draws lengths from [int(L·r), L], the workload's range; EOS ignored by default.
+            bench = ["python", "-m", "sglang.bench_serving", "--backend", "sglang", "--model", model,
+                     "--dataset-name", "random-ids", "--random-input-len", str(workload.input_len),
+                     "--random-output-len", str(workload.output_len),
+                     "--random-range-ratio", f"{workload.range_ratio:g}", "--num-prompts", str(prompts),
+                     "--max-concurrency", str(concurrency), "--request-rate", "inf",
+                     "--warmup-requests", str(warmups)]
+            if not workload.ignore_eos:
+                bench.append("--disable-ignore-eos")
+            out.lines.append(shlex.join(bench + ["--output-file", "result.jsonl", "--output-details"]))
+            out.lines.append("# 4. store the evidence")
             out.lines.append(f"orv add-run result.jsonl --from sglang --recipe {path} --write-recipe")
         else:
             isl, in_ratio = _symmetric(workload, workload.input_len)
@@ -142,8 +147,12 @@ def _training(recipe: TrainingRecipe, path: str, workload: WorkloadSpec | None, 
 
 def reproduce(root: str, path: str) -> Reproduction:
     """The commands that re-run the recipe at `path`; AdapterError for a recipe that does not load."""
-    recipe = load_recipe(path)
     rel = os.path.relpath(path, root) if os.path.isabs(path) else path
+    return reproduce_recipe(root, load_recipe(path), rel)
+
+
+def reproduce_recipe(root: str, recipe: Recipe, rel: str) -> Reproduction:
+    """The commands that re-run `recipe` (stored at `rel`), following the workloads of the registry at `root`."""
     out = Reproduction()
     out.lines.append(f"# {recipe.id}: {recipe.model} on {recipe.hardware.count} x {recipe.hardware.gpu}")
     out.lines.append("# 1. the pinned stack")
