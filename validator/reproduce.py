@@ -74,8 +74,9 @@ def _inference(recipe: InferenceRecipe, path: str, workload: WorkloadSpec | None
         warmups = (workload.warmups_per_concurrency or 0) * concurrency
         if name == "sglang":
             # SGLang 0.5.23 (sglang/benchmark/datasets): `random-ids` draws token ids, `random` ShareGPT text;
+            # `sglang-oai` takes prompt and output lengths from the server's own usage counts (serving.py);
             # compute_random_lens draws lengths from [int(L·r), L], the workload's range; EOS ignored by default.
-            bench = ["python", "-m", "sglang.bench_serving", "--backend", "sglang", "--model", model,
+            bench = ["python", "-m", "sglang.bench_serving", "--backend", "sglang-oai", "--model", model,
                      "--dataset-name", "random-ids", "--random-input-len", str(workload.input_len),
                      "--random-output-len", str(workload.output_len),
                      "--random-range-ratio", f"{workload.range_ratio:g}", "--num-prompts", str(prompts),
