@@ -366,3 +366,75 @@ def test_reproduce_names_what_an_imported_row_lacks(registry: Path, capsys: pyte
     assert last.startswith("# missing from the recipe")
     for lacking in ("checkpoint", "launch.args", "a workload (`unspecified` gives no lengths)"):
         assert lacking in last
+
+
+# --------------------------------------------------------------------------- training launch and reproduce
+
+
+def _training_with_launch(registry: Path, args: Any, **extra: Any) -> str:
+    from tests.testing.factories import training_recipe
+
+    recipe = training_recipe("launched", 1480.4, layout={"tp": 2, "pp": 2, "dp": 2, "ep": 2},
+                             tuning={"micro_batch_size": 1, "recompute": {"kind": "selective"},
+                                     "moe_dispatcher": "alltoall", "optimizer_cpu_offload": 0.5}, **extra)
+    recipe["launch"] = {"args": args, "env": {"CUDA_DEVICE_MAX_CONNECTIONS": "1"}}
+    return write_recipe(registry, recipe)
+
+
+def test_reproduce_prints_megatrons_arguments_from_workload_layout_tuning_and_launch(
+        registry: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import shlex
+
+    from validator.cli import main
+
+    rel = _training_with_launch(registry, ["--use-distributed-optimizer", "--tensor-model-parallel-size", "2",
+                                           "--lr", "1e-5"])
+    assert main(["reproduce", str(registry / rel), "--root", str(registry)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    train = next(line for line in lines if "torchrun" in line and not line.startswith("#"))
+    assert train.startswith("CUDA_DEVICE_MAX_CONNECTIONS=1 torchrun --nproc-per-node=8 pretrain_gpt.py ")
+    tokens = shlex.split(train.split(" 2>&1")[0])
+    flags = {tokens[i]: tokens[i + 1] for i in range(len(tokens) - 1) if tokens[i].startswith("--")}
+    assert (flags["--seq-length"], flags["--global-batch-size"]) == ("8192", "128")  # the workload's
+    assert (flags["--tensor-model-parallel-size"], flags["--pipeline-model-parallel-size"],
+            flags["--expert-model-parallel-size"]) == ("2", "2", "2")  # the layout's
+    assert (flags["--micro-batch-size"], flags["--recompute-granularity"], flags["--moe-token-dispatcher-type"],
+            flags["--optimizer-offload-fraction"]) == ("1", "selective", "alltoall", "0.5")  # the tuning's
+    assert "--bf16" in tokens and "--optimizer-cpu-offload" in tokens
+    assert "--context-parallel-size" not in tokens  # Megatron's default of 1: not printed
+    assert tokens.count("--tensor-model-parallel-size") == 1  # launch restated it: printed once
+    assert tokens[-3:] == ["--use-distributed-optimizer", "--lr", "1e-5"]  # what only launch says
+    assert lines[-1] == f"orv add-run train.log --from megatron --recipe {rel} --write-recipe"
+    assert not [f for f in findings(registry) if f[0].startswith("ORV25")]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--tensor-model-parallel-size", "4"], "launch sets --tensor-model-parallel-size 4, layout.tp is 2"),
+    (["--expert-model-parallel-size=1"], "launch sets --expert-model-parallel-size 1, layout.ep is 2"),
+    (["--context-parallel-size", "2"], "launch sets --context-parallel-size 2, layout.cp is 1"),
+    (["--global-batch-size", "256"], "launch sets --global-batch-size 256, workload sft-8k-gb128-bf16 global_batch is 128"),
+    (["--moe-token-dispatcher-type", "flex"], "launch sets --moe-token-dispatcher-type flex, tuning.moe_dispatcher is alltoall"),
+    (["--fp16"], "launch sets --fp16, workload `sft-8k-gb128-bf16` trains in BF16"),
+])
+def test_a_training_launch_that_disagrees_with_the_recipe_is_orv252(registry: Path, args: list[str],
+                                                                     message: str) -> None:
+    rel = _training_with_launch(registry, args)
+    assert [(f[0], f[1], f[2]) for f in findings(registry) if f[0] == "ORV252"] == [("ORV252", rel, message)]
+
+
+def test_a_training_launch_item_holding_a_command_line_is_refused(registry: Path) -> None:
+    rel = _training_with_launch(registry, ["--tensor-model-parallel-size 2 --lr 1e-5"])
+    found = [d for d in run(Config(root=str(registry), skip_boards=True)).diagnostics if d.path == rel]
+    assert [d.code for d in found] == ["ORV250"]
+    assert found[0].hint == 'write one item per token: ["--tensor-model-parallel-size", "2", "--lr", "1e-5"]'
+
+
+def test_reproduce_names_a_missing_framework_pin_and_launch(registry: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.testing.factories import training_recipe
+    from validator.cli import main
+
+    rel = write_recipe(registry, training_recipe("bare", 1480.4, software={},
+                                                 provenance={"source": "000_1e2c7c041290fe1e.txt", "row": 1}))
+    assert main(["reproduce", str(registry / rel), "--root", str(registry)]) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.startswith("# missing from the recipe") and "software.framework" in last and "launch.args" in last
