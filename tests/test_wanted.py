@@ -196,7 +196,9 @@ def test_orv_wanted_json_lists_the_same_models_as_boards_json(capsys: pytest.Cap
         repository_boards["wanted"]["models"]
     cells = [(m["model"], g["gpu"]) for m in repository_boards["models"] for g in m["gpus"] if g["recipe"] is None]
     assert [(c["model"], c["gpu"]) for c in listed["cells"]] == cells
-    assert sorted(listed) == ["cells", "models", "quality", "reproductions"]
+    assert sorted(listed) == ["cells", "models", "quality", "references", "reproductions"]
+    assert [{k: v for k, v in m.items() if k != "command"} for m in listed["references"]] == \
+        repository_boards["wanted"]["references"]
     inference = json.loads(orv_out(capsys, "wanted", "--kind", "inference", "--format", "json", "--root", str(REPO)))
     assert sorted(inference) == ["quality", "reproductions"]
     strip = ("command", "reference_command")
@@ -267,3 +269,10 @@ def test_models_whose_training_recipes_wait_for_a_convergence_reference(registry
     capsys.readouterr()
     assert main(argv) == 0, capsys.readouterr().err
     assert [i["model"] for i in document(registry)["wanted"]["references"]] == ["qwen3.5-122b-a10b"]
+    # without the workload's rule no reference can judge a curve: the list says that comes first
+    data = yaml.safe_load((registry / "catalog/workloads.yaml").read_text(encoding="utf-8"))
+    data["workloads"]["sft-8k-gb128-bf16"].pop("convergence")
+    write_yaml(registry, "catalog/workloads.yaml", data)
+    text = orv_out(capsys, "wanted", "--kind", "training", "--root", str(registry))
+    assert ("  Qwen3.8-27B (sft-8k-gb128-bf16): 2 recipes waiting\n    first: workload `sft-8k-gb128-bf16` has no "
+            "convergence rule (tolerance, window) in catalog/workloads.yaml\n") in text

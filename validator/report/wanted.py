@@ -126,6 +126,8 @@ def render_text(items: Mapping[str, list[dict[str, Any]]]) -> str:
             lines.append(f"  {_label(section, item)}")
             if "reference_command" in item:
                 lines.append(f"    first the model's reference: $ {item['reference_command']}")
+            if section == "references" and "orv add-run" not in item["why"]:
+                lines.append(f"    first: {item['why']}")  # e.g. the workload has no rule to judge a curve by
             lines.append(f"    $ {item['command']}")
         lines.append("")
     lines.append("GPUS, TP, PP, LOG, BASELINE, OUTPUT, DIR and KEY are yours to fill in; `orv new --help` and "
