@@ -370,3 +370,13 @@ def test_an_artifact_folder_named_through_a_link_is_refused(tmp_path: Path, regi
     link.symlink_to(STREAMING)
     code, _, err = add_run(capsys, registry, str(link), "--recipe", str(recipe))
     assert code == 1 and "ORV114" in err and str(STREAMING) in err
+
+
+def test_the_older_summary_layout_states_model_and_concurrency_too(tmp_path: Path, registry: Path) -> None:
+    """AIPerf 0.1 (GitHub @db4f6397) wrote the user config as endpoint.model_names and loadgen.concurrency."""
+    recipe = write_recipe(registry)
+    summary = saved_summary()
+    summary["input_config"] = {"endpoint": {"model_names": ["Qwen/Qwen3.8-27B"], "streaming": True},
+                               "loadgen": {"concurrency": 1}}
+    doc = adapt(artifacts(tmp_path, summary=summary), recipe, registry).document
+    assert doc["checkpoint"] == "Qwen/Qwen3.8-27B" and doc["serving"]["concurrency"] == 1

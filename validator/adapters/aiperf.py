@@ -226,12 +226,14 @@ def _stated(summary: JsonRecord) -> tuple[str | None, bool | None, int | None]:
     """The served model, whether it streamed, and the profiling phase's concurrency, from input_config."""
     config = summary.data.get("input_config")
     config = config if isinstance(config, dict) else {}
-    models = _at(config, ("models", "items"))
-    names = [m.get("name") for m in _list(models) if isinstance(m, dict) and isinstance(m.get("name"), str)]
+    # 0.13: models.items[].name and phases[]; 0.1 (GitHub @db4f6397): endpoint.model_names, loadgen.concurrency
+    names = [m.get("name") for m in _list(_at(config, ("models", "items")))
+             if isinstance(m, dict) and isinstance(m.get("name"), str)]
+    names = names or [m for m in _list(_at(config, ("endpoint", "model_names"))) if isinstance(m, str)]
     streaming = _at(config, ("endpoint", "streaming"))
     streaming = streaming if isinstance(streaming, bool) else None
     phases = [p for p in _list(config.get("phases")) if isinstance(p, dict) and p.get("kind") == "profiling"]
-    concurrency = phases[0].get("concurrency") if len(phases) == 1 else None
+    concurrency = phases[0].get("concurrency") if len(phases) == 1 else _at(config, ("loadgen", "concurrency"))
     valid = isinstance(concurrency, int) and not isinstance(concurrency, bool) and concurrency > 0
     return (names[0] if len(names) == 1 else None), streaming, (concurrency if valid else None)
 
