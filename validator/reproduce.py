@@ -46,6 +46,34 @@ def _symmetric(workload: WorkloadSpec, nominal: int) -> tuple[int, float]:
     return round(centre), round((high - low) / (high + low), 4) if high > low else 0.0
 
 
+TRTLLM_ENGINES = ("tensorrt-llm", "tensorrt_llm", "trtllm")
+# Engines that ship no serving benchmark of their own: measured through their OpenAI-compatible server
+# with vLLM's client (docs/contributing.md, "Any OpenAI-compatible server").
+CLIENT_MEASURED = ("exllamav3", "exllamav2", "tabbyapi", "llama.cpp", "llama-cpp", "llamacpp", "llama-server")
+
+
+def _trtllm_bench(recipe: InferenceRecipe, path: str, workload: WorkloadSpec, model: str, prompts: int,
+                  warmups: int, concurrency: int) -> list[str]:
+    """trtllm-bench's dataset and throughput commands (tensorrt_llm/bench/dataset/prepare_synthetic_data.py
+    `token_unif_dist`: lengths uniform in [min, max]; benchmark/throughput.py options), and add-run."""
+    assert workload.input_len is not None and workload.output_len is not None
+    in_low, in_high = workload.length_bounds(workload.input_len)
+    out_low, out_high = workload.length_bounds(workload.output_len)
+    serving = recipe.serving
+    return [
+        shlex.join(["trtllm-bench", "--model", model, "prepare-dataset", "--output", "dataset.jsonl",
+                    "token-unif-dist", "--num-requests", str(prompts), "--input-min", str(in_low),
+                    "--input-max", str(in_high), "--output-min", str(out_low),
+                    "--output-max", str(out_high)]),
+        shlex.join(["trtllm-bench", "--model", model, "throughput", "--dataset", "dataset.jsonl",
+                    "--backend", "pytorch", "--tp", str(serving.tp or recipe.hardware.count), "--pp", str(serving.pp or 1),
+                    "--concurrency", str(concurrency), "--warmup", str(warmups), "--streaming",
+                    "--request_json", "requests.json", "--report_json", "report.json"]),
+        "# 4. store the evidence",
+        f"orv add-run requests.json --from trtllm-bench --report report.json --recipe {path} --write-recipe",
+    ]
+
+
 def _inference(recipe: InferenceRecipe, path: str, workload: WorkloadSpec | None, out: Reproduction) -> None:
     engine = recipe.software.get("engine")
     name = engine.name if engine else None
@@ -58,6 +86,8 @@ def _inference(recipe: InferenceRecipe, path: str, workload: WorkloadSpec | None
         command = shlex.join(([name] if name in ("vllm",) and recipe.launch.args[0] == "serve" else []) +
                              list(recipe.launch.args))
         out.lines.append((env + " " if env else "") + command)
+    elif name in TRTLLM_ENGINES:
+        out.lines.append("# trtllm-bench loads the model itself (PyTorch backend): no server to launch")
     else:
         out.missing.append("launch.args (the serve command's arguments)")
         out.lines.append(f"# not stated by the recipe: add launch.args ({name or 'engine'} serve {model} …)")
@@ -72,7 +102,9 @@ def _inference(recipe: InferenceRecipe, path: str, workload: WorkloadSpec | None
     else:
         prompts = workload.required_prompts(concurrency)
         warmups = (workload.warmups_per_concurrency or 0) * concurrency
-        if name == "sglang":
+        if name in TRTLLM_ENGINES:
+            out.lines += _trtllm_bench(recipe, path, workload, model, prompts, warmups, concurrency)
+        elif name == "sglang":
             # SGLang 0.5.23 (sglang/benchmark/datasets): `random-ids` draws token ids, `random` ShareGPT text;
             # `sglang-oai` takes prompt and output lengths from the server's own usage counts (serving.py);
             # compute_random_lens draws lengths from [int(L·r), L], the workload's range; EOS ignored by default.
@@ -92,7 +124,13 @@ def _inference(recipe: InferenceRecipe, path: str, workload: WorkloadSpec | None
             osl, out_ratio = _symmetric(workload, workload.output_len)
             if in_ratio != out_ratio:
                 out.lines.append("# vLLM takes one range ratio for both lengths; these lengths share it")
-            bench = ["vllm", "bench", "serve", "--backend", "vllm", "--model", model, "--dataset-name", "random",
+            client = name in CLIENT_MEASURED
+            if client:
+                out.lines.append(f"# {name} has no serving benchmark of its own: vLLM's client measures its "
+                                 "OpenAI-compatible server (set --base-url to it)")
+            bench = ["vllm", "bench", "serve", "--backend", "openai-chat" if client else "vllm"]
+            bench += ["--base-url", "http://127.0.0.1:8000", "--endpoint", "/v1/chat/completions"] if client else []
+            bench += ["--model", model, "--dataset-name", "random",
                      "--random-input-len", str(isl), "--random-output-len", str(osl),
                      "--random-range-ratio", f"{in_ratio:g}", "--num-prompts", str(prompts),
                      "--max-concurrency", str(concurrency), "--request-rate", "inf"]
@@ -103,7 +141,8 @@ def _inference(recipe: InferenceRecipe, path: str, workload: WorkloadSpec | None
             bench += ["--save-result", "--save-detailed", "--result-filename", "result.json"]
             out.lines.append(shlex.join(bench))
             out.lines.append("# 4. store the evidence")
-            out.lines.append(f"orv add-run result.json --from vllm --recipe {path} --write-recipe")
+            version = " --tool-version VLLM_VERSION" if client else ""  # the client's version is not the engine's
+            out.lines.append(f"orv add-run result.json --from vllm{version} --recipe {path} --write-recipe")
 
 
 def _extra(launch: list[str], implied: list[Implied]) -> list[str]:
