@@ -21,9 +21,10 @@ from tests.testing.git import commit_all, git
 from tests.testing.registry import TOOLS, make_registry, write
 from validator.cli import main
 from validator.git import sparse_checkout
+from validator.registry import GATE_CHECKOUT
 from validator.storing import store_run_document
 
-CONTRIBUTOR_PATTERNS = ("/catalog/", "/measurers/", "/boards/keys.json")  # docs/contributing.md, "A cheap clone"
+CONTRIBUTOR_PATTERNS = GATE_CHECKOUT  # docs/contributing.md, "A cheap clone" (with the code's folders, not needed here)
 TAKEN = "qwen3-8-27b-h100-tp1-pp4-dp2"  # the id `orv new` derives for the journey below
 VERSIONS = ("0.30.0", "0.30.1", "0.30.2", "0.30.3")
 
