@@ -20,7 +20,7 @@ from tests.testing.factories import h100_training_run, recipe_text, run_path, tr
 from tests.testing.git import commit_all, git
 from tests.testing.registry import TOOLS, make_registry, write
 from validator.cli import main
-from validator.git import sparse_checkout
+from validator.git import materialize, sparse_checkout
 from validator.registry import GATE_CHECKOUT
 from validator.storing import store_run_document
 
@@ -191,3 +191,18 @@ def test_a_clone_too_shallow_for_the_merge_base_is_a_clear_error(
     git(clone, "fetch", "-q", "--unshallow", "origin", "pr", "main:refs/remotes/origin/main")
     code, _, err = orv(capsys, "check", "--root", str(clone), "--base", "origin/main")
     assert code == 0, err
+
+
+def test_materialize_takes_a_path_literally_never_as_a_pattern(tmp_path: Path) -> None:
+    """A file named like a glob checks out that file only (sparse patterns are gitignore patterns)."""
+    origin = tmp_path / "origin"
+    for rel in ("recipes/a/x*.yaml", "recipes/a/xy.yaml", "recipes/a/[x].yaml", "recipes/a/x.yaml", "keep/k"):
+        write(origin, rel, rel + "\n")
+    git(origin, "init", "-q", "-b", "main")
+    commit_all(origin, "files named like patterns")
+    git(origin, "config", "uploadpack.allowFilter", "true")
+    clone = cheap_clone(origin, tmp_path / "clone", "/keep/")
+    assert materialize(str(clone), ["recipes/a/x*.yaml", "recipes/a/[x].yaml"]) != []
+    assert sorted(p.name for p in (clone / "recipes" / "a").iterdir()) == ["[x].yaml", "x*.yaml"]
+    assert materialize(str(clone), ["recipes/a/x*.yaml"]) == []  # already there: nothing to add
+    assert materialize(str(tmp_path / "origin"), ["recipes/a/xy.yaml"]) == []  # not sparse: nothing to do
