@@ -367,3 +367,15 @@ def test_the_sparse_blobless_gate_judges_as_the_full_checkout_did(tmp_path: Path
     assert not (checkout / recipe_of(origin, 0)).exists()
     hidden = [line for line in git(checkout, "ls-files", "-t").splitlines() if line.startswith("S ")]
     assert hidden, "nothing was left out of the pull request's checkout"
+
+
+def test_a_catalog_change_widens_the_gates_checkout_and_is_checked_whole(tmp_path: Path) -> None:
+    origin = populated_project(tmp_path)
+    hardware = origin / "catalog" / "hardware.yaml"
+    hardware.write_text(hardware.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    commit_all(origin, "contributor: a catalog edit")
+    run = run_pull_request_workflow(origin, tmp_path)
+    assert not run.failed and run.outputs["errors"] == "0", run.log
+    checkout = tmp_path / "workspace" / "pull-request"
+    assert (checkout / recipe_of(origin, 0)).is_file()  # every file, for the full check
+    assert "pull-request mode" not in run.log  # checked whole, not the neighbourhood
