@@ -13,7 +13,16 @@ import sys
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
-from validator.adapters import ADAPTER_BY_NAME, KIND_OF, Recomputed, Source, check_identity, convert, metadata
+from validator.adapters import (
+    ADAPTER_BY_NAME,
+    KIND_OF,
+    Recomputed,
+    check_identity,
+    convert,
+    metadata,
+    records_in,
+    with_report,
+)
 from validator.adapters import recomputed as recompute
 from validator.adapters.detect import RUN, detect
 from validator.atomic import transaction
@@ -44,7 +53,8 @@ SIZE_ONE_BY_DEFAULT = ("vpp", "cp", "ep", "etp")  # a layout without them means 
 # The most bytes read of FILE per --from format (docs/limits.md); a format not named here (a new adapter)
 # gets TOOL_OUTPUT's. Without --from the format is known only after reading, so the largest applies.
 INPUT_BUDGET: dict[str, Budget] = {"vllm": contributor.SERVING_RESULT, "sglang": contributor.SERVING_RESULT,
-                                   "megatron": contributor.TRAINING_LOG, "nemo": contributor.TRAINING_LOG}
+                                   "megatron": contributor.TRAINING_LOG, "nemo": contributor.TRAINING_LOG,
+                                   "aiperf": contributor.SERVING_RESULT, "trtllm-bench": contributor.SERVING_RESULT}
 UNDETECTED_BUDGET = max((contributor.TOOL_OUTPUT, contributor.RUN_DOCUMENT, *INPUT_BUDGET.values()),
                         key=lambda b: b.limit)
 
@@ -60,6 +70,7 @@ class AddRunRequest:
     write_recipe: bool = False
     reference_for: str | None = None
     sign_key: str | None = None
+    report: str | None = None  # a tool's second file of the run (trtllm-bench --report_json, AIPerf's summary)
     given: Mapping[str, Any] = field(default_factory=dict)  # metadata flags the user set (--model, --gpu, …)
 
 
@@ -138,11 +149,18 @@ def _add_quality_run(request: AddRunRequest, outcome: Outcome) -> None:  # never
 
 
 def _add_run(request: AddRunRequest, outcome: Outcome) -> StoredRun:
-    if os.path.isdir(request.file):
-        raise UsageError(f"{request.file} is a directory; only --from lm-eval takes one")
+    try:
+        inside = records_in(request.file, request.fmt) if os.path.isdir(request.file) else None
+    except InputFileError as exc:
+        raise AddRunError(Result((exc.diagnostic(),))) from None
+    if os.path.isdir(request.file) and inside is None:
+        raise UsageError(f"{request.file} is a directory; only --from lm-eval and --from aiperf (AIPerf's artifact "
+                         "directory) take one")
     if request.write_recipe and not request.recipe_path:
         raise UsageError("--write-recipe needs --recipe PATH (the recipe this run backs)")
-    raw = read_input(request.file, request.fmt)
+    if request.report is not None and request.fmt not in (None, "aiperf", "trtllm-bench"):
+        raise UsageError("--report names the second file of an AIPerf or trtllm-bench run")
+    raw = read_input(inside or request.file, request.fmt, inside is not None)
     fmt = request.fmt
     if fmt is None:
         fmt = detected_format(request.file, raw, bool(request.given or request.recipe_path), outcome)
@@ -152,8 +170,8 @@ def _add_run(request: AddRunRequest, outcome: Outcome) -> StoredRun:
     if fmt is None:
         stored = add_run(request.root, raw, source_name=request.file)
     else:
-        source = Source(request.file, raw)
         try:
+            source = with_report(fmt, inside or request.file, raw, request.report)
             meta = metadata(fmt, request.root, request.recipe_path, request.given)
             converted = convert(fmt, source, meta)
             check_identity(request.root, request.recipe_path, source, converted)
@@ -188,9 +206,12 @@ def input_budget(fmt: str | None) -> Budget:
     return INPUT_BUDGET.get(fmt, contributor.TOOL_OUTPUT)
 
 
-def read_input(file: str, fmt: str | None = None) -> bytes:
-    """The bytes of FILE (`-`: standard input) through the bounded reader; a refusal is a finding (exit 1)."""
+def read_input(file: str, fmt: str | None = None, inside: bool = False) -> bytes:
+    """The bytes of FILE (`-`: standard input) through the bounded reader; a refusal is a finding (exit 1).
+    `inside`: FILE was found in a folder the user named (no link followed there, docs/limits.md)."""
     try:
+        if inside:
+            return contributor.read_inside(file, input_budget(fmt))
         return contributor.read_named(file, input_budget(fmt))
     except InputFileError as exc:
         raise AddRunError(Result((exc.diagnostic(),))) from None

@@ -14,11 +14,11 @@ from typing import Any, Callable, Mapping
 
 from pydantic import ValidationError
 
-from validator.adapters import megatron, sglang, vllm
+from validator.adapters import aiperf, megatron, sglang, trtllm, vllm
 from validator.adapters.common import Converted, Problems, RunMetadata, Source
 from validator.diagnostics import Diagnostic, Severity
 from validator.errors import AdapterError, InputFileError, LoadError
-from validator.load.contributor import RECIPE, read_named
+from validator.load.contributor import RECIPE, TOOL_OUTPUT, list_beside, read_inside, read_named
 from validator.evidence import metadata_mismatches
 from validator.identity import architecture_problems, checkpoint_problem
 from validator.load import schema as schemas
@@ -48,10 +48,15 @@ ADAPTER_BY_NAME: dict[str, Adapter] = {
     "sglang": sglang.convert,
 }
 KIND_OF = {"megatron": "training", "nemo": "training", "vllm": "inference", "sglang": "inference"}
+# Clients that write two files of one run (per-request records and their summary): the second is a
+# companion Source (validator/adapters/common.py), from --report or, for AIPerf, beside the first.
+ADAPTER_BY_NAME.update({"aiperf": aiperf.convert, "trtllm-bench": trtllm.convert})
+KIND_OF.update({"aiperf": "inference", "trtllm-bench": "inference"})
+REPORT_BESIDE = {"aiperf": aiperf.summary_path}
 # The software component whose version is the tool's when the tool ships with it (vLLM's bench
 # client is part of vLLM; Megatron-LM's training loop is released with megatron-core).
 TOOL_COMPONENTS = {"megatron": ("megatron-core", "megatron-lm"), "nemo": ("nemo",), "vllm": ("vllm",),
-                   "sglang": ("sglang",)}
+                   "sglang": ("sglang",), "aiperf": (), "trtllm-bench": ()}  # both state their version
 
 PLACEHOLDER_CLAIM = {"training": {"tokens_per_s_per_gpu": 1.0}, "inference": {"decode_tok_s": 1.0}}
 # The recomputed figures a recipe's claim holds (schema/recipe-*.schema.json `claimed`).
@@ -59,6 +64,33 @@ CLAIM_FIELDS = {"training": ("tokens_per_s_per_gpu",), "inference": ("decode_tok
 
 __all__ = ["ADAPTER_BY_NAME", "AdapterError", "Converted", "RunMetadata", "Source", "convert", "metadata",
            "recomputed"]
+
+
+def records_in(path: str, fmt: str | None) -> str | None:
+    """The records file inside a tool's output folder that add-run takes whole (AIPerf's artifact folder);
+    InputFileError for a folder named through a link (docs/limits.md: orv lists no folder through one)."""
+    if fmt not in (None, "aiperf"):
+        return None
+    if os.path.islink(path):
+        raise InputFileError("ORV114", path, f"{path} is a symbolic link (to {os.readlink(path)}); orv lists no "
+                                             "folder through a link", f"pass the folder itself: {os.path.realpath(path)}")
+    names = list_beside(path)
+    return os.path.join(path, aiperf.RECORDS) if aiperf.RECORDS in names else None
+
+
+def with_report(fmt: str, path: str, raw: bytes, report: str | None) -> Source:
+    """The tool's output with its second file: `report` as named, else where the tool writes it beside
+    `path` (AIPerf); a file that cannot be read within its budget is a finding (docs/limits.md)."""
+    where = report or (REPORT_BESIDE[fmt](path) if fmt in REPORT_BESIDE and path != "-" else None)
+    if where is None:
+        return Source(path, raw)
+    if not report and not os.path.lexists(where):
+        return Source(path, raw)  # the adapter says what is missing and how to give it
+    try:
+        data = read_named(where, TOOL_OUTPUT) if report else read_inside(where, TOOL_OUTPUT)
+    except InputFileError as exc:
+        raise AdapterError([exc.diagnostic()]) from None
+    return Source(path, raw, {"report": Source(where, data)})
 
 
 def _fail(path: str, code: str, message: str, hint: str, line: int = 1, col: int = 1) -> AdapterError:

@@ -14,8 +14,8 @@ from validator.registry import Catalog, Snapshot
 @check("ORV226", Severity.ERROR, "served checkpoint is not the recipe's model", related_by="r")
 def served_checkpoint_is_the_model(snapshot: Snapshot) -> Iterator[Finding]:
     """
-    The checkpoint an inference run served (vLLM's `model_id`, SGLang's `model`, stored as the run's
-    `checkpoint`) is not one of the catalog model's checkpoints — e.g. a
+    The checkpoint an inference run served (vLLM's `model_id`, SGLang's `model`, AIPerf's model name,
+    trtllm-bench's `engine.model`, stored as the run's `checkpoint`) is not one of the catalog model's checkpoints — e.g. a
     `meta-llama/Llama-3.1-8B-Instruct` benchmark attached to a Qwen recipe. When the catalog lists
     `checkpoints` for the model, the served one must be among them (a local path matches by its
     folder name), or be a `derived_checkpoints` entry (fine-tune, quantized export linked to its
