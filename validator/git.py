@@ -481,7 +481,7 @@ def materialize(root: str, paths: Iterable[str]) -> list[str]:
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise GitError(f"cannot widen the sparse checkout to the {len(needed)} file(s) orv needs: {exc}") from None
     if done.returncode != 0:
-        reason = done.stderr.strip().splitlines()[-1:] or ["git exited with status %d" % done.returncode]
+        reason = done.stderr.strip().splitlines()[-1:] or [f"git exited with status {done.returncode}"]
         raise GitError(f"cannot check out the {len(needed)} file(s) orv needs from this sparse clone "
                        f"(`git sparse-checkout add`: {reason[0]}); a partial clone fetches them from its "
                        "remote, so that remote must be reachable (and, for a private repository, the "
