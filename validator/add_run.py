@@ -28,6 +28,7 @@ from validator.adapters.detect import RUN, detect
 from validator.atomic import transaction
 from validator.diagnostics import Result
 from validator.errors import AdapterError, AddRunError, InputFileError, UsageError
+from validator.git import materialize
 from validator.load import contributor
 from validator.load.contributor import Budget
 from validator.quality.add import add as add_quality
@@ -110,6 +111,7 @@ def execute(request: AddRunRequest) -> Outcome:
                              "the stack, e.g. the model's baseline recipe)")
         request = replace(request, given={**request.given, "model": request.reference_for})
     outcome = Outcome()
+    _in_checkout(request.root, request.recipe_path)
     problem = recipe_write_problem(request.recipe_path) if request.write_recipe and request.recipe_path else None
     if problem:  # asked before storing: a run the recipe cannot list is not stored (docs/durability.md)
         return outcome.fail(f"orv: {request.recipe_path}: {problem}; nothing was stored. Make it writable and "
@@ -124,6 +126,17 @@ def execute(request: AddRunRequest) -> Outcome:
     if stored is not None and request.sign_key and outcome.exit_code == EXIT_OK:  # signs the file now in place
         sign_stored(request.root, os.path.join(request.root, stored.path), request.sign_key, outcome)
     return outcome
+
+
+def _in_checkout(root: str, recipe_path: str | None) -> None:
+    """In a sparse checkout, the recipe (and the catalog a reference is written to) are checked out
+    first: git tracks them even when the working tree leaves them out (validator/git.py)."""
+    wanted = [MODELS_PATH]
+    if recipe_path:
+        rel = os.path.relpath(os.path.abspath(recipe_path), os.path.abspath(root)).replace(os.sep, "/")
+        if not rel.startswith("../"):
+            wanted.append(rel)
+    materialize(root, wanted)
 
 
 def _add_quality_run(request: AddRunRequest, outcome: Outcome) -> None:  # never signed here

@@ -19,6 +19,7 @@ from validator.checks import Keep, by_scope
 from validator.checks.collect import Collector
 from validator.diagnostics import Diagnostic, Severity
 from validator.errors import LoadError
+from validator.git import WHOLE_CHECKOUT, refuse_sparse
 from validator.atomic import settle
 from validator.hashing import content_address, is_canonical
 from validator.independence import sample_fingerprint, sorted_alone
@@ -470,6 +471,8 @@ def load_tree(root: str, jobs: int = 1, progress: Callable[[int, int], None] | N
     it accepts; such partial results are never cached (a cached result is a complete one).
     `keys`: every freshly loaded entry carries its relation keys (load_all)."""
     settle(root)  # what a killed orv wrote is finished or cleared before it is read (validator/atomic.py)
+    refuse_sparse(root, "a check of the whole registry", f"Check a change with `orv check --base REF`, or first: "
+                  f"{WHOLE_CHECKOUT}.")
     files = discover(root)
     documents: dict[str, Document] = {}
     catalog_out = Collector()
