@@ -54,7 +54,8 @@ SIZE_ONE_BY_DEFAULT = ("vpp", "cp", "ep", "etp")  # a layout without them means 
 # gets TOOL_OUTPUT's. Without --from the format is known only after reading, so the largest applies.
 INPUT_BUDGET: dict[str, Budget] = {"vllm": contributor.SERVING_RESULT, "sglang": contributor.SERVING_RESULT,
                                    "megatron": contributor.TRAINING_LOG, "nemo": contributor.TRAINING_LOG,
-                                   "aiperf": contributor.SERVING_RESULT, "trtllm-bench": contributor.SERVING_RESULT}
+                                   "aiperf": contributor.SERVING_RESULT, "trtllm-bench": contributor.SERVING_RESULT,
+                                   "llama-bench": contributor.LLAMA_BENCH}
 UNDETECTED_BUDGET = max((contributor.TOOL_OUTPUT, contributor.RUN_DOCUMENT, *INPUT_BUDGET.values()),
                         key=lambda b: b.limit)
 
@@ -250,7 +251,7 @@ _HEADLINE_LABELS = (("tokens_per_s_per_gpu", "tokens/s/GPU", ",.1f"),
 
 def headline_text(recomputed: Recomputed) -> str:
     """The recomputed figures in words, and what the recomputation left out."""
-    unit = "optimizer steps" if recomputed.kind == "training" else "completed requests"
+    unit = recomputed.unit or ("optimizer steps" if recomputed.kind == "training" else "completed requests")
     if not recomputed.headline:
         return "recomputed: nothing (the run has no raw samples; it can support tier T1 only)"
     figures = ", ".join(f"{label} {recomputed.headline[key]:{spec}}" for key, label, spec in _HEADLINE_LABELS

@@ -316,7 +316,7 @@ def hash_cmd(file: str, exact_bytes: bool) -> None:
 
 # The formats `--from` offers, spelled out so `orv --help` need not import every adapter; a test holds
 # them equal to validator.add_run's ADAPTER_FORMATS + QUALITY_FORMATS.
-_ADD_RUN_FORMATS = ("aiperf", "megatron", "nemo", "sglang", "trtllm-bench", "vllm", "lm-eval")
+_ADD_RUN_FORMATS = ("aiperf", "llama-bench", "megatron", "nemo", "sglang", "trtllm-bench", "vllm", "lm-eval")
 
 
 @cli.command("add-run")
@@ -325,7 +325,8 @@ _ADD_RUN_FORMATS = ("aiperf", "megatron", "nemo", "sglang", "trtllm-bench", "vll
               help="Registry root (default: found from the current folder).")
 @click.option("--from", "fmt", type=click.Choice(_ADD_RUN_FORMATS), default=None,
               help="FILE is this tool's own output (Megatron-LM/NeMo log, vLLM result JSON, SGLang JSONL, AIPerf's "
-                   "artifact directory or profile_export.jsonl, trtllm-bench --request_json with --report; "
+                   "artifact directory or profile_export.jsonl, trtllm-bench --request_json with --report, "
+                   "llama-bench -o json|jsonl; "
                    "lm-eval: its --output_path directory or results_*.json, written with --log_samples), "
                    "not a run document. Default: detected from FILE.")
 @click.option("--report", "report", type=click.Path(exists=True, dir_okay=False), default=None,
@@ -470,6 +471,8 @@ def new_cmd(kind: str, root: str | None, interactive: bool | None, dry_run: bool
         sys.exit(EXIT_USAGE)
     click.echo(rel)
     fmt = "vllm|sglang" if kind == "inference" else "megatron|nemo"
+    if answers.components.get("engine", "").split("@")[0] in ("llama.cpp", "llama-cpp", "llamacpp"):
+        fmt = "llama-bench"  # llama.cpp recipes are measured with llama-bench (docs/contributing.md)
     click.echo(f"next: orv add-run --from {fmt} --recipe {rel} --write-recipe OUTPUT", err=True)
 
 

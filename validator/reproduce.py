@@ -13,6 +13,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from validator.adapters import load_recipe, load_workload
+from validator.llamacpp import LLAMA_CPP_NAMES
 from validator.megatron_args import Implied, implied_args, printed, same_value, stated
 from validator.models import Component, InferenceRecipe, Recipe, TrainingRecipe, WorkloadSpec
 
@@ -23,8 +24,25 @@ class Reproduction:
     missing: list[str] = field(default_factory=list)  # what the recipe lacks to be re-run exactly
 
 
+LLAMA_CPP_REPOSITORY = "https://github.com/ggml-org/llama.cpp"
+
+
+def _get_llama_cpp(component: Component) -> list[str]:
+    """llama.cpp is built from its build tag (or commit): llama-bench then states that build (ORV248)."""
+    ref = component.commit or component.version
+    if not ref:
+        return []
+    repo = component.repository or LLAMA_CPP_REPOSITORY
+    return [f"git clone {repo} llama.cpp && git -C llama.cpp checkout {ref}",
+            "cmake -S llama.cpp -B llama.cpp/build -DCMAKE_BUILD_TYPE=Release  # add your GPU backend: "
+            "-DGGML_CUDA=ON, -DGGML_VULKAN=ON, -DGGML_HIP=ON …",
+            "cmake --build llama.cpp/build --config Release --target llama-bench llama-server -j"]
+
+
 def _get(component: Component) -> list[str]:
     """Commands that fetch the pinned component."""
+    if component.name.lower() in LLAMA_CPP_NAMES:
+        return _get_llama_cpp(component)
     out = []
     if component.image:
         out.append(f"docker pull {component.image}")
@@ -44,6 +62,23 @@ def _symmetric(workload: WorkloadSpec, nominal: int) -> tuple[int, float]:
     low, high = workload.length_bounds(nominal)
     centre = (low + high) / 2
     return round(centre), round((high - low) / (high + low), 4) if high > low else 0.0
+
+
+def llama_bench_command(workload: WorkloadSpec, model: str, output: str = "llama-bench.json") -> str:
+    """The llama-bench run whose output proves a llama-bench workload (docs/contributing.md)."""
+    return shlex.join(["llama.cpp/build/bin/llama-bench", "-m", model, "-p", str(workload.n_prompt),
+                       "-n", str(workload.n_gen), "-d", str(workload.n_depth), "-r", str(workload.min_repetitions),
+                       "-o", "json"]) + f" > {output}"
+
+
+def _llama_bench(recipe: InferenceRecipe, path: str, workload: WorkloadSpec, out: Reproduction) -> None:
+    model = recipe.checkpoint or f"<the GGUF file of {recipe.model}>"
+    if not recipe.checkpoint:
+        out.missing.append("checkpoint (the GGUF file)")
+    out.lines.append(f"# 2. llama-bench's {workload.llama_bench_test()} test (the recipe's workload; no server)")
+    out.lines.append(llama_bench_command(workload, model))
+    out.lines.append("# 3. store the evidence")
+    out.lines.append(f"orv add-run llama-bench.json --from llama-bench --recipe {path} --write-recipe")
 
 
 TRTLLM_ENGINES = ("tensorrt-llm", "tensorrt_llm", "trtllm")
@@ -75,6 +110,9 @@ def _trtllm_bench(recipe: InferenceRecipe, path: str, workload: WorkloadSpec, mo
 
 
 def _inference(recipe: InferenceRecipe, path: str, workload: WorkloadSpec | None, out: Reproduction) -> None:
+    if workload is not None and workload.is_llama_bench:
+        _llama_bench(recipe, path, workload, out)
+        return
     engine = recipe.software.get("engine")
     name = engine.name if engine else None
     model = recipe.checkpoint or f"<checkpoint of {recipe.model}>"

@@ -179,7 +179,7 @@ def parse_component(role: str, spec: str) -> dict[str, str]:
             raise ScaffoldError(f"--{role} {problem}",
                                 "`docker inspect --format '{{index .RepoDigests 0}}' IMAGE` prints the digest")
         return {"name": name, "image": image}
-    version_problem = pins.version_problem(pin)
+    version_problem = pins.version_problem(pin, name)  # an engine with its own scheme: llama.cpp@b6800
     if version_problem:
         raise ScaffoldError(f"--{role} {version_problem[1]}",
                             f"give the exact release you ran (`{name} --version` or `pip show {name}` prints it)")

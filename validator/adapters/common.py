@@ -56,6 +56,7 @@ class RunMetadata:
     dtype: str | None = None
     warmup_steps: int = 0
     record: int | None = None  # which record of a JSON-lines file, 1-based
+    llama_bench_test: tuple[int, int, int] | None = None  # (n_prompt, n_gen, n_depth) of a llama-bench workload
     origin: Mapping[str, str] = field(default_factory=dict)  # field -> "recipe" | "flag", for notes
 
     def with_values(self, source_label: str, **values: Any) -> "RunMetadata":

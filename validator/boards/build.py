@@ -520,6 +520,9 @@ def _inference_rows(snapshot: Snapshot, tiers: Mapping[str, TierResult]
     return sorted(measured, key=key), sorted(claimed, key=key), points
 
 
+PREFILL_OF = {"decode_tok_s": "prefill_tok_s", "claimed_tok_s": "claimed_prefill_tok_s"}
+
+
 def rank_inference(rows: list[dict[str, Any]], figure: str) -> None:
     """`rank`/`rank_of` within the model × GPU × workload group of one inference board, by decode tok/s
     (1 = fastest): a figure measured on 8k prompts is never ranked against one on 256 (docs/protocols.md),
@@ -534,7 +537,9 @@ def rank_inference(rows: list[dict[str, Any]], figure: str) -> None:
         ranked = [row for row in members if (row.get("quality") or {}).get("status") != "below"]
         for row in members:
             row["rank"], row["rank_of"] = None, len(ranked)
-        for row, rank in zip(ranked, competition_ranks([row[figure] for row in ranked])):
+        # a group with no decode figure (llama-bench's pp tests: prefill only) ranks by its prefill rate
+        by = figure if any(row.get(figure) is not None for row in ranked) else PREFILL_OF.get(figure, figure)
+        for row, rank in zip(ranked, competition_ranks([row.get(by) for row in ranked])):
             row["rank"] = rank
 
 

@@ -62,6 +62,7 @@ from validator.registry import (
     strip_samples,
 )
 from validator.samples import Columns
+from validator.science.llamabench import facts as llama_bench_facts
 from validator.science.throughput import RunFacts, inference_facts, training_facts
 
 # A file's own load: its entry (None when it cannot be read at all) and the findings about it alone.
@@ -317,6 +318,8 @@ def compute_facts(meta: RunMeta, data: dict[str, Any], catalog: Catalog,
         # the workload's rule with the model's own reference curve (catalog/models.yaml, docs/convergence.md)
         facts = training_facts(samples, meta.hardware.count, warmup, catalog.convergence_for(meta.model, meta.workload),
                                columns)
+    elif meta.synthetic is not None:  # llama-bench's repetitions: its own formula (science/llamabench.py)
+        facts = llama_bench_facts(samples, meta.synthetic.model_dump())
     else:
         facts = inference_facts(samples, meta.duration_s, columns)
     return replace(facts, fingerprint=sample_fingerprint(meta.kind, samples, columns, exact))
