@@ -544,3 +544,11 @@ def test_a_hand_written_run_cannot_mislabel_its_test() -> None:
     pp_counts = [{**s, "prompt_tokens": 512, "output_tokens": 0} for s in samples]
     assert science.facts(pp_counts, {**tg, "n_prompt": 512, "n_gen": 0}).headline == {}  # labelled tg, counts pp
     assert science.facts(pp_counts, tg).headline == {}  # samples that are not the stated test
+
+
+def test_a_device_the_catalog_does_not_know_is_a_finding(registry: Path) -> None:
+    """`device` is gpu or cpu; anything else is the catalog's schema error, never taken as a GPU."""
+    path = registry / "catalog" / "hardware.yaml"
+    path.write_text(path.read_text(encoding="utf-8").replace("device: cpu", "device: tpu"), encoding="utf-8")
+    found = [d for d in errors(registry) if d.path == "catalog/hardware.yaml"]
+    assert found and "tpu" in " ".join(d.message for d in found), found
