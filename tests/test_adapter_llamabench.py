@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from tests.conftest import fuzz_examples
 from tests.test_fuzz_inputs import BUDGET, _add_run, odd_values
-from tests.testing.llamabench import (ALL, BOTH_JSON, BOTH_JSONL, BUILD, COMMIT, DEEP, THREE_REPS, add_llama_catalog,
-                                      bench_tests)
+from tests.testing.llamabench import (ALL, BOTH_JSON, BOTH_JSONL, BUILD, COMMIT, CPU_HOST, DEEP, THREE_REPS,
+                                      add_llama_catalog, bench_tests)
 from tests.testing.registry import VLLM, make_registry
 from validator.adapters.detect import detect
 from validator.boards.build import GitStamp, build
@@ -79,7 +79,8 @@ def test_other_formats_are_not_taken_for_llama_bench() -> None:
 
 @pytest.fixture
 def registry(tmp_path: Path) -> Path:
-    """The golden cases' catalog, plus the tiny model the fixtures ran and the catalog's llama-bench workloads."""
+    """The golden cases' catalog, plus the tiny model the fixtures ran, the CPU host they ran on and the catalog's
+    llama-bench workloads."""
     return add_llama_catalog(make_registry(tmp_path / "registry"))
 
 
@@ -90,8 +91,8 @@ def orv(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
 
 
 def new_recipe(capsys: pytest.CaptureFixture[str], root: Path, workload: str, *, engine: str = f"llama.cpp@{BUILD}",
-               model: str = "tinyllama-test", rid: str | None = None) -> str:
-    args = ["new", "inference", "--root", str(root), "--model", model, "--gpu", "rtx-3090", "--engine", engine,
+               model: str = "tinyllama-test", rid: str | None = None, gpu: str = CPU_HOST) -> str:
+    args = ["new", "inference", "--root", str(root), "--model", model, "--gpu", gpu, "--engine", engine,
             "--quant", "f32", "--workload", workload, "--author", "ann", "--measured", "2026-12-05",
             "--no-interactive"]
     code, out, err = orv(capsys, *args, *(["--id", rid] if rid else []))
@@ -153,7 +154,8 @@ def test_llama_bench_ranks_only_against_the_same_test(registry: Path, capsys: py
         assert add_run(capsys, registry, fixture, recipe)[0] == 0
     # the served recipe: a summary-only run document (T1), on the measured board beside the llama-bench rows
     served_run = {"kind": "inference", "tool": {"name": "vllm", "version": "0.11.0"}, "model": "tinyllama-test",
-                  "hardware": {"gpu": "rtx-3090", "count": 1}, "software": {"engine": {"name": "vllm", "version": "0.11.0"}},
+                  "hardware": {"gpu": CPU_HOST, "count": 1},
+                  "software": {"engine": {"name": "vllm", "version": "0.11.0"}},
                   "quant": "f32", "serving": {"concurrency": 1}, "measured_at": "2026-12-05T10:00:00",
                   "measured_by": "ann", "summary": {"decode_tok_s": 1e6}}
     doc = Path(served).parent.parent.parent.parent / "served.json"
@@ -241,7 +243,7 @@ def test_a_gguf_of_another_size_in_the_same_family_is_refused(registry: Path, tm
 
 def test_a_gpu_llama_bench_did_not_see_is_refused(registry: Path, tmp_path: Path,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
-    recipe = new_recipe(capsys, registry, "llama-bench-tg128")  # on rtx-3090
+    recipe = new_recipe(capsys, registry, "llama-bench-tg128", gpu="rtx-3090")
     tests = bench_tests(BOTH_JSON)
     for test in tests:
         test["gpu_info"], test["backends"] = "NVIDIA GeForce RTX 4090", "CUDA"
@@ -271,6 +273,109 @@ def test_a_gpu_llama_bench_did_not_see_is_refused(registry: Path, tmp_path: Path
     stored.unlink()
     found = [d for d in errors(registry) if d.code == "ORV249"]
     assert len(found) == 1 and "the run's GPU (its recipe's) is `h100`" in found[0].message
+
+
+def _edited(tmp_path: Path, name: str, gpu_info: str, backends: str) -> Path:
+    """The real output with the devices llama-bench names replaced (what a GPU build would have written, or a
+    GPU build's output with its GPU erased)."""
+    tests = bench_tests(BOTH_JSON)
+    for test in tests:
+        test["gpu_info"], test["backends"] = gpu_info, backends
+    path = tmp_path / name
+    path.write_text(json.dumps(tests), encoding="utf-8")
+    return path
+
+
+def _stored_on(capsys: pytest.CaptureFixture[str], registry: Path, added: str, gpu: str) -> None:
+    """The run add-run stored, copied as a run document that states another hardware id (what a hand edit of a
+    run file does): add-run takes a run document as it is, `orv check` judges it."""
+    document = json.loads((registry / "runs" / added[7:9] / f"{added[7:]}.json").read_text())
+    document["hardware"]["gpu"] = gpu
+    stored = registry / "moved.json"
+    stored.write_text(json.dumps(document), encoding="utf-8")
+    code, _, err = orv(capsys, "add-run", str(stored), "--root", str(registry))
+    assert code == 0, err
+    stored.unlink()
+
+
+def test_a_gpu_run_with_its_gpu_erased_cannot_back_a_gpu_recipe(registry: Path, tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """The cheapest forgery of a GPU figure: an RTX 5090's output with `gpu_info` blanked and `backends` set to
+    CPU, attached to an RTX 3090 recipe. The samples and figure are kept, so only the devices can tell; a run
+    that names no GPU is no evidence for a GPU."""
+    recipe = new_recipe(capsys, registry, "llama-bench-tg128", gpu="rtx-3090")
+    forged = _edited(tmp_path, "5090-erased.json", "", "CPU")
+    code, out, err = add_run(capsys, registry, forged, recipe)
+    assert code == 1 and out == ""
+    assert "ORV249" in err and "names no GPU and used no GPU backend (backends: CPU)" in err, err
+    assert "`rtx-3090` (NVIDIA GeForce RTX 3090) is a GPU" in err
+    assert "`device: cpu`" in err and "rerun llama-bench built with the GPU's backend" in err
+    # the blanked device alone (a GPU backend left) and the backend alone (a GPU left named) are refused too
+    for gpu_info, backends, words in (("", "CUDA", "used the CUDA backend but names no GPU"),
+                                      ("NVIDIA GeForce RTX 3090", "CPU", "names `NVIDIA GeForce RTX 3090` but used no "
+                                                                         "GPU backend")):
+        code, _, err = add_run(capsys, registry, _edited(tmp_path, "half.json", gpu_info, backends), recipe)
+        assert code == 1 and "ORV249" in err and words in err, err
+    # stored past add-run (a run document): `orv check` finds it
+    Path(recipe).unlink()
+    cpu_recipe = new_recipe(capsys, registry, "llama-bench-tg128", rid="tiny-on-the-cpu")
+    code, added, err = add_run(capsys, registry, forged, cpu_recipe)
+    assert code == 0, err
+    assert errors(registry) == []
+    _stored_on(capsys, registry, added.strip(), "rtx-3090")
+    found = [d for d in errors(registry) if d.code == "ORV249"]
+    assert len(found) == 1 and "used no GPU backend" in found[0].message and "`rtx-3090`" in found[0].message
+
+
+def test_the_real_cpu_output_cannot_back_a_gpu_recipe(registry: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """llama.cpp's CPU build ran on an EPYC: its figure says nothing about an RTX 3090 or an H100."""
+    for gpu in ("rtx-3090", "h100"):
+        recipe = new_recipe(capsys, registry, "llama-bench-tg128", gpu=gpu)
+        code, out, err = add_run(capsys, registry, BOTH_JSON, recipe)
+        assert code == 1 and out == "", err
+        assert "ORV249" in err and f"the run's hardware (its recipe's) `{gpu}`" in err
+        Path(recipe).unlink()
+    recipe = new_recipe(capsys, registry, "llama-bench-tg128")  # on the CPU host: taken
+    code, added, err = add_run(capsys, registry, BOTH_JSON, recipe)
+    assert code == 0, err
+    assert "a CPU-only run backs only a CPU host's recipe" in err
+    assert errors(registry) == []
+    _stored_on(capsys, registry, added.strip(), "h100")
+    found = [d for d in errors(registry) if d.code == "ORV249"]
+    assert len(found) == 1 and "names no GPU and used no GPU backend" in found[0].message
+
+
+def test_a_gpu_run_cannot_back_a_cpu_recipe(registry: Path, tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """The converse: a figure measured on a GPU is not a CPU host's."""
+    recipe = new_recipe(capsys, registry, "llama-bench-tg128")  # on the CPU host
+    for gpu_info, backends in (("NVIDIA GeForce RTX 5090", "CUDA"), ("AMD Radeon AI PRO R9700", "Vulkan"),
+                               ("NVIDIA GeForce RTX 5090", "CPU")):  # a GPU named, whatever the backend says
+        code, out, err = add_run(capsys, registry, _edited(tmp_path, "gpu.json", gpu_info, backends), recipe)
+        assert code == 1 and out == "", err
+        assert "ORV249" in err and f"`{gpu_info}`" in err and f"`{CPU_HOST}` (AMD EPYC) is a CPU host" in err
+        assert "attach the run to the recipe of the GPU it ran on" in err
+    Path(recipe).unlink()
+    gpu_recipe = new_recipe(capsys, registry, "llama-bench-tg128", gpu="rtx-3090", rid="tiny-on-the-3090")
+    code, added, err = add_run(capsys, registry, _edited(tmp_path, "3090.json", "NVIDIA GeForce RTX 3090", "CUDA"),
+                               gpu_recipe)
+    assert code == 0, err
+    assert errors(registry) == []
+    _stored_on(capsys, registry, added.strip(), CPU_HOST)
+    found = [d for d in errors(registry) if d.code == "ORV249"]
+    assert len(found) == 1 and "used the CUDA backend on `NVIDIA GeForce RTX 3090`" in found[0].message
+
+
+def test_a_cpu_hosts_decode_is_bound_by_its_memory_bandwidth(registry: Path, capsys: pytest.CaptureFixture[str]
+                                                             ) -> None:
+    """ORV512 holds on a CPU host as on a GPU: its `hbm_tb_s` is the host's memory bandwidth."""
+    recipe = Path(new_recipe(capsys, registry, "llama-bench-tg128"))
+    # 0.4608 TB/s ÷ (139,584 weights × 4 bytes × 0.75 read) ≈ 1.1M tok/s
+    recipe.write_text(recipe.read_text().replace("claimed: {}", "claimed: {decode_tok_s: 2000000}"))
+    found = [d for d in errors(registry) if d.code == "ORV512"]
+    assert len(found) == 1 and "1 × 0.4608 TB/s" in found[0].message, found
+    recipe.write_text(recipe.read_text().replace("decode_tok_s: 2000000", "decode_tok_s: 1000000"))
+    assert [d for d in errors(registry) if d.code == "ORV512"] == []
 
 
 def test_a_recipe_pinned_to_another_build_is_refused(registry: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -348,7 +453,7 @@ def test_llama_bench_and_served_workloads_never_back_each_other(registry: Path, 
 
 def test_a_file_with_two_tests_needs_a_choice(registry: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = orv(capsys, "add-run", str(BOTH_JSON), "--root", str(registry), "--from", "llama-bench",
-                       "--model", "tinyllama-test", "--gpu", "rtx-3090", "--gpus", "1", "--quant", "f32")
+                       "--model", "tinyllama-test", "--gpu", CPU_HOST, "--gpus", "1", "--quant", "f32")
     assert code == 1 and "holds 2 llama-bench tests (pp512, tg128)" in err
 
 
@@ -378,12 +483,12 @@ def mutated_bench(draw: st.DrawFn) -> bytes:
 @pytest.fixture(scope="module")
 def fuzz_registry(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     root = add_llama_catalog(make_registry(tmp_path_factory.mktemp("fuzz") / "registry"))
-    recipe = tmp_path_factory.mktemp("recipe") / "tinyllama-test-rtx-3090-llama-cpp-f32-llama-bench-tg128-c1.yaml"
+    recipe = tmp_path_factory.mktemp("recipe") / "tinyllama-test-amd-epyc-llama-cpp-f32-llama-bench-tg128-c1.yaml"
     recipe.write_text(f"""\
-id: tinyllama-test-rtx-3090-llama-cpp-f32-llama-bench-tg128-c1
+id: tinyllama-test-amd-epyc-llama-cpp-f32-llama-bench-tg128-c1
 kind: inference
 model: tinyllama-test
-hardware: {{gpu: rtx-3090, count: 1}}
+hardware: {{gpu: {CPU_HOST}, count: 1}}
 author: ann
 measured: "2026-12-05"
 software:
@@ -439,3 +544,11 @@ def test_a_hand_written_run_cannot_mislabel_its_test() -> None:
     pp_counts = [{**s, "prompt_tokens": 512, "output_tokens": 0} for s in samples]
     assert science.facts(pp_counts, {**tg, "n_prompt": 512, "n_gen": 0}).headline == {}  # labelled tg, counts pp
     assert science.facts(pp_counts, tg).headline == {}  # samples that are not the stated test
+
+
+def test_a_device_the_catalog_does_not_know_is_a_finding(registry: Path) -> None:
+    """`device` is gpu or cpu; anything else is the catalog's schema error, never taken as a GPU."""
+    path = registry / "catalog" / "hardware.yaml"
+    path.write_text(path.read_text(encoding="utf-8").replace("device: cpu", "device: tpu"), encoding="utf-8")
+    found = [d for d in errors(registry) if d.path == "catalog/hardware.yaml"]
+    assert found and "tpu" in " ".join(d.message for d in found), found

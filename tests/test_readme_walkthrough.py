@@ -147,8 +147,8 @@ def test_the_training_journey_with_a_megatron_log(clone: Path) -> None:
 
 @pytest.fixture
 def llama_clone(tmp_path: Path) -> Path:
-    """A fresh clone of a small registry whose catalog has the tiny GGUF model the llama-bench fixtures timed
-    and the llama-bench workloads (tests/testing/llamabench.py)."""
+    """A fresh clone of a small registry whose catalog has the tiny GGUF model the llama-bench fixtures timed,
+    the CPU host they ran on and the llama-bench workloads (tests/testing/llamabench.py)."""
     origin = add_llama_catalog(make_registry(tmp_path / "origin"))
     digest = add_training_run(origin, 1480.4, layout="tp4-pp1-dp2")  # a registry has recipes and runs already
     write(origin, training_recipe_path("qwen3-8-27b-h100-tp4-pp1-dp2"),
@@ -164,21 +164,23 @@ def llama_clone(tmp_path: Path) -> Path:
 
 def test_the_llama_cpp_journey_with_llama_bench(llama_clone: Path) -> None:
     """docs/contributing.md's llama.cpp path, command by command, with real `llama-bench -o json` output
-    (llama.cpp b11312 on the tiny GGUF; its default pp512 and tg128 tests in one file)."""
+    (llama.cpp b11312's CPU build on the tiny GGUF; its default pp512 and tg128 tests in one file), so the
+    recipe's hardware is the CPU host it ran on (a catalog entry with `device: cpu`)."""
     clone = llama_clone
     shutil.copy(LLAMA_BENCH, clone.parent / "llama-bench.json")
     hooked = _install_hook(clone)
-    _run(clone, "git switch -c tinyllama-test-rtx-3090-llama-cpp")
-    path = _run(clone, "orv new inference --model tinyllama-test --gpu rtx-3090 --engine llama.cpp@b11312 "
+    _run(clone, "git switch -c tinyllama-test-amd-epyc-llama-cpp")
+    path = _run(clone, "orv new inference --model tinyllama-test --gpu amd-epyc --engine llama.cpp@b11312 "
                        "--quant f32 --workload llama-bench-tg128 --author your-name").stdout.strip()
-    assert path == "recipes/inference/tinyllama-test/tinyllama-test-rtx-3090-llama-cpp-f32-llama-bench-tg128-c1.yaml"
+    assert path == "recipes/inference/tinyllama-test/tinyllama-test-amd-epyc-llama-cpp-f32-llama-bench-tg128-c1.yaml"
     added = _run(clone, f"orv add-run ../llama-bench.json --recipe {path} --write-recipe")  # recognised: no --from
     assert "reading it as --from llama-bench" in added.stderr and "llama-bench test tg128" in added.stderr
+    assert "a CPU-only run backs only a CPU host's recipe" in added.stderr
     reproduced = _run(clone, f"orv reproduce {path}").stdout
     assert "-p 0 -n 128 -d 0 -r 5 -o json > llama-bench.json" in reproduced
     _run(clone, "orv check")
     _run(clone, "git add recipes runs")
-    commit = _run(clone, "git commit -m 'tinyllama-test on RTX 3090, llama.cpp b11312, llama-bench tg128'")
+    commit = _run(clone, "git commit -m 'tinyllama-test on an AMD EPYC, llama.cpp b11312 CPU build, llama-bench tg128'")
     if hooked:
         assert re.search(r"orv check\.+Passed", commit.stdout + commit.stderr)
     _run(clone, "orv check --base origin/main")

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
-from validator.models import ModelSpec, RunMeta
+from validator.models import GpuSpec, ModelSpec, RunMeta
 
 PARAMS_TOLERANCE = 0.10  # Megatron's theoretical count vs the catalog's rounded figure (30 for 30.5B)
 VOCAB_TOLERANCE = 0.01
@@ -115,7 +115,7 @@ def architecture_problems(model_id: str, spec: Optional[ModelSpec], run: RunMeta
 
 # ---- llama-bench: the GGUF it loaded and the devices it saw (validator/adapters/llamabench.py) ----
 
-CPU_BACKENDS = frozenset({"CPU", "BLAS", "RPC"})  # llama-bench's `backends` that use no GPU
+CPU_BACKENDS = frozenset({"CPU", "BLAS", "RPC"})  # llama-bench's `backends` that use no GPU of the host
 
 
 def gguf_problems(model_id: str, spec: Optional[ModelSpec], filename: str, n_params: int) -> list[Problem]:
@@ -150,16 +150,35 @@ def _model_number(name: str) -> str:
     return next((_norm(w) for w in name.split() if any(ch.isdigit() for ch in w)), _norm(name))
 
 
-def gpu_problem(gpu_id: str, gpu_name: Optional[str], gpu_info: str, backends: str) -> Optional[Problem]:
-    """Why the devices llama-bench saw (`gpu_info`: the device descriptions, `backends`) are not the
-    recipe's GPU. A CPU-only build states no GPU: None (add-run notes it)."""
-    gpu_backends = [b for b in backends.split(",") if b.strip() and b.strip() not in CPU_BACKENDS]
-    if not gpu_info.strip():
-        if gpu_backends:
-            return Problem("synthetic.gpu_info", f"llama-bench used the {', '.join(gpu_backends)} backend but "
-                                                 "names no GPU", "give the output llama-bench wrote, unchanged")
+def gpu_problem(gpu_id: str, spec: Optional[GpuSpec], gpu_info: str, backends: str) -> Optional[Problem]:
+    """Why the devices llama-bench saw (`gpu_info`: the GPU descriptions, `backends`: the non-CPU backends
+    it was built with, or `CPU`) are not the recipe's hardware. A run that used no GPU backend is evidence
+    for a CPU host only (a catalog entry with `device: cpu`): a GPU recipe is not measured by it, and a
+    CPU recipe is not measured by a run that used a GPU."""
+    gpu_backends = [b.strip() for b in backends.split(",") if b.strip() and b.strip() not in CPU_BACKENDS]
+    info = gpu_info.strip()
+    if gpu_backends and not info:
+        return Problem("synthetic.gpu_info", f"llama-bench used the {', '.join(gpu_backends)} backend but "
+                                             "names no GPU", "give the output llama-bench wrote, unchanged")
+    if spec is None:
+        return None  # an unknown hardware id is ORV115's
+    if spec.device == "cpu":
+        if gpu_backends or info:
+            ran = f"the {', '.join(gpu_backends)} backend on `{info}`" if gpu_backends else f"`{info}`"
+            return Problem("hardware.gpu", f"llama-bench used {ran}; the run's hardware (its recipe's) `{gpu_id}` "
+                                           f"({spec.name}) is a CPU host",
+                           "attach the run to the recipe of the GPU it ran on, or measure the CPU host with a "
+                           "CPU-only llama.cpp build")
         return None
-    if gpu_name and _model_number(gpu_name) not in _norm(gpu_info):
-        return Problem("hardware.gpu", f"llama-bench ran on `{gpu_info}`; the run's GPU (its recipe's) is `{gpu_id}` "
-                                       f"({gpu_name})", "attach the run to the recipe of the GPU it ran on")
+    if not gpu_backends:
+        named = f"names `{info}` but " if info else "names no GPU and "
+        return Problem("hardware.gpu", f"llama-bench {named}used no GPU backend (backends: {backends or 'none'}): "
+                                       f"it ran on the CPU, and the run's hardware (its recipe's) `{gpu_id}` "
+                                       f"({spec.name}) is a GPU",
+                       "attach the run to the recipe of the CPU host it ran on (a catalog/hardware.yaml entry with "
+                       "`device: cpu`), or rerun llama-bench built with the GPU's backend (-DGGML_CUDA=ON, "
+                       "-DGGML_VULKAN=ON, -DGGML_HIP=ON; Metal on Apple)")
+    if _model_number(spec.name) not in _norm(info):
+        return Problem("hardware.gpu", f"llama-bench ran on `{info}`; the run's GPU (its recipe's) is `{gpu_id}` "
+                                       f"({spec.name})", "attach the run to the recipe of the GPU it ran on")
     return None

@@ -381,6 +381,8 @@ class _Catalog(BaseModel):
 class GpuSpec(_Catalog):
     name: str
     vendor: str
+    # "cpu": a CPU host (a llama.cpp CPU build runs on it, ORV249); its hbm_* figures are its system memory's
+    device: Literal["gpu", "cpu"] = "gpu"
     bf16_dense_tflops: Optional[float] = None
     hbm_gib: Optional[float] = None
     hbm_tb_s: Optional[float] = None

@@ -1,5 +1,6 @@
 """llama-bench fixtures (tests/fixtures/tools/llamabench, real output made by make_fixture.sh) and the
-catalog entries a test registry needs to take them: the tiny model they timed, the llama-bench workloads."""
+catalog entries a test registry needs to take them: the tiny model they timed, the CPU host they ran on
+(a CPU-only build: a CPU run backs only a CPU host's recipe, ORV249), the llama-bench workloads."""
 
 from __future__ import annotations
 
@@ -30,15 +31,25 @@ def bench_tests(path: Path, floats_as_text: bool = False) -> list[dict[str, Any]
 
 
 N_PARAMS = bench_tests(BOTH_JSON)[0]["model_n_params"]
-TINY = {"name": "TinyLlama-Test", "family": "Llama", "params_b": round(N_PARAMS / 1e9, 9), "layers": 2}
+TINY = {"name": "TinyLlama-Test", "family": "Llama", "params_b": round(N_PARAMS / 1e9, 9),
+        "active_b": round(N_PARAMS / 1e9, 9), "layers": 2}
+CPU_HOST = "amd-epyc"  # the fixtures' cpu_info is `AMD EPYC`, their backends `CPU`, their gpu_info empty
+# a test catalog's CPU host: an EPYC 9004's 12 DDR5-4800 channels (12 x 38.4 GB/s), so ORV512's bound applies
+EPYC = {"name": "AMD EPYC", "vendor": "amd", "device": "cpu", "hbm_gib": 384, "hbm_tb_s": 0.4608,
+        "memory_kind": "DDR5", "notes": "a CPU host: the test registry's, where the llama-bench fixtures ran"}
 
 
 def add_llama_catalog(root: Path) -> Path:
-    """The tiny model and the shipped llama-bench workloads (plus a tg32 @ d256 one) in root's catalog."""
+    """The tiny model, the CPU host and the shipped llama-bench workloads (plus a tg32 @ d256 one) in root's
+    catalog."""
     models_path, workloads_path = root / "catalog" / "models.yaml", root / "catalog" / "workloads.yaml"
     models = yaml.safe_load(models_path.read_text(encoding="utf-8"))
     models["models"]["tinyllama-test"] = TINY
     models_path.write_text(yaml.safe_dump(models, sort_keys=False), encoding="utf-8")
+    hardware_path = root / "catalog" / "hardware.yaml"
+    hardware = yaml.safe_load(hardware_path.read_text(encoding="utf-8"))
+    hardware["hardware"][CPU_HOST] = EPYC
+    hardware_path.write_text(yaml.safe_dump(hardware, sort_keys=False), encoding="utf-8")
     workloads = yaml.safe_load(workloads_path.read_text(encoding="utf-8"))
     shipped = yaml.safe_load((REPO / "catalog" / "workloads.yaml").read_text(encoding="utf-8"))["workloads"]
     for wid in ("llama-bench-pp512", "llama-bench-tg128"):

@@ -30,6 +30,7 @@ from validator.load.documents import (
 )
 from validator.load.pipeline import validate_run_data
 from validator.models import (
+    GpuSpec,
     InferenceRecipe,
     ModelSpec,
     RunMeta,
@@ -252,13 +253,14 @@ def load_model(root: str, model_id: str) -> ModelSpec | None:
         return None  # `orv check` reports a broken catalog
 
 
-def load_gpu_name(root: str, gpu_id: str) -> str | None:
-    """The catalog's name of a GPU (`NVIDIA GeForce RTX 3090`), or None when the catalog lacks it."""
+def load_gpu(root: str, gpu_id: str) -> GpuSpec | None:
+    """The catalog's entry for a hardware id (its name, whether it is a GPU or a CPU host), or None when the
+    catalog lacks it or cannot be read (`orv check` reports a broken catalog)."""
     try:
         doc = load_yaml_document(root, "catalog/hardware.yaml")
         raw = (doc.data.get("hardware") or {}).get(gpu_id)
-        return raw.get("name") if isinstance(raw, dict) and isinstance(raw.get("name"), str) else None
-    except (LoadError, AttributeError, OSError):
+        return GpuSpec.model_validate(raw) if raw is not None else None
+    except (LoadError, ValidationError, AttributeError, OSError):
         return None
 
 
@@ -283,8 +285,8 @@ def check_identity(root: str, recipe_path: str | None, source: Source, converted
     if run.synthetic is not None:  # llama-bench: the GGUF it loaded and the GPU it saw (validator/identity.py)
         for found in gguf_problems(run.model, spec, run.synthetic.model_filename, run.synthetic.model_n_params):
             problems.add("ORV226", found.message, found.hint)
-        gpu = load_gpu_name(root, run.hardware.gpu)
-        found = gpu_problem(run.hardware.gpu, gpu, run.synthetic.gpu_info, run.synthetic.backends)
+        found = gpu_problem(run.hardware.gpu, load_gpu(root, run.hardware.gpu), run.synthetic.gpu_info,
+                            run.synthetic.backends)
         if found is not None:
             problems.add("ORV249", found.message, found.hint)
     for served in (run.checkpoint, converted.stated.get("tokenizer_id")):  # vLLM: model_id, then tokenizer_id

@@ -13,8 +13,9 @@ Format read from llama.cpp tools/llama-bench/llama-bench.cpp at build b11312, co
 - `cmd_params_defaults`: `-p 512 -n 128 -d 0 -r 5`, so a bare run writes two tests, pp512 and tg128.
 One run file holds one test: the one the recipe's workload names, or `--record K`. The file states
 llama.cpp's build (tool version `b<build_number>` plus commit: the engine pin, validator/llamacpp.py),
-the GGUF (checked against the catalog model: validator/identity.py) and the GPUs it saw; the GPU
-count, quantisation id, author and the served configuration come from the recipe or flags.
+the GGUF (checked against the catalog model: validator/identity.py) and the GPUs it saw (a CPU-only
+run backs only a CPU host's recipe, ORV249); the GPU count, quantisation id, author and the served
+configuration come from the recipe or flags.
 """
 
 from __future__ import annotations
@@ -218,12 +219,13 @@ def convert(source: Source, meta: RunMetadata) -> Converted:
     meta = stated(meta, "measured_at", _measured_at(f["test_time"]), TOOL, notes)
     # one sequence at a time: llama-bench's pp and tg tests decode a single stream (the workload fixes it)
     meta = merge_mapping(meta, "serving", {"concurrency": 1}, TOOL, notes)
-    if not f["gpu_info"].strip():
-        notes.append(f"llama-bench names no GPU (backends: {f['backends'] or 'none'}): the run's GPU is taken from "
-                     f"the {meta.origin.get('gpu', 'metadata')}")
     require(meta, ("model", "gpu", "gpus", "software", "quant", "serving", "measured_at", "measured_by"),
             problems, "the llama-bench output")
     problems.raise_if_any()
+    if not f["gpu_info"].strip():  # ORV249 (add-run's identity gate) refuses it on a GPU's recipe
+        notes.append(f"llama-bench names no GPU (backends: {f['backends'] or 'none'}): a CPU-only run backs only a "
+                     f"CPU host's recipe (catalog/hardware.yaml `device: cpu`); `{meta.gpu}` is taken from the "
+                     f"{meta.origin.get('gpu', 'metadata')}")
     test_kind = "pp" if n_prompt else "tg"
     doc = common_fields("inference", meta)
     doc.pop("checkpoint", None)  # the GGUF is stated in `synthetic` and checked there (ORV226)

@@ -1,5 +1,5 @@
 """ORV248-ORV249: a llama-bench run was built from the llama.cpp the recipe pins (validator/llamacpp.py) and ran
-on the GPU it states (validator/identity.py)."""
+on the hardware it states, a GPU or a CPU host (validator/identity.py)."""
 
 from __future__ import annotations
 
@@ -34,21 +34,23 @@ def llama_bench_build_is_the_engine_pin(snapshot: Snapshot) -> Iterator[Finding]
                           "recipe of that build", at=("runs", i))
 
 
-@check("ORV249", Severity.ERROR, "llama-bench ran on another GPU than the run states", scope="run-file")
+@check("ORV249", Severity.ERROR, "llama-bench ran on other hardware than the run states", scope="run-file")
 def llama_bench_gpu_is_the_runs(run: Any, catalog: Catalog) -> Iterator[Finding]:
     """
-    llama-bench writes the devices it used (`gpu_info`, e.g. `NVIDIA GeForce RTX 3090`) and the
-    backends it was built with (`backends`: CUDA, Vulkan, ROCm, Metal, or CPU). The run's GPU (from
-    its recipe) must be the one llama-bench names: the model number of the catalog GPU's name
-    (`3090`, `H100`) must appear in `gpu_info`. A GPU backend with no device named means the file
-    was edited. A CPU-only build names no GPU and is taken as the recipe states it (add-run says
-    so). Attach the run to the recipe of the GPU it ran on.
+    llama-bench writes the GPUs it used (`gpu_info`, e.g. `NVIDIA GeForce RTX 3090`) and the
+    backends it was built with (`backends`: CUDA, Vulkan, ROCm, Metal, or CPU). The run's
+    hardware (from its recipe) must be what llama-bench names. On a GPU (catalog/hardware.yaml,
+    `device: gpu`, the default) llama-bench must have used a GPU backend, and the model number of
+    the catalog GPU's name (`3090`, `H100`) must appear in `gpu_info`. A CPU-only run (backends CPU,
+    BLAS or RPC; no GPU named) is evidence for a CPU host only: a catalog entry with `device: cpu`.
+    A run that used a GPU backend cannot back a CPU host's recipe, and a GPU backend with no device
+    named means the file was edited. Attach the run to the recipe of the hardware it ran on, or
+    rerun llama-bench built with the GPU's backend.
     """
     meta = run.meta
     if meta is None or meta.synthetic is None:
         return
-    spec = catalog.hardware.get(meta.hardware.gpu)
-    found = gpu_problem(meta.hardware.gpu, spec.name if spec else None, meta.synthetic.gpu_info,
+    found = gpu_problem(meta.hardware.gpu, catalog.hardware.get(meta.hardware.gpu), meta.synthetic.gpu_info,
                         meta.synthetic.backends)
     if found is not None:
         yield Finding(run.path, found.message, found.hint, at=tuple(found.field.split(".")))

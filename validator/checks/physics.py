@@ -456,7 +456,8 @@ def _bound_for(catalog: Catalog, model_id: str, gpu_id: str, gpus: int, quant: s
 @check("ORV512", E, "decode faster than memory bandwidth allows", per_file=True)
 def decode_within_bandwidth(snapshot: Snapshot) -> Iterator[Finding]:
     """
-    Every decode step of one stream reads all active weights from HBM, so a stream cannot
+    Every decode step of one stream reads all active weights from HBM (a CPU host's, catalog
+    `device: cpu`: from its system memory, whose bandwidth its `hbm_tb_s` states), so a stream cannot
     decode faster than GPUs × HBM bandwidth ÷ bytes of active weights — at any concurrency,
     since batching shares a step's weight reads but still yields one token per stream per step.
     With speculative decoding (`serving.speculative.k` drafted tokens) a step yields at most
