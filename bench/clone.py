@@ -13,7 +13,9 @@ for GitHub), it measures side by side:
   --github-output G`) on a one-recipe pull request. `old` is the workflow before issue 32
   (fetch-depth 0, plus a checkout of the base commit); `new` is whatever
   .github/workflows/pull-request.yml says when this runs (its fetch-depth, filter and sparse
-  patterns are read from the file). If orv cannot check the new checkout, the row says so;
+  patterns are read from the file; its `run:` steps are not replayed: the one that widens the
+  checkout for a catalog change does nothing for this pull request). If orv cannot check the new
+  checkout, the row says so;
 - a contributor: a blobless sparse clone, then `orv check --base origin/main` in it.
 
 Bytes are what the remote's upload-pack sent (a counting wrapper set as the remote's uploadpack,
@@ -75,7 +77,7 @@ sys.exit(code)
 '''
 
 
-def checkout_steps(workflow: Path = WORKFLOW) -> list[dict[str, Any]]:
+def checkout_steps(workflow: Path) -> list[dict[str, Any]]:
     """The `with:` of each actions/checkout step of the pull-request workflow, in order."""
     doc = yaml.safe_load(workflow.read_text(encoding="utf-8"))
     steps = [step for job in doc["jobs"].values() for step in job.get("steps", [])]
@@ -89,8 +91,8 @@ def patterns(step: dict[str, Any]) -> list[str]:
 class Meter:
     """Runs git and orv with the byte counter, timing each step."""
 
-    def __init__(self, remote: Path, scratch: Path) -> None:
-        self.remote, self.scratch = remote, scratch
+    def __init__(self, remote: Path, scratch: Path, orv: str = ORV) -> None:
+        self.remote, self.scratch, self.orv_path = remote, scratch, orv
         self.counter = scratch / "upload-pack-counter"
         self.counter.write_text(COUNTER)
         self.counter.chmod(0o755)
@@ -99,6 +101,9 @@ class Meter:
 
     def sent(self) -> int:
         return sum(int(line) for line in self.log.read_text().split()) if self.log.exists() else 0
+
+    def fetches(self) -> int:
+        return len(self.log.read_text().split()) if self.log.exists() else 0
 
     def git(self, cwd: Path, *args: str) -> str:
         out = subprocess.run(["git", *args], cwd=cwd, env=self.env, capture_output=True, text=True)
@@ -115,8 +120,8 @@ class Meter:
     def checkout(self, dest: Path, step: dict[str, Any], ref: str, changed: list[str]) -> None:
         """One actions/checkout step as actions/checkout runs it (src/git-source-provider.ts): init,
         fetch (depth 0: every branch and tag; else the one commit at that depth; `filter`, or
-        blob:none when sparse), sparse-checkout, checkout. The change's own files are added to a
-        sparse checkout of the pull request (the gate reads them)."""
+        blob:none when sparse), sparse-checkout, checkout. `changed` paths, when given, are added
+        to a non-cone sparse checkout of the pull request."""
         self.init(dest)
         depth = int(step.get("fetch-depth", 1))
         sparse = patterns(step)
@@ -145,7 +150,7 @@ class Meter:
 
     def orv(self, args: list[str], cwd: Path) -> dict[str, Any]:
         start = time.perf_counter()
-        out = subprocess.run([ORV, *args], cwd=cwd, env={**self.env, "CI": "1"}, capture_output=True, text=True)
+        out = subprocess.run([self.orv_path, *args], cwd=cwd, env={**self.env, "CI": "1"}, capture_output=True, text=True)
         row: dict[str, Any] = {"orv_s": round(time.perf_counter() - start, 2), "exit": out.returncode}
         if out.returncode not in (0, 1):
             row["refused"] = (out.stderr or out.stdout).strip()[-400:]
@@ -202,7 +207,7 @@ def gate(meter: Meter, steps: list[dict[str, Any]], pr: str, base: str, changed:
         ref = base if "base.sha" in str(step.get("ref", "")) else pr
         dest = runner / str(step.get("path", "pull-request"))
         before, t0 = meter.sent(), time.perf_counter()
-        meter.checkout(dest, step, ref, [f"/{p}" for p in changed])
+        meter.checkout(dest, step, ref, [])  # the workflow as written: orv gets what else it reads
         row["steps"].append({"path": dest.name, "bytes": meter.sent() - before, "s": round(time.perf_counter() - t0, 2)})
     row["checkout_bytes"], row["checkout_s"] = meter.sent(), round(time.perf_counter() - start, 2)
     root = runner / str(next((s.get("path") for s in steps if not s.get("ref")), "pull-request"))
@@ -212,7 +217,7 @@ def gate(meter: Meter, steps: list[dict[str, Any]], pr: str, base: str, changed:
                               "--summary", str(Path(tmp) / "summary.md"), "--github-output", str(result)], root))
         lines = result.read_text(encoding="utf-8").splitlines() if result.exists() else []
         row["outputs"] = {k: v for k, _, v in (line.partition("=") for line in lines) if k in COUNTS}
-    row["bytes"] = meter.sent()  # checkouts and whatever orv fetched on demand
+    row["bytes"], row["fetches"] = meter.sent(), meter.fetches()  # checkouts and what orv fetched on demand
     row["total_s"] = round(time.perf_counter() - start, 2)
     shutil.rmtree(runner)
     return row
@@ -223,17 +228,17 @@ def contributor(meter: Meter, pr: str, changed: list[str], sparse: list[str]) ->
     row = timed(meter, lambda: meter.clone(dest, "blob:none", [*sparse, *(f"/{p}" for p in changed)], pr))
     meter.log.unlink(missing_ok=True)
     row.update(meter.orv(["check", "--base", "origin/main"], dest))
-    row["check_bytes"] = meter.sent()
+    row["check_bytes"], row["check_fetches"] = meter.sent(), meter.fetches()
     shutil.rmtree(dest)
     return row
 
 
-def measure(runs: int, workflows: list[str], repeat: int) -> dict[str, Any]:
+def measure(runs: int, workflows: list[str], repeat: int, workflow: Path, orv: str) -> dict[str, Any]:
     remote = generate_history(runs)
     pr, base = (subprocess.run(["git", "rev-parse", ref], cwd=remote, capture_output=True, text=True,
                                check=True).stdout.strip() for ref in ("pr", "main"))
     changed = (remote / ".git" / "orv-bench-pr").read_text().split()
-    new_steps = checkout_steps()
+    new_steps = checkout_steps(workflow)
     sparse = next((patterns(s) for s in new_steps if patterns(s)), SPARSE_DEFAULT)
     pack = sum(p.stat().st_size for p in (remote / ".git" / "objects" / "pack").glob("*.pack"))
     tree = subprocess.run(["git", "ls-tree", "-r", "-l", "main"], cwd=remote, capture_output=True, text=True,
@@ -249,7 +254,7 @@ def measure(runs: int, workflows: list[str], repeat: int) -> dict[str, Any]:
                 pass
     scratch = Path(tempfile.mkdtemp(prefix=f"clone-{runs}-", dir=CACHE))
     try:
-        meter = Meter(remote, scratch)
+        meter = Meter(remote, scratch, orv)
         out["transfer"] = transfer_rows(meter, pr, changed, sparse, repeat)
         out["gate"] = {}
         for name in workflows:
@@ -285,6 +290,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, nargs="*", default=[1000, 10000, 100000])
     parser.add_argument("--workflow", choices=["old", "new", "both"], default="both")
+    parser.add_argument("--workflow-file", type=Path, default=WORKFLOW,
+                        help="the pull-request workflow whose checkouts are 'new' (default: this checkout's)")
+    parser.add_argument("--orv", default=ORV, help="the orv the gate and the contributor run (default: this one)")
+    parser.add_argument("--results", type=Path, default=RESULTS)
     parser.add_argument("--repeat", type=int, default=None,
                         help="runs per row, the fastest kept (default: 3 below 100,000 run files, else 1)")
     parser.add_argument("--shards", type=int, nargs="*", default=[], help="instead: the sharded full check")
@@ -296,14 +305,15 @@ def main() -> int:
         SHARD_RESULTS.write_text(json.dumps(result, indent=1) + "\n")
         print(json.dumps({k: v for k, v in result.items() if k != "steps"}))
         return result["exit"]
-    results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    results = json.loads(args.results.read_text()) if args.results.exists() else {}
     results["command"] = "python bench/clone.py --runs N --workflow both (fastest of --repeat runs per row)"
     results["host"] = "2 cores shared with other jobs; local file:// remote, so times exclude the network"
     for runs in args.runs:
         repeat = args.repeat or (3 if runs < 100_000 else 1)
-        results[str(runs)] = measure(runs, ["old", "new"] if args.workflow == "both" else [args.workflow], repeat)
+        results[str(runs)] = measure(runs, ["old", "new"] if args.workflow == "both" else [args.workflow], repeat,
+                                     args.workflow_file, args.orv)
         results[str(runs)]["repeat"] = repeat
-        RESULTS.write_text(json.dumps(results, indent=1) + "\n")
+        args.results.write_text(json.dumps(results, indent=1) + "\n")
     return 0
 
 

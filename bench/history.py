@@ -27,6 +27,7 @@ clone moves does not (only the change's own files). Commits are written with `gi
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import os
 import random
@@ -34,7 +35,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import IO
+from typing import IO, Iterator
 
 import orjson
 
@@ -42,6 +43,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 
+from bench import generate  # noqa: E402
 from bench.generate import GIT, GIT_ENV, RUNS_PER_RECIPE, _store_run, inference, refresh_boards, training  # noqa: E402
 
 HISTORY_VERSION = "1"
@@ -99,24 +101,38 @@ def _digests(text: str) -> list[str]:
     return [d.split(":", 1)[1] for d in orjson.loads(line[len("runs: "):])]
 
 
-def recipe_files(scratch: Path, i: int, rng: random.Random, runs: int) -> tuple[dict[str, bytes], dict[str, bytes]]:
+VIRTUAL = Path("/registry")  # where generate.py's functions think they write (see _captured)
+
+
+@contextlib.contextmanager
+def _captured() -> Iterator[dict[str, bytes]]:
+    """What bench/generate.py's functions write, kept in memory by path instead of written to disk:
+    the bytes go to git fast-import, and a file system round trip per recipe doubled the time."""
+    files: dict[str, bytes] = {}
+    real = generate._write
+    generate._write = lambda path, data: files.__setitem__(path.relative_to(VIRTUAL).as_posix(), data)
+    try:
+        yield files
+    finally:
+        generate._write = real
+
+
+def recipe_files(i: int, rng: random.Random, runs: int) -> tuple[dict[str, bytes], dict[str, bytes]]:
     """Recipe i's files: (the pull request that adds it with its first run, the later one that adds
     its other runs and rewrites its `runs:`; empty when it has one run or none)."""
-    shutil.rmtree(scratch, ignore_errors=True)
-    (training if i % 2 == 0 else inference)(scratch, i, rng, runs, SAMPLE_RANGE)
-    recipe = next(scratch.glob("recipes/*/*/*.yaml"))
-    text = recipe.read_text(encoding="utf-8")
-    digests = _digests(text)
-    if i % 2 == 1 and (i // 2) % QUALITY_EVERY == 0:
-        digests.append(quality_run(scratch, i))
-        text = _runs_line(text, digests)
-    rel = recipe.relative_to(scratch).as_posix()
+    with _captured() as files:
+        (training if i % 2 == 0 else inference)(VIRTUAL, i, rng, runs, SAMPLE_RANGE)
+        rel = next(p for p in files if p.startswith("recipes/"))
+        text = files[rel].decode()
+        digests = _digests(text)
+        if i % 2 == 1 and (i // 2) % QUALITY_EVERY == 0:
+            digests.append(quality_run(VIRTUAL, i))
+            text = _runs_line(text, digests)
     first = {rel: _runs_line(text, digests[:1]).encode()}
     later = {rel: text.encode()} if len(digests) > 1 else {}
     for n, digest in enumerate(digests):
         path = f"runs/{digest[:2]}/{digest}.json"
-        (later if n else first)[path] = (scratch / path).read_bytes()
-    shutil.rmtree(scratch)
+        (later if n else first)[path] = files[path]
     return first, later
 
 
@@ -160,7 +176,6 @@ def _catalog() -> dict[str, bytes]:
 
 def write_history(root: Path, runs: int, commits: int, seed: int) -> dict[str, int]:
     """Stream the registry's history into the fresh repository at `root`; returns its counts."""
-    scratch = root.parent / f".{root.name}.scratch"
     stream = Stream(root)
     stream.commit("refs/heads/main", 0, "catalog", _catalog())
     later: dict[int, dict[str, bytes]] = {}
@@ -170,7 +185,7 @@ def write_history(root: Path, runs: int, commits: int, seed: int) -> dict[str, i
         first_recipe = recipes
         while made < runs * (k + 1) // commits:
             rng = random.Random(seed * 1_000_003 + recipes)
-            first, rest = recipe_files(scratch, recipes, rng, rng.choice(RUNS_PER_RECIPE))
+            first, rest = recipe_files(recipes, rng, rng.choice(RUNS_PER_RECIPE))
             files.update(first)
             if rest:
                 later.setdefault(k + rng.randint(*LATER), {}).update(rest)
@@ -187,8 +202,7 @@ def write_history(root: Path, runs: int, commits: int, seed: int) -> dict[str, i
 
 def make_pr(root: Path) -> list[str]:
     """Branch `pr`: main plus one inference recipe and its run file (a one-recipe pull request)."""
-    scratch = root.parent / f".{root.name}.scratch"
-    first, _ = recipe_files(scratch, PR_INDEX, random.Random(PR_INDEX), 1)
+    first, _ = recipe_files(PR_INDEX, random.Random(PR_INDEX), 1)
     hours = (int(git(root, "log", "-1", "--format=%ct", "main")) - START) // 3600 + 1
     stream = Stream(root)
     stream.commit("refs/heads/pr", hours, "a one-recipe pull request", first, parent="refs/heads/main^0")

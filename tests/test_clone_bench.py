@@ -78,4 +78,4 @@ jobs:
 def test_the_old_workflow_is_what_main_had_before_issue_32() -> None:
     pr_step, base_step = clone.OLD_STEPS
     assert pr_step["fetch-depth"] == 0 and "base.sha" in base_step["ref"]
-    assert [s.get("path") for s in clone.checkout_steps()][:1] == ["pull-request"]
+    assert [s.get("path") for s in clone.checkout_steps(clone.WORKFLOW)][:1] == ["pull-request"]
