@@ -52,7 +52,7 @@ from bench.history import CACHE, counts, generate_history  # noqa: E402
 ORV = str(Path(sys.executable).with_name("orv"))
 WORKFLOW = REPO / ".github" / "workflows" / "pull-request.yml"
 RESULTS = HERE / "clone-results.json"
-SHARD_RESULTS = HERE / "shard-100k-results.json"
+
 # What the gate reads besides the change when the workflow names no sparse patterns (issue 32).
 SPARSE_DEFAULT = ["/catalog/", "/measurers/", "/boards/keys.json"]
 # The workflow before issue 32: the pull request with all history, and the base commit beside it.
@@ -302,7 +302,7 @@ def main() -> int:
     CACHE.mkdir(parents=True, exist_ok=True)
     if args.shards:
         result = shards(args.shard_runs, args.shards)
-        SHARD_RESULTS.write_text(json.dumps(result, indent=1) + "\n")
+        (HERE / f"shard-{args.shard_runs // 1000}k-results.json").write_text(json.dumps(result, indent=1) + "\n")
         print(json.dumps({k: v for k, v in result.items() if k != "steps"}))
         return result["exit"]
     results = json.loads(args.results.read_text()) if args.results.exists() else {}

@@ -1,4 +1,4 @@
-"""The README's clone-and-gate table, from bench/clone-results.json and bench/shard-100k-results.json.
+"""The README's clone-and-gate table, from bench/clone-results.json and bench/shard-<N>k-results.json.
 
     python bench/clone_table.py
 """
@@ -57,10 +57,9 @@ def shard_table(result: dict) -> str:
 
 def main() -> int:
     clone = HERE / "clone-results.json"
-    shard = HERE / "shard-100k-results.json"
     if clone.exists():
         print(clone_table(json.loads(clone.read_text())))
-    if shard.exists():
+    for shard in sorted(HERE.glob("shard-*k-results.json"), key=lambda p: int(p.name.split("-")[1][:-1])):
         print()
         print(shard_table(json.loads(shard.read_text())))
     return 0
