@@ -234,7 +234,7 @@ def contributor(meter: Meter, pr: str, changed: list[str], sparse: list[str]) ->
 
 
 def measure(runs: int, workflows: list[str], repeat: int, workflow: Path, orv: str) -> dict[str, Any]:
-    remote = generate_history(runs)
+    remote = generate_history(runs, orv=None if orv == ORV else orv)
     pr, base = (subprocess.run(["git", "rev-parse", ref], cwd=remote, capture_output=True, text=True,
                                check=True).stdout.strip() for ref in ("pr", "main"))
     changed = (remote / ".git" / "orv-bench-pr").read_text().split()
