@@ -1,10 +1,11 @@
 """The README's clone-and-gate table, from bench/clone-results.json and bench/shard-<N>k-results.json.
 
-    python bench/clone_table.py
+    python bench/clone_table.py [--new bench/clone-results-sparse-preview.json]
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
@@ -24,7 +25,8 @@ def gate_cell(row: dict | None) -> str:
             f"({row['outputs'].get('errors', '?')} errors)")
 
 
-def clone_table(results: dict) -> str:
+def clone_table(results: dict, new: dict | None = None) -> str:
+    """One row per size; the new workflow's gate from `new` (another results file) when given."""
     lines = ["| run files (recipes, commits; packed) | full clone | blobless clone | blobless sparse clone "
              "| gate, old workflow: bytes; checkout + orv = total | gate, new workflow | contributor: sparse clone "
              "+ `orv check --base origin/main` |",
@@ -36,7 +38,7 @@ def clone_table(results: dict) -> str:
         lines.append(
             f"| {r['run_files']:,} ({r['recipes']:,}, {r['commits']:,}; {size(r['pack_bytes'])}) "
             + "".join(f"| {size(t[k]['bytes'])}, {t[k]['s']:.1f} s " for k in ("full", "blobless", "blobless_sparse"))
-            + f"| {gate_cell(r['gate'].get('old'))} | {gate_cell(r['gate'].get('new'))} "
+            + f"| {gate_cell(r['gate'].get('old'))} | {gate_cell((new or results).get(key, {}).get('gate', {}).get('new'))} "
             + f"| {size(c['bytes'] + c['check_bytes'])}; {c['s']:.1f} + {c['orv_s']:.1f} s |")
     return "\n".join(lines)
 
@@ -56,9 +58,14 @@ def shard_table(result: dict) -> str:
 
 
 def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--new", type=Path, default=None,
+                        help="take the new workflow's gate from this results file (e.g. measured with --orv)")
+    args = parser.parse_args()
     clone = HERE / "clone-results.json"
     if clone.exists():
-        print(clone_table(json.loads(clone.read_text())))
+        new = json.loads(args.new.read_text()) if args.new else None
+        print(clone_table(json.loads(clone.read_text()), new))
     for shard in sorted(HERE.glob("shard-*k-results.json"), key=lambda p: int(p.name.split("-")[1][:-1])):
         print()
         print(shard_table(json.loads(shard.read_text())))
