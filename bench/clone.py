@@ -150,7 +150,8 @@ class Meter:
 
     def orv(self, args: list[str], cwd: Path) -> dict[str, Any]:
         start = time.perf_counter()
-        out = subprocess.run([self.orv_path, *args], cwd=cwd, env={**self.env, "CI": "1"}, capture_output=True, text=True)
+        out = subprocess.run([self.orv_path, *args], cwd=cwd, env={**self.env, "CI": "1"}, capture_output=True,
+                             text=True)
         row: dict[str, Any] = {"orv_s": round(time.perf_counter() - start, 2), "exit": out.returncode}
         if out.returncode not in (0, 1):
             row["refused"] = (out.stderr or out.stdout).strip()[-400:]
@@ -208,7 +209,8 @@ def gate(meter: Meter, steps: list[dict[str, Any]], pr: str, base: str, changed:
         dest = runner / str(step.get("path", "pull-request"))
         before, t0 = meter.sent(), time.perf_counter()
         meter.checkout(dest, step, ref, [])  # the workflow as written: orv gets what else it reads
-        row["steps"].append({"path": dest.name, "bytes": meter.sent() - before, "s": round(time.perf_counter() - t0, 2)})
+        row["steps"].append({"path": dest.name, "bytes": meter.sent() - before,
+                             "s": round(time.perf_counter() - t0, 2)})
     row["checkout_bytes"], row["checkout_s"] = meter.sent(), round(time.perf_counter() - start, 2)
     root = runner / str(next((s.get("path") for s in steps if not s.get("ref")), "pull-request"))
     with tempfile.TemporaryDirectory(dir=meter.scratch) as tmp:

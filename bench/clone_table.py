@@ -38,7 +38,8 @@ def clone_table(results: dict, new: dict | None = None) -> str:
         lines.append(
             f"| {r['run_files']:,} ({r['recipes']:,}, {r['commits']:,}; {size(r['pack_bytes'])}) "
             + "".join(f"| {size(t[k]['bytes'])}, {t[k]['s']:.1f} s " for k in ("full", "blobless", "blobless_sparse"))
-            + f"| {gate_cell(r['gate'].get('old'))} | {gate_cell((new or results).get(key, {}).get('gate', {}).get('new'))} "
+            + f"| {gate_cell(r['gate'].get('old'))} "
+            + f"| {gate_cell((new or results).get(key, {}).get('gate', {}).get('new'))} "
             + f"| {size(c['bytes'] + c['check_bytes'])}; {c['s']:.1f} + {c['orv_s']:.1f} s |")
     return "\n".join(lines)
 
