@@ -61,7 +61,7 @@ def _notes(rng: random.Random) -> dict:
     return {"notes": rng.choice(NON_ASCII_NOTES)} if rng.random() < 0.05 else {}
 
 
-def training(root: Path, i: int, rng: random.Random, runs: int = 1) -> None:
+def training(root: Path, i: int, rng: random.Random, runs: int = 1, sample_range: tuple[int, int] = SAMPLES) -> None:
     gpus, tp, pp, dp, split = TRAINING_LAYOUTS[i % len(TRAINING_LAYOUTS)]
     gpu = GPUS[(i // len(TRAINING_LAYOUTS)) % len(GPUS)]
     software = {"framework": {"name": "megatron-core", "version": "0.30.0"}}
@@ -72,7 +72,7 @@ def training(root: Path, i: int, rng: random.Random, runs: int = 1) -> None:
     for j in range(runs):
         base_step = 1_048_576 / (gpus * rate * rng.uniform(0.999, 1.001))
         samples = []
-        for step in range(1, rng.randint(*SAMPLES) + 1):
+        for step in range(1, rng.randint(*sample_range) + 1):
             ref = 2.0 - 0.5 * min(step, 100) / 100  # follows the base catalog's reference curve
             samples.append({"step": step, "time_s": round(base_step * rng.uniform(0.97, 1.03), 4) + 0.00005,
                             "tokens": 1_048_576, "loss": round(ref * rng.uniform(0.995, 1.005), 4) + 0.00005})
@@ -106,7 +106,7 @@ notes: synthetic recipe {i} for benchmarks
     _write(root / "recipes" / "training" / "qwen3.8-27b" / f"{rid}.yaml", text.encode())
 
 
-def inference(root: Path, i: int, rng: random.Random, runs: int = 1) -> None:
+def inference(root: Path, i: int, rng: random.Random, runs: int = 1, sample_range: tuple[int, int] = SAMPLES) -> None:
     count = 1 + i % 4
     software = {"engine": {"name": "vllm", "version": "0.30.0", "commit": f"{i:07x}abcdef"}}
     serving = {"context_len": 32768, "concurrency": 1, "slots": 1 + i % 8}
@@ -116,7 +116,7 @@ def inference(root: Path, i: int, rng: random.Random, runs: int = 1) -> None:
                "ttft_ms": round(1100 / prefill * 1000, 2)}
     for j in range(runs):
         samples = []
-        for _ in range(rng.randint(*SAMPLES)):
+        for _ in range(rng.randint(*sample_range)):
             # narrow prompt lengths: the median TTFT of 64 requests stays within 1% of the claim
             prompt, output = rng.randint(1080, 1120), rng.randint(64, 512)
             ttft = round(prompt / (prefill * rng.uniform(0.99, 1.01)) * 1000, 3) + 0.0005
