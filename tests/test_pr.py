@@ -101,7 +101,7 @@ def test_without_boards_on_the_base_the_summary_says_so_and_checks_only_the_neig
     assert evaluation.partial  # the Action's check stays in pull-request mode
     report = summary.build(evaluation)
     assert report.delta is None
-    assert "has no readable boards/boards.json, so board changes are not shown" in summary.render_markdown(report)
+    assert "has no readable boards (boards/index.json and the model files it lists), so board changes are not shown" in summary.render_markdown(report)
 
 
 def test_the_delta_from_committed_boards_equals_the_delta_of_a_full_check(repo: Path) -> None:

@@ -35,8 +35,8 @@ from validator.boards.split import BoardsUnreadable, read_document
 from validator.registry import BOARDS_PATH, Snapshot, filed_model
 from validator.tiers import derive
 
-NO_BASE_BOARDS = (f"the merge base has no readable {BOARDS_PATH}, so board changes are not shown; "
-                  "run `orv boards` on the base branch and commit it (docs/boards.md)")
+NO_BASE_BOARDS = (f"the merge base has no readable boards ({BOARDS_PATH} and the model files it lists), so board "
+                  "changes are not shown; run `orv boards` on the base branch and commit boards/ (docs/boards.md)")
 
 def board_document(snapshot: Snapshot, diagnostics: Iterable[Diagnostic]) -> dict[str, Any]:
     """The boards document `orv boards` would write for this snapshot (without the git stamp)."""
