@@ -800,7 +800,7 @@ def _run_import(command: str, file: str, root: str | None, report_path: str | No
 # the first period ("e.g."), mid-parenthesis.
 SUMMARIES = {
     "add-run": "Store a tool's output as a run file; record it in a recipe",
-    "boards": "Regenerate boards/ (an index and one file per model) and boards/keys.json",
+    "boards": "Regenerate boards/: an index, a file per model, keys.json",
     "catalog": "Add a model to the catalog from its config.json",
     "check": "Check the registry and report findings",
     "explain": "Print the documentation of a check code, or of all",
