@@ -48,7 +48,7 @@ from bench.generate import GIT, GIT_ENV, REPO, RUNS_PER_RECIPE, git, inference, 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "merge-bytes-results.json"
 RECIPES_PER_MODEL = 25
-STAMP = "merge-bytes 1"
+STAMP = "merge-bytes 2"
 
 
 def model_ids(n: int) -> tuple[list[str], list[str]]:
@@ -93,6 +93,8 @@ def build(root: Path, n: int, seed: int = 20261205) -> tuple[list[str], dict[str
         counts[model] = counts.get(model, 0) + 1
         assignment.append(model)
     if marker.exists() and marker.read_text() == stamp:
+        git(root, "reset", "-q", "--hard", "bench-base")  # as built, whatever an interrupted run left
+        git(root, "clean", "-qfd")
         return trained, counts
     if root.exists():
         shutil.rmtree(root)
@@ -108,6 +110,7 @@ def build(root: Path, n: int, seed: int = 20261205) -> tuple[list[str], dict[str
     orv(root, "boards")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "boards")
+    git(root, "tag", "bench-base")
     marker.write_text(stamp)
     return trained, counts
 

@@ -134,7 +134,8 @@ def _timed(fn: Callable[[], bytes]) -> tuple[bytes, float]:
 
 def compression(raw: bytes) -> dict[str, Any]:
     out = {}
-    for name, pack, unpack in (("zlib-6 (git's own: every object and pack)", lambda: zlib.compress(raw, 6), zlib.decompress),
+    for name, pack, unpack in (("zlib-6 (git's own: every object and pack)", lambda: zlib.compress(raw, 6),
+                                zlib.decompress),
                                ("zlib-9", lambda: zlib.compress(raw, 9), zlib.decompress),
                                ("lzma-6", lambda: lzma.compress(raw, preset=6), lzma.decompress)):
         packed, seconds = _timed(pack)

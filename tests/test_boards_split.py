@@ -95,7 +95,8 @@ def test_a_one_recipe_change_rewrites_its_model_file_and_the_index_only(tmp_path
 def test_reading_some_models_reads_only_their_rows(tmp_path: Path) -> None:
     root = _registry(tmp_path)
     whole = read_boards(str(root))
-    assert whole is not None and {r["model"] for r in whole["boards"]["training"]} == {"qwen3.8-27b", "qwen3.5-122b-a10b"}
+    assert whole is not None
+    assert {r["model"] for r in whole["boards"]["training"]} == {"qwen3.8-27b", "qwen3.5-122b-a10b"}
     read: list[str] = []
 
     def reader(rel: str) -> bytes | None:
@@ -168,3 +169,11 @@ def test_the_site_renders_the_split_boards(tmp_path: Path) -> None:
                            "--root", str(root)], cwd=REPO, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "h200-a" in (site / "index.html").read_text()
+
+
+def test_a_model_id_that_is_no_file_name_gets_a_portable_name_inside_boards_models() -> None:
+    assert model_path("qwen3.8-27b") == "boards/models/qwen3.8-27b.json"
+    for odd in ("../escape", "a/b", "Upper Case", ""):
+        path = model_path(odd)
+        name = path.rsplit("/", 1)[1]
+        assert path.startswith("boards/models/_") and "/" not in name[:-5] and name[1:-5].isalnum()

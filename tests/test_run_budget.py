@@ -102,10 +102,12 @@ def _fixtures() -> object:
     return module
 
 
-def test_add_run_from_a_tool_refuses_an_oversized_sweep_point(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_add_run_from_a_tool_refuses_an_oversized_sweep_point(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
     """Through the real vLLM adapter: 30,000 requests make a run file over the 2 MiB inference budget."""
     fx = _fixtures()
-    requests = [fx.Request(1024, 8, 0.06, [0.024] * 7, 3e-4, 1.0 + i * 0.3) for i in range(30_000)]  # type: ignore[attr-defined]
+    requests = [fx.Request(1024, 8, 0.06, [0.024] * 7, 3e-4, 1.0 + i * 0.3)  # type: ignore[attr-defined]
+                for i in range(30_000)]
     result, _ = fx.vllm_result(requests, detailed=True)  # type: ignore[attr-defined]
     given = tmp_path / "result.json"
     given.write_text(json.dumps(result))

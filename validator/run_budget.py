@@ -8,7 +8,7 @@ of that kind measures (bench/run_sizes.py makes them through the real adapters):
 |---|---|---|
 | training | 10,000 Megatron-LM iterations: 637,112 bytes (64 a step) | 4 MiB: ~65,000 steps |
 | inference | one sweep point of 1,000 requests: 112,750 bytes (113 a request) | 2 MiB: ~18,600 requests |
-| quality | gsm8k, 1,319 documents with realistic responses: 1,396,384 bytes (1,059 a document) | 8 MiB: ~7,900 such documents |
+| quality | gsm8k, 1,319 documents, realistic responses: 1,396,384 bytes (1,059 each) | 8 MiB: ~7,900 documents |
 
 The figure is the size of the canonical bytes (RFC 8785), the bytes whose SHA-256 names the file.
 ORV111's 16 MiB is the limit of any file orv reads; these are tighter, per kind.

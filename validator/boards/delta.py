@@ -67,13 +67,14 @@ def touched_models(evaluation: Evaluation) -> set[str]:
 
 
 def base_board_document(evaluation: Evaluation) -> Optional[Mapping[str, Any]]:
-    """The merge base's boards: its committed boards, restricted to the models the pull request touches;
-    when the whole base was already checked (full mode), the document built from it. None when the base
+    """The merge base's boards: its committed boards (in pull-request mode only the models the pull request
+    touches); when the whole base was already checked (full mode), the document built from it. None when the base
     has no boards: the summary says so rather than checking the whole base a second time."""
     if evaluation.base is not None and not evaluation.partial:
         return board_document(evaluation.base.snapshot, evaluation.base.diagnostics)
     assert evaluation.change is not None
-    return committed_base_boards(evaluation.change, touched_models(evaluation))
+    # pull-request mode patches only the touched models' rows; a whole check builds every row of the head
+    return committed_base_boards(evaluation.change, touched_models(evaluation) if evaluation.partial else None)
 
 
 def board_document_for(evaluation: Evaluation, base: Mapping[str, Any]) -> Mapping[str, Any]:

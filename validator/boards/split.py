@@ -42,7 +42,7 @@ class BoardsUnreadable(Exception):
 def model_path(model: str) -> str:
     """The file a model's part of the boards lives in. Model ids are catalog ids (schema-checked), so the
     id is the name; anything else gets a name by hash, never a path outside boards/models/."""
-    name = model if _SAFE_ID.match(model) else "~" + hashlib.sha256(model.encode()).hexdigest()[:16]
+    name = model if _SAFE_ID.match(model) else "_" + hashlib.sha256(model.encode()).hexdigest()[:16]
     return f"{BOARDS_MODELS_DIR}/{name}.json"
 
 

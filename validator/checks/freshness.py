@@ -1,4 +1,5 @@
-"""ORV7xx: the boards (boards/index.json, boards/models/) and boards/keys.json must equal a fresh regeneration (validator/boards/)."""
+"""ORV7xx: the boards (boards/index.json, boards/models/) and boards/keys.json must equal a fresh regeneration
+(validator/boards/)."""
 
 from __future__ import annotations
 
