@@ -3,7 +3,8 @@
 All commands run in one session on the same generated registry (boards committed, 0-3 runs per
 recipe, 64-3,000 samples, ~5% non-ASCII run files), `--repeat` times each (best wall time kept);
 the four rows the main ratios compare (check with and without boards.json, boards, floor) run in
-interleaved rounds, so a slow spell of a shared host slows them alike. Rows: `orv check --no-cache` with the boards committed and without
+interleaved rounds, so a slow spell of a shared host slows them alike. Rows: `orv check --no-cache` with the boards
+committed and without
 it, `orv boards --no-cache`, the read+hash+parse floor, sha256sum, optionally check-jsonschema, and
 the pull-request gate: the Action's exact command on a cold `git clone`
 (`orv check --base main --summary F --github-output G --no-cache`) and a warm local `--base` check.
@@ -172,7 +173,7 @@ def prepare_pr(root: Path, work: Path) -> Path:
 
 
 FULL = "orv check --no-cache (boards committed)"
-NO_BOARDS = "orv check --no-cache, no boards.json"  # the name results.json keys by: no boards committed
+NO_BOARDS = "orv check --no-cache, no boards.json"  # the row results.json names: no boards committed at all
 BOARDS = "orv boards --no-cache"
 FLOOR = "floor: read+hash+parse"
 ACTION = "Action: check --base --summary, cold clone"
