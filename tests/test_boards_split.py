@@ -12,6 +12,7 @@ import json
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -177,3 +178,24 @@ def test_a_model_id_that_is_no_file_name_gets_a_portable_name_inside_boards_mode
         path = model_path(odd)
         name = path.rsplit("/", 1)[1]
         assert path.startswith("boards/models/_") and "/" not in name[:-5] and name[1:-5].isalnum()
+
+
+@pytest.mark.parametrize("damage", [
+    lambda part: part["boards"].update(training=5),
+    lambda part: part["runs"].append({"no": "hash"}),
+    lambda part: part["wanted"].pop("quality"),
+    lambda part: part.update(model="another"),
+])
+def test_a_damaged_model_file_is_unreadable_never_a_crash(tmp_path: Path, damage: Any,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    root = _registry(tmp_path)
+    path = root / "boards/models/qwen3.8-27b.json"
+    part = json.loads(path.read_text())
+    damage(part)
+    path.write_text(json.dumps(part))
+    with pytest.raises(BoardsUnreadable, match="qwen3.8-27b"):
+        read_boards(str(root))
+    assert orv("site", str(tmp_path / "site"), "--root", str(root)) == 2
+    assert orv("boards", "--combined", str(tmp_path / "c.json"), "--root", str(root)) == 1
+    err = capsys.readouterr().err
+    assert "is not the boards part of model" in err and "Traceback" not in err

@@ -127,7 +127,8 @@ def read_index(raw: Optional[bytes]) -> Optional[dict[str, Any]]:
     except orjson.JSONDecodeError as exc:
         raise BoardsUnreadable(f"{BOARDS_PATH} is not JSON ({exc})") from None
     if (not isinstance(index, dict) or index.get("format") != FORMAT or not isinstance(index.get("meta"), dict)
-            or not isinstance(index.get("wanted"), dict) or not isinstance(index.get("model_files"), list)
+            or not isinstance(index.get("wanted"), dict) or not isinstance(index["wanted"].get("models"), list)
+            or not isinstance(index.get("model_files"), list)
             or not all(isinstance(m, str) for m in index["model_files"])):
         raise BoardsUnreadable(f"{BOARDS_PATH} is not a boards index of format {FORMAT}")
     return index
@@ -143,10 +144,24 @@ def read_part(read: Reader, model: str) -> Optional[dict[str, Any]]:
         part = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         raise BoardsUnreadable(f"{path} is not JSON ({exc})") from None
-    if (not isinstance(part, dict) or part.get("model") != model or not isinstance(part.get("boards"), dict)
-            or set(part) != set(_empty_part(model))):
+    if not _is_part(part, model):
         raise BoardsUnreadable(f"{path} is not the boards part of model {model!r}")
     return part
+
+
+def _is_part(part: Any, model: str) -> bool:
+    """Has the part the shape `assemble` reads (the schema checks the assembled document's rows)?"""
+    def rows(value: Any, *keys: str) -> bool:
+        return isinstance(value, list) and all(
+            isinstance(row, dict) and all(isinstance(row.get(key), str) for key in keys) for row in value)
+
+    if not isinstance(part, dict) or set(part) != set(_empty_part(model)) or part["model"] != model:
+        return False
+    boards, wanted = part["boards"], part["wanted"]
+    return (isinstance(boards, dict) and set(boards) == set(BOARD_NAMES) and all(rows(boards[n]) for n in BOARD_NAMES)
+            and rows(part["models"]) and rows(part["frontiers"]) and rows(part["runs"], "content_hash")
+            and isinstance(wanted, dict) and set(wanted) == {"reproductions", "quality"}
+            and rows(wanted["reproductions"], "kind", "recipe") and rows(wanted["quality"], "recipe"))
 
 
 def read_document(read: Reader, models: Optional[Iterable[str]] = None) -> Optional[dict[str, Any]]:
