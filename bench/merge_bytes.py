@@ -18,8 +18,11 @@ and for each, the bytes the merge commit adds:
 
 - `loose`: the new objects as `git commit` writes them (zlib, `%(objectsize:disk)` of loose objects):
   what a merge costs a clone that fetches it without deltas, and the disk of a repository never packed;
-- `packed`: the growth of the pack after `git gc` (size-pack with both commits minus with the first):
-  what history keeps once git delta-compresses it against the previous version.
+- `packed`: the growth of the packs after `git gc` (pack bytes with both commits minus with the first):
+  what history keeps once git delta-compresses it. With git's default delta window (10 objects) the new
+  version of a model file is often compared with other, similar model files rather than its own previous
+  version, so `packed_aggressive` (`git gc --aggressive`, window 250, as a host's periodic repack may
+  do) is measured too.
 
 Usage: python -m bench.merge_bytes --n 1000 --n 10000 [--save]   (results: bench/merge-bytes-results.json)
 100,000 recipes (about 7 GB of run files and an hour of `orv boards` on this host) is extrapolated
@@ -48,7 +51,7 @@ from bench.generate import GIT, GIT_ENV, REPO, RUNS_PER_RECIPE, git, inference, 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "merge-bytes-results.json"
 RECIPES_PER_MODEL = 25
-STAMP = "merge-bytes 2"
+STAMP = "merge-bytes 2"  # the registry; the measurement around it may change freely
 
 
 def model_ids(n: int) -> tuple[list[str], list[str]]:
@@ -154,9 +157,10 @@ def _write_tree(repo: Path, files: dict[str, bytes]) -> None:
         path.write_bytes(data)
 
 
-def _size_pack(repo: Path) -> int:
-    """Bytes of the repository's packs after `git gc` (every object packed, deltas found by git's defaults)."""
-    _git(repo, "gc", "-q", "--prune=now")
+def _size_pack(repo: Path, *options: str) -> int:
+    """Bytes of the repository's packs after `git gc` (every object packed; deltas found by git's defaults, or
+    with `--aggressive`'s wider search)."""
+    _git(repo, "gc", "-q", "--prune=now", *options)
     return sum(p.stat().st_size for p in (repo / ".git" / "objects" / "pack").glob("*.pack"))
 
 
@@ -169,6 +173,7 @@ def history_bytes(before: dict[str, bytes], after: dict[str, bytes]) -> dict[str
         _git(repo, "add", "-A")
         _git(repo, "commit", "-q", "-m", "before")
         packed_before = _size_pack(repo)
+        aggressive_before = _size_pack(repo, "--aggressive")
         _write_tree(repo, after)
         _git(repo, "add", "-A")
         _git(repo, "commit", "-q", "-m", "after")
@@ -181,6 +186,7 @@ def history_bytes(before: dict[str, bytes], after: dict[str, bytes]) -> dict[str
             kind, size = line.split()
             loose[kind] += int(size)
         packed_after = _size_pack(repo)
+        aggressive_after = _size_pack(repo, "--aggressive")
     changed = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
     by_kind = {"index": 0, "model files": 0, "keys.json": 0, "boards.json": 0}
     for path in changed:
@@ -191,7 +197,8 @@ def history_bytes(before: dict[str, bytes], after: dict[str, bytes]) -> dict[str
             by_kind[kind] += len(zlib.compress(b"blob %d\0" % len(data) + data))
     return {"files_rewritten": len(changed), "bytes_rewritten": sum(len(after.get(p, b"")) for p in changed),
             "loose": loose["blob"] + loose["tree"], "loose_blobs": loose["blob"], "loose_trees": loose["tree"],
-            "loose_blobs_by_file": by_kind, "packed": packed_after - packed_before}
+            "loose_blobs_by_file": by_kind, "packed": packed_after - packed_before,
+            "packed_aggressive": aggressive_after - aggressive_before}
 
 
 def measure(n: int, out: Path) -> dict[str, Any]:
