@@ -230,10 +230,11 @@ def measure(n: int, out: Path) -> dict[str, Any]:
 
 
 def extrapolate(results: list[dict[str, Any]], n: int) -> dict[str, Any]:
-    """The loose bytes at n recipes, from the largest measured registry, by what each part grows with:
-    the one-file boards and keys.json with the recipes; the index and the boards/models tree with the
-    models (N // 25); a model's file with that model's recipes (the largest: about 1/H(M/2) of its kind's,
-    by Zipf's law; the median: about constant). Not measured: the packed figure is not extrapolated."""
+    """The loose bytes at n recipes, from the largest measured registry, part by part, each scaled by what it
+    grows with: the one-file boards.json and keys.json with the recipes; a model's file with that model's
+    recipes (the largest model: about 1/H(M/2) of its kind's recipes by Zipf's law; the median: constant);
+    the index and the boards/models tree with the models (N // 25). All parts are git's loose objects
+    (`%(objectsize:disk)`), the model file's share taken from its zlib size. Packed growth is not extrapolated."""
     base = max(results, key=lambda r: r["recipes"])
     scale = n / base["recipes"]
 
@@ -245,18 +246,19 @@ def extrapolate(results: list[dict[str, Any]], n: int) -> dict[str, Any]:
     out: dict[str, Any] = {"recipes": n, "extrapolated_from": base["recipes"], "models": int(base["models"] * scale),
                            "merge": {}}
     for label, measured in base["merge"].items():
-        one, split = measured["one-file"], measured["split"]
-        parts = split["loose_blobs_by_file"]
-        model_growth = largest_growth if label == "largest model" else 1.0
+        one, split, keys = measured["one-file"], measured["split"], measured["keys.json alone"]
+        boards_file = one["loose"] - keys["loose"]
+        split_boards = split["loose"] - keys["loose"]
+        model_file = split["loose_blobs_by_file"]["model files"]
+        growth = largest_growth if label == "largest model" else 1.0
         out["merge"][label] = {
-            "one-file loose": int(one["loose"] * scale),
-            "split loose": int(parts["model files"] * model_growth + (parts["index"] + split["loose_trees"]) * scale
-                               + parts["keys.json"] * scale),
-            "split loose without keys.json": int(parts["model files"] * model_growth
-                                                 + (parts["index"] + split["loose_trees"]) * scale),
+            "boards.json (one file)": int(boards_file * scale),
+            "boards/ split (index, model file, trees)": int(model_file * growth + (split_boards - model_file) * scale),
+            "keys.json (whole, both layouts)": int(keys["loose"] * scale),
+            "keys.json size": int(measured["keys.json alone"]["bytes_rewritten"] * scale),
         }
-    out["note"] = ("extrapolated from the measured parts, not measured; packed (delta-compressed) growth depends on "
-                   "git's delta search and is not extrapolated")
+    out["note"] = ("extrapolated from the measured parts, not measured; loose objects only: packed (delta-compressed) "
+                   "growth depends on git's delta search and is not extrapolated")
     return out
 
 
