@@ -212,7 +212,7 @@ def test_schema_rejects_what_seed_004_got_wrong() -> None:
     doc = {"meta": {"schema": BOARDS_SCHEMA_ID, "tiers": [], "updated_at": None, "source_commit": None,
                     "rounding": {}, "counts": {"training": 0, "measured": 1, "claimed": 0, "models": 0, "runs": 0}},
            "boards": {"measured": [row], "claimed": [], "training": []}, "models": [], "frontiers": [], "runs": [],
-           "wanted": {"models": [], "reproductions": [], "quality": []}}
+           "wanted": {"models": [], "references": [], "reproductions": [], "quality": []}}
     assert schemas.validate("boards", doc) == []
     no_run = {**row, "tool": None, "run_file": None}
     for bad in ({**doc, "boards": {**doc["boards"], "measured": [no_run]}},

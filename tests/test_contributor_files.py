@@ -406,7 +406,7 @@ def test_a_named_link_to_a_regular_file_is_read_but_a_link_inside_a_folder_is_no
 def test_every_format_has_a_budget_and_an_unknown_one_the_default() -> None:
     for fmt in add_run.ADAPTER_FORMATS:
         assert add_run.input_budget(fmt) is add_run.INPUT_BUDGET[fmt]
-    assert add_run.input_budget("llama-bench") is contributor.TOOL_OUTPUT
+    assert add_run.input_budget("a-new-tool") is contributor.TOOL_OUTPUT
     assert add_run.input_budget(None).limit == max(b.limit for b in contributor.BUDGETS)
 
 
@@ -427,7 +427,7 @@ def test_every_budget_is_in_the_limits_table(budget: contributor.Budget) -> None
              contributor.TOOL_OUTPUT: "without its own budget", contributor.RUN_DOCUMENT: "a run document",
              contributor.LMEVAL_RESULTS: "lm-eval results file", contributor.LMEVAL_SAMPLES: "lm-eval samples file",
              contributor.HF_CONFIG: "config.json", contributor.SEED_SOURCE: "seed source",
-             contributor.RECIPE: "recipe, catalog file"}[budget]
+             contributor.RECIPE: "recipe, catalog file", contributor.LLAMA_BENCH: "a llama-bench output"}[budget]
     row = next(r for r in _limits_rows() if words in r)
     assert f"| {_shown(budget.limit)} |" in row
 

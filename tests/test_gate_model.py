@@ -12,6 +12,7 @@ borrows the test interpreter's).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -21,13 +22,22 @@ import sysconfig
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from tests.testing.registry import make_registry
 from tests.test_action import ActionRun, ActionRunner
-from tests.testing.factories import add_training_run, commit_boards, recipe_text, training_recipe_path
-from tests.testing.git import commit_all, git
+from tests.testing.factories import (
+    add_training_run,
+    commit_boards,
+    h100_training_run,
+    recipe_text,
+    training_recipe_path,
+)
+from tests.testing.git import commit_all, git, git_env
 from tests.testing.registry import write
+from validator.cli import main as cli_main
+from validator.storing import store_run_document
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKFLOW = ".github/workflows/pull-request.yml"
@@ -125,8 +135,46 @@ def install_orv_from(folder: Path, where: Path) -> Path:
     return where / "bin"
 
 
-def run_pull_request_workflow(origin: Path, tmp: Path) -> ActionRun:
-    """Run pull-request.yml as GitHub would for refs/pull/7/merge; the gate step's result."""
+def check_out(step: dict[str, Any], origin: Path, workspace: Path, merge: str, full: bool = False) -> None:
+    """One actions/checkout step as its source does it (src/git-source-provider.ts): `git init`, a
+    fetch — of every branch with `fetch-depth: 0`, else of the one commit at that depth — with
+    `filter` (or blob:none when `sparse-checkout` is given), the sparse patterns, then the checkout.
+    From a file:// URL with uploadpack.allowFilter, so a partial clone is one here as on GitHub.
+    `full`: the old workflow's checkout, every blob, no sparse patterns."""
+    given = step["with"]
+    assert given.get("persist-credentials") is False
+    dest = workspace / given.get("path", ".")
+    dest.mkdir(parents=True)
+    git(dest, "init", "-q")
+    git(dest, "remote", "add", "origin", origin.as_uri())
+    patterns = [] if full else str(given.get("sparse-checkout") or "").split()
+    filtering = [] if full else [f"--filter={given.get('filter') or 'blob:none'}"] if (given.get("filter") or patterns) else []
+    ref = given.get("ref") or merge
+    if int(given.get("fetch-depth", 1)) == 0:
+        git(dest, "fetch", "-q", "--no-tags", *filtering, "origin", "+refs/heads/*:refs/remotes/origin/*")
+        git(dest, "fetch", "-q", "--no-tags", *filtering, "origin", "refs/pull/7/merge")
+    else:
+        git(dest, "fetch", "-q", "--no-tags", f"--depth={given.get('fetch-depth', 1)}", *filtering, "origin", ref)
+    if patterns:
+        cone = given.get("sparse-checkout-cone-mode", True) is not False
+        git(dest, "sparse-checkout", "set", "--cone" if cone else "--no-cone", *patterns)
+    git(dest, "checkout", "-q", "--detach", ref)
+
+
+def run_step(step: dict[str, Any], event: dict[str, Any], workspace: Path, home: Path) -> None:
+    """A `run:` step: its script under bash -e, in its working directory, with its `env:` evaluated."""
+    env = {**git_env(home), **{name: str(evaluate(value, event)) for name, value in (step.get("env") or {}).items()},
+           "GITHUB_WORKSPACE": str(workspace)}
+    cwd = workspace / step.get("working-directory", ".")
+    done = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=cwd, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, f"step `{step.get('name')}` failed: {done.stdout}{done.stderr}"
+
+
+def run_pull_request_workflow(origin: Path, tmp: Path, full: bool = False) -> ActionRun:
+    """Run pull-request.yml as GitHub would for refs/pull/7/merge; the gate step's result.
+    `full`: with the old checkout (every blob of every commit, no sparse patterns)."""
+    for key, value in (("uploadpack.allowFilter", "true"), ("uploadpack.allowAnySHA1InWant", "true")):
+        git(origin, "config", key, value)  # as GitHub serves partial clones and fetches by SHA
     merge, event = open_pull_request(origin)
     # GitHub reads a pull_request workflow from the merge commit: the pull request's own copy.
     workflow = yaml.safe_load(git(origin, "show", f"{merge}:{WORKFLOW}"))
@@ -134,14 +182,12 @@ def run_pull_request_workflow(origin: Path, tmp: Path) -> ActionRun:
     workspace = tmp / "workspace"
     workspace.mkdir()
     for step in job["steps"]:
-        uses = step["uses"]
+        uses = step.get("uses", "")
         given = {name: evaluate(value, event) for name, value in (step.get("with") or {}).items()}
-        if uses.startswith("actions/checkout@"):
-            assert given.get("persist-credentials") is False
-            dest = workspace / given.get("path", ".")
-            git(tmp, "clone", "-q", "--no-checkout", str(origin), str(dest))
-            git(dest, "fetch", "-q", "origin", "refs/pull/7/merge")
-            git(dest, "checkout", "-q", "--detach", given.get("ref") or merge)
+        if "run" in step:
+            run_step(step, event, workspace, tmp)
+        elif uses.startswith("actions/checkout@"):
+            check_out({**step, "with": given}, origin, workspace, merge, full)
         elif uses.startswith("./"):
             action_dir = workspace / uses[2:]
             orv = install_orv_from(action_dir, tmp / "orv-venv")
@@ -211,7 +257,9 @@ def test_a_pull_request_that_points_the_workflow_at_its_own_rules_passes_so_gith
     add_unpinned_recipe(origin)
     workflow = origin / WORKFLOW
     text = workflow.read_text(encoding="utf-8")
-    assert "uses: ./base-rules" in text
+    assert "uses: ./base-rules" in text and "            /boards/keys.json\n" in text
+    # ... and to check out all of the pull request's files (its action installs orv from them)
+    text = text.replace("            /boards/keys.json\n", "            /boards/keys.json\n            /*\n", 1)
     workflow.write_text(text.replace("uses: ./base-rules", "uses: ./pull-request"), encoding="utf-8")
     commit_all(origin, "contributor: judge the pull request by its own rules")
     run = run_pull_request_workflow(origin, tmp_path)
@@ -219,3 +267,115 @@ def test_a_pull_request_that_points_the_workflow_at_its_own_rules_passes_so_gith
     assert WORKFLOW in {a.properties.get("file") for a in run.of_level("warning")}
     owners = (ROOT / ".github" / "CODEOWNERS").read_text(encoding="utf-8")
     assert re.search(r"^/\.github/\s+@openrecipes/maintainers$", owners, re.M)
+
+
+# --------------------------------------------------------------------------- the blobless, sparse checkout
+
+
+VERSIONS = ("0.30.1", "0.30.2", "0.30.3", "0.30.4", "0.30.5")
+
+
+def populated_project(tmp_path: Path) -> Path:
+    """project_repo's main plus five unrelated recipes (each its own run and configuration), with the
+    boards and the relation keys published as main's boards workflow leaves them; branch `pr` out."""
+    origin = project_repo(tmp_path)
+    git(origin, "checkout", "-q", "main")
+    for i, version in enumerate(VERSIONS):
+        rid = f"qwen-{i:02d}"
+        run = h100_training_run(1400.0 + 10 * i)
+        run["software"]["framework"]["version"] = version
+        digest = store_run_document(str(origin), run).digest
+        write(origin, training_recipe_path(rid), recipe_text(rid, claimed=1400.0 + 10 * i, runs=(digest,),
+                                                             version=version))
+    commit_all(origin, "five more recipes")
+    assert cli_main(["boards", "--root", str(origin)]) == 0
+    commit_all(origin, "boards and keys")
+    git(origin, "checkout", "-q", "-B", "pr")
+    return origin
+
+
+def recipe_of(origin: Path, i: int) -> str:
+    return training_recipe_path(f"qwen-{i:02d}")
+
+
+def run_of(origin: Path, i: int) -> str:
+    text = (origin / recipe_of(origin, i)).read_text(encoding="utf-8")
+    digest = text.split("sha256:", 1)[1][:64]
+    return f"runs/{digest[:2]}/{digest}.json"
+
+
+def clean(origin: Path) -> set[str]:
+    digest = add_training_run(origin, 1612.0, measured_by="lab-b", layout="tp2-pp2-dp2")
+    rid = "qwen3-8-27b-h100-tp2-pp2-dp2"
+    write(origin, training_recipe_path(rid), recipe_text(rid, claimed=1612.0, runs=(digest,), layout="tp2-pp2-dp2"))
+    return set()
+
+
+def duplicate_configuration(origin: Path) -> set[str]:
+    """qwen-03's configuration again: found only through qwen-03's published keys (ORV302)."""
+    text = (origin / recipe_of(origin, 3)).read_text(encoding="utf-8").replace("id: qwen-03", "id: qwen-dup")
+    write(origin, training_recipe_path("qwen-dup"), text)
+    return {"ORV302"}
+
+
+def copied_run(origin: Path) -> set[str]:
+    """qwen-01's samples stored again under another measurer (ORV304, through the sample fingerprint)."""
+    document = json.loads((origin / run_of(origin, 1)).read_text(encoding="utf-8"))
+    document["measured_by"] = "lab-z"
+    store_run_document(str(origin), document)
+    return {"ORV304"}
+
+
+def rename(origin: Path) -> set[str]:
+    """qwen-02 moved to a new name and id: a published recipe's id changed (ORV602)."""
+    new = training_recipe_path("qwen-02-renamed")
+    text = (origin / recipe_of(origin, 2)).read_text(encoding="utf-8").replace("id: qwen-02", "id: qwen-02-renamed")
+    git(origin, "rm", "-q", recipe_of(origin, 2))
+    write(origin, new, text)
+    return {"ORV602"}
+
+
+def deletion(origin: Path) -> set[str]:
+    """qwen-04's run file removed while the recipe still lists it."""
+    git(origin, "rm", "-q", run_of(origin, 4))
+    return {"ORV601"}
+
+
+def judged(run: ActionRun) -> tuple[set[tuple[str, str, str, str]], str, str]:
+    findings = {(a.level, a.properties.get("file", ""), a.properties.get("title", ""), a.message)
+                for a in run.annotations if a.properties.get("title", "").startswith("ORV")}
+    return findings, run.outputs.get("errors", ""), run.outputs.get("warnings", "")
+
+
+@pytest.mark.parametrize("scenario", [clean, duplicate_configuration, copied_run, rename, deletion],
+                         ids=lambda f: f.__name__)
+def test_the_sparse_blobless_gate_judges_as_the_full_checkout_did(tmp_path: Path, scenario: Any) -> None:
+    origin = populated_project(tmp_path)
+    expected = scenario(origin)
+    commit_all(origin, f"contributor: {scenario.__name__}")
+    (tmp_path / "full").mkdir()
+    (tmp_path / "sparse").mkdir()
+    full = run_pull_request_workflow(origin, tmp_path / "full", full=True)
+    sparse = run_pull_request_workflow(origin, tmp_path / "sparse")
+    assert judged(sparse) == judged(full), (sparse.log, full.log)
+    codes = {title for _, _, title, _ in judged(sparse)[0]}
+    assert expected <= codes, sparse.log
+    assert sparse.failed == bool(expected) and full.failed == bool(expected), sparse.log
+    # ... and the sparse checkout stayed sparse: recipes the change is not related to never arrived
+    checkout = tmp_path / "sparse" / "workspace" / "pull-request"
+    assert git(checkout, "config", "--bool", "core.sparseCheckout") == "true"
+    assert not (checkout / recipe_of(origin, 0)).exists()
+    hidden = [line for line in git(checkout, "ls-files", "-t").splitlines() if line.startswith("S ")]
+    assert hidden, "nothing was left out of the pull request's checkout"
+
+
+def test_a_catalog_change_widens_the_gates_checkout_and_is_checked_whole(tmp_path: Path) -> None:
+    origin = populated_project(tmp_path)
+    hardware = origin / "catalog" / "hardware.yaml"
+    hardware.write_text(hardware.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    commit_all(origin, "contributor: a catalog edit")
+    run = run_pull_request_workflow(origin, tmp_path)
+    assert not run.failed and run.outputs["errors"] == "0", run.log
+    checkout = tmp_path / "workspace" / "pull-request"
+    assert (checkout / recipe_of(origin, 0)).is_file()  # every file, for the full check
+    assert "pull-request mode" not in run.log  # checked whole, not the neighbourhood

@@ -500,3 +500,38 @@ def test_orv900_and_unknown_codes_cannot_be_waived(repo: Path, capsys: pytest.Ca
     assert main(["check", "--root", str(repo), "--base", "main", "--waive", "ORV999"]) == 2
     err = capsys.readouterr().err
     assert "cannot be waived" in err and "no such check code" in err
+
+
+def test_wanted_references_after_a_pull_request_agree_in_both_modes(repo: Path) -> None:
+    """boards.json's wanted.references as the pull request leaves it: patched from the committed base in
+    pull-request mode, built whole in a full check; a recipe of a model with no convergence reference
+    joins the list, a withdrawn one leaves it."""
+    import yaml
+
+    from validator.boards.delta import base_board_document, board_document_for
+
+    path = repo / "catalog" / "workloads.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    for key in ("reference", "reference_model"):  # no reference recorded: every training recipe waits
+        data["workloads"]["sft-8k-gb128-bf16"]["convergence"].pop(key)
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    for layout in ("tp8-pp1-dp1", "tp4-pp1-dp2"):
+        rid = f"qwen3-8-27b-h100-{layout}"
+        write(repo, training_recipe_path(rid), recipe_text(rid, claimed=1400.0, layout=layout))
+    commit_all(repo, "recipes waiting for a reference")
+    git(repo, "branch", "-f", "main", "HEAD")
+    commit_boards_on_main(repo)
+    os.remove(repo / training_recipe_path("qwen3-8-27b-h100-tp8-pp1-dp1"))
+    write(repo, training_recipe_path("qwen3-8-27b-h100-tp2-pp2-dp2"),
+          recipe_text("qwen3-8-27b-h100-tp2-pp2-dp2", claimed=1612.0, layout="tp2-pp2-dp2"))
+    commit_all(repo, "one withdrawn, one added")
+    lists = []
+    for neighbourhood in (True, False):
+        evaluation = check(repo, neighbourhood=neighbourhood)
+        base = base_board_document(evaluation)
+        assert base is not None
+        lists.append(board_document_for(evaluation, base)["wanted"]["references"])
+    assert lists[0] == lists[1]
+    (item,) = lists[0]
+    assert item["model"] == "qwen3.8-27b" and "qwen3-8-27b-h100-tp2-pp2-dp2" in item["recipes"]
+    assert "qwen3-8-27b-h100-tp8-pp1-dp1" not in item["recipes"] and "qwen3-8-27b-h100-tp4-pp1-dp2" in item["recipes"]

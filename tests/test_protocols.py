@@ -366,3 +366,151 @@ def test_reproduce_names_what_an_imported_row_lacks(registry: Path, capsys: pyte
     assert last.startswith("# missing from the recipe")
     for lacking in ("checkpoint", "launch.args", "a workload (`unspecified` gives no lengths)"):
         assert lacking in last
+
+
+# --------------------------------------------------------------------------- training launch and reproduce
+
+
+def _training_with_launch(registry: Path, args: Any, **extra: Any) -> str:
+    from tests.testing.factories import training_recipe
+
+    recipe = training_recipe("launched", 1480.4, layout={"tp": 2, "pp": 2, "dp": 2, "ep": 2},
+                             tuning={"micro_batch_size": 1, "recompute": {"kind": "selective"},
+                                     "moe_dispatcher": "alltoall", "optimizer_cpu_offload": 0.5}, **extra)
+    recipe["launch"] = {"args": args, "env": {"CUDA_DEVICE_MAX_CONNECTIONS": "1"}}
+    return write_recipe(registry, recipe)
+
+
+def test_reproduce_prints_megatrons_arguments_from_workload_layout_tuning_and_launch(
+        registry: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import shlex
+
+    from validator.cli import main
+
+    rel = _training_with_launch(registry, ["--use-distributed-optimizer", "--tensor-model-parallel-size", "2",
+                                           "--lr", "1e-5"])
+    assert main(["reproduce", str(registry / rel), "--root", str(registry)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    train = next(line for line in lines if "torchrun" in line and not line.startswith("#"))
+    assert train.startswith("CUDA_DEVICE_MAX_CONNECTIONS=1 torchrun --nproc-per-node=8 pretrain_gpt.py ")
+    tokens = shlex.split(train.split(" 2>&1")[0])
+    flags = {tokens[i]: tokens[i + 1] for i in range(len(tokens) - 1) if tokens[i].startswith("--")}
+    assert (flags["--seq-length"], flags["--global-batch-size"]) == ("8192", "128")  # the workload's
+    assert (flags["--tensor-model-parallel-size"], flags["--pipeline-model-parallel-size"],
+            flags["--expert-model-parallel-size"]) == ("2", "2", "2")  # the layout's
+    assert (flags["--micro-batch-size"], flags["--recompute-granularity"], flags["--moe-token-dispatcher-type"],
+            flags["--optimizer-offload-fraction"]) == ("1", "selective", "alltoall", "0.5")  # the tuning's
+    assert "--bf16" in tokens and "--optimizer-cpu-offload" in tokens
+    assert "--context-parallel-size" not in tokens  # Megatron's default of 1: not printed
+    assert tokens.count("--tensor-model-parallel-size") == 1  # launch restated it: printed once
+    assert tokens[-3:] == ["--use-distributed-optimizer", "--lr", "1e-5"]  # what only launch says
+    assert lines[-1] == f"orv add-run train.log --from megatron --recipe {rel} --write-recipe"
+    assert not [f for f in findings(registry) if f[0].startswith("ORV25")]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--tensor-model-parallel-size", "4"], "launch sets --tensor-model-parallel-size 4, layout.tp is 2"),
+    (["--expert-model-parallel-size=1"], "launch sets --expert-model-parallel-size 1, layout.ep is 2"),
+    (["--context-parallel-size", "2"], "launch sets --context-parallel-size 2, layout.cp is 1"),
+    (["--global-batch-size", "256"], "launch sets --global-batch-size 256, workload sft-8k-gb128-bf16 global_batch is 128"),
+    (["--moe-token-dispatcher-type", "flex"], "launch sets --moe-token-dispatcher-type flex, tuning.moe_dispatcher is alltoall"),
+    (["--fp16"], "launch sets --fp16, workload `sft-8k-gb128-bf16` trains in BF16"),
+])
+def test_a_training_launch_that_disagrees_with_the_recipe_is_orv252(registry: Path, args: list[str],
+                                                                     message: str) -> None:
+    rel = _training_with_launch(registry, args)
+    assert [(f[0], f[1], f[2]) for f in findings(registry) if f[0] == "ORV252"] == [("ORV252", rel, message)]
+
+
+def test_a_training_launch_item_holding_a_command_line_is_refused(registry: Path) -> None:
+    rel = _training_with_launch(registry, ["--tensor-model-parallel-size 2 --lr 1e-5"])
+    found = [d for d in run(Config(root=str(registry), skip_boards=True)).diagnostics if d.path == rel]
+    assert [d.code for d in found] == ["ORV250"]
+    assert found[0].hint == 'write one item per token: ["--tensor-model-parallel-size", "2", "--lr", "1e-5"]'
+
+
+def test_reproduce_names_a_missing_framework_pin_and_launch(registry: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.testing.factories import training_recipe
+    from validator.cli import main
+
+    rel = write_recipe(registry, training_recipe("bare", 1480.4, software={},
+                                                 provenance={"source": "000_1e2c7c041290fe1e.txt", "row": 1}))
+    assert main(["reproduce", str(registry / rel), "--root", str(registry)]) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.startswith("# missing from the recipe") and "software.framework" in last and "launch.args" in last
+
+
+# --------------------------------------------------------------------------- the import report names what each row lacks
+
+
+def _lacks_section(report: str) -> dict[str, str]:
+    text = (Path(__file__).resolve().parent.parent / "docs" / report).read_text(encoding="utf-8")
+    section = text.split("## What each recipe lacks\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line[2:] for line in section.splitlines() if line.startswith("- `")]
+    return {row[1:row.index("`", 1)]: row for row in rows}
+
+
+@pytest.mark.parametrize("report, kind, source", [
+    ("import-report-legacy-boards.md", "inference", "004_cbf1754cfd687db7.txt"),
+    ("import-report-leaderboard.md", "training", "000_1e2c7c041290fe1e.txt")])
+def test_the_import_report_says_what_each_imported_recipe_lacks_and_nothing_it_has(report: str, kind: str,
+                                                                                    source: str) -> None:
+    """Each statement is checked against the committed recipe, both ways: a report that said every row
+    lacks everything (the cheapest forgery) fails on the rows that have a concurrency or a run file."""
+    from validator.adapters import load_recipe
+    from validator.models import InferenceRecipe
+
+    repo = Path(__file__).resolve().parent.parent
+    lacks = _lacks_section(report)
+    recipes = [load_recipe(str(p)) for p in sorted((repo / "recipes" / kind).glob("*/*.yaml"))]
+    recipes = [r for r in recipes if r.provenance is not None and r.provenance.source == source]
+    assert recipes and sorted(lacks) == sorted(r.id for r in recipes)
+    for recipe in recipes:
+        line = lacks[recipe.id]
+        assert ("launch.args" in line) == (recipe.launch is None)
+        assert ("a run file (its figures are claims: T0)" in line) == (not recipe.runs)
+        if isinstance(recipe, InferenceRecipe):
+            assert ("serving.concurrency" in line) == (not recipe.points())
+            assert ("checkpoint" in line) == (recipe.checkpoint is None)
+            assert ("a workload (`unspecified`" in line) == (recipe.workload is None)
+            assert ("per-request samples" in line) == bool(recipe.runs)  # the import's run files hold headlines only
+        else:
+            assert ("software.framework" in line) == ("framework" not in recipe.software)
+    if kind == "inference":  # the rows that do state them, so both directions are exercised
+        assert any(r.points() for r in recipes) and any(r.runs for r in recipes)
+
+
+# --------------------------------------------------------------------------- a real vLLM run file, ~240-token prompts
+
+
+@pytest.mark.parametrize("workload, flagged", [("isl1k-osl1k", True), ("random-240-64", False)])
+def test_a_vllm_run_of_240_token_prompts_is_refused_on_1k1k_and_accepted_on_a_matching_workload(
+        registry: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], workload: str, flagged: bool) -> None:
+    """`vllm bench serve --save-result --save-detailed` output (tests/fixtures/tools/vllm/serve-detailed.json,
+    its nine requests) with each prompt ~240 tokens, stored with `orv add-run --write-recipe`."""
+    import json
+
+    from tests.testing.registry import INFERENCE_RECIPE_TEXT, VLLM
+    from validator.cli import main
+
+    catalog = registry / "catalog" / "workloads.yaml"
+    catalog.write_text(catalog.read_text() + (
+        "  random-240-64:\n    name: Test ~240/64\n    kind: inference\n    dataset: {name: random}\n"
+        "    input_len: 250\n    output_len: 64\n    range_ratio: 0.9\n    ignore_eos: true\n    min_prompts: 8\n"))
+    result = json.loads(VLLM.read_text())
+    result["input_lens"] = [232 + (i * 7) % 19 for i in range(len(result["input_lens"]))]
+    result["total_input_tokens"] = sum(n for n, e in zip(result["input_lens"], result["errors"]) if not e)
+    output = tmp_path / "result.json"
+    output.write_text(json.dumps(result))
+    recipe = registry / "recipes" / "inference" / "qwen3.8-27b" / "qwen3-8-27b-h100-vllm-fp8-c1.yaml"
+    recipe.parent.mkdir(parents=True, exist_ok=True)
+    recipe.write_text(INFERENCE_RECIPE_TEXT.replace("workload: random-512-64", f"workload: {workload}"))
+    assert main(["add-run", str(output), "--from", "vllm", "--recipe", str(recipe), "--write-recipe",
+                 "--root", str(registry)]) == 0, capsys.readouterr().err
+    found = [d.message for d in run(Config(root=str(registry), skip_boards=True)).diagnostics if d.code == "ORV241"]
+    if flagged:  # the 64-token answers are off too: one finding per length, each naming measured and expected
+        (message,) = [m for m in found if "input length" in m]
+        assert "mean input length 241.9 tokens, 577.1 below the range" in message  # measured (8 completed), by how much
+        assert "workload `isl1k-osl1k` (1k/1k) expects 819–1,024 tokens per request" in message  # expected
+    else:
+        assert found == []

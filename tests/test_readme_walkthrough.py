@@ -19,6 +19,8 @@ import yaml
 
 from tests.testing.factories import add_training_run, recipe_text, training_recipe_path
 from tests.testing.git import git, git_env
+from tests.testing.llamabench import BOTH_JSON as LLAMA_BENCH
+from tests.testing.llamabench import add_llama_catalog
 from tests.testing.registry import TOOLS, make_registry, write
 
 REPO = Path(__file__).resolve().parent.parent
@@ -141,3 +143,45 @@ def test_the_training_journey_with_a_megatron_log(clone: Path) -> None:
         assert re.search(r"orv check\.+Passed", commit.stdout + commit.stderr)
     _run(clone, "orv check --base origin/main")
     _no_findings(clone)
+
+
+@pytest.fixture
+def llama_clone(tmp_path: Path) -> Path:
+    """A fresh clone of a small registry whose catalog has the tiny GGUF model the llama-bench fixtures timed
+    and the llama-bench workloads (tests/testing/llamabench.py)."""
+    origin = add_llama_catalog(make_registry(tmp_path / "origin"))
+    digest = add_training_run(origin, 1480.4, layout="tp4-pp1-dp2")  # a registry has recipes and runs already
+    write(origin, training_recipe_path("qwen3-8-27b-h100-tp4-pp1-dp2"),
+          recipe_text("qwen3-8-27b-h100-tp4-pp1-dp2", runs=(digest,), layout="tp4-pp1-dp2"))
+    shutil.copy(REPO / ".pre-commit-config.yaml", origin / ".pre-commit-config.yaml")
+    (origin / "README.md").write_text("# a small registry\n", encoding="utf-8")
+    git(origin, "init", "-q", "-b", "main")
+    git(origin, "add", "-A")
+    git(origin, "commit", "-q", "-m", "registry")
+    git(tmp_path, "clone", "-q", str(origin), str(tmp_path / "clone"))
+    return tmp_path / "clone"
+
+
+def test_the_llama_cpp_journey_with_llama_bench(llama_clone: Path) -> None:
+    """docs/contributing.md's llama.cpp path, command by command, with real `llama-bench -o json` output
+    (llama.cpp b11312 on the tiny GGUF; its default pp512 and tg128 tests in one file)."""
+    clone = llama_clone
+    shutil.copy(LLAMA_BENCH, clone.parent / "llama-bench.json")
+    hooked = _install_hook(clone)
+    _run(clone, "git switch -c tinyllama-test-rtx-3090-llama-cpp")
+    path = _run(clone, "orv new inference --model tinyllama-test --gpu rtx-3090 --engine llama.cpp@b11312 "
+                       "--quant f32 --workload llama-bench-tg128 --author your-name").stdout.strip()
+    assert path == "recipes/inference/tinyllama-test/tinyllama-test-rtx-3090-llama-cpp-f32-llama-bench-tg128-c1.yaml"
+    added = _run(clone, f"orv add-run ../llama-bench.json --recipe {path} --write-recipe")  # recognised: no --from
+    assert "reading it as --from llama-bench" in added.stderr and "llama-bench test tg128" in added.stderr
+    reproduced = _run(clone, f"orv reproduce {path}").stdout
+    assert "-p 0 -n 128 -d 0 -r 5 -o json > llama-bench.json" in reproduced
+    _run(clone, "orv check")
+    _run(clone, "git add recipes runs")
+    commit = _run(clone, "git commit -m 'tinyllama-test on RTX 3090, llama.cpp b11312, llama-bench tg128'")
+    if hooked:
+        assert re.search(r"orv check\.+Passed", commit.stdout + commit.stderr)
+    _run(clone, "orv check --base origin/main")
+    _no_findings(clone)
+    data = yaml.safe_load((clone / path).read_text(encoding="utf-8"))
+    assert data["runs"] == [added.stdout.strip()] and set(data["claimed"]) == {"decode_tok_s"}

@@ -96,6 +96,9 @@ INFERENCE_RUN = {
     "hardware": {"gpu": "rtx-3090", "count": 1}, "software": INFERENCE_RECIPE["software"], "quant": "w4a16",
     "serving": INFERENCE_RECIPE["serving"], "measured_at": "2026-10-20T18:00:00Z", "measured_by": "key-2952",
     "duration_s": 31.4, "notes": "n", "provenance": INFERENCE_RECIPE["provenance"],
+    "synthetic": {"tool": "llama-bench", "test": "tg", "n_prompt": 0, "n_gen": 128, "n_depth": 0,
+                  "model_filename": "m.gguf", "model_type": "llama 8B Q4_K - Medium", "model_n_params": 8030261248,
+                  "gpu_info": "NVIDIA GeForce RTX 3090", "backends": "CUDA"},
     "summary": {"decode_tok_s": 110, "prefill_tok_s": 4096, "ttft_ms": 250, "output_tok_s": 97.7, "tpot_ms": 9.1},
     "samples": [{"prompt_tokens": 1024, "output_tokens": 256, "ttft_ms": 245, "e2e_ms": 2516.8, "start_ms": 0},
                 {"prompt_tokens": 1024, "output_tokens": 256, "ttft_ms": 250, "e2e_ms": 2568.1}],
@@ -127,6 +130,8 @@ WORKLOADS = {"workloads": {"sft-8k-gb128-bf16": {
                     "input_len": 1024, "output_len": 1024, "range_ratio": 0.8, "ignore_eos": True, "min_prompts": 10,
                     "prompts_per_concurrency": 10, "warmups_per_concurrency": 2, "concurrency": 4, "length_slack": 0.02,
                     "sources": ["s"], "notes": "n"},
+    "llama-bench-tg128": {"name": "tg128", "label": "tg128", "kind": "llama-bench", "n_prompt": 0, "n_gen": 128,
+                          "n_depth": 0, "min_repetitions": 5, "concurrency": 1, "sources": ["s"], "notes": "n"},
     "unspecified": {"name": "Unspecified", "kind": "unspecified"}}}
 STARTING_POINTS = {"starting_points": [{"model": "qwen3.8-27b", "gpu": "h100", "workload": "sft-8k-gb128-bf16",
                                         "tokens_per_s_per_gpu": 224.4, "source": "s", "notes": "n"}]}

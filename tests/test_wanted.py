@@ -199,7 +199,9 @@ def test_orv_wanted_json_lists_the_same_models_as_boards_json(capsys: pytest.Cap
         repository_boards["wanted"]["models"]
     cells = [(m["model"], g["gpu"]) for m in repository_boards["models"] for g in m["gpus"] if g["recipe"] is None]
     assert [(c["model"], c["gpu"]) for c in listed["cells"]] == cells
-    assert sorted(listed) == ["cells", "models", "quality", "reproductions"]
+    assert sorted(listed) == ["cells", "models", "quality", "references", "reproductions"]
+    assert [{k: v for k, v in m.items() if k != "command"} for m in listed["references"]] == \
+        repository_boards["wanted"]["references"]
     inference = json.loads(orv_out(capsys, "wanted", "--kind", "inference", "--format", "json", "--root", str(REPO)))
     assert sorted(inference) == ["quality", "reproductions"]
     strip = ("command", "reference_command")
@@ -233,3 +235,47 @@ def test_orv_wanted_commands_start_the_work(registry: Path, capsys: pytest.Captu
     text = orv_out(capsys, "wanted", "--root", str(registry))
     assert "  Qwen3.8-27B on B200 (sft-8k-gb128-bf16)\n    $ orv new training --model qwen3.8-27b --gpu b200" in text
     assert f"  h100-verified (training, T2): {NEEDS_SIGNED}\n" in text
+
+
+def test_models_whose_training_recipes_wait_for_a_convergence_reference(registry: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 28: with no reference recorded (the workload keeps only its rule), both models' training recipes
+    wait; the command `orv wanted` prints records one, and that model leaves the list."""
+    from tests.testing.registry import TOOLS
+    from validator.tiers import reference_command
+
+    data = yaml.safe_load((registry / "catalog/workloads.yaml").read_text(encoding="utf-8"))
+    for key in ("reference", "reference_model"):  # the workload-level curve migrated away: none recorded
+        data["workloads"]["sft-8k-gb128-bf16"]["convergence"].pop(key)
+    write_yaml(registry, "catalog/workloads.yaml", data)
+    baseline = write_recipe(registry, training_recipe("dense", 1480.4))
+    write_recipe(registry, training_recipe("moe-a", 1480.4, model="qwen3.5-122b-a10b"))
+    write_recipe(registry, training_recipe("moe-b", 1400.0, model="qwen3.5-122b-a10b", count=16))
+    write_recipe(registry, training_recipe("claimed-only", 1000.0, gpu="b200"))
+    doc = document(registry)
+    assert [(i["model"], i["workload"], i["recipes"]) for i in doc["wanted"]["references"]] == [
+        ("qwen3.5-122b-a10b", "sft-8k-gb128-bf16", ["moe-a", "moe-b"]),
+        ("qwen3.8-27b", "sft-8k-gb128-bf16", ["claimed-only", "dense"])]
+    assert reference_command("qwen3.8-27b", "sft-8k-gb128-bf16") in doc["wanted"]["references"][1]["why"]
+    listed = json.loads(orv_out(capsys, "wanted", "--kind", "training", "--format", "json", "--root", str(registry)))
+    entry = listed["references"][1]
+    assert entry["command"] == ("orv add-run --from megatron LOG --reference-for qwen3.8-27b "
+                                "--workload sft-8k-gb128-bf16 --recipe BASELINE.yaml")
+    text = orv_out(capsys, "wanted", "--kind", "training", "--root", str(registry))
+    assert "Models whose training recipes wait for a convergence reference (no T2 without one): 2\n" \
+           "  Qwen3.5-122B-A10B (sft-8k-gb128-bf16): 2 recipes waiting\n" in text
+    assert "references" not in json.loads(orv_out(capsys, "wanted", "--kind", "inference", "--format", "json",
+                                                   "--root", str(registry)))  # a training list
+    # the printed command, LOG and BASELINE filled in, records the reference: that model leaves the list
+    argv = entry["command"].replace("LOG", str(TOOLS / "megatron" / "qwen3-8-27b-tp1-pp4-dp2.log"))
+    argv = argv.replace("BASELINE.yaml", str(registry / baseline)).split()[1:] + ["--root", str(registry)]
+    capsys.readouterr()
+    assert main(argv) == 0, capsys.readouterr().err
+    assert [i["model"] for i in document(registry)["wanted"]["references"]] == ["qwen3.5-122b-a10b"]
+    # without the workload's rule no reference can judge a curve: the list says that comes first
+    data = yaml.safe_load((registry / "catalog/workloads.yaml").read_text(encoding="utf-8"))
+    data["workloads"]["sft-8k-gb128-bf16"].pop("convergence")
+    write_yaml(registry, "catalog/workloads.yaml", data)
+    text = orv_out(capsys, "wanted", "--kind", "training", "--root", str(registry))
+    assert ("  Qwen3.8-27B (sft-8k-gb128-bf16): 2 recipes waiting\n    first: workload `sft-8k-gb128-bf16` has no "
+            "convergence rule (tolerance, window) in catalog/workloads.yaml\n") in text

@@ -23,6 +23,7 @@ from tests.testing.codeowners import owners_of, parse
 from tests.testing.factories import add_training_run, recipe_text, registry_repo, training_recipe_path
 from tests.testing.git import commit_all, git
 from tests.testing.registry import write
+from validator.registry import GATE_CHECKOUT
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
@@ -144,14 +145,19 @@ def test_the_pull_request_workflow_judges_the_pull_request_with_the_bases_rules(
     assert document["permissions"] == {"contents": "read"}
     (job,) = document["jobs"].values()
     assert "permissions" not in job
-    data, rules, gate = job["steps"]
-    # The pull request's merge commit, with history (the merge base must be in the clone), as data.
+    data, widen, rules, gate = job["steps"]
+    # The pull request's merge commit, with history (the merge base must be in the clone), as data:
+    # blobless, and sparse with what every check reads (orv checks out the rest it needs).
     assert data["uses"].startswith("actions/checkout@") and "ref" not in data["with"]
-    assert data["with"] == {"path": "pull-request", "fetch-depth": 0, "persist-credentials": False}
-    # The base commit beside it, the rules; the gate's action (and so orv) comes from there.
+    assert data["with"] == {"path": "pull-request", "fetch-depth": 0, "filter": "blob:none",
+                            "sparse-checkout": "\n".join(GATE_CHECKOUT) + "\n", "sparse-checkout-cone-mode": False,
+                            "persist-credentials": False}
+    # A change orv checks whole (catalog, measurers, submodule) gets every file first.
+    assert widen["working-directory"] == data["with"]["path"] and "git sparse-checkout disable" in widen["run"]
+    # The base commit beside it, the rules; the gate's action (and so orv) comes from there, without the registry.
     assert rules["uses"] == data["uses"]
     assert rules["with"] == {"ref": "${{ github.event.pull_request.base.sha }}", "path": "base-rules",
-                             "persist-credentials": False}
+                             "sparse-checkout": "validator\nschema\nrequirements\n", "persist-credentials": False}
     assert gate["uses"] == "./" + rules["with"]["path"]
     assert gate["with"] == {"root": data["with"]["path"]}
 

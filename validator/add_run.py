@@ -13,12 +13,22 @@ import sys
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
-from validator.adapters import ADAPTER_BY_NAME, KIND_OF, Recomputed, Source, check_identity, convert, metadata
+from validator.adapters import (
+    ADAPTER_BY_NAME,
+    KIND_OF,
+    Recomputed,
+    check_identity,
+    convert,
+    metadata,
+    records_in,
+    with_report,
+)
 from validator.adapters import recomputed as recompute
 from validator.adapters.detect import RUN, detect
 from validator.atomic import transaction
 from validator.diagnostics import Result
 from validator.errors import AdapterError, AddRunError, InputFileError, UsageError
+from validator.git import materialize
 from validator.load import contributor
 from validator.load.contributor import Budget
 from validator.quality.add import add as add_quality
@@ -43,7 +53,9 @@ SIZE_ONE_BY_DEFAULT = ("vpp", "cp", "ep", "etp")  # a layout without them means 
 # The most bytes read of FILE per --from format (docs/limits.md); a format not named here (a new adapter)
 # gets TOOL_OUTPUT's. Without --from the format is known only after reading, so the largest applies.
 INPUT_BUDGET: dict[str, Budget] = {"vllm": contributor.SERVING_RESULT, "sglang": contributor.SERVING_RESULT,
-                                   "megatron": contributor.TRAINING_LOG, "nemo": contributor.TRAINING_LOG}
+                                   "megatron": contributor.TRAINING_LOG, "nemo": contributor.TRAINING_LOG,
+                                   "aiperf": contributor.SERVING_RESULT, "trtllm-bench": contributor.SERVING_RESULT,
+                                   "llama-bench": contributor.LLAMA_BENCH}
 UNDETECTED_BUDGET = max((contributor.TOOL_OUTPUT, contributor.RUN_DOCUMENT, *INPUT_BUDGET.values()),
                         key=lambda b: b.limit)
 
@@ -59,6 +71,7 @@ class AddRunRequest:
     write_recipe: bool = False
     reference_for: str | None = None
     sign_key: str | None = None
+    report: str | None = None  # a tool's second file of the run (trtllm-bench --report_json, AIPerf's summary)
     given: Mapping[str, Any] = field(default_factory=dict)  # metadata flags the user set (--model, --gpu, …)
 
 
@@ -98,6 +111,7 @@ def execute(request: AddRunRequest) -> Outcome:
                              "the stack, e.g. the model's baseline recipe)")
         request = replace(request, given={**request.given, "model": request.reference_for})
     outcome = Outcome()
+    _in_checkout(request.root, request.recipe_path)
     problem = recipe_write_problem(request.recipe_path) if request.write_recipe and request.recipe_path else None
     if problem:  # asked before storing: a run the recipe cannot list is not stored (docs/durability.md)
         return outcome.fail(f"orv: {request.recipe_path}: {problem}; nothing was stored. Make it writable and "
@@ -114,6 +128,17 @@ def execute(request: AddRunRequest) -> Outcome:
     return outcome
 
 
+def _in_checkout(root: str, recipe_path: str | None) -> None:
+    """In a sparse checkout, the recipe (and the catalog a reference is written to) are checked out
+    first: git tracks them even when the working tree leaves them out (validator/git.py)."""
+    wanted = [MODELS_PATH]
+    if recipe_path:
+        rel = os.path.relpath(os.path.abspath(recipe_path), os.path.abspath(root)).replace(os.sep, "/")
+        if not rel.startswith("../"):
+            wanted.append(rel)
+    materialize(root, wanted)
+
+
 def _add_quality_run(request: AddRunRequest, outcome: Outcome) -> None:  # never signed here
     stored, notes = add_quality(request.root, request.file, request.recipe_path, request.given,
                                 request.reference_for)
@@ -125,11 +150,18 @@ def _add_quality_run(request: AddRunRequest, outcome: Outcome) -> None:  # never
 
 
 def _add_run(request: AddRunRequest, outcome: Outcome) -> StoredRun:
-    if os.path.isdir(request.file):
-        raise UsageError(f"{request.file} is a directory; only --from lm-eval takes one")
+    try:
+        inside = records_in(request.file, request.fmt) if os.path.isdir(request.file) else None
+    except InputFileError as exc:
+        raise AddRunError(Result((exc.diagnostic(),))) from None
+    if os.path.isdir(request.file) and inside is None:
+        raise UsageError(f"{request.file} is a directory; only --from lm-eval and --from aiperf (AIPerf's artifact "
+                         "directory) take one")
     if request.write_recipe and not request.recipe_path:
         raise UsageError("--write-recipe needs --recipe PATH (the recipe this run backs)")
-    raw = read_input(request.file, request.fmt)
+    if request.report is not None and request.fmt not in (None, "aiperf", "trtllm-bench"):
+        raise UsageError("--report names the second file of an AIPerf or trtllm-bench run")
+    raw = read_input(inside or request.file, request.fmt, inside is not None)
     fmt = request.fmt
     if fmt is None:
         fmt = detected_format(request.file, raw, bool(request.given or request.recipe_path), outcome)
@@ -139,8 +171,8 @@ def _add_run(request: AddRunRequest, outcome: Outcome) -> StoredRun:
     if fmt is None:
         stored = add_run(request.root, raw, source_name=request.file)
     else:
-        source = Source(request.file, raw)
         try:
+            source = with_report(fmt, inside or request.file, raw, request.report)
             meta = metadata(fmt, request.root, request.recipe_path, request.given)
             converted = convert(fmt, source, meta)
             check_identity(request.root, request.recipe_path, source, converted)
@@ -175,9 +207,12 @@ def input_budget(fmt: str | None) -> Budget:
     return INPUT_BUDGET.get(fmt, contributor.TOOL_OUTPUT)
 
 
-def read_input(file: str, fmt: str | None = None) -> bytes:
-    """The bytes of FILE (`-`: standard input) through the bounded reader; a refusal is a finding (exit 1)."""
+def read_input(file: str, fmt: str | None = None, inside: bool = False) -> bytes:
+    """The bytes of FILE (`-`: standard input) through the bounded reader; a refusal is a finding (exit 1).
+    `inside`: FILE was found in a folder the user named (no link followed there, docs/limits.md)."""
     try:
+        if inside:
+            return contributor.read_inside(file, input_budget(fmt))
         return contributor.read_named(file, input_budget(fmt))
     except InputFileError as exc:
         raise AddRunError(Result((exc.diagnostic(),))) from None
@@ -216,7 +251,7 @@ _HEADLINE_LABELS = (("tokens_per_s_per_gpu", "tokens/s/GPU", ",.1f"),
 
 def headline_text(recomputed: Recomputed) -> str:
     """The recomputed figures in words, and what the recomputation left out."""
-    unit = "optimizer steps" if recomputed.kind == "training" else "completed requests"
+    unit = recomputed.unit or ("optimizer steps" if recomputed.kind == "training" else "completed requests")
     if not recomputed.headline:
         return "recomputed: nothing (the run has no raw samples; it can support tier T1 only)"
     figures = ", ".join(f"{label} {recomputed.headline[key]:{spec}}" for key, label, spec in _HEADLINE_LABELS

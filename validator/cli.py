@@ -316,7 +316,7 @@ def hash_cmd(file: str, exact_bytes: bool) -> None:
 
 # The formats `--from` offers, spelled out so `orv --help` need not import every adapter; a test holds
 # them equal to validator.add_run's ADAPTER_FORMATS + QUALITY_FORMATS.
-_ADD_RUN_FORMATS = ("megatron", "nemo", "sglang", "vllm", "lm-eval")
+_ADD_RUN_FORMATS = ("aiperf", "llama-bench", "megatron", "nemo", "sglang", "trtllm-bench", "vllm", "lm-eval")
 
 
 @cli.command("add-run")
@@ -324,9 +324,14 @@ _ADD_RUN_FORMATS = ("megatron", "nemo", "sglang", "vllm", "lm-eval")
 @click.option("--root", type=click.Path(file_okay=False, exists=True), default=None,
               help="Registry root (default: found from the current folder).")
 @click.option("--from", "fmt", type=click.Choice(_ADD_RUN_FORMATS), default=None,
-              help="FILE is this tool's own output (Megatron-LM/NeMo log, vLLM result JSON, SGLang JSONL; "
+              help="FILE is this tool's own output (Megatron-LM/NeMo log, vLLM result JSON, SGLang JSONL, AIPerf's "
+                   "artifact directory or profile_export.jsonl, trtllm-bench --request_json with --report, "
+                   "llama-bench -o json|jsonl; "
                    "lm-eval: its --output_path directory or results_*.json, written with --log_samples), "
                    "not a run document. Default: detected from FILE.")
+@click.option("--report", "report", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="The run's second file: trtllm-bench's --report_json (needed), or AIPerf's "
+                   "profile_export_aiperf.json when it is not beside FILE.")
 @click.option("--reference-for", "reference_for", default=None, metavar="MODEL",
               help="lm-eval: store the run as MODEL's quality reference; megatron/nemo (with --workload W): as "
                    "MODEL's convergence reference for W (catalog/models.yaml; docs/convergence.md).")
@@ -350,7 +355,7 @@ _ADD_RUN_FORMATS = ("megatron", "nemo", "sglang", "vllm", "lm-eval")
 @click.option("--sign-with", "sign_key", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Sign the stored run with this SSH key (as `orv sign`).")
 def add_run_cmd(file: str, root: str | None, fmt: str | None, recipe_path: str | None, write_recipe: bool | None,
-                reference_for: str | None, sign_key: str | None, **flags: object) -> None:
+                reference_for: str | None, sign_key: str | None, report: str | None, **flags: object) -> None:
     """Store a run file under runs/ and print its sha256: reference.
 
     FILE is a run document (JSON, any key order or spacing), or a benchmark tool's own output
@@ -364,7 +369,7 @@ def add_run_cmd(file: str, root: str | None, fmt: str | None, recipe_path: str |
     request = AddRunRequest(
         root=os.path.abspath(root) if root else find_root("."), file=file, fmt=fmt, recipe_path=recipe_path,
         write_recipe=sys.stdout.isatty() if write_recipe is None else write_recipe,
-        reference_for=reference_for, sign_key=sign_key, given={k: v for k, v in flags.items() if v is not None})
+        reference_for=reference_for, sign_key=sign_key, report=report, given={k: v for k, v in flags.items() if v is not None})
     _finish(execute(request))
 
 
@@ -466,6 +471,8 @@ def new_cmd(kind: str, root: str | None, interactive: bool | None, dry_run: bool
         sys.exit(EXIT_USAGE)
     click.echo(rel)
     fmt = "vllm|sglang" if kind == "inference" else "megatron|nemo"
+    if answers.components.get("engine", "").split("@")[0] in ("llama.cpp", "llama-cpp", "llamacpp"):
+        fmt = "llama-bench"  # llama.cpp recipes are measured with llama-bench (docs/contributing.md)
     click.echo(f"next: orv add-run --from {fmt} --recipe {rel} --write-recipe OUTPUT", err=True)
 
 

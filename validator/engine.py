@@ -15,6 +15,7 @@ from validator.checks import Keep, by_scope
 from validator.checks.collect import Collector
 from validator.diagnostics import Diagnostic, Result
 from validator.errors import UsageError
+from validator.git import WHOLE_CHECKOUT, refuse_sparse, sparse_checkout
 from validator.evaluation import (
     BaseView,
     Config,
@@ -39,11 +40,13 @@ __all__ = ["Analysis", "Config", "Evaluation", "analyse", "evaluate", "evaluate_
 
 
 def find_root(start: str) -> str:
-    """The registry root: the nearest folder at or above `start` holding catalog/ and recipes/."""
+    """The registry root: the nearest folder at or above `start` holding catalog/ and recipes/ (or
+    catalog/ in a sparse checkout that leaves recipes/ out)."""
     here = os.path.abspath(start if os.path.isdir(start) else os.path.dirname(start) or ".")
     while True:
-        if os.path.isdir(os.path.join(here, "catalog")) and os.path.isdir(os.path.join(here, "recipes")):
-            return here
+        if os.path.isdir(os.path.join(here, "catalog")) and (
+                os.path.isdir(os.path.join(here, "recipes")) or sparse_checkout(here) is not None):
+            return here  # a sparse checkout may leave recipes/ out (validator/git.py)
         parent = os.path.dirname(here)
         if parent == here:
             raise UsageError(f"{start}: not inside an OpenRecipes registry (no catalog/ and recipes/ above it)")
@@ -73,6 +76,15 @@ def evaluate(config: Config) -> Evaluation:
         evaluation = evaluate_change(config)
         if evaluation is not None:
             return evaluation
+    if config.base is None:
+        refuse_sparse(config.root, "`orv check` without --base",
+                      "Check what your branch changes with `orv check --base origin/main` (it reads the other "
+                      f"files it needs from git), or first: {WHOLE_CHECKOUT}.")
+    else:
+        refuse_sparse(config.root, f"`orv check --base {config.base}` for this change (it touches catalog/, "
+                      "measurers/ or a submodule, which bear on every file's judgement)",
+                      f"First: {WHOLE_CHECKOUT}, then check again (the pull-request workflow widens its "
+                      "checkout so for such changes).")
     out = Collector()
     snapshot = _check_everything(config.root, out, config.jobs, config.cache, config)
     return _conclude(config, snapshot, out)

@@ -140,6 +140,6 @@ def workload_problems(snapshot: Snapshot, recipe_path: str, recipe: Recipe, run:
     workload = snapshot.catalog.workloads.get(recipe.workload_id)
     if workload is None or not workload.is_inference:
         return []  # unknown (ORV115), unspecified or of another kind (ORV240)
-    facts = run.facts
+    facts, synthetic = run.facts, run.meta.synthetic if run.meta is not None else None
     return snapshot.memo(("workload-fit", recipe_path, run.path), lambda: workload_misfits(
-        facts.lengths, workload, recipe.workload_id, recipe.serving.concurrency))
+        facts.lengths, workload, recipe.workload_id, recipe.serving.concurrency, synthetic, facts.sample_count))

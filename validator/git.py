@@ -19,13 +19,14 @@ sub-folder of the repository, changes outside it are ignored.
 from __future__ import annotations
 
 import os
+import re
 import stat
 import subprocess
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
-from validator.errors import GitError, HistoryError
+from validator.errors import GitError, HistoryError, UsageError
 
 MODE_FILE = 0o100644
 MODE_EXECUTABLE = 0o100755
@@ -163,8 +164,12 @@ def _prefix(work_tree: str, root: str) -> str:
 
 
 def _merge_base(repo: Any, base_ref: str) -> Any:
+    """The merge base of `base_ref` and HEAD, from the history this clone has (a blobless partial
+    clone has every commit and tree; only a shallow one lacks history). Never a guess: no merge
+    base is a GitError, which stops the check (exit 2) rather than checking everything."""
     import git
 
+    shallow = _is_shallow(repo)
     try:
         base = repo.commit(base_ref)
     except (git.BadName, git.BadObject, ValueError):
@@ -175,10 +180,21 @@ def _merge_base(repo: Any, base_ref: str) -> Any:
     except ValueError:
         raise GitError("--base needs at least one commit on HEAD") from None
     bases = repo.merge_base(base, head)
+    if not bases and shallow:
+        raise GitError(f"this clone is too shallow to find where HEAD and {base_ref} meet: its history is cut "
+                       "off before their merge base, so nothing can be compared (and checking everything "
+                       "instead would judge the pull request for what it did not introduce). Fetch the history: "
+                       "`git fetch --unshallow` (in GitHub Actions, actions/checkout with `fetch-depth: 0`; with "
+                       "`filter: blob:none` that is commits and trees only, no file contents)")
     if not bases:
-        raise GitError(f"HEAD and {base_ref} share no history, so there is no merge base to compare with "
-                       "(a shallow clone? fetch the full history)")
+        raise GitError(f"HEAD and {base_ref} share no history, so there is no merge base to compare with")
     return bases[0]
+
+
+def _is_shallow(repo: Any) -> bool:
+    common = getattr(repo, "common_dir", None) or getattr(repo, "git_dir")
+    path = os.path.join(str(common), "shallow")
+    return os.path.isfile(path) and os.path.getsize(path) > 0
 
 
 def _changed_files(repo: Any, merge_base: str, prefix: str) -> Iterator[FileChange]:
@@ -371,3 +387,130 @@ def newest_commit_touching(root: str, dirs: tuple[str, ...]) -> tuple[str, str] 
         raise HistoryError(f"cannot read the git history of {root}: {type(exc).__name__}: {exc}".strip(),
                            "make sure `git log` works in this folder (git installed, repository readable, "
                            "marked safe.directory if owned by another user)") from None
+
+
+# --------------------------------------------------------------------------- sparse and partial clones
+#
+# A cheap clone (`git clone --filter=blob:none --sparse`, or actions/checkout with `sparse-checkout`)
+# holds every commit and tree but only the file contents its sparse patterns select; the others are
+# tracked with git's skip-worktree bit and absent from disk, and their blobs are fetched from the
+# promisor remote when something reads them. orv never assumes a full working tree: a whole-registry
+# check refuses such a checkout (it would judge part of the registry), and `--base`, `orv new` and
+# `orv add-run` widen the sparse patterns by exactly the files they read or write (`materialize`), so
+# git fetches those blobs — in one batch per call — and the files stay in the checkout afterwards.
+
+# Past this many files, materialize adds their top-level folders instead of one pattern per file:
+# non-cone pattern matching costs (patterns x index entries), and that many files is most of them.
+MANY_FILES = 2000
+_PATTERN_SPECIAL = re.compile(r"([\\*?\[])")
+
+
+@dataclass(frozen=True)
+class SparseCheckout:
+    """A sparse work tree holding the registry at `root`: what it leaves out and how to widen it."""
+
+    root: str
+    prefix: str  # the registry root inside the repository, "" or "sub/dir/"
+    cone: bool  # core.sparseCheckoutCone: patterns are folders, not paths
+    hidden: frozenset[str]  # registry-relative paths git tracks that the checkout leaves off disk
+    partial: bool  # a partial clone: missing blobs come from the promisor remote on demand
+
+
+def sparse_checkout(root: str) -> SparseCheckout | None:
+    """The sparse checkout holding `root`, or None (not git, not sparse, or nothing left out)."""
+    if _config(root, "--bool", "core.sparseCheckout") != "true":
+        return None
+    listing = plumbing(root, "ls-files", "-t", "-z", "--", ".")
+    prefix = plumbing(root, "rev-parse", "--show-prefix")
+    if listing is None or prefix is None:
+        return None
+    # `ls-files -t`: "S " marks a skip-worktree entry (outside the patterns); paths relative to root
+    hidden = frozenset(entry[2:] for entry in listing.decode(errors="surrogateescape").split("\0")
+                       if entry.startswith("S "))
+    if not hidden:
+        return None
+    partial = bool(_config(root, "extensions.partialClone")) or bool(
+        plumbing(root, "config", "--get-regexp", r"^remote\..*\.promisor$"))
+    return SparseCheckout(root, prefix.decode().strip(), _config(root, "--bool", "core.sparseCheckoutCone") == "true",
+                          hidden, partial)
+
+
+def _config(root: str, *args: str) -> str:
+    out = plumbing(root, "config", *args)
+    return out.decode(errors="replace").strip() if out is not None else ""
+
+
+def refuse_sparse(root: str, what: str, instead: str) -> None:
+    """UsageError when `root` is a sparse checkout: `what` would see only part of the registry."""
+    sparse = sparse_checkout(root)
+    if sparse is None:
+        return
+    raise UsageError(f"{what} needs every file of the registry, but this checkout is sparse: "
+                     f"{len(sparse.hidden):,} tracked file(s) are not in the working tree, so it would judge "
+                     f"only part of the registry. {instead}")
+
+
+WHOLE_CHECKOUT = "`git sparse-checkout disable` checks out every file (fetching what a partial clone lacks)"
+
+
+def materialize(root: str, paths: Iterable[str]) -> list[str]:
+    """Make `paths` (registry-relative) part of a sparse checkout; the patterns it added.
+
+    Tracked files left out are checked out (a partial clone fetches their blobs from its promisor
+    remote, all in one request); paths not tracked yet (a file about to be written) get a pattern
+    too, so git keeps them in the checkout and `git add` takes them. A no-op outside a sparse
+    checkout. A fetch that fails (no network, no credentials) is a GitError naming git's reason.
+    """
+    wanted = sorted({p for p in paths if p})
+    if not wanted or _config(root, "--bool", "core.sparseCheckout") != "true":
+        return []
+    # few paths: ask about those (literally: a path is never a glob); many: list everything once
+    asked = ("--", *wanted) if len(wanted) <= 256 else ("--", ".")
+    status = plumbing(root, "--literal-pathspecs", "ls-files", "-t", "-z", *asked)
+    prefix = plumbing(root, "rev-parse", "--show-prefix")
+    if status is None or prefix is None:
+        return []
+    shown = {entry[2:]: entry[:1] for entry in status.decode(errors="surrogateescape").split("\0") if len(entry) > 2}
+    needed = [p for p in wanted if shown.get(p) == "S" or (p not in shown and not os.path.lexists(os.path.join(root, p)))]
+    patterns = _patterns(prefix.decode().strip(), needed, _config(root, "--bool", "core.sparseCheckoutCone") == "true")
+    if not patterns:
+        return []
+    try:
+        done = subprocess.run(["git", "-C", root, "sparse-checkout", "add", "--stdin"], input="\n".join(patterns) + "\n",
+                              capture_output=True, text=True, errors="surrogateescape", timeout=3600, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise GitError(f"cannot widen the sparse checkout to the {len(needed)} file(s) orv needs: {exc}") from None
+    if done.returncode != 0:
+        reason = done.stderr.strip().splitlines()[-1:] or [f"git exited with status {done.returncode}"]
+        raise GitError(f"cannot check out the {len(needed)} file(s) orv needs from this sparse clone "
+                       f"(`git sparse-checkout add`: {reason[0]}); a partial clone fetches them from its "
+                       "remote, so that remote must be reachable (and, for a private repository, the "
+                       "credentials kept: actions/checkout's `persist-credentials: true`)")
+    return patterns
+
+
+def _patterns(prefix: str, paths: list[str], cone: bool) -> list[str]:
+    """Sparse-checkout patterns selecting `paths`: anchored, escaped paths (non-cone), folders (cone),
+    or their top-level folders when there are many."""
+    if len(paths) > MANY_FILES:
+        paths = sorted({p.split("/", 1)[0] + ("/" if "/" in p else "") for p in paths})
+    full = [prefix + p for p in paths]
+    if cone:  # cone mode takes folders: the one holding each path (files directly in the registry's
+        # folder come with any folder below it, and the top's files are always in)
+        folders = {p.rstrip("/") if p.endswith("/") else p.rpartition("/")[0] for p in full}
+        return sorted(folders - {"", prefix.rstrip("/")})
+    out = []
+    for p in full:
+        escaped = _PATTERN_SPECIAL.sub(r"\\\1", p)
+        if escaped.endswith(" "):
+            escaped = escaped[:-1] + "\\ "
+        out.append("/" + escaped)
+    return out
+
+
+def tracked(root: str, top: str) -> list[str] | None:
+    """Every path git tracks under root/top (registry-relative), on disk or not; None outside git."""
+    out = plumbing(root, "ls-files", "-z", "--", top)
+    if out is None:
+        return None
+    return [p for p in out.decode(errors="surrogateescape").split("\0") if p]

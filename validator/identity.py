@@ -111,3 +111,55 @@ def architecture_problems(model_id: str, spec: Optional[ModelSpec], run: RunMeta
                                                     f"model `{model_id}` has {spec.params_b:g}B (tolerance "
                                                     f"{PARAMS_TOLERANCE:.0%})", hint))
     return out
+
+
+# ---- llama-bench: the GGUF it loaded and the devices it saw (validator/adapters/llamabench.py) ----
+
+CPU_BACKENDS = frozenset({"CPU", "BLAS", "RPC"})  # llama-bench's `backends` that use no GPU
+
+
+def gguf_problems(model_id: str, spec: Optional[ModelSpec], filename: str, n_params: int) -> list[Problem]:
+    """Why a GGUF llama-bench loaded (its file name, its exact parameter count) is not model_id's.
+
+    A GGUF file is named after the model by the people who quantise it (`Qwen3-8B-Q4_K_M.gguf`), so its
+    name must contain the model's name, an alias or the last part of a listed checkpoint (letters and
+    digits only, case ignored); and llama.cpp counts its weights exactly (`model_n_params`), which must be
+    the catalog's parameter count within PARAMS_TOLERANCE — the family alone would let an 8B file back
+    a 32B recipe."""
+    if spec is None:
+        return []  # an unknown model id is ORV115's
+    out: list[Problem] = []
+    base = filename.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+    names = {_norm(t) for t in (spec.name, *spec.aliases, *(c.split("/")[-1] for c in spec.checkpoints)) if _norm(t)}
+    if not any(n in _norm(base) for n in names):
+        out.append(Problem("synthetic.model_filename", f"llama-bench loaded `{base}`, whose name does not mention "
+                                                       f"catalog model `{model_id}` ({spec.name})",
+                           "attach the run to the recipe of the model it loaded, or name the GGUF file after its "
+                           "model (as its publisher did)"))
+    if spec.params_b and abs(n_params / 1e9 - spec.params_b) > PARAMS_TOLERANCE * spec.params_b:
+        out.append(Problem("synthetic.model_n_params", f"llama-bench's model has {n_params:,} parameters; catalog "
+                                                       f"model `{model_id}` has {spec.params_b:g}B (tolerance "
+                                                       f"{PARAMS_TOLERANCE:.0%})",
+                           "attach the run to the recipe of the model it loaded"))
+    return out
+
+
+def _model_number(name: str) -> str:
+    """The part of a GPU's catalog name that tells it from its neighbours: the first word with a digit
+    (`NVIDIA GeForce RTX 3090` -> 3090, `NVIDIA H100 SXM5 80GB` -> h100); the whole name without one."""
+    return next((_norm(w) for w in name.split() if any(ch.isdigit() for ch in w)), _norm(name))
+
+
+def gpu_problem(gpu_id: str, gpu_name: Optional[str], gpu_info: str, backends: str) -> Optional[Problem]:
+    """Why the devices llama-bench saw (`gpu_info`: the device descriptions, `backends`) are not the
+    recipe's GPU. A CPU-only build states no GPU: None (add-run notes it)."""
+    gpu_backends = [b for b in backends.split(",") if b.strip() and b.strip() not in CPU_BACKENDS]
+    if not gpu_info.strip():
+        if gpu_backends:
+            return Problem("synthetic.gpu_info", f"llama-bench used the {', '.join(gpu_backends)} backend but "
+                                                 "names no GPU", "give the output llama-bench wrote, unchanged")
+        return None
+    if gpu_name and _model_number(gpu_name) not in _norm(gpu_info):
+        return Problem("hardware.gpu", f"llama-bench ran on `{gpu_info}`; the run's GPU (its recipe's) is `{gpu_id}` "
+                                       f"({gpu_name})", "attach the run to the recipe of the GPU it ran on")
+    return None

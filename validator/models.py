@@ -306,6 +306,27 @@ class StatedArchitecture(_Strict):
     experts_per_token: Optional[PositiveInt] = None
 
 
+LlamaBenchTestKind = Literal["pp", "tg"]
+
+
+class SyntheticTest(_Strict):
+    """llama-bench's synthetic test a run measured (schema/run-inference.schema.json `synthetic`; its
+    repetitions are the run's samples): a `pp` test times n_prompt prompt tokens, a `tg` test n_gen
+    generated tokens, each after n_depth tokens of context. What llama-bench states about the GGUF
+    it loaded is kept for the identity check (validator/identity.py, ORV226)."""
+
+    tool: Literal["llama-bench"]
+    test: LlamaBenchTestKind
+    n_prompt: Count
+    n_gen: Count
+    n_depth: Count
+    model_filename: Annotated[str, StringConstraints(min_length=1, max_length=1000)]
+    model_type: Annotated[str, StringConstraints(max_length=200)]
+    model_n_params: PositiveInt
+    gpu_info: Annotated[str, StringConstraints(max_length=1000)]
+    backends: Annotated[str, StringConstraints(max_length=200)]
+
+
 class RunMeta(_Strict):
     """A run file without its raw samples (those are reduced to RunFacts while streaming)."""
 
@@ -320,6 +341,7 @@ class RunMeta(_Strict):
     quant: Optional[QuantId] = None
     serving: Optional[Serving] = None
     architecture: Optional[StatedArchitecture] = None
+    synthetic: Optional[SyntheticTest] = None  # llama-bench's pp/tg test (inference only)
     measured_at: Timestamp
     measured_by: Text100
     duration_s: Optional[PositiveFloat] = None
@@ -334,6 +356,8 @@ class RunMeta(_Strict):
         if any(getattr(self, f) is None for f in own) or any(getattr(self, f) is not None for f in other):
             raise ValueError("fields do not fit the run's kind")
         if self.kind == "training" and (self.checkpoint is not None or self.duration_s is not None):
+            raise ValueError("fields do not fit the run's kind")
+        if self.kind == "training" and self.synthetic is not None:
             raise ValueError("fields do not fit the run's kind")
         if self.kind == "inference" and self.architecture is not None:
             raise ValueError("fields do not fit the run's kind")
@@ -438,6 +462,7 @@ class Convergence(_Catalog):
 
 TRAINING_WORKLOAD_KINDS = ("sft", "pretrain")
 INFERENCE_WORKLOAD_KIND = "inference"
+LLAMA_BENCH_WORKLOAD_KIND = "llama-bench"  # llama-bench's synthetic pp/tg test: an inference workload, never served
 UNSPECIFIED_WORKLOAD_KIND = "unspecified"  # imported rows whose source recorded no workload
 UNSPECIFIED = "unspecified"  # the catalog id of that workload (docs/protocols.md)
 # What each kind must state; the schema (catalog-workloads.schema.json) says the same with if/then.
@@ -445,6 +470,7 @@ _WORKLOAD_REQUIRED = {
     "sft": ("seq_len", "global_batch", "dtype", "warmup_steps"),
     "pretrain": ("seq_len", "global_batch", "dtype", "warmup_steps"),
     "inference": ("dataset", "input_len", "output_len", "range_ratio", "ignore_eos", "min_prompts"),
+    "llama-bench": ("n_prompt", "n_gen", "n_depth", "min_repetitions", "concurrency"),
     "unspecified": (),
 }
 
@@ -464,7 +490,7 @@ class WorkloadSpec(_Catalog):
     Other kinds (llama-bench's pp/tg tests) extend the discriminator with their own required fields."""
 
     name: str
-    kind: Literal["sft", "pretrain", "inference", "unspecified"]
+    kind: Literal["sft", "pretrain", "inference", "llama-bench", "unspecified"]
     label: Optional[str] = None  # a short display name ("1k/1k") beside each figure
     rows: Optional[str] = None
     seq_len: Optional[int] = None
@@ -486,6 +512,11 @@ class WorkloadSpec(_Catalog):
     warmups_per_concurrency: Optional[int] = None
     concurrency: Optional[int] = None  # a workload that fixes the concurrency (single-stream: 1)
     length_slack: float = 0.02  # re-tokenisation drift allowed beyond the bounds, as a fraction of L
+    # llama-bench (docs/protocols.md): its -p/-n/-d test, and the least -r repetitions a run keeps
+    n_prompt: Optional[Count] = None
+    n_gen: Optional[Count] = None
+    n_depth: Optional[Count] = None
+    min_repetitions: Optional[PositiveInt] = None
     sources: tuple[str, ...] = ()
     notes: Optional[str] = None
 
@@ -502,7 +533,18 @@ class WorkloadSpec(_Catalog):
 
     @property
     def is_inference(self) -> bool:
-        return self.kind == INFERENCE_WORKLOAD_KIND
+        """An inference recipe may name it: a served workload, or llama-bench's synthetic test."""
+        return self.kind in (INFERENCE_WORKLOAD_KIND, LLAMA_BENCH_WORKLOAD_KIND)
+
+    @property
+    def is_llama_bench(self) -> bool:
+        return self.kind == LLAMA_BENCH_WORKLOAD_KIND
+
+    def llama_bench_test(self) -> str:
+        """llama-bench's own name for the test ("pp512", "tg128", "tg128 @ d4096"), as its table prints it."""
+        name = f"pp{self.n_prompt}" if not self.n_gen else f"tg{self.n_gen}" if not self.n_prompt else \
+            f"pp{self.n_prompt}+tg{self.n_gen}"
+        return name + (f" @ d{self.n_depth}" if self.n_depth else "")
 
     def length_bounds(self, nominal: int) -> tuple[int, int]:
         """The per-request range a length of `nominal` tokens is drawn from: [⌊ratio·L⌋, L]."""

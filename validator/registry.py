@@ -37,6 +37,9 @@ KEYS_PATH = "boards/keys.json"  # each file's relation keys, published with the 
 GENERATED_FILES = (BOARDS_PATH, LEGACY_BOARDS_PATH, KEYS_PATH)  # written by `orv boards` on main, never by hand
 _BOARDS_MODEL_PATH = re.compile(r"^boards/models/[^/]+\.json$")
 SIGNERS_PATH = "measurers/allowed_signers"  # OpenSSH allowed_signers: the registered measurers (signing.py)
+# What the pull-request gate checks out of the registry (non-cone sparse-checkout patterns, also the
+# contributor's cheap clone): everything else a check reads, orv checks out itself (git.materialize).
+GATE_CHECKOUT = ("/catalog/", "/measurers/", "/" + KEYS_PATH)
 _RECIPE_PATH = re.compile(r"^recipes/(training|inference)/([^/]+)/([^/]+)\.ya?ml$")
 _RUN_PATH = re.compile(r"^runs/([0-9a-f]{2})/([0-9a-f]{64})\.json$")
 _SIGNATURE_PATH = re.compile(r"^runs/([0-9a-f]{2})/([0-9a-f]{64})\.json\.sig$")

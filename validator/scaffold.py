@@ -24,6 +24,7 @@ from typing import Any, Callable, Mapping, NamedTuple, Optional
 
 from validator import dates, pins, yamledit
 from validator.atomic import write_atomic, writer_lock
+from validator.git import materialize, tracked
 from validator.storing import DATE_COMMENT, DEFAULT_DATE_COMMENT
 from validator.importers.common import (
     INFERENCE_SCHEMA_LINE,
@@ -178,7 +179,7 @@ def parse_component(role: str, spec: str) -> dict[str, str]:
             raise ScaffoldError(f"--{role} {problem}",
                                 "`docker inspect --format '{{index .RepoDigests 0}}' IMAGE` prints the digest")
         return {"name": name, "image": image}
-    version_problem = pins.version_problem(pin)
+    version_problem = pins.version_problem(pin, name)  # an engine with its own scheme: llama.cpp@b6800
     if version_problem:
         raise ScaffoldError(f"--{role} {version_problem[1]}",
                             f"give the exact release you ran (`{name} --version` or `pip show {name}` prints it)")
@@ -230,12 +231,17 @@ def derive_id(kind: str, model: str, gpu: str, count: int, document: Mapping[str
 
 
 def _taken(root: str) -> dict[str, str]:
-    """Every recipe id in use (its file name, case-folded) -> the repository path of its file."""
-    ids: dict[str, str] = {}
+    """Every recipe id in use (its file name, case-folded) -> the repository path of its file: the
+    files on disk and those git tracks, so a sparse checkout's left-out recipes count too."""
+    found: list[str] = []
     for folder, _, files in os.walk(os.path.join(root, "recipes")):
-        for f in sorted(files):
-            if f.endswith(".yaml"):
-                ids.setdefault(f[:-5].lower(), os.path.relpath(os.path.join(folder, f), root).replace(os.sep, "/"))
+        found += [os.path.relpath(os.path.join(folder, f), root).replace(os.sep, "/") for f in sorted(files)]
+    found += tracked(root, "recipes") or []
+    ids: dict[str, str] = {}
+    for rel in sorted(found):
+        name = rel.rsplit("/", 1)[-1]
+        if name.endswith(".yaml"):
+            ids.setdefault(name[:-5].lower(), rel)
     return ids
 
 
@@ -346,6 +352,7 @@ def write(root: str, rel_path: str, text: str) -> str:
 
     full = os.path.join(root, rel_path)
     with writer_lock(root):  # no other orv creates the same file between the look and the write
+        materialize(root, [rel_path])  # a sparse checkout keeps it (and shows a tracked one, refused below)
         if os.path.lexists(full):
             raise ScaffoldError(f"{rel_path} exists already", "pass another --id, or edit that file")
         write_atomic(full, text.encode("utf-8"))

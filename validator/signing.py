@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from validator.atomic import write_atomic
+from validator.git import materialize
 from validator.errors import LoadError
 from validator.hashing import content_address
 from validator.load.cache import Remembered, open_store, remembered
@@ -278,6 +279,7 @@ def sign_run(root: str, path: str, key: str) -> tuple[str, Verdict]:
     if classify(rel) != "run":
         raise SigningError(f"{path}: not a run file in the registry (runs/<first two hex>/<sha256>.json); "
                            "store it first with `orv add-run`")
+    materialize(root, [rel, rel + SIG_SUFFIX, SIGNERS_PATH])  # a sparse checkout: shown, and the new .sig kept
     with open(os.path.join(root, rel), "rb") as fh:
         data = fh.read()
     if content_address(data) != run_digest_from_path(rel):

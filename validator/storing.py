@@ -13,6 +13,7 @@ from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
 from validator import yamledit
 from validator.atomic import write_atomic, writer_lock
+from validator.git import materialize
 from validator.diagnostics import Diagnostic, Result, Severity
 from validator.errors import AddRunError, LoadError
 from validator.evidence import CLAIM_TOLERANCE
@@ -45,6 +46,7 @@ def store_run_document(root: str, document: Any, source: str | None = None) -> S
     if over is not None:
         raise AddRunError(Result((Diagnostic("ORV211", Severity.ERROR, source or rel, 1, 1, *over),)))
     full = os.path.join(root, rel)
+    materialize(root, [rel])  # a sparse checkout shows it if git has it, and keeps it once written
     if os.path.lexists(full):
         with open(full, "rb") as fh:
             existing = fh.read()

@@ -14,13 +14,13 @@ from typing import Any, Callable, Mapping
 
 from pydantic import ValidationError
 
-from validator.adapters import megatron, sglang, vllm
+from validator.adapters import aiperf, llamabench, megatron, sglang, trtllm, vllm
 from validator.adapters.common import Converted, Problems, RunMetadata, Source
 from validator.diagnostics import Diagnostic, Severity
 from validator.errors import AdapterError, InputFileError, LoadError
-from validator.load.contributor import RECIPE, read_named
+from validator.load.contributor import RECIPE, TOOL_OUTPUT, list_beside, read_inside, read_named
 from validator.evidence import metadata_mismatches
-from validator.identity import architecture_problems, checkpoint_problem
+from validator.identity import architecture_problems, checkpoint_problem, gguf_problems, gpu_problem
 from validator.load import schema as schemas
 from validator.load.documents import (
     Document,
@@ -37,6 +37,7 @@ from validator.models import (
     WorkloadSpec,
 )
 from validator.registry import strip_samples
+from validator.science.llamabench import facts as llama_bench_facts
 from validator.science.throughput import inference_facts, training_facts
 
 Adapter = Callable[[Source, RunMetadata], Converted]
@@ -48,10 +49,19 @@ ADAPTER_BY_NAME: dict[str, Adapter] = {
     "sglang": sglang.convert,
 }
 KIND_OF = {"megatron": "training", "nemo": "training", "vllm": "inference", "sglang": "inference"}
+# Clients that write two files of one run (per-request records and their summary): the second is a
+# companion Source (validator/adapters/common.py), from --report or, for AIPerf, beside the first.
+ADAPTER_BY_NAME.update({"aiperf": aiperf.convert, "trtllm-bench": trtllm.convert})
+KIND_OF.update({"aiperf": "inference", "trtllm-bench": "inference"})
+REPORT_BESIDE = {"aiperf": aiperf.summary_path}
+# llama.cpp's llama-bench (validator/adapters/llamabench.py): its output states its own build
+ADAPTER_BY_NAME["llama-bench"] = llamabench.convert
+KIND_OF["llama-bench"] = "inference"
 # The software component whose version is the tool's when the tool ships with it (vLLM's bench
 # client is part of vLLM; Megatron-LM's training loop is released with megatron-core).
 TOOL_COMPONENTS = {"megatron": ("megatron-core", "megatron-lm"), "nemo": ("nemo",), "vllm": ("vllm",),
-                   "sglang": ("sglang",)}
+                   "sglang": ("sglang",), "aiperf": (), "trtllm-bench": (),
+                   "llama-bench": ()}  # these three state their own version or build
 
 PLACEHOLDER_CLAIM = {"training": {"tokens_per_s_per_gpu": 1.0}, "inference": {"decode_tok_s": 1.0}}
 # The recomputed figures a recipe's claim holds (schema/recipe-*.schema.json `claimed`).
@@ -59,6 +69,33 @@ CLAIM_FIELDS = {"training": ("tokens_per_s_per_gpu",), "inference": ("decode_tok
 
 __all__ = ["ADAPTER_BY_NAME", "AdapterError", "Converted", "RunMetadata", "Source", "convert", "metadata",
            "recomputed"]
+
+
+def records_in(path: str, fmt: str | None) -> str | None:
+    """The records file inside a tool's output folder that add-run takes whole (AIPerf's artifact folder);
+    InputFileError for a folder named through a link (docs/limits.md: orv lists no folder through one)."""
+    if fmt not in (None, "aiperf"):
+        return None
+    if os.path.islink(path):
+        raise InputFileError("ORV114", path, f"{path} is a symbolic link (to {os.readlink(path)}); orv lists no "
+                                             "folder through a link", f"pass the folder itself: {os.path.realpath(path)}")
+    names = list_beside(path)
+    return os.path.join(path, aiperf.RECORDS) if aiperf.RECORDS in names else None
+
+
+def with_report(fmt: str, path: str, raw: bytes, report: str | None) -> Source:
+    """The tool's output with its second file: `report` as named, else where the tool writes it beside
+    `path` (AIPerf); a file that cannot be read within its budget is a finding (docs/limits.md)."""
+    where = report or (REPORT_BESIDE[fmt](path) if fmt in REPORT_BESIDE and path != "-" else None)
+    if where is None:
+        return Source(path, raw)
+    if not report and not os.path.lexists(where):
+        return Source(path, raw)  # the adapter says what is missing and how to give it
+    try:
+        data = read_named(where, TOOL_OUTPUT) if report else read_inside(where, TOOL_OUTPUT)
+    except InputFileError as exc:
+        raise AdapterError([exc.diagnostic()]) from None
+    return Source(path, raw, {"report": Source(where, data)})
 
 
 def _fail(path: str, code: str, message: str, hint: str, line: int = 1, col: int = 1) -> AdapterError:
@@ -118,7 +155,8 @@ def _recipe_values(recipe: TrainingRecipe | InferenceRecipe) -> dict[str, Any]:
     if isinstance(recipe, TrainingRecipe):
         values.update(workload=recipe.workload, layout=recipe.layout.model_dump(mode="json", exclude_none=True))
     else:
-        values.update(quant=recipe.quant, serving=recipe.serving.model_dump(mode="json", exclude_none=True))
+        values.update(quant=recipe.quant, serving=recipe.serving.model_dump(mode="json", exclude_none=True),
+                      workload=recipe.workload)
     return values
 
 
@@ -137,6 +175,10 @@ def metadata(fmt: str, root: str, recipe_path: str | None, flags: Mapping[str, A
         if workload is not None:
             meta = meta.with_values("workload", seq_len=workload.seq_len, global_batch=workload.global_batch,
                                     dtype=workload.dtype, warmup_steps=workload.warmup_steps or 0)
+    if meta.workload and fmt == "llama-bench":  # the test the recipe's workload names picks the file's test
+        workload = load_workload(root, meta.workload)
+        if workload is not None and workload.is_llama_bench:
+            meta = meta.with_values("workload", llama_bench_test=(workload.n_prompt, workload.n_gen, workload.n_depth))
     if meta.tool_version is None and meta.software:
         for role, component in meta.software.items():
             if component.get("name") in TOOL_COMPONENTS[fmt] and component.get("version"):
@@ -171,6 +213,7 @@ class Recomputed:
     headline: dict[str, float]
     samples: int
     excluded: tuple[str, ...]  # what the figures leave out, in words
+    unit: str | None = None  # what a sample is, when not the kind's usual (optimizer steps, requests)
 
     def claim(self) -> dict[str, float]:
         """The figures a recipe's `claimed:` holds, at 4 significant digits (well inside the 1% check)."""
@@ -186,11 +229,15 @@ def recomputed(document: Mapping[str, Any], meta: RunMetadata) -> Recomputed:
         facts = training_facts(samples, document["hardware"]["count"], warmup) if samples else None
         excluded = (f"the first {warmup} warm-up step{'s' if warmup != 1 else ''} of {len(samples)} "
                     "(the workload's protocol)",) if warmup and samples else ()
+    elif document.get("synthetic"):  # llama-bench: its mean of per-repetition rates (science/llamabench.py)
+        facts = llama_bench_facts(samples, document["synthetic"]) if samples else None
+        excluded = ()
     else:
         facts = inference_facts(samples, document.get("duration_s")) if samples else None
         excluded = ()
     headline = dict(facts.headline) if facts else {}
-    return Recomputed(document["kind"], headline, len(samples), excluded)
+    unit = "llama-bench repetitions" if document.get("synthetic") else None
+    return Recomputed(document["kind"], headline, len(samples), excluded, unit)
 
 
 def load_model(root: str, model_id: str) -> ModelSpec | None:
@@ -203,6 +250,16 @@ def load_model(root: str, model_id: str) -> ModelSpec | None:
         return ModelSpec.model_validate(raw) if raw is not None else None
     except (LoadError, ValidationError, AttributeError):
         return None  # `orv check` reports a broken catalog
+
+
+def load_gpu_name(root: str, gpu_id: str) -> str | None:
+    """The catalog's name of a GPU (`NVIDIA GeForce RTX 3090`), or None when the catalog lacks it."""
+    try:
+        doc = load_yaml_document(root, "catalog/hardware.yaml")
+        raw = (doc.data.get("hardware") or {}).get(gpu_id)
+        return raw.get("name") if isinstance(raw, dict) and isinstance(raw.get("name"), str) else None
+    except (LoadError, AttributeError, OSError):
+        return None
 
 
 def check_identity(root: str, recipe_path: str | None, source: Source, converted: Converted) -> None:
@@ -223,6 +280,13 @@ def check_identity(root: str, recipe_path: str | None, source: Source, converted
                                        f"{m.recipe_value!r}", "attach the output to the recipe it measured, or fix "
                                                                "the recipe")
     named = recipe.checkpoint if isinstance(recipe, InferenceRecipe) else None
+    if run.synthetic is not None:  # llama-bench: the GGUF it loaded and the GPU it saw (validator/identity.py)
+        for found in gguf_problems(run.model, spec, run.synthetic.model_filename, run.synthetic.model_n_params):
+            problems.add("ORV226", found.message, found.hint)
+        gpu = load_gpu_name(root, run.hardware.gpu)
+        found = gpu_problem(run.hardware.gpu, gpu, run.synthetic.gpu_info, run.synthetic.backends)
+        if found is not None:
+            problems.add("ORV249", found.message, found.hint)
     for served in (run.checkpoint, converted.stated.get("tokenizer_id")):  # vLLM: model_id, then tokenizer_id
         found = checkpoint_problem(run.model, spec, served, named) if served else None
         if found is not None:

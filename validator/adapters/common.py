@@ -24,6 +24,8 @@ class Source:
 
     name: str
     raw: bytes
+    # a second file of the same run, by role ("report": AIPerf's summary, trtllm-bench's --report_json)
+    companions: Mapping[str, "Source"] = field(default_factory=dict)
 
     def lines(self) -> list[str]:
         """Log lines (1-based index = position + 1); bytes that are not UTF-8 are replaced, never fatal."""
@@ -54,6 +56,7 @@ class RunMetadata:
     dtype: str | None = None
     warmup_steps: int = 0
     record: int | None = None  # which record of a JSON-lines file, 1-based
+    llama_bench_test: tuple[int, int, int] | None = None  # (n_prompt, n_gen, n_depth) of a llama-bench workload
     origin: Mapping[str, str] = field(default_factory=dict)  # field -> "recipe" | "flag", for notes
 
     def with_values(self, source_label: str, **values: Any) -> "RunMetadata":
@@ -88,6 +91,13 @@ class Problems:
     def raise_if_any(self) -> None:
         if self.found:
             raise AdapterError(self.found)
+
+
+def raise_if_any(*collected: Problems) -> None:
+    """The findings about several files of one run (a tool's records and its summary), in one refusal."""
+    found = [d for problems in collected for d in problems.found]
+    if found:
+        raise AdapterError(found)
 
 
 # --------------------------------------------------------------------------- JSON outputs

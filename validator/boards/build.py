@@ -22,7 +22,7 @@ from validator.models import Component, InferenceRecipe, Recipe, RunMeta, Traini
 from validator.quality.status import DEFAULT_TASK, QualityResult
 from validator.registry import Catalog, RecipeEntry, RunEntry, Snapshot
 from validator.science.physics import cost_per_1m, implied_mfu
-from validator.tiers import TIER_MEANINGS, TierResult
+from validator.tiers import TIER_MEANINGS, TierResult, missing_reference
 
 BOARDS_SCHEMA_ID = "https://openrecipes.dev/schema/boards.schema.json"
 
@@ -335,11 +335,34 @@ def wanted_quality(rows: Iterable[Mapping[str, Any]], needs: Mapping[str, Sequen
     return sorted(out, key=lambda item: item["recipe"])
 
 
-def _wanted(catalog: Catalog, training: Sequence[Mapping[str, Any]], measured: Sequence[Mapping[str, Any]],
+def wanted_references(snapshot: Snapshot) -> list[dict[str, Any]]:
+    """Model × training workload pairs whose recipes wait for a convergence reference (none recorded, or
+    one that cannot be used): no recipe of theirs can reach T2 until a maintainer records one
+    (docs/convergence.md). Each with the recipes waiting and the reason their tier gives."""
+    waiting: dict[tuple[str, str], dict[str, Any]] = {}
+    for _, recipe in snapshot.valid_recipes():
+        if not isinstance(recipe, TrainingRecipe):
+            continue
+        why = missing_reference(snapshot, recipe)
+        if why is None:
+            continue
+        spec = snapshot.catalog.models.get(recipe.model)
+        item = waiting.setdefault((recipe.model, recipe.workload), {
+            "model": recipe.model, "model_name": spec.name if spec else recipe.model,
+            "workload": recipe.workload, "recipes": [], "why": why})
+        item["recipes"].append(recipe.id)
+    for item in waiting.values():
+        item["recipes"].sort()
+    return [waiting[key] for key in sorted(waiting)]
+
+
+def _wanted(snapshot: Snapshot, training: Sequence[Mapping[str, Any]], measured: Sequence[Mapping[str, Any]],
             claimed: Sequence[Mapping[str, Any]], needs: Mapping[str, Sequence[str]]) -> dict[str, Any]:
+    catalog = snapshot.catalog
     reproductions = wanted_reproductions(training, "training") + wanted_reproductions(measured, "inference")
     return {
         "models": wanted_models(catalog, (row["model"] for row in training)),
+        "references": wanted_references(snapshot),
         "reproductions": sorted(reproductions, key=lambda item: (item["kind"], item["recipe"])),
         "quality": wanted_quality(list(measured) + list(claimed), needs),
     }
@@ -497,6 +520,9 @@ def _inference_rows(snapshot: Snapshot, tiers: Mapping[str, TierResult]
     return sorted(measured, key=key), sorted(claimed, key=key), points
 
 
+PREFILL_OF = {"decode_tok_s": "prefill_tok_s", "claimed_tok_s": "claimed_prefill_tok_s"}
+
+
 def rank_inference(rows: list[dict[str, Any]], figure: str) -> None:
     """`rank`/`rank_of` within the model × GPU × workload group of one inference board, by decode tok/s
     (1 = fastest): a figure measured on 8k prompts is never ranked against one on 256 (docs/protocols.md),
@@ -511,7 +537,9 @@ def rank_inference(rows: list[dict[str, Any]], figure: str) -> None:
         ranked = [row for row in members if (row.get("quality") or {}).get("status") != "below"]
         for row in members:
             row["rank"], row["rank_of"] = None, len(ranked)
-        for row, rank in zip(ranked, competition_ranks([row[figure] for row in ranked])):
+        # a group with no decode figure (llama-bench's pp tests: prefill only) ranks by its prefill rate
+        by = figure if any(row.get(figure) is not None for row in ranked) else PREFILL_OF.get(figure, figure)
+        for row, rank in zip(ranked, competition_ranks([row.get(by) for row in ranked])):
             row["rank"] = rank
 
 
@@ -575,7 +603,7 @@ def build(snapshot: Snapshot, tiers: Mapping[str, TierResult], stamp: GitStamp) 
         "models": _model_entries(items, snapshot.catalog),
         "frontiers": frontiers(points, snapshot.catalog),
         "runs": runs,
-        "wanted": _wanted(snapshot.catalog, training, measured, claimed,
+        "wanted": _wanted(snapshot, training, measured, claimed,
                           quality_needs(tiers, measured + claimed)),
     }
 

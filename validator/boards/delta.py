@@ -115,6 +115,9 @@ def board_document_for(evaluation: Evaluation, base: Mapping[str, Any]) -> Mappi
     trained |= {m for m in evaluation.snapshot.catalog.models if m not in touched and m not in base_wanting}
     wanted = {  # what the boards would list after the merge (build.py `_wanted`), from the patched rows
         "models": wanted_models(evaluation.snapshot.catalog, trained),
+        "references": _references(_rows(base_wanted.get("references")), fresh["wanted"]["references"],
+                                  changed_ids | {row.get("recipe") for rows in base["boards"].values()
+                                                 for row in _rows(rows) if row.get("path") in changed}),
         "reproductions": sorted(wanted_reproductions(boards["training"], "training")
                                 + wanted_reproductions(boards.get("measured", []), "inference"),
                                 key=lambda item: (item["kind"], item["recipe"])),
@@ -123,6 +126,22 @@ def board_document_for(evaluation: Evaluation, base: Mapping[str, Any]) -> Mappi
     base_frontiers = base.get("frontiers") if isinstance(base.get("frontiers"), list) else []
     return {"boards": boards, "wanted": wanted,
             "frontiers": patched(base_frontiers, fresh["frontiers"], {r for r in changed_ids if isinstance(r, str)})}
+
+
+def _references(base: list[Mapping[str, Any]], fresh: list[Mapping[str, Any]], changed: set[Any]
+                ) -> list[dict[str, Any]]:
+    """wanted.references after the merge: the base's waiting recipes less the changed (or removed) ones, plus
+    the changed ones that wait in the pull request, per model × workload (build.py `wanted_references`)."""
+    merged: dict[tuple[str, str], dict[str, Any]] = {}
+    for items, keep in ((base, lambda r: r not in changed), (fresh, lambda r: r in changed)):
+        for item in items:
+            recipes = [r for r in item.get("recipes") or () if keep(r)]
+            if not recipes:
+                continue
+            key = (str(item.get("model")), str(item.get("workload")))
+            entry = merged.setdefault(key, {**item, "recipes": []})
+            entry["recipes"] = sorted(set(entry["recipes"]) | set(recipes))
+    return [merged[key] for key in sorted(merged)]
 
 
 def _rows(rows: Any) -> list[Mapping[str, Any]]:

@@ -6,8 +6,8 @@ One boards document (build.py) is what every reader works with; on disk it is st
   (catalog models with no training recipe: bounded by the catalog) and `model_files` (the ids of
   the models that have a file);
 - boards/models/<model-id>.json: everything keyed by that model: its rows of each board, its
-  `models` entry, its `frontiers` groups, its `runs`, and its items of `wanted.reproductions` and
-  `wanted.quality`.
+  `models` entry, its `frontiers` groups, its `runs`, and its items of `wanted.references`,
+  `wanted.reproductions` and `wanted.quality`.
 
 A merge that adds one recipe rewrites its model's file and the index (whose stamp and counts move
 with every data commit), nothing else; bench/merge_bytes.py measures the bytes that adds to git
@@ -48,7 +48,7 @@ def model_path(model: str) -> str:
 
 def _empty_part(model: str) -> dict[str, Any]:
     return {"model": model, "boards": {name: [] for name in BOARD_NAMES}, "models": [], "frontiers": [],
-            "runs": [], "wanted": {"reproductions": [], "quality": []}}
+            "runs": [], "wanted": {"references": [], "reproductions": [], "quality": []}}
 
 
 def split(document: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
@@ -71,6 +71,8 @@ def split(document: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     for run in document["runs"]:
         part(run["model"])["runs"].append(run)
     wanted = document["wanted"]
+    for item in wanted["references"]:  # by model × workload (build.wanted_references)
+        part(item["model"])["wanted"]["references"].append(item)
     for item in wanted["reproductions"]:
         part(_owner(owner, item["kind"], item["recipe"]))["wanted"]["reproductions"].append(item)
     for item in wanted["quality"]:
@@ -104,6 +106,7 @@ def assemble(index: Mapping[str, Any], parts: Iterable[Mapping[str, Any]]) -> di
     boards = {name: [row for p in ordered for row in p["boards"][name]] for name in BOARD_NAMES}
     wanted = {
         "models": index["wanted"]["models"],
+        "references": [item for p in ordered for item in p["wanted"]["references"]],
         "reproductions": sorted((i for p in ordered for i in p["wanted"]["reproductions"]),
                                 key=lambda item: (item["kind"], item["recipe"])),
         "quality": sorted((i for p in ordered for i in p["wanted"]["quality"]), key=lambda item: item["recipe"]),
@@ -160,8 +163,9 @@ def _is_part(part: Any, model: str) -> bool:
     boards, wanted = part["boards"], part["wanted"]
     return (isinstance(boards, dict) and set(boards) == set(BOARD_NAMES) and all(rows(boards[n]) for n in BOARD_NAMES)
             and rows(part["models"]) and rows(part["frontiers"]) and rows(part["runs"], "content_hash")
-            and isinstance(wanted, dict) and set(wanted) == {"reproductions", "quality"}
-            and rows(wanted["reproductions"], "kind", "recipe") and rows(wanted["quality"], "recipe"))
+            and isinstance(wanted, dict) and set(wanted) == {"references", "reproductions", "quality"}
+            and rows(wanted["references"], "model") and rows(wanted["reproductions"], "kind", "recipe")
+            and rows(wanted["quality"], "recipe"))
 
 
 def read_document(read: Reader, models: Optional[Iterable[str]] = None) -> Optional[dict[str, Any]]:

@@ -19,6 +19,7 @@ from validator.checks import (  # noqa: F401
     integrity,
     internal,
     launch,
+    llamacpp,
     parse,
     paths,
     physics,

@@ -6,7 +6,7 @@ from typing import Any, Iterator
 
 from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
-from validator.identity import architecture_problems, checkpoint_problem
+from validator.identity import architecture_problems, checkpoint_problem, gguf_problems
 from validator.models import InferenceRecipe
 from validator.registry import Catalog, Snapshot
 
@@ -14,13 +14,15 @@ from validator.registry import Catalog, Snapshot
 @check("ORV226", Severity.ERROR, "served checkpoint is not the recipe's model", related_by="r")
 def served_checkpoint_is_the_model(snapshot: Snapshot) -> Iterator[Finding]:
     """
-    The checkpoint an inference run served (vLLM's `model_id`, SGLang's `model`, stored as the run's
-    `checkpoint`) is not one of the catalog model's checkpoints — e.g. a
+    The checkpoint an inference run served (vLLM's `model_id`, SGLang's `model`, AIPerf's model name,
+    trtllm-bench's `engine.model`, stored as the run's `checkpoint`) is not one of the catalog model's checkpoints — e.g. a
     `meta-llama/Llama-3.1-8B-Instruct` benchmark attached to a Qwen recipe. When the catalog lists
     `checkpoints` for the model, the served one must be among them (a local path matches by its
     folder name), or be a `derived_checkpoints` entry (fine-tune, quantized export linked to its
     base) that the recipe names in `checkpoint`. When the catalog lists none, the checkpoint's name
-    must mention the model's family, name or an alias.
+    must mention the model's family, name or an alias. A llama-bench run names the GGUF it loaded:
+    its file name must mention the model's name, an alias or a listed checkpoint, and llama.cpp's
+    exact parameter count must be the catalog's within 10% (an 8B file on a 32B recipe is refused).
 
     Attach the run to the recipe of the model it served. A derived checkpoint is its own
     configuration: name it in the recipe's `checkpoint`, and have it linked to its base in
@@ -29,6 +31,10 @@ def served_checkpoint_is_the_model(snapshot: Snapshot) -> Iterator[Finding]:
     recipes_of = snapshot.references()
     for digest, run in sorted(snapshot.runs.items()):
         meta = run.meta
+        if meta is not None and meta.synthetic is not None:  # llama-bench: the GGUF it loaded
+            for found in gguf_problems(meta.model, snapshot.catalog.models.get(meta.model),
+                                       meta.synthetic.model_filename, meta.synthetic.model_n_params):
+                yield Finding(run.path, found.message, found.hint, at=tuple(found.field.split(".")))
         if meta is None or meta.checkpoint is None:
             continue
         spec = snapshot.catalog.models.get(meta.model)

@@ -1,4 +1,5 @@
-"""ORV25x launch: a recipe's command line is an argument list that agrees with the rest of the recipe."""
+"""ORV25x launch: a recipe's command line is an argument list that agrees with the rest of the recipe
+(ORV251 for an inference recipe's serve command, ORV252 for a training recipe's framework arguments)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from typing import Iterator, Optional
 
 from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
-from validator.models import InferenceRecipe
+from validator.megatron_args import PRECISION_FLAGS, implied_args, same_value, stated
+from validator.models import InferenceRecipe, TrainingRecipe
 from validator.registry import Snapshot
 
 E = Severity.ERROR
@@ -103,3 +105,41 @@ def launch_agrees_with_recipe(snapshot: Snapshot) -> Iterator[Finding]:
             yield Finding(entry.path, f"launch serves `{model}`, the recipe's checkpoint is `{recipe.checkpoint}`",
                           f"serve the checkpoint the recipe names (`{recipe.checkpoint}`), or fix `checkpoint:`",
                           at=("launch", "args", i))
+
+
+@check("ORV252", E, "training launch disagrees with the layout, tuning or workload", per_file=True)
+def training_launch_agrees_with_recipe(snapshot: Snapshot) -> Iterator[Finding]:
+    """
+    A training recipe's `launch.args` holds the framework arguments its layout, tuning and workload
+    do not already imply (docs/protocols.md). A flag that restates one of those must say the same:
+    `--tensor-model-parallel-size` equal to `layout.tp`, `--pipeline-model-parallel-size` to
+    `layout.pp`, `--context-parallel-size`, `--expert-model-parallel-size`,
+    `--expert-tensor-parallel-size` and `--num-virtual-stages-per-pipeline-rank` to the layout's
+    cp, ep, etp and vpp (1 when the layout leaves them out), `--seq-length` and
+    `--global-batch-size` to the workload's, `--micro-batch-size`, `--recompute-granularity`,
+    `--optimizer-offload-fraction`, `--moe-token-dispatcher-type` and `--attention-backend` to the
+    tuning's, and no `--fp16` on a BF16 workload (nor `--bf16` on an FP16 one). Otherwise the run
+    measured another configuration than the one the recipe ranks. Fix whichever side is wrong;
+    better, drop the flag: `orv reproduce` prints it from the recipe.
+    """
+    for entry, recipe in snapshot.valid_recipes():
+        if not isinstance(recipe, TrainingRecipe) or recipe.launch is None:
+            continue
+        args = list(recipe.launch.args)
+        given = stated(args)
+        implied = implied_args(recipe, snapshot.catalog.workloads.get(recipe.workload))
+        for arg in implied:
+            if arg.value is None or arg.flag not in given:
+                continue
+            i, value = given[arg.flag]
+            if not same_value(arg.value, value):
+                yield Finding(entry.path, f"launch sets {arg.flag} {value}, {arg.source} is {arg.value}",
+                              f"make them agree, or drop {arg.flag} from launch.args: the recipe already "
+                              f"implies `{arg.flag} {arg.value}` (orv reproduce prints it)", at=("launch", "args", i))
+        precision = next((a.flag for a in implied if a.flag in PRECISION_FLAGS), None)
+        for flag in PRECISION_FLAGS:
+            if precision is not None and flag != precision and flag in given:
+                yield Finding(entry.path, f"launch sets {flag}, workload `{recipe.workload}` trains in "
+                                          f"{precision[2:].upper()}",
+                              f"drop {flag}: the workload fixes the precision ({precision})",
+                              at=("launch", "args", given[flag][0]))

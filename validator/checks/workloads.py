@@ -103,3 +103,18 @@ def run_keeps_its_concurrency(snapshot: Snapshot) -> Iterator[Finding]:
     configuration. Set the concurrency the benchmark ran at, or run it at the stated one.
     """
     yield from _workload_findings(snapshot, "ORV243")
+
+
+@check("ORV247", E, "run's llama-bench test is not the recipe's workload", related_by="r")
+def run_is_the_workloads_llama_bench_test(snapshot: Snapshot) -> Iterator[Finding]:
+    """
+    llama.cpp's `llama-bench` times a synthetic test, not a served workload: a `pp` test processes
+    n_prompt prompt tokens, a `tg` test generates n_gen tokens, each after n_depth tokens of context,
+    repeated -r times (docs/protocols.md). Its tests are `kind: llama-bench` workloads
+    (`llama-bench-pp512`, `llama-bench-tg128`), and its figures are ranked only against the same
+    test. So a llama-bench run backs only a recipe whose workload is the test it ran (a tg128 run on
+    a pp512 recipe is refused, naming the field that differs), a recipe on a llama-bench workload
+    is backed only by a llama-bench run, and a llama-bench run never backs a served workload.
+    Attach the run to the recipe of its test, or run the workload's test (`orv reproduce RECIPE`).
+    """
+    yield from _workload_findings(snapshot, "ORV247")

@@ -38,7 +38,8 @@ from validator.importers.common import (
     recipe_path,
 )
 from validator.importers.files import generated_text, remove_stale, write_generated
-from validator.importers.report import ImportReport, Rejection
+from validator.importers.report import LACKS_INTRO, LACKS_TITLE, ImportReport, Rejection
+from validator.lacking import document_lacks
 
 COMMAND = "leaderboard"
 WORKLOAD = "sft-8k-gb128-bf16"
@@ -534,11 +535,14 @@ def import_leaderboard(root: str, source_path: str) -> ImportReport:
             planned.append(planned_row)
     _reject_same_identity(planned, report)
     _assign_ids(planned)
+    lacks: list[str] = []
     for p in planned:
-        body = yamlout.dump(_recipe_document(p, source.name))
+        document = _recipe_document(p, source.name)
+        body = yamlout.dump(document)
         text = generated_text(TRAINING_SCHEMA_LINE, COMMAND, source.name, body)
-        report.files.append(write_generated(root, recipe_path("training", p.model_id, p.recipe_id), text,
-                                            COMMAND, source.name))
+        path = recipe_path("training", p.model_id, p.recipe_id)
+        report.files.append(write_generated(root, path, text, COMMAND, source.name))
+        lacks.append(f"`{p.recipe_id}`: {document_lacks(root, document, path, 0)}")
     report.files += remove_stale(root, "recipes/training", {f.path for f in report.files}, COMMAND, source.name)
     points = _starting_points(source, catalog, report)
     body = yamlout.dump({"starting_points": points})
@@ -556,6 +560,7 @@ def import_leaderboard(root: str, source_path: str) -> ImportReport:
         "model cards read": len(source.cards),
     }
     _report_sections(report, source, catalog, planned)
+    report.section(LACKS_TITLE, LACKS_INTRO).items += lacks
     return report
 
 

@@ -50,8 +50,9 @@ from validator.importers.files import (
     remove_stale,
     write_generated,
 )
-from validator.importers.report import ImportReport, Rejection
+from validator.importers.report import LACKS_INTRO, LACKS_TITLE, ImportReport, Rejection
 from validator.importers.stacks import PinnedStack, parse_engine_version
+from validator.lacking import document_lacks
 from validator.load.documents import find_duplicate_json_keys, parse_json
 from validator.science.physics import (
     DECODE_READ_FRACTION,
@@ -566,8 +567,12 @@ def import_legacy_boards(root: str, source_path: str) -> ImportReport:
     run_outcomes = _store_runs(root, export, records, variants, catalog, report)
     splits = _assign_ids(accepted)
     copied = _copied_claims(accepted)
+    lacks: list[str] = []
     for v in accepted:
         report.files.append(_write_recipe(root, v, export))
+        # the run files this import writes hold the export's headline only (_run_document): no samples
+        path = recipe_path("inference", v.model_id, v.recipe_id)
+        lacks.append(f"`{v.recipe_id}`: {document_lacks(root, _recipe_document(v, export), path, 0)}")
     report.files += remove_stale(root, "recipes/inference", {f.path for f in report.files}, COMMAND, export.name)
     for v in variants:
         if v.reasons:
@@ -606,6 +611,7 @@ def import_legacy_boards(root: str, source_path: str) -> ImportReport:
     report.section("Disagreeing figures", "Rows of one configuration that claim different figures: the least "
                    "favourable is claimed (never the best), every figure is listed in the recipe's notes.").items += [
         f"`{v.recipe_id}`: {'; '.join(v.disagreements)}" for v in accepted if v.disagreements]
+    report.section(LACKS_TITLE, LACKS_INTRO).items += sorted(lacks)
     return report
 
 

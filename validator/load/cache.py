@@ -76,12 +76,18 @@ def derivation_key(root: str) -> str:
     # A run a model names as its convergence reference decides the verdict of every run checked against
     # it (load/references.py): its bytes are fixed by the digest the catalog holds, but whether it is
     # there at all is not, so its presence is part of the key.
-    models = Path(root, "catalog", "models.yaml")
-    if models.is_file():
-        for hexdigest in sorted(set(_RUN_REFERENCE.findall(models.read_bytes()))):
-            present = Path(root, "runs", hexdigest[:2].decode(), hexdigest.decode() + ".json").is_file()
-            digest.update(hexdigest + (b"+" if present else b"-"))
+    for rel in sorted(catalog_references(root)):
+        present = Path(root, rel).is_file()
+        digest.update(Path(rel).stem.encode() + (b"+" if present else b"-"))
     return digest.hexdigest()[:32]
+
+
+def catalog_references(root: str) -> set[str]:
+    """The run files catalog/models.yaml names (quality and convergence references), by path."""
+    models = Path(root, "catalog", "models.yaml")
+    if not models.is_file():
+        return set()
+    return {f"runs/{h[:2].decode()}/{h.decode()}.json" for h in set(_RUN_REFERENCE.findall(models.read_bytes()))}
 
 
 _RUN_REFERENCE = re.compile(rb"sha256:([0-9a-f]{64})")

@@ -42,6 +42,7 @@ class Budget:
 
 SERVING_RESULT = Budget("a serving benchmark result (vLLM, SGLang)", 1024 * MiB)
 TRAINING_LOG = Budget("a training log (Megatron-LM, NeMo)", 256 * MiB)
+LLAMA_BENCH = Budget("a llama-bench output", 16 * MiB)  # 1.2 KB a test (tests/fixtures/tools/llamabench)
 TOOL_OUTPUT = Budget("a benchmark tool's output", 256 * MiB)  # a format without a budget of its own
 RUN_DOCUMENT = Budget("a run document", 64 * MiB)
 LMEVAL_RESULTS = Budget("an lm-eval results file", 64 * MiB)
@@ -50,7 +51,7 @@ HF_CONFIG = Budget("a Hugging Face config.json", 1 * MiB)
 SEED_SOURCE = Budget("a legacy seed source", 64 * MiB)
 RECIPE = Budget("a recipe", 1 * MiB)
 BUDGETS = (SERVING_RESULT, TRAINING_LOG, TOOL_OUTPUT, RUN_DOCUMENT, LMEVAL_RESULTS, LMEVAL_SAMPLES, HF_CONFIG,
-           SEED_SOURCE, RECIPE)
+           SEED_SOURCE, RECIPE, LLAMA_BENCH)
 
 # Folder walks (the lm-eval output folder): lm-eval writes DIR/<model>/results_*.json, one level down.
 MAX_DEPTH = 8

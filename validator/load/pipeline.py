@@ -19,6 +19,7 @@ from validator.checks import Keep, by_scope
 from validator.checks.collect import Collector
 from validator.diagnostics import Diagnostic, Severity
 from validator.errors import LoadError
+from validator.git import WHOLE_CHECKOUT, refuse_sparse
 from validator.atomic import settle
 from validator.hashing import content_address, is_canonical
 from validator.independence import sample_fingerprint, sorted_alone
@@ -61,6 +62,7 @@ from validator.registry import (
     strip_samples,
 )
 from validator.samples import Columns
+from validator.science.llamabench import facts as llama_bench_facts
 from validator.science.throughput import RunFacts, inference_facts, training_facts
 
 # A file's own load: its entry (None when it cannot be read at all) and the findings about it alone.
@@ -316,6 +318,8 @@ def compute_facts(meta: RunMeta, data: dict[str, Any], catalog: Catalog,
         # the workload's rule with the model's own reference curve (catalog/models.yaml, docs/convergence.md)
         facts = training_facts(samples, meta.hardware.count, warmup, catalog.convergence_for(meta.model, meta.workload),
                                columns)
+    elif meta.synthetic is not None:  # llama-bench's repetitions: its own formula (science/llamabench.py)
+        facts = llama_bench_facts(samples, meta.synthetic.model_dump())
     else:
         facts = inference_facts(samples, meta.duration_s, columns)
     return replace(facts, fingerprint=sample_fingerprint(meta.kind, samples, columns, exact))
@@ -467,6 +471,8 @@ def load_tree(root: str, jobs: int = 1, progress: Callable[[int, int], None] | N
     it accepts; such partial results are never cached (a cached result is a complete one).
     `keys`: every freshly loaded entry carries its relation keys (load_all)."""
     settle(root)  # what a killed orv wrote is finished or cleared before it is read (validator/atomic.py)
+    refuse_sparse(root, "a check of the whole registry", f"Check a change with `orv check --base REF`, or first: "
+                  f"{WHOLE_CHECKOUT}.")
     files = discover(root)
     documents: dict[str, Document] = {}
     catalog_out = Collector()

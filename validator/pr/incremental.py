@@ -35,9 +35,9 @@ from validator.evaluation import (
     sorted_unique,
     waiver_notes,
 )
-from validator.git import MODE_SUBMODULE, MODE_SYMLINK, Diff, FileChange, diff
+from validator.git import MODE_SUBMODULE, MODE_SYMLINK, Diff, FileChange, diff, materialize
 from validator.hashing import run_path
-from validator.load.cache import KeyIndex, Store, derivation_key, open_index, open_store
+from validator.load.cache import KeyIndex, Store, catalog_references, derivation_key, open_index, open_store
 from validator.load.documents import Document
 from validator.load.pipeline import (
     LOADABLE,
@@ -77,6 +77,13 @@ def evaluate_change(config: Config) -> Evaluation | None:
     head_files |= {rel for rel, c in changed.items() if c.present_at_head}
 
     root = config.root
+    # In a sparse checkout, what is read from the working tree is first made part of it (git fetches
+    # the blobs a partial clone lacks): the changed files, the catalog, the measurers file and the
+    # runs the catalog names as references (derivation_key reads whether they are present), then
+    # below the files whose keys are unknown and the neighbourhood. Elsewhere materialize does nothing.
+    materialize(root, sorted({rel for rel, c in changed.items() if c.present_at_head}
+                             | (head_files & (set(CATALOG_FILES) | {SIGNERS_PATH}))))
+    materialize(root, sorted(catalog_references(root) & head_files))
     store = open_store(root) if config.cache else Store()
     catalog_out = Collector()
     documents: dict[str, Document] = {}
@@ -95,6 +102,7 @@ def evaluate_change(config: Config) -> Evaluation | None:
     # the catalog is unchanged here, so those few runs are loaded as they are on both sides.
     near |= {run_path(ref.split(":", 1)[-1]) for spec in catalog.models.values()
              for ref in spec.quality_reference.values()} & set(base_files)
+    materialize(root, sorted(near & head_files))  # the snapshot's files, .sig companions included
     loader.load_unchanged([rel for rel in sorted(near) if rel not in changed and _loadable(rel, base_files[rel][0])])
     index.save()
 
@@ -176,6 +184,7 @@ def _base_keys(base_files: dict[str, tuple[int, str]], changed: dict[str, FileCh
             keys[rel] = path_keys(rel, kind)
             if mode != MODE_SYMLINK:
                 index.put(rel, blob, keys[rel])
+    materialize(loader.root, missing)
     loader.load_unchanged(missing)
     for rel in missing:
         keys[rel] = _keys(rel, loader.head[rel])

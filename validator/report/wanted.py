@@ -1,8 +1,9 @@
 """`orv wanted`: where a contribution counts, from the boards document, with the command that starts each piece of work.
 
-Four lists (issue 20): models with no training recipe, GPUs of a training protocol with no recipe
-yet (the "No recipe yet" cells), T2 recipes waiting for an independent reproduction, and recipes
-waiting for quality evidence. The boards document (validator/boards/build.py) decides what is
+Five lists (issues 20, 28): models with no training recipe, GPUs of a training protocol with no
+recipe yet (the "No recipe yet" cells), models whose training recipes wait for a convergence
+reference, T2 recipes waiting for an independent reproduction, and recipes waiting for quality
+evidence. The boards document (validator/boards/build.py) decides what is
 wanted; this module only adds the command and renders. Pure: document in, text out.
 """
 
@@ -15,7 +16,7 @@ from typing import Any, Mapping, Optional
 from validator.boards.build import GitStamp, build
 from validator.quality.status import STATUS_WORDS
 from validator.registry import Analysis
-from validator.tiers import derive
+from validator.tiers import derive, reference_command
 
 KINDS = ("training", "inference")
 # What `orv add-run --from` reads for each kind of run (validator/cli.py _ADAPTER_FORMATS).
@@ -68,6 +69,10 @@ def wanted_items(document: Mapping[str, Any], kind: Optional[str] = None) -> dic
                     "gpu_name": cell["gpu_name"], "workload": cell["workload"],
                     "command": (f"orv new training --model {_quote(model['model'])} --gpu {_quote(cell['gpu'])} "
                                 f"--workload {_quote(cell['workload'])} {NEW_TRAINING}")})
+        for item in wanted.get("references", []):
+            # the baseline recipe names the stack the reference run was measured on (add-run needs one)
+            out["references"].append({**item, "command": reference_command(item["model"], item["workload"]) +
+                                      " --recipe BASELINE.yaml"})
     for item in wanted.get("reproductions", []):
         if kind in (None, item["kind"]):
             out["reproductions"].append({**item, "command": (
@@ -84,11 +89,13 @@ def wanted_items(document: Mapping[str, Any], kind: Optional[str] = None) -> dic
     return out
 
 
-SECTIONS = {None: ("models", "cells", "reproductions", "quality"), "training": ("models", "cells", "reproductions"),
+SECTIONS = {None: ("models", "cells", "references", "reproductions", "quality"),
+            "training": ("models", "cells", "references", "reproductions"),
             "inference": ("reproductions", "quality")}
 _TITLES = {
     "models": "Models with no training recipe",
     "cells": "GPUs of the training protocol with no recipe yet",
+    "references": "Models whose training recipes wait for a convergence reference (no T2 without one)",
     "reproductions": "T2 recipes waiting for an independent reproduction (T3 needs a second measurer)",
     "quality": "Recipes waiting for verified quality evidence",
 }
@@ -99,6 +106,9 @@ def _label(section: str, item: Mapping[str, Any]) -> str:
         return f"{item['model_name']} ({item['family']})"
     if section == "cells":
         return f"{item['model_name']} on {item['gpu'].upper()} ({item['workload']})"
+    if section == "references":
+        count = len(item["recipes"])
+        return f"{item['model_name']} ({item['workload']}): {count} recipe{'s' if count != 1 else ''} waiting"
     if section == "reproductions":
         return f"{item['recipe']} ({item['kind']}, {item['tier']}): {'; '.join(item['needs'])}"
     status = STATUS_WORDS.get(item["status"], (None, f"quality {item['status'] or 'unknown'}"))[1]
@@ -116,9 +126,11 @@ def render_text(items: Mapping[str, list[dict[str, Any]]]) -> str:
             lines.append(f"  {_label(section, item)}")
             if "reference_command" in item:
                 lines.append(f"    first the model's reference: $ {item['reference_command']}")
+            if section == "references" and "orv add-run" not in item["why"]:
+                lines.append(f"    first: {item['why']}")  # e.g. the workload has no rule to judge a curve by
             lines.append(f"    $ {item['command']}")
         lines.append("")
-    lines.append("GPUS, TP, PP, OUTPUT, DIR and KEY are yours to fill in; `orv new --help` and "
+    lines.append("GPUS, TP, PP, LOG, BASELINE, OUTPUT, DIR and KEY are yours to fill in; `orv new --help` and "
                  "`orv add-run --help` say what each takes.")
     return "\n".join(lines) + "\n"
 

@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from validator.models import WorkloadSpec
+from validator.models import SyntheticTest, WorkloadSpec
 
 
 @dataclass(frozen=True)
@@ -89,10 +89,55 @@ def _length_misfit(what: str, stats_mean: float, low: int, high: int, workload: 
     return None
 
 
+def synthetic_misfits(synthetic: Optional[SyntheticTest], repetitions: int, workload: WorkloadSpec,
+                      wid: str) -> list[Misfit]:
+    """llama-bench's synthetic tests against the workloads (docs/protocols.md): a llama-bench workload is
+    proven only by a llama-bench run of the same test with enough repetitions, and a llama-bench run
+    proves no served workload (a synthetic single-sequence test is not a served benchmark)."""
+    if synthetic is None:
+        if not workload.is_llama_bench:
+            return []
+        return [Misfit("ORV247", f"workload `{wid}` is llama-bench's {workload.llama_bench_test()} test; the run is "
+                                 "not a llama-bench run", f"measure with `llama-bench -p {workload.n_prompt} -n "
+                                                          f"{workload.n_gen} -d {workload.n_depth} -r "
+                                                          f"{workload.min_repetitions} -o json` (`orv reproduce "
+                                                          "RECIPE` prints it)")]
+    if not workload.is_llama_bench:
+        return [Misfit("ORV247", f"the run is llama-bench's synthetic test (n_prompt {synthetic.n_prompt}, n_gen "
+                                 f"{synthetic.n_gen}, n_depth {synthetic.n_depth}); workload `{wid}` is a served "
+                                 "benchmark", "attach the run to a recipe whose workload is that llama-bench test, or "
+                                              "measure the served workload (`orv reproduce RECIPE`)")]
+    out: list[Misfit] = []
+    ran = (synthetic.n_prompt, synthetic.n_gen, synthetic.n_depth)
+    wanted = (workload.n_prompt, workload.n_gen, workload.n_depth)
+    if ran != wanted:
+        differ = ", ".join(f"{name} {a} (workload: {b})" for name, a, b in
+                           zip(("n_prompt", "n_gen", "n_depth"), ran, wanted) if a != b)
+        out.append(Misfit("ORV247", f"the run is a different llama-bench test: {differ}; workload `{wid}` is "
+                                    f"{workload.llama_bench_test()}",
+                          "attach the run to the recipe of the test it ran, or run llama-bench with "
+                          f"-p {workload.n_prompt} -n {workload.n_gen} -d {workload.n_depth}"))
+    need = workload.min_repetitions or 1
+    if repetitions < need:
+        out.append(Misfit("ORV242", f"the run kept {repetitions} llama-bench repetition(s); workload `{wid}` needs at "
+                                    f"least {need}", f"run llama-bench with -r {need} or more"))
+    return out
+
+
 def workload_misfits(stats: Optional[LengthStats], workload: WorkloadSpec, wid: str,
-                     concurrency: Optional[int]) -> list[Misfit]:
+                     concurrency: Optional[int], synthetic: Optional[SyntheticTest] = None,
+                     repetitions: int = 0) -> list[Misfit]:
     """Why the run's samples are not a measurement of `workload` at `concurrency` (empty: they are)."""
     out: list[Misfit] = []
+    if workload.is_llama_bench or synthetic is not None:
+        out = synthetic_misfits(synthetic, repetitions, workload, wid)
+        if out or not workload.is_llama_bench:
+            return out
+        if workload.concurrency is not None and concurrency != workload.concurrency:
+            out.append(Misfit("ORV243", f"workload `{wid}` fixes concurrency {workload.concurrency}, the recipe states "
+                                        f"{concurrency if concurrency is not None else 'none'}",
+                              f"set `serving.concurrency: {workload.concurrency}`"))
+        return out
     if not workload.is_inference or workload.input_len is None or workload.output_len is None:
         return out
     if workload.concurrency is not None and concurrency != workload.concurrency:

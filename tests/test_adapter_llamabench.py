@@ -1,0 +1,441 @@
+"""llama.cpp's llama-bench as evidence: real `-o json`/`-o jsonl` output (tests/fixtures/tools/llamabench,
+made by make_fixture.sh from llama.cpp b11312 on a tiny GGUF) recomputed, pinned, identified, held to its
+workload, climbing to T2, and ranked only against the same llama-bench test."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import fuzz_examples
+from tests.test_fuzz_inputs import BUDGET, _add_run, odd_values
+from tests.testing.llamabench import (ALL, BOTH_JSON, BOTH_JSONL, BUILD, COMMIT, DEEP, THREE_REPS, add_llama_catalog,
+                                      bench_tests)
+from tests.testing.registry import VLLM, make_registry
+from validator.adapters.detect import detect
+from validator.boards.build import GitStamp, build
+from validator.cli import main
+from validator.engine import analyse
+from validator.errors import UsageError
+from validator.reproduce import reproduce
+from validator.science import llamabench as science
+from validator.tiers import derive
+
+# --------------------------------------------------------------------------- golden
+
+
+@pytest.mark.parametrize("path", ALL, ids=lambda p: p.name)
+def test_recomputed_figures_are_llama_benchs_own(path: Path) -> None:
+    """avg_ts (the mean of per-repetition rates) and stddev_ts (n − 1) from samples_ns, printed as llama-bench
+    prints them (%f), are the file's own text; so within 1e-9 relative of the file's numbers."""
+    for printed, test in zip(bench_tests(path, floats_as_text=True), bench_tests(path)):
+        ns, n_tokens = test["samples_ns"], test["n_prompt"] + test["n_gen"]
+        rates = science.rates(ns, n_tokens)
+        assert f"{science.avg(rates):.6f}" == printed["avg_ts"]
+        assert f"{science.stdev(rates):.6f}" == printed["stddev_ts"]
+        assert math.isclose(float(f"{science.avg(rates):.6f}"), test["avg_ts"], rel_tol=1e-9)
+        assert science.avg_ns(ns) == test["avg_ns"]
+        assert [float(f"{r:.6g}") for r in rates] == test["samples_ts"]
+        # the figure is not a ratio of sums: with unequal repetitions the two differ
+        assert len(set(ns)) == 1 or science.avg(rates) != n_tokens * len(ns) * 1e9 / sum(ns)
+
+
+def test_the_fixtures_are_llama_bench_b11312_on_the_tiny_model() -> None:
+    for path in ALL:
+        for test in bench_tests(path):
+            assert (test["build_number"], test["build_commit"]) == (11312, COMMIT)
+            assert test["model_filename"] == "tinyllama-test-f32.gguf" and test["backends"] == "CPU"
+    assert [(t["n_prompt"], t["n_gen"], t["n_depth"], len(t["samples_ns"])) for t in bench_tests(BOTH_JSON)] == \
+        [(512, 0, 0, 5), (0, 128, 0, 5)]
+
+
+def test_nanoseconds_survive_the_run_file() -> None:
+    """A run keeps each repetition as e2e_ms = ns / 1e6; the nanoseconds come back exactly."""
+    for ns in [1, 999_999, 1_000_001, 123_456_789, 987_654_321_987, 10**12 + 7] + \
+            [t for p in ALL for test in bench_tests(p) for t in test["samples_ns"]]:
+        assert science.ms_to_ns(science.ns_to_ms(ns)) == ns
+
+
+@pytest.mark.parametrize("path", (BOTH_JSON, BOTH_JSONL, THREE_REPS), ids=lambda p: p.name)
+def test_detected_without_from(path: Path) -> None:
+    found = detect(path.read_bytes())
+    assert found is not None and found.fmt == "llama-bench"
+
+
+def test_other_formats_are_not_taken_for_llama_bench() -> None:
+    assert detect(VLLM.read_bytes()).fmt == "vllm"
+    assert detect(b"[1, 2, 3]") is None and detect(b'[{"build_commit": "x"}]') is None
+
+
+# --------------------------------------------------------------------------- a registry with llama.cpp recipes
+
+@pytest.fixture
+def registry(tmp_path: Path) -> Path:
+    """The golden cases' catalog, plus the tiny model the fixtures ran and the catalog's llama-bench workloads."""
+    return add_llama_catalog(make_registry(tmp_path / "registry"))
+
+
+def orv(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def new_recipe(capsys: pytest.CaptureFixture[str], root: Path, workload: str, *, engine: str = f"llama.cpp@{BUILD}",
+               model: str = "tinyllama-test", rid: str | None = None) -> str:
+    args = ["new", "inference", "--root", str(root), "--model", model, "--gpu", "rtx-3090", "--engine", engine,
+            "--quant", "f32", "--workload", workload, "--author", "ann", "--measured", "2026-12-05",
+            "--no-interactive"]
+    code, out, err = orv(capsys, *args, *(["--id", rid] if rid else []))
+    assert code == 0, err
+    return str(root / out.strip())
+
+
+def add_run(capsys: pytest.CaptureFixture[str], root: Path, fixture: Path, recipe: str, *extra: str
+            ) -> tuple[int, str, str]:
+    return orv(capsys, "add-run", str(fixture), "--root", str(root), "--recipe", recipe, "--write-recipe", *extra)
+
+
+def errors(root: Path) -> list[Any]:
+    analysis = analyse(str(root))
+    return [d for d in analysis.diagnostics if d.severity.value == "error"]
+
+
+def tier_of(root: Path, recipe: str) -> Any:
+    analysis = analyse(str(root))
+    rel = str(Path(recipe).relative_to(root))
+    return derive(analysis.snapshot, analysis.diagnostics)[rel]
+
+
+def test_a_llama_cpp_recipe_reaches_t2_from_llama_bench(registry: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    recipe = new_recipe(capsys, registry, "llama-bench-tg128")
+    code, out, err = add_run(capsys, registry, BOTH_JSON, recipe)  # no --from: detected; the workload picks tg128
+    assert code == 0, err
+    assert "looks like `llama-bench -o json`" in err and "llama-bench test tg128, 5 repetitions" in err
+    assert "recomputed from 5 llama-bench repetitions: decode tok/s per stream" in err
+    tg128 = bench_tests(BOTH_JSON)[1]
+    data = yaml.safe_load(Path(recipe).read_text(encoding="utf-8"))
+    assert data["claimed"] == {"decode_tok_s": float(f"{tg128['avg_ts']:.4g}")}
+    run = json.loads((registry / "runs" / out.strip()[7:9] / f"{out.strip()[7:]}.json").read_text())
+    assert run["tool"] == {"name": "llama-bench", "version": BUILD, "commit": COMMIT, "format": "llama-bench-json"}
+    assert run["synthetic"]["test"] == "tg" and run["synthetic"]["n_gen"] == 128
+    assert [science.ms_to_ns(s["e2e_ms"]) for s in run["samples"]] == tg128["samples_ns"]
+    assert errors(registry) == []
+    result = tier_of(registry, recipe)
+    assert result.tier == "T2", result.reasons
+
+
+def test_a_pp_test_backs_the_prefill_claim(registry: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    recipe = new_recipe(capsys, registry, "llama-bench-pp512")
+    code, _, err = add_run(capsys, registry, BOTH_JSONL, recipe)
+    assert code == 0, err
+    pp512 = bench_tests(BOTH_JSONL)[0]
+    assert yaml.safe_load(Path(recipe).read_text())["claimed"] == {"prefill_tok_s": float(f"{pp512['avg_ts']:.4g}")}
+    assert errors(registry) == [] and tier_of(registry, recipe).tier == "T2"
+
+
+def test_llama_bench_ranks_only_against_the_same_test(registry: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two tg128 recipes rank against each other; a served-workload recipe of the same model × GPU, and the
+    pp512 recipe, each rank in their own group."""
+    tg_a = new_recipe(capsys, registry, "llama-bench-tg128", rid="tiny-tg128-a")
+    tg_b = new_recipe(capsys, registry, "llama-bench-tg128", rid="tiny-tg128-b")
+    pp = new_recipe(capsys, registry, "llama-bench-pp512", rid="tiny-pp512")
+    served = new_recipe(capsys, registry, "random-512-64", engine="vllm@0.11.0", rid="tiny-served")
+    for recipe, fixture in ((tg_a, BOTH_JSON), (tg_b, THREE_REPS), (pp, BOTH_JSON)):
+        assert add_run(capsys, registry, fixture, recipe)[0] == 0
+    # the served recipe: a summary-only run document (T1), on the measured board beside the llama-bench rows
+    served_run = {"kind": "inference", "tool": {"name": "vllm", "version": "0.11.0"}, "model": "tinyllama-test",
+                  "hardware": {"gpu": "rtx-3090", "count": 1}, "software": {"engine": {"name": "vllm", "version": "0.11.0"}},
+                  "quant": "f32", "serving": {"concurrency": 1}, "measured_at": "2026-12-05T10:00:00",
+                  "measured_by": "ann", "summary": {"decode_tok_s": 1e6}}
+    doc = Path(served).parent.parent.parent.parent / "served.json"
+    doc.write_text(json.dumps(served_run), encoding="utf-8")
+    code, out, err = orv(capsys, "add-run", str(doc), "--root", str(registry))
+    assert code == 0, err
+    text = Path(served).read_text(encoding="utf-8").replace("runs: []", f'runs: ["{out.strip()}"]')
+    Path(served).write_text(text.replace("claimed: {}", "claimed: {decode_tok_s: 1000000}"), encoding="utf-8")
+    analysis = analyse(str(registry))
+    board = build(analysis.snapshot, derive(analysis.snapshot, analysis.diagnostics), GitStamp())["boards"]
+    rows = {row["recipe"]: row for row in board["measured"]}
+    assert set(rows) == {"tiny-tg128-a", "tiny-tg128-b", "tiny-pp512", "tiny-served"}
+    assert {r["workload"] for r in rows.values()} == {"llama-bench-tg128", "llama-bench-pp512", "random-512-64"}
+    assert rows["tiny-served"]["rank"] == 1 and rows["tiny-served"]["rank_of"] == 1  # the fastest figure, alone
+    assert rows["tiny-pp512"]["rank"] == 1 and rows["tiny-pp512"]["rank_of"] == 1
+    assert sorted((rows[r]["rank"], rows[r]["rank_of"]) for r in ("tiny-tg128-a", "tiny-tg128-b")) == [(1, 2), (2, 2)]
+
+
+# --------------------------------------------------------------------------- refusals
+
+
+def test_a_tampered_summary_is_refused(registry: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The cheapest forgery keeps the samples and raises the figure people read."""
+    recipe = new_recipe(capsys, registry, "llama-bench-tg128")
+    tests = bench_tests(BOTH_JSON)
+    tests[1]["avg_ts"] = round(tests[1]["avg_ts"] * 1.1, 6)
+    forged = tmp_path / "forged.json"
+    forged.write_text(json.dumps(tests, indent=2), encoding="utf-8")
+    code, out, err = add_run(capsys, registry, forged, recipe)
+    assert code == 1 and out == ""
+    assert "ORV109" in err and "the file's own `avg_ts`" in err and "samples_ns give" in err
+
+
+def test_scaled_samples_with_their_rates_left_are_refused(registry: Path, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """The next cheapest: faster samples_ns and a matching avg_ts, but llama-bench's printed samples_ts left."""
+    recipe = new_recipe(capsys, registry, "llama-bench-tg128")
+    tests = bench_tests(BOTH_JSON)
+    test = tests[1]
+    test["samples_ns"] = [t // 2 for t in test["samples_ns"]]
+    rates = science.rates(test["samples_ns"], 128)
+    test["avg_ts"], test["stddev_ts"] = round(science.avg(rates), 6), round(science.stdev(rates), 6)
+    test["avg_ns"] = science.avg_ns(test["samples_ns"])
+    forged = tmp_path / "forged.jsonl"
+    forged.write_text("\n".join(json.dumps(t) for t in tests) + "\n", encoding="utf-8")
+    code, _, err = add_run(capsys, registry, forged, recipe)
+    assert code == 1 and "`samples_ts` does not follow from `samples_ns`" in err
+
+
+@pytest.mark.parametrize("path", (BOTH_JSON, BOTH_JSONL), ids=lambda p: p.name)
+def test_a_truncated_file_is_one_line_error(registry: Path, tmp_path: Path, path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    recipe = new_recipe(capsys, registry, "llama-bench-tg128")
+    raw = path.read_bytes()
+    cut = tmp_path / path.name
+    cut.write_bytes(raw[: len(raw) * 2 // 3])
+    code, out, err = add_run(capsys, registry, cut, recipe, "--from", "llama-bench")
+    assert code == 1 and out == ""
+    findings = [line for line in err.splitlines() if "ORV1" in line]
+    assert len(findings) == 1, err
+    assert "Traceback" not in err
+
+
+def test_a_wrong_model_is_an_identity_error(registry: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The tiny GGUF attached to a 27B recipe: its name and its parameter count both say so."""
+    recipe = new_recipe(capsys, registry, "llama-bench-tg128", model="qwen3.8-27b")
+    code, out, err = add_run(capsys, registry, BOTH_JSON, recipe)
+    assert code == 1 and out == ""
+    assert err.count("ORV226") == 2, err
+    assert "does not mention catalog model `qwen3.8-27b`" in err and "catalog model `qwen3.8-27b` has 27B" in err
+
+
+def test_a_gguf_of_another_size_in_the_same_family_is_refused(registry: Path, tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """A renamed file passes the name check; llama.cpp's exact parameter count still tells the model."""
+    recipe = new_recipe(capsys, registry, "llama-bench-tg128")
+    tests = bench_tests(BOTH_JSON)
+    for test in tests:
+        test["model_n_params"] *= 4
+    forged = tmp_path / "bigger.json"
+    forged.write_text(json.dumps(tests), encoding="utf-8")
+    code, _, err = add_run(capsys, registry, forged, recipe)
+    assert code == 1 and err.count("ORV226") == 1 and "parameters; catalog model `tinyllama-test`" in err
+
+
+def test_a_gpu_llama_bench_did_not_see_is_refused(registry: Path, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    recipe = new_recipe(capsys, registry, "llama-bench-tg128")  # on rtx-3090
+    tests = bench_tests(BOTH_JSON)
+    for test in tests:
+        test["gpu_info"], test["backends"] = "NVIDIA GeForce RTX 4090", "CUDA"
+    other = tmp_path / "4090.json"
+    other.write_text(json.dumps(tests), encoding="utf-8")
+    code, _, err = add_run(capsys, registry, other, recipe)
+    assert code == 1 and "ORV249" in err and "ran on `NVIDIA GeForce RTX 4090`" in err
+    for test in tests:
+        test["gpu_info"], test["backends"] = "", "CUDA"  # the device erased, the backend left: edited
+    other.write_text(json.dumps(tests), encoding="utf-8")
+    code, _, err = add_run(capsys, registry, other, recipe)
+    assert code == 1 and "ORV249" in err and "used the CUDA backend but names no GPU" in err
+    for test in tests:
+        test["gpu_info"] = "NVIDIA GeForce RTX 3090"
+    other.write_text(json.dumps(tests), encoding="utf-8")
+    code, out, err = add_run(capsys, registry, other, recipe)
+    assert code == 0, err
+    assert errors(registry) == []
+    # the same run moved to an H100 recipe: `orv check` says which GPU llama-bench saw
+    run = registry / "runs" / out.strip()[7:9] / f"{out.strip()[7:]}.json"
+    document = json.loads(run.read_text())
+    document["hardware"]["gpu"] = "h100"
+    stored = registry / "elsewhere.json"
+    stored.write_text(json.dumps(document), encoding="utf-8")
+    code, moved, err = orv(capsys, "add-run", str(stored), "--root", str(registry))
+    assert code == 0, err
+    stored.unlink()
+    found = [d for d in errors(registry) if d.code == "ORV249"]
+    assert len(found) == 1 and "the run's GPU (its recipe's) is `h100`" in found[0].message
+
+
+def test_a_recipe_pinned_to_another_build_is_refused(registry: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    recipe = new_recipe(capsys, registry, "llama-bench-tg128", engine="llama.cpp@b11000")
+    code, out, err = add_run(capsys, registry, BOTH_JSON, recipe)
+    assert code == 1 and out == ""
+    assert "ORV248" in err and "pins llama.cpp b11000, the llama-bench output was built from b11312" in err
+
+
+def test_a_pin_edited_after_the_run_is_a_check_finding(registry: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    recipe = new_recipe(capsys, registry, "llama-bench-tg128")
+    assert add_run(capsys, registry, BOTH_JSON, recipe)[0] == 0
+    path = Path(recipe)
+    written = f'engine: {{name: llama.cpp, version: "{BUILD}"}}'
+    assert written in path.read_text()
+
+    def pinned(engine: str) -> list[Any]:
+        path.write_text(path.read_text().replace(written, engine) if written in path.read_text() else
+                        re.sub(r"engine: \{.*\}", engine, path.read_text()), encoding="utf-8")
+        return [d for d in errors(registry) if d.code == "ORV248"]
+
+    found = pinned('engine: {name: llama.cpp, version: "b11000"}')
+    assert len(found) == 1 and "pins llama.cpp b11000, the llama-bench output was built from b11312 (commit " \
+                                "0c1e57098)" in found[0].message
+    # the commit agrees in its short or full form; another commit of the same tag name is refused
+    assert pinned(f'engine: {{name: llama.cpp, version: "{BUILD}", commit: 0c1e57098bba43ac29e6e3b677cdceebdd22334f}}') == []
+    assert len(pinned(f'engine: {{name: llama.cpp, version: "{BUILD}", commit: 1234567aa}}')) == 1
+    found = pinned('engine: {name: vllm, version: "0.11.0"}')
+    assert len(found) == 1 and "the recipe's engine is vllm, but llama-bench measures llama.cpp" in found[0].message
+
+
+def test_a_tg128_run_on_a_pp512_recipe_is_refused(registry: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    recipe = new_recipe(capsys, registry, "llama-bench-pp512")
+    code, out, err = add_run(capsys, registry, THREE_REPS, recipe)
+    assert code == 1 and out == ""
+    assert "ORV247" in err and "n_prompt 512, n_gen 0, n_depth 0; the file holds tg128" in err
+
+
+def test_a_run_moved_to_another_test_is_a_check_finding(registry: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    recipe = new_recipe(capsys, registry, "llama-bench-tg128")
+    assert add_run(capsys, registry, BOTH_JSON, recipe)[0] == 0
+    path = Path(recipe)
+    path.write_text(path.read_text().replace("workload: llama-bench-tg128", "workload: llama-bench-pp512"))
+    found = [d for d in errors(registry) if d.code == "ORV247"]
+    assert len(found) == 1
+    assert "n_prompt 0 (workload: 512), n_gen 128 (workload: 0)" in found[0].message
+    assert tier_of(registry, recipe).tier == "T1"
+    path.write_text(path.read_text().replace("workload: llama-bench-pp512", "workload: llama-bench-tg32-d256"))
+    assert "n_gen 128 (workload: 32), n_depth 0 (workload: 256)" in \
+        next(d for d in errors(registry) if d.code == "ORV247").message
+
+
+def test_the_depth_is_part_of_the_test(registry: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    recipe = new_recipe(capsys, registry, "llama-bench-tg32-d256")
+    assert add_run(capsys, registry, DEEP, recipe)[0] == 0
+    assert errors(registry) == [] and tier_of(registry, recipe).tier == "T2"
+
+
+def test_too_few_repetitions_are_a_finding(registry: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    recipe = new_recipe(capsys, registry, "llama-bench-tg128")
+    assert add_run(capsys, registry, THREE_REPS, recipe)[0] == 0
+    found = [d for d in errors(registry) if d.code == "ORV242"]
+    assert len(found) == 1 and "kept 3 llama-bench repetition(s)" in found[0].message and "needs at least 5" in \
+        found[0].message
+    assert tier_of(registry, recipe).tier == "T1"
+
+
+def test_llama_bench_and_served_workloads_never_back_each_other(registry: Path, capsys: pytest.CaptureFixture[str]
+                                                                ) -> None:
+    served = new_recipe(capsys, registry, "random-512-64", engine=f"llama.cpp@{BUILD}", rid="tiny-served-llama")
+    assert add_run(capsys, registry, THREE_REPS, served)[0] == 0  # one test in the file: converted, then checked
+    found = [d for d in errors(registry) if d.code == "ORV247"]
+    assert len(found) == 1 and "workload `random-512-64` is a served benchmark" in found[0].message
+
+
+def test_a_file_with_two_tests_needs_a_choice(registry: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = orv(capsys, "add-run", str(BOTH_JSON), "--root", str(registry), "--from", "llama-bench",
+                       "--model", "tinyllama-test", "--gpu", "rtx-3090", "--gpus", "1", "--quant", "f32")
+    assert code == 1 and "holds 2 llama-bench tests (pp512, tg128)" in err
+
+
+def test_reproduce_prints_the_llama_bench_command(registry: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    recipe = new_recipe(capsys, registry, "llama-bench-tg128")
+    lines = reproduce(str(registry), recipe).lines
+    assert "git clone https://github.com/ggml-org/llama.cpp llama.cpp && git -C llama.cpp checkout b11312" in lines
+    assert any(line.startswith("llama.cpp/build/bin/llama-bench -m '<the GGUF file of tinyllama-test>' -p 0 -n 128 "
+                               "-d 0 -r 5 -o json > llama-bench.json") for line in lines), lines
+    assert any(line.startswith("orv add-run llama-bench.json --from llama-bench --recipe") for line in lines)
+
+
+# --------------------------------------------------------------------------- any input: a run or a finding
+
+
+@st.composite
+def mutated_bench(draw: st.DrawFn) -> bytes:
+    """The real output with a few values replaced by odd ones or bombs, as -o json or -o jsonl, sometimes cut."""
+    tests = bench_tests(BOTH_JSON)
+    draw(odd_values(tests, 1))
+    text = json.dumps(tests, indent=2) if draw(st.booleans()) else "\n".join(json.dumps(t) for t in tests) + "\n"
+    if draw(st.booleans()):
+        text = text[: draw(st.integers(0, len(text)))]
+    return text.encode("utf-8", "surrogatepass")
+
+
+@pytest.fixture(scope="module")
+def fuzz_registry(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    root = add_llama_catalog(make_registry(tmp_path_factory.mktemp("fuzz") / "registry"))
+    recipe = tmp_path_factory.mktemp("recipe") / "tinyllama-test-rtx-3090-llama-cpp-f32-llama-bench-tg128-c1.yaml"
+    recipe.write_text(f"""\
+id: tinyllama-test-rtx-3090-llama-cpp-f32-llama-bench-tg128-c1
+kind: inference
+model: tinyllama-test
+hardware: {{gpu: rtx-3090, count: 1}}
+author: ann
+measured: "2026-12-05"
+software:
+  engine: {{name: llama.cpp, version: "{BUILD}"}}
+quant: f32
+serving: {{concurrency: 1}}
+workload: llama-bench-tg128
+claimed: {{}}
+runs: []
+""", encoding="utf-8")
+    return root, recipe
+
+
+@settings(max_examples=fuzz_examples(40), **BUDGET)
+@given(raw=st.one_of(mutated_bench(), st.binary(max_size=300)), detected=st.booleans())
+def test_any_llama_bench_output_gives_a_run_or_a_finding(tmp_path_factory: pytest.TempPathFactory,
+                                                         fuzz_registry: tuple[Path, Path], raw: bytes,
+                                                         detected: bool) -> None:
+    root, recipe = fuzz_registry
+    source = tmp_path_factory.mktemp("bench") / "llama-bench.json"
+    source.write_bytes(raw)
+    try:
+        _add_run(root, source, None if detected else "llama-bench", recipe)  # type: ignore[arg-type]
+    except UsageError:
+        assert detected  # not recognised as llama-bench output: add-run names the --from it needs
+
+
+@pytest.mark.parametrize("change, code, words", [
+    ({"build_number": 0, "build_commit": "unknown"}, "ORV405", "llama-bench does not know its build"),
+    ({"n_prompt": 512}, "ORV109", "is a -pg test"),
+    ({"samples_ns": []}, "ORV104", "`samples_ns` of test"),
+    ({"samples_ns": None}, "ORV104", "`samples_ns` of test"),
+    ({"model_n_params": 0}, "ORV104", "`model_n_params` of test"),
+], ids=["no-build", "pg", "no-samples", "null-samples", "no-params"])
+def test_what_cannot_be_evidence_is_refused(registry: Path, tmp_path: Path, change: dict[str, Any], code: str,
+                                            words: str, capsys: pytest.CaptureFixture[str]) -> None:
+    recipe = new_recipe(capsys, registry, "llama-bench-tg128")
+    tests = [t for t in bench_tests(BOTH_JSON) if t["n_gen"]]
+    tests[0].update(change)
+    source = tmp_path / "one.json"
+    source.write_text(json.dumps(tests), encoding="utf-8")
+    done, out, err = orv(capsys, "add-run", str(source), "--root", str(registry), "--recipe", recipe, "--from",
+                         "llama-bench", "--record", "1")
+    assert done == 1 and out == "" and code in err and words in err, err
+
+
+def test_a_hand_written_run_cannot_mislabel_its_test() -> None:
+    """A run document says which test it is; the figure is recomputed only when the counts agree with it."""
+    tg = {"tool": "llama-bench", "test": "tg", "n_prompt": 0, "n_gen": 128, "n_depth": 0}
+    samples = [{"prompt_tokens": 0, "output_tokens": 128, "ttft_ms": 0.0, "e2e_ms": 100.0}] * 5
+    assert science.facts(samples, tg).headline == {"decode_tok_s": 1280.0}
+    assert science.facts(samples, {**tg, "test": "pp"}).headline == {}  # a decode figure passed off as prefill
+    pp_counts = [{**s, "prompt_tokens": 512, "output_tokens": 0} for s in samples]
+    assert science.facts(pp_counts, {**tg, "n_prompt": 512, "n_gen": 0}).headline == {}  # labelled tg, counts pp
+    assert science.facts(pp_counts, tg).headline == {}  # samples that are not the stated test

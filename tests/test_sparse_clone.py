@@ -1,0 +1,208 @@
+"""A cheap clone — blobless (`--filter=blob:none`) and sparse — is enough to contribute and to gate.
+
+The clones here come from a file:// remote with uploadpack.allowFilter, so they are real partial
+clones: every commit and tree, file contents only for what the sparse patterns select, the rest
+fetched from the remote when git checks it out. orv must never take such a checkout for the whole
+registry (validator/git.py): a full check refuses it, `orv check --base` checks out exactly the
+files it reads and judges as it does in a full clone, and `orv new` / `orv add-run` see what git
+tracks and keep what they write in the checkout.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.testing.factories import h100_training_run, recipe_text, run_path, training_recipe_path
+from tests.testing.git import commit_all, git
+from tests.testing.registry import TOOLS, make_registry, write
+from validator.cli import main
+from validator.git import materialize, sparse_checkout
+from validator.registry import GATE_CHECKOUT
+from validator.storing import store_run_document
+
+CONTRIBUTOR_PATTERNS = GATE_CHECKOUT  # docs/contributing.md, "A cheap clone" (with the code's folders, not needed here)
+TAKEN = "qwen3-8-27b-h100-tp1-pp4-dp2"  # the id `orv new` derives for the journey below
+VERSIONS = ("0.30.0", "0.30.1", "0.30.2", "0.30.3")
+
+
+def recipe_rel(i: int) -> str:
+    return training_recipe_path(TAKEN if i == 0 else f"qwen-{i:02d}")
+
+
+@pytest.fixture
+def origin(tmp_path: Path) -> Path:
+    """main: four recipes with their runs (the first holds the id the journey's `orv new` derives),
+    boards and relation keys published as main's boards workflow leaves them; served with filters."""
+    repo = make_registry(tmp_path / "origin")
+    git(repo, "init", "-q", "-b", "main")
+    for i, version in enumerate(VERSIONS):
+        run = h100_training_run(1400.0 + 10 * i)
+        run["software"]["framework"]["version"] = version
+        digest = store_run_document(str(repo), run).digest
+        rid = recipe_rel(i).rsplit("/", 1)[1][:-5]
+        write(repo, recipe_rel(i), recipe_text(rid, claimed=1400.0 + 10 * i, runs=(digest,), version=version))
+    commit_all(repo, "four recipes")
+    assert main(["boards", "--root", str(repo)]) == 0
+    commit_all(repo, "boards and keys")
+    git(repo, "config", "uploadpack.allowFilter", "true")
+    git(repo, "config", "uploadpack.allowAnySHA1InWant", "true")
+    return repo
+
+
+def cheap_clone(origin: Path, dest: Path, *patterns: str, cone: bool = False) -> Path:
+    """What docs/contributing.md tells a contributor to run."""
+    git(dest.parent, "clone", "-q", "--filter=blob:none", "--sparse", origin.as_uri(), str(dest))
+    git(dest, "sparse-checkout", "set", "--cone" if cone else "--no-cone", *(patterns or CONTRIBUTOR_PATTERNS))
+    return dest
+
+
+def full_clone(origin: Path, dest: Path) -> Path:
+    git(dest.parent, "clone", "-q", origin.as_uri(), str(dest))
+    return dest
+
+
+def orv(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def findings(capsys: pytest.CaptureFixture[str], clone: Path, base: str = "origin/main") -> tuple[int, list[str]]:
+    code, out, err = orv(capsys, "check", "--root", str(clone), "--base", base, "--format", "json", "--show-all",
+                         "--no-cache")
+    assert code in (0, 1), err
+    return code, sorted(f"{f['code']} {f['path']}: {f['message']}" for f in json.loads(out)["findings"])
+
+
+def test_the_cheap_clone_holds_no_recipe_and_no_run(origin: Path, tmp_path: Path) -> None:
+    clone = cheap_clone(origin, tmp_path / "clone")
+    assert not (clone / "recipes").exists() and not (clone / "runs").exists()
+    sparse = sparse_checkout(str(clone))
+    assert sparse is not None and sparse.partial and not sparse.cone
+    assert recipe_rel(1) in sparse.hidden and "boards/index.json" in sparse.hidden
+
+
+def test_a_full_check_is_refused_in_a_sparse_checkout_and_says_what_to_run(
+        origin: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    clone = cheap_clone(origin, tmp_path / "clone")
+    code, _, err = orv(capsys, "check", "--root", str(clone))
+    assert code == 2
+    assert "sparse" in err and "only part of the registry" in err and "orv check --base origin/main" in err
+    assert "git sparse-checkout disable" in err
+    code, _, err = orv(capsys, "boards", "--root", str(clone))  # the boards need every file too
+    assert code == 2 and "sparse" in err
+    # a checkout whose patterns leave nothing out is a whole one
+    git(clone, "sparse-checkout", "set", "--no-cone", "/*")
+    assert sparse_checkout(str(clone)) is None
+    code, _, err = orv(capsys, "check", "--root", str(clone))
+    assert code == 0, err
+
+
+@pytest.mark.parametrize("cone", [False, True], ids=["non-cone", "cone"])
+def test_check_base_in_a_cheap_clone_judges_as_a_full_clone(
+        origin: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], cone: bool) -> None:
+    """A branch that duplicates qwen-02's configuration (found through the published keys) and
+    stores qwen-01's samples again under another measurer: the same findings both ways."""
+    git(origin, "checkout", "-q", "-b", "pr")
+    text = (origin / recipe_rel(2)).read_text(encoding="utf-8").replace("id: qwen-02", "id: qwen-dup")
+    write(origin, training_recipe_path("qwen-dup"), text)
+    first = (origin / recipe_rel(1)).read_text(encoding="utf-8").split("sha256:", 1)[1][:64]
+    copied = json.loads((origin / run_path(first)).read_text(encoding="utf-8"))
+    copied["measured_by"] = "lab-z"
+    store_run_document(str(origin), copied)
+    commit_all(origin, "a duplicate and a copied run")
+    git(origin, "checkout", "-q", "main")
+    patterns = ("catalog", "measurers", "boards") if cone else CONTRIBUTOR_PATTERNS
+    cheap = cheap_clone(origin, tmp_path / "cheap", *patterns, cone=cone)
+    full = full_clone(origin, tmp_path / "full")
+    for clone in (cheap, full):
+        git(clone, "switch", "-q", "pr")
+    assert not (cheap / recipe_rel(3)).exists()
+    code, cheap_found = findings(capsys, cheap)
+    assert (code, cheap_found) == findings(capsys, full)
+    assert {line.split()[0] for line in cheap_found} >= {"ORV302", "ORV304"}, cheap_found
+    # what was read is now in the checkout; what was not, still is not (cone mode takes whole folders)
+    assert (cheap / recipe_rel(2)).is_file() and (cone or not (cheap / recipe_rel(3)).exists())
+    assert sparse_checkout(str(cheap)) is not None
+
+
+def test_a_contributor_journey_in_a_cheap_clone(origin: Path, tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/contributing.md's walkthrough, in the cheap clone: orv new, orv add-run, git add, commit,
+    orv check --base origin/main — and the id `orv new` derives is taken by a recipe the checkout
+    leaves out, which it sees through git."""
+    clone = cheap_clone(origin, tmp_path / "clone")
+    shutil.copy(TOOLS / "megatron" / "qwen3-8-27b-tp1-pp4-dp2.log", tmp_path / "train.log")
+    git(clone, "switch", "-q", "-c", "contribution")
+    assert not (clone / recipe_rel(0)).exists()
+    new = ("new", "training", "--root", str(clone), "--model", "qwen3.8-27b", "--gpu", "H100", "--count", "8",
+           "--pp", "4", "--framework", "megatron-core@0.14.0", "--author", "your-name", "--no-interactive")
+    code, out, err = orv(capsys, *new)
+    assert code == 0, err
+    path = out.strip()
+    assert path == training_recipe_path(TAKEN + "-2") and TAKEN in err  # the note names the holder
+    code, _, err = orv(capsys, *new, "--id", "qwen-01")
+    assert code != 0 and "exists already" in err
+    code, out, err = orv(capsys, "add-run", str(tmp_path / "train.log"), "--root", str(clone), "--from", "megatron",
+                         "--recipe", str(clone / path), "--write-recipe")
+    assert code == 0, err
+    stored = run_path(out.strip().split(":", 1)[1])
+    # git takes both files without --sparse: they are inside the sparse patterns
+    git(clone, "add", path, stored)
+    assert set(git(clone, "diff", "--cached", "--name-only").splitlines()) == {path, stored}
+    git(clone, "commit", "-q", "-m", "qwen3.8-27b on 8 H100, Megatron-Core 0.14.0")
+    assert findings(capsys, clone) == (0, [])
+    assert not (clone / recipe_rel(3)).exists()  # unrelated recipes never arrived
+
+
+def test_a_catalog_change_in_a_sparse_checkout_asks_for_the_whole_checkout(
+        origin: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    clone = cheap_clone(origin, tmp_path / "clone")
+    git(clone, "switch", "-q", "-c", "catalog")
+    hardware = clone / "catalog" / "hardware.yaml"
+    hardware.write_text(hardware.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    code, _, err = orv(capsys, "check", "--root", str(clone), "--base", "origin/main")
+    assert code == 2 and "catalog/" in err and "git sparse-checkout disable" in err
+    git(clone, "sparse-checkout", "disable")
+    code, _, err = orv(capsys, "check", "--root", str(clone), "--base", "origin/main")
+    assert code == 0, err
+
+
+def test_a_clone_too_shallow_for_the_merge_base_is_a_clear_error(
+        origin: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    git(origin, "checkout", "-q", "-b", "pr")
+    for i in range(3):
+        write(origin, f"notes-{i}.txt", f"{i}\n")
+        commit_all(origin, f"branch commit {i}")
+    git(origin, "checkout", "-q", "main")
+    write(origin, "main-moved.txt", "main moved on\n")
+    commit_all(origin, "main moves on")
+    clone = tmp_path / "shallow"
+    git(tmp_path, "clone", "-q", "--depth=1", "--filter=blob:none", "--branch", "pr", origin.as_uri(), str(clone))
+    git(clone, "fetch", "-q", "--depth=1", "origin", "main:refs/remotes/origin/main")
+    code, out, err = orv(capsys, "check", "--root", str(clone), "--base", "origin/main")
+    assert code == 2 and out == ""
+    assert "too shallow" in err and "fetch-depth: 0" in err and "--unshallow" in err
+    # with the history (commits and trees only), the same clone finds the merge base
+    git(clone, "fetch", "-q", "--unshallow", "origin", "pr", "main:refs/remotes/origin/main")
+    code, _, err = orv(capsys, "check", "--root", str(clone), "--base", "origin/main")
+    assert code == 0, err
+
+
+def test_materialize_takes_a_path_literally_never_as_a_pattern(tmp_path: Path) -> None:
+    """A file named like a glob checks out that file only (sparse patterns are gitignore patterns)."""
+    origin = tmp_path / "origin"
+    for rel in ("recipes/a/x*.yaml", "recipes/a/xy.yaml", "recipes/a/[x].yaml", "recipes/a/x.yaml", "keep/k"):
+        write(origin, rel, rel + "\n")
+    git(origin, "init", "-q", "-b", "main")
+    commit_all(origin, "files named like patterns")
+    git(origin, "config", "uploadpack.allowFilter", "true")
+    clone = cheap_clone(origin, tmp_path / "clone", "/keep/")
+    assert materialize(str(clone), ["recipes/a/x*.yaml", "recipes/a/[x].yaml"]) != []
+    assert sorted(p.name for p in (clone / "recipes" / "a").iterdir()) == ["[x].yaml", "x*.yaml"]
+    assert materialize(str(clone), ["recipes/a/x*.yaml"]) == []  # already there: nothing to add
+    assert materialize(str(tmp_path / "origin"), ["recipes/a/xy.yaml"]) == []  # not sparse: nothing to do

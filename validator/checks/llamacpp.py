@@ -1,0 +1,54 @@
+"""ORV248-ORV249: a llama-bench run was built from the llama.cpp the recipe pins (validator/llamacpp.py) and ran
+on the GPU it states (validator/identity.py)."""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from validator.checks.base import Finding, check
+from validator.diagnostics import Severity
+from validator.identity import gpu_problem
+from validator.llamacpp import TOOL, pin_problem
+from validator.registry import Catalog, Snapshot
+
+
+@check("ORV248", Severity.ERROR, "llama-bench build differs from the recipe's llama.cpp pin", related_by="r")
+def llama_bench_build_is_the_engine_pin(snapshot: Snapshot) -> Iterator[Finding]:
+    """
+    llama-bench records the llama.cpp build it was compiled from: `build_number` and `build_commit`,
+    stored as the run's tool version `b<build_number>` and commit. A llama.cpp build is pinned as
+    that tag plus its commit (docs/versions.md), so the recipe's engine must be llama.cpp with the
+    same `version: b<N>` (and, when both state one, the same commit: a short hash matches its full
+    form). A run of build b6800 attached to a recipe pinned to b7000 measured other code. Pin the
+    recipe's engine to the build that ran, or attach the run to the recipe of that build.
+    """
+    for entry, recipe, i, run in snapshot.recipe_runs():
+        tool = run.meta.tool
+        if tool.name != TOOL:
+            continue
+        why = pin_problem(recipe.software.get("engine"), tool.version, tool.commit)
+        if why:
+            yield Finding(entry.path, f"run sha256:{run.name_digest[:12]}…: {why}",
+                          f"set `software.engine: {{name: llama.cpp, version: {tool.version}"
+                          + (f", commit: {tool.commit}" if tool.commit else "") + "}` or attach the run to the "
+                          "recipe of that build", at=("runs", i))
+
+
+@check("ORV249", Severity.ERROR, "llama-bench ran on another GPU than the run states", scope="run-file")
+def llama_bench_gpu_is_the_runs(run: Any, catalog: Catalog) -> Iterator[Finding]:
+    """
+    llama-bench writes the devices it used (`gpu_info`, e.g. `NVIDIA GeForce RTX 3090`) and the
+    backends it was built with (`backends`: CUDA, Vulkan, ROCm, Metal, or CPU). The run's GPU (from
+    its recipe) must be the one llama-bench names: the model number of the catalog GPU's name
+    (`3090`, `H100`) must appear in `gpu_info`. A GPU backend with no device named means the file
+    was edited. A CPU-only build names no GPU and is taken as the recipe states it (add-run says
+    so). Attach the run to the recipe of the GPU it ran on.
+    """
+    meta = run.meta
+    if meta is None or meta.synthetic is None:
+        return
+    spec = catalog.hardware.get(meta.hardware.gpu)
+    found = gpu_problem(meta.hardware.gpu, spec.name if spec else None, meta.synthetic.gpu_info,
+                        meta.synthetic.backends)
+    if found is not None:
+        yield Finding(run.path, found.message, found.hint, at=tuple(found.field.split(".")))
