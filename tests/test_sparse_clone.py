@@ -83,7 +83,7 @@ def test_the_cheap_clone_holds_no_recipe_and_no_run(origin: Path, tmp_path: Path
     assert not (clone / "recipes").exists() and not (clone / "runs").exists()
     sparse = sparse_checkout(str(clone))
     assert sparse is not None and sparse.partial and not sparse.cone
-    assert recipe_rel(1) in sparse.hidden and "boards/boards.json" in sparse.hidden
+    assert recipe_rel(1) in sparse.hidden and "boards/index.json" in sparse.hidden
 
 
 def test_a_full_check_is_refused_in_a_sparse_checkout_and_says_what_to_run(
