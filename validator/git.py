@@ -309,6 +309,49 @@ def clean_blobs(root: str, tops: tuple[str, ...]) -> dict[str, str] | None:
     return blobs
 
 
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's id of the tree with nothing in it
+
+
+def committed_trees(root: str, tops: tuple[str, ...], files: Iterable[str]) -> dict[str, str] | None:
+    """top -> HEAD's tree id of each folder (the empty tree's when absent), when the work tree there is
+    exactly HEAD's (nothing modified, untracked or ignored) and holds `files`; None otherwise or outside git."""
+    status = plumbing(root, "status", "--porcelain", "-z", "--untracked-files=all", "--ignored", "--", *tops)
+    if status is None or status.strip(b"\0"):
+        return None
+    tracked = plumbing(root, "ls-files", "-z", "--", *tops)
+    if tracked is None or not set(files) <= set(tracked.decode(errors="replace").split("\0")):
+        return None
+    trees = {}
+    for top in tops:
+        tree = plumbing(root, "rev-parse", "--verify", "-q", f"HEAD:{top}")
+        if tree is None:
+            if plumbing(root, "rev-parse", "--verify", "-q", "HEAD") is None:
+                return None  # no commit yet
+            tree = EMPTY_TREE.encode()
+        trees[top] = tree.decode().strip()
+    return trees
+
+
+def changed_since(root: str, old_tree: str, commit: str, top: str) -> set[str] | None:
+    """Paths under `top` (the registry's folder, registry-relative) whose entry differs between the tree
+    `old_tree` and that folder at `commit`: added, deleted, modified or changed in mode. None when git cannot
+    compare them (a tree not in this repository). Trees only: a blobless clone fetches nothing."""
+    prefix = _registry_prefix(root)
+    if prefix is None:
+        return None
+    new_tree = plumbing(root, "rev-parse", "--verify", "-q", f"{commit}^{{tree}}:{prefix}{top}")
+    new = new_tree.decode().strip() if new_tree is not None else EMPTY_TREE
+    raw = plumbing(root, "diff-tree", "-r", "-z", "--no-renames", "--name-only", old_tree, new)
+    if raw is None:
+        return None
+    return {f"{top}/{path}" for path in raw.decode(errors="surrogateescape").split("\0") if path}
+
+
+def _registry_prefix(root: str) -> str | None:
+    prefix = plumbing(root, "rev-parse", "--show-prefix")
+    return prefix.decode().strip() if prefix is not None else None
+
+
 def arrival_order(root: str, tops: tuple[str, ...]) -> dict[str, int]:
     """path -> when it first appeared on HEAD's first-parent history (0 = the oldest commit), for
     every file ever added under `tops` — one `git log` for all of them. A merge counts as adding
