@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import stat
 import subprocess
+import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Iterable, Iterator
@@ -312,24 +314,49 @@ def clean_blobs(root: str, tops: tuple[str, ...]) -> dict[str, str] | None:
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's id of the tree with nothing in it
 
 
-def committed_trees(root: str, tops: tuple[str, ...], files: Iterable[str]) -> dict[str, str] | None:
-    """top -> HEAD's tree id of each folder (the empty tree's when absent), when the work tree there is
-    exactly HEAD's (nothing modified, untracked or ignored) and holds `files`; None otherwise or outside git."""
-    status = plumbing(root, "status", "--porcelain", "-z", "--untracked-files=all", "--ignored", "--", *tops)
-    if status is None or status.strip(b"\0"):
+def worktree_trees(root: str, tops: tuple[str, ...]) -> dict[str, str] | None:
+    """top -> the git tree id each registry folder has in the work tree: what `git add -A` and a commit
+    would make of it (HEAD's tree when nothing changed there; the empty tree's id when absent). Built in a
+    throwaway copy of git's index (its stat cache spares re-hashing unchanged files), so the real index is
+    untouched; the trees' objects are written to the repository. None outside git or when git fails."""
+    git_dir = plumbing(root, "rev-parse", "--absolute-git-dir")
+    prefix = _registry_prefix(root)
+    if git_dir is None or prefix is None:
         return None
-    tracked = plumbing(root, "ls-files", "-z", "--", *tops)
-    if tracked is None or not set(files) <= set(tracked.decode(errors="replace").split("\0")):
+    folder = git_dir.decode().strip()
+    handle, scratch = tempfile.mkstemp(prefix="orv-keys-index-", dir=folder)
+    os.close(handle)
+    try:
+        try:
+            shutil.copyfile(os.path.join(folder, "index"), scratch)
+        except FileNotFoundError:
+            os.remove(scratch)  # no index yet (no file added): git starts an empty one
+        env = {**os.environ, "GIT_INDEX_FILE": scratch}
+        trees = {}
+        for top in tops:
+            update = (["add", "-A", "--", top] if os.path.isdir(os.path.join(root, top))
+                      else ["rm", "-r", "--cached", "-q", "--ignore-unmatch", "--", top])
+            if _git(root, env, *update) is None:
+                return None
+            listed = _git(root, env, "ls-files", "--", top)
+            if listed is None:
+                return None
+            tree = _git(root, env, "write-tree", f"--prefix={prefix}{top}/") if listed.strip() else EMPTY_TREE.encode()
+            if tree is None:
+                return None
+            trees[top] = tree.decode().strip()
+        return trees
+    finally:
+        if os.path.exists(scratch):
+            os.remove(scratch)
+
+
+def _git(root: str, env: dict[str, str], *args: str) -> bytes | None:
+    try:
+        done = subprocess.run(["git", "-C", root, *args], capture_output=True, timeout=300, check=False, env=env)
+    except (OSError, subprocess.TimeoutExpired):
         return None
-    trees = {}
-    for top in tops:
-        tree = plumbing(root, "rev-parse", "--verify", "-q", f"HEAD:{top}")
-        if tree is None:
-            if plumbing(root, "rev-parse", "--verify", "-q", "HEAD") is None:
-                return None  # no commit yet
-            tree = EMPTY_TREE.encode()
-        trees[top] = tree.decode().strip()
-    return trees
+    return done.stdout if done.returncode == 0 else None
 
 
 def changed_since(root: str, old_tree: str, commit: str, top: str) -> set[str] | None:

@@ -11,7 +11,7 @@ They are stored as an inverted index, so the gate reads only what its change tou
 
 - boards/keys.json, a small header: `format`, the `orv` stamp, `digits` (a shard is named by the
   first `digits` hex digits of sha256(key)) and `trees`, the git tree ids of recipes/ and runs/ the
-  keys were made from (null when the working tree differed from HEAD there);
+  keys were made from (as `git add -A` would make them: HEAD's once committed; null outside git);
 - boards/keys/<hex>.json, one per non-empty shard: one line per key, `key: [[path, blob id], …]`.
 
 A file's neighbours are the files sharing a key with it, and they can live at any path, so a
@@ -43,7 +43,7 @@ from typing import Mapping, Optional
 
 import orjson
 
-from validator.git import clean_blobs, committed_trees, git_dir_of_top_level
+from validator.git import clean_blobs, git_dir_of_top_level, worktree_trees
 from validator.load.cache import derivation_key
 from validator.registry import KEYS_DIR, KEYS_PATH, LOADABLE, Snapshot, classify
 from validator.relations import Keys, content_keys
@@ -112,7 +112,7 @@ def fresh_key_files(snapshot: Snapshot) -> dict[str, bytes]:
     shards: dict[str, list[bytes]] = {}
     for key in sorted(lines):
         shards.setdefault(shard_name(key, digits), []).append(lines[key])
-    trees = committed_trees(snapshot.root, TREE_DIRS, set(files)) if git_dir_of_top_level(snapshot.root) else None
+    trees = worktree_trees(snapshot.root, TREE_DIRS)
     header = {"format": FORMAT, "orv": derivation_key(snapshot.root), "digits": digits, "trees": trees}
     out = {KEYS_PATH: orjson.dumps(header, option=orjson.OPT_SORT_KEYS) + b"\n"}
     for name in sorted(shards):
@@ -130,9 +130,8 @@ def _hash_file(root: str, rel: str) -> Optional[str]:
 
 
 def read_header(raw: Optional[bytes], stamp: str) -> Optional[Header]:
-    """The header of committed keys made under `stamp` from committed trees; None when absent, malformed,
-    made by another orv or from a working tree git had not committed (module docstring: nothing here is
-    ever needed, only time-saving)."""
+    """The header of committed keys made under `stamp`; None when absent, malformed, made by another orv
+    or outside git (module docstring: nothing here is ever needed, only time-saving)."""
     if not raw:
         return None
     try:
