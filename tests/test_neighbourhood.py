@@ -295,16 +295,17 @@ def test_a_key_file_made_by_another_orv_or_for_another_blob_is_not_trusted(
 
 
 def hide_in_shards(repo: Path, rel: str) -> None:
-    """A contributor's forgery: drop `rel` from every key of the pull request's own shards, keeping their form."""
+    """A contributor's forgery: drop `rel`'s blob id from every key of the pull request's own shards, keeping
+    their form."""
+    blob = blob_id((repo / rel).read_bytes())
     edited = 0
     for shard in sorted((repo / KEYS_DIR).iterdir()):
         lines = shard.read_text(encoding="utf-8").splitlines()
         for i, line in enumerate(lines):
-            if line.startswith('"') and f'["{rel}",' in line:
+            if line.startswith('"') and f'"{blob}"' in line:
                 comma = "," if line.endswith(",") else ""
-                [(key, pairs)] = json.loads("{" + line.removesuffix(",") + "}").items()
-                kept = [pair for pair in pairs if pair[0] != rel]
-                lines[i] = json.dumps(key) + ":" + json.dumps(kept, separators=(",", ":")) + comma
+                [(key, blobs)] = json.loads("{" + line.removesuffix(",") + "}").items()
+                lines[i] = json.dumps(key) + ":" + json.dumps([b for b in blobs if b != blob]) + comma
                 edited += 1
         shard.write_text("\n".join(lines) + "\n", encoding="utf-8")
     assert edited

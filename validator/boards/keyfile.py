@@ -12,7 +12,11 @@ They are stored as an inverted index, so the gate reads only what its change tou
 - boards/keys.json, a small header: `format`, the `orv` stamp, `digits` (a shard is named by the
   first `digits` hex digits of sha256(key)) and `trees`, the git tree ids of recipes/ and runs/ the
   keys were made from (as `git add -A` would make them: HEAD's once committed; null outside git);
-- boards/keys/<hex>.json, one per non-empty shard: one line per key, `key: [[path, blob id], …]`.
+- boards/keys/<hex>.json, one per non-empty shard: one line per key, `key: [blob id, …]`, the git
+  blob ids of the files with that key. Content keys are a function of a file's bytes (and the
+  catalog, in the stamp), so a blob id stands for every path holding those bytes, and the gate
+  names them from the base tree's listing (paths it has without fetching a blob); a path per
+  entry would make the shards three times larger.
 
 A file's neighbours are the files sharing a key with it, and they can live at any path, so a
 shard by path would not let the gate read less; a shard by key does: the gate reads the shards of
@@ -25,8 +29,8 @@ The gate trusts the published keys only as far as it can be sure of them:
 - nothing is used unless the header's `orv` stamp equals this orv's derivation key (its code,
   schemas and the catalog: validator/load/cache.py), so keys made by another orv are never used;
 - a file is taken as published only where the base tree's blob equals the one it had in the
-  header's trees (git diffs the trees: whatever changed on main since is loaded), and an entry is
-  used only for the exact blob id it names.
+  header's trees (git diffs the trees: whatever changed on main since is loaded), and an entry
+  names a file only by its exact blob id.
 
 Anything else is loaded as before, so stale keys cost time, never a finding. A wrong entry under
 the right stamp and blob id (a hand edit on main) could hide a neighbour: ORV703 compares the
@@ -45,19 +49,20 @@ import orjson
 
 from validator.git import clean_blobs, git_dir_of_top_level, worktree_trees
 from validator.load.cache import derivation_key
-from validator.registry import KEYS_DIR, KEYS_PATH, LOADABLE, Snapshot, classify
+from validator.registry import KEYS_DIR, KEYS_PATH, LOADABLE, Snapshot
 from validator.relations import Keys, content_keys
 
 FORMAT = 2
 KEYED = LOADABLE  # files with keys by content: the recipes and run files
 TREE_DIRS = ("recipes", "runs")  # where the keyed files live: the header names their trees
-# A shard holds about this many bytes at most before the index uses one more hex digit (16x the shards):
-# what the gate reads per key stays bounded as the registry grows (bench/merge_bytes.py measures it).
-SHARD_TARGET_BYTES = 64 * 1024
-MAX_DIGITS = 4
+# A shard holds about this many bytes at most before the index uses one more hex digit (16x the shards),
+# so what the gate reads per key stays small as the registry grows (bench/merge_bytes.py measures it);
+# three digits (4,096 shards, one folder whose git tree a merge rewrites) reach past 100,000 files.
+SHARD_TARGET_BYTES = 16 * 1024
+MAX_DIGITS = 3
 _BLOB = re.compile(r"^[0-9a-f]{40}$")
 
-Entries = Mapping[str, tuple[tuple[str, str], ...]]  # key -> ((path, git blob id), …)
+Entries = Mapping[str, tuple[str, ...]]  # key -> git blob ids of the files with it
 
 
 class KeysUnusable(Exception):
@@ -100,11 +105,11 @@ def published_files(snapshot: Snapshot) -> dict[str, tuple[str, Keys]]:
 def fresh_key_files(snapshot: Snapshot) -> dict[str, bytes]:
     """The files `orv boards` writes for the keys: {path: bytes}, the header and each non-empty shard."""
     files = published_files(snapshot)
-    inverted: dict[str, list[tuple[str, str]]] = {}
-    for rel, (blob, keys) in files.items():
-        for key in dict.fromkeys(keys):
-            inverted.setdefault(key, []).append((rel, blob))
-    lines = {key: orjson.dumps(key) + b":" + orjson.dumps(sorted(pairs)) for key, pairs in inverted.items()}
+    inverted: dict[str, set[str]] = {}
+    for blob, keys in files.values():
+        for key in keys:
+            inverted.setdefault(key, set()).add(blob)
+    lines = {key: orjson.dumps(key) + b":" + orjson.dumps(sorted(blobs)) for key, blobs in inverted.items()}
     total = sum(len(line) + 2 for line in lines.values())
     digits = 1
     while digits < MAX_DIGITS and total > SHARD_TARGET_BYTES * 16 ** digits:
@@ -159,13 +164,11 @@ def read_shard(raw: Optional[bytes], name: str) -> Entries:
     if (not isinstance(document, dict) or document.get("format") != FORMAT or document.get("shard") != name
             or not isinstance(document.get("keys"), dict)):
         raise KeysUnusable(f"{shard_path(name)} is not a key shard of format {FORMAT}")
-    entries: dict[str, tuple[tuple[str, str], ...]] = {}
-    for key, pairs in document["keys"].items():
-        if not isinstance(pairs, list) or not all(
-                isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) and isinstance(p[1], str)
-                and _BLOB.match(p[1]) and classify(p[0]) in KEYED for p in pairs):
+    entries: dict[str, tuple[str, ...]] = {}
+    for key, blobs in document["keys"].items():
+        if not isinstance(blobs, list) or not all(isinstance(b, str) and _BLOB.match(b) for b in blobs):
             raise KeysUnusable(f"{shard_path(name)} has a malformed entry for key {key[:40]!r}")
-        entries[key] = tuple((p[0], p[1]) for p in pairs)
+        entries[key] = tuple(blobs)
     return entries
 
 

@@ -167,7 +167,7 @@ class _BaseKeys:
     def __init__(self, base_files: dict[str, tuple[int, str]], changed: dict[str, FileChange], index: KeyIndex,
                  published: PublishedKeys | None, loader: _Loader) -> None:
         self.changed, self.published, self.loader = changed, published, loader
-        self.blobs = {rel: blob for rel, (_, blob) in base_files.items()}
+        self.by_blob: dict[str, list[str]] = {}  # the covered files by blob id: what a shard's entry names
         self.known: dict[str, Keys] = {}  # all of a file's keys
         self.covered: set[str] = set()  # content keys in the published shards; path keys in by_key
         by_path: dict[str, Keys] = {}
@@ -183,6 +183,7 @@ class _BaseKeys:
             kind = classify(rel)
             if published is not None and published.covers(rel, mode, blob):
                 self.covered.add(rel)
+                self.by_blob.setdefault(blob, []).append(rel)
                 by_path[rel] = path_keys(rel, kind)
                 continue
             # recipes and run files have keys by content (a run's sample fingerprint, ORV304)
@@ -215,7 +216,7 @@ class _BaseKeys:
         def sharing(keys: set[str]) -> set[str]:
             found = {rel for key in keys for rel in self.by_key.get(key, ())}
             if self.covered and self.published is not None:
-                found |= self.published.holders(sorted(keys), self.blobs) & self.covered
+                found |= self.published.holders(sorted(keys), self.by_blob)
             return found | {rel for rel in changed if not keys.isdisjoint(head.get(rel, ()))}
 
         near = changed | sharing(keys_of(changed))

@@ -3,8 +3,8 @@
 boards/keyfile.py says what is published and why the gate may trust it. Here the gate asks two
 things of it: is a base file's content covered by the published keys (its blob unchanged since the
 trees the keys were made from), and which covered files hold any of these keys (read from the
-shards those keys fall into, each shard read once, and an entry taken only for the exact blob id the
-base tree has at that path). Every read goes through the merge base's tree (BaseTree.read): in a
+shards those keys fall into, each shard read once; an entry is a blob id, and names the covered base
+files holding exactly those bytes). Every read goes through the merge base's tree (BaseTree.read): in a
 blobless sparse clone git fetches just those blobs.
 """
 
@@ -30,20 +30,19 @@ class PublishedKeys:
         """Are this base file's content keys in the shards (its blob is the one they were made from)?"""
         return mode != MODE_SYMLINK and rel not in self.stale and classify(rel) in KEYED
 
-    def holders(self, keys: Iterable[str], blobs: Mapping[str, str]) -> set[str]:
-        """The files listed under any of `keys` at the blob id `blobs` gives them (the base tree's, for the
-        covered files): an entry naming another blob is stale and is not used. Raises KeysUnusable when a
-        shard needed is malformed."""
-        found = set()
+    def holders(self, keys: Iterable[str], paths: Mapping[str, Iterable[str]]) -> set[str]:
+        """The files listed under any of `keys`: the paths `paths` gives for each blob id listed (the base
+        tree's covered files holding exactly those bytes); a blob no such path has is stale and names
+        nothing. Raises KeysUnusable when a shard needed is malformed."""
+        found: set[str] = set()
         for key in keys:
             if key.startswith(PATH_ONLY):
                 continue  # no file has it by content: never in a shard
             name = shard_name(key, self.header.digits)
             if name not in self.shards:
                 self.shards[name] = read_shard(self.base.read(shard_path(name)), name)
-            for rel, blob in self.shards[name].get(key, ()):
-                if blobs.get(rel) == blob:
-                    found.add(rel)
+            for blob in self.shards[name].get(key, ()):
+                found.update(paths.get(blob, ()))
         return found
 
 
