@@ -131,7 +131,7 @@ def generated(root: Path) -> dict[str, dict[str, bytes]]:
     with tempfile.TemporaryDirectory() as tmp:
         combined = Path(tmp) / "boards.json"
         orv(root, "boards", "--combined", str(combined))
-        one_file = {"boards/boards.json": combined.read_bytes(), KEYS: whole_keys(split)}
+        one_file = {"boards/boards.json": combined.read_bytes(), KEYS: whole_keys(root, split)}
     return {"one-file": one_file, "split": split}
 
 
@@ -140,17 +140,24 @@ def key_files(files: dict[str, bytes]) -> dict[str, bytes]:
     return {path: data for path, data in files.items() if path == KEYS or path.startswith("boards/keys/")}
 
 
-def whole_keys(split: dict[str, bytes]) -> bytes:
+def whole_keys(root: Path, split: dict[str, bytes]) -> bytes:
     """The keys as the one whole file orv wrote before they were sharded (format 1: `path: [blob, keys]`, one
-    line per file), rebuilt from the shards: the same entries, so the same bytes up to each file's key order."""
+    line per file), rebuilt from the shards (blob -> keys) and git's index (blob -> paths; the registry is
+    committed): the same entries, so the same bytes up to each file's key order."""
     header = json.loads(split[KEYS])
-    files: dict[str, tuple[str, list[str]]] = {}
+    keys_of: dict[str, list[str]] = {}
     for path, data in sorted(key_files(split).items()):
         if path == KEYS:
             continue
-        for key, pairs in json.loads(data)["keys"].items():
-            for rel, blob in pairs:
-                files.setdefault(rel, (blob, []))[1].append(key)
+        for key, blobs in json.loads(data)["keys"].items():
+            for blob in blobs:
+                keys_of.setdefault(blob, []).append(key)
+    files: dict[str, tuple[str, list[str]]] = {}
+    for line in _git(root, "ls-files", "-s", "--", "recipes", "runs").splitlines():
+        meta, rel = line.split("\t", 1)
+        blob = meta.split()[1]
+        if rel.endswith((".yaml", ".yml", ".json")) and not rel.endswith(".sig"):
+            files[rel] = (blob, keys_of.get(blob, []))
     lines = [json.dumps(rel, ensure_ascii=False, separators=(",", ":")) + ":"
              + json.dumps([blob, keys], ensure_ascii=False, separators=(",", ":"))
              for rel, (blob, keys) in sorted(files.items())]
