@@ -413,7 +413,8 @@ def test_write_is_atomic_and_unchanged_file_is_left_alone(registry: Path) -> Non
     os.utime(path, (1, 1))
     assert orv("boards", "--root", str(registry)) == 0
     assert path.stat().st_mtime == 1
-    assert sorted(p.name for p in path.parent.iterdir()) == ["index.json", "keys", "keys.json", "models"]  # no temporary
+    # no temporary file left
+    assert sorted(p.name for p in path.parent.iterdir()) == ["index.json", "keys", "keys.json", "models"]
     assert sorted(p.name for p in (path.parent / "models").iterdir()) == ["qwen3.8-27b.json"]
 
 

@@ -137,11 +137,15 @@ def test_random_pull_requests_are_judged_as_a_full_check_judges_them(tmp_path: P
             evaluate(Config(root=str(repo), cache=True))
         actions = mutate(repo, rng, runs)
         whole = evaluate(Config(root=str(repo), base="main", skip_boards=True, neighbourhood=False))
+        sizes = set()
         for cache in (False, True):
             near = evaluate(Config(root=str(repo), base="main", skip_boards=True, cache=cache))
             assert near.partial, actions
             assert near.result.diagnostics == whole.result.diagnostics, (seed, actions)
+            sizes.add(near.result.files_checked)
             checked += 1
+        # keys from the published shards, the local index or loading: the same neighbourhood
+        assert len(sizes) == 1, (seed, actions, sizes)
         codes.update(d.code for d in whole.result.diagnostics)
     assert checked == 2 * SCENARIOS
     # The scenarios reach the cross-file checks, or the comparison proves little.

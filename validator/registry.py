@@ -59,7 +59,8 @@ def filed_model(rel: str) -> str | None:
 def is_generated(rel: str) -> bool:
     """Is this a file `orv boards` writes (the boards' index and model parts, the old one-file boards, the
     keys' header and shards)?"""
-    return rel in GENERATED_FILES or _BOARDS_MODEL_PATH.match(rel) is not None or _KEYS_SHARD_PATH.match(rel) is not None
+    return (rel in GENERATED_FILES or _BOARDS_MODEL_PATH.match(rel) is not None
+            or _KEYS_SHARD_PATH.match(rel) is not None)
 
 
 def classify(rel: str) -> str | None:

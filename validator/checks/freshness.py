@@ -1,4 +1,5 @@
-"""ORV7xx: the boards (boards/index.json, boards/models/) and the keys (boards/keys.json, boards/keys/) must equal a fresh regeneration
+"""ORV7xx: the boards (boards/index.json, boards/models/) and the published keys (boards/keys.json,
+boards/keys/) must equal a fresh regeneration
 (validator/boards/)."""
 
 from __future__ import annotations
