@@ -374,6 +374,50 @@ def changed_since(root: str, old_tree: str, commit: str, top: str) -> set[str] |
     return {f"{top}/{path}" for path in raw.decode(errors="surrogateescape").split("\0") if path}
 
 
+def prefetch(root: str, commit: str, paths: Iterable[str]) -> int:
+    """Fetch in one request the blobs a partial clone lacks of `paths` (registry-relative) at `commit`, so
+    reading them one by one (BaseTree.read) does not fetch each on its own: one round trip instead of one per
+    file. Returns how many blob ids were asked for; 0 outside a partial clone, or when git cannot fetch them
+    (reading then fetches each file as before: nothing here is needed, only time-saving)."""
+    remote = _promisor_remote(root)
+    wanted = sorted(set(paths))
+    if not remote or not wanted:
+        return 0
+    listing = plumbing(root, "ls-tree", "-z", commit, "--", *wanted)  # trees only: a blobless clone has them
+    if listing is None:
+        return 0
+    blobs = [record.split("\t", 1)[0].split(" ")[2] for record in listing.decode(errors="surrogateescape").split("\0")
+             if "\t" in record and record.split(" ", 2)[1] == "blob"]
+    # as git's own lazy fetch asks (promisor-remote.c), for all at once; blobs already here are not sent again
+    if _git_input(root, dict(os.environ), "\n".join(blobs) + "\n", "-c", "fetch.negotiationAlgorithm=noop",
+                  "fetch", remote, "--no-tags", "--no-write-fetch-head", "--recurse-submodules=no",
+                  "--filter=blob:none", "--stdin") is None:
+        return 0
+    return len(blobs)
+
+
+def _promisor_remote(root: str) -> str:
+    """The remote a partial clone fetches missing objects from ("" when this is no partial clone)."""
+    named = _config(root, "extensions.partialClone")
+    if named:
+        return named
+    listed = plumbing(root, "config", "--get-regexp", r"^remote\..*\.promisor$")
+    for line in (listed or b"").decode(errors="replace").splitlines():
+        key, _, value = line.partition(" ")
+        if value.strip().lower() in ("true", "yes", "on", "1"):
+            return key[len("remote."):-len(".promisor")]
+    return ""
+
+
+def _git_input(root: str, env: dict[str, str], data: str, *args: str) -> bytes | None:
+    try:
+        done = subprocess.run(["git", "-C", root, *args], input=data.encode(errors="surrogateescape"),
+                              capture_output=True, timeout=3600, check=False, env=env)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
 def _registry_prefix(root: str) -> str | None:
     prefix = plumbing(root, "rev-parse", "--show-prefix")
     return prefix.decode().strip() if prefix is not None else None

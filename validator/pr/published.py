@@ -5,7 +5,7 @@ things of it: is a base file's content covered by the published keys (its blob u
 trees the keys were made from), and which covered files hold any of these keys (read from the
 shards those keys fall into, each shard read once; an entry is a blob id, and names the covered base
 files holding exactly those bytes). Every read goes through the merge base's tree (BaseTree.read): in a
-blobless sparse clone git fetches just those blobs.
+blobless sparse clone git fetches just those blobs, each hop's shards in one request (git.prefetch).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Iterable, Mapping, Optional
 
 from validator.boards.keyfile import KEYED, TREE_DIRS, Entries, Header, read_header, read_shard, shard_name, shard_path
-from validator.git import MODE_SYMLINK, BaseTree, changed_since
+from validator.git import MODE_SYMLINK, BaseTree, changed_since, prefetch
 from validator.registry import KEYS_PATH, classify
 
 PATH_ONLY = "f:"  # relations.py: the case-folded path, a key by path alone (the base listing has them all)
@@ -22,8 +22,8 @@ PATH_ONLY = "f:"  # relations.py: the case-folded path, a key by path alone (the
 class PublishedKeys:
     """The published keys of one merge base, under this orv's stamp."""
 
-    def __init__(self, base: BaseTree, header: Header, stale: set[str]) -> None:
-        self.base, self.header, self.stale = base, header, stale
+    def __init__(self, root: str, commit: str, base: BaseTree, header: Header, stale: set[str]) -> None:
+        self.root, self.commit, self.base, self.header, self.stale = root, commit, base, header, stale
         self.shards: dict[str, Entries] = {}  # read so far, by name
 
     def covers(self, rel: str, mode: int, blob: str) -> bool:
@@ -35,9 +35,10 @@ class PublishedKeys:
         tree's covered files holding exactly those bytes); a blob no such path has is stale and names
         nothing. Raises KeysUnusable when a shard needed is malformed."""
         found: set[str] = set()
+        keys = [key for key in keys if not key.startswith(PATH_ONLY)]  # no file has it by content: in no shard
+        names = {shard_name(key, self.header.digits) for key in keys}
+        prefetch(self.root, self.commit, [shard_path(name) for name in sorted(names - set(self.shards))])
         for key in keys:
-            if key.startswith(PATH_ONLY):
-                continue  # no file has it by content: never in a shard
             name = shard_name(key, self.header.digits)
             if name not in self.shards:
                 self.shards[name] = read_shard(self.base.read(shard_path(name)), name)
@@ -61,4 +62,4 @@ def open_published(root: str, base: BaseTree, commit: str, stamp: str,
         if moved is None:
             return None
         stale |= moved
-    return PublishedKeys(base, header, stale)
+    return PublishedKeys(root, commit, base, header, stale)
