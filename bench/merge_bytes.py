@@ -346,18 +346,26 @@ def extrapolate(results: list[dict[str, Any]], n: int) -> dict[str, Any]:
     out: dict[str, Any] = {"recipes": n, "extrapolated_from": base["recipes"], "models": int(base["models"] * scale),
                            "merge": {}}
     # a shard's size grows with the keys until the index takes one more hex digit (keyfile.SHARD_TARGET_BYTES):
-    # a merge touches about as many shards at any size, each as big as total / 16**digits
+    # a merge touches about as many shards at any size, each as big as total / 16**digits; git's trees of
+    # boards/keys/ it rewrites hold 256 entries (the folders) and each touched folder 16**(digits - 2)
     from validator.boards.keyfile import MAX_DIGITS, SHARD_TARGET_BYTES
 
-    def shard_size(total: float) -> float:
+    def digits_for(total: float) -> int:
         digits = 1
         while digits < MAX_DIGITS and total > SHARD_TARGET_BYTES * 16 ** digits:
             digits += 1
-        return total / 16 ** digits
+        return digits
+
+    def tree_bytes(digits: int, touched: int) -> int:  # ~33 bytes an entry (mode, name, 20-byte id), zlib ~0.9
+        if digits <= 2:
+            return int(33 * 16 ** digits * 0.9)
+        return int(33 * (256 + touched * 16 ** (digits - 2)) * 0.9)
 
     keys_total = base["keys_sharded"]["bytes"]
-    shard_growth = shard_size(keys_total * scale) / shard_size(keys_total)
-    out["keys_sharded"] = {"bytes": int(keys_total * scale), "shard_bytes": int(shard_size(keys_total * scale))}
+    digits_now, digits_then = digits_for(keys_total), digits_for(keys_total * scale)
+    shard_growth = (keys_total * scale / 16 ** digits_then) / (keys_total / 16 ** digits_now)
+    out["keys_sharded"] = {"bytes": int(keys_total * scale), "digits": digits_then,
+                           "shard_bytes": int(keys_total * scale / 16 ** digits_then)}
     for label, measured in base["merge"].items():
         one, split, keys = measured["one-file"], measured["split"], measured["keys.json alone"]
         sharded = measured["keys sharded alone"]
@@ -370,11 +378,12 @@ def extrapolate(results: list[dict[str, Any]], n: int) -> dict[str, Any]:
             "boards/ split (index, model file, trees)": int(model_file * growth + (split_boards - model_file) * scale),
             "keys.json (whole, before)": int(keys["loose"] * scale),
             "keys.json size": int(measured["keys.json alone"]["bytes_rewritten"] * scale),
-            "keys sharded (header and touched shards)": int(sharded["loose"] * shard_growth),
+            "keys sharded (header and touched shards)": int(sharded["loose_blobs"] * shard_growth
+                                                            + tree_bytes(digits_then, sharded["files_rewritten"])),
             "keys sharded, bytes rewritten": int(sharded["bytes_rewritten"] * shard_growth),
         }
         reads = measured["gate reads of the keys"]
-        out["gate reads of the keys"] = {
+        out["gate reads of the keys"] = {  # as many shards as at the measured size (the same neighbourhood)
             "whole file (before)": int(reads["whole file (before)"] * scale),
             "sharded (after)": int(reads["sharded (after)"]["header_bytes"]
                                    + reads["sharded (after)"]["shard_bytes"] * shard_growth)}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import replace
@@ -369,6 +370,29 @@ def test_a_one_recipe_pull_request_reads_only_the_shards_of_its_keys(
     assert set(shards) == {shard_path(shard_name(key, header["digits"])) for key in keys}
     assert 0 < len(shards) < len(list((wide_repo / KEYS_DIR).iterdir()))
     assert not [p for p in read if p.startswith(("recipes/", "runs/"))]  # no other file's keys needed
+
+
+def test_shards_in_folders_past_two_digits_are_published_and_read(
+        wide_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A registry large enough for four hex digits (here: a tiny shard target) stores its shards in folders
+    by their first two; the gate reads them there and judges as a full check."""
+    from validator.boards import keyfile
+
+    monkeypatch.setattr(keyfile, "SHARD_TARGET_BYTES", 1)
+    publish_on_main(wide_repo)
+    header = json.loads((wide_repo / KEYS_PATH).read_text(encoding="utf-8"))
+    assert header["digits"] == keyfile.MAX_DIGITS == 4
+    shards = sorted(p.relative_to(wide_repo).as_posix() for p in (wide_repo / KEYS_DIR).rglob("*.json"))
+    assert shards and all(re.fullmatch(r"boards/keys/[0-9a-f]{2}/[0-9a-f]{2}\.json", p) for p in shards)
+    assert main(["boards", "--check", "--root", str(wide_repo)]) == 1  # the index is not committed: only keys
+    text = (wide_repo / recipe_rel("qwen-03")).read_text(encoding="utf-8").replace("id: qwen-03", "id: qwen-dup")
+    write(wide_repo, recipe_rel("qwen-dup"), text)
+    loads = count_loads(monkeypatch)
+    near = evaluate(Config(root=str(wide_repo), base="main", skip_boards=True, cache=False))
+    assert "ORV302" in {d.code for d in near.result.diagnostics} and len(set(loads)) < 10
+    whole = evaluate(Config(root=str(wide_repo), base="main", skip_boards=True, neighbourhood=False))
+    assert near.partial and near.result.diagnostics == whole.result.diagnostics
+    assert [d for d in analyse(str(wide_repo)).diagnostics if d.code == "ORV703"] == []
 
 
 @contextmanager

@@ -34,10 +34,11 @@ BOARDS_PATH = "boards/index.json"  # the boards' index; each model's part in BOA
 BOARDS_MODELS_DIR = "boards/models"
 LEGACY_BOARDS_PATH = "boards/boards.json"  # the one-file boards before the split; `orv boards` removes it
 KEYS_PATH = "boards/keys.json"  # the published relation keys' header (boards/keyfile.py) ...
-KEYS_DIR = "boards/keys"  # ... and their shards, by key: boards/keys/<hex>.json
+KEYS_DIR = "boards/keys"  # ... and their shards, by key: boards/keys/<hex>.json, past 2 digits <ab>/<rest>.json
 GENERATED_FILES = (BOARDS_PATH, LEGACY_BOARDS_PATH, KEYS_PATH)  # written by `orv boards` on main, never by hand
 _BOARDS_MODEL_PATH = re.compile(r"^boards/models/[^/]+\.json$")
-_KEYS_SHARD_PATH = re.compile(r"^boards/keys/[^/]+\.json$")  # any name: a hand-made shard is generated's too
+# any name, one folder deep at most (boards/keys/ab/c.json): a hand-made shard is a generated file too
+_KEYS_SHARD_PATH = re.compile(r"^boards/keys/([^/]+/)?[^/]+\.json$")
 SIGNERS_PATH = "measurers/allowed_signers"  # OpenSSH allowed_signers: the registered measurers (signing.py)
 # What the pull-request gate checks out of the registry (non-cone sparse-checkout patterns, also the
 # contributor's cheap clone): everything else a check reads, orv checks out itself (git.materialize).

@@ -12,7 +12,7 @@ They are stored as an inverted index, so the gate reads only what its change tou
 - boards/keys.json, a small header: `format`, the `orv` stamp, `digits` (a shard is named by the
   first `digits` hex digits of sha256(key)) and `trees`, the git tree ids of recipes/ and runs/ the
   keys were made from (as `git add -A` would make them: HEAD's once committed; null outside git);
-- boards/keys/<hex>.json, one per non-empty shard: one line per key, `key: [blob id, …]`, the git
+- boards/keys/<hex>.json (boards/keys/<2 hex>/<rest>.json past two digits), one per non-empty shard: one line per key, `key: [blob id, …]`, the git
   blob ids of the files with that key. Content keys are a function of a file's bytes (and the
   catalog, in the stamp), so a blob id stands for every path holding those bytes, and the gate
   names them from the base tree's listing (paths it has without fetching a blob); a path per
@@ -56,10 +56,11 @@ FORMAT = 2
 KEYED = LOADABLE  # files with keys by content: the recipes and run files
 TREE_DIRS = ("recipes", "runs")  # where the keyed files live: the header names their trees
 # A shard holds about this many bytes at most before the index uses one more hex digit (16x the shards),
-# so what the gate reads per key stays small as the registry grows (bench/merge_bytes.py measures it);
-# three digits (4,096 shards, one folder whose git tree a merge rewrites) reach past 100,000 files.
+# so what the gate reads per key stays small as the registry grows (bench/merge_bytes.py measures it).
+# Past two digits the shards sit in folders by their first two (boards/keys/ab/c.json): a merge rewrites
+# git's tree of boards/keys/ (256 entries) and of the folders it touched, never one tree of every shard.
 SHARD_TARGET_BYTES = 16 * 1024
-MAX_DIGITS = 3
+MAX_DIGITS = 4  # 65,536 shards: ~2 KB each at 100,000 files
 _BLOB = re.compile(r"^[0-9a-f]{40}$")
 
 Entries = Mapping[str, tuple[str, ...]]  # key -> git blob ids of the files with it
@@ -85,7 +86,7 @@ def shard_name(key: str, digits: int) -> str:
 
 
 def shard_path(name: str) -> str:
-    return f"{KEYS_DIR}/{name}.json"
+    return f"{KEYS_DIR}/{name}.json" if len(name) <= 2 else f"{KEYS_DIR}/{name[:2]}/{name[2:]}.json"
 
 
 def published_files(snapshot: Snapshot) -> dict[str, tuple[str, Keys]]:
@@ -177,10 +178,11 @@ def committed_files(root: str) -> dict[str, bytes]:
     a symlink reads as empty, so it always differs from a regeneration."""
     out = {}
     paths = [KEYS_PATH]
-    try:
-        paths += [f"{KEYS_DIR}/{name}" for name in sorted(os.listdir(os.path.join(root, KEYS_DIR)))]
-    except (FileNotFoundError, NotADirectoryError):
-        pass
+    folder = os.path.join(root, KEYS_DIR)
+    for here, dirs, names in os.walk(folder):  # a symlinked folder is listed, never followed
+        dirs.sort()
+        rel = os.path.relpath(here, root).replace(os.sep, "/")
+        paths += [f"{rel}/{name}" for name in sorted(names + [d for d in dirs if os.path.islink(os.path.join(here, d))])]
     for rel in paths:
         full = os.path.join(root, rel)
         if os.path.islink(full):
