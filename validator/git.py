@@ -324,13 +324,18 @@ def worktree_trees(root: str, tops: tuple[str, ...]) -> dict[str, str] | None:
     if git_dir is None or prefix is None:
         return None
     folder = git_dir.decode().strip()
-    handle, scratch = tempfile.mkstemp(prefix="orv-keys-index-", dir=folder)
-    os.close(handle)
+    try:
+        handle, scratch = tempfile.mkstemp(prefix="orv-keys-index-", dir=folder)
+        os.close(handle)
+    except OSError:
+        return None
     try:
         try:
             shutil.copyfile(os.path.join(folder, "index"), scratch)
         except FileNotFoundError:
             os.remove(scratch)  # no index yet (no file added): git starts an empty one
+        except OSError:  # no room, a file size limit: the keys then name no trees (the gate loads instead)
+            return None
         env = {**os.environ, "GIT_INDEX_FILE": scratch}
         trees = {}
         for top in tops:
@@ -348,7 +353,10 @@ def worktree_trees(root: str, tops: tuple[str, ...]) -> dict[str, str] | None:
         return trees
     finally:
         if os.path.exists(scratch):
-            os.remove(scratch)
+            try:
+                os.remove(scratch)
+            except OSError:
+                pass
 
 
 def _git(root: str, env: dict[str, str], *args: str) -> bytes | None:
