@@ -185,7 +185,7 @@ def _merge_base(repo: Any, base_ref: str) -> Any:
                        "off before their merge base, so nothing can be compared (and checking everything "
                        "instead would judge the pull request for what it did not introduce). Fetch the history: "
                        "`git fetch --unshallow` (in GitHub Actions, actions/checkout with `fetch-depth: 0`; with "
-                       "`filter: blob:none` that is commits and trees only, no file contents)")
+                       "`filter: tree:0` that is the commits only, trees and file contents fetched when needed)")
     if not bases:
         raise GitError(f"HEAD and {base_ref} share no history, so there is no merge base to compare with")
     return bases[0]
@@ -435,6 +435,9 @@ def newest_commit_touching(root: str, dirs: tuple[str, ...]) -> tuple[str, str] 
 # check refuses such a checkout (it would judge part of the registry), and `--base`, `orv new` and
 # `orv add-run` widen the sparse patterns by exactly the files they read or write (`materialize`), so
 # git fetches those blobs — in one batch per call — and the files stay in the checkout afterwards.
+# The gate's clone is tree-less too (`filter: tree:0`: commits only); git fetches the trees it reads
+# (HEAD's for the checkout, the merge base's for the diff) on demand, and `fetch_history_trees` the
+# history's before a walk over paths.
 
 # Past this many files, materialize adds their top-level folders instead of one pattern per file:
 # non-cone pattern matching costs (patterns x index entries), and that many files is most of them.
