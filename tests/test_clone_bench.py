@@ -109,5 +109,5 @@ def test_the_variants_table_puts_each_checkout_beside_the_other() -> None:
            "fetches": 8, "total_s": 2.9, "outputs": {"errors": "0"}}
     results = {VARIANTS[1][1]: {"10000": {"run_files": 10000, "commits": 322, "gate": {"new": row}}}}
     table = variants_table(results)
-    assert "| 10,000 (322) | one recipe | — | 3.0 MiB + 1.0 MiB + 512 KiB = **4.5 MiB**; 8 fetches; 2.9 s (0 errors) |" \
-        in table, table
+    expected = "| 10,000 (322) | one recipe | — | 3.0 MiB + 1.0 MiB + 512 KiB = **4.5 MiB**; 8 fetches; 2.9 s (0 errors) |"
+    assert expected in table, table
