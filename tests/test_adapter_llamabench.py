@@ -466,6 +466,17 @@ def test_reproduce_prints_the_llama_bench_command(registry: Path, capsys: pytest
     assert any(line.startswith("orv add-run llama-bench.json --from llama-bench --recipe") for line in lines)
 
 
+def test_reproduce_builds_for_the_recipes_device(registry: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A CPU host's recipe is told to build without a GPU backend (a GPU backend's run is refused for it,
+    ORV249); a GPU's recipe is told to add its backend (a CPU-only run is refused for it)."""
+    def build(gpu: str) -> str:
+        recipe = new_recipe(capsys, registry, "llama-bench-tg128", gpu=gpu, rid=f"tiny-on-{gpu}")
+        return next(line for line in reproduce(str(registry), recipe).lines if line.startswith("cmake -S"))
+    on_cpu, on_gpu = build(CPU_HOST), build("rtx-3090")
+    assert "CPU-only build" in on_cpu and "GGML_CUDA" not in on_cpu
+    assert "add your GPU backend: -DGGML_CUDA=ON" in on_gpu and "CPU-only" not in on_gpu
+
+
 # --------------------------------------------------------------------------- any input: a run or a finding
 
 
