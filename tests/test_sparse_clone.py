@@ -94,7 +94,11 @@ def test_a_full_check_is_refused_in_a_sparse_checkout_and_says_what_to_run(
     assert "sparse" in err and "only part of the registry" in err and "orv check --base origin/main" in err
     assert "git sparse-checkout disable" in err
     code, _, err = orv(capsys, "boards", "--root", str(clone))  # the boards need every file too
-    assert code == 2 and "sparse" in err
+    assert code == 2 and "`orv boards` needs every file" in err and "a check of the whole registry" not in err
+    assert "a branch never regenerates them" in err
+    code, out, err = orv(capsys, "wanted", "--root", str(clone))  # so does `orv wanted`, named as itself
+    assert code == 2 and out == "" and "`orv wanted` needs every file" in err and "orv check --base" not in err
+    assert "boards/boards.json" in err and "git sparse-checkout disable" in err
     # a checkout whose patterns leave nothing out is a whole one
     git(clone, "sparse-checkout", "set", "--no-cone", "/*")
     assert sparse_checkout(str(clone)) is None

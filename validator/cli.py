@@ -470,7 +470,7 @@ def new_cmd(kind: str, root: str | None, interactive: bool | None, dry_run: bool
         click.echo(f"orv: {exc.message}\n    hint: {exc.hint}", err=True)
         sys.exit(EXIT_USAGE)
     click.echo(rel)
-    fmt = "vllm|sglang" if kind == "inference" else "megatron|nemo"
+    fmt = "vllm|sglang|aiperf|trtllm-bench" if kind == "inference" else "megatron|nemo"
     if answers.components.get("engine", "").split("@")[0] in ("llama.cpp", "llama-cpp", "llamacpp"):
         fmt = "llama-bench"  # llama.cpp recipes are measured with llama-bench (docs/contributing.md)
     click.echo(f"next: orv add-run --from {fmt} --recipe {rel} --write-recipe OUTPUT", err=True)
@@ -584,10 +584,13 @@ def boards_cmd(check_only: bool, root: str | None, jobs: int | None, cache: bool
     from validator.boards.regenerate import first_difference, read_committed, regenerate
     from validator.engine import analyse, find_root
     from validator.errors import HistoryError
+    from validator.git import WHOLE_CHECKOUT, refuse_sparse
     from validator.load.pipeline import default_jobs
     from validator.registry import BOARDS_PATH, KEYS_PATH
 
     root = os.path.abspath(root) if root else find_root(".")
+    refuse_sparse(root, "`orv boards`", "The boards are main's: a branch never regenerates them (ORV609); "
+                  f"to build them anyway, first: {WHOLE_CHECKOUT}.")
     # the same loading as `orv check`, and of the registry checks only those a tier reads (physics)
     with _progress("orv boards: loading") as show:
         analysis = analyse(root, jobs=jobs or default_jobs(), cache=cache, for_tiers=True, progress=show)
@@ -702,9 +705,12 @@ def wanted_cmd(kind: str | None, fmt: str, root: str | None) -> None:
     The same lists as boards/boards.json's `wanted` object (docs/boards.md), from the registry as it is now.
     """
     from validator.engine import analyse, find_root
+    from validator.git import WHOLE_CHECKOUT, refuse_sparse
     from validator.report import wanted
 
     root = os.path.abspath(root) if root else find_root(".")
+    refuse_sparse(root, "`orv wanted`", "Its lists are also the `wanted` object of main's boards/boards.json "
+                  f"(docs/boards.md); or first: {WHOLE_CHECKOUT}.")
     with _progress("orv wanted: loading", fmt=fmt) as show:
         document = wanted.document_for(analyse(root, progress=show))
     click.echo(wanted.render(document, kind, fmt), nl=False)
