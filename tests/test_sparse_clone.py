@@ -163,6 +163,23 @@ def test_a_contributor_journey_in_a_cheap_clone(origin: Path, tmp_path: Path,
     assert not (clone / recipe_rel(3)).exists()  # unrelated recipes never arrived
 
 
+def test_add_run_checks_out_the_recipe_the_clone_left_out(origin: Path, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """A second measurer reproducing a recipe on main names it by its path (`orv wanted`'s command): add-run
+    checks it out, as docs/contributing.md says, rather than refusing a path the working tree lacks."""
+    clone = cheap_clone(origin, tmp_path / "clone")
+    shutil.copy(TOOLS / "megatron" / "qwen3-8-27b-tp1-pp4-dp2.log", tmp_path / "train.log")
+    git(clone, "switch", "-q", "-c", "reproduction")
+    assert not (clone / recipe_rel(0)).exists()
+    code, out, err = orv(capsys, "add-run", str(tmp_path / "train.log"), "--root", str(clone), "--from", "megatron",
+                         "--recipe", str(clone / recipe_rel(0)), "--write-recipe", "--measured-by", "lab-b")
+    assert code == 0, err
+    assert (clone / recipe_rel(0)).is_file() and out.strip() in (clone / recipe_rel(0)).read_text(encoding="utf-8")
+    code, _, err = orv(capsys, "add-run", str(tmp_path / "train.log"), "--root", str(clone), "--from", "megatron",
+                       "--recipe", str(clone / "recipes/training/qwen3.8-27b/no-such-recipe.yaml"))
+    assert code == 1 and "ORV110" in err and "no-such-recipe.yaml: No such file or directory" in err
+
+
 def test_a_catalog_change_in_a_sparse_checkout_asks_for_the_whole_checkout(
         origin: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     clone = cheap_clone(origin, tmp_path / "clone")

@@ -335,7 +335,7 @@ _ADD_RUN_FORMATS = ("aiperf", "llama-bench", "megatron", "nemo", "sglang", "trtl
 @click.option("--reference-for", "reference_for", default=None, metavar="MODEL",
               help="lm-eval: store the run as MODEL's quality reference; megatron/nemo (with --workload W): as "
                    "MODEL's convergence reference for W (catalog/models.yaml; docs/convergence.md).")
-@click.option("--recipe", "recipe_path", type=click.Path(exists=True, dir_okay=False), default=None,
+@click.option("--recipe", "recipe_path", type=click.Path(dir_okay=False), default=None,
               help="Take model, hardware, software, layout/serving, author and date from this recipe.")
 @click.option("--write-recipe/--no-write-recipe", default=None,
               help="Add the run's sha256: reference to the recipe's `runs:` and fill an empty `claimed:` from "
