@@ -180,6 +180,23 @@ def test_add_run_checks_out_the_recipe_the_clone_left_out(origin: Path, tmp_path
     assert code == 1 and "ORV110" in err and "no-such-recipe.yaml: No such file or directory" in err
 
 
+def test_reproduce_reads_a_recipe_the_clone_left_out(origin: Path, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """`orv reproduce` of a recipe on main, in a cheap clone: checked out and printed as in a full clone; a path
+    git does not track is a finding, and adds no sparse pattern."""
+    clone = cheap_clone(origin, tmp_path / "clone")
+    full = full_clone(origin, tmp_path / "full")
+    assert not (clone / recipe_rel(1)).exists()
+    code, out, err = orv(capsys, "reproduce", "--root", str(clone), str(clone / recipe_rel(1)))
+    assert code == 0, err
+    code, expected, err = orv(capsys, "reproduce", "--root", str(full), str(full / recipe_rel(1)))
+    assert code == 0, err
+    assert out == expected and "megatron-core" in out
+    before = git(clone, "sparse-checkout", "list")
+    code, _, err = orv(capsys, "reproduce", "--root", str(clone), str(clone / "recipes/training/x/none.yaml"))
+    assert code == 1 and "ORV110" in err and git(clone, "sparse-checkout", "list") == before
+
+
 def test_a_catalog_change_in_a_sparse_checkout_asks_for_the_whole_checkout(
         origin: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     clone = cheap_clone(origin, tmp_path / "clone")

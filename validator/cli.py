@@ -249,7 +249,7 @@ def _relative(root: str, path: str) -> str:
 
 
 @cli.command("reproduce")
-@click.argument("recipe", type=click.Path(exists=True, dir_okay=False))
+@click.argument("recipe", type=click.Path(dir_okay=False))  # a cheap clone may have left it out: checked out
 @click.option("--root", type=click.Path(file_okay=False, exists=True), default=None,
               help="Registry root (default: found from the current folder).")
 def reproduce_cmd(recipe: str, root: str | None) -> None:

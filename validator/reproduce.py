@@ -13,6 +13,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from validator.adapters import load_gpu, load_recipe, load_workload
+from validator.git import materialize, tracked
 from validator.llamacpp import LLAMA_CPP_NAMES
 from validator.megatron_args import Implied, implied_args, printed, same_value, stated
 from validator.models import Component, InferenceRecipe, Recipe, TrainingRecipe, WorkloadSpec
@@ -225,8 +226,19 @@ def _training(recipe: TrainingRecipe, path: str, workload: WorkloadSpec | None, 
     out.lines.append(f"orv add-run train.log --from megatron --recipe {path} --write-recipe")
 
 
+def _checked_out(root: str, path: str) -> None:
+    """A recipe git tracks that a sparse checkout (a cheap clone) leaves out is checked out to be read, as
+    `orv add-run --recipe` does (validator/git.py); a path git does not track is left to fail to load."""
+    if os.path.exists(path):
+        return
+    rel = os.path.relpath(os.path.abspath(path), os.path.abspath(root)).replace(os.sep, "/")
+    if not rel.startswith("../") and rel in (tracked(root, rel) or []):
+        materialize(root, [rel])
+
+
 def reproduce(root: str, path: str) -> Reproduction:
     """The commands that re-run the recipe at `path`; AdapterError for a recipe that does not load."""
+    _checked_out(root, path)
     rel = os.path.relpath(path, root) if os.path.isabs(path) else path
     return reproduce_recipe(root, load_recipe(path), rel)
 
