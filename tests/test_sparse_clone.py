@@ -175,9 +175,11 @@ def test_add_run_checks_out_the_recipe_the_clone_left_out(origin: Path, tmp_path
                          "--recipe", str(clone / recipe_rel(0)), "--write-recipe", "--measured-by", "lab-b")
     assert code == 0, err
     assert (clone / recipe_rel(0)).is_file() and out.strip() in (clone / recipe_rel(0)).read_text(encoding="utf-8")
+    before = git(clone, "sparse-checkout", "list")
     code, _, err = orv(capsys, "add-run", str(tmp_path / "train.log"), "--root", str(clone), "--from", "megatron",
                        "--recipe", str(clone / "recipes/training/qwen3.8-27b/no-such-recipe.yaml"))
     assert code == 1 and "ORV110" in err and "no-such-recipe.yaml: No such file or directory" in err
+    assert git(clone, "sparse-checkout", "list") == before  # a mistyped path leaves no pattern behind
 
 
 def test_reproduce_reads_a_recipe_the_clone_left_out(origin: Path, tmp_path: Path,
