@@ -3,8 +3,8 @@
 Half training, half inference. Each recipe has 0-3 runs (30% none, 50% one, 10% two, 10% three:
 about one run file per recipe) from several measurers, each run 64-3,000 raw samples; about 5% of
 run files carry non-ASCII notes. Every recipe passes every check, so `orv check` does all of its
-work. The registry is a git repository whose last commit adds boards/boards.json (`orv boards`), as
-on main. The same N and seed always give the same bytes.
+work. The registry is a git repository whose last commit adds the boards (`orv boards`: boards/index.json,
+boards/models/, boards/keys.json), as on main. The same N and seed always give the same bytes.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ sys.path.insert(0, str(REPO))
 from validator.hashing import canonical_bytes, is_canonical  # noqa: E402
 from validator.science.throughput import inference_facts, training_facts  # noqa: E402
 
-GENERATOR_VERSION = "4"  # 4: boards/keys.json committed with the boards
+GENERATOR_VERSION = "5"  # 4: boards/keys.json committed with the boards; 5: boards stored split
 RUNS_PER_RECIPE = ([0] * 3) + ([1] * 5) + [2, 3]  # drawn uniformly: 30% / 50% / 10% / 10%, mean 1.0
 SAMPLES = (64, 3000)
 NON_ASCII_NOTES = ["mesuré à 25 °C, ventilateurs à 100 %", "測定: 電力制限 350 W", "Durchsatz über 3 Läufe — stabil",
@@ -61,7 +61,8 @@ def _notes(rng: random.Random) -> dict:
     return {"notes": rng.choice(NON_ASCII_NOTES)} if rng.random() < 0.05 else {}
 
 
-def training(root: Path, i: int, rng: random.Random, runs: int = 1) -> None:
+def training(root: Path, i: int, rng: random.Random, runs: int = 1, sample_range: tuple[int, int] = SAMPLES,
+             model: str = "qwen3.8-27b") -> None:
     gpus, tp, pp, dp, split = TRAINING_LAYOUTS[i % len(TRAINING_LAYOUTS)]
     gpu = GPUS[(i // len(TRAINING_LAYOUTS)) % len(GPUS)]
     software = {"framework": {"name": "megatron-core", "version": "0.30.0"}}
@@ -72,23 +73,23 @@ def training(root: Path, i: int, rng: random.Random, runs: int = 1) -> None:
     for j in range(runs):
         base_step = 1_048_576 / (gpus * rate * rng.uniform(0.999, 1.001))
         samples = []
-        for step in range(1, rng.randint(*SAMPLES) + 1):
+        for step in range(1, rng.randint(*sample_range) + 1):
             ref = 2.0 - 0.5 * min(step, 100) / 100  # follows the base catalog's reference curve
             samples.append({"step": step, "time_s": round(base_step * rng.uniform(0.97, 1.03), 4) + 0.00005,
                             "tokens": 1_048_576, "loss": round(ref * rng.uniform(0.995, 1.005), 4) + 0.00005})
         facts = training_facts(samples, gpus, warmup_steps=2)
         figure = round(facts.headline["tokens_per_s_per_gpu"], 1)
         headline = figure if j == 0 else headline  # the recipe claims its first run's figure
-        run = {"kind": "training", "tool": {"name": "megatron-lm", "version": "0.30.0"}, "model": "qwen3.8-27b",
+        run = {"kind": "training", "tool": {"name": "megatron-lm", "version": "0.30.0"}, "model": model,
                "hardware": {"gpu": gpu, "count": gpus}, "software": software, "workload": "sft-8k-gb128-bf16",
                "layout": layout, "measured_at": f"2026-10-{18 - j}T12:00:00Z", "measured_by": f"bench-{(i + j) % 7}",
                "summary": {"tokens_per_s_per_gpu": figure}, "samples": samples, **_notes(rng)}
         digests.append(_store_run(root, run))
-    rid = f"qwen3-8-27b-{gpu}-bench-{i:06d}"
+    rid = f"{model.replace('.', '-')}-{gpu}-bench-{i:06d}"
     text = f"""# yaml-language-server: $schema=../../../schema/recipe-training.schema.json
 id: {rid}
 kind: training
-model: qwen3.8-27b
+model: {model}
 hardware: {{gpu: {gpu}, count: {gpus}}}
 author: bench
 measured: "2026-10-18"
@@ -103,10 +104,11 @@ claimed: {{tokens_per_s_per_gpu: {headline}}}
 runs: {orjson.dumps([f"sha256:{d}" for d in digests]).decode()}
 notes: synthetic recipe {i} for benchmarks
 """
-    _write(root / "recipes" / "training" / "qwen3.8-27b" / f"{rid}.yaml", text.encode())
+    _write(root / "recipes" / "training" / model / f"{rid}.yaml", text.encode())
 
 
-def inference(root: Path, i: int, rng: random.Random, runs: int = 1) -> None:
+def inference(root: Path, i: int, rng: random.Random, runs: int = 1, sample_range: tuple[int, int] = SAMPLES,
+              model: str = "glm-5.3-flash") -> None:
     count = 1 + i % 4
     software = {"engine": {"name": "vllm", "version": "0.30.0", "commit": f"{i:07x}abcdef"}}
     serving = {"context_len": 32768, "concurrency": 1, "slots": 1 + i % 8}
@@ -116,7 +118,7 @@ def inference(root: Path, i: int, rng: random.Random, runs: int = 1) -> None:
                "ttft_ms": round(1100 / prefill * 1000, 2)}
     for j in range(runs):
         samples = []
-        for _ in range(rng.randint(*SAMPLES)):
+        for _ in range(rng.randint(*sample_range)):
             # narrow prompt lengths: the median TTFT of 64 requests stays within 1% of the claim
             prompt, output = rng.randint(1080, 1120), rng.randint(64, 512)
             ttft = round(prompt / (prefill * rng.uniform(0.99, 1.01)) * 1000, 3) + 0.0005
@@ -126,15 +128,15 @@ def inference(root: Path, i: int, rng: random.Random, runs: int = 1) -> None:
         figures = {k: round(facts.headline[k], 2) for k in ("decode_tok_s", "prefill_tok_s", "ttft_ms")}
         claimed = figures if j == 0 else claimed  # the recipe claims its first run's figures
         run = {"kind": "inference", "tool": {"name": "vllm-bench-serve", "version": "0.30.0"},
-               "model": "glm-5.3-flash", "hardware": {"gpu": "rtx-3090", "count": count}, "software": software,
+               "model": model, "hardware": {"gpu": "rtx-3090", "count": count}, "software": software,
                "quant": "w4a16", "serving": serving, "measured_at": f"2026-10-{17 - j}T12:00:00Z",
                "measured_by": f"bench-{(i + j) % 5}", "summary": dict(figures), "samples": samples, **_notes(rng)}
         digests.append(_store_run(root, run))
-    rid = f"glm-5-3-flash-rtx-3090-x{count}-bench-{i:06d}"
+    rid = f"{model.replace('.', '-')}-rtx-3090-x{count}-bench-{i:06d}"
     text = f"""# yaml-language-server: $schema=../../../schema/recipe-inference.schema.json
 id: {rid}
 kind: inference
-model: glm-5.3-flash
+model: {model}
 hardware: {{gpu: rtx-3090, count: {count}}}
 author: bench
 measured: "2026-10-17"
@@ -146,7 +148,7 @@ serving: {orjson.dumps(serving).decode()}
 claimed: {orjson.dumps(claimed).decode()}
 runs: {orjson.dumps([f"sha256:{d}" for d in digests]).decode()}
 """
-    _write(root / "recipes" / "inference" / "glm-5.3-flash" / f"{rid}.yaml", text.encode())
+    _write(root / "recipes" / "inference" / model / f"{rid}.yaml", text.encode())
 
 
 GIT = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.invalid", "-c", "commit.gpgsign=false"]

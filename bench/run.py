@@ -3,7 +3,8 @@
 All commands run in one session on the same generated registry (boards committed, 0-3 runs per
 recipe, 64-3,000 samples, ~5% non-ASCII run files), `--repeat` times each (best wall time kept);
 the four rows the main ratios compare (check with and without boards.json, boards, floor) run in
-interleaved rounds, so a slow spell of a shared host slows them alike. Rows: `orv check --no-cache` with boards/boards.json committed and without
+interleaved rounds, so a slow spell of a shared host slows them alike. Rows: `orv check --no-cache` with the boards
+committed and without
 it, `orv boards --no-cache`, the read+hash+parse floor, sha256sum, optionally check-jsonschema, and
 the pull-request gate: the Action's exact command on a cold `git clone`
 (`orv check --base main --summary F --github-output G --no-cache`) and a warm local `--base` check.
@@ -90,14 +91,16 @@ def interleaved(rows: dict[str, tuple[list[str], Path, Callable[[], ContextManag
 
 @contextlib.contextmanager
 def boards_aside(root: Path) -> Iterator[None]:
-    """The registry without boards/boards.json for the duration (then put back)."""
-    boards_file = root / "boards" / "boards.json"
-    aside = root.parent / f"{root.name}-boards.json"
-    boards_file.rename(aside)
+    """The registry without its boards (boards/index.json and boards/models/) for the duration (then put back)."""
+    moved = [(root / "boards" / "index.json", root.parent / f"{root.name}-boards-index.json"),
+             (root / "boards" / "models", root.parent / f"{root.name}-boards-models")]
+    for here, aside in moved:
+        here.rename(aside)
     try:
         yield
     finally:
-        aside.rename(boards_file)
+        for here, aside in moved:
+            aside.rename(here)
 
 
 def warm_page_cache(root: Path) -> None:
@@ -170,7 +173,7 @@ def prepare_pr(root: Path, work: Path) -> Path:
 
 
 FULL = "orv check --no-cache (boards committed)"
-NO_BOARDS = "orv check --no-cache, no boards.json"
+NO_BOARDS = "orv check --no-cache, no boards.json"  # the row results.json names: no boards committed at all
 BOARDS = "orv boards --no-cache"
 FLOOR = "floor: read+hash+parse"
 ACTION = "Action: check --base --summary, cold clone"

@@ -5,7 +5,7 @@
 Generates (or reuses) bench/out/registry-N with bench/generate.py (half training recipes whose run
 files log 1,000 optimizer steps, half inference), regenerates its boards with `orv boards` (not
 timed; kept
-for the next run unless --regenerate-boards), then times `orv site` end to end in a fresh process — reading boards.json, the loss curves
+for the next run unless --regenerate-boards), then times `orv site` end to end in a fresh process — reading the boards (index and model files), the loss curves
 of every training run file and the catalog, rendering, and writing the folder — and prints the
 wall time, the number and total size of the files, and the largest page. Issue 16 asks for under
 30 s at 10,000 recipes on 2 cores and every page under 2 MB; the script exits 1 when either fails.
@@ -42,11 +42,11 @@ def main() -> int:
     parser.add_argument("--n", type=int, default=10000, help="recipes (and run files) in the synthetic registry")
     parser.add_argument("--repeat", type=int, default=1, help="time `orv site` this many times, keep the best")
     parser.add_argument("--regenerate-boards", action="store_true",
-                        help="run `orv boards` even if the registry already has boards.json (minutes at 10,000)")
+                        help="run `orv boards` even if the registry already has its boards (minutes at 10,000)")
     parser.add_argument("--save", action="store_true", help="record the figures in bench/site-results.json")
     args = parser.parse_args()
     root = generate(HERE / "out" / f"registry-{args.n}", args.n)
-    if args.regenerate_boards or not (root / "boards" / "boards.json").exists():
+    if args.regenerate_boards or not (root / "boards" / "index.json").exists():
         boards = orv("boards", "--root", str(root))
         if boards.returncode != 0:
             print(boards.stdout + boards.stderr, file=sys.stderr)

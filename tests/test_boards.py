@@ -26,6 +26,7 @@ from validator.load import schema as schemas
 from validator.boards import regenerate as regenerate_module
 from validator.boards.build import BOARDS_SCHEMA_ID, GitStamp, build, duplicate_row, render
 from validator.boards.regenerate import git_stamp
+from validator.boards.split import committed_files, read_boards
 from validator.checks.freshness import compare as compare_boards
 from validator.cli import main
 from validator.engine import Config, analyse, run
@@ -34,7 +35,7 @@ from validator.tiers import derive
 
 REPO = Path(__file__).resolve().parent.parent
 SEEDS = Path("/work/shared/seeds")
-BOARDS = "boards/boards.json"
+BOARDS = "boards/index.json"  # the boards' index; each model's part under boards/models/ (boards/split.py)
 
 
 def document(root: Path, stamp: GitStamp = GitStamp()) -> dict[str, Any]:
@@ -309,9 +310,9 @@ def test_same_commit_gives_identical_bytes_in_different_folders_and_processes(tm
         env = {**os.environ, "PYTHONHASHSEED": seed, "TZ": tz, "PYTHONPATH": str(REPO)}
         subprocess.run([sys.executable, "-m", "validator", "boards", "--root", str(where)], check=True, env=env,
                        capture_output=True, cwd=tmp_path)
-        outputs.append((where / BOARDS).read_bytes())
-    assert outputs[0] == outputs[1]
-    meta = json.loads(outputs[0])["meta"]
+        outputs.append(committed_files(str(where)))
+    assert outputs[0] == outputs[1] and len(outputs[0]) > 1  # the index and every model's file
+    meta = json.loads(outputs[0][BOARDS])["meta"]
     assert meta["updated_at"] == "2026-10-18T07:30:00+00:00"
     assert meta["source_commit"] == git(root, "rev-parse", "HEAD")
 
@@ -340,8 +341,8 @@ def test_changing_one_recipe_moves_rank_fastest_and_check(tmp_path: Path, capsys
     commit_all(root, "boards", "2026-10-18T10:00:00+00:00")
     assert orv("boards", "--check", "--root", str(root)) == 0
     assert run(Config(root=str(root))).diagnostics == ()
-    before = json.loads((root / BOARDS).read_text())
-    assert before["models"][0]["gpus"][0]["recipe"] == "b200-pp4"
+    before = read_boards(str(root))
+    assert before is not None and before["models"][0]["gpus"][0]["recipe"] == "b200-pp4"
 
     path = root / "recipes/training/qwen3.8-27b/b200-pp2.yaml"
     path.write_text(path.read_text().replace("3858.5", "4200.0"))
@@ -349,10 +350,13 @@ def test_changing_one_recipe_moves_rank_fastest_and_check(tmp_path: Path, capsys
     capsys.readouterr()
     assert orv("boards", "--check", "--root", str(root)) == 1
     assert "out of date" in capsys.readouterr().out
-    finding, keys = run(Config(root=str(root))).diagnostics
-    assert (finding.code, finding.path, finding.severity.value) == ("ORV701", BOARDS, "error")
-    stale_line = (root / BOARDS).read_text().splitlines()[finding.line - 1]
-    assert stale_line.strip() in finding.message
+    index, keys, part = run(Config(root=str(root))).diagnostics  # by path
+    # one finding per stale file: the index (counts and stamp move with every data commit) and the one
+    # model the edit touched; no other model's file
+    assert (index.code, index.path, index.severity.value) == ("ORV701", BOARDS, "error")
+    assert (part.code, part.path, part.severity.value) == ("ORV701", "boards/models/qwen3.8-27b.json", "error")
+    stale_line = (root / part.path).read_text().splitlines()[part.line - 1]
+    assert stale_line.strip() in part.message
     # the edited recipe's published keys name its old blob id: ORV703 points at that line
     assert (keys.code, keys.path, keys.severity.value) == ("ORV703", "boards/keys.json", "error")
     assert (root / "boards/keys.json").read_text().splitlines()[keys.line - 1].startswith(
@@ -361,7 +365,8 @@ def test_changing_one_recipe_moves_rank_fastest_and_check(tmp_path: Path, capsys
     assert orv("check", "--root", str(root)) == 0  # a contributor's plain check leaves the boards to main
 
     assert orv("boards", "--root", str(root)) == 0
-    after = json.loads((root / BOARDS).read_text())
+    after = read_boards(str(root))
+    assert after is not None
     ranks = {r["recipe"]: (r["rank"], r["rank_of"]) for r in after["boards"]["training"]}
     assert ranks == {"b200-pp2": (1, 2), "b200-pp4": (2, 2)}
     assert after["models"][0]["gpus"][0]["recipe"] == "b200-pp2"
@@ -384,7 +389,7 @@ def test_missing_boards(registry: Path, capsys: pytest.CaptureFixture[str]) -> N
 def test_a_hand_edit_is_caught(registry: Path) -> None:
     write_recipe(registry, training_recipe("x", 100.0))
     assert orv("boards", "--root", str(registry)) == 0
-    path = registry / BOARDS
+    path = registry / "boards/models/qwen3.8-27b.json"
     path.write_text(path.read_text().replace('"rank": 1', '"rank": 2'))
     (finding,) = run(Config(root=str(registry))).diagnostics
     assert finding.code == "ORV701" and '"rank": 2' in finding.message
@@ -403,7 +408,8 @@ def test_write_is_atomic_and_unchanged_file_is_left_alone(registry: Path) -> Non
     os.utime(path, (1, 1))
     assert orv("boards", "--root", str(registry)) == 0
     assert path.stat().st_mtime == 1
-    assert sorted(p.name for p in path.parent.iterdir()) == ["boards.json", "keys.json"]  # no temporary file left
+    assert sorted(p.name for p in path.parent.iterdir()) == ["index.json", "keys.json", "models"]  # no temporary
+    assert sorted(p.name for p in (path.parent / "models").iterdir()) == ["qwen3.8-27b.json"]
 
 
 # --------------------------------------------------------------------------- properties
@@ -730,12 +736,13 @@ def test_repository_boards_are_committed_and_fresh() -> None:
         pytest.skip("not a git checkout: updated_at cannot be derived")
     if git(REPO, "rev-parse", "--is-shallow-repository") == "true":
         pytest.skip("shallow clone: updated_at cannot be derived (docs/boards.md)")
-    committed = (REPO / BOARDS).read_bytes()
-    assert schemas.validate("boards", json.loads(committed)) == []
+    committed = read_boards(str(REPO))
+    assert committed is not None and schemas.validate("boards", committed) == []
+    assert not (REPO / "boards" / "boards.json").exists()  # migrated: the one-file boards are gone
     # Every row is exact; the stamp may name the data commit before the one that holds the boards
     # (ORV702, a warning) when data and boards were committed together.
     comparison = compare_boards(analyse(str(REPO)))
-    assert comparison.problem is None and comparison.rows_differ is None, comparison
+    assert comparison.problem is None and comparison.stale == (), comparison
 
 
 def test_data_and_boards_committed_together_is_only_a_stale_stamp(tmp_path: Path) -> None:

@@ -78,7 +78,7 @@ class Command:
 
 def _stale_boards(dest: Path) -> Path:
     root = generated(dest, 12)
-    (root / "boards" / "boards.json").write_text("{}\n")
+    (root / "boards" / "index.json").write_text("{}\n")
     (root / "boards" / "keys.json").unlink()
     commit_all(root, "stale boards")
     return root
@@ -97,9 +97,11 @@ def _with_site(dest: Path) -> Path:
     root = generated(dest, 12)
     assert cli.main(["site", str(root / "_site"), "--root", str(root)]) == 0  # an older site to replace
     (root / ".gitignore").write_text(".generated\n_site/\n")
-    boards = json.loads((root / "boards" / "boards.json").read_text())
-    boards["boards"]["training"] = boards["boards"]["training"][1:]  # the new site differs from the old
-    (root / "boards" / "boards.json").write_text(json.dumps(boards))
+    part_path = next(p for p in sorted((root / "boards" / "models").iterdir())
+                     if json.loads(p.read_text())["boards"]["training"])
+    part = json.loads(part_path.read_text())
+    part["boards"]["training"] = part["boards"]["training"][1:]  # the new site differs from the old
+    part_path.write_text(json.dumps(part))
     commit_all(root, "ignore the site; boards with a row fewer")
     return root
 
@@ -362,7 +364,7 @@ def test_a_full_disk_is_a_one_line_finding_and_changes_nothing(small_disk: Path)
     done = faults.run({}, COMMANDS["boards"].args(root), cwd=root)
     assert done.returncode == 1, done.stderr
     line = _one_line(done.stderr)
-    assert "no space left" in line and "free space and rerun" in line and str(root / "boards" / "boards.json") in line
+    assert "no space left" in line and "free space and rerun" in line and str(root / "boards") + "/" in line
     assert faults.tree(root) == before and temporaries(root) == []
     filler.unlink()
     assert faults.run({}, COMMANDS["boards"].args(root), cwd=root).returncode == 0
@@ -370,12 +372,12 @@ def test_a_full_disk_is_a_one_line_finding_and_changes_nothing(small_disk: Path)
 
 def test_a_file_size_limit_is_a_finding(tmp_path: Path) -> None:
     root = generated(tmp_path / "registry", 12)
-    (root / "boards" / "boards.json").write_text("{}\n")
+    (root / "boards" / "index.json").write_text("{}\n")
     before = faults.tree(root)
-    done = faults.run({"fsize": 4096}, COMMANDS["boards"].args(root), cwd=root)
+    done = faults.run({"fsize": 512}, COMMANDS["boards"].args(root), cwd=root)  # below the index's size
     assert done.returncode == 1, done.stderr
     line = _one_line(done.stderr)
-    assert "boards/boards.json" in line and "file size limit" in line
+    assert "boards/" in line and "file size limit" in line
     assert faults.tree(root) == before and temporaries(root) == []
 
 

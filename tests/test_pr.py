@@ -89,6 +89,50 @@ def test_the_summary_reads_the_bases_committed_boards_instead_of_checking_the_ba
                            "qwen3-8-27b-h100-tp1-pp4-dp2": ("moved", 2, 2)}
 
 
+def test_the_summary_reads_only_the_touched_models_boards_from_the_base(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The base's boards are split (boards/index.json, boards/models/): a pull request that adds a recipe of
+    one model reads the index and that model's file, never another model's; the delta is a full check's."""
+    from tests.testing.factories import inference_recipe, write_recipe
+    from validator.git import BaseTree
+    from validator.report import summary
+
+    repo = make_registry(tmp_path / "repo")
+    git(repo, "init", "-q", "-b", "main")
+    digest = add_training_run(repo, 1480.4)
+    write(repo, training_recipe_path("qwen3-8-27b-h100-tp1-pp4-dp2"),
+          recipe_text("qwen3-8-27b-h100-tp1-pp4-dp2", runs=(digest,)))
+    write_recipe(repo, inference_recipe("other-model"))  # a second model on the boards
+    commit_all(repo, "data")
+    assert main(["boards", "--root", str(repo)]) == 0
+    commit_all(repo, "boards")
+    models = sorted(p.name for p in (repo / "boards" / "models").iterdir())
+    assert len(models) == 2 and "qwen3.8-27b.json" in models
+    git(repo, "checkout", "-q", "-b", "pr")
+    digest = add_training_run(repo, 1612.0, measured_by="lab-b", layout="tp2-pp2-dp2")
+    write(repo, training_recipe_path("qwen3-8-27b-h100-tp2-pp2-dp2"),
+          recipe_text("qwen3-8-27b-h100-tp2-pp2-dp2", claimed=1612.0, runs=(digest,), layout="tp2-pp2-dp2"))
+    commit_all(repo, "a faster layout")
+
+    read: list[str] = []
+    original = BaseTree.read
+
+    def spy(self: Any, path: str) -> Any:
+        read.append(path)
+        return original(self, path)
+
+    monkeypatch.setattr(BaseTree, "read", spy)
+    evaluation = check(repo, base="main")
+    assert evaluation.partial
+    partial = summary.build(evaluation)
+    assert [p for p in read if p.startswith("boards/") and p != "boards/keys.json"] == [
+        "boards/index.json", "boards/models/qwen3.8-27b.json"]
+    whole = summary.build(check(repo, neighbourhood=False))
+    assert partial.delta == whole.delta and partial.delta
+    assert {c.recipe: c.change for c in partial.delta} == {"qwen3-8-27b-h100-tp2-pp2-dp2": "new",
+                                                           "qwen3-8-27b-h100-tp1-pp4-dp2": "moved"}
+
+
 def test_without_boards_on_the_base_the_summary_says_so_and_checks_only_the_neighbourhood(
         repo: Path, tmp_path: Path) -> None:
     from validator.report import summary
@@ -101,7 +145,7 @@ def test_without_boards_on_the_base_the_summary_says_so_and_checks_only_the_neig
     assert evaluation.partial  # the Action's check stays in pull-request mode
     report = summary.build(evaluation)
     assert report.delta is None
-    assert "has no readable boards/boards.json, so board changes are not shown" in summary.render_markdown(report)
+    assert "has no readable boards (boards/index.json and the model files it lists), so board changes are not shown" in summary.render_markdown(report)
 
 
 def test_the_delta_from_committed_boards_equals_the_delta_of_a_full_check(repo: Path) -> None:

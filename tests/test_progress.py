@@ -140,7 +140,7 @@ def test_each_command_ends_its_line_before_it_prints(small_registry: Path, args:
 
 
 def test_orv_site_draws_its_line_and_ends_it(tmp_path: Path) -> None:
-    text = under_pty([*ORV, "site", str(tmp_path / "site"), "--boards", str(REPO / "boards" / "boards.json")],
+    text = under_pty([*ORV, "site", str(tmp_path / "site"), "--root", str(REPO)],  # the split boards, assembled
                      _terminal_env(), tmp_path)
     assert_lines_end(text, "orv site: rendering recipe pages")
     assert re.search(r"\n[^\n]*site: \d[\d,]* files", text)

@@ -18,6 +18,7 @@ import pytest
 
 from tests.testing.quality import reworded
 from tests.testing.registry import INFERENCE_RECIPE_TEXT, TOOLS, make_registry
+from validator.boards.split import read_boards
 from validator import tiers
 from validator.cli import main
 from validator.checks.collect import Collector
@@ -252,7 +253,7 @@ def test_below_warns_with_the_ratio_caps_at_t1_and_stays_marked_on_the_board(
     below = [d for d in found if d.code == "ORV236"]
     assert len(below) == 1 and "0.9667" in below[0].message and below[0].severity.value == "warning"
     assert main(["boards", "--root", str(root)]) == 0
-    rows = json.loads((root / "boards" / "boards.json").read_text())["boards"]["measured"]
+    rows = read_boards(str(root))["boards"]["measured"]  # type: ignore[index]
     row = next(r for r in rows if r["path"] == RECIPE_PATH)
     assert row["tier"] == "T1" and row["quality"] == {
         "task": "gsm8k", "metric": "exact_match", "filter": "strict-match", "score": 0.725, "reference": 0.75,

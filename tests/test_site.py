@@ -28,6 +28,7 @@ from tests.testing.registry import make_registry
 from tests.testing.sweeps import sweep_registry
 from validator.boards.build import GitStamp
 from validator.boards.regenerate import fresh_document
+from validator.boards.split import read_boards
 from validator.engine import analyse
 from validator.load import schema as schemas
 from validator.cli import main
@@ -36,7 +37,7 @@ from validator.site import (CARDS_PER_PAGE, INFERENCE_PER_PAGE, LATEST_PER_PAGE,
 from validator.site.collect import collect_context
 
 REPO = Path(__file__).resolve().parent.parent
-LANDED_BOARDS = REPO / "boards" / "boards.json"
+LANDED_BOARDS = REPO / "boards"  # the committed boards, stored split (boards/index.json, boards/models/)
 # Debian's chromium and chromium-driver (.ci/run installs them); elsewhere a Chrome and its matching
 # driver already on the machine (GitHub's ubuntu runner image: google-chrome and $CHROMEWEBDRIVER),
 # or any pair named by ORV_CHROMIUM / ORV_CHROMEDRIVER.
@@ -55,6 +56,11 @@ def num(value: float, decimals: int = 1) -> str:
 
 
 def load(path: Path) -> dict[str, Any]:
+    """A boards document: a one-file document, or a registry's split boards/ folder assembled (read_boards)."""
+    if path.is_dir():
+        document = read_boards(str(path.parent))
+        assert document is not None
+        return document
     return json.loads(path.read_text(encoding="utf-8"))
 
 
@@ -313,7 +319,9 @@ def test_cli_reports_an_unreadable_boards_file_without_a_traceback(tmp_path: Pat
     assert "Traceback" not in err and not (tmp_path / "out").exists()
     (tmp_path / "taken").mkdir()
     (tmp_path / "taken" / "notes.txt").write_text("x")
-    assert main(["site", str(tmp_path / "taken"), "--boards", str(LANDED_BOARDS)]) == 2
+    combined = tmp_path / "combined.json"
+    assert main(["boards", "--combined", str(combined), "--root", str(REPO)]) == 0
+    assert main(["site", str(tmp_path / "taken"), "--boards", str(combined)]) == 2
     assert "not written by `orv site`" in capsys.readouterr().err
 
 
@@ -492,7 +500,7 @@ def test_browser_inference_board_shows_every_row_with_its_tier(browser: Any, ser
 
 def test_browser_recipe_page_shows_evidence_and_loss_chart(browser: Any, serve: Any, fixture_registry: Path,
                                                            fixture_site: Path) -> None:
-    boards = load(fixture_registry / "boards" / "boards.json")
+    boards = load(fixture_registry / "boards")
     runs = sorted(r["run_file"] for r in boards["runs"] if "qwen-b200-fast" in r["recipes"])
     assert len(runs) == 2
     base = serve(fixture_site)
@@ -670,7 +678,7 @@ def test_the_quality_cell_is_a_word_and_figures_with_details_on_hover() -> None:
 
 def test_inference_rows_carry_author_and_notes_and_the_site_escapes_them(fixture_registry: Path,
                                                                          fixture_site: Path) -> None:
-    row = next(r for r in load(fixture_registry / "boards" / "boards.json")["boards"]["measured"]
+    row = next(r for r in load(fixture_registry / "boards")["boards"]["measured"]
                if r["recipe"] == "glm-rtx-3090-x2")
     assert row["author"] == HOSTILE_AUTHOR and row["notes"] == HOSTILE_NOTES
     board = (fixture_site / "inference.html").read_text(encoding="utf-8")
@@ -679,17 +687,17 @@ def test_inference_rows_carry_author_and_notes_and_the_site_escapes_them(fixture
     page = (fixture_site / "recipe" / "inference" / "glm-rtx-3090-x2.html").read_text(encoding="utf-8")
     assert "&lt;script&gt;window.__pwned = 1&lt;/script&gt;" in page and "<script" not in page
     assert "<dt>Author</dt><dd>&lt;i onmouseover" in page
-    claimed = load(fixture_registry / "boards" / "boards.json")["boards"]["claimed"][0]
+    claimed = load(fixture_registry / "boards")["boards"]["claimed"][0]
     assert claimed["author"] == "key-2952" and claimed["notes"] is None  # claimed rows carry them too
     bad = {k: v for k, v in row.items() if k != "author"}
-    boards = load(fixture_registry / "boards" / "boards.json")
+    boards = load(fixture_registry / "boards")
     boards["boards"]["measured"] = [bad]
     assert schemas.validate("boards", boards) != []  # the schema requires it
 
 
 def test_run_and_recipe_files_are_links_into_the_repository(fixture_registry: Path, fixture_site: Path,
                                                             tmp_path: Path) -> None:
-    boards = load(fixture_registry / "boards" / "boards.json")
+    boards = load(fixture_registry / "boards")
     run_file = next(r["run_file"] for r in boards["runs"] if "glm-rtx-3090-x2" in r["recipes"])
     page_path = fixture_site / "recipe" / "inference" / "glm-rtx-3090-x2.html"
     page = page_path.read_text(encoding="utf-8")

@@ -83,7 +83,7 @@ def test_the_cheap_clone_holds_no_recipe_and_no_run(origin: Path, tmp_path: Path
     assert not (clone / "recipes").exists() and not (clone / "runs").exists()
     sparse = sparse_checkout(str(clone))
     assert sparse is not None and sparse.partial and not sparse.cone
-    assert recipe_rel(1) in sparse.hidden and "boards/boards.json" in sparse.hidden
+    assert recipe_rel(1) in sparse.hidden and "boards/index.json" in sparse.hidden
 
 
 def test_a_full_check_is_refused_in_a_sparse_checkout_and_says_what_to_run(
@@ -98,7 +98,7 @@ def test_a_full_check_is_refused_in_a_sparse_checkout_and_says_what_to_run(
     assert "a branch never regenerates them" in err
     code, out, err = orv(capsys, "wanted", "--root", str(clone))  # so does `orv wanted`, named as itself
     assert code == 2 and out == "" and "`orv wanted` needs every file" in err and "orv check --base" not in err
-    assert "boards/boards.json" in err and "git sparse-checkout disable" in err
+    assert "`wanted` object of main's published boards" in err and "git sparse-checkout disable" in err
     # a checkout whose patterns leave nothing out is a whole one
     git(clone, "sparse-checkout", "set", "--no-cone", "/*")
     assert sparse_checkout(str(clone)) is None

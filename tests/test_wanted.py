@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from tests.testing.factories import SEED_000, inference_recipe, store_run, training_recipe, training_run, write_recipe, write_yaml
+from validator.boards.split import read_boards
 from validator.boards.build import GitStamp, build, wanted_quality
 from validator.cli import main
 from validator.engine import analyse
@@ -134,7 +135,9 @@ def test_orv_wanted_says_a_quality_status_in_plain_words(registry: Path, capsys:
 
 @pytest.fixture(scope="module")
 def repository_boards() -> dict[str, Any]:
-    return json.loads((REPO / "boards" / "boards.json").read_text(encoding="utf-8"))
+    document = read_boards(str(REPO))  # the committed boards, assembled from boards/index.json and boards/models/
+    assert document is not None
+    return document
 
 
 @pytest.fixture(scope="module")

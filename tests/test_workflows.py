@@ -180,7 +180,7 @@ def test_the_boards_workflow_regenerates_and_commits_on_main_only() -> None:
     job = document["jobs"]["boards"]  # the other job publishes the site (tests/test_site.py)
     assert job["permissions"] == {"contents": "write"}
     runs = "\n".join(step.get("run", "") for step in job["steps"])
-    assert "orv\" boards" in runs and "git add boards/boards.json" in runs
+    assert "orv\" boards" in runs and "git add -A -- boards/" in runs
     assert "--require-hashes" in runs
     checkout = job["steps"][0]
     assert checkout["with"]["persist-credentials"] is False  # the token reaches git only for the push

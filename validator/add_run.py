@@ -182,7 +182,7 @@ def _add_run(request: AddRunRequest, outcome: Outcome) -> StoredRun:
         for text in converted.notes:
             outcome.note(f"note: {text}")
         recomputed = recompute(converted.document, meta)
-        stored = store_run_document(request.root, converted.document)
+        stored = store_run_document(request.root, converted.document, request.file)
         stated = {k: {n: x for n, x in v.items() if not (x == 1 and n in SIZE_ONE_BY_DEFAULT)}
                   for k, v in converted.document.items() if k in ("layout", "serving")}
         measured_at = converted.document.get("measured_at")

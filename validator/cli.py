@@ -41,7 +41,7 @@ _OUTPUTS = click.option("--github-output", "outputs_file", type=click.Path(dir_o
                         help="Append name=value outputs (errors, warnings, tiers of new entries) to FILE, e.g. "
                              "$GITHUB_OUTPUT.")
 _BOARDS = click.option("--boards", "with_boards", is_flag=True,
-                       help="Also compare boards/boards.json with a fresh regeneration (ORV7xx). Main's business: "
+                       help="Also compare boards/ with a fresh regeneration (ORV7xx). Main's business: "
                             "the boards workflow runs it; a contributor's branch never needs it.")
 _DISPLAY = (
     click.option("--severity", "least", type=click.Choice(["error", "warning", "notice"]), default="notice",
@@ -569,19 +569,24 @@ def explain_cmd(code: str) -> None:
 
 @cli.command("boards")
 @click.option("--check", "check_only", is_flag=True,
-              help="Write nothing; exit 1 if boards/boards.json or boards/keys.json differs from a fresh regeneration.")
+              help="Write nothing; exit 1 if a boards file or boards/keys.json differs from a fresh regeneration.")
+@click.option("--combined", "combined", type=click.Path(dir_okay=False), default=None, metavar="OUT",
+              help="Regenerate nothing: write the committed boards assembled into one document (seed 004's "
+                   "one-file shape) to OUT.")
 @click.option("--root", type=click.Path(file_okay=False, exists=True), default=None,
               help="Registry root (default: found from the current folder).")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
               help="Processes for loading files (default: usable cores).")
 @click.option("--cache/--no-cache", default=True, show_default=True,
               help="Reuse `orv check`'s results for files git reports unchanged (kept in the .git folder).")
-def boards_cmd(check_only: bool, root: str | None, jobs: int | None, cache: bool) -> None:
-    """Regenerate boards/boards.json (tiers derived from the evidence on record) and boards/keys.json
-    (each file's relation keys, for pull-request checks on a fresh runner), or --check them."""
-    from validator.atomic import transaction, write_atomic
+def boards_cmd(check_only: bool, combined: str | None, root: str | None, jobs: int | None, cache: bool) -> None:
+    """Regenerate the boards (boards/index.json and one file per model under boards/models/, tiers derived
+    from the evidence on record) and boards/keys.json (each file's relation keys, for pull-request checks
+    on a fresh runner), or --check them, or write them --combined into one file."""
+    from validator.atomic import remove, transaction, write_atomic
     from validator.boards.keyfile import fresh_keys
-    from validator.boards.regenerate import first_difference, read_committed, regenerate
+    from validator.boards.regenerate import first_difference, read_committed, regenerate_files
+    from validator.boards.split import committed_files
     from validator.engine import analyse, find_root
     from validator.errors import HistoryError
     from validator.git import WHOLE_CHECKOUT, refuse_sparse
@@ -589,32 +594,39 @@ def boards_cmd(check_only: bool, root: str | None, jobs: int | None, cache: bool
     from validator.registry import BOARDS_PATH, KEYS_PATH
 
     root = os.path.abspath(root) if root else find_root(".")
+    if combined is not None:
+        _write_combined(root, combined)
+        return
     refuse_sparse(root, "`orv boards`", "The boards are main's: a branch never regenerates them (ORV609); "
                   f"to build them anyway, first: {WHOLE_CHECKOUT}.")
     # the same loading as `orv check`, and of the registry checks only those a tier reads (physics)
     with _progress("orv boards: loading") as show:
         analysis = analyse(root, jobs=jobs or default_jobs(), cache=cache, for_tiers=True, progress=show)
     try:
-        fresh = {BOARDS_PATH: regenerate(analysis), KEYS_PATH: fresh_keys(analysis.snapshot)}
+        fresh = regenerate_files(analysis)
     except HistoryError as exc:
         click.echo(f"orv: {exc.message}\n    hint: {exc.hint}", err=True)
         sys.exit(EXIT_USAGE)
-    committed = {path: read_committed(root, path) for path in fresh}
+    fresh[KEYS_PATH] = fresh_keys(analysis.snapshot)
+    committed = committed_files(root)
+    committed_keys = read_committed(root, KEYS_PATH)
+    if committed_keys is not None:
+        committed[KEYS_PATH] = committed_keys
+    leftover = sorted(set(committed) - set(fresh))  # a model no longer on the boards, the old one-file boards
+    changed = sorted(path for path, data in fresh.items() if committed.get(path) != data)
     if check_only:
-        stale = False
-        for path, data in fresh.items():
-            if committed[path] is None:
+        for path in changed:
+            if path not in committed:
                 click.echo(f"{path} is missing; run `orv boards`")
-                stale = True
                 continue
-            diff = first_difference(committed[path], data)
-            if diff is not None:
-                click.echo(f"{path}:{diff[0]}: out of date (committed `{diff[1]}`, regenerated `{diff[2]}`); "
-                           "run `orv boards`")
-                stale = True
-            else:
-                click.echo(f"{path} is up to date")
-        if stale:
+            diff = first_difference(committed[path], fresh[path])
+            assert diff is not None
+            click.echo(f"{path}:{diff[0]}: out of date (committed `{diff[1]}`, regenerated `{diff[2]}`); "
+                       "run `orv boards`")
+        for path in leftover:
+            click.echo(f"{path} is left over (no model on the boards writes it); run `orv boards`")
+        click.echo(f"{len(fresh) - len(changed)} of {len(fresh)} generated files up to date")
+        if changed or leftover:
             sys.exit(EXIT_FINDINGS)
         return
     left_off = sum(1 for entry in analysis.snapshot.recipes if entry.recipe is None)
@@ -624,20 +636,48 @@ def boards_cmd(check_only: bool, root: str | None, jobs: int | None, cache: bool
     if not analysis.snapshot.catalog_ok:
         click.echo("orv: note: the catalog has errors (`orv check` lists them); the boards show what loaded",
                    err=True)
-    said = []
-    with transaction(root):  # both files land together; writers of the registry take turns (docs/durability.md)
-        for path, data in fresh.items():
-            changed = read_committed(root, path) != data
-            if changed:
-                write_atomic(os.path.join(root, path), data)
-            said.append(f"{path} {'written' if changed else 'unchanged'}")
+    # every file lands together; writers of the registry take turns (docs/durability.md). The index goes
+    # last and left-over files are removed after it, for a reader without the lock
+    with transaction(root):
+        for path in sorted(changed, key=lambda p: p in (BOARDS_PATH, KEYS_PATH)):
+            write_atomic(os.path.join(root, path), fresh[path])
+        for path in leftover:
+            remove(os.path.join(root, path))
+    said = [f"{path} {'written' if path in changed else 'unchanged'}" for path in (BOARDS_PATH, KEYS_PATH)]
+    models = [path for path in fresh if path not in (BOARDS_PATH, KEYS_PATH)]
+    written = sum(1 for path in models if path in changed)
+    said.append(f"boards/models/: {written} written, {len(models) - written} unchanged, {len(leftover)} removed")
     click.echo("\n".join(said))  # once they are in place: a refused write says only that
+
+
+def _write_combined(root: str, out: str) -> None:
+    """`orv boards --combined OUT`: the committed boards as one document, written atomically."""
+    from validator.atomic import environment_problem, write_atomic
+    from validator.boards.build import render
+    from validator.boards.split import BoardsUnreadable, read_boards
+
+    try:
+        document = read_boards(root)
+    except BoardsUnreadable as exc:
+        click.echo(f"orv: cannot read the boards: {exc}\n    hint: run `orv boards` to regenerate them", err=True)
+        sys.exit(EXIT_FINDINGS)
+    if document is None:
+        click.echo("orv: the registry has no boards yet\n    hint: run `orv boards` first", err=True)
+        sys.exit(EXIT_FINDINGS)
+    try:
+        write_atomic(os.path.abspath(out), render(document))
+    except OSError as exc:
+        click.echo(environment_problem(exc) or f"orv: cannot write {out}: {exc}", err=True)
+        sys.exit(EXIT_FINDINGS)
+    click.echo(f"{out}: the boards of {len(document['models'])} trained model(s), "
+               f"{sum(len(rows) for rows in document['boards'].values())} rows, {len(document['runs'])} runs")
 
 
 @cli.command("site")
 @click.argument("directory", type=click.Path(file_okay=False))
 @click.option("--boards", "boards_file", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="The boards document to render (default: boards/boards.json of the registry).")
+              help="A one-file boards document to render (`orv boards --combined`; default: the registry's "
+                   "committed boards, boards/index.json and boards/models/).")
 @click.option("--root", type=click.Path(file_okay=False, exists=True), default=None,
               help="Registry root, for loss curves and catalog order (default: found from the current folder).")
 @click.option("--repo-url", default=None, metavar="URL",
@@ -664,11 +704,18 @@ def site_cmd(directory: str, boards_file: str | None, root: str | None, repo_url
         from validator.engine import find_root
 
         root = find_root(".")
-    path = boards_file or os.path.join(root, "boards", "boards.json")  # type: ignore[arg-type]
+    from validator.boards.split import BoardsUnreadable, read_boards
+
+    path = boards_file or os.path.join(root, "boards")  # type: ignore[arg-type]
     try:
-        with open(path, "rb") as fh:
-            boards = orjson.loads(fh.read())
-    except (OSError, orjson.JSONDecodeError) as exc:
+        if boards_file is not None:
+            with open(boards_file, "rb") as fh:
+                boards = orjson.loads(fh.read())
+        else:
+            boards = read_boards(root)  # type: ignore[arg-type]
+            if boards is None:
+                raise BoardsUnreadable("the registry has no boards/index.json")
+    except (OSError, orjson.JSONDecodeError, BoardsUnreadable) as exc:
         click.echo(f"orv: cannot read {path}: {exc}\n    hint: run `orv boards` first, or pass --boards FILE",
                    err=True)
         sys.exit(EXIT_USAGE)
@@ -702,14 +749,14 @@ def wanted_cmd(kind: str | None, fmt: str, root: str | None) -> None:
     """Where a contribution counts: models and GPUs with no training recipe yet, T2 recipes waiting for an
     independent reproduction, recipes waiting for quality evidence — each with the command that starts it.
 
-    The same lists as boards/boards.json's `wanted` object (docs/boards.md), from the registry as it is now.
+    The same lists as boards' `wanted` object (docs/boards.md), from the registry as it is now.
     """
     from validator.engine import analyse, find_root
     from validator.git import WHOLE_CHECKOUT, refuse_sparse
     from validator.report import wanted
 
     root = os.path.abspath(root) if root else find_root(".")
-    refuse_sparse(root, "`orv wanted`", "Its lists are also the `wanted` object of main's boards/boards.json "
+    refuse_sparse(root, "`orv wanted`", "Its lists are also the `wanted` object of main's published boards "
                   f"(docs/boards.md); or first: {WHOLE_CHECKOUT}.")
     with _progress("orv wanted: loading", fmt=fmt) as show:
         document = wanted.document_for(analyse(root, progress=show))
@@ -766,7 +813,7 @@ def _run_import(command: str, file: str, root: str | None, report_path: str | No
 # the first period ("e.g."), mid-parenthesis.
 SUMMARIES = {
     "add-run": "Store a tool's output as a run file; record it in a recipe",
-    "boards": "Regenerate boards/boards.json and boards/keys.json",
+    "boards": "Regenerate boards/: an index, a file per model, keys.json",
     "catalog": "Add a model to the catalog from its config.json",
     "check": "Check the registry and report findings",
     "explain": "Print the documentation of a check code, or of all",

@@ -35,7 +35,7 @@ WHEN = {
     "run-file": "on each run file, while its bytes are read",
     "registry": "on the whole registry",
     "pr": "on pull requests: `orv check --base REF`",
-    "boards": "by `orv check` and `orv boards --check`, against boards/boards.json",
+    "boards": "by `orv check` and `orv boards --check`, against the committed boards/ files",
 }
 
 

@@ -30,9 +30,12 @@ CATALOG_FILES = {
     "catalog/workloads.yaml": "catalog-workloads",
     "catalog/starting-points.yaml": "catalog-starting-points",
 }
-BOARDS_PATH = "boards/boards.json"
+BOARDS_PATH = "boards/index.json"  # the boards' index; each model's part in BOARDS_MODELS_DIR (boards/split.py)
+BOARDS_MODELS_DIR = "boards/models"
+LEGACY_BOARDS_PATH = "boards/boards.json"  # the one-file boards before the split; `orv boards` removes it
 KEYS_PATH = "boards/keys.json"  # each file's relation keys, published with the boards (boards/keyfile.py)
-GENERATED_FILES = (BOARDS_PATH, KEYS_PATH)  # written by `orv boards` on main, never by hand
+GENERATED_FILES = (BOARDS_PATH, LEGACY_BOARDS_PATH, KEYS_PATH)  # written by `orv boards` on main, never by hand
+_BOARDS_MODEL_PATH = re.compile(r"^boards/models/[^/]+\.json$")
 SIGNERS_PATH = "measurers/allowed_signers"  # OpenSSH allowed_signers: the registered measurers (signing.py)
 # What the pull-request gate checks out of the registry (non-cone sparse-checkout patterns, also the
 # contributor's cheap clone): everything else a check reads, orv checks out itself (git.materialize).
@@ -45,12 +48,25 @@ _SIGNATURE_PATH = re.compile(r"^runs/([0-9a-f]{2})/([0-9a-f]{64})\.json\.sig$")
 LOADABLE = ("recipe-training", "recipe-inference", "run")
 
 
+def filed_model(rel: str) -> str | None:
+    """The model folder a recipe path is filed under (recipes/<kind>/<model-id>/…), None for other paths."""
+    m = _RECIPE_PATH.match(rel)
+    return m.group(2) if m else None
+
+
+def is_generated(rel: str) -> bool:
+    """Is this a file `orv boards` writes (the boards' index and model parts, the old one-file boards, the keys)?"""
+    return rel in GENERATED_FILES or _BOARDS_MODEL_PATH.match(rel) is not None
+
+
 def classify(rel: str) -> str | None:
     """The document kind a path holds by its place in the layout, or None if it has no place."""
     if rel in CATALOG_FILES:
         return CATALOG_FILES[rel]
-    if rel == BOARDS_PATH:
+    if rel == BOARDS_PATH or rel == LEGACY_BOARDS_PATH:
         return "boards"
+    if _BOARDS_MODEL_PATH.match(rel):
+        return "boards-model"
     if rel == KEYS_PATH:
         return "boards-keys"
     if rel == SIGNERS_PATH:

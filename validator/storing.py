@@ -25,6 +25,7 @@ from validator.load.documents import (
     parse_json,
 )
 from validator.load.pipeline import validate_run_data
+from validator.run_budget import over_budget
 from validator.science.throughput import relative_gap
 
 
@@ -35,11 +36,15 @@ class StoredRun:
     created: bool
 
 
-def store_run_document(root: str, document: Any) -> StoredRun:
-    """Canonicalise an already-validated run document and store it under its content address."""
+def store_run_document(root: str, document: Any, source: str | None = None) -> StoredRun:
+    """Canonicalise an already-validated run document and store it under its content address; refused
+    (ORV211, naming `source`, the file given to add-run) when it is over its kind's budget."""
     raw = canonical_bytes(document)
     digest = content_address(raw)
     rel = run_path(digest)
+    over = over_budget(document.get("kind") if isinstance(document, dict) else None, len(raw))
+    if over is not None:
+        raise AddRunError(Result((Diagnostic("ORV211", Severity.ERROR, source or rel, 1, 1, *over),)))
     full = os.path.join(root, rel)
     materialize(root, [rel])  # a sparse checkout shows it if git has it, and keeps it once written
     if os.path.lexists(full):
@@ -69,7 +74,7 @@ def add_run(root: str, raw: bytes, source_name: str = "-") -> StoredRun:
         diags = tuple(Diagnostic(i.code, Severity.ERROR, source_name, *doc.locate(i.path), i.message, i.hint)
                       for i in issues)
         raise AddRunError(Result(diags))
-    return store_run_document(root, data)
+    return store_run_document(root, data, source_name)
 
 
 # The comment `orv new` writes above `measured:`: when it chose the date (today) by default, the first

@@ -11,9 +11,8 @@ import yaml
 
 from tests.testing.git import commit_all, git
 from tests.testing.registry import make_registry, write
-from validator.boards.regenerate import regenerate
+from validator.boards.regenerate import regenerate_files
 from validator.engine import analyse
-from validator.registry import BOARDS_PATH
 from validator.storing import store_run_document
 
 TOKENS_PER_STEP = 128 * 8192  # the SFT workload: global batch 128 rows of 8,192 tokens
@@ -168,7 +167,8 @@ def run_path(digest: str) -> str:
 
 def registry_repo(tmp_path: Path, boards: bool = False) -> Path:
     """A registry on `main` with one recipe backed by one run, and a contributor branch `pr` off it;
-    with boards=True main also has its generated boards/boards.json, as the boards workflow leaves it."""
+    with boards=True main also has its generated boards (boards/index.json, boards/models/), as the boards
+    workflow leaves them."""
     repo = make_registry(tmp_path / "repo")
     git(repo, "init", "-q", "-b", "main")
     digest = add_training_run(repo, 1480.4)
@@ -183,8 +183,9 @@ def registry_repo(tmp_path: Path, boards: bool = False) -> Path:
 
 
 def commit_boards(repo: Path) -> None:
-    """Generate boards/boards.json for the committed data and commit it on its own (docs/boards.md)."""
-    write(repo, BOARDS_PATH, regenerate(analyse(str(repo))).decode("utf-8"))
+    """Generate the boards for the committed data and commit them on their own (docs/boards.md)."""
+    for path, data in regenerate_files(analyse(str(repo))).items():
+        write(repo, path, data.decode("utf-8"))
     commit_all(repo, "boards")
 
 

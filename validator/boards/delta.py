@@ -1,7 +1,9 @@
 """How a pull request moves the boards: two boards documents (merge base and pull request) and the rows that differ.
 
-The base document is the merge base's committed boards/boards.json (the boards workflow keeps it
-fresh on main), so a pull request's summary costs no second check. The head document is that same
+The base document is the merge base's committed boards (the boards workflow keeps them fresh on
+main), so a pull request's summary costs no second check. Only the parts of the models the pull
+request touches are read (boards/split.py): the rows, ranks and frontiers a change can move are
+all within its models, so both documents hold just those models' rows. The head document is that same
 file with the rows of the recipe files the pull request changed rebuilt by `board_document` from
 the checked snapshot (in pull-request mode, only the change's neighbourhood is loaded), and the ranks
 of the model-GPU groups those rows enter or leave recomputed: work proportional to the change, and
@@ -29,39 +31,50 @@ from validator.boards.frontier import patched
 from validator.diagnostics import Diagnostic
 from validator.evaluation import Evaluation
 from validator.pr.change import Change
-from validator.registry import BOARDS_PATH, Snapshot
+from validator.boards.split import BoardsUnreadable, read_document
+from validator.registry import BOARDS_PATH, Snapshot, filed_model
 from validator.tiers import derive
 
-NO_BASE_BOARDS = (f"the merge base has no readable {BOARDS_PATH}, so board changes are not shown; "
-                  "run `orv boards` on the base branch and commit it (docs/boards.md)")
+NO_BASE_BOARDS = (f"the merge base has no readable boards ({BOARDS_PATH} and the model files it lists), so board "
+                  "changes are not shown; run `orv boards` on the base branch and commit boards/ (docs/boards.md)")
 
 def board_document(snapshot: Snapshot, diagnostics: Iterable[Diagnostic]) -> dict[str, Any]:
     """The boards document `orv boards` would write for this snapshot (without the git stamp)."""
     return build(snapshot, derive(snapshot, tuple(diagnostics)), GitStamp())
 
 
-def committed_base_boards(change: Change) -> Optional[Mapping[str, Any]]:
-    """The merge base's committed boards document; None when it has none or it cannot be read."""
-    raw = change.base.read(BOARDS_PATH)
-    if not raw:
-        return None
+def committed_base_boards(change: Change, models: Optional[Iterable[str]] = None) -> Optional[Mapping[str, Any]]:
+    """The merge base's committed boards document (with `models`, only those models' parts, read from git
+    objects); None when it has none or they cannot be read."""
     try:
-        document = orjson.loads(raw)  # ~4x json.loads: a large registry's boards file is tens of MB
-    except ValueError:  # orjson.JSONDecodeError is one
+        return read_document(change.base.read, models)
+    except BoardsUnreadable:
         return None
-    if isinstance(document, dict) and isinstance(document.get("boards"), dict):
-        return document
-    return None
+
+
+def touched_models(evaluation: Evaluation) -> set[str]:
+    """The models whose rows a pull request can move: those of the recipes it changes (by the folder they are
+    filed in at the base, ORV107, and by their model now) and of the recipes whose run files it changes."""
+    assert evaluation.change is not None
+    changed = {c.path for c in evaluation.change.files}
+    out = {model for model in map(filed_model, changed) if model}
+    digests = {posixpath.basename(p)[:-len(".json")] for p in changed if p.startswith("runs/") and p.endswith(".json")}
+    referenced = evaluation.snapshot.references()
+    changed |= {entry.path for digest in digests for entry in referenced.get(digest, ())}
+    out |= {entry.recipe.model for entry in evaluation.snapshot.recipes if entry.path in changed and entry.recipe}
+    out |= {run.meta.model for digest, run in evaluation.snapshot.runs.items() if digest in digests and run.meta}
+    return out
 
 
 def base_board_document(evaluation: Evaluation) -> Optional[Mapping[str, Any]]:
-    """The merge base's boards: its committed boards/boards.json; when the whole base was already
-    checked (full mode), the document built from it. None when the base has no boards file: the
-    summary says so rather than checking the whole base a second time."""
+    """The merge base's boards: its committed boards (in pull-request mode only the models the pull request
+    touches); when the whole base was already checked (full mode), the document built from it. None when the base
+    has no boards: the summary says so rather than checking the whole base a second time."""
     if evaluation.base is not None and not evaluation.partial:
         return board_document(evaluation.base.snapshot, evaluation.base.diagnostics)
     assert evaluation.change is not None
-    return committed_base_boards(evaluation.change)
+    # pull-request mode patches only the touched models' rows; a whole check builds every row of the head
+    return committed_base_boards(evaluation.change, touched_models(evaluation) if evaluation.partial else None)
 
 
 def board_document_for(evaluation: Evaluation, base: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -95,8 +108,13 @@ def board_document_for(evaluation: Evaluation, base: Mapping[str, Any]) -> Mappi
     base_wanted = base.get("wanted") if isinstance(base.get("wanted"), Mapping) else {}
     quality = [item for item in _rows(base_wanted.get("quality")) if item.get("recipe") not in changed_ids]
     quality += [item for item in fresh["wanted"]["quality"] if item.get("recipe") in changed_ids]
+    # the base holds only the touched models' rows: any other catalog model keeps its base standing
+    touched = touched_models(evaluation)
+    base_wanting = {item.get("model") for item in _rows(base_wanted.get("models"))}
+    trained = {row.get("model") for row in boards["training"]}
+    trained |= {m for m in evaluation.snapshot.catalog.models if m not in touched and m not in base_wanting}
     wanted = {  # what the boards would list after the merge (build.py `_wanted`), from the patched rows
-        "models": wanted_models(evaluation.snapshot.catalog, (row.get("model") for row in boards["training"])),
+        "models": wanted_models(evaluation.snapshot.catalog, trained),
         "references": _references(_rows(base_wanted.get("references")), fresh["wanted"]["references"],
                                   changed_ids | {row.get("recipe") for rows in base["boards"].values()
                                                  for row in _rows(rows) if row.get("path") in changed}),

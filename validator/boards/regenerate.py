@@ -1,4 +1,7 @@
-"""How boards/boards.json is regenerated: the git stamp, tiers -> build -> schema check -> bytes, and comparing.
+"""How the boards are regenerated: the git stamp, tiers -> build -> schema check -> bytes, and comparing.
+
+The document is built and checked whole, then stored split (boards/split.py: boards/index.json and
+one file per model under boards/models/).
 
 The only input besides the registry files is git: `updated_at` is the committer time of the
 newest commit touching recipes/, runs/ or catalog/ (docs/boards.md explains why a boards commit
@@ -12,6 +15,7 @@ import os
 from typing import Any, Mapping, Optional
 
 from validator.boards.build import GitStamp, build, duplicate_row, render
+from validator.boards.split import split_files
 from validator.git import newest_commit_touching
 from validator.load import schema as schemas
 from validator.registry import BOARDS_PATH, Analysis
@@ -31,9 +35,15 @@ def git_stamp(root: str) -> GitStamp:
 
 
 def regenerate(analysis: Analysis, stamp: Optional[GitStamp] = None) -> bytes:
-    """The bytes `orv boards` writes for this registry. Raises HistoryError if git cannot be read."""
+    """The boards as one document's bytes (`orv boards --combined`'s form). Raises HistoryError if git cannot be read."""
     document = fresh_document(analysis, stamp if stamp is not None else git_stamp(analysis.snapshot.root))
     return render(document)
+
+
+def regenerate_files(analysis: Analysis, stamp: Optional[GitStamp] = None) -> dict[str, bytes]:
+    """The files `orv boards` writes for the boards: {path: bytes}, the index and one file per model."""
+    document = fresh_document(analysis, stamp if stamp is not None else git_stamp(analysis.snapshot.root))
+    return split_files(document)
 
 
 def fresh_document(analysis: Analysis, stamp: GitStamp) -> dict[str, Any]:
@@ -51,13 +61,13 @@ def fresh_document(analysis: Analysis, stamp: GitStamp) -> dict[str, Any]:
 
 
 def restamped(document: Mapping[str, Any], stamp: GitStamp) -> bytes:
-    """The same boards under another git stamp (the rows do not depend on it), without rebuilding them."""
+    """The same boards' index under another git stamp (the rows, in the model files, do not depend on it)."""
     meta = {**document["meta"], "updated_at": stamp.updated_at, "source_commit": stamp.source_commit}
-    return render({**document, "meta": meta})
+    return split_files({**document, "meta": meta})[BOARDS_PATH]
 
 
 def read_committed(root: str, rel: str = BOARDS_PATH) -> Optional[bytes]:
-    """A generated file's bytes (the boards, or boards/keys.json), or None if absent. A symlink is
+    """A generated file's bytes (the boards' index, or boards/keys.json), or None if absent. A symlink is
     never followed: it reads as empty, so it always differs from a regeneration (and ORV114 reports it)."""
     path = os.path.join(root, rel)
     if os.path.islink(path):
@@ -86,10 +96,8 @@ def _shown(line: bytes) -> str:
     return text if len(text) <= 100 else text[:97] + "..."
 
 
-
-
 def committed_stamp(committed: bytes) -> Optional[GitStamp]:
-    """The stamp a committed boards file carries, or None if it cannot be read."""
+    """The stamp a committed boards index carries, or None if it cannot be read."""
     try:
         meta = json.loads(committed).get("meta", {})
         return GitStamp(meta.get("updated_at"), meta.get("source_commit"))

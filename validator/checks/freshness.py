@@ -1,11 +1,11 @@
-"""ORV7xx: boards/boards.json and boards/keys.json must equal a fresh regeneration (validator/boards/)."""
+"""ORV7xx: the boards (boards/index.json, boards/models/) and boards/keys.json must equal a fresh regeneration
+(validator/boards/)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Iterator, Optional
 
-from validator.boards.build import render
 from validator.boards.keyfile import fresh_keys
 from validator.boards.regenerate import (
     committed_stamp,
@@ -15,24 +15,28 @@ from validator.boards.regenerate import (
     read_committed,
     restamped,
 )
+from validator.boards.split import committed_files, split_files
 from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
 from validator.errors import HistoryError
-from validator.registry import BOARDS_PATH, KEYS_PATH, Analysis
+from validator.registry import BOARDS_PATH, KEYS_PATH, LEGACY_BOARDS_PATH, Analysis
 
 # One wording everywhere (ORV606/ORV609, docs/pull-requests.md, README): the boards are main's
 # business. These checks run only under `orv check --boards`, which main's boards workflow runs.
-BOARDS_HINT = ("on main, run `orv boards` once the data is committed and commit boards/boards.json and "
-               "boards/keys.json on their own (the boards workflow does this after every merge); on a pull "
+BOARDS_HINT = ("on main, run `orv boards` once the data is committed and commit boards/ "
+               "on its own (the boards workflow does this after every merge); on a pull "
                "request branch, leave them as main has them; never edit them by hand (docs/boards.md)")
+
+
+STALE_SHOWN = 20  # ORV701 names at most this many stale files, then says how many more
 
 
 @dataclass(frozen=True)
 class _Comparison:
-    """Committed boards vs a regeneration, computed once per analysis for ORV701 and ORV702."""
+    """Committed boards vs a regeneration, file by file, computed once per analysis for ORV701 and ORV702."""
 
-    problem: Optional[Finding] = None  # cannot compare / missing file
-    rows_differ: Optional[tuple[int, str, str]] = None  # first difference beyond the git stamp
+    problem: Optional[Finding] = None  # cannot compare / not generated yet
+    stale: tuple[Finding, ...] = ()  # one per file that differs beyond the index's git stamp
     stamp_behind: Optional[tuple[str, str]] = None  # (committed source_commit, fresh one)
 
 
@@ -43,43 +47,68 @@ def compare(analysis: Analysis) -> _Comparison:
 
 def _compare(analysis: Analysis) -> _Comparison:
     root = analysis.snapshot.root
-    committed = read_committed(root)
-    if committed is None:
+    committed = committed_files(root)
+    if not committed:
         if analysis.snapshot.recipes:
-            return _Comparison(Finding(BOARDS_PATH, "boards/boards.json has not been generated yet",
+            return _Comparison(Finding(BOARDS_PATH, f"{BOARDS_PATH} has not been generated yet",
                                        BOARDS_HINT, line=1, col=1,
                                        severity=Severity.WARNING))
         return _Comparison()
     try:
         stamp = git_stamp(root)
         document = fresh_document(analysis, stamp)  # built and validated once, whatever the outcome
-        fresh = render(document)
+        fresh = split_files(document)
     except HistoryError as exc:
         return _Comparison(Finding(BOARDS_PATH, f"cannot regenerate the boards to compare: {exc.message}",
                                    exc.hint, line=1, col=1))
-    if committed == fresh:
+    differing = sorted(path for path in set(committed) | set(fresh) if committed.get(path) != fresh.get(path))
+    if not differing:
         return _Comparison()
-    # Committing data and its boards together stamps the boards with the previous data commit
+    # Committing data and its boards together stamps the index with the previous data commit
     # (a commit cannot name itself). Same rows under an older stamp is ORV702, not ORV701.
-    old_stamp = committed_stamp(committed)
-    if old_stamp is not None and old_stamp != stamp and committed == restamped(document, old_stamp):
-        return _Comparison(stamp_behind=(str(old_stamp.source_commit), str(stamp.source_commit)))
-    return _Comparison(rows_differ=first_difference(committed, fresh))
+    if differing == [BOARDS_PATH]:
+        old_stamp = committed_stamp(committed[BOARDS_PATH])
+        if old_stamp is not None and old_stamp != stamp and committed[BOARDS_PATH] == restamped(document, old_stamp):
+            return _Comparison(stamp_behind=(str(old_stamp.source_commit), str(stamp.source_commit)))
+    findings = [_stale(path, committed.get(path), fresh.get(path)) for path in differing[:STALE_SHOWN]]
+    if len(differing) > STALE_SHOWN:
+        more = len(differing) - STALE_SHOWN
+        findings.append(Finding(BOARDS_PATH, f"{more} more generated boards file(s) differ from a fresh regeneration",
+                                BOARDS_HINT, line=1, col=1))
+    return _Comparison(stale=tuple(findings))
+
+
+def _stale(path: str, committed: Optional[bytes], fresh: Optional[bytes]) -> Finding:
+    """ORV701's finding for one generated boards file that differs from its regeneration."""
+    if fresh is None:
+        what = ("is the one-file boards this orv no longer writes" if path == LEGACY_BOARDS_PATH
+                else "names no model on the boards any more (left over)")
+        return Finding(path, f"{path} {what}; `orv boards` removes it", BOARDS_HINT, line=1, col=1)
+    if committed is None:
+        return Finding(path, f"{path} is missing: a fresh regeneration writes it", BOARDS_HINT, line=1, col=1)
+    difference = first_difference(committed, fresh)
+    assert difference is not None
+    line, old, new = difference
+    return Finding(path, f"{path} differs from a fresh regeneration at line {line}: "
+                         f"committed `{old}`, regenerated `{new}`", BOARDS_HINT, line=line, col=1)
 
 
 @check("ORV701", Severity.ERROR, "boards out of date", scope="boards")
 def boards_out_of_date(analysis: Analysis) -> Iterator[Finding]:
-    """boards/boards.json differs from a fresh regeneration.
+    """A generated boards file differs from a fresh regeneration.
 
     The boards are generated by `orv boards` from the recipes, run files and catalog; they are
-    never edited by hand. The finding points at the first line that differs. Stale boards are
+    never edited by hand. They are stored split: boards/index.json and one file per model under
+    boards/models/ (docs/boards.md). Each file is compared on its own: a finding names each file that
+    differs, at its first differing line; a model file that is missing, or left over for a model no
+    longer on the boards, or the old one-file boards/boards.json, is stale too. Stale boards are
     main's business: this check runs only with `orv check --boards` (main's boards workflow runs
     it after regenerating), never in a contributor's plain `orv check` or with `--base`. On main:
-    run `orv boards` and commit boards/boards.json on its own. On a pull request branch: leave the
-    file as main has it (a pull request that changes it is ORV609). `orv boards --check` runs the
-    same comparison and exits 1 when the file is stale.
+    run `orv boards` and commit boards/ on its own. On a pull request branch: leave the
+    files as main has them (a pull request that changes them is ORV609). `orv boards --check` runs the
+    same comparison and exits 1 when a file is stale.
 
-    A registry that has recipes but no boards/boards.json yet gets this code as a warning: not
+    A registry that has recipes but no boards at all yet gets this code as a warning: not
     publishing boards is allowed (a fork, a scratch registry), publishing stale ones is not.
     It is an error when git history cannot be read (a shallow clone): the comparison cannot be
     made, so it fails closed; fetch the full history.
@@ -87,22 +116,17 @@ def boards_out_of_date(analysis: Analysis) -> Iterator[Finding]:
     result = compare(analysis)
     if result.problem is not None:
         yield result.problem
-    elif result.rows_differ is not None:
-        line, old, new = result.rows_differ
-        yield Finding(BOARDS_PATH,
-                      f"boards/boards.json differs from a fresh regeneration at line {line}: "
-                      f"committed `{old}`, regenerated `{new}`",
-                      BOARDS_HINT, line=line, col=1)
+    yield from result.stale
 
 
 @check("ORV702", Severity.WARNING, "boards stamped with an older data commit", scope="boards")
 def boards_stamp_behind(analysis: Analysis) -> Iterator[Finding]:
-    """boards/boards.json has every row right but names an older commit as its source.
+    """boards/index.json has every row right but names an older commit as its source.
 
     This is what committing data and its regenerated boards in one commit gives: the boards can
-    only name the data commit before it (`meta.source_commit`, `meta.updated_at`). Nothing a reader
-    sees is wrong, so it is a warning; run `orv boards` after the commit (the workflow on main
-    does) to refresh the stamp.
+    only name the data commit before it (`meta.source_commit`, `meta.updated_at`, kept in the index).
+    Nothing a reader sees is wrong, so it is a warning; run `orv boards` after the commit (the workflow
+    on main does) to refresh the stamp.
     """
     result = compare(analysis)
     if result.stamp_behind is not None:

@@ -13,6 +13,7 @@ from validator.hashing import canonical_bytes, content_address, run_path
 from validator.models import InferenceRecipe
 from validator.registry import Catalog, RecipeEntry, RunFile, Snapshot, misplaced_run
 from validator.relations import raw_references
+from validator.run_budget import over_budget
 from validator.science.throughput import relative_gap
 
 E = Severity.ERROR
@@ -118,6 +119,23 @@ def _offset_location(raw: bytes, offset: int) -> tuple[int, int]:
 def _snippet(raw: bytes, offset: int) -> str:
     piece = raw[offset:offset + 12]
     return repr(piece.decode("utf-8", errors="replace")) if piece else "end of file"
+
+
+@check("ORV211", E, "run file over its kind's size budget", scope="run-file")
+def within_budget(run: RunFile, catalog: Catalog) -> Iterator[Finding]:
+    """
+    A run file is larger than its kind allows: 4 MiB for training, 2 MiB for inference, 8 MiB for
+    quality (docs/limits.md, "Run-file budgets"; validator/run_budget.py). Run files are append-only,
+    so every clone and every fresh runner carries each one forever; a run file holds what
+    recomputation reads (the samples) and no more. Each budget is several times what an honest run of
+    its kind measures (bench/run_sizes.py: a 10,000-iteration Megatron-LM log, a 1,000-request sweep
+    point, a full gsm8k evaluation). `orv add-run` refuses such a file before storing it; the hint says
+    how to split the measurement.
+    """
+    kind = run.doc.data.get("kind") if isinstance(run.doc.data, dict) else None
+    found = over_budget(kind, len(run.raw))
+    if found is not None:
+        yield Finding(run.path, found[0], found[1], line=1, col=1)
 
 
 @check("ORV208", E, "run summary disagrees with its raw samples", scope="run-file")

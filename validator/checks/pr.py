@@ -14,10 +14,10 @@ from validator.git import ADDED, DELETED, MODE_SUBMODULE, MODE_SYMLINK, FileChan
 from validator.load.documents import decode_utf8, parse_yaml
 from validator.pr.change import Change
 from validator.registry import (
-    GENERATED_FILES,
     REGISTRY_DIRS,
     SIGNERS_PATH,
     classify,
+    is_generated,
     run_digest_from_path,
 )
 from validator.signing import keys_by_principal, parse_signers
@@ -316,13 +316,13 @@ def outside_contributions_need_review(change: Change) -> Iterator[Finding]:
 
     Contributors: keep recipes and run files in a pull request of their own. A change to the
     validator, the schemas or the workflows means this check ran the pull request's own version of
-    them. The generated boards/boards.json and boards/keys.json are not this check's: changing
+    them. The generated boards/ files (the index, the model files, keys.json) are not this check's: changing
     them is an error (ORV609). A
     `.pre-commit-config.yaml` configures a contributor's own hooks and is not reported.
     """
     for c in change.files:
         top = c.path.split("/", 1)[0]
-        if (top in CONTRIBUTION_DIRS or c.path in (SIGNERS_PATH, *GENERATED_FILES, *TOOL_CONFIG_FILES)
+        if (top in CONTRIBUTION_DIRS or c.path in (SIGNERS_PATH, *TOOL_CONFIG_FILES) or is_generated(c.path)
                 or _layout_problem(change, c) is not None):
             continue  # recipes and runs are what the gate judges; ORV604, ORV607 and ORV609 judge the rest
         message, hint = _review_reason(c, change.base_ref)
@@ -345,7 +345,8 @@ def _review_reason(c: FileChange, base_ref: str) -> tuple[str, str]:
 @check("ORV609", E, "boards file changed by a pull request", scope="pr")
 def boards_are_mains_business(change: Change) -> Iterator[Finding]:
     """
-    A pull request adds, edits or deletes boards/boards.json or boards/keys.json. The boards are
+    A pull request adds, edits or deletes a generated file: boards/index.json, a model's file under
+    boards/models/, the old boards/boards.json, or boards/keys.json. The boards are
     what the public leaderboard shows, and the key file tells the gate which files a change can
     affect; both are generated: main's boards workflow regenerates them from the merged recipes
     and run files after every merge. A hand-edited boards file (a tier raised from T0 to T3, a rank
@@ -357,7 +358,7 @@ def boards_are_mains_business(change: Change) -> Iterator[Finding]:
     branch is never needed; plain `orv check` does not compare the boards.
     """
     for c in change.files:
-        if c.path not in GENERATED_FILES:
+        if not is_generated(c.path):
             continue
         undo = f"git checkout {change.base_ref} -- {c.path}" if c.present_at_base else f"git rm {c.path}"
         yield Finding(c.path, f"this pull request {_verb(c)} {c.path}, which main's boards workflow "

@@ -107,7 +107,7 @@ def build(root: str, path: str, recipe_path: str | None, flags: Mapping[str, Any
 def add(root: str, path: str, recipe_path: str | None, flags: Mapping[str, Any],
         reference_for: str | None) -> tuple[StoredRun, list[str]]:
     document, notes = build(root, path, recipe_path, flags, reference_for)
-    stored = store_run_document(root, document)
+    stored = store_run_document(root, document, path)
     if reference_for:
         set_reference(root, reference_for, {t: f"sha256:{stored.digest}" for t in document["tasks"]})
         notes.append(f"{MODELS_PATH}: {reference_for}.quality_reference now names this run for "

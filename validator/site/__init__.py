@@ -1,4 +1,5 @@
-"""The boards as a static website: boards/boards.json in, a folder of self-contained HTML pages out.
+"""The boards as a static website: the boards document in (read_boards assembles boards/index.json and
+boards/models/), a folder of self-contained HTML pages out.
 
 `render_site` is a pure function (boards document + optional registry context -> {relative path:
 bytes}); `write_site` puts the result in place atomically; `collect_context` reads what boards.json

@@ -1,0 +1,77 @@
+"""The README's clone-and-gate table, from bench/clone-results.json and bench/shard-<N>k-results.json.
+
+    python bench/clone_table.py [--new bench/clone-results-sparse-preview.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def size(n: int) -> str:
+    return f"{n / 2**20:,.1f} MiB" if n >= 2**20 else f"{n / 2**10:,.0f} KiB"
+
+
+def gate_cell(row: dict | None) -> str:
+    if not row:
+        return "—"
+    if "refused" in row:
+        return f"{size(row['bytes'])}; orv refused: {row['refused'][:80]}"
+    return (f"{size(row['bytes'])}; {row['checkout_s']:.1f} + {row['orv_s']:.1f} = **{row['total_s']:.1f} s** "
+            f"({row['outputs'].get('errors', '?')} errors)")
+
+
+def clone_table(results: dict, new: dict | None = None) -> str:
+    """One row per size; the new workflow's gate from `new` (another results file) when given."""
+    lines = ["| run files (recipes, commits; packed) | full clone | blobless clone | blobless sparse clone "
+             "| gate, old workflow: bytes; checkout + orv = total | gate, new workflow | contributor: sparse clone "
+             "+ `orv check --base origin/main` |",
+             "|---|---|---|---|---|---|---|"]
+    for key in sorted((k for k in results if k.isdigit()), key=int):
+        r = results[key]
+        t = r["transfer"]
+        c = r["contributor"]
+        lines.append(
+            f"| {r['run_files']:,} ({r['recipes']:,}, {r['commits']:,}; {size(r['pack_bytes'])}) "
+            + "".join(f"| {size(t[k]['bytes'])}, {t[k]['s']:.1f} s " for k in ("full", "blobless", "blobless_sparse"))
+            + f"| {gate_cell(r['gate'].get('old'))} "
+            + f"| {gate_cell((new or results).get(key, {}).get('gate', {}).get('new'))} "
+            + f"| {size(c['bytes'] + c['check_bytes'])}; {c['s']:.1f} + {c['orv_s']:.1f} s |")
+    return "\n".join(lines)
+
+
+def shard_table(result: dict) -> str:
+    rows = [s for s in result["steps"] if "n" in s]
+    single = next((s for s in result["steps"] if s.get("step") == "check"), None)
+    lines = [f"`orv check --shard K/N` at {result['run_files']:,} run files ({result['recipes']:,} recipes); shards "
+             "run one after another on this 2-core host:", "",
+             "| shards | slowest shard (wall) | sum of shards (wall / CPU) | merge-results | one `orv check -j1` |",
+             "|---|---|---|---|---|"]
+    for s in rows:
+        lines.append(f"| {s['n']} | {s['slowest_shard_wall_s']:.0f} s | {s['shards_wall_sum_s']:.0f} s / "
+                     f"{s['shards_cpu_s']:.0f} s | {s['merge_wall_s']:.1f} s | "
+                     f"{single['wall_s'] if single else s['check_wall_s']:.0f} s |")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--new", type=Path, default=None,
+                        help="take the new workflow's gate from this results file (e.g. measured with --orv)")
+    args = parser.parse_args()
+    clone = HERE / "clone-results.json"
+    if clone.exists():
+        new = json.loads(args.new.read_text()) if args.new else None
+        print(clone_table(json.loads(clone.read_text()), new))
+    for shard in sorted(HERE.glob("shard-*k-results.json"), key=lambda p: int(p.name.split("-")[1][:-1])):
+        print()
+        print(shard_table(json.loads(shard.read_text())))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

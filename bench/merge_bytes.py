@@ -1,0 +1,297 @@
+"""The bytes a one-recipe merge adds to git history in the generated files, one-file boards vs split boards.
+
+For each N it generates a registry with bench/generate.py's writers (every file real orv input), its
+recipes spread over many models as a public registry's are: N // 25 models (half training, half
+inference), recipe counts by Zipf's law (weight 1/rank), so the largest model holds about 1/H(M) of
+the recipes. It commits the data and `orv boards`' output, then merges one more training recipe into
+(a) the largest model and (b) a median one, and regenerates, as main's boards workflow does.
+
+The generated files of the two states (before and after the merge) are committed into two small
+repositories, one per layout, and measured:
+
+- one-file: boards/boards.json (`orv boards --combined`, byte for byte what orv wrote before the split)
+  and boards/keys.json;
+- split: boards/index.json, boards/models/<model>.json, and boards/keys.json (kept whole: see the
+  keys figures);
+
+and for each, the bytes the merge commit adds:
+
+- `loose`: the new objects as `git commit` writes them (zlib, `%(objectsize:disk)` of loose objects):
+  what a merge costs a clone that fetches it without deltas, and the disk of a repository never packed;
+- `packed`: the growth of the packs after `git gc` (pack bytes with both commits minus with the first):
+  what history keeps once git delta-compresses it. With git's default delta window (10 objects) the new
+  version of a model file is often compared with other, similar model files rather than its own previous
+  version, so `packed_aggressive` (`git gc --aggressive`, window 250, as a host's periodic repack may
+  do) is measured too.
+
+Usage: python -m bench.merge_bytes --n 1000 --n 10000 [--save]   (results: bench/merge-bytes-results.json)
+100,000 recipes (about 7 GB of run files and an hour of `orv boards` on this host) is extrapolated
+from the measured per-recipe and per-model figures, and the results say so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from bench.generate import GIT, GIT_ENV, REPO, RUNS_PER_RECIPE, git, inference, training
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "merge-bytes-results.json"
+RECIPES_PER_MODEL = 25
+STAMP = "merge-bytes 2"  # the registry; the measurement around it may change freely
+
+
+def model_ids(n: int) -> tuple[list[str], list[str]]:
+    """The training and inference model ids of a registry of n recipes, most recipes first."""
+    half = max(1, n // RECIPES_PER_MODEL // 2)
+    return [f"bench-t{i:04d}" for i in range(half)], [f"bench-i{i:04d}" for i in range(half)]
+
+
+def zipf_pick(rng: random.Random, models: list[str]) -> str:
+    weights = [1 / (rank + 1) for rank in range(len(models))]
+    return rng.choices(models, weights=weights)[0]
+
+
+def add_models(root: Path, trained: list[str], served: list[str]) -> None:
+    """Catalog entries for the bench models: copies of the base catalog's qwen3.8-27b and glm-5.3-flash."""
+    path = root / "catalog" / "models.yaml"
+    catalog = yaml.safe_load(path.read_text())
+    for ids, like in ((trained, "qwen3.8-27b"), (served, "glm-5.3-flash")):
+        for model in ids:
+            catalog["models"][model] = {**catalog["models"][like], "name": model.upper()}
+    path.write_text(yaml.safe_dump(catalog, sort_keys=False))
+
+
+def orv(root: Path, *args: str) -> str:
+    done = subprocess.run([sys.executable, "-m", "validator", *args, "--root", str(root)], cwd=REPO,
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"orv {' '.join(args)} failed:\n{done.stdout}{done.stderr}")
+    return done.stdout
+
+
+def build(root: Path, n: int, seed: int = 20261205) -> tuple[list[str], dict[str, int]]:
+    """The registry of n recipes with its boards committed; returns the training models and the recipe counts."""
+    trained, served = model_ids(n)
+    marker = root / ".generated"
+    stamp = f"{STAMP} {n} {seed}\n"
+    counts: dict[str, int] = {}
+    pick = random.Random(seed)
+    assignment = []
+    for i in range(n):
+        model = zipf_pick(pick, trained if i % 2 == 0 else served)
+        counts[model] = counts.get(model, 0) + 1
+        assignment.append(model)
+    if marker.exists() and marker.read_text() == stamp:
+        git(root, "reset", "-q", "--hard", "bench-base")  # as built, whatever an interrupted run left
+        git(root, "clean", "-qfd")
+        return trained, counts
+    if root.exists():
+        shutil.rmtree(root)
+    shutil.copytree(REPO / "tests" / "cases" / "_base" / "catalog", root / "catalog")
+    add_models(root, trained, served)
+    for i, model in enumerate(assignment):
+        rng = random.Random(seed * 1_000_003 + i)
+        (training if i % 2 == 0 else inference)(root, i, rng, rng.choice(RUNS_PER_RECIPE), model=model)
+    (root / ".gitignore").write_text(".generated\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "data")
+    orv(root, "boards")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "boards")
+    git(root, "tag", "bench-base")
+    marker.write_text(stamp)
+    return trained, counts
+
+
+def generated(root: Path) -> dict[str, dict[str, bytes]]:
+    """The generated files of the registry as it is, in both layouts: {layout: {path: bytes}}."""
+    boards = root / "boards"
+    split = {str(p.relative_to(root)): p.read_bytes() for p in sorted(boards.rglob("*.json"))}
+    with tempfile.TemporaryDirectory() as tmp:
+        combined = Path(tmp) / "boards.json"
+        orv(root, "boards", "--combined", str(combined))
+        one_file = {"boards/boards.json": combined.read_bytes(), "boards/keys.json": split["boards/keys.json"]}
+    return {"one-file": one_file, "split": split}
+
+
+def merge_once(root: Path, model: str, i: int) -> dict[str, dict[str, bytes]]:
+    """Merge one more training recipe for `model`, regenerate the boards; the generated files after it.
+    The registry is put back as it was (git reset) afterwards."""
+    rng = random.Random(i)
+    training(root, i, rng, 1, model=model)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", f"one recipe for {model}")
+    orv(root, "boards")
+    after = generated(root)
+    git(root, "reset", "-q", "--hard", "HEAD~1")
+    git(root, "clean", "-qfd")
+    return after
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run([*GIT, *args], cwd=repo, check=True, capture_output=True, text=True,
+                          env={**os.environ, **GIT_ENV}).stdout
+
+
+def _write_tree(repo: Path, files: dict[str, bytes]) -> None:
+    for old in repo.glob("boards"):
+        shutil.rmtree(old)
+    for rel, data in files.items():
+        path = repo / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+
+
+def _size_pack(repo: Path, *options: str) -> int:
+    """Bytes of the repository's packs after `git gc` (every object packed; deltas found by git's defaults, or
+    with `--aggressive`'s wider search)."""
+    _git(repo, "gc", "-q", "--prune=now", *options)
+    return sum(p.stat().st_size for p in (repo / ".git" / "objects" / "pack").glob("*.pack"))
+
+
+def _packed_growth(before: dict[str, bytes], after: dict[str, bytes], *gc: str) -> int:
+    """How much `git gc` (with these options) packs grow with the commit from `before` to `after`, in a
+    repository of its own (a pack made by one gc mode is never reused by the other)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        repo = Path(tmp)
+        _git(repo, "init", "-q", "-b", "main")
+        _write_tree(repo, before)
+        _git(repo, "add", "-A")
+        _git(repo, "commit", "-q", "-m", "before")
+        packed_before = _size_pack(repo, *gc)
+        _write_tree(repo, after)
+        _git(repo, "add", "-A")
+        _git(repo, "commit", "-q", "-m", "after")
+        return _size_pack(repo, *gc) - packed_before
+
+
+def history_bytes(before: dict[str, bytes], after: dict[str, bytes]) -> dict[str, Any]:
+    """The bytes one commit from `before` to `after` adds to a repository holding only these files."""
+    with tempfile.TemporaryDirectory() as tmp:
+        repo = Path(tmp)
+        _git(repo, "init", "-q", "-b", "main")
+        _write_tree(repo, before)
+        _git(repo, "add", "-A")
+        _git(repo, "commit", "-q", "-m", "before")
+        _write_tree(repo, after)
+        _git(repo, "add", "-A")
+        _git(repo, "commit", "-q", "-m", "after")
+        new = _git(repo, "rev-list", "--objects", "HEAD~1..HEAD").split()
+        objects = [word for word in new if len(word) == 40]
+        batch = subprocess.run([*GIT, "cat-file", "--batch-check=%(objecttype) %(objectsize:disk)"], cwd=repo,
+                               input="\n".join(objects) + "\n", capture_output=True, text=True, check=True).stdout
+        loose = {"blob": 0, "tree": 0, "commit": 0}
+        for line in batch.splitlines():
+            kind, size = line.split()
+            loose[kind] += int(size)
+    changed = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
+    by_kind = {"index": 0, "model files": 0, "keys.json": 0, "boards.json": 0}
+    for path in changed:
+        if path in after:  # zlib of git's "blob <size>\0" + the bytes, at zlib's default level
+            data = after[path]
+            kind = ("model files" if path.startswith("boards/models/") else "keys.json" if path.endswith("keys.json")
+                    else "index" if path.endswith("index.json") else "boards.json")
+            by_kind[kind] += len(zlib.compress(b"blob %d\0" % len(data) + data))
+    return {"files_rewritten": len(changed), "bytes_rewritten": sum(len(after.get(p, b"")) for p in changed),
+            "loose": loose["blob"] + loose["tree"], "loose_blobs": loose["blob"], "loose_trees": loose["tree"],
+            "loose_blobs_by_file": by_kind, "packed": _packed_growth(before, after),
+            "packed_aggressive": _packed_growth(before, after, "--aggressive")}
+
+
+def measure(n: int, out: Path) -> dict[str, Any]:
+    started = time.monotonic()
+    root = out / f"merge-registry-{n}"
+    trained, counts = build(root, n)
+    sizes = sorted(((counts.get(m, 0), m) for m in trained), reverse=True)
+    largest = sizes[0][1]
+    median = sizes[len(sizes) // 2][1]
+    before = generated(root)
+    result: dict[str, Any] = {
+        "recipes": n, "models": len(trained) * 2, "largest_model_recipes": sizes[0][0],
+        "median_model_recipes": sizes[len(sizes) // 2][0],
+        "sizes": {layout: {"files": len(files), "bytes": sum(map(len, files.values())),
+                           "largest_file": max(map(len, files.values()))} for layout, files in before.items()},
+        "keys_json_bytes": len(before["split"]["boards/keys.json"]),
+        "merge": {},
+    }
+    for label, model in (("largest model", largest), ("median model", median)):
+        after = merge_once(root, model, 10_000_000 + n)
+        result["merge"][label] = {
+            "model": model, "recipes": counts.get(model, 0),
+            **{layout: history_bytes(before[layout], after[layout]) for layout in before},
+            "keys.json alone": history_bytes({"boards/keys.json": before["split"]["boards/keys.json"]},
+                                             {"boards/keys.json": after["split"]["boards/keys.json"]}),
+        }
+    result["seconds"] = round(time.monotonic() - started, 1)
+    return result
+
+
+def extrapolate(results: list[dict[str, Any]], n: int) -> dict[str, Any]:
+    """The loose bytes at n recipes, from the largest measured registry, part by part, each scaled by what it
+    grows with: the one-file boards.json and keys.json with the recipes; a model's file with that model's
+    recipes (the largest model: about 1/H(M/2) of its kind's recipes by Zipf's law; the median: constant);
+    the index and the boards/models tree with the models (N // 25). All parts are git's loose objects
+    (`%(objectsize:disk)`), the model file's share taken from its zlib size. Packed growth is not extrapolated."""
+    base = max(results, key=lambda r: r["recipes"])
+    scale = n / base["recipes"]
+
+    def harmonic(m: int) -> float:
+        return sum(1 / k for k in range(1, m + 1))
+
+    half = base["models"] // 2
+    largest_growth = scale * harmonic(half) / harmonic(int(half * scale))
+    out: dict[str, Any] = {"recipes": n, "extrapolated_from": base["recipes"], "models": int(base["models"] * scale),
+                           "merge": {}}
+    for label, measured in base["merge"].items():
+        one, split, keys = measured["one-file"], measured["split"], measured["keys.json alone"]
+        boards_file = one["loose"] - keys["loose"]
+        split_boards = split["loose"] - keys["loose"]
+        model_file = split["loose_blobs_by_file"]["model files"]
+        growth = largest_growth if label == "largest model" else 1.0
+        out["merge"][label] = {
+            "boards.json (one file)": int(boards_file * scale),
+            "boards/ split (index, model file, trees)": int(model_file * growth + (split_boards - model_file) * scale),
+            "keys.json (whole, both layouts)": int(keys["loose"] * scale),
+            "keys.json size": int(measured["keys.json alone"]["bytes_rewritten"] * scale),
+        }
+    out["note"] = ("extrapolated from the measured parts, not measured; loose objects only: packed (delta-compressed) "
+                   "growth depends on git's delta search and is not extrapolated")
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, action="append", help="recipes (repeatable; default 1000 and 10000)")
+    parser.add_argument("--out", type=Path, default=HERE / "out")
+    parser.add_argument("--save", action="store_true", help=f"write {RESULTS.name}")
+    args = parser.parse_args()
+    results = []
+    for n in args.n or [1000, 10000]:
+        result = measure(n, args.out)
+        print(json.dumps(result, indent=2), flush=True)
+        results.append(result)
+    document = {"command": "python -m bench.merge_bytes " + " ".join(f"--n {r['recipes']}" for r in results),
+                "measured": results, "extrapolated": [extrapolate(results, 100_000)]}
+    if args.save:
+        RESULTS.write_text(json.dumps(document, indent=2) + "\n")
+    print(json.dumps(document["extrapolated"], indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,201 @@
+"""The boards stored split (validator/boards/split.py): boards/index.json plus one file per model.
+
+What must hold: the files assemble into exactly the one-file document `orv boards` used to write
+(the readers' contract: the site, seed 004's shape, the summary's base lookup); a one-recipe change
+rewrites its model's file and the index only; each file is checked on its own (ORV701), including a
+file left over for a model no longer on the boards and the old one-file boards/boards.json.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.testing.factories import inference_recipe, training_recipe, write_recipe
+from tests.testing.git import commit_all, git, git_init
+from tests.testing.registry import make_registry
+from validator.boards.build import GitStamp, build, render
+from validator.boards.regenerate import regenerate
+from validator.boards.split import (
+    BoardsUnreadable,
+    assemble,
+    committed_files,
+    model_path,
+    read_boards,
+    read_document,
+    split,
+    split_files,
+)
+from validator.cli import main
+from validator.engine import Config, analyse, run
+from validator.tiers import derive
+
+REPO = Path(__file__).resolve().parent.parent
+INDEX = "boards/index.json"
+
+
+def orv(*args: str) -> int:
+    return main(list(args))
+
+
+def _document(root: Path) -> dict:
+    analysis = analyse(str(root))
+    return build(analysis.snapshot, derive(analysis.snapshot, analysis.diagnostics), GitStamp("2026-01-01", "ab" * 20))
+
+
+def _registry(tmp_path: Path) -> Path:
+    root = make_registry(tmp_path / "repo")
+    git_init(root)
+    write_recipe(root, training_recipe("b200-pp4", 4011.4, gpu="b200"))
+    write_recipe(root, training_recipe("h200-a", 2000.0, gpu="h200", model="qwen3.5-122b-a10b",
+                                       count=8, layout={"tp": 1, "pp": 1, "dp": 8}))
+    write_recipe(root, inference_recipe("claim"))
+    commit_all(root, "data", "2026-10-18T09:30:00+02:00")
+    assert orv("boards", "--root", str(root)) == 0
+    commit_all(root, "boards", "2026-10-18T10:00:00+00:00")
+    return root
+
+
+def test_split_and_assemble_are_inverses_on_the_repository() -> None:
+    document = _document(REPO)
+    files = split(document)
+    index = files.pop(INDEX)
+    assert render(assemble(index, files.values())) == render(document)
+    # each model's rows are in its own file and nowhere else
+    for path, part in files.items():
+        assert path == model_path(part["model"])
+        assert {row["model"] for rows in part["boards"].values() for row in rows} <= {part["model"]}
+        assert {run["model"] for run in part["runs"]} <= {part["model"]}
+
+
+def test_combined_is_the_one_file_document_byte_for_byte(tmp_path: Path) -> None:
+    root = _registry(tmp_path)
+    out = tmp_path / "combined.json"
+    assert orv("boards", "--combined", str(out), "--root", str(root)) == 0
+    assert out.read_bytes() == regenerate(analyse(str(root)))
+    assert json.loads(out.read_bytes())["meta"]["source_commit"] == git(root, "rev-parse", "HEAD~1")
+
+
+def test_a_one_recipe_change_rewrites_its_model_file_and_the_index_only(tmp_path: Path) -> None:
+    root = _registry(tmp_path)
+    before = committed_files(str(root))
+    write_recipe(root, training_recipe("b200-pp8", 3000.0, gpu="b200"))
+    commit_all(root, "one recipe", "2026-10-19T09:30:00+00:00")
+    assert orv("boards", "--root", str(root)) == 0
+    after = committed_files(str(root))
+    changed = sorted(path for path in set(before) | set(after) if before.get(path) != after.get(path))
+    assert changed == [INDEX, "boards/models/qwen3.8-27b.json"]
+    assert orv("boards", "--check", "--root", str(root)) == 0
+
+
+def test_reading_some_models_reads_only_their_rows(tmp_path: Path) -> None:
+    root = _registry(tmp_path)
+    whole = read_boards(str(root))
+    assert whole is not None
+    assert {r["model"] for r in whole["boards"]["training"]} == {"qwen3.8-27b", "qwen3.5-122b-a10b"}
+    read: list[str] = []
+
+    def reader(rel: str) -> bytes | None:
+        read.append(rel)
+        path = root / rel
+        return path.read_bytes() if path.exists() else None
+
+    part = read_document(reader, ["qwen3.5-122b-a10b", "not-a-model"])
+    assert part is not None and [r["recipe"] for r in part["boards"]["training"]] == ["h200-a"]
+    assert part["wanted"]["models"] == whole["wanted"]["models"]  # global lists come whole from the index
+    assert read == [INDEX, "boards/models/qwen3.5-122b-a10b.json"]  # no other model's file is opened
+
+
+def test_a_model_gone_from_the_boards_loses_its_file(tmp_path: Path) -> None:
+    root = _registry(tmp_path)
+    gone = root / "boards/models/qwen3.5-122b-a10b.json"
+    assert gone.is_file()
+    git(root, "rm", "-q", "recipes/training/qwen3.5-122b-a10b/h200-a.yaml")
+    commit_all(root, "remove", "2026-10-19T09:30:00+00:00")
+    assert orv("boards", "--check", "--root", str(root)) == 1
+    assert orv("boards", "--root", str(root)) == 0
+    assert not gone.exists()
+    assert orv("boards", "--check", "--root", str(root)) == 0
+
+
+def test_a_left_over_or_copied_model_file_is_stale(tmp_path: Path) -> None:
+    """The forgery: a model's file copied under another model's name (every figure kept). It assembles into
+    nothing (the index does not list it), but it is a published file no regeneration writes: ORV701."""
+    root = _registry(tmp_path)
+    shutil.copy(root / "boards/models/qwen3.8-27b.json", root / "boards/models/qwen3-32b.json")
+    findings = [(d.code, d.path) for d in run(Config(root=str(root))).diagnostics]
+    assert findings == [("ORV701", "boards/models/qwen3-32b.json")]
+    assert orv("boards", "--root", str(root)) == 0
+    assert not (root / "boards/models/qwen3-32b.json").exists()
+
+
+def test_an_index_that_hides_a_model_is_stale_and_a_missing_part_is_unreadable(tmp_path: Path) -> None:
+    root = _registry(tmp_path)
+    index_path = root / INDEX
+    index = json.loads(index_path.read_text())
+    index["model_files"].remove("qwen3.5-122b-a10b")  # its rows would silently vanish from the site
+    index_path.write_text(json.dumps(index, indent=2, sort_keys=True) + "\n")
+    assert [(d.code, d.path) for d in run(Config(root=str(root))).diagnostics] == [("ORV701", INDEX)]
+    assert orv("boards", "--root", str(root)) == 0
+    (root / "boards/models/qwen3.8-27b.json").unlink()
+    with pytest.raises(BoardsUnreadable, match="missing"):
+        read_boards(str(root))
+    assert [(d.code, d.path) for d in run(Config(root=str(root))).diagnostics] == [
+        ("ORV701", "boards/models/qwen3.8-27b.json")]
+
+
+def test_the_old_one_file_boards_are_migrated(tmp_path: Path) -> None:
+    root = _registry(tmp_path)
+    old = root / "boards/boards.json"
+    old.write_bytes(regenerate(analyse(str(root))))
+    assert [(d.code, d.path) for d in run(Config(root=str(root))).diagnostics] == [("ORV701", "boards/boards.json")]
+    assert orv("boards", "--root", str(root)) == 0
+    assert not old.exists()
+    # a registry with only the old file is still read whole (a merge base from before the split)
+    for path in split_files(_document(root)):
+        (root / path).unlink()
+    old.write_bytes(regenerate(analyse(str(root))))
+    assert read_boards(str(root)) == json.loads(old.read_bytes())
+
+
+def test_the_site_renders_the_split_boards(tmp_path: Path) -> None:
+    root = _registry(tmp_path)
+    site = tmp_path / "site"
+    done = subprocess.run([str(Path(__import__("sys").executable)), "-m", "validator", "site", str(site),
+                           "--root", str(root)], cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "h200-a" in (site / "index.html").read_text()
+
+
+def test_a_model_id_that_is_no_file_name_gets_a_portable_name_inside_boards_models() -> None:
+    assert model_path("qwen3.8-27b") == "boards/models/qwen3.8-27b.json"
+    for odd in ("../escape", "a/b", "Upper Case", ""):
+        path = model_path(odd)
+        name = path.rsplit("/", 1)[1]
+        assert path.startswith("boards/models/_") and "/" not in name[:-5] and name[1:-5].isalnum()
+
+
+@pytest.mark.parametrize("damage", [
+    lambda part: part["boards"].update(training=5),
+    lambda part: part["runs"].append({"no": "hash"}),
+    lambda part: part["wanted"].pop("quality"),
+    lambda part: part.update(model="another"),
+])
+def test_a_damaged_model_file_is_unreadable_never_a_crash(tmp_path: Path, damage: Any,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    root = _registry(tmp_path)
+    path = root / "boards/models/qwen3.8-27b.json"
+    part = json.loads(path.read_text())
+    damage(part)
+    path.write_text(json.dumps(part))
+    with pytest.raises(BoardsUnreadable, match="qwen3.8-27b"):
+        read_boards(str(root))
+    assert orv("site", str(tmp_path / "site"), "--root", str(root)) == 2
+    assert orv("boards", "--combined", str(tmp_path / "c.json"), "--root", str(root)) == 1
+    err = capsys.readouterr().err
+    assert "is not the boards part of model" in err and "Traceback" not in err

@@ -1,0 +1,241 @@
+"""The boards on disk: a small index plus one file per model, so a merge rewrites only what it changed.
+
+One boards document (build.py) is what every reader works with; on disk it is stored split:
+
+- boards/index.json: `format`, `meta` (the git stamp, counts, tiers, rounding), `wanted.models`
+  (catalog models with no training recipe: bounded by the catalog) and `model_files` (the ids of
+  the models that have a file);
+- boards/models/<model-id>.json: everything keyed by that model: its rows of each board, its
+  `models` entry, its `frontiers` groups, its `runs`, and its items of `wanted.references`,
+  `wanted.reproductions` and `wanted.quality`.
+
+A merge that adds one recipe rewrites its model's file and the index (whose stamp and counts move
+with every data commit), nothing else; bench/merge_bytes.py measures the bytes that adds to git
+history. `split` and `assemble` are inverses: every list of the document is sorted by model first,
+or is re-sorted here by the document's own key (runs by digest, wanted items by kind and recipe),
+so `render(assemble(split(d)))` is `render(d)` byte for byte (tests/test_boards.py holds it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from typing import Any, Callable, Iterable, Mapping, Optional
+
+import orjson
+
+from validator.boards.build import render
+from validator.registry import BOARDS_MODELS_DIR, BOARDS_PATH, LEGACY_BOARDS_PATH
+
+FORMAT = 1
+BOARD_NAMES = ("measured", "claimed", "training")
+_SAFE_ID = re.compile(r"^[a-z0-9]+([.-][a-z0-9]+)*$")  # common.schema.json's catalogId: a safe file name
+
+Reader = Callable[[str], Optional[bytes]]  # registry-relative path -> bytes, None when absent
+
+
+class BoardsUnreadable(Exception):
+    """The committed boards cannot be assembled: a malformed index or a listed model file missing or malformed."""
+
+
+def model_path(model: str) -> str:
+    """The file a model's part of the boards lives in. Model ids are catalog ids (schema-checked), so the
+    id is the name; anything else gets a name by hash, never a path outside boards/models/."""
+    name = model if _SAFE_ID.match(model) else "_" + hashlib.sha256(model.encode()).hexdigest()[:16]
+    return f"{BOARDS_MODELS_DIR}/{name}.json"
+
+
+def _empty_part(model: str) -> dict[str, Any]:
+    return {"model": model, "boards": {name: [] for name in BOARD_NAMES}, "models": [], "frontiers": [],
+            "runs": [], "wanted": {"references": [], "reproductions": [], "quality": []}}
+
+
+def split(document: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """The document as files: {path: part}, the index at BOARDS_PATH, one part per model."""
+    parts: dict[str, dict[str, Any]] = {}
+
+    def part(model: str) -> dict[str, Any]:
+        return parts.setdefault(model, _empty_part(model))
+
+    owner: dict[tuple[str, str], str] = {}  # (kind, recipe id) -> model, for the wanted items
+    for name in BOARD_NAMES:
+        kind = "training" if name == "training" else "inference"
+        for row in document["boards"].get(name, ()):
+            part(row["model"])["boards"][name].append(row)
+            owner.setdefault((kind, row["recipe"]), row["model"])
+    for entry in document["models"]:
+        part(entry["model"])["models"].append(entry)
+    for group in document["frontiers"]:
+        part(group["model"])["frontiers"].append(group)
+    for run in document["runs"]:
+        part(run["model"])["runs"].append(run)
+    wanted = document["wanted"]
+    for item in wanted["references"]:  # by model × workload (build.wanted_references)
+        part(item["model"])["wanted"]["references"].append(item)
+    for item in wanted["reproductions"]:
+        part(_owner(owner, item["kind"], item["recipe"]))["wanted"]["reproductions"].append(item)
+    for item in wanted["quality"]:
+        part(_owner(owner, "inference", item["recipe"]))["wanted"]["quality"].append(item)
+    index = {"format": FORMAT, "meta": document["meta"], "wanted": {"models": wanted["models"]},
+             "model_files": sorted(parts)}
+    files = {BOARDS_PATH: index}
+    for model, content in parts.items():
+        files[model_path(model)] = content
+    if len(files) != len(parts) + 1:  # two ids hashed to one name: orv's bug, never written
+        raise RuntimeError("two models' boards would share one file")
+    return files
+
+
+def _owner(owner: Mapping[tuple[str, str], str], kind: str, recipe: str) -> str:
+    model = owner.get((kind, recipe))
+    if model is None:  # every wanted item comes from a row (build._wanted): orv's bug, never written
+        raise RuntimeError(f"wanted item for {kind} recipe {recipe!r} has no row on the boards")
+    return model
+
+
+def split_files(document: Mapping[str, Any]) -> dict[str, bytes]:
+    """The bytes `orv boards` writes: {path: bytes}, each file rendered as the one-file boards were."""
+    return {path: render(content) for path, content in split(document).items()}
+
+
+def assemble(index: Mapping[str, Any], parts: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """The boards document from the index and model parts (all of them: the document `orv boards` built;
+    some of them: that document restricted to those models, as the pull-request summary reads it)."""
+    ordered = sorted(parts, key=lambda p: p["model"])
+    boards = {name: [row for p in ordered for row in p["boards"][name]] for name in BOARD_NAMES}
+    wanted = {
+        "models": index["wanted"]["models"],
+        "references": [item for p in ordered for item in p["wanted"]["references"]],
+        "reproductions": sorted((i for p in ordered for i in p["wanted"]["reproductions"]),
+                                key=lambda item: (item["kind"], item["recipe"])),
+        "quality": sorted((i for p in ordered for i in p["wanted"]["quality"]), key=lambda item: item["recipe"]),
+    }
+    return {
+        "meta": index["meta"],
+        "boards": boards,
+        "models": [entry for p in ordered for entry in p["models"]],
+        "frontiers": [group for p in ordered for group in p["frontiers"]],
+        "runs": sorted((run for p in ordered for run in p["runs"]), key=lambda run: run["content_hash"]),
+        "wanted": wanted,
+    }
+
+
+def read_index(raw: Optional[bytes]) -> Optional[dict[str, Any]]:
+    """The index from its bytes; None when absent. Raises BoardsUnreadable when malformed."""
+    if raw is None:
+        return None
+    try:
+        index = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise BoardsUnreadable(f"{BOARDS_PATH} is not JSON ({exc})") from None
+    if (not isinstance(index, dict) or index.get("format") != FORMAT or not isinstance(index.get("meta"), dict)
+            or not isinstance(index.get("wanted"), dict) or not isinstance(index["wanted"].get("models"), list)
+            or not isinstance(index.get("model_files"), list)
+            or not all(isinstance(m, str) for m in index["model_files"])):
+        raise BoardsUnreadable(f"{BOARDS_PATH} is not a boards index of format {FORMAT}")
+    return index
+
+
+def read_part(read: Reader, model: str) -> Optional[dict[str, Any]]:
+    """One model's part, None when the file is absent. Raises BoardsUnreadable when malformed."""
+    path = model_path(model)
+    raw = read(path)
+    if raw is None:
+        return None
+    try:
+        part = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise BoardsUnreadable(f"{path} is not JSON ({exc})") from None
+    if not _is_part(part, model):
+        raise BoardsUnreadable(f"{path} is not the boards part of model {model!r}")
+    return part
+
+
+def _is_part(part: Any, model: str) -> bool:
+    """Has the part the shape `assemble` reads (the schema checks the assembled document's rows)?"""
+    def rows(value: Any, *keys: str) -> bool:
+        return isinstance(value, list) and all(
+            isinstance(row, dict) and all(isinstance(row.get(key), str) for key in keys) for row in value)
+
+    if not isinstance(part, dict) or set(part) != set(_empty_part(model)) or part["model"] != model:
+        return False
+    boards, wanted = part["boards"], part["wanted"]
+    return (isinstance(boards, dict) and set(boards) == set(BOARD_NAMES) and all(rows(boards[n]) for n in BOARD_NAMES)
+            and rows(part["models"]) and rows(part["frontiers"]) and rows(part["runs"], "content_hash")
+            and isinstance(wanted, dict) and set(wanted) == {"references", "reproductions", "quality"}
+            and rows(wanted["references"], "model") and rows(wanted["reproductions"], "kind", "recipe")
+            and rows(wanted["quality"], "recipe"))
+
+
+def read_document(read: Reader, models: Optional[Iterable[str]] = None) -> Optional[dict[str, Any]]:
+    """The boards document through `read`: every model's part, or only `models`' (those the index lists).
+    A registry with only the old one-file boards/boards.json is read whole. None when neither exists;
+    BoardsUnreadable when the files are malformed or a listed part is missing."""
+    index = read_index(read(BOARDS_PATH))
+    if index is None:
+        return _legacy(read(LEGACY_BOARDS_PATH))
+    listed = index["model_files"]
+    wanted = listed if models is None else sorted(set(models) & set(listed))
+    parts = []
+    for model in wanted:
+        part = read_part(read, model)
+        if part is None:
+            raise BoardsUnreadable(f"{BOARDS_PATH} lists {model_path(model)}, which is missing")
+        parts.append(part)
+    return assemble(index, parts)
+
+
+def _legacy(raw: Optional[bytes]) -> Optional[dict[str, Any]]:
+    if raw is None:
+        return None
+    try:
+        document = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise BoardsUnreadable(f"{LEGACY_BOARDS_PATH} is not JSON ({exc})") from None
+    if not isinstance(document, dict) or not isinstance(document.get("boards"), dict):
+        raise BoardsUnreadable(f"{LEGACY_BOARDS_PATH} is not a boards document")
+    return document
+
+
+def file_reader(root: str) -> Reader:
+    """Read registry files from a working tree; a symlink is never followed (it reads as empty)."""
+    def read(rel: str) -> Optional[bytes]:
+        path = os.path.join(root, rel)
+        if os.path.islink(path):
+            return b""
+        try:
+            with open(path, "rb") as fh:
+                return fh.read()
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return None
+    return read
+
+
+def read_boards(root: str, models: Optional[Iterable[str]] = None) -> Optional[dict[str, Any]]:
+    """The committed boards of the registry at `root` as one document (the readers' contract: the site,
+    seed 004's shape, `orv boards --combined`); with `models`, only those models' rows. None when the
+    registry publishes no boards; BoardsUnreadable when they cannot be assembled."""
+    return read_document(file_reader(root), models)
+
+
+def committed_files(root: str) -> dict[str, bytes]:
+    """Every generated boards file in the working tree: the index, each file under boards/models/ (whatever
+    its name: a file left over for a model no longer on the boards counts) and the old one-file boards."""
+    read = file_reader(root)
+    out = {}
+    for rel in (BOARDS_PATH, LEGACY_BOARDS_PATH):
+        raw = read(rel)
+        if raw is not None:
+            out[rel] = raw
+    folder = os.path.join(root, BOARDS_MODELS_DIR)
+    try:
+        names = sorted(os.listdir(folder))
+    except (FileNotFoundError, NotADirectoryError):
+        names = []
+    for name in names:
+        rel = f"{BOARDS_MODELS_DIR}/{name}"
+        raw = read(rel)
+        if raw is not None:
+            out[rel] = raw
+    return out
