@@ -94,7 +94,11 @@ def test_a_full_check_is_refused_in_a_sparse_checkout_and_says_what_to_run(
     assert "sparse" in err and "only part of the registry" in err and "orv check --base origin/main" in err
     assert "git sparse-checkout disable" in err
     code, _, err = orv(capsys, "boards", "--root", str(clone))  # the boards need every file too
-    assert code == 2 and "sparse" in err
+    assert code == 2 and "`orv boards` needs every file" in err and "a check of the whole registry" not in err
+    assert "a branch never regenerates them" in err
+    code, out, err = orv(capsys, "wanted", "--root", str(clone))  # so does `orv wanted`, named as itself
+    assert code == 2 and out == "" and "`orv wanted` needs every file" in err and "orv check --base" not in err
+    assert "`wanted` object of main's published boards" in err and "git sparse-checkout disable" in err
     # a checkout whose patterns leave nothing out is a whole one
     git(clone, "sparse-checkout", "set", "--no-cone", "/*")
     assert sparse_checkout(str(clone)) is None
@@ -157,6 +161,42 @@ def test_a_contributor_journey_in_a_cheap_clone(origin: Path, tmp_path: Path,
     git(clone, "commit", "-q", "-m", "qwen3.8-27b on 8 H100, Megatron-Core 0.14.0")
     assert findings(capsys, clone) == (0, [])
     assert not (clone / recipe_rel(3)).exists()  # unrelated recipes never arrived
+
+
+def test_add_run_checks_out_the_recipe_the_clone_left_out(origin: Path, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """A second measurer reproducing a recipe on main names it by its path (`orv wanted`'s command): add-run
+    checks it out, as docs/contributing.md says, rather than refusing a path the working tree lacks."""
+    clone = cheap_clone(origin, tmp_path / "clone")
+    shutil.copy(TOOLS / "megatron" / "qwen3-8-27b-tp1-pp4-dp2.log", tmp_path / "train.log")
+    git(clone, "switch", "-q", "-c", "reproduction")
+    assert not (clone / recipe_rel(0)).exists()
+    code, out, err = orv(capsys, "add-run", str(tmp_path / "train.log"), "--root", str(clone), "--from", "megatron",
+                         "--recipe", str(clone / recipe_rel(0)), "--write-recipe", "--measured-by", "lab-b")
+    assert code == 0, err
+    assert (clone / recipe_rel(0)).is_file() and out.strip() in (clone / recipe_rel(0)).read_text(encoding="utf-8")
+    before = git(clone, "sparse-checkout", "list")
+    code, _, err = orv(capsys, "add-run", str(tmp_path / "train.log"), "--root", str(clone), "--from", "megatron",
+                       "--recipe", str(clone / "recipes/training/qwen3.8-27b/no-such-recipe.yaml"))
+    assert code == 1 and "ORV110" in err and "no-such-recipe.yaml: No such file or directory" in err
+    assert git(clone, "sparse-checkout", "list") == before  # a mistyped path leaves no pattern behind
+
+
+def test_reproduce_reads_a_recipe_the_clone_left_out(origin: Path, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """`orv reproduce` of a recipe on main, in a cheap clone: checked out and printed as in a full clone; a path
+    git does not track is a finding, and adds no sparse pattern."""
+    clone = cheap_clone(origin, tmp_path / "clone")
+    full = full_clone(origin, tmp_path / "full")
+    assert not (clone / recipe_rel(1)).exists()
+    code, out, err = orv(capsys, "reproduce", "--root", str(clone), str(clone / recipe_rel(1)))
+    assert code == 0, err
+    code, expected, err = orv(capsys, "reproduce", "--root", str(full), str(full / recipe_rel(1)))
+    assert code == 0, err
+    assert out == expected and "megatron-core" in out
+    before = git(clone, "sparse-checkout", "list")
+    code, _, err = orv(capsys, "reproduce", "--root", str(clone), str(clone / "recipes/training/x/none.yaml"))
+    assert code == 1 and "ORV110" in err and git(clone, "sparse-checkout", "list") == before
 
 
 def test_a_catalog_change_in_a_sparse_checkout_asks_for_the_whole_checkout(
