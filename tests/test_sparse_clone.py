@@ -246,3 +246,85 @@ def test_materialize_takes_a_path_literally_never_as_a_pattern(tmp_path: Path) -
     assert sorted(p.name for p in (clone / "recipes" / "a").iterdir()) == ["[x].yaml", "x*.yaml"]
     assert materialize(str(clone), ["recipes/a/x*.yaml"]) == []  # already there: nothing to add
     assert materialize(str(tmp_path / "origin"), ["recipes/a/xy.yaml"]) == []  # not sparse: nothing to do
+
+
+# --------------------------------------------------------------------------- the gate's tree-less checkout
+
+COUNTING_UPLOAD_PACK = """#!/bin/sh
+echo fetch >> "$0.log"
+exec git-upload-pack "$@"
+"""
+
+
+def treeless_clone(origin: Path, dest: Path) -> Path:
+    """The gate's checkout (pull-request.yml): every commit, no tree and no blob until git needs
+    them, sparse; each request to the remote counted in `fetches(dest)`."""
+    counter = dest.parent / f"{dest.name}-upload-pack"
+    counter.write_text(COUNTING_UPLOAD_PACK, encoding="utf-8")
+    counter.chmod(0o755)
+    dest.mkdir()
+    git(dest, "init", "-q")
+    git(dest, "remote", "add", "origin", origin.as_uri())
+    git(dest, "config", "remote.origin.uploadpack", str(counter))
+    git(dest, "fetch", "-q", "--filter=tree:0", "origin", "+refs/heads/*:refs/remotes/origin/*")
+    git(dest, "sparse-checkout", "set", "--no-cone", *GATE_CHECKOUT)
+    git(dest, "checkout", "-q", "--detach", "origin/pr")
+    return dest
+
+
+def fetches(clone: Path) -> int:
+    log = clone.parent / f"{clone.name}-upload-pack.log"
+    return len(log.read_text(encoding="utf-8").split()) if log.exists() else 0
+
+
+def long_history(origin: Path, commits: int) -> None:
+    """`commits` more merges' worth of history on main, each touching runs/ (what a history walk reads)."""
+    for i in range(commits):
+        run = h100_training_run(1500.0 + i)
+        run["software"]["framework"]["version"] = f"0.31.{i}"
+        store_run_document(str(origin), run)
+        commit_all(origin, f"a run, {i}")
+
+
+def test_the_tree_less_gate_judges_a_copied_run_as_a_full_clone_in_a_few_fetches(
+        origin: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A copied run asks which file came first (validator/arrival.py), a walk over every commit's
+    tree. In a tree-less clone git would fetch those trees one commit at a time (a request per
+    commit); fetch_history_trees brings them in one, so the requests do not grow with history."""
+    long_history(origin, 24)
+    assert orv(capsys, "boards", "--root", str(origin))[0] == 0
+    commit_all(origin, "boards and keys")
+    git(origin, "checkout", "-q", "-b", "pr")
+    first = (origin / recipe_rel(1)).read_text(encoding="utf-8").split("sha256:", 1)[1][:64]
+    copied = json.loads((origin / run_path(first)).read_text(encoding="utf-8"))
+    copied["measured_by"] = "lab-z"
+    store_run_document(str(origin), copied)
+    commit_all(origin, "a copied run")
+    git(origin, "checkout", "-q", "main")
+    full = full_clone(origin, tmp_path / "full")
+    git(full, "switch", "-q", "pr")
+    cheap = treeless_clone(origin, tmp_path / "cheap")
+    assert git(cheap, "rev-list", "--objects", "--missing=print", "--filter=tree:1", "origin/main~1").count("?") > 20
+    before = fetches(cheap)
+    code, found = findings(capsys, cheap)
+    assert (code, found) == findings(capsys, full)
+    assert "ORV304" in {line.split()[0] for line in found}, found
+    # the merge base's tree, the files read (two batches at most), the history's trees: not 26 commits' worth
+    assert fetches(cheap) - before <= 6, fetches(cheap) - before
+    assert "?" not in git(cheap, "rev-list", "--objects", "--missing=print", "--filter=tree:1", "HEAD")
+
+
+def test_a_clean_pull_request_in_a_tree_less_clone_never_fetches_the_history(
+        origin: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """No history walk, no history: the trees of older commits stay on the remote."""
+    long_history(origin, 8)
+    git(origin, "checkout", "-q", "-b", "pr")
+    write(origin, training_recipe_path("qwen-new"),
+          (origin / recipe_rel(2)).read_text(encoding="utf-8").replace("id: qwen-02", "id: qwen-new")
+          .replace("claimed_tokens_per_second_per_gpu: 1420.0", "claimed_tokens_per_second_per_gpu: 1419.0"))
+    commit_all(origin, "a recipe")
+    git(origin, "checkout", "-q", "main")
+    cheap = treeless_clone(origin, tmp_path / "cheap")
+    findings(capsys, cheap)
+    missing = git(cheap, "rev-list", "--objects", "--missing=print", "--filter=tree:1", "HEAD").count("?")
+    assert missing >= 8, missing  # the older commits' trees were never fetched
