@@ -25,6 +25,8 @@ fastest of 3 runs below 100,000 run files and one run at 100,000 (`--repeat`).
 
     python bench/clone.py --runs 1000 10000 100000 --workflow both
     python bench/clone.py --shards 4 8 --shard-runs 100000
+    python bench/clone.py --runs 1000 10000 30000 --workflow new --gate-only --copied-run \
+        --results bench/clone-results-copied.json   # a pull request whose check walks the history
     python bench/clone_table.py   # the README table from bench/clone-results.json
 """
 
@@ -207,9 +209,9 @@ def gate(meter: Meter, steps: list[dict[str, Any]], pr: str, base: str, changed:
     for step in steps:
         ref = base if "base.sha" in str(step.get("ref", "")) else pr
         dest = runner / str(step.get("path", "pull-request"))
-        before, t0 = meter.sent(), time.perf_counter()
+        before, fetched, t0 = meter.sent(), meter.fetches(), time.perf_counter()
         meter.checkout(dest, step, ref, [])  # the workflow as written: orv gets what else it reads
-        row["steps"].append({"path": dest.name, "bytes": meter.sent() - before,
+        row["steps"].append({"path": dest.name, "bytes": meter.sent() - before, "fetches": meter.fetches() - fetched,
                              "s": round(time.perf_counter() - t0, 2)})
     row["checkout_bytes"], row["checkout_s"] = meter.sent(), round(time.perf_counter() - start, 2)
     root = runner / str(next((s.get("path") for s in steps if not s.get("ref")), "pull-request"))
@@ -220,6 +222,8 @@ def gate(meter: Meter, steps: list[dict[str, Any]], pr: str, base: str, changed:
         lines = result.read_text(encoding="utf-8").splitlines() if result.exists() else []
         row["outputs"] = {k: v for k, _, v in (line.partition("=") for line in lines) if k in COUNTS}
     row["bytes"], row["fetches"] = meter.sent(), meter.fetches()  # checkouts and what orv fetched on demand
+    row["orv_bytes"], row["orv_fetches"] = row["bytes"] - row["checkout_bytes"], row["fetches"] - sum(
+        step["fetches"] for step in row["steps"])
     row["total_s"] = round(time.perf_counter() - start, 2)
     shutil.rmtree(runner)
     return row
@@ -235,11 +239,41 @@ def contributor(meter: Meter, pr: str, changed: list[str], sparse: list[str]) ->
     return row
 
 
-def measure(runs: int, workflows: list[str], repeat: int, workflow: Path, orv: str) -> dict[str, Any]:
+def copied_run_pr(remote: Path) -> tuple[str, list[str]]:
+    """Branch `pr-copy`: main plus an existing run's samples stored again under another measurer
+    (ORV304), the pull request whose check asks which run file came first — a walk over history
+    (validator/arrival.py). Written with plumbing and a scratch index: the cached work tree is untouched."""
+    from validator.hashing import canonical_bytes, content_address, run_path
+
+    def git(*args: str, stdin: bytes | None = None, env: dict[str, str] | None = None) -> str:
+        return subprocess.run(["git", *args], cwd=remote, input=stdin, capture_output=True, check=True,
+                              env={**os.environ, **GIT_ENV, **(env or {})}).stdout.decode().strip()
+    first = next(line.split("\t", 1)[1] for line in git("ls-tree", "-r", "main", "--", "runs").splitlines())
+    document = json.loads(git("show", f"main:{first}"))
+    document["measured_by"] = "lab-copy"
+    raw = canonical_bytes(document)
+    rel = run_path(content_address(raw))
+    blob = git("hash-object", "-w", "--stdin", stdin=raw)
+    index = {"GIT_INDEX_FILE": str(remote / ".git" / "orv-bench-copy-index")}
+    git("read-tree", "main", env=index)
+    git("update-index", "--add", "--cacheinfo", f"100644,{blob},{rel}", env=index)
+    tree = git("write-tree", env=index)
+    ident = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.org", "GIT_COMMITTER_NAME": "bench",
+             "GIT_COMMITTER_EMAIL": "bench@example.org", "GIT_AUTHOR_DATE": "2030-01-01T00:00:00Z",
+             "GIT_COMMITTER_DATE": "2030-01-01T00:00:00Z"}
+    commit = git("commit-tree", tree, "-p", "main", "-m", "a copied run", env=ident)
+    git("update-ref", "refs/heads/pr-copy", commit)
+    return commit, [rel]
+
+
+def measure(runs: int, workflows: list[str], repeat: int, workflow: Path, orv: str,
+            gate_only: bool = False, copied: bool = False) -> dict[str, Any]:
     remote = generate_history(runs, orv=None if orv == ORV else orv)
     pr, base = (subprocess.run(["git", "rev-parse", ref], cwd=remote, capture_output=True, text=True,
                                check=True).stdout.strip() for ref in ("pr", "main"))
     changed = (remote / ".git" / "orv-bench-pr").read_text().split()
+    if copied:
+        pr, changed = copied_run_pr(remote)
     new_steps = checkout_steps(workflow)
     sparse = next((patterns(s) for s in new_steps if patterns(s)), SPARSE_DEFAULT)
     pack = sum(p.stat().st_size for p in (remote / ".git" / "objects" / "pack").glob("*.pack"))
@@ -257,7 +291,8 @@ def measure(runs: int, workflows: list[str], repeat: int, workflow: Path, orv: s
     scratch = Path(tempfile.mkdtemp(prefix=f"clone-{runs}-", dir=CACHE))
     try:
         meter = Meter(remote, scratch, orv)
-        out["transfer"] = transfer_rows(meter, pr, changed, sparse, repeat)
+        if not gate_only:
+            out["transfer"] = transfer_rows(meter, pr, changed, sparse, repeat)
         out["gate"] = {}
         for name in workflows:
             steps = OLD_STEPS if name == "old" else new_steps
@@ -269,10 +304,13 @@ def measure(runs: int, workflows: list[str], repeat: int, workflow: Path, orv: s
             if "refused" in out["gate"][name]:
                 print(f"    {name}: orv could not check this checkout: {out['gate'][name]['refused']}", flush=True)
             print(f"    gate {name}: {({k: v for k, v in out['gate'][name].items() if k != 'checkouts'})}", flush=True)
-        out["contributor"] = best(repeat, "s", lambda: contributor(meter, pr, changed, sparse))
-        print(f"    contributor: {out['contributor']}", flush=True)
+        if not gate_only:
+            out["contributor"] = best(repeat, "s", lambda: contributor(meter, pr, changed, sparse))
+            print(f"    contributor: {out['contributor']}", flush=True)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+        if copied:
+            subprocess.run(["git", "update-ref", "-d", "refs/heads/pr-copy"], cwd=remote, check=True)
     return out
 
 
@@ -298,6 +336,10 @@ def main() -> int:
     parser.add_argument("--results", type=Path, default=RESULTS)
     parser.add_argument("--repeat", type=int, default=None,
                         help="runs per row, the fastest kept (default: 3 below 100,000 run files, else 1)")
+    parser.add_argument("--gate-only", action="store_true",
+                        help="only the gate rows (no clone-transfer or contributor rows), into --results")
+    parser.add_argument("--copied-run", action="store_true",
+                        help="the pull request stores an existing run again (ORV304: its check walks the history)")
     parser.add_argument("--shards", type=int, nargs="*", default=[], help="instead: the sharded full check")
     parser.add_argument("--shard-runs", type=int, default=100000)
     args = parser.parse_args()
@@ -313,7 +355,8 @@ def main() -> int:
     for runs in args.runs:
         repeat = args.repeat or (3 if runs < 100_000 else 1)
         results[str(runs)] = measure(runs, ["old", "new"] if args.workflow == "both" else [args.workflow], repeat,
-                                     args.workflow_file, args.orv)
+                                     args.workflow_file, args.orv, args.gate_only, args.copied_run)
+        results[str(runs)]["pull_request"] = "copied run (ORV304)" if args.copied_run else "one recipe"
         results[str(runs)]["repeat"] = repeat
         args.results.write_text(json.dumps(results, indent=1) + "\n")
     return 0

@@ -44,6 +44,40 @@ def clone_table(results: dict, new: dict | None = None) -> str:
     return "\n".join(lines)
 
 
+# The gate's checkout, blobless (filter: blob:none, every commit and tree) against tree-less
+# (filter: tree:0, commits only), on a one-recipe and a copied-run pull request (bench/clone.py
+# --gate-only [--copied-run] [--workflow-file]).
+VARIANTS = (("blobless", "clone-gate-blobless.json", "clone-gate-blobless-copied.json"),
+            ("tree-less", "clone-gate-treeless.json", "clone-gate-treeless-copied.json"))
+
+
+def variant_cell(row: dict | None) -> str:
+    if not row:
+        return "—"
+    steps = row["steps"]
+    return (f"{size(steps[0]['bytes'])} + {size(steps[1]['bytes'])} + {size(row['orv_bytes'])} = "
+            f"**{size(row['bytes'])}**; {row['fetches']} fetches; {row['total_s']:.1f} s "
+            f"({row['outputs'].get('errors', '?')} errors)")
+
+
+def variants_table(results: dict[str, dict]) -> str:
+    """One row per size and pull request; a column per checkout variant (`results`: file name -> results)."""
+    lines = ["| run files (commits) | pull request | "
+             + " | ".join(f"gate, {name}: pull request's checkout + base-rules + orv's fetches = total; requests; wall"
+                          for name, _, _ in VARIANTS) + " |",
+             "|---|---|" + "---|" * len(VARIANTS)]
+    sizes = sorted({k for r in results.values() for k in r if k.isdigit()}, key=int)
+    for key in sizes:
+        for kind, index in (("one recipe", 1), ("copied run (ORV304)", 2)):
+            cells = [results.get(v[index], {}).get(key, {}).get("gate", {}).get("new") for v in VARIANTS]
+            some = next((results[v[index]][key] for v in VARIANTS if key in results.get(v[index], {})), None)
+            if some is None:
+                continue
+            lines.append(f"| {some['run_files']:,} ({some['commits']:,}) | {kind} | "
+                         + " | ".join(variant_cell(c) for c in cells) + " |")
+    return "\n".join(lines)
+
+
 def shard_table(result: dict) -> str:
     rows = [s for s in result["steps"] if "n" in s]
     single = next((s for s in result["steps"] if s.get("step") == "check"), None)
@@ -67,6 +101,11 @@ def main() -> int:
     if clone.exists():
         new = json.loads(args.new.read_text()) if args.new else None
         print(clone_table(json.loads(clone.read_text()), new))
+    variants = {name: json.loads((HERE / name).read_text()) for _, *names in VARIANTS for name in names
+                if (HERE / name).exists()}
+    if variants:
+        print()
+        print(variants_table(variants))
     for shard in sorted(HERE.glob("shard-*k-results.json"), key=lambda p: int(p.name.split("-")[1][:-1])):
         print()
         print(shard_table(json.loads(shard.read_text())))

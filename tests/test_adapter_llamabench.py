@@ -466,6 +466,17 @@ def test_reproduce_prints_the_llama_bench_command(registry: Path, capsys: pytest
     assert any(line.startswith("orv add-run llama-bench.json --from llama-bench --recipe") for line in lines)
 
 
+def test_reproduce_builds_for_the_recipes_device(registry: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A CPU host's recipe is told to build without a GPU backend (a GPU backend's run is refused for it,
+    ORV249); a GPU's recipe is told to add its backend (a CPU-only run is refused for it)."""
+    def build(gpu: str) -> str:
+        recipe = new_recipe(capsys, registry, "llama-bench-tg128", gpu=gpu, rid=f"tiny-on-{gpu}")
+        return next(line for line in reproduce(str(registry), recipe).lines if line.startswith("cmake -S"))
+    on_cpu, on_gpu = build(CPU_HOST), build("rtx-3090")
+    assert "CPU-only build" in on_cpu and "GGML_CUDA" not in on_cpu
+    assert "add your GPU backend: -DGGML_CUDA=ON" in on_gpu and "CPU-only" not in on_gpu
+
+
 # --------------------------------------------------------------------------- any input: a run or a finding
 
 
@@ -552,3 +563,17 @@ def test_a_device_the_catalog_does_not_know_is_a_finding(registry: Path) -> None
     path.write_text(path.read_text(encoding="utf-8").replace("device: cpu", "device: tpu"), encoding="utf-8")
     found = [d for d in errors(registry) if d.path == "catalog/hardware.yaml"]
     assert found and "tpu" in " ".join(d.message for d in found), found
+
+
+def test_orv_wanted_reproduces_a_llama_bench_recipe_with_llama_bench(registry: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """A llama-bench test is its own workload: only llama-bench output reproduces it, so the command `orv wanted`
+    gives for its reproduction reads llama-bench (not a served benchmark's output)."""
+    recipe = new_recipe(capsys, registry, "llama-bench-tg128")
+    code, _, err = add_run(capsys, registry, BOTH_JSON, recipe)
+    assert code == 0, err
+    code, out, err = orv(capsys, "wanted", "--kind", "inference", "--format", "json", "--root", str(registry))
+    assert code == 0, err
+    rel = str(Path(recipe).relative_to(registry))
+    (repro,) = [r for r in json.loads(out)["reproductions"] if r["recipe"] == Path(recipe).stem]
+    assert repro["command"] == f"orv add-run --from llama-bench OUTPUT --recipe {rel} --sign-with KEY"

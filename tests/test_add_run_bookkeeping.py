@@ -144,6 +144,26 @@ def test_write_recipe_needs_a_recipe(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "--write-recipe needs --recipe" in capsys.readouterr().err
 
 
+def test_a_value_the_recipe_given_lacks_is_not_asked_for_as_a_missing_recipe(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An imported training row pins no software: add-run with --recipe must say the recipe lacks it (not
+    "pass --recipe", which was passed); without a recipe it still says to pass one."""
+    root = make_registry(tmp_path / "registry", CASES / "valid-training")
+    recipe = root / VALID_TRAINING_RECIPE.relative_to(CASES / "valid-training")
+    data = yaml.safe_load(recipe.read_text(encoding="utf-8"))
+    data["software"] = {}
+    recipe.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    code = main(["add-run", "--root", str(root), str(MEGATRON), "--recipe", str(recipe), "--no-write-recipe",
+                 "--measured-by", "lab-a"])
+    err = capsys.readouterr().err
+    assert code == 1 and "does not state `software`" in err
+    assert "the recipe given does not state `software` either: add it to the recipe" in err
+    assert "pass --tool-version (the recipe given does not state it either)" in err
+    assert "pass --recipe PATH" not in err
+    code = main(["add-run", "--root", str(root), "--from", "megatron", str(MEGATRON), "--model", "qwen3.8-27b"])
+    assert code == 1 and "pass --recipe PATH to take it from the recipe this run backs" in capsys.readouterr().err
+
+
 def test_megatron_run_fills_an_empty_training_claim_and_names_the_warmup(tmp_path: Path,
                                                                          capsys: pytest.CaptureFixture[str]) -> None:
     root = make_registry(tmp_path / "registry", CASES / "valid-training")

@@ -4,6 +4,8 @@ fetch (on-demand ones included), so the clone figures in the README measure what
 
 from __future__ import annotations
 
+import hashlib
+import json
 import subprocess
 from pathlib import Path
 
@@ -79,3 +81,33 @@ def test_the_old_workflow_is_what_main_had_before_issue_32() -> None:
     pr_step, base_step = clone.OLD_STEPS
     assert pr_step["fetch-depth"] == 0 and "base.sha" in base_step["ref"]
     assert [s.get("path") for s in clone.checkout_steps(clone.WORKFLOW)][:1] == ["pull-request"]
+
+
+def test_the_copied_run_pull_request_stores_an_existing_runs_samples_again_without_touching_the_work_tree(
+        registry: Path) -> None:
+    status = git(registry, "status", "--porcelain")
+    commit, changed = clone.copied_run_pr(registry)
+    try:
+        assert git(registry, "rev-parse", "pr-copy") == commit
+        assert git(registry, "diff", "--name-only", "main", "pr-copy").split() == changed
+        (rel,) = changed
+        raw = subprocess.run(["git", "show", f"pr-copy:{rel}"], cwd=registry, check=True, capture_output=True).stdout
+        assert rel.endswith(f"/{hashlib.sha256(raw).hexdigest()}.json")  # content-addressed, as orv stores it
+        copy = json.loads(raw)
+        originals = [json.loads(git(registry, "show", f"main:{p}")) for p in
+                     git(registry, "ls-tree", "-r", "--name-only", "main", "--", "runs").split()[:1]]
+        assert copy["measured_by"] == "lab-copy" != originals[0]["measured_by"]
+        assert {**copy, "measured_by": originals[0]["measured_by"]} == originals[0]  # the same samples, all of them
+        assert git(registry, "status", "--porcelain") == status  # the cached registry's work tree untouched
+    finally:
+        git(registry, "update-ref", "-d", "refs/heads/pr-copy")
+
+
+def test_the_variants_table_puts_each_checkout_beside_the_other() -> None:
+    from bench.clone_table import VARIANTS, variants_table
+    row = {"steps": [{"bytes": 3 * 2**20}, {"bytes": 2**20}], "orv_bytes": 2**19, "bytes": 4.5 * 2**20,
+           "fetches": 8, "total_s": 2.9, "outputs": {"errors": "0"}}
+    results = {VARIANTS[1][1]: {"10000": {"run_files": 10000, "commits": 322, "gate": {"new": row}}}}
+    table = variants_table(results)
+    expected = "| 10,000 (322) | one recipe | — | 3.0 MiB + 1.0 MiB + 512 KiB = **4.5 MiB**; 8 fetches; 2.9 s (0 errors) |"
+    assert expected in table, table

@@ -153,6 +153,40 @@ def test_add_model_refuses_a_taken_id_and_an_unknown_family(tmp_path: Path, caps
     assert (root / "catalog" / "models.yaml").read_text(encoding="utf-8") == before
 
 
+def test_a_small_model_keeps_three_significant_digits(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Below 1B parameters the entry keeps three significant digits: a tiny model (the llama-bench fixtures'
+    GGUF, 139,584 parameters, counted by llama.cpp as `model_n_params`) is not 0.0B (refused by the schema)
+    and a 135M model is not 0.13B (4% off the count llama.cpp reports). 1B and above: two decimals, as before."""
+    from validator.catalog_tools import billions
+    assert [billions(n) for n in (139_584, 134_515_008, 494_032_768, 8_030_261_248, 671_026_419_712)] == \
+        [0.00014, 0.135, 0.494, 8.03, 671.03]
+    root = make_registry(tmp_path / "registry")
+    tiny = tmp_path / "config.json"  # tests/fixtures/tools/llamabench/make_model.py's shape
+    tiny.write_text(json.dumps({"model_type": "llama", "vocab_size": 512, "hidden_size": 64, "intermediate_size": 128,
+                                "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+                                "tie_word_embeddings": False}), encoding="utf-8")
+    assert main(["catalog", "add-model", "--root", str(root), "--config", str(tiny), "--id", "tinyllama-test"]) == 0
+    assert "0.00014B parameters" in capsys.readouterr().out
+    entry = yaml.safe_load((root / "catalog" / "models.yaml").read_text(encoding="utf-8"))["models"]["tinyllama-test"]
+    assert entry["params_b"] == entry["active_b"] == 0.00014 and "139,584 total" in entry["sources"][-1]
+
+
+def test_add_model_into_a_catalog_the_schema_refuses_is_a_finding(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """The catalog after the append is validated; a refusal names the file and the schema's reason (exit 1),
+    never an internal error."""
+    root = make_registry(tmp_path / "registry")
+    models = root / "catalog" / "models.yaml"
+    models.write_text(models.read_text(encoding="utf-8").replace("layers: 64", "layers: -1", 1), encoding="utf-8")
+    before = models.read_text(encoding="utf-8")
+    assert "layers: -1" in before
+    code = main(["catalog", "add-model", "--root", str(root), "--config", str(CONFIGS / "llama-3.1-8b.json"),
+                 "--id", "llama-3.1-8b"])
+    err = capsys.readouterr().err
+    assert code == 1 and "does not fit the catalog schema" in err and "internal error" not in err
+    assert models.read_text(encoding="utf-8") == before
+
+
 def test_add_model_on_the_registry_catalog_changes_nothing_else(tmp_path: Path) -> None:
     """The registry's own catalog (comments, flow lists, folded notes) keeps every byte; --dry-run writes nothing."""
     root = make_registry(tmp_path / "registry")

@@ -404,6 +404,19 @@ def test_orv606_changes_outside_recipes_and_runs_need_review_but_do_not_fail(rep
     assert "own version" in messages["validator/extra.py"]
 
 
+def test_orv606_on_the_catalog_says_what_docs_contributing_says(repo: Path) -> None:
+    """A model or GPU appended for the pull request's own recipe belongs in it (docs/contributing.md, "Review"):
+    the hint must not tell the contributor to move it to a pull request of its own."""
+    with open(repo / "catalog/hardware.yaml", "a", encoding="utf-8") as fh:
+        fh.write("# a comment, so the catalog changes\n")
+    commit_all(repo, "catalog")
+    evaluation = check(repo)
+    assert found(evaluation) == ["ORV606 catalog/hardware.yaml:1"]
+    hint = evaluation.result.diagnostics[0].hint
+    assert "a new model or GPU for this pull request's recipe belongs here" in hint
+    assert "a change to an existing entry, in a pull request of its own" in hint
+
+
 # --------------------------------------------------------------------------- what a PR is failed for
 
 

@@ -187,3 +187,25 @@ def test_the_llama_cpp_journey_with_llama_bench(llama_clone: Path) -> None:
     _no_findings(clone)
     data = yaml.safe_load((clone / path).read_text(encoding="utf-8"))
     assert data["runs"] == [added.stdout.strip()] and set(data["claimed"]) == {"decode_tok_s"}
+
+
+def test_the_llama_cpp_block_of_contributing_md_names_a_real_recipe(tmp_path: Path) -> None:
+    """docs/contributing.md's llama.cpp block as written: its `orv new` runs against this repository's own
+    catalog (model, GPU, quant and workload exist) and derives the recipe its `orv add-run --recipe` names."""
+    text = (REPO / "docs" / "contributing.md").read_text(encoding="utf-8")
+    section = text.split("\n## llama.cpp: `llama-bench`\n", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"^```sh\n(.*?)^```$", section, re.S | re.M)
+    assert block
+    lines = block.group(1).splitlines()
+    new = next(line for line in lines if line.startswith("orv new "))
+    add = shlex.split(next(line for line in lines if line.startswith("orv add-run ")))
+    recipe = add[add.index("--recipe") + 1]
+    root = make_registry(tmp_path / "registry")
+    for name in ("hardware.yaml", "models.yaml", "workloads.yaml"):
+        shutil.copy(REPO / "catalog" / name, root / "catalog" / name)
+    done = subprocess.run([os.path.join(BIN, "orv"), *shlex.split(new)[1:], "--root", str(root), "--no-interactive"],
+                          capture_output=True, text=True, cwd=root)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == recipe
+    gguf = shlex.split(next(line for line in lines if "llama-bench -m" in line))
+    assert "qwen332b" in re.sub(r"[^a-z0-9]", "", gguf[gguf.index("-m") + 1].lower())  # named after the model (ORV226)

@@ -52,7 +52,7 @@ def test_inference_scaffold_has_the_modeline_comments_and_the_rule_id(tmp_path: 
                     "serving": {"context_len": 8192, "concurrency": 1}, "workload": "random-512-64", "claimed": {},
                     "runs": []}
     assert '  engine: {name: vllm, version: "0.11.0"}' in lines  # a version stays text
-    assert "orv add-run --from vllm|sglang" in err
+    assert "orv add-run --from vllm|sglang|aiperf|trtllm-bench" in err  # every served-benchmark reader
 
 
 @pytest.mark.parametrize("args, path", [

@@ -94,7 +94,11 @@ def test_a_full_check_is_refused_in_a_sparse_checkout_and_says_what_to_run(
     assert "sparse" in err and "only part of the registry" in err and "orv check --base origin/main" in err
     assert "git sparse-checkout disable" in err
     code, _, err = orv(capsys, "boards", "--root", str(clone))  # the boards need every file too
-    assert code == 2 and "sparse" in err
+    assert code == 2 and "`orv boards` needs every file" in err and "a check of the whole registry" not in err
+    assert "a branch never regenerates them" in err
+    code, out, err = orv(capsys, "wanted", "--root", str(clone))  # so does `orv wanted`, named as itself
+    assert code == 2 and out == "" and "`orv wanted` needs every file" in err and "orv check --base" not in err
+    assert "`wanted` object of main's published boards" in err and "git sparse-checkout disable" in err
     # a checkout whose patterns leave nothing out is a whole one
     git(clone, "sparse-checkout", "set", "--no-cone", "/*")
     assert sparse_checkout(str(clone)) is None
@@ -157,6 +161,42 @@ def test_a_contributor_journey_in_a_cheap_clone(origin: Path, tmp_path: Path,
     git(clone, "commit", "-q", "-m", "qwen3.8-27b on 8 H100, Megatron-Core 0.14.0")
     assert findings(capsys, clone) == (0, [])
     assert not (clone / recipe_rel(3)).exists()  # unrelated recipes never arrived
+
+
+def test_add_run_checks_out_the_recipe_the_clone_left_out(origin: Path, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """A second measurer reproducing a recipe on main names it by its path (`orv wanted`'s command): add-run
+    checks it out, as docs/contributing.md says, rather than refusing a path the working tree lacks."""
+    clone = cheap_clone(origin, tmp_path / "clone")
+    shutil.copy(TOOLS / "megatron" / "qwen3-8-27b-tp1-pp4-dp2.log", tmp_path / "train.log")
+    git(clone, "switch", "-q", "-c", "reproduction")
+    assert not (clone / recipe_rel(0)).exists()
+    code, out, err = orv(capsys, "add-run", str(tmp_path / "train.log"), "--root", str(clone), "--from", "megatron",
+                         "--recipe", str(clone / recipe_rel(0)), "--write-recipe", "--measured-by", "lab-b")
+    assert code == 0, err
+    assert (clone / recipe_rel(0)).is_file() and out.strip() in (clone / recipe_rel(0)).read_text(encoding="utf-8")
+    before = git(clone, "sparse-checkout", "list")
+    code, _, err = orv(capsys, "add-run", str(tmp_path / "train.log"), "--root", str(clone), "--from", "megatron",
+                       "--recipe", str(clone / "recipes/training/qwen3.8-27b/no-such-recipe.yaml"))
+    assert code == 1 and "ORV110" in err and "no-such-recipe.yaml: No such file or directory" in err
+    assert git(clone, "sparse-checkout", "list") == before  # a mistyped path leaves no pattern behind
+
+
+def test_reproduce_reads_a_recipe_the_clone_left_out(origin: Path, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """`orv reproduce` of a recipe on main, in a cheap clone: checked out and printed as in a full clone; a path
+    git does not track is a finding, and adds no sparse pattern."""
+    clone = cheap_clone(origin, tmp_path / "clone")
+    full = full_clone(origin, tmp_path / "full")
+    assert not (clone / recipe_rel(1)).exists()
+    code, out, err = orv(capsys, "reproduce", "--root", str(clone), str(clone / recipe_rel(1)))
+    assert code == 0, err
+    code, expected, err = orv(capsys, "reproduce", "--root", str(full), str(full / recipe_rel(1)))
+    assert code == 0, err
+    assert out == expected and "megatron-core" in out
+    before = git(clone, "sparse-checkout", "list")
+    code, _, err = orv(capsys, "reproduce", "--root", str(clone), str(clone / "recipes/training/x/none.yaml"))
+    assert code == 1 and "ORV110" in err and git(clone, "sparse-checkout", "list") == before
 
 
 def test_a_catalog_change_in_a_sparse_checkout_asks_for_the_whole_checkout(
@@ -234,3 +274,85 @@ def test_prefetch_fetches_just_the_blobs_asked_for_in_one_request(tmp_path: Path
     fetches = [line for line in trace.read_text().splitlines() if '"event":"start"' in line and '"fetch"' in line]
     assert len(fetches) == 1, fetches
     assert prefetch(str(tmp_path), "HEAD", ["boards/keys/0.json"]) == 0  # no partial clone: nothing to do
+
+
+# --------------------------------------------------------------------------- the gate's tree-less checkout
+
+COUNTING_UPLOAD_PACK = """#!/bin/sh
+echo fetch >> "$0.log"
+exec git-upload-pack "$@"
+"""
+
+
+def treeless_clone(origin: Path, dest: Path) -> Path:
+    """The gate's checkout (pull-request.yml): every commit, no tree and no blob until git needs
+    them, sparse; each request to the remote counted in `fetches(dest)`."""
+    counter = dest.parent / f"{dest.name}-upload-pack"
+    counter.write_text(COUNTING_UPLOAD_PACK, encoding="utf-8")
+    counter.chmod(0o755)
+    dest.mkdir()
+    git(dest, "init", "-q")
+    git(dest, "remote", "add", "origin", origin.as_uri())
+    git(dest, "config", "remote.origin.uploadpack", str(counter))
+    git(dest, "fetch", "-q", "--filter=tree:0", "origin", "+refs/heads/*:refs/remotes/origin/*")
+    git(dest, "sparse-checkout", "set", "--no-cone", *GATE_CHECKOUT)
+    git(dest, "checkout", "-q", "--detach", "origin/pr")
+    return dest
+
+
+def fetches(clone: Path) -> int:
+    log = clone.parent / f"{clone.name}-upload-pack.log"
+    return len(log.read_text(encoding="utf-8").split()) if log.exists() else 0
+
+
+def long_history(origin: Path, commits: int) -> None:
+    """`commits` more merges' worth of history on main, each touching runs/ (what a history walk reads)."""
+    for i in range(commits):
+        run = h100_training_run(1500.0 + i)
+        run["software"]["framework"]["version"] = f"0.31.{i}"
+        store_run_document(str(origin), run)
+        commit_all(origin, f"a run, {i}")
+
+
+def test_the_tree_less_gate_judges_a_copied_run_as_a_full_clone_in_a_few_fetches(
+        origin: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A copied run asks which file came first (validator/arrival.py), a walk over every commit's
+    tree. In a tree-less clone git would fetch those trees one commit at a time (a request per
+    commit); fetch_history_trees brings them in one, so the requests do not grow with history."""
+    long_history(origin, 24)
+    assert orv(capsys, "boards", "--root", str(origin))[0] == 0
+    commit_all(origin, "boards and keys")
+    git(origin, "checkout", "-q", "-b", "pr")
+    first = (origin / recipe_rel(1)).read_text(encoding="utf-8").split("sha256:", 1)[1][:64]
+    copied = json.loads((origin / run_path(first)).read_text(encoding="utf-8"))
+    copied["measured_by"] = "lab-z"
+    store_run_document(str(origin), copied)
+    commit_all(origin, "a copied run")
+    git(origin, "checkout", "-q", "main")
+    full = full_clone(origin, tmp_path / "full")
+    git(full, "switch", "-q", "pr")
+    cheap = treeless_clone(origin, tmp_path / "cheap")
+    assert git(cheap, "rev-list", "--objects", "--missing=print", "--filter=tree:1", "origin/main~1").count("?") > 20
+    before = fetches(cheap)
+    code, found = findings(capsys, cheap)
+    assert (code, found) == findings(capsys, full)
+    assert "ORV304" in {line.split()[0] for line in found}, found
+    # the merge base's tree, the files read (two batches at most), the history's trees: not 26 commits' worth
+    assert fetches(cheap) - before <= 6, fetches(cheap) - before
+    assert "?" not in git(cheap, "rev-list", "--objects", "--missing=print", "--filter=tree:1", "HEAD")
+
+
+def test_a_clean_pull_request_in_a_tree_less_clone_never_fetches_the_history(
+        origin: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """No history walk, no history: the trees of older commits stay on the remote."""
+    long_history(origin, 8)
+    git(origin, "checkout", "-q", "-b", "pr")
+    write(origin, training_recipe_path("qwen-new"),
+          (origin / recipe_rel(2)).read_text(encoding="utf-8").replace("id: qwen-02", "id: qwen-new")
+          .replace("claimed_tokens_per_second_per_gpu: 1420.0", "claimed_tokens_per_second_per_gpu: 1419.0"))
+    commit_all(origin, "a recipe")
+    git(origin, "checkout", "-q", "main")
+    cheap = treeless_clone(origin, tmp_path / "cheap")
+    findings(capsys, cheap)
+    missing = git(cheap, "rev-list", "--objects", "--missing=print", "--filter=tree:1", "HEAD").count("?")
+    assert missing >= 8, missing  # the older commits' trees were never fetched

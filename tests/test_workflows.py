@@ -147,9 +147,9 @@ def test_the_pull_request_workflow_judges_the_pull_request_with_the_bases_rules(
     assert "permissions" not in job
     data, widen, rules, gate = job["steps"]
     # The pull request's merge commit, with history (the merge base must be in the clone), as data:
-    # blobless, and sparse with what every check reads (orv checks out the rest it needs).
+    # tree-less (commits only), and sparse with what every check reads (orv checks out the rest it needs).
     assert data["uses"].startswith("actions/checkout@") and "ref" not in data["with"]
-    assert data["with"] == {"path": "pull-request", "fetch-depth": 0, "filter": "blob:none",
+    assert data["with"] == {"path": "pull-request", "fetch-depth": 0, "filter": "tree:0",
                             "sparse-checkout": "\n".join(GATE_CHECKOUT) + "\n", "sparse-checkout-cone-mode": False,
                             "persist-credentials": False}
     # A change orv checks whole (catalog, measurers, submodule) gets every file first.

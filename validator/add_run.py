@@ -28,7 +28,7 @@ from validator.adapters.detect import RUN, detect
 from validator.atomic import transaction
 from validator.diagnostics import Result
 from validator.errors import AdapterError, AddRunError, InputFileError, UsageError
-from validator.git import materialize
+from validator.git import materialize, tracked
 from validator.load import contributor
 from validator.load.contributor import Budget
 from validator.quality.add import add as add_quality
@@ -134,7 +134,8 @@ def _in_checkout(root: str, recipe_path: str | None) -> None:
     wanted = [MODELS_PATH]
     if recipe_path:
         rel = os.path.relpath(os.path.abspath(recipe_path), os.path.abspath(root)).replace(os.sep, "/")
-        if not rel.startswith("../"):
+        # only a recipe git tracks: a mistyped path fails to load, and leaves no sparse pattern behind
+        if not rel.startswith("../") and not os.path.exists(recipe_path) and rel in (tracked(root, rel) or []):
             wanted.append(rel)
     materialize(root, wanted)
 

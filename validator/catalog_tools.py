@@ -7,6 +7,7 @@ edited with ruamel.yaml's round-trip mode, so every other entry, comment and quo
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import re
 from dataclasses import dataclass
@@ -56,8 +57,13 @@ class AddedModel:
 
 
 def billions(n: int) -> float:
-    """Parameters in billions to 10 million (the precision model cards publish, and a little more)."""
-    return round(n / 1e9, 2)
+    """Parameters in billions to 10 million (the precision model cards publish, and a little more), and to
+    three significant digits below 1 billion: a 135M model is 0.135, not 0.13 (4% off, where the identity
+    checks allow 10%), and a model under 5M parameters is not 0.0 (refused by the schema)."""
+    billions_ = n / 1e9
+    if billions_ <= 0:
+        return 0.0
+    return round(billions_, max(2, 2 - math.floor(math.log10(billions_))))
 
 
 @dataclass(frozen=True)
@@ -138,11 +144,11 @@ def add_model(root: str, config_path: str, model_id: str, family: Optional[str] 
     entry, counted = entry_for(read, name or model_id, family, sources)
     path = os.path.join(root, MODELS)
     with writer_lock(root):  # read, edit and write models.yaml while no other orv writes it
-        _append_model(path, model_id, entry, dry_run)
+        _append_model(path, model_id, entry, dry_run, config_path)
     return AddedModel(model_id, entry, counted)
 
 
-def _append_model(path: str, model_id: str, entry: dict[str, Any], dry_run: bool) -> None:
+def _append_model(path: str, model_id: str, entry: dict[str, Any], dry_run: bool, config_path: str) -> None:
     try:
         with open(path, encoding="utf-8") as fh:
             original = fh.read()

@@ -249,7 +249,7 @@ def _relative(root: str, path: str) -> str:
 
 
 @cli.command("reproduce")
-@click.argument("recipe", type=click.Path(exists=True, dir_okay=False))
+@click.argument("recipe", type=click.Path(dir_okay=False))  # a cheap clone may have left it out: checked out
 @click.option("--root", type=click.Path(file_okay=False, exists=True), default=None,
               help="Registry root (default: found from the current folder).")
 def reproduce_cmd(recipe: str, root: str | None) -> None:
@@ -335,7 +335,7 @@ _ADD_RUN_FORMATS = ("aiperf", "llama-bench", "megatron", "nemo", "sglang", "trtl
 @click.option("--reference-for", "reference_for", default=None, metavar="MODEL",
               help="lm-eval: store the run as MODEL's quality reference; megatron/nemo (with --workload W): as "
                    "MODEL's convergence reference for W (catalog/models.yaml; docs/convergence.md).")
-@click.option("--recipe", "recipe_path", type=click.Path(exists=True, dir_okay=False), default=None,
+@click.option("--recipe", "recipe_path", type=click.Path(dir_okay=False), default=None,
               help="Take model, hardware, software, layout/serving, author and date from this recipe.")
 @click.option("--write-recipe/--no-write-recipe", default=None,
               help="Add the run's sha256: reference to the recipe's `runs:` and fill an empty `claimed:` from "
@@ -470,7 +470,7 @@ def new_cmd(kind: str, root: str | None, interactive: bool | None, dry_run: bool
         click.echo(f"orv: {exc.message}\n    hint: {exc.hint}", err=True)
         sys.exit(EXIT_USAGE)
     click.echo(rel)
-    fmt = "vllm|sglang" if kind == "inference" else "megatron|nemo"
+    fmt = "vllm|sglang|aiperf|trtllm-bench" if kind == "inference" else "megatron|nemo"
     if answers.components.get("engine", "").split("@")[0] in ("llama.cpp", "llama-cpp", "llamacpp"):
         fmt = "llama-bench"  # llama.cpp recipes are measured with llama-bench (docs/contributing.md)
     click.echo(f"next: orv add-run --from {fmt} --recipe {rel} --write-recipe OUTPUT", err=True)
@@ -591,6 +591,7 @@ def boards_cmd(check_only: bool, combined: str | None, root: str | None, jobs: i
     from validator.boards.split import committed_files
     from validator.engine import analyse, find_root
     from validator.errors import HistoryError
+    from validator.git import WHOLE_CHECKOUT, refuse_sparse
     from validator.load.pipeline import default_jobs
     from validator.registry import BOARDS_MODELS_DIR, BOARDS_PATH, KEYS_DIR, KEYS_PATH
 
@@ -598,6 +599,8 @@ def boards_cmd(check_only: bool, combined: str | None, root: str | None, jobs: i
     if combined is not None:
         _write_combined(root, combined)
         return
+    refuse_sparse(root, "`orv boards`", "The boards are main's: a branch never regenerates them (ORV609); "
+                  f"to build them anyway, first: {WHOLE_CHECKOUT}.")
     # the same loading as `orv check`, and of the registry checks only those a tier reads (physics)
     with _progress("orv boards: loading") as show:
         analysis = analyse(root, jobs=jobs or default_jobs(), cache=cache, for_tiers=True, progress=show)
@@ -750,9 +753,12 @@ def wanted_cmd(kind: str | None, fmt: str, root: str | None) -> None:
     The same lists as boards' `wanted` object (docs/boards.md), from the registry as it is now.
     """
     from validator.engine import analyse, find_root
+    from validator.git import WHOLE_CHECKOUT, refuse_sparse
     from validator.report import wanted
 
     root = os.path.abspath(root) if root else find_root(".")
+    refuse_sparse(root, "`orv wanted`", "Its lists are also the `wanted` object of main's published boards "
+                  f"(docs/boards.md); or first: {WHOLE_CHECKOUT}.")
     with _progress("orv wanted: loading", fmt=fmt) as show:
         document = wanted.document_for(analyse(root, progress=show))
     click.echo(wanted.render(document, kind, fmt), nl=False)

@@ -12,7 +12,8 @@ import os
 import shlex
 from dataclasses import dataclass, field
 
-from validator.adapters import load_recipe, load_workload
+from validator.adapters import load_gpu, load_recipe, load_workload
+from validator.git import materialize, tracked
 from validator.llamacpp import LLAMA_CPP_NAMES
 from validator.megatron_args import Implied, implied_args, printed, same_value, stated
 from validator.models import Component, InferenceRecipe, Recipe, TrainingRecipe, WorkloadSpec
@@ -27,22 +28,24 @@ class Reproduction:
 LLAMA_CPP_REPOSITORY = "https://github.com/ggml-org/llama.cpp"
 
 
-def _get_llama_cpp(component: Component) -> list[str]:
-    """llama.cpp is built from its build tag (or commit): llama-bench then states that build (ORV248)."""
+def _get_llama_cpp(component: Component, cpu_host: bool) -> list[str]:
+    """llama.cpp is built from its build tag (or commit): llama-bench then states that build (ORV248).
+    A CPU host's recipe takes only a CPU-only build's run, a GPU's only a GPU backend's (ORV249)."""
     ref = component.commit or component.version
     if not ref:
         return []
     repo = component.repository or LLAMA_CPP_REPOSITORY
+    backend = ("  # a CPU-only build (no GPU backend): the recipe's hardware is a CPU host" if cpu_host else
+               "  # add your GPU backend: -DGGML_CUDA=ON, -DGGML_VULKAN=ON, -DGGML_HIP=ON …")
     return [f"git clone {repo} llama.cpp && git -C llama.cpp checkout {ref}",
-            "cmake -S llama.cpp -B llama.cpp/build -DCMAKE_BUILD_TYPE=Release  # add your GPU backend: "
-            "-DGGML_CUDA=ON, -DGGML_VULKAN=ON, -DGGML_HIP=ON …",
+            "cmake -S llama.cpp -B llama.cpp/build -DCMAKE_BUILD_TYPE=Release" + backend,
             "cmake --build llama.cpp/build --config Release --target llama-bench llama-server -j"]
 
 
-def _get(component: Component) -> list[str]:
-    """Commands that fetch the pinned component."""
+def _get(component: Component, cpu_host: bool = False) -> list[str]:
+    """Commands that fetch the pinned component (`cpu_host`: the recipe's hardware is a CPU host)."""
     if component.name.lower() in LLAMA_CPP_NAMES:
-        return _get_llama_cpp(component)
+        return _get_llama_cpp(component, cpu_host)
     out = []
     if component.image:
         out.append(f"docker pull {component.image}")
@@ -223,8 +226,19 @@ def _training(recipe: TrainingRecipe, path: str, workload: WorkloadSpec | None, 
     out.lines.append(f"orv add-run train.log --from megatron --recipe {path} --write-recipe")
 
 
+def _checked_out(root: str, path: str) -> None:
+    """A recipe git tracks that a sparse checkout (a cheap clone) leaves out is checked out to be read, as
+    `orv add-run --recipe` does (validator/git.py); a path git does not track is left to fail to load."""
+    if os.path.exists(path):
+        return
+    rel = os.path.relpath(os.path.abspath(path), os.path.abspath(root)).replace(os.sep, "/")
+    if not rel.startswith("../") and rel in (tracked(root, rel) or []):
+        materialize(root, [rel])
+
+
 def reproduce(root: str, path: str) -> Reproduction:
     """The commands that re-run the recipe at `path`; AdapterError for a recipe that does not load."""
+    _checked_out(root, path)
     rel = os.path.relpath(path, root) if os.path.isabs(path) else path
     return reproduce_recipe(root, load_recipe(path), rel)
 
@@ -234,8 +248,10 @@ def reproduce_recipe(root: str, recipe: Recipe, rel: str) -> Reproduction:
     out = Reproduction()
     out.lines.append(f"# {recipe.id}: {recipe.model} on {recipe.hardware.count} x {recipe.hardware.gpu}")
     out.lines.append("# 1. the pinned stack")
+    host = load_gpu(root, recipe.hardware.gpu)
+    cpu_host = host is not None and host.device == "cpu"
     for role, component in sorted(recipe.software.items()):
-        got = _get(component)
+        got = _get(component, cpu_host)
         out.lines += got or [f"# {role} {component.name}: no pin stated"]
         if not got:
             out.missing.append(f"software.{role} pin")

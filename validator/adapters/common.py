@@ -200,12 +200,19 @@ _FLAG_FOR = {"model": "--model", "gpu": "--gpu", "gpus": "--gpus", "software": "
 
 
 def require(meta: RunMetadata, names: Sequence[str], problems: Problems, what_lacks: str) -> None:
+    from_recipe = "recipe" in meta.origin.values()  # a recipe was given: it lacks the value too
     for name in names:
         if getattr(meta, name) in (None, {}, ""):
             flag = _FLAG_FOR.get(name, "--recipe")
-            problems.add("ORV108", f"{what_lacks} does not state `{name}`",
-                         "pass --recipe PATH to take it from the recipe this run backs" if flag == "--recipe"
-                         else f"pass {flag} (or --recipe PATH to take it from the recipe)")
+            if from_recipe:
+                hint = (f"the recipe given does not state `{name}` either: add it to the recipe"
+                        + (" (the pinned framework or engine, docs/contributing.md \"Pins\"; an imported row "
+                           "states none)" if name == "software" else "") if flag == "--recipe" else
+                        f"pass {flag} (the recipe given does not state it either)")
+            else:
+                hint = ("pass --recipe PATH to take it from the recipe this run backs" if flag == "--recipe"
+                        else f"pass {flag} (or --recipe PATH to take it from the recipe)")
+            problems.add("ORV108", f"{what_lacks} does not state `{name}`", hint)
 
 
 def tool_block(name: str, fmt: str, meta: RunMetadata) -> dict[str, Any]:

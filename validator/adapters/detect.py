@@ -34,7 +34,7 @@ DESCRIPTION = {
     "sglang": "`python -m sglang.bench_serving --output-file` output",
     "megatron": "a Megatron-LM training log",
     "nemo": "a NeMo training log",
-    "aiperf": "AIPerf's profile_export.jsonl",
+    "aiperf": "AIPerf's per-request records (profile_export.jsonl)",
     "trtllm-bench": "`trtllm-bench throughput --request_json` output",
     "llama-bench": "`llama-bench -o json` (or -o jsonl) output",
 }

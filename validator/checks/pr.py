@@ -333,7 +333,8 @@ def _review_reason(c: FileChange, base_ref: str) -> tuple[str, str]:
     verb = _verb(c)
     if c.path.startswith("catalog/"):
         return (f"this pull request {verb} `{c.path}`: catalog changes affect every check",
-                "a maintainer reviews catalog changes and their sources; propose them in their own pull request")
+                "a maintainer reviews catalog changes against their sources: a new model or GPU for this pull "
+                "request's recipe belongs here; a change to an existing entry, in a pull request of its own")
     if c.path.startswith(GATE_FILES):
         return (f"this pull request {verb} `{c.path}`, part of the validator or its CI: this check ran "
                 "the pull request's own version", "a maintainer must review changes to the gate itself")

@@ -20,7 +20,9 @@ from validator.tiers import derive, reference_command
 
 KINDS = ("training", "inference")
 # What `orv add-run --from` reads for each kind of run (validator/cli.py _ADAPTER_FORMATS).
-RUN_FORMATS = {"training": "megatron|nemo", "inference": "vllm|sglang"}
+RUN_FORMATS = {"training": "megatron|nemo", "inference": "vllm|sglang|aiperf|trtllm-bench"}
+# llama-bench's tests are their own workloads (docs/protocols.md): only llama-bench output reproduces one
+LLAMA_BENCH = "llama-bench"
 NEW_TRAINING = "--count GPUS --framework NAME@VERSION --tp TP --pp PP"
 
 
@@ -45,6 +47,12 @@ def _paths(document: Mapping[str, Any]) -> dict[str, str]:
 def _models(document: Mapping[str, Any]) -> dict[str, str]:
     """Recipe id -> its model, from every board row."""
     return {row["recipe"]: row["model"] for rows in document.get("boards", {}).values() for row in rows}
+
+
+def _tools(document: Mapping[str, Any]) -> dict[str, str]:
+    """Recipe id -> the tool of its run on record, from every board row that names one."""
+    return {row["recipe"]: row["tool"] for rows in document.get("boards", {}).values() for row in rows
+            if row.get("tool")}
 
 
 def _recipe_arg(paths: Mapping[str, str], recipe: str) -> str:
@@ -73,11 +81,12 @@ def wanted_items(document: Mapping[str, Any], kind: Optional[str] = None) -> dic
             # the baseline recipe names the stack the reference run was measured on (add-run needs one)
             out["references"].append({**item, "command": reference_command(item["model"], item["workload"]) +
                                       " --recipe BASELINE.yaml"})
+    tools = _tools(document)
     for item in wanted.get("reproductions", []):
         if kind in (None, item["kind"]):
+            fmt = LLAMA_BENCH if tools.get(item["recipe"]) == LLAMA_BENCH else RUN_FORMATS[item["kind"]]
             out["reproductions"].append({**item, "command": (
-                f"orv add-run --from {RUN_FORMATS[item['kind']]} OUTPUT --recipe "
-                f"{_recipe_arg(paths, item['recipe'])} --sign-with KEY")})
+                f"orv add-run --from {fmt} OUTPUT --recipe {_recipe_arg(paths, item['recipe'])} --sign-with KEY")})
     if kind in (None, "inference"):
         models = _models(document)
         for item in wanted.get("quality", []):
