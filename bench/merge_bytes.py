@@ -10,9 +10,10 @@ The generated files of the two states (before and after the merge) are committed
 repositories, one per layout, and measured:
 
 - one-file: boards/boards.json (`orv boards --combined`, byte for byte what orv wrote before the split)
-  and boards/keys.json;
-- split: boards/index.json, boards/models/<model>.json, and boards/keys.json (kept whole: see the
-  keys figures);
+  and the keys as one whole file (format 1: one line per file, rebuilt here from the shards, byte for
+  byte the size orv wrote before the keys were sharded);
+- split: boards/index.json, boards/models/<model>.json, and the keys as orv writes them now: the header
+  boards/keys.json and the shards boards/keys/<hex>.json (validator/boards/keyfile.py);
 
 and for each, the bytes the merge commit adds:
 
@@ -23,6 +24,10 @@ and for each, the bytes the merge commit adds:
   version of a model file is often compared with other, similar model files rather than its own previous
   version, so `packed_aggressive` (`git gc --aggressive`, window 250, as a host's periodic repack may
   do) is measured too.
+
+The keys are also measured alone ("keys, whole file" before, "keys, sharded" after), and so is what the
+pull-request gate reads of them for a one-recipe pull request on a fresh runner (no local key index):
+the whole file before, the header and the shards of the change's keys after (BaseTree.read counted).
 
 Usage: python -m bench.merge_bytes --n 1000 --n 10000 [--save]   (results: bench/merge-bytes-results.json)
 100,000 recipes (about 7 GB of run files and an hour of `orv boards` on this host) is extrapolated
@@ -51,7 +56,8 @@ from bench.generate import GIT, GIT_ENV, REPO, RUNS_PER_RECIPE, git, inference, 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "merge-bytes-results.json"
 RECIPES_PER_MODEL = 25
-STAMP = "merge-bytes 2"  # the registry; the measurement around it may change freely
+STAMP = "merge-bytes 2"
+KEYS = "boards/keys.json"  # the registry; the measurement around it may change freely
 
 
 def model_ids(n: int) -> tuple[list[str], list[str]]:
@@ -125,8 +131,77 @@ def generated(root: Path) -> dict[str, dict[str, bytes]]:
     with tempfile.TemporaryDirectory() as tmp:
         combined = Path(tmp) / "boards.json"
         orv(root, "boards", "--combined", str(combined))
-        one_file = {"boards/boards.json": combined.read_bytes(), "boards/keys.json": split["boards/keys.json"]}
+        one_file = {"boards/boards.json": combined.read_bytes(), KEYS: whole_keys(root, split)}
     return {"one-file": one_file, "split": split}
+
+
+def key_files(files: dict[str, bytes]) -> dict[str, bytes]:
+    """The keys' header and shards among the split layout's files."""
+    return {path: data for path, data in files.items() if path == KEYS or path.startswith("boards/keys/")}
+
+
+def whole_keys(root: Path, split: dict[str, bytes]) -> bytes:
+    """The keys as the one whole file orv wrote before they were sharded (format 1: `path: [blob, keys]`, one
+    line per file), rebuilt from the shards (blob -> keys) and git's index (blob -> paths; the registry is
+    committed): the same entries, so the same bytes up to each file's key order."""
+    header = json.loads(split[KEYS])
+    keys_of: dict[str, list[str]] = {}
+    for path, data in sorted(key_files(split).items()):
+        if path == KEYS:
+            continue
+        for key, blobs in json.loads(data)["keys"].items():
+            for blob in blobs:
+                keys_of.setdefault(blob, []).append(key)
+    files: dict[str, tuple[str, list[str]]] = {}
+    for line in _git(root, "ls-files", "-s", "--", "recipes", "runs").splitlines():
+        meta, rel = line.split("\t", 1)
+        blob = meta.split()[1]
+        if rel.endswith((".yaml", ".yml", ".json")) and not rel.endswith(".sig"):
+            files[rel] = (blob, keys_of.get(blob, []))
+    lines = [json.dumps(rel, ensure_ascii=False, separators=(",", ":")) + ":"
+             + json.dumps([blob, keys], ensure_ascii=False, separators=(",", ":"))
+             for rel, (blob, keys) in sorted(files.items())]
+    head = '{"format":1,"orv":%s,"files":{' % json.dumps(header["orv"])
+    return (head + "\n" + ",\n".join(lines) + "\n}}\n").encode()
+
+
+def gate_reads(root: Path, model: str, i: int) -> dict[str, Any]:
+    """What `orv check --base main` reads of the merge base's keys for a pull request adding one training
+    recipe (and its run file) to `model`, on a fresh runner (cache off: no local key index). The registry is
+    put back as it was afterwards."""
+    from validator.engine import Config, evaluate
+    from validator.git import BaseTree
+
+    git(root, "checkout", "-q", "-b", "bench-pr")
+    try:
+        training(root, i, random.Random(i), 1, model=model)
+        git(root, "add", "-A")
+        git(root, "commit", "-q", "-m", f"pull request: one recipe for {model}")
+        read: dict[str, int] = {}
+        original = BaseTree.read
+
+        def spy(self: Any, path: str) -> Any:
+            data = original(self, path)
+            if path == KEYS or path.startswith("boards/keys/"):
+                read[path] = read.get(path, 0) + len(data or b"")
+            return data
+
+        BaseTree.read = spy  # type: ignore[method-assign]
+        try:
+            started = time.monotonic()
+            evaluation = evaluate(Config(root=str(root), base="main", skip_boards=True, cache=False, jobs=1))
+            seconds = time.monotonic() - started
+        finally:
+            BaseTree.read = original  # type: ignore[method-assign]
+        assert evaluation.partial, "the one-recipe pull request was checked whole"
+        shards = sorted(p for p in read if p != KEYS)
+        return {"model": model, "header_bytes": read.get(KEYS, 0), "shards_read": len(shards),
+                "shard_bytes": sum(read[p] for p in shards), "bytes": sum(read.values()),
+                "files_checked": evaluation.result.files_checked, "check_seconds": round(seconds, 2)}
+    finally:
+        git(root, "checkout", "-q", "-f", "main")
+        git(root, "branch", "-q", "-D", "bench-pr")
+        git(root, "clean", "-qfd")
 
 
 def merge_once(root: Path, model: str, i: int) -> dict[str, dict[str, bytes]]:
@@ -200,11 +275,12 @@ def history_bytes(before: dict[str, bytes], after: dict[str, bytes]) -> dict[str
             kind, size = line.split()
             loose[kind] += int(size)
     changed = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
-    by_kind = {"index": 0, "model files": 0, "keys.json": 0, "boards.json": 0}
+    by_kind = {"index": 0, "model files": 0, "keys.json": 0, "key shards": 0, "boards.json": 0}
     for path in changed:
         if path in after:  # zlib of git's "blob <size>\0" + the bytes, at zlib's default level
             data = after[path]
             kind = ("model files" if path.startswith("boards/models/") else "keys.json" if path.endswith("keys.json")
+                    else "key shards" if path.startswith("boards/keys/")
                     else "index" if path.endswith("index.json") else "boards.json")
             by_kind[kind] += len(zlib.compress(b"blob %d\0" % len(data) + data))
     return {"files_rewritten": len(changed), "bytes_rewritten": sum(len(after.get(p, b"")) for p in changed),
@@ -217,6 +293,10 @@ def measure(n: int, out: Path) -> dict[str, Any]:
     started = time.monotonic()
     root = out / f"merge-registry-{n}"
     trained, counts = build(root, n)
+    orv(root, "boards")  # the generated files as this orv writes them (the key shards, its stamp)
+    git(root, "add", "-A")
+    if _git(root, "status", "--porcelain"):
+        git(root, "commit", "-q", "-m", "boards by this orv")
     sizes = sorted(((counts.get(m, 0), m) for m in trained), reverse=True)
     largest = sizes[0][1]
     median = sizes[len(sizes) // 2][1]
@@ -226,7 +306,12 @@ def measure(n: int, out: Path) -> dict[str, Any]:
         "median_model_recipes": sizes[len(sizes) // 2][0],
         "sizes": {layout: {"files": len(files), "bytes": sum(map(len, files.values())),
                            "largest_file": max(map(len, files.values()))} for layout, files in before.items()},
-        "keys_json_bytes": len(before["split"]["boards/keys.json"]),
+        "keys_json_bytes": len(before["one-file"][KEYS]),
+        "keys_sharded": {"header_bytes": len(before["split"][KEYS]),
+                         "digits": json.loads(before["split"][KEYS])["digits"],
+                         "shards": len(key_files(before["split"])) - 1,
+                         "bytes": sum(map(len, key_files(before["split"]).values())),
+                         "largest_shard": max(len(d) for p, d in key_files(before["split"]).items() if p != KEYS)},
         "merge": {},
     }
     for label, model in (("largest model", largest), ("median model", median)):
@@ -234,9 +319,12 @@ def measure(n: int, out: Path) -> dict[str, Any]:
         result["merge"][label] = {
             "model": model, "recipes": counts.get(model, 0),
             **{layout: history_bytes(before[layout], after[layout]) for layout in before},
-            "keys.json alone": history_bytes({"boards/keys.json": before["split"]["boards/keys.json"]},
-                                             {"boards/keys.json": after["split"]["boards/keys.json"]}),
+            "keys.json alone": history_bytes({KEYS: before["one-file"][KEYS]}, {KEYS: after["one-file"][KEYS]}),
+            "keys sharded alone": history_bytes(key_files(before["split"]), key_files(after["split"])),
         }
+        result["merge"][label]["gate reads of the keys"] = {
+            "whole file (before)": len(before["one-file"][KEYS]),
+            "sharded (after)": gate_reads(root, model, 20_000_000 + n)}
     result["seconds"] = round(time.monotonic() - started, 1)
     return result
 
@@ -257,18 +345,48 @@ def extrapolate(results: list[dict[str, Any]], n: int) -> dict[str, Any]:
     largest_growth = scale * harmonic(half) / harmonic(int(half * scale))
     out: dict[str, Any] = {"recipes": n, "extrapolated_from": base["recipes"], "models": int(base["models"] * scale),
                            "merge": {}}
+    # a shard's size grows with the keys until the index takes one more hex digit (keyfile.SHARD_TARGET_BYTES):
+    # a merge touches about as many shards at any size, each as big as total / 16**digits; git's trees of
+    # boards/keys/ it rewrites hold 256 entries (the folders) and each touched folder 16**(digits - 2)
+    from validator.boards.keyfile import MAX_DIGITS, SHARD_TARGET_BYTES
+
+    def digits_for(total: float) -> int:
+        digits = 1
+        while digits < MAX_DIGITS and total > SHARD_TARGET_BYTES * 16 ** digits:
+            digits += 1
+        return digits
+
+    def tree_bytes(digits: int, touched: int) -> int:  # ~33 bytes an entry (mode, name, 20-byte id), zlib ~0.9
+        if digits <= 2:
+            return int(33 * 16 ** digits * 0.9)
+        return int(33 * (256 + touched * 16 ** (digits - 2)) * 0.9)
+
+    keys_total = base["keys_sharded"]["bytes"]
+    digits_now, digits_then = digits_for(keys_total), digits_for(keys_total * scale)
+    shard_growth = (keys_total * scale / 16 ** digits_then) / (keys_total / 16 ** digits_now)
+    out["keys_sharded"] = {"bytes": int(keys_total * scale), "digits": digits_then,
+                           "shard_bytes": int(keys_total * scale / 16 ** digits_then)}
     for label, measured in base["merge"].items():
         one, split, keys = measured["one-file"], measured["split"], measured["keys.json alone"]
+        sharded = measured["keys sharded alone"]
         boards_file = one["loose"] - keys["loose"]
-        split_boards = split["loose"] - keys["loose"]
+        split_boards = split["loose"] - sharded["loose"]
         model_file = split["loose_blobs_by_file"]["model files"]
         growth = largest_growth if label == "largest model" else 1.0
         out["merge"][label] = {
             "boards.json (one file)": int(boards_file * scale),
             "boards/ split (index, model file, trees)": int(model_file * growth + (split_boards - model_file) * scale),
-            "keys.json (whole, both layouts)": int(keys["loose"] * scale),
+            "keys.json (whole, before)": int(keys["loose"] * scale),
             "keys.json size": int(measured["keys.json alone"]["bytes_rewritten"] * scale),
+            "keys sharded (header and touched shards)": int(sharded["loose_blobs"] * shard_growth
+                                                            + tree_bytes(digits_then, sharded["files_rewritten"])),
+            "keys sharded, bytes rewritten": int(sharded["bytes_rewritten"] * shard_growth),
         }
+        reads = measured["gate reads of the keys"]
+        out["gate reads of the keys"] = {  # as many shards as at the measured size (the same neighbourhood)
+            "whole file (before)": int(reads["whole file (before)"] * scale),
+            "sharded (after)": int(reads["sharded (after)"]["header_bytes"]
+                                   + reads["sharded (after)"]["shard_bytes"] * shard_growth)}
     out["note"] = ("extrapolated from the measured parts, not measured; loose objects only: packed (delta-compressed) "
                    "growth depends on git's delta search and is not extrapolated")
     return out

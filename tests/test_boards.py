@@ -345,22 +345,27 @@ def test_changing_one_recipe_moves_rank_fastest_and_check(tmp_path: Path, capsys
     assert before is not None and before["models"][0]["gpus"][0]["recipe"] == "b200-pp4"
 
     path = root / "recipes/training/qwen3.8-27b/b200-pp2.yaml"
+    old_blob = git(root, "rev-parse", "HEAD:recipes/training/qwen3.8-27b/b200-pp2.yaml").strip()
     path.write_text(path.read_text().replace("3858.5", "4200.0"))
     commit_all(root, "faster pp2", "2026-10-19T10:00:00+00:00")
     capsys.readouterr()
     assert orv("boards", "--check", "--root", str(root)) == 1
     assert "out of date" in capsys.readouterr().out
-    index, keys, part = run(Config(root=str(root))).diagnostics  # by path
+    found = run(Config(root=str(root))).diagnostics
+    index, part = [d for d in found if d.code == "ORV701"]  # by path
     # one finding per stale file: the index (counts and stamp move with every data commit) and the one
     # model the edit touched; no other model's file
     assert (index.code, index.path, index.severity.value) == ("ORV701", BOARDS, "error")
     assert (part.code, part.path, part.severity.value) == ("ORV701", "boards/models/qwen3.8-27b.json", "error")
     stale_line = (root / part.path).read_text().splitlines()[part.line - 1]
     assert stale_line.strip() in part.message
-    # the edited recipe's published keys name its old blob id: ORV703 points at that line
-    assert (keys.code, keys.path, keys.severity.value) == ("ORV703", "boards/keys.json", "error")
-    assert (root / "boards/keys.json").read_text().splitlines()[keys.line - 1].startswith(
-        '"recipes/training/qwen3.8-27b/b200-pp2.yaml"')
+    # the keys' header names the trees they were made from (recipes/ moved), and the edited recipe's
+    # entries name its old blob id: ORV703 points at the header and at each shard's first line that lists it
+    keys = [d for d in found if d.code == "ORV703"]
+    assert len(found) == 2 + len(keys) and all(d.severity.value == "error" for d in keys)
+    assert keys[0].path == "boards/keys.json" and '"trees"' in keys[0].message
+    assert len(keys) > 1 and all(d.path.startswith("boards/keys/") for d in keys[1:])
+    assert all(old_blob in (root / d.path).read_text().splitlines()[d.line - 1] for d in keys[1:])
     assert orv("check", "--boards", "--root", str(root)) == 1
     assert orv("check", "--root", str(root)) == 0  # a contributor's plain check leaves the boards to main
 
@@ -408,8 +413,43 @@ def test_write_is_atomic_and_unchanged_file_is_left_alone(registry: Path) -> Non
     os.utime(path, (1, 1))
     assert orv("boards", "--root", str(registry)) == 0
     assert path.stat().st_mtime == 1
-    assert sorted(p.name for p in path.parent.iterdir()) == ["index.json", "keys.json", "models"]  # no temporary
+    # no temporary file left
+    assert sorted(p.name for p in path.parent.iterdir()) == ["index.json", "keys", "keys.json", "models"]
     assert sorted(p.name for p in (path.parent / "models").iterdir()) == ["qwen3.8-27b.json"]
+
+
+def test_key_shards_are_written_with_the_boards_and_a_left_over_shard_is_stale(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = git_registry(tmp_path)
+    assert orv("boards", "--root", str(root)) == 0
+    commit_all(root, "boards", "2026-10-18T10:00:00+00:00")
+    keys = root / "boards" / "keys"
+    first = {p.name: p.read_bytes() for p in keys.iterdir()}
+    header = json.loads((root / "boards/keys.json").read_bytes())
+    assert header["format"] == 2 and set(header["trees"]) == {"recipes", "runs"}
+    assert first and all(len(name) == header["digits"] + len(".json") for name in first)
+    for data in first.values():  # one line per key, sorted, each naming files by blob id
+        lines = data.decode().splitlines()[1:-1]
+        names = [json.loads("{" + line.removesuffix(",") + "}") for line in lines]
+        assert [next(iter(n)) for n in names] == sorted(next(iter(n)) for n in names)
+    assert orv("boards", "--root", str(root)) == 0  # the same commit: byte-identical, nothing written
+    assert {p.name: p.read_bytes() for p in keys.iterdir()} == first
+    # a shard no key falls into (a hand-made one, or left by an older layout) is stale: ORV703 and --check
+    (keys / "zz.json").write_text('{"format":2,"shard":"zz","keys":{\n}}\n')
+    commit_all(root, "a stray shard", "2026-10-18T11:00:00+00:00")
+    found = [d for d in run(Config(root=str(root))).diagnostics if d.code == "ORV703"]
+    assert [(d.path, "left over" in d.message) for d in found] == [("boards/keys/zz.json", True)]
+    capsys.readouterr()
+    assert orv("boards", "--check", "--root", str(root)) == 1
+    assert "boards/keys/zz.json is left over" in capsys.readouterr().out
+    assert orv("boards", "--root", str(root)) == 0
+    assert "boards/keys/: 0 written" in capsys.readouterr().out and not (keys / "zz.json").exists()
+    # a shard edited on main (an entry dropped) is ORV703 at the line that differs
+    name, data = sorted(first.items())[0]
+    lines = data.decode().splitlines()
+    (keys / name).write_text("\n".join(lines[:1] + lines[2:]) + "\n")
+    found = [d for d in run(Config(root=str(root))).diagnostics if d.code == "ORV703"]
+    assert [(d.path, d.line) for d in found] == [(f"boards/keys/{name}", 2)]
 
 
 # --------------------------------------------------------------------------- properties

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import replace
@@ -25,12 +26,14 @@ from tests.testing.git import commit_all, git
 from tests.testing.registry import write
 from validator.load import pipeline
 from validator.checks import all_checks, by_scope
-from validator.boards.keyfile import blob_id, fresh_keys, read_keys
+from validator.boards.keyfile import blob_id, fresh_key_files, published_files, shard_name, shard_path
 from validator.cli import main
 from validator.engine import Config, analyse, evaluate
 from validator.pr.neighbourhood import neighbourhood
 from validator.load.cache import derivation_key
-from validator.registry import KEYS_PATH
+from validator.git import BaseTree
+from validator.registry import KEYS_DIR, KEYS_PATH
+from validator.relations import keys_of
 from validator.storing import store_run_document
 
 SCENARIOS = 24  # random pull requests compared with a full check (each on its own git repository)
@@ -73,7 +76,8 @@ def recipe_rel(stem: str) -> str:
 
 def publish_keys(repo: Path) -> None:
     """What main's boards workflow does for the key file: regenerate boards/keys.json and commit it."""
-    write(repo, KEYS_PATH, fresh_keys(analyse(str(repo)).snapshot).decode("utf-8"))
+    for rel, data in fresh_key_files(analyse(str(repo)).snapshot).items():
+        write(repo, rel, data.decode("utf-8"))
     commit_all(repo, "keys")
 
 
@@ -134,11 +138,15 @@ def test_random_pull_requests_are_judged_as_a_full_check_judges_them(tmp_path: P
             evaluate(Config(root=str(repo), cache=True))
         actions = mutate(repo, rng, runs)
         whole = evaluate(Config(root=str(repo), base="main", skip_boards=True, neighbourhood=False))
+        sizes = set()
         for cache in (False, True):
             near = evaluate(Config(root=str(repo), base="main", skip_boards=True, cache=cache))
             assert near.partial, actions
             assert near.result.diagnostics == whole.result.diagnostics, (seed, actions)
+            sizes.add(near.result.files_checked)
             checked += 1
+        # keys from the published shards, the local index or loading: the same neighbourhood
+        assert len(sizes) == 1, (seed, actions, sizes)
         codes.update(d.code for d in whole.result.diagnostics)
     assert checked == 2 * SCENARIOS
     # The scenarios reach the cross-file checks, or the comparison proves little.
@@ -291,21 +299,100 @@ def test_a_key_file_made_by_another_orv_or_for_another_blob_is_not_trusted(
     assert len(loads) == 26
 
 
+def hide_in_shards(repo: Path, rel: str) -> None:
+    """A contributor's forgery: drop `rel`'s blob id from every key of the pull request's own shards, keeping
+    their form."""
+    blob = blob_id((repo / rel).read_bytes())
+    edited = 0
+    for shard in sorted((repo / KEYS_DIR).iterdir()):
+        lines = shard.read_text(encoding="utf-8").splitlines()
+        for i, line in enumerate(lines):
+            if line.startswith('"') and f'"{blob}"' in line:
+                comma = "," if line.endswith(",") else ""
+                [(key, blobs)] = json.loads("{" + line.removesuffix(",") + "}").items()
+                lines[i] = json.dumps(key) + ":" + json.dumps([b for b in blobs if b != blob]) + comma
+                edited += 1
+        shard.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert edited
+
+
 def test_a_pull_requests_own_key_file_is_never_read(wide_repo: Path) -> None:
     publish_on_main(wide_repo)
-    # the contributor empties qwen-03's published keys (same blob id) and adds a duplicate of its
-    # configuration: read from the pull request, the key file would hide qwen-03 from the change
-    keys = wide_repo / KEYS_PATH
-    lines = [line.split(',["', 1)[0] + ",[]]" + ("," if line.endswith(",") else "")
-             if line.startswith(f'"{recipe_rel("qwen-03")}"') else line for line in keys.read_text().splitlines()]
-    assert lines != keys.read_text().splitlines()
-    keys.write_text("\n".join(lines) + "\n")
+    # the contributor hides qwen-03 from its keys' shards (its blob unchanged) and adds a duplicate of
+    # its configuration: read from the pull request, the shards would hide qwen-03 from the change
+    hide_in_shards(wide_repo, recipe_rel("qwen-03"))
     text = (wide_repo / recipe_rel("qwen-03")).read_text(encoding="utf-8").replace("id: qwen-03", "id: qwen-dup")
     write(wide_repo, recipe_rel("qwen-dup"), text)
     commit_all(wide_repo, "a duplicate, and keys that hide it")
     codes = {d.code for d in evaluate(Config(root=str(wide_repo), base="main", skip_boards=True,
                                              cache=False)).result.diagnostics}
     assert {"ORV302", "ORV609"} <= codes
+
+
+def test_a_copied_run_hidden_from_the_pull_requests_shards_is_still_found(wide_repo: Path) -> None:
+    """The cheapest forgery of the shards: copy a run's samples under another measurer and drop the
+    original from the pull request's shards. The gate reads the merge base's shards: ORV304, and ORV609."""
+    publish_on_main(wide_repo)
+    original_rel = run_path(run_of(wide_repo, "qwen-05"))
+    original = json.loads((wide_repo / original_rel).read_text(encoding="utf-8"))
+    original["measured_by"] = "lab-z"
+    store_run_document(str(wide_repo), original)
+    hide_in_shards(wide_repo, original_rel)
+    commit_all(wide_repo, "a copied run, and shards that hide its original")
+    found = evaluate(Config(root=str(wide_repo), base="main", skip_boards=True, cache=False)).result.diagnostics
+    codes = {d.code for d in found}
+    assert {"ORV304", "ORV609"} <= codes, codes
+    assert {d.path for d in found if d.code == "ORV609"} <= {str(p.relative_to(wide_repo))
+                                                             for p in (wide_repo / KEYS_DIR).iterdir()}
+
+
+def test_a_one_recipe_pull_request_reads_only_the_shards_of_its_keys(
+        wide_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    publish_on_main(wide_repo)
+    digest = add_recipe(wide_repo, "qwen-new", 1612.0, "tp2-pp2-dp2", "0.31.0")
+    read: list[str] = []
+    original = BaseTree.read
+
+    def spy(self: BaseTree, path: str) -> bytes | None:
+        read.append(path)
+        return original(self, path)
+
+    monkeypatch.setattr(BaseTree, "read", spy)
+    near = evaluate(Config(root=str(wide_repo), base="main", skip_boards=True, cache=False))
+    assert near.partial and near.result.diagnostics == ()
+    shards = [path for path in read if path.startswith(KEYS_DIR + "/")]
+    assert read.count(KEYS_PATH) == 1 and len(shards) == len(set(shards))  # each shard read at most once
+    header = json.loads((wide_repo / KEYS_PATH).read_text(encoding="utf-8"))
+    loaded = analyse(str(wide_repo)).snapshot.loaded
+    keys = {key for rel in (recipe_rel("qwen-new"), run_path(digest)) for key in keys_of(rel, loaded[rel][0])
+            if not key.startswith("f:")}  # a path's case-folded key is never a key by content: in no shard
+    # exactly the shards of the new files' keys (no file on main shares one of them here)
+    assert set(shards) == {shard_path(shard_name(key, header["digits"])) for key in keys}
+    assert 0 < len(shards) < len(list((wide_repo / KEYS_DIR).iterdir()))
+    assert not [p for p in read if p.startswith(("recipes/", "runs/"))]  # no other file's keys needed
+
+
+def test_shards_in_folders_past_two_digits_are_published_and_read(
+        wide_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A registry large enough for four hex digits (here: a tiny shard target) stores its shards in folders
+    by their first two; the gate reads them there and judges as a full check."""
+    from validator.boards import keyfile
+
+    monkeypatch.setattr(keyfile, "SHARD_TARGET_BYTES", 1)
+    publish_on_main(wide_repo)
+    header = json.loads((wide_repo / KEYS_PATH).read_text(encoding="utf-8"))
+    assert header["digits"] == keyfile.MAX_DIGITS == 4
+    shards = sorted(p.relative_to(wide_repo).as_posix() for p in (wide_repo / KEYS_DIR).rglob("*.json"))
+    assert shards and all(re.fullmatch(r"boards/keys/[0-9a-f]{2}/[0-9a-f]{2}\.json", p) for p in shards)
+    assert main(["boards", "--check", "--root", str(wide_repo)]) == 1  # the index is not committed: only keys
+    text = (wide_repo / recipe_rel("qwen-03")).read_text(encoding="utf-8").replace("id: qwen-03", "id: qwen-dup")
+    write(wide_repo, recipe_rel("qwen-dup"), text)
+    loads = count_loads(monkeypatch)
+    near = evaluate(Config(root=str(wide_repo), base="main", skip_boards=True, cache=False))
+    assert "ORV302" in {d.code for d in near.result.diagnostics} and len(set(loads)) < 10
+    whole = evaluate(Config(root=str(wide_repo), base="main", skip_boards=True, neighbourhood=False))
+    assert near.partial and near.result.diagnostics == whole.result.diagnostics
+    assert [d for d in analyse(str(wide_repo)).diagnostics if d.code == "ORV703"] == []
 
 
 @contextmanager
@@ -337,7 +424,7 @@ def test_a_sub_folder_registrys_key_file_names_the_blob_on_disk(tmp_path: Path) 
     commit_all(repo, "main")
     rel = recipe_rel("qwen-00")
     write(root, rel, (root / rel).read_text(encoding="utf-8").replace("id: qwen-00", "id: qwen-renamed"))
-    published = read_keys(fresh_keys(analyse(str(root)).snapshot), derivation_key(str(root)))
+    published = published_files(analyse(str(root)).snapshot)
     assert published[rel][0] == blob_id((root / rel).read_bytes())
     assert "i:qwen-renamed" in published[rel][1]
 
@@ -359,5 +446,5 @@ def test_keys_computed_where_files_load_are_the_keys_of_their_entries(
     assert all(replace(entry).keys is None for entry in entries)  # a changed copy never keeps stale keys
     plain = analyse(str(wide_repo), jobs=jobs)  # a check without the cache reads no keys: none computed
     assert all(entry.keys is None for entry, _ in plain.snapshot.loaded.values() if entry is not None)
-    assert fresh_keys(plain.snapshot) == fresh_keys(for_tiers.snapshot)
+    assert fresh_key_files(plain.snapshot) == fresh_key_files(for_tiers.snapshot)
 

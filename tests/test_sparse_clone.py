@@ -20,7 +20,7 @@ from tests.testing.factories import h100_training_run, recipe_text, run_path, tr
 from tests.testing.git import commit_all, git
 from tests.testing.registry import TOOLS, make_registry, write
 from validator.cli import main
-from validator.git import materialize, sparse_checkout
+from validator.git import materialize, prefetch, sparse_checkout
 from validator.registry import GATE_CHECKOUT
 from validator.storing import store_run_document
 
@@ -248,6 +248,34 @@ def test_materialize_takes_a_path_literally_never_as_a_pattern(tmp_path: Path) -
     assert materialize(str(tmp_path / "origin"), ["recipes/a/xy.yaml"]) == []  # not sparse: nothing to do
 
 
+def test_prefetch_fetches_just_the_blobs_asked_for_in_one_request(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The gate's shards are read from the merge base's tree: fetched together, and only those."""
+    origin = tmp_path / "origin"
+    for i in range(5):
+        write(origin, f"boards/keys/{i}.json", f"shard {i}\n")
+    git(origin, "init", "-q", "-b", "main")
+    commit_all(origin, "shards")
+    git(origin, "config", "uploadpack.allowFilter", "true")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", "--filter=blob:none", "--no-checkout", f"file://{origin}", str(clone))
+
+    def missing() -> set[str]:
+        listed = git(clone, "rev-list", "--objects", "--missing=print", "HEAD").split()
+        return {word[1:] for word in listed if word.startswith("?")}
+
+    blob_of = {i: git(origin, "rev-parse", f"HEAD:boards/keys/{i}.json").strip() for i in range(5)}
+    assert set(blob_of.values()) <= missing()
+    trace = tmp_path / "trace"
+    monkeypatch.setenv("GIT_TRACE2_EVENT", str(trace))
+    assert prefetch(str(clone), "HEAD", ["boards/keys/1.json", "boards/keys/3.json", "boards/keys/9.json"]) == 2
+    monkeypatch.delenv("GIT_TRACE2_EVENT")
+    assert missing() == {blob_of[i] for i in (0, 2, 4)}
+    fetches = [line for line in trace.read_text().splitlines() if '"event":"start"' in line and '"fetch"' in line]
+    assert len(fetches) == 1, fetches
+    assert prefetch(str(tmp_path), "HEAD", ["boards/keys/0.json"]) == 0  # no partial clone: nothing to do
+
+
 # --------------------------------------------------------------------------- the gate's tree-less checkout
 
 COUNTING_UPLOAD_PACK = """#!/bin/sh
@@ -309,8 +337,9 @@ def test_the_tree_less_gate_judges_a_copied_run_as_a_full_clone_in_a_few_fetches
     code, found = findings(capsys, cheap)
     assert (code, found) == findings(capsys, full)
     assert "ORV304" in {line.split()[0] for line in found}, found
-    # the merge base's tree, the files read (two batches at most), the history's trees: not 26 commits' worth
-    assert fetches(cheap) - before <= 6, fetches(cheap) - before
+    # the merge base's tree, the key shards of the change's keys and of its neighbours' (one request a hop),
+    # the files read (two batches at most), the history's trees: a fixed count, not 26 commits' worth
+    assert fetches(cheap) - before <= 7, fetches(cheap) - before
     assert "?" not in git(cheap, "rev-list", "--objects", "--missing=print", "--filter=tree:1", "HEAD")
 
 

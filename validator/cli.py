@@ -569,7 +569,8 @@ def explain_cmd(code: str) -> None:
 
 @cli.command("boards")
 @click.option("--check", "check_only", is_flag=True,
-              help="Write nothing; exit 1 if a boards file or boards/keys.json differs from a fresh regeneration.")
+              help="Write nothing; exit 1 if a boards file or a key file (boards/keys.json, boards/keys/) differs "
+                   "from a fresh regeneration.")
 @click.option("--combined", "combined", type=click.Path(dir_okay=False), default=None, metavar="OUT",
               help="Regenerate nothing: write the committed boards assembled into one document (seed 004's "
                    "one-file shape) to OUT.")
@@ -581,17 +582,18 @@ def explain_cmd(code: str) -> None:
               help="Reuse `orv check`'s results for files git reports unchanged (kept in the .git folder).")
 def boards_cmd(check_only: bool, combined: str | None, root: str | None, jobs: int | None, cache: bool) -> None:
     """Regenerate the boards (boards/index.json and one file per model under boards/models/, tiers derived
-    from the evidence on record) and boards/keys.json (each file's relation keys, for pull-request checks
-    on a fresh runner), or --check them, or write them --combined into one file."""
+    from the evidence on record) and the keys (boards/keys.json and its shards under boards/keys/: each file's
+    relation keys, for pull-request checks on a fresh runner), or --check them, or write them --combined
+    into one file."""
     from validator.atomic import remove, transaction, write_atomic
-    from validator.boards.keyfile import fresh_keys
-    from validator.boards.regenerate import first_difference, read_committed, regenerate_files
+    from validator.boards import keyfile
+    from validator.boards.regenerate import first_difference, regenerate_files
     from validator.boards.split import committed_files
     from validator.engine import analyse, find_root
     from validator.errors import HistoryError
     from validator.git import WHOLE_CHECKOUT, refuse_sparse
     from validator.load.pipeline import default_jobs
-    from validator.registry import BOARDS_PATH, KEYS_PATH
+    from validator.registry import BOARDS_MODELS_DIR, BOARDS_PATH, KEYS_DIR, KEYS_PATH
 
     root = os.path.abspath(root) if root else find_root(".")
     if combined is not None:
@@ -607,11 +609,8 @@ def boards_cmd(check_only: bool, combined: str | None, root: str | None, jobs: i
     except HistoryError as exc:
         click.echo(f"orv: {exc.message}\n    hint: {exc.hint}", err=True)
         sys.exit(EXIT_USAGE)
-    fresh[KEYS_PATH] = fresh_keys(analysis.snapshot)
-    committed = committed_files(root)
-    committed_keys = read_committed(root, KEYS_PATH)
-    if committed_keys is not None:
-        committed[KEYS_PATH] = committed_keys
+    fresh.update(keyfile.fresh_key_files(analysis.snapshot))
+    committed = {**committed_files(root), **keyfile.committed_files(root)}
     leftover = sorted(set(committed) - set(fresh))  # a model no longer on the boards, the old one-file boards
     changed = sorted(path for path, data in fresh.items() if committed.get(path) != data)
     if check_only:
@@ -644,9 +643,11 @@ def boards_cmd(check_only: bool, combined: str | None, root: str | None, jobs: i
         for path in leftover:
             remove(os.path.join(root, path))
     said = [f"{path} {'written' if path in changed else 'unchanged'}" for path in (BOARDS_PATH, KEYS_PATH)]
-    models = [path for path in fresh if path not in (BOARDS_PATH, KEYS_PATH)]
-    written = sum(1 for path in models if path in changed)
-    said.append(f"boards/models/: {written} written, {len(models) - written} unchanged, {len(leftover)} removed")
+    for folder in (BOARDS_MODELS_DIR, KEYS_DIR):
+        inside = [path for path in fresh if path.startswith(folder + "/")]
+        written = sum(1 for path in inside if path in changed)
+        removed = sum(1 for path in leftover if path.startswith(folder + "/"))
+        said.append(f"{folder}/: {written} written, {len(inside) - written} unchanged, {removed} removed")
     click.echo("\n".join(said))  # once they are in place: a refused write says only that
 
 

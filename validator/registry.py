@@ -33,9 +33,12 @@ CATALOG_FILES = {
 BOARDS_PATH = "boards/index.json"  # the boards' index; each model's part in BOARDS_MODELS_DIR (boards/split.py)
 BOARDS_MODELS_DIR = "boards/models"
 LEGACY_BOARDS_PATH = "boards/boards.json"  # the one-file boards before the split; `orv boards` removes it
-KEYS_PATH = "boards/keys.json"  # each file's relation keys, published with the boards (boards/keyfile.py)
+KEYS_PATH = "boards/keys.json"  # the published relation keys' header (boards/keyfile.py) ...
+KEYS_DIR = "boards/keys"  # ... and their shards, by key: boards/keys/<hex>.json, past 2 digits <ab>/<rest>.json
 GENERATED_FILES = (BOARDS_PATH, LEGACY_BOARDS_PATH, KEYS_PATH)  # written by `orv boards` on main, never by hand
 _BOARDS_MODEL_PATH = re.compile(r"^boards/models/[^/]+\.json$")
+# any name, one folder deep at most (boards/keys/ab/c.json): a hand-made shard is a generated file too
+_KEYS_SHARD_PATH = re.compile(r"^boards/keys/([^/]+/)?[^/]+\.json$")
 SIGNERS_PATH = "measurers/allowed_signers"  # OpenSSH allowed_signers: the registered measurers (signing.py)
 # What the pull-request gate checks out of the registry (non-cone sparse-checkout patterns, also the
 # contributor's cheap clone): everything else a check reads, orv checks out itself (git.materialize).
@@ -55,8 +58,10 @@ def filed_model(rel: str) -> str | None:
 
 
 def is_generated(rel: str) -> bool:
-    """Is this a file `orv boards` writes (the boards' index and model parts, the old one-file boards, the keys)?"""
-    return rel in GENERATED_FILES or _BOARDS_MODEL_PATH.match(rel) is not None
+    """Is this a file `orv boards` writes (the boards' index and model parts, the old one-file boards, the
+    keys' header and shards)?"""
+    return (rel in GENERATED_FILES or _BOARDS_MODEL_PATH.match(rel) is not None
+            or _KEYS_SHARD_PATH.match(rel) is not None)
 
 
 def classify(rel: str) -> str | None:
@@ -67,7 +72,7 @@ def classify(rel: str) -> str | None:
         return "boards"
     if _BOARDS_MODEL_PATH.match(rel):
         return "boards-model"
-    if rel == KEYS_PATH:
+    if rel == KEYS_PATH or _KEYS_SHARD_PATH.match(rel):
         return "boards-keys"
     if rel == SIGNERS_PATH:
         return "measurers"

@@ -1,21 +1,40 @@
-"""boards/keys.json: every recipe's and run file's relation keys by content, published with the boards.
+"""boards/keys.json and boards/keys/: every recipe's and run file's relation keys, inverted and sharded by key.
 
 A pull-request check finds the files a change can affect by their relation keys
 (validator/relations.py). A recipe's keys need its YAML parsed and a run file's need its samples
 fingerprinted, so on a fresh runner (no `.git/orv` index) finding the neighbours of one new file
-would load the whole registry. Main's boards workflow therefore writes each committed file's content
-keys beside the boards (`orv boards`), and ORV703 (`orv check --boards`) holds them equal to a
-fresh regeneration. The gate trusts this file only as far as it can be sure of it:
+would load the whole registry. Main's boards workflow therefore publishes each committed file's
+content keys beside the boards (`orv boards`), and ORV703 (`orv check --boards`) holds them equal
+to a fresh regeneration.
 
-- it reads the merge base's committed file, never the pull request's copy;
-- the whole file is ignored unless its `orv` stamp equals this orv's derivation key (its code,
+They are stored as an inverted index, so the gate reads only what its change touches:
+
+- boards/keys.json, a small header: `format`, the `orv` stamp, `digits` (a shard is named by the
+  first `digits` hex digits of sha256(key)) and `trees`, the git tree ids of recipes/ and runs/ the
+  keys were made from (as `git add -A` would make them: HEAD's once committed; null outside git);
+- boards/keys/<hex>.json (boards/keys/<2 hex>/<rest>.json past two digits), one per non-empty shard: one line per key, `key: [blob id, …]`, the git
+  blob ids of the files with that key. Content keys are a function of a file's bytes (and the
+  catalog, in the stamp), so a blob id stands for every path holding those bytes, and the gate
+  names them from the base tree's listing (paths it has without fetching a blob); a path per
+  entry would make the shards three times larger.
+
+A file's neighbours are the files sharing a key with it, and they can live at any path, so a
+shard by path would not let the gate read less; a shard by key does: the gate reads the shards of
+the changed files' keys (and of their neighbours'), a handful whatever the registry's size. A
+merge rewrites the header (only when a tree moves) and the shards of the keys it touched.
+
+The gate trusts the published keys only as far as it can be sure of them:
+
+- it reads the merge base's committed files, never the pull request's copy;
+- nothing is used unless the header's `orv` stamp equals this orv's derivation key (its code,
   schemas and the catalog: validator/load/cache.py), so keys made by another orv are never used;
-- an entry is used only for the exact git blob id it names: a file changed since is loaded.
+- a file is taken as published only where the base tree's blob equals the one it had in the
+  header's trees (git diffs the trees: whatever changed on main since is loaded), and an entry
+  names a file only by its exact blob id.
 
-Anything else is loaded as before, so a stale key file costs time, never a finding. A wrong entry
-under the right stamp and blob id (a hand edit on main) could hide a neighbour: ORV703 compares
-the file with a regeneration on main, and ORV609 fails a pull request that edits it.
-One line per file keeps git's diffs and merges of the file small.
+Anything else is loaded as before, so stale keys cost time, never a finding. A wrong entry under
+the right stamp and blob id (a hand edit on main) could hide a neighbour: ORV703 compares the
+files with a regeneration on main, and ORV609 fails a pull request that edits any of them.
 """
 
 from __future__ import annotations
@@ -23,20 +42,38 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from dataclasses import dataclass
 from typing import Mapping, Optional
 
 import orjson
 
-from validator.git import clean_blobs, git_dir_of_top_level
+from validator.git import clean_blobs, git_dir_of_top_level, worktree_trees
 from validator.load.cache import derivation_key
-from validator.registry import LOADABLE, Snapshot, classify
+from validator.registry import KEYS_DIR, KEYS_PATH, LOADABLE, Snapshot
 from validator.relations import Keys, content_keys
 
-FORMAT = 1
+FORMAT = 2
 KEYED = LOADABLE  # files with keys by content: the recipes and run files
+TREE_DIRS = ("recipes", "runs")  # where the keyed files live: the header names their trees
+# A shard holds about this many bytes at most before the index uses one more hex digit (16x the shards),
+# so what the gate reads per key stays small as the registry grows (bench/merge_bytes.py measures it).
+# Past two digits the shards sit in folders by their first two (boards/keys/ab/c.json): a merge rewrites
+# git's tree of boards/keys/ (256 entries) and of the folders it touched, never one tree of every shard.
+SHARD_TARGET_BYTES = 16 * 1024
+MAX_DIGITS = 4  # 65,536 shards: ~2 KB each at 100,000 files
 _BLOB = re.compile(r"^[0-9a-f]{40}$")
 
-Published = Mapping[str, tuple[str, Keys]]  # path -> (git blob id, content keys)
+Entries = Mapping[str, tuple[str, ...]]  # key -> git blob ids of the files with it
+
+
+class KeysUnusable(Exception):
+    """A published shard cannot be read: the gate then finds every key by loading."""
+
+
+@dataclass(frozen=True)
+class Header:
+    digits: int
+    trees: Mapping[str, str]  # top folder -> git tree id the keys were made from
 
 
 def blob_id(raw: bytes) -> str:
@@ -44,20 +81,50 @@ def blob_id(raw: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(raw) + raw, usedforsecurity=False).hexdigest()
 
 
-def fresh_keys(snapshot: Snapshot) -> bytes:
-    """The bytes `orv boards` writes to boards/keys.json for this snapshot (the working tree)."""
+def shard_name(key: str, digits: int) -> str:
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:digits]
+
+
+def shard_path(name: str) -> str:
+    return f"{KEYS_DIR}/{name}.json" if len(name) <= 2 else f"{KEYS_DIR}/{name[:2]}/{name[2:]}.json"
+
+
+def published_files(snapshot: Snapshot) -> dict[str, tuple[str, Keys]]:
+    """path -> (git blob id, content keys) of every recipe and run file of this snapshot (the working tree)."""
     root = snapshot.root
     # git's ids only where git's paths are the registry's (its top level), as the cache trusts them;
     # in a sub-folder registry `git status` names files from the top, so a modified file would look clean
-    clean = (clean_blobs(root, ("recipes", "runs")) if git_dir_of_top_level(root) else None) or {}
-    lines = []
+    clean = (clean_blobs(root, TREE_DIRS) if git_dir_of_top_level(root) else None) or {}
+    out = {}
     for rel in sorted(snapshot.loaded):  # every recipe and run file, links never (pipeline.loadable): KEYED
         blob = clean.get(rel) or _hash_file(root, rel)  # modified or untracked: hash its bytes as git would
         if blob is not None:
-            keys = list(content_keys(snapshot.loaded[rel][0]))
-            lines.append(orjson.dumps(rel) + b":" + orjson.dumps([blob, keys]))
-    head = b'{"format":%d,"orv":%s,"files":{' % (FORMAT, orjson.dumps(derivation_key(root)))
-    return head + b"\n" + b",\n".join(lines) + b"\n}}\n"
+            out[rel] = (blob, tuple(content_keys(snapshot.loaded[rel][0])))
+    return out
+
+
+def fresh_key_files(snapshot: Snapshot) -> dict[str, bytes]:
+    """The files `orv boards` writes for the keys: {path: bytes}, the header and each non-empty shard."""
+    files = published_files(snapshot)
+    inverted: dict[str, set[str]] = {}
+    for blob, keys in files.values():
+        for key in keys:
+            inverted.setdefault(key, set()).add(blob)
+    lines = {key: orjson.dumps(key) + b":" + orjson.dumps(sorted(blobs)) for key, blobs in inverted.items()}
+    total = sum(len(line) + 2 for line in lines.values())
+    digits = 1
+    while digits < MAX_DIGITS and total > SHARD_TARGET_BYTES * 16 ** digits:
+        digits += 1
+    shards: dict[str, list[bytes]] = {}
+    for key in sorted(lines):
+        shards.setdefault(shard_name(key, digits), []).append(lines[key])
+    trees = worktree_trees(snapshot.root, TREE_DIRS)
+    header = {"format": FORMAT, "orv": derivation_key(snapshot.root), "digits": digits, "trees": trees}
+    out = {KEYS_PATH: orjson.dumps(header, option=orjson.OPT_SORT_KEYS) + b"\n"}
+    for name in sorted(shards):
+        out[shard_path(name)] = (b'{"format":%d,"shard":"%s","keys":{\n' % (FORMAT, name.encode())
+                                 + b",\n".join(shards[name]) + b"\n}}\n")
+    return out
 
 
 def _hash_file(root: str, rel: str) -> Optional[str]:
@@ -68,22 +135,59 @@ def _hash_file(root: str, rel: str) -> Optional[str]:
         return None
 
 
-def read_keys(raw: Optional[bytes], stamp: str) -> Published:
-    """The entries of a committed key file made under `stamp`; empty when absent, malformed or
-    made by another orv (module docstring: nothing here is ever needed, only time-saving)."""
+def read_header(raw: Optional[bytes], stamp: str) -> Optional[Header]:
+    """The header of committed keys made under `stamp`; None when absent, malformed, made by another orv
+    or outside git (module docstring: nothing here is ever needed, only time-saving)."""
     if not raw:
+        return None
+    try:
+        document = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(document, dict) or document.get("format") != FORMAT or document.get("orv") != stamp:
+        return None
+    digits, trees = document.get("digits"), document.get("trees")
+    if (not isinstance(digits, int) or isinstance(digits, bool) or not 1 <= digits <= MAX_DIGITS
+            or not isinstance(trees, dict) or set(trees) != set(TREE_DIRS)
+            or not all(isinstance(t, str) and _BLOB.match(t) for t in trees.values())):
+        return None
+    return Header(digits, dict(trees))
+
+
+def read_shard(raw: Optional[bytes], name: str) -> Entries:
+    """A shard's entries; empty when absent (no key falls in it). Raises KeysUnusable when malformed."""
+    if raw is None:
         return {}
     try:
         document = orjson.loads(raw)
     except orjson.JSONDecodeError:
-        return {}
-    if (not isinstance(document, dict) or document.get("format") != FORMAT or document.get("orv") != stamp
-            or not isinstance(document.get("files"), dict)):
-        return {}
-    published: dict[str, tuple[str, Keys]] = {}
-    for rel, entry in document["files"].items():
-        if (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str) and _BLOB.match(entry[0])
-                and isinstance(entry[1], list) and all(isinstance(key, str) for key in entry[1])
-                and classify(rel) in KEYED):
-            published[rel] = (entry[0], tuple(entry[1]))
-    return published
+        raise KeysUnusable(f"{shard_path(name)} is not JSON") from None
+    if (not isinstance(document, dict) or document.get("format") != FORMAT or document.get("shard") != name
+            or not isinstance(document.get("keys"), dict)):
+        raise KeysUnusable(f"{shard_path(name)} is not a key shard of format {FORMAT}")
+    entries: dict[str, tuple[str, ...]] = {}
+    for key, blobs in document["keys"].items():
+        if not isinstance(blobs, list) or not all(isinstance(b, str) and _BLOB.match(b) for b in blobs):
+            raise KeysUnusable(f"{shard_path(name)} has a malformed entry for key {key[:40]!r}")
+        entries[key] = tuple(blobs)
+    return entries
+
+
+def committed_files(root: str) -> dict[str, bytes]:
+    """The header and every file under boards/keys/ in the working tree (a left-over shard counts);
+    a symlink reads as empty, so it always differs from a regeneration."""
+    out = {}
+    paths = [KEYS_PATH]
+    folder = os.path.join(root, KEYS_DIR)
+    for here, dirs, names in os.walk(folder):  # a symlinked folder is listed, never followed
+        dirs.sort()
+        rel = os.path.relpath(here, root).replace(os.sep, "/")
+        paths += [f"{rel}/{name}" for name in sorted(names + [d for d in dirs if os.path.islink(os.path.join(here, d))])]
+    for rel in paths:
+        full = os.path.join(root, rel)
+        if os.path.islink(full):
+            out[rel] = b""
+        elif os.path.isfile(full):
+            with open(full, "rb") as fh:
+                out[rel] = fh.read()
+    return out

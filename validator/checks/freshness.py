@@ -1,4 +1,5 @@
-"""ORV7xx: the boards (boards/index.json, boards/models/) and boards/keys.json must equal a fresh regeneration
+"""ORV7xx: the boards (boards/index.json, boards/models/) and the published keys (boards/keys.json,
+boards/keys/) must equal a fresh regeneration
 (validator/boards/)."""
 
 from __future__ import annotations
@@ -6,13 +7,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator, Optional
 
-from validator.boards.keyfile import fresh_keys
+from validator.boards import keyfile
 from validator.boards.regenerate import (
     committed_stamp,
     first_difference,
     fresh_document,
     git_stamp,
-    read_committed,
     restamped,
 )
 from validator.boards.split import committed_files, split_files
@@ -137,25 +137,40 @@ def boards_stamp_behind(analysis: Analysis) -> Iterator[Finding]:
 
 @check("ORV703", Severity.ERROR, "key file out of date", scope="boards")
 def keys_out_of_date(analysis: Analysis) -> Iterator[Finding]:
-    """boards/keys.json differs from a fresh regeneration.
+    """boards/keys.json or a shard under boards/keys/ differs from a fresh regeneration.
 
-    `orv boards` writes boards/keys.json beside the boards: each recipe's and run file's relation
-    keys by content (its id, configuration, claims, references, a run's sample fingerprint), named
-    by the file's git blob id and stamped with the orv and catalog that made them. The pull-request
-    gate reads the merge base's copy to find which files a change can affect without loading the
-    whole registry on a fresh runner (docs/pull-requests.md). An entry for a changed file, or a file
-    stamped by another orv, is simply not used; a *wrong* entry for an unchanged file could hide a
-    neighbour, so on main the file must equal a regeneration. Like the boards, it is main's
-    business: run `orv boards` on main and commit both files (the boards workflow does). A registry
-    without the file is allowed: pull-request checks then load every file to find the keys.
+    `orv boards` writes the keys beside the boards: each recipe's and run file's relation keys by
+    content (its id, configuration, claims, references, a run's sample fingerprint), named by the
+    file's git blob id, inverted (key -> files) and sharded by key into boards/keys/<hex>.json,
+    under a small header boards/keys.json stamped with the orv and catalog that made them and the
+    git trees of recipes/ and runs/ they were made from. The pull-request gate reads the merge
+    base's header and only the shards of the keys its change touches, to find which files a change
+    can affect without loading the whole registry on a fresh runner (docs/pull-requests.md). An
+    entry for a changed file, or keys stamped by another orv, are simply not used; a *wrong* entry
+    for an unchanged file could hide a neighbour, so on main every key file must equal a
+    regeneration: each file that differs is named at its first differing line, a missing shard and
+    a left-over one too. Like the boards, they are main's business: run `orv boards` on main and
+    commit boards/ (the boards workflow does). A registry without the header is allowed:
+    pull-request checks then load every file to find the keys.
     """
-    root = analysis.snapshot.root
-    committed = read_committed(root, KEYS_PATH)
-    if committed is None:
+    committed = keyfile.committed_files(analysis.snapshot.root)
+    if KEYS_PATH not in committed:
         return
-    fresh = analysis.snapshot.memo("fresh-keys", lambda: fresh_keys(analysis.snapshot))
-    difference = first_difference(committed, fresh)
-    if difference is not None:
-        line, old, new = difference
-        yield Finding(KEYS_PATH, f"boards/keys.json differs from a fresh regeneration at line {line}: "
-                                 f"committed `{old}`, regenerated `{new}`", BOARDS_HINT, line=line, col=1)
+    fresh = analysis.snapshot.memo("fresh-keys", lambda: keyfile.fresh_key_files(analysis.snapshot))
+    differing = sorted(path for path in set(committed) | set(fresh) if committed.get(path) != fresh.get(path))
+    for path in differing[:STALE_SHOWN]:
+        old, new = committed.get(path), fresh.get(path)
+        if new is None:
+            yield Finding(path, f"{path} is left over: a fresh regeneration writes no such key shard; "
+                                "`orv boards` removes it", BOARDS_HINT, line=1, col=1)
+        elif old is None:
+            yield Finding(path, f"{path} is missing: a fresh regeneration writes it", BOARDS_HINT, line=1, col=1)
+        else:
+            difference = first_difference(old, new)
+            assert difference is not None
+            line, was, now = difference
+            yield Finding(path, f"{path} differs from a fresh regeneration at line {line}: "
+                                f"committed `{was}`, regenerated `{now}`", BOARDS_HINT, line=line, col=1)
+    if len(differing) > STALE_SHOWN:
+        yield Finding(KEYS_PATH, f"{len(differing) - STALE_SHOWN} more key file(s) differ from a fresh regeneration",
+                      BOARDS_HINT, line=1, col=1)

@@ -316,7 +316,7 @@ def outside_contributions_need_review(change: Change) -> Iterator[Finding]:
 
     Contributors: keep recipes and run files in a pull request of their own. A change to the
     validator, the schemas or the workflows means this check ran the pull request's own version of
-    them. The generated boards/ files (the index, the model files, keys.json) are not this check's: changing
+    them. The generated boards/ files (the index, the model files, the keys) are not this check's: changing
     them is an error (ORV609). A
     `.pre-commit-config.yaml` configures a contributor's own hooks and is not reported.
     """
@@ -346,12 +346,12 @@ def _review_reason(c: FileChange, base_ref: str) -> tuple[str, str]:
 def boards_are_mains_business(change: Change) -> Iterator[Finding]:
     """
     A pull request adds, edits or deletes a generated file: boards/index.json, a model's file under
-    boards/models/, the old boards/boards.json, or boards/keys.json. The boards are
-    what the public leaderboard shows, and the key file tells the gate which files a change can
-    affect; both are generated: main's boards workflow regenerates them from the merged recipes
+    boards/models/, the old boards/boards.json, the published keys' header boards/keys.json or a
+    shard under boards/keys/. The boards are what the public leaderboard shows, and the keys tell
+    the gate which files a change can affect; both are generated: main's boards workflow regenerates them from the merged recipes
     and run files after every merge. A hand-edited boards file (a tier raised from T0 to T3, a rank
     moved) would be published as it is until the next regeneration, so the gate fails the pull
-    request. (The gate never reads a pull request's own key file: it reads the merge base's.)
+    request. (The gate never reads a pull request's own key files: it reads the merge base's.)
 
     Drop the change: `git checkout <base> -- boards/` and commit. Nothing is lost: the job summary
     shows how the boards will change once the pull request is merged. Running `orv boards` on a

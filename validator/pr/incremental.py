@@ -5,9 +5,10 @@ change can be judged differently before and after it (neighbourhood.py says why)
 
   1. asks git what changed since the merge base, and for the base tree's file list and blob ids;
   2. finds each file's relation keys in the local key index (cache.py), keyed by path and blob
-     id, else in the merge base's published boards/keys.json (boards/keyfile.py: what makes a
-     fresh runner's check proportional to the change); files neither has are loaded once and
-     added to the local index;
+     id, else in the merge base's published keys (boards/keys.json and the shards of boards/keys/
+     the change's keys fall into: boards/keyfile.py, published.py; what makes a fresh runner's
+     check proportional to the change); files neither has are loaded once and added to the local
+     index;
   3. loads the neighbourhood — changed files in both versions plus the files sharing keys with
      them — and runs the same registry checks on it as it is and as it was;
   4. counts the findings the first has and the second lacks, plus the pull-request rules.
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from validator.boards.keyfile import Published, read_keys
+from validator.boards.keyfile import KeysUnusable
 from validator.checks import by_scope
 from validator.checks.collect import Collector
 from validator.diagnostics import Result
@@ -48,11 +49,10 @@ from validator.load.pipeline import (
 )
 from validator.pr.base import load_at_base, subtract_base
 from validator.pr.change import on_snapshot
-from validator.pr.neighbourhood import neighbourhood
+from validator.pr.published import PublishedKeys, open_published
 from validator.relations import Keys, keys_of, path_keys
 from validator.registry import (
     CATALOG_FILES,
-    KEYS_PATH,
     REGISTRY_DIRS,
     SIGNERS_PATH,
     Catalog,
@@ -92,10 +92,12 @@ def evaluate_change(config: Config) -> Evaluation | None:
     index = open_index(store)
 
     loader.load_changed(changed, change)
-    published = read_keys(change.base.read(KEYS_PATH), derivation_key(root)) if KEYS_PATH in base_files else {}
-    base_keys = _base_keys(base_files, changed, index, published, loader)
     head_keys = {rel: _keys(rel, loader.head.get(rel)) for rel, c in changed.items() if c.present_at_head}
-    near = neighbourhood(base_keys, head_keys, changed)
+    published = open_published(root, change.base, change.base_commit, derivation_key(root), base_files)
+    try:
+        near = _BaseKeys(base_files, changed, index, published, loader).neighbourhood(head_keys)
+    except KeysUnusable:  # a malformed shard on the base: find every key by loading, as without keys
+        near = _BaseKeys(base_files, changed, index, None, loader).neighbourhood(head_keys)
     # the measurers file decides every signature (ORV222, T3): it is part of any neighbourhood
     near |= {SIGNERS_PATH} & (head_files | set(base_files))
     # Every recipe's quality status is judged against its model's reference run (docs/quality.md):
@@ -157,39 +159,77 @@ class _Loader:
         self.base.update(load_at_base(change, changed, self.catalog))
 
 
-def _base_keys(base_files: dict[str, tuple[int, str]], changed: dict[str, FileChange], index: KeyIndex,
-               published: Published, loader: _Loader) -> dict[str, Keys]:
-    """Every base file's keys: from the local index, else from the base's published key file
-    (boards/keyfile.py), else from its path, loading it if it is a recipe or run file (and
-    remembering them)."""
-    keys: dict[str, Keys] = {}
-    missing: list[str] = []
-    for rel, (mode, blob) in base_files.items():
-        if rel in changed:
-            keys[rel] = _keys(rel, loader.base.get(rel))
-            continue
-        found = index.get(rel, blob)
-        if found is not None:
-            keys[rel] = found
-            continue
-        kind = classify(rel)
-        entry = published.get(rel)
-        if entry is not None and entry[0] == blob and mode != MODE_SYMLINK:
-            keys[rel] = path_keys(rel, kind) + entry[1]
-            continue
-        # recipes and run files have keys by content (a run's sample fingerprint, ORV304)
-        if kind in ("recipe-training", "recipe-inference", "run") and mode != MODE_SYMLINK:
-            missing.append(rel)
-        else:
-            keys[rel] = path_keys(rel, kind)
-            if mode != MODE_SYMLINK:
-                index.put(rel, blob, keys[rel])
-    materialize(loader.root, missing)
-    loader.load_unchanged(missing)
-    for rel in missing:
-        keys[rel] = _keys(rel, loader.head[rel])
-        index.put(rel, base_files[rel][1], keys[rel])
-    return keys
+class _BaseKeys:
+    """Every base file's keys: from the local index, else from the base's published keys
+    (published.py: looked up in the shards of the keys asked for), else from its path, loading
+    it if it is a recipe or run file (and remembering them)."""
+
+    def __init__(self, base_files: dict[str, tuple[int, str]], changed: dict[str, FileChange], index: KeyIndex,
+                 published: PublishedKeys | None, loader: _Loader) -> None:
+        self.changed, self.published, self.loader = changed, published, loader
+        self.by_blob: dict[str, list[str]] = {}  # the covered files by blob id: what a shard's entry names
+        self.known: dict[str, Keys] = {}  # all of a file's keys
+        self.covered: set[str] = set()  # content keys in the published shards; path keys in by_key
+        by_path: dict[str, Keys] = {}
+        missing: list[str] = []
+        for rel, (mode, blob) in base_files.items():
+            if rel in changed:
+                self.known[rel] = _keys(rel, loader.base.get(rel))
+                continue
+            found = index.get(rel, blob)
+            if found is not None:
+                self.known[rel] = found
+                continue
+            kind = classify(rel)
+            if published is not None and published.covers(rel, mode, blob):
+                self.covered.add(rel)
+                self.by_blob.setdefault(blob, []).append(rel)
+                by_path[rel] = path_keys(rel, kind)
+                continue
+            # recipes and run files have keys by content (a run's sample fingerprint, ORV304)
+            if kind in ("recipe-training", "recipe-inference", "run") and mode != MODE_SYMLINK:
+                missing.append(rel)
+            else:
+                self.known[rel] = path_keys(rel, kind)
+                if mode != MODE_SYMLINK:
+                    index.put(rel, blob, self.known[rel])
+        materialize(loader.root, missing)
+        loader.load_unchanged(missing)
+        for rel in missing:
+            self.known[rel] = _keys(rel, loader.head[rel])
+            index.put(rel, base_files[rel][1], self.known[rel])
+        self.by_key: dict[str, set[str]] = {}
+        for source in (self.known, by_path):
+            for rel, keys in source.items():
+                for key in keys:
+                    self.by_key.setdefault(key, set()).add(rel)
+
+    def neighbourhood(self, head: dict[str, Keys]) -> set[str]:
+        """Changed files plus two hops over shared keys, on both sides of the change (neighbourhood.py
+        says why); the same set neighbourhood.neighbourhood gives from every base file's keys."""
+        changed = set(self.changed)
+
+        def keys_of(rels: set[str]) -> set[str]:
+            self._load_covered(rels)
+            return {key for rel in rels for side in (self.known, head) for key in side.get(rel, ())}
+
+        def sharing(keys: set[str]) -> set[str]:
+            found = {rel for key in keys for rel in self.by_key.get(key, ())}
+            if self.covered and self.published is not None:
+                found |= self.published.holders(sorted(keys), self.by_blob)
+            return found | {rel for rel in changed if not keys.isdisjoint(head.get(rel, ()))}
+
+        near = changed | sharing(keys_of(changed))
+        return near | sharing(keys_of(near))
+
+    def _load_covered(self, rels: set[str]) -> None:
+        """A published neighbour's keys, all of them: from loading it (it is part of the neighbourhood, so
+        it is loaded anyway); the shards list files by key, not keys by file."""
+        todo = sorted(rel for rel in rels if rel in self.covered and rel not in self.known)
+        materialize(self.loader.root, todo)
+        self.loader.load_unchanged(todo)
+        for rel in todo:
+            self.known[rel] = _keys(rel, self.loader.head[rel])
 
 
 def _snapshot(root: str, files: list[str], catalog: Catalog, catalog_ok: bool, documents: dict[str, Document],
