@@ -81,7 +81,7 @@ def test_combined_is_the_one_file_document_byte_for_byte(tmp_path: Path) -> None
     assert json.loads(out.read_bytes())["meta"]["source_commit"] == git(root, "rev-parse", "HEAD~1")
 
 
-def test_a_one_recipe_change_rewrites_its_model_file_and_the_index_only(tmp_path: Path) -> None:
+def test_a_one_recipe_change_rewrites_its_model_file_the_index_and_the_whole_document_only(tmp_path: Path) -> None:
     root = _registry(tmp_path)
     before = committed_files(str(root))
     write_recipe(root, training_recipe("b200-pp8", 3000.0, gpu="b200"))
@@ -89,7 +89,7 @@ def test_a_one_recipe_change_rewrites_its_model_file_and_the_index_only(tmp_path
     assert orv("boards", "--root", str(root)) == 0
     after = committed_files(str(root))
     changed = sorted(path for path in set(before) | set(after) if before.get(path) != after.get(path))
-    assert changed == [INDEX, "boards/models/qwen3.8-27b.json"]
+    assert changed == ["boards/boards.json", INDEX, "boards/models/qwen3.8-27b.json"]
     assert orv("boards", "--check", "--root", str(root)) == 0
 
 
@@ -149,18 +149,21 @@ def test_an_index_that_hides_a_model_is_stale_and_a_missing_part_is_unreadable(t
         ("ORV701", "boards/models/qwen3.8-27b.json")]
 
 
-def test_the_old_one_file_boards_are_migrated(tmp_path: Path) -> None:
+def test_the_whole_document_is_written_beside_the_split_files_and_checked_like_them(tmp_path: Path) -> None:
+    """SPEC §7: boards/boards.json is the readers' contract, so `orv boards` keeps writing it whole."""
     root = _registry(tmp_path)
-    old = root / "boards/boards.json"
-    old.write_bytes(regenerate(analyse(str(root))))
+    whole = root / "boards/boards.json"
+    assert whole.read_bytes() == regenerate(analyse(str(root)))  # the one-file document, byte for byte
+    assert json.loads(whole.read_bytes()) == read_boards(str(root))  # and the split files assemble to it
+    whole.write_bytes(whole.read_bytes().replace(b'"T1"', b'"T3"', 1))  # a hand edit of what readers fetch
     assert [(d.code, d.path) for d in run(Config(root=str(root))).diagnostics] == [("ORV701", "boards/boards.json")]
     assert orv("boards", "--root", str(root)) == 0
-    assert not old.exists()
-    # a registry with only the old file is still read whole (a merge base from before the split)
+    assert whole.read_bytes() == regenerate(analyse(str(root)))
+    # a registry with only the whole document is still read whole (a merge base from before the split)
     for path in split_files(_document(root)):
-        (root / path).unlink()
-    old.write_bytes(regenerate(analyse(str(root))))
-    assert read_boards(str(root)) == json.loads(old.read_bytes())
+        if path != "boards/boards.json":
+            (root / path).unlink()
+    assert read_boards(str(root)) == json.loads(whole.read_bytes())
 
 
 def test_the_site_renders_the_split_boards(tmp_path: Path) -> None:

@@ -581,7 +581,8 @@ def explain_cmd(code: str) -> None:
 @click.option("--cache/--no-cache", default=True, show_default=True,
               help="Reuse `orv check`'s results for files git reports unchanged (kept in the .git folder).")
 def boards_cmd(check_only: bool, combined: str | None, root: str | None, jobs: int | None, cache: bool) -> None:
-    """Regenerate the boards (boards/index.json and one file per model under boards/models/, tiers derived
+    """Regenerate the boards (boards/boards.json, and the same split into boards/index.json and one file per
+    model under boards/models/, tiers derived
     from the evidence on record) and the keys (boards/keys.json and its shards under boards/keys/: each file's
     relation keys, for pull-request checks on a fresh runner), or --check them, or write them --combined
     into one file."""
@@ -593,7 +594,7 @@ def boards_cmd(check_only: bool, combined: str | None, root: str | None, jobs: i
     from validator.errors import HistoryError
     from validator.git import WHOLE_CHECKOUT, refuse_sparse
     from validator.load.pipeline import default_jobs
-    from validator.registry import BOARDS_MODELS_DIR, BOARDS_PATH, KEYS_DIR, KEYS_PATH
+    from validator.registry import BOARDS_MODELS_DIR, BOARDS_PATH, DOCUMENT_PATH, KEYS_DIR, KEYS_PATH
 
     root = os.path.abspath(root) if root else find_root(".")
     if combined is not None:
@@ -611,7 +612,7 @@ def boards_cmd(check_only: bool, combined: str | None, root: str | None, jobs: i
         sys.exit(EXIT_USAGE)
     fresh.update(keyfile.fresh_key_files(analysis.snapshot))
     committed = {**committed_files(root), **keyfile.committed_files(root)}
-    leftover = sorted(set(committed) - set(fresh))  # a model no longer on the boards, the old one-file boards
+    leftover = sorted(set(committed) - set(fresh))  # a model no longer on the boards, a key shard no longer used
     changed = sorted(path for path, data in fresh.items() if committed.get(path) != data)
     if check_only:
         for path in changed:
@@ -638,11 +639,11 @@ def boards_cmd(check_only: bool, combined: str | None, root: str | None, jobs: i
     # every file lands together; writers of the registry take turns (docs/durability.md). The index goes
     # last and left-over files are removed after it, for a reader without the lock
     with transaction(root):
-        for path in sorted(changed, key=lambda p: p in (BOARDS_PATH, KEYS_PATH)):
+        for path in sorted(changed, key=lambda p: p in (DOCUMENT_PATH, BOARDS_PATH, KEYS_PATH)):
             write_atomic(os.path.join(root, path), fresh[path])
         for path in leftover:
             remove(os.path.join(root, path))
-    said = [f"{path} {'written' if path in changed else 'unchanged'}" for path in (BOARDS_PATH, KEYS_PATH)]
+    said = [f"{path} {'written' if path in changed else 'unchanged'}" for path in (DOCUMENT_PATH, BOARDS_PATH, KEYS_PATH)]
     for folder in (BOARDS_MODELS_DIR, KEYS_DIR):
         inside = [path for path in fresh if path.startswith(folder + "/")]
         written = sum(1 for path in inside if path in changed)

@@ -32,10 +32,10 @@ CATALOG_FILES = {
 }
 BOARDS_PATH = "boards/index.json"  # the boards' index; each model's part in BOARDS_MODELS_DIR (boards/split.py)
 BOARDS_MODELS_DIR = "boards/models"
-LEGACY_BOARDS_PATH = "boards/boards.json"  # the one-file boards before the split; `orv boards` removes it
+DOCUMENT_PATH = "boards/boards.json"  # the whole boards document readers fetch (SPEC §7), written beside the split files
 KEYS_PATH = "boards/keys.json"  # the published relation keys' header (boards/keyfile.py) ...
 KEYS_DIR = "boards/keys"  # ... and their shards, by key: boards/keys/<hex>.json, past 2 digits <ab>/<rest>.json
-GENERATED_FILES = (BOARDS_PATH, LEGACY_BOARDS_PATH, KEYS_PATH)  # written by `orv boards` on main, never by hand
+GENERATED_FILES = (BOARDS_PATH, DOCUMENT_PATH, KEYS_PATH)  # written by `orv boards` on main, never by hand
 _BOARDS_MODEL_PATH = re.compile(r"^boards/models/[^/]+\.json$")
 # any name, one folder deep at most (boards/keys/ab/c.json): a hand-made shard is a generated file too
 _KEYS_SHARD_PATH = re.compile(r"^boards/keys/([^/]+/)?[^/]+\.json$")
@@ -68,7 +68,7 @@ def classify(rel: str) -> str | None:
     """The document kind a path holds by its place in the layout, or None if it has no place."""
     if rel in CATALOG_FILES:
         return CATALOG_FILES[rel]
-    if rel == BOARDS_PATH or rel == LEGACY_BOARDS_PATH:
+    if rel == BOARDS_PATH or rel == DOCUMENT_PATH:
         return "boards"
     if _BOARDS_MODEL_PATH.match(rel):
         return "boards-model"

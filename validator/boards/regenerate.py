@@ -1,7 +1,7 @@
 """How the boards are regenerated: the git stamp, tiers -> build -> schema check -> bytes, and comparing.
 
-The document is built and checked whole, then stored split (boards/split.py: boards/index.json and
-one file per model under boards/models/).
+The document is built and checked whole, then stored whole (boards/boards.json, for readers) and
+split (boards/split.py: boards/index.json and one file per model under boards/models/, for the gate).
 
 The only input besides the registry files is git: `updated_at` is the committer time of the
 newest commit touching recipes/, runs/ or catalog/ (docs/boards.md explains why a boards commit
@@ -41,7 +41,7 @@ def regenerate(analysis: Analysis, stamp: Optional[GitStamp] = None) -> bytes:
 
 
 def regenerate_files(analysis: Analysis, stamp: Optional[GitStamp] = None) -> dict[str, bytes]:
-    """The files `orv boards` writes for the boards: {path: bytes}, the index and one file per model."""
+    """The files `orv boards` writes for the boards: {path: bytes}: the whole document, the index and one file per model."""
     document = fresh_document(analysis, stamp if stamp is not None else git_stamp(analysis.snapshot.root))
     return split_files(document)
 
@@ -60,10 +60,10 @@ def fresh_document(analysis: Analysis, stamp: GitStamp) -> dict[str, Any]:
     return document
 
 
-def restamped(document: Mapping[str, Any], stamp: GitStamp) -> bytes:
-    """The same boards' index under another git stamp (the rows, in the model files, do not depend on it)."""
+def restamped(document: Mapping[str, Any], stamp: GitStamp) -> dict[str, bytes]:
+    """The same boards' files under another git stamp (only the index and the whole document carry it)."""
     meta = {**document["meta"], "updated_at": stamp.updated_at, "source_commit": stamp.source_commit}
-    return split_files({**document, "meta": meta})[BOARDS_PATH]
+    return split_files({**document, "meta": meta})
 
 
 def read_committed(root: str, rel: str = BOARDS_PATH) -> Optional[bytes]:

@@ -1,6 +1,8 @@
-"""The boards on disk: a small index plus one file per model, so a merge rewrites only what it changed.
+"""The boards on disk: the whole document for readers, and a small index plus one file per model for the gate.
 
-One boards document (build.py) is what every reader works with; on disk it is stored split:
+One boards document (build.py) is what every reader works with. SPEC §1 and §7 make boards/boards.json,
+the whole document, the public contract (the site, seed 004's shape), so `orv boards` writes it. The
+pull-request gate reads the base's boards a model at a time instead, from the same document stored split:
 
 - boards/index.json: `format`, `meta` (the git stamp, counts, tiers, rounding), `wanted.models`
   (catalog models with no training recipe: bounded by the catalog) and `model_files` (the ids of
@@ -9,7 +11,7 @@ One boards document (build.py) is what every reader works with; on disk it is st
   `models` entry, its `frontiers` groups, its `runs`, and its items of `wanted.references`,
   `wanted.reproductions` and `wanted.quality`.
 
-A merge that adds one recipe rewrites its model's file and the index (whose stamp and counts move
+The gate's checkout never fetches boards/boards.json. Of the split files, a merge that adds one recipe rewrites its model's file and the index (whose stamp and counts move
 with every data commit), nothing else; bench/merge_bytes.py measures the bytes that adds to git
 history. `split` and `assemble` are inverses: every list of the document is sorted by model first,
 or is re-sorted here by the document's own key (runs by digest, wanted items by kind and recipe),
@@ -26,7 +28,7 @@ from typing import Any, Callable, Iterable, Mapping, Optional
 import orjson
 
 from validator.boards.build import render
-from validator.registry import BOARDS_MODELS_DIR, BOARDS_PATH, LEGACY_BOARDS_PATH
+from validator.registry import BOARDS_MODELS_DIR, BOARDS_PATH, DOCUMENT_PATH
 
 FORMAT = 1
 BOARD_NAMES = ("measured", "claimed", "training")
@@ -95,8 +97,11 @@ def _owner(owner: Mapping[tuple[str, str], str], kind: str, recipe: str) -> str:
 
 
 def split_files(document: Mapping[str, Any]) -> dict[str, bytes]:
-    """The bytes `orv boards` writes: {path: bytes}, each file rendered as the one-file boards were."""
-    return {path: render(content) for path, content in split(document).items()}
+    """The bytes `orv boards` writes: {path: bytes}: the whole document at DOCUMENT_PATH for readers
+    (SPEC §7), and the index and model files the pull-request gate reads a model at a time."""
+    files = {path: render(content) for path, content in split(document).items()}
+    files[DOCUMENT_PATH] = render(document)
+    return files
 
 
 def assemble(index: Mapping[str, Any], parts: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
@@ -170,11 +175,11 @@ def _is_part(part: Any, model: str) -> bool:
 
 def read_document(read: Reader, models: Optional[Iterable[str]] = None) -> Optional[dict[str, Any]]:
     """The boards document through `read`: every model's part, or only `models`' (those the index lists).
-    A registry with only the old one-file boards/boards.json is read whole. None when neither exists;
+    A registry with only the whole document boards/boards.json (a base from before the split) is read whole. None when neither exists;
     BoardsUnreadable when the files are malformed or a listed part is missing."""
     index = read_index(read(BOARDS_PATH))
     if index is None:
-        return _legacy(read(LEGACY_BOARDS_PATH))
+        return _legacy(read(DOCUMENT_PATH))
     listed = index["model_files"]
     wanted = listed if models is None else sorted(set(models) & set(listed))
     parts = []
@@ -192,9 +197,9 @@ def _legacy(raw: Optional[bytes]) -> Optional[dict[str, Any]]:
     try:
         document = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
-        raise BoardsUnreadable(f"{LEGACY_BOARDS_PATH} is not JSON ({exc})") from None
+        raise BoardsUnreadable(f"{DOCUMENT_PATH} is not JSON ({exc})") from None
     if not isinstance(document, dict) or not isinstance(document.get("boards"), dict):
-        raise BoardsUnreadable(f"{LEGACY_BOARDS_PATH} is not a boards document")
+        raise BoardsUnreadable(f"{DOCUMENT_PATH} is not a boards document")
     return document
 
 
@@ -221,10 +226,10 @@ def read_boards(root: str, models: Optional[Iterable[str]] = None) -> Optional[d
 
 def committed_files(root: str) -> dict[str, bytes]:
     """Every generated boards file in the working tree: the index, each file under boards/models/ (whatever
-    its name: a file left over for a model no longer on the boards counts) and the old one-file boards."""
+    its name: a file left over for a model no longer on the boards counts) and the whole document."""
     read = file_reader(root)
     out = {}
-    for rel in (BOARDS_PATH, LEGACY_BOARDS_PATH):
+    for rel in (BOARDS_PATH, DOCUMENT_PATH):
         raw = read(rel)
         if raw is not None:
             out[rel] = raw
