@@ -5,7 +5,6 @@ evidence is refused. Also: a client result (vLLM's bench serve) backs a recipe w
 
 from __future__ import annotations
 
-import copy
 import json
 import math
 import shutil
@@ -17,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import fuzz_examples
+from tests.testing.mutation import odd_edit
 from tests.testing.registry import TOOLS, make_registry
 from validator import tiers
 from validator.adapters import aiperf, convert, metadata, with_report
@@ -324,16 +324,7 @@ def test_any_mutation_of_aiperfs_files_gives_a_run_or_a_finding(tmp_path_factory
     for _ in range(data.draw(st.integers(1, 3))):
         target = data.draw(st.sampled_from(["record", "summary"]))
         doc: Any = records[data.draw(st.integers(0, len(records) - 1))] if target == "record" else summary
-        for _ in range(data.draw(st.integers(1, 4))):
-            keys = list(doc) if isinstance(doc, dict) else []
-            if not keys:
-                break
-            key = data.draw(st.sampled_from(keys))
-            if isinstance(doc[key], dict) and data.draw(st.booleans()):
-                doc = doc[key]
-                continue
-            doc[key] = copy.deepcopy(data.draw(st.sampled_from(ODD)))  # ODD's lists are shared
-            break
+        odd_edit(data, doc, ODD)
     folder = artifacts(tmp_path_factory.mktemp("a"), records=records, summary=summary)
     try:
         adapt(folder, recipe, root)

@@ -6,7 +6,6 @@ writes both files as TensorRT-LLM's own writers do (cited there).
 
 from __future__ import annotations
 
-import copy
 import json
 import math
 from pathlib import Path
@@ -17,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import fuzz_examples
+from tests.testing.mutation import odd_edit
 from tests.testing.registry import TOOLS, make_registry
 from validator.adapters import convert, metadata, with_report
 from validator.adapters import trtllm
@@ -229,16 +229,7 @@ def test_any_mutation_of_trtllm_bench_files_gives_a_run_or_a_finding(tmp_path_fa
     requests, report = saved("streaming-requests.json"), saved("streaming-report.json")
     for _ in range(data.draw(st.integers(1, 3))):
         doc: Any = requests[data.draw(st.integers(0, len(requests) - 1))] if data.draw(st.booleans()) else report
-        for _ in range(data.draw(st.integers(1, 4))):
-            keys = list(doc) if isinstance(doc, dict) else []
-            if not keys:
-                break
-            key = data.draw(st.sampled_from(keys))
-            if isinstance(doc[key], dict) and data.draw(st.booleans()):
-                doc = doc[key]
-                continue
-            doc[key] = copy.deepcopy(data.draw(st.sampled_from(ODD)))  # ODD's lists are shared
-            break
+        odd_edit(data, doc, ODD)
     try:
         adapt(*files(tmp_path_factory.mktemp("t"), requests=requests, report=report), recipe, root)
     except AdapterError as exc:
