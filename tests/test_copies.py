@@ -28,7 +28,7 @@ from tests.testing.signing import keygen, measured, register, sign, tier
 from validator.cli import main
 from validator.engine import Config, run
 from validator.hashing import content_address, canonical_bytes, run_path
-from validator.independence import same_measurement, sample_fingerprint
+from validator.independence import can_tell_a_copy, same_measurement, sample_fingerprint
 
 LMEVAL = Path(__file__).parent / "fixtures" / "lmeval"
 QUALITY_RECIPE = "recipes/inference/qwen3.8-27b/qwen3-8-27b-h100-vllm-fp8-c1.yaml"
@@ -265,3 +265,44 @@ def test_a_lossless_configuration_may_repeat_the_reference_when_another_measurer
     code, errors, _ = gate(repo, capsys)
     assert [c for c, _ in errors if c == "ORV239"] == [], errors
     assert tier(repo, QUALITY_RECIPE).quality.status == "verified"
+
+
+# --------------------------------------------------------------------------- runs too short to tell a copy
+
+
+def _short(doc: dict[str, Any], steps: int = 7) -> dict[str, Any]:
+    """The run cut to `steps` samples (2 warm-up + 5 timed, llama-bench's default count), rescaled so its
+    timed steps keep the figure."""
+    doc = copy.deepcopy(doc)
+    full = doc["samples"]
+    mean_full = sum(s["time_s"] for s in full[2:]) / len(full[2:])
+    kept = full[:steps]
+    scale = mean_full / (sum(s["time_s"] for s in kept[2:]) / len(kept[2:]))
+    for sample in kept:
+        sample["time_s"] = round(sample["time_s"] * scale, 9)
+    doc["samples"] = kept
+    return doc
+
+
+def test_a_run_too_short_to_tell_a_copy_cannot_prove_it_is_independent() -> None:
+    """The cheapest forgery of a five-sample run: lab-a's run, one sample appended at the mean (the figure
+    stays) and 1e-5 jitter. Sample comparison cannot see it (too few samples for the near-copy sketch, a
+    different count for the column prints), so tiers.py counts no pair with such a run as a reproduction
+    (TOO_FEW_SAMPLES); a full-length run of the same recipe can be told apart from its copies."""
+    recipe = training_recipe("short", 1480.4)
+    full = measured(recipe, 1480.4, "lab-a", "2026-10-18T10:00:00Z", 1)
+    original = _short(full)
+    forged = copy.deepcopy(original)
+    timed = [s["time_s"] for s in forged["samples"][2:]]
+    forged["samples"].append({**forged["samples"][-1], "step": forged["samples"][-1]["step"] + 1,
+                              "time_s": round(sum(timed) / len(timed), 9)})
+    rng = random.Random(5)
+    for sample in forged["samples"]:
+        sample["time_s"] = round(sample["time_s"] * (1 + rng.uniform(-1e-5, 1e-5)), 9)
+    short_a, short_b = (sample_fingerprint("training", d["samples"]) for d in (original, forged))
+    assert same_measurement(short_a, short_b) is None  # the copy is invisible to sample comparison
+    assert not can_tell_a_copy(short_a)  # so the pair cannot back T3 (tiers.py needs both runs to tell)
+    long_forged = copy.deepcopy(full)
+    _append_one(long_forged)
+    long_a, long_b = (sample_fingerprint("training", d["samples"]) for d in (full, long_forged))
+    assert can_tell_a_copy(long_a) and same_measurement(long_a, long_b) is not None

@@ -295,6 +295,14 @@ def _near_print(kind: str, columns: Columns) -> NearPrint | None:
     return ("near", len(rows), shared, tuple(aligned), shape)
 
 
+def can_tell_a_copy(fingerprint: Fingerprint) -> bool:
+    """Whether a run has samples enough for same_measurement to recognise a near copy of it: at least
+    MIN_DISTINCT distinct timing rows. Below that (llama-bench's five repetitions, a handful of requests),
+    one appended sample or 1e-5 jitter hides a copy, so such a run cannot prove it is independent."""
+    near = _near_of(fingerprint)
+    return near is not None and near[1] >= MIN_DISTINCT
+
+
 def _near_of(fingerprint: Fingerprint) -> NearPrint | None:
     last = fingerprint[-1] if fingerprint else None
     return last if last is not None and last[0] == "near" else None

@@ -29,7 +29,7 @@ from typing import Any, Iterable, Mapping, Protocol
 
 from validator.diagnostics import Diagnostic, Severity
 from validator.evidence import REPRODUCTION_AGREEMENT, claim_gaps, mismatches, point_of, workload_problems
-from validator.independence import same_measurement
+from validator.independence import MIN_DISTINCT, can_tell_a_copy, same_measurement
 from validator.models import UNSPECIFIED, InferenceRecipe, Recipe, TrainingRecipe
 from validator.pins import is_pinned, tool_problems
 from validator.quality import status as quality
@@ -207,6 +207,8 @@ NEEDS_SIGNED = "needs two verified runs signed by different registered measurers
 NEEDS_SECOND_SIGNER = "needs a second signed run from another registered measurer"
 NOT_INDEPENDENT = "the signed runs of different measurers are one measurement (copied samples or the same measured_at)"
 NOT_AGREEING = "the signed runs of different measurers disagree by more than 5%"
+TOO_FEW_SAMPLES = (f"the signed runs of different measurers have too few samples to tell a copy from a re-measurement "
+                   f"(each needs {MIN_DISTINCT} distinct timings: more repetitions or requests)")
 
 
 def _not_reproduced(snapshot: Snapshot, recipe: Recipe, verified: list[RunEntry]) -> str | None:
@@ -216,7 +218,7 @@ def _not_reproduced(snapshot: Snapshot, recipe: Recipe, verified: list[RunEntry]
         return NEEDS_SIGNED
     if len({who for _, who in signed}) < 2:
         return NEEDS_SECOND_SIGNER
-    independent = False
+    independent = too_few = False
     for i, (a, who_a) in enumerate(signed):
         for b, who_b in signed[i + 1:]:
             assert a.meta is not None and b.meta is not None and a.facts is not None and b.facts is not None
@@ -225,11 +227,14 @@ def _not_reproduced(snapshot: Snapshot, recipe: Recipe, verified: list[RunEntry]
                 continue
             if a.meta.measured_at == b.meta.measured_at or same_measurement(a.facts.fingerprint, b.facts.fingerprint):
                 continue
+            if not (can_tell_a_copy(a.facts.fingerprint) and can_tell_a_copy(b.facts.fingerprint)):
+                too_few = True
+                continue
             independent = True
             ha, hb = _headline(recipe, a), _headline(recipe, b)
             if ha and hb and abs(ha - hb) / max(ha, hb) <= REPRODUCTION_AGREEMENT:
                 return None
-    return NOT_AGREEING if independent else NOT_INDEPENDENT
+    return NOT_AGREEING if independent else TOO_FEW_SAMPLES if too_few else NOT_INDEPENDENT
 
 
 class Graded(Protocol):
