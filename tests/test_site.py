@@ -739,7 +739,7 @@ def test_browser_no_page_scrolls_sideways_on_a_phone(browser: Any, serve: Any, l
                                                      fixture_site: Path) -> None:
     landed, fixture = serve(landed_site), serve(fixture_site)
     boards = load(LANDED_BOARDS)["boards"]
-    pages = [landed + "index.html", landed + "inference.html", landed + "tiers.html",
+    pages = [landed + "index.html", landed + "inference.html", landed + "tiers.html", landed + "frontier.html",
              landed + f"recipe/training/{boards['training'][0]['recipe']}.html",
              landed + f"recipe/inference/{boards['claimed'][0]['recipe']}.html",
              fixture + "recipe/training/qwen-b200-fast.html",  # with its loss chart
