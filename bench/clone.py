@@ -13,9 +13,8 @@ for GitHub), it measures side by side:
   --github-output G`) on a one-recipe pull request. `old` is the workflow before issue 32
   (fetch-depth 0, plus a checkout of the base commit); `new` is whatever
   .github/workflows/pull-request.yml says when this runs (its fetch-depth, filter and sparse
-  patterns are read from the file; its `run:` steps are not replayed: the one that widens the
-  checkout for a catalog change does nothing for this pull request). If orv cannot check the new
-  checkout, the row says so;
+  patterns are read from the file; its `run:` steps are not replayed: it has none before the
+  gate). If orv cannot check the new checkout, the row says so;
 - a contributor: a blobless sparse clone, then `orv check --base origin/main` in it.
 
 Bytes are what the remote's upload-pack sent (a counting wrapper set as the remote's uploadpack,

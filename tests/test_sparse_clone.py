@@ -206,10 +206,14 @@ def test_a_catalog_change_in_a_sparse_checkout_asks_for_the_whole_checkout(
     hardware = clone / "catalog" / "hardware.yaml"
     hardware.write_text(hardware.read_text(encoding="utf-8") + "\n", encoding="utf-8")
     code, _, err = orv(capsys, "check", "--root", str(clone), "--base", "origin/main")
-    assert code == 2 and "catalog/" in err and "git sparse-checkout disable" in err
-    git(clone, "sparse-checkout", "disable")
-    code, _, err = orv(capsys, "check", "--root", str(clone), "--base", "origin/main")
+    assert code == 2 and "catalog/" in err and "git sparse-checkout disable" in err and "--widen" in err
+    assert sparse_checkout(str(clone)) is not None  # refused, and nothing fetched
+    # --widen (the gate's): orv checks every file out itself and checks the whole registry
+    code, _, err = orv(capsys, "check", "--root", str(clone), "--base", "origin/main", "--widen")
     assert code == 0, err
+    assert "checking out the" in err and sparse_checkout(str(clone)) is None
+    assert (clone / recipe_rel(3)).is_file()
+    assert orv(capsys, "check", "--root", str(clone), "--widen")[0] == 2  # --widen goes with --base
 
 
 def test_a_clone_too_shallow_for_the_merge_base_is_a_clear_error(
@@ -337,9 +341,10 @@ def test_the_tree_less_gate_judges_a_copied_run_as_a_full_clone_in_a_few_fetches
     code, found = findings(capsys, cheap)
     assert (code, found) == findings(capsys, full)
     assert "ORV304" in {line.split()[0] for line in found}, found
-    # the merge base's tree, the key shards of the change's keys and of its neighbours' (one request a hop),
-    # the files read (two batches at most), the history's trees: a fixed count, not 26 commits' worth
-    assert fetches(cheap) - before <= 7, fetches(cheap) - before
+    # the merge base's trees that differ (one request a level: root, runs/, a runs/ folder), the key shards
+    # of the change's keys and of its neighbours' (one request a hop), the files read (two batches at most),
+    # the history's trees: a fixed count, not 26 commits' worth
+    assert fetches(cheap) - before <= 9, fetches(cheap) - before
     assert "?" not in git(cheap, "rev-list", "--objects", "--missing=print", "--filter=tree:1", "HEAD")
 
 
@@ -357,3 +362,38 @@ def test_a_clean_pull_request_in_a_tree_less_clone_never_fetches_the_history(
     findings(capsys, cheap)
     missing = git(cheap, "rev-list", "--objects", "--missing=print", "--filter=tree:1", "HEAD").count("?")
     assert missing >= 8, missing  # the older commits' trees were never fetched
+
+
+def trees_received(clone: Path) -> int:
+    """Tree objects in the packs the clone received, a tree counted once per pack that brought it."""
+    return sum(git(clone, "verify-pack", "-v", str(idx)).count(" tree ")
+               for idx in sorted((clone / ".git" / "objects" / "pack").glob("*.idx")))
+
+
+@pytest.mark.parametrize("boards_current", [True, False], ids=["keys-of-the-merge-base", "keys-older"])
+def test_the_tree_less_gate_fetches_of_the_merge_base_only_the_trees_that_differ(
+        origin: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], boards_current: bool) -> None:
+    """git fetches a missing tree with every tree below it: the merge base's whole tree again, though
+    the pull request shares all but a few folders of it (~10 MB at 100,000 run files). orv fetches the
+    merge base's root alone, then only the folders that differ, level by level (fetch_tree_difference);
+    so do the published keys' trees when main moved on since they were made. Judged as a full clone."""
+    long_history(origin, 12)  # runs in many folders: the tree the pull request shares with its base
+    if boards_current:
+        assert orv(capsys, "boards", "--root", str(origin))[0] == 0
+        commit_all(origin, "boards and keys")
+    git(origin, "checkout", "-q", "-b", "pr")
+    write(origin, training_recipe_path("qwen-new"),
+          (origin / recipe_rel(2)).read_text(encoding="utf-8").replace("id: qwen-02", "id: qwen-new")
+          .replace("claimed_tokens_per_second_per_gpu: 1420.0", "claimed_tokens_per_second_per_gpu: 1419.0"))
+    commit_all(origin, "a recipe")
+    git(origin, "checkout", "-q", "main")
+    full = full_clone(origin, tmp_path / "full")
+    git(full, "switch", "-q", "pr")
+    cheap = treeless_clone(origin, tmp_path / "cheap")
+    head_trees = trees_received(cheap)  # the checkout's: the pull request's tree, whole
+    assert head_trees >= 20, head_trees
+    assert findings(capsys, cheap) == findings(capsys, full)
+    # root, recipes/, recipes/training/, the model's folder; with older keys, runs/ and the folders since
+    extra = trees_received(cheap) - head_trees
+    assert 0 < extra <= (4 if boards_current else 4 + 14), extra
+    assert extra < head_trees // 2, (extra, head_trees)

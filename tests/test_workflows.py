@@ -145,15 +145,16 @@ def test_the_pull_request_workflow_judges_the_pull_request_with_the_bases_rules(
     assert document["permissions"] == {"contents": "read"}
     (job,) = document["jobs"].values()
     assert "permissions" not in job
-    data, widen, rules, gate = job["steps"]
+    data, rules, gate = job["steps"]
     # The pull request's merge commit, with history (the merge base must be in the clone), as data:
     # tree-less (commits only), and sparse with what every check reads (orv checks out the rest it needs).
     assert data["uses"].startswith("actions/checkout@") and "ref" not in data["with"]
     assert data["with"] == {"path": "pull-request", "fetch-depth": 0, "filter": "tree:0",
                             "sparse-checkout": "\n".join(GATE_CHECKOUT) + "\n", "sparse-checkout-cone-mode": False,
                             "persist-credentials": False}
-    # A change orv checks whole (catalog, measurers, submodule) gets every file first.
-    assert widen["working-directory"] == data["with"]["path"] and "git sparse-checkout disable" in widen["run"]
+    # No step reads the merge base's tree before orv (git would fetch all of it; orv fetches what differs).
+    # A change orv checks whole (catalog, measurers, submodule) gets every file from orv: the action's --widen.
+    assert "--widen" in ACTION.read_text(encoding="utf-8")
     # The base commit beside it, the rules; the gate's action (and so orv) comes from there, without the registry.
     assert rules["uses"] == data["uses"]
     assert rules["with"] == {"ref": "${{ github.event.pull_request.base.sha }}", "path": "base-rules",

@@ -83,10 +83,15 @@ def _display_options(func: Any) -> Any:
                    "--partial-out; `orv merge-results` checks the rest and reports (docs/scaling.md).")
 @click.option("--partial-out", type=click.Path(dir_okay=False), default=None,
               help="With --shard: where to write the partial result (default: ./orv-shard-K-of-N.partial).")
+@click.option("--widen", is_flag=True, default=False,
+              help="With --base in a sparse checkout: when the change needs every file (it touches catalog/, "
+                   "measurers/ or a submodule), check them all out instead of refusing (a partial clone "
+                   "downloads them). The pull-request gate passes it.")
 def check_cmd(paths: tuple[str, ...], base: str | None, fmt: str | None, waive: tuple[str, ...],
               root: str | None, jobs: int | None, cache: bool, summary_file: str | None,
               outputs_file: str | None, with_boards: bool, least: str, quiet: bool, statistics: bool,
-              show_all: bool, color_choice: str, shard_spec: str | None, partial_out: str | None) -> None:
+              show_all: bool, color_choice: str, shard_spec: str | None, partial_out: str | None,
+              widen: bool) -> None:
     """Check the registry; report findings in PATHS (default: everything).
 
     Plain `orv check` is clean when the change is acceptable as a pull request; stale boards are
@@ -103,12 +108,14 @@ def check_cmd(paths: tuple[str, ...], base: str | None, fmt: str | None, waive: 
         raise click.UsageError("--partial-out goes with --shard K/N")
     if with_boards and base is not None:
         raise click.UsageError("--boards checks main's boards file; a pull request (--base) never changes it")
+    if widen and base is None:
+        raise click.UsageError("--widen goes with --base (a check of the whole registry needs a whole checkout)")
     root = os.path.abspath(root) if root else find_root(paths[0] if paths else ".")
     rel_paths = tuple(_relative(root, p) for p in paths)
     with _progress("orv check: loading", quiet, fmt) as show:
         evaluation = evaluate(Config(root=root, paths=tuple(p for p in rel_paths if p), base=base,
                                      waive=tuple(w.upper() for w in waive), skip_boards=not with_boards,
-                                     jobs=jobs or default_jobs(), progress=show, cache=cache))
+                                     jobs=jobs or default_jobs(), progress=show, cache=cache, widen=widen))
     _report(evaluation, fmt, summary_file, outputs_file, least, quiet, statistics, show_all, color_choice)
 
 

@@ -15,7 +15,7 @@ from validator.checks import Keep, by_scope
 from validator.checks.collect import Collector
 from validator.diagnostics import Diagnostic, Result
 from validator.errors import UsageError
-from validator.git import WHOLE_CHECKOUT, refuse_sparse, sparse_checkout
+from validator.git import WHOLE_CHECKOUT, refuse_sparse, sparse_checkout, widen
 from validator.evaluation import (
     BaseView,
     Config,
@@ -80,11 +80,14 @@ def evaluate(config: Config) -> Evaluation:
         refuse_sparse(config.root, "`orv check` without --base",
                       "Check what your branch changes with `orv check --base origin/main` (it reads the other "
                       f"files it needs from git), or first: {WHOLE_CHECKOUT}.")
+    elif config.widen:
+        widen(config.root, "the change touches catalog/, measurers/ or a submodule, which bear on every file's "
+                           "judgement")
     else:
         refuse_sparse(config.root, f"`orv check --base {config.base}` for this change (it touches catalog/, "
                       "measurers/ or a submodule, which bear on every file's judgement)",
-                      f"First: {WHOLE_CHECKOUT}, then check again (the pull-request workflow widens its "
-                      "checkout so for such changes).")
+                      f"First: {WHOLE_CHECKOUT}, then check again (or pass --widen, as the pull-request "
+                      "gate does).")
     out = Collector()
     snapshot = _check_everything(config.root, out, config.jobs, config.cache, config)
     return _conclude(config, snapshot, out)

@@ -28,6 +28,9 @@ class Config:
     # with --base, check only the change's neighbourhood (validator/pr/incremental.py); False checks
     # every file, which the job summary's board delta needs
     neighbourhood: bool = True
+    # with --base in a sparse checkout, when the change needs every file (catalog, measurers, a
+    # submodule): check every file out (`git sparse-checkout disable`) instead of refusing
+    widen: bool = False
     progress: Callable[[int, int], None] | None = field(default=None, compare=False)
 
 

@@ -23,6 +23,7 @@ import re
 import shutil
 import stat
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -152,6 +153,9 @@ def diff(root: str, base_ref: str) -> Diff:
         raise GitError("--base needs a working tree, not a bare repository")
     prefix = _prefix(str(repo.working_tree_dir), root)
     merge_base = _merge_base(repo, base_ref)
+    # a tree-less clone (the gate's) has HEAD's trees from its checkout: of the merge base's, fetch
+    # only those that differ (otherwise the diff below would fetch all of them)
+    fetch_tree_difference(root, commit_tree(root, "HEAD"), commit_tree(root, merge_base.hexsha))
     files = sorted(_changed_files(repo, merge_base.hexsha, prefix), key=lambda c: c.path)
     return Diff(base_ref, merge_base.hexsha, tuple(files), BaseTree(merge_base, prefix))
 
@@ -376,6 +380,7 @@ def changed_since(root: str, old_tree: str, commit: str, top: str) -> set[str] |
         return None
     new_tree = plumbing(root, "rev-parse", "--verify", "-q", f"{commit}^{{tree}}:{prefix}{top}")
     new = new_tree.decode().strip() if new_tree is not None else EMPTY_TREE
+    fetch_tree_difference(root, new, old_tree)  # a tree-less clone: only the trees that moved since
     raw = plumbing(root, "diff-tree", "-r", "-z", "--no-renames", "--name-only", old_tree, new)
     if raw is None:
         return None
@@ -451,6 +456,135 @@ def arrival_order(root: str, tops: tuple[str, ...]) -> dict[str, int]:
     return order
 
 
+def _tree_filtered_remote(root: str) -> str:
+    """The remote a tree-less partial clone (`--filter=tree:N`) fetches missing trees from, or ""."""
+    filters = plumbing(root, "config", "--get-regexp", r"^remote\..*\.partialclonefilter$")
+    for key, _, value in (line.partition(" ") for line in (filters or b"").decode(errors="replace").splitlines()):
+        if value.strip().startswith("tree:"):
+            return key[len("remote."):-len(".partialclonefilter")]
+    return ""
+
+
+def fetch_tree_difference(root: str, have_tree: str, want_tree: str) -> int:
+    """In a tree-less partial clone, fetch the trees below `want_tree` that `have_tree` does not share.
+
+    git fetches a missing tree with every tree below it (its lazy fetch asks with `blob:none`): at
+    100,000 run files that is ~10 MB for any commit's tree, though the merge base's differs from the
+    pull request's by a handful of folders. `have_tree` must be here with all its trees (the
+    checkout's HEAD's is); `want_tree` is fetched alone (`tree:0`: the object asked for and nothing it
+    holds), its entries compared with `have_tree`'s, and only the subtrees that differ fetched next,
+    one request per level (a registry path is three folders deep). Afterwards every tree below
+    `want_tree` is here — the shared ones were `have_tree`'s — so git diffs and lists it without
+    fetching. Returns the trees fetched; 0 outside a tree-less clone, when either id is empty or
+    `want_tree` is here already. Never raises: a failure leaves git to fetch on demand, as before."""
+    remote = _tree_filtered_remote(root)
+    if not remote or not have_tree or not want_tree or have_tree == want_tree or _present(root, want_tree) \
+            or not _present(root, have_tree):
+        return 0
+    fetched = 0
+    pairs = [(have_tree, want_tree)]
+    while pairs:
+        if not _fetch_exact(root, remote, [w for _, w in pairs]):
+            return fetched
+        fetched += len(pairs)
+        listed = _read_trees(root, sorted({t for pair in pairs for t in pair if t}))
+        if listed is None:
+            return fetched
+        following = []
+        for h, w in pairs:
+            ours = listed.get(h, {}) if h else {}
+            for name, (mode, oid) in listed.get(w, {}).items():
+                if mode == "40000" and ours.get(name) != (mode, oid):
+                    shared = ours.get(name)
+                    following.append((shared[1] if shared and shared[0] == "40000" else "", oid))
+        pairs = following
+    return fetched
+
+
+def commit_tree(root: str, commit: str) -> str:
+    """The root tree id of a commit, read from the commit object (which a tree-less clone has): never
+    fetches, unlike `rev-parse COMMIT^{tree}`, which looks the tree up. "" when git cannot say."""
+    raw = plumbing(root, "cat-file", "commit", commit)
+    first = (raw or b"").split(b"\n", 1)[0]
+    return first[len(b"tree "):].decode() if first.startswith(b"tree ") else ""
+
+
+def _present(root: str, tree: str) -> bool:
+    """Is this tree here? (rev-list with `--missing=print` never fetches; a missing id is "bad object".)"""
+    listed = plumbing(root, "rev-list", "--objects", "--missing=print", "--filter=tree:1", "--no-walk", tree)
+    return listed is not None and bool(listed.strip()) and not listed.startswith(b"?")
+
+
+def _read_trees(root: str, trees: list[str]) -> dict[str, dict[str, tuple[str, str]]] | None:
+    """tree id -> {name: (mode, object id)} for trees that are here (`cat-file --batch`, one process)."""
+    try:
+        done = subprocess.run(["git", "-C", root, "cat-file", "--batch"], input="".join(t + "\n" for t in trees).encode(),
+                              capture_output=True, timeout=600, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if done.returncode != 0:
+        return None
+    out, data, at = {}, done.stdout, 0
+    for tree in trees:
+        end = data.index(b"\n", at)
+        header = data[at:end].split(b" ")
+        if len(header) != 3 or header[1] != b"tree":
+            return None
+        size = int(header[2])
+        body, at = data[end + 1:end + 1 + size], end + 2 + size
+        entries, i = {}, 0
+        while i < len(body):
+            space, nul = body.index(b" ", i), body.index(b"\0", i)
+            entries[body[space + 1:nul].decode(errors="surrogateescape")] = (body[i:space].decode(),
+                                                                             body[nul + 1:nul + 21].hex())
+            i = nul + 21
+        out[tree] = entries
+    return out
+
+
+def _fetch_exact(root: str, remote: str, oids: list[str]) -> bool:
+    """Fetch exactly these objects, nothing they hold (`--filter=tree:0`), in one request.
+
+    Not in the clone itself: there git first fetches each wanted id through its own lazy fetch, with
+    everything below it. A throwaway repository beside it (no promisor of its own, so no lazy fetch)
+    fetches from the same remote with the clone's http settings (credentials a checkout kept) and
+    writes the pack straight into the clone's objects, marked as the promisor's like any other."""
+    git_dir = plumbing(root, "rev-parse", "--absolute-git-dir")
+    objects = plumbing(root, "rev-parse", "--path-format=absolute", "--git-path", "objects")
+    url = _config(root, f"remote.{remote}.url")
+    if git_dir is None or objects is None or not url:
+        return False
+    if "://" not in url and not re.match(r"^[^/]+:", url):  # a local path, relative to the work tree
+        top = plumbing(root, "rev-parse", "--show-toplevel")
+        url = os.path.join(top.decode().strip() if top else root, url)
+    # how the clone reaches its remote: credentials a checkout kept, URL rewrites, the remote's
+    # upload-pack and proxy (never its promisor settings: those would make this a partial clone too)
+    carried = plumbing(root, "config", "--local", "--get-regexp",
+                       rf"^((http|credential|url)\.|remote\.{re.escape(remote)}\.(uploadpack|proxy|proxyauthmethod)$)")
+    settings = [arg for line in (carried or b"").decode(errors="surrogateescape").splitlines() if " " in line
+                for arg in ("-c", "=".join(line.split(" ", 1)))]
+    try:
+        scratch = tempfile.mkdtemp(prefix="orv-fetch-", dir=git_dir.decode().strip())
+    except OSError:
+        return False
+    try:
+        if plumbing(scratch, "init", "-q", "--bare") is None:
+            return False
+        env = {**os.environ, "GIT_OBJECT_DIRECTORY": objects.decode().strip()}
+        # no gc, maintenance or commit graph in the throwaway repository: its objects are the clone's
+        done = subprocess.run(["git", "-C", scratch, "-c", f"remote.{remote}.url={url}", "-c", "gc.auto=0",
+                               "-c", "maintenance.auto=false", "-c", "fetch.writeCommitGraph=false",
+                               "-c", "fetch.negotiationAlgorithm=noop", *settings,
+                               "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--recurse-submodules=no",
+                               "--filter=tree:0", "--stdin", remote], input="".join(o + "\n" for o in oids).encode(),
+                              capture_output=True, timeout=3600, check=False, env=env)
+        return done.returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
 def fetch_history_trees(root: str) -> None:
     """In a tree-less partial clone, fetch every tree of HEAD's history in one request, before a walk
     over paths (`git log -- runs`, the boards stamp) would fetch them one commit at a time.
@@ -463,13 +597,8 @@ def fetch_history_trees(root: str) -> None:
     all, as a blobless clone holds them: the missing root trees, asked for by id (git
     sends each with its subtrees, every object once). Only when a commit of HEAD's history lacks its
     root tree; never raises (a failed fetch leaves git to fetch on demand, or to fail as it would)."""
-    filters = plumbing(root, "config", "--get-regexp", r"^remote\..*\.partialclonefilter$")
-    if filters is None:
-        return
-    remotes = [key[len("remote."):-len(".partialclonefilter")] for key, _, value in
-               (line.partition(" ") for line in filters.decode(errors="replace").splitlines())
-               if value.strip().startswith("tree:")]
-    if not remotes:
+    remote = _tree_filtered_remote(root)
+    if not remote:
         return
     # the root trees of HEAD's commits, missing ones marked `?` (rev-list never fetches)
     listed = plumbing(root, "rev-list", "--objects", "--missing=print", "--filter=tree:1", "HEAD")
@@ -480,7 +609,7 @@ def fetch_history_trees(root: str) -> None:
         # the missing trees themselves are asked for (a commit the clone has would be "already here")
         subprocess.run(["git", "-C", root, "-c", "fetch.negotiationAlgorithm=noop", "fetch", "--quiet", "--no-tags",
                         "--no-write-fetch-head", "--recurse-submodules=no", "--filter=blob:none", "--stdin",
-                        remotes[0]], input=b"\n".join(missing) + b"\n", capture_output=True, timeout=3600,
+                        remote], input=b"\n".join(missing) + b"\n", capture_output=True, timeout=3600,
                        check=False)
     except (OSError, subprocess.TimeoutExpired):
         pass
@@ -610,6 +739,26 @@ def refuse_sparse(root: str, what: str, instead: str) -> None:
     raise UsageError(f"{what} needs every file of the registry, but this checkout is sparse: "
                      f"{len(sparse.hidden):,} tracked file(s) are not in the working tree, so it would judge "
                      f"only part of the registry. {instead}")
+
+
+def widen(root: str, why: str) -> None:
+    """Check every file out of a sparse checkout (`git sparse-checkout disable`; a partial clone fetches
+    the contents it lacks in one request), saying so on stderr. A no-op when nothing is left out; a
+    GitError naming git's reason when git cannot (no network, no credentials)."""
+    sparse = sparse_checkout(root)
+    if sparse is None:
+        return
+    print(f"orv: {why}: checking out the {len(sparse.hidden):,} file(s) this sparse checkout leaves out "
+          "(`git sparse-checkout disable`, --widen)", file=sys.stderr)
+    try:
+        done = subprocess.run(["git", "-C", root, "sparse-checkout", "disable"], capture_output=True, text=True,
+                              errors="replace", timeout=3600, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise GitError(f"cannot check out every file of this sparse checkout: {exc}") from None
+    if done.returncode != 0:
+        reason = done.stderr.strip().splitlines()[-1:] or [f"git exited with status {done.returncode}"]
+        raise GitError(f"cannot check out every file of this sparse checkout (`git sparse-checkout disable`: "
+                       f"{reason[0]})")
 
 
 WHOLE_CHECKOUT = "`git sparse-checkout disable` checks out every file (fetching what a partial clone lacks)"
