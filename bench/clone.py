@@ -9,7 +9,7 @@ for GitHub), it measures side by side:
   pull-request workflow's checkout, or SPARSE_DEFAULT when it has none, plus the pull request's
   changed files);
 - the gate: the pull-request workflow's checkout steps, emulated as actions/checkout runs them,
-  then the Action's command (`orv check --root R --base <base sha> --format github --summary F
+  then the Action's command (`orv check --root R --base <base sha> --widen --format github --summary F
   --github-output G`) on a one-recipe pull request. `old` is the workflow before issue 32
   (fetch-depth 0, plus a checkout of the base commit); `new` is whatever
   .github/workflows/pull-request.yml says when this runs (its fetch-depth, filter and sparse
@@ -216,7 +216,7 @@ def gate(meter: Meter, steps: list[dict[str, Any]], pr: str, base: str, changed:
     root = runner / str(next((s.get("path") for s in steps if not s.get("ref")), "pull-request"))
     with tempfile.TemporaryDirectory(dir=meter.scratch) as tmp:
         result = Path(tmp) / "result"
-        row.update(meter.orv(["check", "--root", str(root), "--base", base, "--format", "github",
+        row.update(meter.orv(["check", "--root", str(root), "--base", base, "--widen", "--format", "github",
                               "--summary", str(Path(tmp) / "summary.md"), "--github-output", str(result)], root))
         lines = result.read_text(encoding="utf-8").splitlines() if result.exists() else []
         row["outputs"] = {k: v for k, _, v in (line.partition("=") for line in lines) if k in COUNTS}

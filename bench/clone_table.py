@@ -44,6 +44,28 @@ def clone_table(results: dict, new: dict | None = None) -> str:
     return "\n".join(lines)
 
 
+def gate_parts_table(results: dict) -> str:
+    """The new gate's parts per size (pull request's checkout, base-rules, orv's own fetches), and its
+    wall time against the smallest registry's, from the same run."""
+    keys = sorted((k for k in results if k.isdigit() and results[k].get("gate", {}).get("new")), key=int)
+    if not keys:
+        return ""
+    first = results[keys[0]]["gate"]["new"]
+    lines = ["| run files | new gate: pull request's checkout + base-rules + orv's fetches = total (requests) "
+             "| checkout + orv = total wall | total / smallest's | old gate: bytes, total wall |",
+             "|---|---|---|---|---|"]
+    for key in keys:
+        r = results[key]
+        row, old = r["gate"]["new"], r["gate"].get("old")
+        steps = row["steps"]
+        lines.append(
+            f"| {r['run_files']:,} | {size(steps[0]['bytes'])} + {size(steps[1]['bytes'])} + {size(row['orv_bytes'])} "
+            f"= **{size(row['bytes'])}** ({row['fetches']}) | {row['checkout_s']:.1f} + {row['orv_s']:.1f} = "
+            f"**{row['total_s']:.1f} s** | {row['total_s'] / first['total_s']:.2f}× | "
+            + (f"{size(old['bytes'])}, {old['total_s']:.1f} s |" if old else "— |"))
+    return "\n".join(lines)
+
+
 # The gate's checkout, blobless (filter: blob:none, every commit and tree) against tree-less
 # (filter: tree:0, commits only), on a one-recipe and a copied-run pull request (bench/clone.py
 # --gate-only [--copied-run] [--workflow-file]).
@@ -101,6 +123,8 @@ def main() -> int:
     if clone.exists():
         new = json.loads(args.new.read_text()) if args.new else None
         print(clone_table(json.loads(clone.read_text()), new))
+        print()
+        print(gate_parts_table(new or json.loads(clone.read_text())))
     variants = {name: json.loads((HERE / name).read_text()) for _, *names in VARIANTS for name in names
                 if (HERE / name).exists()}
     if variants:
