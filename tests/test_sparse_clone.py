@@ -348,16 +348,21 @@ def test_the_tree_less_gate_judges_a_copied_run_as_a_full_clone_in_a_few_fetches
     assert "?" not in git(cheap, "rev-list", "--objects", "--missing=print", "--filter=tree:1", "HEAD")
 
 
-def test_a_clean_pull_request_in_a_tree_less_clone_never_fetches_the_history(
-        origin: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """No history walk, no history: the trees of older commits stay on the remote."""
-    long_history(origin, 8)
+def one_recipe_pull_request(origin: Path) -> None:
+    """Branch `pr`: main plus one new recipe (qwen-02's configuration with another claim); main checked out."""
     git(origin, "checkout", "-q", "-b", "pr")
     write(origin, training_recipe_path("qwen-new"),
           (origin / recipe_rel(2)).read_text(encoding="utf-8").replace("id: qwen-02", "id: qwen-new")
           .replace("claimed_tokens_per_second_per_gpu: 1420.0", "claimed_tokens_per_second_per_gpu: 1419.0"))
     commit_all(origin, "a recipe")
     git(origin, "checkout", "-q", "main")
+
+
+def test_a_clean_pull_request_in_a_tree_less_clone_never_fetches_the_history(
+        origin: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """No history walk, no history: the trees of older commits stay on the remote."""
+    long_history(origin, 8)
+    one_recipe_pull_request(origin)
     cheap = treeless_clone(origin, tmp_path / "cheap")
     findings(capsys, cheap)
     missing = git(cheap, "rev-list", "--objects", "--missing=print", "--filter=tree:1", "HEAD").count("?")
@@ -381,12 +386,7 @@ def test_the_tree_less_gate_fetches_of_the_merge_base_only_the_trees_that_differ
     if boards_current:
         assert orv(capsys, "boards", "--root", str(origin))[0] == 0
         commit_all(origin, "boards and keys")
-    git(origin, "checkout", "-q", "-b", "pr")
-    write(origin, training_recipe_path("qwen-new"),
-          (origin / recipe_rel(2)).read_text(encoding="utf-8").replace("id: qwen-02", "id: qwen-new")
-          .replace("claimed_tokens_per_second_per_gpu: 1420.0", "claimed_tokens_per_second_per_gpu: 1419.0"))
-    commit_all(origin, "a recipe")
-    git(origin, "checkout", "-q", "main")
+    one_recipe_pull_request(origin)
     full = full_clone(origin, tmp_path / "full")
     git(full, "switch", "-q", "pr")
     cheap = treeless_clone(origin, tmp_path / "cheap")
