@@ -44,9 +44,9 @@ def clone_table(results: dict, new: dict | None = None) -> str:
     return "\n".join(lines)
 
 
-def gate_parts_table(results: dict) -> str:
+def gate_parts_table(results: dict, old_results: dict) -> str:
     """The new gate's parts per size (pull request's checkout, base-rules, orv's own fetches), and its
-    wall time against the smallest registry's, from the same run."""
+    wall time against the smallest registry's, from the same run; the old gate's from `old_results`."""
     keys = sorted((k for k in results if k.isdigit() and results[k].get("gate", {}).get("new")), key=int)
     if not keys:
         return ""
@@ -56,7 +56,7 @@ def gate_parts_table(results: dict) -> str:
              "|---|---|---|---|---|"]
     for key in keys:
         r = results[key]
-        row, old = r["gate"]["new"], r["gate"].get("old")
+        row, old = r["gate"]["new"], old_results.get(key, {}).get("gate", {}).get("old")
         steps = row["steps"]
         lines.append(
             f"| {r['run_files']:,} | {size(steps[0]['bytes'])} + {size(steps[1]['bytes'])} + {size(row['orv_bytes'])} "
@@ -124,7 +124,7 @@ def main() -> int:
         new = json.loads(args.new.read_text()) if args.new else None
         print(clone_table(json.loads(clone.read_text()), new))
         print()
-        print(gate_parts_table(new or json.loads(clone.read_text())))
+        print(gate_parts_table(new or json.loads(clone.read_text()), json.loads(clone.read_text())))
     variants = {name: json.loads((HERE / name).read_text()) for _, *names in VARIANTS for name in names
                 if (HERE / name).exists()}
     if variants:
