@@ -525,20 +525,23 @@ def _read_trees(root: str, trees: list[str]) -> dict[str, dict[str, tuple[str, s
     if done.returncode != 0:
         return None
     out, data, at = {}, done.stdout, 0
-    for tree in trees:
-        end = data.index(b"\n", at)
-        header = data[at:end].split(b" ")
-        if len(header) != 3 or header[1] != b"tree":
-            return None
-        size = int(header[2])
-        body, at = data[end + 1:end + 1 + size], end + 2 + size
-        entries, i = {}, 0
-        while i < len(body):
-            space, nul = body.index(b" ", i), body.index(b"\0", i)
-            entries[body[space + 1:nul].decode(errors="surrogateescape")] = (body[i:space].decode(),
-                                                                             body[nul + 1:nul + 21].hex())
-            i = nul + 21
-        out[tree] = entries
+    try:
+        for tree in trees:
+            end = data.index(b"\n", at)
+            header = data[at:end].split(b" ")
+            if len(header) != 3 or header[1] != b"tree":
+                return None
+            size = int(header[2])
+            body, at = data[end + 1:end + 1 + size], end + 2 + size
+            entries, i = {}, 0
+            while i < len(body):  # entries: "<mode> <name>\0<20-byte id>"
+                space, nul = body.index(b" ", i), body.index(b"\0", i)
+                entries[body[space + 1:nul].decode(errors="surrogateescape")] = (body[i:space].decode(),
+                                                                                 body[nul + 1:nul + 21].hex())
+                i = nul + 21
+            out[tree] = entries
+    except ValueError:  # output git would not write: leave the trees to git's own fetch
+        return None
     return out
 
 
