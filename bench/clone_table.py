@@ -121,10 +121,11 @@ def main() -> int:
     args = parser.parse_args()
     clone = HERE / "clone-results.json"
     if clone.exists():
+        results = json.loads(clone.read_text())
         new = json.loads(args.new.read_text()) if args.new else None
-        print(clone_table(json.loads(clone.read_text()), new))
+        print(clone_table(results, new))
         print()
-        print(gate_parts_table(new or json.loads(clone.read_text()), json.loads(clone.read_text())))
+        print(gate_parts_table(new or results, results))
     variants = {name: json.loads((HERE / name).read_text()) for _, *names in VARIANTS for name in names
                 if (HERE / name).exists()}
     if variants:

@@ -64,6 +64,10 @@ def analyse(root: str, jobs: int = 1, cache: bool = False, for_tiers: bool = Fal
     return Analysis(snapshot, tuple(out.diagnostics))
 
 
+# why a pull request is checked whole (validator/pr/incremental.py returns None for it)
+BEARS_ON_EVERY_FILE = "catalog/, measurers/ or a submodule, which bear on every file's judgement"
+
+
 def run(config: Config) -> Result:
     return evaluate(config).result
 
@@ -81,11 +85,10 @@ def evaluate(config: Config) -> Evaluation:
                       "Check what your branch changes with `orv check --base origin/main` (it reads the other "
                       f"files it needs from git), or first: {WHOLE_CHECKOUT}.")
     elif config.widen:
-        widen(config.root, "the change touches catalog/, measurers/ or a submodule, which bear on every file's "
-                           "judgement")
+        widen(config.root, f"the change touches {BEARS_ON_EVERY_FILE}")
     else:
-        refuse_sparse(config.root, f"`orv check --base {config.base}` for this change (it touches catalog/, "
-                      "measurers/ or a submodule, which bear on every file's judgement)",
+        refuse_sparse(config.root, f"`orv check --base {config.base}` for this change (it touches "
+                      f"{BEARS_ON_EVERY_FILE})",
                       f"First: {WHOLE_CHECKOUT}, then check again (or pass --widen, as the pull-request "
                       "gate does).")
     out = Collector()

@@ -155,7 +155,7 @@ def diff(root: str, base_ref: str) -> Diff:
     merge_base = _merge_base(repo, base_ref)
     # a tree-less clone (the gate's) has HEAD's trees from its checkout: of the merge base's, fetch
     # only those that differ (otherwise the diff below would fetch all of them)
-    fetch_tree_difference(root, commit_tree(root, "HEAD"), commit_tree(root, merge_base.hexsha))
+    fetch_tree_difference(root, repo.head.commit.tree.hexsha, merge_base.tree.hexsha)
     files = sorted(_changed_files(repo, merge_base.hexsha, prefix), key=lambda c: c.path)
     return Diff(base_ref, merge_base.hexsha, tuple(files), BaseTree(merge_base, prefix))
 
@@ -492,21 +492,13 @@ def fetch_tree_difference(root: str, have_tree: str, want_tree: str) -> int:
             return fetched
         following = []
         for h, w in pairs:
-            ours = listed.get(h, {}) if h else {}
+            ours = listed.get(h, {})
             for name, (mode, oid) in listed.get(w, {}).items():
-                if mode == "40000" and ours.get(name) != (mode, oid):
-                    shared = ours.get(name)
+                shared = ours.get(name)
+                if mode == "40000" and shared != (mode, oid):
                     following.append((shared[1] if shared and shared[0] == "40000" else "", oid))
         pairs = following
     return fetched
-
-
-def commit_tree(root: str, commit: str) -> str:
-    """The root tree id of a commit, read from the commit object (which a tree-less clone has): never
-    fetches, unlike `rev-parse COMMIT^{tree}`, which looks the tree up. "" when git cannot say."""
-    raw = plumbing(root, "cat-file", "commit", commit)
-    first = (raw or b"").split(b"\n", 1)[0]
-    return first[len(b"tree "):].decode() if first.startswith(b"tree ") else ""
 
 
 def _present(root: str, tree: str) -> bool:
@@ -753,15 +745,8 @@ def widen(root: str, why: str) -> None:
         return
     print(f"orv: {why}: checking out the {len(sparse.hidden):,} file(s) this sparse checkout leaves out "
           "(`git sparse-checkout disable`, --widen)", file=sys.stderr)
-    try:
-        done = subprocess.run(["git", "-C", root, "sparse-checkout", "disable"], capture_output=True, text=True,
-                              errors="replace", timeout=3600, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise GitError(f"cannot check out every file of this sparse checkout: {exc}") from None
-    if done.returncode != 0:
-        reason = done.stderr.strip().splitlines()[-1:] or [f"git exited with status {done.returncode}"]
-        raise GitError(f"cannot check out every file of this sparse checkout (`git sparse-checkout disable`: "
-                       f"{reason[0]})")
+    _sparse_checkout_command(root, ["disable"], "", "check out every file of this sparse checkout",
+                             "check out every file of this sparse checkout")
 
 
 WHOLE_CHECKOUT = "`git sparse-checkout disable` checks out every file (fetching what a partial clone lacks)"
@@ -789,18 +774,27 @@ def materialize(root: str, paths: Iterable[str]) -> list[str]:
     patterns = _patterns(prefix.decode().strip(), needed, _config(root, "--bool", "core.sparseCheckoutCone") == "true")
     if not patterns:
         return []
+    _sparse_checkout_command(root, ["add", "--stdin"], "\n".join(patterns) + "\n",
+                             f"widen the sparse checkout to the {len(needed)} file(s) orv needs",
+                             f"check out the {len(needed)} file(s) orv needs from this sparse clone",
+                             "; a partial clone fetches them from its remote, so that remote must be reachable "
+                             "(and, for a private repository, the credentials kept: actions/checkout's "
+                             "`persist-credentials: true`)")
+    return patterns
+
+
+def _sparse_checkout_command(root: str, args: list[str], stdin: str, doing: str, failing: str, hint: str = "") -> None:
+    """`git sparse-checkout ARGS` (which checks files out, fetching what a partial clone lacks), or a
+    GitError: "cannot <doing>: <error>" when git cannot run, "cannot <failing> (`git sparse-checkout
+    <verb>`: <git's last line>)<hint>" when it fails."""
     try:
-        done = subprocess.run(["git", "-C", root, "sparse-checkout", "add", "--stdin"], input="\n".join(patterns) + "\n",
-                              capture_output=True, text=True, errors="surrogateescape", timeout=3600, check=False)
+        done = subprocess.run(["git", "-C", root, "sparse-checkout", *args], input=stdin, capture_output=True,
+                              text=True, errors="surrogateescape", timeout=3600, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise GitError(f"cannot widen the sparse checkout to the {len(needed)} file(s) orv needs: {exc}") from None
+        raise GitError(f"cannot {doing}: {exc}") from None
     if done.returncode != 0:
         reason = done.stderr.strip().splitlines()[-1:] or [f"git exited with status {done.returncode}"]
-        raise GitError(f"cannot check out the {len(needed)} file(s) orv needs from this sparse clone "
-                       f"(`git sparse-checkout add`: {reason[0]}); a partial clone fetches them from its "
-                       "remote, so that remote must be reachable (and, for a private repository, the "
-                       "credentials kept: actions/checkout's `persist-credentials: true`)")
-    return patterns
+        raise GitError(f"cannot {failing} (`git sparse-checkout {args[0]}`: {reason[0]}){hint}")
 
 
 def _patterns(prefix: str, paths: list[str], cone: bool) -> list[str]:
