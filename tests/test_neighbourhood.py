@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.testing.registry import make_registry
 from tests.testing.factories import add_training_run, h100_training_run, recipe_text, run_path
@@ -29,11 +31,13 @@ from validator.checks import all_checks, by_scope
 from validator.boards.keyfile import blob_id, fresh_key_files, published_files, shard_name, shard_path
 from validator.cli import main
 from validator.engine import Config, analyse, evaluate
+from validator.pr import incremental
+from validator.pr.incremental import _PathKeyHolders
 from validator.pr.neighbourhood import neighbourhood
 from validator.load.cache import derivation_key
 from validator.git import BaseTree
 from validator.registry import KEYS_DIR, KEYS_PATH
-from validator.relations import keys_of
+from validator.relations import keys_of, path_keys
 from validator.storing import store_run_document
 
 SCENARIOS = 24  # random pull requests compared with a full check (each on its own git repository)
@@ -448,3 +452,42 @@ def test_keys_computed_where_files_load_are_the_keys_of_their_entries(
     assert all(entry.keys is None for entry, _ in plain.snapshot.loaded.values() if entry is not None)
     assert fresh_key_files(plain.snapshot) == fresh_key_files(for_tiers.snapshot)
 
+
+
+# --------------------------------------------------------------------------- path keys without a pass over every file
+
+_SEGMENTS = st.sampled_from(["recipes", "runs", "Qwen", "qwen", "ab", "AB", "Straße", "STRASSE", "İx", "i̇x",
+                             "a" * 64, "A" * 64, "0b" + "1" * 62, "x.yaml", "X.YAML", "x.json", ".sig"])
+
+
+@given(st.lists(st.lists(_SEGMENTS, min_size=1, max_size=4).map("/".join), min_size=1, max_size=30, unique=True),
+       st.data())
+def test_path_key_holders_are_those_computing_every_files_keys_finds(paths: list[str], data: st.DataObject) -> None:
+    """The substring search over the listing finds exactly the files whose path keys include a key: case
+    collisions (ß/SS, dotted I), hash-named runs in and out of their shard folder, .sig companions,
+    recipe stems, and a key whose value is empty."""
+    base = {rel: (0o100644, "0" * 40) for rel in paths}
+    keys = sorted({key for rel in paths for key in path_keys(rel)})
+    asked = set(data.draw(st.lists(st.sampled_from(keys), max_size=6))) | {"r:", "i:x", "f:nowhere", "s:other"}
+    want = {rel for rel in paths if not asked.isdisjoint(path_keys(rel))}
+    assert _PathKeyHolders(base).holders(asked) == want
+
+
+def test_a_fresh_runner_computes_path_keys_only_for_the_neighbourhood(
+        wide_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With main's key file, a one-recipe pull request looks at a handful of files, not every base file
+    (at 100,000 run files computing every file's path keys took seconds of the gate)."""
+    publish_on_main(wide_repo)
+    add_recipe(wide_repo, "qwen-new", 1612.0, "tp2-pp2-dp2", "0.31.0")
+    computed: list[str] = []
+    real = incremental.path_keys
+
+    def counted(rel: str, kind: str | None = None) -> tuple[str, ...]:
+        computed.append(rel)
+        return real(rel, kind)
+
+    monkeypatch.setattr(incremental, "path_keys", counted)
+    near = evaluate(Config(root=str(wide_repo), base="main", skip_boards=True, cache=False))
+    assert near.partial and near.result.diagnostics == ()
+    base_files = int(git(wide_repo, "ls-tree", "-r", "--name-only", "main", "--", "recipes", "runs").count("\n")) + 1
+    assert base_files >= 24 and len(set(computed)) <= 6, computed

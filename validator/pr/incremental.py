@@ -4,11 +4,12 @@ A pull request fails only for what it introduces (base.py), and only the files r
 change can be judged differently before and after it (neighbourhood.py says why). So this path:
 
   1. asks git what changed since the merge base, and for the base tree's file list and blob ids;
-  2. finds each file's relation keys in the local key index (cache.py), keyed by path and blob
-     id, else in the merge base's published keys (boards/keys.json and the shards of boards/keys/
-     the change's keys fall into: boards/keyfile.py, published.py; what makes a fresh runner's
-     check proportional to the change); files neither has are loaded once and added to the local
-     index;
+  2. finds the relation keys of the files the change reaches — in the local key index (cache.py),
+     keyed by path and blob id, else in the merge base's published keys (boards/keys.json and the
+     shards of boards/keys/ the change's keys fall into: boards/keyfile.py, published.py; what makes
+     a fresh runner's check proportional to the change), else by loading the file once (and adding
+     it to the local index); keys a file has by its path are found by a search of the base's
+     listing, never computed for every file (_PathKeyHolders);
   3. loads the neighbourhood — changed files in both versions plus the files sharing keys with
      them — and runs the same registry checks on it as it is and as it was;
   4. counts the findings the first has and the second lacks, plus the pull-request rules.
@@ -21,7 +22,9 @@ caller checks everything.
 
 from __future__ import annotations
 
-from typing import Callable
+from bisect import bisect_right
+from itertools import accumulate
+from typing import Callable, Iterable, Iterator
 
 from validator.boards.keyfile import KeysUnusable
 from validator.checks import by_scope
@@ -160,49 +163,42 @@ class _Loader:
 
 
 class _BaseKeys:
-    """Every base file's keys: from the local index, else from the base's published keys
-    (published.py: looked up in the shards of the keys asked for), else from its path, loading
-    it if it is a recipe or run file (and remembering them)."""
+    """Every base file's keys, computed only for the files the neighbourhood reaches.
+
+    Content keys (a recipe's or run file's, relations.content_keys) come from the local index, else from
+    the base's published keys (published.py: looked up in the shards of the keys asked for), else from
+    loading the file (and remembering them). With published keys only the files they do not cover are
+    looked at up front: the changed ones and those changed since the keys were made; without, every
+    content-keyed base file is. Path keys (relations.path_keys) are found through _PathKeyHolders, never
+    computed for every base file: at 100,000 run files that pass alone took seconds (issue 32)."""
 
     def __init__(self, base_files: dict[str, tuple[int, str]], changed: dict[str, FileChange], index: KeyIndex,
                  published: PublishedKeys | None, loader: _Loader) -> None:
-        self.changed, self.published, self.loader = changed, published, loader
-        self.by_blob: dict[str, list[str]] = {}  # the covered files by blob id: what a shard's entry names
-        self.known: dict[str, Keys] = {}  # all of a file's keys
-        self.covered: set[str] = set()  # content keys in the published shards; path keys in by_key
-        by_path: dict[str, Keys] = {}
+        self.base_files, self.changed, self.published, self.loader = base_files, changed, published, loader
+        self.paths = _PathKeyHolders(base_files)
+        self.known: dict[str, Keys] = {}  # all of a file's keys, for the files looked at so far
+        self._by_blob: dict[str, list[str]] | None = None  # every unchanged base file by blob id, when first asked
+        looked_at = base_files.keys() if published is None else (set(changed) | published.stale) & base_files.keys()
         missing: list[str] = []
-        for rel, (mode, blob) in base_files.items():
+        for rel in sorted(looked_at):
+            mode, blob = base_files[rel]
             if rel in changed:
                 self.known[rel] = _keys(rel, loader.base.get(rel))
-                continue
-            found = index.get(rel, blob)
-            if found is not None:
-                self.known[rel] = found
-                continue
-            kind = classify(rel)
-            if published is not None and published.covers(rel, mode, blob):
-                self.covered.add(rel)
-                self.by_blob.setdefault(blob, []).append(rel)
-                by_path[rel] = path_keys(rel, kind)
-                continue
-            # recipes and run files have keys by content (a run's sample fingerprint, ORV304)
-            if kind in ("recipe-training", "recipe-inference", "run") and mode != MODE_SYMLINK:
-                missing.append(rel)
-            else:
-                self.known[rel] = path_keys(rel, kind)
-                if mode != MODE_SYMLINK:
-                    index.put(rel, blob, self.known[rel])
+            elif _loadable(rel, mode):  # recipes and run files have keys by content (a run's sample fingerprint, ORV304)
+                found = index.get(rel, blob)
+                if found is not None:
+                    self.known[rel] = found
+                else:
+                    missing.append(rel)
         materialize(loader.root, missing)
         loader.load_unchanged(missing)
         for rel in missing:
             self.known[rel] = _keys(rel, loader.head[rel])
             index.put(rel, base_files[rel][1], self.known[rel])
-        self.by_key: dict[str, set[str]] = {}
-        for source in (self.known, by_path):
-            for rel, keys in source.items():
-                for key in keys:
-                    self.by_key.setdefault(key, set()).add(rel)
+        self.by_key: dict[str, set[str]] = {}  # the content and path keys of the files looked at
+        for rel, keys in self.known.items():
+            for key in keys:
+                self.by_key.setdefault(key, set()).add(rel)
 
     def neighbourhood(self, head: dict[str, Keys]) -> set[str]:
         """Changed files plus two hops over shared keys, on both sides of the change (neighbourhood.py
@@ -210,26 +206,93 @@ class _BaseKeys:
         changed = set(self.changed)
 
         def keys_of(rels: set[str]) -> set[str]:
-            self._load_covered(rels)
+            self._look_at(rels)
             return {key for rel in rels for side in (self.known, head) for key in side.get(rel, ())}
 
         def sharing(keys: set[str]) -> set[str]:
-            found = {rel for key in keys for rel in self.by_key.get(key, ())}
-            if self.covered and self.published is not None:
-                found |= self.published.holders(sorted(keys), self.by_blob)
+            found = {rel for key in keys for rel in self.by_key.get(key, ())} | self.paths.holders(keys)
+            if self.published is not None:
+                found |= self.published.holders(sorted(keys), _Covered(self))
             return found | {rel for rel in changed if not keys.isdisjoint(head.get(rel, ()))}
 
         near = changed | sharing(keys_of(changed))
         return near | sharing(keys_of(near))
 
-    def _load_covered(self, rels: set[str]) -> None:
-        """A published neighbour's keys, all of them: from loading it (it is part of the neighbourhood, so
-        it is loaded anyway); the shards list files by key, not keys by file."""
-        todo = sorted(rel for rel in rels if rel in self.covered and rel not in self.known)
-        materialize(self.loader.root, todo)
-        self.loader.load_unchanged(todo)
+    def covers(self, rel: str) -> bool:
+        """Does the base's published index hold this unchanged file's content keys?"""
+        if self.published is None or rel in self.changed or rel not in self.base_files:
+            return False
+        mode, blob = self.base_files[rel]
+        return self.published.covers(rel, mode, blob)
+
+    def by_blob(self, blob: str) -> list[str]:
+        """The unchanged base files holding exactly these bytes."""
+        if self._by_blob is None:
+            self._by_blob = {}
+            for rel, (_mode, object_id) in self.base_files.items():
+                self._by_blob.setdefault(object_id, []).append(rel)
+        return [rel for rel in self._by_blob.get(blob, ()) if rel not in self.changed]
+
+    def _look_at(self, rels: set[str]) -> None:
+        """All keys of each base file in `rels` not looked at yet: a covered one is loaded (it is part of the
+        neighbourhood, so it is loaded anyway; the shards list files by key, not keys by file); any other
+        has only its path keys."""
+        todo = sorted(rel for rel in rels if rel not in self.known and rel in self.base_files)
+        covered = [rel for rel in todo if self.covers(rel)]
+        materialize(self.loader.root, covered)
+        self.loader.load_unchanged(covered)
         for rel in todo:
-            self.known[rel] = _keys(rel, self.loader.head[rel])
+            self.known[rel] = _keys(rel, self.loader.head[rel]) if rel in self.loader.head else path_keys(rel)
+
+
+class _Covered:
+    """Blob id -> the covered base files holding those bytes: what PublishedKeys.holders maps a shard's
+    entries through (a blob no covered file has is stale and names nothing)."""
+
+    def __init__(self, keys: _BaseKeys) -> None:
+        self.keys = keys
+
+    def get(self, blob: str, default: Iterable[str] = ()) -> list[str]:
+        return [rel for rel in self.keys.by_blob(blob) if self.keys.covers(rel)] or list(default)
+
+
+class _PathKeyHolders:
+    """The base files holding any of some path keys (relations.path_keys: "f:" the case-folded path,
+    "r:" a run's digest from its name, "i:" a recipe's file-name stem), without computing every file's.
+
+    A path key's value is part of its holder's case-folded path, so one substring search of the
+    listing (joined into one string, searched at C speed) finds a superset of the holders, and path_keys
+    confirms each candidate: the same answer as computing every file's keys, in milliseconds."""
+
+    PREFIXES = ("f:", "r:", "i:")
+
+    def __init__(self, paths: Iterable[str]) -> None:
+        self._source = paths
+        self._paths: list[str] = []
+        self._text = ""
+        self._starts: list[int] = []
+
+    def holders(self, keys: Iterable[str]) -> set[str]:
+        found: set[str] = set()
+        for key in keys:
+            if key[:2] in self.PREFIXES:
+                found.update(rel for rel in self._containing(key[2:].casefold()) if key in path_keys(rel))
+        return found
+
+    def _containing(self, needle: str) -> Iterator[str]:
+        if not self._starts:
+            self._paths = list(self._source)
+            folded = [rel.casefold() for rel in self._paths]
+            self._text = "\n".join(folded)
+            self._starts = [0, *accumulate(len(rel) + 1 for rel in folded)]
+        if not needle:
+            yield from self._paths
+            return
+        at = self._text.find(needle)
+        while at >= 0:
+            line = bisect_right(self._starts, at) - 1
+            yield self._paths[line]
+            at = self._text.find(needle, self._starts[line + 1])
 
 
 def _snapshot(root: str, files: list[str], catalog: Catalog, catalog_ok: bool, documents: dict[str, Document],
