@@ -12,9 +12,10 @@ for GitHub), it measures side by side:
   then the Action's command (`orv check --root R --base <base sha> --widen --format github --summary F
   --github-output G`) on a one-recipe pull request. `old` is the workflow before issue 32
   (fetch-depth 0, plus a checkout of the base commit); `new` is whatever
-  .github/workflows/pull-request.yml says when this runs (its fetch-depth, filter and sparse
-  patterns are read from the file; its `run:` steps are not replayed: it has none before the
-  gate). If orv cannot check the new checkout, the row says so;
+  .github/workflows/pull-request.yml says when this runs (its checkouts' fetch-depth, filter and
+  sparse patterns are read from the file, and its `run:` steps before the gate are run under bash,
+  as the step that writes the base commit's rules is). If orv cannot check the new checkout, the
+  row says so;
 - a contributor: a blobless sparse clone, then `orv check --base origin/main` in it.
 
 Bytes are what the remote's upload-pack sent (a counting wrapper set as the remote's uploadpack,
@@ -80,9 +81,22 @@ sys.exit(code)
 
 def checkout_steps(workflow: Path) -> list[dict[str, Any]]:
     """The `with:` of each actions/checkout step of the pull-request workflow, in order."""
+    return [step for step in workflow_steps(workflow) if "run" not in step]
+
+
+def workflow_steps(workflow: Path) -> list[dict[str, Any]]:
+    """The steps before the gate, in order: each actions/checkout step's `with:`, and each `run:` step as
+    {"run": script, "env": its env} (the base commit's rules are written by one)."""
     doc = yaml.safe_load(workflow.read_text(encoding="utf-8"))
     steps = [step for job in doc["jobs"].values() for step in job.get("steps", [])]
-    return [dict(step.get("with") or {}) for step in steps if str(step.get("uses", "")).startswith("actions/checkout@")]
+    out: list[dict[str, Any]] = []
+    for step in steps:
+        if str(step.get("uses", "")).startswith("actions/checkout@"):
+            out.append(dict(step.get("with") or {}))
+        elif "run" in step:
+            label = "base-rules" if "base-rules" in step["run"] else "run"  # the folder it writes
+            out.append({"run": step["run"], "env": dict(step.get("env") or {}), "path": label})
+    return out
 
 
 def patterns(step: dict[str, Any]) -> list[str]:
@@ -139,6 +153,13 @@ class Meter:
             self.git(dest, "sparse-checkout", "set", *([] if cone else ["--no-cone"]), *sparse,
                      *([] if cone or step.get("ref") else changed))
         self.git(dest, "checkout", "--quiet", "--force", ref)
+
+    def run(self, script: str, cwd: Path, env: dict[str, str]) -> None:
+        """A workflow's `run:` step, under bash as GitHub runs it, with the counter's environment."""
+        out = subprocess.run(["bash", "-e", "-c", script], cwd=cwd, env={**self.env, **env}, capture_output=True,
+                             text=True)
+        if out.returncode:
+            raise RuntimeError(f"run step: {out.stderr.strip()[-400:]}")
 
     def clone(self, dest: Path, flt: str | None, sparse: list[str] | None, ref: str) -> None:
         """A contributor's clone: all history (blobless when `flt`), sparse when `sparse`."""
@@ -209,11 +230,16 @@ def gate(meter: Meter, steps: list[dict[str, Any]], pr: str, base: str, changed:
         ref = base if "base.sha" in str(step.get("ref", "")) else pr
         dest = runner / str(step.get("path", "pull-request"))
         before, fetched, t0 = meter.sent(), meter.fetches(), time.perf_counter()
-        meter.checkout(dest, step, ref, [])  # the workflow as written: orv gets what else it reads
+        if "run" in step:  # the only expression the workflow's steps use is the base commit
+            env = {name: str(value).replace("${{ github.event.pull_request.base.sha }}", base)
+                   for name, value in step["env"].items()}
+            meter.run(step["run"], runner, {**env, "GITHUB_WORKSPACE": str(runner)})
+        else:
+            meter.checkout(dest, step, ref, [])  # the workflow as written: orv gets what else it reads
         row["steps"].append({"path": dest.name, "bytes": meter.sent() - before, "fetches": meter.fetches() - fetched,
                              "s": round(time.perf_counter() - t0, 2)})
     row["checkout_bytes"], row["checkout_s"] = meter.sent(), round(time.perf_counter() - start, 2)
-    root = runner / str(next((s.get("path") for s in steps if not s.get("ref")), "pull-request"))
+    root = runner / str(next((s.get("path") for s in steps if not s.get("ref") and "run" not in s), "pull-request"))
     with tempfile.TemporaryDirectory(dir=meter.scratch) as tmp:
         result = Path(tmp) / "result"
         row.update(meter.orv(["check", "--root", str(root), "--base", base, "--widen", "--format", "github",
@@ -273,7 +299,7 @@ def measure(runs: int, workflows: list[str], repeat: int, workflow: Path, orv: s
     changed = (remote / ".git" / "orv-bench-pr").read_text().split()
     if copied:
         pr, changed = copied_run_pr(remote)
-    new_steps = checkout_steps(workflow)
+    new_steps = workflow_steps(workflow)
     sparse = next((patterns(s) for s in new_steps if patterns(s)), SPARSE_DEFAULT)
     pack = sum(p.stat().st_size for p in (remote / ".git" / "objects" / "pack").glob("*.pack"))
     tree = subprocess.run(["git", "ls-tree", "-r", "-l", "main"], cwd=remote, capture_output=True, text=True,

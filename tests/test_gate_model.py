@@ -379,3 +379,49 @@ def test_a_catalog_change_widens_the_gates_checkout_and_is_checked_whole(tmp_pat
     checkout = tmp_path / "workspace" / "pull-request"
     assert (checkout / recipe_of(origin, 0)).is_file()  # every file, for the full check
     assert "pull-request mode" not in run.log  # checked whole, not the neighbourhood
+
+
+# --------------------------------------------------------------------------- the base commit's rules, from the clone
+
+
+def test_the_rules_step_writes_the_bases_rules_and_fetches_none_of_its_registry(tmp_path: Path) -> None:
+    """The workflow's second step, run for real after its first: base-rules/ holds the base commit's
+    validator, schema, requirements and top-level files byte for byte (not the pull request's edits),
+    and the clone still lacks the base's registry trees (recipes/, runs/, which the pull request changed, so the
+    checkout above has its own): they were never fetched."""
+    origin = populated_project(tmp_path)
+    relaxed = relax_orv402(origin)
+    add_unpinned_recipe(origin)
+    add_training_run(origin, 1612.0, measured_by="lab-b", layout="tp2-pp2-dp2")  # runs/ differs from the base's too
+    commit_all(origin, "contributor: a relaxed rule, a recipe and a run")
+    for key, value in (("uploadpack.allowFilter", "true"), ("uploadpack.allowAnySHA1InWant", "true")):
+        git(origin, "config", key, value)
+    merge, event = open_pull_request(origin)
+    base = event["pull_request"]["base"]["sha"]
+    (job,) = yaml.safe_load((ROOT / WORKFLOW).read_text(encoding="utf-8"))["jobs"].values()
+    data, rules = job["steps"][:2]
+    workspace = tmp_path / "workspace"
+    check_out({**data, "with": {k: evaluate(v, event) for k, v in data["with"].items()}}, origin, workspace, merge)
+    clone = workspace / "pull-request"
+    registry_trees = {top: git(origin, "rev-parse", f"{base}:{top}") for top in ("recipes", "runs")}
+    run_step(rules, event, workspace, tmp_path)
+    out = workspace / "base-rules"
+    expected = git(origin, "ls-tree", "-r", "--name-only", base, "--", "validator", "schema", "requirements").split()
+    expected += [line.split("\t", 1)[1] for line in git(origin, "ls-tree", base).splitlines() if " blob " in line]
+    written = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
+    assert written == sorted(expected)
+    assert all((out / rel).read_bytes() == git_bytes(origin, f"{base}:{rel}") for rel in expected)
+    assert (out / relaxed).read_bytes() != (origin / relaxed).read_bytes()  # the base's rule, not the edit
+    assert not [top for top, tree in registry_trees.items() if is_here(clone, tree)]
+    assert is_here(clone, git(origin, "rev-parse", f"{base}:validator"))  # what the step did fetch
+
+
+def is_here(clone: Path, tree: str) -> bool:
+    """Is this tree in the clone? (rev-list never fetches: a missing id is "bad object" or `?`-marked.)"""
+    done = subprocess.run(["git", "-C", str(clone), "rev-list", "--objects", "--missing=print", "--filter=tree:1",
+                           "--no-walk", tree], capture_output=True, text=True)
+    return done.returncode == 0 and bool(done.stdout.strip()) and not done.stdout.startswith("?")
+
+
+def git_bytes(repo: Path, spec: str) -> bytes:
+    return subprocess.run(["git", "-C", str(repo), "cat-file", "blob", spec], capture_output=True, check=True).stdout

@@ -155,11 +155,11 @@ def test_the_pull_request_workflow_judges_the_pull_request_with_the_bases_rules(
     # No step reads the merge base's tree before orv (git would fetch all of it; orv fetches what differs).
     # A change orv checks whole (catalog, measurers, submodule) gets every file from orv: the action's --widen.
     assert "--widen" in ACTION.read_text(encoding="utf-8")
-    # The base commit beside it, the rules; the gate's action (and so orv) comes from there, without the registry.
-    assert rules["uses"] == data["uses"]
-    assert rules["with"] == {"ref": "${{ github.event.pull_request.base.sha }}", "path": "base-rules",
-                             "sparse-checkout": "validator\nschema\nrequirements\n", "persist-credentials": False}
-    assert gate["uses"] == "./" + rules["with"]["path"]
+    # The base commit's rules beside it, from the clone above without the registry (tests/test_gate_model.py
+    # runs the step); the gate's action (and so orv) comes from there.
+    assert rules["env"] == {"BASE_SHA": "${{ github.event.pull_request.base.sha }}"} and "uses" not in rules
+    assert 'rules="$GITHUB_WORKSPACE/base-rules"' in rules["run"] and "folders=(validator schema requirements)" in rules["run"]
+    assert gate["uses"] == "./base-rules"
     assert gate["with"] == {"root": data["with"]["path"]}
 
 

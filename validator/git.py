@@ -475,18 +475,20 @@ def fetch_tree_difference(root: str, have_tree: str, want_tree: str) -> int:
     holds), its entries compared with `have_tree`'s, and only the subtrees that differ fetched next,
     one request per level (a registry path is three folders deep). Afterwards every tree below
     `want_tree` is here — the shared ones were `have_tree`'s — so git diffs and lists it without
-    fetching. Returns the trees fetched; 0 outside a tree-less clone, when either id is empty or
-    `want_tree` is here already. Never raises: a failure leaves git to fetch on demand, as before."""
+    fetching. Returns the trees fetched; 0 outside a tree-less clone or when either id is empty.
+    Never raises: a failure leaves git to fetch on demand, as before."""
     remote = _tree_filtered_remote(root)
-    if not remote or not have_tree or not want_tree or have_tree == want_tree or _present(root, want_tree) \
-            or not _present(root, have_tree):
+    if not remote or not have_tree or not want_tree or have_tree == want_tree or not _present(root, have_tree):
         return 0
     fetched = 0
     pairs = [(have_tree, want_tree)]
     while pairs:
-        if not _fetch_exact(root, remote, [w for _, w in pairs]):
+        # a tree already here (the workflow's rules step fetched the base's top-level one) is not asked
+        # for again; the trees below it may still be missing, so the walk goes on regardless
+        wanted = [w for _, w in pairs if not _present(root, w)]
+        if wanted and not _fetch_exact(root, remote, wanted):
             return fetched
-        fetched += len(pairs)
+        fetched += len(wanted)
         listed = _read_trees(root, sorted({t for pair in pairs for t in pair if t}))
         if listed is None:
             return fetched
