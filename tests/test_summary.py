@@ -3,6 +3,7 @@ against the expected Markdown; wanted cells, T2 -> T3, and the size of a 1,000-r
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 import pytest
@@ -241,3 +242,26 @@ def test_a_new_sweep_says_where_it_moves_the_frontier(tmp_path: Path) -> None:
     assert "#### Throughput frontier" in text
     assert (f"- `cfg-c` (glm-5.3-flash · RTX-3090 · workload `fixed-1024-256`): on the verified frontier at {ranges} "
             "tok/s per user (it moves the frontier).") in text
+
+
+def test_the_entries_output_stays_within_githubs_output_limit_and_lists_the_pull_requests_own_first() -> None:
+    """A new entry at the top of a group of 20,000 moves every other one: the `entries` output (GitHub caps
+    a job's outputs at 1 MB, counted as UTF-16) keeps to its budget, lists the new entry, moved ones after
+    it while they fit, and says how many it leaves out."""
+    from validator.boards.delta import BoardChange
+    from validator.diagnostics import Result
+
+    new = BoardChange("zz-new-recipe", "new", "T2", 1, 20001)
+    moved = [BoardChange(f"recipe-{i:05d}", "moved", "T2", i + 2, 20001, "T2", i + 1, 20000) for i in range(20000)]
+    delta = (*moved[:10000], new, *moved[10000:])  # the delta's order: by recipe id
+    report = summary.PullRequestReport(Result(()), (), 0, "main", "a" * 40, (), (), delta)
+    outputs = dict(line.split("=", 1) for line in summary.render_outputs(report).splitlines())
+    entries = json.loads(outputs["entries"])
+    assert len(outputs["entries"].encode()) <= summary.ENTRIES_BUDGET and 2 * len(outputs["entries"]) < 1_000_000
+    assert "zz-new-recipe" in {e["recipe"] for e in entries}  # the pull request's own entry is never left out
+    assert 100 < len(entries) < 20001 and int(outputs["entries-left-out"]) == 20001 - len(entries)
+    assert [e["recipe"] for e in entries] == sorted(e["recipe"] for e in entries)  # the delta's order kept
+    # a small change lists everything, as before
+    small = summary.PullRequestReport(Result(()), (), 0, "main", "a" * 40, (), (), (new, *moved[:3]))
+    outputs = dict(line.split("=", 1) for line in summary.render_outputs(small).splitlines())
+    assert len(json.loads(outputs["entries"])) == 4 and outputs["entries-left-out"] == "0"

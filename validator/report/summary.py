@@ -27,6 +27,10 @@ from validator.signing import signer
 
 SUMMARY_LIMIT = 1024 * 1024  # GitHub refuses a step summary larger than 1 MiB
 SUMMARY_BUDGET = SUMMARY_LIMIT - 32 * 1024  # what orv writes; the rest is margin for the closing lines
+# GitHub caps a job's outputs at 1 MB, counted as UTF-16 (two bytes per ASCII character): the `entries`
+# output keeps to a quarter of that, the pull request's own entries first, so a change that moves
+# thousands of entries of a large group (bench/: 9,458 at 100,000 run files) never breaks the job.
+ENTRIES_BUDGET = 128 * 1024
 # A maintainer reads a few hundred findings at most; the step log and `orv check --base` list them all.
 FINDINGS_SHOWN = 500
 # The board changes and their evidence stay within this much (a 1,000-recipe pull request fits whole).
@@ -430,7 +434,11 @@ def _board_lines(r: PullRequestReport, budget: int) -> list[str]:
         board = (head.get(c.recipe) or base.get(c.recipe) or ("", {}))[0]
         return board != "training", c.recipe
 
+    smallest = 64  # bytes of the shortest table row: past that, the rest are counted without being drawn
     for c in sorted(r.delta, key=table_first):  # reasons are numbered in the order the tables show them
+        if used + smallest > budget:
+            left_out += 1
+            continue
         table, row = _entry_row(c, base, head, base_best, head_best, notes)
         runs = _evidence_rows(c.recipe, r.evidence.get(c.recipe, ())) if c.change in ("new", "edited") else []
         size = sum(len(line.encode()) + 1 for line in [row] + runs)
@@ -451,7 +459,7 @@ def _board_lines(r: PullRequestReport, budget: int) -> list[str]:
                   "|---|---|---|---|---|"] + evidence
     if left_out:
         lines += ["", f"{left_out} more changed {'entry' if left_out == 1 else 'entries'} not shown (the summary stays under GitHub's 1 MiB); "
-                  "the step output `entries` lists every one."]
+                  "the step output `entries` lists them within GitHub's output limit (`entries-left-out` counts any it cannot)."]
     return lines
 
 
@@ -525,16 +533,31 @@ def render_markdown(r: PullRequestReport, budget: int = SUMMARY_BUDGET) -> str:
     return "\n".join(head + findings + tail) + "\n"
 
 
-def render_outputs(r: PullRequestReport) -> str:
+def render_outputs(r: PullRequestReport, budget: int = ENTRIES_BUDGET) -> str:
     """Step outputs as `name=value` lines for $GITHUB_OUTPUT (values are single-line)."""
-    entries = [c.to_dict() for c in r.delta or () if c.change != "removed"]
+    entries, left_out = _bounded_entries([c for c in r.delta or () if c.change != "removed"], budget)
     tiers = {c.recipe: c.tier for c in r.delta or () if c.change in ("new", "edited")}
     outputs = {
         "errors": str(r.result.errors),
         "warnings": str(r.result.warnings),
         "notices": str(_count(r.result.diagnostics, Severity.NOTICE)),
         "waived": " ".join(sorted({d.code for d in r.waived})),
-        "entries": json.dumps(entries, separators=(",", ":"), sort_keys=True),
+        "entries": entries,
+        "entries-left-out": str(left_out),
         "tiers": json.dumps(tiers, separators=(",", ":"), sort_keys=True),
     }
     return "".join(f"{name}={value}\n" for name, value in outputs.items())
+
+
+def _bounded_entries(changes: list[BoardChange], budget: int) -> tuple[str, int]:
+    """The `entries` JSON list within `budget` bytes, and how many entries it leaves out. The pull request's
+    own (new, edited) entries are taken first, then the ones it moves; the list keeps the delta's order."""
+    items: dict[int, str] = {}
+    used = 2  # the brackets
+    for i in sorted(range(len(changes)), key=lambda i: changes[i].change == "moved"):  # stable: own ones first
+        item = json.dumps(changes[i].to_dict(), separators=(",", ":"), sort_keys=True)
+        if used + len(item) + 1 > budget:
+            break
+        items[i] = item
+        used += len(item) + 1
+    return "[" + ",".join(items[i] for i in sorted(items)) + "]", len(changes) - len(items)
