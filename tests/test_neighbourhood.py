@@ -491,3 +491,21 @@ def test_a_fresh_runner_computes_path_keys_only_for_the_neighbourhood(
     assert near.partial and near.result.diagnostics == ()
     base_files = int(git(wide_repo, "ls-tree", "-r", "--name-only", "main", "--", "recipes", "runs").count("\n")) + 1
     assert base_files >= 24 and len(set(computed)) <= 6, computed
+
+
+@pytest.mark.parametrize("where", [
+    lambda rel: rel.rsplit("/", 1)[0] + "/" + rel.rsplit("/", 1)[1].upper(),  # the same path but for case ("f:")
+    lambda rel: rel.replace("qwen3.8-27b/", "qwen3.8-27b-copies/"),  # the same file name elsewhere ("i:")
+], ids=["case", "stem"])
+def test_a_fresh_runner_finds_a_recipe_filed_like_a_published_one(wide_repo: Path, where: Any) -> None:
+    """The cheapest forgeries of a recipe's place: a published recipe's bytes filed again under a path that
+    differs only by case, or under its own file name in another folder. Their path keys are found by the
+    listing search (no file's path keys are computed up front): the same findings as a full check."""
+    publish_on_main(wide_repo)
+    rel = recipe_rel("qwen-03")
+    write(wide_repo, where(rel), (wide_repo / rel).read_text(encoding="utf-8"))
+    near = evaluate(Config(root=str(wide_repo), base="main", skip_boards=True, cache=False))
+    whole = evaluate(Config(root=str(wide_repo), base="main", skip_boards=True, neighbourhood=False))
+    assert near.partial and not whole.partial
+    assert near.result.diagnostics and near.result.diagnostics == whole.result.diagnostics
+    assert [d.code for d in near.result.diagnostics if d.path == rel]  # the published file is named too
