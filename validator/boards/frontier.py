@@ -18,7 +18,8 @@ Built from the measured board's rows (already rounded), so the frontier and the 
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Optional
+from collections.abc import Mapping  # not typing's, ~10x slower in isinstance() (report/summary.py)
+from typing import Any, Iterable, Optional
 
 from validator.registry import Catalog
 from validator.science.frontier import INTERACTIVITY_TARGETS, Point, frontier, throughput_at
