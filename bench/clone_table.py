@@ -13,7 +13,7 @@ HERE = Path(__file__).resolve().parent
 
 
 def size(n: int) -> str:
-    return f"{n / 2**20:,.1f} MiB" if n >= 2**20 else f"{n / 2**10:,.0f} KiB"
+    return f"{n / 2**20:,.1f} MiB" if n >= 2**20 else f"{n / 2**10:,.0f} KiB" if n >= 2**10 else f"{n} B"
 
 
 def gate_cell(row: dict | None) -> str:
@@ -38,10 +38,17 @@ def clone_table(results: dict, new: dict | None = None) -> str:
         lines.append(
             f"| {r['run_files']:,} ({r['recipes']:,}, {r['commits']:,}; {size(r['pack_bytes'])}) "
             + "".join(f"| {size(t[k]['bytes'])}, {t[k]['s']:.1f} s " for k in ("full", "blobless", "blobless_sparse"))
-            + f"| {gate_cell(r['gate'].get('old'))} "
+            + f"| {gate_cell(_old(results, new, key))} "
             + f"| {gate_cell((new or results).get(key, {}).get('gate', {}).get('new'))} "
             + f"| {size(c['bytes'] + c['check_bytes'])}; {c['s']:.1f} + {c['orv_s']:.1f} s |")
     return "\n".join(lines)
+
+
+def _old(results: dict, new: dict | None, key: str) -> dict | None:
+    """The old workflow's gate row: from the run that measured the new one, when it measured both
+    (`--workflow both`: side by side), else from the clone results."""
+    row = (new or {}).get(key, {}).get("gate", {}).get("old")
+    return row or results.get(key, {}).get("gate", {}).get("old")
 
 
 def gate_parts_table(results: dict, old_results: dict) -> str:
@@ -56,7 +63,7 @@ def gate_parts_table(results: dict, old_results: dict) -> str:
              "|---|---|---|---|---|"]
     for key in keys:
         r = results[key]
-        row, old = r["gate"]["new"], old_results.get(key, {}).get("gate", {}).get("old")
+        row, old = r["gate"]["new"], _old(old_results, results, key)
         steps = row["steps"]
         lines.append(
             f"| {r['run_files']:,} | {size(steps[0]['bytes'])} + {size(steps[1]['bytes'])} + {size(row['orv_bytes'])} "
