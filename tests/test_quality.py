@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.testing.quality import reworded
 from tests.testing.registry import INFERENCE_RECIPE_TEXT, TOOLS, make_registry
@@ -567,3 +569,52 @@ def test_write_recipe_lists_the_quality_run_in_runs(tmp_path: Path, capsys: pyte
     assert code == 0, err
     assert f"sha256:{digest_of(out)}" in (root / RECIPE_PATH).read_text()
     assert tier(root).quality.status == "verified"
+
+
+# --------------------------------------------------------------------------- repeated responses, without every pair
+
+
+class _Facts:
+    def __init__(self, responses: list[tuple[int, str]]) -> None:
+        self.responses = tuple(responses)
+
+
+@given(st.integers(min_value=1, max_value=120), st.lists(st.tuples(
+    st.integers(min_value=0, max_value=4),  # edits away from the shared answers: 0–4 of up to 120 documents
+    st.sampled_from(["all", "drop-one", "twice", "other-base"])), min_size=2, max_size=12), st.randoms())
+def test_repeating_pairs_finds_exactly_the_pairs_comparing_every_pair_finds(documents: int, runs: list[tuple[int, str]],
+                                                                            rng: Any) -> None:
+    """Runs around the 98% line (a few edits of shared answers), with other document sets and a document
+    answered twice: the block search finds the same pairs as `repeats` on every pair."""
+    from validator.quality import status
+
+    base = [f"{i:016x}" for i in range(documents)]
+    other = [f"{i + 10**6:016x}" for i in range(documents)]
+    facts: dict[str, Any] = {}
+    for n, (edits, shape) in enumerate(runs):
+        answers = list(other if shape == "other-base" else base)
+        for doc in rng.sample(range(documents), min(edits, documents)):
+            answers[doc] = f"{n:08x}{doc:08x}"
+        responses = list(enumerate(answers))
+        if shape == "drop-one" and documents > 1:
+            del responses[rng.randrange(documents)]
+        if shape == "twice":
+            responses.append(responses[rng.randrange(len(responses))])
+        facts[f"run-{n:02d}"] = _Facts(responses)
+    names = sorted(facts)
+    every = [(a, b) for i, a in enumerate(names) for b in names[i + 1:] if status.repeats(facts[a], facts[b])]
+    assert status.repeating_pairs(facts) == every
+
+
+def test_repeating_pairs_compares_few_pairs_of_runs_that_answer_differently(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Three hundred runs of one task, each its own answers except one copy: one comparison per
+    candidate, not 44,850."""
+    from validator.quality import status
+
+    facts = {f"run-{n:03d}": _Facts([(doc, f"{n:08x}{doc:08x}") for doc in range(200)]) for n in range(300)}
+    facts["run-copy"] = _Facts(list(facts["run-123"].responses))
+    compared: list[int] = []
+    real = status.repeats
+    monkeypatch.setattr(status, "repeats", lambda a, b: compared.append(1) or real(a, b))
+    assert status.repeating_pairs(facts) == [("run-123", "run-copy")]
+    assert len(compared) < 10

@@ -257,21 +257,21 @@ def quality_runs_are_their_own(snapshot: Snapshot) -> Iterator[Finding]:
         for task, facts in q.tasks.items():
             groups.setdefault((q.model, task, facts.task_hash), []).append(digest)
     for (_, task, _), digests in sorted(groups.items(), key=lambda item: repr(item[0])):
-        digests.sort()
-        for i, a in enumerate(digests):
-            for b in digests[i + 1:]:
-                run_a, run_b = snapshot.runs[a], snapshot.runs[b]
-                assert run_a.quality is not None and run_b.quality is not None
-                if not quality_status.repeats(run_a.quality.tasks[task], run_b.quality.tasks[task]):
-                    continue
-                quants = {r.quant for r in users[a] + users[b]}
-                lossless = len(quants) == 1 and not any(map(quality_status.kv_quantized, quants))
-                if lossless and who[a] is not None and who[b] is not None and who[a] != who[b]:
-                    continue
-                earlier, later = later_of(snapshot, (run_a.path, ""), (run_b.path, ""))
-                recipe = users[b if later == run_b.path else a][0]
-                flagged.setdefault(later, f"its {task} responses are those of `{earlier}`, another recipe's "
-                                          f"quality run: it cannot show the quality of `{recipe.id}` ({recipe.quant})")
+        task_facts: dict[str, Any] = {}
+        for digest in digests:
+            q = snapshot.runs[digest].quality
+            assert q is not None
+            task_facts[digest] = q.tasks[task]
+        for a, b in quality_status.repeating_pairs(task_facts):  # a < b, as comparing every pair in order would
+            run_a, run_b = snapshot.runs[a], snapshot.runs[b]
+            quants = {r.quant for r in users[a] + users[b]}
+            lossless = len(quants) == 1 and not any(map(quality_status.kv_quantized, quants))
+            if lossless and who[a] is not None and who[b] is not None and who[a] != who[b]:
+                continue
+            earlier, later = later_of(snapshot, (run_a.path, ""), (run_b.path, ""))
+            recipe = users[b if later == run_b.path else a][0]
+            flagged.setdefault(later, f"its {task} responses are those of `{earlier}`, another recipe's "
+                                      f"quality run: it cannot show the quality of `{recipe.id}` ({recipe.quant})")
     for path, why in sorted(flagged.items()):
         yield Finding(path, f"this quality run repeats another evaluation: {why}",
                       "run lm-eval against this recipe's own served configuration and store that output "

@@ -96,6 +96,47 @@ def repeats(a: Any, b: Any) -> bool:
     return common > 0 and same >= IDENTICAL_RESPONSES * common
 
 
+def repeating_pairs(facts: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Every pair (a, b), a < b, of these runs' TaskFacts with `repeats(facts[a], facts[b])`, without
+    comparing every pair: at 100,000 run files one model's quality runs are thousands, and comparing each
+    pair took most of a full check (4,800 runs: 11.5 million comparisons).
+
+    Exact by pigeonhole. Two runs answering the same documents, each once, that repeat each other
+    disagree on at most (1 - IDENTICAL_RESPONSES) of them, fewer than `blocks`; so split the documents
+    into that many fixed blocks and at least one block holds identical responses in both runs. Only
+    runs sharing a block's responses are compared. Runs answering other document sets, or a document
+    twice, are compared with every run, as before (rare: a full task answers every document once)."""
+    names = sorted(facts)
+    answers = {name: dict(facts[name].responses) for name in names}
+    by_documents: dict[frozenset[int], list[str]] = {}
+    odd: list[str] = []
+    for name in names:
+        documents = frozenset(answers[name])
+        if documents and len(documents) == len(facts[name].responses):
+            by_documents.setdefault(documents, []).append(name)
+        else:
+            odd.append(name)
+    candidates: set[tuple[str, str]] = set()
+    for documents, members in by_documents.items():
+        if len(members) < 2:
+            continue
+        order = sorted(documents)
+        blocks = int((1 - IDENTICAL_RESPONSES) * len(order)) + 2  # more than the disagreements allowed
+        sharing: dict[tuple[int, tuple[str, ...]], list[str]] = {}
+        for name in members:
+            said = answers[name]
+            for block in range(blocks):
+                key = (block, tuple(said[doc] for doc in order[block::blocks]))
+                sharing.setdefault(key, []).append(name)
+        for group in sharing.values():
+            candidates.update((a, b) for i, a in enumerate(group) for b in group[i + 1:])
+    groups = list(by_documents.values())
+    for i, first in enumerate(groups):  # runs of different document sets: every pair
+        candidates.update((min(a, b), max(a, b)) for later in groups[i + 1:] for a in first for b in later)
+    candidates.update((min(a, b), max(a, b)) for a in odd for b in names if a != b)
+    return sorted((a, b) for a, b in candidates if repeats(facts[a], facts[b]))
+
+
 def lossless(recipe: InferenceRecipe, ref_quant: str | None) -> bool:
     """The recipe serves the reference's weights and KV cache and differs only by speculative
     decoding, whose greedy responses are the reference's by design (docs/quality.md)."""
