@@ -177,7 +177,7 @@ class _BaseKeys:
         self.base_files, self.changed, self.published, self.loader = base_files, changed, published, loader
         self.paths = _PathKeyHolders(base_files)
         self.known: dict[str, Keys] = {}  # all of a file's keys, for the files looked at so far
-        self._by_blob: dict[str, list[str]] | None = None  # every unchanged base file by blob id, when first asked
+        self._by_blob: dict[str, list[str]] | None = None  # every base file by blob id, when first asked
         looked_at = base_files.keys() if published is None else (set(changed) | published.stale) & base_files.keys()
         missing: list[str] = []
         for rel in sorted(looked_at):
@@ -225,13 +225,13 @@ class _BaseKeys:
         mode, blob = self.base_files[rel]
         return self.published.covers(rel, mode, blob)
 
-    def by_blob(self, blob: str) -> list[str]:
-        """The unchanged base files holding exactly these bytes."""
+    def covered_by_blob(self, blob: str) -> list[str]:
+        """The covered base files holding exactly these bytes (a shard's entry names a blob id)."""
         if self._by_blob is None:
             self._by_blob = {}
             for rel, (_mode, object_id) in self.base_files.items():
                 self._by_blob.setdefault(object_id, []).append(rel)
-        return [rel for rel in self._by_blob.get(blob, ()) if rel not in self.changed]
+        return [rel for rel in self._by_blob.get(blob, ()) if self.covers(rel)]
 
     def _look_at(self, rels: set[str]) -> None:
         """All keys of each base file in `rels` not looked at yet: a covered one is loaded (it is part of the
@@ -253,7 +253,7 @@ class _Covered:
         self.keys = keys
 
     def get(self, blob: str, default: Iterable[str] = ()) -> list[str]:
-        return [rel for rel in self.keys.by_blob(blob) if self.keys.covers(rel)] or list(default)
+        return self.keys.covered_by_blob(blob) or list(default)
 
 
 class _PathKeyHolders:
