@@ -212,7 +212,7 @@ class _BaseKeys:
         def sharing(keys: set[str]) -> set[str]:
             found = {rel for key in keys for rel in self.by_key.get(key, ())} | self.paths.holders(keys)
             if self.published is not None:
-                found |= self.published.holders(sorted(keys), _Covered(self))
+                found |= self.published.holders(sorted(keys), self.covered_by_blob)
             return found | {rel for rel in changed if not keys.isdisjoint(head.get(rel, ()))}
 
         near = changed | sharing(keys_of(changed))
@@ -243,17 +243,6 @@ class _BaseKeys:
         self.loader.load_unchanged(covered)
         for rel in todo:
             self.known[rel] = _keys(rel, self.loader.head[rel]) if rel in self.loader.head else path_keys(rel)
-
-
-class _Covered:
-    """Blob id -> the covered base files holding those bytes: what PublishedKeys.holders maps a shard's
-    entries through (a blob no covered file has is stale and names nothing)."""
-
-    def __init__(self, keys: _BaseKeys) -> None:
-        self.keys = keys
-
-    def get(self, blob: str, default: Iterable[str] = ()) -> list[str]:
-        return self.keys.covered_by_blob(blob) or list(default)
 
 
 class _PathKeyHolders:

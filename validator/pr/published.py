@@ -10,7 +10,7 @@ blobless sparse clone git fetches just those blobs, each hop's shards in one req
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping, Optional
+from typing import Callable, Iterable, Mapping, Optional
 
 from validator.boards.keyfile import KEYED, TREE_DIRS, Entries, Header, read_header, read_shard, shard_name, shard_path
 from validator.git import MODE_SYMLINK, BaseTree, changed_since, prefetch
@@ -30,8 +30,8 @@ class PublishedKeys:
         """Are this base file's content keys in the shards (its blob is the one they were made from)?"""
         return mode != MODE_SYMLINK and rel not in self.stale and classify(rel) in KEYED
 
-    def holders(self, keys: Iterable[str], paths: Mapping[str, Iterable[str]]) -> set[str]:
-        """The files listed under any of `keys`: the paths `paths` gives for each blob id listed (the base
+    def holders(self, keys: Iterable[str], paths: Callable[[str], Iterable[str]]) -> set[str]:
+        """The files listed under any of `keys`: the paths `paths` names for each blob id listed (the base
         tree's covered files holding exactly those bytes); a blob no such path has is stale and names
         nothing. Raises KeysUnusable when a shard needed is malformed."""
         found: set[str] = set()
@@ -43,7 +43,7 @@ class PublishedKeys:
             if name not in self.shards:
                 self.shards[name] = read_shard(self.base.read(shard_path(name)), name)
             for blob in self.shards[name].get(key, ()):
-                found.update(paths.get(blob, ()))
+                found.update(paths(blob))
         return found
 
 
