@@ -203,31 +203,60 @@ def _is_shallow(repo: Any) -> bool:
     return os.path.isfile(path) and os.path.getsize(path) > 0
 
 
+_DIFF_FLAGS = ("--raw", "-z", "--no-renames", "--no-ext-diff", "--no-textconv", "--no-color", "--ignore-submodules=none")
+# past this many candidate paths, one whole-tree diff is cheaper than naming them all on the command line
+_NAMED_PATHS_AT_MOST = 1000
+
+
 def _changed_files(repo: Any, merge_base: str, prefix: str) -> Iterator[FileChange]:
-    # --raw -z: one ":oldmode newmode oldsha newsha status" record, then the path, NUL-separated;
-    # compares the merge base with the working tree (staged and unstaged changes alike).
-    raw = repo.git.diff(merge_base, "--raw", "-z", "--no-renames", "--no-ext-diff", "--no-textconv",
-                        "--no-color", "--ignore-submodules=none", "--")
-    fields = raw.split("\0")
+    """The files that differ between the merge base and the working tree (staged and unstaged changes alike),
+    and the untracked ones .gitignore does not exclude.
+
+    `git diff <merge base>` alone reads every index entry against the working tree: 0.8 s of a one-recipe
+    pull request at 100,000 run files. A path differs from the merge base only if the index differs from it
+    (`diff-index --cached`: tree against index, unchanged subtrees skipped) or the working tree differs from
+    the index (`diff-files`: a sparse checkout's absent files are not looked at), so those two name the
+    candidates, and `git diff <merge base>` on just those paths gives the same records as on all of them."""
+    git = repo.git
+    candidates = {path for raw in (git.diff_index(merge_base, "--cached", *_DIFF_FLAGS, "--"),
+                                   git.diff_files(*_DIFF_FLAGS, "--"))
+                  for _meta, path in _raw_records(raw)}
     seen: set[str] = set()
-    i = 0
-    while i + 1 < len(fields):
-        meta, path = fields[i], fields[i + 1]
-        i += 2
-        if not meta.startswith(":"):
-            continue
-        old_mode, new_mode, _old_sha, _new_sha, status = meta[1:].split(" ", 4)
-        rel = _under(path, prefix)
-        if rel is None:
-            continue
-        seen.add(rel)
-        yield FileChange(rel, status[0], int(old_mode, 8), int(new_mode, 8))
-    for path in repo.untracked_files:
+    if candidates:
+        # literal pathspecs: a path with `*` or `:` in its name is that one path
+        named = ("--", *sorted(candidates)) if len(candidates) <= _NAMED_PATHS_AT_MOST else ("--",)
+        raw = git.execute(["git", "--literal-pathspecs", "diff", merge_base, *_DIFF_FLAGS, *named])
+        for meta, path in _raw_records(raw):
+            old_mode, new_mode, _old_sha, _new_sha, status = meta[1:].split(" ", 4)
+            rel = _under(path, prefix)
+            if rel is None:
+                continue
+            seen.add(rel)
+            yield FileChange(rel, status[0], int(old_mode, 8), int(new_mode, 8))
+    for path in _untracked(git):
         rel = _under(path, prefix)
         rel = rel.rstrip("/") if rel is not None else None
         if rel is None or rel in seen:
             continue
         yield FileChange(rel, ADDED, 0, _mode_on_disk(os.path.join(str(repo.working_tree_dir), path)))
+
+
+def _raw_records(raw: str) -> Iterator[tuple[str, str]]:
+    """(":oldmode newmode oldsha newsha status", path) from `--raw -z` output: a record, then its path, NUL-separated."""
+    fields = raw.split("\0")
+    i = 0
+    while i + 1 < len(fields):
+        meta, path = fields[i], fields[i + 1]
+        i += 2
+        if meta.startswith(":"):
+            yield meta, path
+
+
+def _untracked(git: Any) -> list[str]:
+    """Untracked files .gitignore does not exclude, from the top level; an embedded repository is one entry
+    ending in "/". `ls-files --others` walks only the working tree (`git status` compared every index entry too)."""
+    raw = git.ls_files("--others", "--exclude-standard", "-z", "--full-name", ":/")
+    return [path for path in raw.split("\0") if path]
 
 
 def _under(path: str, prefix: str) -> str | None:
