@@ -352,9 +352,10 @@ def test_changing_one_recipe_moves_rank_fastest_and_check(tmp_path: Path, capsys
     assert orv("boards", "--check", "--root", str(root)) == 1
     assert "out of date" in capsys.readouterr().out
     found = run(Config(root=str(root))).diagnostics
-    document, index, part = [d for d in found if d.code == "ORV701"]  # by path
+    document, index, part, standing = [d for d in found if d.code == "ORV701"]  # by path
     # one finding per stale file: the whole document, the index (counts and stamp move with every data
-    # commit) and the one model the edit touched; no other model's file
+    # commit) and the one model the edit touched (its file and its standings); no other model's file
+    assert (standing.path, standing.severity.value) == ("boards/standings/qwen3.8-27b.json", "error")
     assert (document.code, document.path, document.severity.value) == ("ORV701", "boards/boards.json", "error")
     assert (index.code, index.path, index.severity.value) == ("ORV701", BOARDS, "error")
     assert (part.code, part.path, part.severity.value) == ("ORV701", "boards/models/qwen3.8-27b.json", "error")
@@ -363,7 +364,7 @@ def test_changing_one_recipe_moves_rank_fastest_and_check(tmp_path: Path, capsys
     # the keys' header names the trees they were made from (recipes/ moved), and the edited recipe's
     # entries name its old blob id: ORV703 points at the header and at each shard's first line that lists it
     keys = [d for d in found if d.code == "ORV703"]
-    assert len(found) == 3 + len(keys) and all(d.severity.value == "error" for d in keys)
+    assert len(found) == 4 + len(keys) and all(d.severity.value == "error" for d in keys)
     assert keys[0].path == "boards/keys.json" and '"trees"' in keys[0].message
     assert len(keys) > 1 and all(d.path.startswith("boards/keys/") for d in keys[1:])
     assert all(old_blob in (root / d.path).read_text().splitlines()[d.line - 1] for d in keys[1:])
@@ -415,8 +416,10 @@ def test_write_is_atomic_and_unchanged_file_is_left_alone(registry: Path) -> Non
     assert orv("boards", "--root", str(registry)) == 0
     assert path.stat().st_mtime == 1
     # no temporary file left
-    assert sorted(p.name for p in path.parent.iterdir()) == ["boards.json", "index.json", "keys", "keys.json", "models"]
+    assert sorted(p.name for p in path.parent.iterdir()) == ["boards.json", "index.json", "keys", "keys.json", "models",
+                                                             "standings"]
     assert sorted(p.name for p in (path.parent / "models").iterdir()) == ["qwen3.8-27b.json"]
+    assert sorted(p.name for p in (path.parent / "standings").iterdir()) == ["qwen3.8-27b.json"]
 
 
 def test_key_shards_are_written_with_the_boards_and_a_left_over_shard_is_stale(

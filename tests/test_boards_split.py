@@ -22,6 +22,7 @@ from tests.testing.registry import make_registry
 from validator.boards.build import GitStamp, build, render
 from validator.boards.regenerate import regenerate
 from validator.boards.split import (
+    SHOWN,
     BoardsUnreadable,
     assemble,
     committed_files,
@@ -30,6 +31,9 @@ from validator.boards.split import (
     read_document,
     split,
     split_files,
+    standing,
+    standing_rows,
+    standings_path,
 )
 from validator.cli import main
 from validator.engine import Config, analyse, run
@@ -65,12 +69,22 @@ def test_split_and_assemble_are_inverses_on_the_repository() -> None:
     document = _document(REPO)
     files = split(document)
     index = files.pop(INDEX)
+    standings = {path: files.pop(path) for path in list(files) if path.startswith("boards/standings/")}
     assert render(assemble(index, files.values())) == render(document)
     # each model's rows are in its own file and nowhere else
     for path, part in files.items():
         assert path == model_path(part["model"])
         assert {row["model"] for rows in part["boards"].values() for row in rows} <= {part["model"]}
         assert {run["model"] for run in part["runs"]} <= {part["model"]}
+        # its standings: every row again, with what ranks it and what the summary shows of it, nothing lost
+        kept = standings.pop(standings_path(part["model"]))
+        assert kept == standing(part) and kept["models"] == part["models"] and kept["frontiers"] == part["frontiers"]
+        for name, rows in standing_rows(kept).items():
+            assert [row["recipe"] for row in rows] == [row["recipe"] for row in part["boards"][name]]
+            for short, full in zip(rows, part["boards"][name]):
+                assert short == {key: full.get(key) for key in short}, (name, short["recipe"])
+                assert set(short) >= {"tier", "tier_reasons", "model", "gpu", "workload", *SHOWN[name]}
+    assert standings == {}
 
 
 def test_combined_is_the_one_file_document_byte_for_byte(tmp_path: Path) -> None:
@@ -89,7 +103,7 @@ def test_a_one_recipe_change_rewrites_its_model_file_the_index_and_the_whole_doc
     assert orv("boards", "--root", str(root)) == 0
     after = committed_files(str(root))
     changed = sorted(path for path in set(before) | set(after) if before.get(path) != after.get(path))
-    assert changed == ["boards/boards.json", INDEX, "boards/models/qwen3.8-27b.json"]
+    assert changed == ["boards/boards.json", INDEX, "boards/models/qwen3.8-27b.json", "boards/standings/qwen3.8-27b.json"]
     assert orv("boards", "--check", "--root", str(root)) == 0
 
 

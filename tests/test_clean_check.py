@@ -101,6 +101,23 @@ def test_a_hand_forged_tier_fails_the_gate(tmp_path: Path, capsys: pytest.Captur
     assert found(check(repo)) == [f"ORV609 {part}:1"]  # the neighbourhood and the whole tree agree
 
 
+def test_a_hand_forged_standing_fails_the_gate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """boards/standings/ is what the gate's summary reads of the base: a pull request forging its own copy is
+    ORV609 like any generated file (and the summary reads the merge base's, never the pull request's)."""
+    repo = main_with_boards(tmp_path)
+    (path,) = (repo / "boards" / "standings").iterdir()
+    standing = f"boards/standings/{path.name}"
+    text = path.read_text(encoding="utf-8")
+    assert '"T0"' in text
+    path.write_text(text.replace('"T0"', '"T3"', 1), encoding="utf-8")
+    commit_all(repo, "promote my recipe where the gate looks")
+    capsys.readouterr()
+    assert orv("check", "--root", str(repo), "--base", "main", "--format", "json") == 1
+    out = capsys.readouterr().out
+    assert '"code": "ORV609"' in out and f"git checkout main -- {standing}" in out
+    assert found(check(repo)) == [f"ORV609 {standing}:1"]
+
+
 def test_adding_a_boards_file_in_a_pull_request_says_to_remove_it(tmp_path: Path,
                                                                    capsys: pytest.CaptureFixture[str]) -> None:
     repo = registry_repo(tmp_path)  # main has no boards file yet

@@ -91,8 +91,9 @@ def test_the_summary_reads_the_bases_committed_boards_instead_of_checking_the_ba
 
 def test_the_summary_reads_only_the_touched_models_boards_from_the_base(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The base's boards are split (boards/index.json, boards/models/): a pull request that adds a recipe of
-    one model reads the index and that model's file, never another model's; the delta is a full check's."""
+    """The base's boards are split (boards/index.json, boards/models/, boards/standings/): a pull request that
+    adds a recipe of one model reads the index and that model's standings, never its whole part nor another
+    model's file; the delta is a full check's. A base whose boards predate standings is read from the part."""
     from tests.testing.factories import inference_recipe, write_recipe
     from validator.git import BaseTree
     from validator.report import summary
@@ -126,11 +127,25 @@ def test_the_summary_reads_only_the_touched_models_boards_from_the_base(
     assert evaluation.partial
     partial = summary.build(evaluation)
     assert [p for p in read if p.startswith("boards/") and not p.startswith("boards/keys")] == [
-        "boards/index.json", "boards/models/qwen3.8-27b.json"]
+        "boards/index.json", "boards/standings/qwen3.8-27b.json"]
     whole = summary.build(check(repo, neighbourhood=False))
     assert partial.delta == whole.delta and partial.delta
     assert {c.recipe: c.change for c in partial.delta} == {"qwen3-8-27b-h100-tp2-pp2-dp2": "new",
                                                            "qwen3-8-27b-h100-tp1-pp4-dp2": "moved"}
+    moved = next(c for c in partial.delta if c.change == "moved")
+    assert (moved.base_rank, moved.rank, moved.rank_of) == (1, 2, 2)
+
+    # a merge base whose boards were written before standings existed: the model's part stands in
+    git(repo, "checkout", "-q", "main")
+    git(repo, "rm", "-q", "-r", "boards/standings")
+    commit_all(repo, "boards from before standings")
+    git(repo, "checkout", "-q", "pr")
+    git(repo, "rebase", "-q", "main")
+    read.clear()
+    older = summary.build(check(repo, base="main"))
+    assert [p for p in read if p.startswith("boards/") and not p.startswith("boards/keys")] == [
+        "boards/index.json", "boards/standings/qwen3.8-27b.json", "boards/models/qwen3.8-27b.json"]
+    assert older.delta == partial.delta
 
 
 def test_without_boards_on_the_base_the_summary_says_so_and_checks_only_the_neighbourhood(

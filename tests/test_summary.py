@@ -269,3 +269,34 @@ def test_the_entries_output_stays_within_githubs_output_limit_and_lists_the_pull
     small = summary.PullRequestReport(Result(()), (), 0, "main", "a" * 40, (), (), (new, *moved[:3]))
     outputs = dict(line.split("=", 1) for line in summary.render_outputs(small).splitlines())
     assert len(json.loads(outputs["entries"])) == 4 and outputs["entries-left-out"] == "0"
+
+
+def test_a_group_of_many_is_ranked_from_standings_and_a_broken_standing_falls_back_to_the_part(
+        tmp_path: Path) -> None:
+    """A new fastest entry atop 30 others moves all 30 a rank down; pull-request mode finds each of them from the
+    base's standings (no full row), the same changes as a full check. A standings file main broke by hand reads
+    as absent: the model's part stands in, and the changes are the same."""
+    repo = main_branch(tmp_path)
+    for i in range(30):
+        write_recipe(repo, training_recipe(f"qwen3-8-27b-h100-slow-{i:02d}", 1000.0 + i))
+    branch_off(repo)
+    write_recipe(repo, training_recipe("qwen3-8-27b-h100-fastest", 2000.0))
+    report = pull_request(repo)
+    assert report.delta is not None and report.base_board is not None
+    whole = summary.build(evaluate(Config(root=str(repo), base="main", skip_boards=True, neighbourhood=False)))
+    assert report.delta == whole.delta
+    moved = sorted((c.recipe, c.base_rank, c.rank, c.rank_of) for c in report.delta if c.change == "moved")
+    assert moved == [(f"qwen3-8-27b-h100-slow-{i:02d}", 30 - i, 31 - i, 31) for i in range(30)]
+    stub = next(row for row in report.base_board["boards"]["training"] if row["recipe"].endswith("slow-00"))
+    assert "path" not in stub and stub["tier_reasons"]  # a standing's row: no file behind it here, but its reasons
+    text = summary.render_markdown(report)
+    assert "| `qwen3-8-27b-h100-slow-00` | moved | T0 [1] | 1,000.0 | $" in text
+
+    git(repo, "checkout", "-q", "main")
+    (standing,) = (repo / "boards" / "standings").iterdir()
+    standing.write_text('{"format": 1, "model": "not this one"}', encoding="utf-8")
+    commit_all(repo, "a broken standing", "2026-10-18T11:00:00+00:00")
+    git(repo, "checkout", "-q", "pr")
+    git(repo, "rebase", "-q", "main")
+    again = summary.build(evaluate(Config(root=str(repo), base="main", skip_boards=True)))
+    assert again.delta == report.delta and again.delta_note is None

@@ -601,7 +601,7 @@ def boards_cmd(check_only: bool, combined: str | None, root: str | None, jobs: i
     from validator.errors import HistoryError
     from validator.git import WHOLE_CHECKOUT, refuse_sparse
     from validator.load.pipeline import default_jobs
-    from validator.registry import BOARDS_MODELS_DIR, BOARDS_PATH, DOCUMENT_PATH, KEYS_DIR, KEYS_PATH
+    from validator.registry import BOARDS_MODELS_DIR, BOARDS_PATH, BOARDS_STANDINGS_DIR, DOCUMENT_PATH, KEYS_DIR, KEYS_PATH
 
     root = os.path.abspath(root) if root else find_root(".")
     if combined is not None:
@@ -651,7 +651,7 @@ def boards_cmd(check_only: bool, combined: str | None, root: str | None, jobs: i
         for path in leftover:
             remove(os.path.join(root, path))
     said = [f"{path} {'written' if path in changed else 'unchanged'}" for path in (DOCUMENT_PATH, BOARDS_PATH, KEYS_PATH)]
-    for folder in (BOARDS_MODELS_DIR, KEYS_DIR):
+    for folder in (BOARDS_MODELS_DIR, BOARDS_STANDINGS_DIR, KEYS_DIR):
         inside = [path for path in fresh if path.startswith(folder + "/")]
         written = sum(1 for path in inside if path in changed)
         removed = sum(1 for path in leftover if path.startswith(folder + "/"))

@@ -32,11 +32,12 @@ CATALOG_FILES = {
 }
 BOARDS_PATH = "boards/index.json"  # the boards' index; each model's part in BOARDS_MODELS_DIR (boards/split.py)
 BOARDS_MODELS_DIR = "boards/models"
+BOARDS_STANDINGS_DIR = "boards/standings"  # per model, what the pull-request gate reads of it (boards/split.py)
 DOCUMENT_PATH = "boards/boards.json"  # the whole boards document readers fetch (SPEC §7), written beside the split files
 KEYS_PATH = "boards/keys.json"  # the published relation keys' header (boards/keyfile.py) ...
 KEYS_DIR = "boards/keys"  # ... and their shards, by key: boards/keys/<hex>.json, past 2 digits <ab>/<rest>.json
 GENERATED_FILES = (BOARDS_PATH, DOCUMENT_PATH, KEYS_PATH)  # written by `orv boards` on main, never by hand
-_BOARDS_MODEL_PATH = re.compile(r"^boards/models/[^/]+\.json$")
+_BOARDS_MODEL_PATH = re.compile(r"^boards/(models|standings)/[^/]+\.json$")
 # any name, one folder deep at most (boards/keys/ab/c.json): a hand-made shard is a generated file too
 _KEYS_SHARD_PATH = re.compile(r"^boards/keys/([^/]+/)?[^/]+\.json$")
 SIGNERS_PATH = "measurers/allowed_signers"  # OpenSSH allowed_signers: the registered measurers (signing.py)

@@ -1,14 +1,19 @@
 """How a pull request moves the boards: two boards documents (merge base and pull request) and the rows that differ.
 
-The base document is the merge base's committed boards (the boards workflow keeps them fresh on
-main), so a pull request's summary costs no second check. Only the parts of the models the pull
-request touches are read (boards/split.py): the rows, ranks and frontiers a change can move are
-all within its models, so both documents hold just those models' rows. The head document is that same
-file with the rows of the recipe files the pull request changed rebuilt by `board_document` from
-the checked snapshot (in pull-request mode, only the change's neighbourhood is loaded), and the ranks
-of the model-GPU groups those rows enter or leave recomputed: work proportional to the change, and
-a delta that shows only what the pull request changes. Every list under a document's `boards` holds
-rows with `recipe` and `tier`, and `rank`/`rank_of` where ranked.
+After a full check both documents are built whole. In pull-request mode (only the change's
+neighbourhood is loaded) they are put together from two sources, so the summary costs no second check
+and no read of a model's whole boards part (`pull_request_boards`):
+
+- the rows of the neighbourhood's recipes, built by `board_document` from each side's checked
+  snapshot (the changed recipe files, recipes whose run files changed, recipes sharing keys with them);
+- every other entry of the touched models from the merge base's committed standings
+  (boards/standings/<model>.json, boards/split.py): recipe, tier and the figures its rank follows from.
+  The rows, ranks and frontiers a change can move are all within its models.
+
+Each side's groups are then ranked by build's rules, so an entry the change only pushes down a rank is
+found without its full row. Every list under a document's `boards` holds rows with `recipe` and `tier`,
+and `rank`/`rank_of` where ranked. A merge base from before the split (one boards.json) is read whole and
+patched as before (`board_document_for`).
 """
 
 from __future__ import annotations
@@ -32,7 +37,14 @@ from validator.boards.frontier import patched
 from validator.diagnostics import Diagnostic
 from validator.evaluation import Evaluation
 from validator.pr.change import Change
-from validator.boards.split import BoardsUnreadable, read_document
+from validator.boards.split import (
+    BOARD_NAMES,
+    BoardsUnreadable,
+    read_document,
+    read_index,
+    read_standing,
+    standing_rows,
+)
 from validator.registry import BOARDS_PATH, Snapshot, filed_model
 from validator.tiers import derive
 
@@ -67,6 +79,91 @@ def touched_models(evaluation: Evaluation) -> set[str]:
     return out
 
 
+def pull_request_boards(evaluation: Evaluation) -> Optional[tuple[dict[str, Any], dict[str, Any]]]:
+    """(base, pull request) boards documents in pull-request mode, from the neighbourhood's rebuilt rows and
+    the committed standings of the models they belong to (module docstring); None when the merge base has
+    no split boards (then `base_board_document` reads what it has) or they cannot be read."""
+    assert evaluation.partial and evaluation.change is not None and evaluation.base is not None
+    read = evaluation.change.base.read
+    try:
+        index = read_index(read(BOARDS_PATH))
+        if index is None:
+            return None
+        # only the rows of changed recipes (and of recipes whose run files changed) are rebuilt: their runs are
+        # in the neighbourhood; a recipe two hops out may lack some of its own, so its row is its standing
+        changed = changed_recipe_paths(evaluation)
+        before, after = (_only(board_document(view.snapshot, diagnostics), changed) for view, diagnostics in
+                         ((evaluation.base, evaluation.base.diagnostics), (evaluation, evaluation.found)))
+        rebuilt = {row["recipe"] for doc in (before, after) for rows in doc["boards"].values() for row in rows}
+        models = touched_models(evaluation) | {row["model"] for doc in (before, after)
+                                               for rows in doc["boards"].values() for row in rows}
+        standings = []
+        for model in sorted(models & set(index["model_files"])):
+            found = read_standing(read, model)
+            if found is None:
+                raise BoardsUnreadable(f"{BOARDS_PATH} lists model {model!r}, whose files are missing")
+            standings.append(found)
+    except BoardsUnreadable:
+        return None
+
+    def boards(side: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
+        stubs = [standing_rows(found) for found in standings]  # fresh rows per side: ranking writes into them
+        out = {name: [row for rows in stubs for row in rows[name] if row["recipe"] not in rebuilt]
+                     + [dict(row) for row in side["boards"].get(name, ())] for name in BOARD_NAMES}
+        out["training"] = _reranked(out["training"], {_group(row) for row in out["training"]})
+        for name, figure in (("measured", "decode_tok_s"), ("claimed", "claimed_tok_s")):
+            rank_inference(out[name], figure)
+        return out
+
+    base_boards, head_boards = boards(before), boards(after)
+    frontiers = [group for found in standings for group in found["frontiers"]]
+    wanting = index["wanted"]["models"]
+    # a catalog model whose standings were not read keeps its base standing on the wanted list
+    read_models = {found["model"] for found in standings}
+    trained = {row.get("model") for row in head_boards["training"]}
+    trained |= {m for m in evaluation.snapshot.catalog.models
+                if m not in read_models and m not in {item.get("model") for item in _rows(wanting)}}
+    def reproductions(boards: Mapping[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+        return sorted(wanted_reproductions(boards["training"], "training")
+                      + wanted_reproductions(boards["measured"], "inference"),
+                      key=lambda item: (item["kind"], item["recipe"]))
+
+    # `wanted` as the summary reads it: the models (the index's; after the merge, from the training rows), the
+    # touched models' reproductions, and the neighbourhood's quality items (only its recipes' can change)
+    base_doc = {"boards": base_boards, "models": [entry for found in standings for entry in found["models"]],
+                "frontiers": frontiers,
+                "wanted": {"models": wanting, "reproductions": reproductions(base_boards),
+                           "quality": before["wanted"]["quality"]}}
+    head_doc = {"boards": head_boards, "frontiers": patched(frontiers, after["frontiers"], rebuilt),
+                "wanted": {"models": wanted_models(evaluation.snapshot.catalog, trained),
+                           "reproductions": reproductions(head_boards), "quality": after["wanted"]["quality"]}}
+    return base_doc, head_doc
+
+
+def changed_recipe_paths(evaluation: Evaluation) -> set[str]:
+    """The recipe files whose rows a pull request can change: those it changes, and those referencing a run
+    file it changes (altered, added, removed)."""
+    assert evaluation.change is not None
+    changed = {c.path for c in evaluation.change.files}
+    runs = {posixpath.basename(p)[:-len(".json")] for p in changed if p.startswith("runs/") and p.endswith(".json")}
+    referenced = evaluation.snapshot.references()
+    return changed | {entry.path for digest in runs for entry in referenced.get(digest, ())}
+
+
+def _only(document: dict[str, Any], paths: set[str]) -> dict[str, Any]:
+    """The document with only the rows, frontier points and quality items of the recipe files at `paths`."""
+    boards = {name: [row for row in rows if row.get("path") in paths] for name, rows in document["boards"].items()}
+    ids = {row["recipe"] for rows in boards.values() for row in rows}
+    frontiers = []
+    for g in document["frontiers"]:
+        points = [p for p in g["points"] if p["recipe"] in ids]
+        apart = [p for p in g["apart"] if p["recipe"] in ids]
+        if points or apart:
+            frontiers.append({**g, "points": points, "apart": apart})
+    quality = [item for item in document["wanted"]["quality"] if item["recipe"] in ids]
+    return {**document, "boards": boards, "frontiers": frontiers, "wanted": {**document["wanted"], "quality": quality}}
+
+
 def base_board_document(evaluation: Evaluation) -> Optional[Mapping[str, Any]]:
     """The merge base's boards: its committed boards (in pull-request mode only the models the pull request
     touches); when the whole base was already checked (full mode), the document built from it. None when the base
@@ -84,12 +181,7 @@ def board_document_for(evaluation: Evaluation, base: Mapping[str, Any]) -> Mappi
     whose run files changed) rebuilt from the neighbourhood, and their groups reranked."""
     if not evaluation.partial:
         return board_document(evaluation.snapshot, evaluation.found)
-    assert evaluation.change is not None
-    changed = {c.path for c in evaluation.change.files}
-    # a recipe's row also moves when a run file it references changed (altered, removed)
-    runs = {posixpath.basename(p)[:-len(".json")] for p in changed if p.startswith("runs/") and p.endswith(".json")}
-    referenced = evaluation.snapshot.references()
-    changed |= {entry.path for digest in runs for entry in referenced.get(digest, ())}
+    changed = changed_recipe_paths(evaluation)  # a recipe's row also moves when a run file it references changed
     fresh = board_document(evaluation.snapshot, evaluation.found)  # the neighbourhood's rows
     boards: dict[str, list[Mapping[str, Any]]] = {}
     regroup: set[tuple[Any, ...]] = set()

@@ -9,7 +9,12 @@ pull-request gate reads the base's boards a model at a time instead, from the sa
   the models that have a file);
 - boards/models/<model-id>.json: everything keyed by that model: its rows of each board, its
   `models` entry, its `frontiers` groups, its `runs`, and its items of `wanted.references`,
-  `wanted.reproductions` and `wanted.quality`.
+  `wanted.reproductions` and `wanted.quality`;
+- boards/standings/<model-id>.json: what the gate's summary reads of a model (`standing`): per board and
+  model × GPU × workload group, each entry's recipe, tier and the figures its rank is computed from, plus
+  the model's `models` entry and `frontiers`. Derived from the model's part (so it cannot disagree with
+  it) and ~30x smaller: at 100,000 run files a one-recipe pull request read a 142 MB part for the ranks
+  of one group (issue 32).
 
 The gate's checkout never fetches boards/boards.json. Of the split files, a merge that adds one recipe rewrites its model's file and the index (whose stamp and counts move
 with every data commit), nothing else; bench/merge_bytes.py measures the bytes that adds to git
@@ -28,14 +33,20 @@ from typing import Any, Callable, Iterable, Mapping, Optional
 import orjson
 
 from validator.boards.build import render
-from validator.registry import BOARDS_MODELS_DIR, BOARDS_PATH, DOCUMENT_PATH
+from validator.registry import BOARDS_MODELS_DIR, BOARDS_PATH, BOARDS_STANDINGS_DIR, DOCUMENT_PATH
 
 FORMAT = 1
+STANDINGS_FORMAT = 1
 BOARD_NAMES = ("measured", "claimed", "training")
+# board -> the row fields a standing keeps: the figure its rank is by, then (inference) the one a group without
+# it ranks by (build.rank_inference, build._ranks), then what the summary's tables show beside them
+SHOWN = {"training": ("tok_s_per_gpu", "cost_per_1m", "mfu", "claimed_tok_s_per_gpu"),
+         "measured": ("decode_tok_s", "prefill_tok_s", "ttft_ms"),
+         "claimed": ("claimed_tok_s", "claimed_prefill_tok_s", "claimed_ttft_ms")}
+_GROUP_FIELDS = ("model", "model_name", "gpu", "workload", "workload_label")
 _SAFE_ID = re.compile(r"^[a-z0-9]+([.-][a-z0-9]+)*$")  # common.schema.json's catalogId: a safe file name
 
 Reader = Callable[[str], Optional[bytes]]  # registry-relative path -> bytes, None when absent
-
 
 class BoardsUnreadable(Exception):
     """The committed boards cannot be assembled: a malformed index or a listed model file missing or malformed."""
@@ -46,6 +57,63 @@ def model_path(model: str) -> str:
     id is the name; anything else gets a name by hash, never a path outside boards/models/."""
     name = model if _SAFE_ID.match(model) else "_" + hashlib.sha256(model.encode()).hexdigest()[:16]
     return f"{BOARDS_MODELS_DIR}/{name}.json"
+
+
+def standings_path(model: str) -> str:
+    """The file of a model's standings: named as its part is (model_path), in boards/standings/."""
+    return BOARDS_STANDINGS_DIR + model_path(model)[len(BOARDS_MODELS_DIR):]
+
+
+def standing(part: Mapping[str, Any]) -> dict[str, Any]:
+    """What the pull-request summary reads of a model, from its part: per board, each model × GPU × workload
+    group (with its display names) and its entries in the part's order, each as [recipe, tier, tier reasons
+    (indices into `reasons`), quality (an index into `qualities`, or null), the SHOWN figures...]; the model's
+    `models` entries and `frontiers` as they are. Ranks are not stored: they follow from the figures and the
+    quality (a row `below` its quality bound has none). Reasons and quality records repeat across a model's
+    entries, so each is stored once."""
+    reasons: dict[str, int] = {}
+    qualities: dict[bytes, int] = {}
+    quality_list: list[Any] = []
+
+    def quality_id(quality: Any) -> Optional[int]:
+        if quality is None:
+            return None
+        key = orjson.dumps(quality, option=orjson.OPT_SORT_KEYS)
+        if key not in qualities:
+            qualities[key] = len(quality_list)
+            quality_list.append(quality)
+        return qualities[key]
+
+    boards: dict[str, list[dict[str, Any]]] = {}
+    for name in BOARD_NAMES:
+        groups: dict[tuple[Any, ...], dict[str, Any]] = {}
+        for row in part["boards"][name]:
+            group = groups.setdefault((row.get("model"), row.get("gpu"), row.get("workload")),
+                                      {**{f: row.get(f) for f in _GROUP_FIELDS}, "entries": []})
+            group["entries"].append(
+                [row["recipe"], row.get("tier"), [reasons.setdefault(str(r), len(reasons)) for r in row.get("tier_reasons") or ()],
+                 quality_id(row.get("quality")), *(row.get(f) for f in SHOWN[name])])
+        boards[name] = list(groups.values())
+    return {"format": STANDINGS_FORMAT, "model": part["model"], "reasons": list(reasons), "qualities": quality_list,
+            "boards": boards, "models": part["models"], "frontiers": part["frontiers"]}
+
+
+def standing_rows(standings: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """Each board's entries of a standing as board rows with what ranks them and what the summary's tables
+    show of an entry (group, tier and reasons, quality, figures); `rank`/`rank_of` are the caller's to compute."""
+    reasons, qualities = standings["reasons"], standings["qualities"]
+    out: dict[str, list[dict[str, Any]]] = {}
+    for name in BOARD_NAMES:
+        rows = out[name] = []
+        for group in standings["boards"][name]:
+            where = {f: group.get(f) for f in _GROUP_FIELDS}
+            for recipe, tier, reason_ids, quality, *figures in group["entries"]:
+                row = {"recipe": recipe, **where, "tier": tier, "tier_reasons": [reasons[i] for i in reason_ids],
+                       **dict(zip(SHOWN[name], figures))}
+                if name != "training":
+                    row["quality"] = None if quality is None else qualities[quality]
+                rows.append(row)
+    return out
 
 
 def _empty_part(model: str) -> dict[str, Any]:
@@ -84,7 +152,8 @@ def split(document: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     files = {BOARDS_PATH: index}
     for model, content in parts.items():
         files[model_path(model)] = content
-    if len(files) != len(parts) + 1:  # two ids hashed to one name: orv's bug, never written
+        files[standings_path(model)] = standing(content)
+    if len(files) != 2 * len(parts) + 1:  # two ids hashed to one name: orv's bug, never written
         raise RuntimeError("two models' boards would share one file")
     return files
 
@@ -98,7 +167,7 @@ def _owner(owner: Mapping[tuple[str, str], str], kind: str, recipe: str) -> str:
 
 def split_files(document: Mapping[str, Any]) -> dict[str, bytes]:
     """The bytes `orv boards` writes: {path: bytes}: the whole document at DOCUMENT_PATH for readers
-    (SPEC §7), and the index and model files the pull-request gate reads a model at a time."""
+    (SPEC §7), the index and model files, and the models' standings the pull-request gate reads."""
     files = {path: render(content) for path, content in split(document).items()}
     files[DOCUMENT_PATH] = render(document)
     return files
@@ -155,6 +224,48 @@ def read_part(read: Reader, model: str) -> Optional[dict[str, Any]]:
     if not _is_part(part, model):
         raise BoardsUnreadable(f"{path} is not the boards part of model {model!r}")
     return part
+
+
+def read_standing(read: Reader, model: str) -> Optional[dict[str, Any]]:
+    """A model's standings; derived from its part when the base has no standings file (boards written
+    before standings existed); None when neither exists. Raises BoardsUnreadable when malformed."""
+    path = standings_path(model)
+    raw = read(path)
+    if raw is None:
+        part = read_part(read, model)
+        return standing(part) if part is not None else None
+    try:
+        found = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise BoardsUnreadable(f"{path} is not JSON ({exc})") from None
+    if not _is_standing(found, model):
+        raise BoardsUnreadable(f"{path} is not the standings of model {model!r} in format {STANDINGS_FORMAT}")
+    return found
+
+
+def _is_standing(found: Any, model: str) -> bool:
+    """Has it the shape standing_rows reads?"""
+    if not isinstance(found, dict) or found.get("format") != STANDINGS_FORMAT or found.get("model") != model:
+        return False
+    reasons, qualities, boards = found.get("reasons"), found.get("qualities"), found.get("boards")
+    if not (isinstance(reasons, list) and all(isinstance(r, str) for r in reasons) and isinstance(qualities, list)
+            and all(isinstance(q, dict) for q in qualities) and isinstance(boards, dict) and set(boards) == set(BOARD_NAMES)):
+        return False
+
+    def number(v: Any) -> bool:
+        return v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
+
+    def entry(e: Any, name: str) -> bool:
+        return (isinstance(e, list) and len(e) == 4 + len(SHOWN[name]) and isinstance(e[0], str)
+                and (e[1] is None or isinstance(e[1], str))
+                and isinstance(e[2], list) and all(type(i) is int and 0 <= i < len(reasons) for i in e[2])
+                and (e[3] is None or (type(e[3]) is int and 0 <= e[3] < len(qualities))) and all(map(number, e[4:])))
+
+    return (all(isinstance(groups, list) and all(isinstance(g, dict) and isinstance(g.get("entries"), list)
+                                                 and all(entry(e, name) for e in g["entries"]) for g in groups)
+                for name, groups in boards.items())
+            and isinstance(found.get("models"), list) and all(isinstance(m, dict) for m in found["models"])
+            and isinstance(found.get("frontiers"), list) and all(isinstance(g, dict) for g in found["frontiers"]))
 
 
 def _is_part(part: Any, model: str) -> bool:
@@ -225,22 +336,23 @@ def read_boards(root: str, models: Optional[Iterable[str]] = None) -> Optional[d
 
 
 def committed_files(root: str) -> dict[str, bytes]:
-    """Every generated boards file in the working tree: the index, each file under boards/models/ (whatever
-    its name: a file left over for a model no longer on the boards counts) and the whole document."""
+    """Every generated boards file in the working tree: the index, each file under boards/models/ and
+    boards/standings/ (whatever its name: a file left over for a model no longer on the boards counts)
+    and the whole document."""
     read = file_reader(root)
     out = {}
     for rel in (BOARDS_PATH, DOCUMENT_PATH):
         raw = read(rel)
         if raw is not None:
             out[rel] = raw
-    folder = os.path.join(root, BOARDS_MODELS_DIR)
-    try:
-        names = sorted(os.listdir(folder))
-    except (FileNotFoundError, NotADirectoryError):
-        names = []
-    for name in names:
-        rel = f"{BOARDS_MODELS_DIR}/{name}"
-        raw = read(rel)
-        if raw is not None:
-            out[rel] = raw
+    for folder in (BOARDS_MODELS_DIR, BOARDS_STANDINGS_DIR):
+        try:
+            names = sorted(os.listdir(os.path.join(root, folder)))
+        except (FileNotFoundError, NotADirectoryError):
+            names = []
+        for name in names:
+            rel = f"{folder}/{name}"
+            raw = read(rel)
+            if raw is not None:
+                out[rel] = raw
     return out

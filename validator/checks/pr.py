@@ -346,7 +346,7 @@ def _review_reason(c: FileChange, base_ref: str) -> tuple[str, str]:
 def boards_are_mains_business(change: Change) -> Iterator[Finding]:
     """
     A pull request adds, edits or deletes a generated file: boards/index.json, a model's file under
-    boards/models/, the whole document boards/boards.json, the published keys' header boards/keys.json or a
+    boards/models/ or boards/standings/, the whole document boards/boards.json, the published keys' header boards/keys.json or a
     shard under boards/keys/. The boards are what the public leaderboard shows, and the keys tell
     the gate which files a change can affect; both are generated: main's boards workflow regenerates them from the merged recipes
     and run files after every merge. A hand-edited boards file (a tier raised from T0 to T3, a rank

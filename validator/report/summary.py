@@ -18,6 +18,7 @@ from validator.boards.delta import (
     base_board_document,
     board_delta,
     board_document_for,
+    pull_request_boards,
     quality_display,
 )
 from validator.boards.frontier import frontier_wins, group_key
@@ -105,11 +106,15 @@ def build(evaluation: Evaluation) -> PullRequestReport:
     if change is not None:
         changed = tuple(c.path for c in change.files)
         edited = {entry.id for entry in evaluation.snapshot.recipes if entry.path in change.head_paths and entry.id}
-        base_board = base_board_document(evaluation)
-        if base_board is None:
+        documents = pull_request_boards(evaluation) if evaluation.partial else None
+        if documents is not None:
+            base_board, head_board = documents
+        else:  # a full check, or a merge base with one boards.json
+            base_board = base_board_document(evaluation)
+            head_board = board_document_for(evaluation, base_board) if base_board is not None else None
+        if base_board is None or head_board is None:
             note = NO_BASE_BOARDS
         else:
-            head_board = board_document_for(evaluation, base_board)
             delta = tuple(board_delta(base_board, head_board, edited))
             # the evidence the pull request brings: its new and edited entries (an entry another change only
             # moved keeps its evidence, and in pull-request mode its run files need not be loaded)
