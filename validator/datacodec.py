@@ -203,24 +203,57 @@ _SCALARS = {int, float, str, bool, type(None)}
 
 
 def _untag(value: Any) -> Any:
+    try:
+        return _untag_quick(value)
+    except ShapeError:  # only on refusal: the walk below names where
+        return _untag_located(value)
+
+
+def _untag_quick(value: Any) -> Any:
+    """_untag_located's value, without the per-container bookkeeping that locates a refusal (a run's
+    fingerprint is thousands of nested tuples and numbers): it refuses exactly where that one does."""
     if isinstance(value, list):
-        if {type(v) for v in value} <= _SCALARS:  # a fingerprint's thousands of numbers: nothing to untag
+        if _SCALARS.issuperset(map(type, value)):
             return value
-        return _located(_untag, list(enumerate(value)), list)
+        return [_untag_quick(v) for v in value]
     if isinstance(value, dict):
         if len(value) == 1:
             (tag, inner), = value.items()
             if tag == "tuple" and isinstance(inner, list):
-                return tuple(_untag(inner))
+                return tuple(_untag_quick(inner))
             if tag == "float" and inner in _NON_FINITE:
                 return _NON_FINITE[inner]
             if tag == "int" and _big_int(inner):
                 return int(inner)
             if tag == "dict" and isinstance(inner, dict):
-                return _located(_untag, inner.items(), dict)
+                return {k: _untag_quick(v) for k, v in inner.items()}
             if tag in _TAGS:
                 raise ShapeError((), f"`{tag}` holds {type(inner).__name__}")
-        return _located(_untag, value.items(), dict)
+        return {k: _untag_quick(v) for k, v in value.items()}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    raise ShapeError((), f"{type(value).__name__} is not JSON data")
+
+
+def _untag_located(value: Any) -> Any:
+    if isinstance(value, list):
+        if {type(v) for v in value} <= _SCALARS:  # a fingerprint's thousands of numbers: nothing to untag
+            return value
+        return _located(_untag_located, list(enumerate(value)), list)
+    if isinstance(value, dict):
+        if len(value) == 1:
+            (tag, inner), = value.items()
+            if tag == "tuple" and isinstance(inner, list):
+                return tuple(_untag_located(inner))
+            if tag == "float" and inner in _NON_FINITE:
+                return _NON_FINITE[inner]
+            if tag == "int" and _big_int(inner):
+                return int(inner)
+            if tag == "dict" and isinstance(inner, dict):
+                return _located(_untag_located, inner.items(), dict)
+            if tag in _TAGS:
+                raise ShapeError((), f"`{tag}` holds {type(inner).__name__}")
+        return _located(_untag_located, value.items(), dict)
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     raise ShapeError((), f"{type(value).__name__} is not JSON data")
