@@ -26,9 +26,11 @@ from validator.boards.split import (
     BoardsUnreadable,
     assemble,
     committed_files,
+    file_reader,
     model_path,
     read_boards,
     read_document,
+    read_standing,
     split,
     split_files,
     standing,
@@ -216,3 +218,28 @@ def test_a_damaged_model_file_is_unreadable_never_a_crash(tmp_path: Path, damage
     assert orv("boards", "--combined", str(tmp_path / "c.json"), "--root", str(root)) == 1
     err = capsys.readouterr().err
     assert "is not the boards part of model" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("forge", [
+    lambda e: e.__setitem__(2, [99]),            # a reason that is not in `reasons`
+    lambda e: e.__setitem__(2, [-1]),
+    lambda e: e.__setitem__(3, 7),               # a quality record that does not exist
+    lambda e: e.__setitem__(4, "4011.4"),        # a figure as text
+    lambda e: e.__setitem__(4, True),            # a figure as a boolean
+    lambda e: e.__setitem__(1, 3),               # a tier that is not text
+    lambda e: e.__setitem__(0, None),            # no recipe id
+    lambda e: e.append(1.0),                     # one column too many
+    lambda e: e.pop(),                           # one too few
+])
+def test_a_malformed_standing_is_unreadable_not_a_crash(tmp_path: Path, forge) -> None:
+    """The summary trusts a standing only in the shape standing_rows reads; anything else is BoardsUnreadable
+    (the summary then reads the model's part: tests/test_summary.py)."""
+    root = _registry(tmp_path)
+    path = root / standings_path("qwen3.8-27b")
+    found = json.loads(path.read_bytes())
+    assert read_standing(file_reader(str(root)), "qwen3.8-27b") == found  # as written, it reads
+    entry = found["boards"]["training"][0]["entries"][0]
+    forge(entry)
+    path.write_text(json.dumps(found), encoding="utf-8")
+    with pytest.raises(BoardsUnreadable, match="standings of model 'qwen3.8-27b'"):
+        read_standing(file_reader(str(root)), "qwen3.8-27b")

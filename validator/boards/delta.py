@@ -106,10 +106,13 @@ def pull_request_boards(evaluation: Evaluation) -> Optional[tuple[dict[str, Any]
     except BoardsUnreadable:
         return None
 
+    stubs = [standing_rows(found) for found in standings]
+    kept = {name: [row for rows in stubs for row in rows[name] if row["recipe"] not in rebuilt] for name in BOARD_NAMES}
+
     def boards(side: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
-        stubs = [standing_rows(found) for found in standings]  # fresh rows per side: ranking writes into them
-        out = {name: [row for rows in stubs for row in rows[name] if row["recipe"] not in rebuilt]
-                     + [dict(row) for row in side["boards"].get(name, ())] for name in BOARD_NAMES}
+        # copies per side: ranking writes into the rows
+        out = {name: [dict(row) for row in kept[name]] + [dict(row) for row in side["boards"].get(name, ())]
+               for name in BOARD_NAMES}
         out["training"] = _reranked(out["training"], {_group(row) for row in out["training"]})
         for name, figure in (("measured", "decode_tok_s"), ("claimed", "claimed_tok_s")):
             rank_inference(out[name], figure)
@@ -267,7 +270,8 @@ def rows_by_recipe(document: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     boards = document.get("boards", {}) if isinstance(document, Mapping) else {}
     for rows in (boards.values() if isinstance(boards, Mapping) else ()):
         for row in rows if isinstance(rows, list) else ():
-            if isinstance(row, Mapping) and isinstance(row.get("recipe"), str):
+            # exact types first: a touched model's ~50,000 rows, twice (summary.py _indexed says why)
+            if (type(row) is dict or isinstance(row, Mapping)) and type(row.get("recipe")) is str:
                 out.setdefault(row["recipe"], row)
     return out
 
