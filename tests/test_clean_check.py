@@ -84,13 +84,18 @@ def test_the_boards_workflow_asks_for_the_boards_comparison() -> None:
 # --------------------------------------------------------------------------- ORV609
 
 
-def test_a_hand_forged_tier_fails_the_gate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("folder, before, after", [
+    ("models", '"tier": "T0"', '"tier": "T3"'),  # the model's part: what the site shows
+    ("standings", '"T0"', '"T3"'),  # its standings: what the gate's summary reads of the base (never a PR's own)
+])
+def test_a_hand_forged_tier_fails_the_gate(tmp_path: Path, capsys: pytest.CaptureFixture[str], folder: str,
+                                          before: str, after: str) -> None:
     repo = main_with_boards(tmp_path)
-    (path,) = (repo / "boards" / "models").iterdir()  # the one model's file holds its rows
-    part = f"boards/models/{path.name}"
+    (path,) = (repo / "boards" / folder).iterdir()  # the one model's file
+    part = f"boards/{folder}/{path.name}"
     text = path.read_text(encoding="utf-8")
-    assert '"tier": "T0"' in text
-    path.write_text(text.replace('"tier": "T0"', '"tier": "T3"', 1), encoding="utf-8")
+    assert before in text
+    path.write_text(text.replace(before, after, 1), encoding="utf-8")
     commit_all(repo, "promote my recipe")
     capsys.readouterr()
     assert orv("check", "--root", str(repo), "--base", "main", "--format", "json") == 1
@@ -99,23 +104,6 @@ def test_a_hand_forged_tier_fails_the_gate(tmp_path: Path, capsys: pytest.Captur
     assert "ORV606" not in out  # one finding, the error, not a second warning about the same file
     assert f"git checkout main -- {part}" in out
     assert found(check(repo)) == [f"ORV609 {part}:1"]  # the neighbourhood and the whole tree agree
-
-
-def test_a_hand_forged_standing_fails_the_gate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """boards/standings/ is what the gate's summary reads of the base: a pull request forging its own copy is
-    ORV609 like any generated file (and the summary reads the merge base's, never the pull request's)."""
-    repo = main_with_boards(tmp_path)
-    (path,) = (repo / "boards" / "standings").iterdir()
-    standing = f"boards/standings/{path.name}"
-    text = path.read_text(encoding="utf-8")
-    assert '"T0"' in text
-    path.write_text(text.replace('"T0"', '"T3"', 1), encoding="utf-8")
-    commit_all(repo, "promote my recipe where the gate looks")
-    capsys.readouterr()
-    assert orv("check", "--root", str(repo), "--base", "main", "--format", "json") == 1
-    out = capsys.readouterr().out
-    assert '"code": "ORV609"' in out and f"git checkout main -- {standing}" in out
-    assert found(check(repo)) == [f"ORV609 {standing}:1"]
 
 
 def test_adding_a_boards_file_in_a_pull_request_says_to_remove_it(tmp_path: Path,
