@@ -31,6 +31,7 @@ from validator.boards.split import (
     read_boards,
     read_document,
     read_standing,
+    render_standing,
     split,
     split_files,
     standing,
@@ -81,6 +82,10 @@ def test_split_and_assemble_are_inverses_on_the_repository() -> None:
         # its standings: every row again, with what ranks it and what the summary shows of it, nothing lost
         kept = standings.pop(standings_path(part["model"]))
         assert kept == standing(part) and kept["models"] == part["models"] and kept["frontiers"] == part["frontiers"]
+        written = render_standing(kept)  # its bytes: the same JSON, one entry a line
+        assert json.loads(written) == kept
+        entries = sum(len(g["entries"]) for groups in kept["boards"].values() for g in groups)
+        assert sum(1 for line in written.splitlines() if line.lstrip().startswith(b'["')) == entries
         for name, rows in standing_rows(kept).items():
             assert [row["recipe"] for row in rows] == [row["recipe"] for row in part["boards"][name]]
             for short, full in zip(rows, part["boards"][name]):

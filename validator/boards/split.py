@@ -26,6 +26,7 @@ so `render(assemble(split(d)))` is `render(d)` byte for byte (tests/test_boards.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 from typing import Any, Callable, Iterable, Mapping, Optional
@@ -98,6 +99,29 @@ def standing(part: Mapping[str, Any]) -> dict[str, Any]:
             "boards": boards, "models": part["models"], "frontiers": part["frontiers"]}
 
 
+def render_standing(found: Mapping[str, Any]) -> bytes:
+    """A standing's bytes: JSON with one entry (and one reason, quality record, frontier group, models entry)
+    per line, so a merge that moves one entry changes one line, and ~2.5x smaller than two-space indenting
+    every list item (10.9 MB against ~4.4 MB for the bench's largest model at 100,000 run files). Each line's
+    value is json.dumps's, as in every boards file (build.render)."""
+    def one(value: Any) -> str:
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=False)
+
+    def block(items: list[Any], pad: str, line: Callable[[Any], str] = one) -> str:
+        return "[]" if not items else "[\n" + ",\n".join(pad + line(item) for item in items) + "\n" + pad[:-2] + "]"
+
+    def group(g: Mapping[str, Any]) -> str:
+        head = ", ".join(f"{one(field)}: {one(g[field])}" for field in _GROUP_FIELDS)
+        return "{" + head + ', "entries": ' + block(g["entries"], " " * 8) + "}"
+
+    boards = ",\n".join(f"    {one(name)}: {block(found['boards'][name], ' ' * 6, group)}" for name in BOARD_NAMES)
+    lines = ["{", f'  "format": {one(found["format"])},', f'  "model": {one(found["model"])},',
+             '  "boards": {', boards, "  },"]
+    lines += [f'  "{key}": {block(found[key], "    ")}{"," if key != "frontiers" else ""}'
+              for key in ("reasons", "qualities", "models", "frontiers")]
+    return ("\n".join(lines) + "\n}\n").encode("utf-8")
+
+
 def standing_rows(standings: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
     """Each board's entries of a standing as board rows with what ranks them and what the summary's tables
     show of an entry (group, tier and reasons, quality, figures); `rank`/`rank_of` are the caller's to compute."""
@@ -168,7 +192,8 @@ def _owner(owner: Mapping[tuple[str, str], str], kind: str, recipe: str) -> str:
 def split_files(document: Mapping[str, Any]) -> dict[str, bytes]:
     """The bytes `orv boards` writes: {path: bytes}: the whole document at DOCUMENT_PATH for readers
     (SPEC §7), the index and model files, and the models' standings the pull-request gate reads."""
-    files = {path: render(content) for path, content in split(document).items()}
+    files = {path: render_standing(content) if path.startswith(BOARDS_STANDINGS_DIR + "/") else render(content)
+             for path, content in split(document).items()}
     files[DOCUMENT_PATH] = render(document)
     return files
 
@@ -195,14 +220,19 @@ def assemble(index: Mapping[str, Any], parts: Iterable[Mapping[str, Any]]) -> di
     }
 
 
+def _json(raw: bytes, path: str) -> Any:
+    """A split file's JSON; BoardsUnreadable naming the file when it is not JSON."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise BoardsUnreadable(f"{path} is not JSON ({exc})") from None
+
+
 def read_index(raw: Optional[bytes]) -> Optional[dict[str, Any]]:
     """The index from its bytes; None when absent. Raises BoardsUnreadable when malformed."""
     if raw is None:
         return None
-    try:
-        index = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise BoardsUnreadable(f"{BOARDS_PATH} is not JSON ({exc})") from None
+    index = _json(raw, BOARDS_PATH)
     if (not isinstance(index, dict) or index.get("format") != FORMAT or not isinstance(index.get("meta"), dict)
             or not isinstance(index.get("wanted"), dict) or not isinstance(index["wanted"].get("models"), list)
             or not isinstance(index.get("model_files"), list)
@@ -217,10 +247,7 @@ def read_part(read: Reader, model: str) -> Optional[dict[str, Any]]:
     raw = read(path)
     if raw is None:
         return None
-    try:
-        part = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise BoardsUnreadable(f"{path} is not JSON ({exc})") from None
+    part = _json(raw, path)
     if not _is_part(part, model):
         raise BoardsUnreadable(f"{path} is not the boards part of model {model!r}")
     return part
@@ -234,10 +261,7 @@ def read_standing(read: Reader, model: str) -> Optional[dict[str, Any]]:
     if raw is None:
         part = read_part(read, model)
         return standing(part) if part is not None else None
-    try:
-        found = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise BoardsUnreadable(f"{path} is not JSON ({exc})") from None
+    found = _json(raw, path)
     if not _is_standing(found, model):
         raise BoardsUnreadable(f"{path} is not the standings of model {model!r} in format {STANDINGS_FORMAT}")
     return found
@@ -313,10 +337,7 @@ def read_document(read: Reader, models: Optional[Iterable[str]] = None) -> Optio
 def _legacy(raw: Optional[bytes]) -> Optional[dict[str, Any]]:
     if raw is None:
         return None
-    try:
-        document = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise BoardsUnreadable(f"{DOCUMENT_PATH} is not JSON ({exc})") from None
+    document = _json(raw, DOCUMENT_PATH)
     if not isinstance(document, dict) or not isinstance(document.get("boards"), dict):
         raise BoardsUnreadable(f"{DOCUMENT_PATH} is not a boards document")
     return document
