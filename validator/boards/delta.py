@@ -4,8 +4,8 @@ After a full check both documents are built whole. In pull-request mode (only th
 neighbourhood is loaded) they are put together from two sources, so the summary costs no second check
 and no read of a model's whole boards part (`pull_request_boards`):
 
-- the rows of the neighbourhood's recipes, built by `board_document` from each side's checked
-  snapshot (the changed recipe files, recipes whose run files changed, recipes sharing keys with them);
+- the rows of the recipe files the pull request changes and of the recipes whose run files it changes,
+  built by `board_document` from each side's checked snapshot (their runs are in the neighbourhood);
 - every other entry of the touched models from the merge base's committed standings
   (boards/standings/<model>.json, boards/split.py): recipe, tier and the figures its rank follows from.
   The rows, ranks and frontiers a change can move are all within its models.
@@ -126,6 +126,7 @@ def pull_request_boards(evaluation: Evaluation) -> Optional[tuple[dict[str, Any]
     trained = {row.get("model") for row in head_boards["training"]}
     trained |= {m for m in evaluation.snapshot.catalog.models
                 if m not in read_models and m not in {item.get("model") for item in _rows(wanting)}}
+
     def reproductions(boards: Mapping[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
         return sorted(wanted_reproductions(boards["training"], "training")
                       + wanted_reproductions(boards["measured"], "inference"),
