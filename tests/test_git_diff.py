@@ -108,3 +108,44 @@ def test_a_clean_working_tree_asks_no_path_diff(tricky: Path, monkeypatch: pytes
     monkeypatch.setattr(gitpython.Git, "execute", spy)
     assert changed(tricky, head) == set()
     assert not [c for c in calls if "diff" in c and "--literal-pathspecs" in c]
+
+
+def test_differing_subtrees_are_those_a_name_by_name_comparison_finds(tmp_path: Path) -> None:
+    """fetch_tree_difference's step (validator/git.py `_differing_subtrees`, one `git diff-tree --stdin` per
+    level) against comparing the two trees' entries name by name, as it did before."""
+    repo = tmp_path / "trees"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    for rel in ("a/x/1", "a/y/2", "b/3", "c/4", "d/5", "top", "same/6"):
+        write(repo, rel, rel + "\n")
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.email=t@e", "-c", "user.name=t", "commit", "-qm", "one")
+    write(repo, "a/x/1", "changed\n")  # a folder two deep changes
+    write(repo, "b/3", "changed\n")  # only a file changes in b/: no subtree differs there
+    git(repo, "rm", "-q", "-r", "c")
+    write(repo, "c", "a folder turned into a file\n")
+    write(repo, "e/new/7", "a new folder\n")
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.email=t@e", "-c", "user.name=t", "commit", "-qm", "two")
+
+    def tree(rev: str) -> str:
+        return git(repo, "rev-parse", rev if ":" in rev else f"{rev}^{{tree}}").strip()
+
+    def by_name(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        listed = vgit._read_trees(str(repo), sorted({t for pair in pairs for t in pair if t}))
+        assert listed is not None
+        out = []
+        for h, w in pairs:
+            ours = listed.get(h, {})
+            for name, (mode, oid) in listed[w].items():
+                shared = ours.get(name)
+                if mode == "40000" and shared != (mode, oid):
+                    out.append((shared[1] if shared and shared[0] == "40000" else "", oid))
+        return sorted(out)
+
+    pairs = [(tree("HEAD~1"), tree("HEAD")), (tree("HEAD~1:a"), tree("HEAD:a")), (tree("HEAD~1:b"), tree("HEAD:b")),
+             ("", tree("HEAD:e"))]
+    found = vgit._differing_subtrees(str(repo), pairs)
+    assert found is not None and sorted(found) == by_name(pairs)
+    assert (tree("HEAD~1:a"), tree("HEAD:a")) in found and ("", tree("HEAD:e")) in found
+    assert ("", tree("HEAD:e/new")) in found and not any(w == tree("HEAD:same") for _, w in found)

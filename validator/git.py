@@ -518,18 +518,48 @@ def fetch_tree_difference(root: str, have_tree: str, want_tree: str) -> int:
         if wanted and not _fetch_exact(root, remote, wanted):
             return fetched
         fetched += len(wanted)
-        listed = _read_trees(root, sorted({t for pair in pairs for t in pair if t}))
-        if listed is None:
+        following = _differing_subtrees(root, pairs)
+        if following is None:
             return fetched
-        following = []
-        for h, w in pairs:
-            ours = listed.get(h, {})
-            for name, (mode, oid) in listed.get(w, {}).items():
-                shared = ours.get(name)
-                if mode == "40000" and shared != (mode, oid):
-                    following.append((shared[1] if shared and shared[0] == "40000" else "", oid))
         pairs = following
     return fetched
+
+
+_TREE_PAIR = re.compile(r"^[0-9a-f]{40}(?:[0-9a-f]{24})? [0-9a-f]{40}(?:[0-9a-f]{24})?$")
+
+
+def _differing_subtrees(root: str, pairs: list[tuple[str, str]]) -> list[tuple[str, str]] | None:
+    """For each (have, want) pair of trees that are here, the subtrees of `want` that `have` does not hold
+    as they are, as (have's subtree of that name or "", want's subtree). One `git diff-tree --stdin` for
+    the pairs with a `have` (git compares the entries: a registry folder of 30,000 recipes parsed in
+    Python took 0.15 s a side), the listing of `want` for those without. None when git cannot say."""
+    following: list[tuple[str, str]] = []
+    compared = [(h, w) for h, w in pairs if h]
+    if compared:
+        try:
+            done = subprocess.run(["git", "-C", root, "diff-tree", "--stdin", "-z", "--raw", "--no-renames"],
+                                  input="".join(f"{h} {w}\n" for h, w in compared).encode(), capture_output=True,
+                                  timeout=600, check=False)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        if done.returncode != 0:
+            return None
+        # each pair with differences: a "<have> <want>" line, then ":<mode> <mode> <id> <id> <status>" NUL
+        # <name> NUL per differing entry; the next pair's line starts the field after its last name
+        fields = done.stdout.decode(errors="surrogateescape").split("\0")
+        for meta in fields[0::2]:
+            while "\n" in meta and _TREE_PAIR.match(meta.split("\n", 1)[0]):
+                meta = meta.split("\n", 1)[1]
+            if not meta.startswith(":"):
+                continue
+            old_mode, new_mode, old, new, _status = meta[1:].split(" ", 4)
+            if new_mode == "040000":
+                following.append((old if old_mode == "040000" else "", new))
+    listed = _read_trees(root, sorted({w for h, w in pairs if not h}))
+    if listed is None:
+        return None
+    following += [("", oid) for entries in listed.values() for mode, oid in entries.values() if mode == "40000"]
+    return following
 
 
 def _present(root: str, tree: str) -> bool:
