@@ -12,7 +12,7 @@ repositories, one per layout, and measured:
 - one-file: boards/boards.json (`orv boards --combined`, byte for byte what orv wrote before the split)
   and the keys as one whole file (format 1: one line per file, rebuilt here from the shards, byte for
   byte the size orv wrote before the keys were sharded);
-- split: boards/index.json, boards/models/<model>.json, and the keys as orv writes them now: the header
+- split: boards/index.json, boards/models/<model>.json and boards/standings/<model>.json, and the keys as orv writes them now: the header
   boards/keys.json and the shards boards/keys/<hex>.json (validator/boards/keyfile.py);
 
 and for each, the bytes the merge commit adds:
@@ -279,7 +279,9 @@ def history_bytes(before: dict[str, bytes], after: dict[str, bytes]) -> dict[str
     for path in changed:
         if path in after:  # zlib of git's "blob <size>\0" + the bytes, at zlib's default level
             data = after[path]
-            kind = ("model files" if path.startswith("boards/models/") else "keys.json" if path.endswith("keys.json")
+            # a model's file and its standings (what the gate's summary reads of it) are rewritten together
+            kind = ("model files" if path.startswith(("boards/models/", "boards/standings/"))
+                    else "keys.json" if path.endswith("keys.json")
                     else "key shards" if path.startswith("boards/keys/")
                     else "index" if path.endswith("index.json") else "boards.json")
             by_kind[kind] += len(zlib.compress(b"blob %d\0" % len(data) + data))
