@@ -300,3 +300,27 @@ def test_a_group_of_many_is_ranked_from_standings_and_a_broken_standing_falls_ba
     git(repo, "rebase", "-q", "main")
     again = summary.build(evaluate(Config(root=str(repo), base="main", skip_boards=True)))
     assert again.delta == report.delta and again.delta_note is None
+
+
+@needs_ssh_keygen
+def test_a_signature_alone_lifting_an_entry_to_t3_moves_it_in_pull_request_mode_too(tmp_path: Path) -> None:
+    """A pull request that adds only `runs/xx/<digest>.json.sig` (a second measurer signs a run already on
+    main) lifts its recipe from T2 to T3; pull-request mode must rebuild that recipe's row as a full check
+    does (found by review: the signature alone changed nothing in the summary)."""
+    repo = main_branch(tmp_path)
+    key_a, key_b = keygen(tmp_path, "lab-a"), keygen(tmp_path, "lab-b")
+    register(repo, ("lab-a", key_a), ("lab-b", key_b))
+    recipe = training_recipe("qwen3-8-27b-h100-tp1-pp4-dp2", 1480.4)
+    first = store_run(repo, measured(recipe, 1480.4, "lab-a", "2026-10-18T10:00:00Z", seed=1))
+    second = store_run(repo, measured(recipe, 1475.0, "lab-b", "2026-10-19T09:00:00Z", seed=2))
+    sign(repo, first, key_a)
+    recipe["runs"] = [first, second]
+    write_recipe(repo, recipe)
+    branch_off(repo)
+    sign(repo, second, key_b)
+    report = pull_request(repo, "lab-b signs its run")
+    assert all(path.endswith(".json.sig") for path in report.changed_files)
+    whole = summary.build(evaluate(Config(root=str(repo), base="main", skip_boards=True, neighbourhood=False)))
+    assert report.delta == whole.delta
+    assert [(c.recipe, c.change, c.base_tier, c.tier) for c in report.delta] == [
+        (recipe["id"], "moved", "T2", "T3")]

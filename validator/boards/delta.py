@@ -65,13 +65,24 @@ def committed_base_boards(change: Change, models: Optional[Iterable[str]] = None
         return None
 
 
+def changed_run_digests(paths: Iterable[str]) -> set[str]:
+    """The run files a set of changed paths changes: a run file itself, or its signature (`.json.sig`: a
+    second measurer's signature can lift a recipe from T2 to T3 without any other file changing)."""
+    out = set()
+    for path in paths:
+        name = posixpath.basename(path)
+        if path.startswith("runs/") and name.endswith((".json", ".json.sig")):
+            out.add(name.removesuffix(".sig")[:-len(".json")])
+    return out
+
+
 def touched_models(evaluation: Evaluation) -> set[str]:
     """The models whose rows a pull request can move: those of the recipes it changes (by the folder they are
     filed in at the base, ORV107, and by their model now) and of the recipes whose run files it changes."""
     assert evaluation.change is not None
     changed = {c.path for c in evaluation.change.files}
     out = {model for model in map(filed_model, changed) if model}
-    digests = {posixpath.basename(p)[:-len(".json")] for p in changed if p.startswith("runs/") and p.endswith(".json")}
+    digests = changed_run_digests(changed)
     referenced = evaluation.snapshot.references()
     changed |= {entry.path for digest in digests for entry in referenced.get(digest, ())}
     out |= {entry.recipe.model for entry in evaluation.snapshot.recipes if entry.path in changed and entry.recipe}
@@ -146,10 +157,10 @@ def pull_request_boards(evaluation: Evaluation) -> Optional[tuple[dict[str, Any]
 
 def changed_recipe_paths(evaluation: Evaluation) -> set[str]:
     """The recipe files whose rows a pull request can change: those it changes, and those referencing a run
-    file it changes (altered, added, removed)."""
+    file it changes (altered, added, removed, or its signature)."""
     assert evaluation.change is not None
     changed = {c.path for c in evaluation.change.files}
-    runs = {posixpath.basename(p)[:-len(".json")] for p in changed if p.startswith("runs/") and p.endswith(".json")}
+    runs = changed_run_digests(changed)
     referenced = evaluation.snapshot.references()
     return changed | {entry.path for digest in runs for entry in referenced.get(digest, ())}
 
