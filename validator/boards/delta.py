@@ -18,7 +18,6 @@ patched as before (`board_document_for`).
 
 from __future__ import annotations
 
-import posixpath
 from dataclasses import dataclass
 from collections.abc import Mapping  # not typing's, ~10x slower in isinstance() (report/summary.py)
 from typing import Any, Iterable, Optional
@@ -45,7 +44,7 @@ from validator.boards.split import (
     read_standing,
     standing_rows,
 )
-from validator.registry import BOARDS_PATH, Snapshot, filed_model
+from validator.registry import BOARDS_PATH, Snapshot, filed_model, run_digest_from_path
 from validator.tiers import derive
 
 NO_BASE_BOARDS = (f"the merge base has no readable boards ({BOARDS_PATH} and the model files it lists), so board "
@@ -68,12 +67,7 @@ def committed_base_boards(change: Change, models: Optional[Iterable[str]] = None
 def changed_run_digests(paths: Iterable[str]) -> set[str]:
     """The run files a set of changed paths changes: a run file itself, or its signature (`.json.sig`: a
     second measurer's signature can lift a recipe from T2 to T3 without any other file changing)."""
-    out = set()
-    for path in paths:
-        name = posixpath.basename(path)
-        if path.startswith("runs/") and name.endswith((".json", ".json.sig")):
-            out.add(name.removesuffix(".sig")[:-len(".json")])
-    return out
+    return {digest for path in paths if path.startswith("runs/") and (digest := run_digest_from_path(path))}
 
 
 def touched_models(evaluation: Evaluation) -> set[str]:
@@ -105,9 +99,9 @@ def pull_request_boards(evaluation: Evaluation) -> Optional[tuple[dict[str, Any]
         changed = changed_recipe_paths(evaluation)
         before, after = (_only(board_document(view.snapshot, diagnostics), changed) for view, diagnostics in
                          ((evaluation.base, evaluation.base.diagnostics), (evaluation, evaluation.found)))
-        rebuilt = {row["recipe"] for doc in (before, after) for rows in doc["boards"].values() for row in rows}
-        models = touched_models(evaluation) | {row["model"] for doc in (before, after)
-                                               for rows in doc["boards"].values() for row in rows}
+        rows = [row for doc in (before, after) for board in doc["boards"].values() for row in board]
+        rebuilt = {row["recipe"] for row in rows}
+        models = touched_models(evaluation) | {row["model"] for row in rows}
         standings = []
         for model in sorted(models & set(index["model_files"])):
             found = read_standing(read, model)

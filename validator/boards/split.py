@@ -16,8 +16,8 @@ pull-request gate reads the base's boards a model at a time instead, from the sa
   it) and ~30x smaller: at 100,000 run files a one-recipe pull request read a 142 MB part for the ranks
   of one group (issue 32).
 
-The gate's checkout never fetches boards/boards.json. Of the split files, a merge that adds one recipe rewrites its model's file and the index (whose stamp and counts move
-with every data commit), nothing else; bench/merge_bytes.py measures the bytes that adds to git
+The gate's checkout never fetches boards/boards.json. Of the split files, a merge that adds one recipe rewrites its model's file,
+its standings and the index (whose stamp and counts move with every data commit), nothing else; bench/merge_bytes.py measures the bytes that adds to git
 history. `split` and `assemble` are inverses: every list of the document is sorted by model first,
 or is re-sorted here by the document's own key (runs by digest, wanted items by kind and recipe),
 so `render(assemble(split(d)))` is `render(d)` byte for byte (tests/test_boards.py holds it).
@@ -48,6 +48,7 @@ _GROUP_FIELDS = ("model", "model_name", "gpu", "workload", "workload_label")
 _SAFE_ID = re.compile(r"^[a-z0-9]+([.-][a-z0-9]+)*$")  # common.schema.json's catalogId: a safe file name
 
 Reader = Callable[[str], Optional[bytes]]  # registry-relative path -> bytes, None when absent
+
 
 class BoardsUnreadable(Exception):
     """The committed boards cannot be assembled: a malformed index or a listed model file missing or malformed."""

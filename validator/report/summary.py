@@ -107,14 +107,13 @@ def build(evaluation: Evaluation) -> PullRequestReport:
         changed = tuple(c.path for c in change.files)
         edited = {entry.id for entry in evaluation.snapshot.recipes if entry.path in change.head_paths and entry.id}
         documents = pull_request_boards(evaluation) if evaluation.partial else None
-        if documents is not None:
-            base_board, head_board = documents
-        else:  # a full check, or a merge base with one boards.json
-            base_board = base_board_document(evaluation)
-            head_board = board_document_for(evaluation, base_board) if base_board is not None else None
-        if base_board is None or head_board is None:
+        if documents is None:  # a full check, or a merge base with one boards.json or unreadable standings
+            base = base_board_document(evaluation)
+            documents = (base, board_document_for(evaluation, base)) if base is not None else None
+        if documents is None:
             note = NO_BASE_BOARDS
         else:
+            base_board, head_board = documents
             delta = tuple(board_delta(base_board, head_board, edited))
             # the evidence the pull request brings: its new and edited entries (an entry another change only
             # moved keeps its evidence, and in pull-request mode its run files need not be loaded)
@@ -298,8 +297,7 @@ def _ranked_pairs(index: Mapping[str, tuple[str, Row]]) -> dict[tuple[Any, ...],
     for recipe, (board, row) in index.items():
         figure = row.get(_HEADLINE.get(board, ""))
         if type(figure) is float or type(figure) is int or _is_number(figure):  # exact types first: 95,000 rows at 100k
-            out.setdefault((board, row.get("model"), row.get("gpu"), row.get("workload")), []).append(
-                (float(figure), recipe))  # _pair, inlined for the same reason
+            out.setdefault(_pair(board, row), []).append((float(figure), recipe))
     for members in out.values():
         members.sort(key=lambda m: (-m[0], m[1]))
     return out
