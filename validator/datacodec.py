@@ -203,60 +203,50 @@ _SCALARS = {int, float, str, bool, type(None)}
 
 
 def _untag(value: Any) -> Any:
-    try:
-        return _untag_quick(value)
-    except ShapeError:  # only on refusal: the walk below names where
-        return _untag_located(value)
-
-
-def _untag_quick(value: Any) -> Any:
-    """_untag_located's value, without the per-container bookkeeping that locates a refusal (a run's
-    fingerprint is thousands of nested tuples and numbers): it refuses exactly where that one does."""
+    """Plain JSON back into tuples, non-finite floats, big ints and non-string-keyed dicts. Containers are
+    mapped with plain comprehensions (a run's fingerprint is thousands of nested tuples and numbers: a
+    location kept for every container was most of a merge's decoding); a refusal names its key on the way
+    out (_named)."""
     if isinstance(value, list):
-        if _SCALARS.issuperset(map(type, value)):
+        if _SCALARS.issuperset(map(type, value)):  # a fingerprint's thousands of numbers: nothing to untag
             return value
-        return [_untag_quick(v) for v in value]
+        try:
+            return [_untag(v) for v in value]
+        except ShapeError as exc:
+            _named(exc, _untag, enumerate(value))
+            raise
     if isinstance(value, dict):
+        items = value.items()
         if len(value) == 1:
-            (tag, inner), = value.items()
+            (tag, inner), = items
             if tag == "tuple" and isinstance(inner, list):
-                return tuple(_untag_quick(inner))
+                return tuple(_untag(inner))
             if tag == "float" and inner in _NON_FINITE:
                 return _NON_FINITE[inner]
             if tag == "int" and _big_int(inner):
                 return int(inner)
             if tag == "dict" and isinstance(inner, dict):
-                return {k: _untag_quick(v) for k, v in inner.items()}
-            if tag in _TAGS:
+                items = inner.items()
+            elif tag in _TAGS:
                 raise ShapeError((), f"`{tag}` holds {type(inner).__name__}")
-        return {k: _untag_quick(v) for k, v in value.items()}
+        try:
+            return {k: _untag(v) for k, v in items}
+        except ShapeError as exc:
+            _named(exc, _untag, items)
+            raise
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     raise ShapeError((), f"{type(value).__name__} is not JSON data")
 
 
-def _untag_located(value: Any) -> Any:
-    if isinstance(value, list):
-        if {type(v) for v in value} <= _SCALARS:  # a fingerprint's thousands of numbers: nothing to untag
-            return value
-        return _located(_untag_located, list(enumerate(value)), list)
-    if isinstance(value, dict):
-        if len(value) == 1:
-            (tag, inner), = value.items()
-            if tag == "tuple" and isinstance(inner, list):
-                return tuple(_untag_located(inner))
-            if tag == "float" and inner in _NON_FINITE:
-                return _NON_FINITE[inner]
-            if tag == "int" and _big_int(inner):
-                return int(inner)
-            if tag == "dict" and isinstance(inner, dict):
-                return _located(_untag_located, inner.items(), dict)
-            if tag in _TAGS:
-                raise ShapeError((), f"`{tag}` holds {type(inner).__name__}")
-        return _located(_untag_located, value.items(), dict)
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    raise ShapeError((), f"{type(value).__name__} is not JSON data")
+def _named(exc: ShapeError, decoder: Callable[[Any], Any], items: Iterable[tuple[Any, Any]]) -> None:
+    """Only on refusal: put the key of the first of `items` the decoder refuses in front of where `exc` points."""
+    for key, v in items:
+        try:
+            decoder(v)
+        except ShapeError:
+            exc.where = (key, *exc.where)
+            break
 
 
 def _located(decoder: Callable[[Any], Any], items: Iterable[tuple[Any, Any]], make: type) -> Any:
@@ -267,12 +257,7 @@ def _located(decoder: Callable[[Any], Any], items: Iterable[tuple[Any, Any]], ma
             return {k: decoder(v) for k, v in items}
         return [decoder(v) for _, v in items]
     except ShapeError as exc:
-        for key, v in items:  # only on refusal: find which one, for the message
-            try:
-                decoder(v)
-            except ShapeError:
-                exc.where = (key, *exc.where)
-                break
+        _named(exc, decoder, items)
         raise
 
 
