@@ -324,3 +324,23 @@ def test_exact_print_of_real_shaped_runs_ignores_order_only(kind: str) -> None:
         value = changed[7][key]
         changed[7][key] = value + 1 if not isinstance(value, str) else "inf"
         assert sample_fingerprint(kind, changed)[0] != exact
+
+
+def test_timing_agreement_needs_the_relative_bound_not_only_the_spread() -> None:
+    """Step times that vary by design (1-2 s a step) give a column a wide spread, so an honest re-measurement
+    (its own 0.5% noise per step) passes the spread test alone; only the relative bound (AGREE_RELATIVE, checked
+    first since the merge was sped up) keeps it from agreeing. A copy scaled by 1.0003 with 1e-5 jitter agrees."""
+    from validator.independence import AGREE_RELATIVE, timing_agreement
+
+    rnd = random.Random(11)
+    times = [1.0 + (i % 10) / 9 for i in range(64)]
+
+    def near(values: list[float]) -> tuple[Any, ...]:
+        return (None, None, None, [(i, (t,)) for i, t in enumerate(values)])
+
+    original = near(times)
+    honest = near([t * (1 + rnd.gauss(0, 0.005)) for t in times])
+    forged = near([t * 1.0003 + rnd.uniform(-1e-5, 1e-5) for t in times])
+    assert timing_agreement(original, honest) is None
+    agreement = timing_agreement(original, forged)
+    assert agreement is not None and agreement <= AGREE_RELATIVE
