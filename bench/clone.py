@@ -267,7 +267,7 @@ def contributor(meter: Meter, pr: str, changed: list[str], sparse: list[str]) ->
 def copied_run_pr(remote: Path) -> tuple[str, list[str]]:
     """Branch `pr-copy`: main plus an existing run's samples stored again under another measurer
     (ORV304), the pull request whose check asks which run file came first — a walk over history
-    (validator/arrival.py). Written with plumbing and a scratch index: the cached work tree is untouched."""
+    (validator/evidence/arrival.py). Written with plumbing and a scratch index: the cached work tree is untouched."""
     from validator.hashing import canonical_bytes, content_address, run_path
 
     def git(*args: str, stdin: bytes | None = None, env: dict[str, str] | None = None) -> str:

@@ -31,7 +31,7 @@ sys.path.insert(0, str(REPO))
 
 from bench.generate import _store_run, _write, build_once  # noqa: E402
 from validator.boards.frontier import frontiers  # noqa: E402
-from validator.registry import Catalog  # noqa: E402
+from validator.registry.snapshot import Catalog
 from validator.science.throughput import inference_facts  # noqa: E402
 
 POINTS = (10_000, 70_000)

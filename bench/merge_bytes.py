@@ -172,8 +172,8 @@ def gate_reads(root: Path, model: str, i: int) -> dict[str, Any]:
     """What `orv check --base main` reads of the merge base's keys for a pull request adding one training
     recipe (and its run file) to `model`, on a fresh runner (cache off: no local key index). The registry is
     put back as it was afterwards."""
-    from validator.engine import Config, evaluate
-    from validator.git import BaseTree
+    from validator.engine.evaluate import Config, evaluate
+    from validator.git.diff import BaseTree
 
     git(root, "checkout", "-q", "-b", "bench-pr")
     try:

@@ -18,12 +18,12 @@ from hypothesis import strategies as st
 from tests.conftest import fuzz_examples
 from tests.testing.mutation import odd_edit
 from tests.testing.registry import TOOLS, make_registry
-from validator import tiers
+from validator.evidence import tiers
 from validator.adapters import aiperf, convert, metadata, with_report
 from validator.adapters.detect import detect
 from validator.checks.collect import Collector
 from validator.cli import main
-from validator.engine import Config, run
+from validator.engine.evaluate import Config, run
 from validator.errors import AdapterError
 from validator.load.pipeline import assemble_loaded, load_tree
 from validator.science.throughput import inference_facts

@@ -23,11 +23,11 @@ from tests.testing.registry import VLLM, make_registry
 from validator.adapters.detect import detect
 from validator.boards.build import GitStamp, build
 from validator.cli import main
-from validator.engine import analyse
+from validator.engine.evaluate import analyse
 from validator.errors import UsageError
-from validator.reproduce import reproduce
+from validator.stacks.reproduce import reproduce
 from validator.science import llamabench as science
-from validator.tiers import derive
+from validator.evidence.tiers import derive
 
 # --------------------------------------------------------------------------- golden
 

@@ -22,7 +22,7 @@ from validator.adapters import convert, metadata, with_report
 from validator.adapters import trtllm
 from validator.adapters.detect import detect
 from validator.cli import main
-from validator.engine import Config, run
+from validator.engine.evaluate import Config, run
 from validator.errors import AdapterError
 from validator.science.throughput import inference_facts
 

@@ -1,4 +1,4 @@
-"""The add-run flow (validator/add_run.py) driven without Click: what it stores, says and returns."""
+"""The add-run flow (validator/commands/add_run.py) driven without Click: what it stores, says and returns."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import yaml
 
 from tests.testing.registry import HAND_WRITTEN, VLLM, hand_written_registry, make_registry
 from validator import cli
-from validator.add_run import ADAPTER_FORMATS, QUALITY_FORMATS, AddRunRequest, execute
+from validator.commands.add_run import ADAPTER_FORMATS, QUALITY_FORMATS, AddRunRequest, execute
 from validator.errors import UsageError
 
 

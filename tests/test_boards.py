@@ -29,9 +29,9 @@ from validator.boards.regenerate import git_stamp
 from validator.boards.split import committed_files, read_boards
 from validator.checks.freshness import compare as compare_boards
 from validator.cli import main
-from validator.engine import Config, analyse, run
-from validator.registry import Catalog
-from validator.tiers import derive
+from validator.engine.evaluate import Config, analyse, run
+from validator.registry.snapshot import Catalog
+from validator.evidence.tiers import derive
 
 REPO = Path(__file__).resolve().parent.parent
 SEEDS = Path("/work/shared/seeds")
@@ -861,7 +861,7 @@ def test_tiers_read_the_physics_checks_that_can_fail_and_no_finding_outranks_its
     from validator.checks.base import REGISTRY, Check, Finding
     from validator.checks.collect import to_diagnostic
     from validator.diagnostics import Severity
-    from validator.tiers import tier_reads
+    from validator.evidence.tiers import tier_reads
 
     read = {code for code, check in REGISTRY.items() if tier_reads(check)}
     assert {"ORV501", "ORV509", "ORV511", "ORV512"} <= read and "ORV510" not in read  # ORV510 only warns

@@ -39,8 +39,8 @@ from validator.boards.split import (
     standings_path,
 )
 from validator.cli import main
-from validator.engine import Config, analyse, run
-from validator.tiers import derive
+from validator.engine.evaluate import Config, analyse, run
+from validator.evidence.tiers import derive
 
 REPO = Path(__file__).resolve().parent.parent
 INDEX = "boards/index.json"

@@ -8,8 +8,8 @@ import pytest
 
 from tests.testing.git import git
 from tests.testing.registry import make_registry
-from validator.engine import Config, run
-from validator.storing import store_run_document
+from validator.engine.evaluate import Config, run
+from validator.registry.store import store_run_document
 
 RUN = {
     "kind": "inference", "tool": {"name": "vllm-bench-serve", "version": "0.30.0"}, "model": "glm-5.3-flash",
@@ -135,7 +135,7 @@ def test_the_key_covers_the_schemas_in_an_installed_wheel_too(monkeypatch: pytes
 def test_the_boards_load_with_fewer_checks_never_reaches_the_cache(tmp_path: Path) -> None:
     # `orv boards` runs only the checks a tier reads (engine.analyse(for_tiers=True)); had it cached
     # what it loaded, the next `orv check` would take those results and miss the skipped findings.
-    from validator.engine import analyse
+    from validator.engine.evaluate import analyse
 
     root, _ = make_repo(tmp_path)
     store_run_document(str(root), {**RUN, "summary": {"decode_tok_s": 80.0}})  # samples say 50: ORV208

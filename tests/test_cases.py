@@ -13,7 +13,7 @@ import pytest
 from tests.testing.registry import CASES, make_registry
 from validator.checks import all_checks
 from validator.cli import main
-from validator.engine import Config, run
+from validator.engine.evaluate import Config, run
 
 CASE_DIRS = sorted(p for p in CASES.iterdir() if p.is_dir() and not p.name.startswith("_"))
 

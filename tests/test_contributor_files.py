@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.testing.registry import TOOLS, VALID_TRAINING_RECIPE, make_registry, written
-from validator import add_run
+from validator.commands import add_run
 from validator.load import contributor
 from validator.science import bounds
 

@@ -26,9 +26,9 @@ from tests.testing.quality import reworded
 from tests.testing.registry import INFERENCE_RECIPE_TEXT, make_registry
 from tests.testing.signing import keygen, measured, register, sign, tier
 from validator.cli import main
-from validator.engine import Config, run
+from validator.engine.evaluate import Config, run
 from validator.hashing import content_address, canonical_bytes, run_path
-from validator.independence import can_tell_a_copy, same_measurement, sample_fingerprint
+from validator.science.independence import can_tell_a_copy, same_measurement, sample_fingerprint
 
 LMEVAL = Path(__file__).parent / "fixtures" / "lmeval"
 QUALITY_RECIPE = "recipes/inference/qwen3.8-27b/qwen3-8-27b-h100-vllm-fp8-c1.yaml"

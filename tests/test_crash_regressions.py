@@ -11,7 +11,7 @@ import pytest
 from tests.testing.registry import CASES, fresh_registry, make_registry
 from validator.load import schema as schemas
 from validator.cli import main
-from validator.engine import Config, run
+from validator.engine.evaluate import Config, run
 from validator.hashing import canonical_bytes, content_address, run_path
 
 SEEDS = Path(__file__).parent / "fixtures" / "import"  # the two seed documents, as the importers read them
@@ -209,7 +209,7 @@ def test_starting_point_naming_an_unknown_id_is_orv115(reg: Path, field: str, va
 
 def test_internal_error_names_the_exception_and_the_orv_frame(reg: Path, monkeypatch: pytest.MonkeyPatch,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
-    import validator.engine as engine
+    import validator.engine.evaluate as engine
 
     def boom(config: Config) -> None:
         {}["missing"]  # noqa: B018 - a KeyError raised inside orv

@@ -1,4 +1,4 @@
-"""Shard partials' data encoding (validator/datacodec.py): every per-file result orv makes survives
+"""Shard partials' data encoding (validator/engine/datacodec.py): every per-file result orv makes survives
 encode -> JSON -> decode unchanged, and decode builds only the declared type from well-typed data."""
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.testing.registry import CASES, make_registry
-from validator.datacodec import ShapeError, decode, decode_any, encode, encode_any
+from validator.engine.datacodec import ShapeError, decode, decode_any, encode, encode_any
 from validator.diagnostics import Diagnostic, Severity
 from validator.load.pipeline import FileResult, load_tree
 from validator.load.cache import Store
-from validator.registry import RecipeEntry, RunEntry
+from validator.registry.snapshot import RecipeEntry, RunEntry
 
 CASE_DIRS = sorted(p for p in CASES.iterdir() if p.is_dir() and not p.name.startswith("_"))
 ROOT = Path(__file__).resolve().parent.parent

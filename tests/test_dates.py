@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests.testing.registry import make_registry
-from validator import dates, scaffold
+from validator import dates
+from validator.commands import new_recipe as scaffold
 from validator.cli import main
 from validator.load import schema as schemas
 from validator.models import RunMeta, TrainingRecipe

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from validator import docgen
+from validator.checks import docgen
 from validator.checks import all_checks
 from validator.cli import main
 
@@ -17,7 +17,7 @@ CODES = sorted(all_checks())
 
 def test_committed_checks_md_matches_a_regeneration() -> None:
     assert DOCS.read_text(encoding="utf-8") == docgen.render(all_checks()), (
-        "docs/checks.md is out of date: run `python -m validator.docgen` and commit the result")
+        "docs/checks.md is out of date: run `python -m validator.checks.docgen` and commit the result")
 
 
 def test_every_code_has_a_section_with_severity_and_its_documentation() -> None:

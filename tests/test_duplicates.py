@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from validator.relations import copied_claim_key, identity
+from validator.registry.relations import copied_claim_key, identity
 from validator.models import InferenceRecipe, TrainingRecipe
 
 

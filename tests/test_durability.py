@@ -28,8 +28,9 @@ import yaml
 from tests.testing import faults
 from tests.testing.git import commit_all, git, git_env, git_init
 from tests.testing.registry import CASES, TOOLS, VALID_TRAINING_RECIPE, fresh_registry, make_registry
-from validator import atomic, cli
-from validator.interrupts import interrupts_deferred
+from validator import cli
+from validator.files import atomic
+from validator.files.interrupts import interrupts_deferred
 
 pytestmark = pytest.mark.faults
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from validator import checks
 from validator.checks import Check
 from validator.diagnostics import Severity
-from validator.engine import Config, run
+from validator.engine.evaluate import Config, run
 
 
 def test_a_crashing_check_is_reported_not_raised(registry: Path, monkeypatch) -> None:

@@ -26,7 +26,7 @@ from validator.load.pipeline import samples_fast_ok
 from validator import hashing
 from validator.hashing import is_canonical
 from validator.models import InferenceRecipe, RunMeta, TrainingRecipe
-from validator.registry import strip_samples
+from validator.registry.snapshot import strip_samples
 
 TRAINING = {
     "id": "qwen3-8-27b-h100-tp1-pp4-dp2", "kind": "training", "model": "qwen3.8-27b",

@@ -15,8 +15,8 @@ from tests.testing.sweeps import sweep_registry
 from validator.boards.build import GitStamp
 from validator.boards.frontier import frontiers
 from validator.boards.regenerate import fresh_document
-from validator.engine import Config, analyse, run
-from validator.registry import Catalog
+from validator.engine.evaluate import Config, analyse, run
+from validator.registry.snapshot import Catalog
 from validator.science.frontier import Point, frontier, throughput_at
 
 figures = st.integers(min_value=1, max_value=40).map(float)  # small ranges: ties happen often

@@ -30,9 +30,9 @@ from tests.testing.registry import (
     make_registry,
     written,
 )
-from validator.add_run import AddRunRequest, execute
+from validator.commands.add_run import AddRunRequest, execute
 from validator.cli import main
-from validator.engine import Config, run
+from validator.engine.evaluate import Config, run
 from validator.errors import UsageError
 from validator.hashing import canonical_bytes, content_address, run_path
 

@@ -37,7 +37,7 @@ from tests.testing.factories import (
 from tests.testing.git import commit_all, git, git_env
 from tests.testing.registry import write
 from validator.cli import main as cli_main
-from validator.storing import store_run_document
+from validator.registry.store import store_run_document
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKFLOW = ".github/workflows/pull-request.yml"

@@ -1,4 +1,4 @@
-"""validator/git.py `_changed_files`: what differs between the merge base and the working tree.
+"""validator/git/ `_changed_files`: what differs between the merge base and the working tree.
 
 It names candidate paths with two cheap comparisons (index against the merge base, working tree against
 the index) and asks `git diff <merge base>` about those paths only. Each test here builds a working tree
@@ -13,7 +13,8 @@ from pathlib import Path
 import git as gitpython
 import pytest
 
-import validator.git as vgit
+import validator.git.diff as vgit
+import validator.git.partial as vpartial
 from tests.testing.git import git
 
 
@@ -111,7 +112,7 @@ def test_a_clean_working_tree_asks_no_path_diff(tricky: Path, monkeypatch: pytes
 
 
 def test_differing_subtrees_are_those_a_name_by_name_comparison_finds(tmp_path: Path) -> None:
-    """fetch_tree_difference's step (validator/git.py `_differing_subtrees`, one `git diff-tree --stdin` per
+    """fetch_tree_difference's step (validator/git/ `_differing_subtrees`, one `git diff-tree --stdin` per
     level) against comparing the two trees' entries name by name, as it did before."""
     repo = tmp_path / "trees"
     repo.mkdir()
@@ -132,7 +133,7 @@ def test_differing_subtrees_are_those_a_name_by_name_comparison_finds(tmp_path: 
         return git(repo, "rev-parse", rev if ":" in rev else f"{rev}^{{tree}}").strip()
 
     def by_name(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
-        listed = vgit._read_trees(str(repo), sorted({t for pair in pairs for t in pair if t}))
+        listed = vpartial._read_trees(str(repo), sorted({t for pair in pairs for t in pair if t}))
         assert listed is not None
         out = []
         for h, w in pairs:
@@ -145,7 +146,7 @@ def test_differing_subtrees_are_those_a_name_by_name_comparison_finds(tmp_path: 
 
     pairs = [(tree("HEAD~1"), tree("HEAD")), (tree("HEAD~1:a"), tree("HEAD:a")), (tree("HEAD~1:b"), tree("HEAD:b")),
              ("", tree("HEAD:e"))]
-    found = vgit._differing_subtrees(str(repo), pairs)
+    found = vpartial._differing_subtrees(str(repo), pairs)
     assert found is not None and sorted(found) == by_name(pairs)
     assert (tree("HEAD~1:a"), tree("HEAD:a")) in found and ("", tree("HEAD:e")) in found
     assert ("", tree("HEAD:e/new")) in found and not any(w == tree("HEAD:same") for _, w in found)

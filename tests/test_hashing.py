@@ -12,9 +12,9 @@ import pytest
 
 from tests.testing.registry import CASES, make_registry
 from validator.cli import main
-from validator.engine import Config, run
+from validator.engine.evaluate import Config, run
 from validator.hashing import canonical_bytes, content_address, is_canonical, run_path
-from validator.storing import add_run
+from validator.registry.store import add_run
 
 
 def test_rfc8785_number_forms() -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.testing.registry import CASES, make_registry
-from validator.engine import Config, run
+from validator.engine.evaluate import Config, run
 
 # case -> (code, text the hint must contain, bytes found at the finding's line and column)
 EXPECTED = {

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from tests.testing.registry import CASES, make_registry
 from validator.cli import main
-from validator.engine import Config, run
+from validator.engine.evaluate import Config, run
 from validator.load.documents import parse_json, parse_yaml
 from validator.errors import LoadError
 

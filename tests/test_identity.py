@@ -16,10 +16,10 @@ import yaml
 from tests.testing.registry import INFERENCE_RECIPE_TEXT, TOOLS, VALID_TRAINING_RECIPE, make_registry
 from validator.adapters import Source, convert, metadata
 from validator.cli import main
-from validator.engine import Config, run
-from validator.identity import PARAMS_TOLERANCE, checkpoint_problem
+from validator.engine.evaluate import Config, run
+from validator.evidence.identity import PARAMS_TOLERANCE, checkpoint_problem
 from validator.models import ModelSpec
-from validator.storing import store_run_document
+from validator.registry.store import store_run_document
 
 INFERENCE_PATH = "recipes/inference/qwen3.8-27b/qwen3-8-27b-h100-vllm-fp8-c1.yaml"
 TRAINING_PATH = "recipes/training/qwen3.8-27b/qwen3-8-27b-h100-tp1-pp4-dp2.yaml"

@@ -23,13 +23,13 @@ from hypothesis import strategies as st
 
 from tests.testing.registry import fresh_registry
 from validator.cli import main
-from validator.engine import Config, run
+from validator.engine.evaluate import Config, run
 from validator.errors import ImportInputError
-from validator.evidence import metadata_mismatches
+from validator.evidence.agreement import metadata_mismatches
 from validator.hashing import canonical_bytes
 from validator.importers import execute
 from validator.importers.common import CatalogView, load_catalog
-from validator.importers.files import Action
+from validator.files.generated import Action
 from validator.importers.leaderboard import (
     agrees_with_page,
     cost_per_million,
@@ -43,9 +43,9 @@ from validator.importers.legacy_boards import (
     speculative_from_id,
 )
 from validator.importers.stacks import PinnedStack, Unpinned, parse_engine_version
-from validator.importers.yamlout import dump
+from validator.files.yamlout import dump
 from validator.models import Component, InferenceRecipe, RunMeta
-from validator.pins import is_pinned
+from validator.stacks.pins import is_pinned
 from validator.science.physics import decode_bound_for
 
 REPO = Path(__file__).resolve().parent.parent
@@ -543,7 +543,7 @@ def test_an_edited_recipe_is_never_overwritten(imported: tuple[Path, dict[str, A
 
 def test_files_an_import_no_longer_produces_are_removed_unless_edited(imported: tuple[Path, dict[str, Any]],
                                                                       tmp_path: Path) -> None:
-    from validator.importers.files import generated_text
+    from validator.files.generated import generated_text
 
     root, _ = imported
     copy = tmp_path / "stale"
@@ -564,7 +564,7 @@ def test_files_an_import_no_longer_produces_are_removed_unless_edited(imported: 
 
 def test_an_unedited_older_import_is_updated(imported: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
     """A file the importer wrote from the same source (its marker's digest still matches) is replaced."""
-    from validator.importers.files import generated_text
+    from validator.files.generated import generated_text
 
     root, _ = imported
     copy = tmp_path / "older"

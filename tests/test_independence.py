@@ -25,10 +25,10 @@ from tests.testing.factories import (
     write_recipe,
 )
 from tests.testing.signing import keygen, measured, register, sign, tier
-from validator.engine import Config, analyse, run
+from validator.engine.evaluate import Config, analyse, run
 from validator.hashing import run_path
-from validator.independence import same_measurement, sample_fingerprint
-from validator.tiers import NEEDS_SECOND_SIGNER, NEEDS_SIGNED, NOT_INDEPENDENT, derive
+from validator.science.independence import same_measurement, sample_fingerprint
+from validator.evidence.tiers import NEEDS_SECOND_SIGNER, NEEDS_SIGNED, NOT_INDEPENDENT, derive
 
 
 def findings(root: Path) -> list[str]:
@@ -174,7 +174,7 @@ def test_inference_copies_with_rescaled_latencies_are_one_measurement() -> None:
 
 def test_buckets_never_separate_two_fingerprints_within_the_tolerance() -> None:
     """The grouping that keeps ORV304 linear must not hide a copy whose quantiles straddle a cell edge."""
-    from validator.independence import CELL, KEY_QUANTILES, QUANTILES, TOLERANCE, buckets, same_measurement
+    from validator.science.independence import CELL, KEY_QUANTILES, QUANTILES, TOLERANCE, buckets, same_measurement
 
     rng = random.Random(7)
     for _ in range(500):
@@ -311,8 +311,8 @@ def test_exact_print_of_real_shaped_runs_ignores_order_only(kind: str) -> None:
         samples = [{"prompt_tokens": 1000, "output_tokens": rng.randrange(2, 9),
                     "ttft_ms": round(rng.uniform(80, 81), 3), "e2e_ms": round(rng.uniform(900, 901), 2)}
                    for _ in range(400)]
-    from validator.independence import _multiset_text
-    from validator.samples import Columns
+    from validator.science.independence import _multiset_text
+    from validator.science.samples import Columns
 
     assert _multiset_text(kind, samples, Columns(samples)) is not None  # the fast form, not the fallback
     exact = sample_fingerprint(kind, samples)[0]
@@ -330,7 +330,7 @@ def test_timing_agreement_needs_the_relative_bound_not_only_the_spread() -> None
     """Step times that vary by design (1-2 s a step) give a column a wide spread, so an honest re-measurement
     (its own 0.5% noise per step) passes the spread test alone; only the relative bound (AGREE_RELATIVE, checked
     first since the merge was sped up) keeps it from agreeing. A copy scaled by 1.0003 with 1e-5 jitter agrees."""
-    from validator.independence import AGREE_RELATIVE, timing_agreement
+    from validator.science.independence import AGREE_RELATIVE, timing_agreement
 
     rnd = random.Random(11)
     times = [1.0 + (i % 10) / 9 for i in range(64)]

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from tests.testing.registry import CASES, make_registry
 from validator.diagnostics import Diagnostic
-from validator.engine import Config, run
-from validator.evidence import metadata_mismatches
+from validator.engine.evaluate import Config, run
+from validator.evidence.agreement import metadata_mismatches
 from validator.models import RunMeta, TrainingRecipe
 
 

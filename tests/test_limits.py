@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from validator.cli import main
-from validator.engine import Config, run
+from validator.engine.evaluate import Config, run
 from validator.load.documents import MAX_JSON_BYTES, MAX_YAML_BYTES
 
 RECIPE = "recipes/inference/glm-5.3-flash/glm-5-3-flash-h100-fp8-c1.yaml"

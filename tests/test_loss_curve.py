@@ -10,7 +10,7 @@ import pytest
 from tests.testing.registry import make_registry
 from validator.adapters import Source, convert, metadata
 from validator.science.loss_curve import check_convergence
-from validator.engine import Config, run
+from validator.engine.evaluate import Config, run
 from validator.models import Convergence
 from validator.science.throughput import training_losses
 
@@ -142,7 +142,7 @@ def test_orv210_points_at_the_nan_sample(tmp_path: Path) -> None:
     root = make_registry(tmp_path / "registry")
     meta = metadata("megatron", str(root), str(RECIPE), {})
     doc = convert("megatron", Source("nan.log", (FIXTURES / "nan.log").read_bytes()), meta).document
-    from validator.storing import store_run_document
+    from validator.registry.store import store_run_document
 
     stored = store_run_document(str(root), doc)
     result = run(Config(root=str(root), skip_boards=True))

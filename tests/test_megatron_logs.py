@@ -15,9 +15,9 @@ import pytest
 from tests.testing.registry import TOOLS, VALID_TRAINING_RECIPE, make_registry
 from validator.adapters import AdapterError, Source, convert, metadata
 from validator.cli import main
-from validator.engine import Config, analyse, run
+from validator.engine.evaluate import Config, analyse, run
 from validator.science.throughput import training_facts
-from validator.tiers import derive
+from validator.evidence.tiers import derive
 
 BASE = str(Path(__file__).parent / "cases" / "_base")
 MEGATRON = TOOLS / "megatron"

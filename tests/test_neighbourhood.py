@@ -30,15 +30,15 @@ from validator.load import pipeline
 from validator.checks import all_checks, by_scope
 from validator.boards.keyfile import blob_id, fresh_key_files, published_files, shard_name, shard_path
 from validator.cli import main
-from validator.engine import Config, analyse, evaluate
+from validator.engine.evaluate import Config, analyse, evaluate
 from validator.pr import incremental
 from validator.pr.incremental import _PathKeyHolders
 from validator.pr.neighbourhood import neighbourhood
 from validator.load.cache import derivation_key
-from validator.git import BaseTree
-from validator.registry import KEYS_DIR, KEYS_PATH
-from validator.relations import keys_of, path_keys
-from validator.storing import store_run_document
+from validator.git.diff import BaseTree
+from validator.registry.layout import KEYS_DIR, KEYS_PATH
+from validator.registry.relations import keys_of, path_keys
+from validator.registry.store import store_run_document
 
 SCENARIOS = 24  # random pull requests compared with a full check (each on its own git repository)
 
@@ -439,7 +439,7 @@ def test_keys_computed_where_files_load_are_the_keys_of_their_entries(
     # `orv boards` (the tier checks) and a cached check compute each file's keys in the loader
     # (in the worker processes with jobs > 1); they must be the keys the entry has, and give the
     # same boards/keys.json as keys computed afterwards
-    from validator.relations import _computed_keys
+    from validator.registry.relations import _computed_keys
 
     monkeypatch.setattr(pipeline, "POOL_MIN_FILES", 0)  # 24 files through the pool too
     for_tiers = analyse(str(wide_repo), jobs=jobs, for_tiers=True)

@@ -157,7 +157,7 @@ def test_a_small_model_keeps_three_significant_digits(tmp_path: Path, capsys: py
     """Below 1B parameters the entry keeps three significant digits: a tiny model (the llama-bench fixtures'
     GGUF, 139,584 parameters, counted by llama.cpp as `model_n_params`) is not 0.0B (refused by the schema)
     and a 135M model is not 0.13B (4% off the count llama.cpp reports). 1B and above: two decimals, as before."""
-    from validator.catalog_tools import billions
+    from validator.commands.catalog import billions
     assert [billions(n) for n in (139_584, 134_515_008, 494_032_768, 8_030_261_248, 671_026_419_712)] == \
         [0.00014, 0.135, 0.494, 8.03, 671.03]
     root = make_registry(tmp_path / "registry")

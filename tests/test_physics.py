@@ -10,10 +10,10 @@ import pytest
 from tests.testing.registry import CASES, make_registry
 from validator.checks.physics import divisors
 from validator.science.physics import DECODE_READ_FRACTION, decode_bound, implied_mfu, is_moe, mfu_ceiling
-from validator.engine import Config, run
+from validator.engine.evaluate import Config, run
 from validator.models import ModelSpec
 from validator.science.physics import QuantBits, bits_per_weight
-from validator.storing import StoredRun, store_run_document
+from validator.registry.store import StoredRun, store_run_document
 
 # Every distinct (GPUs, layout, layer split) of the "Latest recipes" table of seed 000
 # (shared/seeds/000_1e2c7c041290fe1e.txt), as printed there. They are real, running Megatron-Core

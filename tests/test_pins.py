@@ -1,4 +1,4 @@
-"""Pin rules (validator/pins.py) and the ORV4xx findings built on them: what is accepted, what is
+"""Pin rules (validator/stacks/pins.py) and the ORV4xx findings built on them: what is accepted, what is
 rejected under which code, and that every hint says what to write instead."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 from tests.testing.registry import CASES, make_registry
 from validator.checks.pinning import CODE_BY_KIND, codes_by_kind
-from validator.engine import Config, run
+from validator.engine.evaluate import Config, run
 from validator.models import Component, Patch, Tool
-from validator.pins import (FLOATING_WORDS, _image_repository, commit_kind, commit_problem, component_problems,
+from validator.stacks.pins import (FLOATING_WORDS, _image_repository, commit_kind, commit_problem, component_problems,
                             floating_word, image_problem, is_pep440, is_pinned, is_semver, tool_problems,
                             version_problem)
 

@@ -19,7 +19,7 @@ from tests.testing.factories import (add_training_run, existing_run, h100_traini
 from tests.testing.git import commit_all, git
 from tests.testing.registry import make_registry, write
 from validator.cli import main
-from validator.storing import store_run_document
+from validator.registry.store import store_run_document
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
@@ -95,7 +95,7 @@ def test_the_summary_reads_only_the_touched_models_boards_from_the_base(
     adds a recipe of one model reads the index and that model's standings, never its whole part nor another
     model's file; the delta is a full check's. A base whose boards predate standings is read from the part."""
     from tests.testing.factories import inference_recipe, write_recipe
-    from validator.git import BaseTree
+    from validator.git.diff import BaseTree
     from validator.report import summary
 
     repo = make_registry(tmp_path / "repo")

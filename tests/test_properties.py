@@ -23,10 +23,10 @@ from hypothesis import strategies as st
 
 from tests.testing.registry import make_registry
 from validator.diagnostics import Result
-from validator.engine import Config, run
+from validator.engine.evaluate import Config, run
 from validator.hashing import canonical_bytes, is_canonical, run_path
 from validator.load.documents import parse_json
-from validator.storing import add_run, store_run_document
+from validator.registry.store import add_run, store_run_document
 
 JCS_INT = st.integers(min_value=-(2**53) + 1, max_value=2**53 - 1)  # RFC 8785's exact integer range
 FINITE = st.floats(allow_nan=False, allow_infinity=False)

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from tests.testing.factories import inference_recipe, inference_run, store_run, write_recipe
-from validator.engine import Config, analyse, run
+from validator.engine.evaluate import Config, analyse, run
 from validator.science.throughput import inference_facts
-from validator.tiers import derive
+from validator.evidence.tiers import derive
 
 
 def samples(prompts: list[int], outputs: list[int], decode: float = 40.0, ttft: float = 100.0,
@@ -261,7 +261,7 @@ def test_a_pull_request_editing_a_convergence_reference_needs_a_waiver(registry:
 
     from tests.testing.factories import training_recipe, training_run
     from tests.testing.git import commit_all, git, git_init
-    from validator.engine import evaluate
+    from validator.engine.evaluate import evaluate
 
     refs = _reference_registry(registry)
     models_path = registry / "catalog" / "models.yaml"

@@ -21,15 +21,15 @@ from hypothesis import strategies as st
 from tests.testing.quality import reworded
 from tests.testing.registry import INFERENCE_RECIPE_TEXT, TOOLS, make_registry
 from validator.boards.split import read_boards
-from validator import tiers
+from validator.evidence import tiers
 from validator.cli import main
 from validator.checks.collect import Collector
-from validator.engine import Config, evaluate, run
+from validator.engine.evaluate import Config, evaluate, run
 from validator.load.pipeline import assemble_loaded, load_tree
 from validator.quality import credentials, lmeval, verify
 from validator.quality.recompute import mean_stderr
 from validator.quality.scorers import gsm8k
-from validator.storing import store_run_document
+from validator.registry.store import store_run_document
 
 LMEVAL = Path(__file__).parent / "fixtures" / "lmeval"
 FAKE_KEY = "sk-live-0123456789abcdefFAKEKEYforTESTS"  # what make_fixtures.py passed as api_key

@@ -14,8 +14,8 @@ import pytest
 
 from tests.testing.serving_bench import bench_serving, fake_server
 from validator.cli import main
-from validator.engine import Config, analyse, run
-from validator.tiers import derive
+from validator.engine.evaluate import Config, analyse, run
+from validator.evidence.tiers import derive
 
 # lengths uniform in [⌊0.8·L⌋, L] like InferenceX's, small enough to stream in a second
 RANGE_WORKLOAD = ("  rt-160-48:\n    name: Round trip, 128-160 / 38-48 tokens\n    label: 160/48\n    kind: inference\n"

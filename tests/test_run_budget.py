@@ -1,6 +1,6 @@
 """ORV211: a run file over its kind's size budget is refused, by `orv check` and by `orv add-run` before storing.
 
-Budgets (validator/run_budget.py, docs/limits.md): training 4 MiB, inference 2 MiB, quality 8 MiB, each
+Budgets (validator/load/run_budget.py, docs/limits.md): training 4 MiB, inference 2 MiB, quality 8 MiB, each
 several times an honest run of its kind measured by bench/run_sizes.py.
 """
 
@@ -16,9 +16,9 @@ import pytest
 from tests.testing.factories import training_recipe, training_run, write_recipe
 from tests.testing.registry import make_registry
 from validator.cli import main
-from validator.engine import Config, run
+from validator.engine.evaluate import Config, run
 from validator.hashing import canonical_bytes, content_address, run_path
-from validator.run_budget import MIB, RUN_FILE_BUDGET, over_budget
+from validator.load.run_budget import MIB, RUN_FILE_BUDGET, over_budget
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -11,7 +11,7 @@ import yaml
 from click.testing import CliRunner
 
 from tests.testing.registry import TOOLS, make_registry
-from validator import scaffold
+from validator.commands import new_recipe as scaffold
 from validator.cli import cli, main
 
 REPO = Path(__file__).resolve().parent.parent

@@ -2,7 +2,7 @@
 exactly the same documents.
 
 The engine validates a recipe or run with its strict model first and runs jsonschema only on
-rejection, then builds the lax model (validator/engine.py `_validated`); catalog files go through
+rejection, then builds the lax model (validator/engine/evaluate.py `_validated`); catalog files go through
 jsonschema, then the catalog models. So the engine's verdict is the schema's only if
   - strict model accepts  =>  schema accepts   (else a document breaking the schema passes), and
   - schema accepts        =>  model accepts    (else ORV900 "schema accepted the file but the model did not").
@@ -38,7 +38,7 @@ from validator.load.documents import decode_utf8, parse_json, parse_yaml
 from validator.load.pipeline import samples_fast_ok
 from validator.models import (GpuSpec, InferenceRecipe, ModelSpec, RunMeta, StartingPoint, TrainingRecipe,
                               WorkloadSpec)
-from validator.registry import strip_samples
+from validator.registry.snapshot import strip_samples
 
 HEX = "0123456789abcdef" * 4
 MAX_DOUBLE = 1.7976931348623157e308
@@ -513,7 +513,7 @@ def test_documents_drawn_from_the_schemas_agree(kind: str, data: st.DataObject) 
 
 def test_golden_case_documents_agree() -> None:
     """Every YAML and JSON document under tests/cases, valid or not, gets one verdict."""
-    from validator.registry import classify
+    from validator.registry.layout import classify
 
     checked = 0
     for path in sorted(CASES.rglob("*")):

@@ -33,7 +33,7 @@ from tests.testing.factories import (
 )
 from tests.testing.git import commit_all
 from tests.testing.registry import CASES, make_registry, write
-from validator import shard
+from validator.engine import shard
 from validator.cli import main
 
 OVERLAYS = sorted(p for p in CASES.iterdir() if p.is_dir() and not p.name.startswith("_"))
@@ -207,7 +207,7 @@ def test_the_partition_spreads_files_evenly_and_ignores_pythons_hash_seed() -> N
     files = [f"runs/{i:02x}/{i:064x}.json" for i in range(2100)]
     counts = [sum(1 for rel in files if shard.shard_of(rel, 7) == k) for k in range(1, 8)]
     assert min(counts) > 0.8 * 300 and max(counts) < 1.2 * 300, counts
-    script = "import sys; from validator.shard import shard_of; print([shard_of(p, 7) for p in sys.argv[1:]])"
+    script = "import sys; from validator.engine.shard import shard_of; print([shard_of(p, 7) for p in sys.argv[1:]])"
     here = [shard.shard_of(rel, 7) for rel in files[:50]]
     # another process, another str hash seed: the same shards
     seed = "2" if os.environ.get("PYTHONHASHSEED") == "1" else "1"

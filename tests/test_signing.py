@@ -19,11 +19,11 @@ from tests.testing.checking import check, found
 from tests.testing.factories import registry_repo
 from tests.testing.git import commit_all, git
 from tests.testing.signing import codes, keygen, measured, register, sign, tier
-from validator import signing
+from validator.evidence import signing
 from validator.cli import main
-from validator.engine import Config, run
+from validator.engine.evaluate import Config, run
 from validator.hashing import run_path
-from validator.tiers import NEEDS_SECOND_SIGNER, NEEDS_SIGNED
+from validator.evidence.tiers import NEEDS_SECOND_SIGNER, NEEDS_SIGNED
 
 pytestmark = pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="needs OpenSSH's ssh-keygen")
 
@@ -93,7 +93,7 @@ def test_tampered_run_bytes_break_the_signature_even_when_renamed(two_labs: dict
     text = (root / old).read_text().replace('"tokens_per_s_per_gpu":1475', '"tokens_per_s_per_gpu":1490')
     assert text != (root / old).read_text()
     (root / old).unlink()
-    from validator.storing import store_run_document
+    from validator.registry.store import store_run_document
     import json
 
     new = store_run_document(str(root), json.loads(text))

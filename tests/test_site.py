@@ -29,7 +29,7 @@ from tests.testing.sweeps import sweep_registry
 from validator.boards.build import GitStamp
 from validator.boards.regenerate import fresh_document
 from validator.boards.split import read_boards
-from validator.engine import analyse
+from validator.engine.evaluate import analyse
 from validator.load import schema as schemas
 from validator.cli import main
 from validator.site import (CARDS_PER_PAGE, INFERENCE_PER_PAGE, LATEST_PER_PAGE, MARKER, SiteContext, SiteError,

@@ -3,7 +3,7 @@
 The clones here come from a file:// remote with uploadpack.allowFilter, so they are real partial
 clones: every commit and tree, file contents only for what the sparse patterns select, the rest
 fetched from the remote when git checks it out. orv must never take such a checkout for the whole
-registry (validator/git.py): a full check refuses it, `orv check --base` checks out exactly the
+registry (validator/git/): a full check refuses it, `orv check --base` checks out exactly the
 files it reads and judges as it does in a full clone, and `orv new` / `orv add-run` see what git
 tracks and keep what they write in the checkout.
 """
@@ -20,9 +20,10 @@ from tests.testing.factories import h100_training_run, recipe_text, run_path, tr
 from tests.testing.git import commit_all, git
 from tests.testing.registry import TOOLS, make_registry, write
 from validator.cli import main
-from validator.git import materialize, prefetch, sparse_checkout
-from validator.registry import GATE_CHECKOUT
-from validator.storing import store_run_document
+from validator.git.partial import prefetch
+from validator.git.sparse import materialize, sparse_checkout
+from validator.registry.layout import GATE_CHECKOUT
+from validator.registry.store import store_run_document
 
 CONTRIBUTOR_PATTERNS = GATE_CHECKOUT  # docs/contributing.md, "A cheap clone" (with the code's folders, not needed here)
 TAKEN = "qwen3-8-27b-h100-tp1-pp4-dp2"  # the id `orv new` derives for the journey below
@@ -320,7 +321,7 @@ def long_history(origin: Path, commits: int) -> None:
 
 def test_the_tree_less_gate_judges_a_copied_run_as_a_full_clone_in_a_few_fetches(
         origin: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """A copied run asks which file came first (validator/arrival.py), a walk over every commit's
+    """A copied run asks which file came first (validator/evidence/arrival.py), a walk over every commit's
     tree. In a tree-less clone git would fetch those trees one commit at a time (a request per
     commit); fetch_history_trees brings them in one, so the requests do not grow with history."""
     long_history(origin, 24)

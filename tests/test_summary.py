@@ -15,7 +15,7 @@ from tests.testing.git import commit_all, git
 from tests.testing.registry import make_registry
 from tests.testing.signing import keygen, measured, register, sign
 from tests.testing.sweeps import sweep_registry
-from validator.engine import Config, evaluate
+from validator.engine.evaluate import Config, evaluate
 from validator.report import summary
 
 needs_ssh_keygen = pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="signing needs ssh-keygen")

@@ -10,8 +10,8 @@ import pytest
 from tests.testing.factories import (SEED_000, SEED_004, inference_recipe, inference_run, store_run, training_recipe,
                                      training_run, write_recipe)
 from validator.diagnostics import Diagnostic, Severity
-from validator.engine import analyse
-from validator.tiers import NEEDS_SIGNED, LEGACY_REASON, TierResult, derive, legacy_capped, stack_unstated
+from validator.engine.evaluate import analyse
+from validator.evidence.tiers import NEEDS_SIGNED, LEGACY_REASON, TierResult, derive, legacy_capped, stack_unstated
 
 
 def tier_of(root: Path, rel: str, extra: tuple[Diagnostic, ...] = ()) -> TierResult:

@@ -1,7 +1,7 @@
 """End to end: a recipe climbs T0 -> T1 -> T2 -> T3 as evidence from real tool outputs is added.
 
 Runs are stored the way contributors store them (`orv add-run`, with --from for tool outputs);
-each stage is checked by the engine and tiered by validator.tiers.derive, and must be clean.
+each stage is checked by the engine and tiered by validator.evidence.tiers.derive, and must be clean.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ import pytest
 
 from tests.testing.quality import reworded
 from tests.testing.registry import INFERENCE_RECIPE_TEXT, TOOLS, VALID_TRAINING_RECIPE, make_registry
-from validator import tiers
+from validator.evidence import tiers
 from validator.cli import main
 from validator.checks.collect import Collector
-from validator.engine import Config, run
+from validator.engine.evaluate import Config, run
 from validator.load.pipeline import assemble_loaded, load_tree
 from validator.hashing import run_path
 

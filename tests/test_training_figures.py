@@ -19,7 +19,7 @@ from tests.testing.git import commit_all, git
 from tests.testing.registry import make_registry
 from validator.boards.build import fixed
 from validator.boards.regenerate import regenerate
-from validator.engine import Config, analyse, evaluate
+from validator.engine.evaluate import Config, analyse, evaluate
 from validator.report import summary
 from validator.science.physics import cost_per_1m, implied_mfu
 from validator.site import render_site

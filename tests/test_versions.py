@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from tests.testing.registry import CASES, make_registry
-from validator.engine import Config, run
+from validator.engine.evaluate import Config, run
 from validator.models import Component
-from validator.pins import RELEASE_SCHEMES, component_problems, version_problem
+from validator.stacks.pins import RELEASE_SCHEMES, component_problems, version_problem
 
 EXACT = [("llama.cpp", "b6800"), ("llama.cpp", "b10840"), ("llama-server", "b4500"), ("vllm", "0.11.0"),
          ("vllm", "v0.11.0"), ("vllm", "0.11.0+cu128"), ("vllm", "0.28.1rc1.dev93+cu133"), ("sglang", "0.5.19"),

@@ -14,10 +14,10 @@ from tests.testing.factories import SEED_000, inference_recipe, store_run, train
 from validator.boards.split import read_boards
 from validator.boards.build import GitStamp, build, wanted_quality
 from validator.cli import main
-from validator.engine import analyse
+from validator.engine.evaluate import analyse
 from validator.importers.leaderboard import read_source_file
 from validator.load import schema as schemas
-from validator.tiers import NEEDS_SIGNED, derive
+from validator.evidence.tiers import NEEDS_SIGNED, derive
 
 REPO = Path(__file__).resolve().parent.parent
 SEED = Path("/work/shared/seeds") / SEED_000
@@ -242,7 +242,7 @@ def test_models_whose_training_recipes_wait_for_a_convergence_reference(registry
     """Issue 28: with no reference recorded (the workload keeps only its rule), both models' training recipes
     wait; the command `orv wanted` prints records one, and that model leaves the list."""
     from tests.testing.registry import TOOLS
-    from validator.tiers import reference_command
+    from validator.evidence.tiers import reference_command
 
     data = yaml.safe_load((registry / "catalog/workloads.yaml").read_text(encoding="utf-8"))
     for key in ("reference", "reference_model"):  # the workload-level curve migrated away: none recorded

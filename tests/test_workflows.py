@@ -23,7 +23,7 @@ from tests.testing.codeowners import owners_of, parse
 from tests.testing.factories import add_training_run, recipe_text, registry_repo, training_recipe_path
 from tests.testing.git import commit_all, git
 from tests.testing.registry import write
-from validator.registry import GATE_CHECKOUT
+from validator.registry.layout import GATE_CHECKOUT
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))

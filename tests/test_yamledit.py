@@ -1,4 +1,4 @@
-"""validator/yamledit.py: ruamel round-trip edits keep a person's comments, order and quoting, and read back."""
+"""validator/files/yamledit.py: ruamel round-trip edits keep a person's comments, order and quoting, and read back."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from validator import yamledit
-from validator.yamledit import EditError
+from validator.files import yamledit
+from validator.files.yamledit import EditError
 
 REPO = Path(__file__).resolve().parent.parent
 REF = "sha256:" + "ab" * 32

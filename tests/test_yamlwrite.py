@@ -1,4 +1,4 @@
-"""What orv writes, it accepts (issue 36 item 1): every YAML writer goes through validator/yamlwrite.py, and
+"""What orv writes, it accepts (issue 36 item 1): every YAML writer goes through validator/files/yamlwrite.py, and
 any text it writes is read back by `orv check` as exactly that text, with no ORV104 or ORV119."""
 
 from __future__ import annotations
@@ -16,10 +16,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.testing.registry import make_registry
-from validator import catalog_tools, scaffold, yamledit, yamlwrite
+from validator.commands import catalog as catalog_tools, new_recipe as scaffold
+from validator.files import yamledit, yamlwrite
 from validator.checks.yaml11 import yaml11_reading
 from validator.cli import main
-from validator.importers import yamlout
+from validator.files import yamlout
 from validator.load.documents import parse_yaml, plain_scalars
 
 CONFIGS = Path(__file__).resolve().parent / "fixtures" / "hf-configs"

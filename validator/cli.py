@@ -98,7 +98,7 @@ def check_cmd(paths: tuple[str, ...], base: str | None, fmt: str | None, waive: 
     main's business (--boards). Findings on legacy-imported entries are counted by code unless
     --show-all is given; the summary line says how many findings each option left out.
     """
-    from validator.engine import Config, evaluate, find_root
+    from validator.engine.evaluate import Config, evaluate, find_root
     from validator.load.pipeline import default_jobs
 
     if shard_spec is not None:
@@ -124,7 +124,7 @@ def _report(evaluation: Any, fmt: str | None, summary_file: str | None, outputs_
     """Print an Evaluation as asked (and append the job summary and outputs), then exit with its status."""
     from validator.checks import all_checks
     from validator.diagnostics import Result, Severity
-    from validator.registry import imported_paths
+    from validator.registry.snapshot import imported_paths
     from validator.report import REPORTER_BY_NAME
     from validator.report.text import TextOptions, render_with
 
@@ -159,10 +159,10 @@ _MERGE_ONLY = ("paths", "base", "fmt", "waive", "summary_file", "outputs_file", 
 def _check_shard(spec: str, partial_out: str | None, root: str | None, jobs: int | None) -> None:
     from click.core import ParameterSource
 
-    from validator.engine import find_root
+    from validator.engine.evaluate import find_root
     from validator.load.pipeline import default_jobs
-    from validator.registry import REGISTRY_DIRS
-    from validator.shard import check_shard, default_partial_path, parse_shard
+    from validator.registry.layout import REGISTRY_DIRS
+    from validator.engine.shard import check_shard, default_partial_path, parse_shard
 
     ctx = click.get_current_context()
     for param in ctx.command.params:
@@ -207,9 +207,9 @@ def merge_results_cmd(partials: tuple[str, ...], fmt: str | None, waive: tuple[s
     on the merged results and reports exactly as `orv check` on one machine would (docs/scaling.md).
     """
     from validator.diagnostics import Result
-    from validator.engine import Config, evaluate_loaded, find_root
+    from validator.engine.evaluate import Config, evaluate_loaded, find_root
     from validator.report import REPORTER_BY_NAME
-    from validator.shard import PartialRefused, merge
+    from validator.engine.shard import PartialRefused, merge
 
     root = os.path.abspath(root) if root else find_root(".")
     with _progress("orv merge-results: reading partials", quiet, fmt) as show:
@@ -263,10 +263,10 @@ def reproduce_cmd(recipe: str, root: str | None) -> None:
     """Print how to re-run RECIPE, ready to paste: the pinned stack, the launch command, the benchmark
     for its workload and concurrency, and the `orv add-run` line (docs/protocols.md). What the recipe
     does not state is named as missing."""
-    from validator.engine import find_root
+    from validator.engine.evaluate import find_root
     from validator.errors import AdapterError
     from validator.report import REPORTER_BY_NAME
-    from validator.reproduce import reproduce
+    from validator.stacks.reproduce import reproduce
 
     root = os.path.abspath(root) if root else find_root(".")
     try:
@@ -322,7 +322,7 @@ def hash_cmd(file: str, exact_bytes: bool) -> None:
 
 
 # The formats `--from` offers, spelled out so `orv --help` need not import every adapter; a test holds
-# them equal to validator.add_run's ADAPTER_FORMATS + QUALITY_FORMATS.
+# them equal to validator.commands.add_run's ADAPTER_FORMATS + QUALITY_FORMATS.
 _ADD_RUN_FORMATS = ("aiperf", "llama-bench", "megatron", "nemo", "sglang", "trtllm-bench", "vllm", "lm-eval")
 
 
@@ -370,8 +370,8 @@ def add_run_cmd(file: str, root: str | None, fmt: str | None, recipe_path: str |
     figures are recomputed). The recomputed headline, and what it leaves out, go to stderr; with
     --write-recipe the recipe gains the reference (and its claim, if it had none).
     """
-    from validator.add_run import AddRunRequest, execute
-    from validator.engine import find_root
+    from validator.commands.add_run import AddRunRequest, execute
+    from validator.engine.evaluate import find_root
 
     request = AddRunRequest(
         root=os.path.abspath(root) if root else find_root("."), file=file, fmt=fmt, recipe_path=recipe_path,
@@ -440,8 +440,8 @@ def new_cmd(kind: str, root: str | None, interactive: bool | None, dry_run: bool
     """
     import datetime
 
-    from validator import scaffold
-    from validator.engine import find_root
+    from validator.commands import new_recipe as scaffold
+    from validator.engine.evaluate import find_root
 
     root = os.path.abspath(root) if root else find_root(".")
     parts: dict[str, str] = {}
@@ -506,8 +506,8 @@ def add_model_cmd(config_path: str, model_id: str, family: str | None, name: str
     Parameters are counted by one formula (validator/science/params.py); the file is edited in
     place, every other entry, comment and quote kept.
     """
-    from validator.catalog_tools import MODELS, CatalogToolError, add_model
-    from validator.engine import find_root
+    from validator.commands.catalog import MODELS, CatalogToolError, add_model
+    from validator.engine.evaluate import find_root
 
     root = os.path.abspath(root) if root else find_root(".")
     try:
@@ -541,8 +541,8 @@ def sign_cmd(run: str, key: str, root: str | None) -> None:
     Uses `ssh-keygen -Y sign` in the namespace openrecipes-run@v1. The run's `measured_by` must be
     the measurer id your key is registered under in measurers/allowed_signers.
     """
-    from validator.add_run import Outcome, sign_stored
-    from validator.engine import find_root
+    from validator.commands.add_run import Outcome, sign_stored
+    from validator.engine.evaluate import find_root
 
     root = os.path.abspath(root) if root else find_root(run)
     outcome = Outcome()
@@ -558,7 +558,7 @@ def explain_cmd(code: str) -> None:
     from validator.checks import all_checks
 
     if code.lower() in ("tiers", "frontier"):
-        from validator import tiers
+        from validator.evidence import tiers
         from validator.boards import frontier
 
         click.echo(inspect.cleandoc((tiers if code.lower() == "tiers" else frontier).__doc__ or ""))
@@ -593,15 +593,22 @@ def boards_cmd(check_only: bool, combined: str | None, root: str | None, jobs: i
     from the evidence on record) and the keys (boards/keys.json and its shards under boards/keys/: each file's
     relation keys, for pull-request checks on a fresh runner), or --check them, or write them --combined
     into one file."""
-    from validator.atomic import remove, transaction, write_atomic
+    from validator.files.atomic import remove, transaction, write_atomic
     from validator.boards import keyfile
     from validator.boards.regenerate import first_difference, regenerate_files
     from validator.boards.split import committed_files
-    from validator.engine import analyse, find_root
+    from validator.engine.evaluate import analyse, find_root
     from validator.errors import HistoryError
-    from validator.git import WHOLE_CHECKOUT, refuse_sparse
+    from validator.git.sparse import WHOLE_CHECKOUT, refuse_sparse
     from validator.load.pipeline import default_jobs
-    from validator.registry import BOARDS_MODELS_DIR, BOARDS_PATH, BOARDS_STANDINGS_DIR, DOCUMENT_PATH, KEYS_DIR, KEYS_PATH
+    from validator.registry.layout import (
+        BOARDS_MODELS_DIR,
+        BOARDS_PATH,
+        BOARDS_STANDINGS_DIR,
+        DOCUMENT_PATH,
+        KEYS_DIR,
+        KEYS_PATH,
+    )
 
     root = os.path.abspath(root) if root else find_root(".")
     if combined is not None:
@@ -661,7 +668,7 @@ def boards_cmd(check_only: bool, combined: str | None, root: str | None, jobs: i
 
 def _write_combined(root: str, out: str) -> None:
     """`orv boards --combined OUT`: the committed boards as one document, written atomically."""
-    from validator.atomic import environment_problem, write_atomic
+    from validator.files.atomic import environment_problem, write_atomic
     from validator.boards.build import render
     from validator.boards.split import BoardsUnreadable, read_boards
 
@@ -698,7 +705,7 @@ def site_cmd(directory: str, boards_file: str | None, root: str | None, repo_url
 
     import orjson
 
-    from validator.atomic import environment_problem
+    from validator.files.atomic import environment_problem
     from validator.site import (
         SiteContext,
         SiteError,
@@ -710,7 +717,7 @@ def site_cmd(directory: str, boards_file: str | None, root: str | None, repo_url
     from validator.site.collect import collect_context
 
     if root is None and boards_file is None:
-        from validator.engine import find_root
+        from validator.engine.evaluate import find_root
 
         root = find_root(".")
     from validator.boards.split import BoardsUnreadable, read_boards
@@ -760,8 +767,8 @@ def wanted_cmd(kind: str | None, fmt: str, root: str | None) -> None:
 
     The same lists as boards' `wanted` object (docs/boards.md), from the registry as it is now.
     """
-    from validator.engine import analyse, find_root
-    from validator.git import WHOLE_CHECKOUT, refuse_sparse
+    from validator.engine.evaluate import analyse, find_root
+    from validator.git.sparse import WHOLE_CHECKOUT, refuse_sparse
     from validator.report import wanted
 
     root = os.path.abspath(root) if root else find_root(".")
@@ -800,7 +807,7 @@ _import_command("legacy-boards", "Seed 004's tier-boards JSON export (FILE) -> i
 
 def _run_import(command: str, file: str, root: str | None, report_path: str | None) -> None:
     from validator.diagnostics import Diagnostic, Result, Severity
-    from validator.engine import find_root
+    from validator.engine.evaluate import find_root
     from validator.errors import ImportInputError
     from validator.importers import execute
     from validator.importers.report import render_summary
@@ -852,7 +859,7 @@ _summarise(cli)
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: map every outcome to an exit code; never let a traceback reach the user."""
-    from validator.atomic import environment_problem
+    from validator.files.atomic import environment_problem
     from validator.errors import UsageError
 
     try:

@@ -313,7 +313,7 @@ class SyntheticTest(_Strict):
     """llama-bench's synthetic test a run measured (schema/run-inference.schema.json `synthetic`; its
     repetitions are the run's samples): a `pp` test times n_prompt prompt tokens, a `tg` test n_gen
     generated tokens, each after n_depth tokens of context. What llama-bench states about the GGUF
-    it loaded is kept for the identity check (validator/identity.py, ORV226)."""
+    it loaded is kept for the identity check (validator/evidence/identity.py, ORV226)."""
 
     tool: Literal["llama-bench"]
     test: LlamaBenchTestKind

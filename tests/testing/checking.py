@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from validator.engine import Config, Evaluation, evaluate
+from validator.engine.evaluate import Config, Evaluation, evaluate
 
 
 def check(repo: Path, base: str | None = "main", **options: Any) -> Evaluation:

@@ -134,7 +134,7 @@ class Rates:
 def evaluate(scale: int = 1, reruns: int = 3) -> Rates:
     """FP and FN of independence.same_measurement with its bucketing: a forgery counts as caught
     only when the pair also shares a bucket (what keeps ORV304 near-linear finds it)."""
-    from validator.independence import buckets, same_measurement, sample_fingerprint
+    from validator.science.independence import buckets, same_measurement, sample_fingerprint
 
     rates = Rates(missed={})
     for workload in workloads(scale):

@@ -12,8 +12,8 @@ import yaml
 from tests.testing.git import commit_all, git
 from tests.testing.registry import make_registry, write
 from validator.boards.regenerate import regenerate_files
-from validator.engine import analyse
-from validator.storing import store_run_document
+from validator.engine.evaluate import analyse
+from validator.registry.store import store_run_document
 
 TOKENS_PER_STEP = 128 * 8192  # the SFT workload: global batch 128 rows of 8,192 tokens
 MEGATRON = {"framework": {"name": "megatron-core", "version": "0.30.0"}}

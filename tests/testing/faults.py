@@ -119,11 +119,12 @@ def _install(spec: dict[str, Any]) -> None:
     tempfile.mkstemp = hook("mkstemp", tempfile.mkstemp, lambda *a, **k: k.get("dir"))
     tempfile.mkdtemp = hook("mkdtemp", tempfile.mkdtemp, lambda *a, **k: k.get("dir"))
     if spec.get("no_lock"):
-        import validator.atomic
+        import validator.files.atomic
 
         nothing = contextlib.nullcontext
-        validator.atomic.writer_lock = lambda near: nothing()  # type: ignore[assignment]
-        for name in ("validator.storing", "validator.catalog_tools", "validator.scaffold", "validator.importers"):
+        validator.files.atomic.writer_lock = lambda near: nothing()  # type: ignore[assignment]
+        for name in ("validator.registry.store", "validator.registry.recipe_edits", "validator.registry.catalog_edits",
+                     "validator.commands.catalog", "validator.commands.new_recipe", "validator.importers"):
             module = __import__(name, fromlist=["writer_lock"])
             module.writer_lock = lambda near: nothing()  # type: ignore[attr-defined]
 

@@ -9,9 +9,9 @@ from typing import Any
 
 from tests.testing.factories import training_run
 from validator.cli import main
-from validator.engine import Config, analyse, run
+from validator.engine.evaluate import Config, analyse, run
 from validator.hashing import run_path
-from validator.tiers import derive
+from validator.evidence.tiers import derive
 
 
 def keygen(folder: Path, name: str) -> Path:

@@ -3,7 +3,7 @@
 Each adapter reads one real format (see its module docstring for the source it follows) and
 returns the run document plus notes; metadata the output lacks comes from flags or a recipe
 (validator/adapters/common.py states the precedence). Nothing here writes files: the CLI stores
-the document with validator.storing.store_run_document.
+the document with validator.registry.store.store_run_document.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from validator.adapters.common import Converted, Problems, RunMetadata, Source
 from validator.diagnostics import Diagnostic, Severity
 from validator.errors import AdapterError, InputFileError, LoadError
 from validator.load.contributor import RECIPE, TOOL_OUTPUT, list_beside, read_inside, read_named
-from validator.evidence import metadata_mismatches
-from validator.identity import architecture_problems, checkpoint_problem, gguf_problems, gpu_problem
+from validator.evidence.agreement import metadata_mismatches
+from validator.evidence.identity import architecture_problems, checkpoint_problem, gguf_problems, gpu_problem
 from validator.load import schema as schemas
 from validator.load.documents import (
     Document,
@@ -37,7 +37,7 @@ from validator.models import (
     TrainingRecipe,
     WorkloadSpec,
 )
-from validator.registry import strip_samples
+from validator.registry.snapshot import strip_samples
 from validator.science.llamabench import facts as llama_bench_facts
 from validator.science.throughput import inference_facts, training_facts
 
@@ -266,7 +266,7 @@ def load_gpu(root: str, gpu_id: str) -> GpuSpec | None:
 
 def check_identity(root: str, recipe_path: str | None, source: Source, converted: Converted) -> None:
     """add-run's gate: what the tool's output states about the model and hardware must agree with the
-    recipe (ORV206) and the catalog (ORV226, ORV227) — errors, never notes (validator/identity.py)."""
+    recipe (ORV206) and the catalog (ORV226, ORV227) — errors, never notes (validator/evidence/identity.py)."""
     try:
         run = RunMeta.model_validate(strip_samples(converted.document), strict=False)
     except ValidationError:
@@ -282,7 +282,7 @@ def check_identity(root: str, recipe_path: str | None, source: Source, converted
                                        f"{m.recipe_value!r}", "attach the output to the recipe it measured, or fix "
                                                                "the recipe")
     named = recipe.checkpoint if isinstance(recipe, InferenceRecipe) else None
-    if run.synthetic is not None:  # llama-bench: the GGUF it loaded and the GPU it saw (validator/identity.py)
+    if run.synthetic is not None:  # llama-bench: the GGUF it loaded and the GPU it saw (validator/evidence/identity.py)
         for found in gguf_problems(run.model, spec, run.synthetic.model_filename, run.synthetic.model_n_params):
             problems.add("ORV226", found.message, found.hint)
         found = gpu_problem(run.hardware.gpu, load_gpu(root, run.hardware.gpu), run.synthetic.gpu_info,

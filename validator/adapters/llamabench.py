@@ -12,8 +12,8 @@ Format read from llama.cpp tools/llama-bench/llama-bench.cpp at build b11312, co
 - `test::get_ts`/`avg_ts`/`stdev_ts` and the free `avg`/`stdev`: validator/science/llamabench.py.
 - `cmd_params_defaults`: `-p 512 -n 128 -d 0 -r 5`, so a bare run writes two tests, pp512 and tg128.
 One run file holds one test: the one the recipe's workload names, or `--record K`. The file states
-llama.cpp's build (tool version `b<build_number>` plus commit: the engine pin, validator/llamacpp.py),
-the GGUF (checked against the catalog model: validator/identity.py) and the GPUs it saw (a CPU-only
+llama.cpp's build (tool version `b<build_number>` plus commit: the engine pin, validator/stacks/llamacpp.py),
+the GGUF (checked against the catalog model: validator/evidence/identity.py) and the GPUs it saw (a CPU-only
 run backs only a CPU host's recipe, ORV249); the GPU count, quantisation id, author and the served
 configuration come from the recipe or flags.
 """
@@ -38,7 +38,7 @@ from validator.adapters.common import (
     stated,
     tool_block,
 )
-from validator.llamacpp import TOOL, build_tag, pin_problem
+from validator.stacks.llamacpp import TOOL, build_tag, pin_problem
 from validator.models import Component
 from validator.science import llamabench as science
 

@@ -317,7 +317,7 @@ def convert_megatron(source: Source, meta: RunMetadata) -> Converted:
                                  meta, problems, notes)
     architecture = _architecture(args, source.lines())
     if architecture:
-        document["architecture"] = architecture  # compared with the catalog: ORV227 (validator/identity.py)
+        document["architecture"] = architecture  # compared with the catalog: ORV227 (validator/evidence/identity.py)
     return Converted(document, tuple(notes))
 
 

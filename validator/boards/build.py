@@ -17,12 +17,12 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 import orjson
 
 from validator.boards.frontier import frontiers
-from validator.evidence import point_of
+from validator.evidence.agreement import point_of
 from validator.models import Component, InferenceRecipe, Recipe, RunMeta, TrainingRecipe
 from validator.quality.status import DEFAULT_TASK, QualityResult
-from validator.registry import Catalog, RecipeEntry, RunEntry, Snapshot
+from validator.registry.snapshot import Catalog, RecipeEntry, RunEntry, Snapshot
 from validator.science.physics import cost_per_1m, implied_mfu
-from validator.tiers import TIER_MEANINGS, TierResult, missing_reference
+from validator.evidence.tiers import TIER_MEANINGS, TierResult, missing_reference
 
 BOARDS_SCHEMA_ID = "https://openrecipes.dev/schema/boards.schema.json"
 

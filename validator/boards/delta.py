@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from collections.abc import Mapping  # not typing's, ~10x slower in isinstance() (report/summary.py)
 from typing import Any, Iterable, Optional
 
-import orjson
 
 from validator.boards.build import (
     GitStamp,
@@ -34,7 +33,7 @@ from validator.boards.build import (
 )
 from validator.boards.frontier import patched
 from validator.diagnostics import Diagnostic
-from validator.evaluation import Evaluation
+from validator.engine.evaluation import Evaluation
 from validator.pr.change import Change
 from validator.boards.split import (
     BOARD_NAMES,
@@ -44,8 +43,9 @@ from validator.boards.split import (
     read_standing,
     standing_rows,
 )
-from validator.registry import BOARDS_PATH, Snapshot, filed_model, run_digest_from_path
-from validator.tiers import derive
+from validator.registry.layout import BOARDS_PATH, filed_model, run_digest_from_path
+from validator.registry.snapshot import Snapshot
+from validator.evidence.tiers import derive
 
 NO_BASE_BOARDS = (f"the merge base has no readable boards ({BOARDS_PATH} and the model files it lists), so board "
                   "changes are not shown; run `orv boards` on the base branch and commit boards/ (docs/boards.md)")

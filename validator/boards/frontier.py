@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping  # not typing's, ~10x slower in isinstance() (report/summary.py)
 from typing import Any, Iterable, Optional
 
-from validator.registry import Catalog
+from validator.registry.snapshot import Catalog
 from validator.science.frontier import INTERACTIVITY_TARGETS, Point, frontier, throughput_at
 from validator.science.physics import cost_per_1m
 

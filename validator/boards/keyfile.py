@@ -1,7 +1,7 @@
 """boards/keys.json and boards/keys/: every recipe's and run file's relation keys, inverted and sharded by key.
 
 A pull-request check finds the files a change can affect by their relation keys
-(validator/relations.py). A recipe's keys need its YAML parsed and a run file's need its samples
+(validator/registry/relations.py). A recipe's keys need its YAML parsed and a run file's need its samples
 fingerprinted, so on a fresh runner (no `.git/orv` index) finding the neighbours of one new file
 would load the whole registry. Main's boards workflow therefore publishes each committed file's
 content keys beside the boards (`orv boards`), and ORV703 (`orv check --boards`) holds them equal
@@ -47,10 +47,11 @@ from typing import Mapping, Optional
 
 import orjson
 
-from validator.git import clean_blobs, git_dir_of_top_level, worktree_trees
+from validator.git.plumbing import clean_blobs, git_dir_of_top_level, worktree_trees
 from validator.load.cache import derivation_key
-from validator.registry import KEYS_DIR, KEYS_PATH, LOADABLE, Snapshot
-from validator.relations import Keys, content_keys
+from validator.registry.layout import KEYS_DIR, KEYS_PATH, LOADABLE
+from validator.registry.snapshot import Snapshot
+from validator.registry.relations import Keys, content_keys
 
 FORMAT = 2
 KEYED = LOADABLE  # files with keys by content: the recipes and run files

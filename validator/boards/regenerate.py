@@ -16,10 +16,11 @@ from typing import Any, Mapping, Optional
 
 from validator.boards.build import GitStamp, build, duplicate_row, render
 from validator.boards.split import split_files
-from validator.git import newest_commit_touching
+from validator.git.history import newest_commit_touching
 from validator.load import schema as schemas
-from validator.registry import BOARDS_PATH, Analysis
-from validator.tiers import derive
+from validator.registry.layout import BOARDS_PATH
+from validator.registry.snapshot import Analysis
+from validator.evidence.tiers import derive
 
 STAMP_DIRS = ("recipes", "runs", "catalog")
 

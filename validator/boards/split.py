@@ -34,7 +34,7 @@ from typing import Any, Callable, Iterable, Mapping, Optional
 import orjson
 
 from validator.boards.build import render
-from validator.registry import BOARDS_MODELS_DIR, BOARDS_PATH, BOARDS_STANDINGS_DIR, DOCUMENT_PATH
+from validator.registry.layout import BOARDS_MODELS_DIR, BOARDS_PATH, BOARDS_STANDINGS_DIR, DOCUMENT_PATH
 
 FORMAT = 1
 STANDINGS_FORMAT = 1

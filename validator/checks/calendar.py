@@ -8,7 +8,7 @@ from typing import Iterator
 from validator import dates
 from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
-from validator.registry import Snapshot
+from validator.registry.snapshot import Snapshot
 
 SHAPE = re.compile(dates.DATE_PATTERN)
 

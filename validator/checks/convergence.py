@@ -13,7 +13,7 @@ from validator.models import Convergence, TrainingRecipe
 from validator.errors import LoadError
 from validator.load.documents import decode_utf8, parse_yaml
 from validator.pr.change import Change
-from validator.registry import Catalog, RunFile, Snapshot
+from validator.registry.snapshot import Catalog, RunFile, Snapshot
 
 
 def _sample_index(data: Any, step: int | None) -> int | None:

@@ -8,8 +8,8 @@ from typing import Iterable, Iterator, TypeVar
 from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
 from validator.models import Recipe
-from validator.registry import Snapshot
-from validator.relations import copied_claim_key, identity
+from validator.registry.snapshot import Snapshot
+from validator.registry.relations import copied_claim_key, identity
 
 E, W = Severity.ERROR, Severity.WARNING
 K = TypeVar("K")

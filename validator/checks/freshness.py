@@ -19,7 +19,8 @@ from validator.boards.split import committed_files, split_files
 from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
 from validator.errors import HistoryError
-from validator.registry import BOARDS_PATH, DOCUMENT_PATH, KEYS_PATH, Analysis
+from validator.registry.layout import BOARDS_PATH, DOCUMENT_PATH, KEYS_PATH
+from validator.registry.snapshot import Analysis
 
 # One wording everywhere (ORV606/ORV609, docs/pull-requests.md, README): the boards are main's
 # business. These checks run only under `orv check --boards`, which main's boards workflow runs.

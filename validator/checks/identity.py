@@ -6,9 +6,9 @@ from typing import Any, Iterator
 
 from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
-from validator.identity import architecture_problems, checkpoint_problem, gguf_problems
+from validator.evidence.identity import architecture_problems, checkpoint_problem, gguf_problems
 from validator.models import InferenceRecipe
-from validator.registry import Catalog, Snapshot
+from validator.registry.snapshot import Catalog, Snapshot
 
 
 @check("ORV226", Severity.ERROR, "served checkpoint is not the recipe's model", related_by="r")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from validator.arrival import later_of
+from validator.evidence.arrival import later_of
 from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
-from validator.independence import buckets, same_measurement
-from validator.registry import RunEntry, Snapshot
+from validator.science.independence import buckets, same_measurement
+from validator.registry.snapshot import RunEntry, Snapshot
 
 
 @check("ORV304", Severity.ERROR, "run copies another run's samples", related_by="s")

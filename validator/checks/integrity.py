@@ -8,12 +8,13 @@ from typing import Any, Iterator
 
 from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
-from validator.evidence import CLAIM_TOLERANCE, claim_gaps, mismatches, point_of
+from validator.evidence.agreement import CLAIM_TOLERANCE, claim_gaps, mismatches, point_of
 from validator.hashing import canonical_bytes, content_address, run_path
 from validator.models import InferenceRecipe
-from validator.registry import Catalog, RecipeEntry, RunFile, Snapshot, misplaced_run
-from validator.relations import raw_references
-from validator.run_budget import over_budget
+from validator.registry.layout import misplaced_run
+from validator.registry.snapshot import Catalog, RecipeEntry, RunFile, Snapshot
+from validator.registry.relations import raw_references
+from validator.load.run_budget import over_budget
 from validator.science.throughput import relative_gap
 
 E = Severity.ERROR
@@ -125,7 +126,7 @@ def _snippet(raw: bytes, offset: int) -> str:
 def within_budget(run: RunFile, catalog: Catalog) -> Iterator[Finding]:
     """
     A run file is larger than its kind allows: 4 MiB for training, 2 MiB for inference, 8 MiB for
-    quality (docs/limits.md, "Run-file budgets"; validator/run_budget.py). Run files are append-only,
+    quality (docs/limits.md, "Run-file budgets"; validator/load/run_budget.py). Run files are append-only,
     so every clone and every fresh runner carries each one forever; a run file holds what
     recomputation reads (the samples) and no more. Each budget is several times what an honest run of
     its kind measures (bench/run_sizes.py: a 10,000-iteration Megatron-LM log, a 1,000-request sweep

@@ -8,9 +8,9 @@ from typing import Iterator, Optional
 
 from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
-from validator.megatron_args import PRECISION_FLAGS, implied_args, same_value, stated
+from validator.stacks.megatron_args import PRECISION_FLAGS, implied_args, same_value, stated
 from validator.models import InferenceRecipe, TrainingRecipe
-from validator.registry import Snapshot
+from validator.registry.snapshot import Snapshot
 
 E = Severity.ERROR
 

@@ -1,5 +1,5 @@
-"""ORV248-ORV249: a llama-bench run was built from the llama.cpp the recipe pins (validator/llamacpp.py) and ran
-on the hardware it states, a GPU or a CPU host (validator/identity.py)."""
+"""ORV248-ORV249: a llama-bench run was built from the llama.cpp the recipe pins (validator/stacks/llamacpp.py) and ran
+on the hardware it states, a GPU or a CPU host (validator/evidence/identity.py)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from typing import Any, Iterator
 
 from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
-from validator.identity import gpu_problem
-from validator.llamacpp import TOOL, pin_problem
-from validator.registry import Catalog, Snapshot
+from validator.evidence.identity import gpu_problem
+from validator.stacks.llamacpp import TOOL, pin_problem
+from validator.registry.snapshot import Catalog, Snapshot
 
 
 @check("ORV248", Severity.ERROR, "llama-bench build differs from the recipe's llama.cpp pin", related_by="r")

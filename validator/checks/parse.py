@@ -8,7 +8,8 @@ from typing import Iterator
 
 from validator.checks.base import Finding, check, declare
 from validator.diagnostics import Severity
-from validator.registry import Snapshot, catalog_names, classify, misplaced_run
+from validator.registry.layout import classify, misplaced_run
+from validator.registry.snapshot import Snapshot, catalog_names
 
 E = Severity.ERROR
 

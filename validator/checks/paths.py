@@ -7,7 +7,7 @@ from typing import Iterator
 
 from validator.checks.base import Finding, check
 from validator.diagnostics import Severity, printable
-from validator.registry import Snapshot
+from validator.registry.snapshot import Snapshot
 
 _PORTABLE_SEGMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 

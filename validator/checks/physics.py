@@ -16,7 +16,7 @@ from validator.models import (
     Speculative,
     TrainingRecipe,
 )
-from validator.registry import Catalog, RecipeEntry, RunEntry, RunFile, Snapshot
+from validator.registry.snapshot import Catalog, RecipeEntry, RunEntry, RunFile, Snapshot
 from validator.science.physics import (
     DECODE_READ_FRACTION,
     DecodeBound,

@@ -1,6 +1,6 @@
 """ORV4xx: pinning — every software component and every benchmark tool names one exact build.
 
-The rules themselves (what is an exact release, a commit, a digest) are in validator/pins.py and
+The rules themselves (what is an exact release, a commit, a digest) are in validator/stacks/pins.py and
 shared with tier derivation and `orv import`; this module only turns them into findings.
 
 Recipes and run files are both checked: a run file's `software` is the stack that produced its
@@ -17,8 +17,8 @@ from typing import Iterator, Mapping
 from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
 from validator.models import InferenceRecipe, Recipe, RunMeta, TrainingRecipe
-from validator.pins import PinProblem, component_problems, tool_problems
-from validator.registry import Catalog, RunFile, Snapshot
+from validator.stacks.pins import PinProblem, component_problems, tool_problems
+from validator.registry.snapshot import Catalog, RunFile, Snapshot
 
 E, W = Severity.ERROR, Severity.WARNING
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from validator.arrival import later_of
+from validator.evidence.arrival import later_of
 from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
 from validator.errors import LoadError
@@ -13,8 +13,8 @@ from validator.models import InferenceRecipe
 from validator.pr.change import Change
 from validator.quality import status as quality_status
 from validator.quality import verify
-from validator.registry import Catalog, RunFile, Snapshot
-from validator.signing import signer
+from validator.registry.snapshot import Catalog, RunFile, Snapshot
+from validator.evidence.signing import signer
 
 E, W = Severity.ERROR, Severity.WARNING
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 from typing import Iterator
 
-from validator import signing
+from validator.evidence import signing
 from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
-from validator.registry import SIGNERS_PATH, Snapshot
+from validator.registry.layout import SIGNERS_PATH
+from validator.registry.snapshot import Snapshot
 
 E = Severity.ERROR
 

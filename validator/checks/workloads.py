@@ -6,9 +6,9 @@ from typing import Iterator
 
 from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
-from validator.evidence import workload_problems
+from validator.evidence.agreement import workload_problems
 from validator.models import UNSPECIFIED, InferenceRecipe
-from validator.registry import Snapshot
+from validator.registry.snapshot import Snapshot
 
 E = Severity.ERROR
 

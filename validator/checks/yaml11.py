@@ -9,7 +9,8 @@ from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
 from validator.load.documents import parse_yaml, plain_scalars
 from validator.load.schema import types_at
-from validator.registry import Snapshot, classify
+from validator.registry.layout import classify
+from validator.registry.snapshot import Snapshot
 
 _INT = "tag:yaml.org,2002:int"
 _FLOAT = "tag:yaml.org,2002:float"

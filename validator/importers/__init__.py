@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from typing import Callable
 
-from validator.atomic import transaction, write_atomic
+from validator.files.atomic import transaction, write_atomic
 from validator.importers.leaderboard import import_leaderboard
 from validator.importers.legacy_boards import import_legacy_boards
 from validator.importers.report import ImportReport, render_json, render_markdown

@@ -13,7 +13,7 @@ from validator.load import schema as schemas
 from validator.load.contributor import SEED_SOURCE, read_named
 from validator.load.documents import load_yaml_document
 from validator.models import GpuSpec, ModelSpec, WorkloadSpec
-from validator.registry import CATALOG_FILES
+from validator.registry.layout import CATALOG_FILES
 
 TRAINING_SCHEMA_LINE = "# yaml-language-server: $schema=../../../schema/recipe-training.schema.json"
 INFERENCE_SCHEMA_LINE = "# yaml-language-server: $schema=../../../schema/recipe-inference.schema.json"

@@ -25,7 +25,7 @@ from decimal import ROUND_CEILING, Decimal
 from typing import Any, Optional
 
 from validator.errors import ImportInputError
-from validator.importers import yamlout
+from validator.files import yamlout
 from validator.importers.common import (
     MAX_ID,
     STARTING_POINTS_SCHEMA_LINE,
@@ -37,9 +37,9 @@ from validator.importers.common import (
     read_source,
     recipe_path,
 )
-from validator.importers.files import generated_text, remove_stale, write_generated
+from validator.files.generated import generated_text, remove_stale, write_generated
 from validator.importers.report import LACKS_INTRO, LACKS_TITLE, ImportReport, Rejection
-from validator.lacking import document_lacks
+from validator.importers.lacking import document_lacks
 
 COMMAND = "leaderboard"
 WORKLOAD = "sft-8k-gb128-bf16"

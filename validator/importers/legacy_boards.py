@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from validator.errors import AddRunError, ImportInputError, LoadError
-from validator.importers import yamlout
+from validator.files import yamlout
 from validator.importers.common import (
     INFERENCE_SCHEMA_LINE,
     MAX_ID,
@@ -43,7 +43,7 @@ from validator.importers.common import (
     recipe_path,
     round_figure,
 )
-from validator.importers.files import (
+from validator.files.generated import (
     Action,
     FileOutcome,
     generated_text,
@@ -52,14 +52,14 @@ from validator.importers.files import (
 )
 from validator.importers.report import LACKS_INTRO, LACKS_TITLE, ImportReport, Rejection
 from validator.importers.stacks import PinnedStack, parse_engine_version
-from validator.lacking import document_lacks
+from validator.importers.lacking import document_lacks
 from validator.load.documents import find_duplicate_json_keys, parse_json
 from validator.science.physics import (
     DECODE_READ_FRACTION,
     DecodeBound,
     decode_bound_for,
 )
-from validator.storing import store_run_document
+from validator.registry.store import store_run_document
 
 COMMAND = "legacy-boards"
 LEGACY_SLUG_LIMIT = 64  # the old site cut ids at this length

@@ -11,11 +11,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from validator.importers.files import Action, FileOutcome
+from validator.files.generated import Action, FileOutcome
 
 
 LACKS_TITLE = "What each recipe lacks"
-LACKS_INTRO = ("Read from each written recipe, never guessed (validator/lacking.py): what it lacks to be re-run "
+LACKS_INTRO = ("Read from each written recipe, never guessed (validator/importers/lacking.py): what it lacks to be re-run "
                "exactly (what `orv reproduce` names as missing) and to be ranked against new recipes and rise in "
                "tier. A maintainer who learns it from the source's author adds it to the recipe; nothing here is "
                "filled in by the import.")

@@ -2,7 +2,7 @@
 
 Seed 004 recorded the engine build as prose ("Morrowmake/vllm-cmp170hx @ 819146023f",
 "0.29 nightly (vllm==0.28.1rc1.dev93+cu133 verified)", "HEAD, unpinned upstream"). A recipe needs
-components with a pin that validator.pins accepts: an exact release, a hex commit of at least 7
+components with a pin that validator.stacks.pins accepts: an exact release, a hex commit of at least 7
 characters, or an image with an @sha256 digest; patches need a sha256. The grammar understood:
 
   text      := main (" + " addition)* ("," clause)*
@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
-from validator.pins import version_problem
+from validator.stacks.pins import version_problem
 
 # Code changes on top of a pin; the legacy export never carries their sha256.
 _MODIFICATION = re.compile(r"\b(patch(?:es|ed)?|overlays?|adapters?)\b|monkeypatch\w*|\b\d+ commits\b",

@@ -17,8 +17,8 @@ from pathlib import Path
 from importlib.resources.abc import Traversable
 from typing import Any
 
-from validator.atomic import write_atomic
-from validator.git import clean_blobs, git_dir_of_top_level
+from validator.files.atomic import write_atomic
+from validator.git.plumbing import clean_blobs, git_dir_of_top_level
 from validator.load.schema import schema_dir
 
 # The key also hashes every source file, so any change to orv invalidates stored results; the

@@ -22,7 +22,7 @@ import re
 import stat
 import sys
 from dataclasses import dataclass
-from typing import Any, BinaryIO, Iterator
+from typing import Any, BinaryIO
 
 import orjson
 

@@ -19,11 +19,11 @@ from validator.checks import Keep, by_scope
 from validator.checks.collect import Collector
 from validator.diagnostics import Diagnostic, Severity
 from validator.errors import LoadError
-from validator.git import WHOLE_CHECKOUT, refuse_sparse
-from validator.atomic import settle
+from validator.git.sparse import WHOLE_CHECKOUT, refuse_sparse
+from validator.files.atomic import settle
 from validator.hashing import content_address, is_canonical
-from validator.independence import sample_fingerprint, sorted_alone
-from validator.interrupts import quiet_map
+from validator.science.independence import sample_fingerprint, sorted_alone
+from validator.files.interrupts import quiet_map
 from validator.load import schema as schemas
 from validator.load.cache import Store, open_cache, remembered
 from validator.load.references import with_reference_curves
@@ -46,22 +46,10 @@ from validator.models import (
     WorkloadSpec,
 )
 from validator.quality.verify import check as check_quality
-from validator.relations import with_content_keys
-from validator.registry import (
-    CATALOG_FILES,
-    LOADABLE,
-    Catalog,
-    RecipeEntry,
-    RunEntry,
-    RunFile,
-    Snapshot,
-    catalog_names,
-    classify,
-    discover,
-    run_digest_from_path,
-    strip_samples,
-)
-from validator.samples import Columns
+from validator.registry.relations import with_content_keys
+from validator.registry.layout import CATALOG_FILES, LOADABLE, classify, discover, run_digest_from_path
+from validator.registry.snapshot import Catalog, RecipeEntry, RunEntry, RunFile, Snapshot, catalog_names, strip_samples
+from validator.science.samples import Columns
 from validator.science.llamabench import facts as llama_bench_facts
 from validator.science.throughput import RunFacts, inference_facts, training_facts
 
@@ -426,7 +414,7 @@ def load_all(root: str, rels: list[str], catalog: Catalog, jobs: int,
     # cyclic collector stops rescanning it (at N = 10,000 its full passes over the growing results
     # cost ~25% of the registry checks), and forked workers do not copy the pages it would touch.
     gc.freeze()
-    # workers ignore Ctrl-C (the parent answers it, validator/interrupts.py)
+    # workers ignore Ctrl-C (the parent answers it, validator/files/interrupts.py)
     for done, item in enumerate(quiet_map(_load_one, rels, jobs, chunksize=64, initializer=_init_worker,
                                           initargs=(root, catalog, keep, keys)), 1):
         if progress and (done % PROGRESS_STEP == 0 or done == total):
@@ -466,11 +454,11 @@ def loadable(root: str, files: list[str]) -> list[str]:
 def load_tree(root: str, jobs: int = 1, progress: Callable[[int, int], None] | None = None,
               store: Store = Store(), only: Callable[[str], bool] | None = None,
               keep: Keep | None = None, keys: bool = False) -> Loaded:
-    """Load every recipe and run file under root (those `only` keeps: one shard, validator/shard.py),
+    """Load every recipe and run file under root (those `only` keeps: one shard, validator/engine/shard.py),
     reusing cached per-file results where git says they hold. `keep`: run only the run-file checks
     it accepts; such partial results are never cached (a cached result is a complete one).
     `keys`: every freshly loaded entry carries its relation keys (load_all)."""
-    settle(root)  # what a killed orv wrote is finished or cleared before it is read (validator/atomic.py)
+    settle(root)  # what a killed orv wrote is finished or cleared before it is read (validator/files/atomic.py)
     refuse_sparse(root, "a check of the whole registry", f"Check a change with `orv check --base REF`, or first: "
                   f"{WHOLE_CHECKOUT}.")
     files = discover(root)

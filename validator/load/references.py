@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from validator.hashing import content_address, run_path
-from validator.registry import Catalog
+from validator.registry.snapshot import Catalog
 from validator.science.throughput import training_losses
 
 MAX_REFERENCE_BYTES = 256 * 1024 * 1024  # the loader's own limit for a run file is the same order

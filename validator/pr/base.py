@@ -19,16 +19,17 @@ from typing import Iterable, Mapping
 from validator.checks import all_checks, by_scope
 from validator.checks.collect import Collector
 from validator.diagnostics import Diagnostic
-from validator.evaluation import (
+from validator.engine.evaluation import (
     BaseView,
     check_tree,
     run_registry_checks,
     sorted_unique,
 )
-from validator.git import MODE_SYMLINK, Diff, FileChange
+from validator.git.diff import MODE_SYMLINK, Diff, FileChange
 from validator.load.pipeline import LOADABLE, FileResult, assemble, load_all
 from validator.pr.change import Change
-from validator.registry import REGISTRY_DIRS, Catalog, Snapshot, classify
+from validator.registry.layout import REGISTRY_DIRS, classify
+from validator.registry.snapshot import Catalog, Snapshot
 
 
 def introduced(found: tuple[Diagnostic, ...], change: Change

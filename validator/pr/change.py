@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Mapping
 
-from validator.git import ADDED, BaseTree, Diff, FileChange, diff
-from validator.registry import Snapshot
+from validator.git.diff import ADDED, BaseTree, Diff, FileChange, diff
+from validator.registry.snapshot import Snapshot
 
 
 @dataclass(frozen=True)

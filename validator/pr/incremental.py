@@ -30,7 +30,7 @@ from validator.boards.keyfile import KeysUnusable
 from validator.checks import by_scope
 from validator.checks.collect import Collector
 from validator.diagnostics import Result
-from validator.evaluation import (
+from validator.engine.evaluation import (
     BaseView,
     Config,
     Evaluation,
@@ -39,7 +39,8 @@ from validator.evaluation import (
     sorted_unique,
     waiver_notes,
 )
-from validator.git import MODE_SUBMODULE, MODE_SYMLINK, Diff, FileChange, diff, materialize
+from validator.git.diff import MODE_SUBMODULE, MODE_SYMLINK, Diff, FileChange, diff
+from validator.git.sparse import materialize
 from validator.hashing import run_path
 from validator.load.cache import KeyIndex, Store, catalog_references, derivation_key, open_index, open_store
 from validator.load.documents import Document
@@ -53,15 +54,9 @@ from validator.load.pipeline import (
 from validator.pr.base import load_at_base, subtract_base
 from validator.pr.change import on_snapshot
 from validator.pr.published import PublishedKeys, open_published
-from validator.relations import Keys, keys_of, path_keys
-from validator.registry import (
-    CATALOG_FILES,
-    REGISTRY_DIRS,
-    SIGNERS_PATH,
-    Catalog,
-    Snapshot,
-    classify,
-)
+from validator.registry.relations import Keys, keys_of, path_keys
+from validator.registry.layout import CATALOG_FILES, REGISTRY_DIRS, SIGNERS_PATH, classify
+from validator.registry.snapshot import Catalog, Snapshot
 
 
 def evaluate_change(config: Config) -> Evaluation | None:

@@ -1,7 +1,7 @@
 """A change's neighbourhood: the only files whose findings a pull request can alter.
 
 Every registry check decides about a file from that file alone (with the catalog), or from a
-group of files that share a relation key (validator/relations.py lists them).
+group of files that share a relation key (validator/registry/relations.py lists them).
 
 So a file sharing no key with a changed file (its version at the merge base or in the working
 tree) is judged the same before and after the change. Pull-request mode therefore checks only
@@ -20,7 +20,7 @@ from typing import Iterable, Mapping
 
 from validator.load.cache import Store, open_index
 from validator.load.pipeline import FileResult
-from validator.relations import Keys, keys_of
+from validator.registry.relations import Keys, keys_of
 
 
 def neighbourhood(base: Mapping[str, Keys], head: Mapping[str, Keys], changed: Iterable[str]) -> set[str]:

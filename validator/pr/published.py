@@ -13,8 +13,9 @@ from __future__ import annotations
 from typing import Callable, Iterable, Mapping, Optional
 
 from validator.boards.keyfile import KEYED, TREE_DIRS, Entries, Header, read_header, read_shard, shard_name, shard_path
-from validator.git import MODE_SYMLINK, BaseTree, changed_since, prefetch
-from validator.registry import KEYS_PATH, classify
+from validator.git.diff import MODE_SYMLINK, BaseTree, changed_since
+from validator.git.partial import prefetch
+from validator.registry.layout import KEYS_PATH, classify
 
 PATH_ONLY = "f:"  # relations.py: the case-folded path, a key by path alone (the base listing has them all)
 

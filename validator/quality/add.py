@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from validator import yamledit
+from validator.files import yamledit
 from validator.adapters import AdapterError, load_recipe
 from validator.diagnostics import Diagnostic, Result, Severity
 from validator.errors import AddRunError, LoadError
 from validator.load.documents import load_yaml_document
 from validator.load.pipeline import validate_run_data
 from validator.quality import lmeval, verify
-from validator.storing import MODELS_PATH, StoredRun, set_model_references, store_run_document
+from validator.registry.catalog_edits import MODELS_PATH, set_model_references
+from validator.registry.store import StoredRun, store_run_document
 
 
 

@@ -55,7 +55,7 @@ class QualityFacts:
     quant: str | None
     tasks: Mapping[str, TaskFacts]
     sound: bool  # no integrity error (ORV230-224): usable as evidence
-    measured_by: str | None = None  # whose signature can vouch for it (validator/signing.py)
+    measured_by: str | None = None  # whose signature can vouch for it (validator/evidence/signing.py)
 
 
 def _hash(text: str) -> str:

@@ -24,10 +24,10 @@ from validator.boards.delta import (
 from validator.boards.frontier import frontier_wins, group_key
 from validator.checks.pr import GATE_FILES
 from validator.diagnostics import Diagnostic, Result, Severity
-from validator.evaluation import Evaluation
-from validator.registry import Snapshot
+from validator.engine.evaluation import Evaluation
+from validator.registry.snapshot import Snapshot
 from validator.report.github import ANNOTATIONS_PER_LEVEL
-from validator.signing import signer
+from validator.evidence.signing import signer
 
 SUMMARY_LIMIT = 1024 * 1024  # GitHub refuses a step summary larger than 1 MiB
 SUMMARY_BUDGET = SUMMARY_LIMIT - 32 * 1024  # what orv writes; the rest is margin for the closing lines
@@ -76,7 +76,7 @@ class RunEvidence:
 
 def run_evidence(snapshot: Snapshot, recipe_ids: Iterable[str],
                  signed: Callable[[Snapshot, str], Optional[str]] = signer) -> dict[str, tuple[RunEvidence, ...]]:
-    """The run files each recipe lists, with tool, measurer and signature (validator/signing.py)."""
+    """The run files each recipe lists, with tool, measurer and signature (validator/evidence/signing.py)."""
     wanted = set(recipe_ids)
     out: dict[str, tuple[RunEvidence, ...]] = {}
     for _, recipe in snapshot.valid_recipes():

@@ -15,8 +15,8 @@ from typing import Any, Mapping, Optional
 
 from validator.boards.build import GitStamp, build
 from validator.quality.status import STATUS_WORDS
-from validator.registry import Analysis
-from validator.tiers import derive, reference_command
+from validator.registry.snapshot import Analysis
+from validator.evidence.tiers import derive, reference_command
 
 KINDS = ("training", "inference")
 # What `orv add-run --from` reads for each kind of run (validator/cli.py _ADAPTER_FORMATS).

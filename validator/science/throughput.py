@@ -24,7 +24,7 @@ from operator import itemgetter, sub, truediv
 from typing import Any, Mapping, Optional, Sequence
 
 from validator.models import Convergence
-from validator.samples import Columns
+from validator.science.samples import Columns
 from validator.science.loss_curve import ConvergenceResult, check_convergence
 from validator.science.workload_fit import LengthStats, length_stats
 
@@ -121,7 +121,7 @@ def _columns_of(samples: Sequence[Any], columns: Columns | None) -> Columns:
 
 def training_facts(samples: Sequence[Mapping[str, Any]], gpus: int, warmup_steps: int,
                    convergence: Optional[Convergence] = None, columns: Columns | None = None) -> RunFacts:
-    """`columns`, of these samples, when the caller has read them already (validator/samples.py)."""
+    """`columns`, of these samples, when the caller has read them already (validator/science/samples.py)."""
     cols = _columns_of(samples, columns)
     steps = _column(cols, "step")
     if steps != sorted(steps):  # logs are normally in step order; sorting then costs O(n)
@@ -154,7 +154,7 @@ def training_facts(samples: Sequence[Mapping[str, Any]], gpus: int, warmup_steps
 
 def inference_facts(samples: Sequence[Mapping[str, Any]], duration_s: float | None,
                     columns: Columns | None = None) -> RunFacts:
-    """`columns`, of these samples, when the caller has read them already (validator/samples.py)."""
+    """`columns`, of these samples, when the caller has read them already (validator/science/samples.py)."""
     headline: dict[str, float] = {}
     problems: list[str] = []
     cols = _columns_of(samples, columns)

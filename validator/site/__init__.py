@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterable, Optional, Sequence
 
 import jinja2
 
-from validator.atomic import staged_folder, swap_in
+from validator.files.atomic import staged_folder, swap_in
 from validator.load import schema as schemas
 from validator.site import format as fmt
 from validator.site.frontier_chart import frontier_chart
@@ -330,7 +330,7 @@ def write_site(directory: str, files: Mapping[str, bytes]) -> None:
             raise SiteError(f"{directory} exists and is not a folder")
         if os.listdir(target) and not os.path.isfile(os.path.join(target, MARKER)):
             raise SiteError(f"{directory} is not empty and was not written by `orv site`; choose a new or empty folder")
-    # built in a locked temporary folder git never lists (validator/atomic.py), then exchanged with
+    # built in a locked temporary folder git never lists (validator/files/atomic.py), then exchanged with
     # the old site in one step: a kill leaves the old site or the new, and the next write sweeps the rest
     with staged_folder(target) as staging:
         for rel, data in sorted(files.items()):

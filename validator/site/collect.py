@@ -13,7 +13,7 @@ from typing import Any, Mapping
 import orjson
 import yaml
 
-from validator.interrupts import quiet_map
+from validator.files.interrupts import quiet_map
 from validator.site import SiteContext
 from validator.site.format import MAX_POINTS
 

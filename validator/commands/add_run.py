@@ -1,0 +1,314 @@
+"""`orv add-run`: a tool's output (or a run document) -> a stored run file, recorded in its recipe.
+
+The whole flow lives here so it can be driven and tested without Click: the CLI builds an
+`AddRunRequest` from its options, calls `execute`, prints the outcome's lines and exits with its
+code. Nothing here prints or exits; a bad invocation raises errors.UsageError (exit 2), and every
+problem with the user's files comes back as findings in the outcome (exit 1).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping
+
+from validator.adapters import (
+    ADAPTER_BY_NAME,
+    KIND_OF,
+    Recomputed,
+    check_identity,
+    convert,
+    metadata,
+    records_in,
+    with_report,
+)
+from validator.adapters import recomputed as recompute
+from validator.adapters.detect import RUN, detect
+from validator.files.atomic import transaction
+from validator.diagnostics import Result
+from validator.errors import AdapterError, AddRunError, InputFileError, UsageError
+from validator.git.plumbing import tracked
+from validator.git.sparse import materialize
+from validator.load import contributor
+from validator.load.contributor import Budget
+from validator.quality.add import add as add_quality
+from validator.evidence.signing import NO_TOOL, OK, SigningError, sign_run
+from validator.registry.catalog_edits import MODELS_PATH, set_model_references
+from validator.registry.recipe_edits import disagreeing_claims, recipe_write_problem, record_run_in_recipe
+from validator.registry.store import StoredRun, add_run, store_run_document
+from validator.files.yamledit import EditError
+
+EXIT_OK, EXIT_FINDINGS = 0, 1
+ADAPTER_FORMATS = tuple(sorted(ADAPTER_BY_NAME))
+QUALITY_FORMATS = ("lm-eval",)
+TRAINING_FORMATS = tuple(sorted(f for f in ADAPTER_FORMATS if KIND_OF.get(f) == "training"))  # validator.quality.add: an output directory or results file, not one file
+SIZE_ONE_BY_DEFAULT = ("vpp", "cp", "ep", "etp")  # a layout without them means 1 (SPEC §6, ORV206 agrees)
+# The most bytes read of FILE per --from format (docs/limits.md); a format not named here (a new adapter)
+# gets TOOL_OUTPUT's. Without --from the format is known only after reading, so the largest applies.
+INPUT_BUDGET: dict[str, Budget] = {"vllm": contributor.SERVING_RESULT, "sglang": contributor.SERVING_RESULT,
+                                   "megatron": contributor.TRAINING_LOG, "nemo": contributor.TRAINING_LOG,
+                                   "aiperf": contributor.SERVING_RESULT, "trtllm-bench": contributor.SERVING_RESULT,
+                                   "llama-bench": contributor.LLAMA_BENCH}
+UNDETECTED_BUDGET = max((contributor.TOOL_OUTPUT, contributor.RUN_DOCUMENT, *INPUT_BUDGET.values()),
+                        key=lambda b: b.limit)
+
+
+@dataclass(frozen=True)
+class AddRunRequest:
+    """What the user asked for, options already parsed (paths as given, `-` for standard input)."""
+
+    root: str
+    file: str
+    fmt: str | None = None
+    recipe_path: str | None = None
+    write_recipe: bool = False
+    reference_for: str | None = None
+    sign_key: str | None = None
+    report: str | None = None  # a tool's second file of the run (trtllm-bench --report_json, AIPerf's summary)
+    given: Mapping[str, Any] = field(default_factory=dict)  # metadata flags the user set (--model, --gpu, …)
+
+
+@dataclass
+class Outcome:
+    """What the command tells the user, in order, and how it ends.
+
+    `lines` are (stream, text) pairs: "out" is the run's reference (what scripts read), "err" every
+    note for the person; `findings` is set when the files were refused (rendered by the CLI).
+    """
+
+    lines: list[tuple[str, str]] = field(default_factory=list)
+    exit_code: int = EXIT_OK
+    findings: Result | None = None
+
+    def note(self, text: str) -> None:
+        self.lines.append(("err", text))
+
+    def out(self, text: str) -> None:
+        self.lines.append(("out", text))
+
+    def fail(self, text: str | None = None) -> "Outcome":
+        if text:
+            self.note(text)
+        self.exit_code = EXIT_FINDINGS
+        return self
+
+
+def execute(request: AddRunRequest) -> Outcome:
+    """Store the run the request names and record it where asked; see the module docstring."""
+    if request.reference_for is not None and request.fmt not in QUALITY_FORMATS + TRAINING_FORMATS:
+        raise UsageError("--reference-for needs --from lm-eval (a quality reference) or --from megatron|nemo "
+                         "(a convergence reference)")
+    if request.reference_for is not None and request.fmt in TRAINING_FORMATS:
+        if not request.given.get("workload"):
+            raise UsageError("a convergence reference takes --reference-for MODEL --workload W (with --recipe R for "
+                             "the stack, e.g. the model's baseline recipe)")
+        request = replace(request, given={**request.given, "model": request.reference_for})
+    outcome = Outcome()
+    _in_checkout(request.root, request.recipe_path)
+    problem = recipe_write_problem(request.recipe_path) if request.write_recipe and request.recipe_path else None
+    if problem:  # asked before storing: a run the recipe cannot list is not stored (docs/durability.md)
+        return outcome.fail(f"orv: {request.recipe_path}: {problem}; nothing was stored. Make it writable and "
+                            "rerun, or rerun without --write-recipe")
+    try:
+        with transaction(request.root):  # the run file and the recipe's new line land together (docs/durability.md)
+            stored = _add_quality_run(request, outcome) if request.fmt in QUALITY_FORMATS else _add_run(request, outcome)
+    except AddRunError as exc:
+        outcome.findings = exc.result
+        outcome.exit_code = EXIT_FINDINGS
+        return outcome
+    if stored is not None and request.sign_key and outcome.exit_code == EXIT_OK:  # signs the file now in place
+        sign_stored(request.root, os.path.join(request.root, stored.path), request.sign_key, outcome)
+    return outcome
+
+
+def _in_checkout(root: str, recipe_path: str | None) -> None:
+    """In a sparse checkout, the recipe (and the catalog a reference is written to) are checked out
+    first: git tracks them even when the working tree leaves them out (validator/git/)."""
+    wanted = [MODELS_PATH]
+    if recipe_path:
+        rel = os.path.relpath(os.path.abspath(recipe_path), os.path.abspath(root)).replace(os.sep, "/")
+        # only a recipe git tracks: a mistyped path fails to load, and leaves no sparse pattern behind
+        if not rel.startswith("../") and not os.path.exists(recipe_path) and rel in (tracked(root, rel) or []):
+            wanted.append(rel)
+    materialize(root, wanted)
+
+
+def _add_quality_run(request: AddRunRequest, outcome: Outcome) -> None:  # never signed here
+    stored, notes = add_quality(request.root, request.file, request.recipe_path, request.given,
+                                request.reference_for)
+    for text in notes:
+        outcome.note(f"note: {text}")
+    _report_stored(stored, outcome)
+    if request.recipe_path:  # a quality run is listed in `runs:` like any other (docs/quality.md)
+        _record_in_recipe(request, f"sha256:{stored.digest}", None, {}, outcome)
+
+
+def _add_run(request: AddRunRequest, outcome: Outcome) -> StoredRun:
+    try:
+        inside = records_in(request.file, request.fmt) if os.path.isdir(request.file) else None
+    except InputFileError as exc:
+        raise AddRunError(Result((exc.diagnostic(),))) from None
+    if os.path.isdir(request.file) and inside is None:
+        raise UsageError(f"{request.file} is a directory; only --from lm-eval and --from aiperf (AIPerf's artifact "
+                         "directory) take one")
+    if request.write_recipe and not request.recipe_path:
+        raise UsageError("--write-recipe needs --recipe PATH (the recipe this run backs)")
+    if request.report is not None and request.fmt not in (None, "aiperf", "trtllm-bench"):
+        raise UsageError("--report names the second file of an AIPerf or trtllm-bench run")
+    raw = read_input(inside or request.file, request.fmt, inside is not None)
+    fmt = request.fmt
+    if fmt is None:
+        fmt = detected_format(request.file, raw, bool(request.given or request.recipe_path), outcome)
+    recomputed: Recomputed | None = None
+    stated: dict[str, dict[str, Any]] = {}
+    measured_at = None
+    if fmt is None:
+        stored = add_run(request.root, raw, source_name=request.file)
+    else:
+        try:
+            source = with_report(fmt, inside or request.file, raw, request.report)
+            meta = metadata(fmt, request.root, request.recipe_path, request.given)
+            converted = convert(fmt, source, meta)
+            check_identity(request.root, request.recipe_path, source, converted)
+        except AdapterError as exc:
+            raise AddRunError(exc.result) from None
+        for text in converted.notes:
+            outcome.note(f"note: {text}")
+        recomputed = recompute(converted.document, meta)
+        stored = store_run_document(request.root, converted.document, request.file)
+        stated = {k: {n: x for n, x in v.items() if not (x == 1 and n in SIZE_ONE_BY_DEFAULT)}
+                  for k, v in converted.document.items() if k in ("layout", "serving")}
+        measured_at = converted.document.get("measured_at")
+    _report_stored(stored, outcome)
+    if recomputed is not None:
+        outcome.note(headline_text(recomputed))
+    if request.recipe_path:
+        _record_in_recipe(request, f"sha256:{stored.digest}", recomputed, stated, outcome, measured_at)
+    if outcome.exit_code != EXIT_OK:
+        return stored
+    if request.reference_for is not None:
+        set_convergence_reference(request.root, request.reference_for, str(request.given["workload"]),
+                                  f"sha256:{stored.digest}")
+        outcome.note(f"{MODELS_PATH}: {request.reference_for}.convergence_reference.{request.given['workload']} now "
+                     "names this run (a change to an existing reference needs a maintainer's waiver, ORV621)")
+    return stored
+
+
+def input_budget(fmt: str | None) -> Budget:
+    """How much of FILE add-run reads for --from `fmt` (None: not given)."""
+    if fmt is None:
+        return UNDETECTED_BUDGET
+    return INPUT_BUDGET.get(fmt, contributor.TOOL_OUTPUT)
+
+
+def read_input(file: str, fmt: str | None = None, inside: bool = False) -> bytes:
+    """The bytes of FILE (`-`: standard input) through the bounded reader; a refusal is a finding (exit 1).
+    `inside`: FILE was found in a folder the user named (no link followed there, docs/limits.md)."""
+    try:
+        if inside:
+            return contributor.read_inside(file, input_budget(fmt))
+        return contributor.read_named(file, input_budget(fmt))
+    except InputFileError as exc:
+        raise AddRunError(Result((exc.diagnostic(),))) from None
+
+
+def _report_stored(stored: StoredRun, outcome: Outcome) -> None:
+    outcome.out(f"sha256:{stored.digest}")
+    outcome.note(f"{'stored' if stored.created else 'already stored'}: {stored.path}")
+
+
+def detected_format(file: str, raw: bytes, has_metadata: bool, outcome: Outcome) -> str | None:
+    """The --from a file needs (None for a run document), or a usage error that names the right one."""
+    found = detect(raw)
+    if found is None:
+        if has_metadata:
+            raise UsageError(f"cannot tell which tool wrote {file}: metadata options (--recipe, --model, ...) "
+                             f"need --from FORMAT ({', '.join(ADAPTER_FORMATS)})")
+        return None  # stored as a run document; its findings say what is wrong with it
+    if found.fmt == RUN:
+        if has_metadata:
+            raise UsageError(f"{file} is already a run document, stored as it is: metadata options "
+                             "(--recipe, --model, ...) apply to a tool's output only")
+        return None
+    if not has_metadata:
+        raise UsageError(f"{file} looks like {found.what}: use `orv add-run --from {found.fmt} --recipe "
+                         f"recipes/{KIND_OF[found.fmt]}/<model>/<id>.yaml {file}`")
+    outcome.note(f"note: {file} looks like {found.what}: reading it as --from {found.fmt}")
+    return found.fmt
+
+
+_HEADLINE_LABELS = (("tokens_per_s_per_gpu", "tokens/s/GPU", ",.1f"),
+                    ("decode_tok_s", "decode tok/s per stream", ".2f"), ("ttft_ms", "TTFT ms", ".2f"),
+                    ("prefill_tok_s", "prefill tok/s per stream", ".1f"),
+                    ("output_tok_s", "output tok/s (all streams)", ".2f"))
+
+
+def headline_text(recomputed: Recomputed) -> str:
+    """The recomputed figures in words, and what the recomputation left out."""
+    unit = recomputed.unit or ("optimizer steps" if recomputed.kind == "training" else "completed requests")
+    if not recomputed.headline:
+        return "recomputed: nothing (the run has no raw samples; it can support tier T1 only)"
+    figures = ", ".join(f"{label} {recomputed.headline[key]:{spec}}" for key, label, spec in _HEADLINE_LABELS
+                        if key in recomputed.headline)
+    lines = [f"recomputed from {recomputed.samples} {unit}: {figures}"]
+    lines += [f"excluded: {what}" for what in recomputed.excluded]
+    return "\n".join(lines)
+
+
+def _record_in_recipe(request: AddRunRequest, reference: str, recomputed: Recomputed | None,
+                      stated: dict[str, dict[str, Any]], outcome: Outcome, measured_at: str | None = None) -> None:
+    recipe_path = request.recipe_path
+    assert recipe_path is not None
+    claim = recomputed.claim() if recomputed is not None else {}
+    for metric, claimed, figure in disagreeing_claims(recipe_path, recomputed.headline if recomputed else {}):
+        outcome.note(f"note: the recipe claims {metric} {claimed:g} but this run gives {figure:.4g} "
+                     f"({abs(claimed - figure) / figure:.1%} apart; `orv check` reports ORV207 beyond 1%)")
+    if not request.write_recipe:
+        outcome.note(f"next: add `- \"{reference}\"` under `runs:` in {recipe_path} (or rerun with --write-recipe)")
+        return
+    try:
+        update = record_run_in_recipe(recipe_path, reference, claim, stated, measured_at)
+    except (EditError, OSError) as exc:
+        outcome.fail(f"orv: {recipe_path} was not edited ({exc}); add `- \"{reference}\"` under `runs:` by hand")
+        return
+    done = []
+    if update.added_run:
+        done.append("added the run to `runs:`")
+    if update.filled_claim:
+        where = "`claimed:`" if update.point is None else f"the sweep's claim at concurrency {update.point}"
+        done.append(f"filled {where} with " + ", ".join(f"{k}: {v:g}" for k, v in update.filled_claim.items()))
+    if update.added:
+        done.append("added what the tool's output states and the recipe lacked: "
+                    + ", ".join(f"{k}: {v}" for k, v in update.added.items()))
+    if update.dated:
+        done.append(f"set `measured:` to the run's date {update.dated} (it was orv new's default, today)")
+    outcome.note(f"{recipe_path}: {'; '.join(done) if done else 'already lists this run'}")
+    if update.kept_date:
+        outcome.note(f"note: the recipe says measured {update.kept_date[0]} but the run was measured "
+                     f"{update.kept_date[1]}: the recipe's date is kept (edit it if the run's is right)")
+
+
+def sign_stored(root: str, run: str, key: str, outcome: Outcome) -> None:
+    """Sign a stored run file (`orv sign`, `add-run --sign-with`) and say whose signature it is."""
+    try:
+        sig, verdict = sign_run(root, run, key)
+    except SigningError as exc:
+        outcome.fail(f"error: {exc}")
+        return
+    outcome.note(f"signed: {sig}")
+    if verdict.status == OK:
+        outcome.note(f"verified: signature by registered measurer `{verdict.principal}`")
+    elif verdict.status == NO_TOOL:
+        outcome.note("note: ssh-keygen cannot verify here")
+    else:
+        outcome.note(f"note: key {verdict.fingerprint} is not registered in measurers/allowed_signers yet: "
+                     "`orv check` reports ORV222 until a maintainer registers it")
+
+
+def set_convergence_reference(root: str, model: str, workload: str, ref: str) -> None:
+    """Write `convergence_reference: {workload: sha256:…}` into the model's entry, round-trip (comments kept)."""
+    try:
+        set_model_references(root, model, "convergence_reference", {workload: ref})
+    except (OSError, KeyError, TypeError, EditError) as exc:
+        raise UsageError(f"cannot record the convergence reference for {model} ({exc}): add "
+                         f"`convergence_reference: {{{workload}: \"{ref}\"}}` under `{model}:` in {MODELS_PATH}") from None

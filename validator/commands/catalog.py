@@ -1,0 +1,183 @@
+"""`orv catalog add-model`: a catalog/models.yaml entry from a Hugging Face config.json, written in place with ruamel.
+
+The figures come from validator/science/params.py (one formula, documented there); the file is
+edited with ruamel.yaml's round-trip mode, so every other entry, comment and quote stays as it was.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import re
+from dataclasses import dataclass
+from typing import Any, Optional, Sequence
+
+import yaml
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+from validator.files import yamledit
+from validator.files.atomic import write_atomic, writer_lock
+from validator.diagnostics import Diagnostic, Severity
+from validator.errors import InputFileError
+from validator.load import schema as schemas
+from validator.load.contributor import HF_CONFIG, parse_json, read_named
+from validator.load.documents import locate_json
+from validator.science.params import ConfigError, ParamCount, count
+
+MODELS = "catalog/models.yaml"
+CATALOG_ID = re.compile(r"^[a-z0-9]+([.-][a-z0-9]+)*$")
+# The family a config's model_type belongs to, when --family is not given.
+FAMILY_OF = {"llama": "Llama", "mistral": "Mistral", "mixtral": "Mistral", "qwen2": "Qwen", "qwen2_moe": "Qwen",
+             "qwen3": "Qwen", "qwen3_moe": "Qwen", "deepseek_v2": "DeepSeek", "deepseek_v3": "DeepSeek",
+             "gemma": "Gemma", "gemma2": "Gemma", "gemma3": "Gemma", "gpt_oss": "GPT-OSS", "glm4_moe": "GLM",
+             "phi3": "Phi", "olmoe": "OLMo", "granitemoe": "Granite", "kimi_k2": "Kimi"}
+
+
+class CatalogToolError(Exception):
+    """Why the model cannot be added. With a `path` it is a finding about that file (exit 1); without, a bad
+    invocation (exit 2)."""
+
+    def __init__(self, message: str, hint: str, path: str | None = None, code: str = "ORV109",
+                 line: int = 1, col: int = 1) -> None:
+        super().__init__(message)
+        self.message, self.hint, self.path, self.code, self.line, self.col = message, hint, path, code, line, col
+
+    def diagnostic(self) -> Diagnostic | None:
+        if self.path is None:
+            return None
+        return Diagnostic(self.code, Severity.ERROR, self.path, self.line, self.col, self.message, self.hint)
+
+
+@dataclass(frozen=True)
+class AddedModel:
+    model_id: str
+    entry: dict[str, Any]
+    counted: ParamCount
+
+
+def billions(n: int) -> float:
+    """Parameters in billions to 10 million (the precision model cards publish, and a little more), and to
+    three significant digits below 1 billion: a 135M model is 0.135, not 0.13 (4% off, where the identity
+    checks allow 10%), and a model under 5M parameters is not 0.0 (refused by the schema)."""
+    billions_ = n / 1e9
+    if billions_ <= 0:
+        return 0.0
+    return round(billions_, max(2, 2 - math.floor(math.log10(billions_))))
+
+
+@dataclass(frozen=True)
+class Config:
+    """A config.json as read: its data, bytes (for locations) and digest."""
+
+    path: str
+    data: dict[str, Any]
+    raw: bytes
+
+    @property
+    def digest(self) -> str:
+        return hashlib.sha256(self.raw).hexdigest()
+
+    def where(self, field: str) -> tuple[int, int]:
+        """Line and column of `field`, inside text_config when the language model is nested there."""
+        inner = self.data.get("text_config")
+        nested = isinstance(inner, dict) and "hidden_size" in inner and field in inner
+        return locate_json(self.raw.decode("utf-8", "replace"), ("text_config", field) if nested else (field,))
+
+
+def read_config(path: str) -> Config:
+    """config.json through the bounded reader (docs/limits.md): a regular file within its budget, bounded JSON."""
+    try:
+        raw = read_named(path, HF_CONFIG)
+        config = parse_json(path, raw)
+    except InputFileError as exc:
+        raise CatalogToolError(exc.message, exc.hint, exc.path, exc.code, exc.line, exc.col) from None
+    if not isinstance(config, dict):
+        raise CatalogToolError(f"{path} is not a JSON object", "pass the model's config.json, unchanged", path,
+                               "ORV104")
+    return Config(path, config, raw)
+
+
+def entry_for(read: Config, name: str, family: str, sources: Sequence[str] = ()) -> tuple[dict[str, Any], ParamCount]:
+    try:
+        counted = count(read.data)
+    except ConfigError as exc:
+        raise CatalogToolError(str(exc), "pass the model's own config.json (Hugging Face format), "
+                                                      "unchanged", read.path, "ORV109", *read.where(exc.field)) \
+            from None
+    digest = read.digest
+    arch = counted.architecture
+    shape: dict[str, Any] = {"hidden_size": arch.hidden_size, "attention_heads": arch.heads, "kv_heads": arch.kv_heads,
+                             "attention": arch.attention, "vocab_size": arch.vocab}
+    if arch.experts is not None:
+        shape.update(experts=arch.experts, experts_per_token=arch.experts_per_token)
+        if arch.shared_experts:
+            shape["shared_experts"] = arch.shared_experts
+        shape["moe_layers"] = arch.moe_layers
+    if arch.tied_embeddings:
+        shape["tied_embeddings"] = True
+    shape["source"] = f"config.json sha256:{digest[:16]}"
+    entry: dict[str, Any] = {
+        "name": name, "family": family, "params_b": billions(counted.total), "active_b": billions(counted.active),
+        "moe": counted.moe, "layers": arch.layers, "layers_source": "config.json num_hidden_layers",
+        "architecture": shape,
+        "sources": [*sources, f"config.json sha256:{digest[:16]}: parameters counted by `orv catalog add-model` "
+                              f"(validator/science/params.py): {counted.total:,} total, {counted.active:,} active"],
+    }
+    return entry, counted
+
+
+def add_model(root: str, config_path: str, model_id: str, family: Optional[str] = None, name: Optional[str] = None,
+              sources: Sequence[str] = (), dry_run: bool = False) -> AddedModel:
+    """Append the model to catalog/models.yaml (in place, everything else kept); CatalogToolError if it cannot."""
+    if not CATALOG_ID.match(model_id) or len(model_id) > 96:
+        raise CatalogToolError(f"`{model_id}` is not a catalog id",
+                               "lower-case letters and digits, parts joined by `-` or `.`, e.g. llama-3.1-8b")
+    read = read_config(config_path)
+    config = read.data
+    inner = config.get("text_config")
+    model_type = str((inner if isinstance(inner, dict) else {}).get("model_type") or config.get("model_type", ""))
+    family = family or FAMILY_OF.get(model_type)
+    if not family:
+        raise CatalogToolError(f"no family known for model_type `{model_type[:60]}`",
+                               "pass --family, e.g. --family Llama")
+    entry, counted = entry_for(read, name or model_id, family, sources)
+    path = os.path.join(root, MODELS)
+    with writer_lock(root):  # read, edit and write models.yaml while no other orv writes it
+        _append_model(path, model_id, entry, dry_run, config_path)
+    return AddedModel(model_id, entry, counted)
+
+
+def _append_model(path: str, model_id: str, entry: dict[str, Any], dry_run: bool, config_path: str) -> None:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            original = fh.read()
+    except OSError as exc:
+        raise CatalogToolError(f"cannot read {MODELS}: {exc.strerror}",
+                               "run from the registry (or pass --root)", MODELS, "ORV110") from None
+
+    def change(data: Any) -> None:
+        models = data.get("models")
+        if not isinstance(models, CommentedMap):
+            raise CatalogToolError(f"{MODELS} has no `models:` mapping", "restore the file from git", MODELS, "ORV108")
+        taken = {k.lower() for k in models}
+        if model_id.lower() in taken:
+            raise CatalogToolError(f"`{model_id}` is in {MODELS} already", "edit its entry, or choose another --id")
+        node = CommentedMap(entry)
+        shape = CommentedMap(entry["architecture"])
+        shape.fa.set_flow_style()
+        node["architecture"] = shape
+        node["sources"] = CommentedSeq(entry["sources"])
+        models[model_id] = node
+
+    try:
+        edited = yamledit.edit(original, change)
+    except yamledit.EditError as exc:
+        raise CatalogToolError(f"{MODELS} cannot be edited safely: {exc}", "fix the file, then retry", MODELS) \
+            from None
+    issues = schemas.validate("catalog-models", yaml.safe_load(edited))
+    if issues:
+        raise CatalogToolError(f"the entry {config_path} gives does not fit the catalog schema: {issues[0].message}",
+                               issues[0].hint, config_path, issues[0].code)
+    if not dry_run:
+        write_atomic(path, edited.encode("utf-8"))

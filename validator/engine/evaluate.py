@@ -1,0 +1,146 @@
+"""The one-way pipeline: discover -> load -> model -> check -> Evaluation. Prints nothing.
+
+`evaluate(config)` is the only entry the CLI needs: a full check of the tree, or with --base a
+pull-request check (validator/pr/: the change's neighbourhood when it can be sure, else the whole
+tree with the merge base's findings subtracted). `analyse` is what `orv boards` needs.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Callable
+
+from validator.files.atomic import settle
+from validator.checks import Keep, by_scope
+from validator.checks.collect import Collector
+from validator.diagnostics import Diagnostic, Result
+from validator.errors import UsageError
+from validator.git.sparse import WHOLE_CHECKOUT, refuse_sparse, sparse_checkout, widen
+from validator.engine.evaluation import (
+    BaseView,
+    Config,
+    Evaluation,
+    apply_options,
+    check_tree,
+    check_waivers,
+    run_registry_checks,
+    sorted_unique,
+    waiver_notes,
+)
+from validator.load.cache import Store, open_store
+from validator.load.pipeline import Loaded, assemble_loaded
+from validator.pr.base import introduced
+from validator.pr.change import Change, compare
+from validator.pr.incremental import evaluate_change
+from validator.pr.neighbourhood import index_keys
+from validator.registry.snapshot import Analysis, Snapshot
+from validator.evidence.tiers import tier_reads
+
+__all__ = ["Analysis", "Config", "Evaluation", "analyse", "evaluate", "evaluate_loaded", "find_root", "run"]
+
+
+def find_root(start: str) -> str:
+    """The registry root: the nearest folder at or above `start` holding catalog/ and recipes/ (or
+    catalog/ in a sparse checkout that leaves recipes/ out)."""
+    here = os.path.abspath(start if os.path.isdir(start) else os.path.dirname(start) or ".")
+    while True:
+        if os.path.isdir(os.path.join(here, "catalog")) and (
+                os.path.isdir(os.path.join(here, "recipes")) or sparse_checkout(here) is not None):
+            return here  # a sparse checkout may leave recipes/ out (validator/git/)
+        parent = os.path.dirname(here)
+        if parent == here:
+            raise UsageError(f"{start}: not inside an OpenRecipes registry (no catalog/ and recipes/ above it)")
+        here = parent
+
+
+def analyse(root: str, jobs: int = 1, cache: bool = False, for_tiers: bool = False,
+            progress: Callable[[int, int], None] | None = None) -> Analysis:
+    """Load the registry and run its checks once (no PR or boards scope). `for_tiers`: only the
+    checks a tier reads (tiers.tier_reads), what `orv boards` needs; `orv check` reports the others
+    (and results loaded so are not cached: the cache holds complete results only). `progress(done,
+    total)` is told as files load."""
+    out = Collector()
+    snapshot = _check_everything(root, out, jobs, cache, keep=tier_reads if for_tiers else None, progress=progress)
+    return Analysis(snapshot, tuple(out.diagnostics))
+
+
+# why a pull request is checked whole (validator/pr/incremental.py returns None for it)
+BEARS_ON_EVERY_FILE = "catalog/, measurers/ or a submodule, which bear on every file's judgement"
+
+
+def run(config: Config) -> Result:
+    return evaluate(config).result
+
+
+def evaluate(config: Config) -> Evaluation:
+    """Check the registry; with --base, judge the pull request only for what it introduces."""
+    check_waivers(config.waive)
+    settle(config.root)  # a killed orv's committed writes finished first (validator/files/atomic.py)
+    if config.base is not None and config.neighbourhood:
+        evaluation = evaluate_change(config)
+        if evaluation is not None:
+            return evaluation
+    if config.base is None:
+        refuse_sparse(config.root, "`orv check` without --base",
+                      "Check what your branch changes with `orv check --base origin/main` (it reads the other "
+                      f"files it needs from git), or first: {WHOLE_CHECKOUT}.")
+    elif config.widen:
+        widen(config.root, f"the change touches {BEARS_ON_EVERY_FILE}")
+    else:
+        refuse_sparse(config.root, f"`orv check --base {config.base}` for this change (it touches "
+                      f"{BEARS_ON_EVERY_FILE})",
+                      f"First: {WHOLE_CHECKOUT}, then check again (or pass --widen, as the pull-request "
+                      "gate does).")
+    out = Collector()
+    snapshot = _check_everything(config.root, out, config.jobs, config.cache, config)
+    return _conclude(config, snapshot, out)
+
+
+def evaluate_loaded(config: Config, loaded: Loaded) -> Evaluation:
+    """The full check of a tree whose per-file work was done elsewhere (`orv merge-results` puts the
+    shards' results together, validator/engine/shard.py): the same registry and boards checks, the same options."""
+    if config.base is not None:
+        raise UsageError("merged shard results are a full check; a pull request (--base) is checked in one process")
+    check_waivers(config.waive)
+    out = Collector()
+    snapshot = run_registry_checks(assemble_loaded(config.root, loaded, out), out)
+    return _conclude(config, snapshot, out)
+
+
+def _conclude(config: Config, snapshot: Snapshot, out: Collector) -> Evaluation:
+    """Pull-request and boards checks on a checked snapshot, then waivers and path filters."""
+    documents = dict(snapshot.documents)
+    change: Change | None = None
+    if config.base is not None:
+        change = compare(snapshot, config.base)
+        for check in by_scope("pr"):
+            assert check.func is not None
+            out.findings(check, check.func(change), documents)
+    if not config.skip_boards and config.base is None:
+        analysis = Analysis(snapshot, tuple(out.diagnostics))
+        for check in by_scope("boards"):
+            assert check.func is not None
+            out.findings(check, check.func(analysis), documents)
+    found = sorted_unique(out.diagnostics)
+    kept: list[Diagnostic] = list(found)
+    base: BaseView | None = None
+    pre_existing: list[Diagnostic] = []
+    if change is not None:
+        kept, base, pre_existing = introduced(found, change)
+    kept, waived = apply_options(config, kept)
+    result = Result(tuple(kept), files_checked=len(snapshot.files), notes=waiver_notes(waived, pre_existing))
+    return Evaluation(result, snapshot, found, change, base, tuple(waived), tuple(pre_existing))
+
+
+def _check_everything(root: str, out: Collector, jobs: int, cache: bool, config: Config | None = None,
+                      keep: Keep | None = None, progress: Callable[[int, int], None] | None = None) -> Snapshot:
+    """Every file of the tree, checked; with the cache, each committed file's relation keys are
+    remembered for later pull-request checks (validator/pr/neighbourhood.py). The keys are computed
+    where each file loads when something will read them: the cache's index, or `orv boards`
+    (`keep`, the tier checks), which publishes them in boards/keys.json."""
+    store = open_store(root) if cache else Store()
+    snapshot, loaded = check_tree(root, out, jobs, config.progress if config else progress, store, keep,
+                                  keys=cache or keep is not None)
+    if cache:
+        index_keys(store, loaded.blobs, loaded.results)
+    return snapshot

@@ -1,0 +1,312 @@
+"""Past one machine: `orv check --shard K/N` writes one shard's per-file results; `orv merge-results` joins them.
+
+The per-file work (each recipe and run file loaded, schema-checked and run-file-checked on its
+own, validator/load/pipeline.py) is split by path: a file's shard is a SHA-256 of its path alone,
+so adding files never moves another file to another shard. What is not per-file (the catalog, the
+registry, pull-request and boards checks) is the merge's: it loads the catalog itself and runs the
+same registry checks as `orv check` on the merged results (engine.evaluate_loaded).
+
+A partial result is one JSON document (schema/partial.schema.json): which orv wrote it (version, a
+digest of its code, Python, pydantic), a digest of the registry tree, K and N, and each file's path,
+entry and findings as plain data (validator/engine/datacodec.py). The data names no type and carries no
+count or verdict: the merge checks the document against the schema, refuses any partial not written
+by its own orv on its own tree, builds each entry as the type it declares for it (exact fields, the
+models' own validation), and counts the findings itself. So a forged partial can make the merge
+build nothing but well-typed data; what it can still do — leave findings about its own shard's files
+out — is bounded by where partials come from (docs/scaling.md, "What a partial can still do").
+"""
+
+from __future__ import annotations
+
+import functools
+import gc
+import hashlib
+import os
+import platform
+import stat
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Iterable
+
+import orjson
+import pydantic
+
+from validator import __version__
+from validator.files.atomic import write_atomic
+from validator.engine.datacodec import ShapeError, decode, encode
+from validator.diagnostics import Diagnostic, Severity
+from validator.errors import UsageError
+from validator.load import schema as schemas
+from validator.git.plumbing import clean_blobs, git_dir_of_top_level
+from validator.load.cache import Store, code_files
+from validator.load.pipeline import FileResult, Loaded, load_tree, loadable
+from validator.registry.layout import REGISTRY_DIRS, discover
+from validator.registry.snapshot import RecipeEntry, RunEntry
+
+FORMAT = "orv partial result"
+VERSION = 2  # 1 was a pickle
+_FINDINGS = list[Diagnostic]
+
+
+@dataclass(frozen=True)
+class Shard:
+    k: int  # 1-based, as the matrix numbers its jobs
+    n: int
+
+    def __str__(self) -> str:
+        return f"{self.k}/{self.n}"
+
+    def keeps(self, rel: str) -> bool:
+        return shard_of(rel, self.n) == self.k
+
+
+def parse_shard(text: str) -> Shard:
+    """K/N with 1 <= K <= N, e.g. `--shard ${{ matrix.shard }}/4`."""
+    k, sep, n = text.partition("/")
+    if not sep or not k.strip().isdigit() or not n.strip().isdigit() or not 1 <= int(k) <= int(n):
+        raise UsageError(f"--shard {text}: write K/N with 1 <= K <= N, e.g. --shard 2/4")
+    return Shard(int(k), int(n))
+
+
+def shard_of(rel: str, n: int) -> int:
+    """The shard (1..n) of a registry path: from the path alone (SHA-256, not Python's salted hash()),
+    so it is the same on every runner and adding files never moves another file."""
+    digest = hashlib.sha256(rel.encode("utf-8", "surrogatepass")).digest()
+    return int.from_bytes(digest[:8], "big") % n + 1
+
+
+def default_partial_path(shard: Shard) -> str:
+    """Where a shard writes when --partial-out is not given: the current folder (what a workflow uploads)."""
+    return f"orv-shard-{shard.k}-of-{shard.n}.partial"
+
+
+# --------------------------------------------------------------------------- identity
+
+
+@functools.cache  # orv's code does not change while it runs
+def runtime() -> dict[str, str]:
+    """What a partial's entries depend on besides the registry: orv, its code, Python, pydantic (the models)."""
+    digest = hashlib.sha256()
+    for path in code_files():
+        digest.update(path.name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    return {"orv": __version__, "code": digest.hexdigest(),
+            "python": platform.python_version(), "pydantic": pydantic.VERSION}
+
+
+def _blob_id(data: bytes) -> str:
+    """git's id for a file's bytes (`git hash-object`), so clean and modified files are named alike."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+def tree_digest(root: str) -> str:
+    """A digest of every registry file's path and bytes (git's blob ids where git vouches for them;
+    the bytes hashed otherwise): shards and merge must have checked out the same tree."""
+    # git's listing is trusted only at the repository's top level, as for the cache (cache.open_store)
+    blobs = (clean_blobs(root, REGISTRY_DIRS) if git_dir_of_top_level(root) is not None else None) or {}
+    digest = hashlib.sha256()
+    for rel in discover(root):
+        full = os.path.join(root, rel)
+        st = os.lstat(full)
+        if rel in blobs and stat.S_ISREG(st.st_mode):
+            ident = blobs[rel]
+        elif stat.S_ISLNK(st.st_mode):
+            ident = "link:" + os.readlink(full)
+        elif stat.S_ISREG(st.st_mode):
+            try:
+                with open(full, "rb") as fh:
+                    ident = _blob_id(fh.read())
+            except OSError as exc:  # the load reports the file; the digest only needs to be repeatable
+                ident = f"unreadable:{exc.errno}"
+        else:
+            ident = f"mode:{st.st_mode:o}"
+        digest.update(f"{rel}\0{ident}\n".encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()
+
+
+# --------------------------------------------------------------------------- one shard
+
+
+@dataclass(frozen=True)
+class Written:
+    path: str
+    files: int  # recipes and run files this shard loaded
+    findings: int  # findings about them (reported by the merge)
+    size: int  # bytes written
+
+
+def check_shard(root: str, shard: Shard, out_path: str, jobs: int = 1,
+                progress: Callable[[int, int], None] | None = None) -> Written:
+    """Load shard's files (no .git/orv cache: a shard runs on a fresh runner, and its results would
+    replace the whole registry's there) and write their results to out_path atomically."""
+    loaded = load_tree(root, jobs, progress, Store(), only=shard.keeps)
+    results = dict(sorted(loaded.results.items()))
+    document = {"format": FORMAT, "version": VERSION, **runtime(), "tree": tree_digest(root),
+                "shard": shard.k, "of": shard.n,
+                "files": [{"path": rel, "entry": _entry_data(entry), "findings": encode(_FINDINGS, findings)}
+                          for rel, (entry, findings) in results.items()]}
+    data = orjson.dumps(document) + b"\n"
+    write_atomic(out_path, data)
+    return Written(out_path, len(results), sum(len(d) for _, d in results.values()), len(data))
+
+
+def _entry_data(entry: RecipeEntry | RunEntry | None) -> dict[str, Any] | None:
+    if entry is None:
+        return None
+    if isinstance(entry, RecipeEntry):
+        return {"recipe": encode(RecipeEntry, entry)}
+    return {"run": encode(RunEntry, entry)}
+
+
+# --------------------------------------------------------------------------- merging
+
+
+class PartialRefused(UsageError):
+    """A partial result that is not what a shard writes: reported as ORV901 on that file (exit 2)."""
+
+    def __init__(self, path: str, message: str, hint: str) -> None:
+        super().__init__(f"{path}: {message}")
+        self.finding = Diagnostic("ORV901", Severity.ERROR, path, 1, 1, message, hint)
+
+
+_RERUN = "run that shard again (`orv check --shard K/N`) with the same orv on the same commit, and merge only " \
+         "partials of this workflow run"
+
+
+@dataclass(frozen=True)
+class Partial:
+    path: str
+    header: dict[str, Any]  # every field but the files
+    files: list[Any]
+
+
+def read_partial(path: str) -> Partial:
+    """A partial result as plain data, refused (PartialRefused) unless it has the schema's exact shape."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read: {exc.strerror}") from None
+    try:
+        document = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise PartialRefused(path, f"not a partial result of `orv check --shard K/N`: not JSON ({exc})",
+                             "pass the files `orv check --shard K/N --partial-out FILE` wrote; " + _RERUN) from None
+    if not (isinstance(document, dict) and document.get("format") == FORMAT):
+        raise PartialRefused(path, "not a partial result of `orv check --shard K/N`",
+                             "pass the files `orv check --shard K/N --partial-out FILE` wrote")
+    if document.get("version") != VERSION:
+        raise PartialRefused(path, f"partial result version {document.get('version')!r}; this orv reads "
+                             f"version {VERSION}", "run every shard and the merge with the same orv")
+    problem = schemas.first_violation("partial", document)
+    if problem is not None:
+        where, message = problem
+        raise PartialRefused(path, f"not the shape of a partial result at {where}: {message}", _RERUN)
+    files = document.pop("files")
+    return Partial(path, document, files)
+
+
+# What a file's entry is declared to be; decode builds nothing else.
+_ENTRY_TYPES = {"recipe": RecipeEntry, "run": RunEntry}
+
+
+def read_results(partial: Partial) -> dict[str, FileResult]:
+    """A partial's per-file results by path, built as the declared types (validator/engine/datacodec.py)."""
+    results: dict[str, FileResult] = {}
+    for i, item in enumerate(partial.files):
+        rel = item["path"]
+        if rel in results:
+            raise PartialRefused(partial.path, f"{rel} is listed twice", _RERUN)
+        try:
+            findings = decode(_FINDINGS, item["findings"])
+            entry = None
+            if item["entry"] is not None:
+                (kind, value), = item["entry"].items()
+                entry = decode(_ENTRY_TYPES[kind], value)
+        except ShapeError as exc:
+            raise PartialRefused(partial.path, f"files[{i}] ({rel}): {exc}", _RERUN) from None
+        held = entry and (entry.doc.path if isinstance(entry, RecipeEntry) else entry.path)
+        if entry is not None and {entry.path, held} != {rel}:
+            raise PartialRefused(partial.path, f"files[{i}] holds the entry of {held}, not of {rel}", _RERUN)
+        stray = next((d.path for d in findings if d.path != rel), None)
+        if stray is not None:  # a shard reports on its own files; a finding elsewhere is not its to make
+            raise PartialRefused(partial.path, f"files[{i}] ({rel}) carries a finding about {stray}", _RERUN)
+        results[rel] = (entry, findings)
+    return results
+
+
+def _refuse_mixing(partials: list[Partial], mine: dict[str, str], tree: str) -> int:
+    """The shards' N, after refusing partials from another orv, another tree or an incomplete set."""
+    for p in partials:
+        theirs = {key: p.header.get(key) for key in mine}
+        if theirs != mine:
+            differ = ", ".join(f"{key} {theirs[key]!s:.12} here {mine[key]:.12}" for key in mine
+                               if theirs[key] != mine[key])
+            raise UsageError(f"{p.path}: written by another orv ({differ}): run every shard and the merge with "
+                             "the same orv and dependencies")
+        if p.header.get("tree") != tree:
+            raise UsageError(f"{p.path}: shard {p.header['shard']}/{p.header['of']} checked another registry tree "
+                             "than this checkout (a file differs, was added or removed): check out the commit the "
+                             "shards checked, or run the shards again")
+    sizes = sorted({p.header["of"] for p in partials})
+    if len(sizes) > 1:
+        raise UsageError(f"partials of different splits (N = {', '.join(map(str, sizes))}): merge the shards of one "
+                         "`--shard K/N` matrix")
+    n = sizes[0]
+    if type(n) is not int or n < 1:
+        raise UsageError(f"{partials[0].path}: a split into {n!r} shards does not exist")
+    seen: dict[int, str] = {}
+    for p in partials:
+        k = p.header["shard"]
+        if type(k) is not int or not 1 <= k <= n:  # JSON `true` is not shard 1
+            raise UsageError(f"{p.path}: shard {k}/{n} does not exist")
+        if k in seen:
+            raise UsageError(f"shard {k}/{n} given twice: {seen[k]} and {p.path}")
+        seen[k] = p.path
+    if n - len(seen) > 20:  # a header may claim any N: never list 10**15 missing shards
+        raise UsageError(f"missing shard(s): {len(partials)} partial result(s) given for a split into {n}: "
+                         "merge-results needs every shard's partial result")
+    missing = [k for k in range(1, n + 1) if k not in seen]
+    if missing:
+        raise UsageError(f"missing shard(s) {', '.join(map(str, missing))} of {n}: merge-results needs every "
+                         "shard's partial result")
+    return n
+
+
+def merge(root: str, paths: Iterable[str], progress: Callable[[int, int], None] | None = None) -> Loaded:
+    """Every shard's per-file results, with the catalog and file list as this checkout has them: what
+    engine.evaluate_loaded checks as `orv check` would. Refuses (UsageError) anything but one
+    complete set of shards written by this orv on this tree."""
+    enabled = gc.isenabled()
+    # The partials' data and the entries built from it are millions of containers and no cycles: the
+    # cyclic collector's passes over them as they grow were half the merge's time (10,000 run files).
+    gc.disable()
+    try:
+        loaded = _merge(root, paths, progress)
+    finally:
+        if enabled:
+            gc.enable()
+    # the merged results live until the process ends: frozen, the registry checks' collections skip
+    # them (as load_all freezes what it loads)
+    gc.freeze()
+    return loaded
+
+
+def _merge(root: str, paths: Iterable[str], progress: Callable[[int, int], None] | None) -> Loaded:
+    partials = [read_partial(p) for p in paths]
+    if not partials:
+        raise UsageError("no partial results given: pass every `orv check --shard K/N --partial-out FILE` file")
+    n = _refuse_mixing(partials, runtime(), tree_digest(root))
+    loaded = load_tree(root, only=lambda rel: False)  # the catalog and file list; no per-file work
+    expected: dict[int, set[str]] = {k: set() for k in range(1, n + 1)}
+    for rel in loadable(root, loaded.files):
+        expected[shard_of(rel, n)].add(rel)
+    results: dict[str, FileResult] = {}
+    for done, partial in enumerate(sorted(partials, key=lambda p: p.header["shard"]), 1):
+        part = read_results(partial)
+        if progress:
+            progress(done, len(partials))
+        if set(part) != expected[partial.header["shard"]]:
+            raise UsageError(f"{partial.path}: shard {partial.header['shard']}/{n} holds other files than this "
+                             "checkout puts in it: run the shards and the merge on the same commit")
+        results.update(part)
+        partial.files.clear()  # decoded: its plain data is garbage now, not kept until the last shard's
+    return replace(loaded, results=results)

@@ -1,0 +1,158 @@
+"""Plain `git` calls that never raise (outside a repository they return None): the cache's listings,
+the working tree's trees, tree comparisons, and the command runner the other git modules share.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+
+
+# --------------------------------------------------------------------------- plumbing (never raises)
+
+
+def plumbing(root: str, *args: str) -> bytes | None:
+    """stdout of `git -C root ARGS`, or None when git fails or is absent (callers then work uncached)."""
+    try:
+        done = subprocess.run(["git", "-C", root, *args], capture_output=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def git_dir_of_top_level(root: str) -> str | None:
+    """The repository's git folder when root is its top level; None outside git or in a sub-folder."""
+    git_dir = plumbing(root, "rev-parse", "--absolute-git-dir")
+    top = plumbing(root, "rev-parse", "--show-toplevel")
+    if git_dir is None or top is None or os.path.realpath(top.decode().strip()) != os.path.realpath(root):
+        return None
+    return git_dir.decode().strip()
+
+
+def git_folder_of(path: str) -> str | None:
+    """The git folder of the work tree holding `path` (a folder), found without running git: the
+    nearest `.git` above it, a folder or (in a linked worktree or submodule) a file naming one.
+    Its own files are never in `git status`, so orv keeps its temporary files and locks there."""
+    here = os.path.realpath(path)
+    while True:
+        dot_git = os.path.join(here, ".git")
+        if os.path.isdir(dot_git):
+            return dot_git
+        if os.path.isfile(dot_git):
+            try:
+                with open(dot_git, encoding="utf-8") as fh:
+                    line = fh.readline().strip()
+            except (OSError, UnicodeDecodeError):
+                return None
+            if not line.startswith("gitdir:"):
+                return None
+            target = os.path.join(here, line[len("gitdir:"):].strip())
+            return os.path.realpath(target) if os.path.isdir(target) else None
+        if os.path.basename(here) == ".git" or os.path.isfile(os.path.join(here, "HEAD")) and \
+                os.path.isdir(os.path.join(here, "objects")):
+            return here  # inside a git folder itself (the cache under .git/orv)
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
+def clean_blobs(root: str, tops: tuple[str, ...]) -> dict[str, str] | None:
+    """path -> blob id of every regular tracked file under `tops` that is unmodified in the work tree.
+
+    git keeps these ids fresh through its stat cache, so they are the hash of the bytes on disk.
+    """
+    listing = plumbing(root, "ls-files", "-s", "-z", "--", *tops)
+    status = plumbing(root, "status", "--porcelain", "-z", "--untracked-files=no", "--", *tops)
+    if listing is None or status is None:
+        return None
+    changed = {entry[3:] for entry in status.decode(errors="replace").split("\0") if len(entry) > 3}
+    blobs = {}
+    for entry in listing.decode(errors="replace").split("\0"):
+        if "\t" not in entry:
+            continue
+        meta, rel = entry.split("\t", 1)
+        mode, blob, stage = meta.split()
+        if stage == "0" and mode == "100644" and rel not in changed:
+            blobs[rel] = blob
+    return blobs
+
+
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's id of the tree with nothing in it
+
+
+def worktree_trees(root: str, tops: tuple[str, ...]) -> dict[str, str] | None:
+    """top -> the git tree id each registry folder has in the work tree: what `git add -A` and a commit
+    would make of it (HEAD's tree when nothing changed there; the empty tree's id when absent). Built in a
+    throwaway copy of git's index (its stat cache spares re-hashing unchanged files), so the real index is
+    untouched; the trees' objects are written to the repository. None outside git or when git fails."""
+    git_dir = plumbing(root, "rev-parse", "--absolute-git-dir")
+    prefix = registry_prefix(root)
+    if git_dir is None or prefix is None:
+        return None
+    folder = git_dir.decode().strip()
+    try:
+        handle, scratch = tempfile.mkstemp(prefix="orv-keys-index-", dir=folder)
+        os.close(handle)
+    except OSError:
+        return None
+    try:
+        try:
+            shutil.copyfile(os.path.join(folder, "index"), scratch)
+        except FileNotFoundError:
+            os.remove(scratch)  # no index yet (no file added): git starts an empty one
+        except OSError:  # no room, a file size limit: the keys then name no trees (the gate loads instead)
+            return None
+        env = {**os.environ, "GIT_INDEX_FILE": scratch}
+        trees = {}
+        for top in tops:
+            update = (["add", "-A", "--", top] if os.path.isdir(os.path.join(root, top))
+                      else ["rm", "-r", "--cached", "-q", "--ignore-unmatch", "--", top])
+            if _git(root, env, *update) is None:
+                return None
+            listed = _git(root, env, "ls-files", "--", top)
+            if listed is None:
+                return None
+            tree = _git(root, env, "write-tree", f"--prefix={prefix}{top}/") if listed.strip() else EMPTY_TREE.encode()
+            if tree is None:
+                return None
+            trees[top] = tree.decode().strip()
+        return trees
+    finally:
+        if os.path.exists(scratch):
+            try:
+                os.remove(scratch)
+            except OSError:
+                pass
+
+
+def _git(root: str, env: dict[str, str], *args: str) -> bytes | None:
+    try:
+        done = subprocess.run(["git", "-C", root, *args], capture_output=True, timeout=300, check=False, env=env)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def git_with_input(root: str, env: dict[str, str], data: str, *args: str) -> bytes | None:
+    try:
+        done = subprocess.run(["git", "-C", root, *args], input=data.encode(errors="surrogateescape"),
+                              capture_output=True, timeout=3600, check=False, env=env)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def registry_prefix(root: str) -> str | None:
+    prefix = plumbing(root, "rev-parse", "--show-prefix")
+    return prefix.decode().strip() if prefix is not None else None
+
+
+def tracked(root: str, top: str) -> list[str] | None:
+    """Every path git tracks under root/top (registry-relative), on disk or not; None outside git."""
+    out = plumbing(root, "ls-files", "-z", "--", top)
+    if out is None:
+        return None
+    return [p for p in out.decode(errors="surrogateescape").split("\0") if p]

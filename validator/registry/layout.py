@@ -1,0 +1,108 @@
+"""Where things live in a registry: its folders, generated files, and what a path is (recipe, run, signature)."""
+
+from __future__ import annotations
+
+import os
+import re
+from validator.hashing import HEX64, run_path
+
+
+REGISTRY_DIRS = ("recipes", "runs", "catalog", "boards", "measurers")
+CATALOG_FILES = {
+    "catalog/hardware.yaml": "catalog-hardware",
+    "catalog/models.yaml": "catalog-models",
+    "catalog/workloads.yaml": "catalog-workloads",
+    "catalog/starting-points.yaml": "catalog-starting-points",
+}
+BOARDS_PATH = "boards/index.json"  # the boards' index; each model's part in BOARDS_MODELS_DIR (boards/split.py)
+BOARDS_MODELS_DIR = "boards/models"
+BOARDS_STANDINGS_DIR = "boards/standings"  # per model, what the pull-request gate reads of it (boards/split.py)
+DOCUMENT_PATH = "boards/boards.json"  # the whole boards document readers fetch (SPEC §7), written beside the split files
+KEYS_PATH = "boards/keys.json"  # the published relation keys' header (boards/keyfile.py) ...
+KEYS_DIR = "boards/keys"  # ... and their shards, by key: boards/keys/<hex>.json, past 2 digits <ab>/<rest>.json
+GENERATED_FILES = (BOARDS_PATH, DOCUMENT_PATH, KEYS_PATH)  # written by `orv boards` on main, never by hand
+_BOARDS_MODEL_PATH = re.compile(r"^boards/(models|standings)/[^/]+\.json$")
+# any name, one folder deep at most (boards/keys/ab/c.json): a hand-made shard is a generated file too
+_KEYS_SHARD_PATH = re.compile(r"^boards/keys/([^/]+/)?[^/]+\.json$")
+SIGNERS_PATH = "measurers/allowed_signers"  # OpenSSH allowed_signers: the registered measurers (signing.py)
+# What the pull-request gate checks out of the registry (non-cone sparse-checkout patterns, also the
+# contributor's cheap clone): everything else a check reads, orv checks out itself (git.materialize).
+GATE_CHECKOUT = ("/catalog/", "/measurers/", "/" + KEYS_PATH)
+_RECIPE_PATH = re.compile(r"^recipes/(training|inference)/([^/]+)/([^/]+)\.ya?ml$")
+_RUN_PATH = re.compile(r"^runs/([0-9a-f]{2})/([0-9a-f]{64})\.json$")
+_SIGNATURE_PATH = re.compile(r"^runs/([0-9a-f]{2})/([0-9a-f]{64})\.json\.sig$")
+
+# The kinds of file loaded one by one (validator/load/pipeline.py), each with relation keys by content.
+LOADABLE = ("recipe-training", "recipe-inference", "run")
+
+
+def filed_model(rel: str) -> str | None:
+    """The model folder a recipe path is filed under (recipes/<kind>/<model-id>/…), None for other paths."""
+    m = _RECIPE_PATH.match(rel)
+    return m.group(2) if m else None
+
+
+def is_generated(rel: str) -> bool:
+    """Is this a file `orv boards` writes (the boards' index and model parts, the old one-file boards, the
+    keys' header and shards)?"""
+    return (rel in GENERATED_FILES or _BOARDS_MODEL_PATH.match(rel) is not None
+            or _KEYS_SHARD_PATH.match(rel) is not None)
+
+
+def classify(rel: str) -> str | None:
+    """The document kind a path holds by its place in the layout, or None if it has no place."""
+    if rel in CATALOG_FILES:
+        return CATALOG_FILES[rel]
+    if rel == BOARDS_PATH or rel == DOCUMENT_PATH:
+        return "boards"
+    if _BOARDS_MODEL_PATH.match(rel):
+        return "boards-model"
+    if rel == KEYS_PATH or _KEYS_SHARD_PATH.match(rel):
+        return "boards-keys"
+    if rel == SIGNERS_PATH:
+        return "measurers"
+    m = _RECIPE_PATH.match(rel)
+    if m:
+        return f"recipe-{m.group(1)}"
+    m = _RUN_PATH.match(rel)
+    if m and m.group(2).startswith(m.group(1)):
+        return "run"
+    m = _SIGNATURE_PATH.match(rel)
+    if m and m.group(2).startswith(m.group(1)):
+        return "run-signature"  # a measurer's SSH signature of the run file beside it (signing.py)
+    return None
+
+
+_HASH_NAMED_RUN = re.compile(r"^runs/(?:([^/]+)/)?([0-9a-f]{64})\.json$")
+
+
+def misplaced_run(rel: str) -> str | None:
+    """For a hash-named run file outside its shard folder (runs/ab/cd….json), the path it belongs at."""
+    m = _HASH_NAMED_RUN.match(rel)
+    if m and m.group(1) != m.group(2)[:2]:
+        return run_path(m.group(2))
+    return None
+
+
+def run_digest_from_path(rel: str) -> str | None:
+    name = rel.rsplit("/", 1)[-1].removesuffix(".sig").removesuffix(".json")
+    return name if HEX64.match(name) else None
+
+
+def discover(root: str) -> list[str]:
+    """Every file (and symlink) under the registry folders, repository-relative, sorted."""
+    found: list[str] = []
+    for top in REGISTRY_DIRS:
+        base = os.path.join(root, top)
+        if os.path.islink(base):
+            found.append(top)
+            continue
+        for dirpath, dirnames, filenames in os.walk(base):
+            rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
+            for d in list(dirnames):
+                if os.path.islink(os.path.join(dirpath, d)):
+                    found.append(f"{rel_dir}/{d}")  # reported, never followed
+                    dirnames.remove(d)
+            dirnames.sort()
+            found.extend(f"{rel_dir}/{name}" for name in filenames)
+    return sorted(found)
