@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from tests.testing.registry import HAND_WRITTEN, VLLM, hand_written_registry, make_registry
-from validator import cli
+from validator.cli import app as cli
 from validator.commands.add_run import ADAPTER_FORMATS, QUALITY_FORMATS, AddRunRequest, execute
 from validator.errors import UsageError
 

@@ -101,11 +101,11 @@ def test_checks_are_rules_only_and_never_reach_up_the_pipeline() -> None:
 
 
 def test_no_function_local_imports_outside_the_cli() -> None:
-    """A function-local import hides a dependency (often one pointing the wrong way); only cli.py imports
-    lazily, so that `orv --help` does not load the whole validator."""
+    """A function-local import hides a dependency (often one pointing the wrong way); only the cli package
+    imports lazily, so that `orv --help` does not load the whole validator."""
     local = []
     for name, path in MODULES.items():
-        if name == "validator.cli":
+        if name == "validator.cli" or name.startswith("validator.cli."):
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, (ast.Import, ast.ImportFrom)) and node.col_offset > 0:
@@ -113,3 +113,71 @@ def test_no_function_local_imports_outside_the_cli() -> None:
                 if module and module.startswith("validator"):
                     local.append(f"{name}:{node.lineno}")
     assert local == []
+
+
+# --- one room per question (docs/architecture.md, "Where a change goes") ---------------------------------
+
+# Top level = vocabulary: modules every layer imports and that import nothing above them.
+VOCABULARY = {"validator", "validator.__main__", "validator.diagnostics", "validator.errors", "validator.models",
+              "validator.hashing", "validator.dates"}
+
+
+def loose_top_level_modules(modules: dict[str, Path]) -> set[str]:
+    return {name for name, path in modules.items() if name.count(".") == 1 and path.name != "__init__.py"} | (
+        {"validator"} if "validator" in modules else set())
+
+
+def test_the_top_level_holds_only_the_vocabulary() -> None:
+    assert loose_top_level_modules(MODULES) - VOCABULARY == set()
+
+
+def test_the_vocabulary_imports_nothing_above_it() -> None:
+    for name in VOCABULARY - {"validator", "validator.__main__"}:
+        assert graph()[name] <= VOCABULARY, (name, graph()[name] - VOCABULARY)
+
+
+def commands_imported_outside_the_cli(edges: dict[str, set[str]]) -> list[tuple[str, str]]:
+    return sorted((name, m) for name, targets in edges.items() for m in targets
+                  if m.startswith("validator.commands") and not name.startswith(("validator.cli", "validator.commands")))
+
+
+def test_only_the_cli_imports_commands() -> None:
+    assert commands_imported_outside_the_cli(graph()) == []
+
+
+def test_the_commands_rule_finds_a_seeded_violation() -> None:
+    edges = graph()
+    edges["validator.boards.build"] = edges["validator.boards.build"] | {"validator.commands.check"}
+    assert commands_imported_outside_the_cli(edges) == [("validator.boards.build", "validator.commands.check")]
+
+
+def click_importers(sources: dict[str, str]) -> list[str]:
+    """Command modules whose source imports Click: the CLI parses, a command is called without it (tests call
+    them directly). report/text.py may style text with click.style: colour, not parsing."""
+    found = []
+    for name, text in sources.items():
+        if not name.startswith("validator.commands"):
+            continue
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "click" for a in node.names):
+                found.append(name)
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "click":
+                found.append(name)
+    return sorted(set(found))
+
+
+SOURCES = {name: path.read_text(encoding="utf-8") for name, path in MODULES.items()}
+def test_commands_never_import_click() -> None:
+    assert click_importers(SOURCES) == []
+
+
+def test_the_click_rule_finds_a_seeded_violation() -> None:
+    seeded = dict(SOURCES, **{"validator.commands.check": SOURCES["validator.commands.check"] + "\nimport click\n"})
+    assert click_importers(seeded) == ["validator.commands.check"]
+
+
+def test_every_command_module_returns_an_outcome() -> None:
+    """pre-commit's shape: a command is a plain function the CLI (and tests) call, returning what to print."""
+    for name, text in SOURCES.items():
+        if name.startswith("validator.commands.") and name != "validator.commands.outcome":
+            assert "Outcome" in text, name

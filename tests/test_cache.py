@@ -109,7 +109,7 @@ def test_a_change_to_orv_itself_gives_stored_results_a_new_key(tmp_path: Path, m
 
     root, _ = make_repo(tmp_path)
     before = cache.derivation_key(str(root))
-    fingerprint_source = Path(cache.__file__).resolve().parent.parent / "independence.py"
+    fingerprint_source = Path(cache.__file__).resolve().parent.parent / "science" / "independence.py"
     real_read = Path.read_bytes
     monkeypatch.setattr(Path, "read_bytes", lambda self: real_read(self) + (b"# changed" if self == fingerprint_source
                                                                              else b""))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 from click.testing import CliRunner
 
-from validator.cli import SUMMARIES, cli
+from validator.cli.app import SUMMARIES, cli
 
 
 def _commands(group: click.Group, prefix: str = "") -> dict[str, click.Command]:

@@ -209,17 +209,17 @@ def test_starting_point_naming_an_unknown_id_is_orv115(reg: Path, field: str, va
 
 def test_internal_error_names_the_exception_and_the_orv_frame(reg: Path, monkeypatch: pytest.MonkeyPatch,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
-    import validator.engine.evaluate as engine
+    import validator.commands.check as check_command
 
     def boom(config: Config) -> None:
         {}["missing"]  # noqa: B018 - a KeyError raised inside orv
 
-    monkeypatch.setattr(engine, "evaluate", boom)
+    monkeypatch.setattr(check_command, "evaluate", boom)
     monkeypatch.delenv("ORV_DEBUG", raising=False)
     assert main(["check", "--root", str(reg)]) == 2
     err = capsys.readouterr().err
     # the innermost frame inside validator/ (boom is the test's), with its line
-    assert "KeyError: 'missing' at validator/cli.py:" in err and "in check_cmd()" in err
+    assert "KeyError: 'missing' at validator/commands/check.py:" in err and "in check()" in err
     assert "Traceback" not in err
     monkeypatch.setenv("ORV_DEBUG", "1")
     assert main(["check", "--root", str(reg)]) == 2

@@ -1,4 +1,4 @@
-"""Progress on long work, as terminals expect it (issue 36 item 5): one helper (validator/progress.py), on stderr,
+"""Progress on long work, as terminals expect it (issue 36 item 5): one helper (validator/cli/progress.py), on stderr,
 only on a terminal, never under CI, --quiet or a machine format, and its line always ends before anything else
 is printed — tested under a pseudo-terminal, with totals that are not a multiple of the step."""
 
@@ -15,7 +15,7 @@ import pytest
 
 from tests.testing.factories import recipe_text, training_recipe_path
 from tests.testing.registry import make_registry, write
-from validator.progress import progress
+from validator.cli.progress import progress
 
 REPO = Path(__file__).resolve().parent.parent
 _CURSOR = re.compile(r"\x1b\[\?25[lh]")

@@ -248,7 +248,7 @@ def _code_owners(path: str) -> list[str]:
     return list(owners_of(parse((ROOT / ".github" / "CODEOWNERS").read_text(encoding="utf-8")), path))
 
 
-@pytest.mark.parametrize("path", ["validator/cli.py", "validator/checks/pinning.py", "schema/recipe.schema.json",
+@pytest.mark.parametrize("path", ["validator/cli/app.py", "validator/checks/pinning.py", "schema/recipe.schema.json",
                                   "catalog/gpus.yaml", "measurers/allowed_signers", "action.yml",
                                   "requirements/action.txt", "requirements/test.txt", "pyproject.toml",
                                   ".github/workflows/pull-request.yml", ".github/CODEOWNERS", ".ci/run"])

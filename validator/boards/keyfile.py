@@ -52,6 +52,7 @@ from validator.load.cache import derivation_key
 from validator.registry.layout import KEYS_DIR, KEYS_PATH, LOADABLE
 from validator.registry.snapshot import Snapshot
 from validator.registry.relations import Keys, content_keys
+from validator.errors import Refusal
 
 FORMAT = 2
 KEYED = LOADABLE  # files with keys by content: the recipes and run files
@@ -67,7 +68,7 @@ _BLOB = re.compile(r"^[0-9a-f]{40}$")
 Entries = Mapping[str, tuple[str, ...]]  # key -> git blob ids of the files with it
 
 
-class KeysUnusable(Exception):
+class KeysUnusable(Refusal):
     """A published shard cannot be read: the gate then finds every key by loading."""
 
 

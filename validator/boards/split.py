@@ -35,6 +35,7 @@ import orjson
 
 from validator.boards.build import render
 from validator.registry.layout import BOARDS_MODELS_DIR, BOARDS_PATH, BOARDS_STANDINGS_DIR, DOCUMENT_PATH
+from validator.errors import Refusal
 
 FORMAT = 1
 STANDINGS_FORMAT = 1
@@ -50,7 +51,7 @@ _SAFE_ID = re.compile(r"^[a-z0-9]+([.-][a-z0-9]+)*$")  # common.schema.json's ca
 Reader = Callable[[str], Optional[bytes]]  # registry-relative path -> bytes, None when absent
 
 
-class BoardsUnreadable(Exception):
+class BoardsUnreadable(Refusal):
     """The committed boards cannot be assembled: a malformed index or a listed model file missing or malformed."""
 
 

@@ -26,7 +26,8 @@ from validator.adapters import recomputed as recompute
 from validator.adapters.detect import RUN, detect
 from validator.files.atomic import transaction
 from validator.diagnostics import Result
-from validator.errors import AdapterError, AddRunError, InputFileError, UsageError
+from validator.commands.outcome import Outcome
+from validator.errors import AdapterError, AddRunError, ExitCode, InputFileError, UsageError
 from validator.git.plumbing import tracked
 from validator.git.sparse import materialize
 from validator.load import contributor
@@ -38,7 +39,6 @@ from validator.registry.recipe_edits import disagreeing_claims, recipe_write_pro
 from validator.registry.store import StoredRun, add_run, store_run_document
 from validator.files.yamledit import EditError
 
-EXIT_OK, EXIT_FINDINGS = 0, 1
 ADAPTER_FORMATS = tuple(sorted(ADAPTER_BY_NAME))
 QUALITY_FORMATS = ("lm-eval",)
 TRAINING_FORMATS = tuple(sorted(f for f in ADAPTER_FORMATS if KIND_OF.get(f) == "training"))  # validator.quality.add: an output directory or results file, not one file
@@ -68,31 +68,6 @@ class AddRunRequest:
     given: Mapping[str, Any] = field(default_factory=dict)  # metadata flags the user set (--model, --gpu, …)
 
 
-@dataclass
-class Outcome:
-    """What the command tells the user, in order, and how it ends.
-
-    `lines` are (stream, text) pairs: "out" is the run's reference (what scripts read), "err" every
-    note for the person; `findings` is set when the files were refused (rendered by the CLI).
-    """
-
-    lines: list[tuple[str, str]] = field(default_factory=list)
-    exit_code: int = EXIT_OK
-    findings: Result | None = None
-
-    def note(self, text: str) -> None:
-        self.lines.append(("err", text))
-
-    def out(self, text: str) -> None:
-        self.lines.append(("out", text))
-
-    def fail(self, text: str | None = None) -> "Outcome":
-        if text:
-            self.note(text)
-        self.exit_code = EXIT_FINDINGS
-        return self
-
-
 def execute(request: AddRunRequest) -> Outcome:
     """Store the run the request names and record it where asked; see the module docstring."""
     if request.reference_for is not None and request.fmt not in QUALITY_FORMATS + TRAINING_FORMATS:
@@ -114,9 +89,9 @@ def execute(request: AddRunRequest) -> Outcome:
             stored = _add_quality_run(request, outcome) if request.fmt in QUALITY_FORMATS else _add_run(request, outcome)
     except AddRunError as exc:
         outcome.findings = exc.result
-        outcome.exit_code = EXIT_FINDINGS
+        outcome.exit_code = ExitCode.FINDINGS
         return outcome
-    if stored is not None and request.sign_key and outcome.exit_code == EXIT_OK:  # signs the file now in place
+    if stored is not None and request.sign_key and outcome.exit_code == ExitCode.OK:  # signs the file now in place
         sign_stored(request.root, os.path.join(request.root, stored.path), request.sign_key, outcome)
     return outcome
 
@@ -184,7 +159,7 @@ def _add_run(request: AddRunRequest, outcome: Outcome) -> StoredRun:
         outcome.note(headline_text(recomputed))
     if request.recipe_path:
         _record_in_recipe(request, f"sha256:{stored.digest}", recomputed, stated, outcome, measured_at)
-    if outcome.exit_code != EXIT_OK:
+    if outcome.exit_code != ExitCode.OK:
         return stored
     if request.reference_for is not None:
         set_convergence_reference(request.root, request.reference_for, str(request.given["workload"]),

@@ -18,8 +18,9 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from validator.files import yamledit
 from validator.files.atomic import write_atomic, writer_lock
-from validator.diagnostics import Diagnostic, Severity
-from validator.errors import InputFileError
+from validator.commands.outcome import Outcome
+from validator.diagnostics import Diagnostic, Result, Severity
+from validator.errors import ExitCode, InputFileError, Refusal
 from validator.load import schema as schemas
 from validator.load.contributor import HF_CONFIG, parse_json, read_named
 from validator.load.documents import locate_json
@@ -34,14 +35,15 @@ FAMILY_OF = {"llama": "Llama", "mistral": "Mistral", "mixtral": "Mistral", "qwen
              "phi3": "Phi", "olmoe": "OLMo", "granitemoe": "Granite", "kimi_k2": "Kimi"}
 
 
-class CatalogToolError(Exception):
+class CatalogToolError(Refusal):
     """Why the model cannot be added. With a `path` it is a finding about that file (exit 1); without, a bad
     invocation (exit 2)."""
 
     def __init__(self, message: str, hint: str, path: str | None = None, code: str = "ORV109",
                  line: int = 1, col: int = 1) -> None:
-        super().__init__(message)
-        self.message, self.hint, self.path, self.code, self.line, self.col = message, hint, path, code, line, col
+        super().__init__(message, hint)
+        self.path, self.code, self.line, self.col = path, code, line, col
+        self.exit_code = ExitCode.USAGE if path is None else ExitCode.FINDINGS
 
     def diagnostic(self) -> Diagnostic | None:
         if self.path is None:
@@ -181,3 +183,23 @@ def _append_model(path: str, model_id: str, entry: dict[str, Any], dry_run: bool
                                issues[0].hint, config_path, issues[0].code)
     if not dry_run:
         write_atomic(path, edited.encode("utf-8"))
+
+
+def add_model_command(root: str, config_path: str, model_id: str, family: Optional[str], name: Optional[str],
+                      sources: Sequence[str], dry_run: bool) -> Outcome:
+    """`orv catalog add-model`: add (or with dry_run, show) the entry and say what was counted."""
+    outcome = Outcome()
+    try:
+        added = add_model(root, config_path, model_id, family, name, sources, dry_run=dry_run)
+    except CatalogToolError as exc:
+        finding = exc.diagnostic()  # a finding about a file (config.json, the catalog): exit 1
+        if finding is None:
+            return outcome.fail(f"orv: {exc.message}\n    hint: {exc.hint}", ExitCode.USAGE)
+        outcome.findings = Result((finding,))
+        return outcome.fail()
+    e = added.entry
+    experts = (f", {e['architecture']['experts']} experts ({e['architecture']['experts_per_token']} per token)"
+               if e["moe"] else "")
+    outcome.out(f"{'would add' if dry_run else 'added'} {model_id} to {MODELS}: {e['params_b']}B parameters, "
+                f"{e['active_b']}B active, {e['layers']} layers{experts}")
+    return outcome

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, NamedTuple, Optional
 
 from validator import dates
+from validator.commands.outcome import Outcome
+from validator.errors import BadOptions, ExitCode, Refusal
 from validator.files import yamledit
 from validator.stacks import pins
 from validator.files.atomic import write_atomic, writer_lock
@@ -41,18 +43,16 @@ from validator.importers.common import (
     recipe_path,
 )
 
+Ask = Callable[[str, Any], Any]  # ask(prompt, default) -> the answer: click.prompt on a terminal
+
 # A suggestion must be this similar (difflib ratio) to what was typed, or contain it: low enough for
 # typos (qwen3.8-72b -> qwen3.8-27b), high enough that llama-3.1-8b does not "mean" glm-5.1 (0.53).
 SIMILARITY_CUTOFF = 0.8
 LAYOUT_KEYS = ("tp", "pp", "vpp", "cp", "ep", "etp", "dp")
 
 
-class ScaffoldError(Exception):
+class ScaffoldError(Refusal):
     """Input `orv new` cannot use; message and hint say what to give instead."""
-
-    def __init__(self, message: str, hint: str) -> None:
-        super().__init__(message)
-        self.message, self.hint = message, hint
 
 
 @dataclass
@@ -369,7 +369,7 @@ def catalog_of(root: str) -> CatalogView:
         raise ScaffoldError(f"{exc.path}:{exc.line}: {exc.message}", exc.hint) from None
 
 
-def fill_interactively(answers: Answers, ask: Callable[[str, Any], Any], author: Optional[str] = None) -> Answers:
+def fill_interactively(answers: Answers, ask: Ask, author: Optional[str] = None) -> Answers:
     """Ask for what is missing; `ask(prompt, default)` is click.prompt on a terminal."""
     updates: dict[str, Any] = {}
     if not answers.model:
@@ -421,3 +421,45 @@ def default_author(root: str) -> Optional[str]:
         return str(name).strip() or None
     except Exception:  # noqa: BLE001 - no git, or an unreadable config: ask instead
         return None
+
+
+def new_recipe(root: str, answers: Answers, components: tuple[str, ...], engine: Optional[str],
+               framework: Optional[str], ask: Optional[Ask], dry_run: bool, today: datetime.date) -> Outcome:
+    """`orv new`: fill what the person did not say (asking, when `ask` is given), write the recipe, say what next.
+
+    `components` are ROLE=NAME@PIN strings; `engine` and `framework` (NAME@VERSION) take their roles over."""
+    parts: dict[str, str] = {}
+    for item in components:
+        role, sep, spec = item.partition("=")
+        if not sep or not role.strip():
+            raise BadOptions(f"--component `{item}` is not ROLE=NAME@PIN")
+        parts[role.strip()] = spec
+    if engine:
+        parts["engine"] = engine
+    if framework:
+        parts["framework"] = framework
+    answers = dataclasses.replace(answers, components=parts)
+    if ask is not None:
+        answers = fill_interactively(answers, ask, author=default_author(root))
+    elif not answers.author:
+        answers.author = default_author(root)
+    left = missing(answers)
+    if left:
+        raise BadOptions(f"missing {', '.join(left)} (or run on a terminal to be asked)")
+    outcome = Outcome()
+    try:
+        rel, text, note = build(root, catalog_of(root), answers, today)
+        if note:
+            outcome.note(f"orv: note: {note}")
+        if dry_run:
+            outcome.report = text
+            return outcome
+        write(root, rel, text)
+    except ScaffoldError as exc:
+        return outcome.fail(f"orv: {exc.message}\n    hint: {exc.hint}", ExitCode.USAGE)
+    outcome.out(rel)
+    fmt = "vllm|sglang|aiperf|trtllm-bench" if answers.kind == "inference" else "megatron|nemo"
+    if answers.components.get("engine", "").split("@")[0] in ("llama.cpp", "llama-cpp", "llamacpp"):
+        fmt = "llama-bench"  # llama.cpp recipes are measured with llama-bench (docs/contributing.md)
+    outcome.note(f"next: orv add-run --from {fmt} --recipe {rel} --write-recipe OUTPUT")
+    return outcome

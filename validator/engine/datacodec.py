@@ -28,13 +28,14 @@ import typing
 from typing import Any, Callable, Iterable
 
 import pydantic
+from validator.errors import Refusal
 
 _TAGS = ("tuple", "float", "int", "dict")
 _INT64 = range(-2**63, 2**64)  # what JSON readers (orjson among them) take as a number
 _NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 
 
-class ShapeError(ValueError):
+class ShapeError(Refusal, ValueError):
     """A value that is not the declared type's shape; `where` is the path to it inside the value."""
 
     def __init__(self, where: tuple[Any, ...], message: str) -> None:

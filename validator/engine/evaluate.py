@@ -7,7 +7,6 @@ tree with the merge base's findings subtracted). `analyse` is what `orv boards` 
 
 from __future__ import annotations
 
-import os
 from typing import Callable
 
 from validator.files.atomic import settle
@@ -15,7 +14,7 @@ from validator.checks import Keep, by_scope
 from validator.checks.collect import Collector
 from validator.diagnostics import Diagnostic, Result
 from validator.errors import UsageError
-from validator.git.sparse import WHOLE_CHECKOUT, refuse_sparse, sparse_checkout, widen
+from validator.git.sparse import WHOLE_CHECKOUT, refuse_sparse, widen
 from validator.engine.evaluation import (
     BaseView,
     Config,
@@ -36,21 +35,7 @@ from validator.pr.neighbourhood import index_keys
 from validator.registry.snapshot import Analysis, Snapshot
 from validator.evidence.tiers import tier_reads
 
-__all__ = ["Analysis", "Config", "Evaluation", "analyse", "evaluate", "evaluate_loaded", "find_root", "run"]
-
-
-def find_root(start: str) -> str:
-    """The registry root: the nearest folder at or above `start` holding catalog/ and recipes/ (or
-    catalog/ in a sparse checkout that leaves recipes/ out)."""
-    here = os.path.abspath(start if os.path.isdir(start) else os.path.dirname(start) or ".")
-    while True:
-        if os.path.isdir(os.path.join(here, "catalog")) and (
-                os.path.isdir(os.path.join(here, "recipes")) or sparse_checkout(here) is not None):
-            return here  # a sparse checkout may leave recipes/ out (validator/git/)
-        parent = os.path.dirname(here)
-        if parent == here:
-            raise UsageError(f"{start}: not inside an OpenRecipes registry (no catalog/ and recipes/ above it)")
-        here = parent
+__all__ = ["Analysis", "Config", "Evaluation", "analyse", "evaluate", "evaluate_loaded", "run"]
 
 
 def analyse(root: str, jobs: int = 1, cache: bool = False, for_tiers: bool = False,

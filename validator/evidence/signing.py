@@ -25,7 +25,7 @@ from typing import Mapping
 
 from validator.files.atomic import write_atomic
 from validator.git.sparse import materialize
-from validator.errors import LoadError
+from validator.errors import LoadError, Refusal
 from validator.hashing import content_address
 from validator.load.cache import Remembered, open_store, remembered
 from validator.load.documents import decode_utf8, parse_json
@@ -47,7 +47,7 @@ WRONG_PRINCIPAL = "principal"  # a registered key, but of another measurer than 
 NO_TOOL = "no-tool"  # ssh-keygen is not installed
 
 
-class SigningError(Exception):
+class SigningError(Refusal):
     """Signing could not be done (no ssh-keygen, unreadable key); the message says why."""
 
 

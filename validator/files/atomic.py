@@ -84,7 +84,7 @@ def _scratch_candidates(folder: str) -> list[str]:
 
 
 def _registry_root(folder: str) -> str | None:
-    """The nearest folder at or above `folder` holding catalog/ and recipes/ (engine.find_root's rule)."""
+    """The nearest folder at or above `folder` holding catalog/ and recipes/ (registry.layout.find_root's rule)."""
     here = folder
     while True:
         if os.path.isdir(os.path.join(here, "catalog")) and os.path.isdir(os.path.join(here, "recipes")):

@@ -1,7 +1,7 @@
 """Ctrl-C is an answer: short steps it must not cut in half, and worker pools it leaves quiet.
 
 A terminal sends SIGINT to every process of the command. The main process answers it (exit 130, one
-line: validator/cli.py); workers ignore it, so none prints a traceback, and the pool is shut down
+line: validator/cli/error_handler.py); workers ignore it, so none prints a traceback, and the pool is shut down
 without waiting for the work still queued.
 """
 

@@ -21,10 +21,10 @@ from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 from ruamel.yaml.util import load_yaml_guess_indent
 
 from validator.files import yamlwrite
-from validator.errors import LoadError
+from validator.errors import LoadError, Refusal
 
 
-class EditError(ValueError):
+class EditError(Refusal, ValueError):
     """The file cannot be edited safely (not YAML, not a mapping, or the edit would not read back)."""
 
 

@@ -17,6 +17,7 @@ import re
 from typing import Any, Mapping, Sequence
 
 from validator.files import yamlwrite
+from validator.errors import OrvError
 
 WIDTH = 100
 # Pins are always quoted, so they read as text even to a reader who does not know YAML's number rules.
@@ -29,7 +30,7 @@ _PLAIN_WORDS = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/+-]*( [A-Za-z0-9][A-Za-z0-9
 _SPECIAL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
 
 
-class YamlOutError(ValueError):
+class YamlOutError(OrvError, ValueError):
     """A value this emitter does not write (the caller built an unsupported document)."""
 
 

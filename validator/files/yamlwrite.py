@@ -20,7 +20,7 @@ from ruamel.yaml.nodes import ScalarNode as ScalarNode12
 from ruamel.yaml.resolver import VersionedResolver
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
-from validator.errors import LoadError
+from validator.errors import LoadError, OrvError
 from validator.load.documents import parse_yaml
 
 Path = tuple[Any, ...]
@@ -40,7 +40,7 @@ _MAX_ROUNDS = 8
 _SHORT_BOOLS = frozenset({"y", "Y", "n", "N"})
 
 
-class WriteError(ValueError):
+class WriteError(OrvError, ValueError):
     """What an emitter wrote would not read back as meant, even quoted: a bug in orv, never the user's."""
 
 

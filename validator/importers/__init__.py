@@ -1,7 +1,7 @@
 """Importers for the legacy sources: seed 000's training leaderboard and seed 004's boards export.
 
 `execute` is what `orv import <command>` runs: import, then save the report (Markdown and a JSON
-twin). The importers write recipes and run files themselves, through validator.storing.
+twin). The importers write recipes and run files themselves, through validator.registry.store.
 """
 
 from __future__ import annotations

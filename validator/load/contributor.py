@@ -26,7 +26,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from validator.errors import InputFileError
+from validator.errors import InputFileError, Refusal
 from validator.load.documents import SURROGATE_ESCAPE, has_lone_surrogate
 
 MiB = 1024 * 1024
@@ -258,10 +258,10 @@ def _field_before(raw: bytes, pos: int) -> str | None:
     return keys[-1].group(1).decode("utf-8", "replace") if keys else None
 
 
-class _Refused(ValueError):
+class _Refused(Refusal, ValueError):
     def __init__(self, code: str, literal: str, message: str, hint: str) -> None:
-        super().__init__(message)
-        self.code, self.literal, self.message, self.hint = code, literal, message, hint
+        super().__init__(message, hint)
+        self.code, self.literal = code, literal
 
 
 def _int(text: str) -> int | float:

@@ -157,11 +157,10 @@ def _short_tag(tag: str) -> str:
     return "!!" + tag.removeprefix("tag:yaml.org,2002:") if tag.startswith("tag:yaml.org,2002:") else tag
 
 
-class _YamlRefusal(Exception):
+class _YamlRefusal(LoadError):
     def __init__(self, code: str, node: yaml.Node, message: str, hint: str, alias: bool = False) -> None:
-        super().__init__(message)
-        self.code, self.message, self.hint, self.alias = code, message, hint, alias
-        self.line, self.col = node.start_mark.line + 1, node.start_mark.column + 1
+        super().__init__(code, message, hint, node.start_mark.line + 1, node.start_mark.column + 1)
+        self.alias = alias
 
 
 def _first_alias(text: str) -> Location | None:

@@ -388,7 +388,7 @@ def _load_entry(rel: str) -> FileResult:
                      len(run.raw), run.quality), out.diagnostics)
 
 
-# How often loading reports progress (validator/progress.py ends the line at the total, whatever it is).
+# How often loading reports progress (validator/cli/progress.py ends the line at the total, whatever it is).
 PROGRESS_STEP = 100
 
 

@@ -26,8 +26,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Mapping
 
-from validator.diagnostics import Diagnostic, Result, Severity
-from validator.errors import InputFileError
+from validator.errors import InputFileError, LocatedError
 from validator.load.contributor import (
     LMEVAL_RESULTS,
     LMEVAL_SAMPLES,
@@ -47,12 +46,11 @@ FORMAT = "lm-eval-results"
 _RESULTS_NAME = re.compile(r"^results_(.+)\.json$")
 
 
-class LmEvalError(Exception):
-    """The output cannot become a quality run; carries located findings (one line each)."""
+class LmEvalError(LocatedError):
+    """The output cannot become a quality run: a located finding."""
 
-    def __init__(self, path: str, code: str, message: str, hint: str, line: int = 1) -> None:
-        super().__init__(message)
-        self.result = Result((Diagnostic(code, Severity.ERROR, path, line, 1, message, hint),))
+    def __init__(self, path: str, code: str, message: str, hint: str, line: int = 1, col: int = 1) -> None:
+        super().__init__(code, path, message, hint, line, col)
 
 
 @dataclass(frozen=True)
@@ -63,9 +61,7 @@ class Output:
 
 
 def _refused(exc: InputFileError) -> LmEvalError:
-    error = LmEvalError(exc.path, exc.code, exc.message, exc.hint, exc.line)
-    error.result = Result((exc.diagnostic(),))  # keeps the column the bounded parser found
-    return error
+    return LmEvalError(exc.path, exc.code, exc.message, exc.hint, exc.line, exc.col)  # the bounded parser's column
 
 
 def _read(path: str, budget: Budget, named: bool) -> bytes:
@@ -80,12 +76,10 @@ def _json(path: str, raw: bytes, line: int = 1) -> Any:
     try:
         return parse_json(path, raw, line)
     except InputFileError as exc:
-        error = _refused(exc)
         if exc.code == "ORV101":
-            error.result = Result((Diagnostic("ORV101", Severity.ERROR, path, exc.line, exc.col, exc.message,
-                                              "give lm-eval's output unchanged (a truncated or edited file cannot "
-                                              "be scored)"),))
-        raise error from None
+            raise LmEvalError(path, "ORV101", exc.message, "give lm-eval's output unchanged (a truncated or edited "
+                              "file cannot be scored)", exc.line, exc.col) from None
+        raise _refused(exc) from None
 
 
 def find_results(path: str) -> str:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import re
-from validator.hashing import HEX64, run_path
 
+from validator.errors import UsageError
+from validator.git.sparse import sparse_checkout
+from validator.hashing import HEX64, run_path
 
 REGISTRY_DIRS = ("recipes", "runs", "catalog", "boards", "measurers")
 CATALOG_FILES = {
@@ -106,3 +108,17 @@ def discover(root: str) -> list[str]:
             dirnames.sort()
             found.extend(f"{rel_dir}/{name}" for name in filenames)
     return sorted(found)
+
+
+def find_root(start: str) -> str:
+    """The registry root: the nearest folder at or above `start` holding catalog/ and recipes/ (or
+    catalog/ in a sparse checkout that leaves recipes/ out)."""
+    here = os.path.abspath(start if os.path.isdir(start) else os.path.dirname(start) or ".")
+    while True:
+        if os.path.isdir(os.path.join(here, "catalog")) and (
+                os.path.isdir(os.path.join(here, "recipes")) or sparse_checkout(here) is not None):
+            return here  # a sparse checkout may leave recipes/ out (validator/git/)
+        parent = os.path.dirname(here)
+        if parent == here:
+            raise UsageError(f"{start}: not inside an OpenRecipes registry (no catalog/ and recipes/ above it)")
+        here = parent

@@ -19,7 +19,7 @@ from validator.registry.snapshot import Analysis
 from validator.evidence.tiers import derive, reference_command
 
 KINDS = ("training", "inference")
-# What `orv add-run --from` reads for each kind of run (validator/cli.py _ADAPTER_FORMATS).
+# What `orv add-run --from` reads for each kind of run (validator/cli/app.py _ADD_RUN_FORMATS).
 RUN_FORMATS = {"training": "megatron|nemo", "inference": "vllm|sglang|aiperf|trtllm-bench"}
 # llama-bench's tests are their own workloads (docs/protocols.md): only llama-bench output reproduces one
 LLAMA_BENCH = "llama-bench"

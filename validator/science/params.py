@@ -35,6 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
+from validator.errors import Refusal
 from validator.science import bounds
 from validator.science.bounds import Bound
 
@@ -45,7 +46,7 @@ _QK_NORM = frozenset({"qwen3", "qwen3_moe"})
 EXPERT_KEYS = ("num_experts", "n_routed_experts", "num_local_experts")
 
 
-class ConfigError(ValueError):
+class ConfigError(Refusal, ValueError):
     """config.json lacks a field the formula needs, or holds an unusable value."""
 
     def __init__(self, field: str, message: str) -> None:

@@ -22,6 +22,7 @@ from validator.files.atomic import staged_folder, swap_in
 from validator.load import schema as schemas
 from validator.site import format as fmt
 from validator.site.frontier_chart import frontier_chart
+from validator.errors import Refusal
 
 SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")  # a recipe id (boards schema: slug), safe as a file name
 REPO_PATH = re.compile(r"(?:runs|recipes)(?:/[A-Za-z0-9_-][A-Za-z0-9._-]*)+")  # a file that may be linked: no "..", no URL
@@ -118,7 +119,7 @@ def _chunks(rows: Sequence[Any], size: int) -> list[Sequence[Any]]:
     return [rows[i:i + size] for i in range(0, len(rows), size)] or [rows[:0]]
 
 
-# How often rendering reports progress (validator/progress.py ends the line at the total).
+# How often rendering reports progress (validator/cli/progress.py ends the line at the total).
 PROGRESS_STEP = 50
 
 
@@ -352,5 +353,5 @@ def boards_problem(boards: Any) -> Optional[str]:
     return f"`{'/'.join(map(str, path)) or '(document)'}`: {message} (schema/boards.schema.json)"
 
 
-class SiteError(Exception):
+class SiteError(Refusal):
     """A site that cannot be written where asked: the message says why and what to do."""

@@ -1,0 +1,96 @@
+"""`orv boards`: regenerate the generated files under boards/ (or --check them, or write them --combined)."""
+
+from __future__ import annotations
+
+import os
+
+from validator.boards import keyfile
+from validator.boards.build import render
+from validator.boards.regenerate import first_difference, regenerate_files
+from validator.boards.split import BoardsUnreadable, committed_files, read_boards
+from validator.commands.outcome import Outcome, ProgressLine
+from validator.engine.evaluate import analyse
+from validator.errors import ExitCode, HistoryError
+from validator.files.atomic import environment_problem, remove, transaction, write_atomic
+from validator.git.sparse import WHOLE_CHECKOUT, refuse_sparse
+from validator.load.pipeline import default_jobs
+from validator.registry.layout import (
+    BOARDS_MODELS_DIR,
+    BOARDS_PATH,
+    BOARDS_STANDINGS_DIR,
+    DOCUMENT_PATH,
+    KEYS_DIR,
+    KEYS_PATH,
+)
+
+
+def boards(root: str, check_only: bool, jobs: int | None, cache: bool, progress: ProgressLine) -> Outcome:
+    """Regenerate every generated file, or (check_only) say which differ from a fresh regeneration."""
+    refuse_sparse(root, "`orv boards`", "The boards are main's: a branch never regenerates them (ORV609); "
+                  f"to build them anyway, first: {WHOLE_CHECKOUT}.")
+    outcome = Outcome()
+    # the same loading as `orv check`, and of the registry checks only those a tier reads (physics)
+    with progress("orv boards: loading") as show:
+        analysis = analyse(root, jobs=jobs or default_jobs(), cache=cache, for_tiers=True, progress=show)
+    try:
+        fresh = regenerate_files(analysis)
+    except HistoryError as exc:
+        return outcome.fail(f"orv: {exc.message}\n    hint: {exc.hint}", ExitCode.USAGE)
+    fresh.update(keyfile.fresh_key_files(analysis.snapshot))
+    committed = {**committed_files(root), **keyfile.committed_files(root)}
+    leftover = sorted(set(committed) - set(fresh))  # a model no longer on the boards, a key shard no longer used
+    changed = sorted(path for path, data in fresh.items() if committed.get(path) != data)
+    if check_only:
+        for path in changed:
+            if path not in committed:
+                outcome.out(f"{path} is missing; run `orv boards`")
+                continue
+            diff = first_difference(committed[path], fresh[path])
+            assert diff is not None
+            outcome.out(f"{path}:{diff[0]}: out of date (committed `{diff[1]}`, regenerated `{diff[2]}`); "
+                        "run `orv boards`")
+        for path in leftover:
+            outcome.out(f"{path} is left over (no model on the boards writes it); run `orv boards`")
+        outcome.out(f"{len(fresh) - len(changed)} of {len(fresh)} generated files up to date")
+        if changed or leftover:
+            outcome.exit_code = ExitCode.FINDINGS
+        return outcome
+    left_off = sum(1 for entry in analysis.snapshot.recipes if entry.recipe is None)
+    if left_off:
+        outcome.note(f"orv: note: {left_off} recipe file(s) cannot be read or fail their schema: left off the "
+                     "boards (`orv check` lists every finding)")
+    if not analysis.snapshot.catalog_ok:
+        outcome.note("orv: note: the catalog has errors (`orv check` lists them); the boards show what loaded")
+    # every file lands together; writers of the registry take turns (docs/durability.md). The index goes
+    # last and left-over files are removed after it, for a reader without the lock
+    with transaction(root):
+        for path in sorted(changed, key=lambda p: p in (DOCUMENT_PATH, BOARDS_PATH, KEYS_PATH)):
+            write_atomic(os.path.join(root, path), fresh[path])
+        for path in leftover:
+            remove(os.path.join(root, path))
+    said = [f"{path} {'written' if path in changed else 'unchanged'}" for path in (DOCUMENT_PATH, BOARDS_PATH, KEYS_PATH)]
+    for folder in (BOARDS_MODELS_DIR, BOARDS_STANDINGS_DIR, KEYS_DIR):
+        inside = [path for path in fresh if path.startswith(folder + "/")]
+        written = sum(1 for path in inside if path in changed)
+        removed = sum(1 for path in leftover if path.startswith(folder + "/"))
+        said.append(f"{folder}/: {written} written, {len(inside) - written} unchanged, {removed} removed")
+    outcome.out("\n".join(said))  # once they are in place: a refused write says only that
+    return outcome
+
+
+def combined(root: str, out: str) -> Outcome:
+    """`orv boards --combined OUT`: the committed boards as one document, written atomically."""
+    outcome = Outcome()
+    try:
+        document = read_boards(root)
+    except BoardsUnreadable as exc:
+        return outcome.fail(f"orv: cannot read the boards: {exc}\n    hint: run `orv boards` to regenerate them")
+    if document is None:
+        return outcome.fail("orv: the registry has no boards yet\n    hint: run `orv boards` first")
+    try:
+        write_atomic(os.path.abspath(out), render(document))
+    except OSError as exc:
+        return outcome.fail(environment_problem(exc) or f"orv: cannot write {out}: {exc}")
+    outcome.out(f"{out}: the boards of {len(document['models'])} trained model(s), "
+                f"{sum(len(rows) for rows in document['boards'].values())} rows, {len(document['runs'])} runs")
+    return outcome

@@ -1,0 +1,117 @@
+"""`orv check` and `orv merge-results`: evaluate the registry (whole, a pull request, or merged shards) and
+report the findings in the format asked, with the job summary and step outputs."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from validator.checks import all_checks
+from validator.diagnostics import Result, Severity
+from validator.engine.evaluate import Config, Evaluation, evaluate, evaluate_loaded
+from validator.engine import shard as shards
+from validator.engine.shard import PartialRefused, default_partial_path, merge, parse_shard
+from validator.errors import BadOptions, ExitCode
+from validator.load.pipeline import default_jobs
+from validator.commands.outcome import Outcome, ProgressLine
+from validator.registry.layout import REGISTRY_DIRS
+from validator.registry.snapshot import imported_paths
+from validator.report import REPORTER_BY_NAME, summary
+from validator.report.text import TextOptions, render_with
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """How the findings are shown; the CLI has resolved every default (format, colour)."""
+
+    fmt: str = "text"
+    summary_file: str | None = None  # Markdown job summary appended here ($GITHUB_STEP_SUMMARY)
+    outputs_file: str | None = None  # name=value step outputs appended here ($GITHUB_OUTPUT)
+    least: str = "notice"
+    quiet: bool = False
+    statistics: bool = False
+    show_all: bool = False
+    color: bool = False
+
+
+def check(root: str, paths: tuple[str, ...], base: str | None, waive: tuple[str, ...], with_boards: bool,
+          jobs: int | None, cache: bool, widen: bool, options: ReportOptions, progress: ProgressLine) -> Outcome:
+    """The whole registry, or a pull request against the merge base with `base`; PATHS limit what is reported."""
+    if with_boards and base is not None:
+        raise BadOptions("--boards checks main's boards file; a pull request (--base) never changes it")
+    if widen and base is None:
+        raise BadOptions("--widen goes with --base (a check of the whole registry needs a whole checkout)")
+    rel_paths = tuple(relative(root, p) for p in paths)
+    with progress("orv check: loading") as show:
+        evaluation = evaluate(Config(root=root, paths=tuple(p for p in rel_paths if p), base=base,
+                                     waive=tuple(w.upper() for w in waive), skip_boards=not with_boards,
+                                     jobs=jobs or default_jobs(), progress=show, cache=cache, widen=widen))
+    return report(evaluation, options)
+
+
+def check_shard(root: str, spec: str, partial_out: str | None, jobs: int | None, progress: ProgressLine) -> Outcome:
+    """`orv check --shard K/N`: one shard's per-file results written for `orv merge-results`; reports nothing."""
+    shard = parse_shard(spec)
+    out = os.path.abspath(partial_out or default_partial_path(shard))
+    # resolved, so a symlinked folder (`lnk -> recipes`) cannot put the partial inside the tree
+    inside = os.path.relpath(os.path.realpath(out), os.path.realpath(root)).replace(os.sep, "/")
+    if inside.split("/")[0] in REGISTRY_DIRS:
+        raise BadOptions(f"--partial-out {partial_out or out}: inside the registry's {inside.split('/')[0]}/ "
+                         "folder, it would become part of the tree being checked; write it elsewhere")
+    try:
+        with progress(f"orv check --shard {shard}: loading") as show:
+            written = shards.check_shard(root, shard, out, jobs or default_jobs(), show)
+    except OSError as exc:
+        raise BadOptions(f"--partial-out {out}: cannot write: {exc.strerror}") from None
+    outcome = Outcome()
+    outcome.out(f"orv: shard {shard}: {written.files:,} recipe and run files loaded, {written.findings:,} finding(s) "
+                f"among them; partial result written to {written.path} ({written.size:,} bytes). "
+                "`orv merge-results` checks the rest and reports.")
+    return outcome
+
+
+def merge_results(root: str, partials: tuple[str, ...], waive: tuple[str, ...], with_boards: bool,
+                  options: ReportOptions, progress: ProgressLine) -> Outcome:
+    """Combine every shard's partial result, run the registry checks on them, and report once."""
+    with progress("orv merge-results: reading partials") as show:
+        try:
+            loaded = merge(root, partials, show)
+        except PartialRefused as exc:  # a finding on the partial (ORV901); nothing else can be reported
+            return Outcome(findings=Result((exc.finding,)), exit_code=ExitCode.USAGE)
+    evaluation = evaluate_loaded(Config(root=root, waive=tuple(w.upper() for w in waive),
+                                        skip_boards=not with_boards), loaded)
+    return report(evaluation, options)
+
+
+def report(evaluation: Evaluation, options: ReportOptions) -> Outcome:
+    """An Evaluation as asked (the job summary and outputs appended to their files), ending with its status."""
+    if options.summary_file is not None or options.outputs_file is not None:
+        built = summary.build(evaluation)
+        if options.summary_file is not None:
+            _append(options.summary_file, summary.render_markdown(built))
+        if options.outputs_file is not None:
+            _append(options.outputs_file, summary.render_outputs(built))
+    result = evaluation.result
+    threshold = Severity.ERROR if options.quiet else Severity(options.least)
+    if options.fmt == "text":
+        text = TextOptions(color=options.color, quiet=options.quiet, statistics=options.statistics, least=threshold,
+                           collapse=not options.show_all, legacy=imported_paths(evaluation.snapshot),
+                           titles={code: entry.title for code, entry in all_checks().items()})
+        return Outcome(report=render_with(result, text), color=options.color, exit_code=result.exit_code)
+    shown = Result(tuple(d for d in result.diagnostics if d.severity.rank <= threshold.rank),
+                   result.files_checked, result.notes)
+    return Outcome(report=REPORTER_BY_NAME[options.fmt](shown), exit_code=result.exit_code)
+
+
+def relative(root: str, path: str) -> str:
+    """PATH relative to the registry root ("" for the root itself); refused when it is outside."""
+    rel = os.path.relpath(os.path.abspath(path), root).replace(os.sep, "/")
+    if rel.startswith(".."):
+        raise BadOptions(f"{path} is outside the registry at {root}")
+    return "" if rel == "." else rel
+
+
+def _append(path: str, text: str) -> None:
+    """Append to a file another process also writes (GitHub's step files): never replace it."""
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(text)

@@ -1,0 +1,46 @@
+"""What a command tells the user, in order, and how it ends: the one value every command returns to the CLI."""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+from typing import Callable, ContextManager
+
+from validator.diagnostics import Result
+from validator.errors import ExitCode
+
+Show = Callable[[int, int], None]  # reports (done, total) as the work goes
+ProgressLine = Callable[[str], ContextManager[Show]]  # the CLI's progress line for a piece of work, by label
+
+
+def no_progress(label: str) -> ContextManager[Show]:
+    """A progress line nobody sees: for callers without a terminal (tests, scripts)."""
+    return contextlib.nullcontext(lambda done, total: None)
+
+
+@dataclass
+class Outcome:
+    """What the command tells the user, in order, and how it ends.
+
+    `lines` are (stream, text) pairs printed one a line: "out" is what scripts read, "err" every note for
+    the person. `report` is printed verbatim on standard output after them (a rendered findings report,
+    ANSI-coloured when `color`); `findings` are rendered as text on standard error last.
+    """
+
+    lines: list[tuple[str, str]] = field(default_factory=list)
+    exit_code: int = ExitCode.OK
+    findings: Result | None = None
+    report: str = ""
+    color: bool | None = None  # None: Click decides (strips ANSI off a terminal)
+
+    def note(self, text: str) -> None:
+        self.lines.append(("err", text))
+
+    def out(self, text: str) -> None:
+        self.lines.append(("out", text))
+
+    def fail(self, text: str | None = None, code: int = ExitCode.FINDINGS) -> "Outcome":
+        if text:
+            self.note(text)
+        self.exit_code = code
+        return self

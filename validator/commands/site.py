@@ -1,0 +1,53 @@
+"""`orv site DIRECTORY`: the boards rendered as a static website, replaced atomically (docs/site.md)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Any
+
+import orjson
+
+from validator.boards.split import BoardsUnreadable, read_boards
+from validator.commands.outcome import Outcome, ProgressLine
+from validator.errors import ExitCode
+from validator.files.atomic import environment_problem
+from validator.site import SiteContext, SiteError, boards_problem, file_base, render_site, write_site
+from validator.site.collect import collect_context
+
+
+def site(directory: str, boards_file: str | None, root: str | None, repo_url: str | None,
+         progress: ProgressLine) -> Outcome:
+    """Render the committed boards of `root` (or the one-file document `boards_file`) into `directory`."""
+    outcome = Outcome()
+    path = boards_file or os.path.join(root or ".", "boards")
+    try:
+        boards: Any
+        if boards_file is not None:
+            with open(boards_file, "rb") as fh:
+                boards = orjson.loads(fh.read())
+        else:
+            assert root is not None  # the CLI finds the registry when no boards file is given
+            boards = read_boards(root)
+            if boards is None:
+                raise BoardsUnreadable("the registry has no boards/index.json")
+    except (OSError, orjson.JSONDecodeError, BoardsUnreadable) as exc:
+        return outcome.fail(f"orv: cannot read {path}: {exc}\n    hint: run `orv boards` first, or pass --boards FILE",
+                            ExitCode.USAGE)
+    problem = boards_problem(boards)
+    if problem is not None:
+        return outcome.fail(f"orv: {path} is not a boards document this orv can render ({problem})\n"
+                            "    hint: regenerate it with this version's `orv boards`", ExitCode.USAGE)
+    context = collect_context(os.path.abspath(root), boards) if root else SiteContext()
+    meta = boards.get("meta") or {}
+    context = dataclasses.replace(context, file_base=file_base(directory, root, repo_url, meta.get("source_commit")))
+    with progress("orv site: rendering recipe pages") as show:
+        files = render_site(boards, context, show)
+    try:
+        write_site(directory, files)
+    except (SiteError, OSError) as exc:
+        environment = environment_problem(OSError(exc.errno, exc.strerror, directory)) \
+            if isinstance(exc, OSError) and exc.errno is not None else None
+        return outcome.fail(environment or f"orv: {exc}", ExitCode.FINDINGS if environment else ExitCode.USAGE)
+    outcome.out(f"{directory}: {len(files):,} files, {sum(map(len, files.values())):,} bytes")
+    return outcome
