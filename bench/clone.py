@@ -27,7 +27,7 @@ fastest of 3 runs below 100,000 run files and one run at 100,000 (`--repeat`).
     python bench/clone.py --shards 4 8 --shard-runs 100000
     python bench/clone.py --runs 1000 10000 30000 --workflow new --gate-only --copied-run \
         --results bench/clone-results-copied.json   # a pull request whose check walks the history
-    python bench/clone_table.py   # the README table from bench/clone-results.json
+    python bench/clone_table.py   # the docs/benchmarks.md tables from bench/clone-results.json
 """
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
-"""The README's clone-and-gate table, from bench/clone-results.json and bench/shard-<N>k-results.json.
+"""The clone-and-gate tables of docs/benchmarks.md ("What getting the registry costs"), from
+bench/clone-results.json and bench/clone-gate-*.json, and a table per bench/shard-<N>k-results.json (the
+sharded check, whose figures docs/scaling.md quotes).
 
     python bench/clone_table.py [--new bench/clone-results-sparse-preview.json]
 """

@@ -1,6 +1,6 @@
 """bench/history.py and bench/clone.py on a tiny registry: the history is main-shaped and passes orv
 check, the checkout emulation reads the workflow's parameters, and the byte counter sees every
-fetch (on-demand ones included), so the clone figures in the README measure what they say."""
+fetch (on-demand ones included), so the clone figures in docs/benchmarks.md measure what they say."""
 
 from __future__ import annotations
 
