@@ -1,0 +1,1 @@
+"""What a run proves about its recipe: agreement, identity, signatures, arrival order, and the tier it earns."""

@@ -19,6 +19,11 @@ Legacy cap (SPEC §2): an entry imported from a source that never recorded versi
 some component is not pinned (validator.stacks.pins.is_pinned). Such an entry is capped at T0 until a
 contributor pins its stack. An imported entry whose stack is pinned (seed 004 rows with an exact
 engine build) is not capped: its legacy run files can make it T1, never more (they have no samples).
+Quality gate (SPEC §3, inference only): a recipe that serves its model otherwise than the model's quality
+reference does (another quant, or a non-full precision where the catalog names no reference; speculative
+decoding; a quantized KV cache) needs a `verified` quality run to stay above T2 — without one a T3 recipe
+shows T2 with the reason; a recipe whose quality is `below` its model's bound is capped at T1 and left out
+of rankings (validator.quality.status, docs/quality.md).
 A submitter's own `tier:` field is never read: the schema rejects it (ORV116).
 """
 

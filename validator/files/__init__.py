@@ -1,0 +1,1 @@
+"""Writing files safely: atomic and durable writes, Ctrl-C, and YAML people also edit or that orv generates."""

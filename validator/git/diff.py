@@ -1,4 +1,4 @@
-"""Every git call orv makes: merge base and diff for --base, the base tree, history for the boards stamp, plumbing for the cache.
+"""The pull request's diff: the merge base with --base REF, every path that differs from it, and its tree.
 
 Two mechanisms, each where it pays: GitPython for object access (trees, blobs, merge bases) and
 plain `git` subprocess calls for bulk listings the cache needs before anything is loaded

@@ -1,7 +1,7 @@
 """One quality run document, on its own: re-score every document, recompute, and reduce to QualityFacts.
 
-`problems(doc)` is what the run-file checks ORV230-224 report and what `add-run` refuses on;
-`facts(doc)` is what tiers and boards read (the snapshot keeps facts, never the samples).
+`check(doc)` returns both halves: the problems the run-file checks ORV230-ORV234 and ORV237 report and
+`add-run` refuses on, and the QualityFacts tiers and boards read (the snapshot keeps facts, never the samples).
 """
 
 from __future__ import annotations

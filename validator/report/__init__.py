@@ -1,4 +1,4 @@
-"""Reporters: pure functions Result -> str. Only cli.py writes them out."""
+"""Reporters: pure functions Result -> str. Only the CLI (validator/cli/) writes them out."""
 
 from __future__ import annotations
 

@@ -1,0 +1,1 @@
+"""Formulas with sources: figures recomputed from samples, physical bounds, copy statistics, loss curves."""

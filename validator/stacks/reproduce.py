@@ -1,4 +1,5 @@
-"""`orv reproduce RECIPE`: how to run a recipe again, ready to paste (docs/protocols.md).
+"""How to run a recipe again, ready to paste: its pinned stack, its launch, the benchmark for its workload and
+the `orv add-run` line (`orv reproduce`, and what the import report says a recipe lacks; docs/protocols.md).
 
 Prints, from what the recipe and its workload state: how to get the pinned engine or framework,
 the launch command, the benchmark command that produces evidence for the workload at the recipe's
