@@ -20,7 +20,7 @@ from validator.diagnostics import Diagnostic, Severity
 from validator.errors import AdapterError, InputFileError, LoadError
 from validator.load.contributor import RECIPE, TOOL_OUTPUT, list_beside, read_inside, read_named
 from validator.evidence.agreement import metadata_mismatches
-from validator.evidence.identity import architecture_problems, checkpoint_problem, gguf_problems, gpu_problem
+from validator.evidence.identity import Problem, architecture_problems, checkpoint_problem, gguf_problems, gpu_problem
 from validator.load import schema as schemas
 from validator.load.documents import (
     Document,
@@ -282,6 +282,7 @@ def check_identity(root: str, recipe_path: str | None, source: Source, converted
                                        f"{m.recipe_value!r}", "attach the output to the recipe it measured, or fix "
                                                                "the recipe")
     named = recipe.checkpoint if isinstance(recipe, InferenceRecipe) else None
+    found: Problem | None
     if run.synthetic is not None:  # llama-bench: the GGUF it loaded and the GPU it saw (validator/evidence/identity.py)
         for found in gguf_problems(run.model, spec, run.synthetic.model_filename, run.synthetic.model_n_params):
             problems.add("ORV226", found.message, found.hint)

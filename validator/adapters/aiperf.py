@@ -39,7 +39,7 @@ from __future__ import annotations
 import math
 import os
 from datetime import datetime
-from typing import Any, Sequence
+from typing import Any, Sequence, TypeGuard
 
 from validator.adapters.common import (
     Converted,
@@ -76,7 +76,7 @@ def _metric(record: dict[str, Any], tag: str) -> Any:
     return entry.get("value") if isinstance(entry, dict) else None
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: Any) -> TypeGuard[float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 

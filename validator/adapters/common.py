@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, Sequence, cast
 
 from validator.diagnostics import Diagnostic, Severity
 from validator.errors import AdapterError, InputFileError
@@ -269,4 +269,4 @@ def merge_mapping(meta: RunMetadata, field_name: str, stated_values: Mapping[str
             notes.append(f"{tool} output states {field_name}.{key} = {value!r}; the {where} says "
                          f"{current[key]!r}: the output's value is recorded")
         current[key] = value
-    return dataclasses.replace(meta, **{field_name: current})
+    return dataclasses.replace(meta, **cast("dict[str, Any]", {field_name: current}))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Sequence, TypeGuard
 
 from validator.adapters.common import (
     JsonRecord,
@@ -74,7 +74,7 @@ def find_requests(record: JsonRecord, where: tuple[str, ...], problems: Problems
     return Requests(record, arrays, where, "latencies" in arrays)
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: Any) -> TypeGuard[float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 

@@ -64,7 +64,7 @@ class Test:
     def locate(self, *path: str | int) -> tuple[int, int]:
         return self.record.locate(self.prefix + path)
 
-    def key(self) -> tuple[int, int, int]:
+    def key(self) -> tuple[Any, Any, Any]:  # as written: (n_prompt, n_gen, n_depth), not yet checked
         return (self.data.get("n_prompt"), self.data.get("n_gen"), self.data.get("n_depth"))
 
     def name(self) -> str:

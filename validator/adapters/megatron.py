@@ -295,6 +295,7 @@ def _check_protocol(args: Mapping[str, tuple[str, int]], meta: RunMetadata, prob
 
 
 def convert_megatron(source: Source, meta: RunMetadata) -> Converted:
+    notes: list[str]
     problems, notes = Problems(source), []
     parsed = parse_megatron(source, problems, notes)
     args = parsed.args
@@ -333,7 +334,7 @@ def _architecture(args: Mapping[str, tuple[str, int]], lines: list[str]) -> dict
     for key, name in (("layers", "num_layers"), ("hidden_size", "hidden_size"),
                       ("attention_heads", "num_attention_heads"), ("experts", "num_experts"),
                       ("experts_per_token", "moe_router_topk")):
-        value = _int(args[name][0]) if name in args else None
+        value: float | None = _int(args[name][0]) if name in args else None
         if value and value > 0:
             out[key] = value
     if "experts" not in out:
@@ -379,6 +380,7 @@ def parse_nemo(source: Source, problems: Problems) -> ParsedLog:
 
 
 def convert_nemo(source: Source, meta: RunMetadata) -> Converted:
+    notes: list[str]
     problems, notes = Problems(source), []
     parsed = parse_nemo(source, problems)
     document = training_document("nemo", "nemo-progress-log", parsed, meta.seq_len, None, meta, problems, notes)

@@ -34,7 +34,7 @@ ships with TensorRT-LLM), `world_info` tp/pp/ep as the serving layout and world_
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import Any, Sequence, TypeGuard
 
 from validator.adapters.common import (
     Converted,
@@ -59,11 +59,11 @@ RECOMPUTED = 1e-9
 STAMPS = ("start_timestamp", "first_token_timestamp", "end_timestamp")
 
 
-def _int(value: Any) -> bool:
+def _int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _number(value: Any) -> bool:
+def _number(value: Any) -> TypeGuard[float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 

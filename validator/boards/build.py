@@ -271,7 +271,7 @@ def _model_entries(items: Sequence[_TrainingItem], catalog: Catalog) -> list[dic
         pairs: dict[tuple[str, str, str], list[_TrainingItem]] = {}
         for item in members:
             pairs.setdefault(item.pair, []).append(item)
-        model_best = {}  # workload -> the model's fastest figure on that workload
+        model_best: dict[str, float] = {}  # workload -> the model's fastest figure on that workload
         for pair, pair_items in pairs.items():
             best = _fastest_first(pair_items)[0].tok_s
             model_best[pair[2]] = max(model_best.get(pair[2], 0.0), best)
@@ -297,7 +297,7 @@ def _model_entries(items: Sequence[_TrainingItem], catalog: Catalog) -> list[dic
 # --------------------------------------------------------------------------- what is wanted
 
 
-def wanted_models(catalog: Catalog, trained: Iterable[str]) -> list[dict[str, Any]]:
+def wanted_models(catalog: Catalog, trained: Iterable[str | None]) -> list[dict[str, Any]]:
     """Catalog models with no training recipe, grouped by family: families in the order of their first
     such model in catalog/models.yaml, models in file order within a family (the catalog lists seed
     000's "Wanted" models in the seed's order, so the import reproduces its list)."""
@@ -529,7 +529,7 @@ def rank_inference(rows: list[dict[str, Any]], figure: str) -> None:
     and imported rows with no workload (`unspecified`) rank only among themselves. Equal figures share a
     rank and a row without the figure ranks after every row with one. A row whose quality is `below` the
     bound has no rank and is not counted in the others'."""
-    pairs: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    pairs: dict[tuple[str, str, str | None], list[dict[str, Any]]] = {}
     for row in rows:
         pairs.setdefault((row["model"], row["gpu"], row.get("workload")), []).append(row)
     for members in pairs.values():

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from collections.abc import Mapping  # not typing's, ~10x slower in isinstance() (report/summary.py)
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Optional, Sequence, cast
 
 
 from validator.boards.build import (
@@ -118,7 +118,9 @@ def pull_request_boards(evaluation: Evaluation) -> Optional[tuple[dict[str, Any]
         # copies per side: ranking writes into the rows
         out = {name: [dict(row) for row in kept[name]] + [dict(row) for row in side["boards"].get(name, ())]
                for name in BOARD_NAMES}
-        out["training"] = _reranked(out["training"], {_group(row) for row in out["training"]})
+        # the copies are dicts, and _reranked copies a row it reranks into a dict
+        out["training"] = cast("list[dict[str, Any]]",
+                               _reranked(out["training"], {_group(row) for row in out["training"]}))
         for name, figure in (("measured", "decode_tok_s"), ("claimed", "claimed_tok_s")):
             rank_inference(out[name], figure)
         return out
@@ -192,7 +194,7 @@ def board_document_for(evaluation: Evaluation, base: Mapping[str, Any]) -> Mappi
         return board_document(evaluation.snapshot, evaluation.found)
     changed = changed_recipe_paths(evaluation)  # a recipe's row also moves when a run file it references changed
     fresh = board_document(evaluation.snapshot, evaluation.found)  # the neighbourhood's rows
-    boards: dict[str, list[Mapping[str, Any]]] = {}
+    boards: dict[str, Sequence[Mapping[str, Any]]] = {}
     regroup: set[tuple[Any, ...]] = set()
     for name in sorted(set(base["boards"]) | set(fresh["boards"])):
         kept = [row for row in _rows(base["boards"].get(name)) if row.get("path") not in changed]
@@ -207,7 +209,7 @@ def board_document_for(evaluation: Evaluation, base: Mapping[str, Any]) -> Mappi
         boards[name] = rows
     changed_ids = {row.get("recipe") for name in fresh["boards"] for row in fresh["boards"][name]
                    if row.get("path") in changed}
-    base_wanted = base.get("wanted") if isinstance(base.get("wanted"), Mapping) else {}
+    base_wanted = base["wanted"] if isinstance(base.get("wanted"), Mapping) else {}
     quality = [item for item in _rows(base_wanted.get("quality")) if item.get("recipe") not in changed_ids]
     quality += [item for item in fresh["wanted"]["quality"] if item.get("recipe") in changed_ids]
     # the base holds only the touched models' rows: any other catalog model keeps its base standing
@@ -225,7 +227,7 @@ def board_document_for(evaluation: Evaluation, base: Mapping[str, Any]) -> Mappi
                                 key=lambda item: (item["kind"], item["recipe"])),
         "quality": sorted(quality, key=lambda item: str(item.get("recipe"))),
     }
-    base_frontiers = base.get("frontiers") if isinstance(base.get("frontiers"), list) else []
+    base_frontiers = base["frontiers"] if isinstance(base.get("frontiers"), list) else []
     return {"boards": boards, "wanted": wanted,
             "frontiers": patched(base_frontiers, fresh["frontiers"], {r for r in changed_ids if isinstance(r, str)})}
 
@@ -255,7 +257,7 @@ def _group(row: Mapping[str, Any]) -> tuple[Any, ...]:
     return (row.get("model"), row.get("gpu"), row.get("workload"))
 
 
-def _reranked(rows: list[Mapping[str, Any]], groups: set[tuple[Any, ...]]) -> list[Mapping[str, Any]]:
+def _reranked(rows: Sequence[Mapping[str, Any]], groups: set[tuple[Any, ...]]) -> list[Mapping[str, Any]]:
     """Rows with rank/rank_of recomputed in the given groups by build's rule (competition_ranks):
     1 + the number of rows in the group with a strictly higher (rounded) figure."""
     members: dict[tuple[Any, ...], list[int]] = {}

@@ -19,7 +19,7 @@ Built from the measured board's rows (already rounded), so the frontier and the 
 from __future__ import annotations
 
 from collections.abc import Mapping  # not typing's, ~10x slower in isinstance() (report/summary.py)
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Optional, cast
 
 from validator.registry.snapshot import Catalog
 from validator.science.frontier import INTERACTIVITY_TARGETS, Point, frontier, throughput_at
@@ -78,7 +78,7 @@ def group(key: tuple[str, str, str], points: Iterable[Mapping[str, Any]], price:
     verified = [Point(p["interactivity"], p["tok_s_per_gpu"], p) for p in points if p["apart"] is None]
     front = frontier(verified)
     for p in front:
-        p.item["on_frontier"] = True
+        cast("dict[str, Any]", p.item)["on_frontier"] = True  # the copies made above
     cost_at = []
     for target in INTERACTIVITY_TARGETS:
         per_gpu = throughput_at(front, target)

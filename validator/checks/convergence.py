@@ -78,7 +78,7 @@ def recipe_has_a_converging_run(snapshot: Snapshot) -> Iterator[Finding]:
     for entry, recipe in snapshot.valid_recipes():
         if not isinstance(recipe, TrainingRecipe):
             continue
-        verdicts = []
+        verdicts: list[bool] = []
         for digest in recipe.run_digests:
             run = snapshot.runs.get(digest)
             facts = run.facts if run is not None and run.meta is not None else None
@@ -132,6 +132,7 @@ def convergence_reference_changed(change: Change) -> Iterator[Finding]:
     """
     changed = {c.path for c in change.files}
     models, workloads = "catalog/models.yaml", "catalog/workloads.yaml"
+    after: dict[str, Any] | None  # a model's references, then a workload's rule
     if models in changed:
         base_models = _base_yaml(change, models).get("models")
         head = change.snapshot.catalog.models

@@ -293,7 +293,8 @@ def claim_matches_samples(snapshot: Snapshot) -> Iterator[Finding]:
                           f"set {_setting(gap.metric, point if swept else None)}: "
                           f"{_figure(gap.recomputed).replace(',', '')}, or reference the run that measured the "
                           "claimed figure",
-                          at=_sweep_claim_at(recipe, point, gap.metric) if swept else ("claimed", gap.metric))
+                          at=_sweep_claim_at(recipe, point, gap.metric)  # swept: an inference recipe
+                          if swept and isinstance(recipe, InferenceRecipe) else ("claimed", gap.metric))
 
 
 def _setting(metric: str, point: int | None) -> str:

@@ -23,6 +23,7 @@ def llama_bench_build_is_the_engine_pin(snapshot: Snapshot) -> Iterator[Finding]
     recipe's engine to the build that ran, or attach the run to the recipe of that build.
     """
     for entry, recipe, i, run in snapshot.recipe_runs():
+        assert run.meta is not None  # recipe_runs() yields only runs whose metadata loaded
         tool = run.meta.tool
         if tool.name != TOOL:
             continue

@@ -160,6 +160,7 @@ def unknown_catalog_reference(snapshot: Snapshot) -> Iterator[Finding]:
     if not snapshot.catalog_ok:
         return  # the catalog's own findings come first; guessing against a broken one misleads
     cat = snapshot.catalog
+    value: str | None  # a recipe's or run's id, or a starting point's (which may name none)
     for entry, recipe in snapshot.valid_recipes():
         refs = [(("model",), recipe.model, cat.models, "catalog/models.yaml"),
                 (("hardware", "gpu"), recipe.hardware.gpu, cat.hardware, "catalog/hardware.yaml")]

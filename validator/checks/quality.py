@@ -296,7 +296,7 @@ def quality_gate_changed(change: Change) -> Iterator[Finding]:
     except LoadError:
         return  # the base catalog did not parse: nothing to compare against
     base = base if isinstance(base, dict) else {}
-    base_models = base.get("models") if isinstance(base.get("models"), dict) else {}
+    base_models = base["models"] if isinstance(base.get("models"), dict) else {}
     head_models = change.snapshot.catalog.models
     for model_id, before in sorted(base_models.items()):
         if not isinstance(before, dict):

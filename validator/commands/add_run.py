@@ -108,7 +108,7 @@ def _in_checkout(root: str, recipe_path: str | None) -> None:
     materialize(root, wanted)
 
 
-def _add_quality_run(request: AddRunRequest, outcome: Outcome) -> None:  # never signed here
+def _add_quality_run(request: AddRunRequest, outcome: Outcome) -> StoredRun | None:  # never signed here: None
     stored, notes = add_quality(request.root, request.file, request.recipe_path, request.given,
                                 request.reference_for)
     for text in notes:
@@ -116,6 +116,7 @@ def _add_quality_run(request: AddRunRequest, outcome: Outcome) -> None:  # never
     _report_stored(stored, outcome)
     if request.recipe_path:  # a quality run is listed in `runs:` like any other (docs/quality.md)
         _record_in_recipe(request, f"sha256:{stored.digest}", None, {}, outcome)
+    return None  # not signed here: execute() skips --sign-with for a quality run (`orv sign` signs it)
 
 
 def _add_run(request: AddRunRequest, outcome: Outcome) -> StoredRun:

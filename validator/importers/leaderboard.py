@@ -154,6 +154,7 @@ def read_source_file(path: str) -> Source:
                                "pass seed 000's leaderboard page (the table starts at a line \"Latest recipes\")") \
             from None
     end = next((i for i in range(start, len(lines)) if lines[i].startswith("Wanted:")), len(lines))
+    rows: list[TableRow]
     rows, unreadable = [], []
     for i in range(start + 1, end):
         line = lines[i]

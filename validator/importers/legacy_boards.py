@@ -28,7 +28,7 @@ import os
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Optional, TypeGuard
 
 from validator.errors import AddRunError, ImportInputError, LoadError
 from validator.files import yamlout
@@ -101,7 +101,7 @@ class Observation:
         return out
 
 
-def _positive(value: Any) -> bool:
+def _positive(value: Any) -> TypeGuard[float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
 
 
@@ -570,6 +570,7 @@ def import_legacy_boards(root: str, source_path: str) -> ImportReport:
     lacks: list[str] = []
     for v in accepted:
         report.files.append(_write_recipe(root, v, export))
+        assert v.model_id is not None  # _write_recipe holds it: an accepted variant resolved its model
         # the run files this import writes hold the export's headline only (_run_document): no samples
         path = recipe_path("inference", v.model_id, v.recipe_id)
         lacks.append(f"`{v.recipe_id}`: {document_lacks(root, _recipe_document(v, export), path, 0)}")
@@ -622,7 +623,7 @@ def _variants(export: Export) -> list[Variant]:
         key = (str(r.get("recipe", "")), str(r.get("model", "")), r.get("quant"), str(r.get("hardware", "")),
                str(r.get("engine", "")), r.get("engine_ver"))
         if key not in by_key:
-            by_key[key] = Variant(*key)  # type: ignore[arg-type]
+            by_key[key] = Variant(*key)
         by_key[key].observations.append(o)
     return sorted(by_key.values(), key=lambda v: (v.legacy_id, v.where))
 

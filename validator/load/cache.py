@@ -12,10 +12,15 @@ from __future__ import annotations
 import hashlib
 import pickle
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from importlib.resources.abc import Traversable
 from typing import Any
+
+if sys.version_info >= (3, 11):
+    from importlib.resources.abc import Traversable
+else:  # Python 3.10 has no importlib.resources.abc
+    from importlib.abc import Traversable
 
 from validator.files.atomic import write_atomic
 from validator.git.plumbing import clean_blobs, git_dir_of_top_level

@@ -87,7 +87,7 @@ def decode_utf8(raw: bytes) -> str:
 # --------------------------------------------------------------------------- YAML
 
 
-class _StrictLoader(yaml.CSafeLoader):  # type: ignore[misc]
+class _StrictLoader(yaml.CSafeLoader):
     """libyaml's C parser with three refusals: duplicate keys, anchors/aliases, deep nesting."""
 
     def construct_document(self, node: yaml.Node) -> Any:
@@ -168,6 +168,7 @@ def _first_alias(text: str) -> Location | None:
     try:
         for event in yaml.parse(text, Loader=yaml.CSafeLoader):
             if isinstance(event, yaml.AliasEvent):
+                assert event.start_mark is not None  # libyaml marks every event it parses
                 return (event.start_mark.line + 1, event.start_mark.column + 1)
     except yaml.YAMLError:
         pass
@@ -220,7 +221,8 @@ _StrictLoader.add_constructor("tag:yaml.org,2002:bool", _construct_bool)
 
 # Timestamps stay strings: a recipe's `measured: 2026-10-17` is compared as text, and YAML's
 # implicit datetime would not survive JSON Schema validation or canonical JSON.
-_StrictLoader.add_constructor("tag:yaml.org,2002:timestamp", yaml.SafeLoader.construct_yaml_str)
+# (type: ignore: types-PyYAML types add_constructor for Loader classes, not SafeConstructor's methods.)
+_StrictLoader.add_constructor("tag:yaml.org,2002:timestamp", yaml.SafeLoader.construct_yaml_str)  # type: ignore[type-var]
 
 
 def parse_yaml(text: str) -> Any:

@@ -320,6 +320,8 @@ def _translate(kind: str, error: "jsonschema.ValidationError", names: CatalogNam
     field = _fmt_path(path)
     validator = error.validator
     value = error.instance
+    close: str | list[str] | None  # a closest field name, or difflib's matches
+    hint: str | None
 
     if validator == "additionalProperties" and isinstance(value, dict):
         allowed = subschema_properties(kind, path)
@@ -416,7 +418,7 @@ def _translate(kind: str, error: "jsonschema.ValidationError", names: CatalogNam
 
 
 def _type_words(expected: Any) -> str:
-    names = expected if isinstance(expected, list) else [expected]
+    names: list[str] = expected if isinstance(expected, list) else [expected]
     words = {"string": "text", "integer": "a whole number", "number": "a number", "object": "a mapping",
              "array": "a list", "boolean": "true or false", "null": "null"}
     return " or ".join(words.get(n, n) for n in names)

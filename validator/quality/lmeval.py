@@ -24,7 +24,7 @@ import os
 import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Mapping
+from typing import Any, Mapping, TypeGuard
 
 from validator.errors import InputFileError, LocatedError
 from validator.load.contributor import (
@@ -166,7 +166,7 @@ def _obj(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _finite(value: Any) -> bool:
+def _finite(value: Any) -> TypeGuard[float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
@@ -223,7 +223,7 @@ def _task(task: str, data: Mapping[str, Any], spath: str, lines: list[dict[str, 
             if not _finite(v):
                 raise LmEvalError(spath, "ORV104", f"line {number}: `{m}` is {v!r}, not a finite number",
                                   "give lm-eval's samples file unchanged; a NaN score cannot be verified", number)
-        key = s["doc_id"]
+        key: int | str = s["doc_id"]  # then results' and n-samples' keys below
         entry = docs.get(key)
         hashes = {h: s.get(h) for h in ("doc_hash", "prompt_hash", "target_hash")}
         if entry is None:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 # collections.abc's Mapping, not typing's: isinstance() against typing's alias is ~10x slower, and the
 # summary checks every row of a model's boards (half a million checks at 100,000 run files: 1.2 s)
 from collections.abc import Mapping
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional, TypeGuard
 
 from validator.boards.delta import (
     NO_BASE_BOARDS,
@@ -106,7 +106,8 @@ def build(evaluation: Evaluation) -> PullRequestReport:
     if change is not None:
         changed = tuple(c.path for c in change.files)
         edited = {entry.id for entry in evaluation.snapshot.recipes if entry.path in change.head_paths and entry.id}
-        documents = pull_request_boards(evaluation) if evaluation.partial else None
+        documents: tuple[Mapping[str, Any], Mapping[str, Any]] | None = \
+            pull_request_boards(evaluation) if evaluation.partial else None
         if documents is None:  # a full check, or a merge base with one boards.json or unreadable standings
             base = base_board_document(evaluation)
             documents = (base, board_document_for(evaluation, base)) if base is not None else None
@@ -236,7 +237,7 @@ _TABLE_HEAD = {
 Row = Mapping[str, Any]
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: Any) -> TypeGuard[float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
@@ -392,7 +393,7 @@ def _evidence_rows(recipe: str, runs: tuple[RunEvidence, ...]) -> list[str]:
 def _what_it_fills(delta: tuple[BoardChange, ...], base_doc: Mapping[str, Any], head: Mapping[str, tuple[str, Row]],
                    base: Mapping[str, tuple[str, Row]]) -> list[str]:
     """Wanted cells and models this pull request fills, T2 entries it reproduces, quality it verifies (#20)."""
-    wanted = base_doc.get("wanted") if isinstance(base_doc.get("wanted"), Mapping) else {}
+    wanted = base_doc["wanted"] if isinstance(base_doc.get("wanted"), Mapping) else {}
     wanted_models = {m.get("model") for m in wanted.get("models", ()) if isinstance(m, Mapping)}
     empty_cells = {(m.get("model"), g.get("gpu")) for m in base_doc.get("models", ()) if isinstance(m, Mapping)
                    for g in m.get("gpus", ()) if isinstance(g, Mapping) and g.get("recipe") is None}

@@ -84,6 +84,7 @@ def bits_per_weight(quant: str) -> Optional[QuantBits]:
     """The lowest bits/weight the quant name can mean, or None when nothing in it is recognised."""
     name = quant.lower()
     widths: list[tuple[float, str]] = []
+    m: re.Match[str] | None
     for m in _BPW.finditer(name):
         value = float(f"{m.group(1)}.{m.group(2)}") if m.group(2) else float(m.group(1))
         widths.append((value, m.group(0).strip("-_.")))

@@ -109,7 +109,7 @@ def _environment(hrefs: Mapping[str, str], base: str = "") -> jinja2.Environment
     return env
 
 
-def _pages(total: int, size: int, name: str, current: int, up: str = "") -> dict[str, Any]:
+def _pages(total: int, size: int, name: Callable[[int], str], current: int, up: str = "") -> dict[str, Any]:
     count = max(1, -(-total // size))
     return {"count": count, "current": current, "total": total, "size": size,
             "links": [{"n": n, "current": n == current, "href": up + name(n)} for n in range(1, count + 1)]}
@@ -137,6 +137,7 @@ def render_site(boards: Mapping[str, Any], context: SiteContext = SiteContext(),
     wanted = boards.get("wanted") or None
 
     hrefs: dict[str, str] = {}
+    rows: Sequence[dict[str, Any]]  # a board's rows, or one page of them
     for kind, rows in (("inference", claimed), ("inference", measured), ("training", training)):
         for row in rows:
             hrefs.setdefault(row["recipe"], f"recipe/{kind}/{row['recipe']}.html")
@@ -249,6 +250,7 @@ def render_site(boards: Mapping[str, Any], context: SiteContext = SiteContext(),
                 continue
             row_runs = sorted(runs_of.get(row["recipe"], []),
                               key=lambda r: (str(r.get("measured_at") or ""), r["content_hash"]))
+            diverged: list[str]
             chart, diverged = None, []
             if kind == "training":
                 chart, diverged = _chart(row, row_runs, context)

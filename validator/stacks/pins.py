@@ -259,6 +259,8 @@ def component_problems(component: Component) -> list[PinProblem]:
             'pin it with one of: `version: "<the exact release you ran>"`, `commit: "<40-hex SHA>"`, '
             "or `image: <repository>@sha256:<digest>`"))
     commit_ok = bool(component.commit) and commit_kind(component.commit or "") is None
+    kind: str | None  # the version's problem kind, then the commit's
+    problem: tuple[str, str] | str | None  # the version's (kind, message), then the image's message
     if component.version:
         problem = version_problem(component.version, component.name)
         if problem and not (problem[0] == "floating" and commit_ok):
@@ -292,6 +294,7 @@ def tool_problems(tool: Tool) -> list[PinProblem]:
     A commit does not excuse a floating tool version here: SPEC §5 T1 asks for the tool's version.
     """
     out: list[PinProblem] = []
+    kind: str | None  # the version's problem kind, then the commit's
     problem = version_problem(tool.version, tool.name)
     if problem:
         kind, message = problem

@@ -12,9 +12,14 @@ from validator.quality.scorers import gsm8k
 
 
 class Scorer(Protocol):
-    task: str
-    metric: str
-    filters: tuple[str, ...]
+    @property
+    def task(self) -> str: ...  # read-only: the scorers are frozen dataclasses
+
+    @property
+    def metric(self) -> str: ...
+
+    @property
+    def filters(self) -> tuple[str, ...]: ...
 
     def extract(self, filter_name: str, response: str) -> str: ...
 
