@@ -277,7 +277,7 @@ class InferenceRecipe(_RecipeBase):
         return self.workload or UNSPECIFIED
 
 
-Recipe = Union[TrainingRecipe, InferenceRecipe]
+Recipe = Union[TrainingRecipe, InferenceRecipe]  # noqa: UP007 - a runtime alias: typing.Union kept as it was
 
 
 class Tool(_Strict):

@@ -391,7 +391,7 @@ def _sweep_points(snapshot: Snapshot, recipe: InferenceRecipe, tier: TierResult,
     assert recipe.sweep is not None
     points = []
     for concurrency in sorted(set(recipe.sweep.concurrency) - {recipe.serving.concurrency}):
-        for digests, point_tier in ((tier.verified_runs, "T2"), (tier.reported_runs, "T1")):
+        for digests, point_tier in ((tier.verified_runs, "T2"), (tier.reported_runs, "T1")):  # noqa: B007 - read after the break
             runs = [snapshot.runs[d] for d in digests
                     if d in snapshot.runs and point_of(snapshot.runs[d]) == concurrency]
             if runs:

@@ -67,7 +67,7 @@ def runs_of_a_recipe_differ_in_time(snapshot: Snapshot) -> Iterator[Finding]:
 
     Store each run from its own tool output; give `measured_at` with the time of day.
     """
-    for entry, recipe in snapshot.valid_recipes():
+    for _entry, recipe in snapshot.valid_recipes():
         seen: dict[str, RunEntry] = {}
         for digest in recipe.run_digests:
             run = snapshot.runs.get(digest)

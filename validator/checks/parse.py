@@ -181,7 +181,7 @@ def unknown_catalog_reference(snapshot: Snapshot) -> Iterator[Finding]:
             if value is not None and value not in table:
                 yield Finding("catalog/starting-points.yaml", f"starting point {i + 1}: `{field}: {value}` is not in {where}",
                               _did_you_mean(value, table, where), at=("starting_points", i, field))
-    for digest, run in snapshot.runs.items():
+    for _digest, run in snapshot.runs.items():
         if run.meta is None:
             continue
         for at, value, table, where in ((("model",), run.meta.model, cat.models, "catalog/models.yaml"),

@@ -18,7 +18,7 @@ _SIGN_HINT = (f"re-sign the unchanged run file with `orv sign RUN --key ~/.ssh/i
 
 
 def _verdicts(snapshot: Snapshot, *statuses: str) -> Iterator[tuple[signing.RunSignature, signing.Verdict]]:
-    for digest, sig in sorted(signing.signatures(snapshot).items()):
+    for _digest, sig in sorted(signing.signatures(snapshot).items()):
         if sig.verdict is not None and sig.verdict.status in statuses:
             yield sig, sig.verdict
 
@@ -111,7 +111,7 @@ def signature_has_run(snapshot: Snapshot) -> Iterator[Finding]:
 
     Commit the run file with it, or remove the stray signature.
     """
-    for digest, sig in sorted(signing.signatures(snapshot).items()):
+    for _digest, sig in sorted(signing.signatures(snapshot).items()):
         if sig.verdict is None:
             yield Finding(sig.path, f"signature of `{sig.run_path}`, which is not in the registry",
                           "commit the run file it signs beside it, or remove the .sig file", line=1, col=1)

@@ -148,7 +148,7 @@ def read_source_file(path: str) -> Source:
     name = os.path.basename(path)
     lines = text.splitlines()
     try:
-        start = next(i for i, l in enumerate(lines) if l.strip() == "Latest recipes")
+        start = next(i for i, line in enumerate(lines) if line.strip() == "Latest recipes")
     except StopIteration:
         raise ImportInputError("ORV108", path, "no \"Latest recipes\" table in the source",
                                "pass seed 000's leaderboard page (the table starts at a line \"Latest recipes\")") \
@@ -166,7 +166,7 @@ def read_source_file(path: str) -> Source:
         else:
             unreadable.append((i + 1, line))
     cards = _read_cards(lines[:start])
-    wanted_text = next((l.strip() for l in reversed(lines[end:]) if l.strip()), "")
+    wanted_text = next((line.strip() for line in reversed(lines[end:]) if line.strip()), "")
     return Source(name, hashlib.sha256(raw).hexdigest(), rows, unreadable, cards, _read_wanted(wanted_text))
 
 
@@ -185,7 +185,7 @@ _CARD_START = re.compile(r"^Starting point(?P<start>[\d,]+\.\d) → (?P<best>[\d
 
 
 def _read_cards(lines: list[str]) -> list[Card]:
-    body = [l.strip() for l in lines if l.strip()]
+    body = [line.strip() for line in lines if line.strip()]
     cards: list[Card] = []
     i = 0
     while i < len(body):

@@ -63,7 +63,7 @@ class Unpinned:
     reasons: tuple[str, ...]
 
 
-StackResult = Union[PinnedStack, Unpinned]
+StackResult = Union[PinnedStack, Unpinned]  # noqa: UP007 - a runtime alias: typing.Union kept as it was
 
 
 @dataclass

@@ -455,7 +455,7 @@ def _refuse_unrepresentable(data: Any, text: str) -> None:
 
 
 def _first_long_number(text: str) -> Location:
-    m = re.search(r"[0-9]{%d,}" % (MAX_INT_DIGITS + 1), text)
+    m = re.search(r"[0-9]{%d,}" % (MAX_INT_DIGITS + 1), text)  # noqa: UP031 - a regex quantifier's braces
     return _offset_to_location(text, m.start()) if m else (1, 1)
 
 
