@@ -11,8 +11,8 @@ command that wants to say more catches its own error first.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import IntEnum
-from typing import Iterable
 
 from validator.diagnostics import Diagnostic, Result, Severity
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from typing import Annotated, Any, Literal, Optional, Union
+from typing import Annotated, Any, Literal, Union
 
 from pydantic import (
     BaseModel,
@@ -66,16 +66,16 @@ class Hardware(_Strict):
 
 class Patch(_Strict):
     name: Annotated[str, StringConstraints(min_length=1, max_length=200)]
-    sha256: Optional[Hex64] = None
-    url: Optional[Annotated[str, StringConstraints(max_length=500)]] = None
+    sha256: Hex64 | None = None
+    url: Annotated[str, StringConstraints(max_length=500)] | None = None
 
 
 class Component(_Strict):
     name: ToolName
-    version: Optional[Text100] = None
-    commit: Optional[Annotated[str, StringConstraints(min_length=1, max_length=64)]] = None
-    image: Optional[Annotated[str, StringConstraints(min_length=1, max_length=300)]] = None
-    repository: Optional[Annotated[str, StringConstraints(max_length=300)]] = None
+    version: Text100 | None = None
+    commit: Annotated[str, StringConstraints(min_length=1, max_length=64)] | None = None
+    image: Annotated[str, StringConstraints(min_length=1, max_length=300)] | None = None
+    repository: Annotated[str, StringConstraints(max_length=300)] | None = None
     patches: Annotated[list[Patch], Field(max_length=200)] = []
 
     def pins(self) -> dict[str, str]:
@@ -94,7 +94,7 @@ class Layout(_Strict):
     cp: PositiveInt = 1
     ep: PositiveInt = 1
     etp: PositiveInt = 1
-    layer_split: Optional[Annotated[list[PositiveInt], Field(min_length=1, max_length=1024)]] = None
+    layer_split: Annotated[list[PositiveInt], Field(min_length=1, max_length=1024)] | None = None
 
     def display(self) -> str:
         """'TP1 PP4 DP2' style, naming only what departs from the default of 1 (TP, PP, DP always)."""
@@ -113,17 +113,17 @@ class Layout(_Strict):
 
 class Speculative(_Strict):
     method: Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_-]*$", max_length=40)]
-    k: Optional[PositiveInt] = None  # unknown: the decode bound cannot be checked (ORV512 warns)
+    k: PositiveInt | None = None  # unknown: the decode bound cannot be checked (ORV512 warns)
 
 
 class Serving(_Strict):
-    context_len: Optional[PositiveInt] = None
-    concurrency: Optional[PositiveInt] = None
-    slots: Optional[PositiveInt] = None
-    tp: Optional[PositiveInt] = None
-    pp: Optional[PositiveInt] = None
-    ep: Optional[PositiveInt] = None
-    speculative: Optional[Speculative] = None
+    context_len: PositiveInt | None = None
+    concurrency: PositiveInt | None = None
+    slots: PositiveInt | None = None
+    tp: PositiveInt | None = None
+    pp: PositiveInt | None = None
+    ep: PositiveInt | None = None
+    speculative: Speculative | None = None
 
 
 RecomputeScope = Literal["attention", "moe", "moe_act", "mlp", "layernorm", "core_attn"]
@@ -132,34 +132,33 @@ RecomputeScope = Literal["attention", "moe", "moe_act", "mlp", "layernorm", "cor
 class Recompute(_Strict):
     kind: Literal["none", "selective", "block", "full"]
     scope: list[RecomputeScope] = []
-    layers: Optional[PositiveInt] = None
+    layers: PositiveInt | None = None
 
     @model_validator(mode="after")
-    def _unique_scope(self) -> "Recompute":
+    def _unique_scope(self) -> Recompute:
         if len(set(self.scope)) != len(self.scope):
             raise ValueError("recompute.scope repeats an item")
         return self
 
 
 class Tuning(_Strict):
-    max_tokens_per_gpu: Optional[PositiveInt] = None
-    micro_batch_size: Optional[PositiveInt] = None
-    rows_per_microbatch: Optional[PositiveInt] = None
-    recompute: Optional[Recompute] = None
-    optimizer_cpu_offload: Optional[Double] = None
-    optimizer_on_gpu: Optional[bool] = None
-    moe_dispatcher: Optional[Literal["alltoall", "allgather", "flex"]] = None
-    attention_backend: Optional[Literal["flash", "fused", "cudnn-fused", "cudnn-fused-sliding-window",
-                                        "unfused", "local"]] = None
-    expandable_segments: Optional[bool] = None
-    load_balancing_loss: Optional[bool] = None
+    max_tokens_per_gpu: PositiveInt | None = None
+    micro_batch_size: PositiveInt | None = None
+    rows_per_microbatch: PositiveInt | None = None
+    recompute: Recompute | None = None
+    optimizer_cpu_offload: Double | None = None
+    optimizer_on_gpu: bool | None = None
+    moe_dispatcher: Literal["alltoall", "allgather", "flex"] | None = None
+    attention_backend: Literal["flash", "fused", "cudnn-fused", "cudnn-fused-sliding-window", "unfused", "local"] | None = None
+    expandable_segments: bool | None = None
+    load_balancing_loss: bool | None = None
 
 
 class Provenance(_Strict):
     source: Annotated[str, StringConstraints(max_length=200)]
-    row: Optional[Union[Annotated[int, Field(ge=-MAX_SAFE_INT, le=MAX_SAFE_INT)], str]] = None
-    legacy_id: Optional[Annotated[str, StringConstraints(max_length=200)]] = None
-    original: Optional[dict[str, Any]] = None
+    row: Annotated[int, Field(ge=-MAX_SAFE_INT, le=MAX_SAFE_INT)] | str | None = None
+    legacy_id: Annotated[str, StringConstraints(max_length=200)] | None = None
+    original: dict[str, Any] | None = None
 
 
 class TrainingClaim(_Strict):
@@ -167,12 +166,12 @@ class TrainingClaim(_Strict):
 
 
 class InferenceClaim(_Strict):
-    decode_tok_s: Optional[PositiveFloat] = None
-    prefill_tok_s: Optional[PositiveFloat] = None
-    ttft_ms: Optional[PositiveFloat] = None
+    decode_tok_s: PositiveFloat | None = None
+    prefill_tok_s: PositiveFloat | None = None
+    ttft_ms: PositiveFloat | None = None
 
     @model_validator(mode="after")
-    def _at_least_one(self) -> "InferenceClaim":
+    def _at_least_one(self) -> InferenceClaim:
         if self.decode_tok_s is None and self.prefill_tok_s is None and self.ttft_ms is None:
             raise ValueError("claimed needs at least one figure")
         return self
@@ -194,12 +193,12 @@ class Sweep(_Strict):
     claimed: Annotated[list[PointClaim], Field(max_length=64)] = []
 
     @model_validator(mode="after")
-    def _unique(self) -> "Sweep":
+    def _unique(self) -> Sweep:
         if len(set(self.concurrency)) != len(self.concurrency):
             raise ValueError("sweep.concurrency lists a concurrency twice")
         return self
 
-    def claim_at(self, concurrency: int) -> Optional[PointClaim]:
+    def claim_at(self, concurrency: int) -> PointClaim | None:
         return next((p for p in self.claimed if p.concurrency == concurrency), None)
 
 
@@ -226,11 +225,11 @@ class _RecipeBase(_Strict):
     measured: DateStr
     software: Software
     runs: RunRefs
-    notes: Optional[Notes] = None
-    provenance: Optional[Provenance] = None
+    notes: Notes | None = None
+    provenance: Provenance | None = None
 
     @model_validator(mode="after")
-    def _unique_runs(self) -> "_RecipeBase":
+    def _unique_runs(self) -> _RecipeBase:
         if len(set(self.runs)) != len(self.runs):
             raise ValueError("runs repeats an entry")
         return self
@@ -246,19 +245,19 @@ class TrainingRecipe(_RecipeBase):
     kind: Literal["training"]
     workload: CatalogId
     layout: Layout
-    tuning: Optional[Tuning] = None
+    tuning: Tuning | None = None
     claimed: TrainingClaim
     baseline: bool = False
-    launch: Optional[Launch] = None  # framework arguments the layout and tuning do not already imply
+    launch: Launch | None = None  # framework arguments the layout and tuning do not already imply
 
 
 class InferenceRecipe(_RecipeBase):
     kind: Literal["inference"]
-    checkpoint: Optional[Annotated[str, StringConstraints(min_length=1, max_length=200)]] = None
+    checkpoint: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = None
     quant: QuantId
     serving: Serving
     claimed: InferenceClaim
-    sweep: Optional[Sweep] = None
+    sweep: Sweep | None = None
 
     def points(self) -> tuple[int, ...]:
         """The concurrencies a run of this recipe may measure: the sweep's, or the one it serves at."""
@@ -268,8 +267,8 @@ class InferenceRecipe(_RecipeBase):
 
 
     # catalog/workloads.yaml, kind inference; absent only on an imported row (provenance): `unspecified`
-    workload: Optional[CatalogId] = None
-    launch: Optional[Launch] = None
+    workload: CatalogId | None = None
+    launch: Launch | None = None
 
     @property
     def workload_id(self) -> str:
@@ -283,8 +282,8 @@ Recipe = Union[TrainingRecipe, InferenceRecipe]  # noqa: UP007 - a runtime alias
 class Tool(_Strict):
     name: ToolName
     version: Text100
-    commit: Optional[Annotated[str, StringConstraints(max_length=64)]] = None
-    format: Optional[Annotated[str, StringConstraints(max_length=60)]] = None
+    commit: Annotated[str, StringConstraints(max_length=64)] | None = None
+    format: Annotated[str, StringConstraints(max_length=60)] | None = None
 
 
 _SUMMARY_KEYS = {
@@ -297,13 +296,13 @@ _KIND_FIELDS = {"training": ("workload", "layout"), "inference": ("quant", "serv
 class StatedArchitecture(_Strict):
     """What a training tool printed about the model it trained (compared with the catalog, ORV227)."""
 
-    params_b: Optional[PositiveFloat] = None
-    layers: Optional[PositiveInt] = None
-    hidden_size: Optional[PositiveInt] = None
-    attention_heads: Optional[PositiveInt] = None
-    vocab_size: Optional[PositiveInt] = None
-    experts: Optional[PositiveInt] = None
-    experts_per_token: Optional[PositiveInt] = None
+    params_b: PositiveFloat | None = None
+    layers: PositiveInt | None = None
+    hidden_size: PositiveInt | None = None
+    attention_heads: PositiveInt | None = None
+    vocab_size: PositiveInt | None = None
+    experts: PositiveInt | None = None
+    experts_per_token: PositiveInt | None = None
 
 
 LlamaBenchTestKind = Literal["pp", "tg"]
@@ -333,24 +332,24 @@ class RunMeta(_Strict):
     kind: Literal["training", "inference"]
     tool: Tool
     model: CatalogId
-    checkpoint: Optional[Annotated[str, StringConstraints(min_length=1, max_length=200)]] = None
+    checkpoint: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = None
     hardware: Hardware
     software: Software
-    workload: Optional[CatalogId] = None
-    layout: Optional[Layout] = None
-    quant: Optional[QuantId] = None
-    serving: Optional[Serving] = None
-    architecture: Optional[StatedArchitecture] = None
-    synthetic: Optional[SyntheticTest] = None  # llama-bench's pp/tg test (inference only)
+    workload: CatalogId | None = None
+    layout: Layout | None = None
+    quant: QuantId | None = None
+    serving: Serving | None = None
+    architecture: StatedArchitecture | None = None
+    synthetic: SyntheticTest | None = None  # llama-bench's pp/tg test (inference only)
     measured_at: Timestamp
     measured_by: Text100
-    duration_s: Optional[PositiveFloat] = None
+    duration_s: PositiveFloat | None = None
     summary: dict[str, Double]
-    notes: Optional[Notes] = None
-    provenance: Optional[Provenance] = None
+    notes: Notes | None = None
+    provenance: Provenance | None = None
 
     @model_validator(mode="after")
-    def _per_kind(self) -> "RunMeta":
+    def _per_kind(self) -> RunMeta:
         """The schema's per-kind rules: required and forbidden fields, summary keys and signs."""
         own, other = _KIND_FIELDS[self.kind], _KIND_FIELDS["inference" if self.kind == "training" else "training"]
         if any(getattr(self, f) is None for f in own) or any(getattr(self, f) is not None for f in other):
@@ -383,15 +382,15 @@ class GpuSpec(_Catalog):
     vendor: str
     # "cpu": a CPU host (a llama.cpp CPU build runs on it, ORV249); its hbm_* figures are its system memory's
     device: Literal["gpu", "cpu"] = "gpu"
-    bf16_dense_tflops: Optional[float] = None
-    hbm_gib: Optional[float] = None
-    hbm_tb_s: Optional[float] = None
-    memory_kind: Optional[str] = None
-    price_per_gpu_hour: Optional[float] = None
-    price_source: Optional[str] = None
+    bf16_dense_tflops: float | None = None
+    hbm_gib: float | None = None
+    hbm_tb_s: float | None = None
+    memory_kind: str | None = None
+    price_per_gpu_hour: float | None = None
+    price_source: str | None = None
     aliases: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
-    notes: Optional[str] = None
+    notes: str | None = None
 
 
 class DerivedCheckpoint(_Catalog):
@@ -403,38 +402,38 @@ class DerivedCheckpoint(_Catalog):
 class ModelArchitecture(_Catalog):
     """The model's shape (config.json): written by `orv catalog add-model`, compared with tool logs (ORV227)."""
 
-    hidden_size: Optional[int] = None
-    attention_heads: Optional[int] = None
-    kv_heads: Optional[int] = None
-    attention: Optional[Literal["mha", "gqa", "mqa", "mla"]] = None
-    vocab_size: Optional[int] = None
-    experts: Optional[int] = None
-    experts_per_token: Optional[int] = None
-    shared_experts: Optional[int] = None
-    moe_layers: Optional[int] = None
-    tied_embeddings: Optional[bool] = None
-    source: Optional[str] = None
+    hidden_size: int | None = None
+    attention_heads: int | None = None
+    kv_heads: int | None = None
+    attention: Literal["mha", "gqa", "mqa", "mla"] | None = None
+    vocab_size: int | None = None
+    experts: int | None = None
+    experts_per_token: int | None = None
+    shared_experts: int | None = None
+    moe_layers: int | None = None
+    tied_embeddings: bool | None = None
+    source: str | None = None
 
 
 class ModelSpec(_Catalog):
     name: str
     family: str
-    params_b: Optional[float] = None
-    active_b: Optional[float] = None  # unknown for some models only seen in inference sources
-    moe: Optional[bool] = None
-    layers: Optional[int] = None
-    layers_source: Optional[str] = None
+    params_b: float | None = None
+    active_b: float | None = None  # unknown for some models only seen in inference sources
+    moe: bool | None = None
+    layers: int | None = None
+    layers_source: str | None = None
     checkpoints: tuple[str, ...] = ()
-    checkpoints_source: Optional[str] = None
+    checkpoints_source: str | None = None
     derived_checkpoints: tuple[DerivedCheckpoint, ...] = ()
-    architecture: Optional[ModelArchitecture] = None
+    architecture: ModelArchitecture | None = None
     aliases: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
-    notes: Optional[str] = None
+    notes: str | None = None
     # Quality evidence (docs/quality.md): the reference quality run per lm-eval task, and the
     # fraction of the reference a recipe must reach.
     quality_reference: dict[str, str] = {}
-    quality_bound: Optional[float] = None
+    quality_bound: float | None = None
     # Convergence (docs/convergence.md): per training workload, the run whose loss curve is this model's reference.
     convergence_reference: dict[str, str] = {}
 
@@ -454,8 +453,8 @@ class Convergence(_Catalog):
     A workload-level `reference` (the form before 2026-12-04) is `reference_model`'s curve only."""
 
     reference: tuple[ReferencePoint, ...] = ()
-    reference_source: Optional[str] = None
-    reference_model: Optional[str] = None
+    reference_source: str | None = None
+    reference_model: str | None = None
     tolerance: float
     tolerance_kind: Literal["relative", "absolute"] = "relative"
     window: ConvergenceWindow
@@ -481,10 +480,10 @@ class WorkloadDataset(_Catalog):
     """`random` token ids (a length distribution, no text) or a named dataset pinned by its hash."""
 
     name: str
-    distribution: Optional[Literal["uniform"]] = None  # random: lengths uniform in [⌊ratio·L⌋, L]
-    sha256: Optional[str] = None
-    url: Optional[str] = None
-    source: Optional[str] = None
+    distribution: Literal["uniform"] | None = None  # random: lengths uniform in [⌊ratio·L⌋, L]
+    sha256: str | None = None
+    url: str | None = None
+    source: str | None = None
 
 
 class WorkloadSpec(_Catalog):
@@ -493,37 +492,37 @@ class WorkloadSpec(_Catalog):
 
     name: str
     kind: Literal["sft", "pretrain", "inference", "llama-bench", "unspecified"]
-    label: Optional[str] = None  # a short display name ("1k/1k") beside each figure
-    rows: Optional[str] = None
-    seq_len: Optional[int] = None
-    global_batch: Optional[int] = None
-    dtype: Optional[str] = None
-    warmup_steps: Optional[int] = None
+    label: str | None = None  # a short display name ("1k/1k") beside each figure
+    rows: str | None = None
+    seq_len: int | None = None
+    global_batch: int | None = None
+    dtype: str | None = None
+    warmup_steps: int | None = None
     gpus: tuple[str, ...] = ()  # the protocol's GPU set, in order: the boards' columns (empty cells included)
     mfu_ceiling_dense: float = 0.65
     mfu_ceiling_moe: float = 0.5
-    convergence: Optional[Convergence] = None
+    convergence: Convergence | None = None
     # inference (docs/protocols.md)
-    dataset: Optional[WorkloadDataset] = None
-    input_len: Optional[int] = None
-    output_len: Optional[int] = None
-    range_ratio: Optional[float] = None  # per-request lengths uniform in [⌊ratio·L⌋, L]; 1 = fixed
-    ignore_eos: Optional[bool] = None
-    min_prompts: Optional[int] = None  # measured (after warm-up) completed requests, at least
-    prompts_per_concurrency: Optional[int] = None  # and at least this × the recipe's concurrency
-    warmups_per_concurrency: Optional[int] = None
-    concurrency: Optional[int] = None  # a workload that fixes the concurrency (single-stream: 1)
+    dataset: WorkloadDataset | None = None
+    input_len: int | None = None
+    output_len: int | None = None
+    range_ratio: float | None = None  # per-request lengths uniform in [⌊ratio·L⌋, L]; 1 = fixed
+    ignore_eos: bool | None = None
+    min_prompts: int | None = None  # measured (after warm-up) completed requests, at least
+    prompts_per_concurrency: int | None = None  # and at least this × the recipe's concurrency
+    warmups_per_concurrency: int | None = None
+    concurrency: int | None = None  # a workload that fixes the concurrency (single-stream: 1)
     length_slack: float = 0.02  # re-tokenisation drift allowed beyond the bounds, as a fraction of L
     # llama-bench (docs/protocols.md): its -p/-n/-d test, and the least -r repetitions a run keeps
-    n_prompt: Optional[Count] = None
-    n_gen: Optional[Count] = None
-    n_depth: Optional[Count] = None
-    min_repetitions: Optional[PositiveInt] = None
+    n_prompt: Count | None = None
+    n_gen: Count | None = None
+    n_depth: Count | None = None
+    min_repetitions: PositiveInt | None = None
     sources: tuple[str, ...] = ()
-    notes: Optional[str] = None
+    notes: str | None = None
 
     @model_validator(mode="after")
-    def _kind_fields(self) -> "WorkloadSpec":
+    def _kind_fields(self) -> WorkloadSpec:
         missing = [f for f in _WORKLOAD_REQUIRED[self.kind] if getattr(self, f) is None]
         if missing:
             raise ValueError(f"a `{self.kind}` workload needs {', '.join(missing)}")
@@ -553,7 +552,7 @@ class WorkloadSpec(_Catalog):
         ratio = self.range_ratio if self.range_ratio is not None else 1.0
         return max(int(nominal * ratio), 1), nominal
 
-    def required_prompts(self, concurrency: Optional[int]) -> int:
+    def required_prompts(self, concurrency: int | None) -> int:
         """Measured requests a run needs: min_prompts, and prompts_per_concurrency × concurrency."""
         need = self.min_prompts or 1
         if self.prompts_per_concurrency and concurrency:
@@ -567,7 +566,7 @@ class WorkloadSpec(_Catalog):
 class StartingPoint(_Catalog):
     model: str
     gpu: str
-    workload: Optional[str] = None
+    workload: str | None = None
     tokens_per_s_per_gpu: float
     source: str
-    notes: Optional[str] = None
+    notes: str | None = None

@@ -9,8 +9,9 @@ the document with validator.registry.store.store_run_document.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -18,10 +19,10 @@ from validator.adapters import aiperf, llamabench, megatron, sglang, trtllm, vll
 from validator.adapters.common import Converted, Problems, RunMetadata, Source
 from validator.diagnostics import Diagnostic, Severity
 from validator.errors import AdapterError, InputFileError, LoadError
-from validator.load.contributor import RECIPE, TOOL_OUTPUT, list_beside, read_inside, read_named
 from validator.evidence.agreement import metadata_mismatches
 from validator.evidence.identity import Problem, architecture_problems, checkpoint_problem, gguf_problems, gpu_problem
 from validator.load import schema as schemas
+from validator.load.contributor import RECIPE, TOOL_OUTPUT, list_beside, read_inside, read_named
 from validator.load.documents import (
     Document,
     decode_utf8,

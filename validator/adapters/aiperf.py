@@ -38,8 +38,9 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, Sequence, TypeGuard
+from typing import Any, TypeGuard
 
 from validator.adapters.common import (
     Converted,

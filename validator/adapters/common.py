@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence, cast
+from typing import Any, cast
 
 from validator.diagnostics import Diagnostic, Severity
 from validator.errors import AdapterError, InputFileError
@@ -25,7 +26,7 @@ class Source:
     name: str
     raw: bytes
     # a second file of the same run, by role ("report": AIPerf's summary, trtllm-bench's --report_json)
-    companions: Mapping[str, "Source"] = field(default_factory=dict)
+    companions: Mapping[str, Source] = field(default_factory=dict)
 
     def lines(self) -> list[str]:
         """Log lines (1-based index = position + 1); bytes that are not UTF-8 are replaced, never fatal."""
@@ -59,7 +60,7 @@ class RunMetadata:
     llama_bench_test: tuple[int, int, int] | None = None  # (n_prompt, n_gen, n_depth) of a llama-bench workload
     origin: Mapping[str, str] = field(default_factory=dict)  # field -> "recipe" | "flag", for notes
 
-    def with_values(self, source_label: str, **values: Any) -> "RunMetadata":
+    def with_values(self, source_label: str, **values: Any) -> RunMetadata:
         """A copy with the non-None `values` set, remembering where each came from."""
         given = {k: v for k, v in values.items() if v is not None}
         origin = dict(self.origin)

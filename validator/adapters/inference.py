@@ -9,8 +9,9 @@ counts as completed when its error is empty and it produced output, as the tools
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence, TypeGuard
+from typing import Any, TypeGuard
 
 from validator.adapters.common import (
     JsonRecord,

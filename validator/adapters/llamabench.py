@@ -38,9 +38,9 @@ from validator.adapters.common import (
     stated,
     tool_block,
 )
-from validator.stacks.llamacpp import TOOL, build_tag, pin_problem
 from validator.models import Component
 from validator.science import llamabench as science
+from validator.stacks.llamacpp import TOOL, build_tag, pin_problem
 
 FORMAT = "llama-bench-json"
 COMMAND = "`llama-bench -m MODEL.gguf -o json` (or -o jsonl)"

@@ -34,7 +34,8 @@ ships with TensorRT-LLM), `world_info` tp/pp/ep as the serving layout and world_
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence, TypeGuard
+from collections.abc import Sequence
+from typing import Any, TypeGuard
 
 from validator.adapters.common import (
     Converted,

@@ -11,18 +11,19 @@ from __future__ import annotations
 import bisect
 import json
 import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any
 
 import orjson
 
 from validator.boards.frontier import frontiers
 from validator.evidence.agreement import point_of
+from validator.evidence.tiers import TIER_MEANINGS, TierResult, missing_reference
 from validator.models import Component, InferenceRecipe, Recipe, RunMeta, TrainingRecipe
 from validator.quality.status import DEFAULT_TASK, QualityResult
 from validator.registry.snapshot import Catalog, RecipeEntry, RunEntry, Snapshot
 from validator.science.physics import cost_per_1m, implied_mfu
-from validator.evidence.tiers import TIER_MEANINGS, TierResult, missing_reference
 
 BOARDS_SCHEMA_ID = "https://openrecipes.dev/schema/boards.schema.json"
 
@@ -49,11 +50,11 @@ METRICS_REF = "docs/metrics.md"  # where figures recomputed from raw samples are
 class GitStamp:
     """When the data last changed: the newest commit touching recipes/, runs/ or catalog/ (None outside git)."""
 
-    updated_at: Optional[str] = None  # that commit's committer time, UTC ISO 8601
-    source_commit: Optional[str] = None  # its full SHA
+    updated_at: str | None = None  # that commit's committer time, UTC ISO 8601
+    source_commit: str | None = None  # its full SHA
 
 
-def fixed(value: Optional[float], kind: str) -> Optional[float]:
+def fixed(value: float | None, kind: str) -> float | None:
     """A figure rounded to its kind's decimals; None for missing or non-finite values."""
     if value is None or not math.isfinite(value):
         return None
@@ -68,7 +69,7 @@ def hardware_display(gpu: str, count: int) -> str:
     return gpu if count == 1 else f"{gpu}-x{count}"
 
 
-def component_display(component: Optional[Component]) -> Optional[str]:
+def component_display(component: Component | None) -> str | None:
     """A short display string built from the structured pins: `0.30.0 @ 1fe3a1571abc + 2 patches`."""
     if component is None:
         return None
@@ -115,7 +116,7 @@ class _TrainingItem:
     tier: TierResult
     tok_s: float  # the rounded figure shown: ranks, cost and MFU follow what the board shows
     claimed: float  # the recipe's claim, rounded
-    run: Optional[RunEntry]  # the run whose figure is shown (T1+), as an inference row's (_primary_run)
+    run: RunEntry | None  # the run whose figure is shown (T1+), as an inference row's (_primary_run)
     recomputed: bool  # the shown figure is recomputed from the run's raw samples (docs/metrics.md)
 
     @property
@@ -157,7 +158,7 @@ def _ranks(items: Sequence[_TrainingItem]) -> dict[str, tuple[int, int]]:
     return out
 
 
-def competition_ranks(figures: Sequence[Optional[float]]) -> list[int]:
+def competition_ranks(figures: Sequence[float | None]) -> list[int]:
     """Each figure's rank, higher first: 1 + how many figures are strictly greater, so equal figures
     share a rank ("1224"); None ranks after every figure. Sorted once and bisected: O(n log n), where
     counting per row was quadratic in the size of a model-GPU pair."""
@@ -202,7 +203,7 @@ def _training_row(item: _TrainingItem, catalog: Catalog, rank: tuple[int, int]) 
 
 
 def _starting_point(pair_items: Sequence[_TrainingItem], catalog: Catalog, pair: tuple[str, str, str]
-                    ) -> Optional[dict[str, Any]]:
+                    ) -> dict[str, Any] | None:
     """The pair's `baseline: true` recipe, else the catalog's reference figure for the pair."""
     baselines = sorted((i for i in pair_items if i.recipe.baseline), key=lambda i: (i.recipe.measured, i.recipe.id))
     if baselines:
@@ -371,7 +372,7 @@ def _wanted(snapshot: Snapshot, training: Sequence[Mapping[str, Any]], measured:
 # --------------------------------------------------------------------------- inference
 
 
-def _primary_run(snapshot: Snapshot, tier: TierResult, point: Optional[int] = None) -> Optional[RunEntry]:
+def _primary_run(snapshot: Snapshot, tier: TierResult, point: int | None = None) -> RunEntry | None:
     """The run a measured row shows: the newest (by measured_at, then digest) of those that earned the tier;
     for a sweep, of those at its headline point `point` when there are any."""
     digests = tier.verified_runs if tier.tier in ("T2", "T3") else tier.reported_runs
@@ -407,7 +408,7 @@ def _sweep_points(snapshot: Snapshot, recipe: InferenceRecipe, tier: TierResult,
     return points
 
 
-def run_headline(run: RunEntry) -> tuple[dict[str, Optional[float]], bool]:
+def run_headline(run: RunEntry) -> tuple[dict[str, float | None], bool]:
     """The run's figures, rounded: recomputed from raw samples when it has them, else the tool's summary."""
     assert run.meta is not None
     recomputed = run.facts is not None and run.facts.has_samples
@@ -415,7 +416,7 @@ def run_headline(run: RunEntry) -> tuple[dict[str, Optional[float]], bool]:
     return {name: fixed(value, _FIGURE_KIND.get(name, "loss")) for name, value in sorted(source.items())}, recomputed
 
 
-def _legacy_run_id(meta: RunMeta) -> Optional[int | str]:
+def _legacy_run_id(meta: RunMeta) -> int | str | None:
     if meta.provenance is None:
         return None
     return meta.provenance.legacy_id if meta.provenance.legacy_id is not None else meta.provenance.row
@@ -616,7 +617,7 @@ ROW_KEYS: dict[str, tuple[str, ...]] = {
 }
 
 
-def duplicate_row(document: Mapping[str, Any]) -> Optional[tuple[str, tuple[Any, ...]]]:
+def duplicate_row(document: Mapping[str, Any]) -> tuple[str, tuple[Any, ...]] | None:
     """(list, key) of the first row that repeats another row's key in its list; None when every row is unique."""
     lists: list[tuple[str, Sequence[Mapping[str, Any]]]] = [
         ("meta.tiers", document["meta"]["tiers"]), ("models", document["models"]), ("runs", document["runs"])]

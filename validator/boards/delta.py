@@ -18,10 +18,13 @@ patched as before (`board_document_for`).
 
 from __future__ import annotations
 
+from collections.abc import (
+    Iterable,
+    Mapping,  # not typing's, ~10x slower in isinstance() (report/summary.py)
+    Sequence,
+)
 from dataclasses import dataclass
-from collections.abc import Mapping  # not typing's, ~10x slower in isinstance() (report/summary.py)
-from typing import Any, Iterable, Optional, Sequence, cast
-
+from typing import Any, cast
 
 from validator.boards.build import (
     GitStamp,
@@ -32,9 +35,6 @@ from validator.boards.build import (
     wanted_reproductions,
 )
 from validator.boards.frontier import patched
-from validator.diagnostics import Diagnostic
-from validator.engine.evaluation import Evaluation
-from validator.pr.change import Change
 from validator.boards.split import (
     BOARD_NAMES,
     BoardsUnreadable,
@@ -43,9 +43,12 @@ from validator.boards.split import (
     read_standing,
     standing_rows,
 )
+from validator.diagnostics import Diagnostic
+from validator.engine.evaluation import Evaluation
+from validator.evidence.tiers import derive
+from validator.pr.change import Change
 from validator.registry.layout import BOARDS_PATH, filed_model, run_digest_from_path
 from validator.registry.snapshot import Snapshot
-from validator.evidence.tiers import derive
 
 NO_BASE_BOARDS = (f"the merge base has no readable boards ({BOARDS_PATH} and the model files it lists), so board "
                   "changes are not shown; run `orv boards` on the base branch and commit boards/ (docs/boards.md)")
@@ -55,7 +58,7 @@ def board_document(snapshot: Snapshot, diagnostics: Iterable[Diagnostic]) -> dic
     return build(snapshot, derive(snapshot, tuple(diagnostics)), GitStamp())
 
 
-def committed_base_boards(change: Change, models: Optional[Iterable[str]] = None) -> Optional[Mapping[str, Any]]:
+def committed_base_boards(change: Change, models: Iterable[str] | None = None) -> Mapping[str, Any] | None:
     """The merge base's committed boards document (with `models`, only those models' parts, read from git
     objects); None when it has none or they cannot be read."""
     try:
@@ -84,7 +87,7 @@ def touched_models(evaluation: Evaluation) -> set[str]:
     return out
 
 
-def pull_request_boards(evaluation: Evaluation) -> Optional[tuple[dict[str, Any], dict[str, Any]]]:
+def pull_request_boards(evaluation: Evaluation) -> tuple[dict[str, Any], dict[str, Any]] | None:
     """(base, pull request) boards documents in pull-request mode, from the neighbourhood's rebuilt rows and
     the committed standings of the models they belong to (module docstring); None when the merge base has
     no split boards (then `base_board_document` reads what it has) or they cannot be read."""
@@ -175,7 +178,7 @@ def _only(document: dict[str, Any], paths: set[str]) -> dict[str, Any]:
     return {**document, "boards": boards, "frontiers": frontiers, "wanted": {**document["wanted"], "quality": quality}}
 
 
-def base_board_document(evaluation: Evaluation) -> Optional[Mapping[str, Any]]:
+def base_board_document(evaluation: Evaluation) -> Mapping[str, Any] | None:
     """The merge base's boards: its committed boards (in pull-request mode only the models the pull request
     touches); when the whole base was already checked (full mode), the document built from it. None when the base
     has no boards: the summary says so rather than checking the whole base a second time."""

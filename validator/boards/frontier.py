@@ -18,8 +18,11 @@ Built from the measured board's rows (already rounded), so the frontier and the 
 
 from __future__ import annotations
 
-from collections.abc import Mapping  # not typing's, ~10x slower in isinstance() (report/summary.py)
-from typing import Any, Iterable, Optional, cast
+from collections.abc import (
+    Iterable,
+    Mapping,  # not typing's, ~10x slower in isinstance() (report/summary.py)
+)
+from typing import Any, cast
 
 from validator.registry.snapshot import Catalog
 from validator.science.frontier import INTERACTIVITY_TARGETS, Point, frontier, throughput_at
@@ -29,11 +32,11 @@ UNSPECIFIED = "unspecified"  # rows whose recipe names no workload (legacy impor
 VERIFIED_TIERS = ("T2", "T3")
 
 
-def _usd(value: Optional[float]) -> Optional[float]:
+def _usd(value: float | None) -> float | None:
     return None if value is None else round(value, 2)
 
 
-def _point(row: Mapping[str, Any], price: Optional[float]) -> Optional[dict[str, Any]]:
+def _point(row: Mapping[str, Any], price: float | None) -> dict[str, Any] | None:
     """The row as a point, or None when its run does not give both axes."""
     interactivity, output = row.get("decode_tok_s"), row.get("output_tok_s")
     if not interactivity or not output or not row.get("gpus"):
@@ -62,7 +65,7 @@ def frontiers(rows: Iterable[Mapping[str, Any]], catalog: Catalog) -> list[dict[
     return [group(key, points, _price(catalog, key[1])) for key, points in sorted(groups.items())]
 
 
-def _price(catalog: Catalog, gpu_id: str) -> Optional[float]:
+def _price(catalog: Catalog, gpu_id: str) -> float | None:
     gpu = catalog.hardware.get(gpu_id)
     return gpu.price_per_gpu_hour if gpu else None
 
@@ -71,7 +74,7 @@ def group_key(g: Mapping[str, Any]) -> tuple[str, str, str]:
     return (g["model"], g["gpu"], g["workload"])
 
 
-def group(key: tuple[str, str, str], points: Iterable[Mapping[str, Any]], price: Optional[float]) -> dict[str, Any]:
+def group(key: tuple[str, str, str], points: Iterable[Mapping[str, Any]], price: float | None) -> dict[str, Any]:
     """A group from its points (each as `frontiers` lists them; `on_frontier` is recomputed here)."""
     model, gpu_id, workload = key
     points = [{**p, "on_frontier": False} for p in points]

@@ -42,17 +42,17 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping, Optional
 
 import orjson
 
+from validator.errors import Refusal
 from validator.git.plumbing import clean_blobs, git_dir_of_top_level, worktree_trees
 from validator.load.cache import derivation_key
 from validator.registry.layout import KEYS_DIR, KEYS_PATH, LOADABLE
-from validator.registry.snapshot import Snapshot
 from validator.registry.relations import Keys, content_keys
-from validator.errors import Refusal
+from validator.registry.snapshot import Snapshot
 
 FORMAT = 2
 KEYED = LOADABLE  # files with keys by content: the recipes and run files
@@ -129,7 +129,7 @@ def fresh_key_files(snapshot: Snapshot) -> dict[str, bytes]:
     return out
 
 
-def _hash_file(root: str, rel: str) -> Optional[str]:
+def _hash_file(root: str, rel: str) -> str | None:
     try:
         with open(os.path.join(root, rel), "rb") as fh:
             return blob_id(fh.read())
@@ -137,7 +137,7 @@ def _hash_file(root: str, rel: str) -> Optional[str]:
         return None
 
 
-def read_header(raw: Optional[bytes], stamp: str) -> Optional[Header]:
+def read_header(raw: bytes | None, stamp: str) -> Header | None:
     """The header of committed keys made under `stamp`; None when absent, malformed, made by another orv
     or outside git (module docstring: nothing here is ever needed, only time-saving)."""
     if not raw:
@@ -156,7 +156,7 @@ def read_header(raw: Optional[bytes], stamp: str) -> Optional[Header]:
     return Header(digits, dict(trees))
 
 
-def read_shard(raw: Optional[bytes], name: str) -> Entries:
+def read_shard(raw: bytes | None, name: str) -> Entries:
     """A shard's entries; empty when absent (no key falls in it). Raises KeysUnusable when malformed."""
     if raw is None:
         return {}

@@ -12,15 +12,16 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any
 
 from validator.boards.build import GitStamp, build, duplicate_row, render
 from validator.boards.split import split_files
+from validator.evidence.tiers import derive
 from validator.git.history import newest_commit_touching
 from validator.load import schema as schemas
 from validator.registry.layout import BOARDS_PATH
 from validator.registry.snapshot import Analysis
-from validator.evidence.tiers import derive
 
 STAMP_DIRS = ("recipes", "runs", "catalog")
 
@@ -35,13 +36,13 @@ def git_stamp(root: str) -> GitStamp:
     return GitStamp(*newest) if newest is not None else GitStamp()
 
 
-def regenerate(analysis: Analysis, stamp: Optional[GitStamp] = None) -> bytes:
+def regenerate(analysis: Analysis, stamp: GitStamp | None = None) -> bytes:
     """The boards as one document's bytes (`orv boards --combined`'s form). Raises HistoryError if git cannot be read."""
     document = fresh_document(analysis, stamp if stamp is not None else git_stamp(analysis.snapshot.root))
     return render(document)
 
 
-def regenerate_files(analysis: Analysis, stamp: Optional[GitStamp] = None) -> dict[str, bytes]:
+def regenerate_files(analysis: Analysis, stamp: GitStamp | None = None) -> dict[str, bytes]:
     """The files `orv boards` writes for the boards: {path: bytes}: the whole document, the index and one file per model."""
     document = fresh_document(analysis, stamp if stamp is not None else git_stamp(analysis.snapshot.root))
     return split_files(document)
@@ -67,7 +68,7 @@ def restamped(document: Mapping[str, Any], stamp: GitStamp) -> dict[str, bytes]:
     return split_files({**document, "meta": meta})
 
 
-def read_committed(root: str, rel: str = BOARDS_PATH) -> Optional[bytes]:
+def read_committed(root: str, rel: str = BOARDS_PATH) -> bytes | None:
     """A generated file's bytes (the boards' index, or boards/keys.json), or None if absent. A symlink is
     never followed: it reads as empty, so it always differs from a regeneration (and ORV114 reports it)."""
     path = os.path.join(root, rel)
@@ -79,7 +80,7 @@ def read_committed(root: str, rel: str = BOARDS_PATH) -> Optional[bytes]:
         return fh.read()
 
 
-def first_difference(committed: bytes, fresh: bytes) -> Optional[tuple[int, str, str]]:
+def first_difference(committed: bytes, fresh: bytes) -> tuple[int, str, str] | None:
     """(1-based line, committed line, regenerated line) of the first difference; None if identical."""
     if committed == fresh:
         return None
@@ -97,7 +98,7 @@ def _shown(line: bytes) -> str:
     return text if len(text) <= 100 else text[:97] + "..."
 
 
-def committed_stamp(committed: bytes) -> Optional[GitStamp]:
+def committed_stamp(committed: bytes) -> GitStamp | None:
     """The stamp a committed boards index carries, or None if it cannot be read."""
     try:
         meta = json.loads(committed).get("meta", {})

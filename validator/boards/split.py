@@ -29,13 +29,14 @@ import hashlib
 import json
 import os
 import re
-from typing import Any, Callable, Iterable, Mapping, Optional
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 import orjson
 
 from validator.boards.build import render
-from validator.registry.layout import BOARDS_MODELS_DIR, BOARDS_PATH, BOARDS_STANDINGS_DIR, DOCUMENT_PATH
 from validator.errors import Refusal
+from validator.registry.layout import BOARDS_MODELS_DIR, BOARDS_PATH, BOARDS_STANDINGS_DIR, DOCUMENT_PATH
 
 FORMAT = 1
 STANDINGS_FORMAT = 1
@@ -48,7 +49,7 @@ SHOWN = {"training": ("tok_s_per_gpu", "cost_per_1m", "mfu", "claimed_tok_s_per_
 _GROUP_FIELDS = ("model", "model_name", "gpu", "workload", "workload_label")
 _SAFE_ID = re.compile(r"^[a-z0-9]+([.-][a-z0-9]+)*$")  # common.schema.json's catalogId: a safe file name
 
-Reader = Callable[[str], Optional[bytes]]  # registry-relative path -> bytes, None when absent
+Reader = Callable[[str], bytes | None]  # registry-relative path -> bytes, None when absent
 
 
 class BoardsUnreadable(Refusal):
@@ -78,7 +79,7 @@ def standing(part: Mapping[str, Any]) -> dict[str, Any]:
     qualities: dict[bytes, int] = {}
     quality_list: list[Any] = []
 
-    def quality_id(quality: Any) -> Optional[int]:
+    def quality_id(quality: Any) -> int | None:
         if quality is None:
             return None
         key = orjson.dumps(quality, option=orjson.OPT_SORT_KEYS)
@@ -230,7 +231,7 @@ def _json(raw: bytes, path: str) -> Any:
         raise BoardsUnreadable(f"{path} is not JSON ({exc})") from None
 
 
-def read_index(raw: Optional[bytes]) -> Optional[dict[str, Any]]:
+def read_index(raw: bytes | None) -> dict[str, Any] | None:
     """The index from its bytes; None when absent. Raises BoardsUnreadable when malformed."""
     if raw is None:
         return None
@@ -243,7 +244,7 @@ def read_index(raw: Optional[bytes]) -> Optional[dict[str, Any]]:
     return index
 
 
-def read_part(read: Reader, model: str) -> Optional[dict[str, Any]]:
+def read_part(read: Reader, model: str) -> dict[str, Any] | None:
     """One model's part, None when the file is absent. Raises BoardsUnreadable when malformed."""
     path = model_path(model)
     raw = read(path)
@@ -255,7 +256,7 @@ def read_part(read: Reader, model: str) -> Optional[dict[str, Any]]:
     return part
 
 
-def read_standing(read: Reader, model: str) -> Optional[dict[str, Any]]:
+def read_standing(read: Reader, model: str) -> dict[str, Any] | None:
     """A model's standings; derived from its part when the base has no standings file (boards written
     before standings existed); None when neither exists. Raises BoardsUnreadable when malformed."""
     path = standings_path(model)
@@ -318,7 +319,7 @@ def _is_part(part: Any, model: str) -> bool:
             and rows(wanted["quality"], "recipe"))
 
 
-def read_document(read: Reader, models: Optional[Iterable[str]] = None) -> Optional[dict[str, Any]]:
+def read_document(read: Reader, models: Iterable[str] | None = None) -> dict[str, Any] | None:
     """The boards document through `read`: every model's part, or only `models`' (those the index lists).
     A registry with only the whole document boards/boards.json (a base from before the split) is read whole. None when neither exists;
     BoardsUnreadable when the files are malformed or a listed part is missing."""
@@ -336,7 +337,7 @@ def read_document(read: Reader, models: Optional[Iterable[str]] = None) -> Optio
     return assemble(index, parts)
 
 
-def _legacy(raw: Optional[bytes]) -> Optional[dict[str, Any]]:
+def _legacy(raw: bytes | None) -> dict[str, Any] | None:
     if raw is None:
         return None
     document = _json(raw, DOCUMENT_PATH)
@@ -347,7 +348,7 @@ def _legacy(raw: Optional[bytes]) -> Optional[dict[str, Any]]:
 
 def file_reader(root: str) -> Reader:
     """Read registry files from a working tree; a symlink is never followed (it reads as empty)."""
-    def read(rel: str) -> Optional[bytes]:
+    def read(rel: str) -> bytes | None:
         path = os.path.join(root, rel)
         if os.path.islink(path):
             return b""
@@ -359,7 +360,7 @@ def file_reader(root: str) -> Reader:
     return read
 
 
-def read_boards(root: str, models: Optional[Iterable[str]] = None) -> Optional[dict[str, Any]]:
+def read_boards(root: str, models: Iterable[str] | None = None) -> dict[str, Any] | None:
     """The committed boards of the registry at `root` as one document (the readers' contract: the site,
     seed 004's shape, `orv boards --combined`); with `models`, only those models' rows. None when the
     registry publishes no boards; BoardsUnreadable when they cannot be assembled."""

@@ -7,7 +7,7 @@ in orv and is reported as ORV900. A new family is one module here and one line b
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from validator.checks import (  # noqa: F401
     calendar,

@@ -9,8 +9,9 @@ own) are declared with `declare(...)` so that they are documented all the same.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 from validator.diagnostics import Severity
 

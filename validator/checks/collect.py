@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import traceback
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 from validator.checks.base import REGISTRY, Check, Finding
 from validator.diagnostics import Diagnostic, Severity

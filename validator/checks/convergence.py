@@ -3,15 +3,16 @@ workload (catalog/models.yaml `convergence_reference`, the workload's tolerance,
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
+
+from pydantic import ValidationError
 
 from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
-from pydantic import ValidationError
-
-from validator.models import Convergence, TrainingRecipe
 from validator.errors import LoadError
 from validator.load.documents import decode_utf8, parse_yaml
+from validator.models import Convergence, TrainingRecipe
 from validator.pr.change import Change
 from validator.registry.snapshot import Catalog, RunFile, Snapshot
 

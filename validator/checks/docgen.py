@@ -12,10 +12,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
-from validator.files.atomic import write_atomic
 from validator.checks import Check, all_checks
+from validator.files.atomic import write_atomic
 
 DOC_PATH = os.path.join("docs", "checks.md")
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Iterable, Iterator, TypeVar
+from collections.abc import Iterable, Iterator
+from typing import TypeVar
 
 from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
 from validator.models import Recipe
-from validator.registry.snapshot import Snapshot
 from validator.registry.relations import copied_claim_key, identity
+from validator.registry.snapshot import Snapshot
 
 E, W = Severity.ERROR, Severity.WARNING
 K = TypeVar("K")

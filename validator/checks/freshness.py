@@ -4,8 +4,8 @@ boards/keys/) must equal a fresh regeneration
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator, Optional
 
 from validator.boards import keyfile
 from validator.boards.regenerate import (
@@ -37,9 +37,9 @@ STAMPED = (BOARDS_PATH, DOCUMENT_PATH)  # the files that carry the git stamp (me
 class _Comparison:
     """Committed boards vs a regeneration, file by file, computed once per analysis for ORV701 and ORV702."""
 
-    problem: Optional[Finding] = None  # cannot compare / not generated yet
+    problem: Finding | None = None  # cannot compare / not generated yet
     stale: tuple[Finding, ...] = ()  # one per file that differs beyond the index's git stamp
-    stamp_behind: Optional[tuple[str, str]] = None  # (committed source_commit, fresh one)
+    stamp_behind: tuple[str, str] | None = None  # (committed source_commit, fresh one)
 
 
 def compare(analysis: Analysis) -> _Comparison:
@@ -82,7 +82,7 @@ def _compare(analysis: Analysis) -> _Comparison:
     return _Comparison(stale=tuple(findings))
 
 
-def _stale(path: str, committed: Optional[bytes], fresh: Optional[bytes]) -> Finding:
+def _stale(path: str, committed: bytes | None, fresh: bytes | None) -> Finding:
     """ORV701's finding for one generated boards file that differs from its regeneration."""
     if fresh is None:
         return Finding(path, f"{path} names no model on the boards any more (left over); `orv boards` removes it",

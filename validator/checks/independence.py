@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
-from validator.evidence.arrival import later_of
 from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
-from validator.science.independence import buckets, same_measurement
+from validator.evidence.arrival import later_of
 from validator.registry.snapshot import RunEntry, Snapshot
+from validator.science.independence import buckets, same_measurement
 
 
 @check("ORV304", Severity.ERROR, "run copies another run's samples", related_by="s")

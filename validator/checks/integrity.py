@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
 from validator.evidence.agreement import CLAIM_TOLERANCE, claim_gaps, mismatches, point_of
 from validator.hashing import canonical_bytes, content_address, run_path
+from validator.load.run_budget import over_budget
 from validator.models import InferenceRecipe
 from validator.registry.layout import misplaced_run
-from validator.registry.snapshot import Catalog, RecipeEntry, RunFile, Snapshot
 from validator.registry.relations import raw_references
-from validator.load.run_budget import over_budget
+from validator.registry.snapshot import Catalog, RecipeEntry, RunFile, Snapshot
 from validator.science.throughput import relative_gap
 
 E = Severity.ERROR

@@ -4,18 +4,18 @@
 from __future__ import annotations
 
 import shlex
-from typing import Iterator, Optional
+from collections.abc import Iterator
 
 from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
-from validator.stacks.megatron_args import PRECISION_FLAGS, implied_args, same_value, stated
 from validator.models import InferenceRecipe, TrainingRecipe
 from validator.registry.snapshot import Snapshot
+from validator.stacks.megatron_args import PRECISION_FLAGS, implied_args, same_value, stated
 
 E = Severity.ERROR
 
 
-def _split(arg: str) -> Optional[list[str]]:
+def _split(arg: str) -> list[str] | None:
     """The tokens a shell would make of one list item holding several (None: it is one token)."""
     if not any(c.isspace() for c in arg):
         return None
@@ -46,9 +46,9 @@ def launch_args_are_a_list(snapshot: Snapshot) -> Iterator[Finding]:
                               at=("launch", "args", i))
 
 
-def _flag(args: list[str], *names: str) -> tuple[Optional[int], Optional[str]]:
+def _flag(args: list[str], *names: str) -> tuple[int | None, str | None]:
     """(index of the value, value) of the last `--name VALUE` or `--name=VALUE` among args."""
-    found: tuple[Optional[int], Optional[str]] = (None, None)
+    found: tuple[int | None, str | None] = (None, None)
     for i, arg in enumerate(args):
         for name in names:
             if arg == name and i + 1 < len(args):
@@ -58,7 +58,7 @@ def _flag(args: list[str], *names: str) -> tuple[Optional[int], Optional[str]]:
     return found
 
 
-def _int(value: Optional[str]) -> Optional[int]:
+def _int(value: str | None) -> int | None:
     try:
         return int(value) if value is not None else None
     except ValueError:

@@ -3,13 +3,14 @@ on the hardware it states, a GPU or a CPU host (validator/evidence/identity.py).
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
 from validator.evidence.identity import gpu_problem
-from validator.stacks.llamacpp import TOOL, pin_problem
 from validator.registry.snapshot import Catalog, Snapshot
+from validator.stacks.llamacpp import TOOL, pin_problem
 
 
 @check("ORV248", Severity.ERROR, "llama-bench build differs from the recipe's llama.cpp pin", related_by="r")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 import os
-from typing import Iterator
+from collections.abc import Iterator
 
 from validator.checks.base import Finding, check, declare
 from validator.diagnostics import Severity

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator, Optional
+from typing import Any
 
 from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
@@ -158,7 +159,7 @@ def split_length(snapshot: Snapshot) -> Iterator[Finding]:
                       at=("layout", "layer_split"))
 
 
-def _even_split(layers: int, stages: int) -> Optional[str]:
+def _even_split(layers: int, stages: int) -> str | None:
     if stages > 16 or stages > layers:
         return None
     base, extra = divmod(layers, stages)
@@ -268,10 +269,10 @@ class _Figure:
     value: float
     model: str
     gpu: str
-    line: Optional[int] = None  # run files are not in the snapshot's documents: line 1
+    line: int | None = None  # run files are not in the snapshot's documents: line 1
 
 
-def _run_figure(run: RunEntry, metric: str) -> Optional[tuple[float, str]]:
+def _run_figure(run: RunEntry, metric: str) -> tuple[float, str] | None:
     """A run's figure: recomputed from raw samples when it has them, else the tool's summary."""
     meta, facts = run.meta, run.facts
     if meta is None:
@@ -284,7 +285,7 @@ def _run_figure(run: RunEntry, metric: str) -> Optional[tuple[float, str]]:
     return None
 
 
-def _training_figures(snapshot: Snapshot) -> Iterator[tuple[_Figure, Optional[str]]]:
+def _training_figures(snapshot: Snapshot) -> Iterator[tuple[_Figure, str | None]]:
     """(figure, workload id) for every claimed and every run-measured training tokens/s/GPU."""
     for entry, recipe in _training(snapshot):
         yield _Figure(entry.path, ("claimed", "tokens_per_s_per_gpu"), "claimed.tokens_per_s_per_gpu",
@@ -298,7 +299,7 @@ def _training_figures(snapshot: Snapshot) -> Iterator[tuple[_Figure, Optional[st
                 run.meta.workload
 
 
-def _mfu_inputs(snapshot: Snapshot, fig: _Figure) -> Optional[tuple[ModelSpec, GpuSpec, float]]:
+def _mfu_inputs(snapshot: Snapshot, fig: _Figure) -> tuple[ModelSpec, GpuSpec, float] | None:
     model, gpu = snapshot.catalog.models.get(fig.model), snapshot.catalog.hardware.get(fig.gpu)
     if model is None or gpu is None or not gpu.bf16_dense_tflops or model.active_b is None:
         return None  # unknown active parameters: nothing to bound (the catalog says so)
@@ -425,7 +426,7 @@ def aggregate_within_streams(run: RunFile, catalog: Catalog) -> Iterator[Finding
                   "check serving.concurrency, duration_s and the figure", at=at)
 
 
-def _aggregate(meta: RunMeta, facts: Optional[RunFacts]) -> Optional[tuple[float, tuple[str, ...], str]]:
+def _aggregate(meta: RunMeta, facts: RunFacts | None) -> tuple[float, tuple[str, ...], str] | None:
     if "output_tok_s" in meta.summary:
         return meta.summary["output_tok_s"], ("summary", "output_tok_s"), "summary.output_tok_s"
     if facts is not None and "output_tok_s" in facts.headline:
@@ -433,7 +434,7 @@ def _aggregate(meta: RunMeta, facts: Optional[RunFacts]) -> Optional[tuple[float
     return None
 
 
-def _stream_rate(meta: RunMeta, facts: Optional[RunFacts]) -> Optional[tuple[float, str]]:
+def _stream_rate(meta: RunMeta, facts: RunFacts | None) -> tuple[float, str] | None:
     if facts is not None and facts.has_samples:  # recomputed with the other facts (science/throughput.py)
         rate = facts.stream_tok_s
         return None if rate is None else (rate, "per stream: Σ output tokens ÷ Σ request time")
@@ -445,7 +446,7 @@ def _stream_rate(meta: RunMeta, facts: Optional[RunFacts]) -> Optional[tuple[flo
 
 
 def _bound_for(catalog: Catalog, model_id: str, gpu_id: str, gpus: int, quant: str,
-               speculative_k: int) -> Optional[tuple[DecodeBound, ModelSpec, GpuSpec]]:
+               speculative_k: int) -> tuple[DecodeBound, ModelSpec, GpuSpec] | None:
     model, gpu = catalog.models.get(model_id), catalog.hardware.get(gpu_id)
     bound = decode_bound_for(model, gpu, gpus, quant, speculative_k)
     if bound is None or model is None or gpu is None:
@@ -491,13 +492,13 @@ def decode_within_bandwidth(snapshot: Snapshot) -> Iterator[Finding]:
                                    meta.hardware.count, meta.quant, _draft_length(spec), 1)
 
 
-def _draft_length(spec: Optional[Speculative]) -> Optional[int]:
+def _draft_length(spec: Speculative | None) -> int | None:
     """k of speculative decoding: 0 without it, None when it is named but k is not recorded."""
     return 0 if spec is None else spec.k
 
 
 def _decode_finding(catalog: Catalog, path: str, at: tuple[Any, ...], label: str, value: float, model_id: str,
-                    gpu_id: str, gpus: int, quant: str, k: Optional[int], line: Optional[int]) -> Iterator[Finding]:
+                    gpu_id: str, gpus: int, quant: str, k: int | None, line: int | None) -> Iterator[Finding]:
     got = _bound_for(catalog, model_id, gpu_id, gpus, quant, k or 0)
     if got is None:
         return

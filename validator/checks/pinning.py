@@ -12,13 +12,13 @@ memory, with its exact column.
 
 from __future__ import annotations
 
-from typing import Iterator, Mapping
+from collections.abc import Iterator, Mapping
 
 from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
 from validator.models import InferenceRecipe, Recipe, RunMeta, TrainingRecipe
-from validator.stacks.pins import PinProblem, component_problems, tool_problems
 from validator.registry.snapshot import Catalog, RunFile, Snapshot
+from validator.stacks.pins import PinProblem, component_problems, tool_problems
 
 E, W = Severity.ERROR, Severity.WARNING
 

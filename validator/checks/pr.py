@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import difflib
 import os
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping
+from typing import Any
 
 from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
 from validator.errors import LoadError
+from validator.evidence.signing import keys_by_principal, parse_signers
 from validator.git.diff import ADDED, DELETED, MODE_SUBMODULE, MODE_SYMLINK, FileChange
 from validator.load.documents import decode_utf8, parse_yaml
 from validator.pr.change import Change
 from validator.registry.layout import REGISTRY_DIRS, SIGNERS_PATH, classify, is_generated, run_digest_from_path
-from validator.evidence.signing import keys_by_principal, parse_signers
 
 E, W = Severity.ERROR, Severity.WARNING
 

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
-from validator.evidence.arrival import later_of
 from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
 from validator.errors import LoadError
+from validator.evidence.arrival import later_of
+from validator.evidence.signing import signer
 from validator.load.documents import decode_utf8, parse_yaml
 from validator.models import InferenceRecipe
 from validator.pr.change import Change
 from validator.quality import status as quality_status
 from validator.quality import verify
 from validator.registry.snapshot import Catalog, RunFile, Snapshot
-from validator.evidence.signing import signer
 
 E, W = Severity.ERROR, Severity.WARNING
 

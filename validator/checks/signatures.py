@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import os
-from typing import Iterator
+from collections.abc import Iterator
 
-from validator.evidence import signing
 from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
+from validator.evidence import signing
 from validator.registry.layout import SIGNERS_PATH
 from validator.registry.snapshot import Snapshot
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
 from validator.checks.base import Finding, check
 from validator.diagnostics import Severity

@@ -7,7 +7,8 @@ from __future__ import annotations
 import datetime
 import os
 import sys
-from typing import TYPE_CHECKING, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import click
 
@@ -41,14 +42,14 @@ def _use_color(choice: str) -> bool:
     return sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
 
 
-def _progress_line(quiet: bool = False, fmt: str | None = None) -> "ProgressLine":
+def _progress_line(quiet: bool = False, fmt: str | None = None) -> ProgressLine:
     """The one progress line (validator/cli/progress.py): stderr, a terminal only, never under CI, --quiet or a
     machine format; a context manager that ends the line before anything else is printed."""
     machine = (fmt or _default_format()) != "text"
     return lambda label: progress(label, quiet=quiet, machine=machine)
 
 
-def _run(command: Callable[[], "Outcome"]) -> None:
+def _run(command: Callable[[], Outcome]) -> None:
     """Call a command and write its outcome: lines in order, then its report, then its findings; exit with its code."""
     try:
         outcome = command()
@@ -67,7 +68,7 @@ def _run(command: Callable[[], "Outcome"]) -> None:
 
 
 def _report_options(fmt: str | None, summary_file: str | None, outputs_file: str | None, least: str, quiet: bool,
-                    statistics: bool, show_all: bool, color_choice: str) -> "ReportOptions":
+                    statistics: bool, show_all: bool, color_choice: str) -> ReportOptions:
     from validator.commands.check import ReportOptions
 
     chosen = fmt or _default_format()

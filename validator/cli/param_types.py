@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 import click
 
@@ -17,12 +18,12 @@ class RegistryRoot(click.Path):
         super().__init__(file_okay=False, exists=True)
 
 
-def root_option(help: str, start_from: Optional[str] = None, find: bool = True) -> Callable[..., Any]:
+def root_option(help: str, start_from: str | None = None, find: bool = True) -> Callable[..., Any]:
     """--root, resolved once for the command: the given folder made absolute, else the registry found from the
     command's `start_from` argument (the first of several) or the current folder. With find=False the value is
     passed on as given (None when not given)."""
 
-    def resolve(ctx: click.Context, param: click.Parameter, value: Optional[str]) -> Optional[str]:
+    def resolve(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
         if not find:
             return value
         if value:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 from types import TracebackType
-from typing import Any, Optional, TextIO
+from typing import Any, TextIO
 
 import click
 
@@ -20,7 +20,7 @@ import click
 class Progress:
     """`show(done, total)`: the progress line; a no-op when `enabled` is false. Use it as a context manager."""
 
-    def __init__(self, label: str, stream: Optional[TextIO], enabled: bool) -> None:
+    def __init__(self, label: str, stream: TextIO | None, enabled: bool) -> None:
         self.label, self.stream, self.enabled = label, stream, enabled
         self._bar: Any = None
 
@@ -42,7 +42,7 @@ class Progress:
             bar, self._bar = self._bar, None
             bar.__exit__(None, None, None)
 
-    def __enter__(self) -> "Progress":
+    def __enter__(self) -> Progress:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
@@ -50,7 +50,7 @@ class Progress:
         self.end()
 
 
-def progress(label: str, quiet: bool = False, machine: bool = False, stream: Optional[TextIO] = None) -> Progress:
+def progress(label: str, quiet: bool = False, machine: bool = False, stream: TextIO | None = None) -> Progress:
     """The progress line for one piece of work, enabled only where a person watches a terminal."""
     out = stream if stream is not None else sys.stderr
     enabled = not quiet and not machine and not os.environ.get("CI") and _isatty(out)

@@ -9,8 +9,9 @@ problem with the user's files comes back as findings in the outcome (exit 1).
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping
+from typing import Any
 
 from validator.adapters import (
     ADAPTER_BY_NAME,
@@ -24,20 +25,20 @@ from validator.adapters import (
 )
 from validator.adapters import recomputed as recompute
 from validator.adapters.detect import RUN, detect
-from validator.files.atomic import transaction
-from validator.diagnostics import Result
 from validator.commands.outcome import Outcome
+from validator.diagnostics import Result
 from validator.errors import AdapterError, AddRunError, ExitCode, InputFileError, UsageError
+from validator.evidence.signing import NO_TOOL, OK, SigningError, sign_run
+from validator.files.atomic import transaction
+from validator.files.yamledit import EditError
 from validator.git.plumbing import tracked
 from validator.git.sparse import materialize
 from validator.load import contributor
 from validator.load.contributor import Budget
 from validator.quality.add import add as add_quality
-from validator.evidence.signing import NO_TOOL, OK, SigningError, sign_run
 from validator.registry.catalog_edits import MODELS_PATH, set_model_references
 from validator.registry.recipe_edits import disagreeing_claims, recipe_write_problem, record_run_in_recipe
 from validator.registry.store import StoredRun, add_run, store_run_document
-from validator.files.yamledit import EditError
 
 ADAPTER_FORMATS = tuple(sorted(ADAPTER_BY_NAME))
 QUALITY_FORMATS = ("lm-eval",)

@@ -10,17 +10,18 @@ import hashlib
 import math
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any
 
 import yaml
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
-from validator.files import yamledit
-from validator.files.atomic import write_atomic, writer_lock
 from validator.commands.outcome import Outcome
 from validator.diagnostics import Diagnostic, Result, Severity
 from validator.errors import ExitCode, InputFileError, Refusal
+from validator.files import yamledit
+from validator.files.atomic import write_atomic, writer_lock
 from validator.load import schema as schemas
 from validator.load.contributor import HF_CONFIG, parse_json, read_named
 from validator.load.documents import locate_json
@@ -129,7 +130,7 @@ def entry_for(read: Config, name: str, family: str, sources: Sequence[str] = ())
     return entry, counted
 
 
-def add_model(root: str, config_path: str, model_id: str, family: Optional[str] = None, name: Optional[str] = None,
+def add_model(root: str, config_path: str, model_id: str, family: str | None = None, name: str | None = None,
               sources: Sequence[str] = (), dry_run: bool = False) -> AddedModel:
     """Append the model to catalog/models.yaml (in place, everything else kept); CatalogToolError if it cannot."""
     if not CATALOG_ID.match(model_id) or len(model_id) > 96:
@@ -185,7 +186,7 @@ def _append_model(path: str, model_id: str, entry: dict[str, Any], dry_run: bool
         write_atomic(path, edited.encode("utf-8"))
 
 
-def add_model_command(root: str, config_path: str, model_id: str, family: Optional[str], name: Optional[str],
+def add_model_command(root: str, config_path: str, model_id: str, family: str | None, name: str | None,
                       sources: Sequence[str], dry_run: bool) -> Outcome:
     """`orv catalog add-model`: add (or with dry_run, show) the entry and say what was counted."""
     outcome = Outcome()

@@ -7,13 +7,13 @@ import os
 from dataclasses import dataclass
 
 from validator.checks import all_checks
+from validator.commands.outcome import Outcome, ProgressLine
 from validator.diagnostics import Result, Severity
-from validator.engine.evaluate import Config, Evaluation, evaluate, evaluate_loaded
 from validator.engine import shard as shards
+from validator.engine.evaluate import Config, Evaluation, evaluate, evaluate_loaded
 from validator.engine.shard import PartialRefused, default_partial_path, merge, parse_shard
 from validator.errors import BadOptions, ExitCode
 from validator.load.pipeline import default_jobs
-from validator.commands.outcome import Outcome, ProgressLine
 from validator.registry.layout import REGISTRY_DIRS
 from validator.registry.snapshot import imported_paths
 from validator.report import REPORTER_BY_NAME, summary

@@ -19,18 +19,17 @@ import datetime
 import difflib
 import os
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, NamedTuple, Optional
+from typing import Any, NamedTuple
 
 from validator import dates
 from validator.commands.outcome import Outcome
 from validator.errors import BadOptions, ExitCode, Refusal
 from validator.files import yamledit
-from validator.stacks import pins
 from validator.files.atomic import write_atomic, writer_lock
 from validator.git.plumbing import tracked
 from validator.git.sparse import materialize
-from validator.registry.recipe_edits import DATE_COMMENT, DEFAULT_DATE_COMMENT
 from validator.importers.common import (
     INFERENCE_SCHEMA_LINE,
     MAX_ID,
@@ -42,6 +41,8 @@ from validator.importers.common import (
     model_slug,
     recipe_path,
 )
+from validator.registry.recipe_edits import DATE_COMMENT, DEFAULT_DATE_COMMENT
+from validator.stacks import pins
 
 Ask = Callable[[str, Any], Any]  # ask(prompt, default) -> the answer: click.prompt on a terminal
 
@@ -60,21 +61,21 @@ class Answers:
     """What a recipe needs; None where the person has not said yet (the CLI asks or refuses)."""
 
     kind: str
-    model: Optional[str] = None
-    gpu: Optional[str] = None
-    count: Optional[int] = None
-    author: Optional[str] = None
-    measured: Optional[str] = None
+    model: str | None = None
+    gpu: str | None = None
+    count: int | None = None
+    author: str | None = None
+    measured: str | None = None
     components: dict[str, str] = field(default_factory=dict)  # role -> "name@pin"
     # inference
-    quant: Optional[str] = None
-    context_len: Optional[int] = None
-    concurrency: Optional[int] = None
-    speculative: Optional[str] = None  # "method:k"
+    quant: str | None = None
+    context_len: int | None = None
+    concurrency: int | None = None
+    speculative: str | None = None  # "method:k"
     # training
-    workload: Optional[str] = None
+    workload: str | None = None
     layout: dict[str, int] = field(default_factory=dict)
-    recipe_id: Optional[str] = None
+    recipe_id: str | None = None
 
 
 def main_role(kind: str) -> str:
@@ -139,7 +140,7 @@ def resolve_gpu(catalog: CatalogView, value: str) -> str:
     raise ScaffoldError(message, add[0].upper() + add[1:])
 
 
-def resolve_workload(catalog: CatalogView, value: Optional[str], kind: str = "training") -> str:
+def resolve_workload(catalog: CatalogView, value: str | None, kind: str = "training") -> str:
     """A workload of the recipe's kind (never `unspecified`: that one is kept for imported rows)."""
     fits = sorted(k for k, w in catalog.workloads.items() if (w.is_inference if kind == "inference" else w.is_training))
     choices = f"pass --workload, one of {', '.join(fits)} (docs/protocols.md)"
@@ -248,7 +249,7 @@ def _taken(root: str) -> dict[str, str]:
     return ids
 
 
-def unique_id(root: str, base: str) -> tuple[str, Optional[str]]:
+def unique_id(root: str, base: str) -> tuple[str, str | None]:
     """`base`, or the first of base-2, base-3, … that is free, and the file holding `base` when it is taken."""
     taken = _taken(root)
     if base not in taken:
@@ -264,7 +265,7 @@ class Scaffold(NamedTuple):
 
     path: str
     text: str
-    note: Optional[str]
+    note: str | None
 
 
 def build(root: str, catalog: CatalogView, answers: Answers, today: datetime.date) -> Scaffold:
@@ -369,7 +370,7 @@ def catalog_of(root: str) -> CatalogView:
         raise ScaffoldError(f"{exc.path}:{exc.line}: {exc.message}", exc.hint) from None
 
 
-def fill_interactively(answers: Answers, ask: Ask, author: Optional[str] = None) -> Answers:
+def fill_interactively(answers: Answers, ask: Ask, author: str | None = None) -> Answers:
     """Ask for what is missing; `ask(prompt, default)` is click.prompt on a terminal."""
     updates: dict[str, Any] = {}
     if not answers.model:
@@ -408,7 +409,7 @@ def missing(answers: Answers) -> list[str]:
     return out
 
 
-def default_author(root: str) -> Optional[str]:
+def default_author(root: str) -> str | None:
     """`git config user.name` as git itself resolves it for the registry's checkout, if set."""
     try:
         import git
@@ -423,8 +424,8 @@ def default_author(root: str) -> Optional[str]:
         return None
 
 
-def new_recipe(root: str, answers: Answers, components: tuple[str, ...], engine: Optional[str],
-               framework: Optional[str], ask: Optional[Ask], dry_run: bool, today: datetime.date) -> Outcome:
+def new_recipe(root: str, answers: Answers, components: tuple[str, ...], engine: str | None,
+               framework: str | None, ask: Ask | None, dry_run: bool, today: datetime.date) -> Outcome:
     """`orv new`: fill what the person did not say (asking, when `ask` is given), write the recipe, say what next.
 
     `components` are ROLE=NAME@PIN strings; `engine` and `framework` (NAME@VERSION) take their roles over."""

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Callable, ContextManager
 
 from validator.diagnostics import Result
 from validator.errors import ExitCode
 
 Show = Callable[[int, int], None]  # reports (done, total) as the work goes
-ProgressLine = Callable[[str], ContextManager[Show]]  # the CLI's progress line for a piece of work, by label
+ProgressLine = Callable[[str], AbstractContextManager[Show]]  # the CLI's progress line for a piece of work, by label
 
 
-def no_progress(label: str) -> ContextManager[Show]:
+def no_progress(label: str) -> AbstractContextManager[Show]:
     """A progress line nobody sees: for callers without a terminal (tests, scripts)."""
     return contextlib.nullcontext(lambda done, total: None)
 
@@ -39,7 +40,7 @@ class Outcome:
     def out(self, text: str) -> None:
         self.lines.append(("out", text))
 
-    def fail(self, text: str | None = None, code: int = ExitCode.FINDINGS) -> "Outcome":
+    def fail(self, text: str | None = None, code: int = ExitCode.FINDINGS) -> Outcome:
         if text:
             self.note(text)
         self.exit_code = code

@@ -25,9 +25,11 @@ import math
 import re
 import types
 import typing
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import pydantic
+
 from validator.errors import Refusal
 
 _TAGS = ("tuple", "float", "int", "dict")
@@ -95,7 +97,7 @@ def _fits(kind: Any, value: Any) -> bool:
     return isinstance(value, base)
 
 
-@functools.lru_cache(maxsize=None)  # types are few and fixed: build each encoder once
+@functools.cache  # types are few and fixed: build each encoder once
 def _encoder(kind: Any) -> Encoder:
     if kind is Any:
         return encode_any
@@ -294,7 +296,7 @@ def _checked(kind: type) -> Decoder:
     return scalar
 
 
-@functools.lru_cache(maxsize=None)  # types are few and fixed: build each decoder once
+@functools.cache  # types are few and fixed: build each decoder once
 def _decoder(kind: Any) -> Decoder:
     if kind is Any:
         return decode_any

@@ -7,14 +7,11 @@ tree with the merge base's findings subtracted). `analyse` is what `orv boards` 
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
-from validator.files.atomic import settle
 from validator.checks import Keep, by_scope
 from validator.checks.collect import Collector
 from validator.diagnostics import Diagnostic, Result
-from validator.errors import UsageError
-from validator.git.sparse import WHOLE_CHECKOUT, refuse_sparse, widen
 from validator.engine.evaluation import (
     BaseView,
     Config,
@@ -26,6 +23,10 @@ from validator.engine.evaluation import (
     sorted_unique,
     waiver_notes,
 )
+from validator.errors import UsageError
+from validator.evidence.tiers import tier_reads
+from validator.files.atomic import settle
+from validator.git.sparse import WHOLE_CHECKOUT, refuse_sparse, widen
 from validator.load.cache import Store, open_store
 from validator.load.pipeline import Loaded, assemble_loaded
 from validator.pr.base import introduced
@@ -33,7 +34,6 @@ from validator.pr.change import Change, compare
 from validator.pr.incremental import evaluate_change
 from validator.pr.neighbourhood import index_keys
 from validator.registry.snapshot import Analysis, Snapshot
-from validator.evidence.tiers import tier_reads
 
 __all__ = ["Analysis", "Config", "Evaluation", "analyse", "evaluate", "evaluate_loaded", "run"]
 

@@ -24,19 +24,20 @@ import hashlib
 import os
 import platform
 import stat
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import orjson
 import pydantic
 
 from validator import __version__
-from validator.files.atomic import write_atomic
-from validator.engine.datacodec import ShapeError, decode, encode
 from validator.diagnostics import Diagnostic, Severity
+from validator.engine.datacodec import ShapeError, decode, encode
 from validator.errors import UsageError
-from validator.load import schema as schemas
+from validator.files.atomic import write_atomic
 from validator.git.plumbing import clean_blobs, git_dir_of_top_level
+from validator.load import schema as schemas
 from validator.load.cache import Store, code_files
 from validator.load.pipeline import FileResult, Loaded, load_tree, loadable
 from validator.registry.layout import REGISTRY_DIRS, discover

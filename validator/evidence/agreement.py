@@ -7,7 +7,7 @@ tier can never disagree about what "matches" means.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 from validator.models import InferenceRecipe, Recipe, RunMeta, TrainingRecipe
 from validator.registry.snapshot import RunEntry, Snapshot
@@ -104,12 +104,12 @@ def _may_differ(recipe_side: Any, run_side: Any) -> bool:
     return type(recipe_side) is not type(run_side) or recipe_side != run_side
 
 
-def point_of(run: RunEntry) -> Optional[int]:
+def point_of(run: RunEntry) -> int | None:
     """The concurrency an inference run measured (the sweep point it backs), if it states one."""
     return run.meta.serving.concurrency if run.meta is not None and run.meta.serving is not None else None
 
 
-def claim_gaps(recipe: Recipe, facts: Optional[RunFacts], point: Optional[int] = None) -> list[ClaimGap]:
+def claim_gaps(recipe: Recipe, facts: RunFacts | None, point: int | None = None) -> list[ClaimGap]:
     """Each claimed headline the run's raw samples let us recompute, with both figures.
 
     `point`: the concurrency the run measured. In a sweep, a run at another point than the

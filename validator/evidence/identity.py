@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Optional
 
 from validator.models import GpuSpec, ModelSpec, RunMeta
 
@@ -52,8 +51,8 @@ def _matches(checkpoint: str, listed: str) -> bool:
     return listed.lower() in names or listed.split("/")[-1].lower() in names
 
 
-def checkpoint_problem(model_id: str, spec: Optional[ModelSpec], checkpoint: str,
-                       recipe_checkpoint: Optional[str]) -> Optional[Problem]:
+def checkpoint_problem(model_id: str, spec: ModelSpec | None, checkpoint: str,
+                       recipe_checkpoint: str | None) -> Problem | None:
     """Why the served checkpoint is not (allowed as) model_id's, or None."""
     if spec is None:
         return None  # an unknown model id is ORV115's
@@ -80,7 +79,7 @@ def checkpoint_problem(model_id: str, spec: Optional[ModelSpec], checkpoint: str
                    "`checkpoints` in catalog/models.yaml with its source")
 
 
-def architecture_problems(model_id: str, spec: Optional[ModelSpec], run: RunMeta) -> list[Problem]:
+def architecture_problems(model_id: str, spec: ModelSpec | None, run: RunMeta) -> list[Problem]:
     """Each printed architecture figure that contradicts the catalog model."""
     stated = run.architecture
     if spec is None or stated is None:
@@ -118,7 +117,7 @@ def architecture_problems(model_id: str, spec: Optional[ModelSpec], run: RunMeta
 CPU_BACKENDS = frozenset({"CPU", "BLAS", "RPC"})  # llama-bench's `backends` that use no GPU of the host
 
 
-def gguf_problems(model_id: str, spec: Optional[ModelSpec], filename: str, n_params: int) -> list[Problem]:
+def gguf_problems(model_id: str, spec: ModelSpec | None, filename: str, n_params: int) -> list[Problem]:
     """Why a GGUF llama-bench loaded (its file name, its exact parameter count) is not model_id's.
 
     A GGUF file is named after the model by the people who quantise it (`Qwen3-8B-Q4_K_M.gguf`), so its
@@ -150,7 +149,7 @@ def _model_number(name: str) -> str:
     return next((_norm(w) for w in name.split() if any(ch.isdigit() for ch in w)), _norm(name))
 
 
-def gpu_problem(gpu_id: str, spec: Optional[GpuSpec], gpu_info: str, backends: str) -> Optional[Problem]:
+def gpu_problem(gpu_id: str, spec: GpuSpec | None, gpu_info: str, backends: str) -> Problem | None:
     """Why the devices llama-bench saw (`gpu_info`: the GPU descriptions, `backends`: the non-CPU backends
     it was built with, or `CPU`) are not the recipe's hardware. A run that used no GPU backend is evidence
     for a CPU host only (a catalog entry with `device: cpu`): a GPU recipe is not measured by it, and a

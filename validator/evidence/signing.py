@@ -20,12 +20,12 @@ import shutil
 import struct
 import subprocess
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
+from validator.errors import LoadError, Refusal
 from validator.files.atomic import write_atomic
 from validator.git.sparse import materialize
-from validator.errors import LoadError, Refusal
 from validator.hashing import content_address
 from validator.load.cache import Remembered, open_store, remembered
 from validator.load.documents import decode_utf8, parse_json

@@ -29,17 +29,18 @@ A submitter's own `tier:` field is never read: the schema rejects it (ORV116).
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Mapping, Protocol
+from typing import Any, Protocol
 
 from validator.diagnostics import Diagnostic, Severity
 from validator.evidence.agreement import REPRODUCTION_AGREEMENT, claim_gaps, mismatches, point_of, workload_problems
-from validator.science.independence import MIN_DISTINCT, can_tell_a_copy, same_measurement
+from validator.evidence.signing import signer
 from validator.models import UNSPECIFIED, InferenceRecipe, Recipe, TrainingRecipe
-from validator.stacks.pins import is_pinned, tool_problems
 from validator.quality import status as quality
 from validator.registry.snapshot import RecipeEntry, RunEntry, Snapshot
-from validator.evidence.signing import signer
+from validator.science.independence import MIN_DISTINCT, can_tell_a_copy, same_measurement
+from validator.stacks.pins import is_pinned, tool_problems
 
 TIER_MEANINGS = {
     "T0": "claimed — no run file on record",

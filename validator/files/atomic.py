@@ -26,10 +26,10 @@ import json
 import os
 import shutil
 import tempfile
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
-from validator.git.plumbing import git_folder_of
 from validator.files.interrupts import interrupts_deferred
+from validator.git.plumbing import git_folder_of
 
 PREFIX = ".orv-tmp-"  # every temporary file and folder; .gitignore covers `.orv-tmp*`
 SCRATCH_OUTSIDE_GIT = ".orv-tmp"  # the registry's scratch folder when it is not a git work tree

@@ -11,7 +11,8 @@ import contextlib
 import os
 import signal
 import threading
-from typing import Any, Callable, Iterable, Iterator, TypeVar
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")

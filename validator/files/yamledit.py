@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import difflib
 import io
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
@@ -20,8 +21,8 @@ from ruamel.yaml.error import YAMLError as RuamelError
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 from ruamel.yaml.util import load_yaml_guess_indent
 
-from validator.files import yamlwrite
 from validator.errors import LoadError, Refusal
+from validator.files import yamlwrite
 
 
 class EditError(Refusal, ValueError):

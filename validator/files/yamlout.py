@@ -14,10 +14,11 @@ from __future__ import annotations
 import copy
 import math
 import re
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from validator.files import yamlwrite
 from validator.errors import OrvError
+from validator.files import yamlwrite
 
 WIDTH = 100
 # Pins are always quoted, so they read as text even to a reader who does not know YAML's number rules.

@@ -13,7 +13,8 @@ reader reads back exactly.
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 import yaml
 from ruamel.yaml.nodes import ScalarNode as ScalarNode12

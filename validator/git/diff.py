@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
+
 from validator.errors import GitError
 from validator.git.partial import fetch_tree_difference
 from validator.git.plumbing import EMPTY_TREE, plumbing, registry_prefix
-
 
 MODE_FILE = 0o100644
 MODE_EXECUTABLE = 0o100755
@@ -194,7 +195,7 @@ def _merge_base(repo: Any, base_ref: str) -> Any:
 
 
 def _is_shallow(repo: Any) -> bool:
-    common = getattr(repo, "common_dir", None) or getattr(repo, "git_dir")
+    common = getattr(repo, "common_dir", None) or repo.git_dir
     path = os.path.join(str(common), "shallow")
     return os.path.isfile(path) and os.path.getsize(path) > 0
 

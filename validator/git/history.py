@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from datetime import datetime, timezone
 from typing import Any
+
 from validator.errors import HistoryError
 from validator.git.partial import fetch_history_trees
 from validator.git.plumbing import plumbing
@@ -46,7 +47,7 @@ def _inside_git(root: str) -> bool:
 
 def _shallow_boundary(repo: Any, sha: str) -> bool:
     """True when `sha` is where a shallow clone's history was cut: git cannot see what it changed."""
-    common = getattr(repo, "common_dir", None) or getattr(repo, "git_dir")
+    common = getattr(repo, "common_dir", None) or repo.git_dir
     path = os.path.join(str(common), "shallow")
     if not os.path.isfile(path):
         return False

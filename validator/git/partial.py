@@ -7,7 +7,8 @@ import re
 import shutil
 import subprocess
 import tempfile
-from typing import Iterable
+from collections.abc import Iterable
+
 from validator.git.plumbing import git_with_input, plumbing
 from validator.git.sparse import read_config
 

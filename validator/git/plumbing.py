@@ -9,7 +9,6 @@ import shutil
 import subprocess
 import tempfile
 
-
 # --------------------------------------------------------------------------- plumbing (never raises)
 
 

@@ -6,11 +6,11 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
+
 from validator.errors import GitError, UsageError
 from validator.git.plumbing import plumbing
-
 
 # --------------------------------------------------------------------------- sparse and partial clones
 #

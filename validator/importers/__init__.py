@@ -7,7 +7,7 @@ twin). The importers write recipes and run files themselves, through validator.r
 from __future__ import annotations
 
 import os
-from typing import Callable
+from collections.abc import Callable
 
 from validator.files.atomic import transaction, write_atomic
 from validator.importers.leaderboard import import_leaderboard

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Decimal
-from typing import Any, Mapping, Optional
+from typing import Any
 
 from validator.errors import ImportInputError, InputFileError, LoadError
 from validator.load import schema as schemas
@@ -31,13 +32,13 @@ class CatalogView:
     models: Mapping[str, ModelSpec]
     workloads: Mapping[str, WorkloadSpec]
 
-    def gpu_id(self, name: str) -> Optional[str]:
+    def gpu_id(self, name: str) -> str | None:
         return _resolve(name, {gid: (gid, spec.name, *spec.aliases) for gid, spec in self.hardware.items()})
 
-    def model_id(self, name: str) -> Optional[str]:
+    def model_id(self, name: str) -> str | None:
         return _resolve(name, {mid: (mid, spec.name, *spec.aliases) for mid, spec in self.models.items()})
 
-    def base_model(self, checkpoint: str) -> Optional[str]:
+    def base_model(self, checkpoint: str) -> str | None:
         """The catalog model a checkpoint derives from: the longest name or alias it starts with."""
         wanted = checkpoint.lower()
         best: tuple[int, str] | None = None
@@ -50,7 +51,7 @@ class CatalogView:
         return best[1] if best else None
 
 
-def _resolve(name: str, table: Mapping[str, tuple[str, ...]]) -> Optional[str]:
+def _resolve(name: str, table: Mapping[str, tuple[str, ...]]) -> str | None:
     wanted = _fold(name)
     for key, names in table.items():
         if any(_fold(n) == wanted for n in names):

@@ -13,9 +13,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from validator.evidence.tiers import legacy_capped
 from validator.models import UNSPECIFIED, InferenceRecipe, Recipe, TrainingRecipe
 from validator.stacks.reproduce import reproduce_recipe
-from validator.evidence.tiers import legacy_capped
 
 
 @dataclass(frozen=True)

@@ -22,10 +22,11 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from decimal import ROUND_CEILING, Decimal
-from typing import Any, Optional
+from typing import Any
 
 from validator.errors import ImportInputError
 from validator.files import yamlout
+from validator.files.generated import generated_text, remove_stale, write_generated
 from validator.importers.common import (
     MAX_ID,
     STARTING_POINTS_SCHEMA_LINE,
@@ -37,9 +38,8 @@ from validator.importers.common import (
     read_source,
     recipe_path,
 )
-from validator.files.generated import generated_text, remove_stale, write_generated
-from validator.importers.report import LACKS_INTRO, LACKS_TITLE, ImportReport, Rejection
 from validator.importers.lacking import document_lacks
+from validator.importers.report import LACKS_INTRO, LACKS_TITLE, ImportReport, Rejection
 
 COMMAND = "leaderboard"
 WORKLOAD = "sft-8k-gb128-bf16"
@@ -109,13 +109,13 @@ class LayoutReading:
 @dataclass
 class CardGpu:
     gpu: str
-    tokens: Optional[float] = None
-    gpus: Optional[int] = None
-    cost: Optional[float] = None
-    start: Optional[float] = None
+    tokens: float | None = None
+    gpus: int | None = None
+    cost: float | None = None
+    start: float | None = None
     start_text: str = ""
-    start_best: Optional[float] = None
-    gain_pct: Optional[int] = None
+    start_best: float | None = None
+    gain_pct: int | None = None
 
 
 @dataclass
@@ -123,7 +123,7 @@ class Card:
     family: str
     count: int
     model: str
-    params_b: Optional[float]
+    params_b: float | None
     active_b: float
     newest: str
     gpus: list[CardGpu] = field(default_factory=list)
@@ -212,7 +212,7 @@ def _read_cards(lines: list[str]) -> list[Card]:
     return cards
 
 
-def _count(text: Optional[str]) -> Optional[int]:
+def _count(text: str | None) -> int | None:
     """A card's whole number, or None when absent or unreadable (more than 4,300 digits)."""
     try:
         return int(text) if text else None
@@ -220,7 +220,7 @@ def _count(text: Optional[str]) -> Optional[int]:
         return None
 
 
-def _num(text: Optional[str]) -> Optional[float]:
+def _num(text: str | None) -> float | None:
     """A card's figure, or None when the page has none — or a garbled one ("0.1,178.1", two
     figures run together), which the import then reports as missing instead of crashing on."""
     try:
@@ -256,7 +256,7 @@ def _read_wanted(text: str) -> list[str]:
 _LONG_NUMBER = re.compile(r"\d{10,}")
 
 
-def read_layout_cell(cell: str, gpus: int, model_layers: Optional[int]) -> LayoutReading:
+def read_layout_cell(cell: str, gpus: int, model_layers: int | None) -> LayoutReading:
     """Structured layout and tuning from one layout cell (see the module docstring)."""
     reading = LayoutReading()
     long_number = _LONG_NUMBER.search(cell)
@@ -428,7 +428,7 @@ def _set_split(layout: dict[str, Any], split: list[int], phrase: str, reading: L
     layout["layer_split"] = split
 
 
-def _check_layout(layout: dict[str, Any], gpus: int, layers: Optional[int], reading: LayoutReading) -> None:
+def _check_layout(layout: dict[str, Any], gpus: int, layers: int | None, reading: LayoutReading) -> None:
     """Megatron-Core's rules (SPEC §6 ORV5xx) on the layout as read; a reading that breaks one is rejected."""
     tp, pp, vpp, cp = layout["tp"], layout["pp"], layout.get("vpp", 1), layout.get("cp", 1)
     ep, etp, dp = layout.get("ep", 1), layout.get("etp", 1), layout["dp"]
@@ -458,7 +458,7 @@ class PriceFit:
     rows: int
     low: Decimal  # lowest price that reproduces every row under the page's rounding
     high: Decimal
-    price: Optional[Decimal]  # the fewest-decimals value in [low, high], nearest the middle
+    price: Decimal | None  # the fewest-decimals value in [low, high], nearest the middle
 
 
 def fit_prices(rows: list[TableRow]) -> dict[str, PriceFit]:
@@ -477,7 +477,7 @@ def fit_prices(rows: list[TableRow]) -> dict[str, PriceFit]:
     return fits
 
 
-def _simplest(low: Decimal, high: Decimal) -> Optional[Decimal]:
+def _simplest(low: Decimal, high: Decimal) -> Decimal | None:
     if low > high:
         return None
     middle = (low + high) / 2
@@ -575,7 +575,7 @@ def _exact_duplicates(rows: list[TableRow]) -> set[int]:
     return out
 
 
-def _plan_row(row: TableRow, catalog: CatalogView, report: ImportReport) -> Optional[_Planned]:
+def _plan_row(row: TableRow, catalog: CatalogView, report: ImportReport) -> _Planned | None:
     where = f"Latest recipes row {row.index} (line {row.line})"
     subject = f"{row.model} / {row.gpu} / {row.layout_cell}"
     model_id, gpu_id = catalog.model_id(row.model), catalog.gpu_id(row.gpu)

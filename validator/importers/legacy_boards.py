@@ -28,10 +28,17 @@ import os
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Optional, TypeGuard
+from typing import Any, TypeGuard
 
 from validator.errors import AddRunError, ImportInputError, LoadError
 from validator.files import yamlout
+from validator.files.generated import (
+    Action,
+    FileOutcome,
+    generated_text,
+    remove_stale,
+    write_generated,
+)
 from validator.importers.common import (
     INFERENCE_SCHEMA_LINE,
     MAX_ID,
@@ -43,23 +50,16 @@ from validator.importers.common import (
     recipe_path,
     round_figure,
 )
-from validator.files.generated import (
-    Action,
-    FileOutcome,
-    generated_text,
-    remove_stale,
-    write_generated,
-)
+from validator.importers.lacking import document_lacks
 from validator.importers.report import LACKS_INTRO, LACKS_TITLE, ImportReport, Rejection
 from validator.importers.stacks import PinnedStack, parse_engine_version
-from validator.importers.lacking import document_lacks
 from validator.load.documents import find_duplicate_json_keys, parse_json
+from validator.registry.store import store_run_document
 from validator.science.physics import (
     DECODE_READ_FRACTION,
     DecodeBound,
     decode_bound_for,
 )
-from validator.registry.store import store_run_document
 
 COMMAND = "legacy-boards"
 LEGACY_SLUG_LIMIT = 64  # the old site cut ids at this length
@@ -111,16 +111,16 @@ class Variant:
 
     legacy_id: str
     checkpoint: str
-    quant: Optional[str]
+    quant: str | None
     hardware: str
     engine: str
-    engine_ver: Optional[str]
+    engine_ver: str | None
     observations: list[Observation] = field(default_factory=list)
     # resolved
-    model_id: Optional[str] = None
-    gpu_id: Optional[str] = None
+    model_id: str | None = None
+    gpu_id: str | None = None
     count: int = 0
-    stack: Optional[PinnedStack] = None
+    stack: PinnedStack | None = None
     claimed: dict[str, Any] = field(default_factory=dict)
     serving: dict[str, Any] = field(default_factory=dict)
     reasons: list[str] = field(default_factory=list)
@@ -130,7 +130,7 @@ class Variant:
     run_dates: list[str] = field(default_factory=list)
     measured_by: set[str] = field(default_factory=set)
     recipe_id: str = ""
-    split_from: Optional[str] = None
+    split_from: str | None = None
     merged_from: list[str] = field(default_factory=list)  # legacy ids of one configuration
     disagreements: list[str] = field(default_factory=list)
 
@@ -205,7 +205,7 @@ def read_export(path: str) -> Export:
 # --------------------------------------------------------------------------- resolving one variant
 
 
-def parse_hardware(text: str, catalog: CatalogView) -> Optional[tuple[str, int]]:
+def parse_hardware(text: str, catalog: CatalogView) -> tuple[str, int] | None:
     """`cmp-170hx-x2` -> (cmp-170hx, 2); `nvidia-cmp-170hxx4` -> (cmp-170hx, 4); a bare id -> count 1."""
     gpu = catalog.gpu_id(text)
     if gpu:
@@ -218,7 +218,7 @@ def parse_hardware(text: str, catalog: CatalogView) -> Optional[tuple[str, int]]
     return None
 
 
-def speculative_from_id(legacy_id: str) -> Optional[dict[str, Any]]:
+def speculative_from_id(legacy_id: str) -> dict[str, Any] | None:
     """The legacy id is the only place the export names speculative decoding: `{method, k}` when it
     gives the draft length (`mtp3`, `dflash2-k7`, `dspark-k5`), `{method}` when it names only the
     method (`dflash2`) — the decode bound is then unknown, which `orv check` reports as a warning."""
@@ -357,7 +357,7 @@ def _merged_id(ids: list[str]) -> str:
     return merged if merged and merged not in ids else f"{ids[0][:MAX_ID - 7]}-merged"
 
 
-def _physics_screen(variant: Variant, catalog: CatalogView) -> Optional[str]:
+def _physics_screen(variant: Variant, catalog: CatalogView) -> str | None:
     """Why the decode claim is impossible by SPEC §6, or None (also None when it cannot be judged).
 
     The bound is validator.science.physics's, the one ORV512 applies, so the import rejects exactly
@@ -381,7 +381,7 @@ def _physics_screen(variant: Variant, catalog: CatalogView) -> Optional[str]:
             "tok/s; if the figure is an aggregate over several streams, resubmit it with serving.concurrency")
 
 
-def decode_bound(variant: Variant, catalog: CatalogView) -> Optional[DecodeBound]:
+def decode_bound(variant: Variant, catalog: CatalogView) -> DecodeBound | None:
     """ORV512's bound for this variant, or None when it cannot be judged: a figure the catalog lacks,
     a quant naming no width, or speculative decoding whose draft length k is unknown."""
     assert variant.model_id and variant.gpu_id
@@ -463,7 +463,7 @@ def _copied_claims(variants: list[Variant]) -> list[str]:
 # --------------------------------------------------------------------------- runs
 
 
-def _timestamp(text: str) -> Optional[str]:
+def _timestamp(text: str) -> str | None:
     """`2026-10-17 12:50:29.696994-06` -> `2026-10-17T12:50:29.696994-06:00`."""
     m = re.fullmatch(r"(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d(?:\.\d+)?)([+-]\d\d)(?::?(\d\d))?|"
                      r"(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d(?:\.\d+)?)Z", text.strip())
@@ -501,7 +501,7 @@ def _run_document(record: dict[str, Any], index: int, variant: Variant, source: 
     }
 
 
-def _run_problems(record: dict[str, Any], variant: Optional[Variant], catalog: CatalogView) -> list[str]:
+def _run_problems(record: dict[str, Any], variant: Variant | None, catalog: CatalogView) -> list[str]:
     problems = []
     headline = record.get("headline")
     if not isinstance(headline, dict) or not any(_positive(v) for v in headline.values()):

@@ -13,7 +13,6 @@ from typing import Any
 
 from validator.files.generated import Action, FileOutcome
 
-
 LACKS_TITLE = "What each recipe lacks"
 LACKS_INTRO = ("Read from each written recipe, never guessed (validator/importers/lacking.py): what it lacks to be re-run "
                "exactly (what `orv reproduce` names as missing) and to be ranked against new recipes and rise in "

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Optional, Union
+from typing import Any, Union
 
 from validator.stacks.pins import version_problem
 
@@ -54,7 +54,7 @@ class PinnedStack:
     """Software components (role -> component mapping) plus what the text said besides pins."""
 
     software: dict[str, dict[str, Any]]
-    slots: Optional[int] = None
+    slots: int | None = None
     notes: tuple[str, ...] = ()
 
 
@@ -72,7 +72,7 @@ class _Pins:
     images: list[str] = field(default_factory=list)
     versions: list[str] = field(default_factory=list)
     qualified: list[str] = field(default_factory=list)  # versions naming a base, not the build
-    repository: Optional[str] = None
+    repository: str | None = None
     name: str = ""
 
     @property
@@ -80,7 +80,7 @@ class _Pins:
         return bool(self.commits or self.versions or self.images)
 
 
-def parse_engine_version(engine: str, text: Optional[str]) -> StackResult:
+def parse_engine_version(engine: str, text: str | None) -> StackResult:
     """Structured software for `engine` built as `text` describes, or the reasons it is not pinned."""
     if text is None or not text.strip():
         return Unpinned(("no engine version recorded; the export's version field is empty",))
@@ -103,7 +103,7 @@ def parse_engine_version(engine: str, text: Optional[str]) -> StackResult:
         software["engine"] = main[0]
         for role, component in main[1]:
             software[_unique_role(software, role)] = component
-    slots: Optional[int] = None
+    slots: int | None = None
     for addition in additions:
         core, asides = _asides(addition)
         if re.search(r"\bprofile\b", addition, re.IGNORECASE):
@@ -217,7 +217,7 @@ def _strip_pins(text: str) -> str:
     return " ".join(w.strip("-") for w in text.split())
 
 
-def _engine_name(engine: str, main_text: str) -> Optional[str]:
+def _engine_name(engine: str, main_text: str) -> str | None:
     if engine and engine.lower() != "other":
         return engine.lower()
     core, _ = _asides(main_text)
@@ -230,7 +230,7 @@ def _slug(name: str) -> str:
 
 
 def _main_component(engine: str, main_text: str, notes: list[str]
-                    ) -> Union[tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]], str]:
+                    ) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]] | str:
     """The engine component from the main part (falling back to its asides) and any further pinned
     components its asides name (`(torch 2.13.0+cu130)`), or why the engine is unpinned."""
     core, asides = _asides(main_text)
@@ -283,7 +283,7 @@ def _component_name(engine: str, leading: str) -> str:
     return candidate if re.match(r"^[a-z0-9][a-z0-9._/+-]*$", candidate) else engine
 
 
-def _aside_component(aside: str, engine: str) -> Optional[tuple[str, dict[str, Any]]]:
+def _aside_component(aside: str, engine: str) -> tuple[str, dict[str, Any]] | None:
     """`(torch 2.13.0+cu130)` style asides: one name word and one pin."""
     m = re.fullmatch(r"([A-Za-z][\w.-]*) (\S+)", aside.strip())
     if not m or _norm(m.group(1)) in _GENERIC or _norm(m.group(1)) == _norm(engine):
@@ -294,7 +294,7 @@ def _aside_component(aside: str, engine: str) -> Optional[tuple[str, dict[str, A
     return _component(pins, fallback=m.group(1), name=m.group(1))
 
 
-def _component(pins: _Pins, fallback: str, name: Optional[str] = None) -> tuple[str, dict[str, Any]]:
+def _component(pins: _Pins, fallback: str, name: str | None = None) -> tuple[str, dict[str, Any]]:
     label = name or pins.name or (pins.repository.rsplit("/", 1)[-1] if pins.repository else fallback)
     component_name = _slug(label.split()[0] if label.split() else fallback)
     component: dict[str, Any] = {"name": component_name}

@@ -7,8 +7,9 @@ import json
 import math
 import os
 import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 import orjson
 import yaml

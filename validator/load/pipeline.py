@@ -9,9 +9,10 @@ results together into the immutable Snapshot the registry checks read.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -19,14 +20,12 @@ from validator.checks import Keep, by_scope
 from validator.checks.collect import Collector
 from validator.diagnostics import Diagnostic, Severity
 from validator.errors import LoadError
-from validator.git.sparse import WHOLE_CHECKOUT, refuse_sparse
 from validator.files.atomic import settle
-from validator.hashing import content_address, is_canonical
-from validator.science.independence import sample_fingerprint, sorted_alone
 from validator.files.interrupts import quiet_map
+from validator.git.sparse import WHOLE_CHECKOUT, refuse_sparse
+from validator.hashing import content_address, is_canonical
 from validator.load import schema as schemas
 from validator.load.cache import Store, open_cache, remembered
-from validator.load.references import with_reference_curves
 from validator.load.documents import (
     MAX_JSON_BYTES,
     Document,
@@ -36,6 +35,7 @@ from validator.load.documents import (
     parse_json,
     read_bytes,
 )
+from validator.load.references import with_reference_curves
 from validator.models import (
     GpuSpec,
     InferenceRecipe,
@@ -46,11 +46,12 @@ from validator.models import (
     WorkloadSpec,
 )
 from validator.quality.verify import check as check_quality
-from validator.registry.relations import with_content_keys
 from validator.registry.layout import CATALOG_FILES, LOADABLE, classify, discover, run_digest_from_path
+from validator.registry.relations import with_content_keys
 from validator.registry.snapshot import Catalog, RecipeEntry, RunEntry, RunFile, Snapshot, catalog_names, strip_samples
-from validator.science.samples import Columns
+from validator.science.independence import sample_fingerprint, sorted_alone
 from validator.science.llamabench import facts as llama_bench_facts
+from validator.science.samples import Columns
 from validator.science.throughput import RunFacts, inference_facts, training_facts
 
 # A file's own load: its entry (None when it cannot be read at all) and the findings about it alone.

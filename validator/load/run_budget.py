@@ -16,8 +16,6 @@ ORV111's 16 MiB is the limit of any file orv reads; these are tighter, per kind.
 
 from __future__ import annotations
 
-from typing import Optional
-
 MIB = 1024 * 1024
 RUN_FILE_BUDGET = {"training": 4 * MIB, "inference": 2 * MIB, "quality": 8 * MIB}
 
@@ -32,7 +30,7 @@ _HINT = {
 }
 
 
-def over_budget(kind: object, size: int) -> Optional[tuple[str, str]]:
+def over_budget(kind: object, size: int) -> tuple[str, str] | None:
     """(message, hint) when a run file of `kind` with `size` canonical bytes is over its kind's budget."""
     known = kind if isinstance(kind, str) and kind in RUN_FILE_BUDGET else None
     # a kind orv does not know (a schema error of its own) gets the smallest budget, never none

@@ -6,12 +6,13 @@ import difflib
 import functools
 import json
 import re
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 
 # jsonschema and referencing are imported where used: a clean registry is validated by the
 # compiled pydantic models alone, and their import costs ~0.15 s of every command's start-up.
-from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import jsonschema
@@ -57,7 +58,7 @@ def schema_dir() -> Any:
     return resources.files("validator.schemas")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _raw_schemas() -> dict[str, dict[str, Any]]:
     out = {}
     for entry in schema_dir().iterdir():
@@ -66,8 +67,8 @@ def _raw_schemas() -> dict[str, dict[str, Any]]:
     return out
 
 
-@functools.lru_cache(maxsize=None)
-def _registry() -> "Registry":
+@functools.cache
+def _registry() -> Registry:
     from referencing import Registry, Resource
 
     resources_ = []
@@ -79,7 +80,7 @@ def _registry() -> "Registry":
     return Registry().with_resources(resources_)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def ecma_regex(pattern: str) -> Any:
     """A schema pattern compiled as ECMA-262 (JSON Schema's dialect) by regress, not Python's re.
 
@@ -98,8 +99,8 @@ def _ecma_pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> I
         yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
-@functools.lru_cache(maxsize=None)
-def validator_for(kind: str) -> "jsonschema.protocols.Validator":
+@functools.cache
+def validator_for(kind: str) -> jsonschema.protocols.Validator:
     import jsonschema
 
     schema = _raw_schemas()[SCHEMA_FILES[kind]]
@@ -183,7 +184,7 @@ def _node_at(kind: str, path: tuple[str | int, ...]) -> Any:
     return node
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _compiled(kind: str) -> Any:
     import jsonschema_rs
 
@@ -315,7 +316,7 @@ def _catalog_hint(path: tuple[str | int, ...], value: Any, names: CatalogNames) 
     return f"the catalog id of `{value}` is `{found}` ({where}): write `{path[-1]}: {found}`"
 
 
-def _translate(kind: str, error: "jsonschema.ValidationError", names: CatalogNames) -> Iterator[SchemaIssue]:
+def _translate(kind: str, error: jsonschema.ValidationError, names: CatalogNames) -> Iterator[SchemaIssue]:
     path = tuple(error.absolute_path)
     field = _fmt_path(path)
     validator = error.validator

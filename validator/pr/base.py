@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import tempfile
 from collections import Counter
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from validator.checks import all_checks, by_scope
 from validator.checks.collect import Collector

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Mapping
 
 from validator.git.diff import ADDED, BaseTree, Diff, FileChange, diff
 from validator.registry.snapshot import Snapshot

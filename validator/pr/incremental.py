@@ -23,8 +23,8 @@ caller checks everything.
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Callable, Iterable, Iterator
 from itertools import accumulate
-from typing import Callable, Iterable, Iterator
 
 from validator.boards.keyfile import KeysUnusable
 from validator.checks import by_scope
@@ -54,8 +54,8 @@ from validator.load.pipeline import (
 from validator.pr.base import load_at_base, subtract_base
 from validator.pr.change import on_snapshot
 from validator.pr.published import PublishedKeys, open_published
-from validator.registry.relations import Keys, keys_of, path_keys
 from validator.registry.layout import CATALOG_FILES, REGISTRY_DIRS, SIGNERS_PATH, classify
+from validator.registry.relations import Keys, keys_of, path_keys
 from validator.registry.snapshot import Catalog, Snapshot
 
 

@@ -16,7 +16,7 @@ checking everything.
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from validator.load.cache import Store, open_index
 from validator.load.pipeline import FileResult

@@ -10,7 +10,7 @@ blobless sparse clone git fetches just those blobs, each hop's shards in one req
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Mapping, Optional
+from collections.abc import Callable, Iterable, Mapping
 
 from validator.boards.keyfile import KEYED, TREE_DIRS, Entries, Header, read_header, read_shard, shard_name, shard_path
 from validator.git.diff import MODE_SYMLINK, BaseTree, changed_since
@@ -49,7 +49,7 @@ class PublishedKeys:
 
 
 def open_published(root: str, base: BaseTree, commit: str, stamp: str,
-                   base_files: Mapping[str, tuple[int, str]]) -> Optional[PublishedKeys]:
+                   base_files: Mapping[str, tuple[int, str]]) -> PublishedKeys | None:
     """The merge base's published keys, or None when it has none this orv can use (absent, malformed,
     another orv's, made from an uncommitted working tree, or trees git cannot compare)."""
     if KEYS_PATH not in base_files:

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
-from validator.files import yamledit
 from validator.adapters import AdapterError, load_recipe
 from validator.diagnostics import Diagnostic, Result, Severity
 from validator.errors import AddRunError, LoadError
+from validator.files import yamledit
 from validator.load.documents import load_yaml_document
 from validator.load.pipeline import validate_run_data
 from validator.quality import lmeval, verify
 from validator.registry.catalog_edits import MODELS_PATH, set_model_references
 from validator.registry.store import StoredRun, store_run_document
-
 
 
 def _error(path: str, code: str, message: str, hint: str) -> AddRunError:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 # Key names that carry a secret (api_key, auth_token, hf_token, secret, password, …), any case.
 SECRET_KEY = re.compile(r"(?i)(api[_-]?key|token|secret|password|passwd|credential|private[_-]?key|"

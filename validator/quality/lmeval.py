@@ -22,9 +22,10 @@ import glob
 import math
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Mapping, TypeGuard
+from typing import Any, TypeGuard
 
 from validator.errors import InputFileError, LocatedError
 from validator.load.contributor import (

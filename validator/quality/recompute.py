@@ -7,7 +7,7 @@ lm_eval/api/metrics.py (0.4.13): `mean` for the headline and `mean_stderr` =
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 
 def mean(values: Sequence[float]) -> float:

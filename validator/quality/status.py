@@ -10,8 +10,9 @@ no quality run. `no-reference`: the model names no (usable) reference run for th
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from validator.models import InferenceRecipe, ModelSpec
 

@@ -7,8 +7,9 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from validator.quality import credentials
 from validator.quality.recompute import agrees, mean, mean_stderr

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
+
 from ruamel.yaml.comments import CommentedMap
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString
+
 from validator.files import yamledit
 from validator.files.atomic import write_atomic, writer_lock
-
 
 MODELS_PATH = "catalog/models.yaml"
 

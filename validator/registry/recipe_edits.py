@@ -6,12 +6,13 @@ import datetime
 import os
 from dataclasses import dataclass
 from typing import Any
+
 import yaml
+
+from validator.evidence.agreement import CLAIM_TOLERANCE
 from validator.files import yamledit
 from validator.files.atomic import write_atomic, writer_lock
-from validator.evidence.agreement import CLAIM_TOLERANCE
 from validator.science.throughput import relative_gap
-
 
 # The comment `orv new` writes above `measured:`: when it chose the date (today) by default, the first
 # `add-run --write-recipe` writes the run's own date; a date a person typed is never overwritten.

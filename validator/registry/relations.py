@@ -24,10 +24,10 @@ from typing import Any
 import orjson
 
 from validator.hashing import RUN_REF
-from validator.science.independence import buckets
 from validator.models import Recipe, TrainingRecipe
 from validator.registry.layout import classify, misplaced_run, run_digest_from_path
 from validator.registry.snapshot import RecipeEntry, RunEntry
+from validator.science.independence import buckets
 
 Keys = tuple[str, ...]
 

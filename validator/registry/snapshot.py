@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Mapping, TypeVar
+from typing import Any, TypeVar
+
 from validator.diagnostics import Diagnostic
 from validator.load.documents import Document
 from validator.models import (
@@ -18,7 +20,6 @@ from validator.models import (
 )
 from validator.quality.verify import Problem, QualityFacts
 from validator.science.throughput import RunFacts
-
 
 T = TypeVar("T")
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from typing import Any
-from validator.files.atomic import write_atomic
-from validator.git.sparse import materialize
+
 from validator.diagnostics import Diagnostic, Result, Severity
 from validator.errors import AddRunError, LoadError
+from validator.files.atomic import write_atomic
+from validator.git.sparse import materialize
 from validator.hashing import canonical_bytes, content_address, run_path
 from validator.load.documents import (
     Document,

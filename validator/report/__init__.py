@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from validator.diagnostics import Result
 from validator.report import github, json_report, sarif, text

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import dataclass, field
+
 # collections.abc's Mapping, not typing's: isinstance() against typing's alias is ~10x slower, and the
 # summary checks every row of a model's boards (half a million checks at 100,000 run files: 1.2 s)
-from collections.abc import Mapping
-from typing import Any, Callable, Iterable, Optional, TypeGuard
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeGuard
 
 from validator.boards.delta import (
     NO_BASE_BOARDS,
@@ -25,9 +26,9 @@ from validator.boards.frontier import frontier_wins, group_key
 from validator.checks.pr import GATE_FILES
 from validator.diagnostics import Diagnostic, Result, Severity
 from validator.engine.evaluation import Evaluation
+from validator.evidence.signing import signer
 from validator.registry.snapshot import Snapshot
 from validator.report.github import ANNOTATIONS_PER_LEVEL
-from validator.evidence.signing import signer
 
 SUMMARY_LIMIT = 1024 * 1024  # GitHub refuses a step summary larger than 1 MiB
 SUMMARY_BUDGET = SUMMARY_LIMIT - 32 * 1024  # what orv writes; the rest is margin for the closing lines
@@ -75,7 +76,7 @@ class RunEvidence:
 
 
 def run_evidence(snapshot: Snapshot, recipe_ids: Iterable[str],
-                 signed: Callable[[Snapshot, str], Optional[str]] = signer) -> dict[str, tuple[RunEvidence, ...]]:
+                 signed: Callable[[Snapshot, str], str | None] = signer) -> dict[str, tuple[RunEvidence, ...]]:
     """The run files each recipe lists, with tool, measurer and signature (validator/evidence/signing.py)."""
     wanted = set(recipe_ids)
     out: dict[str, tuple[RunEvidence, ...]] = {}

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import json
 import shlex
-from typing import Any, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any
 
 from validator.boards.build import GitStamp, build
+from validator.evidence.tiers import derive, reference_command
 from validator.quality.status import STATUS_WORDS
 from validator.registry.snapshot import Analysis
-from validator.evidence.tiers import derive, reference_command
 
 KINDS = ("training", "inference")
 # What `orv add-run --from` reads for each kind of run (validator/cli/app.py _ADD_RUN_FORMATS).
@@ -59,7 +60,7 @@ def _recipe_arg(paths: Mapping[str, str], recipe: str) -> str:
     return _quote(paths.get(recipe, f"recipes/…/{recipe}.yaml"))
 
 
-def wanted_items(document: Mapping[str, Any], kind: Optional[str] = None) -> dict[str, list[dict[str, Any]]]:
+def wanted_items(document: Mapping[str, Any], kind: str | None = None) -> dict[str, list[dict[str, Any]]]:
     """The wanted lists of a boards document, each item with `command`; `kind` keeps one kind's lists."""
     wanted = document.get("wanted", {})
     paths = _paths(document)
@@ -144,7 +145,7 @@ def render_text(items: Mapping[str, list[dict[str, Any]]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render(document: Mapping[str, Any], kind: Optional[str] = None, fmt: str = "text") -> str:
+def render(document: Mapping[str, Any], kind: str | None = None, fmt: str = "text") -> str:
     """`orv wanted` output: text for a terminal, or JSON with the same lists and commands."""
     items = wanted_items(document, kind)
     if fmt == "json":

@@ -12,9 +12,10 @@ throughput per GPU. One sort and one sweep find them (O(n log n)), never a pairw
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import groupby
-from typing import Generic, Iterable, Optional, Sequence, TypeVar
+from typing import Generic, TypeVar
 
 T = TypeVar("T")
 
@@ -48,7 +49,7 @@ def frontier(points: Iterable[Point[T]]) -> list[Point[T]]:
     return kept
 
 
-def throughput_at(front: Sequence[Point[T]], interactivity: float) -> Optional[float]:
+def throughput_at(front: Sequence[Point[T]], interactivity: float) -> float | None:
     """Throughput per GPU the frontier offers at `interactivity`: linear between its neighbouring
     points, None outside the interactivities the frontier spans (never extrapolated)."""
     if not front or not front[0].interactivity <= interactivity <= front[-1].interactivity:

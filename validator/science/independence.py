@@ -46,7 +46,8 @@ import json
 import math
 import operator
 import statistics
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import orjson
 

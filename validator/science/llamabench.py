@@ -16,7 +16,8 @@ The sums below run left to right as std::accumulate and std::inner_product do, i
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from validator.science.throughput import RunFacts
 

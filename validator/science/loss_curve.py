@@ -17,9 +17,9 @@ from __future__ import annotations
 import math
 import operator
 from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass
 from operator import itemgetter
-from typing import Sequence
 
 from validator.models import Convergence
 

@@ -32,8 +32,9 @@ reader can convert.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional
+from typing import Any
 
 from validator.errors import Refusal
 from validator.science import bounds
@@ -63,10 +64,10 @@ class Architecture:
     heads: int
     kv_heads: int
     vocab: int
-    experts: Optional[int] = None  # routed experts per MoE layer; None for a dense model
-    experts_per_token: Optional[int] = None
-    shared_experts: Optional[int] = None
-    moe_layers: Optional[int] = None
+    experts: int | None = None  # routed experts per MoE layer; None for a dense model
+    experts_per_token: int | None = None
+    shared_experts: int | None = None
+    moe_layers: int | None = None
     attention: str = "gqa"  # mha | gqa | mqa | mla
     tied_embeddings: bool = False
 
@@ -104,7 +105,7 @@ BOUND_OF: dict[str, Bound] = {
 _ANY_COUNT = Bound("a count", 2**31, "no config.json field the formula reads is larger than the bounds above")
 
 
-def _int(config: Mapping[str, Any], key: str, default: Optional[int] = None) -> int:
+def _int(config: Mapping[str, Any], key: str, default: int | None = None) -> int:
     value = config.get(key, default)
     if value is None:
         if default is None:

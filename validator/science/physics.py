@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Optional
 
 from validator.models import GpuSpec, ModelSpec, WorkloadSpec
 
@@ -80,7 +79,7 @@ class QuantBits:
         return self.bits / 8.0
 
 
-def bits_per_weight(quant: str) -> Optional[QuantBits]:
+def bits_per_weight(quant: str) -> QuantBits | None:
     """The lowest bits/weight the quant name can mean, or None when nothing in it is recognised."""
     name = quant.lower()
     widths: list[tuple[float, str]] = []
@@ -112,8 +111,8 @@ def bits_per_weight(quant: str) -> Optional[QuantBits]:
 # --------------------------------------------------------------------------- training
 
 
-def implied_mfu(tokens_per_s_per_gpu: float, active_b: Optional[float], peak_tflops: Optional[float]
-                ) -> Optional[float]:
+def implied_mfu(tokens_per_s_per_gpu: float, active_b: float | None, peak_tflops: float | None
+                ) -> float | None:
     """tokens/s/GPU × 6 × active parameters ÷ the GPU's dense BF16 peak (a fraction, 1.0 = 100%);
     None when the catalog lacks the model's active parameters or the GPU's peak."""
     if not active_b or not peak_tflops:
@@ -133,13 +132,13 @@ def is_moe(model: ModelSpec) -> bool:
             and model.params_b > MOE_PARAMS_RATIO * model.active_b)
 
 
-def mfu_ceiling(model: ModelSpec, workload: Optional[WorkloadSpec]) -> float:
+def mfu_ceiling(model: ModelSpec, workload: WorkloadSpec | None) -> float:
     if is_moe(model):
         return workload.mfu_ceiling_moe if workload else DEFAULT_MFU_CEILING_MOE
     return workload.mfu_ceiling_dense if workload else DEFAULT_MFU_CEILING_DENSE
 
 
-def cost_per_1m(price_per_gpu_hour: Optional[float], tokens_per_s_per_gpu: float) -> Optional[float]:
+def cost_per_1m(price_per_gpu_hour: float | None, tokens_per_s_per_gpu: float) -> float | None:
     """$ per 1M tokens = price per GPU-hour × 10⁶ ÷ (3600 × tokens/s/GPU); from the catalog, never the submitter."""
     if not price_per_gpu_hour or tokens_per_s_per_gpu <= 0:
         return None
@@ -165,8 +164,8 @@ def decode_bound(gpus: int, hbm_tb_s: float, active_b: float, bits: QuantBits, s
     return DecodeBound(per_step * (speculative_k + 1), per_step, bits, speculative_k + 1)
 
 
-def decode_bound_for(model: Optional[ModelSpec], gpu: Optional[GpuSpec], gpus: int, quant: str,
-                     speculative_k: int = 0) -> Optional[DecodeBound]:
+def decode_bound_for(model: ModelSpec | None, gpu: GpuSpec | None, gpus: int, quant: str,
+                     speculative_k: int = 0) -> DecodeBound | None:
     """The bound for a catalog model on a catalog GPU, or None when a figure it needs is unknown
     (the model's active parameters, the GPU's bandwidth, or the quant's width)."""
     bits = bits_per_weight(quant)

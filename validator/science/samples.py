@@ -3,8 +3,9 @@ the recomputed figures and the copy fingerprint (each used to pull the same colu
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from operator import itemgetter
-from typing import Any, Sequence
+from typing import Any
 
 
 class Columns:

@@ -18,14 +18,15 @@ first token and are left out):
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
 from operator import itemgetter, sub, truediv
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any
 
 from validator.models import Convergence
-from validator.science.samples import Columns
 from validator.science.loss_curve import ConvergenceResult, check_convergence
+from validator.science.samples import Columns
 from validator.science.workload_fit import LengthStats, length_stats
 
 
@@ -39,13 +40,13 @@ class RunFacts:
 
     sample_count: int = 0
     headline: Mapping[str, float] = field(default_factory=dict)  # recomputed figures
-    convergence: Optional[ConvergenceResult] = None  # training runs, when the workload has a reference
+    convergence: ConvergenceResult | None = None  # training runs, when the workload has a reference
     problems: tuple[str, ...] = ()  # why a figure could not be recomputed, or is doubtful
     fingerprint: tuple[Any, ...] = ()  # of the timing columns, to tell copies from reproductions (independence.py)
     # inference: one stream's rate over every request, Σ output tokens ÷ Σ e2e time (ORV511's bound)
-    stream_tok_s: Optional[float] = None
+    stream_tok_s: float | None = None
     # inference: completed requests' lengths, concurrency and count, to prove the workload (workload_fit.py)
-    lengths: Optional[LengthStats] = None
+    lengths: LengthStats | None = None
 
     @property
     def has_samples(self) -> bool:
@@ -120,7 +121,7 @@ def _columns_of(samples: Sequence[Any], columns: Columns | None) -> Columns:
 
 
 def training_facts(samples: Sequence[Mapping[str, Any]], gpus: int, warmup_steps: int,
-                   convergence: Optional[Convergence] = None, columns: Columns | None = None) -> RunFacts:
+                   convergence: Convergence | None = None, columns: Columns | None = None) -> RunFacts:
     """`columns`, of these samples, when the caller has read them already (validator/science/samples.py)."""
     cols = _columns_of(samples, columns)
     steps = _column(cols, "step")

@@ -15,8 +15,8 @@ The samples are reduced to LengthStats while the run's bytes are in memory (load
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Optional, Sequence
 
 from validator.models import SyntheticTest, WorkloadSpec
 
@@ -32,11 +32,11 @@ class LengthStats:
     output_mean: float
     output_min: int
     output_max: int
-    peak_in_flight: Optional[int] = None  # most requests open at once; None without start times
+    peak_in_flight: int | None = None  # most requests open at once; None without start times
 
 
-def length_stats(prompts: Sequence[int], outputs: Sequence[int], starts: Optional[Sequence[float]],
-                 e2es: Sequence[float]) -> Optional[LengthStats]:
+def length_stats(prompts: Sequence[int], outputs: Sequence[int], starts: Sequence[float] | None,
+                 e2es: Sequence[float]) -> LengthStats | None:
     """Over completed requests (output > 0), as the tools' own means are; None when there are none."""
     done = [i for i, o in enumerate(outputs) if o > 0]
     if not done:
@@ -69,7 +69,7 @@ def _tokens(value: float) -> str:
 
 
 def _length_misfit(what: str, stats_mean: float, low: int, high: int, workload: WorkloadSpec, wid: str,
-                   nominal: int, check_low: bool) -> Optional[str]:
+                   nominal: int, check_low: bool) -> str | None:
     bound_low, bound_high = workload.length_bounds(nominal)
     slack = math.ceil(workload.length_slack * nominal)
     expected = (f"{_tokens(bound_low)}–{_tokens(bound_high)} tokens per request ({nominal} with range ratio "
@@ -89,7 +89,7 @@ def _length_misfit(what: str, stats_mean: float, low: int, high: int, workload: 
     return None
 
 
-def synthetic_misfits(synthetic: Optional[SyntheticTest], repetitions: int, workload: WorkloadSpec,
+def synthetic_misfits(synthetic: SyntheticTest | None, repetitions: int, workload: WorkloadSpec,
                       wid: str) -> list[Misfit]:
     """llama-bench's synthetic tests against the workloads (docs/protocols.md): a llama-bench workload is
     proven only by a llama-bench run of the same test with enough repetitions, and a llama-bench run
@@ -124,8 +124,8 @@ def synthetic_misfits(synthetic: Optional[SyntheticTest], repetitions: int, work
     return out
 
 
-def workload_misfits(stats: Optional[LengthStats], workload: WorkloadSpec, wid: str,
-                     concurrency: Optional[int], synthetic: Optional[SyntheticTest] = None,
+def workload_misfits(stats: LengthStats | None, workload: WorkloadSpec, wid: str,
+                     concurrency: int | None, synthetic: SyntheticTest | None = None,
                      repetitions: int = 0) -> list[Misfit]:
     """Why the run's samples are not a measurement of `workload` at `concurrency` (empty: they are)."""
     out: list[Misfit] = []
@@ -150,8 +150,8 @@ def workload_misfits(stats: Optional[LengthStats], workload: WorkloadSpec, wid: 
                           "set `serving.concurrency:` to the benchmark's --max-concurrency"))
     if stats is None:
         return out
-    rerun = (f"measure again with the workload's settings (`orv reproduce RECIPE` prints the benchmark command), "
-             f"or name the workload this run used")
+    rerun = ("measure again with the workload's settings (`orv reproduce RECIPE` prints the benchmark command), "
+             "or name the workload this run used")
     for what, mean, low, high, nominal, check_low in (
             ("input", stats.prompt_mean, stats.prompt_min, stats.prompt_max, workload.input_len, True),
             ("output", stats.output_mean, stats.output_min, stats.output_max, workload.output_len,

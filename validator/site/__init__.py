@@ -12,17 +12,22 @@ from __future__ import annotations
 import os
 import re
 import urllib.parse
+from collections.abc import (
+    Callable,
+    Iterable,
+    Mapping,  # not typing's, ~10x slower in isinstance() (report/summary.py)
+    Sequence,
+)
 from dataclasses import dataclass, field
-from collections.abc import Mapping  # not typing's, ~10x slower in isinstance() (report/summary.py)
-from typing import Any, Callable, Iterable, Optional, Sequence
+from typing import Any
 
 import jinja2
 
+from validator.errors import Refusal
 from validator.files.atomic import staged_folder, swap_in
 from validator.load import schema as schemas
 from validator.site import format as fmt
 from validator.site.frontier_chart import frontier_chart
-from validator.errors import Refusal
 
 SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")  # a recipe id (boards schema: slug), safe as a file name
 REPO_PATH = re.compile(r"(?:runs|recipes)(?:/[A-Za-z0-9_-][A-Za-z0-9._-]*)+")  # a file that may be linked: no "..", no URL
@@ -52,7 +57,7 @@ class SiteContext:
     file_base: str = ""
 
 
-def file_base(directory: str, root: Optional[str], repo_url: Optional[str], commit: Any) -> str:
+def file_base(directory: str, root: str | None, repo_url: str | None, commit: Any) -> str:
     """Where the site links a repository file: `repo_url`'s view of it at the boards' commit, else a
     relative path from the site folder `directory` to the registry `root`, else nowhere ("")."""
     if repo_url:
@@ -124,7 +129,7 @@ PROGRESS_STEP = 50
 
 
 def render_site(boards: Mapping[str, Any], context: SiteContext = SiteContext(),
-                progress: Optional[Callable[[int, int], None]] = None) -> dict[str, bytes]:
+                progress: Callable[[int, int], None] | None = None) -> dict[str, bytes]:
     """Every page of the site, keyed by its path relative to the site root; deterministic.
     `progress(done, total)` is told as the recipe pages (the bulk of the work) are rendered."""
     meta = boards.get("meta") or {}
@@ -262,7 +267,7 @@ def render_site(boards: Mapping[str, Any], context: SiteContext = SiteContext(),
 
 
 def _chart(row: Mapping[str, Any], runs: Sequence[Mapping[str, Any]], context: SiteContext
-           ) -> tuple[Optional[dict[str, Any]], list[str]]:
+           ) -> tuple[dict[str, Any] | None, list[str]]:
     curves, diverged = [], []
     for run in runs:
         digest = run.get("content_hash") or ""
@@ -345,7 +350,7 @@ def write_site(directory: str, files: Mapping[str, bytes]) -> None:
         swap_in(staging, target)
 
 
-def boards_problem(boards: Any) -> Optional[str]:
+def boards_problem(boards: Any) -> str | None:
     """Why `boards` cannot be rendered, or None: it must be what `orv boards` writes, checked with the
     same schema (schema/boards.schema.json, compiled by jsonschema-rs) — not a hand-kept subset of it."""
     found = schemas.first_error("boards", boards)

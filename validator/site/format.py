@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Optional, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from validator.quality.status import STATUS_WORDS
 
@@ -147,7 +148,7 @@ def _ticks(lo: float, hi: float, n: int = 5) -> list[float]:
 
 
 def loss_chart(curves: Sequence[tuple[str, Sequence[tuple[float, float]]]],
-               reference: Optional[Mapping[str, Any]]) -> dict[str, Any]:
+               reference: Mapping[str, Any] | None) -> dict[str, Any]:
     """Geometry for the loss-curve SVG: each run's (step, loss) polyline, the reference and its band.
 
     `curves` hold finite losses only; `reference` is the workload's convergence block ({points,

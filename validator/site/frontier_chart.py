@@ -7,7 +7,8 @@ same boards give the same page bytes. The template draws it; the SVG scales with
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 WIDTH, HEIGHT = 640, 340
 LEFT, RIGHT, TOP, BOTTOM = 64, 16, 16, 44

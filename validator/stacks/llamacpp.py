@@ -8,8 +8,6 @@ the same build (ORV248; add-run refuses such a run before it is stored).
 
 from __future__ import annotations
 
-from typing import Optional
-
 from validator.models import Component
 from validator.stacks.pins import RELEASE_SCHEMES
 
@@ -27,7 +25,7 @@ def same_commit(a: str, b: str) -> bool:
     return len(min(a, b, key=len)) >= 7 and (a.startswith(b) or b.startswith(a))
 
 
-def pin_problem(engine: Optional[Component], tool_version: str, tool_commit: Optional[str]) -> Optional[str]:
+def pin_problem(engine: Component | None, tool_version: str, tool_commit: str | None) -> str | None:
     """Why a llama-bench build (tool_version `b<N>`, tool_commit) is not the recipe's engine pin, or None."""
     built = f"{tool_version}" + (f" (commit {tool_commit})" if tool_commit else "")
     if engine is None:

@@ -14,7 +14,6 @@ Flag names and choices as Megatron-LM's `megatron/training/arguments.py` defines
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 from validator.models import TrainingRecipe, WorkloadSpec
 
@@ -26,11 +25,11 @@ PRECISION_FLAGS = ("--bf16", "--fp16")
 @dataclass(frozen=True)
 class Implied:
     flag: str
-    value: Optional[str]  # None: a switch (`--bf16`)
+    value: str | None  # None: a switch (`--bf16`)
     source: str  # the recipe field that implies it, for a finding's message
 
 
-def implied_args(recipe: TrainingRecipe, workload: Optional[WorkloadSpec]) -> list[Implied]:
+def implied_args(recipe: TrainingRecipe, workload: WorkloadSpec | None) -> list[Implied]:
     """Every Megatron argument the recipe's workload, layout and tuning fix, in command-line order."""
     out: list[Implied] = []
     if workload is not None and workload.seq_len and workload.global_batch:
@@ -75,10 +74,10 @@ def printed(implied: list[Implied]) -> list[str]:
     return tokens
 
 
-def stated(args: list[str]) -> dict[str, tuple[int, Optional[str]]]:
+def stated(args: list[str]) -> dict[str, tuple[int, str | None]]:
     """flag -> (index of its value or of the flag itself, value) for each `--flag VALUE`, `--flag=VALUE`
     or switch in a launch list; the last occurrence wins, as with argparse."""
-    out: dict[str, tuple[int, Optional[str]]] = {}
+    out: dict[str, tuple[int, str | None]] = {}
     for i, arg in enumerate(args):
         if not arg.startswith("--"):
             continue
@@ -92,7 +91,7 @@ def stated(args: list[str]) -> dict[str, tuple[int, Optional[str]]]:
     return out
 
 
-def same_value(implied: Optional[str], given: Optional[str]) -> bool:
+def same_value(implied: str | None, given: str | None) -> bool:
     """Equal as numbers when both are numbers (`1.0` and `1`), else as text."""
     if implied == given:
         return True

@@ -9,8 +9,8 @@ true exactly when that list is empty.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Optional
 
 from packaging.version import InvalidVersion, Version
 
@@ -114,7 +114,7 @@ EXAMPLE_COMMIT = '`commit: "<40-hex SHA>"`'
 _REV_PARSE = "`git rev-parse HEAD` in the checkout you ran prints it"
 
 
-def floating_word(text: str) -> Optional[str]:
+def floating_word(text: str) -> str | None:
     """The first word of text that names a moving target (latest, main, HEAD, …), if any.
 
     A word that is itself an exact release (`0.1.dev20073`, `1.0b2`) is not floating: its `dev`
@@ -129,7 +129,7 @@ def floating_word(text: str) -> Optional[str]:
     return None
 
 
-def version_problem(version: str, name: str | None = None) -> Optional[tuple[str, str]]:
+def version_problem(version: str, name: str | None = None) -> tuple[str, str] | None:
     """None for an exact release; else (kind, explanation) with kind in floating|dirty|range|inexact.
 
     `name` is the component's (or tool's): an engine with its own release scheme (RELEASE_SCHEMES:
@@ -156,13 +156,13 @@ def version_problem(version: str, name: str | None = None) -> Optional[tuple[str
     return ("inexact", f"`{version}` is not an exact release number{tried}")
 
 
-def commit_problem(commit: str) -> Optional[str]:
+def commit_problem(commit: str) -> str | None:
     if HEX_COMMIT.match(commit):
         return None
     return f"`{commit}` is not a hexadecimal commit SHA of at least 7 characters"
 
 
-def image_problem(image: str) -> Optional[str]:
+def image_problem(image: str) -> str | None:
     if IMAGE_DIGEST.search(image):
         return None
     return f"image `{image}` has no @sha256 digest, so the tag can move"
@@ -185,7 +185,7 @@ class PinProblem:
     hint: str
 
 
-def commit_kind(commit: str) -> Optional[str]:
+def commit_kind(commit: str) -> str | None:
     """None for a hex SHA; else dirty (a dirty marker), floating (HEAD, main, …) or inexact."""
     if HEX_COMMIT.match(commit):
         return None

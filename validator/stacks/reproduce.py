@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from validator.adapters import load_gpu, load_recipe, load_workload
 from validator.git.plumbing import tracked
 from validator.git.sparse import materialize
+from validator.models import Component, InferenceRecipe, Recipe, TrainingRecipe, WorkloadSpec
 from validator.stacks.llamacpp import LLAMA_CPP_NAMES
 from validator.stacks.megatron_args import Implied, implied_args, printed, same_value, stated
-from validator.models import Component, InferenceRecipe, Recipe, TrainingRecipe, WorkloadSpec
 
 
 @dataclass

@@ -6,7 +6,8 @@ pinned lm-eval YAML defines it, and says whether a run's task config is the one 
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Protocol
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 from validator.quality.scorers import gsm8k
 

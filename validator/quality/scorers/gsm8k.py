@@ -10,8 +10,9 @@ order, then ignore_case lowercases; ignore_punctuation is false for gsm8k).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 FALLBACK = "[invalid]"
 
