@@ -35,12 +35,18 @@ class OrvError(Exception):
 class Refusal(OrvError):
     """A command cannot go on: `message` says why, `hint` what to do instead (exit 2 unless a subclass says)."""
 
-    def __init__(self, message: str, hint: str = "") -> None:
+    def __init__(self, message: str, hint: str = "", exit_code: int | None = None) -> None:
         super().__init__(message)
         self.message, self.hint = message, hint
+        if exit_code is not None:
+            self.exit_code = exit_code
 
     def __str__(self) -> str:
         return self.message
+
+    def words(self) -> str:
+        """How the user is told: `orv: <message>` and, when there is one, an indented hint line."""
+        return f"orv: {self}" + (f"\n    hint: {self.hint}" if self.hint else "")
 
 
 class FindingError(OrvError):

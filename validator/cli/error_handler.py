@@ -33,7 +33,7 @@ def run(group: click.Group, argv: Sequence[str] | None) -> int:
         exc.show()
         return ExitCode.USAGE
     except Refusal as exc:
-        click.echo(f"orv: {exc}" + (f"\n    hint: {exc.hint}" if exc.hint else ""), err=True)
+        click.echo(exc.words(), err=True)
         return exc.exit_code
     except FindingError as exc:
         from validator.report import REPORTER_BY_NAME  # lazily: `orv --help` loads no check

@@ -10,7 +10,7 @@ from validator.boards.regenerate import first_difference, regenerate_files
 from validator.boards.split import BoardsUnreadable, committed_files, read_boards
 from validator.commands.outcome import Outcome, ProgressLine
 from validator.engine.evaluate import analyse
-from validator.errors import ExitCode, HistoryError
+from validator.errors import ExitCode, Refusal
 from validator.files.atomic import environment_problem, remove, transaction, write_atomic
 from validator.git.sparse import WHOLE_CHECKOUT, refuse_sparse
 from validator.load.pipeline import default_jobs
@@ -32,10 +32,7 @@ def boards(root: str, check_only: bool, jobs: int | None, cache: bool, progress:
     # the same loading as `orv check`, and of the registry checks only those a tier reads (physics)
     with progress("orv boards: loading") as show:
         analysis = analyse(root, jobs=jobs or default_jobs(), cache=cache, for_tiers=True, progress=show)
-    try:
-        fresh = regenerate_files(analysis)
-    except HistoryError as exc:
-        return outcome.fail(f"orv: {exc.message}\n    hint: {exc.hint}", ExitCode.USAGE)
+    fresh = regenerate_files(analysis)  # a HistoryError (a shallow clone) ends the command: exit 2 with its hint
     fresh.update(keyfile.fresh_key_files(analysis.snapshot))
     committed = {**committed_files(root), **keyfile.committed_files(root)}
     leftover = sorted(set(committed) - set(fresh))  # a model no longer on the boards, a key shard no longer used
@@ -84,9 +81,9 @@ def combined(root: str, out: str) -> Outcome:
     try:
         document = read_boards(root)
     except BoardsUnreadable as exc:
-        return outcome.fail(f"orv: cannot read the boards: {exc}\n    hint: run `orv boards` to regenerate them")
+        raise Refusal(f"cannot read the boards: {exc}", "run `orv boards` to regenerate them", ExitCode.FINDINGS) from None
     if document is None:
-        return outcome.fail("orv: the registry has no boards yet\n    hint: run `orv boards` first")
+        raise Refusal("the registry has no boards yet", "run `orv boards` first", ExitCode.FINDINGS)
     try:
         write_atomic(os.path.abspath(out), render(document))
     except OSError as exc:

@@ -195,7 +195,7 @@ def add_model_command(root: str, config_path: str, model_id: str, family: str | 
     except CatalogToolError as exc:
         finding = exc.diagnostic()  # a finding about a file (config.json, the catalog): exit 1
         if finding is None:
-            return outcome.fail(f"orv: {exc.message}\n    hint: {exc.hint}", ExitCode.USAGE)
+            raise  # a bad invocation: exit 2 with its hint (cli/error_handler.py)
         outcome.findings = Result((finding,))
         return outcome.fail()
     e = added.entry

@@ -457,7 +457,7 @@ def new_recipe(root: str, answers: Answers, components: tuple[str, ...], engine:
             return outcome
         write(root, rel, text)
     except ScaffoldError as exc:
-        return outcome.fail(f"orv: {exc.message}\n    hint: {exc.hint}", ExitCode.USAGE)
+        return outcome.fail(exc.words(), ExitCode.USAGE)  # after the note it may follow
     outcome.out(rel)
     fmt = "vllm|sglang|aiperf|trtllm-bench" if answers.kind == "inference" else "megatron|nemo"
     if answers.components.get("engine", "").split("@")[0] in ("llama.cpp", "llama-cpp", "llamacpp"):

@@ -10,7 +10,7 @@ import orjson
 
 from validator.boards.split import BoardsUnreadable, read_boards
 from validator.commands.outcome import Outcome, ProgressLine
-from validator.errors import ExitCode
+from validator.errors import ExitCode, Refusal
 from validator.files.atomic import environment_problem
 from validator.site import SiteContext, SiteError, boards_problem, file_base, render_site, write_site
 from validator.site.collect import collect_context
@@ -32,12 +32,11 @@ def site(directory: str, boards_file: str | None, root: str | None, repo_url: st
             if boards is None:
                 raise BoardsUnreadable("the registry has no boards/index.json")
     except (OSError, orjson.JSONDecodeError, BoardsUnreadable) as exc:
-        return outcome.fail(f"orv: cannot read {path}: {exc}\n    hint: run `orv boards` first, or pass --boards FILE",
-                            ExitCode.USAGE)
+        raise Refusal(f"cannot read {path}: {exc}", "run `orv boards` first, or pass --boards FILE") from None
     problem = boards_problem(boards)
     if problem is not None:
-        return outcome.fail(f"orv: {path} is not a boards document this orv can render ({problem})\n"
-                            "    hint: regenerate it with this version's `orv boards`", ExitCode.USAGE)
+        raise Refusal(f"{path} is not a boards document this orv can render ({problem})",
+                      "regenerate it with this version's `orv boards`")
     context = collect_context(os.path.abspath(root), boards) if root else SiteContext()
     meta = boards.get("meta") or {}
     context = dataclasses.replace(context, file_base=file_base(directory, root, repo_url, meta.get("source_commit")))
