@@ -26,7 +26,6 @@ from validator.load.contributor import RECIPE, TOOL_OUTPUT, list_beside, read_in
 from validator.load.documents import (
     Document,
     decode_utf8,
-    load_yaml_document,
     parse_yaml,
 )
 from validator.load.pipeline import validate_run_data
@@ -38,6 +37,8 @@ from validator.models import (
     TrainingRecipe,
     WorkloadSpec,
 )
+from validator.registry.catalog import catalog_entry
+from validator.registry.layout import HARDWARE_PATH, MODELS_PATH, WORKLOADS_PATH
 from validator.registry.snapshot import strip_samples
 from validator.science.llamabench import facts as llama_bench_facts
 from validator.science.throughput import inference_facts, training_facts
@@ -135,15 +136,10 @@ def load_recipe(path: str) -> TrainingRecipe | InferenceRecipe:
 
 
 def load_workload(root: str, workload_id: str) -> WorkloadSpec | None:
-    """The workload from the registry's catalog, or None when the catalog does not define it."""
-    if not os.path.isfile(os.path.join(root, "catalog", "workloads.yaml")):
-        return None
-    try:
-        doc = load_yaml_document(root, "catalog/workloads.yaml")
-        raw = (doc.data.get("workloads") or {}).get(workload_id)
-        return WorkloadSpec.model_validate(raw) if raw is not None else None
-    except (LoadError, ValidationError, AttributeError):
-        return None  # `orv check` reports a broken catalog; add-run just lacks the protocol
+    """The workload from the registry's catalog, or None when the catalog does not define it (or is broken:
+    `orv check` reports that; add-run just lacks the protocol)."""
+    entry: WorkloadSpec | None = catalog_entry(root, WORKLOADS_PATH, workload_id)
+    return entry
 
 
 def _recipe_values(recipe: TrainingRecipe | InferenceRecipe) -> dict[str, Any]:
@@ -244,25 +240,15 @@ def recomputed(document: Mapping[str, Any], meta: RunMetadata) -> Recomputed:
 
 def load_model(root: str, model_id: str) -> ModelSpec | None:
     """The catalog's ModelSpec for model_id, or None when the catalog does not define it (or is broken)."""
-    if not os.path.isfile(os.path.join(root, "catalog", "models.yaml")):
-        return None
-    try:
-        doc = load_yaml_document(root, "catalog/models.yaml")
-        raw = (doc.data.get("models") or {}).get(model_id)
-        return ModelSpec.model_validate(raw) if raw is not None else None
-    except (LoadError, ValidationError, AttributeError):
-        return None  # `orv check` reports a broken catalog
+    entry: ModelSpec | None = catalog_entry(root, MODELS_PATH, model_id)
+    return entry
 
 
 def load_gpu(root: str, gpu_id: str) -> GpuSpec | None:
     """The catalog's entry for a hardware id (its name, whether it is a GPU or a CPU host), or None when the
     catalog lacks it or cannot be read (`orv check` reports a broken catalog)."""
-    try:
-        doc = load_yaml_document(root, "catalog/hardware.yaml")
-        raw = (doc.data.get("hardware") or {}).get(gpu_id)
-        return GpuSpec.model_validate(raw) if raw is not None else None
-    except (LoadError, ValidationError, AttributeError, OSError):
-        return None
+    entry: GpuSpec | None = catalog_entry(root, HARDWARE_PATH, gpu_id)
+    return entry
 
 
 def check_identity(root: str, recipe_path: str | None, source: Source, converted: Converted) -> None:

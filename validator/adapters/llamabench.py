@@ -39,6 +39,7 @@ from validator.adapters.common import (
     tool_block,
 )
 from validator.models import Component
+from validator.registry.layout import HARDWARE_PATH
 from validator.science import llamabench as science
 from validator.stacks.llamacpp import TOOL, build_tag, pin_problem
 
@@ -224,7 +225,7 @@ def convert(source: Source, meta: RunMetadata) -> Converted:
     problems.raise_if_any()
     if not f["gpu_info"].strip():  # ORV249 (add-run's identity gate) refuses it on a GPU's recipe
         notes.append(f"llama-bench names no GPU (backends: {f['backends'] or 'none'}): a CPU-only run backs only a "
-                     f"CPU host's recipe (catalog/hardware.yaml `device: cpu`); `{meta.gpu}` is taken from the "
+                     f"CPU host's recipe ({HARDWARE_PATH} `device: cpu`); `{meta.gpu}` is taken from the "
                      f"{meta.origin.get('gpu', 'metadata')}")
     test_kind = "pp" if n_prompt else "tg"
     doc = common_fields("inference", meta)

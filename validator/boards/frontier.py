@@ -24,6 +24,7 @@ from collections.abc import (
 )
 from typing import Any, cast
 
+from validator.registry.layout import HARDWARE_PATH
 from validator.registry.snapshot import Catalog
 from validator.science.frontier import INTERACTIVITY_TARGETS, Point, frontier, throughput_at
 from validator.science.physics import cost_per_1m
@@ -92,7 +93,7 @@ def group(key: tuple[str, str, str], points: Iterable[Mapping[str, Any]], price:
     return {
         "model": model, "gpu": gpu_id, "workload": workload,
         "price_per_gpu_hour": price,
-        "price_note": None if price else f"no price recorded for {gpu_id} in catalog/hardware.yaml: cost not shown",
+        "price_note": None if price else f"no price recorded for {gpu_id} in {HARDWARE_PATH}: cost not shown",
         "points": sorted((p for p in points if p["apart"] is None), key=order),
         "apart": sorted((p for p in points if p["apart"] is not None), key=order),
         "cost_at": cost_at,

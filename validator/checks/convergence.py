@@ -14,6 +14,7 @@ from validator.errors import LoadError
 from validator.load.documents import decode_utf8, parse_yaml
 from validator.models import Convergence, TrainingRecipe
 from validator.pr.change import Change
+from validator.registry.layout import MODELS_PATH, WORKLOADS_PATH
 from validator.registry.snapshot import Catalog, RunFile, Snapshot
 
 
@@ -53,7 +54,7 @@ def loss_curve_follows_reference(run: RunFile, catalog: Catalog) -> Iterator[Fin
         return
     if result.reference_problem:
         yield Finding(run.path, f"the reference for `{meta.model}` on `{meta.workload}` cannot check convergence: "
-                                f"{result.reason}", "fix the workload's `convergence` block in catalog/workloads.yaml "
+                                f"{result.reason}", f"fix the workload's `convergence` block in {WORKLOADS_PATH} "
                                                     "or the model's reference run", at=("workload",))
         return
     index = _sample_index(run.doc.data, result.step)
@@ -107,7 +108,7 @@ def reference_run_is_usable(snapshot: Snapshot) -> Iterator[Finding]:
     stores the run and writes the entry (docs/convergence.md).
     """
     for (model, workload), why in sorted(snapshot.catalog.reference_problems.items()):
-        yield Finding("catalog/models.yaml", f"`{model}`'s convergence reference for `{workload}`: {why}",
+        yield Finding(MODELS_PATH, f"`{model}`'s convergence reference for `{workload}`: {why}",
                       f"record it with `orv add-run --from megatron LOG --reference-for {model} --workload {workload}`",
                       at=("models", model, "convergence_reference", workload))
 
@@ -132,7 +133,7 @@ def convergence_reference_changed(change: Change) -> Iterator[Finding]:
     Recording a model's first reference is not a finding.
     """
     changed = {c.path for c in change.files}
-    models, workloads = "catalog/models.yaml", "catalog/workloads.yaml"
+    models, workloads = MODELS_PATH, WORKLOADS_PATH
     after: dict[str, Any] | None  # a model's references, then a workload's rule
     if models in changed:
         base_models = _base_yaml(change, models).get("models")

@@ -8,8 +8,16 @@ from collections.abc import Iterator
 
 from validator.checks.base import Finding, check, declare
 from validator.diagnostics import Severity
-from validator.registry.layout import classify, misplaced_run
-from validator.registry.snapshot import Snapshot, catalog_names
+from validator.registry.catalog import catalog_names
+from validator.registry.layout import (
+    HARDWARE_PATH,
+    MODELS_PATH,
+    STARTING_POINTS_PATH,
+    WORKLOADS_PATH,
+    classify,
+    misplaced_run,
+)
+from validator.registry.snapshot import Snapshot
 
 E = Severity.ERROR
 
@@ -162,31 +170,31 @@ def unknown_catalog_reference(snapshot: Snapshot) -> Iterator[Finding]:
     cat = snapshot.catalog
     value: str | None  # a recipe's or run's id, or a starting point's (which may name none)
     for entry, recipe in snapshot.valid_recipes():
-        refs = [(("model",), recipe.model, cat.models, "catalog/models.yaml"),
-                (("hardware", "gpu"), recipe.hardware.gpu, cat.hardware, "catalog/hardware.yaml")]
+        refs = [(("model",), recipe.model, cat.models, MODELS_PATH),
+                (("hardware", "gpu"), recipe.hardware.gpu, cat.hardware, HARDWARE_PATH)]
         if recipe.workload is not None:  # an imported inference row may name none (unspecified)
-            refs.append((("workload",), recipe.workload, cat.workloads, "catalog/workloads.yaml"))
+            refs.append((("workload",), recipe.workload, cat.workloads, WORKLOADS_PATH))
         names = snapshot.memo("catalog-names", lambda: catalog_names(cat))
         for at, value, table, where in refs:
             if value not in table:
-                known = names[at].get(value.strip().lower())
+                known = names[at].resolve(value)
                 hint = (f"`{value}` is a name or alias of `{known}` in {where}: write the catalog id, "
                         f"`{at[-1]}: {known}`" if known else _did_you_mean(value, table, where))
                 yield Finding(entry.path, f"`{'.'.join(at)}: {value}` is not in {where}", hint, at=at)
     for i, point in enumerate(cat.starting_points):
         # a starting point naming an id nobody defines silently stops matching any recipe
-        for field, value, table, where in (("model", point.model, cat.models, "catalog/models.yaml"),
-                                           ("gpu", point.gpu, cat.hardware, "catalog/hardware.yaml"),
-                                           ("workload", point.workload, cat.workloads, "catalog/workloads.yaml")):
+        for field, value, table, where in (("model", point.model, cat.models, MODELS_PATH),
+                                           ("gpu", point.gpu, cat.hardware, HARDWARE_PATH),
+                                           ("workload", point.workload, cat.workloads, WORKLOADS_PATH)):
             if value is not None and value not in table:
-                yield Finding("catalog/starting-points.yaml", f"starting point {i + 1}: `{field}: {value}` is not in {where}",
+                yield Finding(STARTING_POINTS_PATH, f"starting point {i + 1}: `{field}: {value}` is not in {where}",
                               _did_you_mean(value, table, where), at=("starting_points", i, field))
     for _digest, run in snapshot.runs.items():
         if run.meta is None:
             continue
-        for at, value, table, where in ((("model",), run.meta.model, cat.models, "catalog/models.yaml"),
+        for at, value, table, where in ((("model",), run.meta.model, cat.models, MODELS_PATH),
                                         (("hardware", "gpu"), run.meta.hardware.gpu, cat.hardware,
-                                         "catalog/hardware.yaml")):
+                                         HARDWARE_PATH)):
             if value not in table:
                 yield Finding(run.path, f"`{'.'.join(at)}: {value}` is not in {where}",
                               _did_you_mean(value, table, where))

@@ -17,6 +17,7 @@ from validator.models import (
     Speculative,
     TrainingRecipe,
 )
+from validator.registry.layout import MODELS_PATH
 from validator.registry.snapshot import Catalog, RecipeEntry, RunEntry, RunFile, Snapshot
 from validator.science.physics import (
     DECODE_READ_FRACTION,
@@ -184,7 +185,7 @@ def split_sum(snapshot: Snapshot) -> Iterator[Finding]:
         diff = model.layers - total
         change = f"add {diff} layer(s) to" if diff > 0 else f"remove {-diff} layer(s) from"
         yield Finding(entry.path, f"layer_split sums to {total} but {recipe.model} has {model.layers} layers",
-                      f"{change} a stage so the split sums to {model.layers} (catalog/models.yaml)",
+                      f"{change} a stage so the split sums to {model.layers} ({MODELS_PATH})",
                       at=("layout", "layer_split"))
 
 

@@ -15,6 +15,7 @@ from validator.models import InferenceRecipe
 from validator.pr.change import Change
 from validator.quality import status as quality_status
 from validator.quality import verify
+from validator.registry.layout import MODELS_PATH
 from validator.registry.snapshot import Catalog, RunFile, Snapshot
 
 E, W = Severity.ERROR, Severity.WARNING
@@ -139,7 +140,7 @@ def quality_identity(snapshot: Snapshot) -> Iterator[Finding]:
             run = snapshot.runs.get(ref.split(":", 1)[-1])
             q = run.quality if run is not None else None
             if q is not None and (q.model != model_id or (spec.checkpoints and q.served_model not in spec.checkpoints)):
-                yield Finding("catalog/models.yaml", f"{model_id}'s {task} quality reference evaluated "
+                yield Finding(MODELS_PATH, f"{model_id}'s {task} quality reference evaluated "
                                                      f"{q.model}/{q.served_model!r}, not this model",
                               "store a reference run of this model with `orv add-run --from lm-eval DIR "
                               f"--reference-for {model_id} --quant PRECISION`",
@@ -186,7 +187,7 @@ def quality_references(snapshot: Snapshot) -> Iterator[Finding]:
             if run is None or run.quality is None or task not in run.quality.tasks:
                 what = "is not in runs/" if run is None else (
                     "is not a quality run" if run.quality is None else f"has no {task} task")
-                yield Finding("catalog/models.yaml", f"{model_id}'s {task} quality reference {ref[:19]}… {what}",
+                yield Finding(MODELS_PATH, f"{model_id}'s {task} quality reference {ref[:19]}… {what}",
                               f"store the reference with `orv add-run --from lm-eval DIR --reference-for {model_id}"
                               " --quant PRECISION`", at=("models", model_id, "quality_reference", task))
     referenced = set(snapshot.references())
@@ -288,7 +289,7 @@ def quality_gate_changed(change: Change) -> Iterator[Finding]:
     change needs a maintainer's waiver (`orv-waive:ORV620` label, or `--waive ORV620`), like a
     change to the measurers file. Adding a first reference for a model is not a finding.
     """
-    path = "catalog/models.yaml"
+    path = MODELS_PATH
     if not any(c.path == path for c in change.files):
         return
     raw = change.base.read(path)

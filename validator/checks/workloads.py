@@ -8,6 +8,7 @@ from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
 from validator.evidence.agreement import workload_problems
 from validator.models import UNSPECIFIED, InferenceRecipe
+from validator.registry.layout import WORKLOADS_PATH
 from validator.registry.snapshot import Snapshot
 
 E = Severity.ERROR
@@ -15,7 +16,7 @@ E = Severity.ERROR
 
 def _inference_ids(snapshot: Snapshot) -> str:
     ids = sorted(k for k, w in snapshot.catalog.workloads.items() if w.is_inference)
-    return ", ".join(f"`{i}`" for i in ids) or "(none in catalog/workloads.yaml)"
+    return ", ".join(f"`{i}`" for i in ids) or f"(none in {WORKLOADS_PATH})"
 
 
 @check("ORV240", E, "recipe names no workload of its kind", per_file=True)

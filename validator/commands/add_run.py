@@ -36,7 +36,8 @@ from validator.git.sparse import materialize
 from validator.load import contributor
 from validator.load.contributor import Budget
 from validator.quality.add import add as add_quality
-from validator.registry.catalog_edits import MODELS_PATH, set_model_references
+from validator.registry.catalog_edits import set_model_references
+from validator.registry.layout import MODELS_PATH
 from validator.registry.recipe_edits import disagreeing_claims, recipe_write_problem, record_run_in_recipe
 from validator.registry.store import StoredRun, add_run, store_run_document
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,13 +20,15 @@ from validator.commands.outcome import Outcome
 from validator.diagnostics import Diagnostic, Result, Severity
 from validator.errors import ExitCode, InputFileError, Refusal
 from validator.files import yamledit
-from validator.files.atomic import write_atomic, writer_lock
+from validator.files.atomic import writer_lock
 from validator.load import schema as schemas
 from validator.load.contributor import HF_CONFIG, parse_json, read_named
 from validator.load.documents import locate_json
+from validator.registry.catalog_edits import models_text, write_models
+from validator.registry.layout import MODELS_PATH
 from validator.science.params import ConfigError, ParamCount, count
 
-MODELS = "catalog/models.yaml"
+MODELS = MODELS_PATH  # the path messages name
 CATALOG_ID = re.compile(r"^[a-z0-9]+([.-][a-z0-9]+)*$")
 # The family a config's model_type belongs to, when --family is not given.
 FAMILY_OF = {"llama": "Llama", "mistral": "Mistral", "mixtral": "Mistral", "qwen2": "Qwen", "qwen2_moe": "Qwen",
@@ -145,16 +146,14 @@ def add_model(root: str, config_path: str, model_id: str, family: str | None = N
         raise CatalogToolError(f"no family known for model_type `{model_type[:60]}`",
                                "pass --family, e.g. --family Llama")
     entry, counted = entry_for(read, name or model_id, family, sources)
-    path = os.path.join(root, MODELS)
     with writer_lock(root):  # read, edit and write models.yaml while no other orv writes it
-        _append_model(path, model_id, entry, dry_run, config_path)
+        _append_model(root, model_id, entry, dry_run, config_path)
     return AddedModel(model_id, entry, counted)
 
 
-def _append_model(path: str, model_id: str, entry: dict[str, Any], dry_run: bool, config_path: str) -> None:
+def _append_model(root: str, model_id: str, entry: dict[str, Any], dry_run: bool, config_path: str) -> None:
     try:
-        with open(path, encoding="utf-8") as fh:
-            original = fh.read()
+        original = models_text(root)
     except OSError as exc:
         raise CatalogToolError(f"cannot read {MODELS}: {exc.strerror}",
                                "run from the registry (or pass --root)", MODELS, "ORV110") from None
@@ -183,7 +182,7 @@ def _append_model(path: str, model_id: str, entry: dict[str, Any], dry_run: bool
         raise CatalogToolError(f"the entry {config_path} gives does not fit the catalog schema: {issues[0].message}",
                                issues[0].hint, config_path, issues[0].code)
     if not dry_run:
-        write_atomic(path, edited.encode("utf-8"))
+        write_models(root, edited)
 
 
 def add_model_command(root: str, config_path: str, model_id: str, family: str | None, name: str | None,

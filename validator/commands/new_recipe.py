@@ -41,6 +41,8 @@ from validator.importers.common import (
     model_slug,
     recipe_path,
 )
+from validator.registry.catalog import fold
+from validator.registry.layout import HARDWARE_PATH, MODELS_PATH, WORKLOADS_PATH
 from validator.registry.recipe_edits import DATE_COMMENT, DEFAULT_DATE_COMMENT
 from validator.stacks import pins
 
@@ -85,17 +87,13 @@ def main_role(kind: str) -> str:
 # --------------------------------------------------------------------------- catalog ids
 
 
-def _fold(name: str) -> str:
-    return re.sub(r"[\s_]+", "-", name.strip().lower())
-
-
 def suggestions(value: str, names_by_id: Mapping[str, tuple[str, ...]]) -> list[str]:
     """Catalog ids whose id, name or alias is close to `value` (SIMILARITY_CUTOFF), best first, at most 3."""
-    wanted = _fold(value)
+    wanted = fold(value)
     scored = []
     for key, names in names_by_id.items():
         best = 0.0
-        for name in map(_fold, names):
+        for name in map(fold, names):
             score = difflib.SequenceMatcher(None, wanted, name).ratio()
             if len(wanted) >= 3 and len(name) >= 3 and (wanted in name or name in wanted):
                 score = max(score, 0.9)
@@ -119,7 +117,7 @@ def resolve_model(catalog: CatalogView, value: str) -> str:
     if found:
         return found
     close = suggestions(value, {mid: (mid, m.name, *m.aliases) for mid, m in catalog.models.items()})
-    message = f"model `{value}` is not in catalog/models.yaml"
+    message = f"model `{value}` is not in {MODELS_PATH}"
     add = (f"to add it in this pull request, run `orv catalog add-model --config config.json --id "
            f"{catalog_id(value)}` with the model's Hugging Face config.json (docs/contributing.md, \"Adding a model\")")
     if close:
@@ -132,8 +130,8 @@ def resolve_gpu(catalog: CatalogView, value: str) -> str:
     if found:
         return found
     close = suggestions(value, {gid: (gid, g.name, *g.aliases) for gid, g in catalog.hardware.items()})
-    message = f"GPU `{value}` is not in catalog/hardware.yaml"
-    add = ("to add it, give it an entry in catalog/hardware.yaml with its vendor's figures and a cited source "
+    message = f"GPU `{value}` is not in {HARDWARE_PATH}"
+    add = (f"to add it, give it an entry in {HARDWARE_PATH} with its vendor's figures and a cited source "
            "(docs/contributing.md, \"Adding a GPU\")")
     if close:
         raise ScaffoldError(message, f"did you mean {_did_you_mean(close)}? If not, {add}")
@@ -152,7 +150,7 @@ def resolve_workload(catalog: CatalogView, value: str | None, kind: str = "train
         return value
     if value in catalog.workloads:
         raise ScaffoldError(f"workload `{value}` is not {'an' if kind == 'inference' else 'a'} {kind} workload", choices)
-    raise ScaffoldError(f"workload `{value}` is not in catalog/workloads.yaml", choices)
+    raise ScaffoldError(f"workload `{value}` is not in {WORKLOADS_PATH}", choices)
 
 
 # --------------------------------------------------------------------------- software pins
@@ -332,7 +330,7 @@ def build(root: str, catalog: CatalogView, answers: Answers, today: datetime.dat
 
 _COMMENTS = {
     "id": "Derived by the naming rule (docs/contributing.md); it must equal the file name.",
-    "hardware": "gpu: an id from catalog/hardware.yaml; count: GPUs used, as a number.",
+    "hardware": f"gpu: an id from {HARDWARE_PATH}; count: GPUs used, as a number.",
     "measured": DATE_COMMENT,
     "software": "Each component pinned: version (an exact release), commit (a SHA) or image (with @sha256:).",
     "layout": "Megatron-Core parallel layout: TP x PP x CP x DP = hardware.count.",

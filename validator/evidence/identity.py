@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 
 from validator.models import GpuSpec, ModelSpec, RunMeta
+from validator.registry.layout import HARDWARE_PATH, MODELS_PATH
 
 PARAMS_TOLERANCE = 0.10  # Megatron's theoretical count vs the catalog's rounded figure (30 for 30.5B)
 VOCAB_TOLERANCE = 0.01
@@ -69,14 +70,14 @@ def checkpoint_problem(model_id: str, spec: ModelSpec | None, checkpoint: str,
         return Problem("checkpoint", f"the run served `{checkpoint}`, which is not a checkpoint of catalog model "
                                      f"`{model_id}` ({', '.join(spec.checkpoints)})",
                        "attach the run to the recipe of the model it served; a fine-tune or quantized export needs a "
-                       "`derived_checkpoints` entry in catalog/models.yaml (its own pull request, with a source)")
+                       f"`derived_checkpoints` entry in {MODELS_PATH} (its own pull request, with a source)")
     tokens = {_norm(t) for t in (spec.family, spec.name, *spec.aliases) if _norm(t)}
     if any(t in _norm(checkpoint) for t in tokens):
         return None
     return Problem("checkpoint", f"the run served `{checkpoint}`, whose name does not mention catalog model "
                                  f"`{model_id}` ({spec.name}, family {spec.family})",
                    "attach the run to the recipe of the model it served, or list the checkpoint under the model's "
-                   "`checkpoints` in catalog/models.yaml with its source")
+                   f"`checkpoints` in {MODELS_PATH} with its source")
 
 
 def architecture_problems(model_id: str, spec: ModelSpec | None, run: RunMeta) -> list[Problem]:
@@ -85,7 +86,7 @@ def architecture_problems(model_id: str, spec: ModelSpec | None, run: RunMeta) -
     if spec is None or stated is None:
         return []
     out: list[Problem] = []
-    hint = (f"attach the log to the recipe of the model it trained; if catalog/models.yaml is wrong about "
+    hint = (f"attach the log to the recipe of the model it trained; if {MODELS_PATH} is wrong about "
             f"`{model_id}`, correct it in its own pull request with a source")
     arch = spec.architecture
     exact = [("layers", stated.layers, spec.layers)]
@@ -174,7 +175,7 @@ def gpu_problem(gpu_id: str, spec: GpuSpec | None, gpu_info: str, backends: str)
         return Problem("hardware.gpu", f"llama-bench {named}used no GPU backend (backends: {backends or 'none'}): "
                                        f"it ran on the CPU, and the run's hardware (its recipe's) `{gpu_id}` "
                                        f"({spec.name}) is a GPU",
-                       "attach the run to the recipe of the CPU host it ran on (a catalog/hardware.yaml entry with "
+                       f"attach the run to the recipe of the CPU host it ran on (a {HARDWARE_PATH} entry with "
                        "`device: cpu`), or rerun llama-bench built with the GPU's backend (-DGGML_CUDA=ON, "
                        "-DGGML_VULKAN=ON, -DGGML_HIP=ON; Metal on Apple)")
     if _model_number(spec.name) not in _norm(info):

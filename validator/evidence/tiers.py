@@ -38,6 +38,7 @@ from validator.evidence.agreement import REPRODUCTION_AGREEMENT, claim_gaps, mis
 from validator.evidence.signing import signer
 from validator.models import UNSPECIFIED, InferenceRecipe, Recipe, TrainingRecipe
 from validator.quality import status as quality
+from validator.registry.layout import WORKLOADS_PATH
 from validator.registry.snapshot import RecipeEntry, RunEntry, Snapshot
 from validator.science.independence import MIN_DISTINCT, can_tell_a_copy, same_measurement
 from validator.stacks.pins import is_pinned, tool_problems
@@ -134,7 +135,7 @@ def missing_reference(snapshot: Snapshot, recipe: TrainingRecipe) -> str | None:
     catalog = snapshot.catalog
     workload = catalog.workloads.get(recipe.workload)
     if workload is None or workload.convergence is None:
-        return f"workload `{recipe.workload}` has no convergence rule (tolerance, window) in catalog/workloads.yaml"
+        return f"workload `{recipe.workload}` has no convergence rule (tolerance, window) in {WORKLOADS_PATH}"
     if catalog.convergence_for(recipe.model, recipe.workload) is None:
         problem = catalog.reference_problems.get((recipe.model, recipe.workload))
         if problem:

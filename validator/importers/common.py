@@ -2,28 +2,22 @@
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Decimal
-from typing import Any
 
-from validator.errors import ImportInputError, InputFileError, LoadError
-from validator.load import schema as schemas
+from validator.errors import ImportInputError, InputFileError
 from validator.load.contributor import SEED_SOURCE, read_named
-from validator.load.documents import load_yaml_document
 from validator.models import GpuSpec, ModelSpec, WorkloadSpec
-from validator.registry.layout import CATALOG_FILES
+from validator.registry.catalog import NameTable, base_model, present_files, read_catalog
+from validator.registry.layout import HARDWARE_PATH, MODELS_PATH, WORKLOADS_PATH
 
 TRAINING_SCHEMA_LINE = "# yaml-language-server: $schema=../../../schema/recipe-training.schema.json"
 INFERENCE_SCHEMA_LINE = "# yaml-language-server: $schema=../../../schema/recipe-inference.schema.json"
 STARTING_POINTS_SCHEMA_LINE = "# yaml-language-server: $schema=../schema/catalog-starting-points.schema.json"
 SLUG = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 MAX_ID = 96
-
-
-
 
 
 @dataclass(frozen=True)
@@ -33,61 +27,39 @@ class CatalogView:
     workloads: Mapping[str, WorkloadSpec]
 
     def gpu_id(self, name: str) -> str | None:
-        return _resolve(name, {gid: (gid, spec.name, *spec.aliases) for gid, spec in self.hardware.items()})
+        return NameTable(self.hardware).resolve(name)
 
     def model_id(self, name: str) -> str | None:
-        return _resolve(name, {mid: (mid, spec.name, *spec.aliases) for mid, spec in self.models.items()})
+        return NameTable(self.models).resolve(name)
 
     def base_model(self, checkpoint: str) -> str | None:
-        """The catalog model a checkpoint derives from: the longest name or alias it starts with."""
-        wanted = checkpoint.lower()
-        best: tuple[int, str] | None = None
-        for mid, spec in self.models.items():
-            for name in (mid, spec.name, *spec.aliases):
-                n = name.lower()
-                if wanted == n or wanted.startswith(n + "-"):
-                    if best is None or len(n) > best[0]:
-                        best = (len(n), mid)
-        return best[1] if best else None
+        """The catalog model a checkpoint derives from (registry/catalog.py)."""
+        return base_model(self.models, checkpoint)
 
 
-def _resolve(name: str, table: Mapping[str, tuple[str, ...]]) -> str | None:
-    wanted = _fold(name)
-    for key, names in table.items():
-        if any(_fold(n) == wanted for n in names):
-            return key
-    return None
-
-
-def _fold(name: str) -> str:
-    return re.sub(r"[\s_]+", "-", name.strip().lower())
+IMPORTED_FILES = (HARDWARE_PATH, MODELS_PATH, WORKLOADS_PATH)  # starting points are written by the import, not read
 
 
 def load_catalog(root: str) -> CatalogView:
-    """The registry's catalog, schema-checked; a broken catalog stops the import with its finding."""
-    parts: dict[str, Any] = {}
-    for rel, kind in CATALOG_FILES.items():
-        if kind == "catalog-starting-points":
-            continue  # written by the leaderboard import, not read by it
-        if not os.path.isfile(os.path.join(root, rel)):
-            raise ImportInputError("ORV108", rel, f"catalog file {rel} is missing",
-                                   "run the import from the registry root (or pass --root)")
-        try:
-            doc = load_yaml_document(root, rel)
-        except LoadError as exc:
-            raise ImportInputError(exc.code, rel, exc.message, exc.hint, exc.line, exc.col) from None
-        issues = schemas.validate(kind, doc.data)
-        if issues:
-            line, col = doc.locate(issues[0].path)
-            raise ImportInputError(issues[0].code, rel, issues[0].message,
-                                   f"{issues[0].hint}; `orv check` lists every catalog finding", line, col)
-        parts[kind] = doc.data
-    return CatalogView(
-        hardware={k: GpuSpec.model_validate(v) for k, v in sorted(parts["catalog-hardware"]["hardware"].items())},
-        models={k: ModelSpec.model_validate(v) for k, v in sorted(parts["catalog-models"]["models"].items())},
-        workloads={k: WorkloadSpec.model_validate(v)
-                   for k, v in sorted(parts["catalog-workloads"]["workloads"].items())},
-    )
+    """The registry's catalog, schema-checked; a broken catalog stops the import with its first finding."""
+    read = read_catalog(root, present_files(root, IMPORTED_FILES), IMPORTED_FILES)
+    for problem in read.problems:
+        rel = problem.path
+        if problem.error is not None:
+            exc = problem.error
+            raise ImportInputError(exc.code, rel, exc.message, exc.hint, exc.line, exc.col)
+        if problem.doc is not None:
+            issue = problem.issues[0]
+            line, col = problem.doc.locate(issue.path)
+            raise ImportInputError(issue.code, rel, issue.message,
+                                   f"{issue.hint}; `orv check` lists every catalog finding", line, col)
+        raise ImportInputError("ORV108", rel, f"catalog file {rel} is missing",
+                               "run the import from the registry root (or pass --root)")
+    for refusal in read.refusals:
+        line, col = read.documents[refusal.path].locate(refusal.at)
+        raise ImportInputError("ORV109", refusal.path, refusal.message, refusal.hint, line, col)
+    cat = read.catalog
+    return CatalogView(hardware=cat.hardware, models=cat.models, workloads=cat.workloads)
 
 
 def read_source(path: str) -> bytes:

@@ -40,10 +40,10 @@ from validator.importers.common import (
 )
 from validator.importers.lacking import document_lacks
 from validator.importers.report import LACKS_INTRO, LACKS_TITLE, ImportReport, Rejection
+from validator.registry.layout import HARDWARE_PATH, MODELS_PATH, STARTING_POINTS_PATH, WORKLOADS_PATH
 
 COMMAND = "leaderboard"
 WORKLOAD = "sft-8k-gb128-bf16"
-STARTING_POINTS_PATH = "catalog/starting-points.yaml"
 # Megatron-Core's --optimizer-offload-fraction defaults to 1.0: "CPU optimizer offload" with no
 # figure is the whole optimizer state on the CPU.
 DEFAULT_OFFLOAD_FRACTION = 1.0
@@ -443,10 +443,10 @@ def _check_layout(layout: dict[str, Any], gpus: int, layers: int | None, reading
         if len(split) != pp * vpp:
             reading.problems.append(f"layer split {split} has {len(split)} entries, not PP x VPP = {pp * vpp}")
         if layers is None:
-            reading.problems.append("the model has no layer count in catalog/models.yaml to check the split against")
+            reading.problems.append(f"the model has no layer count in {MODELS_PATH} to check the split against")
         elif sum(split) != layers:
             reading.problems.append(f"layer split {'/'.join(map(str, split))} sums to {sum(split)}, but the model "
-                                    f"has {layers} layers (catalog/models.yaml)")
+                                    f"has {layers} layers ({MODELS_PATH})")
 
 
 # --------------------------------------------------------------------------- prices
@@ -520,7 +520,7 @@ def import_leaderboard(root: str, source_path: str) -> ImportReport:
     source = read_source_file(source_path)
     catalog = load_catalog(root)
     if WORKLOAD not in catalog.workloads:
-        raise ImportInputError("ORV115", "catalog/workloads.yaml", f"workload `{WORKLOAD}` is not in the catalog",
+        raise ImportInputError("ORV115", WORKLOADS_PATH, f"workload `{WORKLOAD}` is not in the catalog",
                                "restore the SFT protocol entry from the main branch")
     report = ImportReport(COMMAND, source.name, source.sha256)
     planned: list[_Planned] = []
@@ -557,7 +557,7 @@ def import_leaderboard(root: str, source_path: str) -> ImportReport:
         "split": 0,
         "downgraded": 0,
         "rejected": len(report.rejections),
-        "starting points (catalog/starting-points.yaml)": len(points),
+        f"starting points ({STARTING_POINTS_PATH})": len(points),
         "model cards read": len(source.cards),
     }
     _report_sections(report, source, catalog, planned)
@@ -581,9 +581,9 @@ def _plan_row(row: TableRow, catalog: CatalogView, report: ImportReport) -> _Pla
     model_id, gpu_id = catalog.model_id(row.model), catalog.gpu_id(row.gpu)
     reasons = []
     if model_id is None:
-        reasons.append(f"model `{row.model}` is not in catalog/models.yaml")
+        reasons.append(f"model `{row.model}` is not in {MODELS_PATH}")
     if gpu_id is None:
-        reasons.append(f"GPU `{row.gpu}` is not in catalog/hardware.yaml")
+        reasons.append(f"GPU `{row.gpu}` is not in {HARDWARE_PATH}")
     if reasons:
         report.rejections.append(Rejection(subject, where, tuple(reasons)))
         return None
@@ -630,7 +630,7 @@ def _recipe_document(p: _Planned, source_name: str) -> dict[str, Any]:
     row = p.row
     notes = [f"Imported from seed 000's \"Latest recipes\" table, row {row.index}: rank {row.rank} for this model "
              f"and GPU, ${row.cells[5].lstrip('$')} per 1M tokens as published ($/1M is recomputed from "
-             "catalog/hardware.yaml, never stored).",
+             f"{HARDWARE_PATH}, never stored).",
              f"Layout cell as published: \"{row.layout_cell}\".",
              "The source states no software stack (its protocol, not the row, carried it): pin the framework "
              "to rise above T0."]
@@ -776,7 +776,7 @@ def _cross_checks(report: ImportReport, source: Source, catalog: CatalogView, pl
         model_id = catalog.model_id(card.model)
         checked += 1
         if model_id is None:
-            section.items.append(f"card {card.model}: not in catalog/models.yaml")
+            section.items.append(f"card {card.model}: not in {MODELS_PATH}")
             continue
         spec = catalog.models[model_id]
         for field_name, card_value, cat_value in (("family", card.family, spec.family),
@@ -822,5 +822,5 @@ def _cross_checks(report: ImportReport, source: Source, catalog: CatalogView, pl
     for name in source.wanted:
         checked += 1
         if catalog.model_id(name) is None:
-            section.items.append(f"wanted model {name}: not in catalog/models.yaml")
+            section.items.append(f"wanted model {name}: not in {MODELS_PATH}")
     section.intro += f" {checked} comparisons made."

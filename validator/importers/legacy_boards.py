@@ -54,6 +54,7 @@ from validator.importers.lacking import document_lacks
 from validator.importers.report import LACKS_INTRO, LACKS_TITLE, ImportReport, Rejection
 from validator.importers.stacks import PinnedStack, parse_engine_version
 from validator.load.documents import find_duplicate_json_keys, parse_json
+from validator.registry.layout import HARDWARE_PATH, MODELS_PATH
 from validator.registry.store import store_run_document
 from validator.science.physics import (
     DECODE_READ_FRACTION,
@@ -238,10 +239,10 @@ def _resolve(variant: Variant, catalog: CatalogView) -> None:
         variant.reasons.append(f"legacy id `{variant.legacy_id}` is not a valid recipe id (slug, <= {MAX_ID})")
     variant.model_id = catalog.base_model(variant.checkpoint)
     if variant.model_id is None:
-        variant.reasons.append(f"model `{variant.checkpoint}` derives from no model in catalog/models.yaml")
+        variant.reasons.append(f"model `{variant.checkpoint}` derives from no model in {MODELS_PATH}")
     hw = parse_hardware(variant.hardware, catalog)
     if hw is None:
-        variant.reasons.append(f"hardware `{variant.hardware}` is no GPU in catalog/hardware.yaml (with an optional "
+        variant.reasons.append(f"hardware `{variant.hardware}` is no GPU in {HARDWARE_PATH} (with an optional "
                                "-xN count)")
     else:
         variant.gpu_id, variant.count = hw

@@ -25,6 +25,8 @@ else:  # Python 3.10 has no importlib.resources.abc
 from validator.files.atomic import write_atomic
 from validator.git.plumbing import clean_blobs, git_dir_of_top_level
 from validator.load.schema import schema_dir
+from validator.registry.catalog import file_bytes
+from validator.registry.layout import MODELS_PATH
 
 # The key also hashes every source file, so any change to orv invalidates stored results; the
 # version says so explicitly when what a result means changes (2: the exact sample fingerprint; 3: the near-copy sketch and quality responses).
@@ -89,10 +91,10 @@ def derivation_key(root: str) -> str:
 
 def catalog_references(root: str) -> set[str]:
     """The run files catalog/models.yaml names (quality and convergence references), by path."""
-    models = Path(root, "catalog", "models.yaml")
-    if not models.is_file():
+    models = file_bytes(root, MODELS_PATH)
+    if models is None:
         return set()
-    return {f"runs/{h[:2].decode()}/{h.decode()}.json" for h in set(_RUN_REFERENCE.findall(models.read_bytes()))}
+    return {f"runs/{h[:2].decode()}/{h.decode()}.json" for h in set(_RUN_REFERENCE.findall(models))}
 
 
 _RUN_REFERENCE = re.compile(rb"sha256:([0-9a-f]{64})")

@@ -37,18 +37,15 @@ from validator.load.documents import (
 )
 from validator.load.references import with_reference_curves
 from validator.models import (
-    GpuSpec,
     InferenceRecipe,
-    ModelSpec,
     RunMeta,
-    StartingPoint,
     TrainingRecipe,
-    WorkloadSpec,
 )
 from validator.quality.verify import check as check_quality
+from validator.registry.catalog import catalog_names, read_catalog
 from validator.registry.layout import CATALOG_FILES, LOADABLE, classify, discover, run_digest_from_path
 from validator.registry.relations import with_content_keys
-from validator.registry.snapshot import Catalog, RecipeEntry, RunEntry, RunFile, Snapshot, catalog_names, strip_samples
+from validator.registry.snapshot import Catalog, RecipeEntry, RunEntry, RunFile, Snapshot, strip_samples
 from validator.science.independence import sample_fingerprint, sorted_alone
 from validator.science.llamabench import facts as llama_bench_facts
 from validator.science.samples import Columns
@@ -60,61 +57,22 @@ FileResult = tuple[RecipeEntry | RunEntry | None, list[Diagnostic]]
 
 def _load_catalog(root: str, files: set[str], out: Collector, documents: dict[str, Document]
                   ) -> tuple[Catalog, bool]:
-    parts: dict[str, Any] = {}
-    ok = True
-    for rel, kind in CATALOG_FILES.items():
-        if rel not in files:
-            if kind != "catalog-starting-points":
-                out.add(Diagnostic("ORV108", Severity.ERROR, rel, 1, 1, f"catalog file {rel} is missing",
-                                   "restore it from the main branch; checks need the catalog"))
-                ok = False
-            continue
-        try:
-            doc = load_yaml_document(root, rel)
-        except LoadError as exc:
-            out.load_error(rel, exc)
-            ok = False
-            continue
-        documents[rel] = doc
-        issues = schemas.validate(kind, doc.data)
-        if issues:
-            out.schema_issues(doc, kind, issues)
-            ok = False
-            continue
-        parts[kind] = doc.data
-    rel_of = {kind: rel for rel, kind in CATALOG_FILES.items()}
-
-    def typed(kind: str, at: tuple[Any, ...], model: Any, value: Any) -> Any:
-        """The entry's model; a schema-valid entry the model refuses is reported, never raised."""
-        try:
-            return model.model_validate(value)
-        except ValidationError as exc:
-            nonlocal ok
-            ok = False
-            error = exc.errors()[0]
-            where = (*at, *error["loc"])
-            doc = documents[rel_of[kind]]
-            line, col = doc.locate(where)
-            out.add(Diagnostic("ORV109", Severity.ERROR, doc.path, line, col,
-                               f"`{'.'.join(map(str, where))}` cannot be used: {error['msg']}",
-                               "write a plain number or text within the documented range"))
-            return None
-
-    def build(kind: str, key: str, model: Any) -> dict[str, Any]:
-        raw = parts.get(kind, {}).get(key, {}) or {}
-        built = {k: typed(kind, (key, k), model, v) for k, v in sorted(raw.items())}
-        return {k: v for k, v in built.items() if v is not None}
-
-    points = parts.get("catalog-starting-points", {}).get("starting_points", [])
-    catalog = Catalog(
-        hardware=build("catalog-hardware", "hardware", GpuSpec),
-        models=build("catalog-models", "models", ModelSpec),
-        model_order=tuple((parts.get("catalog-models", {}).get("models", {}) or {}).keys()),
-        workloads=build("catalog-workloads", "workloads", WorkloadSpec),
-        starting_points=tuple(p for p in (typed("catalog-starting-points", ("starting_points", i), StartingPoint, v)
-                                          for i, v in enumerate(points)) if p is not None),
-    )
-    return catalog, ok
+    """The catalog (registry/catalog.py reads it) with its findings: a missing, unreadable or schema-invalid
+    file, and an entry the typed model refuses."""
+    read = read_catalog(root, files)
+    documents.update(read.documents)
+    for problem in read.problems:
+        if problem.error is not None:
+            out.load_error(problem.path, problem.error)
+        elif problem.doc is not None:
+            out.schema_issues(problem.doc, CATALOG_FILES[problem.path], problem.issues)
+        else:
+            out.add(Diagnostic("ORV108", Severity.ERROR, problem.path, 1, 1, f"catalog file {problem.path} is missing",
+                               "restore it from the main branch; checks need the catalog"))
+    for refusal in read.refusals:
+        line, col = read.documents[refusal.path].locate(refusal.at)
+        out.add(Diagnostic("ORV109", Severity.ERROR, refusal.path, line, col, refusal.message, refusal.hint))
+    return read.catalog, read.ok
 
 
 def load_catalog(root: str, files: set[str], out: Collector, documents: dict[str, Document],

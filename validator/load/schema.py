@@ -12,7 +12,9 @@ from importlib import resources
 
 # jsonschema and referencing are imported where used: a clean registry is validated by the
 # compiled pydantic models alone, and their import costs ~0.15 s of every command's start-up.
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
+
+from validator.registry.layout import HARDWARE_PATH, MODELS_PATH, WORKLOADS_PATH
 
 if TYPE_CHECKING:
     import jsonschema
@@ -222,10 +224,17 @@ def first_violation(kind: str, data: Any) -> tuple[str, str] | None:
 
 
 # Where a recipe names a catalog entry, and the catalog file that defines it.
-CATALOG_FIELDS = {("model",): "catalog/models.yaml", ("hardware", "gpu"): "catalog/hardware.yaml",
-                  ("workload",): "catalog/workloads.yaml"}
-# field path -> {a name people write for an entry, lower-cased (its id, display name, aliases): its id}
-CatalogNames = Mapping[tuple[str, ...], Mapping[str, str]]
+CATALOG_FIELDS = {("model",): MODELS_PATH, ("hardware", "gpu"): HARDWARE_PATH, ("workload",): WORKLOADS_PATH}
+
+
+class NameResolver(Protocol):
+    """A catalog table's names -> ids (validator/registry/catalog.py NameTable)."""
+
+    def resolve(self, name: str) -> str | None: ...
+
+
+# field path -> the resolver of the catalog table that field names
+CatalogNames = Mapping[tuple[str, ...], NameResolver]
 
 
 def validate(kind: str, data: Any, names: CatalogNames | None = None) -> list[SchemaIssue]:
@@ -310,7 +319,8 @@ def _catalog_hint(path: tuple[str | int, ...], value: Any, names: CatalogNames) 
     where = CATALOG_FIELDS.get(tuple(str(p) for p in path))
     if where is None or not isinstance(value, str):
         return None
-    found = names.get(tuple(str(p) for p in path), {}).get(value.strip().lower())
+    table = names.get(tuple(str(p) for p in path))
+    found = table.resolve(value) if table is not None else None
     if found is None:
         return None
     return f"the catalog id of `{value}` is `{found}` ({where}): write `{path[-1]}: {found}`"

@@ -7,27 +7,18 @@ from typing import Any
 
 from validator.adapters import AdapterError, load_recipe
 from validator.diagnostics import Diagnostic, Result, Severity
-from validator.errors import AddRunError, LoadError
+from validator.errors import AddRunError
 from validator.files import yamledit
-from validator.load.documents import load_yaml_document
 from validator.load.pipeline import validate_run_data
 from validator.quality import lmeval, verify
-from validator.registry.catalog_edits import MODELS_PATH, set_model_references
+from validator.registry.catalog import raw_entries
+from validator.registry.catalog_edits import set_model_references
+from validator.registry.layout import MODELS_PATH
 from validator.registry.store import StoredRun, store_run_document
 
 
 def _error(path: str, code: str, message: str, hint: str) -> AddRunError:
     return AddRunError(Result((Diagnostic(code, Severity.ERROR, path, 1, 1, message, hint),)))
-
-
-def _catalog_models(root: str) -> dict[str, Any]:
-
-    try:
-        data = load_yaml_document(root, MODELS_PATH).data
-    except (LoadError, OSError):
-        return {}
-    models = data.get("models") if isinstance(data, dict) else None
-    return models if isinstance(models, dict) else {}
 
 
 def build(root: str, path: str, recipe_path: str | None, flags: Mapping[str, Any],
@@ -53,7 +44,7 @@ def build(root: str, path: str, recipe_path: str | None, flags: Mapping[str, Any
     if reference_for:
         meta["model"] = reference_for
     meta.update({k: v for k, v in flags.items() if k in ("model", "quant", "measured_by", "measured_at") and v})
-    models = _catalog_models(root)
+    models = raw_entries(root, MODELS_PATH)
     if not meta.get("model"):
         raise _error(path, "ORV108", "the quality run needs a catalog model",
                      "pass --recipe PATH (the recipe this run backs) or --reference-for MODEL")

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from validator.models import InferenceRecipe, ModelSpec
+from validator.registry.layout import MODELS_PATH
 
 DEFAULT_BOUND = 0.99  # MLPerf Inference's accuracy target: 99% of the reference
 DEFAULT_TASK = "gsm8k"
@@ -213,7 +214,7 @@ def _evaluate_task(runs: Mapping[str, Any], spec: ModelSpec | None, recipe: Infe
         best = candidates[0] if candidates else None
         return QualityResult(task, "no-reference", best[1].metric if best else None, n=best[1].n if best else None,
                              bound=bound, run=best[0] if best else None,
-                             why=f"{recipe.model} names no usable quality_reference for {task} in catalog/models.yaml")
+                             why=f"{recipe.model} names no usable quality_reference for {task} in {MODELS_PATH}")
     ref = ref_entry.quality.tasks[task]
     own = [(digest, facts) for digest, facts in candidates
            if own_evaluation(digest, facts, ref_entry.name_digest, ref, recipe, ref_entry.quality.quant, signer)]

@@ -1,4 +1,4 @@
-"""Edits orv makes to catalog/models.yaml: a model's quality and convergence references."""
+"""Edits orv makes to catalog/models.yaml: a new model (commands/catalog.py), a model's quality and convergence references."""
 
 from __future__ import annotations
 
@@ -11,8 +11,17 @@ from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
 from validator.files import yamledit
 from validator.files.atomic import write_atomic, writer_lock
+from validator.registry.layout import MODELS_PATH
 
-MODELS_PATH = "catalog/models.yaml"
+
+def models_text(root: str) -> str:
+    """catalog/models.yaml's text, to edit round-trip (OSError when it cannot be read)."""
+    with open(os.path.join(root, MODELS_PATH), encoding="utf-8") as fh:
+        return fh.read()
+
+
+def write_models(root: str, text: str) -> None:
+    write_atomic(os.path.join(root, MODELS_PATH), text.encode("utf-8"))
 
 
 def set_model_references(root: str, model: str, field: str, refs: Mapping[str, str]) -> None:
@@ -20,8 +29,6 @@ def set_model_references(root: str, model: str, field: str, refs: Mapping[str, s
     the model's entry of catalog/models.yaml, round-trip (comments, order kept), while no other orv
     writes it. Raises OSError, KeyError (no such model), TypeError or yamledit.EditError; nothing is
     written then."""
-    full = os.path.join(root, MODELS_PATH)
-
     def change(data: Any) -> None:
         entry = data["models"][model]
         if not isinstance(entry.get(field), dict):
@@ -30,7 +37,4 @@ def set_model_references(root: str, model: str, field: str, refs: Mapping[str, s
             entry[field][key] = DoubleQuotedScalarString(ref)
 
     with writer_lock(root):
-        with open(full, encoding="utf-8") as fh:
-            original = fh.read()
-        edited = yamledit.edit(original, change)
-        write_atomic(full, edited.encode("utf-8"))
+        write_models(root, yamledit.edit(models_text(root), change))

@@ -10,11 +10,15 @@ from validator.git.sparse import sparse_checkout
 from validator.hashing import HEX64, run_path
 
 REGISTRY_DIRS = ("recipes", "runs", "catalog", "boards", "measurers")
+HARDWARE_PATH = "catalog/hardware.yaml"
+MODELS_PATH = "catalog/models.yaml"
+WORKLOADS_PATH = "catalog/workloads.yaml"
+STARTING_POINTS_PATH = "catalog/starting-points.yaml"
 CATALOG_FILES = {
-    "catalog/hardware.yaml": "catalog-hardware",
-    "catalog/models.yaml": "catalog-models",
-    "catalog/workloads.yaml": "catalog-workloads",
-    "catalog/starting-points.yaml": "catalog-starting-points",
+    HARDWARE_PATH: "catalog-hardware",
+    MODELS_PATH: "catalog-models",
+    WORKLOADS_PATH: "catalog-workloads",
+    STARTING_POINTS_PATH: "catalog-starting-points",
 }
 BOARDS_PATH = "boards/index.json"  # the boards' index; each model's part in BOARDS_MODELS_DIR (boards/split.py)
 BOARDS_MODELS_DIR = "boards/models"

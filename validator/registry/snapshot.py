@@ -169,17 +169,3 @@ def imported_paths(snapshot: Snapshot) -> frozenset[str]:
     recipes = {e.path for e in snapshot.recipes if isinstance(e.doc.data, dict) and "provenance" in e.doc.data}
     runs = {r.path for r in snapshot.runs.values() if r.meta is not None and r.meta.provenance is not None}
     return frozenset(recipes | runs)
-
-
-def catalog_names(catalog: Catalog) -> dict[tuple[str, ...], dict[str, str]]:
-    """Every name a recipe might write for a catalog entry (its id, display name, aliases), lower-cased,
-    to the entry's id, by the recipe field that names it (what `gpu: H100` is answered with)."""
-    def table(entries: Mapping[str, Any]) -> dict[str, str]:
-        out: dict[str, str] = {}
-        for key, spec in entries.items():
-            for name in (key, spec.name, *getattr(spec, "aliases", ())):
-                out.setdefault(str(name).strip().lower(), key)
-        return out
-
-    return {("model",): table(catalog.models), ("hardware", "gpu"): table(catalog.hardware),
-            ("workload",): table(catalog.workloads)}

@@ -12,35 +12,22 @@ from collections.abc import Mapping
 from typing import Any
 
 import orjson
-import yaml
 
 from validator.files.interrupts import quiet_map
+from validator.registry.catalog import plain_data
+from validator.registry.layout import HARDWARE_PATH, MODELS_PATH, WORKLOADS_PATH
 from validator.site import SiteContext
 from validator.site.format import MAX_POINTS
 
 RUN_FILE = re.compile(r"runs/[0-9a-f]{2}/[0-9a-f]{64}\.json")
 PARALLEL_FROM = 200  # training run files; below this a process pool costs more than it saves
 
-try:  # libyaml's C loader when present (it is in the Action's lock); the pure-Python one otherwise
-    _Loader: Any = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover
-    _Loader = yaml.SafeLoader
-
-
-def _yaml(path: str) -> Any:
-    try:
-        with open(path, "rb") as fh:
-            return yaml.load(fh, Loader=_Loader)  # noqa: S506 - a safe loader
-    except (OSError, yaml.YAMLError):
-        return None
-
-
 def collect_context(root: str, boards: Mapping[str, Any]) -> SiteContext:
-    models = _yaml(os.path.join(root, "catalog", "models.yaml"))
+    models = plain_data(root, MODELS_PATH)
     model_order = list((models or {}).get("models") or {}) if isinstance(models, dict) else []
-    hardware = _yaml(os.path.join(root, "catalog", "hardware.yaml"))
+    hardware = plain_data(root, HARDWARE_PATH)
     gpu_order = list((hardware or {}).get("hardware") or {}) if isinstance(hardware, dict) else []
-    workloads = _yaml(os.path.join(root, "catalog", "workloads.yaml"))
+    workloads = plain_data(root, WORKLOADS_PATH)
     references: dict[str, dict[str, Any]] = {}
     for wid, spec in ((workloads or {}).get("workloads") or {}).items() if isinstance(workloads, dict) else ():
         conv = spec.get("convergence") if isinstance(spec, dict) else None
