@@ -22,7 +22,19 @@ from validator.errors import AdapterError, InputFileError, LoadError
 from validator.evidence.agreement import metadata_mismatches
 from validator.evidence.identity import Problem, architecture_problems, checkpoint_problem, gguf_problems, gpu_problem
 from validator.load import schema as schemas
-from validator.load.contributor import RECIPE, TOOL_OUTPUT, list_beside, read_inside, read_named
+from validator.load.contributor import (
+    LLAMA_BENCH as LLAMA_BENCH_OUTPUT,
+)
+from validator.load.contributor import (
+    RECIPE,
+    SERVING_RESULT,
+    TOOL_OUTPUT,
+    TRAINING_LOG,
+    Budget,
+    list_beside,
+    read_inside,
+    read_named,
+)
 from validator.load.documents import (
     Document,
     decode_utf8,
@@ -42,29 +54,40 @@ from validator.registry.layout import HARDWARE_PATH, MODELS_PATH, WORKLOADS_PATH
 from validator.registry.snapshot import strip_samples
 from validator.science.llamabench import facts as llama_bench_facts
 from validator.science.throughput import inference_facts, training_facts
+from validator.stacks.engines import LLAMA_BENCH
 
 Adapter = Callable[[Source, RunMetadata], Converted]
 
-ADAPTER_BY_NAME: dict[str, Adapter] = {
-    "megatron": megatron.convert_megatron,
-    "nemo": megatron.convert_nemo,
-    "vllm": vllm.convert,
-    "sglang": sglang.convert,
+
+@dataclass(frozen=True)
+class Format:
+    """One `--from` format of a tool's output: its adapter, the kind of run it makes, what add-run may read
+    of it, and the software component whose version is the tool's when the tool ships with it (vLLM's
+    bench client is part of vLLM; Megatron-LM's training loop is released with megatron-core)."""
+
+    convert: Adapter
+    kind: str
+    budget: Budget
+    tool_components: tuple[str, ...] = ()  # none: the tool states its own version or build
+
+
+# The one list of adapter formats; the tables below and add-run's are derived from it.
+FORMATS: dict[str, Format] = {
+    "megatron": Format(megatron.convert_megatron, "training", TRAINING_LOG, ("megatron-core", "megatron-lm")),
+    "nemo": Format(megatron.convert_nemo, "training", TRAINING_LOG, ("nemo",)),
+    "vllm": Format(vllm.convert, "inference", SERVING_RESULT, ("vllm",)),
+    "sglang": Format(sglang.convert, "inference", SERVING_RESULT, ("sglang",)),
+    # clients that write two files of one run (per-request records and their summary): the second is a
+    # companion Source (validator/adapters/common.py), from --report or, for AIPerf, beside the first
+    "aiperf": Format(aiperf.convert, "inference", SERVING_RESULT),
+    trtllm.TOOL: Format(trtllm.convert, "inference", SERVING_RESULT),
+    # llama.cpp's llama-bench (validator/adapters/llamabench.py): its output states its own build
+    LLAMA_BENCH: Format(llamabench.convert, "inference", LLAMA_BENCH_OUTPUT),
 }
-KIND_OF = {"megatron": "training", "nemo": "training", "vllm": "inference", "sglang": "inference"}
-# Clients that write two files of one run (per-request records and their summary): the second is a
-# companion Source (validator/adapters/common.py), from --report or, for AIPerf, beside the first.
-ADAPTER_BY_NAME.update({"aiperf": aiperf.convert, "trtllm-bench": trtllm.convert})
-KIND_OF.update({"aiperf": "inference", "trtllm-bench": "inference"})
+ADAPTER_BY_NAME: dict[str, Adapter] = {name: f.convert for name, f in FORMATS.items()}
+KIND_OF = {name: f.kind for name, f in FORMATS.items()}
+TOOL_COMPONENTS = {name: f.tool_components for name, f in FORMATS.items()}
 REPORT_BESIDE = {"aiperf": aiperf.summary_path}
-# llama.cpp's llama-bench (validator/adapters/llamabench.py): its output states its own build
-ADAPTER_BY_NAME["llama-bench"] = llamabench.convert
-KIND_OF["llama-bench"] = "inference"
-# The software component whose version is the tool's when the tool ships with it (vLLM's bench
-# client is part of vLLM; Megatron-LM's training loop is released with megatron-core).
-TOOL_COMPONENTS = {"megatron": ("megatron-core", "megatron-lm"), "nemo": ("nemo",), "vllm": ("vllm",),
-                   "sglang": ("sglang",), "aiperf": (), "trtllm-bench": (),
-                   "llama-bench": ()}  # these three state their own version or build
 
 PLACEHOLDER_CLAIM = {"training": {"tokens_per_s_per_gpu": 1.0}, "inference": {"decode_tok_s": 1.0}}
 # The recomputed figures a recipe's claim holds (schema/recipe-*.schema.json `claimed`).

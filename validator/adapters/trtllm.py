@@ -51,11 +51,11 @@ from validator.adapters.common import (
 )
 from validator.adapters.inference import inference_document, stated_meta
 from validator.science.throughput import inference_facts
+from validator.stacks.engines import TRT_LLM_ENGINES
 
 TOOL = "trtllm-bench"
 FORMAT = "trtllm-bench-request-json"
 SAVE_FLAG = "`trtllm-bench … throughput --streaming --request_json R --report_json P`"
-ENGINE_NAMES = ("tensorrt-llm", "tensorrt_llm", "trtllm")
 RECOMPUTED = 1e-9
 STAMPS = ("start_timestamp", "first_token_timestamp", "end_timestamp")
 
@@ -158,7 +158,7 @@ def _engine_pin(meta: RunMetadata, version: str | None, problems: Problems, repo
     if not version:
         return meta
     software = {role: dict(c) for role, c in (meta.software or {}).items()}
-    role = next((r for r, c in software.items() if str(c.get("name", "")).lower() in ENGINE_NAMES), None)
+    role = next((r for r, c in software.items() if str(c.get("name", "")).lower() in TRT_LLM_ENGINES), None)
     if role is not None and software[role].get("version") not in (None, version):
         problems.add("ORV206", f"trtllm-bench ran TensorRT-LLM {version}, the recipe pins "
                                f"{software[role]['name']} {software[role]['version']}",

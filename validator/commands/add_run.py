@@ -15,6 +15,7 @@ from typing import Any
 
 from validator.adapters import (
     ADAPTER_BY_NAME,
+    FORMATS,
     KIND_OF,
     Recomputed,
     check_identity,
@@ -45,12 +46,9 @@ ADAPTER_FORMATS = tuple(sorted(ADAPTER_BY_NAME))
 QUALITY_FORMATS = ("lm-eval",)
 TRAINING_FORMATS = tuple(sorted(f for f in ADAPTER_FORMATS if KIND_OF.get(f) == "training"))  # validator.quality.add: an output directory or results file, not one file
 SIZE_ONE_BY_DEFAULT = ("vpp", "cp", "ep", "etp")  # a layout without them means 1 (SPEC §6, ORV206 agrees)
-# The most bytes read of FILE per --from format (docs/limits.md); a format not named here (a new adapter)
-# gets TOOL_OUTPUT's. Without --from the format is known only after reading, so the largest applies.
-INPUT_BUDGET: dict[str, Budget] = {"vllm": contributor.SERVING_RESULT, "sglang": contributor.SERVING_RESULT,
-                                   "megatron": contributor.TRAINING_LOG, "nemo": contributor.TRAINING_LOG,
-                                   "aiperf": contributor.SERVING_RESULT, "trtllm-bench": contributor.SERVING_RESULT,
-                                   "llama-bench": contributor.LLAMA_BENCH}
+# The most bytes read of FILE per --from format (its adapters.Format, docs/limits.md); any other name gets
+# TOOL_OUTPUT's. Without --from the format is known only after reading, so the largest applies.
+INPUT_BUDGET: dict[str, Budget] = {name: f.budget for name, f in FORMATS.items()}
 UNDETECTED_BUDGET = max((contributor.TOOL_OUTPUT, contributor.RUN_DOCUMENT, *INPUT_BUDGET.values()),
                         key=lambda b: b.limit)
 

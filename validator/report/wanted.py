@@ -14,16 +14,17 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
+from validator.adapters import KIND_OF
 from validator.boards.build import GitStamp, build
 from validator.evidence.tiers import derive, reference_command
 from validator.quality.status import STATUS_WORDS
 from validator.registry.snapshot import Analysis
+from validator.stacks.engines import LLAMA_BENCH
 
 KINDS = ("training", "inference")
-# What `orv add-run --from` reads for each kind of run (validator/cli/app.py _ADD_RUN_FORMATS).
-RUN_FORMATS = {"training": "megatron|nemo", "inference": "vllm|sglang|aiperf|trtllm-bench"}
-# llama-bench's tests are their own workloads (docs/protocols.md): only llama-bench output reproduces one
-LLAMA_BENCH = "llama-bench"
+# What `orv add-run --from` reads for each kind of run (validator/adapters FORMATS); llama-bench's tests
+# are their own workloads (docs/protocols.md), so it is offered for those alone.
+RUN_FORMATS = {kind: "|".join(f for f, k in KIND_OF.items() if k == kind and f != LLAMA_BENCH) for kind in KINDS}
 NEW_TRAINING = "--count GPUS --framework NAME@VERSION --tp TP --pp PP"
 
 

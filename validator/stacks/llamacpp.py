@@ -9,10 +9,9 @@ the same build (ORV248; add-run refuses such a run before it is stored).
 from __future__ import annotations
 
 from validator.models import Component
-from validator.stacks.pins import RELEASE_SCHEMES
+from validator.stacks.engines import LLAMA_BENCH, LLAMA_CPP_NAMES
 
-LLAMA_CPP_NAMES = next(s.names for s in RELEASE_SCHEMES if s.engine == "llama.cpp")
-TOOL = "llama-bench"
+TOOL = LLAMA_BENCH
 
 
 def build_tag(build_number: int) -> str:

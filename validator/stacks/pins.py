@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from packaging.version import InvalidVersion, Version
 
 from validator.models import Component, Tool
+from validator.stacks.engines import LLAMA_CPP_NAMES, SGLANG_NAMES, TRT_LLM_NAMES, VLLM_NAMES
 
 FLOATING_WORDS = frozenset({"latest", "nightly", "main", "master", "head", "stable", "edge", "beta", "dev"})
 
@@ -90,15 +91,12 @@ _LLAMA_CPP_TAG = re.compile(r"^b[0-9]{1,7}$")  # one immutable tag per build: b6
 _TRT_LLM = re.compile(r"^v?[0-9]+\.[0-9]+\.[0-9]+(rc[0-9]+)?(\.post[0-9]+)?(\.dev[0-9]+)?$")
 
 RELEASE_SCHEMES = (
-    ReleaseScheme("llama.cpp", frozenset({"llama.cpp", "llama-cpp", "llamacpp", "llama-server", "llama-bench",
-                                          "ggml-org/llama.cpp"}),
-                  "a build tag `b` + build number", "b6800", lambda v: bool(_LLAMA_CPP_TAG.match(v))),
-    ReleaseScheme("vLLM", frozenset({"vllm", "vllm-project/vllm"}), "a PEP 440 version", "0.11.0", is_pep440),
-    ReleaseScheme("SGLang", frozenset({"sglang", "sgl-project/sglang"}), "a PEP 440 version", "0.5.1.post1",
-                  is_pep440),
-    ReleaseScheme("TensorRT-LLM", frozenset({"tensorrt-llm", "tensorrt_llm", "trtllm", "trt-llm",
-                                             "nvidia/tensorrt-llm"}),
-                  "x.y.z, optionally rcN, .postN or .devN", "1.2.0rc6", lambda v: bool(_TRT_LLM.match(v))),
+    ReleaseScheme("llama.cpp", LLAMA_CPP_NAMES, "a build tag `b` + build number", "b6800",
+                  lambda v: bool(_LLAMA_CPP_TAG.match(v))),
+    ReleaseScheme("vLLM", VLLM_NAMES, "a PEP 440 version", "0.11.0", is_pep440),
+    ReleaseScheme("SGLang", SGLANG_NAMES, "a PEP 440 version", "0.5.1.post1", is_pep440),
+    ReleaseScheme("TensorRT-LLM", TRT_LLM_NAMES, "x.y.z, optionally rcN, .postN or .devN", "1.2.0rc6",
+                  lambda v: bool(_TRT_LLM.match(v))),
 )
 _SCHEME_BY_NAME = {name: scheme for scheme in RELEASE_SCHEMES for name in scheme.names}
 

@@ -17,7 +17,7 @@ from validator.adapters import load_gpu, load_recipe, load_workload
 from validator.git.plumbing import tracked
 from validator.git.sparse import materialize
 from validator.models import Component, InferenceRecipe, Recipe, TrainingRecipe, WorkloadSpec
-from validator.stacks.llamacpp import LLAMA_CPP_NAMES
+from validator.stacks.engines import CLIENT_MEASURED, LLAMA_CPP_NAMES, TRT_LLM_ENGINES
 from validator.stacks.megatron_args import Implied, implied_args, printed, same_value, stated
 
 
@@ -86,10 +86,6 @@ def _llama_bench(recipe: InferenceRecipe, path: str, workload: WorkloadSpec, out
     out.lines.append(f"orv add-run llama-bench.json --from llama-bench --recipe {path} --write-recipe")
 
 
-TRTLLM_ENGINES = ("tensorrt-llm", "tensorrt_llm", "trtllm")
-# Engines that ship no serving benchmark of their own: measured through their OpenAI-compatible server
-# with vLLM's client (docs/contributing.md, "Any OpenAI-compatible server").
-CLIENT_MEASURED = ("exllamav3", "exllamav2", "tabbyapi", "llama.cpp", "llama-cpp", "llamacpp", "llama-server")
 
 
 def _trtllm_bench(recipe: InferenceRecipe, path: str, workload: WorkloadSpec, model: str, prompts: int,
@@ -129,7 +125,7 @@ def _inference(recipe: InferenceRecipe, path: str, workload: WorkloadSpec | None
         command = shlex.join(([name] if name in ("vllm",) and recipe.launch.args[0] == "serve" else []) +
                              list(recipe.launch.args))
         out.lines.append((env + " " if env else "") + command)
-    elif name in TRTLLM_ENGINES:
+    elif name in TRT_LLM_ENGINES:
         out.lines.append("# trtllm-bench loads the model itself (PyTorch backend): no server to launch")
     else:
         out.missing.append("launch.args (the serve command's arguments)")
@@ -145,7 +141,7 @@ def _inference(recipe: InferenceRecipe, path: str, workload: WorkloadSpec | None
     else:
         prompts = workload.required_prompts(concurrency)
         warmups = (workload.warmups_per_concurrency or 0) * concurrency
-        if name in TRTLLM_ENGINES:
+        if name in TRT_LLM_ENGINES:
             out.lines += _trtllm_bench(recipe, path, workload, model, prompts, warmups, concurrency)
         elif name == "sglang":
             # SGLang 0.5.23 (sglang/benchmark/datasets): `random-ids` draws token ids, `random` ShareGPT text;
