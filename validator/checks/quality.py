@@ -9,9 +9,10 @@ from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
 from validator.errors import LoadError
 from validator.evidence.arrival import later_of
+from validator.evidence.identity import NOT_LISTED, NOT_RECIPES, Mismatch, evaluated_mismatch
 from validator.evidence.signing import signer
 from validator.load.documents import decode_utf8, parse_yaml
-from validator.models import InferenceRecipe
+from validator.models import InferenceRecipe, ModelSpec
 from validator.pr.change import Change
 from validator.quality import status as quality_status
 from validator.quality import verify
@@ -105,11 +106,12 @@ def quality_unscored(run: RunFile, catalog: Catalog) -> Iterator[Finding]:
 def quality_identity(snapshot: Snapshot) -> Iterator[Finding]:
     """
     The model lm-eval evaluated (`config.model_args.model`, else `model_name`) must be the
-    recipe's `checkpoint`, or, for a recipe without one and for a model's reference run, one of
-    the catalog model's `checkpoints` (when listed); the run's `model` and `quant` must be the
-    recipe's. A
-    quality run of another checkpoint says nothing about this recipe: evaluate the served
-    checkpoint itself.
+    recipe's `checkpoint`, or, for a recipe without one and for a model's reference run, the
+    catalog model's by ORV226's rule: one of its `checkpoints` when listed (a derived checkpoint
+    only when the recipe names it), else a name that mentions its family, name or an alias.
+    Names compare as in ORV226 (case ignored, a local path by its last folders). The run's
+    `model` and `quant` must be the recipe's. A quality run of another checkpoint says nothing
+    about this recipe: evaluate the served checkpoint itself.
     """
     for entry, recipe in snapshot.valid_recipes():
         if not isinstance(recipe, InferenceRecipe):
@@ -120,17 +122,14 @@ def quality_identity(snapshot: Snapshot) -> Iterator[Finding]:
             if q is None:
                 continue
             spec = snapshot.catalog.models.get(recipe.model)
-            # the model's own checkpoints, or one derived from it (validator/identity: ORV226)
-            allowed = (tuple(spec.checkpoints) + tuple(d.id for d in spec.derived_checkpoints)) if spec else ()
             wrong = None
             if q.model != recipe.model:
                 wrong = f"model {q.model!r}, not the recipe's {recipe.model!r}"
             elif q.quant is not None and q.quant != recipe.quant:
                 wrong = f"quant {q.quant!r}, not the recipe's {recipe.quant!r}"
-            elif recipe.checkpoint and q.served_model != recipe.checkpoint:
-                wrong = f"checkpoint {q.served_model!r}, but the recipe serves {recipe.checkpoint!r}"
-            elif not recipe.checkpoint and allowed and q.served_model not in allowed:
-                wrong = f"checkpoint {q.served_model!r}, not one of {', '.join(allowed)}"
+            else:  # the checkpoint: ORV226's rule (validator/evidence/identity.py)
+                found = evaluated_mismatch(spec, q.served_model, recipe.checkpoint)
+                wrong = f"checkpoint {q.served_model!r}, {_why(found, spec, recipe.checkpoint)}" if found else None
             if wrong:
                 yield Finding(entry.path, f"quality run sha256:{digest[:12]}… evaluated {wrong}",
                               "add a quality run of the recipe's own checkpoint, and remove this one from `runs:`",
@@ -139,12 +138,22 @@ def quality_identity(snapshot: Snapshot) -> Iterator[Finding]:
         for task, ref in sorted(spec.quality_reference.items()):
             run = snapshot.runs.get(ref.split(":", 1)[-1])
             q = run.quality if run is not None else None
-            if q is not None and (q.model != model_id or (spec.checkpoints and q.served_model not in spec.checkpoints)):
+            if q is not None and (q.model != model_id or evaluated_mismatch(spec, q.served_model, None) is not None):
                 yield Finding(MODELS_PATH, f"{model_id}'s {task} quality reference evaluated "
                                                      f"{q.model}/{q.served_model!r}, not this model",
                               "store a reference run of this model with `orv add-run --from lm-eval DIR "
                               f"--reference-for {model_id} --quant PRECISION`",
                               at=("models", model_id, "quality_reference", task))
+
+
+def _why(found: Mismatch, spec: ModelSpec | None, recipe_checkpoint: str | None) -> str:
+    if found.kind == NOT_RECIPES:
+        return f"but the recipe serves {recipe_checkpoint!r}"
+    if found.derived is not None:
+        return f"derived from {found.derived.base!r}, which the recipe does not name"
+    if found.kind == NOT_LISTED and spec is not None:
+        return f"not one of {', '.join(spec.checkpoints)}"
+    return f"whose name does not mention {spec.name if spec else 'the model'}"
 
 
 @check("ORV236", W, "quality below the model's bound", related_by="r")

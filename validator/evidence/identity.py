@@ -1,4 +1,4 @@
-"""Is the model a tool's output names the model the recipe and the catalog say? (ORV226, ORV227, add-run)
+"""Is the model a tool's output names the model the recipe and the catalog say? (ORV226, ORV227, ORV235, add-run)
 
 Served checkpoint (vLLM `model_id`, SGLang `model`, recorded as the run's `checkpoint`), against the
 catalog model:
@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from validator.models import GpuSpec, ModelSpec, RunMeta
+from validator.models import DerivedCheckpoint, GpuSpec, ModelSpec, RunMeta
 from validator.registry.layout import HARDWARE_PATH, MODELS_PATH
 
 PARAMS_TOLERANCE = 0.10  # Megatron's theoretical count vs the catalog's rounded figure (30 for 30.5B)
@@ -47,33 +47,70 @@ def _names(checkpoint: str) -> set[str]:
     return out
 
 
-def _matches(checkpoint: str, listed: str) -> bool:
+def names_checkpoint(checkpoint: str, listed: str) -> bool:
+    """Does a tool's model path or Hugging Face id name the listed checkpoint? Case ignored; a local path
+    by its last one or two folders."""
     names = _names(checkpoint)
     return listed.lower() in names or listed.split("/")[-1].lower() in names
 
 
-def checkpoint_problem(model_id: str, spec: ModelSpec | None, checkpoint: str,
-                       recipe_checkpoint: str | None) -> Problem | None:
-    """Why the served checkpoint is not (allowed as) model_id's, or None."""
+# Why a checkpoint is not a catalog model's (Mismatch.kind)
+NOT_RECIPES = "not-recipes"  # not the checkpoint the recipe names (ORV235)
+NOT_LISTED = "not-listed"  # not one of the model's `checkpoints`
+UNNAMED_DERIVED = "unnamed-derived"  # derived from a listed one, but the recipe does not name it
+OTHER_MODEL = "other-model"  # no `checkpoints` listed, and its name mentions no family, name or alias
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    kind: str
+    derived: Optional[DerivedCheckpoint] = None  # for UNNAMED_DERIVED
+
+
+def checkpoint_mismatch(spec: ModelSpec, checkpoint: str, recipe_checkpoint: Optional[str]) -> Optional[Mismatch]:
+    """The one rule for "is this checkpoint the catalog model's" (module docstring), or None when it is."""
+    if spec.checkpoints:
+        if any(names_checkpoint(checkpoint, c) for c in spec.checkpoints):
+            return None
+        derived = next((d for d in spec.derived_checkpoints if names_checkpoint(checkpoint, d.id)), None)
+        if derived is not None and any(names_checkpoint(derived.base, c) for c in spec.checkpoints):
+            if recipe_checkpoint and names_checkpoint(checkpoint, recipe_checkpoint):
+                return None
+            return Mismatch(UNNAMED_DERIVED, derived)
+        return Mismatch(NOT_LISTED)
+    tokens = {_norm(t) for t in (spec.family, spec.name, *spec.aliases) if _norm(t)}
+    return None if any(t in _norm(checkpoint) for t in tokens) else Mismatch(OTHER_MODEL)
+
+
+def evaluated_mismatch(spec: Optional[ModelSpec], evaluated: Optional[str],
+                       recipe_checkpoint: Optional[str]) -> Optional[Mismatch]:
+    """ORV235 (`orv add-run --from lm-eval` and `orv check`): the checkpoint a quality run evaluated must
+    name the recipe's `checkpoint` when it names one; for a recipe without one, and for a model's
+    reference run (recipe_checkpoint None), it must be the catalog model's by checkpoint_mismatch."""
+    checkpoint = evaluated or ""
+    if recipe_checkpoint:
+        return None if names_checkpoint(checkpoint, recipe_checkpoint) else Mismatch(NOT_RECIPES)
+    return checkpoint_mismatch(spec, checkpoint, None) if spec is not None else None
+
+
+def checkpoint_problem(model_id: str, spec: Optional[ModelSpec], checkpoint: str,
+                       recipe_checkpoint: Optional[str]) -> Optional[Problem]:
+    """ORV226: why the served checkpoint is not (allowed as) model_id's, or None."""
     if spec is None:
         return None  # an unknown model id is ORV115's
-    if spec.checkpoints:
-        if any(_matches(checkpoint, c) for c in spec.checkpoints):
-            return None
-        derived = next((d for d in spec.derived_checkpoints if _matches(checkpoint, d.id)), None)
-        if derived is not None and any(_matches(derived.base, c) for c in spec.checkpoints):
-            if recipe_checkpoint and _matches(checkpoint, recipe_checkpoint):
-                return None
-            return Problem("checkpoint", f"the run served `{checkpoint}`, a checkpoint derived from `{derived.base}`, "
-                                         "but the recipe does not name it",
-                           f"add `checkpoint: {derived.id}` to the recipe (a derived checkpoint is its own configuration)")
+    found = checkpoint_mismatch(spec, checkpoint, recipe_checkpoint)
+    if found is None:
+        return None
+    if found.derived is not None:
+        return Problem("checkpoint", f"the run served `{checkpoint}`, a checkpoint derived from "
+                                     f"`{found.derived.base}`, but the recipe does not name it",
+                       f"add `checkpoint: {found.derived.id}` to the recipe (a derived checkpoint is its own "
+                       "configuration)")
+    if found.kind == NOT_LISTED:
         return Problem("checkpoint", f"the run served `{checkpoint}`, which is not a checkpoint of catalog model "
                                      f"`{model_id}` ({', '.join(spec.checkpoints)})",
                        "attach the run to the recipe of the model it served; a fine-tune or quantized export needs a "
                        f"`derived_checkpoints` entry in {MODELS_PATH} (its own pull request, with a source)")
-    tokens = {_norm(t) for t in (spec.family, spec.name, *spec.aliases) if _norm(t)}
-    if any(t in _norm(checkpoint) for t in tokens):
-        return None
     return Problem("checkpoint", f"the run served `{checkpoint}`, whose name does not mention catalog model "
                                  f"`{model_id}` ({spec.name}, family {spec.family})",
                    "attach the run to the recipe of the model it served, or list the checkpoint under the model's "

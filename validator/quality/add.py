@@ -8,10 +8,11 @@ from typing import Any
 from validator.adapters import AdapterError, load_recipe
 from validator.diagnostics import Diagnostic, Result, Severity
 from validator.errors import AddRunError
+from validator.evidence.identity import NOT_LISTED, NOT_RECIPES, evaluated_mismatch
 from validator.files import yamledit
 from validator.load.pipeline import validate_run_data
 from validator.quality import lmeval, verify
-from validator.registry.catalog import raw_entries
+from validator.registry.catalog import catalog_entry, raw_entries
 from validator.registry.catalog_edits import set_model_references
 from validator.registry.layout import MODELS_PATH
 from validator.registry.store import StoredRun, store_run_document
@@ -75,17 +76,22 @@ def build(root: str, path: str, recipe_path: str | None, flags: Mapping[str, Any
                                        for p in errors)))
     notes.extend(p.message for p in problems if p.code == verify.UNSCORED)
     served = document.get("served_model")
-    entry = models.get(meta["model"], {}) if models else {}
-    allowed = tuple(entry.get("checkpoints") or ())
-    if not reference_for:  # a recipe may serve a checkpoint derived from the model; a reference may not
-        allowed += tuple(d.get("id") for d in entry.get("derived_checkpoints") or () if isinstance(d, dict))
-    if checkpoint and served != checkpoint:
+    # the checkpoint: ORV226's rule, as `orv check` holds it (validator/evidence/identity.py)
+    spec = catalog_entry(root, MODELS_PATH, meta["model"]) if models else None
+    found = evaluated_mismatch(spec, served, checkpoint)
+    if found is not None and found.kind == NOT_RECIPES:
         raise _error(path, "ORV235", f"lm-eval evaluated {served!r}, but the recipe serves {checkpoint!r}",
                      "evaluate the recipe's own checkpoint; a quality run of another checkpoint is no evidence")
-    if not checkpoint and allowed and served not in allowed:
-        raise _error(path, "ORV235", f"lm-eval evaluated {served!r}, not one of {meta['model']}'s checkpoints "
-                                     f"({', '.join(allowed)})",
-                     f"evaluate the model itself, or add the checkpoint to {MODELS_PATH}")
+    if found is not None and spec is not None:
+        if found.derived is not None:
+            why = f"derived from {found.derived.base!r}, which the recipe does not name"
+            hint = f"name it in the recipe (`checkpoint: {found.derived.id}`), or evaluate the model itself"
+        else:
+            why = (f"not one of {meta['model']}'s checkpoints ({', '.join(spec.checkpoints)})"
+                   if found.kind == NOT_LISTED
+                   else f"whose name does not mention {meta['model']} ({spec.name}, family {spec.family})")
+            hint = f"evaluate the model itself, or add the checkpoint to {MODELS_PATH}"
+        raise _error(path, "ORV235", f"lm-eval evaluated {served!r}, {why}", hint)
     for task in facts.tasks.values():
         if reference_for and not task.full:
             raise _error(path, "ORV232", f"{task.task}: a reference must be a full-set run, this one covers "

@@ -1,4 +1,4 @@
-"""The catalog's one reader (catalog/*.yaml -> typed entries) and its one resolver (a name people write -> catalog id)."""
+"""The catalog's one reader (catalog/*.yaml -> typed entries) and one resolver (a written name -> catalog id)."""
 
 from __future__ import annotations
 

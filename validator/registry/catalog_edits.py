@@ -1,4 +1,4 @@
-"""Edits orv makes to catalog/models.yaml: a new model (commands/catalog.py), a model's quality and convergence references."""
+"""Edits orv makes to catalog/models.yaml: a new model, a model's quality and convergence references."""
 
 from __future__ import annotations
 

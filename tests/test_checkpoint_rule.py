@@ -1,0 +1,70 @@
+"""One checkpoint-identity rule: add-run's identity gate (ORV226), `orv add-run --from lm-eval` and `orv check`
+(both ORV235) agree on whether a named checkpoint is the catalog model's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.test_quality import LMEVAL, RECIPE_PATH, codes, forged, quality_doc, with_reference, write_recipe
+from validator.errors import AddRunError
+from validator.evidence.identity import checkpoint_problem
+from validator.quality import add as quality_add
+from validator.registry.catalog import present_files, read_catalog
+from validator.registry.store import store_run_document
+
+MODEL = "qwen3.8-27b"
+# (name a tool states, is it the model's?) against a catalog listing `checkpoints: [Qwen/Qwen3.8-27B]`,
+# and against one listing none (the name must mention the family, name or an alias)
+LISTED = [("Qwen/Qwen3.8-27B", True), ("/models/qwen3.8-27b", True),  # the checkpoint; a local copy of it
+          ("Qwen/Qwen3.8-32B", False), ("meta-llama/Llama-3.1-8B", False)]  # another size; another family
+UNLISTED = [("Qwen/Qwen3.8-27B", True), ("/models/swift-qwen3.8-27b-awq", True),  # its name; an alias
+            ("meta-llama/Llama-3.1-8B", False)]
+
+
+def _verdicts(tmp_path: Path, capsys: pytest.CaptureFixture[str], names: list[tuple[str, bool]],
+              listed: bool) -> list[tuple[str, bool, bool, bool, bool]]:
+    root = with_reference(tmp_path, capsys)
+    if listed:
+        models = root / "catalog" / "models.yaml"
+        text = models.read_text(encoding="utf-8")
+        listing = "    name: Qwen3.8-27B\n    checkpoints: [Qwen/Qwen3.8-27B]\n"
+        models.write_text(text.replace("    name: Qwen3.8-27B\n", listing, 1), encoding="utf-8")
+    spec = read_catalog(str(root), present_files(str(root))).catalog.models[MODEL]
+    assert bool(spec.checkpoints) == listed
+    out = []
+    for i, (name, expected) in enumerate(names):
+        gate = checkpoint_problem(MODEL, spec, name, None) is None  # ORV226, add-run's identity gate
+
+        def serve(data: dict, name: str = name) -> None:
+            data["config"]["model_args"]["model"] = data["model_name"] = name
+
+        try:
+            quality_add.build(str(root), str(forged(tmp_path / str(i), "q995", serve)), str(root / RECIPE_PATH),
+                              {"measured_by": "t"}, None)
+            added = True
+        except AddRunError as exc:
+            assert [d.code for d in exc.result.diagnostics] == ["ORV235"], exc.result.diagnostics
+            added = False
+        stored = store_run_document(str(root), {**quality_doc("q995"), "served_model": name})
+        write_recipe(root, [stored.digest])
+        checked = "ORV235" not in codes(root)
+        out.append((name, expected, gate, added, checked))
+    return out
+
+
+@pytest.mark.parametrize("listed", [True, False], ids=["checkpoints-listed", "none-listed"])
+def test_the_three_paths_agree_on_a_checkpoint(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                               listed: bool) -> None:
+    for name, expected, gate, added, checked in _verdicts(tmp_path, capsys, LISTED if listed else UNLISTED, listed):
+        assert gate == added == checked == expected, name
+
+
+def test_a_reference_run_is_held_to_the_same_rule(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = with_reference(tmp_path, capsys)
+    other = forged(tmp_path, "reference", lambda d: d["config"]["model_args"].update(model="meta-llama/Llama-3.1-8B"))
+    with pytest.raises(AddRunError) as refused:
+        quality_add.build(str(root), str(other), None, {"quant": "bf16", "measured_by": "t"}, MODEL)
+    assert "does not mention" in refused.value.result.diagnostics[0].message
+    assert LMEVAL.is_dir()
