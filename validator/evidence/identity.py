@@ -64,10 +64,10 @@ OTHER_MODEL = "other-model"  # no `checkpoints` listed, and its name mentions no
 @dataclass(frozen=True)
 class Mismatch:
     kind: str
-    derived: Optional[DerivedCheckpoint] = None  # for UNNAMED_DERIVED
+    derived: DerivedCheckpoint | None = None  # for UNNAMED_DERIVED
 
 
-def checkpoint_mismatch(spec: ModelSpec, checkpoint: str, recipe_checkpoint: Optional[str]) -> Optional[Mismatch]:
+def checkpoint_mismatch(spec: ModelSpec, checkpoint: str, recipe_checkpoint: str | None) -> Mismatch | None:
     """The one rule for "is this checkpoint the catalog model's" (module docstring), or None when it is."""
     if spec.checkpoints:
         if any(names_checkpoint(checkpoint, c) for c in spec.checkpoints):
@@ -82,8 +82,8 @@ def checkpoint_mismatch(spec: ModelSpec, checkpoint: str, recipe_checkpoint: Opt
     return None if any(t in _norm(checkpoint) for t in tokens) else Mismatch(OTHER_MODEL)
 
 
-def evaluated_mismatch(spec: Optional[ModelSpec], evaluated: Optional[str],
-                       recipe_checkpoint: Optional[str]) -> Optional[Mismatch]:
+def evaluated_mismatch(spec: ModelSpec | None, evaluated: str | None,
+                       recipe_checkpoint: str | None) -> Mismatch | None:
     """ORV235 (`orv add-run --from lm-eval` and `orv check`): the checkpoint a quality run evaluated must
     name the recipe's `checkpoint` when it names one; for a recipe without one, and for a model's
     reference run (recipe_checkpoint None), it must be the catalog model's by checkpoint_mismatch."""
@@ -93,8 +93,8 @@ def evaluated_mismatch(spec: Optional[ModelSpec], evaluated: Optional[str],
     return checkpoint_mismatch(spec, checkpoint, None) if spec is not None else None
 
 
-def checkpoint_problem(model_id: str, spec: Optional[ModelSpec], checkpoint: str,
-                       recipe_checkpoint: Optional[str]) -> Optional[Problem]:
+def checkpoint_problem(model_id: str, spec: ModelSpec | None, checkpoint: str,
+                       recipe_checkpoint: str | None) -> Problem | None:
     """ORV226: why the served checkpoint is not (allowed as) model_id's, or None."""
     if spec is None:
         return None  # an unknown model id is ORV115's
