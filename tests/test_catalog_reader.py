@@ -20,7 +20,7 @@ PATH_NAMES = {"HARDWARE_PATH", "MODELS_PATH", "WORKLOADS_PATH", "STARTING_POINTS
 READERS = {"open", "load_yaml_document", "read_bytes", "Path"}  # what reads a file given its path
 # The registry reads and edits the catalog; the CLI's help texts (validator/cli.py, being split into
 # validator/cli/ elsewhere) still spell the paths out and are left to that change.
-EXEMPT = ("registry", "cli", "cli.py")
+EXEMPT = ("registry", "cli")  # cli: help texts name the catalog files; nothing there reads them
 
 
 def _docstrings(tree: ast.AST) -> set[int]:

@@ -45,6 +45,7 @@ from validator.registry.catalog import fold
 from validator.registry.layout import HARDWARE_PATH, MODELS_PATH, WORKLOADS_PATH
 from validator.registry.recipe_edits import DATE_COMMENT, DEFAULT_DATE_COMMENT
 from validator.stacks import pins
+from validator.stacks.engines import LLAMA_CPP_SERVED
 
 Ask = Callable[[str, Any], Any]  # ask(prompt, default) -> the answer: click.prompt on a terminal
 
@@ -458,7 +459,7 @@ def new_recipe(root: str, answers: Answers, components: tuple[str, ...], engine:
         return outcome.fail(exc.words(), ExitCode.USAGE)  # after the note it may follow
     outcome.out(rel)
     fmt = "vllm|sglang|aiperf|trtllm-bench" if answers.kind == "inference" else "megatron|nemo"
-    if answers.components.get("engine", "").split("@")[0] in ("llama.cpp", "llama-cpp", "llamacpp"):
+    if answers.components.get("engine", "").split("@")[0] in LLAMA_CPP_SERVED:
         fmt = "llama-bench"  # llama.cpp recipes are measured with llama-bench (docs/contributing.md)
     outcome.note(f"next: orv add-run --from {fmt} --recipe {rel} --write-recipe OUTPUT")
     return outcome
