@@ -149,7 +149,9 @@ class Tuning(_Strict):
     optimizer_cpu_offload: Double | None = None
     optimizer_on_gpu: bool | None = None
     moe_dispatcher: Literal["alltoall", "allgather", "flex"] | None = None
-    attention_backend: Literal["flash", "fused", "cudnn-fused", "cudnn-fused-sliding-window", "unfused", "local"] | None = None
+    attention_backend: (
+        Literal["flash", "fused", "cudnn-fused", "cudnn-fused-sliding-window", "unfused", "local"] | None
+    ) = None
     expandable_segments: bool | None = None
     load_balancing_loss: bool | None = None
 
@@ -264,7 +266,6 @@ class InferenceRecipe(_RecipeBase):
         if self.sweep is not None:
             return tuple(self.sweep.concurrency)
         return (self.serving.concurrency,) if self.serving.concurrency else ()
-
 
     # catalog/workloads.yaml, kind inference; absent only on an imported row (provenance): `unspecified`
     workload: CatalogId | None = None
@@ -543,8 +544,13 @@ class WorkloadSpec(_Catalog):
 
     def llama_bench_test(self) -> str:
         """llama-bench's own name for the test ("pp512", "tg128", "tg128 @ d4096"), as its table prints it."""
-        name = f"pp{self.n_prompt}" if not self.n_gen else f"tg{self.n_gen}" if not self.n_prompt else \
-            f"pp{self.n_prompt}+tg{self.n_gen}"
+        name = (
+            f"pp{self.n_prompt}"
+            if not self.n_gen
+            else f"tg{self.n_gen}"
+            if not self.n_prompt
+            else f"pp{self.n_prompt}+tg{self.n_gen}"
+        )
         return name + (f" @ d{self.n_depth}" if self.n_depth else "")
 
     def length_bounds(self, nominal: int) -> tuple[int, int]:

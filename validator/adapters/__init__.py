@@ -93,8 +93,7 @@ PLACEHOLDER_CLAIM = {"training": {"tokens_per_s_per_gpu": 1.0}, "inference": {"d
 # The recomputed figures a recipe's claim holds (schema/recipe-*.schema.json `claimed`).
 CLAIM_FIELDS = {"training": ("tokens_per_s_per_gpu",), "inference": ("decode_tok_s", "prefill_tok_s", "ttft_ms")}
 
-__all__ = ["ADAPTER_BY_NAME", "AdapterError", "Converted", "RunMetadata", "Source", "convert", "metadata",
-           "recomputed"]
+__all__ = ["ADAPTER_BY_NAME", "AdapterError", "Converted", "RunMetadata", "Source", "convert", "metadata", "recomputed"]
 
 
 def records_in(path: str, fmt: str | None) -> str | None:
@@ -103,8 +102,12 @@ def records_in(path: str, fmt: str | None) -> str | None:
     if fmt not in (None, "aiperf"):
         return None
     if os.path.islink(path):
-        raise InputFileError("ORV114", path, f"{path} is a symbolic link (to {os.readlink(path)}); orv lists no "
-                                             "folder through a link", f"pass the folder itself: {os.path.realpath(path)}")
+        raise InputFileError(
+            "ORV114",
+            path,
+            f"{path} is a symbolic link (to {os.readlink(path)}); orv lists no folder through a link",
+            f"pass the folder itself: {os.path.realpath(path)}",
+        )
     names = list_beside(path)
     return os.path.join(path, aiperf.RECORDS) if aiperf.RECORDS in names else None
 
@@ -139,8 +142,12 @@ def load_recipe(path: str) -> TrainingRecipe | InferenceRecipe:
         raise _fail(path, exc.code, exc.message, exc.hint, exc.line, exc.col) from None
     kind = data.get("kind") if isinstance(data, dict) else None
     if kind not in ("training", "inference"):
-        raise _fail(path, "ORV109", "not a recipe: `kind` must be training or inference",
-                    "pass --recipe recipes/<kind>/<model>/<id>.yaml")
+        raise _fail(
+            path,
+            "ORV109",
+            "not a recipe: `kind` must be training or inference",
+            "pass --recipe recipes/<kind>/<model>/<id>.yaml",
+        )
     if not data.get("claimed"):
         # A new recipe (`orv new`) has no claim until its first run: add-run reads only the recipe's
         # metadata and fills the claim from the run (--write-recipe), so stand in a figure here.
@@ -148,14 +155,19 @@ def load_recipe(path: str) -> TrainingRecipe | InferenceRecipe:
     issues = schemas.validate(f"recipe-{kind}", data)
     if issues:
         doc = Document(path, data, text)
-        raise AdapterError(Diagnostic(i.code, Severity.ERROR, path, *doc.locate(i.path), i.message, i.hint)
-                           for i in issues)
+        raise AdapterError(
+            Diagnostic(i.code, Severity.ERROR, path, *doc.locate(i.path), i.message, i.hint) for i in issues
+        )
     model = TrainingRecipe if kind == "training" else InferenceRecipe
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise _fail(path, "ORV900", f"schema accepted the recipe but the model did not: {exc.errors()[0]['msg']}",
-                    "this is a bug in orv; please report it") from None
+        raise _fail(
+            path,
+            "ORV900",
+            f"schema accepted the recipe but the model did not: {exc.errors()[0]['msg']}",
+            "this is a bug in orv; please report it",
+        ) from None
 
 
 def load_workload(root: str, workload_id: str) -> WorkloadSpec | None:
@@ -167,17 +179,26 @@ def load_workload(root: str, workload_id: str) -> WorkloadSpec | None:
 
 def _recipe_values(recipe: TrainingRecipe | InferenceRecipe) -> dict[str, Any]:
     values: dict[str, Any] = {
-        "kind": recipe.kind, "model": recipe.model, "checkpoint": getattr(recipe, "checkpoint", None),
-        "gpu": recipe.hardware.gpu, "gpus": recipe.hardware.count,
-        "software": {role: c.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
-                     for role, c in recipe.software.items()},
-        "measured_at": recipe.measured, "measured_by": recipe.author,
+        "kind": recipe.kind,
+        "model": recipe.model,
+        "checkpoint": getattr(recipe, "checkpoint", None),
+        "gpu": recipe.hardware.gpu,
+        "gpus": recipe.hardware.count,
+        "software": {
+            role: c.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
+            for role, c in recipe.software.items()
+        },
+        "measured_at": recipe.measured,
+        "measured_by": recipe.author,
     }
     if isinstance(recipe, TrainingRecipe):
         values.update(workload=recipe.workload, layout=recipe.layout.model_dump(mode="json", exclude_none=True))
     else:
-        values.update(quant=recipe.quant, serving=recipe.serving.model_dump(mode="json", exclude_none=True),
-                      workload=recipe.workload)
+        values.update(
+            quant=recipe.quant,
+            serving=recipe.serving.model_dump(mode="json", exclude_none=True),
+            workload=recipe.workload,
+        )
     return values
 
 
@@ -187,15 +208,24 @@ def metadata(fmt: str, root: str, recipe_path: str | None, flags: Mapping[str, A
     if recipe_path:
         recipe = load_recipe(recipe_path)
         if recipe.kind != KIND_OF[fmt]:
-            raise _fail(recipe_path, "ORV109", f"--from {fmt} produces a {KIND_OF[fmt]} run, but the recipe is "
-                                               f"a {recipe.kind} recipe", "pass the recipe this run backs")
+            raise _fail(
+                recipe_path,
+                "ORV109",
+                f"--from {fmt} produces a {KIND_OF[fmt]} run, but the recipe is a {recipe.kind} recipe",
+                "pass the recipe this run backs",
+            )
         meta = meta.with_values("recipe", **_recipe_values(recipe))
     meta = meta.with_values("flag", **dict(flags))
     if meta.workload and KIND_OF[fmt] == "training":
         workload = load_workload(root, meta.workload)
         if workload is not None:
-            meta = meta.with_values("workload", seq_len=workload.seq_len, global_batch=workload.global_batch,
-                                    dtype=workload.dtype, warmup_steps=workload.warmup_steps or 0)
+            meta = meta.with_values(
+                "workload",
+                seq_len=workload.seq_len,
+                global_batch=workload.global_batch,
+                dtype=workload.dtype,
+                warmup_steps=workload.warmup_steps or 0,
+            )
     if meta.workload and fmt == "llama-bench":  # the test the recipe's workload names picks the file's test
         workload = load_workload(root, meta.workload)
         if workload is not None and workload.is_llama_bench:
@@ -216,13 +246,18 @@ def convert(fmt: str, source: Source, meta: RunMetadata) -> Converted:
         problems = Problems(source)
         for issue in issues:
             field = ".".join(str(p) for p in issue.path) or "the run"
-            problems.add(issue.code, f"the run's `{field}` is invalid: {issue.message}",
-                         f"check the value given for it (flag or recipe); {issue.hint}")
+            problems.add(
+                issue.code,
+                f"the run's `{field}` is invalid: {issue.message}",
+                f"check the value given for it (flag or recipe); {issue.hint}",
+            )
         problems.raise_if_any()
     notes = converted.notes
     if meta.origin.get("tool_version", "").startswith("recipe"):
-        notes += (f"tool version {meta.tool_version} taken from the {meta.origin['tool_version']} component; "
-                  f"pass --tool-version if the benchmark client was a different build",)
+        notes += (
+            f"tool version {meta.tool_version} taken from the {meta.origin['tool_version']} component; "
+            f"pass --tool-version if the benchmark client was a different build",
+        )
     return Converted(converted.document, notes, converted.stated)
 
 
@@ -248,8 +283,14 @@ def recomputed(document: Mapping[str, Any], meta: RunMetadata) -> Recomputed:
     if document["kind"] == "training":
         warmup = meta.warmup_steps
         facts = training_facts(samples, document["hardware"]["count"], warmup) if samples else None
-        excluded = (f"the first {warmup} warm-up step{'s' if warmup != 1 else ''} of {len(samples)} "
-                    "(the workload's protocol)",) if warmup and samples else ()
+        excluded = (
+            (
+                f"the first {warmup} warm-up step{'s' if warmup != 1 else ''} of {len(samples)} "
+                "(the workload's protocol)",
+            )
+            if warmup and samples
+            else ()
+        )
     elif document.get("synthetic"):  # llama-bench: its mean of per-repetition rates (science/llamabench.py)
         facts = llama_bench_facts(samples, document["synthetic"]) if samples else None
         excluded = ()
@@ -288,16 +329,19 @@ def check_identity(root: str, recipe_path: str | None, source: Source, converted
         for m in metadata_mismatches(recipe, run):
             # a field the recipe leaves out is not a contradiction: --write-recipe adds what the tool states
             if m.field.startswith(("hardware", "layout", "serving", "model")) and m.recipe_value is not None:
-                problems.add("ORV206", f"the output states {m.field} = {m.run_value!r}, the recipe says "
-                                       f"{m.recipe_value!r}", "attach the output to the recipe it measured, or fix "
-                                                               "the recipe")
+                problems.add(
+                    "ORV206",
+                    f"the output states {m.field} = {m.run_value!r}, the recipe says {m.recipe_value!r}",
+                    "attach the output to the recipe it measured, or fix the recipe",
+                )
     named = recipe.checkpoint if isinstance(recipe, InferenceRecipe) else None
     found: Problem | None
     if run.synthetic is not None:  # llama-bench: the GGUF it loaded and the GPU it saw (validator/evidence/identity.py)
         for found in gguf_problems(run.model, spec, run.synthetic.model_filename, run.synthetic.model_n_params):
             problems.add("ORV226", found.message, found.hint)
-        found = gpu_problem(run.hardware.gpu, load_gpu(root, run.hardware.gpu), run.synthetic.gpu_info,
-                            run.synthetic.backends)
+        found = gpu_problem(
+            run.hardware.gpu, load_gpu(root, run.hardware.gpu), run.synthetic.gpu_info, run.synthetic.backends
+        )
         if found is not None:
             problems.add("ORV249", found.message, found.hint)
     for served in (run.checkpoint, converted.stated.get("tokenizer_id")):  # vLLM: model_id, then tokenizer_id

@@ -68,8 +68,8 @@ NS_PER_MS = 1_000_000
 def summary_path(records_path: str) -> str:
     """Where AIPerf writes the summary beside its records (config/artifacts.py: one prefix for both)."""
     folder, name = os.path.split(records_path)
-    stem = name[:-len(".jsonl")] if name.endswith(".jsonl") else name
-    return os.path.join(folder, SUMMARY if stem == RECORDS[:-len(".jsonl")] else f"{stem}.json")
+    stem = name[: -len(".jsonl")] if name.endswith(".jsonl") else name
+    return os.path.join(folder, SUMMARY if stem == RECORDS[: -len(".jsonl")] else f"{stem}.json")
 
 
 def _metric(record: dict[str, Any], tag: str) -> Any:
@@ -91,8 +91,11 @@ def _read_summary(source: Source, problems: Problems) -> tuple[JsonRecord | None
     """The summary, and the findings located in it (they name the summary's own path)."""
     report = source.companions.get("report")
     if report is None:
-        problems.add("ORV108", f"AIPerf's summary ({SUMMARY}) was not given",
-                     f"pass AIPerf's artifact folder, keep {SUMMARY} beside {RECORDS}, or pass --report PATH")
+        problems.add(
+            "ORV108",
+            f"AIPerf's summary ({SUMMARY}) was not given",
+            f"pass AIPerf's artifact folder, keep {SUMMARY} beside {RECORDS}, or pass --report PATH",
+        )
         return None, Problems(source)
     about = Problems(report)
     records = json_records(report, about) if report.raw.strip() else []
@@ -112,8 +115,12 @@ class _Phases:
             data = record.data
             meta = data.get("metadata") if isinstance(data, dict) else None
             if not isinstance(meta, dict) or not isinstance(data.get("metrics"), dict):
-                problems.add("ORV104", "an AIPerf record must be an object with `metadata` and `metrics`",
-                             f"give AIPerf's {RECORDS} unchanged", record.first_line)
+                problems.add(
+                    "ORV104",
+                    "an AIPerf record must be an object with `metadata` and `metrics`",
+                    f"give AIPerf's {RECORDS} unchanged",
+                    record.first_line,
+                )
                 continue
             if meta.get("benchmark_phase") != "profiling":
                 self.warmup += 1
@@ -125,30 +132,57 @@ class _Phases:
 
 def _samples(done: Sequence[JsonRecord], problems: Problems) -> list[dict[str, Any]]:
     """One sample per completed profiling request; TTFT and latency are AIPerf's own (perf-counter) values."""
-    first = min((r.data["metadata"].get("request_start_ns") for r in done
-                 if isinstance(r.data["metadata"].get("request_start_ns"), int)), default=0)
+    first = min(
+        (
+            r.data["metadata"].get("request_start_ns")
+            for r in done
+            if isinstance(r.data["metadata"].get("request_start_ns"), int)
+        ),
+        default=0,
+    )
     out = []
     for record in done:
         data, meta = record.data, record.data["metadata"]
-        values = {tag: _metric(data, tag) for tag in
-                  ("input_sequence_length", "output_sequence_length", "time_to_first_token", "request_latency")}
+        values = {
+            tag: _metric(data, tag)
+            for tag in ("input_sequence_length", "output_sequence_length", "time_to_first_token", "request_latency")
+        }
         start = meta.get("request_start_ns")
         if values["time_to_first_token"] is None:
-            problems.add("ORV108", "a profiling record has no `time_to_first_token`: AIPerf measures TTFT only when "
-                                   "it streams", f"run {SAVE_FLAG} (TTFT and decode rates need --streaming)",
-                         record.first_line)
+            problems.add(
+                "ORV108",
+                "a profiling record has no `time_to_first_token`: AIPerf measures TTFT only when it streams",
+                f"run {SAVE_FLAG} (TTFT and decode rates need --streaming)",
+                record.first_line,
+            )
             continue
-        bad = next((tag for tag, v in values.items() if not _is_number(v) or v < 0
-                    or (tag.endswith("length") and not isinstance(v, int))), None)
+        bad = next(
+            (
+                tag
+                for tag, v in values.items()
+                if not _is_number(v) or v < 0 or (tag.endswith("length") and not isinstance(v, int))
+            ),
+            None,
+        )
         if bad is None and values["request_latency"] < values["time_to_first_token"]:
             bad = "request_latency"  # a request ends after its first token
         if bad or not isinstance(start, int) or isinstance(start, bool):
-            problems.add("ORV104", f"`{bad or 'metadata.request_start_ns'}` is not a valid value in this record",
-                         f"give AIPerf's {RECORDS} unchanged", record.first_line)
+            problems.add(
+                "ORV104",
+                f"`{bad or 'metadata.request_start_ns'}` is not a valid value in this record",
+                f"give AIPerf's {RECORDS} unchanged",
+                record.first_line,
+            )
             continue
-        out.append({"prompt_tokens": values["input_sequence_length"], "output_tokens": values["output_sequence_length"],
-                    "ttft_ms": values["time_to_first_token"], "e2e_ms": values["request_latency"],
-                    "start_ms": ms((start - first) / 1e9)})
+        out.append(
+            {
+                "prompt_tokens": values["input_sequence_length"],
+                "output_tokens": values["output_sequence_length"],
+                "ttft_ms": values["time_to_first_token"],
+                "e2e_ms": values["request_latency"],
+                "start_ms": ms((start - first) / 1e9),
+            }
+        )
     return out
 
 
@@ -163,26 +197,39 @@ def _check_counts(summary: JsonRecord, phases: _Phases, problems: Problems) -> N
     """AIPerf's summary counts the profiling phase's completed requests only; anything else is refused."""
     counted = _summary_value(summary, "request_count")
     if summary.data.get("was_cancelled") is True:
-        problems.add("ORV109", "AIPerf's summary says the benchmark was cancelled before it finished",
-                     "run the benchmark to the end; a cut-short run is not evidence", *summary.locate(("was_cancelled",)))
+        problems.add(
+            "ORV109",
+            "AIPerf's summary says the benchmark was cancelled before it finished",
+            "run the benchmark to the end; a cut-short run is not evidence",
+            *summary.locate(("was_cancelled",)),
+        )
     if counted is not None and counted != len(phases.profiling):
         extra = []
         if phases.warmup:
             extra.append(f"{phases.warmup} warm-up")
         if phases.failed:
             extra.append(f"{len(phases.failed)} cancelled or failed")
-        problems.add("ORV109", f"AIPerf's summary counts {counted:g} requests, but the records hold "
-                               f"{len(phases.profiling)} completed profiling requests"
-                               + (f" (besides {' and '.join(extra)})" if extra else ""),
-                     "the summary counts warm-up or cancelled records, or the files come from different runs; "
-                     "give AIPerf's own two files of one run", *summary.locate(("request_count",)))
+        problems.add(
+            "ORV109",
+            f"AIPerf's summary counts {counted:g} requests, but the records hold "
+            f"{len(phases.profiling)} completed profiling requests"
+            + (f" (besides {' and '.join(extra)})" if extra else ""),
+            "the summary counts warm-up or cancelled records, or the files come from different runs; "
+            "give AIPerf's own two files of one run",
+            *summary.locate(("request_count",)),
+        )
 
 
 def _check_summary(summary: JsonRecord, done: Sequence[JsonRecord], problems: Problems) -> None:
     """Every aggregate AIPerf computed from these records must come out again (RECOMPUTED)."""
     recomputed: dict[tuple[str, str], float] = {}
-    for tag in ("time_to_first_token", "request_latency", "inter_token_latency", "input_sequence_length",
-                "output_sequence_length"):
+    for tag in (
+        "time_to_first_token",
+        "request_latency",
+        "inter_token_latency",
+        "input_sequence_length",
+        "output_sequence_length",
+    ):
         values = [_metric(r.data, tag) for r in done]
         if values and all(_is_number(v) for v in values):
             recomputed[(tag, "avg")] = math.fsum(values) / len(values)
@@ -198,9 +245,12 @@ def _check_summary(summary: JsonRecord, done: Sequence[JsonRecord], problems: Pr
     for (tag, stat), value in recomputed.items():
         printed = _summary_value(summary, tag, stat)
         if printed is not None and not printed_matches(printed, value, tolerance[(tag, stat)]):
-            problems.add("ORV109", f"AIPerf's summary gives {tag}.{stat} = {printed!r}, but its records give {value!r}",
-                         "the summary was edited or belongs to another run; give AIPerf's own two files of one run",
-                         *summary.locate((tag, stat)))
+            problems.add(
+                "ORV109",
+                f"AIPerf's summary gives {tag}.{stat} = {printed!r}, but its records give {value!r}",
+                "the summary was edited or belongs to another run; give AIPerf's own two files of one run",
+                *summary.locate((tag, stat)),
+            )
 
 
 def _phase_window_s(summary: JsonRecord) -> float | None:
@@ -228,8 +278,11 @@ def _stated(summary: JsonRecord) -> tuple[str | None, bool | None, int | None]:
     config = summary.data.get("input_config")
     config = config if isinstance(config, dict) else {}
     # 0.13: models.items[].name and phases[]; 0.1 (GitHub @db4f6397): endpoint.model_names, loadgen.concurrency
-    names = [m.get("name") for m in _list(_at(config, ("models", "items")))
-             if isinstance(m, dict) and isinstance(m.get("name"), str)]
+    names = [
+        m.get("name")
+        for m in _list(_at(config, ("models", "items")))
+        if isinstance(m, dict) and isinstance(m.get("name"), str)
+    ]
     names = names or [m for m in _list(_at(config, ("endpoint", "model_names"))) if isinstance(m, str)]
     streaming = _at(config, ("endpoint", "streaming"))
     streaming = streaming if isinstance(streaming, bool) else None
@@ -241,9 +294,15 @@ def _stated(summary: JsonRecord) -> tuple[str | None, bool | None, int | None]:
 
 def _printed(summary: JsonRecord) -> dict[str, float]:
     """AIPerf's own headline figures as its summary gives them; decode_tok_s is 1000 / its mean ITL."""
-    out = {name: value for name, tag in (("ttft_ms", "time_to_first_token"), ("tpot_ms", "inter_token_latency"),
-                                         ("output_tok_s", "output_token_throughput"))
-           if (value := _summary_value(summary, tag)) is not None and value > 0}
+    out = {
+        name: value
+        for name, tag in (
+            ("ttft_ms", "time_to_first_token"),
+            ("tpot_ms", "inter_token_latency"),
+            ("output_tok_s", "output_token_throughput"),
+        )
+        if (value := _summary_value(summary, tag)) is not None and value > 0
+    }
     if "tpot_ms" in out:
         out["decode_tok_s"] = 1000.0 / out["tpot_ms"]
     return out
@@ -261,8 +320,12 @@ def convert(source: Source, meta: RunMetadata) -> Converted:
     phases = _Phases(records, problems)
     model, streaming, concurrency = _stated(summary)
     if streaming is not True:  # AIPerf's summary leaves `streaming` out when it is off (its default)
-        about_summary.add("ORV108", "AIPerf ran without --streaming: it measured no TTFT, so no TTFT or decode "
-                                    "figure can be recomputed", f"run {SAVE_FLAG}", *summary.locate(("input_config",)))
+        about_summary.add(
+            "ORV108",
+            "AIPerf ran without --streaming: it measured no TTFT, so no TTFT or decode figure can be recomputed",
+            f"run {SAVE_FLAG}",
+            *summary.locate(("input_config",)),
+        )
     _check_counts(summary, phases, about_summary)
     raise_if_any(problems, about_summary)
     samples = _samples(phases.profiling, problems)
@@ -272,16 +335,20 @@ def convert(source: Source, meta: RunMetadata) -> Converted:
     _check_summary(summary, phases.profiling, about_summary)
     raise_if_any(about_summary)
     version = summary.data.get("aiperf_version")
-    meta = stated_meta(meta, TOOL, notes, checkpoint=model,
-                       tool_version=version if isinstance(version, str) and version else None)
+    meta = stated_meta(
+        meta, TOOL, notes, checkpoint=model, tool_version=version if isinstance(version, str) and version else None
+    )
     if concurrency is not None:
         meta = merge_mapping(meta, "serving", {"concurrency": concurrency}, TOOL, notes)
     if phases.warmup:
-        notes.append(f"{phases.warmup} warm-up record(s) left out (AIPerf's warm-up phase; its summary leaves them "
-                     "out too)")
+        notes.append(
+            f"{phases.warmup} warm-up record(s) left out (AIPerf's warm-up phase; its summary leaves them out too)"
+        )
     if phases.failed:
-        notes.append(f"{len(phases.failed)} profiling request(s) failed or were cancelled and are excluded "
-                     "(AIPerf leaves them out of its means too)")
+        notes.append(
+            f"{len(phases.failed)} profiling request(s) failed or were cancelled and are excluded "
+            "(AIPerf leaves them out of its means too)"
+        )
     duration = benchmark_duration_s(phases.profiling)
     document = inference_document(TOOL, FORMAT, meta, _printed(summary), samples, duration, problems)
     return Converted(document, tuple(notes))

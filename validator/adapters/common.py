@@ -76,9 +76,6 @@ class Converted:
     stated: Mapping[str, str] = field(default_factory=dict)
 
 
-
-
-
 class Problems:
     """Collects located findings about one source so that one run reports every problem."""
 
@@ -143,8 +140,13 @@ def json_records(source: Source, problems: Problems) -> list[JsonRecord]:
             if not records and exc.code == "ORV101":  # not JSON lines: one document with a mistake in it
                 _refused(problems, whole)
                 break
-            problems.add(exc.code, f"line {number}: {exc.message}",
-                         "each line of a JSON-lines result file must be one JSON object", exc.line, exc.col)
+            problems.add(
+                exc.code,
+                f"line {number}: {exc.message}",
+                "each line of a JSON-lines result file must be one JSON object",
+                exc.line,
+                exc.col,
+            )
     problems.raise_if_any()
     return records
 
@@ -154,17 +156,24 @@ def pick_record(source: Source, meta: RunMetadata, problems: Problems) -> JsonRe
     if not records:
         problems.add("ORV108", "the file holds no result", "give the result file the benchmark wrote")
     elif meta.record is not None and not 1 <= meta.record <= len(records):
-        problems.add("ORV109", f"--record {meta.record} asked for, but the file holds {len(records)} result(s)",
-                     f"pass --record between 1 and {len(records)}")
+        problems.add(
+            "ORV109",
+            f"--record {meta.record} asked for, but the file holds {len(records)} result(s)",
+            f"pass --record between 1 and {len(records)}",
+        )
     elif meta.record is None and len(records) > 1:
-        problems.add("ORV109", f"the file holds {len(records)} results (the tool appends one per run)",
-                     f"pass --record K (1 to {len(records)}) to choose one; each run gets its own run file",
-                     records[1].first_line)
+        problems.add(
+            "ORV109",
+            f"the file holds {len(records)} results (the tool appends one per run)",
+            f"pass --record K (1 to {len(records)}) to choose one; each run gets its own run file",
+            records[1].first_line,
+        )
     problems.raise_if_any()
     record = records[(meta.record or 1) - 1]
     if not isinstance(record.data, dict):
-        problems.add("ORV104", "a result must be a JSON object", "give the result file the benchmark wrote",
-                     record.first_line)
+        problems.add(
+            "ORV104", "a result must be a JSON object", "give the result file the benchmark wrote", record.first_line
+        )
         problems.raise_if_any()
     return record
 
@@ -174,12 +183,20 @@ def number(record: JsonRecord, key: str, problems: Problems, required: bool = Fa
     value = record.data.get(key)
     if value is None:
         if required:
-            problems.add("ORV108", f"`{key}` is missing", "give the result file the benchmark wrote, unchanged",
-                         record.first_line)
+            problems.add(
+                "ORV108",
+                f"`{key}` is missing",
+                "give the result file the benchmark wrote, unchanged",
+                record.first_line,
+            )
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        problems.add("ORV104", f"`{key}` must be a finite number, not {value!r}",
-                     "give the result file the benchmark wrote, unchanged", *record.locate((key,)))
+        problems.add(
+            "ORV104",
+            f"`{key}` must be a finite number, not {value!r}",
+            "give the result file the benchmark wrote, unchanged",
+            *record.locate((key,)),
+        )
         return None
     return float(value)
 
@@ -195,9 +212,19 @@ def ms(seconds: float) -> float:
 
 # --------------------------------------------------------------------------- the run envelope
 
-_FLAG_FOR = {"model": "--model", "gpu": "--gpu", "gpus": "--gpus", "software": "--recipe",
-             "workload": "--workload", "layout": "--recipe", "quant": "--quant", "serving": "--recipe",
-             "measured_at": "--measured-at", "measured_by": "--measured-by", "tool_version": "--tool-version"}
+_FLAG_FOR = {
+    "model": "--model",
+    "gpu": "--gpu",
+    "gpus": "--gpus",
+    "software": "--recipe",
+    "workload": "--workload",
+    "layout": "--recipe",
+    "quant": "--quant",
+    "serving": "--recipe",
+    "measured_at": "--measured-at",
+    "measured_by": "--measured-by",
+    "tool_version": "--tool-version",
+}
 
 
 def require(meta: RunMetadata, names: Sequence[str], problems: Problems, what_lacks: str) -> None:
@@ -206,13 +233,22 @@ def require(meta: RunMetadata, names: Sequence[str], problems: Problems, what_la
         if getattr(meta, name) in (None, {}, ""):
             flag = _FLAG_FOR.get(name, "--recipe")
             if from_recipe:
-                hint = (f"the recipe given does not state `{name}` either: add it to the recipe"
-                        + (" (the pinned framework or engine, docs/contributing.md \"Pins\"; an imported row "
-                           "states none)" if name == "software" else "") if flag == "--recipe" else
-                        f"pass {flag} (the recipe given does not state it either)")
+                hint = (
+                    f"the recipe given does not state `{name}` either: add it to the recipe"
+                    + (
+                        ' (the pinned framework or engine, docs/contributing.md "Pins"; an imported row states none)'
+                        if name == "software"
+                        else ""
+                    )
+                    if flag == "--recipe"
+                    else f"pass {flag} (the recipe given does not state it either)"
+                )
             else:
-                hint = ("pass --recipe PATH to take it from the recipe this run backs" if flag == "--recipe"
-                        else f"pass {flag} (or --recipe PATH to take it from the recipe)")
+                hint = (
+                    "pass --recipe PATH to take it from the recipe this run backs"
+                    if flag == "--recipe"
+                    else f"pass {flag} (or --recipe PATH to take it from the recipe)"
+                )
             problems.add("ORV108", f"{what_lacks} does not state `{name}`", hint)
 
 
@@ -253,13 +289,16 @@ def stated(meta: RunMetadata, field_name: str, stated_value: Any, tool: str, not
     same_day = field_name == "measured_at" and isinstance(given, str) and str(stated_value).startswith(given)
     if given is not None and given != stated_value and not same_day:
         where = meta.origin.get(field_name, "the metadata")
-        notes.append(f"{tool} output states {field_name} = {stated_value!r}; the {where} says {given!r}: "
-                     f"the output's value is recorded")
+        notes.append(
+            f"{tool} output states {field_name} = {stated_value!r}; the {where} says {given!r}: "
+            f"the output's value is recorded"
+        )
     return meta.with_values(tool, **{field_name: stated_value})
 
 
-def merge_mapping(meta: RunMetadata, field_name: str, stated_values: Mapping[str, Any], tool: str,
-                  notes: list[str]) -> RunMetadata:
+def merge_mapping(
+    meta: RunMetadata, field_name: str, stated_values: Mapping[str, Any], tool: str, notes: list[str]
+) -> RunMetadata:
     """Like `stated`, key by key inside a mapping (layout, serving)."""
     current = dict(getattr(meta, field_name) or {})
     where = meta.origin.get(field_name, "metadata")
@@ -267,7 +306,9 @@ def merge_mapping(meta: RunMetadata, field_name: str, stated_values: Mapping[str
         if value is None:
             continue
         if key in current and current[key] != value:
-            notes.append(f"{tool} output states {field_name}.{key} = {value!r}; the {where} says "
-                         f"{current[key]!r}: the output's value is recorded")
+            notes.append(
+                f"{tool} output states {field_name}.{key} = {value!r}; the {where} says "
+                f"{current[key]!r}: the output's value is recorded"
+            )
         current[key] = value
     return dataclasses.replace(meta, **cast("dict[str, Any]", {field_name: current}))

@@ -46,8 +46,7 @@ class Requests:
     has_latencies: bool
 
 
-def find_requests(record: JsonRecord, where: tuple[str, ...], problems: Problems,
-                  save_flag: str) -> Requests | None:
+def find_requests(record: JsonRecord, where: tuple[str, ...], problems: Problems, save_flag: str) -> Requests | None:
     """The per-request arrays, None for a summary-only result; findings for partial or ragged arrays."""
     container: Any = record.data
     for key in where:
@@ -58,20 +57,31 @@ def find_requests(record: JsonRecord, where: tuple[str, ...], problems: Problems
     for key in PER_REQUEST + ("latencies", "errors", "start_times"):
         if key not in container:
             if key in PER_REQUEST:
-                problems.add("ORV108", f"per-request `{key}` is missing while other per-request arrays are present",
-                             f"give the result file the benchmark wrote ({save_flag}), unchanged", record.first_line)
+                problems.add(
+                    "ORV108",
+                    f"per-request `{key}` is missing while other per-request arrays are present",
+                    f"give the result file the benchmark wrote ({save_flag}), unchanged",
+                    record.first_line,
+                )
             continue
         value = container[key]
         if not isinstance(value, list):
-            problems.add("ORV104", f"`{key}` must be a list with one entry per request",
-                         "give the result file the benchmark wrote, unchanged", *record.locate(where + (key,)))
+            problems.add(
+                "ORV104",
+                f"`{key}` must be a list with one entry per request",
+                "give the result file the benchmark wrote, unchanged",
+                *record.locate(where + (key,)),
+            )
             continue
         arrays[key] = value
     lengths = {k: len(v) for k, v in arrays.items()}
     if len(set(lengths.values())) > 1:
-        problems.add("ORV109", f"per-request arrays have different lengths: {lengths}",
-                     "the file was truncated or edited; give the file the benchmark wrote",
-                     *record.locate(where + ("ttfts",)))
+        problems.add(
+            "ORV109",
+            f"per-request arrays have different lengths: {lengths}",
+            "the file was truncated or edited; give the file the benchmark wrote",
+            *record.locate(where + ("ttfts",)),
+        )
     return Requests(record, arrays, where, "latencies" in arrays)
 
 
@@ -96,14 +106,21 @@ def build_samples(requests: Requests, problems: Problems) -> list[dict[str, Any]
         if requests.has_latencies and not (_is_number(latency) and latency >= 0):
             bad = "latencies"
         if bad:
-            problems.add("ORV104", f"request {i}: `{bad}` holds {a[bad][i]!r}, not a valid value",
-                         "give the result file the benchmark wrote, unchanged",
-                         *requests.record.locate(requests.where + (bad, i)))
+            problems.add(
+                "ORV104",
+                f"request {i}: `{bad}` holds {a[bad][i]!r}, not a valid value",
+                "give the result file the benchmark wrote, unchanged",
+                *requests.record.locate(requests.where + (bad, i)),
+            )
             continue
         # Without recorded latencies, a request ends at its last token: TTFT + sum of inter-token gaps.
         e2e = latency if latency is not None else ttft + math.fsum(itl)
-        sample: dict[str, Any] = {"prompt_tokens": prompt, "output_tokens": output, "ttft_ms": ms(ttft),
-                                  "e2e_ms": ms(max(e2e, ttft))}
+        sample: dict[str, Any] = {
+            "prompt_tokens": prompt,
+            "output_tokens": output,
+            "ttft_ms": ms(ttft),
+            "e2e_ms": ms(max(e2e, ttft)),
+        }
         if starts and _is_number(starts[i]):
             sample["start_ms"] = ms(starts[i] - first_start)
         samples.append(sample)
@@ -150,24 +167,45 @@ def check_printed(record: JsonRecord, facts: RunFacts, has_latencies: bool, prob
             continue
         tolerance = RECONSTRUCTED_E2E if name == "tpot_ms" and not has_latencies else EXACT
         if not printed_matches(float(printed), recomputed, tolerance):
-            problems.add("ORV109", f"the file's own `{key}` is {printed!r} but its per-request arrays give "
-                                   f"{recomputed!r}",
-                         "the file was edited, truncated or mixes two runs; give the file the benchmark wrote",
-                         *record.locate((key,)))
+            problems.add(
+                "ORV109",
+                f"the file's own `{key}` is {printed!r} but its per-request arrays give {recomputed!r}",
+                "the file was edited, truncated or mixes two runs; give the file the benchmark wrote",
+                *record.locate((key,)),
+            )
 
 
-def inference_document(tool: str, fmt: str, meta: RunMetadata, summary: dict[str, float],
-                       samples: Sequence[dict[str, Any]] | None, duration_s: float | None,
-                       problems: Problems) -> dict[str, Any]:
-    require(meta, ("model", "gpu", "gpus", "software", "quant", "serving", "measured_at", "measured_by",
-                   "tool_version"), problems, f"the {tool} result")
+def inference_document(
+    tool: str,
+    fmt: str,
+    meta: RunMetadata,
+    summary: dict[str, float],
+    samples: Sequence[dict[str, Any]] | None,
+    duration_s: float | None,
+    problems: Problems,
+) -> dict[str, Any]:
+    require(
+        meta,
+        ("model", "gpu", "gpus", "software", "quant", "serving", "measured_at", "measured_by", "tool_version"),
+        problems,
+        f"the {tool} result",
+    )
     if not summary:
-        problems.add("ORV108", "the result has neither the tool's mean figures nor per-request samples",
-                     "give the result file the benchmark wrote, unchanged")
+        problems.add(
+            "ORV108",
+            "the result has neither the tool's mean figures nor per-request samples",
+            "give the result file the benchmark wrote, unchanged",
+        )
     problems.raise_if_any()
     doc = common_fields("inference", meta)
-    doc.update({"tool": tool_block(tool, fmt, meta), "quant": meta.quant, "serving": dict(meta.serving or {}),
-                "summary": summary})
+    doc.update(
+        {
+            "tool": tool_block(tool, fmt, meta),
+            "quant": meta.quant,
+            "serving": dict(meta.serving or {}),
+            "summary": summary,
+        }
+    )
     if duration_s:
         doc["duration_s"] = duration_s
     if samples:
@@ -175,43 +213,67 @@ def inference_document(tool: str, fmt: str, meta: RunMetadata, summary: dict[str
     return doc
 
 
-def convert_result(tool: str, fmt: str, record: JsonRecord, requests: Requests | None, meta: RunMetadata,
-                   problems: Problems, notes: list[str], save_flag: str) -> dict[str, Any]:
+def convert_result(
+    tool: str,
+    fmt: str,
+    record: JsonRecord,
+    requests: Requests | None,
+    meta: RunMetadata,
+    problems: Problems,
+    notes: list[str],
+    save_flag: str,
+) -> dict[str, Any]:
     """The common path once a tool-specific adapter has found its record and per-request arrays."""
     duration = number(record, "duration", problems, required=True)
     if duration is not None and duration <= 0:
-        problems.add("ORV109", f"`duration` must be positive, not {duration!r}",
-                     "give the result file the benchmark wrote, unchanged", *record.locate(("duration",)))
+        problems.add(
+            "ORV109",
+            f"`duration` must be positive, not {duration!r}",
+            "give the result file the benchmark wrote, unchanged",
+            *record.locate(("duration",)),
+        )
     problems.raise_if_any()  # samples are only built from complete, equally long per-request arrays
     concurrency = record.data.get("max_concurrency")
     why = bounds.out_of_bounds(concurrency, bounds.CONCURRENCY) if concurrency is not None else None
     if why:  # a count orv would record and compute with: within physics, or a finding naming it
-        problems.add("ORV109", f"`max_concurrency` {why}", "give the result file the benchmark wrote, unchanged",
-                     *record.locate(("max_concurrency",)))
+        problems.add(
+            "ORV109",
+            f"`max_concurrency` {why}",
+            "give the result file the benchmark wrote, unchanged",
+            *record.locate(("max_concurrency",)),
+        )
         problems.raise_if_any()
     if isinstance(concurrency, int) and not isinstance(concurrency, bool) and concurrency > 0:
         meta = merge_mapping(meta, "serving", {"concurrency": concurrency}, tool, notes)
     elif meta.serving and "concurrency" in meta.serving:
-        notes.append(f"the {tool} run set no --max-concurrency (requests were not limited); serving.concurrency "
-                     f"{meta.serving['concurrency']} is taken from the {meta.origin.get('serving', 'metadata')}")
+        notes.append(
+            f"the {tool} run set no --max-concurrency (requests were not limited); serving.concurrency "
+            f"{meta.serving['concurrency']} is taken from the {meta.origin.get('serving', 'metadata')}"
+        )
     samples = build_samples(requests, problems) if requests else None
     summary = printed_summary(record, problems)
     problems.raise_if_any()
     if requests is None:
-        notes.append(f"the result has no per-request samples (run the benchmark with {save_flag}): "
-                     f"this run can support tier T1 only")
+        notes.append(
+            f"the result has no per-request samples (run the benchmark with {save_flag}): "
+            f"this run can support tier T1 only"
+        )
     else:
         failed = _failed(requests)
         if failed:  # counted, never dropped silently: the figures below leave these requests out
             total = len(requests.arrays.get("ttfts", []))
-            notes.append(f"{failed} of {total} requests failed and {'is' if failed == 1 else 'are'} excluded "
-                         f"(an error or no output; {tool} leaves them out of its means too)")
+            notes.append(
+                f"{failed} of {total} requests failed and {'is' if failed == 1 else 'are'} excluded "
+                f"(an error or no output; {tool} leaves them out of its means too)"
+            )
     if requests is not None and samples:
         facts = inference_facts(samples, duration)
         check_printed(record, facts, requests.has_latencies, problems)
         if not requests.has_latencies:
-            notes.append("the result records no per-request end-to-end latency; e2e_ms is TTFT + sum of "
-                         "inter-token latencies (docs/metrics.md)")
+            notes.append(
+                "the result records no per-request end-to-end latency; e2e_ms is TTFT + sum of "
+                "inter-token latencies (docs/metrics.md)"
+            )
     return inference_document(tool, fmt, meta, summary, samples, duration, problems)
 
 

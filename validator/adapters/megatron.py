@@ -175,31 +175,54 @@ def parse_megatron(source: Source, problems: Problems, notes: list[str]) -> Pars
         fields = _fields(m.group(3))
         elapsed = _float(fields.get("elapsed time per iteration (ms)"))
         if elapsed is None or elapsed <= 0:
-            problems.add("ORV104", f"iteration {m.group(1)}: no positive `elapsed time per iteration (ms)`",
-                         "give the log Megatron-LM wrote, unchanged", number, line.find("elapsed") + 1)
+            problems.add(
+                "ORV104",
+                f"iteration {m.group(1)}: no positive `elapsed time per iteration (ms)`",
+                "give the log Megatron-LM wrote, unchanged",
+                number,
+                line.find("elapsed") + 1,
+            )
             continue
         loss = _step_loss(fields)
         if loss is None:
-            problems.add("ORV108", f"iteration {m.group(1)}: no `lm loss` on the line, and no skipped iteration "
-                                   "or non-finite grad norm to explain it",
-                         "the run file needs the training loss of every step; give the log Megatron-LM's "
-                         "pretrain_gpt.py wrote (it reports `lm loss`), unchanged", number, m.start(3) + 1)
+            problems.add(
+                "ORV108",
+                f"iteration {m.group(1)}: no `lm loss` on the line, and no skipped iteration "
+                "or non-finite grad norm to explain it",
+                "the run file needs the training loss of every step; give the log Megatron-LM's "
+                "pretrain_gpt.py wrote (it reports `lm loss`), unchanged",
+                number,
+                m.start(3) + 1,
+            )
             continue
-        stamp = _TIMESTAMP.search(line[:m.start()])
-        steps.append(LoggedStep(number, int(m.group(1)), elapsed / 1000.0,
-                                _int(fields.get("global batch size")), _int(fields.get("consumed samples")),
-                                loss, None, f"{stamp.group(1)}T{stamp.group(2)}" if stamp else None))
+        stamp = _TIMESTAMP.search(line[: m.start()])
+        steps.append(
+            LoggedStep(
+                number,
+                int(m.group(1)),
+                elapsed / 1000.0,
+                _int(fields.get("global batch size")),
+                _int(fields.get("consumed samples")),
+                loss,
+                None,
+                f"{stamp.group(1)}T{stamp.group(2)}" if stamp else None,
+            )
+        )
     skipped = [s.step for s in steps if s.loss == SKIPPED]
     if skipped:
-        notes.append(f"{len(skipped)} iteration(s) skipped by fp16 loss scaling (first {skipped[0]}): recorded as "
-                     "skipped steps, left out of the loss comparison and the warm-up count")
+        notes.append(
+            f"{len(skipped)} iteration(s) skipped by fp16 loss scaling (first {skipped[0]}): recorded as "
+            "skipped steps, left out of the loss comparison and the warm-up count"
+        )
     if validation_nan:
         first = min(validation_nan)
         for i, step in enumerate(steps):
             if step.step >= first and isinstance(step.loss, float):
                 steps[i] = dataclasses.replace(step, loss="nan")
-                notes.append(f"the validation loss at iteration {first} is not finite (line {validation_nan[first]}): "
-                             f"the model's weights are, so iteration {step.step}'s loss is recorded as nan")
+                notes.append(
+                    f"the validation loss at iteration {first} is not finite (line {validation_nan[first]}): "
+                    f"the model's weights are, so iteration {step.step}'s loss is recorded as nan"
+                )
                 break
     return ParsedLog(tuple(steps), _arguments(lines))
 
@@ -207,15 +230,25 @@ def parse_megatron(source: Source, problems: Problems, notes: list[str]) -> Pars
 # The arguments that size the model and the layout, and their physical bounds (docs/limits.md): checked
 # before the layout is built, so a layer split for 10^9 stages is refused here, never enumerated.
 ARGUMENT_BOUNDS: dict[str, Bound] = {
-    "num_layers": bounds.LAYERS, "decoder_first_pipeline_num_layers": bounds.LAYERS,
-    "decoder_last_pipeline_num_layers": bounds.LAYERS, "pipeline_model_parallel_size": bounds.PIPELINE,
+    "num_layers": bounds.LAYERS,
+    "decoder_first_pipeline_num_layers": bounds.LAYERS,
+    "decoder_last_pipeline_num_layers": bounds.LAYERS,
+    "pipeline_model_parallel_size": bounds.PIPELINE,
     "virtual_pipeline_model_parallel_size": bounds.VIRTUAL_PIPELINE,
-    "tensor_model_parallel_size": bounds.PARALLEL, "context_parallel_size": bounds.PARALLEL,
-    "data_parallel_size": bounds.PARALLEL, "expert_model_parallel_size": bounds.PARALLEL,
-    "expert_tensor_parallel_size": bounds.PARALLEL, "world_size": bounds.PARALLEL,
-    "hidden_size": bounds.HIDDEN, "num_attention_heads": bounds.HEADS, "num_experts": bounds.EXPERTS,
-    "moe_router_topk": bounds.EXPERTS, "seq_length": bounds.SEQ_LEN, "global_batch_size": bounds.GLOBAL_BATCH,
-    "log_interval": bounds.ITERATION, "train_iters": bounds.ITERATION,
+    "tensor_model_parallel_size": bounds.PARALLEL,
+    "context_parallel_size": bounds.PARALLEL,
+    "data_parallel_size": bounds.PARALLEL,
+    "expert_model_parallel_size": bounds.PARALLEL,
+    "expert_tensor_parallel_size": bounds.PARALLEL,
+    "world_size": bounds.PARALLEL,
+    "hidden_size": bounds.HIDDEN,
+    "num_attention_heads": bounds.HEADS,
+    "num_experts": bounds.EXPERTS,
+    "moe_router_topk": bounds.EXPERTS,
+    "seq_length": bounds.SEQ_LEN,
+    "global_batch_size": bounds.GLOBAL_BATCH,
+    "log_interval": bounds.ITERATION,
+    "train_iters": bounds.ITERATION,
 }
 
 
@@ -232,8 +265,12 @@ def argument_bounds_hold(args: Mapping[str, tuple[str, int]], problems: Problems
         stated: Any = int(value) if math.isfinite(value) and value.is_integer() else value
         why = bounds.out_of_bounds(stated, bound)
         if why:
-            problems.add("ORV109", f"argument `{name}` {why}", "give the log Megatron-LM wrote, unchanged; no "
-                                                                "real model or cluster has that many", line)
+            problems.add(
+                "ORV109",
+                f"argument `{name}` {why}",
+                "give the log Megatron-LM wrote, unchanged; no real model or cluster has that many",
+                line,
+            )
             held = False
     return held
 
@@ -243,8 +280,12 @@ def _layout_from_args(args: Mapping[str, tuple[str, int]]) -> dict[str, Any]:
         return _int(args[name][0]) if name in args else None
 
     layout: dict[str, Any] = {}
-    for key, name in (("tp", "tensor_model_parallel_size"), ("pp", "pipeline_model_parallel_size"),
-                      ("cp", "context_parallel_size"), ("dp", "data_parallel_size")):
+    for key, name in (
+        ("tp", "tensor_model_parallel_size"),
+        ("pp", "pipeline_model_parallel_size"),
+        ("cp", "context_parallel_size"),
+        ("dp", "data_parallel_size"),
+    ):
         if value(name) is not None:
             layout[key] = value(name)
     if "virtual_pipeline_model_parallel_size" in args:
@@ -253,15 +294,19 @@ def _layout_from_args(args: Mapping[str, tuple[str, int]]) -> dict[str, Any]:
         for key, name in (("ep", "expert_model_parallel_size"), ("etp", "expert_tensor_parallel_size")):
             if value(name) is not None:
                 layout[key] = value(name)
-    split = _layer_split(value("num_layers"), layout.get("pp"), layout.get("vpp", 1),
-                         value("decoder_first_pipeline_num_layers"), value("decoder_last_pipeline_num_layers"))
+    split = _layer_split(
+        value("num_layers"),
+        layout.get("pp"),
+        layout.get("vpp", 1),
+        value("decoder_first_pipeline_num_layers"),
+        value("decoder_last_pipeline_num_layers"),
+    )
     if split:
         layout["layer_split"] = split
     return layout
 
 
-def _layer_split(layers: int | None, pp: int | None, vpp: int, first: int | None,
-                 last: int | None) -> list[int] | None:
+def _layer_split(layers: int | None, pp: int | None, vpp: int, first: int | None, last: int | None) -> list[int] | None:
     """Megatron's uneven pipeline split: first/last stages as given, the middle stages share the rest."""
     if not layers or not pp or pp < 2 or vpp != 1 or (first is None and last is None):
         return None
@@ -278,21 +323,29 @@ def _layer_split(layers: int | None, pp: int | None, vpp: int, first: int | None
 def _check_protocol(args: Mapping[str, tuple[str, int]], meta: RunMetadata, problems: Problems) -> None:
     """The arguments must follow the workload's protocol: sequence length and precision."""
     if "seq_length" in args and meta.seq_len and _int(args["seq_length"][0]) != meta.seq_len:
-        problems.add("ORV109", f"the log trained with seq_length {args['seq_length'][0]}, but workload "
-                               f"`{meta.workload}` fixes {meta.seq_len}",
-                     "a run is evidence only for the workload it followed; rerun with the workload's protocol",
-                     args["seq_length"][1])
+        problems.add(
+            "ORV109",
+            f"the log trained with seq_length {args['seq_length'][0]}, but workload "
+            f"`{meta.workload}` fixes {meta.seq_len}",
+            "a run is evidence only for the workload it followed; rerun with the workload's protocol",
+            args["seq_length"][1],
+        )
     precision = {k: args[k][0] for k in ("bf16", "fp16", "fp8") if k in args}
     wrong = None
-    if meta.dtype == "bf16" and (precision.get("bf16") == "False" or precision.get("fp8") not in (None, "None", "False")):
+    if meta.dtype == "bf16" and (
+        precision.get("bf16") == "False" or precision.get("fp8") not in (None, "None", "False")
+    ):
         wrong = "fp8" if precision.get("fp8") not in (None, "None", "False") else "bf16"
     if meta.dtype == "fp16" and precision.get("fp16") == "False":
         wrong = "fp16"
     if wrong:
-        problems.add("ORV109", f"the log's precision arguments ({', '.join(f'{k}={v}' for k, v in precision.items())}) "
-                               f"do not match workload `{meta.workload}` ({meta.dtype})",
-                     "a run is evidence only for the workload it followed; rerun in the workload's precision",
-                     args[wrong][1])
+        problems.add(
+            "ORV109",
+            f"the log's precision arguments ({', '.join(f'{k}={v}' for k, v in precision.items())}) "
+            f"do not match workload `{meta.workload}` ({meta.dtype})",
+            "a run is evidence only for the workload it followed; rerun in the workload's precision",
+            args[wrong][1],
+        )
 
 
 def convert_megatron(source: Source, meta: RunMetadata) -> Converted:
@@ -302,9 +355,12 @@ def convert_megatron(source: Source, meta: RunMetadata) -> Converted:
     args = parsed.args
     interval = _int(args["log_interval"][0]) if "log_interval" in args else None
     if interval is not None and interval != 1:
-        problems.add("ORV109", f"the run logged every {interval} iterations, so its lines are {interval}-step "
-                               f"averages", "rerun with --log-interval 1: the run file needs every optimizer step",
-                     args["log_interval"][1])
+        problems.add(
+            "ORV109",
+            f"the run logged every {interval} iterations, so its lines are {interval}-step averages",
+            "rerun with --log-interval 1: the run file needs every optimizer step",
+            args["log_interval"][1],
+        )
     _check_protocol(args, meta, problems)
     if not argument_bounds_hold(args, problems):
         problems.raise_if_any()  # before any size drives the layout, the split or the arithmetic
@@ -315,8 +371,9 @@ def convert_megatron(source: Source, meta: RunMetadata) -> Converted:
     first_stamp = parsed.steps[0].timestamp if parsed.steps else None
     for name, value in (("gpus", world), ("measured_at", first_stamp)):
         meta = stated(meta, name, value, "Megatron-LM", notes)
-    document = training_document("megatron-lm", "megatron-lm-training-log", parsed, seq_len, args_batch,
-                                 meta, problems, notes)
+    document = training_document(
+        "megatron-lm", "megatron-lm-training-log", parsed, seq_len, args_batch, meta, problems, notes
+    )
     architecture = _architecture(args, source.lines())
     if architecture:
         document["architecture"] = architecture  # compared with the catalog: ORV227 (validator/evidence/identity.py)
@@ -332,9 +389,13 @@ _TOTAL_PARAMS = re.compile(r"Total number of parameters in billions:\s*([0-9.]+)
 def _architecture(args: Mapping[str, tuple[str, int]], lines: list[str]) -> dict[str, Any]:
     """What the log states about the model it trained: arguments and the printed parameter count."""
     out: dict[str, Any] = {}
-    for key, name in (("layers", "num_layers"), ("hidden_size", "hidden_size"),
-                      ("attention_heads", "num_attention_heads"), ("experts", "num_experts"),
-                      ("experts_per_token", "moe_router_topk")):
+    for key, name in (
+        ("layers", "num_layers"),
+        ("hidden_size", "hidden_size"),
+        ("attention_heads", "num_attention_heads"),
+        ("experts", "num_experts"),
+        ("experts_per_token", "moe_router_topk"),
+    ):
         value: float | None = _int(args[name][0]) if name in args else None
         if value and value > 0:
             out[key] = value
@@ -364,19 +425,36 @@ def parse_nemo(source: Source, problems: Problems) -> ParsedLog:
         fields = _fields(m.group(4))
         timing = _float(fields.get("train_step_timing in s"))
         loss = _loss(fields.get("reduced_train_loss"))
-        missing = ("train_step_timing in s" if timing is None or timing <= 0 else
-                   "reduced_train_loss" if loss is None else None)
+        missing = (
+            "train_step_timing in s"
+            if timing is None or timing <= 0
+            else "reduced_train_loss"
+            if loss is None
+            else None
+        )
         if missing:
-            problems.add("ORV108", f"iteration {m.group(2)}: no valid `{missing}` on the line",
-                         "the run file needs every step's time and loss; keep NeMo's TimingCallback and "
-                         "ProgressPrinter on", number, m.start(4) + 1)
+            problems.add(
+                "ORV108",
+                f"iteration {m.group(2)}: no valid `{missing}` on the line",
+                "the run file needs every step's time and loss; keep NeMo's TimingCallback and ProgressPrinter on",
+                number,
+                m.start(4) + 1,
+            )
             continue
         assert timing is not None and loss is not None
         global_step = _int(fields.get("global_step"))
         step = (global_step if global_step is not None else int(m.group(2))) + 1
-        steps.append(LoggedStep(number, step, timing, _int(fields.get("global_batch_size")),
-                                _int(fields.get("consumed_samples")), loss,
-                                _float(fields.get("tokens_per_sec_per_gpu"))))
+        steps.append(
+            LoggedStep(
+                number,
+                step,
+                timing,
+                _int(fields.get("global_batch_size")),
+                _int(fields.get("consumed_samples")),
+                loss,
+                _float(fields.get("tokens_per_sec_per_gpu")),
+            )
+        )
     return ParsedLog(tuple(steps), {})
 
 
@@ -387,15 +465,14 @@ def convert_nemo(source: Source, meta: RunMetadata) -> Converted:
     document = training_document("nemo", "nemo-progress-log", parsed, meta.seq_len, None, meta, problems, notes)
     _check_printed_rates(parsed, document, meta, problems)
     problems.raise_if_any()
-    rates = [s.printed_rate for s in parsed.steps[meta.warmup_steps:] if s.printed_rate]
-    if rates and len(rates) == len(parsed.steps[meta.warmup_steps:]):
+    rates = [s.printed_rate for s in parsed.steps[meta.warmup_steps :] if s.printed_rate]
+    if rates and len(rates) == len(parsed.steps[meta.warmup_steps :]):
         document["summary"]["tokens_per_s_per_gpu"] = math.fsum(rates) / len(rates)
         notes.append("summary.tokens_per_s_per_gpu is the mean of NeMo's printed per-step tokens_per_sec_per_gpu")
     return Converted(document, tuple(notes))
 
 
-def _check_printed_rates(parsed: ParsedLog, document: dict[str, Any], meta: RunMetadata,
-                         problems: Problems) -> None:
+def _check_printed_rates(parsed: ParsedLog, document: dict[str, Any], meta: RunMetadata, problems: Problems) -> None:
     """NeMo's own per-step tokens/s/GPU must follow from batch x sequence / step time / GPUs."""
     gpus = document["hardware"]["count"]
     for step, sample in zip(parsed.steps, document["samples"]):
@@ -403,10 +480,13 @@ def _check_printed_rates(parsed: ParsedLog, document: dict[str, Any], meta: RunM
             continue
         computed = sample["tokens"] / sample["time_s"] / gpus
         if not math.isclose(step.printed_rate, computed, rel_tol=_PRINTED_RATE_TOLERANCE):
-            problems.add("ORV109", f"iteration prints tokens_per_sec_per_gpu {step.printed_rate:g}, but "
-                                   f"global batch x {meta.seq_len} tokens / step time / {gpus} GPUs = {computed:.4g}",
-                         "check the GPU count (--gpus or the recipe) and the workload's sequence length",
-                         step.line)
+            problems.add(
+                "ORV109",
+                f"iteration prints tokens_per_sec_per_gpu {step.printed_rate:g}, but "
+                f"global batch x {meta.seq_len} tokens / step time / {gpus} GPUs = {computed:.4g}",
+                "check the GPU count (--gpus or the recipe) and the workload's sequence length",
+                step.line,
+            )
             return
 
 
@@ -415,15 +495,25 @@ def _check_printed_rates(parsed: ParsedLog, document: dict[str, Any], meta: RunM
 
 def _check_steps(steps: tuple[LoggedStep, ...], problems: Problems, tool: str) -> None:
     if not steps:
-        problems.add("ORV108", f"no {tool} training iteration lines found",
-                     f"give the {tool} log of the training run (stdout of the last rank)")
+        problems.add(
+            "ORV108",
+            f"no {tool} training iteration lines found",
+            f"give the {tool} log of the training run (stdout of the last rank)",
+        )
         return
     for prev, cur in zip(steps, steps[1:]):
         if cur.step != prev.step + 1:
-            what = ("a restart or a second run" if cur.step <= prev.step else
-                    f"a gap of {cur.step - prev.step} steps (log interval > 1)")
-            problems.add("ORV109", f"step {cur.step} follows step {prev.step}: {what}",
-                         "give the log of one uninterrupted run that logs every iteration", cur.line)
+            what = (
+                "a restart or a second run"
+                if cur.step <= prev.step
+                else f"a gap of {cur.step - prev.step} steps (log interval > 1)"
+            )
+            problems.add(
+                "ORV109",
+                f"step {cur.step} follows step {prev.step}: {what}",
+                "give the log of one uninterrupted run that logs every iteration",
+                cur.line,
+            )
             return
 
 
@@ -432,57 +522,96 @@ def _batches(parsed: ParsedLog, args_batch: int | None, meta: RunMetadata, probl
     out: list[int] = []
     previous_consumed: int | None = None
     for step in parsed.steps:
-        delta = (step.consumed - previous_consumed
-                 if step.consumed is not None and previous_consumed is not None else None)
+        delta = (
+            step.consumed - previous_consumed if step.consumed is not None and previous_consumed is not None else None
+        )
         batch = step.batch or args_batch or delta or meta.global_batch
         previous_consumed = step.consumed
         if not batch:
-            problems.add("ORV108", f"step {step.step}: the global batch size is not stated",
-                         "pass --workload (its global batch) or give a log that prints it", step.line)
+            problems.add(
+                "ORV108",
+                f"step {step.step}: the global batch size is not stated",
+                "pass --workload (its global batch) or give a log that prints it",
+                step.line,
+            )
             return out
         why = bounds.out_of_bounds(batch, bounds.GLOBAL_BATCH)
         if why:
-            problems.add("ORV109", f"step {step.step}: the global batch {why}",
-                         "give the log the training run wrote, unchanged", step.line)
+            problems.add(
+                "ORV109",
+                f"step {step.step}: the global batch {why}",
+                "give the log the training run wrote, unchanged",
+                step.line,
+            )
             return out
         if meta.global_batch and batch != meta.global_batch:
-            problems.add("ORV109", f"step {step.step} trained a global batch of {batch}, but workload "
-                                   f"`{meta.workload}` fixes {meta.global_batch}",
-                         "a run is evidence only for the workload it followed; rerun with its global batch",
-                         step.line)
+            problems.add(
+                "ORV109",
+                f"step {step.step} trained a global batch of {batch}, but workload "
+                f"`{meta.workload}` fixes {meta.global_batch}",
+                "a run is evidence only for the workload it followed; rerun with its global batch",
+                step.line,
+            )
             return out
         out.append(batch)
     return out
 
 
-def training_document(tool: str, fmt: str, parsed: ParsedLog, seq_len: int | None, args_batch: int | None,
-                      meta: RunMetadata, problems: Problems, notes: list[str]) -> dict[str, Any]:
+def training_document(
+    tool: str,
+    fmt: str,
+    parsed: ParsedLog,
+    seq_len: int | None,
+    args_batch: int | None,
+    meta: RunMetadata,
+    problems: Problems,
+    notes: list[str],
+) -> dict[str, Any]:
     _check_steps(parsed.steps, problems, tool)
     if seq_len is None:
-        problems.add("ORV108", "the sequence length is not stated",
-                     "pass --workload (its sequence length) or --recipe; tokens per step = global batch x "
-                     "sequence length")
+        problems.add(
+            "ORV108",
+            "the sequence length is not stated",
+            "pass --workload (its sequence length) or --recipe; tokens per step = global batch x sequence length",
+        )
     batches = _batches(parsed, args_batch, meta, problems)
-    require(meta, ("model", "gpu", "gpus", "software", "workload", "layout", "measured_at", "measured_by",
-                   "tool_version"), problems, f"the {tool} log")
+    require(
+        meta,
+        ("model", "gpu", "gpus", "software", "workload", "layout", "measured_at", "measured_by", "tool_version"),
+        problems,
+        f"the {tool} log",
+    )
     layout = dict(meta.layout or {})
     missing = [k for k in ("tp", "pp", "dp") if k not in layout]
     if meta.layout and missing:
         problems.add("ORV108", f"the layout lacks {', '.join(missing)}", "pass --recipe with a complete layout")
     problems.raise_if_any()
     assert seq_len is not None and meta.gpus is not None
-    samples = [{"step": s.step, "time_s": round(s.time_s, 6), "tokens": b * seq_len, "loss": s.loss}
-               for s, b in zip(parsed.steps, batches)]
+    samples = [
+        {"step": s.step, "time_s": round(s.time_s, 6), "tokens": b * seq_len, "loss": s.loss}
+        for s, b in zip(parsed.steps, batches)
+    ]
     facts = training_facts(samples, meta.gpus, meta.warmup_steps)
     if "tokens_per_s_per_gpu" not in facts.headline:
-        problems.add("ORV109", f"the log has {len(samples)} iteration(s); workload `{meta.workload}` excludes "
-                               f"the first {meta.warmup_steps} as warm-up", "give the log of a longer run",
-                     parsed.steps[-1].line)
+        problems.add(
+            "ORV109",
+            f"the log has {len(samples)} iteration(s); workload `{meta.workload}` excludes "
+            f"the first {meta.warmup_steps} as warm-up",
+            "give the log of a longer run",
+            parsed.steps[-1].line,
+        )
         problems.raise_if_any()
     summary: dict[str, Any] = {"tokens_per_s_per_gpu": facts.headline["tokens_per_s_per_gpu"]}
     if isinstance(samples[-1]["loss"], float):
         summary["final_loss"] = samples[-1]["loss"]
     doc = common_fields("training", meta)
-    doc.update({"tool": tool_block(tool, fmt, meta), "workload": meta.workload, "layout": layout,
-                "summary": summary, "samples": samples})
+    doc.update(
+        {
+            "tool": tool_block(tool, fmt, meta),
+            "workload": meta.workload,
+            "layout": layout,
+            "summary": summary,
+            "samples": samples,
+        }
+    )
     return doc

@@ -33,9 +33,18 @@ def convert(source: Source, meta: RunMetadata) -> Converted:
     # The served model, when this SGLang version saves it (`model_id`, `model`, or the server's
     # `server_info.model_path`): it becomes the run's checkpoint, checked against the catalog (ORV226).
     server = record.data.get("server_info")
-    served = next((v for v in (record.data.get("model_id"), record.data.get("model"),
-                               server.get("model_path") if isinstance(server, dict) else None)
-                   if isinstance(v, str) and v), None)
+    served = next(
+        (
+            v
+            for v in (
+                record.data.get("model_id"),
+                record.data.get("model"),
+                server.get("model_path") if isinstance(server, dict) else None,
+            )
+            if isinstance(v, str) and v
+        ),
+        None,
+    )
     meta = stated_meta(meta, TOOL, notes, checkpoint=served)
     where = ("details",) if isinstance(record.data.get("details"), dict) else ()
     requests = find_requests(record, where, problems, SAVE_FLAG)

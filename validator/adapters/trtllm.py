@@ -81,20 +81,31 @@ def _one_json(source: Source, problems: Problems, what: str) -> JsonRecord | Non
 
 def _requests(record: JsonRecord, problems: Problems) -> list[dict[str, Any]]:
     if not isinstance(record.data, list) or not record.data:
-        problems.add("ORV104", "--request_json must be a non-empty JSON list, one object per request",
-                     f"give the file {SAVE_FLAG} wrote", record.first_line)
+        problems.add(
+            "ORV104",
+            "--request_json must be a non-empty JSON list, one object per request",
+            f"give the file {SAVE_FLAG} wrote",
+            record.first_line,
+        )
         return []
     out = []
     for i, request in enumerate(record.data):
         bad = None if isinstance(request, dict) else "the request"
         if bad is None:
             bad = next((k for k in ("num_input_tokens", "output_tokens", *STAMPS) if not _int(request.get(k))), None)
-        if bad is None and not (request["num_input_tokens"] >= 0 and request["output_tokens"] >= 1
-                                and 0 <= request["start_timestamp"] <= request["end_timestamp"]):
+        if bad is None and not (
+            request["num_input_tokens"] >= 0
+            and request["output_tokens"] >= 1
+            and 0 <= request["start_timestamp"] <= request["end_timestamp"]
+        ):
             bad = "num_input_tokens/output_tokens/timestamps"
         if bad:
-            problems.add("ORV104", f"request {i}: `{bad}` is missing or not a valid value",
-                         f"give the file {SAVE_FLAG} wrote, unchanged", *record.locate((i,)))
+            problems.add(
+                "ORV104",
+                f"request {i}: `{bad}` is missing or not a valid value",
+                f"give the file {SAVE_FLAG} wrote, unchanged",
+                *record.locate((i,)),
+            )
             continue
         out.append(request)
     return out
@@ -102,16 +113,24 @@ def _requests(record: JsonRecord, problems: Problems) -> list[dict[str, Any]]:
 
 def _streamed(requests: Sequence[dict[str, Any]]) -> bool:
     """Every request has a first-token stamp inside its span (non-streaming leaves -1: statistics.py)."""
-    return all(r["start_timestamp"] <= r["first_token_timestamp"] <= r["end_timestamp"]
-               and r["first_token_timestamp"] > 0 for r in requests)
+    return all(
+        r["start_timestamp"] <= r["first_token_timestamp"] <= r["end_timestamp"] and r["first_token_timestamp"] > 0
+        for r in requests
+    )
 
 
 def _samples(requests: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     first = min(r["start_timestamp"] for r in requests)
-    return [{"prompt_tokens": r["num_input_tokens"], "output_tokens": r["output_tokens"],
-             "ttft_ms": ms((r["first_token_timestamp"] - r["start_timestamp"]) / 1e9),
-             "e2e_ms": ms((r["end_timestamp"] - r["start_timestamp"]) / 1e9),
-             "start_ms": ms((r["start_timestamp"] - first) / 1e9)} for r in requests]
+    return [
+        {
+            "prompt_tokens": r["num_input_tokens"],
+            "output_tokens": r["output_tokens"],
+            "ttft_ms": ms((r["first_token_timestamp"] - r["start_timestamp"]) / 1e9),
+            "e2e_ms": ms((r["end_timestamp"] - r["start_timestamp"]) / 1e9),
+            "start_ms": ms((r["start_timestamp"] - first) / 1e9),
+        }
+        for r in requests
+    ]
 
 
 def recomputed_report(requests: Sequence[dict[str, Any]], streamed: bool) -> dict[tuple[str, ...], float]:
@@ -124,14 +143,21 @@ def recomputed_report(requests: Sequence[dict[str, Any]], streamed: bool) -> dic
         ("request_info", "avg_input_length"): sum(r["num_input_tokens"] for r in requests) / n,
         ("request_info", "avg_output_length"): outputs / n,
         ("performance", "total_latency_ms"): total_ns * 1.0e-6,
-        ("performance", "avg_request_latency_ms"):
-            float(sum(r["end_timestamp"] - r["start_timestamp"] for r in requests)) / n * 1.0e-6,
+        ("performance", "avg_request_latency_ms"): float(
+            sum(r["end_timestamp"] - r["start_timestamp"] for r in requests)
+        )
+        / n
+        * 1.0e-6,
         ("performance", "system_output_throughput_tok_s"): outputs / total_ns * 1.0e9,
     }
     if streamed:
         ttfts = [r["first_token_timestamp"] - r["start_timestamp"] for r in requests]
-        tpots = [(r["end_timestamp"] - r["first_token_timestamp"]) / (r["output_tokens"] - 1)
-                 if r["output_tokens"] > 1 else 0.0 for r in requests]
+        tpots = [
+            (r["end_timestamp"] - r["first_token_timestamp"]) / (r["output_tokens"] - 1)
+            if r["output_tokens"] > 1
+            else 0.0
+            for r in requests
+        ]
         figures[("streaming_metrics", "ttft_percentiles", "average")] = float(sum(ttfts)) / n * 1.0e-6
         figures[("streaming_metrics", "tpot_percentiles", "average")] = float(sum(tpots)) / n * 1.0e-6
     return figures
@@ -143,14 +169,16 @@ def _at(data: Any, path: Sequence[str]) -> Any:
     return data
 
 
-def _check_report(report: JsonRecord, requests: Sequence[dict[str, Any]], streamed: bool,
-                  problems: Problems) -> None:
+def _check_report(report: JsonRecord, requests: Sequence[dict[str, Any]], streamed: bool, problems: Problems) -> None:
     for path, value in recomputed_report(requests, streamed).items():
         printed = _at(report.data, path)
         if _number(printed) and not printed_matches(float(printed), value, RECOMPUTED):
-            problems.add("ORV109", f"the report's {'.'.join(path)} is {printed!r}, but its requests give {value!r}",
-                         "the report was edited or belongs to another run; give both files of one trtllm-bench run",
-                         *report.locate(path))
+            problems.add(
+                "ORV109",
+                f"the report's {'.'.join(path)} is {printed!r}, but its requests give {value!r}",
+                "the report was edited or belongs to another run; give both files of one trtllm-bench run",
+                *report.locate(path),
+            )
 
 
 def _engine_pin(meta: RunMetadata, version: str | None, problems: Problems, report: JsonRecord) -> RunMetadata:
@@ -160,10 +188,13 @@ def _engine_pin(meta: RunMetadata, version: str | None, problems: Problems, repo
     software = {role: dict(c) for role, c in (meta.software or {}).items()}
     role = next((r for r, c in software.items() if str(c.get("name", "")).lower() in TRT_LLM_ENGINES), None)
     if role is not None and software[role].get("version") not in (None, version):
-        problems.add("ORV206", f"trtllm-bench ran TensorRT-LLM {version}, the recipe pins "
-                               f"{software[role]['name']} {software[role]['version']}",
-                     "attach the run to the recipe of the version it measured, or fix the recipe's pin",
-                     *report.locate(("engine", "version")))
+        problems.add(
+            "ORV206",
+            f"trtllm-bench ran TensorRT-LLM {version}, the recipe pins "
+            f"{software[role]['name']} {software[role]['version']}",
+            "attach the run to the recipe of the version it measured, or fix the recipe's pin",
+            *report.locate(("engine", "version")),
+        )
     role = role or "engine"
     software[role] = {**software.get(role, {"name": "tensorrt-llm"}), "version": version}
     return meta.with_values(meta.origin.get("software", "recipe"), software=software)
@@ -173,32 +204,48 @@ def convert(source: Source, meta: RunMetadata) -> Converted:
     problems = Problems(source)
     report_source = source.companions.get("report")
     if report_source is None:
-        problems.add("ORV108", "trtllm-bench's report (--report_json) was not given",
-                     "pass it with --report PATH: it states TensorRT-LLM's version, the layout and whether it streamed")
+        problems.add(
+            "ORV108",
+            "trtllm-bench's report (--report_json) was not given",
+            "pass it with --report PATH: it states TensorRT-LLM's version, the layout and whether it streamed",
+        )
         problems.raise_if_any()
     assert report_source is not None
     about_report = Problems(report_source)  # findings located in the report name the report's path
     requests_record = _one_json(source, problems, "--request_json")
     report = _one_json(report_source, about_report, "--report_json")
     if report is not None and (not isinstance(report.data, dict) or not isinstance(report.data.get("engine"), dict)):
-        about_report.add("ORV104", "not a trtllm-bench report (no `engine` object)",
-                         f"pass the --report_json file of {SAVE_FLAG}")
+        about_report.add(
+            "ORV104", "not a trtllm-bench report (no `engine` object)", f"pass the --report_json file of {SAVE_FLAG}"
+        )
     raise_if_any(problems, about_report)
     assert requests_record is not None and report is not None
     requests = _requests(requests_record, problems)
     if requests and max(r["end_timestamp"] for r in requests) <= min(r["start_timestamp"] for r in requests):
-        problems.add("ORV109", "the requests span no time (every end stamp at or before the first start)",
-                     f"give the file {SAVE_FLAG} wrote, unchanged", requests_record.first_line)
+        problems.add(
+            "ORV109",
+            "the requests span no time (every end stamp at or before the first start)",
+            f"give the file {SAVE_FLAG} wrote, unchanged",
+            requests_record.first_line,
+        )
     problems.raise_if_any()
     streamed = _streamed(requests)
     claims_streaming = isinstance(report.data.get("streaming_metrics"), dict)
     if claims_streaming and not streamed:
-        about_report.add("ORV109", "the report has streaming_metrics (TTFT, TPOT) but the requests carry no "
-                                   "first-token time: trtllm-bench did not stream this run",
-                         "give both files of one trtllm-bench run", *report.locate(("streaming_metrics",)))
+        about_report.add(
+            "ORV109",
+            "the report has streaming_metrics (TTFT, TPOT) but the requests carry no "
+            "first-token time: trtllm-bench did not stream this run",
+            "give both files of one trtllm-bench run",
+            *report.locate(("streaming_metrics",)),
+        )
     elif not streamed:
-        problems.add("ORV108", "trtllm-bench ran without --streaming: it measured no TTFT, so no TTFT or decode "
-                               "figure can be recomputed", f"run {SAVE_FLAG}", requests_record.first_line)
+        problems.add(
+            "ORV108",
+            "trtllm-bench ran without --streaming: it measured no TTFT, so no TTFT or decode figure can be recomputed",
+            f"run {SAVE_FLAG}",
+            requests_record.first_line,
+        )
     raise_if_any(problems, about_report)
     _check_report(report, requests, streamed, about_report)
     notes: list[str] = []
@@ -209,22 +256,35 @@ def convert(source: Source, meta: RunMetadata) -> Converted:
     meta = _engine_pin(meta, version, about_report, report)
     raise_if_any(about_report)
     world_size = world.get("world_size")
-    meta = stated_meta(meta, TOOL, notes, checkpoint=model, tool_version=version,
-                       gpus=world_size if _int(world_size) and world_size > 0 else None)
+    meta = stated_meta(
+        meta,
+        TOOL,
+        notes,
+        checkpoint=model,
+        tool_version=version,
+        gpus=world_size if _int(world_size) and world_size > 0 else None,
+    )
     layout = {k: world.get(f"{k}_size") for k in ("tp", "pp", "ep")}
-    meta = merge_mapping(meta, "serving", {k: v for k, v in layout.items() if _int(v) and v > 0
-                                           and (v > 1 or k != "ep")}, TOOL, notes)
+    meta = merge_mapping(
+        meta, "serving", {k: v for k, v in layout.items() if _int(v) and v > 0 and (v > 1 or k != "ep")}, TOOL, notes
+    )
     quant = engine.get("quantization")
     if isinstance(quant, str) and meta.quant and quant.lower().replace("_", "-") != meta.quant:
-        notes.append(f"trtllm-bench reports quantization {quant} (dtype {engine.get('dtype')}); the recipe says "
-                     f"{meta.quant}: check they name the same format")
+        notes.append(
+            f"trtllm-bench reports quantization {quant} (dtype {engine.get('dtype')}); the recipe says "
+            f"{meta.quant}: check they name the same format"
+        )
     samples = _samples(requests)
     streaming = report.data["streaming_metrics"] if claims_streaming else {}
-    summary = {k: float(v) for k, v in (("ttft_ms", streaming.get("avg_ttft_ms")),
-                                        ("tpot_ms", streaming.get("avg_tpot_ms")),
-                                        ("output_tok_s", _at(report.data, ("performance",
-                                                                           "system_output_throughput_tok_s"))))
-               if _number(v) and v > 0}
+    summary = {
+        k: float(v)
+        for k, v in (
+            ("ttft_ms", streaming.get("avg_ttft_ms")),
+            ("tpot_ms", streaming.get("avg_tpot_ms")),
+            ("output_tok_s", _at(report.data, ("performance", "system_output_throughput_tok_s"))),
+        )
+        if _number(v) and v > 0
+    }
     if "tpot_ms" in summary:
         summary["decode_tok_s"] = 1000.0 / summary["tpot_ms"]
     duration = (max(r["end_timestamp"] for r in requests) - min(r["start_timestamp"] for r in requests)) / 1e9

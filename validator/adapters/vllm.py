@@ -42,8 +42,13 @@ def convert(source: Source, meta: RunMetadata) -> Converted:
     record = pick_record(source, meta, problems)
     notes: list[str] = []
     model_id = record.data.get("model_id")
-    meta = stated_meta(meta, TOOL, notes, measured_at=_measured_at(record.data.get("date")),
-                       checkpoint=model_id if isinstance(model_id, str) and model_id else None)
+    meta = stated_meta(
+        meta,
+        TOOL,
+        notes,
+        measured_at=_measured_at(record.data.get("date")),
+        checkpoint=model_id if isinstance(model_id, str) and model_id else None,
+    )
     requests = find_requests(record, (), problems, SAVE_FLAG)
     document = convert_result(TOOL, FORMAT, record, requests, meta, problems, notes, SAVE_FLAG)
     tokenizer = record.data.get("tokenizer_id")

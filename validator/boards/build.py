@@ -41,8 +41,15 @@ ROUNDING = {
     "loss": 4,
 }
 
-_FIGURE_KIND = {"decode_tok_s": "tok_s", "prefill_tok_s": "tok_s", "output_tok_s": "tok_s",
-                "tokens_per_s_per_gpu": "tok_s", "ttft_ms": "ms", "tpot_ms": "ms", "final_loss": "loss"}
+_FIGURE_KIND = {
+    "decode_tok_s": "tok_s",
+    "prefill_tok_s": "tok_s",
+    "output_tok_s": "tok_s",
+    "tokens_per_s_per_gpu": "tok_s",
+    "ttft_ms": "ms",
+    "tpot_ms": "ms",
+    "final_loss": "loss",
+}
 METRICS_REF = "docs/metrics.md"  # where figures recomputed from raw samples are defined
 
 
@@ -136,8 +143,7 @@ def _training_items(snapshot: Snapshot, tiers: Mapping[str, TierResult]) -> list
         shown = figures.get("tokens_per_s_per_gpu")
         if shown is None:  # no run behind the tier, or one without the figure: the claim, as on a T0 row
             run, recomputed = None, False
-        items.append(_TrainingItem(entry, recipe, tier, claimed if shown is None else shown, claimed, run,
-                                   recomputed))
+        items.append(_TrainingItem(entry, recipe, tier, claimed if shown is None else shown, claimed, run, recomputed))
     return items
 
 
@@ -185,8 +191,9 @@ def _training_row(item: _TrainingItem, catalog: Catalog, rank: tuple[int, int]) 
         "run_file": item.run.path if item.run is not None else None,
         "method_ref": METRICS_REF if item.recomputed else None,
         "cost_per_1m": fixed(cost_per_1m(gpu.price_per_gpu_hour if gpu else None, item.tok_s), "usd"),
-        "mfu": fixed(implied_mfu(item.tok_s, model.active_b if model else None,
-                                 gpu.bf16_dense_tflops if gpu else None), "mfu"),
+        "mfu": fixed(
+            implied_mfu(item.tok_s, model.active_b if model else None, gpu.bf16_dense_tflops if gpu else None), "mfu"
+        ),
         "layout": recipe.layout.display(),
         "framework": framework.name if framework else None,
         "framework_ver": component_display(framework),
@@ -202,28 +209,31 @@ def _training_row(item: _TrainingItem, catalog: Catalog, rank: tuple[int, int]) 
     }
 
 
-def _starting_point(pair_items: Sequence[_TrainingItem], catalog: Catalog, pair: tuple[str, str, str]
-                    ) -> dict[str, Any] | None:
+def _starting_point(
+    pair_items: Sequence[_TrainingItem], catalog: Catalog, pair: tuple[str, str, str]
+) -> dict[str, Any] | None:
     """The pair's `baseline: true` recipe, else the catalog's reference figure for the pair."""
     baselines = sorted((i for i in pair_items if i.recipe.baseline), key=lambda i: (i.recipe.measured, i.recipe.id))
     if baselines:
         first = baselines[0]
         return {"tok_s_per_gpu": first.tok_s, "recipe": first.recipe.id, "source": first.entry.path}
     model, gpu, workload = pair
-    points = [p for p in catalog.starting_points
-              if p.model == model and p.gpu == gpu and p.workload in (None, workload)]
+    points = [
+        p for p in catalog.starting_points if p.model == model and p.gpu == gpu and p.workload in (None, workload)
+    ]
     if not points:
         return None
     point = min(points, key=lambda p: (p.workload is None, p.tokens_per_s_per_gpu, p.source))
     return {"tok_s_per_gpu": fixed(point.tokens_per_s_per_gpu, "tok_s"), "recipe": None, "source": point.source}
 
 
-def _filled_cell(pair: tuple[str, str, str], pair_items: Sequence[_TrainingItem], catalog: Catalog, top: float
-                 ) -> dict[str, Any]:
+def _filled_cell(
+    pair: tuple[str, str, str], pair_items: Sequence[_TrainingItem], catalog: Catalog, top: float
+) -> dict[str, Any]:
     best = _fastest_first(pair_items)[0]
     hardware = catalog.hardware.get(best.recipe.hardware.gpu)
     start = _starting_point(pair_items, catalog, pair)
-    gain = ((best.tok_s / start["tok_s_per_gpu"] - 1.0) * 100.0 if start and start["tok_s_per_gpu"] else None)
+    gain = (best.tok_s / start["tok_s_per_gpu"] - 1.0) * 100.0 if start and start["tok_s_per_gpu"] else None
     return {
         "gpu": pair[1],
         "gpu_name": hardware.name if hardware else pair[1],
@@ -243,10 +253,20 @@ def _filled_cell(pair: tuple[str, str, str], pair_items: Sequence[_TrainingItem]
 def empty_cell(gpu: str, workload: str, catalog: Catalog) -> dict[str, Any]:
     """A GPU of the workload's protocol with no recipe yet: the cell seed 000 prints "No recipe yet"."""
     hardware = catalog.hardware.get(gpu)
-    return {"gpu": gpu, "gpu_name": hardware.name if hardware else gpu, "workload": workload, "recipe": None,
-            "recipes": 0, "tok_s_per_gpu": None, "claimed_tok_s_per_gpu": None, "gpus": None, "cost_per_1m": None,
-            "vs_fastest": None,
-            "starting_point": None, "gain_pct": None}
+    return {
+        "gpu": gpu,
+        "gpu_name": hardware.name if hardware else gpu,
+        "workload": workload,
+        "recipe": None,
+        "recipes": 0,
+        "tok_s_per_gpu": None,
+        "claimed_tok_s_per_gpu": None,
+        "gpus": None,
+        "cost_per_1m": None,
+        "vs_fastest": None,
+        "starting_point": None,
+        "gain_pct": None,
+    }
 
 
 def protocol_gpus(catalog: Catalog, workload: str) -> tuple[str, ...]:
@@ -280,18 +300,23 @@ def _model_entries(items: Sequence[_TrainingItem], catalog: Catalog) -> list[dic
         for workload in sorted(model_best):
             for gpu in _cell_order(catalog, workload, (p[1] for p in pairs if p[2] == workload)):
                 pair = (model_id, gpu, workload)
-                gpus.append(_filled_cell(pair, pairs[pair], catalog, model_best[workload]) if pair in pairs
-                            else empty_cell(gpu, workload, catalog))
-        out.append({
-            "model": model_id,
-            "model_name": spec.name if spec else model_id,
-            "family": spec.family if spec else None,
-            "params_b": fixed(spec.params_b, "params_b") if spec else None,
-            "active_b": fixed(spec.active_b, "params_b") if spec else None,
-            "recipes": len(members),
-            "newest": max(i.recipe.measured for i in members),
-            "gpus": gpus,
-        })
+                gpus.append(
+                    _filled_cell(pair, pairs[pair], catalog, model_best[workload])
+                    if pair in pairs
+                    else empty_cell(gpu, workload, catalog)
+                )
+        out.append(
+            {
+                "model": model_id,
+                "model_name": spec.name if spec else model_id,
+                "family": spec.family if spec else None,
+                "params_b": fixed(spec.params_b, "params_b") if spec else None,
+                "active_b": fixed(spec.active_b, "params_b") if spec else None,
+                "recipes": len(members),
+                "newest": max(i.recipe.measured for i in members),
+                "gpus": gpus,
+            }
+        )
     return out
 
 
@@ -309,21 +334,28 @@ def wanted_models(catalog: Catalog, trained: Iterable[str | None]) -> list[dict[
         spec = catalog.models[model_id]
         if model_id not in have:
             families.setdefault(spec.family, []).append(
-                {"model": model_id, "model_name": spec.name, "family": spec.family})
+                {"model": model_id, "model_name": spec.name, "family": spec.family}
+            )
     return [entry for members in families.values() for entry in members]
 
 
 def wanted_reproductions(rows: Iterable[Mapping[str, Any]], kind: str) -> list[dict[str, Any]]:
     """Every board row at T2, with what T3 still needs (its tier reasons)."""
-    return [{"recipe": row["recipe"], "kind": kind, "tier": row["tier"], "needs": list(row["tier_reasons"])}
-            for row in rows if row.get("tier") == "T2"]
+    return [
+        {"recipe": row["recipe"], "kind": kind, "tier": row["tier"], "needs": list(row["tier_reasons"])}
+        for row in rows
+        if row.get("tier") == "T2"
+    ]
 
 
 def quality_needs(tiers: Mapping[str, TierResult], rows: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
     """Inference recipe id -> why it needs quality evidence (docs/quality.md; empty: it serves the model
     as the reference does): what the tiers' quality gate found, for the task its row's status is of."""
-    return {row["recipe"]: list(tiers[row["path"]].quality_needs) for row in rows
-            if isinstance(row.get("quality"), dict) and row["path"] in tiers}  # dict: typing's Mapping is slow here
+    return {
+        row["recipe"]: list(tiers[row["path"]].quality_needs)
+        for row in rows
+        if isinstance(row.get("quality"), dict) and row["path"] in tiers
+    }  # dict: typing's Mapping is slow here
 
 
 def wanted_quality(rows: Iterable[Mapping[str, Any]], needs: Mapping[str, Sequence[str]]) -> list[dict[str, Any]]:
@@ -348,17 +380,29 @@ def wanted_references(snapshot: Snapshot) -> list[dict[str, Any]]:
         if why is None:
             continue
         spec = snapshot.catalog.models.get(recipe.model)
-        item = waiting.setdefault((recipe.model, recipe.workload), {
-            "model": recipe.model, "model_name": spec.name if spec else recipe.model,
-            "workload": recipe.workload, "recipes": [], "why": why})
+        item = waiting.setdefault(
+            (recipe.model, recipe.workload),
+            {
+                "model": recipe.model,
+                "model_name": spec.name if spec else recipe.model,
+                "workload": recipe.workload,
+                "recipes": [],
+                "why": why,
+            },
+        )
         item["recipes"].append(recipe.id)
     for item in waiting.values():
         item["recipes"].sort()
     return [waiting[key] for key in sorted(waiting)]
 
 
-def _wanted(snapshot: Snapshot, training: Sequence[Mapping[str, Any]], measured: Sequence[Mapping[str, Any]],
-            claimed: Sequence[Mapping[str, Any]], needs: Mapping[str, Sequence[str]]) -> dict[str, Any]:
+def _wanted(
+    snapshot: Snapshot,
+    training: Sequence[Mapping[str, Any]],
+    measured: Sequence[Mapping[str, Any]],
+    claimed: Sequence[Mapping[str, Any]],
+    needs: Mapping[str, Sequence[str]],
+) -> dict[str, Any]:
     catalog = snapshot.catalog
     reproductions = wanted_reproductions(training, "training") + wanted_reproductions(measured, "inference")
     return {
@@ -385,26 +429,35 @@ def _primary_run(snapshot: Snapshot, tier: TierResult, point: int | None = None)
     return max(runs, key=lambda r: (r.meta.measured_at if r.meta else "", r.name_digest))
 
 
-def _sweep_points(snapshot: Snapshot, recipe: InferenceRecipe, tier: TierResult, row: Mapping[str, Any]
-                  ) -> list[dict[str, Any]]:
+def _sweep_points(
+    snapshot: Snapshot, recipe: InferenceRecipe, tier: TierResult, row: Mapping[str, Any]
+) -> list[dict[str, Any]]:
     """A sweep's other points, shaped like the row for the frontier: per point, the newest verified run
     (T2; T3 is the headline point's, where reproductions are counted), else the newest reported (T1)."""
     assert recipe.sweep is not None
     points = []
     for concurrency in sorted(set(recipe.sweep.concurrency) - {recipe.serving.concurrency}):
         for digests, point_tier in ((tier.verified_runs, "T2"), (tier.reported_runs, "T1")):  # noqa: B007 - read after the break
-            runs = [snapshot.runs[d] for d in digests
-                    if d in snapshot.runs and point_of(snapshot.runs[d]) == concurrency]
+            runs = [
+                snapshot.runs[d] for d in digests if d in snapshot.runs and point_of(snapshot.runs[d]) == concurrency
+            ]
             if runs:
                 break
         if not runs:
             continue  # a point without a run is a claim, not a point of the frontier
         run = max(runs, key=lambda r: (r.meta.measured_at if r.meta else "", r.name_digest))
         figures, _ = run_headline(run)
-        points.append({**row, "tier": point_tier if tier.tier in ("T2", "T3") else "T1",
-                       "concurrency": concurrency, "run_sha": run.name_digest,
-                       "decode_tok_s": figures.get("decode_tok_s"), "output_tok_s": figures.get("output_tok_s"),
-                       "ttft_ms": figures.get("ttft_ms")})
+        points.append(
+            {
+                **row,
+                "tier": point_tier if tier.tier in ("T2", "T3") else "T1",
+                "concurrency": concurrency,
+                "run_sha": run.name_digest,
+                "decode_tok_s": figures.get("decode_tok_s"),
+                "output_tok_s": figures.get("output_tok_s"),
+                "ttft_ms": figures.get("ttft_ms"),
+            }
+        )
     return points
 
 
@@ -422,8 +475,9 @@ def _legacy_run_id(meta: RunMeta) -> int | str | None:
     return meta.provenance.legacy_id if meta.provenance.legacy_id is not None else meta.provenance.row
 
 
-def _inference_common(entry: RecipeEntry, recipe: InferenceRecipe, tier: TierResult, catalog: Catalog
-                      ) -> dict[str, Any]:
+def _inference_common(
+    entry: RecipeEntry, recipe: InferenceRecipe, tier: TierResult, catalog: Catalog
+) -> dict[str, Any]:
     engine = recipe.software.get("engine")
     workload = catalog.workloads.get(recipe.workload_id)
     return {
@@ -456,45 +510,51 @@ def _quality_row(tier: TierResult) -> dict[str, Any]:
     return (tier.quality or QualityResult(DEFAULT_TASK, "missing")).board()
 
 
-def _measured_row(snapshot: Snapshot, entry: RecipeEntry, recipe: InferenceRecipe, tier: TierResult,
-                  run: RunEntry) -> dict[str, Any]:
+def _measured_row(
+    snapshot: Snapshot, entry: RecipeEntry, recipe: InferenceRecipe, tier: TierResult, run: RunEntry
+) -> dict[str, Any]:
     assert run.meta is not None
     figures, recomputed = run_headline(run)
     row = _inference_common(entry, recipe, tier, snapshot.catalog)
-    row.update({
-        "context_len": recipe.serving.context_len,
-        "concurrency": recipe.serving.concurrency,
-        "prefill_tok_s": figures.get("prefill_tok_s"),
-        "decode_tok_s": figures.get("decode_tok_s"),
-        "output_tok_s": figures.get("output_tok_s"),
-        "ttft_ms": figures.get("ttft_ms"),
-        "stddev": None,  # kept for seed 004's readers; orv does not compute a spread
-        "slot_ceiling": recipe.serving.slots,
-        "tool": run.meta.tool.name,
-        "tool_version": run.meta.tool.version,
-        "method_ref": METRICS_REF if recomputed else None,
-        "measured_by": run.meta.measured_by,
-        "run_id": _legacy_run_id(run.meta),
-        "run_sha": run.name_digest,
-        "run_file": run.path,
-    })
+    row.update(
+        {
+            "context_len": recipe.serving.context_len,
+            "concurrency": recipe.serving.concurrency,
+            "prefill_tok_s": figures.get("prefill_tok_s"),
+            "decode_tok_s": figures.get("decode_tok_s"),
+            "output_tok_s": figures.get("output_tok_s"),
+            "ttft_ms": figures.get("ttft_ms"),
+            "stddev": None,  # kept for seed 004's readers; orv does not compute a spread
+            "slot_ceiling": recipe.serving.slots,
+            "tool": run.meta.tool.name,
+            "tool_version": run.meta.tool.version,
+            "method_ref": METRICS_REF if recomputed else None,
+            "measured_by": run.meta.measured_by,
+            "run_id": _legacy_run_id(run.meta),
+            "run_sha": run.name_digest,
+            "run_file": run.path,
+        }
+    )
     return row
 
 
 def _claimed_row(entry: RecipeEntry, recipe: InferenceRecipe, tier: TierResult, catalog: Catalog) -> dict[str, Any]:
     row = _inference_common(entry, recipe, tier, catalog)
-    row.update({
-        "claimed_tok_s": fixed(recipe.claimed.decode_tok_s, "tok_s"),
-        "claimed_prefill_tok_s": fixed(recipe.claimed.prefill_tok_s, "tok_s"),
-        "claimed_ttft_ms": fixed(recipe.claimed.ttft_ms, "ms"),
-        "context_len": recipe.serving.context_len,
-        "concurrency": recipe.serving.concurrency,
-    })
+    row.update(
+        {
+            "claimed_tok_s": fixed(recipe.claimed.decode_tok_s, "tok_s"),
+            "claimed_prefill_tok_s": fixed(recipe.claimed.prefill_tok_s, "tok_s"),
+            "claimed_ttft_ms": fixed(recipe.claimed.ttft_ms, "ms"),
+            "context_len": recipe.serving.context_len,
+            "concurrency": recipe.serving.concurrency,
+        }
+    )
     return row
 
 
-def _inference_rows(snapshot: Snapshot, tiers: Mapping[str, TierResult]
-                    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+def _inference_rows(
+    snapshot: Snapshot, tiers: Mapping[str, TierResult]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
     """The measured and claimed boards' rows, and the frontier's points: each measured row, and a
     sweep's other points."""
     measured, claimed, points = [], [], []
@@ -502,8 +562,11 @@ def _inference_rows(snapshot: Snapshot, tiers: Mapping[str, TierResult]
     for entry, recipe in _unique_by_id(found):
         assert isinstance(recipe, InferenceRecipe)
         tier = _tier_of(tiers, entry)
-        run = _primary_run(snapshot, tier, recipe.serving.concurrency if recipe.sweep else None) \
-            if tier.tier != "T0" else None
+        run = (
+            _primary_run(snapshot, tier, recipe.serving.concurrency if recipe.sweep else None)
+            if tier.tier != "T0"
+            else None
+        )
         if run is not None:
             row = _measured_row(snapshot, entry, recipe, tier, run)
             measured.append(row)
@@ -512,8 +575,9 @@ def _inference_rows(snapshot: Snapshot, tiers: Mapping[str, TierResult]
                 points.extend(_sweep_points(snapshot, recipe, tier, row))
         else:
             if tier.tier != "T0":  # a tier above T0 always names its runs; never show T1+ without one
-                tier = TierResult("T0", ("no readable run file on record",), quality=tier.quality,
-                                  quality_needs=tier.quality_needs)
+                tier = TierResult(
+                    "T0", ("no readable run file on record",), quality=tier.quality, quality_needs=tier.quality_needs
+                )
             claimed.append(_claimed_row(entry, recipe, tier, snapshot.catalog))
     rank_inference(measured, "decode_tok_s")
     rank_inference(claimed, "claimed_tok_s")
@@ -556,26 +620,28 @@ def _run_rows(snapshot: Snapshot) -> list[dict[str, Any]]:
         meta = run.meta
         figures, recomputed = run_headline(run)
         primary = meta.software.get("framework" if meta.kind == "training" else "engine")
-        rows.append({
-            "content_hash": digest,
-            "run_file": run.path,
-            "kind": meta.kind,
-            "tool": meta.tool.name,
-            "tool_version": meta.tool.version,
-            "model": meta.model,
-            "hardware": hardware_display(meta.hardware.gpu, meta.hardware.count),
-            "gpu": meta.hardware.gpu,
-            "gpus": meta.hardware.count,
-            "engine": primary.name if primary else None,
-            "engine_version": component_display(primary),
-            "measured_at": meta.measured_at,
-            "measured_by": meta.measured_by,
-            "headline": figures,
-            "headline_source": "samples" if recomputed else "tool-summary",
-            "samples": run.facts.sample_count if run.facts else 0,
-            "recipes": sorted({e.id for e in referenced.get(digest, []) if e.id}),
-            "run_id": _legacy_run_id(meta),
-        })
+        rows.append(
+            {
+                "content_hash": digest,
+                "run_file": run.path,
+                "kind": meta.kind,
+                "tool": meta.tool.name,
+                "tool_version": meta.tool.version,
+                "model": meta.model,
+                "hardware": hardware_display(meta.hardware.gpu, meta.hardware.count),
+                "gpu": meta.hardware.gpu,
+                "gpus": meta.hardware.count,
+                "engine": primary.name if primary else None,
+                "engine_version": component_display(primary),
+                "measured_at": meta.measured_at,
+                "measured_by": meta.measured_by,
+                "headline": figures,
+                "headline_source": "samples" if recomputed else "tool-summary",
+                "samples": run.facts.sample_count if run.facts else 0,
+                "recipes": sorted({e.id for e in referenced.get(digest, []) if e.id}),
+                "run_id": _legacy_run_id(meta),
+            }
+        )
     return rows
 
 
@@ -597,30 +663,42 @@ def build(snapshot: Snapshot, tiers: Mapping[str, TierResult], stamp: GitStamp) 
             "updated_at": stamp.updated_at,
             "source_commit": stamp.source_commit,
             "rounding": dict(ROUNDING),
-            "counts": {"training": len(training), "measured": len(measured), "claimed": len(claimed),
-                       "models": len({row["model"] for row in training}), "runs": len(runs)},
+            "counts": {
+                "training": len(training),
+                "measured": len(measured),
+                "claimed": len(claimed),
+                "models": len({row["model"] for row in training}),
+                "runs": len(runs),
+            },
         },
         "boards": {"measured": measured, "claimed": claimed, "training": training},
         "models": _model_entries(items, snapshot.catalog),
         "frontiers": frontiers(points, snapshot.catalog),
         "runs": runs,
-        "wanted": _wanted(snapshot, training, measured, claimed,
-                          quality_needs(tiers, measured + claimed)),
+        "wanted": _wanted(snapshot, training, measured, claimed, quality_needs(tiers, measured + claimed)),
     }
 
 
 # Each list's identity: no two rows may share it. Checked here with sets (linear), not by the
 # schema's uniqueItems, which jsonschema checks pairwise on objects (quadratic in the rows).
 ROW_KEYS: dict[str, tuple[str, ...]] = {
-    "boards.measured": ("recipe",), "boards.claimed": ("recipe",), "boards.training": ("recipe",),
-    "models": ("model",), "models[].gpus": ("gpu", "workload"), "runs": ("content_hash",), "meta.tiers": ("tier",),
+    "boards.measured": ("recipe",),
+    "boards.claimed": ("recipe",),
+    "boards.training": ("recipe",),
+    "models": ("model",),
+    "models[].gpus": ("gpu", "workload"),
+    "runs": ("content_hash",),
+    "meta.tiers": ("tier",),
 }
 
 
 def duplicate_row(document: Mapping[str, Any]) -> tuple[str, tuple[Any, ...]] | None:
     """(list, key) of the first row that repeats another row's key in its list; None when every row is unique."""
     lists: list[tuple[str, Sequence[Mapping[str, Any]]]] = [
-        ("meta.tiers", document["meta"]["tiers"]), ("models", document["models"]), ("runs", document["runs"])]
+        ("meta.tiers", document["meta"]["tiers"]),
+        ("models", document["models"]),
+        ("runs", document["runs"]),
+    ]
     lists += [(f"boards.{name}", rows) for name, rows in sorted(document["boards"].items())]
     lists += [("models[].gpus", model["gpus"]) for model in document["models"]]
     for name, rows in lists:

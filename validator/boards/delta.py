@@ -50,8 +50,11 @@ from validator.pr.change import Change
 from validator.registry.layout import BOARDS_PATH, filed_model, run_digest_from_path
 from validator.registry.snapshot import Snapshot
 
-NO_BASE_BOARDS = (f"the merge base has no readable boards ({BOARDS_PATH} and the model files it lists), so board "
-                  "changes are not shown; run `orv boards` on the base branch and commit boards/ (docs/boards.md)")
+NO_BASE_BOARDS = (
+    f"the merge base has no readable boards ({BOARDS_PATH} and the model files it lists), so board "
+    "changes are not shown; run `orv boards` on the base branch and commit boards/ (docs/boards.md)"
+)
+
 
 def board_document(snapshot: Snapshot, diagnostics: Iterable[Diagnostic]) -> dict[str, Any]:
     """The boards document `orv boards` would write for this snapshot (without the git stamp)."""
@@ -100,8 +103,10 @@ def pull_request_boards(evaluation: Evaluation) -> tuple[dict[str, Any], dict[st
         # only the rows of changed recipes (and of recipes whose run files changed) are rebuilt: their runs are
         # in the neighbourhood; a recipe two hops out may lack some of its own, so its row is its standing
         changed = changed_recipe_paths(evaluation)
-        before, after = (_only(board_document(view.snapshot, diagnostics), changed) for view, diagnostics in
-                         ((evaluation.base, evaluation.base.diagnostics), (evaluation, evaluation.found)))
+        before, after = (
+            _only(board_document(view.snapshot, diagnostics), changed)
+            for view, diagnostics in ((evaluation.base, evaluation.base.diagnostics), (evaluation, evaluation.found))
+        )
         rows = [row for doc in (before, after) for board in doc["boards"].values() for row in board]
         rebuilt = {row["recipe"] for row in rows}
         models = touched_models(evaluation) | {row["model"] for row in rows}
@@ -119,11 +124,14 @@ def pull_request_boards(evaluation: Evaluation) -> tuple[dict[str, Any], dict[st
 
     def boards(side: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
         # copies per side: ranking writes into the rows
-        out = {name: [dict(row) for row in kept[name]] + [dict(row) for row in side["boards"].get(name, ())]
-               for name in BOARD_NAMES}
+        out = {
+            name: [dict(row) for row in kept[name]] + [dict(row) for row in side["boards"].get(name, ())]
+            for name in BOARD_NAMES
+        }
         # the copies are dicts, and _reranked copies a row it reranks into a dict
-        out["training"] = cast("list[dict[str, Any]]",
-                               _reranked(out["training"], {_group(row) for row in out["training"]}))
+        out["training"] = cast(
+            "list[dict[str, Any]]", _reranked(out["training"], {_group(row) for row in out["training"]})
+        )
         for name, figure in (("measured", "decode_tok_s"), ("claimed", "claimed_tok_s")):
             rank_inference(out[name], figure)
         return out
@@ -134,23 +142,40 @@ def pull_request_boards(evaluation: Evaluation) -> tuple[dict[str, Any], dict[st
     # a catalog model whose standings were not read keeps its base standing on the wanted list
     read_models = {found["model"] for found in standings}
     trained = {row.get("model") for row in head_boards["training"]}
-    trained |= {m for m in evaluation.snapshot.catalog.models
-                if m not in read_models and m not in {item.get("model") for item in _rows(wanting)}}
+    trained |= {
+        m
+        for m in evaluation.snapshot.catalog.models
+        if m not in read_models and m not in {item.get("model") for item in _rows(wanting)}
+    }
 
     def reproductions(boards: Mapping[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
-        return sorted(wanted_reproductions(boards["training"], "training")
-                      + wanted_reproductions(boards["measured"], "inference"),
-                      key=lambda item: (item["kind"], item["recipe"]))
+        return sorted(
+            wanted_reproductions(boards["training"], "training")
+            + wanted_reproductions(boards["measured"], "inference"),
+            key=lambda item: (item["kind"], item["recipe"]),
+        )
 
     # `wanted` as the summary reads it: the models (the index's; after the merge, from the training rows), the
     # touched models' reproductions, and the neighbourhood's quality items (only its recipes' can change)
-    base_doc = {"boards": base_boards, "models": [entry for found in standings for entry in found["models"]],
-                "frontiers": frontiers,
-                "wanted": {"models": wanting, "reproductions": reproductions(base_boards),
-                           "quality": before["wanted"]["quality"]}}
-    head_doc = {"boards": head_boards, "frontiers": patched(frontiers, after["frontiers"], rebuilt),
-                "wanted": {"models": wanted_models(evaluation.snapshot.catalog, trained),
-                           "reproductions": reproductions(head_boards), "quality": after["wanted"]["quality"]}}
+    base_doc = {
+        "boards": base_boards,
+        "models": [entry for found in standings for entry in found["models"]],
+        "frontiers": frontiers,
+        "wanted": {
+            "models": wanting,
+            "reproductions": reproductions(base_boards),
+            "quality": before["wanted"]["quality"],
+        },
+    }
+    head_doc = {
+        "boards": head_boards,
+        "frontiers": patched(frontiers, after["frontiers"], rebuilt),
+        "wanted": {
+            "models": wanted_models(evaluation.snapshot.catalog, trained),
+            "reproductions": reproductions(head_boards),
+            "quality": after["wanted"]["quality"],
+        },
+    }
     return base_doc, head_doc
 
 
@@ -210,8 +235,9 @@ def board_document_for(evaluation: Evaluation, base: Mapping[str, Any]) -> Mappi
         rows = [dict(row) for row in boards.get(name, [])]  # every row of the board is here: rank them all
         rank_inference(rows, figure)
         boards[name] = rows
-    changed_ids = {row.get("recipe") for name in fresh["boards"] for row in fresh["boards"][name]
-                   if row.get("path") in changed}
+    changed_ids = {
+        row.get("recipe") for name in fresh["boards"] for row in fresh["boards"][name] if row.get("path") in changed
+    }
     base_wanted = base["wanted"] if isinstance(base.get("wanted"), Mapping) else {}
     quality = [item for item in _rows(base_wanted.get("quality")) if item.get("recipe") not in changed_ids]
     quality += [item for item in fresh["wanted"]["quality"] if item.get("recipe") in changed_ids]
@@ -222,21 +248,35 @@ def board_document_for(evaluation: Evaluation, base: Mapping[str, Any]) -> Mappi
     trained |= {m for m in evaluation.snapshot.catalog.models if m not in touched and m not in base_wanting}
     wanted = {  # what the boards would list after the merge (build.py `_wanted`), from the patched rows
         "models": wanted_models(evaluation.snapshot.catalog, trained),
-        "references": _references(_rows(base_wanted.get("references")), fresh["wanted"]["references"],
-                                  changed_ids | {row.get("recipe") for rows in base["boards"].values()
-                                                 for row in _rows(rows) if row.get("path") in changed}),
-        "reproductions": sorted(wanted_reproductions(boards["training"], "training")
-                                + wanted_reproductions(boards.get("measured", []), "inference"),
-                                key=lambda item: (item["kind"], item["recipe"])),
+        "references": _references(
+            _rows(base_wanted.get("references")),
+            fresh["wanted"]["references"],
+            changed_ids
+            | {
+                row.get("recipe")
+                for rows in base["boards"].values()
+                for row in _rows(rows)
+                if row.get("path") in changed
+            },
+        ),
+        "reproductions": sorted(
+            wanted_reproductions(boards["training"], "training")
+            + wanted_reproductions(boards.get("measured", []), "inference"),
+            key=lambda item: (item["kind"], item["recipe"]),
+        ),
         "quality": sorted(quality, key=lambda item: str(item.get("recipe"))),
     }
     base_frontiers = base["frontiers"] if isinstance(base.get("frontiers"), list) else []
-    return {"boards": boards, "wanted": wanted,
-            "frontiers": patched(base_frontiers, fresh["frontiers"], {r for r in changed_ids if isinstance(r, str)})}
+    return {
+        "boards": boards,
+        "wanted": wanted,
+        "frontiers": patched(base_frontiers, fresh["frontiers"], {r for r in changed_ids if isinstance(r, str)}),
+    }
 
 
-def _references(base: list[Mapping[str, Any]], fresh: list[Mapping[str, Any]], changed: set[Any]
-                ) -> list[dict[str, Any]]:
+def _references(
+    base: list[Mapping[str, Any]], fresh: list[Mapping[str, Any]], changed: set[Any]
+) -> list[dict[str, Any]]:
     """wanted.references after the merge: the base's waiting recipes less the changed (or removed) ones, plus
     the changed ones that wait in the pull request, per model × workload (build.py `wanted_references`)."""
     merged: dict[tuple[str, str], dict[str, Any]] = {}
@@ -279,7 +319,7 @@ def rows_by_recipe(document: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     """Every row of every board in a boards document, by recipe id (first row wins)."""
     out: dict[str, Mapping[str, Any]] = {}
     boards = document.get("boards", {}) if isinstance(document, Mapping) else {}
-    for rows in (boards.values() if isinstance(boards, Mapping) else ()):
+    for rows in boards.values() if isinstance(boards, Mapping) else ():
         for row in rows if isinstance(rows, list) else ():
             # exact types first: a touched model's ~50,000 rows, twice (summary.py _indexed says why)
             if (type(row) is dict or isinstance(row, Mapping)) and type(row.get("recipe")) is str:
@@ -302,9 +342,17 @@ class BoardChange:
     quality: str | None = None  # "gsm8k strict-match 0.7450, 0.9933 of the reference (verified)"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"recipe": self.recipe, "change": self.change, "tier": self.tier, "rank": self.rank,
-                "rank_of": self.rank_of, "base_tier": self.base_tier, "base_rank": self.base_rank,
-                "base_rank_of": self.base_rank_of, "quality": self.quality}
+        return {
+            "recipe": self.recipe,
+            "change": self.change,
+            "tier": self.tier,
+            "rank": self.rank,
+            "rank_of": self.rank_of,
+            "base_tier": self.base_tier,
+            "base_rank": self.base_rank,
+            "base_rank_of": self.base_rank_of,
+            "quality": self.quality,
+        }
 
 
 def quality_display(row: Mapping[str, Any] | None) -> str | None:
@@ -318,8 +366,7 @@ def quality_display(row: Mapping[str, Any] | None) -> str | None:
     return f"{q.get('task')} {q.get('filter')} {q['score']:.4f}{ratio} ({q.get('status')})"
 
 
-def board_delta(base: Mapping[str, Any], head: Mapping[str, Any], edited: Iterable[str] = ()
-                ) -> list[BoardChange]:
+def board_delta(base: Mapping[str, Any], head: Mapping[str, Any], edited: Iterable[str] = ()) -> list[BoardChange]:
     """New, removed and edited entries, and entries whose tier or rank another change moved."""
     before, after, edited_ids = rows_by_recipe(base), rows_by_recipe(head), set(edited)
     out: list[BoardChange] = []
@@ -330,12 +377,23 @@ def board_delta(base: Mapping[str, Any], head: Mapping[str, Any], edited: Iterab
             out.append(BoardChange(rid, "removed", None, None, None, b.get("tier"), b.get("rank"), b.get("rank_of")))
             continue
         if b is None:
-            out.append(BoardChange(rid, "new", a.get("tier"), a.get("rank"), a.get("rank_of"),
-                                   quality=quality_display(a)))
+            out.append(
+                BoardChange(rid, "new", a.get("tier"), a.get("rank"), a.get("rank_of"), quality=quality_display(a))
+            )
             continue
         moved = (a.get("tier"), a.get("rank")) != (b.get("tier"), b.get("rank"))
         if rid in edited_ids or moved:
-            out.append(BoardChange(rid, "edited" if rid in edited_ids else "moved", a.get("tier"), a.get("rank"),
-                                   a.get("rank_of"), b.get("tier"), b.get("rank"), b.get("rank_of"),
-                                   quality_display(a)))
+            out.append(
+                BoardChange(
+                    rid,
+                    "edited" if rid in edited_ids else "moved",
+                    a.get("tier"),
+                    a.get("rank"),
+                    a.get("rank_of"),
+                    b.get("tier"),
+                    b.get("rank"),
+                    b.get("rank_of"),
+                    quality_display(a),
+                )
+            )
     return out

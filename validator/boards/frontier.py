@@ -49,10 +49,17 @@ def _point(row: Mapping[str, Any], price: float | None) -> dict[str, Any] | None
     elif (row.get("quality") or {}).get("status") == "below":
         why_apart = "quality below the model's bound"
     return {
-        "recipe": row["recipe"], "run_sha": row["run_sha"], "tier": row["tier"],
-        "concurrency": row.get("concurrency"), "gpus": row["gpus"],
-        "interactivity": interactivity, "tok_s_per_gpu": per_gpu, "ttft_ms": row.get("ttft_ms"),
-        "cost_per_1m": _usd(cost_per_1m(price, per_gpu)), "on_frontier": False, "apart": why_apart,
+        "recipe": row["recipe"],
+        "run_sha": row["run_sha"],
+        "tier": row["tier"],
+        "concurrency": row.get("concurrency"),
+        "gpus": row["gpus"],
+        "interactivity": interactivity,
+        "tok_s_per_gpu": per_gpu,
+        "ttft_ms": row.get("ttft_ms"),
+        "cost_per_1m": _usd(cost_per_1m(price, per_gpu)),
+        "on_frontier": False,
+        "apart": why_apart,
     }
 
 
@@ -87,11 +94,18 @@ def group(key: tuple[str, str, str], points: Iterable[Mapping[str, Any]], price:
     for target in INTERACTIVITY_TARGETS:
         per_gpu = throughput_at(front, target)
         if per_gpu is not None:
-            cost_at.append({"interactivity": target, "tok_s_per_gpu": round(per_gpu, 2),
-                            "cost_per_1m": _usd(cost_per_1m(price, per_gpu))})
+            cost_at.append(
+                {
+                    "interactivity": target,
+                    "tok_s_per_gpu": round(per_gpu, 2),
+                    "cost_per_1m": _usd(cost_per_1m(price, per_gpu)),
+                }
+            )
     order = lambda p: (p["interactivity"], p["tok_s_per_gpu"], p["recipe"], p["run_sha"])  # noqa: E731
     return {
-        "model": model, "gpu": gpu_id, "workload": workload,
+        "model": model,
+        "gpu": gpu_id,
+        "workload": workload,
         "price_per_gpu_hour": price,
         "price_note": None if price else f"no price recorded for {gpu_id} in {HARDWARE_PATH}: cost not shown",
         "points": sorted((p for p in points if p["apart"] is None), key=order),
@@ -100,23 +114,40 @@ def group(key: tuple[str, str, str], points: Iterable[Mapping[str, Any]], price:
     }
 
 
-def patched(base: Iterable[Mapping[str, Any]], fresh: Iterable[Mapping[str, Any]], changed: set[str]
-            ) -> list[dict[str, Any]]:
+def patched(
+    base: Iterable[Mapping[str, Any]], fresh: Iterable[Mapping[str, Any]], changed: set[str]
+) -> list[dict[str, Any]]:
     """The groups after a change, from the base's groups and the changed recipes' fresh points (a pull
     request loads only its neighbourhood): the base's points of changed recipes replaced, the frontier
     of every group they enter or leave recomputed. Untouched groups are left out (nothing moved)."""
     base_groups = {group_key(g): g for g in base if isinstance(g, Mapping)}
     fresh_groups = {group_key(g): g for g in fresh}
-    touched = {key for key, g in base_groups.items()
-               if any(p.get("recipe") in changed for p in list(g["points"]) + list(g["apart"]))}
-    touched |= {key for key, g in fresh_groups.items()
-                if any(p["recipe"] in changed for p in list(g["points"]) + list(g["apart"]))}
+    touched = {
+        key
+        for key, g in base_groups.items()
+        if any(p.get("recipe") in changed for p in list(g["points"]) + list(g["apart"]))
+    }
+    touched |= {
+        key
+        for key, g in fresh_groups.items()
+        if any(p["recipe"] in changed for p in list(g["points"]) + list(g["apart"]))
+    }
     out = []
     for key in sorted(touched):
-        kept = [p for g in (base_groups.get(key),) if g for p in list(g["points"]) + list(g["apart"])
-                if p.get("recipe") not in changed]
-        new = [p for g in (fresh_groups.get(key),) if g for p in list(g["points"]) + list(g["apart"])
-               if p["recipe"] in changed]
+        kept = [
+            p
+            for g in (base_groups.get(key),)
+            if g
+            for p in list(g["points"]) + list(g["apart"])
+            if p.get("recipe") not in changed
+        ]
+        new = [
+            p
+            for g in (fresh_groups.get(key),)
+            if g
+            for p in list(g["points"]) + list(g["apart"])
+            if p["recipe"] in changed
+        ]
         source = fresh_groups.get(key) or base_groups[key]
         if kept or new:
             out.append(group(key, kept + new, source.get("price_per_gpu_hour")))

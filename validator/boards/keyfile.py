@@ -115,7 +115,7 @@ def fresh_key_files(snapshot: Snapshot) -> dict[str, bytes]:
     lines = {key: orjson.dumps(key) + b":" + orjson.dumps(sorted(blobs)) for key, blobs in inverted.items()}
     total = sum(len(line) + 2 for line in lines.values())
     digits = 1
-    while digits < MAX_DIGITS and total > SHARD_TARGET_BYTES * 16 ** digits:
+    while digits < MAX_DIGITS and total > SHARD_TARGET_BYTES * 16**digits:
         digits += 1
     shards: dict[str, list[bytes]] = {}
     for key in sorted(lines):
@@ -124,8 +124,9 @@ def fresh_key_files(snapshot: Snapshot) -> dict[str, bytes]:
     header = {"format": FORMAT, "orv": derivation_key(snapshot.root), "digits": digits, "trees": trees}
     out = {KEYS_PATH: orjson.dumps(header, option=orjson.OPT_SORT_KEYS) + b"\n"}
     for name in sorted(shards):
-        out[shard_path(name)] = (b'{"format":%d,"shard":"%s","keys":{\n' % (FORMAT, name.encode())
-                                 + b",\n".join(shards[name]) + b"\n}}\n")
+        out[shard_path(name)] = (
+            b'{"format":%d,"shard":"%s","keys":{\n' % (FORMAT, name.encode()) + b",\n".join(shards[name]) + b"\n}}\n"
+        )
     return out
 
 
@@ -149,9 +150,14 @@ def read_header(raw: bytes | None, stamp: str) -> Header | None:
     if not isinstance(document, dict) or document.get("format") != FORMAT or document.get("orv") != stamp:
         return None
     digits, trees = document.get("digits"), document.get("trees")
-    if (not isinstance(digits, int) or isinstance(digits, bool) or not 1 <= digits <= MAX_DIGITS
-            or not isinstance(trees, dict) or set(trees) != set(TREE_DIRS)
-            or not all(isinstance(t, str) and _BLOB.match(t) for t in trees.values())):
+    if (
+        not isinstance(digits, int)
+        or isinstance(digits, bool)
+        or not 1 <= digits <= MAX_DIGITS
+        or not isinstance(trees, dict)
+        or set(trees) != set(TREE_DIRS)
+        or not all(isinstance(t, str) and _BLOB.match(t) for t in trees.values())
+    ):
         return None
     return Header(digits, dict(trees))
 
@@ -164,8 +170,12 @@ def read_shard(raw: bytes | None, name: str) -> Entries:
         document = orjson.loads(raw)
     except orjson.JSONDecodeError:
         raise KeysUnusable(f"{shard_path(name)} is not JSON") from None
-    if (not isinstance(document, dict) or document.get("format") != FORMAT or document.get("shard") != name
-            or not isinstance(document.get("keys"), dict)):
+    if (
+        not isinstance(document, dict)
+        or document.get("format") != FORMAT
+        or document.get("shard") != name
+        or not isinstance(document.get("keys"), dict)
+    ):
         raise KeysUnusable(f"{shard_path(name)} is not a key shard of format {FORMAT}")
     entries: dict[str, tuple[str, ...]] = {}
     for key, blobs in document["keys"].items():
@@ -184,7 +194,9 @@ def committed_files(root: str) -> dict[str, bytes]:
     for here, dirs, names in os.walk(folder):  # a symlinked folder is listed, never followed
         dirs.sort()
         rel = os.path.relpath(here, root).replace(os.sep, "/")
-        paths += [f"{rel}/{name}" for name in sorted(names + [d for d in dirs if os.path.islink(os.path.join(here, d))])]
+        paths += [
+            f"{rel}/{name}" for name in sorted(names + [d for d in dirs if os.path.islink(os.path.join(here, d))])
+        ]
     for rel in paths:
         full = os.path.join(root, rel)
         if os.path.islink(full):

@@ -89,8 +89,11 @@ def first_difference(committed: bytes, fresh: bytes) -> tuple[int, str, str] | N
         if a != b:
             return number, _shown(a), _shown(b)
     number = min(len(old), len(new)) + 1
-    return (number, _shown(old[number - 1]) if number <= len(old) else "(end of file)",
-            _shown(new[number - 1]) if number <= len(new) else "(end of file)")
+    return (
+        number,
+        _shown(old[number - 1]) if number <= len(old) else "(end of file)",
+        _shown(new[number - 1]) if number <= len(new) else "(end of file)",
+    )
 
 
 def _shown(line: bytes) -> str:

@@ -43,9 +43,11 @@ STANDINGS_FORMAT = 1
 BOARD_NAMES = ("measured", "claimed", "training")
 # board -> the row fields a standing keeps: the figure its rank is by, then (inference) the one a group without
 # it ranks by (build.rank_inference, build._ranks), then what the summary's tables show beside them
-SHOWN = {"training": ("tok_s_per_gpu", "cost_per_1m", "mfu", "claimed_tok_s_per_gpu"),
-         "measured": ("decode_tok_s", "prefill_tok_s", "ttft_ms"),
-         "claimed": ("claimed_tok_s", "claimed_prefill_tok_s", "claimed_ttft_ms")}
+SHOWN = {
+    "training": ("tok_s_per_gpu", "cost_per_1m", "mfu", "claimed_tok_s_per_gpu"),
+    "measured": ("decode_tok_s", "prefill_tok_s", "ttft_ms"),
+    "claimed": ("claimed_tok_s", "claimed_prefill_tok_s", "claimed_ttft_ms"),
+}
 _GROUP_FIELDS = ("model", "model_name", "gpu", "workload", "workload_label")
 _SAFE_ID = re.compile(r"^[a-z0-9]+([.-][a-z0-9]+)*$")  # common.schema.json's catalogId: a safe file name
 
@@ -65,7 +67,7 @@ def model_path(model: str) -> str:
 
 def standings_path(model: str) -> str:
     """The file of a model's standings: named as its part is (model_path), in boards/standings/."""
-    return BOARDS_STANDINGS_DIR + model_path(model)[len(BOARDS_MODELS_DIR):]
+    return BOARDS_STANDINGS_DIR + model_path(model)[len(BOARDS_MODELS_DIR) :]
 
 
 def standing(part: Mapping[str, Any]) -> dict[str, Any]:
@@ -92,14 +94,29 @@ def standing(part: Mapping[str, Any]) -> dict[str, Any]:
     for name in BOARD_NAMES:
         groups: dict[tuple[Any, ...], dict[str, Any]] = {}
         for row in part["boards"][name]:
-            group = groups.setdefault((row.get("model"), row.get("gpu"), row.get("workload")),
-                                      {**{f: row.get(f) for f in _GROUP_FIELDS}, "entries": []})
+            group = groups.setdefault(
+                (row.get("model"), row.get("gpu"), row.get("workload")),
+                {**{f: row.get(f) for f in _GROUP_FIELDS}, "entries": []},
+            )
             group["entries"].append(
-                [row["recipe"], row.get("tier"), [reasons.setdefault(str(r), len(reasons)) for r in row.get("tier_reasons") or ()],
-                 quality_id(row.get("quality")), *(row.get(f) for f in SHOWN[name])])
+                [
+                    row["recipe"],
+                    row.get("tier"),
+                    [reasons.setdefault(str(r), len(reasons)) for r in row.get("tier_reasons") or ()],
+                    quality_id(row.get("quality")),
+                    *(row.get(f) for f in SHOWN[name]),
+                ]
+            )
         boards[name] = list(groups.values())
-    return {"format": STANDINGS_FORMAT, "model": part["model"], "reasons": list(reasons), "qualities": quality_list,
-            "boards": boards, "models": part["models"], "frontiers": part["frontiers"]}
+    return {
+        "format": STANDINGS_FORMAT,
+        "model": part["model"],
+        "reasons": list(reasons),
+        "qualities": quality_list,
+        "boards": boards,
+        "models": part["models"],
+        "frontiers": part["frontiers"],
+    }
 
 
 def render_standing(found: Mapping[str, Any]) -> bytes:
@@ -107,6 +124,7 @@ def render_standing(found: Mapping[str, Any]) -> bytes:
     per line, so a merge that moves one entry changes one line, and ~2.5x smaller than two-space indenting
     every list item (10.9 MB against ~4.4 MB for the bench's largest model at 100,000 run files). Each line's
     value is json.dumps's, as in every boards file (build.render)."""
+
     def one(value: Any) -> str:
         return json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=False)
 
@@ -118,10 +136,18 @@ def render_standing(found: Mapping[str, Any]) -> bytes:
         return "{" + head + ', "entries": ' + block(g["entries"], " " * 8) + "}"
 
     boards = ",\n".join(f"    {one(name)}: {block(found['boards'][name], ' ' * 6, group)}" for name in BOARD_NAMES)
-    lines = ["{", f'  "format": {one(found["format"])},', f'  "model": {one(found["model"])},',
-             '  "boards": {', boards, "  },"]
-    lines += [f'  "{key}": {block(found[key], "    ")}{"," if key != "frontiers" else ""}'
-              for key in ("reasons", "qualities", "models", "frontiers")]
+    lines = [
+        "{",
+        f'  "format": {one(found["format"])},',
+        f'  "model": {one(found["model"])},',
+        '  "boards": {',
+        boards,
+        "  },",
+    ]
+    lines += [
+        f'  "{key}": {block(found[key], "    ")}{"," if key != "frontiers" else ""}'
+        for key in ("reasons", "qualities", "models", "frontiers")
+    ]
     return ("\n".join(lines) + "\n}\n").encode("utf-8")
 
 
@@ -135,8 +161,13 @@ def standing_rows(standings: Mapping[str, Any]) -> dict[str, list[dict[str, Any]
         for group in standings["boards"][name]:
             where = {f: group.get(f) for f in _GROUP_FIELDS}
             for recipe, tier, reason_ids, quality, *figures in group["entries"]:
-                row = {"recipe": recipe, **where, "tier": tier, "tier_reasons": [reasons[i] for i in reason_ids],
-                       **dict(zip(SHOWN[name], figures))}
+                row = {
+                    "recipe": recipe,
+                    **where,
+                    "tier": tier,
+                    "tier_reasons": [reasons[i] for i in reason_ids],
+                    **dict(zip(SHOWN[name], figures)),
+                }
                 if name != "training":
                     row["quality"] = None if quality is None else qualities[quality]
                 rows.append(row)
@@ -144,8 +175,14 @@ def standing_rows(standings: Mapping[str, Any]) -> dict[str, list[dict[str, Any]
 
 
 def _empty_part(model: str) -> dict[str, Any]:
-    return {"model": model, "boards": {name: [] for name in BOARD_NAMES}, "models": [], "frontiers": [],
-            "runs": [], "wanted": {"references": [], "reproductions": [], "quality": []}}
+    return {
+        "model": model,
+        "boards": {name: [] for name in BOARD_NAMES},
+        "models": [],
+        "frontiers": [],
+        "runs": [],
+        "wanted": {"references": [], "reproductions": [], "quality": []},
+    }
 
 
 def split(document: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
@@ -174,8 +211,12 @@ def split(document: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
         part(_owner(owner, item["kind"], item["recipe"]))["wanted"]["reproductions"].append(item)
     for item in wanted["quality"]:
         part(_owner(owner, "inference", item["recipe"]))["wanted"]["quality"].append(item)
-    index = {"format": FORMAT, "meta": document["meta"], "wanted": {"models": wanted["models"]},
-             "model_files": sorted(parts)}
+    index = {
+        "format": FORMAT,
+        "meta": document["meta"],
+        "wanted": {"models": wanted["models"]},
+        "model_files": sorted(parts),
+    }
     files = {BOARDS_PATH: index}
     for model, content in parts.items():
         files[model_path(model)] = content
@@ -195,8 +236,10 @@ def _owner(owner: Mapping[tuple[str, str], str], kind: str, recipe: str) -> str:
 def split_files(document: Mapping[str, Any]) -> dict[str, bytes]:
     """The bytes `orv boards` writes: {path: bytes}: the whole document at DOCUMENT_PATH for readers
     (SPEC §7), the index and model files, and the models' standings the pull-request gate reads."""
-    files = {path: render_standing(content) if path.startswith(BOARDS_STANDINGS_DIR + "/") else render(content)
-             for path, content in split(document).items()}
+    files = {
+        path: render_standing(content) if path.startswith(BOARDS_STANDINGS_DIR + "/") else render(content)
+        for path, content in split(document).items()
+    }
     files[DOCUMENT_PATH] = render(document)
     return files
 
@@ -209,8 +252,9 @@ def assemble(index: Mapping[str, Any], parts: Iterable[Mapping[str, Any]]) -> di
     wanted = {
         "models": index["wanted"]["models"],
         "references": [item for p in ordered for item in p["wanted"]["references"]],
-        "reproductions": sorted((i for p in ordered for i in p["wanted"]["reproductions"]),
-                                key=lambda item: (item["kind"], item["recipe"])),
+        "reproductions": sorted(
+            (i for p in ordered for i in p["wanted"]["reproductions"]), key=lambda item: (item["kind"], item["recipe"])
+        ),
         "quality": sorted((i for p in ordered for i in p["wanted"]["quality"]), key=lambda item: item["recipe"]),
     }
     return {
@@ -236,10 +280,15 @@ def read_index(raw: bytes | None) -> dict[str, Any] | None:
     if raw is None:
         return None
     index = _json(raw, BOARDS_PATH)
-    if (not isinstance(index, dict) or index.get("format") != FORMAT or not isinstance(index.get("meta"), dict)
-            or not isinstance(index.get("wanted"), dict) or not isinstance(index["wanted"].get("models"), list)
-            or not isinstance(index.get("model_files"), list)
-            or not all(isinstance(m, str) for m in index["model_files"])):
+    if (
+        not isinstance(index, dict)
+        or index.get("format") != FORMAT
+        or not isinstance(index.get("meta"), dict)
+        or not isinstance(index.get("wanted"), dict)
+        or not isinstance(index["wanted"].get("models"), list)
+        or not isinstance(index.get("model_files"), list)
+        or not all(isinstance(m, str) for m in index["model_files"])
+    ):
         raise BoardsUnreadable(f"{BOARDS_PATH} is not a boards index of format {FORMAT}")
     return index
 
@@ -275,8 +324,14 @@ def _is_standing(found: Any, model: str) -> bool:
     if not isinstance(found, dict) or found.get("format") != STANDINGS_FORMAT or found.get("model") != model:
         return False
     reasons, qualities, boards = found.get("reasons"), found.get("qualities"), found.get("boards")
-    if not (isinstance(reasons, list) and all(isinstance(r, str) for r in reasons) and isinstance(qualities, list)
-            and all(isinstance(q, dict) for q in qualities) and isinstance(boards, dict) and set(boards) == set(BOARD_NAMES)):
+    if not (
+        isinstance(reasons, list)
+        and all(isinstance(r, str) for r in reasons)
+        and isinstance(qualities, list)
+        and all(isinstance(q, dict) for q in qualities)
+        and isinstance(boards, dict)
+        and set(boards) == set(BOARD_NAMES)
+    ):
         return False
 
     def entries_ok(entries: Any, name: str) -> bool:
@@ -289,34 +344,53 @@ def _is_standing(found: Any, model: str) -> bool:
         recipes, tiers, reason_ids, quality, *figures = zip(*entries)
         ids = [i for each in reason_ids if type(each) is list for i in each]
         quality_ids = [q for q in quality if q is not None]
-        return ({type(v) for v in recipes} == {str} and {type(v) for v in tiers} <= {str, type(None)}
-                and {type(v) for v in reason_ids} == {list} and {type(i) for i in ids} <= {int}
-                and (not ids or (min(ids) >= 0 and max(ids) < len(reasons)))
-                and {type(q) for q in quality_ids} <= {int}
-                and (not quality_ids or (min(quality_ids) >= 0 and max(quality_ids) < len(qualities)))
-                and all({type(v) for v in column} <= {int, float, type(None)} for column in figures))
+        return (
+            {type(v) for v in recipes} == {str}
+            and {type(v) for v in tiers} <= {str, type(None)}
+            and {type(v) for v in reason_ids} == {list}
+            and {type(i) for i in ids} <= {int}
+            and (not ids or (min(ids) >= 0 and max(ids) < len(reasons)))
+            and {type(q) for q in quality_ids} <= {int}
+            and (not quality_ids or (min(quality_ids) >= 0 and max(quality_ids) < len(qualities)))
+            and all({type(v) for v in column} <= {int, float, type(None)} for column in figures)
+        )
 
-    return (all(isinstance(groups, list) and all(isinstance(g, dict) and entries_ok(g.get("entries"), name)
-                                                 for g in groups)
-                for name, groups in boards.items())
-            and isinstance(found.get("models"), list) and all(isinstance(m, dict) for m in found["models"])
-            and isinstance(found.get("frontiers"), list) and all(isinstance(g, dict) for g in found["frontiers"]))
+    return (
+        all(
+            isinstance(groups, list) and all(isinstance(g, dict) and entries_ok(g.get("entries"), name) for g in groups)
+            for name, groups in boards.items()
+        )
+        and isinstance(found.get("models"), list)
+        and all(isinstance(m, dict) for m in found["models"])
+        and isinstance(found.get("frontiers"), list)
+        and all(isinstance(g, dict) for g in found["frontiers"])
+    )
 
 
 def _is_part(part: Any, model: str) -> bool:
     """Has the part the shape `assemble` reads (the schema checks the assembled document's rows)?"""
+
     def rows(value: Any, *keys: str) -> bool:
         return isinstance(value, list) and all(
-            isinstance(row, dict) and all(isinstance(row.get(key), str) for key in keys) for row in value)
+            isinstance(row, dict) and all(isinstance(row.get(key), str) for key in keys) for row in value
+        )
 
     if not isinstance(part, dict) or set(part) != set(_empty_part(model)) or part["model"] != model:
         return False
     boards, wanted = part["boards"], part["wanted"]
-    return (isinstance(boards, dict) and set(boards) == set(BOARD_NAMES) and all(rows(boards[n]) for n in BOARD_NAMES)
-            and rows(part["models"]) and rows(part["frontiers"]) and rows(part["runs"], "content_hash")
-            and isinstance(wanted, dict) and set(wanted) == {"references", "reproductions", "quality"}
-            and rows(wanted["references"], "model") and rows(wanted["reproductions"], "kind", "recipe")
-            and rows(wanted["quality"], "recipe"))
+    return (
+        isinstance(boards, dict)
+        and set(boards) == set(BOARD_NAMES)
+        and all(rows(boards[n]) for n in BOARD_NAMES)
+        and rows(part["models"])
+        and rows(part["frontiers"])
+        and rows(part["runs"], "content_hash")
+        and isinstance(wanted, dict)
+        and set(wanted) == {"references", "reproductions", "quality"}
+        and rows(wanted["references"], "model")
+        and rows(wanted["reproductions"], "kind", "recipe")
+        and rows(wanted["quality"], "recipe")
+    )
 
 
 def read_document(read: Reader, models: Iterable[str] | None = None) -> dict[str, Any] | None:
@@ -348,6 +422,7 @@ def _legacy(raw: bytes | None) -> dict[str, Any] | None:
 
 def file_reader(root: str) -> Reader:
     """Read registry files from a working tree; a symlink is never followed (it reads as empty)."""
+
     def read(rel: str) -> bytes | None:
         path = os.path.join(root, rel)
         if os.path.islink(path):
@@ -357,6 +432,7 @@ def file_reader(root: str) -> Reader:
                 return fh.read()
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             return None
+
     return read
 
 

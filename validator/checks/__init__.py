@@ -45,5 +45,4 @@ Keep = Callable[[Check], bool]  # which checks to run (all when None): tiers.tie
 
 def by_scope(scope: str, keep: Keep | None = None) -> list[Check]:
     """The checks with a function in one scope, in code order (those `keep` accepts, when given)."""
-    return [c for c in all_checks().values()
-            if c.scope == scope and c.func is not None and (keep is None or keep(c))]
+    return [c for c in all_checks().values() if c.scope == scope and c.func is not None and (keep is None or keep(c))]

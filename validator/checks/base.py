@@ -68,12 +68,30 @@ def _register(entry: Check) -> None:
     REGISTRY[entry.code] = entry
 
 
-def check(code: str, severity: Severity, title: str, scope: str = "registry", *, related_by: str | None = None,
-          per_file: bool = False, supersedes: tuple[str, ...] = ()
-          ) -> Callable[[Callable[..., Iterator[Finding]]], Callable[..., Iterator[Finding]]]:
+def check(
+    code: str,
+    severity: Severity,
+    title: str,
+    scope: str = "registry",
+    *,
+    related_by: str | None = None,
+    per_file: bool = False,
+    supersedes: tuple[str, ...] = (),
+) -> Callable[[Callable[..., Iterator[Finding]]], Callable[..., Iterator[Finding]]]:
     def decorate(func: Callable[..., Iterator[Finding]]) -> Callable[..., Iterator[Finding]]:
-        _register(Check(code, severity, title, scope, inspect.cleandoc(func.__doc__ or ""), func,
-                        related_by, per_file, supersedes))
+        _register(
+            Check(
+                code,
+                severity,
+                title,
+                scope,
+                inspect.cleandoc(func.__doc__ or ""),
+                func,
+                related_by,
+                per_file,
+                supersedes,
+            )
+        )
         return func
 
     return decorate

@@ -35,12 +35,16 @@ def real_dates(snapshot: Snapshot) -> Iterator[Finding]:
         # a value of another shape is the schema's finding (ORV104/ORV109); this one judges the calendar
         why = dates.problem(measured, at) if isinstance(measured, str) and SHAPE.match(measured) else None
         if why:
-            yield Finding(entry.path, f"`measured`: {why}", "write the day the benchmark ran, as \"YYYY-MM-DD\"",
-                          at=("measured",))
+            yield Finding(
+                entry.path, f"`measured`: {why}", 'write the day the benchmark ran, as "YYYY-MM-DD"', at=("measured",)
+            )
     for run in snapshot.runs.values():
         if run.meta is not None:
             why = dates.problem(run.meta.measured_at, at)
             if why:
-                yield Finding(run.path, f"`measured_at`: {why}",
-                              "store the run again from the tool's own output (its time, with a zone)",
-                              at=("measured_at",))
+                yield Finding(
+                    run.path,
+                    f"`measured_at`: {why}",
+                    "store the run again from the tool's own output (its time, with a zone)",
+                    at=("measured_at",),
+                )

@@ -66,6 +66,12 @@ def to_diagnostic(check: Check, f: Finding, documents: dict[str, Document]) -> D
 def internal_error(code: str) -> Diagnostic:
     tb = traceback.format_exc(limit=3).strip().splitlines()
     where = tb[-3].strip() if len(tb) >= 3 else ""
-    return Diagnostic("ORV900", Severity.ERROR, ".", 1, 1,
-                      f"check {code} crashed: {tb[-1] if tb else 'unknown error'} ({where})",
-                      "this is a bug in orv, not in your files; please report it with this message")
+    return Diagnostic(
+        "ORV900",
+        Severity.ERROR,
+        ".",
+        1,
+        1,
+        f"check {code} crashed: {tb[-1] if tb else 'unknown error'} ({where})",
+        "this is a bug in orv, not in your files; please report it with this message",
+    )

@@ -53,16 +53,21 @@ def loss_curve_follows_reference(run: RunFile, catalog: Catalog) -> Iterator[Fin
     if result is None or result.ok:
         return
     if result.reference_problem:
-        yield Finding(run.path, f"the reference for `{meta.model}` on `{meta.workload}` cannot check convergence: "
-                                f"{result.reason}", f"fix the workload's `convergence` block in {WORKLOADS_PATH} "
-                                                    "or the model's reference run", at=("workload",))
+        yield Finding(
+            run.path,
+            f"the reference for `{meta.model}` on `{meta.workload}` cannot check convergence: {result.reason}",
+            f"fix the workload's `convergence` block in {WORKLOADS_PATH} or the model's reference run",
+            at=("workload",),
+        )
         return
     index = _sample_index(run.doc.data, result.step)
     at: tuple[Any, ...] = ("samples", index, "loss") if index is not None else ("samples",)
-    yield Finding(run.path, f"convergence check against `{meta.model}`'s reference on `{meta.workload}` fails: "
-                            f"{result.reason}",
-                  "the run does not train like the reference; fix the numerics and rerun (see `orv explain "
-                  "ORV210`)", at=at)
+    yield Finding(
+        run.path,
+        f"convergence check against `{meta.model}`'s reference on `{meta.workload}` fails: {result.reason}",
+        "the run does not train like the reference; fix the numerics and rerun (see `orv explain ORV210`)",
+        at=at,
+    )
 
 
 @check("ORV219", Severity.ERROR, "every run of a training recipe fails the convergence check", related_by="r")
@@ -91,10 +96,14 @@ def recipe_has_a_converging_run(snapshot: Snapshot) -> Iterator[Finding]:
                 break
             verdicts.append(facts.convergence.ok)
         if verdicts and not any(verdicts):
-            yield Finding(entry.path, f"all {len(verdicts)} run(s) of recipe `{recipe.id}` with samples fail the "
-                                      "convergence check (ORV210 on each)",
-                          "fix the numerics and add a run whose loss curve follows the workload's reference; "
-                          "a diverged recipe cannot back a claim", at=("runs",))
+            yield Finding(
+                entry.path,
+                f"all {len(verdicts)} run(s) of recipe `{recipe.id}` with samples fail the "
+                "convergence check (ORV210 on each)",
+                "fix the numerics and add a run whose loss curve follows the workload's reference; "
+                "a diverged recipe cannot back a claim",
+                at=("runs",),
+            )
 
 
 @check("ORV244", Severity.ERROR, "a model's convergence reference cannot be used", per_file=True)
@@ -108,9 +117,12 @@ def reference_run_is_usable(snapshot: Snapshot) -> Iterator[Finding]:
     stores the run and writes the entry (docs/convergence.md).
     """
     for (model, workload), why in sorted(snapshot.catalog.reference_problems.items()):
-        yield Finding(MODELS_PATH, f"`{model}`'s convergence reference for `{workload}`: {why}",
-                      f"record it with `orv add-run --from megatron LOG --reference-for {model} --workload {workload}`",
-                      at=("models", model, "convergence_reference", workload))
+        yield Finding(
+            MODELS_PATH,
+            f"`{model}`'s convergence reference for `{workload}`: {why}",
+            f"record it with `orv add-run --from megatron LOG --reference-for {model} --workload {workload}`",
+            at=("models", model, "convergence_reference", workload),
+        )
 
 
 def _base_yaml(change: Change, path: str) -> dict[str, Any]:
@@ -144,10 +156,13 @@ def convergence_reference_changed(change: Change) -> Iterator[Finding]:
             for workload, ref in sorted((refs if isinstance(refs, dict) else {}).items()):
                 if after.get(workload) != ref:
                     verb = "removes" if workload not in after else "changes"
-                    yield Finding(models, f"this pull request {verb} {model_id}'s convergence reference for "
-                                          f"`{workload}`", "a maintainer must waive ORV621 for this pull request (it "
-                                                           "moves the T2 of every training recipe of the model)",
-                                  at=("models", model_id, "convergence_reference"))
+                    yield Finding(
+                        models,
+                        f"this pull request {verb} {model_id}'s convergence reference for `{workload}`",
+                        "a maintainer must waive ORV621 for this pull request (it "
+                        "moves the T2 of every training recipe of the model)",
+                        at=("models", model_id, "convergence_reference"),
+                    )
     if workloads in changed:
         base_workloads = _base_yaml(change, workloads).get("workloads")
         head_w = change.snapshot.catalog.workloads
@@ -158,9 +173,13 @@ def convergence_reference_changed(change: Change) -> Iterator[Finding]:
             spec = head_w.get(wid)
             after = spec.convergence.model_dump(exclude_defaults=True) if spec and spec.convergence else None
             if after is None or after != _rule(rule):
-                yield Finding(workloads, f"this pull request {'removes' if after is None else 'changes'} workload "
-                                         f"`{wid}`'s convergence rule", "a maintainer must waive ORV621 for this pull "
-                                                                       "request", at=("workloads", wid))
+                yield Finding(
+                    workloads,
+                    f"this pull request {'removes' if after is None else 'changes'} workload "
+                    f"`{wid}`'s convergence rule",
+                    "a maintainer must waive ORV621 for this pull request",
+                    at=("workloads", wid),
+                )
 
 
 def _rule(raw: Any) -> Any:

@@ -65,15 +65,20 @@ def render(checks: Mapping[str, Check]) -> str:
         "| code | severity | title |",
         "|---|---|---|",
     ]
-    lines += [f"| [{c.code}](#{_anchor(c.code, c.title)}) | {c.severity.value} | {c.title} |"
-              for c in checks.values()]
+    lines += [f"| [{c.code}](#{_anchor(c.code, c.title)}) | {c.severity.value} | {c.title} |" for c in checks.values()]
     family = None
     for entry in checks.values():
         if _family(entry.code) != family:
             family = _family(entry.code)
             lines += ["", f"## {family[0]} — {family[1]}"]
-        lines += ["", f"### {entry.code} — {entry.title}", "",
-                  f"*{entry.severity.value}*, checked {WHEN.get(entry.scope, entry.scope)}.", "", entry.doc]
+        lines += [
+            "",
+            f"### {entry.code} — {entry.title}",
+            "",
+            f"*{entry.severity.value}*, checked {WHEN.get(entry.scope, entry.scope)}.",
+            "",
+            entry.doc,
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -82,7 +87,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--output", default=None, help=f"where to write (default: {DOC_PATH} in the checkout)")
     parser.add_argument("--check", action="store_true", help="exit 1 if the file differs from a regeneration")
     args = parser.parse_args(argv)
-    path = args.output or os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), DOC_PATH)
+    path = args.output or os.path.join(
+        os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), DOC_PATH
+    )
     text = render(all_checks()).encode("utf-8")
     if args.check:
         try:

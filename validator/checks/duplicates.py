@@ -39,9 +39,13 @@ def duplicate_id(snapshot: Snapshot) -> Iterator[Finding]:
     entries = [(entry.id.casefold(), entry) for entry in snapshot.recipes if entry.id is not None]
     for first, *others in _groups(entries):
         for entry in others:
-            yield Finding(entry.path, f"id `{entry.id}` is already used by {first.path}",
-                          "give this recipe its own id saying what sets it apart (GPU, count, layout, "
-                          "settings) and rename the file to match; delete the file if it is a copy", at=("id",))
+            yield Finding(
+                entry.path,
+                f"id `{entry.id}` is already used by {first.path}",
+                "give this recipe its own id saying what sets it apart (GPU, count, layout, "
+                "settings) and rename the file to match; delete the file if it is a copy",
+                at=("id",),
+            )
 
 
 @check("ORV302", E, "same configuration under another id", related_by="d")
@@ -62,9 +66,13 @@ def duplicate_identity(snapshot: Snapshot) -> Iterator[Finding]:
         for entry in others:
             if entry.id == first.id:
                 continue  # the same id twice is ORV301's finding
-            yield Finding(entry.path, f"`{entry.id}` has the same configuration as `{first.id}` ({first.path})",
-                          f"merge it into {first.path}: list this recipe's runs under its `runs:` and delete "
-                          "this file; or record in a field what sets the two apart", at=("id",))
+            yield Finding(
+                entry.path,
+                f"`{entry.id}` has the same configuration as `{first.id}` ({first.path})",
+                f"merge it into {first.path}: list this recipe's runs under its `runs:` and delete "
+                "this file; or record in a field what sets the two apart",
+                at=("id",),
+            )
 
 
 def _claim_text(recipe: Recipe) -> str:
@@ -93,9 +101,12 @@ def claim_copied_across_counts(snapshot: Snapshot) -> Iterator[Finding]:
             others = [(e.path, r.hardware.count) for e, r in group if r.hardware.count != recipe.hardware.count]
             shown = ", ".join(f"{path} ({count}×)" for path, count in others[:3])
             more = f" and {len(others) - 3} more" if len(others) > 3 else ""
-            yield Finding(entry.path,
-                          f"claims the same figures ({_claim_text(recipe)}) on {recipe.hardware.count}× "
-                          f"{recipe.hardware.gpu} as recipes at other GPU counts",
-                          f"same figures in {shown}{more}: measure on {recipe.hardware.count}× "
-                          f"{recipe.hardware.gpu} and claim what that run reached (add its run file), or delete "
-                          "this recipe", at=("claimed",))
+            yield Finding(
+                entry.path,
+                f"claims the same figures ({_claim_text(recipe)}) on {recipe.hardware.count}× "
+                f"{recipe.hardware.gpu} as recipes at other GPU counts",
+                f"same figures in {shown}{more}: measure on {recipe.hardware.count}× "
+                f"{recipe.hardware.gpu} and claim what that run reached (add its run file), or delete "
+                "this recipe",
+                at=("claimed",),
+            )

@@ -24,9 +24,11 @@ from validator.registry.snapshot import Analysis
 
 # One wording everywhere (ORV606/ORV609, docs/pull-requests.md, README): the boards are main's
 # business. These checks run only under `orv check --boards`, which main's boards workflow runs.
-BOARDS_HINT = ("on main, run `orv boards` once the data is committed and commit boards/ "
-               "on its own (the boards workflow does this after every merge); on a pull "
-               "request branch, leave them as main has them; never edit them by hand (docs/boards.md)")
+BOARDS_HINT = (
+    "on main, run `orv boards` once the data is committed and commit boards/ "
+    "on its own (the boards workflow does this after every merge); on a pull "
+    "request branch, leave them as main has them; never edit them by hand (docs/boards.md)"
+)
 
 
 STALE_SHOWN = 20  # ORV701 names at most this many stale files, then says how many more
@@ -52,17 +54,25 @@ def _compare(analysis: Analysis) -> _Comparison:
     committed = committed_files(root)
     if not committed:
         if analysis.snapshot.recipes:
-            return _Comparison(Finding(BOARDS_PATH, f"{BOARDS_PATH} has not been generated yet",
-                                       BOARDS_HINT, line=1, col=1,
-                                       severity=Severity.WARNING))
+            return _Comparison(
+                Finding(
+                    BOARDS_PATH,
+                    f"{BOARDS_PATH} has not been generated yet",
+                    BOARDS_HINT,
+                    line=1,
+                    col=1,
+                    severity=Severity.WARNING,
+                )
+            )
         return _Comparison()
     try:
         stamp = git_stamp(root)
         document = fresh_document(analysis, stamp)  # built and validated once, whatever the outcome
         fresh = split_files(document)
     except HistoryError as exc:
-        return _Comparison(Finding(BOARDS_PATH, f"cannot regenerate the boards to compare: {exc.message}",
-                                   exc.hint, line=1, col=1))
+        return _Comparison(
+            Finding(BOARDS_PATH, f"cannot regenerate the boards to compare: {exc.message}", exc.hint, line=1, col=1)
+        )
     differing = sorted(path for path in set(committed) | set(fresh) if committed.get(path) != fresh.get(path))
     if not differing:
         return _Comparison()
@@ -77,23 +87,40 @@ def _compare(analysis: Analysis) -> _Comparison:
     findings = [_stale(path, committed.get(path), fresh.get(path)) for path in differing[:STALE_SHOWN]]
     if len(differing) > STALE_SHOWN:
         more = len(differing) - STALE_SHOWN
-        findings.append(Finding(BOARDS_PATH, f"{more} more generated boards file(s) differ from a fresh regeneration",
-                                BOARDS_HINT, line=1, col=1))
+        findings.append(
+            Finding(
+                BOARDS_PATH,
+                f"{more} more generated boards file(s) differ from a fresh regeneration",
+                BOARDS_HINT,
+                line=1,
+                col=1,
+            )
+        )
     return _Comparison(stale=tuple(findings))
 
 
 def _stale(path: str, committed: bytes | None, fresh: bytes | None) -> Finding:
     """ORV701's finding for one generated boards file that differs from its regeneration."""
     if fresh is None:
-        return Finding(path, f"{path} names no model on the boards any more (left over); `orv boards` removes it",
-                       BOARDS_HINT, line=1, col=1)
+        return Finding(
+            path,
+            f"{path} names no model on the boards any more (left over); `orv boards` removes it",
+            BOARDS_HINT,
+            line=1,
+            col=1,
+        )
     if committed is None:
         return Finding(path, f"{path} is missing: a fresh regeneration writes it", BOARDS_HINT, line=1, col=1)
     difference = first_difference(committed, fresh)
     assert difference is not None
     line, old, new = difference
-    return Finding(path, f"{path} differs from a fresh regeneration at line {line}: "
-                         f"committed `{old}`, regenerated `{new}`", BOARDS_HINT, line=line, col=1)
+    return Finding(
+        path,
+        f"{path} differs from a fresh regeneration at line {line}: committed `{old}`, regenerated `{new}`",
+        BOARDS_HINT,
+        line=line,
+        col=1,
+    )
 
 
 @check("ORV701", Severity.ERROR, "boards out of date", scope="boards")
@@ -135,8 +162,13 @@ def boards_stamp_behind(analysis: Analysis) -> Iterator[Finding]:
     result = compare(analysis)
     if result.stamp_behind is not None:
         old, new = result.stamp_behind
-        yield Finding(BOARDS_PATH, f"boards name data commit {old[:12]}; the newest data commit is {new[:12]}",
-                      BOARDS_HINT, line=1, col=1)
+        yield Finding(
+            BOARDS_PATH,
+            f"boards name data commit {old[:12]}; the newest data commit is {new[:12]}",
+            BOARDS_HINT,
+            line=1,
+            col=1,
+        )
 
 
 @check("ORV703", Severity.ERROR, "key file out of date", scope="boards")
@@ -165,16 +197,31 @@ def keys_out_of_date(analysis: Analysis) -> Iterator[Finding]:
     for path in differing[:STALE_SHOWN]:
         old, new = committed.get(path), fresh.get(path)
         if new is None:
-            yield Finding(path, f"{path} is left over: a fresh regeneration writes no such key shard; "
-                                "`orv boards` removes it", BOARDS_HINT, line=1, col=1)
+            yield Finding(
+                path,
+                f"{path} is left over: a fresh regeneration writes no such key shard; `orv boards` removes it",
+                BOARDS_HINT,
+                line=1,
+                col=1,
+            )
         elif old is None:
             yield Finding(path, f"{path} is missing: a fresh regeneration writes it", BOARDS_HINT, line=1, col=1)
         else:
             difference = first_difference(old, new)
             assert difference is not None
             line, was, now = difference
-            yield Finding(path, f"{path} differs from a fresh regeneration at line {line}: "
-                                f"committed `{was}`, regenerated `{now}`", BOARDS_HINT, line=line, col=1)
+            yield Finding(
+                path,
+                f"{path} differs from a fresh regeneration at line {line}: committed `{was}`, regenerated `{now}`",
+                BOARDS_HINT,
+                line=line,
+                col=1,
+            )
     if len(differing) > STALE_SHOWN:
-        yield Finding(KEYS_PATH, f"{len(differing) - STALE_SHOWN} more key file(s) differ from a fresh regeneration",
-                      BOARDS_HINT, line=1, col=1)
+        yield Finding(
+            KEYS_PATH,
+            f"{len(differing) - STALE_SHOWN} more key file(s) differ from a fresh regeneration",
+            BOARDS_HINT,
+            line=1,
+            col=1,
+        )

@@ -33,8 +33,12 @@ def served_checkpoint_is_the_model(snapshot: Snapshot) -> Iterator[Finding]:
     for digest, run in sorted(snapshot.runs.items()):
         meta = run.meta
         if meta is not None and meta.synthetic is not None:  # llama-bench: the GGUF it loaded
-            for found in gguf_problems(meta.model, snapshot.catalog.models.get(meta.model),
-                                       meta.synthetic.model_filename, meta.synthetic.model_n_params):
+            for found in gguf_problems(
+                meta.model,
+                snapshot.catalog.models.get(meta.model),
+                meta.synthetic.model_filename,
+                meta.synthetic.model_n_params,
+            ):
                 yield Finding(run.path, found.message, found.hint, at=tuple(found.field.split(".")))
         if meta is None or meta.checkpoint is None:
             continue

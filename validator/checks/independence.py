@@ -40,7 +40,7 @@ def runs_are_separate_measurements(snapshot: Snapshot) -> Iterator[Finding]:
     for runs in groups.values():
         runs.sort(key=lambda run: run.path)
         for i, one in enumerate(runs):
-            for other in runs[i + 1:]:
+            for other in runs[i + 1 :]:
                 if (one.path, other.path) in compared:
                     continue
                 compared.add((one.path, other.path))
@@ -48,13 +48,18 @@ def runs_are_separate_measurements(snapshot: Snapshot) -> Iterator[Finding]:
                 how = same_measurement(one.facts.fingerprint, other.facts.fingerprint)
                 if how:
                     assert one.meta is not None and other.meta is not None
-                    earlier, later = later_of(snapshot, (one.path, one.meta.measured_at),
-                                              (other.path, other.meta.measured_at))
+                    earlier, later = later_of(
+                        snapshot, (one.path, one.meta.measured_at), (other.path, other.meta.measured_at)
+                    )
                     copies.setdefault(later, (earlier, how))
     for path, (earlier, how) in sorted(copies.items()):
-        yield Finding(path, f"this run is one measurement with `{earlier}`: {how}",
-                      "remove this run file and its reference; a reproduction is a new run stored "
-                      "from its own tool output", line=1, col=1)
+        yield Finding(
+            path,
+            f"this run is one measurement with `{earlier}`: {how}",
+            "remove this run file and its reference; a reproduction is a new run stored from its own tool output",
+            line=1,
+            col=1,
+        )
 
 
 @check("ORV305", Severity.WARNING, "two runs of a recipe share measured_at", related_by="r")
@@ -75,8 +80,10 @@ def runs_of_a_recipe_differ_in_time(snapshot: Snapshot) -> Iterator[Finding]:
                 continue
             other = seen.get(run.meta.measured_at)
             if other is not None and other.meta is not None and other.meta.measured_by != run.meta.measured_by:
-                yield Finding(run.path, f"`measured_at` {run.meta.measured_at} is also that of `{other.path}` "
-                                        f"(recipe `{recipe.id}`)",
-                              "store each run from its own tool output, with measured_at to the second",
-                              at=("measured_at",))
+                yield Finding(
+                    run.path,
+                    f"`measured_at` {run.meta.measured_at} is also that of `{other.path}` (recipe `{recipe.id}`)",
+                    "store each run from its own tool output, with measured_at to the second",
+                    at=("measured_at",),
+                )
             seen.setdefault(run.meta.measured_at, run)

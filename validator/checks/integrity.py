@@ -49,14 +49,23 @@ def name_is_hash(run: RunFile, catalog: Catalog) -> Iterator[Finding]:
     """
     if run.name_digest is None or run.name_digest == run.actual_digest:
         return
-    hint = ("restore the original bytes with `git checkout -- <file>`; a changed measurement is a new run: "
-            "`orv add-run FILE` stores it under its own hash, then reference that sha256 in the recipe")
+    hint = (
+        "restore the original bytes with `git checkout -- <file>`; a changed measurement is a new run: "
+        "`orv add-run FILE` stores it under its own hash, then reference that sha256 in the recipe"
+    )
     if not run.canonical and _canonical_digest(run.doc.data) == run.name_digest:
-        hint = ("only the formatting changed: the canonical form of this content has the expected hash; "
-                "restore the file from git (or `orv add-run` it again) instead of editing it")
-    yield Finding(run.path, f"SHA-256 of the bytes does not match the file name: expected {run.name_digest} "
-                            f"(the name), actual {run.actual_digest} (the bytes)",
-                  hint, line=1, col=1)
+        hint = (
+            "only the formatting changed: the canonical form of this content has the expected hash; "
+            "restore the file from git (or `orv add-run` it again) instead of editing it"
+        )
+    yield Finding(
+        run.path,
+        f"SHA-256 of the bytes does not match the file name: expected {run.name_digest} "
+        f"(the name), actual {run.actual_digest} (the bytes)",
+        hint,
+        line=1,
+        col=1,
+    )
 
 
 def _canonical_digest(data: Any) -> str | None:
@@ -80,16 +89,25 @@ def bytes_are_canonical(run: RunFile, catalog: Catalog) -> Iterator[Finding]:
     try:
         expected = canonical_bytes(run.doc.data)
     except Exception as exc:  # noqa: BLE001 - data JCS cannot encode; say what it refused
-        yield Finding(run.path, f"the document cannot be written in RFC 8785 canonical form ({_jcs_refusal(exc)})",
-                      "write such values as strings or smaller numbers, then store the file with `orv add-run FILE`",
-                      line=1, col=1)
+        yield Finding(
+            run.path,
+            f"the document cannot be written in RFC 8785 canonical form ({_jcs_refusal(exc)})",
+            "write such values as strings or smaller numbers, then store the file with `orv add-run FILE`",
+            line=1,
+            col=1,
+        )
         return
     offset = _first_difference(run.raw, expected)
     line, col = _offset_location(run.raw, offset)
-    yield Finding(run.path, f"bytes are not RFC 8785 canonical JSON (first difference at byte {offset}: "
-                            f"{_snippet(run.raw, offset)} where canonical form has {_snippet(expected, offset)})",
-                  "`orv add-run` writes the canonical form: run it on the tool's output and commit the file it "
-                  "creates (its name changes with its bytes) instead of this one", line=line, col=col)
+    yield Finding(
+        run.path,
+        f"bytes are not RFC 8785 canonical JSON (first difference at byte {offset}: "
+        f"{_snippet(run.raw, offset)} where canonical form has {_snippet(expected, offset)})",
+        "`orv add-run` writes the canonical form: run it on the tool's output and commit the file it "
+        "creates (its name changes with its bytes) instead of this one",
+        line=line,
+        col=col,
+    )
 
 
 def _jcs_refusal(exc: Exception) -> str:
@@ -119,7 +137,7 @@ def _offset_location(raw: bytes, offset: int) -> tuple[int, int]:
 
 
 def _snippet(raw: bytes, offset: int) -> str:
-    piece = raw[offset:offset + 12]
+    piece = raw[offset : offset + 12]
     return repr(piece.decode("utf-8", errors="replace")) if piece else "end of file"
 
 
@@ -155,10 +173,14 @@ def summary_matches_samples(run: RunFile, catalog: Catalog) -> Iterator[Finding]
         recomputed = run.facts.headline.get(metric)
         if recomputed is None or relative_gap(stated, recomputed) <= CLAIM_TOLERANCE:
             continue
-        yield Finding(run.path, f"summary.{metric} is {_figure(stated)} but the {run.facts.sample_count} raw samples "
-                                f"give {_figure(recomputed)} ({_percent(relative_gap(stated, recomputed))} apart)",
-                      f"the samples give summary.{metric} = {_figure(recomputed)}; export the run again from the "
-                      "tool rather than editing the summary", at=("summary", metric))
+        yield Finding(
+            run.path,
+            f"summary.{metric} is {_figure(stated)} but the {run.facts.sample_count} raw samples "
+            f"give {_figure(recomputed)} ({_percent(relative_gap(stated, recomputed))} apart)",
+            f"the samples give summary.{metric} = {_figure(recomputed)}; export the run again from the "
+            "tool rather than editing the summary",
+            at=("summary", metric),
+        )
 
 
 def _percent(gap: float) -> str:
@@ -189,10 +211,17 @@ def referenced_run_exists(snapshot: Snapshot) -> Iterator[Finding]:
         for i, digest in enumerate(recipe.run_digests):
             if digest in snapshot.runs:
                 continue
-            hint = (f"the file is at {misplaced[digest]}; move it to {run_path(digest)}" if digest in misplaced else
-                    f"add the run file at {run_path(digest)} with `orv add-run FILE`, or remove this reference")
-            yield Finding(entry.path, f"runs[{i}] references sha256:{digest}, but there is no {run_path(digest)}",
-                          hint, at=("runs", i))
+            hint = (
+                f"the file is at {misplaced[digest]}; move it to {run_path(digest)}"
+                if digest in misplaced
+                else f"add the run file at {run_path(digest)} with `orv add-run FILE`, or remove this reference"
+            )
+            yield Finding(
+                entry.path,
+                f"runs[{i}] references sha256:{digest}, but there is no {run_path(digest)}",
+                hint,
+                at=("runs", i),
+            )
 
 
 @check("ORV204", E, "orphan run file", related_by="r")
@@ -204,13 +233,21 @@ def run_is_referenced(snapshot: Snapshot) -> Iterator[Finding]:
     A run a model names as its convergence reference (catalog/models.yaml) is referenced there.
     """
     referenced = {digest for entry in snapshot.recipes for _, digest in raw_references(entry)}
-    referenced |= {ref.split(":", 1)[-1] for spec in snapshot.catalog.models.values()
-                   for ref in spec.convergence_reference.values()}
+    referenced |= {
+        ref.split(":", 1)[-1]
+        for spec in snapshot.catalog.models.values()
+        for ref in spec.convergence_reference.values()
+    }
     for digest, run in snapshot.runs.items():
         if digest not in referenced and run.meta is not None:  # an unreadable file has its own finding
-            yield Finding(run.path, f"no recipe references this run file (sha256:{digest})",
-                          f"add \"sha256:{digest}\" to the `runs:` list of the recipe it measures, "
-                          "or remove the file from the pull request", line=1, col=1)
+            yield Finding(
+                run.path,
+                f"no recipe references this run file (sha256:{digest})",
+                f'add "sha256:{digest}" to the `runs:` list of the recipe it measures, '
+                "or remove the file from the pull request",
+                line=1,
+                col=1,
+            )
 
 
 @check("ORV205", E, "run file referenced by two recipes", related_by="r")
@@ -230,9 +267,13 @@ def run_referenced_once(snapshot: Snapshot) -> Iterator[Finding]:
             continue
         for entry, i in refs:
             others = ", ".join(other.path for other, _ in refs if other.path != entry.path)
-            yield Finding(entry.path, f"run {_short(digest)} is also referenced by {others}",
-                          "keep the reference only in the recipe whose settings the run measured; "
-                          "measure the other recipe separately", at=("runs", i))
+            yield Finding(
+                entry.path,
+                f"run {_short(digest)} is also referenced by {others}",
+                "keep the reference only in the recipe whose settings the run measured; "
+                "measure the other recipe separately",
+                at=("runs", i),
+            )
 
 
 @check("ORV206", E, "run metadata disagrees with its recipe", related_by="r")
@@ -248,13 +289,19 @@ def run_matches_recipe(snapshot: Snapshot) -> Iterator[Finding]:
     for entry, recipe, i, run in snapshot.recipe_runs():
         digest = run.name_digest
         for m in mismatches(snapshot, entry.path, recipe, run):
-            fix = (f"add {m.run_value} to sweep.concurrency (and its claim to sweep.claimed)"
-                   if m.field == "sweep.concurrency" else f"set `{m.field}` to {_value(m.run_value)}")
-            yield Finding(entry.path,
-                          f"run {_short(digest)} disagrees on `{m.field}`: recipe has {_value(m.recipe_value)}, "
-                          f"run has {_value(m.run_value)}",
-                          f"if the recipe is wrong, {fix}; otherwise this run measured another setup and belongs "
-                          "to another recipe", at=("runs", i))
+            fix = (
+                f"add {m.run_value} to sweep.concurrency (and its claim to sweep.claimed)"
+                if m.field == "sweep.concurrency"
+                else f"set `{m.field}` to {_value(m.run_value)}"
+            )
+            yield Finding(
+                entry.path,
+                f"run {_short(digest)} disagrees on `{m.field}`: recipe has {_value(m.recipe_value)}, "
+                f"run has {_value(m.run_value)}",
+                f"if the recipe is wrong, {fix}; otherwise this run measured another setup and belongs "
+                "to another recipe",
+                at=("runs", i),
+            )
 
 
 def _value(value: Any) -> str:
@@ -282,20 +329,22 @@ def claim_matches_samples(snapshot: Snapshot) -> Iterator[Finding]:
             continue
         digest = run.name_digest
         point = point_of(run)
-        swept = isinstance(recipe, InferenceRecipe) and recipe.sweep is not None \
-            and point != recipe.serving.concurrency
+        swept = isinstance(recipe, InferenceRecipe) and recipe.sweep is not None and point != recipe.serving.concurrency
         for gap in claim_gaps(recipe, run.facts, point):
             if gap.within_tolerance:
                 continue
             field = f"sweep.claimed (concurrency {point}) {gap.metric}" if swept else f"claimed.{gap.metric}"
-            yield Finding(entry.path,
-                          f"{field} is {_figure(gap.claimed)} but run {_short(digest)}'s raw samples "
-                          f"give {_figure(gap.recomputed)} ({_percent(gap.gap)} apart; at most 1% is allowed)",
-                          f"set {_setting(gap.metric, point if swept else None)}: "
-                          f"{_figure(gap.recomputed).replace(',', '')}, or reference the run that measured the "
-                          "claimed figure",
-                          at=_sweep_claim_at(recipe, point, gap.metric)  # swept: an inference recipe
-                          if swept and isinstance(recipe, InferenceRecipe) else ("claimed", gap.metric))
+            yield Finding(
+                entry.path,
+                f"{field} is {_figure(gap.claimed)} but run {_short(digest)}'s raw samples "
+                f"give {_figure(gap.recomputed)} ({_percent(gap.gap)} apart; at most 1% is allowed)",
+                f"set {_setting(gap.metric, point if swept else None)}: "
+                f"{_figure(gap.recomputed).replace(',', '')}, or reference the run that measured the "
+                "claimed figure",
+                at=_sweep_claim_at(recipe, point, gap.metric)  # swept: an inference recipe
+                if swept and isinstance(recipe, InferenceRecipe)
+                else ("claimed", gap.metric),
+            )
 
 
 def _setting(metric: str, point: int | None) -> str:
@@ -320,5 +369,10 @@ def run_in_its_shard(snapshot: Snapshot) -> Iterator[Finding]:
         correct = misplaced_run(rel)
         if correct and not os.path.islink(os.path.join(snapshot.root, rel)):  # a link is ORV114's
             folder = rel.rsplit("/", 1)[0] + "/"
-            yield Finding(rel, f"run file is in {folder} but its hash starts with {correct.split('/')[1]}",
-                          f"move it to {correct}", line=1, col=1)
+            yield Finding(
+                rel,
+                f"run file is in {folder} but its hash starts with {correct.split('/')[1]}",
+                f"move it to {correct}",
+                line=1,
+                col=1,
+            )

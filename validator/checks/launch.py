@@ -41,9 +41,12 @@ def launch_args_are_a_list(snapshot: Snapshot) -> Iterator[Finding]:
         for i, arg in enumerate(recipe.launch.args):
             parts = _split(arg)
             if parts:
-                yield Finding(entry.path, f"launch.args[{i}] holds a shell command line: {arg!r}",
-                              "write one item per token: [" + ", ".join(f'"{p}"' for p in parts) + "]",
-                              at=("launch", "args", i))
+                yield Finding(
+                    entry.path,
+                    f"launch.args[{i}] holds a shell command line: {arg!r}",
+                    "write one item per token: [" + ", ".join(f'"{p}"' for p in parts) + "]",
+                    at=("launch", "args", i),
+                )
 
 
 def _flag(args: list[str], *names: str) -> tuple[int | None, str | None]:
@@ -84,27 +87,39 @@ def launch_agrees_with_recipe(snapshot: Snapshot) -> Iterator[Finding]:
         if tp_n is not None and i is not None:
             want = recipe.serving.tp
             if want is not None and tp_n != want:
-                yield Finding(entry.path, f"launch sets tensor parallel size {tp_n}, serving.tp is {want}",
-                              f"make them agree: `serving.tp: {tp_n}` or `{args[i - 1] if tp == args[i] else '--tensor-parallel-size'} {want}`",
-                              at=("launch", "args", i))
+                yield Finding(
+                    entry.path,
+                    f"launch sets tensor parallel size {tp_n}, serving.tp is {want}",
+                    f"make them agree: `serving.tp: {tp_n}` or `{args[i - 1] if tp == args[i] else '--tensor-parallel-size'} {want}`",
+                    at=("launch", "args", i),
+                )
             elif want is None and tp_n > recipe.hardware.count:
-                yield Finding(entry.path, f"launch sets tensor parallel size {tp_n} on {recipe.hardware.count} GPU(s)",
-                              f"tensor parallelism cannot exceed hardware.count ({recipe.hardware.count})",
-                              at=("launch", "args", i))
+                yield Finding(
+                    entry.path,
+                    f"launch sets tensor parallel size {tp_n} on {recipe.hardware.count} GPU(s)",
+                    f"tensor parallelism cannot exceed hardware.count ({recipe.hardware.count})",
+                    at=("launch", "args", i),
+                )
         i, seqs = _flag(args, "--max-num-seqs", "--max-running-requests")
         seqs_n = _int(seqs)
         concurrency = recipe.serving.concurrency
         if seqs_n is not None and i is not None and concurrency is not None and seqs_n < concurrency:
-            yield Finding(entry.path, f"launch caps the server at {seqs_n} sequences, below serving.concurrency "
-                                      f"{concurrency}", f"raise the cap to at least {concurrency}, or state the "
-                                                        "concurrency the server really ran", at=("launch", "args", i))
+            yield Finding(
+                entry.path,
+                f"launch caps the server at {seqs_n} sequences, below serving.concurrency {concurrency}",
+                f"raise the cap to at least {concurrency}, or state the concurrency the server really ran",
+                at=("launch", "args", i),
+            )
         i, model = _flag(args, "--model", "--model-path")
         if model is None and len(args) >= 2 and args[0] == "serve" and not args[1].startswith("-"):
             i, model = 1, args[1]
         if model is not None and i is not None and recipe.checkpoint and model != recipe.checkpoint:
-            yield Finding(entry.path, f"launch serves `{model}`, the recipe's checkpoint is `{recipe.checkpoint}`",
-                          f"serve the checkpoint the recipe names (`{recipe.checkpoint}`), or fix `checkpoint:`",
-                          at=("launch", "args", i))
+            yield Finding(
+                entry.path,
+                f"launch serves `{model}`, the recipe's checkpoint is `{recipe.checkpoint}`",
+                f"serve the checkpoint the recipe names (`{recipe.checkpoint}`), or fix `checkpoint:`",
+                at=("launch", "args", i),
+            )
 
 
 @check("ORV252", E, "training launch disagrees with the layout, tuning or workload", per_file=True)
@@ -133,13 +148,19 @@ def training_launch_agrees_with_recipe(snapshot: Snapshot) -> Iterator[Finding]:
                 continue
             i, value = given[arg.flag]
             if not same_value(arg.value, value):
-                yield Finding(entry.path, f"launch sets {arg.flag} {value}, {arg.source} is {arg.value}",
-                              f"make them agree, or drop {arg.flag} from launch.args: the recipe already "
-                              f"implies `{arg.flag} {arg.value}` (orv reproduce prints it)", at=("launch", "args", i))
+                yield Finding(
+                    entry.path,
+                    f"launch sets {arg.flag} {value}, {arg.source} is {arg.value}",
+                    f"make them agree, or drop {arg.flag} from launch.args: the recipe already "
+                    f"implies `{arg.flag} {arg.value}` (orv reproduce prints it)",
+                    at=("launch", "args", i),
+                )
         precision = next((a.flag for a in implied if a.flag in PRECISION_FLAGS), None)
         for flag in PRECISION_FLAGS:
             if precision is not None and flag != precision and flag in given:
-                yield Finding(entry.path, f"launch sets {flag}, workload `{recipe.workload}` trains in "
-                                          f"{precision[2:].upper()}",
-                              f"drop {flag}: the workload fixes the precision ({precision})",
-                              at=("launch", "args", given[flag][0]))
+                yield Finding(
+                    entry.path,
+                    f"launch sets {flag}, workload `{recipe.workload}` trains in {precision[2:].upper()}",
+                    f"drop {flag}: the workload fixes the precision ({precision})",
+                    at=("launch", "args", given[flag][0]),
+                )

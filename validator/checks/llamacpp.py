@@ -30,10 +30,15 @@ def llama_bench_build_is_the_engine_pin(snapshot: Snapshot) -> Iterator[Finding]
             continue
         why = pin_problem(recipe.software.get("engine"), tool.version, tool.commit)
         if why:
-            yield Finding(entry.path, f"run sha256:{run.name_digest[:12]}…: {why}",
-                          f"set `software.engine: {{name: llama.cpp, version: {tool.version}"
-                          + (f", commit: {tool.commit}" if tool.commit else "") + "}` or attach the run to the "
-                          "recipe of that build", at=("runs", i))
+            yield Finding(
+                entry.path,
+                f"run sha256:{run.name_digest[:12]}…: {why}",
+                f"set `software.engine: {{name: llama.cpp, version: {tool.version}"
+                + (f", commit: {tool.commit}" if tool.commit else "")
+                + "}` or attach the run to the "
+                "recipe of that build",
+                at=("runs", i),
+            )
 
 
 @check("ORV249", Severity.ERROR, "llama-bench ran on other hardware than the run states", scope="run-file")
@@ -52,7 +57,8 @@ def llama_bench_gpu_is_the_runs(run: Any, catalog: Catalog) -> Iterator[Finding]
     meta = run.meta
     if meta is None or meta.synthetic is None:
         return
-    found = gpu_problem(meta.hardware.gpu, catalog.hardware.get(meta.hardware.gpu), meta.synthetic.gpu_info,
-                        meta.synthetic.backends)
+    found = gpu_problem(
+        meta.hardware.gpu, catalog.hardware.get(meta.hardware.gpu), meta.synthetic.gpu_info, meta.synthetic.backends
+    )
     if found is not None:
         yield Finding(run.path, found.message, found.hint, at=tuple(found.field.split(".")))

@@ -21,78 +21,143 @@ from validator.registry.snapshot import Snapshot
 
 E = Severity.ERROR
 
-declare("ORV101", E, "syntax error", """
+declare(
+    "ORV101",
+    E,
+    "syntax error",
+    """
     The file is not valid YAML (recipes, catalog) or JSON (run files).
 
     The finding points at the position where the parser gave up; the mistake is usually just
     before it (a missing quote, a tab used for indentation, an unclosed bracket).
-    """)
-declare("ORV102", E, "duplicate key", """
+    """,
+)
+declare(
+    "ORV102",
+    E,
+    "duplicate key",
+    """
     A mapping repeats a key. YAML and JSON parsers silently keep one of the two values (which one
     differs between parsers), so a reviewer could read one number and the boards show another.
     Keep exactly one entry.
-    """)
-declare("ORV103", E, "unknown field", """
+    """,
+)
+declare(
+    "ORV103",
+    E,
+    "unknown field",
+    """
     A field the schema does not define. Unknown fields are rejected rather than ignored so that a
     typo (`layuot:`) never silently drops data. The hint suggests the closest known field; free
     text belongs in `notes`.
-    """)
-declare("ORV104", E, "wrong type", """
+    """,
+)
+declare(
+    "ORV104",
+    E,
+    "wrong type",
+    """
     A value has the wrong type: text where a number is expected, a single value where a list is
     expected, and so on. The hint says how to write the expected type in YAML. YAML-only types
     (`!!binary`, `!!set`, `!!omap`, `!!pairs`, custom `!tags`) are refused where they are
     written: JSON, the schemas and canonical run files cannot hold them.
-    """)
-declare("ORV105", E, "version written as a number", """
+    """,
+)
+declare(
+    "ORV105",
+    E,
+    "version written as a number",
+    """
     A `version` or `commit` was written unquoted and YAML read it as a number: `version: 0.30`
     becomes 0.3, and `commit: 1234567` loses leading zeros. Quote it exactly as released:
     `version: "0.30"`.
-    """)
-declare("ORV108", E, "missing required field", """
+    """,
+)
+declare(
+    "ORV108",
+    E,
+    "missing required field",
+    """
     A field every document of this kind must carry is absent. The hint names the field; the
     schema in schema/ documents it.
-    """)
-declare("ORV109", E, "value not allowed", """
+    """,
+)
+declare(
+    "ORV109",
+    E,
+    "value not allowed",
+    """
     A value breaks the schema's constraint for it: a slug with capitals or spaces, a run
     reference that is not `sha256:<64 hex>`, a date not written YYYY-MM-DD, a number out of
     range, a list with repeated items, or a word not among the allowed ones. The hint gives the
     allowed form, or the closest allowed word.
-    """)
-declare("ORV110", E, "unreadable bytes", """
+    """,
+)
+declare(
+    "ORV110",
+    E,
+    "unreadable bytes",
+    """
     The file is not UTF-8 text (or starts with a byte-order mark), or could not be read at all.
     Save it as UTF-8 without BOM. A JSON `\\ud800`-`\\udfff` escape that is not half of a complete
     surrogate pair is refused too: it names no character, so the text cannot be UTF-8.
-    """)
-declare("ORV111", E, "file too large", """
+    """,
+)
+declare(
+    "ORV111",
+    E,
+    "file too large",
+    """
     The file exceeds the documented size limit: 1 MiB for YAML, 16 MiB for a run file. The limit
     keeps every clone and every check cheap; a run file holds raw samples, not full logs. The
     files a contributor hands to `orv add-run`, `orv catalog add-model` and `orv import` have a
     budget per kind (docs/limits.md lists each, with where its figure comes from), refused from
     the file's size before it is read.
-    """)
-declare("ORV112", E, "unsafe structure", """
+    """,
+)
+declare(
+    "ORV112",
+    E,
+    "unsafe structure",
+    """
     The document uses YAML aliases (`*name`, also inside merge keys `<<:`), or nests deeper than
     32 levels; the finding points at the first alias. Aliases can expand a small file into
     gigabytes ("billion laughs") and hide what a reviewer reads, so recipes write every value
     out; no recipe needs deep nesting.
-    """)
-declare("ORV113", E, "non-finite number", """
+    """,
+)
+declare(
+    "ORV113",
+    E,
+    "non-finite number",
+    """
     A JSON file contains NaN or Infinity, which are not JSON, or a YAML file writes `.nan` or
     `.inf`, which pass every range check unnoticed. Write a finite number, or null (in YAML: leave
     the field out) for no value. A diverged training step records its loss as the string "nan"
     or "inf".
-    """)
-declare("ORV120", E, "number too long to read", """
+    """,
+)
+declare(
+    "ORV120",
+    E,
+    "number too long to read",
+    """
     An integer literal has more than 4,300 digits, beyond what Python (and so orv) will convert
     from text (a guard against quadratic-time parsing, CVE-2020-10735). No measurement needs that
     many digits: write the figure in scientific notation, or as quoted text if it is not a number.
     Numbers that can be read but exceed a field's range (integers beyond 2^53 - 1, JSON's safe
     integers; numbers beyond a double) are ORV109.
-    """)
-declare("ORV116", E, "tier declared by submitter", """
+    """,
+)
+declare(
+    "ORV116",
+    E,
+    "tier declared by submitter",
+    """
     A recipe declares its own `tier`. Tiers are derived by orv from the evidence on record
     (SPEC §5) and are never declared; delete the field.
-    """)
+    """,
+)
 
 
 @check("ORV106", E, "id differs from file name", per_file=True)
@@ -105,8 +170,12 @@ def id_matches_stem(snapshot: Snapshot) -> Iterator[Finding]:
         rid = entry.id
         stem = entry.path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
         if rid is not None and rid != stem:
-            yield Finding(entry.path, f"id `{rid}` differs from the file name `{stem}`",
-                          f"rename the file to `{rid}.yaml` or set `id: {stem}`", at=("id",))
+            yield Finding(
+                entry.path,
+                f"id `{rid}` differs from the file name `{stem}`",
+                f"rename the file to `{rid}.yaml` or set `id: {stem}`",
+                at=("id",),
+            )
 
 
 @check("ORV107", E, "file in the wrong folder", per_file=True)
@@ -121,21 +190,33 @@ def file_in_wrong_folder(snapshot: Snapshot) -> Iterator[Finding]:
     for rel in snapshot.files:
         # a hash-named run file in the wrong shard folder is ORV209's, with the exact path to move it to
         if classify(rel) is None and not _is_symlink_reported(snapshot, rel) and not misplaced_run(rel):
-            hint = ("a temporary file an older orv left when it was killed: delete it (orv keeps its temporaries "
-                    "in the git folder now, docs/durability.md)" if rel.rsplit("/", 1)[-1].startswith(".orv-") else
-                    "run files live at runs/<first two hex>/<sha256>.json; `orv add-run FILE` puts them there"
-                    if rel.startswith("runs/") else
-                    "recipes live at recipes/<training|inference>/<model-id>/<recipe-id>.yaml"
-                    if rel.startswith("recipes/") else "remove the file or move it where it belongs")
+            hint = (
+                "a temporary file an older orv left when it was killed: delete it (orv keeps its temporaries "
+                "in the git folder now, docs/durability.md)"
+                if rel.rsplit("/", 1)[-1].startswith(".orv-")
+                else "run files live at runs/<first two hex>/<sha256>.json; `orv add-run FILE` puts them there"
+                if rel.startswith("runs/")
+                else "recipes live at recipes/<training|inference>/<model-id>/<recipe-id>.yaml"
+                if rel.startswith("recipes/")
+                else "remove the file or move it where it belongs"
+            )
             yield Finding(rel, f"`{rel}` has no place in the registry layout", hint)
     for entry, recipe in snapshot.valid_recipes():
         parts = entry.path.split("/")
         if parts[1] != recipe.kind:
-            yield Finding(entry.path, f"a {recipe.kind} recipe is filed under recipes/{parts[1]}/",
-                          f"move it to recipes/{recipe.kind}/{recipe.model}/", at=("kind",))
+            yield Finding(
+                entry.path,
+                f"a {recipe.kind} recipe is filed under recipes/{parts[1]}/",
+                f"move it to recipes/{recipe.kind}/{recipe.model}/",
+                at=("kind",),
+            )
         elif parts[2] != recipe.model:
-            yield Finding(entry.path, f"recipe for model `{recipe.model}` is filed under `{parts[2]}/`",
-                          f"move it to recipes/{recipe.kind}/{recipe.model}/", at=("model",))
+            yield Finding(
+                entry.path,
+                f"recipe for model `{recipe.model}` is filed under `{parts[2]}/`",
+                f"move it to recipes/{recipe.kind}/{recipe.model}/",
+                at=("model",),
+            )
 
 
 def _is_symlink_reported(snapshot: Snapshot, rel: str) -> bool:
@@ -170,34 +251,47 @@ def unknown_catalog_reference(snapshot: Snapshot) -> Iterator[Finding]:
     cat = snapshot.catalog
     value: str | None  # a recipe's or run's id, or a starting point's (which may name none)
     for entry, recipe in snapshot.valid_recipes():
-        refs = [(("model",), recipe.model, cat.models, MODELS_PATH),
-                (("hardware", "gpu"), recipe.hardware.gpu, cat.hardware, HARDWARE_PATH)]
+        refs = [
+            (("model",), recipe.model, cat.models, MODELS_PATH),
+            (("hardware", "gpu"), recipe.hardware.gpu, cat.hardware, HARDWARE_PATH),
+        ]
         if recipe.workload is not None:  # an imported inference row may name none (unspecified)
             refs.append((("workload",), recipe.workload, cat.workloads, WORKLOADS_PATH))
         names = snapshot.memo("catalog-names", lambda: catalog_names(cat))
         for at, value, table, where in refs:
             if value not in table:
                 known = names[at].resolve(value)
-                hint = (f"`{value}` is a name or alias of `{known}` in {where}: write the catalog id, "
-                        f"`{at[-1]}: {known}`" if known else _did_you_mean(value, table, where))
+                hint = (
+                    f"`{value}` is a name or alias of `{known}` in {where}: write the catalog id, `{at[-1]}: {known}`"
+                    if known
+                    else _did_you_mean(value, table, where)
+                )
                 yield Finding(entry.path, f"`{'.'.join(at)}: {value}` is not in {where}", hint, at=at)
     for i, point in enumerate(cat.starting_points):
         # a starting point naming an id nobody defines silently stops matching any recipe
-        for field, value, table, where in (("model", point.model, cat.models, MODELS_PATH),
-                                           ("gpu", point.gpu, cat.hardware, HARDWARE_PATH),
-                                           ("workload", point.workload, cat.workloads, WORKLOADS_PATH)):
+        for field, value, table, where in (
+            ("model", point.model, cat.models, MODELS_PATH),
+            ("gpu", point.gpu, cat.hardware, HARDWARE_PATH),
+            ("workload", point.workload, cat.workloads, WORKLOADS_PATH),
+        ):
             if value is not None and value not in table:
-                yield Finding(STARTING_POINTS_PATH, f"starting point {i + 1}: `{field}: {value}` is not in {where}",
-                              _did_you_mean(value, table, where), at=("starting_points", i, field))
+                yield Finding(
+                    STARTING_POINTS_PATH,
+                    f"starting point {i + 1}: `{field}: {value}` is not in {where}",
+                    _did_you_mean(value, table, where),
+                    at=("starting_points", i, field),
+                )
     for _digest, run in snapshot.runs.items():
         if run.meta is None:
             continue
-        for at, value, table, where in ((("model",), run.meta.model, cat.models, MODELS_PATH),
-                                        (("hardware", "gpu"), run.meta.hardware.gpu, cat.hardware,
-                                         HARDWARE_PATH)):
+        for at, value, table, where in (
+            (("model",), run.meta.model, cat.models, MODELS_PATH),
+            (("hardware", "gpu"), run.meta.hardware.gpu, cat.hardware, HARDWARE_PATH),
+        ):
             if value not in table:
-                yield Finding(run.path, f"`{'.'.join(at)}: {value}` is not in {where}",
-                              _did_you_mean(value, table, where))
+                yield Finding(
+                    run.path, f"`{'.'.join(at)}: {value}` is not in {where}", _did_you_mean(value, table, where)
+                )
 
 
 def _did_you_mean(value: str, table: object, where: str) -> str:

@@ -23,8 +23,11 @@ def case_collision(snapshot: Snapshot) -> Iterator[Finding]:
     for rel in snapshot.files:
         folded = rel.casefold()
         if folded in seen:
-            yield Finding(rel, f"`{rel}` differs from `{seen[folded]}` only by case",
-                          "rename the file; recipe ids and file names are lower-case")
+            yield Finding(
+                rel,
+                f"`{rel}` differs from `{seen[folded]}` only by case",
+                "rename the file; recipe ids and file names are lower-case",
+            )
         else:
             seen[folded] = rel
 
@@ -40,5 +43,8 @@ def unportable_name(snapshot: Snapshot) -> Iterator[Finding]:
         bad = [segment for segment in rel.split("/") if not _PORTABLE_SEGMENT.match(segment)]
         if bad:
             # the location is the file's real name (reporters escape it for display, SARIF percent-encodes it)
-            yield Finding(rel, f"name `{printable(bad[0])}` has characters outside A-Z a-z 0-9 . _ -",
-                          "rename it using lower-case letters, digits, '.', '_' and '-' only")
+            yield Finding(
+                rel,
+                f"name `{printable(bad[0])}` has characters outside A-Z a-z 0-9 . _ -",
+                "rename it using lower-case letters, digits, '.', '_' and '-' only",
+            )

@@ -99,10 +99,13 @@ def layout_covers_gpus(snapshot: Snapshot) -> Iterator[Finding]:
         if gpus % model_parallel == 0:
             hint = f"{stated}; with {gpus} GPUs DP would be {gpus // model_parallel} (or set hardware.count: {product})"
         else:
-            hint = (f"{stated}; {gpus} GPUs is not a multiple of TP×PP×CP = {model_parallel}: set "
-                    f"hardware.count: {product}, or change TP, PP or CP")
-        yield Finding(entry.path, f"the layout covers {product} GPUs but hardware.count is {gpus}", hint,
-                      at=("layout", "dp"))
+            hint = (
+                f"{stated}; {gpus} GPUs is not a multiple of TP×PP×CP = {model_parallel}: set "
+                f"hardware.count: {product}, or change TP, PP or CP"
+            )
+        yield Finding(
+            entry.path, f"the layout covers {product} GPUs but hardware.count is {gpus}", hint, at=("layout", "dp")
+        )
 
 
 @check("ORV502", E, "expert parallelism does not fold into the layout", per_file=True)
@@ -119,12 +122,19 @@ def experts_fold(snapshot: Snapshot) -> Iterator[Finding]:
         if dense_group % (lay.ep * lay.etp) == 0:
             continue
         if dense_group % lay.etp == 0:
-            hint = (f"TP×CP×DP = {dense_group}; with ETP{lay.etp}, EP must be one of "
-                    f"{_choices(divisors(dense_group // lay.etp))}")
+            hint = (
+                f"TP×CP×DP = {dense_group}; with ETP{lay.etp}, EP must be one of "
+                f"{_choices(divisors(dense_group // lay.etp))}"
+            )
         else:
             hint = f"TP×CP×DP = {dense_group}; ETP must divide it too: ETP ∈ {_choices(divisors(dense_group))}"
-        yield Finding(entry.path, f"EP{lay.ep}×ETP{lay.etp} = {lay.ep * lay.etp} does not divide "
-                                  f"TP×CP×DP = {lay.tp}×{lay.cp}×{lay.dp} = {dense_group}", hint, at=("layout", "ep"))
+        yield Finding(
+            entry.path,
+            f"EP{lay.ep}×ETP{lay.etp} = {lay.ep * lay.etp} does not divide "
+            f"TP×CP×DP = {lay.tp}×{lay.cp}×{lay.dp} = {dense_group}",
+            hint,
+            at=("layout", "ep"),
+        )
 
 
 @check("ORV503", E, "virtual pipeline stages without a pipeline", per_file=True)
@@ -136,8 +146,12 @@ def vpp_needs_pp(snapshot: Snapshot) -> Iterator[Finding]:
     """
     for entry, recipe in _training(snapshot):
         if recipe.layout.vpp > 1 and recipe.layout.pp == 1:
-            yield Finding(entry.path, f"VPP{recipe.layout.vpp} with PP1: there is no pipeline to interleave",
-                          "remove `vpp` (or set vpp: 1), or use pp > 1", at=("layout", "vpp"))
+            yield Finding(
+                entry.path,
+                f"VPP{recipe.layout.vpp} with PP1: there is no pipeline to interleave",
+                "remove `vpp` (or set vpp: 1), or use pp > 1",
+                at=("layout", "vpp"),
+            )
 
 
 @check("ORV504", E, "layer split has the wrong number of stages", per_file=True)
@@ -156,8 +170,12 @@ def split_length(snapshot: Snapshot) -> Iterator[Finding]:
         hint = f"PP{lay.pp} × VPP{lay.vpp} = {stages} stages: give {stages} numbers"
         if example:
             hint += f", e.g. {example}"
-        yield Finding(entry.path, f"layer_split has {len(lay.layer_split)} entries but PP×VPP = {stages}", hint,
-                      at=("layout", "layer_split"))
+        yield Finding(
+            entry.path,
+            f"layer_split has {len(lay.layer_split)} entries but PP×VPP = {stages}",
+            hint,
+            at=("layout", "layer_split"),
+        )
 
 
 def _even_split(layers: int, stages: int) -> str | None:
@@ -184,9 +202,12 @@ def split_sum(snapshot: Snapshot) -> Iterator[Finding]:
             continue
         diff = model.layers - total
         change = f"add {diff} layer(s) to" if diff > 0 else f"remove {-diff} layer(s) from"
-        yield Finding(entry.path, f"layer_split sums to {total} but {recipe.model} has {model.layers} layers",
-                      f"{change} a stage so the split sums to {model.layers} ({MODELS_PATH})",
-                      at=("layout", "layer_split"))
+        yield Finding(
+            entry.path,
+            f"layer_split sums to {total} but {recipe.model} has {model.layers} layers",
+            f"{change} a stage so the split sums to {model.layers} ({MODELS_PATH})",
+            at=("layout", "layer_split"),
+        )
 
 
 @check("ORV506", E, "sequence length does not split across context-parallel ranks", per_file=True)
@@ -203,10 +224,17 @@ def sequence_fits_cp(snapshot: Snapshot) -> Iterator[Finding]:
             continue
         seq = workload.seq_len
         good = [c for c in divisors(seq // 2) if c > 1][:8] if seq % 2 == 0 else []
-        hint = (f"CP must make 2×CP divide {seq}: CP ∈ {_choices(good, 8)}" if good else
-                f"sequence length {seq} is odd, so context parallelism cannot split it: use cp: 1")
-        yield Finding(entry.path, f"sequence length {seq} ({recipe.workload}) is not divisible by 2×CP = {2 * cp}",
-                      hint, at=("layout", "cp"))
+        hint = (
+            f"CP must make 2×CP divide {seq}: CP ∈ {_choices(good, 8)}"
+            if good
+            else f"sequence length {seq} is odd, so context parallelism cannot split it: use cp: 1"
+        )
+        yield Finding(
+            entry.path,
+            f"sequence length {seq} ({recipe.workload}) is not divisible by 2×CP = {2 * cp}",
+            hint,
+            at=("layout", "cp"),
+        )
 
 
 @check("ORV507", E, "global batch does not divide into micro-batches", per_file=True)
@@ -223,8 +251,11 @@ def batch_divides(snapshot: Snapshot) -> Iterator[Finding]:
         workload = snapshot.catalog.workloads.get(recipe.workload)
         if tuning is None or workload is None or workload.global_batch is None:
             continue
-        field, mbs = (("micro_batch_size", tuning.micro_batch_size) if tuning.micro_batch_size is not None
-                      else ("rows_per_microbatch", tuning.rows_per_microbatch))
+        field, mbs = (
+            ("micro_batch_size", tuning.micro_batch_size)
+            if tuning.micro_batch_size is not None
+            else ("rows_per_microbatch", tuning.rows_per_microbatch)
+        )
         if mbs is None:
             continue
         dp, gb = recipe.layout.dp, workload.global_batch
@@ -232,11 +263,19 @@ def batch_divides(snapshot: Snapshot) -> Iterator[Finding]:
             continue
         message = f"global batch {gb} is not divisible by micro-batch {mbs} × DP{dp} = {mbs * dp}"
         if gb % dp != 0:
-            yield Finding(entry.path, message, f"DP{dp} does not divide the global batch {gb} at all: DP must be "
-                                               f"one of {_choices(divisors(gb))}", at=("layout", "dp"))
+            yield Finding(
+                entry.path,
+                message,
+                f"DP{dp} does not divide the global batch {gb} at all: DP must be one of {_choices(divisors(gb))}",
+                at=("layout", "dp"),
+            )
             continue
-        yield Finding(entry.path, message, f"with DP{dp}, {field} must be one of {_choices(divisors(gb // dp))}",
-                      at=("tuning", field))
+        yield Finding(
+            entry.path,
+            message,
+            f"with DP{dp}, {field} must be one of {_choices(divisors(gb // dp))}",
+            at=("tuning", field),
+        )
 
 
 @check("ORV508", E, "optimizer offload fraction outside [0, 1]", per_file=True)
@@ -253,8 +292,12 @@ def offload_fraction(snapshot: Snapshot) -> Iterator[Finding]:
         hint = "write a fraction between 0 and 1: 0 keeps the optimizer on the GPU, 1 offloads all of it"
         if 1.0 < value <= 100.0:
             hint += f"; if you meant {value:g}%, write {value / 100:g}"
-        yield Finding(entry.path, f"optimizer_cpu_offload is {value}, outside [0, 1]", hint,
-                      at=("tuning", "optimizer_cpu_offload"))
+        yield Finding(
+            entry.path,
+            f"optimizer_cpu_offload is {value}, outside [0, 1]",
+            hint,
+            at=("tuning", "optimizer_cpu_offload"),
+        )
 
 
 # --------------------------------------------------------------------------- training: implied MFU
@@ -289,15 +332,26 @@ def _run_figure(run: RunEntry, metric: str) -> tuple[float, str] | None:
 def _training_figures(snapshot: Snapshot) -> Iterator[tuple[_Figure, str | None]]:
     """(figure, workload id) for every claimed and every run-measured training tokens/s/GPU."""
     for entry, recipe in _training(snapshot):
-        yield _Figure(entry.path, ("claimed", "tokens_per_s_per_gpu"), "claimed.tokens_per_s_per_gpu",
-                      recipe.claimed.tokens_per_s_per_gpu, recipe.model, recipe.hardware.gpu), recipe.workload
+        yield (
+            _Figure(
+                entry.path,
+                ("claimed", "tokens_per_s_per_gpu"),
+                "claimed.tokens_per_s_per_gpu",
+                recipe.claimed.tokens_per_s_per_gpu,
+                recipe.model,
+                recipe.hardware.gpu,
+            ),
+            recipe.workload,
+        )
     for run in snapshot.runs.values():
         if run.meta is None or run.meta.kind != "training":
             continue
         got = _run_figure(run, "tokens_per_s_per_gpu")
         if got:
-            yield _Figure(run.path, (), got[1], got[0], run.meta.model, run.meta.hardware.gpu, line=1), \
-                run.meta.workload
+            yield (
+                _Figure(run.path, (), got[1], got[0], run.meta.model, run.meta.hardware.gpu, line=1),
+                run.meta.workload,
+            )
 
 
 def _mfu_inputs(snapshot: Snapshot, fig: _Figure) -> tuple[ModelSpec, GpuSpec, float] | None:
@@ -329,11 +383,15 @@ def mfu_possible(snapshot: Snapshot) -> Iterator[Finding]:
         if got is None or not got[2] > 1.0:
             continue
         model, gpu, mfu = got
-        yield Finding(fig.path, f"{fig.label} = {_fig(fig.value)} implies {_pct(mfu)} MFU on {gpu.name} "
-                                f"({model.active_b:g}B active parameters × 6 FLOPs per token ÷ "
-                                f"{gpu.bf16_dense_tflops:g} TFLOP/s dense BF16)",
-                      _mfu_hint(fig, model, gpu, 1.0) + "; check the figure, the GPU and the model",
-                      at=fig.at, line=fig.line)
+        yield Finding(
+            fig.path,
+            f"{fig.label} = {_fig(fig.value)} implies {_pct(mfu)} MFU on {gpu.name} "
+            f"({model.active_b:g}B active parameters × 6 FLOPs per token ÷ "
+            f"{gpu.bf16_dense_tflops:g} TFLOP/s dense BF16)",
+            _mfu_hint(fig, model, gpu, 1.0) + "; check the figure, the GPU and the model",
+            at=fig.at,
+            line=fig.line,
+        )
 
 
 @check("ORV510", W, "implied MFU above the documented ceiling", per_file=True)
@@ -354,10 +412,14 @@ def mfu_plausible(snapshot: Snapshot) -> Iterator[Finding]:
         if not ceiling < mfu <= 1.0:
             continue
         kind = "MoE" if is_moe(model) else "dense"
-        yield Finding(fig.path, f"{fig.label} = {_fig(fig.value)} implies {_pct(mfu)} MFU on {gpu.name}, above the "
-                                f"{_pct(ceiling)} ceiling for {kind} models",
-                      _mfu_hint(fig, model, gpu, ceiling) + "; attach a run file with raw samples so the figure "
-                      "can be verified", at=fig.at, line=fig.line)
+        yield Finding(
+            fig.path,
+            f"{fig.label} = {_fig(fig.value)} implies {_pct(mfu)} MFU on {gpu.name}, above the "
+            f"{_pct(ceiling)} ceiling for {kind} models",
+            _mfu_hint(fig, model, gpu, ceiling) + "; attach a run file with raw samples so the figure can be verified",
+            at=fig.at,
+            line=fig.line,
+        )
 
 
 # --------------------------------------------------------------------------- inference
@@ -377,24 +439,33 @@ def sweep_holds_together(snapshot: Snapshot) -> Iterator[Finding]:
             continue
         points = recipe.sweep.concurrency
         if recipe.serving.concurrency not in points:
-            yield Finding(entry.path, f"serving.concurrency {recipe.serving.concurrency} is not one of the sweep's "
-                                      f"points {points}",
-                          f"add {recipe.serving.concurrency} to sweep.concurrency (the headline point is measured "
-                          "too), or set serving.concurrency to one of the points", at=("serving", "concurrency"))
+            yield Finding(
+                entry.path,
+                f"serving.concurrency {recipe.serving.concurrency} is not one of the sweep's points {points}",
+                f"add {recipe.serving.concurrency} to sweep.concurrency (the headline point is measured "
+                "too), or set serving.concurrency to one of the points",
+                at=("serving", "concurrency"),
+            )
         seen: set[int] = set()
         for i, claim in enumerate(recipe.sweep.claimed):
             if claim.concurrency == recipe.serving.concurrency:
                 why, hint = ("restates the headline point", "claim the headline point in `claimed`, not here")
             elif claim.concurrency not in points:
-                why, hint = (f"is not one of the sweep's points {points}",
-                             f"add {claim.concurrency} to sweep.concurrency, or remove this claim")
+                why, hint = (
+                    f"is not one of the sweep's points {points}",
+                    f"add {claim.concurrency} to sweep.concurrency, or remove this claim",
+                )
             elif claim.concurrency in seen:
                 why, hint = ("is claimed twice", "keep one claim per point")
             else:
                 seen.add(claim.concurrency)
                 continue
-            yield Finding(entry.path, f"sweep.claimed[{i}] at concurrency {claim.concurrency} {why}", hint,
-                          at=("sweep", "claimed", i, "concurrency"))
+            yield Finding(
+                entry.path,
+                f"sweep.claimed[{i}] at concurrency {claim.concurrency} {why}",
+                hint,
+                at=("sweep", "claimed", i, "concurrency"),
+            )
 
 
 @check("ORV511", E, "aggregate throughput above concurrency × per-stream rate", scope="run-file")
@@ -421,10 +492,14 @@ def aggregate_within_streams(run: RunFile, catalog: Catalog) -> Iterator[Finding
     limit = concurrency * rate
     if not value > limit * (1 + AGGREGATE_TOLERANCE):
         return
-    yield Finding(run.path, f"{label} = {_fig(value)} tok/s exceeds concurrency {concurrency} × {_fig(rate)} tok/s "
-                            f"({rate_label}) = {_fig(limit)} tok/s",
-                  f"with {concurrency} streams at {_fig(rate)} tok/s the aggregate is at most {_fig(limit)} tok/s; "
-                  "check serving.concurrency, duration_s and the figure", at=at)
+    yield Finding(
+        run.path,
+        f"{label} = {_fig(value)} tok/s exceeds concurrency {concurrency} × {_fig(rate)} tok/s "
+        f"({rate_label}) = {_fig(limit)} tok/s",
+        f"with {concurrency} streams at {_fig(rate)} tok/s the aggregate is at most {_fig(limit)} tok/s; "
+        "check serving.concurrency, duration_s and the figure",
+        at=at,
+    )
 
 
 def _aggregate(meta: RunMeta, facts: RunFacts | None) -> tuple[float, tuple[str, ...], str] | None:
@@ -446,8 +521,9 @@ def _stream_rate(meta: RunMeta, facts: RunFacts | None) -> tuple[float, str] | N
     return None
 
 
-def _bound_for(catalog: Catalog, model_id: str, gpu_id: str, gpus: int, quant: str,
-               speculative_k: int) -> tuple[DecodeBound, ModelSpec, GpuSpec] | None:
+def _bound_for(
+    catalog: Catalog, model_id: str, gpu_id: str, gpus: int, quant: str, speculative_k: int
+) -> tuple[DecodeBound, ModelSpec, GpuSpec] | None:
     model, gpu = catalog.models.get(model_id), catalog.hardware.get(gpu_id)
     bound = decode_bound_for(model, gpu, gpus, quant, speculative_k)
     if bound is None or model is None or gpu is None:
@@ -478,9 +554,19 @@ def decode_within_bandwidth(snapshot: Snapshot) -> Iterator[Finding]:
         if recipe.claimed.decode_tok_s is None:
             continue
         spec = recipe.serving.speculative
-        yield from _decode_finding(snapshot.catalog, entry.path, ("claimed", "decode_tok_s"), "claimed.decode_tok_s",
-                                   recipe.claimed.decode_tok_s, recipe.model, recipe.hardware.gpu,
-                                   recipe.hardware.count, recipe.quant, _draft_length(spec), None)
+        yield from _decode_finding(
+            snapshot.catalog,
+            entry.path,
+            ("claimed", "decode_tok_s"),
+            "claimed.decode_tok_s",
+            recipe.claimed.decode_tok_s,
+            recipe.model,
+            recipe.hardware.gpu,
+            recipe.hardware.count,
+            recipe.quant,
+            _draft_length(spec),
+            None,
+        )
     for run in snapshot.runs.values():
         meta = run.meta
         if meta is None or meta.kind != "inference" or meta.quant is None:
@@ -489,8 +575,19 @@ def decode_within_bandwidth(snapshot: Snapshot) -> Iterator[Finding]:
         if got is None:
             continue
         spec = meta.serving.speculative if meta.serving else None
-        yield from _decode_finding(snapshot.catalog, run.path, (), got[1], got[0], meta.model, meta.hardware.gpu,
-                                   meta.hardware.count, meta.quant, _draft_length(spec), 1)
+        yield from _decode_finding(
+            snapshot.catalog,
+            run.path,
+            (),
+            got[1],
+            got[0],
+            meta.model,
+            meta.hardware.gpu,
+            meta.hardware.count,
+            meta.quant,
+            _draft_length(spec),
+            1,
+        )
 
 
 def _draft_length(spec: Speculative | None) -> int | None:
@@ -498,8 +595,19 @@ def _draft_length(spec: Speculative | None) -> int | None:
     return 0 if spec is None else spec.k
 
 
-def _decode_finding(catalog: Catalog, path: str, at: tuple[Any, ...], label: str, value: float, model_id: str,
-                    gpu_id: str, gpus: int, quant: str, k: int | None, line: int | None) -> Iterator[Finding]:
+def _decode_finding(
+    catalog: Catalog,
+    path: str,
+    at: tuple[Any, ...],
+    label: str,
+    value: float,
+    model_id: str,
+    gpu_id: str,
+    gpus: int,
+    quant: str,
+    k: int | None,
+    line: int | None,
+) -> Iterator[Finding]:
     got = _bound_for(catalog, model_id, gpu_id, gpus, quant, k or 0)
     if got is None:
         return
@@ -507,22 +615,35 @@ def _decode_finding(catalog: Catalog, path: str, at: tuple[Any, ...], label: str
     if not value > bound.tok_s:
         return
     if k is None:  # drafting named, k unknown: only (k+1)x the bound could rule the figure out
-        yield Finding(path, f"{label} = {_fig(value)} tok/s is above the single-token bandwidth bound "
-                            f"{_fig(bound.per_step)} tok/s and serving.speculative records no draft length k, so "
-                            "whether it is possible cannot be checked",
-                      "record serving.speculative.k (tokens drafted per step); the figure must stay under "
-                      "(k+1)× the bound", at=at, line=line, severity=W)
+        yield Finding(
+            path,
+            f"{label} = {_fig(value)} tok/s is above the single-token bandwidth bound "
+            f"{_fig(bound.per_step)} tok/s and serving.speculative records no draft length k, so "
+            "whether it is possible cannot be checked",
+            "record serving.speculative.k (tokens drafted per step); the figure must stay under (k+1)× the bound",
+            at=at,
+            line=line,
+            severity=W,
+        )
         return
-    derivation = (f"{gpus} × {gpu.hbm_tb_s:g} TB/s ÷ ({model.active_b:g}B active × {bound.bits.bits:g} bits "
-                  f"[{bound.bits.basis}] × {DECODE_READ_FRACTION:g} read) = {_fig(bound.per_step)} tok/s")
+    derivation = (
+        f"{gpus} × {gpu.hbm_tb_s:g} TB/s ÷ ({model.active_b:g}B active × {bound.bits.bits:g} bits "
+        f"[{bound.bits.basis}] × {DECODE_READ_FRACTION:g} read) = {_fig(bound.per_step)} tok/s"
+    )
     if k:
-        message = (f"{label} = {_fig(value)} tok/s exceeds {k + 1}× the bandwidth bound even with speculative "
-                   f"decoding (k={k}): {derivation}, × {k + 1} = {_fig(bound.tok_s)} tok/s")
-        hint = f"with k={k} one stream decodes at most {_fig(bound.tok_s)} tok/s here; check the figure, k and the quant"
+        message = (
+            f"{label} = {_fig(value)} tok/s exceeds {k + 1}× the bandwidth bound even with speculative "
+            f"decoding (k={k}): {derivation}, × {k + 1} = {_fig(bound.tok_s)} tok/s"
+        )
+        hint = (
+            f"with k={k} one stream decodes at most {_fig(bound.tok_s)} tok/s here; check the figure, k and the quant"
+        )
     else:
         message = f"{label} = {_fig(value)} tok/s exceeds the memory-bandwidth bound {derivation}"
         ratio = value / bound.per_step
         needed = f" (k ≥ {max(math.ceil(ratio) - 1, 1)} would allow this figure)" if math.isfinite(ratio) else ""
-        hint = (f"without speculative decoding one stream decodes at most {_fig(bound.per_step)} tok/s here; if "
-                f"drafting was used, declare serving.speculative {{method, k}}{needed}, otherwise correct it")
+        hint = (
+            f"without speculative decoding one stream decodes at most {_fig(bound.per_step)} tok/s here; if "
+            f"drafting was used, declare serving.speculative {{method, k}}{needed}, otherwise correct it"
+        )
     yield Finding(path, message, hint, at=at, line=line)

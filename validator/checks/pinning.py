@@ -57,13 +57,21 @@ def _problems(path: str, owner: Recipe | RunMeta) -> Iterator[tuple[str, Finding
         article = "an" if owner.kind == "inference" else "a"
         message = f"{article} {owner.kind} {'run' if note else 'recipe'} needs a `{role}` component under `software`"
         hint = f"add {_EXAMPLE_COMPONENT[role]}{note}"
-        yield missing, Finding(path, _legacy_message(message) if legacy else message,
-                               _legacy_hint(hint) if legacy else hint, at=("software",))
+        yield (
+            missing,
+            Finding(
+                path,
+                _legacy_message(message) if legacy else message,
+                _legacy_hint(hint) if legacy else hint,
+                at=("software",),
+            ),
+        )
     for name, component in sorted(owner.software.items()):
         for problem in component_problems(component):
             if problem.kind == "unpinned" and legacy:
-                problem = PinProblem(problem.kind, problem.field, _legacy_message(problem.message),
-                                     _legacy_hint(problem.hint))
+                problem = PinProblem(
+                    problem.kind, problem.field, _legacy_message(problem.message), _legacy_hint(problem.hint)
+                )
             code = missing if problem.kind == "unpinned" else CODE_BY_KIND[problem.kind]
             yield code, _finding(path, ("software", name), problem, note)
 

@@ -22,9 +22,15 @@ E, W = Severity.ERROR, Severity.WARNING
 CONTRIBUTION_DIRS = ("recipes", "runs")
 RECIPE_KINDS = ("recipe-training", "recipe-inference")
 # Files that define the check itself: a pull request touching them ran its own version of the gate.
-GATE_FILES = ("validator/", "schema/", "requirements/", ".github/", "action.yml", "pyproject.toml",
-              ".pre-commit-hooks.yaml")
-
+GATE_FILES = (
+    "validator/",
+    "schema/",
+    "requirements/",
+    ".github/",
+    "action.yml",
+    "pyproject.toml",
+    ".pre-commit-hooks.yaml",
+)
 
 
 @dataclass(frozen=True)
@@ -72,16 +78,20 @@ def renames(change: Change) -> dict[str, str]:
     are paired when their texts are at least half alike, git's own default rename threshold.
     """
     deleted = [c.path for c in change.files if c.status == DELETED and classify(c.path) in RECIPE_KINDS]
-    added = [c.path for c in change.files if c.status == ADDED and classify(c.path) in RECIPE_KINDS
-             and c.path in change.snapshot.documents]
+    added = [
+        c.path
+        for c in change.files
+        if c.status == ADDED and classify(c.path) in RECIPE_KINDS and c.path in change.snapshot.documents
+    ]
     out: dict[str, str] = {}
     for old in deleted:
         raw = change.base.read(old)
         if raw is None or not added:
             continue
         before = raw.decode("utf-8", "replace")
-        score, new = max((difflib.SequenceMatcher(None, before, change.snapshot.documents[new].text).ratio(), new)
-                         for new in added)
+        score, new = max(
+            (difflib.SequenceMatcher(None, before, change.snapshot.documents[new].text).ratio(), new) for new in added
+        )
         if score >= 0.5:
             out[old] = new
             added.remove(new)
@@ -116,9 +126,14 @@ def run_files_are_append_only(change: Change) -> Iterator[Finding]:
             message = f"this pull request deletes {noun} `{c.path}`, which is on the base branch"
         else:
             message = f"this pull request changes {noun} `{c.path}`, which is on the base branch"
-        yield Finding(c.path, message,
-                      f"run files are append-only: restore it with `git checkout {change.base_ref} -- {c.path}`; "
-                      "to correct a measurement add a new run file with `orv add-run`", line=1, col=1)
+        yield Finding(
+            c.path,
+            message,
+            f"run files are append-only: restore it with `git checkout {change.base_ref} -- {c.path}`; "
+            "to correct a measurement add a new run file with `orv add-run`",
+            line=1,
+            col=1,
+        )
 
 
 @check("ORV602", E, "recipe id renamed or removed", scope="pr")
@@ -141,27 +156,39 @@ def recipe_ids_are_permanent(change: Change) -> Iterator[Finding]:
     for rid, base in sorted(_base_recipes(change).items()):
         if rid in head_ids:
             continue
-        hint = (f"keep `id: {rid}` in `{rid}.yaml`; a new configuration gets a new recipe beside it; "
-                "only a maintainer can retire a recipe")
+        hint = (
+            f"keep `id: {rid}` in `{rid}.yaml`; a new configuration gets a new recipe beside it; "
+            "only a maintainer can retire a recipe"
+        )
         if base.path in moved:  # annotated on the new file's `id:` line, which the diff shows
             new_path = moved[base.path]
             now = snapshot.documents[new_path].data
             new_id = now.get("id") if isinstance(now, dict) else None
-            yield Finding(new_path, f"recipe id `{rid}` (on the base branch, {base.path}) is renamed to "
-                                    f"`{new_id}` and its file moved", hint, at=("id",))
+            yield Finding(
+                new_path,
+                f"recipe id `{rid}` (on the base branch, {base.path}) is renamed to `{new_id}` and its file moved",
+                hint,
+                at=("id",),
+            )
         elif base.path in snapshot.documents:
             now = snapshot.documents[base.path].data
             new_id = now.get("id") if isinstance(now, dict) else None
-            yield Finding(base.path, f"recipe id `{rid}` (on the base branch) is renamed to `{new_id}`", hint,
-                          at=("id",))
+            yield Finding(
+                base.path, f"recipe id `{rid}` (on the base branch) is renamed to `{new_id}`", hint, at=("id",)
+            )
         else:
-            yield Finding(base.path, f"this pull request removes recipe `{rid}`, which is on the base branch",
-                          hint, line=1, col=1)
+            yield Finding(
+                base.path, f"this pull request removes recipe `{rid}`, which is on the base branch", hint, line=1, col=1
+            )
 
 
 def _same_value(a: Any, b: Any) -> bool:
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool) \
-            and not isinstance(b, bool):
+    if (
+        isinstance(a, (int, float))
+        and isinstance(b, (int, float))
+        and not isinstance(a, bool)
+        and not isinstance(b, bool)
+    ):
         return float(a) == float(b)  # 1480 and 1480.0 are the same claim
     return bool(a == b)
 
@@ -170,8 +197,11 @@ def _claim_changes(before: Any, after: Any) -> list[tuple[str, Any, Any]]:
     """(metric, old, new) for each claimed figure that differs; whole-block change as metric ''."""
     if not isinstance(before, dict) or not isinstance(after, dict):
         return [] if before == after else [("", before, after)]
-    return [(k, before.get(k), after.get(k)) for k in sorted(set(before) | set(after))
-            if not _same_value(before.get(k), after.get(k))]
+    return [
+        (k, before.get(k), after.get(k))
+        for k in sorted(set(before) | set(after))
+        if not _same_value(before.get(k), after.get(k))
+    ]
 
 
 def _run_refs(data: Mapping[str, Any]) -> set[str]:
@@ -206,12 +236,19 @@ def changed_claims_need_a_new_run(change: Change) -> Iterator[Finding]:
         if new_runs:
             continue
         metric, old, new = diffs[0]
-        at: tuple[str, ...] = ("claimed", metric) if metric and isinstance(data.get("claimed"), dict) \
-            and metric in data["claimed"] else ("claimed",)
+        at: tuple[str, ...] = (
+            ("claimed", metric)
+            if metric and isinstance(data.get("claimed"), dict) and metric in data["claimed"]
+            else ("claimed",)
+        )
         what = f"`claimed.{metric}` changes from {old} to {new}" if metric else "`claimed` changes"
-        yield Finding(path, f"{what} on recipe `{rid}` with no new run file on record",
-                      "add the run that measured it (`orv add-run result.json`), list its sha256: under "
-                      "`runs:` and commit the run file; or keep the old claim", at=at)
+        yield Finding(
+            path,
+            f"{what} on recipe `{rid}` with no new run file on record",
+            "add the run that measured it (`orv add-run result.json`), list its sha256: under "
+            "`runs:` and commit the run file; or keep the old claim",
+            at=at,
+        )
 
 
 @check("ORV604", E, "symlink or file outside the layout added", scope="pr", supersedes=("ORV107", "ORV114"))
@@ -237,14 +274,17 @@ def _layout_problem(change: Change, c: FileChange) -> tuple[str, str] | None:
     if not c.present_at_head:
         return None
     if c.head_mode == MODE_SYMLINK:
-        return (f"this pull request adds a symbolic link `{c.path}`{_link_target(change, c.path)}",
-                "commit the file itself, not a link to it")
+        return (
+            f"this pull request adds a symbolic link `{c.path}`{_link_target(change, c.path)}",
+            "commit the file itself, not a link to it",
+        )
     if c.head_mode == MODE_SUBMODULE:
-        return (f"this pull request adds a git submodule or embedded repository at `{c.path}`",
-                "commit regular files only; remove it with `git rm --cached` and delete the folder")
+        return (
+            f"this pull request adds a git submodule or embedded repository at `{c.path}`",
+            "commit regular files only; remove it with `git rm --cached` and delete the folder",
+        )
     if c.path.split("/", 1)[0] in REGISTRY_DIRS and classify(c.path) is None:
-        return (f"this pull request adds `{c.path}`, which has no place in the registry layout",
-                _layout_hint(c.path))
+        return (f"this pull request adds `{c.path}`, which has no place in the registry layout", _layout_hint(c.path))
     return None
 
 
@@ -285,17 +325,25 @@ def provenance_is_written_by_import_only(change: Change) -> Iterator[Finding]:
         if before is not None and before == data["provenance"]:
             continue
         verb = "edits the" if before is not None else "adds a"
-        yield Finding(path, f"this pull request {verb} `provenance` block on recipe `{rid}`",
-                      "remove the block (only `orv import` writes provenance) and pin the software instead",
-                      at=("provenance",), key=True)
+        yield Finding(
+            path,
+            f"this pull request {verb} `provenance` block on recipe `{rid}`",
+            "remove the block (only `orv import` writes provenance) and pin the software instead",
+            at=("provenance",),
+            key=True,
+        )
     for c in change.files:
         if c.status != ADDED or classify(c.path) != "run":
             continue
         run = change.snapshot.runs.get(run_digest_from_path(c.path) or "")
         if run is not None and run.meta is not None and run.meta.provenance is not None:
-            yield Finding(c.path, "this pull request adds a run file with a `provenance` block",
-                          "store the tool's own output with `orv add-run`; only `orv import` writes provenance",
-                          line=1, col=1)
+            yield Finding(
+                c.path,
+                "this pull request adds a run file with a `provenance` block",
+                "store the tool's own output with `orv add-run`; only `orv import` writes provenance",
+                line=1,
+                col=1,
+            )
 
 
 # Files that configure a contributor's own tools, not the registry or the gate: never findings.
@@ -317,8 +365,12 @@ def outside_contributions_need_review(change: Change) -> Iterator[Finding]:
     """
     for c in change.files:
         top = c.path.split("/", 1)[0]
-        if (top in CONTRIBUTION_DIRS or c.path in (SIGNERS_PATH, *TOOL_CONFIG_FILES) or is_generated(c.path)
-                or _layout_problem(change, c) is not None):
+        if (
+            top in CONTRIBUTION_DIRS
+            or c.path in (SIGNERS_PATH, *TOOL_CONFIG_FILES)
+            or is_generated(c.path)
+            or _layout_problem(change, c) is not None
+        ):
             continue  # recipes and runs are what the gate judges; ORV604, ORV607 and ORV609 judge the rest
         message, hint = _review_reason(c, change.base_ref)
         yield Finding(c.path, message, hint, line=1, col=1)
@@ -327,14 +379,21 @@ def outside_contributions_need_review(change: Change) -> Iterator[Finding]:
 def _review_reason(c: FileChange, base_ref: str) -> tuple[str, str]:
     verb = _verb(c)
     if c.path.startswith("catalog/"):
-        return (f"this pull request {verb} `{c.path}`: catalog changes affect every check",
-                "a maintainer reviews catalog changes against their sources: a new model or GPU for this pull "
-                "request's recipe belongs here; a change to an existing entry, in a pull request of its own")
+        return (
+            f"this pull request {verb} `{c.path}`: catalog changes affect every check",
+            "a maintainer reviews catalog changes against their sources: a new model or GPU for this pull "
+            "request's recipe belongs here; a change to an existing entry, in a pull request of its own",
+        )
     if c.path.startswith(GATE_FILES):
-        return (f"this pull request {verb} `{c.path}`, part of the validator or its CI: this check ran "
-                "the pull request's own version", "a maintainer must review changes to the gate itself")
-    return (f"this pull request {verb} `{c.path}`, outside recipes/ and runs/",
-            "a maintainer reviews changes outside recipes/ and runs/")
+        return (
+            f"this pull request {verb} `{c.path}`, part of the validator or its CI: this check ran "
+            "the pull request's own version",
+            "a maintainer must review changes to the gate itself",
+        )
+    return (
+        f"this pull request {verb} `{c.path}`, outside recipes/ and runs/",
+        "a maintainer reviews changes outside recipes/ and runs/",
+    )
 
 
 @check("ORV609", E, "boards file changed by a pull request", scope="pr")
@@ -356,10 +415,13 @@ def boards_are_mains_business(change: Change) -> Iterator[Finding]:
         if not is_generated(c.path):
             continue
         undo = f"git checkout {change.base_ref} -- {c.path}" if c.present_at_base else f"git rm {c.path}"
-        yield Finding(c.path, f"this pull request {_verb(c)} {c.path}, which main's boards workflow "
-                              "generates after every merge",
-                      f"drop the change (`{undo}`); the job summary shows how the boards will change",
-                      line=1, col=1)
+        yield Finding(
+            c.path,
+            f"this pull request {_verb(c)} {c.path}, which main's boards workflow generates after every merge",
+            f"drop the change (`{undo}`); the job summary shows how the boards will change",
+            line=1,
+            col=1,
+        )
 
 
 def _signers_at(raw: bytes | None) -> dict[str, set[str]]:
@@ -392,9 +454,14 @@ def measurers_need_a_maintainer(change: Change) -> Iterator[Finding]:
     """
     c = _signers_change(change)
     if c is not None:
-        yield Finding(c.path, f"this pull request {_verb(c)} {SIGNERS_PATH}, the registry's list of measurers",
-                      "a maintainer verifies the key's owner and waives ORV607 for this pull request; keep the "
-                      "change in a pull request of its own", line=1, col=1)
+        yield Finding(
+            c.path,
+            f"this pull request {_verb(c)} {SIGNERS_PATH}, the registry's list of measurers",
+            "a maintainer verifies the key's owner and waives ORV607 for this pull request; keep the "
+            "change in a pull request of its own",
+            line=1,
+            col=1,
+        )
 
 
 @check("ORV608", E, "measurer's key replaced or removed", scope="pr")
@@ -422,6 +489,11 @@ def measurer_keys_never_change_silently(change: Change) -> Iterator[Finding]:
             message = f"measurer `{principal}`'s registered key is replaced by another key"
         else:
             message = f"measurer `{principal}`'s key is removed (revoked)"
-        yield Finding(SIGNERS_PATH, message,
-                      "keep the old key line and add the new one beside it, or have a maintainer confirm the "
-                      "rotation with the measurer and waive ORV608", line=1, col=1)
+        yield Finding(
+            SIGNERS_PATH,
+            message,
+            "keep the old key line and add the new one beside it, or have a maintainer confirm the "
+            "rotation with the measurer and waive ORV608",
+            line=1,
+            col=1,
+        )

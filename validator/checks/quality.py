@@ -131,19 +131,24 @@ def quality_identity(snapshot: Snapshot) -> Iterator[Finding]:
                 found = evaluated_mismatch(spec, q.served_model, recipe.checkpoint)
                 wrong = f"checkpoint {q.served_model!r}, {_why(found, spec, recipe.checkpoint)}" if found else None
             if wrong:
-                yield Finding(entry.path, f"quality run sha256:{digest[:12]}… evaluated {wrong}",
-                              "add a quality run of the recipe's own checkpoint, and remove this one from `runs:`",
-                              at=("runs", index))
+                yield Finding(
+                    entry.path,
+                    f"quality run sha256:{digest[:12]}… evaluated {wrong}",
+                    "add a quality run of the recipe's own checkpoint, and remove this one from `runs:`",
+                    at=("runs", index),
+                )
     for model_id, spec in snapshot.catalog.models.items():
         for task, ref in sorted(spec.quality_reference.items()):
             run = snapshot.runs.get(ref.split(":", 1)[-1])
             q = run.quality if run is not None else None
             if q is not None and (q.model != model_id or evaluated_mismatch(spec, q.served_model, None) is not None):
-                yield Finding(MODELS_PATH, f"{model_id}'s {task} quality reference evaluated "
-                                                     f"{q.model}/{q.served_model!r}, not this model",
-                              "store a reference run of this model with `orv add-run --from lm-eval DIR "
-                              f"--reference-for {model_id} --quant PRECISION`",
-                              at=("models", model_id, "quality_reference", task))
+                yield Finding(
+                    MODELS_PATH,
+                    f"{model_id}'s {task} quality reference evaluated {q.model}/{q.served_model!r}, not this model",
+                    "store a reference run of this model with `orv add-run --from lm-eval DIR "
+                    f"--reference-for {model_id} --quant PRECISION`",
+                    at=("models", model_id, "quality_reference", task),
+                )
 
 
 def _why(found: Mismatch, spec: ModelSpec | None, recipe_checkpoint: str | None) -> str:
@@ -167,13 +172,18 @@ def quality_below(snapshot: Snapshot) -> Iterator[Finding]:
     """
     for entry, recipe in snapshot.valid_recipes():
         if not isinstance(recipe, InferenceRecipe) or not any(
-                (snapshot.runs.get(d) is not None and snapshot.runs[d].quality is not None) for d in recipe.run_digests):
+            (snapshot.runs.get(d) is not None and snapshot.runs[d].quality is not None) for d in recipe.run_digests
+        ):
             continue
         result = quality_status.evaluate(snapshot.runs, snapshot.catalog.models.get(recipe.model), recipe)
         if result.status == "below":
-            yield Finding(entry.path, f"quality below the bound: {result.why}",
-                          "serve the model at a precision that keeps every filter within the bound; the recipe "
-                          "stays on the board at T1 at most, out of the ranking", at=("runs",))
+            yield Finding(
+                entry.path,
+                f"quality below the bound: {result.why}",
+                "serve the model at a precision that keeps every filter within the bound; the recipe "
+                "stays on the board at T1 at most, out of the ranking",
+                at=("runs",),
+            )
 
 
 def _quality_run_digests(snapshot: Snapshot) -> set[str]:
@@ -194,15 +204,27 @@ def quality_references(snapshot: Snapshot) -> Iterator[Finding]:
             named.add(digest)
             run = snapshot.runs.get(digest)
             if run is None or run.quality is None or task not in run.quality.tasks:
-                what = "is not in runs/" if run is None else (
-                    "is not a quality run" if run.quality is None else f"has no {task} task")
-                yield Finding(MODELS_PATH, f"{model_id}'s {task} quality reference {ref[:19]}… {what}",
-                              f"store the reference with `orv add-run --from lm-eval DIR --reference-for {model_id}"
-                              " --quant PRECISION`", at=("models", model_id, "quality_reference", task))
+                what = (
+                    "is not in runs/"
+                    if run is None
+                    else ("is not a quality run" if run.quality is None else f"has no {task} task")
+                )
+                yield Finding(
+                    MODELS_PATH,
+                    f"{model_id}'s {task} quality reference {ref[:19]}… {what}",
+                    f"store the reference with `orv add-run --from lm-eval DIR --reference-for {model_id}"
+                    " --quant PRECISION`",
+                    at=("models", model_id, "quality_reference", task),
+                )
     referenced = set(snapshot.references())
     for digest in sorted(_quality_run_digests(snapshot) - named - referenced):
-        yield Finding(snapshot.runs[digest].path, "quality run referenced by no recipe and no model's quality_reference",
-                      "list its sha256: in the `runs:` of the recipe it evaluated, or delete it", line=1, col=1)
+        yield Finding(
+            snapshot.runs[digest].path,
+            "quality run referenced by no recipe and no model's quality_reference",
+            "list its sha256: in the `runs:` of the recipe it evaluated, or delete it",
+            line=1,
+            col=1,
+        )
 
 
 def _quality_users(snapshot: Snapshot) -> dict[str, list[InferenceRecipe]]:
@@ -250,16 +272,30 @@ def quality_runs_are_their_own(snapshot: Snapshot) -> Iterator[Finding]:
             spec = snapshot.catalog.models.get(recipe.model)
             for task, ref in sorted(spec.quality_reference.items()) if spec is not None else ():
                 ref_run = snapshot.runs.get(ref.split(":", 1)[-1])
-                if (ref_run is None or ref_run.quality is None or task not in ref_run.quality.tasks
-                        or task not in run.quality.tasks):
+                if (
+                    ref_run is None
+                    or ref_run.quality is None
+                    or task not in ref_run.quality.tasks
+                    or task not in run.quality.tasks
+                ):
                     continue
                 mine, theirs = run.quality.tasks[task], ref_run.quality.tasks[task]
-                if not quality_status.own_evaluation(digest, mine, ref_run.name_digest, theirs, recipe,
-                                                     ref_run.quality.quant, lambda d: signer(snapshot, d)):
+                if not quality_status.own_evaluation(
+                    digest,
+                    mine,
+                    ref_run.name_digest,
+                    theirs,
+                    recipe,
+                    ref_run.quality.quant,
+                    lambda d: signer(snapshot, d),
+                ):
                     same, common = quality_status.identical_responses(mine, theirs)
-                    flagged.setdefault(run.path, f"its {task} responses are the reference's `{ref_run.path}` on "
-                                                 f"{same} of {common} documents: it cannot show the quality of "
-                                                 f"`{recipe.id}` ({recipe.quant})")
+                    flagged.setdefault(
+                        run.path,
+                        f"its {task} responses are the reference's `{ref_run.path}` on "
+                        f"{same} of {common} documents: it cannot show the quality of "
+                        f"`{recipe.id}` ({recipe.quant})",
+                    )
     # against each other: runs of one model, task and task_hash (the few runs that could be compared)
     groups: dict[tuple[Any, ...], list[str]] = {}
     for digest in users:
@@ -281,13 +317,20 @@ def quality_runs_are_their_own(snapshot: Snapshot) -> Iterator[Finding]:
                 continue
             earlier, later = later_of(snapshot, (run_a.path, ""), (run_b.path, ""))
             recipe = users[b if later == run_b.path else a][0]
-            flagged.setdefault(later, f"its {task} responses are those of `{earlier}`, another recipe's "
-                                      f"quality run: it cannot show the quality of `{recipe.id}` ({recipe.quant})")
+            flagged.setdefault(
+                later,
+                f"its {task} responses are those of `{earlier}`, another recipe's "
+                f"quality run: it cannot show the quality of `{recipe.id}` ({recipe.quant})",
+            )
     for path, why in sorted(flagged.items()):
-        yield Finding(path, f"this quality run repeats another evaluation: {why}",
-                      "run lm-eval against this recipe's own served configuration and store that output "
-                      "(a lossless configuration: signed by a registered measurer other than the reference's)",
-                      line=1, col=1)
+        yield Finding(
+            path,
+            f"this quality run repeats another evaluation: {why}",
+            "run lm-eval against this recipe's own served configuration and store that output "
+            "(a lossless configuration: signed by a registered measurer other than the reference's)",
+            line=1,
+            col=1,
+        )
 
 
 @check("ORV620", E, "pull request changes a model's quality reference or bound", scope="pr")
@@ -317,11 +360,18 @@ def quality_gate_changed(change: Change) -> Iterator[Finding]:
         for task, ref in sorted((before.get("quality_reference") or {}).items()):
             if after_ref.get(task) != ref:
                 verb = "removes" if task not in after_ref else "changes"
-                yield Finding(path, f"this pull request {verb} {model_id}'s {task} quality reference",
-                              "a maintainer must waive ORV620 for this pull request (it moves every quality gate "
-                              "of the model)", at=("models", model_id, "quality_reference"))
+                yield Finding(
+                    path,
+                    f"this pull request {verb} {model_id}'s {task} quality reference",
+                    "a maintainer must waive ORV620 for this pull request (it moves every quality gate of the model)",
+                    at=("models", model_id, "quality_reference"),
+                )
         bound_after = spec.quality_bound if spec is not None else None
         if before.get("quality_bound") != bound_after:
-            yield Finding(path, f"this pull request changes {model_id}'s quality_bound "
-                                f"({before.get('quality_bound', 'default 0.99')} -> {bound_after or 'default 0.99'})",
-                          "a maintainer must waive ORV620 for this pull request", at=("models", model_id))
+            yield Finding(
+                path,
+                f"this pull request changes {model_id}'s quality_bound "
+                f"({before.get('quality_bound', 'default 0.99')} -> {bound_after or 'default 0.99'})",
+                "a maintainer must waive ORV620 for this pull request",
+                at=("models", model_id),
+            )

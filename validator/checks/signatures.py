@@ -13,8 +13,10 @@ from validator.registry.snapshot import Snapshot
 
 E = Severity.ERROR
 
-_SIGN_HINT = (f"re-sign the unchanged run file with `orv sign RUN --key ~/.ssh/id_ed25519` (namespace "
-              f"{signing.NAMESPACE}); never edit a run file or its .sig by hand")
+_SIGN_HINT = (
+    f"re-sign the unchanged run file with `orv sign RUN --key ~/.ssh/id_ed25519` (namespace "
+    f"{signing.NAMESPACE}); never edit a run file or its .sig by hand"
+)
 
 
 def _verdicts(snapshot: Snapshot, *statuses: str) -> Iterator[tuple[signing.RunSignature, signing.Verdict]]:
@@ -36,16 +38,25 @@ def signature_verifies(snapshot: Snapshot) -> Iterator[Finding]:
     """
     for sig, verdict in _verdicts(snapshot, signing.INVALID, signing.UNREADABLE, signing.NO_TOOL):
         if verdict.status == signing.NO_TOOL:
-            yield Finding(sig.path, "cannot verify this signature: ssh-keygen is not installed or failed to run"
-                                    + (f" ({verdict.detail})" if verdict.detail else ""),
-                          "install OpenSSH's client tools, e.g. `apt-get install openssh-client`",
-                          line=1, col=1)
+            yield Finding(
+                sig.path,
+                "cannot verify this signature: ssh-keygen is not installed or failed to run"
+                + (f" ({verdict.detail})" if verdict.detail else ""),
+                "install OpenSSH's client tools, e.g. `apt-get install openssh-client`",
+                line=1,
+                col=1,
+            )
         elif verdict.status == signing.UNREADABLE:
             yield Finding(sig.path, f"not an armoured SSH signature ({verdict.detail})", _SIGN_HINT, line=1, col=1)
         else:
-            yield Finding(sig.path, f"the signature does not verify over `{sig.run_path}`'s bytes "
-                                    f"(key {verdict.fingerprint}): the run file or the signature was altered",
-                          _SIGN_HINT, line=1, col=1)
+            yield Finding(
+                sig.path,
+                f"the signature does not verify over `{sig.run_path}`'s bytes "
+                f"(key {verdict.fingerprint}): the run file or the signature was altered",
+                _SIGN_HINT,
+                line=1,
+                col=1,
+            )
 
 
 @check("ORV221", E, "signature made for another namespace", related_by="r")
@@ -58,8 +69,9 @@ def signature_namespace(snapshot: Snapshot) -> Iterator[Finding]:
     Sign with `orv sign RUN --key KEY`, which uses the registry's namespace.
     """
     for sig, verdict in _verdicts(snapshot, signing.WRONG_NAMESPACE):
-        yield Finding(sig.path, f"signed for namespace `{verdict.detail}`, not `{signing.NAMESPACE}`",
-                      _SIGN_HINT, line=1, col=1)
+        yield Finding(
+            sig.path, f"signed for namespace `{verdict.detail}`, not `{signing.NAMESPACE}`", _SIGN_HINT, line=1, col=1
+        )
 
 
 @check("ORV222", E, "signing key not registered", related_by="r")
@@ -75,13 +87,20 @@ def signing_key_registered(snapshot: Snapshot) -> Iterator[Finding]:
     """
     for sig, verdict in _verdicts(snapshot, signing.UNREGISTERED):
         if verdict.principal:
-            message = (f"key {verdict.fingerprint} is registered for `{verdict.principal}` but its entry's "
-                       f"options refuse this signature ({verdict.detail or 'namespace or validity'})")
+            message = (
+                f"key {verdict.fingerprint} is registered for `{verdict.principal}` but its entry's "
+                f"options refuse this signature ({verdict.detail or 'namespace or validity'})"
+            )
         else:
             message = f"key {verdict.fingerprint} is not registered in {SIGNERS_PATH} (never, or no longer)"
-        yield Finding(sig.path, message,
-                      f"sign with the key registered for your measurer id in {SIGNERS_PATH}, or have a "
-                      "maintainer register this key", line=1, col=1)
+        yield Finding(
+            sig.path,
+            message,
+            f"sign with the key registered for your measurer id in {SIGNERS_PATH}, or have a "
+            "maintainer register this key",
+            line=1,
+            col=1,
+        )
 
 
 @check("ORV223", E, "measured_by is not the signer", related_by="r")
@@ -97,10 +116,13 @@ def measured_by_is_signer(snapshot: Snapshot) -> Iterator[Finding]:
     for sig, verdict in _verdicts(snapshot, signing.WRONG_PRINCIPAL):
         run = snapshot.runs[sig.digest]
         claimed = run.meta.measured_by if run.meta is not None else run.quality.measured_by if run.quality else None
-        yield Finding(run.path, f"`measured_by` is `{claimed}` but the signature is by "
-                                f"registered measurer `{verdict.principal}`",
-                      f"store the run with `--measured-by {verdict.principal.split(',')[0] if verdict.principal else ''}` "
-                      "and sign the new file", at=("measured_by",))
+        yield Finding(
+            run.path,
+            f"`measured_by` is `{claimed}` but the signature is by registered measurer `{verdict.principal}`",
+            f"store the run with `--measured-by {verdict.principal.split(',')[0] if verdict.principal else ''}` "
+            "and sign the new file",
+            at=("measured_by",),
+        )
 
 
 @check("ORV224", E, "signature without its run file", related_by="r")
@@ -113,8 +135,13 @@ def signature_has_run(snapshot: Snapshot) -> Iterator[Finding]:
     """
     for _digest, sig in sorted(signing.signatures(snapshot).items()):
         if sig.verdict is None:
-            yield Finding(sig.path, f"signature of `{sig.run_path}`, which is not in the registry",
-                          "commit the run file it signs beside it, or remove the .sig file", line=1, col=1)
+            yield Finding(
+                sig.path,
+                f"signature of `{sig.run_path}`, which is not in the registry",
+                "commit the run file it signs beside it, or remove the .sig file",
+                line=1,
+                col=1,
+            )
 
 
 @check("ORV225", E, "measurers file malformed", per_file=True)
@@ -131,8 +158,13 @@ def signers_file_wellformed(snapshot: Snapshot) -> Iterator[Finding]:
         return
     raw = signing.read_limited(os.path.join(snapshot.root, SIGNERS_PATH), 1024 * 1024)
     if raw is None:
-        yield Finding(SIGNERS_PATH, "the measurers file cannot be read (a link, too large, or unreadable)",
-                      "commit it as a regular text file", line=1, col=1)
+        yield Finding(
+            SIGNERS_PATH,
+            "the measurers file cannot be read (a link, too large, or unreadable)",
+            "commit it as a regular text file",
+            line=1,
+            col=1,
+        )
         return
     entries, problems = signing.parse_signers(raw.decode("utf-8", "replace"))
     for line, message in problems:
@@ -141,13 +173,22 @@ def signers_file_wellformed(snapshot: Snapshot) -> Iterator[Finding]:
     for entry in entries:
         for principal in entry.principals:
             if not _measurer_id(principal):
-                yield Finding(SIGNERS_PATH, f"principal `{principal}` is not a measurer id (no wildcards)",
-                              "use the measurer id runs name in `measured_by`, e.g. `acme-lab`",
-                              line=entry.line, col=1)
+                yield Finding(
+                    SIGNERS_PATH,
+                    f"principal `{principal}` is not a measurer id (no wildcards)",
+                    "use the measurer id runs name in `measured_by`, e.g. `acme-lab`",
+                    line=entry.line,
+                    col=1,
+                )
         owner = ",".join(entry.principals)
         if entry.key in owners and owners[entry.key] != owner:
-            yield Finding(SIGNERS_PATH, f"the same key is registered for `{owners[entry.key]}` and `{owner}`",
-                          "register each key for one measurer only", line=entry.line, col=1)
+            yield Finding(
+                SIGNERS_PATH,
+                f"the same key is registered for `{owners[entry.key]}` and `{owner}`",
+                "register each key for one measurer only",
+                line=entry.line,
+                col=1,
+            )
         owners.setdefault(entry.key, owner)
 
 

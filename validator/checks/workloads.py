@@ -37,33 +37,43 @@ def recipe_names_its_workload(snapshot: Snapshot) -> Iterator[Finding]:
         legacy = recipe.provenance is not None
         if isinstance(recipe, InferenceRecipe):
             if recipe.workload is None and not legacy:
-                yield Finding(entry.path, "inference recipe names no `workload`: its figures cannot be compared or "
-                                          "reproduced", f"add `workload:` with one of {_inference_ids(snapshot)}",
-                              at=())
+                yield Finding(
+                    entry.path,
+                    "inference recipe names no `workload`: its figures cannot be compared or reproduced",
+                    f"add `workload:` with one of {_inference_ids(snapshot)}",
+                    at=(),
+                )
                 continue
             if recipe.workload == UNSPECIFIED and not legacy:
-                yield Finding(entry.path, "`workload: unspecified` is kept for imported rows whose source recorded "
-                                          "no workload", f"name the workload you measured: one of "
-                                                         f"{_inference_ids(snapshot)}", at=("workload",))
+                yield Finding(
+                    entry.path,
+                    "`workload: unspecified` is kept for imported rows whose source recorded no workload",
+                    f"name the workload you measured: one of {_inference_ids(snapshot)}",
+                    at=("workload",),
+                )
                 continue
         spec = workloads.get(recipe.workload) if recipe.workload is not None else None
         if spec is None or spec.kind == "unspecified":
             continue  # unknown ids are ORV115's
         if (recipe.kind == "inference") != spec.is_inference:
-            yield Finding(entry.path, f"`workload: {recipe.workload}` is a {spec.kind} workload, and this is an "
-                                      f"{recipe.kind} recipe" if recipe.kind == "inference" else
-                          f"`workload: {recipe.workload}` is a {spec.kind} workload, and this is a training recipe",
-                          "name a workload of the recipe's kind" + (f": one of {_inference_ids(snapshot)}"
-                                                                    if recipe.kind == "inference" else ""),
-                          at=("workload",))
+            yield Finding(
+                entry.path,
+                f"`workload: {recipe.workload}` is a {spec.kind} workload, and this is an {recipe.kind} recipe"
+                if recipe.kind == "inference"
+                else f"`workload: {recipe.workload}` is a {spec.kind} workload, and this is a training recipe",
+                "name a workload of the recipe's kind"
+                + (f": one of {_inference_ids(snapshot)}" if recipe.kind == "inference" else ""),
+                at=("workload",),
+            )
 
 
 def _workload_findings(snapshot: Snapshot, code: str) -> Iterator[Finding]:
     for entry, recipe, i, run in snapshot.recipe_runs():
         for misfit in workload_problems(snapshot, entry.path, recipe, run):
             if misfit.code == code:
-                yield Finding(entry.path, f"run sha256:{run.name_digest[:12]}…: {misfit.message}", misfit.hint,
-                              at=("runs", i))
+                yield Finding(
+                    entry.path, f"run sha256:{run.name_digest[:12]}…: {misfit.message}", misfit.hint, at=("runs", i)
+                )
 
 
 @check("ORV241", E, "run's request lengths do not match the recipe's workload", related_by="r")

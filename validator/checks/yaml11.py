@@ -23,9 +23,11 @@ _BOOL_WORDS = frozenset({"yes", "no", "on", "off"})
 _PINS = frozenset({"version", "commit", "tool_version"})
 # Cheap test on the whole text before walking its nodes (most files hold none of these spellings):
 # one of them written as a whole value, after `key:`, `- `, `[`, `{` or `,`.
-_CANDIDATE = re.compile(r"(?m)(?:[:,\[{]|^\s*-)\s*(?:[-+]?(?:0[0-7_]+|0b[01_]+|0x[0-9a-fA-F_]+"
-                        r"|[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?|[0-9][0-9_]*_[0-9_]*(?:\.[0-9_]*)?)"
-                        r"|(?i:yes|no|on|off))\s*(?:$|[,\]}#])")
+_CANDIDATE = re.compile(
+    r"(?m)(?:[:,\[{]|^\s*-)\s*(?:[-+]?(?:0[0-7_]+|0b[01_]+|0x[0-9a-fA-F_]+"
+    r"|[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?|[0-9][0-9_]*_[0-9_]*(?:\.[0-9_]*)?)"
+    r"|(?i:yes|no|on|off))\s*(?:$|[,\]}#])"
+)
 
 
 def yaml11_reading(tag: str, raw: str) -> tuple[str, str, str] | None:
@@ -45,17 +47,21 @@ def yaml11_reading(tag: str, raw: str) -> tuple[str, str, str] | None:
     digits = raw.lstrip("+-").replace("_", "")
     sign = "-" if raw.startswith("-") else ""
     if ":" in raw:  # sexagesimal: 1:20 is 80 in YAML 1.1
-        return repr(value), f'the text "{raw}"', f"{value!r}, or \"{raw}\" in quotes if it is a time or a ratio"
+        return repr(value), f'the text "{raw}"', f'{value!r}, or "{raw}" in quotes if it is a time or a ratio'
     if tag == _INT and _BINARY.match(raw):
         return repr(value), f'the text "{raw}"', repr(value)
     if tag == _INT and _HEX.match(raw):
         reading = f'the text "{raw}"' if "_" in raw or raw[0] in "+-" else repr(value)
         return repr(value), reading, repr(value)
     if tag == _INT and _OCTAL.match(raw) and digits.strip("0"):  # 017 is 15 in YAML 1.1, 17 in 1.2
-        reading = repr(int(sign + digits, 10)) if "_" not in raw and set(digits) <= set("0123456789") else \
-            f'the text "{raw}"'
-        return f"{value!r} (octal)", reading, f"{int(sign + digits, 10)} (no leading zero), or {value!r} " \
-            "if you meant the octal number"
+        reading = (
+            repr(int(sign + digits, 10)) if "_" not in raw and set(digits) <= set("0123456789") else f'the text "{raw}"'
+        )
+        return (
+            f"{value!r} (octal)",
+            reading,
+            f"{int(sign + digits, 10)} (no leading zero), or {value!r} if you meant the octal number",
+        )
     if "_" in raw:  # digit separators: 1_000 is text in YAML 1.2
         return repr(value), f'the text "{raw}"', repr(value)
     return None
@@ -109,9 +115,11 @@ def yaml11_spelling(snapshot: Snapshot) -> Iterator[Finding]:
             orv, editors, write = reading
             field = ".".join(str(p) for p in at) or "(document)"
             hint = _hint(classify(path), at, str(node.value), write)
-            message = (f"`{field}: {node.value}` is a hexadecimal {orv}: YAML readers agree, but JSON, the "
-                       "schemas and most people read numbers in decimal" if orv == editors else
-                       f"`{field}: {node.value}` reads as {orv} in YAML 1.1 (orv) but as {editors} in "
-                       "YAML 1.2 (editors and most tools)")
-            yield Finding(path, message, hint, at=at,
-                          line=node.start_mark.line + 1, col=node.start_mark.column + 1)
+            message = (
+                f"`{field}: {node.value}` is a hexadecimal {orv}: YAML readers agree, but JSON, the "
+                "schemas and most people read numbers in decimal"
+                if orv == editors
+                else f"`{field}: {node.value}` reads as {orv} in YAML 1.1 (orv) but as {editors} in "
+                "YAML 1.2 (editors and most tools)"
+            )
+            yield Finding(path, message, hint, at=at, line=node.start_mark.line + 1, col=node.start_mark.column + 1)

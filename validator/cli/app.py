@@ -22,9 +22,11 @@ if TYPE_CHECKING:
     from validator.commands.check import ReportOptions
     from validator.commands.outcome import Outcome, ProgressLine
 
-EXIT_CODES_HELP = ("\b\nExit status:\n  0  no errors (warnings and notices allowed)\n  1  errors found (or the command "
-                   "failed its task: a full disk, a read-only folder)\n  2  usage error, or an internal error of orv\n"
-                   "  130  interrupted (Ctrl-C); every file orv writes is old or new")
+EXIT_CODES_HELP = (
+    "\b\nExit status:\n  0  no errors (warnings and notices allowed)\n  1  errors found (or the command "
+    "failed its task: a full disk, a read-only folder)\n  2  usage error, or an internal error of orv\n"
+    "  130  interrupted (Ctrl-C); every file orv writes is old or new"
+)
 
 
 def _default_format() -> str:
@@ -67,14 +69,29 @@ def _run(command: Callable[[], Outcome]) -> None:
         sys.exit(outcome.exit_code)
 
 
-def _report_options(fmt: str | None, summary_file: str | None, outputs_file: str | None, least: str, quiet: bool,
-                    statistics: bool, show_all: bool, color_choice: str) -> ReportOptions:
+def _report_options(
+    fmt: str | None,
+    summary_file: str | None,
+    outputs_file: str | None,
+    least: str,
+    quiet: bool,
+    statistics: bool,
+    show_all: bool,
+    color_choice: str,
+) -> ReportOptions:
     from validator.commands.check import ReportOptions
 
     chosen = fmt or _default_format()
-    return ReportOptions(fmt=chosen, summary_file=summary_file, outputs_file=outputs_file, least=least, quiet=quiet,
-                         statistics=statistics, show_all=show_all,
-                         color=_use_color(color_choice) if chosen == "text" else False)
+    return ReportOptions(
+        fmt=chosen,
+        summary_file=summary_file,
+        outputs_file=outputs_file,
+        least=least,
+        quiet=quiet,
+        statistics=statistics,
+        show_all=show_all,
+        color=_use_color(color_choice) if chosen == "text" else False,
+    )
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_CODES_HELP)
@@ -89,28 +106,65 @@ def cli() -> None:
 @options.FORMAT
 @options.WAIVE
 @root_option("Registry root (default: found from PATHS or the current folder).", start_from="paths")
-@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
-              help="Processes for loading files (default: usable cores).")
-@click.option("--cache/--no-cache", default=True, show_default=True,
-              help="Reuse results for files git reports unchanged (kept in the .git folder).")
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Processes for loading files (default: usable cores).",
+)
+@click.option(
+    "--cache/--no-cache",
+    default=True,
+    show_default=True,
+    help="Reuse results for files git reports unchanged (kept in the .git folder).",
+)
 @options.SUMMARY
 @options.OUTPUTS
 @options.BOARDS
 @options.display_options
-@click.option("--shard", "shard_spec", metavar="K/N", default=None,
-              help="Load only shard K of N of the recipes and run files and write their results to "
-                   "--partial-out; `orv merge-results` checks the rest and reports (docs/scaling.md).")
-@click.option("--partial-out", type=click.Path(dir_okay=False), default=None,
-              help="With --shard: where to write the partial result (default: ./orv-shard-K-of-N.partial).")
-@click.option("--widen", is_flag=True, default=False,
-              help="With --base in a sparse checkout: when the change needs every file (it touches catalog/, "
-                   "measurers/ or a submodule), check them all out instead of refusing (a partial clone "
-                   "downloads them). The pull-request gate passes it.")
-def check_cmd(paths: tuple[str, ...], base: str | None, fmt: str | None, waive: tuple[str, ...],
-              root: str, jobs: int | None, cache: bool, summary_file: str | None,
-              outputs_file: str | None, with_boards: bool, least: str, quiet: bool, statistics: bool,
-              show_all: bool, color_choice: str, shard_spec: str | None, partial_out: str | None,
-              widen: bool) -> None:
+@click.option(
+    "--shard",
+    "shard_spec",
+    metavar="K/N",
+    default=None,
+    help="Load only shard K of N of the recipes and run files and write their results to "
+    "--partial-out; `orv merge-results` checks the rest and reports (docs/scaling.md).",
+)
+@click.option(
+    "--partial-out",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="With --shard: where to write the partial result (default: ./orv-shard-K-of-N.partial).",
+)
+@click.option(
+    "--widen",
+    is_flag=True,
+    default=False,
+    help="With --base in a sparse checkout: when the change needs every file (it touches catalog/, "
+    "measurers/ or a submodule), check them all out instead of refusing (a partial clone "
+    "downloads them). The pull-request gate passes it.",
+)
+def check_cmd(
+    paths: tuple[str, ...],
+    base: str | None,
+    fmt: str | None,
+    waive: tuple[str, ...],
+    root: str,
+    jobs: int | None,
+    cache: bool,
+    summary_file: str | None,
+    outputs_file: str | None,
+    with_boards: bool,
+    least: str,
+    quiet: bool,
+    statistics: bool,
+    show_all: bool,
+    color_choice: str,
+    shard_spec: str | None,
+    partial_out: str | None,
+    widen: bool,
+) -> None:
     """Check the registry; report findings in PATHS (default: everything).
 
     Plain `orv check` is clean when the change is acceptable as a pull request; stale boards are
@@ -126,13 +180,28 @@ def check_cmd(paths: tuple[str, ...], base: str | None, fmt: str | None, waive: 
     if partial_out is not None:
         raise click.UsageError("--partial-out goes with --shard K/N")
     report = _report_options(fmt, summary_file, outputs_file, least, quiet, statistics, show_all, color_choice)
-    _run(lambda: check.check(root, paths, base, waive, with_boards, jobs, cache, widen, report,
-                             _progress_line(quiet, fmt)))
+    _run(
+        lambda: check.check(
+            root, paths, base, waive, with_boards, jobs, cache, widen, report, _progress_line(quiet, fmt)
+        )
+    )
 
 
 # What a shard never takes: it reports nothing (the merge does) and checks the whole tree.
-_MERGE_ONLY = ("paths", "base", "fmt", "waive", "summary_file", "outputs_file", "with_boards", "least", "quiet",
-               "statistics", "show_all", "color_choice")
+_MERGE_ONLY = (
+    "paths",
+    "base",
+    "fmt",
+    "waive",
+    "summary_file",
+    "outputs_file",
+    "with_boards",
+    "least",
+    "quiet",
+    "statistics",
+    "show_all",
+    "color_choice",
+)
 
 
 def _refuse_reporting_options_with_a_shard() -> None:
@@ -142,8 +211,10 @@ def _refuse_reporting_options_with_a_shard() -> None:
     for param in ctx.command.params:
         if param.name in _MERGE_ONLY and ctx.get_parameter_source(param.name) is ParameterSource.COMMANDLINE:
             what = "PATHS" if param.name == "paths" else param.opts[0]
-            raise click.UsageError(f"{what} does not go with --shard: a shard checks every file of its part and "
-                                   "reports nothing; give the reporting options to `orv merge-results`")
+            raise click.UsageError(
+                f"{what} does not go with --shard: a shard checks every file of its part and "
+                "reports nothing; give the reporting options to `orv merge-results`"
+            )
 
 
 @cli.command("merge-results", epilog=EXIT_CODES_HELP)
@@ -155,9 +226,20 @@ def _refuse_reporting_options_with_a_shard() -> None:
 @options.OUTPUTS
 @options.BOARDS
 @options.display_options
-def merge_results_cmd(partials: tuple[str, ...], fmt: str | None, waive: tuple[str, ...], root: str,
-                      summary_file: str | None, outputs_file: str | None, with_boards: bool, least: str,
-                      quiet: bool, statistics: bool, show_all: bool, color_choice: str) -> None:
+def merge_results_cmd(
+    partials: tuple[str, ...],
+    fmt: str | None,
+    waive: tuple[str, ...],
+    root: str,
+    summary_file: str | None,
+    outputs_file: str | None,
+    with_boards: bool,
+    least: str,
+    quiet: bool,
+    statistics: bool,
+    show_all: bool,
+    color_choice: str,
+) -> None:
     """Combine the partial results of `orv check --shard K/N` (every K of one N) and report once.
 
     Refuses partials from another orv, another registry tree or an incomplete set (exit 2). Loads the
@@ -184,8 +266,12 @@ def reproduce_cmd(recipe: str, root: str) -> None:
 
 @cli.command("hash")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
-@click.option("--bytes", "exact_bytes", is_flag=True,
-              help="Print the SHA-256 of FILE's exact bytes, even where add-run would store a canonical form.")
+@click.option(
+    "--bytes",
+    "exact_bytes",
+    is_flag=True,
+    help="Print the SHA-256 of FILE's exact bytes, even where add-run would store a canonical form.",
+)
 def hash_cmd(file: str, exact_bytes: bool) -> None:
     """Print the content address (sha256:<hex>) under which `orv add-run FILE` stores FILE.
 
@@ -208,24 +294,47 @@ _ADD_RUN_FORMATS = ("aiperf", "llama-bench", "megatron", "nemo", "sglang", "trtl
 @cli.command("add-run")
 @click.argument("file", type=click.Path(exists=True, dir_okay=True, allow_dash=True))
 @root_option("Registry root (default: found from the current folder).")
-@click.option("--from", "fmt", type=click.Choice(_ADD_RUN_FORMATS), default=None,
-              help="FILE is this tool's own output (Megatron-LM/NeMo log, vLLM result JSON, SGLang JSONL, AIPerf's "
-                   "artifact directory or profile_export.jsonl, trtllm-bench --request_json with --report, "
-                   "llama-bench -o json|jsonl; "
-                   "lm-eval: its --output_path directory or results_*.json, written with --log_samples), "
-                   "not a run document. Default: detected from FILE.")
-@click.option("--report", "report", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="The run's second file: trtllm-bench's --report_json (needed), or AIPerf's "
-                   "profile_export_aiperf.json when it is not beside FILE.")
-@click.option("--reference-for", "reference_for", default=None, metavar="MODEL",
-              help="lm-eval: store the run as MODEL's quality reference; megatron/nemo (with --workload W): as "
-                   "MODEL's convergence reference for W (catalog/models.yaml; docs/convergence.md).")
-@click.option("--recipe", "recipe_path", type=click.Path(dir_okay=False), default=None,
-              help="Take model, hardware, software, layout/serving, author and date from this recipe.")
-@click.option("--write-recipe/--no-write-recipe", default=None,
-              help="Add the run's sha256: reference to the recipe's `runs:` and fill an empty `claimed:` from "
-                   "the recomputed figures, editing it in place (comments, order and quoting kept). "
-                   "Default: on when standard output is a terminal, off otherwise (scripts opt in).")
+@click.option(
+    "--from",
+    "fmt",
+    type=click.Choice(_ADD_RUN_FORMATS),
+    default=None,
+    help="FILE is this tool's own output (Megatron-LM/NeMo log, vLLM result JSON, SGLang JSONL, AIPerf's "
+    "artifact directory or profile_export.jsonl, trtllm-bench --request_json with --report, "
+    "llama-bench -o json|jsonl; "
+    "lm-eval: its --output_path directory or results_*.json, written with --log_samples), "
+    "not a run document. Default: detected from FILE.",
+)
+@click.option(
+    "--report",
+    "report",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="The run's second file: trtllm-bench's --report_json (needed), or AIPerf's "
+    "profile_export_aiperf.json when it is not beside FILE.",
+)
+@click.option(
+    "--reference-for",
+    "reference_for",
+    default=None,
+    metavar="MODEL",
+    help="lm-eval: store the run as MODEL's quality reference; megatron/nemo (with --workload W): as "
+    "MODEL's convergence reference for W (catalog/models.yaml; docs/convergence.md).",
+)
+@click.option(
+    "--recipe",
+    "recipe_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Take model, hardware, software, layout/serving, author and date from this recipe.",
+)
+@click.option(
+    "--write-recipe/--no-write-recipe",
+    default=None,
+    help="Add the run's sha256: reference to the recipe's `runs:` and fill an empty `claimed:` from "
+    "the recomputed figures, editing it in place (comments, order and quoting kept). "
+    "Default: on when standard output is a terminal, off otherwise (scripts opt in).",
+)
 @click.option("--model", default=None, help="Catalog model id (overrides the recipe).")
 @click.option("--gpu", default=None, help="Catalog GPU id (overrides the recipe).")
 @click.option("--gpus", type=click.IntRange(min=1), default=None, help="GPU count (overrides the recipe).")
@@ -235,12 +344,30 @@ _ADD_RUN_FORMATS = ("aiperf", "llama-bench", "megatron", "nemo", "sglang", "trtl
 @click.option("--measured-at", default=None, help="When, if the output does not say (ISO date or time).")
 @click.option("--tool-version", default=None, help="Exact version of the benchmark tool.")
 @click.option("--tool-commit", default=None, help="Commit of the benchmark tool, if built from source.")
-@click.option("--record", type=click.IntRange(min=1), default=None,
-              help="Which result of a file holding several (JSON lines), counting from 1.")
-@click.option("--sign-with", "sign_key", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="Sign the stored run with this SSH key (as `orv sign`).")
-def add_run_cmd(file: str, root: str, fmt: str | None, recipe_path: str | None, write_recipe: bool | None,
-                reference_for: str | None, sign_key: str | None, report: str | None, **flags: object) -> None:
+@click.option(
+    "--record",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Which result of a file holding several (JSON lines), counting from 1.",
+)
+@click.option(
+    "--sign-with",
+    "sign_key",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="Sign the stored run with this SSH key (as `orv sign`).",
+)
+def add_run_cmd(
+    file: str,
+    root: str,
+    fmt: str | None,
+    recipe_path: str | None,
+    write_recipe: bool | None,
+    reference_for: str | None,
+    sign_key: str | None,
+    report: str | None,
+    **flags: object,
+) -> None:
     """Store a run file under runs/ and print its sha256: reference.
 
     FILE is a run document (JSON, any key order or spacing), or a benchmark tool's own output
@@ -251,9 +378,16 @@ def add_run_cmd(file: str, root: str, fmt: str | None, recipe_path: str | None, 
     from validator.commands.add_run import AddRunRequest, execute
 
     request = AddRunRequest(
-        root=root, file=file, fmt=fmt, recipe_path=recipe_path,
+        root=root,
+        file=file,
+        fmt=fmt,
+        recipe_path=recipe_path,
         write_recipe=sys.stdout.isatty() if write_recipe is None else write_recipe,
-        reference_for=reference_for, sign_key=sign_key, report=report, given={k: v for k, v in flags.items() if v is not None})
+        reference_for=reference_for,
+        sign_key=sign_key,
+        report=report,
+        given={k: v for k, v in flags.items() if v is not None},
+    )
     _run(lambda: execute(request))
 
 
@@ -263,40 +397,91 @@ def add_run_cmd(file: str, root: str, fmt: str | None, recipe_path: str | None, 
 @click.option("--gpu", default=None, help="Catalog GPU id or alias (H100 -> h100).")
 @click.option("--count", type=click.IntRange(min=1), default=None, help="GPUs used (inference default: 1).")
 @click.option("--engine", default=None, metavar="NAME@VERSION", help="Inference engine, e.g. vllm@0.11.0.")
-@click.option("--framework", default=None, metavar="NAME@VERSION",
-              help="Training framework, e.g. megatron-core@0.14.0.")
-@click.option("--component", "components", multiple=True, metavar="ROLE=NAME@PIN",
-              help="Another pinned component, e.g. kernels=flashinfer@0.4.1 (repeatable). A pin is a version, "
-                   "commit:SHA or image:REF@sha256:DIGEST.")
+@click.option(
+    "--framework", default=None, metavar="NAME@VERSION", help="Training framework, e.g. megatron-core@0.14.0."
+)
+@click.option(
+    "--component",
+    "components",
+    multiple=True,
+    metavar="ROLE=NAME@PIN",
+    help="Another pinned component, e.g. kernels=flashinfer@0.4.1 (repeatable). A pin is a version, "
+    "commit:SHA or image:REF@sha256:DIGEST.",
+)
 @click.option("--quant", default=None, help="Inference: quantization id (default bf16).")
 @click.option("--context-len", type=click.IntRange(min=1), default=None, help="Inference: context length served.")
-@click.option("--concurrency", type=click.IntRange(min=1), default=None,
-              help="Inference: the benchmark's --max-concurrency (default 1).")
+@click.option(
+    "--concurrency",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Inference: the benchmark's --max-concurrency (default 1).",
+)
 @click.option("--speculative", default=None, metavar="METHOD:K", help="Inference: speculative decoding, e.g. mtp:3.")
-@click.option("--workload", default=None, help="Catalog workload id: inference (required: isl1k-osl1k, ...; "
-                                               "docs/protocols.md) or training (default: the catalog's only one).")
+@click.option(
+    "--workload",
+    default=None,
+    help="Catalog workload id: inference (required: isl1k-osl1k, ...; "
+    "docs/protocols.md) or training (default: the catalog's only one).",
+)
 @click.option("--tp", type=click.IntRange(min=1), default=None, help="Training: tensor-parallel size (default 1).")
 @click.option("--pp", type=click.IntRange(min=1), default=None, help="Training: pipeline-parallel stages (default 1).")
-@click.option("--vpp", type=click.IntRange(min=1), default=None,
-              help="Training: virtual pipeline stages per pipeline rank (interleaved schedule; default none).")
-@click.option("--cp", type=click.IntRange(min=1), default=None,
-              help="Training: context-parallel size, splitting each sequence (default 1).")
-@click.option("--ep", type=click.IntRange(min=1), default=None,
-              help="Training: expert-parallel size, for mixture-of-experts models (default 1).")
-@click.option("--etp", type=click.IntRange(min=1), default=None,
-              help="Training: tensor-parallel size inside each expert (default: none stated).")
-@click.option("--dp", type=click.IntRange(min=1), default=None,
-              help="Training: data-parallel size (default: GPUs / (TP x PP x CP)).")
+@click.option(
+    "--vpp",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Training: virtual pipeline stages per pipeline rank (interleaved schedule; default none).",
+)
+@click.option(
+    "--cp",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Training: context-parallel size, splitting each sequence (default 1).",
+)
+@click.option(
+    "--ep",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Training: expert-parallel size, for mixture-of-experts models (default 1).",
+)
+@click.option(
+    "--etp",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Training: tensor-parallel size inside each expert (default: none stated).",
+)
+@click.option(
+    "--dp",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Training: data-parallel size (default: GPUs / (TP x PP x CP)).",
+)
 @click.option("--author", default=None, help="Who measured it (default: git config user.name).")
 @click.option("--measured", default=None, help="Date of the measurement, YYYY-MM-DD (default: today).")
 @click.option("--id", "recipe_id", default=None, help="Recipe id (default: derived by the naming rule).")
 @root_option("Registry root (default: found from the current folder).")
-@click.option("--interactive/--no-interactive", default=None,
-              help="Ask for missing values (default: when standard input is a terminal).")
+@click.option(
+    "--interactive/--no-interactive",
+    default=None,
+    help="Ask for missing values (default: when standard input is a terminal).",
+)
 @click.option("--dry-run", is_flag=True, help="Print the recipe instead of writing it.")
-def new_cmd(kind: str, root: str, interactive: bool | None, dry_run: bool, components: tuple[str, ...],
-            engine: str | None, framework: str | None, tp: int | None, pp: int | None, vpp: int | None,
-            cp: int | None, ep: int | None, etp: int | None, dp: int | None, **given: object) -> None:
+def new_cmd(
+    kind: str,
+    root: str,
+    interactive: bool | None,
+    dry_run: bool,
+    components: tuple[str, ...],
+    engine: str | None,
+    framework: str | None,
+    tp: int | None,
+    pp: int | None,
+    vpp: int | None,
+    cp: int | None,
+    ep: int | None,
+    etp: int | None,
+    dp: int | None,
+    **given: object,
+) -> None:
     """Write a new recipe: recipes/KIND/<model>/<id>.yaml, ready for `orv add-run --write-recipe`.
 
     The id follows the registry's naming rule (docs/contributing.md); model and GPU must be in the
@@ -304,9 +489,11 @@ def new_cmd(kind: str, root: str, interactive: bool | None, dry_run: bool, compo
     """
     from validator.commands.new_recipe import Answers, new_recipe
 
-    answers = Answers(kind=kind, **given,  # type: ignore[arg-type]
-                      layout={k: v for k, v in dict(tp=tp, pp=pp, vpp=vpp, cp=cp, ep=ep, etp=etp,
-                                                    dp=dp).items() if v is not None})
+    answers = Answers(
+        kind=kind,
+        **given,  # type: ignore[arg-type]
+        layout={k: v for k, v in dict(tp=tp, pp=pp, vpp=vpp, cp=cp, ep=ep, etp=etp, dp=dp).items() if v is not None},
+    )
     asking = interactive if interactive is not None else sys.stdin.isatty()
     ask = (lambda text, default: click.prompt(text, default=default)) if asking else None
     _run(lambda: new_recipe(root, answers, components, engine, framework, ask, dry_run, datetime.date.today()))
@@ -318,17 +505,34 @@ def catalog_group() -> None:
 
 
 @catalog_group.command("add-model")
-@click.option("--config", "config_path", required=True, type=click.Path(exists=True, dir_okay=False),
-              help="The model's Hugging Face config.json (a local file; nothing is downloaded).")
+@click.option(
+    "--config",
+    "config_path",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="The model's Hugging Face config.json (a local file; nothing is downloaded).",
+)
 @click.option("--id", "model_id", required=True, help="Catalog id, e.g. llama-3.1-8b.")
 @click.option("--family", default=None, help="Model family (default: from the config's model_type).")
 @click.option("--name", default=None, help="Display name, e.g. Llama-3.1-8B (default: the id).")
-@click.option("--source", "sources", multiple=True, metavar="URL",
-              help="Where the config.json came from (cited in the entry; repeatable).")
+@click.option(
+    "--source",
+    "sources",
+    multiple=True,
+    metavar="URL",
+    help="Where the config.json came from (cited in the entry; repeatable).",
+)
 @root_option("Registry root (default: found from the current folder).")
 @click.option("--dry-run", is_flag=True, help="Print the entry instead of writing catalog/models.yaml.")
-def add_model_cmd(config_path: str, model_id: str, family: str | None, name: str | None,
-                  sources: tuple[str, ...], root: str, dry_run: bool) -> None:
+def add_model_cmd(
+    config_path: str,
+    model_id: str,
+    family: str | None,
+    name: str | None,
+    sources: tuple[str, ...],
+    root: str,
+    dry_run: bool,
+) -> None:
     """Add a model to catalog/models.yaml: layers, shape, experts, total and active parameters from config.json.
 
     Parameters are counted by one formula (validator/science/params.py); the file is edited in
@@ -341,9 +545,13 @@ def add_model_cmd(config_path: str, model_id: str, family: str | None, name: str
 
 @cli.command("sign")
 @click.argument("run", type=click.Path(exists=True, dir_okay=False))
-@click.option("--key", required=True, type=click.Path(exists=True, dir_okay=False),
-              help="SSH private key (or its .pub with the private half in ssh-agent).")
-@root_option("Registry root (default: found from the run file).", start_from='run')
+@click.option(
+    "--key",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="SSH private key (or its .pub with the private half in ssh-agent).",
+)
+@root_option("Registry root (default: found from the run file).", start_from="run")
 def sign_cmd(run: str, key: str, root: str) -> None:
     """Sign a stored run file as its measurer: writes RUN.sig beside it.
 
@@ -366,17 +574,36 @@ def explain_cmd(code: str) -> None:
 
 
 @cli.command("boards")
-@click.option("--check", "check_only", is_flag=True,
-              help="Write nothing; exit 1 if a boards file or a key file (boards/keys.json, boards/keys/) differs "
-                   "from a fresh regeneration.")
-@click.option("--combined", "combined", type=click.Path(dir_okay=False), default=None, metavar="OUT",
-              help="Regenerate nothing: write the committed boards assembled into one document (seed 004's "
-                   "one-file shape) to OUT.")
+@click.option(
+    "--check",
+    "check_only",
+    is_flag=True,
+    help="Write nothing; exit 1 if a boards file or a key file (boards/keys.json, boards/keys/) differs "
+    "from a fresh regeneration.",
+)
+@click.option(
+    "--combined",
+    "combined",
+    type=click.Path(dir_okay=False),
+    default=None,
+    metavar="OUT",
+    help="Regenerate nothing: write the committed boards assembled into one document (seed 004's "
+    "one-file shape) to OUT.",
+)
 @root_option("Registry root (default: found from the current folder).")
-@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
-              help="Processes for loading files (default: usable cores).")
-@click.option("--cache/--no-cache", default=True, show_default=True,
-              help="Reuse `orv check`'s results for files git reports unchanged (kept in the .git folder).")
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Processes for loading files (default: usable cores).",
+)
+@click.option(
+    "--cache/--no-cache",
+    default=True,
+    show_default=True,
+    help="Reuse `orv check`'s results for files git reports unchanged (kept in the .git folder).",
+)
 def boards_cmd(check_only: bool, combined: str | None, root: str, jobs: int | None, cache: bool) -> None:
     """Regenerate the boards (boards/boards.json, and the same split into boards/index.json and one file per
     model under boards/models/, tiers derived
@@ -393,13 +620,22 @@ def boards_cmd(check_only: bool, combined: str | None, root: str, jobs: int | No
 
 @cli.command("site")
 @click.argument("directory", type=click.Path(file_okay=False))
-@click.option("--boards", "boards_file", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="A one-file boards document to render (`orv boards --combined`; default: the registry's "
-                   "committed boards, boards/index.json and boards/models/).")
+@click.option(
+    "--boards",
+    "boards_file",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="A one-file boards document to render (`orv boards --combined`; default: the registry's "
+    "committed boards, boards/index.json and boards/models/).",
+)
 @root_option("Registry root, for loss curves and catalog order (default: found from the current folder).", find=False)
-@click.option("--repo-url", default=None, metavar="URL",
-              help="GitHub repository (https://github.com/OWNER/REPO) to link run and recipe files to, at the "
-                   "boards' commit (default: a relative link from DIRECTORY to the registry's files).")
+@click.option(
+    "--repo-url",
+    default=None,
+    metavar="URL",
+    help="GitHub repository (https://github.com/OWNER/REPO) to link run and recipe files to, at the "
+    "boards' commit (default: a relative link from DIRECTORY to the registry's files).",
+)
 def site_cmd(directory: str, boards_file: str | None, root: str | None, repo_url: str | None) -> None:
     """Render the boards as a static website into DIRECTORY (replaced atomically; docs/site.md)."""
     from validator.commands.site import site
@@ -411,8 +647,12 @@ def site_cmd(directory: str, boards_file: str | None, root: str | None, repo_url
 
 
 @cli.command("wanted")
-@click.option("--kind", type=click.Choice(["training", "inference"]), default=None,
-              help="Only the lists for one kind of recipe (default: both).")
+@click.option(
+    "--kind",
+    type=click.Choice(["training", "inference"]),
+    default=None,
+    help="Only the lists for one kind of recipe (default: both).",
+)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @root_option("Registry root (default: found from the current folder).")
 def wanted_cmd(kind: str | None, fmt: str, root: str) -> None:
@@ -431,8 +671,10 @@ def import_group() -> None:
     """Import a legacy source: recipes and run files into the registry, and an import report."""
 
 
-_REPORT_HELP = ("Where to save the Markdown report (a .json twin is written beside it); "
-                "default: docs/import-report-<command>.md in the registry.")
+_REPORT_HELP = (
+    "Where to save the Markdown report (a .json twin is written beside it); "
+    "default: docs/import-report-<command>.md in the registry."
+)
 
 
 def _import_command(name: str, doc: str) -> None:
@@ -448,8 +690,9 @@ def _import_command(name: str, doc: str) -> None:
         _run(lambda: import_source(name, root, file, report_path))
 
 
-_import_command("leaderboard", "Seed 000's training leaderboard (FILE) -> training recipes and "
-                               "catalog/starting-points.yaml.")
+_import_command(
+    "leaderboard", "Seed 000's training leaderboard (FILE) -> training recipes and catalog/starting-points.yaml."
+)
 _import_command("legacy-boards", "Seed 004's tier-boards JSON export (FILE) -> inference recipes and run files.")
 
 

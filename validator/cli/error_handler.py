@@ -56,14 +56,15 @@ def run(group: click.Group, argv: Sequence[str] | None) -> int:
 def internal_error_message(exc: BaseException) -> str:
     """One report line for a bug: the exception's type and text, and the innermost orv frame
     (file:line in function), which is what a maintainer needs to find it; ORV_DEBUG=1 adds the rest."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__)
-              if "/validator/" in f.filename.replace(os.sep, "/")]
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if "/validator/" in f.filename.replace(os.sep, "/")]
     where = ""
     if frames:
         f = frames[-1]
         rel = f.filename.replace(os.sep, "/").rsplit("/validator/", 1)[1]
         where = f" at validator/{rel}:{f.lineno} in {f.name}()"
     text = str(exc).splitlines()[0][:300] if str(exc) else ""
-    return (f"orv: internal error: {type(exc).__name__}{': ' + text if text else ''}{where}\n"
-            "(this is a bug in orv, not in your files; please report it with this message — "
-            "ORV_DEBUG=1 prints the full traceback)")
+    return (
+        f"orv: internal error: {type(exc).__name__}{': ' + text if text else ''}{where}\n"
+        "(this is a bug in orv, not in your files; please report it with this message — "
+        "ORV_DEBUG=1 prints the full traceback)"
+    )

@@ -29,8 +29,9 @@ class Progress:
             return
         if self._bar is None or self._bar.length != total:
             self.end()
-            self._bar = click.progressbar(length=total, label=self.label, file=self.stream, show_pos=True,
-                                          show_eta=False, width=24)
+            self._bar = click.progressbar(
+                length=total, label=self.label, file=self.stream, show_pos=True, show_eta=False, width=24
+            )
             self._bar.__enter__()
         self._bar.update(max(0, min(done, total) - self._bar.pos))
         if done >= total:
@@ -45,8 +46,9 @@ class Progress:
     def __enter__(self) -> Progress:
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
-                 trace: TracebackType | None) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, value: BaseException | None, trace: TracebackType | None
+    ) -> None:
         self.end()
 
 

@@ -44,13 +44,16 @@ from validator.registry.store import StoredRun, add_run, store_run_document
 
 ADAPTER_FORMATS = tuple(sorted(ADAPTER_BY_NAME))
 QUALITY_FORMATS = ("lm-eval",)
-TRAINING_FORMATS = tuple(sorted(f for f in ADAPTER_FORMATS if KIND_OF.get(f) == "training"))  # validator.quality.add: an output directory or results file, not one file
+TRAINING_FORMATS = tuple(
+    sorted(f for f in ADAPTER_FORMATS if KIND_OF.get(f) == "training")
+)  # validator.quality.add: an output directory or results file, not one file
 SIZE_ONE_BY_DEFAULT = ("vpp", "cp", "ep", "etp")  # a layout without them means 1 (SPEC §6, ORV206 agrees)
 # The most bytes read of FILE per --from format (its adapters.Format, docs/limits.md); any other name gets
 # TOOL_OUTPUT's. Without --from the format is known only after reading, so the largest applies.
 INPUT_BUDGET: dict[str, Budget] = {name: f.budget for name, f in FORMATS.items()}
-UNDETECTED_BUDGET = max((contributor.TOOL_OUTPUT, contributor.RUN_DOCUMENT, *INPUT_BUDGET.values()),
-                        key=lambda b: b.limit)
+UNDETECTED_BUDGET = max(
+    (contributor.TOOL_OUTPUT, contributor.RUN_DOCUMENT, *INPUT_BUDGET.values()), key=lambda b: b.limit
+)
 
 
 @dataclass(frozen=True)
@@ -71,22 +74,30 @@ class AddRunRequest:
 def execute(request: AddRunRequest) -> Outcome:
     """Store the run the request names and record it where asked; see the module docstring."""
     if request.reference_for is not None and request.fmt not in QUALITY_FORMATS + TRAINING_FORMATS:
-        raise UsageError("--reference-for needs --from lm-eval (a quality reference) or --from megatron|nemo "
-                         "(a convergence reference)")
+        raise UsageError(
+            "--reference-for needs --from lm-eval (a quality reference) or --from megatron|nemo "
+            "(a convergence reference)"
+        )
     if request.reference_for is not None and request.fmt in TRAINING_FORMATS:
         if not request.given.get("workload"):
-            raise UsageError("a convergence reference takes --reference-for MODEL --workload W (with --recipe R for "
-                             "the stack, e.g. the model's baseline recipe)")
+            raise UsageError(
+                "a convergence reference takes --reference-for MODEL --workload W (with --recipe R for "
+                "the stack, e.g. the model's baseline recipe)"
+            )
         request = replace(request, given={**request.given, "model": request.reference_for})
     outcome = Outcome()
     _in_checkout(request.root, request.recipe_path)
     problem = recipe_write_problem(request.recipe_path) if request.write_recipe and request.recipe_path else None
     if problem:  # asked before storing: a run the recipe cannot list is not stored (docs/durability.md)
-        return outcome.fail(f"orv: {request.recipe_path}: {problem}; nothing was stored. Make it writable and "
-                            "rerun, or rerun without --write-recipe")
+        return outcome.fail(
+            f"orv: {request.recipe_path}: {problem}; nothing was stored. Make it writable and "
+            "rerun, or rerun without --write-recipe"
+        )
     try:
         with transaction(request.root):  # the run file and the recipe's new line land together (docs/durability.md)
-            stored = _add_quality_run(request, outcome) if request.fmt in QUALITY_FORMATS else _add_run(request, outcome)
+            stored = (
+                _add_quality_run(request, outcome) if request.fmt in QUALITY_FORMATS else _add_run(request, outcome)
+            )
     except AddRunError as exc:
         outcome.findings = exc.result
         outcome.exit_code = ExitCode.FINDINGS
@@ -109,8 +120,7 @@ def _in_checkout(root: str, recipe_path: str | None) -> None:
 
 
 def _add_quality_run(request: AddRunRequest, outcome: Outcome) -> StoredRun | None:  # never signed here: None
-    stored, notes = add_quality(request.root, request.file, request.recipe_path, request.given,
-                                request.reference_for)
+    stored, notes = add_quality(request.root, request.file, request.recipe_path, request.given, request.reference_for)
     for text in notes:
         outcome.note(f"note: {text}")
     _report_stored(stored, outcome)
@@ -125,8 +135,10 @@ def _add_run(request: AddRunRequest, outcome: Outcome) -> StoredRun:
     except InputFileError as exc:
         raise AddRunError(Result((exc.diagnostic(),))) from None
     if os.path.isdir(request.file) and inside is None:
-        raise UsageError(f"{request.file} is a directory; only --from lm-eval and --from aiperf (AIPerf's artifact "
-                         "directory) take one")
+        raise UsageError(
+            f"{request.file} is a directory; only --from lm-eval and --from aiperf (AIPerf's artifact "
+            "directory) take one"
+        )
     if request.write_recipe and not request.recipe_path:
         raise UsageError("--write-recipe needs --recipe PATH (the recipe this run backs)")
     if request.report is not None and request.fmt not in (None, "aiperf", "trtllm-bench"):
@@ -152,8 +164,11 @@ def _add_run(request: AddRunRequest, outcome: Outcome) -> StoredRun:
             outcome.note(f"note: {text}")
         recomputed = recompute(converted.document, meta)
         stored = store_run_document(request.root, converted.document, request.file)
-        stated = {k: {n: x for n, x in v.items() if not (x == 1 and n in SIZE_ONE_BY_DEFAULT)}
-                  for k, v in converted.document.items() if k in ("layout", "serving")}
+        stated = {
+            k: {n: x for n, x in v.items() if not (x == 1 and n in SIZE_ONE_BY_DEFAULT)}
+            for k, v in converted.document.items()
+            if k in ("layout", "serving")
+        }
         measured_at = converted.document.get("measured_at")
     _report_stored(stored, outcome)
     if recomputed is not None:
@@ -163,10 +178,13 @@ def _add_run(request: AddRunRequest, outcome: Outcome) -> StoredRun:
     if outcome.exit_code != ExitCode.OK:
         return stored
     if request.reference_for is not None:
-        set_convergence_reference(request.root, request.reference_for, str(request.given["workload"]),
-                                  f"sha256:{stored.digest}")
-        outcome.note(f"{MODELS_PATH}: {request.reference_for}.convergence_reference.{request.given['workload']} now "
-                     "names this run (a change to an existing reference needs a maintainer's waiver, ORV621)")
+        set_convergence_reference(
+            request.root, request.reference_for, str(request.given["workload"]), f"sha256:{stored.digest}"
+        )
+        outcome.note(
+            f"{MODELS_PATH}: {request.reference_for}.convergence_reference.{request.given['workload']} now "
+            "names this run (a change to an existing reference needs a maintainer's waiver, ORV621)"
+        )
     return stored
 
 
@@ -198,25 +216,34 @@ def detected_format(file: str, raw: bytes, has_metadata: bool, outcome: Outcome)
     found = detect(raw)
     if found is None:
         if has_metadata:
-            raise UsageError(f"cannot tell which tool wrote {file}: metadata options (--recipe, --model, ...) "
-                             f"need --from FORMAT ({', '.join(ADAPTER_FORMATS)})")
+            raise UsageError(
+                f"cannot tell which tool wrote {file}: metadata options (--recipe, --model, ...) "
+                f"need --from FORMAT ({', '.join(ADAPTER_FORMATS)})"
+            )
         return None  # stored as a run document; its findings say what is wrong with it
     if found.fmt == RUN:
         if has_metadata:
-            raise UsageError(f"{file} is already a run document, stored as it is: metadata options "
-                             "(--recipe, --model, ...) apply to a tool's output only")
+            raise UsageError(
+                f"{file} is already a run document, stored as it is: metadata options "
+                "(--recipe, --model, ...) apply to a tool's output only"
+            )
         return None
     if not has_metadata:
-        raise UsageError(f"{file} looks like {found.what}: use `orv add-run --from {found.fmt} --recipe "
-                         f"recipes/{KIND_OF[found.fmt]}/<model>/<id>.yaml {file}`")
+        raise UsageError(
+            f"{file} looks like {found.what}: use `orv add-run --from {found.fmt} --recipe "
+            f"recipes/{KIND_OF[found.fmt]}/<model>/<id>.yaml {file}`"
+        )
     outcome.note(f"note: {file} looks like {found.what}: reading it as --from {found.fmt}")
     return found.fmt
 
 
-_HEADLINE_LABELS = (("tokens_per_s_per_gpu", "tokens/s/GPU", ",.1f"),
-                    ("decode_tok_s", "decode tok/s per stream", ".2f"), ("ttft_ms", "TTFT ms", ".2f"),
-                    ("prefill_tok_s", "prefill tok/s per stream", ".1f"),
-                    ("output_tok_s", "output tok/s (all streams)", ".2f"))
+_HEADLINE_LABELS = (
+    ("tokens_per_s_per_gpu", "tokens/s/GPU", ",.1f"),
+    ("decode_tok_s", "decode tok/s per stream", ".2f"),
+    ("ttft_ms", "TTFT ms", ".2f"),
+    ("prefill_tok_s", "prefill tok/s per stream", ".1f"),
+    ("output_tok_s", "output tok/s (all streams)", ".2f"),
+)
 
 
 def headline_text(recomputed: Recomputed) -> str:
@@ -224,28 +251,39 @@ def headline_text(recomputed: Recomputed) -> str:
     unit = recomputed.unit or ("optimizer steps" if recomputed.kind == "training" else "completed requests")
     if not recomputed.headline:
         return "recomputed: nothing (the run has no raw samples; it can support tier T1 only)"
-    figures = ", ".join(f"{label} {recomputed.headline[key]:{spec}}" for key, label, spec in _HEADLINE_LABELS
-                        if key in recomputed.headline)
+    figures = ", ".join(
+        f"{label} {recomputed.headline[key]:{spec}}"
+        for key, label, spec in _HEADLINE_LABELS
+        if key in recomputed.headline
+    )
     lines = [f"recomputed from {recomputed.samples} {unit}: {figures}"]
     lines += [f"excluded: {what}" for what in recomputed.excluded]
     return "\n".join(lines)
 
 
-def _record_in_recipe(request: AddRunRequest, reference: str, recomputed: Recomputed | None,
-                      stated: dict[str, dict[str, Any]], outcome: Outcome, measured_at: str | None = None) -> None:
+def _record_in_recipe(
+    request: AddRunRequest,
+    reference: str,
+    recomputed: Recomputed | None,
+    stated: dict[str, dict[str, Any]],
+    outcome: Outcome,
+    measured_at: str | None = None,
+) -> None:
     recipe_path = request.recipe_path
     assert recipe_path is not None
     claim = recomputed.claim() if recomputed is not None else {}
     for metric, claimed, figure in disagreeing_claims(recipe_path, recomputed.headline if recomputed else {}):
-        outcome.note(f"note: the recipe claims {metric} {claimed:g} but this run gives {figure:.4g} "
-                     f"({abs(claimed - figure) / figure:.1%} apart; `orv check` reports ORV207 beyond 1%)")
+        outcome.note(
+            f"note: the recipe claims {metric} {claimed:g} but this run gives {figure:.4g} "
+            f"({abs(claimed - figure) / figure:.1%} apart; `orv check` reports ORV207 beyond 1%)"
+        )
     if not request.write_recipe:
-        outcome.note(f"next: add `- \"{reference}\"` under `runs:` in {recipe_path} (or rerun with --write-recipe)")
+        outcome.note(f'next: add `- "{reference}"` under `runs:` in {recipe_path} (or rerun with --write-recipe)')
         return
     try:
         update = record_run_in_recipe(recipe_path, reference, claim, stated, measured_at)
     except (EditError, OSError) as exc:
-        outcome.fail(f"orv: {recipe_path} was not edited ({exc}); add `- \"{reference}\"` under `runs:` by hand")
+        outcome.fail(f'orv: {recipe_path} was not edited ({exc}); add `- "{reference}"` under `runs:` by hand')
         return
     done = []
     if update.added_run:
@@ -254,14 +292,18 @@ def _record_in_recipe(request: AddRunRequest, reference: str, recomputed: Recomp
         where = "`claimed:`" if update.point is None else f"the sweep's claim at concurrency {update.point}"
         done.append(f"filled {where} with " + ", ".join(f"{k}: {v:g}" for k, v in update.filled_claim.items()))
     if update.added:
-        done.append("added what the tool's output states and the recipe lacked: "
-                    + ", ".join(f"{k}: {v}" for k, v in update.added.items()))
+        done.append(
+            "added what the tool's output states and the recipe lacked: "
+            + ", ".join(f"{k}: {v}" for k, v in update.added.items())
+        )
     if update.dated:
         done.append(f"set `measured:` to the run's date {update.dated} (it was orv new's default, today)")
     outcome.note(f"{recipe_path}: {'; '.join(done) if done else 'already lists this run'}")
     if update.kept_date:
-        outcome.note(f"note: the recipe says measured {update.kept_date[0]} but the run was measured "
-                     f"{update.kept_date[1]}: the recipe's date is kept (edit it if the run's is right)")
+        outcome.note(
+            f"note: the recipe says measured {update.kept_date[0]} but the run was measured "
+            f"{update.kept_date[1]}: the recipe's date is kept (edit it if the run's is right)"
+        )
 
 
 def sign_stored(root: str, run: str, key: str, outcome: Outcome) -> None:
@@ -277,8 +319,10 @@ def sign_stored(root: str, run: str, key: str, outcome: Outcome) -> None:
     elif verdict.status == NO_TOOL:
         outcome.note("note: ssh-keygen cannot verify here")
     else:
-        outcome.note(f"note: key {verdict.fingerprint} is not registered in measurers/allowed_signers yet: "
-                     "`orv check` reports ORV222 until a maintainer registers it")
+        outcome.note(
+            f"note: key {verdict.fingerprint} is not registered in measurers/allowed_signers yet: "
+            "`orv check` reports ORV222 until a maintainer registers it"
+        )
 
 
 def set_convergence_reference(root: str, model: str, workload: str, ref: str) -> None:
@@ -286,5 +330,7 @@ def set_convergence_reference(root: str, model: str, workload: str, ref: str) ->
     try:
         set_model_references(root, model, "convergence_reference", {workload: ref})
     except (OSError, KeyError, TypeError, EditError) as exc:
-        raise UsageError(f"cannot record the convergence reference for {model} ({exc}): add "
-                         f"`convergence_reference: {{{workload}: \"{ref}\"}}` under `{model}:` in {MODELS_PATH}") from None
+        raise UsageError(
+            f"cannot record the convergence reference for {model} ({exc}): add "
+            f'`convergence_reference: {{{workload}: "{ref}"}}` under `{model}:` in {MODELS_PATH}'
+        ) from None

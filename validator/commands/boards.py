@@ -26,8 +26,12 @@ from validator.registry.layout import (
 
 def boards(root: str, check_only: bool, jobs: int | None, cache: bool, progress: ProgressLine) -> Outcome:
     """Regenerate every generated file, or (check_only) say which differ from a fresh regeneration."""
-    refuse_sparse(root, "`orv boards`", "The boards are main's: a branch never regenerates them (ORV609); "
-                  f"to build them anyway, first: {WHOLE_CHECKOUT}.")
+    refuse_sparse(
+        root,
+        "`orv boards`",
+        "The boards are main's: a branch never regenerates them (ORV609); "
+        f"to build them anyway, first: {WHOLE_CHECKOUT}.",
+    )
     outcome = Outcome()
     # the same loading as `orv check`, and of the registry checks only those a tier reads (physics)
     with progress("orv boards: loading") as show:
@@ -44,8 +48,9 @@ def boards(root: str, check_only: bool, jobs: int | None, cache: bool, progress:
                 continue
             diff = first_difference(committed[path], fresh[path])
             assert diff is not None
-            outcome.out(f"{path}:{diff[0]}: out of date (committed `{diff[1]}`, regenerated `{diff[2]}`); "
-                        "run `orv boards`")
+            outcome.out(
+                f"{path}:{diff[0]}: out of date (committed `{diff[1]}`, regenerated `{diff[2]}`); run `orv boards`"
+            )
         for path in leftover:
             outcome.out(f"{path} is left over (no model on the boards writes it); run `orv boards`")
         outcome.out(f"{len(fresh) - len(changed)} of {len(fresh)} generated files up to date")
@@ -54,8 +59,10 @@ def boards(root: str, check_only: bool, jobs: int | None, cache: bool, progress:
         return outcome
     left_off = sum(1 for entry in analysis.snapshot.recipes if entry.recipe is None)
     if left_off:
-        outcome.note(f"orv: note: {left_off} recipe file(s) cannot be read or fail their schema: left off the "
-                     "boards (`orv check` lists every finding)")
+        outcome.note(
+            f"orv: note: {left_off} recipe file(s) cannot be read or fail their schema: left off the "
+            "boards (`orv check` lists every finding)"
+        )
     if not analysis.snapshot.catalog_ok:
         outcome.note("orv: note: the catalog has errors (`orv check` lists them); the boards show what loaded")
     # every file lands together; writers of the registry take turns (docs/durability.md). The index goes
@@ -65,7 +72,9 @@ def boards(root: str, check_only: bool, jobs: int | None, cache: bool, progress:
             write_atomic(os.path.join(root, path), fresh[path])
         for path in leftover:
             remove(os.path.join(root, path))
-    said = [f"{path} {'written' if path in changed else 'unchanged'}" for path in (DOCUMENT_PATH, BOARDS_PATH, KEYS_PATH)]
+    said = [
+        f"{path} {'written' if path in changed else 'unchanged'}" for path in (DOCUMENT_PATH, BOARDS_PATH, KEYS_PATH)
+    ]
     for folder in (BOARDS_MODELS_DIR, BOARDS_STANDINGS_DIR, KEYS_DIR):
         inside = [path for path in fresh if path.startswith(folder + "/")]
         written = sum(1 for path in inside if path in changed)
@@ -81,13 +90,17 @@ def combined(root: str, out: str) -> Outcome:
     try:
         document = read_boards(root)
     except BoardsUnreadable as exc:
-        raise Refusal(f"cannot read the boards: {exc}", "run `orv boards` to regenerate them", ExitCode.FINDINGS) from None
+        raise Refusal(
+            f"cannot read the boards: {exc}", "run `orv boards` to regenerate them", ExitCode.FINDINGS
+        ) from None
     if document is None:
         raise Refusal("the registry has no boards yet", "run `orv boards` first", ExitCode.FINDINGS)
     try:
         write_atomic(os.path.abspath(out), render(document))
     except OSError as exc:
         return outcome.fail(environment_problem(exc) or f"orv: cannot write {out}: {exc}")
-    outcome.out(f"{out}: the boards of {len(document['models'])} trained model(s), "
-                f"{sum(len(rows) for rows in document['boards'].values())} rows, {len(document['runs'])} runs")
+    outcome.out(
+        f"{out}: the boards of {len(document['models'])} trained model(s), "
+        f"{sum(len(rows) for rows in document['boards'].values())} rows, {len(document['runs'])} runs"
+    )
     return outcome

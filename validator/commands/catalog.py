@@ -31,18 +31,35 @@ from validator.science.params import ConfigError, ParamCount, count
 MODELS = MODELS_PATH  # the path messages name
 CATALOG_ID = re.compile(r"^[a-z0-9]+([.-][a-z0-9]+)*$")
 # The family a config's model_type belongs to, when --family is not given.
-FAMILY_OF = {"llama": "Llama", "mistral": "Mistral", "mixtral": "Mistral", "qwen2": "Qwen", "qwen2_moe": "Qwen",
-             "qwen3": "Qwen", "qwen3_moe": "Qwen", "deepseek_v2": "DeepSeek", "deepseek_v3": "DeepSeek",
-             "gemma": "Gemma", "gemma2": "Gemma", "gemma3": "Gemma", "gpt_oss": "GPT-OSS", "glm4_moe": "GLM",
-             "phi3": "Phi", "olmoe": "OLMo", "granitemoe": "Granite", "kimi_k2": "Kimi"}
+FAMILY_OF = {
+    "llama": "Llama",
+    "mistral": "Mistral",
+    "mixtral": "Mistral",
+    "qwen2": "Qwen",
+    "qwen2_moe": "Qwen",
+    "qwen3": "Qwen",
+    "qwen3_moe": "Qwen",
+    "deepseek_v2": "DeepSeek",
+    "deepseek_v3": "DeepSeek",
+    "gemma": "Gemma",
+    "gemma2": "Gemma",
+    "gemma3": "Gemma",
+    "gpt_oss": "GPT-OSS",
+    "glm4_moe": "GLM",
+    "phi3": "Phi",
+    "olmoe": "OLMo",
+    "granitemoe": "Granite",
+    "kimi_k2": "Kimi",
+}
 
 
 class CatalogToolError(Refusal):
     """Why the model cannot be added. With a `path` it is a finding about that file (exit 1); without, a bad
     invocation (exit 2)."""
 
-    def __init__(self, message: str, hint: str, path: str | None = None, code: str = "ORV109",
-                 line: int = 1, col: int = 1) -> None:
+    def __init__(
+        self, message: str, hint: str, path: str | None = None, code: str = "ORV109", line: int = 1, col: int = 1
+    ) -> None:
         super().__init__(message, hint)
         self.path, self.code, self.line, self.col = path, code, line, col
         self.exit_code = ExitCode.USAGE if path is None else ExitCode.FINDINGS
@@ -97,8 +114,9 @@ def read_config(path: str) -> Config:
     except InputFileError as exc:
         raise CatalogToolError(exc.message, exc.hint, exc.path, exc.code, exc.line, exc.col) from None
     if not isinstance(config, dict):
-        raise CatalogToolError(f"{path} is not a JSON object", "pass the model's config.json, unchanged", path,
-                               "ORV104")
+        raise CatalogToolError(
+            f"{path} is not a JSON object", "pass the model's config.json, unchanged", path, "ORV104"
+        )
     return Config(path, config, raw)
 
 
@@ -106,13 +124,22 @@ def entry_for(read: Config, name: str, family: str, sources: Sequence[str] = ())
     try:
         counted = count(read.data)
     except ConfigError as exc:
-        raise CatalogToolError(str(exc), "pass the model's own config.json (Hugging Face format), "
-                                                      "unchanged", read.path, "ORV109", *read.where(exc.field)) \
-            from None
+        raise CatalogToolError(
+            str(exc),
+            "pass the model's own config.json (Hugging Face format), unchanged",
+            read.path,
+            "ORV109",
+            *read.where(exc.field),
+        ) from None
     digest = read.digest
     arch = counted.architecture
-    shape: dict[str, Any] = {"hidden_size": arch.hidden_size, "attention_heads": arch.heads, "kv_heads": arch.kv_heads,
-                             "attention": arch.attention, "vocab_size": arch.vocab}
+    shape: dict[str, Any] = {
+        "hidden_size": arch.hidden_size,
+        "attention_heads": arch.heads,
+        "kv_heads": arch.kv_heads,
+        "attention": arch.attention,
+        "vocab_size": arch.vocab,
+    }
     if arch.experts is not None:
         shape.update(experts=arch.experts, experts_per_token=arch.experts_per_token)
         if arch.shared_experts:
@@ -122,29 +149,47 @@ def entry_for(read: Config, name: str, family: str, sources: Sequence[str] = ())
         shape["tied_embeddings"] = True
     shape["source"] = f"config.json sha256:{digest[:16]}"
     entry: dict[str, Any] = {
-        "name": name, "family": family, "params_b": billions(counted.total), "active_b": billions(counted.active),
-        "moe": counted.moe, "layers": arch.layers, "layers_source": "config.json num_hidden_layers",
+        "name": name,
+        "family": family,
+        "params_b": billions(counted.total),
+        "active_b": billions(counted.active),
+        "moe": counted.moe,
+        "layers": arch.layers,
+        "layers_source": "config.json num_hidden_layers",
         "architecture": shape,
-        "sources": [*sources, f"config.json sha256:{digest[:16]}: parameters counted by `orv catalog add-model` "
-                              f"(validator/science/params.py): {counted.total:,} total, {counted.active:,} active"],
+        "sources": [
+            *sources,
+            f"config.json sha256:{digest[:16]}: parameters counted by `orv catalog add-model` "
+            f"(validator/science/params.py): {counted.total:,} total, {counted.active:,} active",
+        ],
     }
     return entry, counted
 
 
-def add_model(root: str, config_path: str, model_id: str, family: str | None = None, name: str | None = None,
-              sources: Sequence[str] = (), dry_run: bool = False) -> AddedModel:
+def add_model(
+    root: str,
+    config_path: str,
+    model_id: str,
+    family: str | None = None,
+    name: str | None = None,
+    sources: Sequence[str] = (),
+    dry_run: bool = False,
+) -> AddedModel:
     """Append the model to catalog/models.yaml (in place, everything else kept); CatalogToolError if it cannot."""
     if not CATALOG_ID.match(model_id) or len(model_id) > 96:
-        raise CatalogToolError(f"`{model_id}` is not a catalog id",
-                               "lower-case letters and digits, parts joined by `-` or `.`, e.g. llama-3.1-8b")
+        raise CatalogToolError(
+            f"`{model_id}` is not a catalog id",
+            "lower-case letters and digits, parts joined by `-` or `.`, e.g. llama-3.1-8b",
+        )
     read = read_config(config_path)
     config = read.data
     inner = config.get("text_config")
     model_type = str((inner if isinstance(inner, dict) else {}).get("model_type") or config.get("model_type", ""))
     family = family or FAMILY_OF.get(model_type)
     if not family:
-        raise CatalogToolError(f"no family known for model_type `{model_type[:60]}`",
-                               "pass --family, e.g. --family Llama")
+        raise CatalogToolError(
+            f"no family known for model_type `{model_type[:60]}`", "pass --family, e.g. --family Llama"
+        )
     entry, counted = entry_for(read, name or model_id, family, sources)
     with writer_lock(root):  # read, edit and write models.yaml while no other orv writes it
         _append_model(root, model_id, entry, dry_run, config_path)
@@ -155,8 +200,9 @@ def _append_model(root: str, model_id: str, entry: dict[str, Any], dry_run: bool
     try:
         original = models_text(root)
     except OSError as exc:
-        raise CatalogToolError(f"cannot read {MODELS}: {exc.strerror}",
-                               "run from the registry (or pass --root)", MODELS, "ORV110") from None
+        raise CatalogToolError(
+            f"cannot read {MODELS}: {exc.strerror}", "run from the registry (or pass --root)", MODELS, "ORV110"
+        ) from None
 
     def change(data: Any) -> None:
         models = data.get("models")
@@ -175,18 +221,28 @@ def _append_model(root: str, model_id: str, entry: dict[str, Any], dry_run: bool
     try:
         edited = yamledit.edit(original, change)
     except yamledit.EditError as exc:
-        raise CatalogToolError(f"{MODELS} cannot be edited safely: {exc}", "fix the file, then retry", MODELS) \
-            from None
+        raise CatalogToolError(f"{MODELS} cannot be edited safely: {exc}", "fix the file, then retry", MODELS) from None
     issues = schemas.validate("catalog-models", yaml.safe_load(edited))
     if issues:
-        raise CatalogToolError(f"the entry {config_path} gives does not fit the catalog schema: {issues[0].message}",
-                               issues[0].hint, config_path, issues[0].code)
+        raise CatalogToolError(
+            f"the entry {config_path} gives does not fit the catalog schema: {issues[0].message}",
+            issues[0].hint,
+            config_path,
+            issues[0].code,
+        )
     if not dry_run:
         write_models(root, edited)
 
 
-def add_model_command(root: str, config_path: str, model_id: str, family: str | None, name: str | None,
-                      sources: Sequence[str], dry_run: bool) -> Outcome:
+def add_model_command(
+    root: str,
+    config_path: str,
+    model_id: str,
+    family: str | None,
+    name: str | None,
+    sources: Sequence[str],
+    dry_run: bool,
+) -> Outcome:
     """`orv catalog add-model`: add (or with dry_run, show) the entry and say what was counted."""
     outcome = Outcome()
     try:
@@ -198,8 +254,13 @@ def add_model_command(root: str, config_path: str, model_id: str, family: str | 
         outcome.findings = Result((finding,))
         return outcome.fail()
     e = added.entry
-    experts = (f", {e['architecture']['experts']} experts ({e['architecture']['experts_per_token']} per token)"
-               if e["moe"] else "")
-    outcome.out(f"{'would add' if dry_run else 'added'} {model_id} to {MODELS}: {e['params_b']}B parameters, "
-                f"{e['active_b']}B active, {e['layers']} layers{experts}")
+    experts = (
+        f", {e['architecture']['experts']} experts ({e['architecture']['experts_per_token']} per token)"
+        if e["moe"]
+        else ""
+    )
+    outcome.out(
+        f"{'would add' if dry_run else 'added'} {model_id} to {MODELS}: {e['params_b']}B parameters, "
+        f"{e['active_b']}B active, {e['layers']} layers{experts}"
+    )
     return outcome

@@ -34,8 +34,18 @@ class ReportOptions:
     color: bool = False
 
 
-def check(root: str, paths: tuple[str, ...], base: str | None, waive: tuple[str, ...], with_boards: bool,
-          jobs: int | None, cache: bool, widen: bool, options: ReportOptions, progress: ProgressLine) -> Outcome:
+def check(
+    root: str,
+    paths: tuple[str, ...],
+    base: str | None,
+    waive: tuple[str, ...],
+    with_boards: bool,
+    jobs: int | None,
+    cache: bool,
+    widen: bool,
+    options: ReportOptions,
+    progress: ProgressLine,
+) -> Outcome:
     """The whole registry, or a pull request against the merge base with `base`; PATHS limit what is reported."""
     if with_boards and base is not None:
         raise BadOptions("--boards checks main's boards file; a pull request (--base) never changes it")
@@ -43,9 +53,19 @@ def check(root: str, paths: tuple[str, ...], base: str | None, waive: tuple[str,
         raise BadOptions("--widen goes with --base (a check of the whole registry needs a whole checkout)")
     rel_paths = tuple(relative(root, p) for p in paths)
     with progress("orv check: loading") as show:
-        evaluation = evaluate(Config(root=root, paths=tuple(p for p in rel_paths if p), base=base,
-                                     waive=tuple(w.upper() for w in waive), skip_boards=not with_boards,
-                                     jobs=jobs or default_jobs(), progress=show, cache=cache, widen=widen))
+        evaluation = evaluate(
+            Config(
+                root=root,
+                paths=tuple(p for p in rel_paths if p),
+                base=base,
+                waive=tuple(w.upper() for w in waive),
+                skip_boards=not with_boards,
+                jobs=jobs or default_jobs(),
+                progress=show,
+                cache=cache,
+                widen=widen,
+            )
+        )
     return report(evaluation, options)
 
 
@@ -56,30 +76,41 @@ def check_shard(root: str, spec: str, partial_out: str | None, jobs: int | None,
     # resolved, so a symlinked folder (`lnk -> recipes`) cannot put the partial inside the tree
     inside = os.path.relpath(os.path.realpath(out), os.path.realpath(root)).replace(os.sep, "/")
     if inside.split("/")[0] in REGISTRY_DIRS:
-        raise BadOptions(f"--partial-out {partial_out or out}: inside the registry's {inside.split('/')[0]}/ "
-                         "folder, it would become part of the tree being checked; write it elsewhere")
+        raise BadOptions(
+            f"--partial-out {partial_out or out}: inside the registry's {inside.split('/')[0]}/ "
+            "folder, it would become part of the tree being checked; write it elsewhere"
+        )
     try:
         with progress(f"orv check --shard {shard}: loading") as show:
             written = shards.check_shard(root, shard, out, jobs or default_jobs(), show)
     except OSError as exc:
         raise BadOptions(f"--partial-out {out}: cannot write: {exc.strerror}") from None
     outcome = Outcome()
-    outcome.out(f"orv: shard {shard}: {written.files:,} recipe and run files loaded, {written.findings:,} finding(s) "
-                f"among them; partial result written to {written.path} ({written.size:,} bytes). "
-                "`orv merge-results` checks the rest and reports.")
+    outcome.out(
+        f"orv: shard {shard}: {written.files:,} recipe and run files loaded, {written.findings:,} finding(s) "
+        f"among them; partial result written to {written.path} ({written.size:,} bytes). "
+        "`orv merge-results` checks the rest and reports."
+    )
     return outcome
 
 
-def merge_results(root: str, partials: tuple[str, ...], waive: tuple[str, ...], with_boards: bool,
-                  options: ReportOptions, progress: ProgressLine) -> Outcome:
+def merge_results(
+    root: str,
+    partials: tuple[str, ...],
+    waive: tuple[str, ...],
+    with_boards: bool,
+    options: ReportOptions,
+    progress: ProgressLine,
+) -> Outcome:
     """Combine every shard's partial result, run the registry checks on them, and report once."""
     with progress("orv merge-results: reading partials") as show:
         try:
             loaded = merge(root, partials, show)
         except PartialRefused as exc:  # a finding on the partial (ORV901); nothing else can be reported
             return Outcome(findings=Result((exc.finding,)), exit_code=ExitCode.USAGE)
-    evaluation = evaluate_loaded(Config(root=root, waive=tuple(w.upper() for w in waive),
-                                        skip_boards=not with_boards), loaded)
+    evaluation = evaluate_loaded(
+        Config(root=root, waive=tuple(w.upper() for w in waive), skip_boards=not with_boards), loaded
+    )
     return report(evaluation, options)
 
 
@@ -94,12 +125,19 @@ def report(evaluation: Evaluation, options: ReportOptions) -> Outcome:
     result = evaluation.result
     threshold = Severity.ERROR if options.quiet else Severity(options.least)
     if options.fmt == "text":
-        text = TextOptions(color=options.color, quiet=options.quiet, statistics=options.statistics, least=threshold,
-                           collapse=not options.show_all, legacy=imported_paths(evaluation.snapshot),
-                           titles={code: entry.title for code, entry in all_checks().items()})
+        text = TextOptions(
+            color=options.color,
+            quiet=options.quiet,
+            statistics=options.statistics,
+            least=threshold,
+            collapse=not options.show_all,
+            legacy=imported_paths(evaluation.snapshot),
+            titles={code: entry.title for code, entry in all_checks().items()},
+        )
         return Outcome(report=render_with(result, text), color=options.color, exit_code=result.exit_code)
-    shown = Result(tuple(d for d in result.diagnostics if d.severity.rank <= threshold.rank),
-                   result.files_checked, result.notes)
+    shown = Result(
+        tuple(d for d in result.diagnostics if d.severity.rank <= threshold.rank), result.files_checked, result.notes
+    )
     return Outcome(report=REPORTER_BY_NAME[options.fmt](shown), exit_code=result.exit_code)
 
 

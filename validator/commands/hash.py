@@ -21,9 +21,11 @@ def hash_file(file: str, exact_bytes: bool) -> Outcome:
         return outcome
     if found.fmt != RUN:
         outcome.out(own)
-        outcome.note(f"note: {file} is {found.what}; this is the hash of its bytes, not a run address: "
-                     f"`orv add-run --from {found.fmt} --recipe …` converts it and prints the address it stores "
-                     "the run under")
+        outcome.note(
+            f"note: {file} is {found.what}; this is the hash of its bytes, not a run address: "
+            f"`orv add-run --from {found.fmt} --recipe …` converts it and prints the address it stores "
+            "the run under"
+        )
         return outcome
     try:
         data = parse_json(raw, decode_utf8(raw))
@@ -34,6 +36,8 @@ def hash_file(file: str, exact_bytes: bool) -> Outcome:
         outcome.out(own)
         return outcome
     outcome.out(f"sha256:{content_address(canonical_bytes(data))}")
-    outcome.note(f"note: {file} is not canonical JSON (RFC 8785): the address above is that of the canonical form "
-                 f"`orv add-run` writes; the file's own bytes hash to {own} (--bytes prints that)")
+    outcome.note(
+        f"note: {file} is not canonical JSON (RFC 8785): the address above is that of the canonical form "
+        f"`orv add-run` writes; the file's own bytes hash to {own} (--bytes prints that)"
+    )
     return outcome

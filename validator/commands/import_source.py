@@ -16,5 +16,7 @@ def import_source(command: str, root: str, file: str, report_path: str | None) -
         report, saved = execute(command, root, file, report_path)
     except ImportInputError as exc:
         return Outcome(findings=exc.result, exit_code=ExitCode.FINDINGS)
-    return Outcome(report=render_summary(report, os.path.relpath(saved)),
-                   exit_code=ExitCode.FINDINGS if report.conflicts else ExitCode.OK)
+    return Outcome(
+        report=render_summary(report, os.path.relpath(saved)),
+        exit_code=ExitCode.FINDINGS if report.conflicts else ExitCode.OK,
+    )

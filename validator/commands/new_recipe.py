@@ -119,8 +119,10 @@ def resolve_model(catalog: CatalogView, value: str) -> str:
         return found
     close = suggestions(value, {mid: (mid, m.name, *m.aliases) for mid, m in catalog.models.items()})
     message = f"model `{value}` is not in {MODELS_PATH}"
-    add = (f"to add it in this pull request, run `orv catalog add-model --config config.json --id "
-           f"{catalog_id(value)}` with the model's Hugging Face config.json (docs/contributing.md, \"Adding a model\")")
+    add = (
+        f"to add it in this pull request, run `orv catalog add-model --config config.json --id "
+        f'{catalog_id(value)}` with the model\'s Hugging Face config.json (docs/contributing.md, "Adding a model")'
+    )
     if close:
         raise ScaffoldError(message, f"did you mean {_did_you_mean(close)}? If not, {add}")
     raise ScaffoldError(message, add[0].upper() + add[1:])
@@ -132,8 +134,10 @@ def resolve_gpu(catalog: CatalogView, value: str) -> str:
         return found
     close = suggestions(value, {gid: (gid, g.name, *g.aliases) for gid, g in catalog.hardware.items()})
     message = f"GPU `{value}` is not in {HARDWARE_PATH}"
-    add = (f"to add it, give it an entry in {HARDWARE_PATH} with its vendor's figures and a cited source "
-           "(docs/contributing.md, \"Adding a GPU\")")
+    add = (
+        f"to add it, give it an entry in {HARDWARE_PATH} with its vendor's figures and a cited source "
+        '(docs/contributing.md, "Adding a GPU")'
+    )
     if close:
         raise ScaffoldError(message, f"did you mean {_did_you_mean(close)}? If not, {add}")
     raise ScaffoldError(message, add[0].upper() + add[1:])
@@ -150,7 +154,9 @@ def resolve_workload(catalog: CatalogView, value: str | None, kind: str = "train
     if value in fits:
         return value
     if value in catalog.workloads:
-        raise ScaffoldError(f"workload `{value}` is not {'an' if kind == 'inference' else 'a'} {kind} workload", choices)
+        raise ScaffoldError(
+            f"workload `{value}` is not {'an' if kind == 'inference' else 'a'} {kind} workload", choices
+        )
     raise ScaffoldError(f"workload `{value}` is not in {WORKLOADS_PATH}", choices)
 
 
@@ -165,27 +171,32 @@ def parse_component(role: str, spec: str) -> dict[str, str]:
     # a hint never names a version the contributor did not run (issue 15)
     example = f"{'vllm' if role == 'engine' else 'megatron-core'}@<the exact release you ran>"
     if not sep or not name or not pin:
-        raise ScaffoldError(f"--{role} `{spec}` names no pinned version",
-                            f"write NAME@VERSION, e.g. `{example}` (or NAME@commit:SHA, NAME@image:REF@sha256:DIGEST)")
+        raise ScaffoldError(
+            f"--{role} `{spec}` names no pinned version",
+            f"write NAME@VERSION, e.g. `{example}` (or NAME@commit:SHA, NAME@image:REF@sha256:DIGEST)",
+        )
     if not re.fullmatch(r"[a-z0-9][a-z0-9._-]*", name):
         raise ScaffoldError(f"--{role} name `{name}` is not a lower-case name", f"e.g. `{example}`")
     if pin.startswith("commit:"):
-        commit = pin[len("commit:"):]
+        commit = pin[len("commit:") :]
         problem = pins.commit_problem(commit)
         if problem:
             raise ScaffoldError(f"--{role} {problem}", "`git rev-parse HEAD` in the checkout you ran prints it")
         return {"name": name, "commit": commit}
     if pin.startswith("image:"):
-        image = pin[len("image:"):]
+        image = pin[len("image:") :]
         problem = pins.image_problem(image)
         if problem:
-            raise ScaffoldError(f"--{role} {problem}",
-                                "`docker inspect --format '{{index .RepoDigests 0}}' IMAGE` prints the digest")
+            raise ScaffoldError(
+                f"--{role} {problem}", "`docker inspect --format '{{index .RepoDigests 0}}' IMAGE` prints the digest"
+            )
         return {"name": name, "image": image}
     version_problem = pins.version_problem(pin, name)  # an engine with its own scheme: llama.cpp@b6800
     if version_problem:
-        raise ScaffoldError(f"--{role} {version_problem[1]}",
-                            f"give the exact release you ran (`{name} --version` or `pip show {name}` prints it)")
+        raise ScaffoldError(
+            f"--{role} {version_problem[1]}",
+            f"give the exact release you ran (`{name} --version` or `pip show {name}` prints it)",
+        )
     return {"name": name, "version": pin}
 
 
@@ -206,12 +217,16 @@ def _layout(answers: Answers, count: int) -> dict[str, int]:
     model_parallel = layout["tp"] * layout["pp"] * layout.get("cp", 1)
     if "dp" not in layout:
         if count % model_parallel:
-            raise ScaffoldError(f"{count} GPUs cannot be split into TP{layout['tp']} x PP{layout['pp']} x "
-                                f"CP{layout.get('cp', 1)} x DP", "pass --dp, or a GPU count the layout divides")
+            raise ScaffoldError(
+                f"{count} GPUs cannot be split into TP{layout['tp']} x PP{layout['pp']} x CP{layout.get('cp', 1)} x DP",
+                "pass --dp, or a GPU count the layout divides",
+            )
         layout["dp"] = count // model_parallel
     if model_parallel * layout["dp"] != count:
-        raise ScaffoldError(f"TP x PP x CP x DP = {model_parallel * layout['dp']}, not the {count} GPUs of --count",
-                            "make the layout multiply to the GPU count (Megatron-Core's rule, ORV501)")
+        raise ScaffoldError(
+            f"TP x PP x CP x DP = {model_parallel * layout['dp']}, not the {count} GPUs of --count",
+            "make the layout multiply to the GPU count (Megatron-Core's rule, ORV501)",
+        )
     return {k: layout[k] for k in LAYOUT_KEYS if k in layout}
 
 
@@ -224,13 +239,17 @@ def derive_id(kind: str, model: str, gpu: str, count: int, document: Mapping[str
     else:
         serving = document["serving"]
         parts = [model_slug(model), gpu] + ([f"x{count}"] if count > 1 else [])
-        parts += [document["software"]["engine"]["name"], document["quant"], document.get("workload", ""),
-                  f"c{serving.get('concurrency', 1)}"]
+        parts += [
+            document["software"]["engine"]["name"],
+            document["quant"],
+            document.get("workload", ""),
+            f"c{serving.get('concurrency', 1)}",
+        ]
         spec = serving.get("speculative")
         if spec:
             parts.append(f"{spec['method']}{spec['k']}")
         base = "-".join(parts)
-    return re.sub(r"[^a-z0-9]+", "-", base.lower()).strip("-")[:MAX_ID - 3].strip("-")
+    return re.sub(r"[^a-z0-9]+", "-", base.lower()).strip("-")[: MAX_ID - 3].strip("-")
 
 
 def _taken(root: str) -> dict[str, str]:
@@ -278,20 +297,32 @@ def build(root: str, catalog: CatalogView, answers: Answers, today: datetime.dat
     count = answers.count or 1
     role = main_role(kind)
     if role not in answers.components:
-        raise ScaffoldError(f"a {kind} recipe needs its {role} and version",
-                            f"pass --{role} {'vllm' if role == 'engine' else 'megatron-core'}@<the exact release you ran>")
+        raise ScaffoldError(
+            f"a {kind} recipe needs its {role} and version",
+            f"pass --{role} {'vllm' if role == 'engine' else 'megatron-core'}@<the exact release you ran>",
+        )
     software = {r: parse_component(r, spec) for r, spec in answers.components.items()}
     software = {role: software.pop(role), **software}
     measured = answers.measured or today.isoformat()
     # the rule `orv check` applies (ORV121): what orv new writes, orv check accepts
-    why = dates.problem(measured) if re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", measured) else \
-        f"`{measured}` is not a date"
+    why = (
+        dates.problem(measured)
+        if re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", measured)
+        else f"`{measured}` is not a date"
+    )
     if why:
         raise ScaffoldError(f"--measured {why}", "write the day the benchmark ran, as YYYY-MM-DD (ORV121)")
     if not answers.author or not answers.author.strip():
         raise ScaffoldError("who measured it?", "pass --author NAME (a person or lab, shown on the boards)")
-    doc: dict[str, Any] = {"id": "", "kind": kind, "model": model, "hardware": {"gpu": gpu, "count": count},
-                           "author": answers.author.strip(), "measured": measured, "software": software}
+    doc: dict[str, Any] = {
+        "id": "",
+        "kind": kind,
+        "model": model,
+        "hardware": {"gpu": gpu, "count": count},
+        "author": answers.author.strip(),
+        "measured": measured,
+        "software": software,
+    }
     if kind == "training":
         doc["workload"] = resolve_workload(catalog, answers.workload)
         doc["layout"] = _layout(answers, count)
@@ -313,8 +344,10 @@ def build(root: str, catalog: CatalogView, answers: Answers, today: datetime.dat
     if answers.recipe_id:
         recipe_id = answers.recipe_id
         if not SLUG.match(recipe_id) or len(recipe_id) > MAX_ID:
-            raise ScaffoldError(f"--id `{recipe_id}` is not a recipe id",
-                                f"lower-case letters, digits and single hyphens, at most {MAX_ID} characters")
+            raise ScaffoldError(
+                f"--id `{recipe_id}` is not a recipe id",
+                f"lower-case letters, digits and single hyphens, at most {MAX_ID} characters",
+            )
         holder = _taken(root).get(recipe_id)
         if holder:
             raise ScaffoldError(f"a recipe with id `{recipe_id}` exists already ({holder})", "choose another --id")
@@ -323,8 +356,10 @@ def build(root: str, catalog: CatalogView, answers: Answers, today: datetime.dat
         recipe_id, holder = unique_id(root, base)
         if holder:
             same = "layout" if kind == "training" else "engine, quantization, concurrency and speculation"
-            note = (f"the id `{base}` is taken by {holder} (the naming rule gives one id to the same model, GPU, "
-                    f"GPU count and {same}), so this recipe is `{recipe_id}`; pass --id to name it otherwise")
+            note = (
+                f"the id `{base}` is taken by {holder} (the naming rule gives one id to the same model, GPU, "
+                f"GPU count and {same}), so this recipe is `{recipe_id}`; pass --id to name it otherwise"
+            )
     doc["id"] = recipe_id
     return Scaffold(recipe_path(kind, model, recipe_id), render(doc, dated_today=answers.measured is None), note)
 
@@ -343,11 +378,14 @@ _COMMENTS = {
 
 def render(document: Mapping[str, Any], dated_today: bool = False) -> str:
     schema_line = TRAINING_SCHEMA_LINE if document["kind"] == "training" else INFERENCE_SCHEMA_LINE
-    header = (f"{schema_line}\n# Written by `orv new`. Next: attach a run with `orv add-run --recipe <this file> "
-              f"--write-recipe OUTPUT`, then `orv check`.")
+    header = (
+        f"{schema_line}\n# Written by `orv new`. Next: attach a run with `orv add-run --recipe <this file> "
+        f"--write-recipe OUTPUT`, then `orv check`."
+    )
     comments = {**_COMMENTS, "measured": DEFAULT_DATE_COMMENT} if dated_today else _COMMENTS
-    return yamledit.new_document(document, comments=comments, header=header,
-                                 flow_keys=frozenset({"hardware", "layout", "serving"}))
+    return yamledit.new_document(
+        document, comments=comments, header=header, flow_keys=frozenset({"hardware", "layout", "serving"})
+    )
 
 
 def write(root: str, rel_path: str, text: str) -> str:
@@ -381,13 +419,16 @@ def fill_interactively(answers: Answers, ask: Ask, author: str | None = None) ->
     role = main_role(answers.kind)
     if role not in answers.components:
         example = "vllm@0.11.0" if role == "engine" else "megatron-core@0.14.0"
-        updates["components"] = {**answers.components, role: ask(f"{role.capitalize()} NAME@VERSION (e.g. {example})",
-                                                                 None)}
+        updates["components"] = {
+            **answers.components,
+            role: ask(f"{role.capitalize()} NAME@VERSION (e.g. {example})", None),
+        }
     if answers.kind == "inference" and not answers.quant:
         updates["quant"] = ask("Quantization (bf16, fp8, nvfp4, awq-int4, ...)", "bf16")
     if answers.kind == "inference" and not answers.workload:
-        updates["workload"] = ask("Workload (catalog id: isl1k-osl1k, isl1k-osl8k, isl8k-osl1k, single-stream-256, ...)",
-                                  None)
+        updates["workload"] = ask(
+            "Workload (catalog id: isl1k-osl1k, isl1k-osl8k, isl8k-osl1k, single-stream-256, ...)", None
+        )
     if not answers.author:
         updates["author"] = ask("Author (person or lab shown on the boards)", author)
     return dataclasses.replace(answers, **updates)
@@ -423,8 +464,16 @@ def default_author(root: str) -> str | None:
         return None
 
 
-def new_recipe(root: str, answers: Answers, components: tuple[str, ...], engine: str | None,
-               framework: str | None, ask: Ask | None, dry_run: bool, today: datetime.date) -> Outcome:
+def new_recipe(
+    root: str,
+    answers: Answers,
+    components: tuple[str, ...],
+    engine: str | None,
+    framework: str | None,
+    ask: Ask | None,
+    dry_run: bool,
+    today: datetime.date,
+) -> Outcome:
     """`orv new`: fill what the person did not say (asking, when `ask` is given), write the recipe, say what next.
 
     `components` are ROLE=NAME@PIN strings; `engine` and `framework` (NAME@VERSION) take their roles over."""

@@ -16,8 +16,9 @@ from validator.site import SiteContext, SiteError, boards_problem, file_base, re
 from validator.site.collect import collect_context
 
 
-def site(directory: str, boards_file: str | None, root: str | None, repo_url: str | None,
-         progress: ProgressLine) -> Outcome:
+def site(
+    directory: str, boards_file: str | None, root: str | None, repo_url: str | None, progress: ProgressLine
+) -> Outcome:
     """Render the committed boards of `root` (or the one-file document `boards_file`) into `directory`."""
     outcome = Outcome()
     path = boards_file or os.path.join(root or ".", "boards")
@@ -35,8 +36,10 @@ def site(directory: str, boards_file: str | None, root: str | None, repo_url: st
         raise Refusal(f"cannot read {path}: {exc}", "run `orv boards` first, or pass --boards FILE") from None
     problem = boards_problem(boards)
     if problem is not None:
-        raise Refusal(f"{path} is not a boards document this orv can render ({problem})",
-                      "regenerate it with this version's `orv boards`")
+        raise Refusal(
+            f"{path} is not a boards document this orv can render ({problem})",
+            "regenerate it with this version's `orv boards`",
+        )
     context = collect_context(os.path.abspath(root), boards) if root else SiteContext()
     meta = boards.get("meta") or {}
     context = dataclasses.replace(context, file_base=file_base(directory, root, repo_url, meta.get("source_commit")))
@@ -45,8 +48,11 @@ def site(directory: str, boards_file: str | None, root: str | None, repo_url: st
     try:
         write_site(directory, files)
     except (SiteError, OSError) as exc:
-        environment = environment_problem(OSError(exc.errno, exc.strerror, directory)) \
-            if isinstance(exc, OSError) and exc.errno is not None else None
+        environment = (
+            environment_problem(OSError(exc.errno, exc.strerror, directory))
+            if isinstance(exc, OSError) and exc.errno is not None
+            else None
+        )
         return outcome.fail(environment or f"orv: {exc}", ExitCode.FINDINGS if environment else ExitCode.USAGE)
     outcome.out(f"{directory}: {len(files):,} files, {sum(map(len, files.values())):,} bytes")
     return outcome

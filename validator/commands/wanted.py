@@ -9,8 +9,12 @@ from validator.report import wanted as wanted_lists
 
 
 def wanted(root: str, kind: str | None, fmt: str, progress: ProgressLine) -> Outcome:
-    refuse_sparse(root, "`orv wanted`", "Its lists are also the `wanted` object of main's published boards "
-                  f"(docs/boards.md); or first: {WHOLE_CHECKOUT}.")
+    refuse_sparse(
+        root,
+        "`orv wanted`",
+        "Its lists are also the `wanted` object of main's published boards "
+        f"(docs/boards.md); or first: {WHOLE_CHECKOUT}.",
+    )
     with progress("orv wanted: loading") as show:
         document = wanted_lists.document_for(analyse(root, progress=show))
     return Outcome(report=wanted_lists.render(document, kind, fmt))

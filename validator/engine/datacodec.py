@@ -33,7 +33,7 @@ import pydantic
 from validator.errors import Refusal
 
 _TAGS = ("tuple", "float", "int", "dict")
-_INT64 = range(-2**63, 2**64)  # what JSON readers (orjson among them) take as a number
+_INT64 = range(-(2**63), 2**64)  # what JSON readers (orjson among them) take as a number
 _NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 
 
@@ -53,7 +53,9 @@ class ShapeError(Refusal, ValueError):
 
 
 def _float(value: float) -> Any:
-    return value if math.isfinite(value) else {"float": "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")}
+    return (
+        value if math.isfinite(value) else {"float": "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")}
+    )
 
 
 def _int(value: int) -> Any:
@@ -110,6 +112,7 @@ def _encoder(kind: Any) -> Encoder:
                 if _fits(alternative, value):
                     return encoder(value)
             raise TypeError(f"{type(value).__name__} is none of {kind}")
+
         return union
     if origin is tuple:
         if len(args) == 2 and args[1] is Ellipsis:
@@ -199,7 +202,7 @@ def decode_any(value: Any) -> Any:
             return value["json"]  # a parser's output is plain JSON: nothing to walk
         if "tagged" in value:
             return _untag(value["tagged"])
-    raise ShapeError((), "a value typed Any is written {\"json\": …} or {\"tagged\": …}")
+    raise ShapeError((), 'a value typed Any is written {"json": …} or {"tagged": …}')
 
 
 _SCALARS = {int, float, str, bool, type(None)}
@@ -221,7 +224,7 @@ def _untag(value: Any) -> Any:
     if isinstance(value, dict):
         items = value.items()
         if len(value) == 1:
-            (tag, inner), = items
+            ((tag, inner),) = items
             if tag == "tuple" and isinstance(inner, list):
                 return tuple(_untag(inner))
             if tag == "float" and inner in _NON_FINITE:
@@ -266,8 +269,7 @@ def _located(decoder: Callable[[Any], Any], items: Iterable[tuple[Any, Any]], ma
 
 def _big_int(text: Any) -> bool:
     """Digits of an integer beyond 64 bits, as _int writes them (4,300 digits at most: Python's limit)."""
-    return isinstance(text, str) and re.fullmatch(r"-?[1-9][0-9]{0,4299}", text) is not None \
-        and int(text) not in _INT64
+    return isinstance(text, str) and re.fullmatch(r"-?[1-9][0-9]{0,4299}", text) is not None and int(text) not in _INT64
 
 
 Decoder = Callable[[Any], Any]
@@ -293,6 +295,7 @@ def _checked(kind: type) -> Decoder:
     def scalar(value: Any) -> Any:
         _expect(value, kind)
         return value
+
     return scalar
 
 
@@ -301,34 +304,42 @@ def _decoder(kind: Any) -> Decoder:
     if kind is Any:
         return decode_any
     if kind is None or kind is type(None):
+
         def none(value: Any) -> None:
             if value is not None:
                 raise ShapeError((), f"{type(value).__name__} where nothing (null) belongs")
+
         return none
     if kind in (bool, str):
         return _checked(kind)
     if kind is int:
+
         def integer(value: Any) -> int:
             if isinstance(value, dict) and set(value) == {"int"} and _big_int(value["int"]):
                 return int(value["int"])
             _expect(value, int)
             return int(value)
+
         return integer
     if kind is float:
+
         def number(value: Any) -> float:
             if isinstance(value, dict) and set(value) == {"float"} and value["float"] in _NON_FINITE:
                 return _NON_FINITE[value["float"]]
             _expect(value, float, int)
             return float(value)
+
         return number
     origin, args = typing.get_origin(kind), typing.get_args(kind)
     if origin is typing.Union or origin is types.UnionType:
         return _union(args)
     if origin is typing.Literal:
+
         def literal(value: Any) -> Any:
             if value not in args or type(value) not in {type(a) for a in args}:
                 raise ShapeError((), f"{value!r} is not one of {list(args)}")
             return value
+
         return literal
     if origin is tuple:
         return _tuple(args)
@@ -338,6 +349,7 @@ def _decoder(kind: Any) -> Decoder:
         def listed(value: Any) -> list[Any]:
             _expect(value, list)
             return _located(item, enumerate(value), list)
+
         return listed
     if origin in (frozenset, set, collections.abc.Set):
         item = _decoder(args[0])
@@ -345,6 +357,7 @@ def _decoder(kind: Any) -> Decoder:
         def collected(value: Any) -> Any:
             _expect(value, list)
             return origin(_located(item, enumerate(value), list))
+
         return collected
     if origin in (dict, collections.abc.Mapping):
         if args and args[0] is not str:
@@ -358,14 +371,17 @@ def _decoder(kind: Any) -> Decoder:
             if not isinstance(value, (str, int)) or value not in values:
                 raise ShapeError((), f"{value!r} is not a {kind.__name__}")
             return values[value]
+
         return member
     if isinstance(kind, type) and issubclass(kind, pydantic.BaseModel):
+
         def model(value: Any) -> pydantic.BaseModel:
             try:  # lax: JSON has no tuples; the model's own types and validators still decide
                 return kind.model_validate(value, strict=False)
             except pydantic.ValidationError as exc:
                 error = exc.errors()[0]
                 raise ShapeError(tuple(error["loc"]), error["msg"]) from None
+
         return model
     if isinstance(kind, type) and dataclasses.is_dataclass(kind):
         return _dataclass(kind)
@@ -386,6 +402,7 @@ def _union(args: tuple[Any, ...]) -> Decoder:
             except ShapeError as exc:
                 errors.append(exc)
         raise errors[-1] if len(errors) == 1 else ShapeError((), "fits none of the declared alternatives")
+
     return union
 
 
@@ -401,12 +418,13 @@ def _tuple(args: tuple[Any, ...]) -> Decoder:
             raise ShapeError((), f"{len(got)} items where {len(items)} belong")
         pairs = list(enumerate(zip(items, got)))
         return tuple(_located(lambda pair: pair[0](pair[1]), pairs, list))
+
     return fixed
 
 
 def _tagged_tuple(value: Any) -> list[Any]:
     if not (isinstance(value, dict) and set(value) == {"tuple"} and isinstance(value["tuple"], list)):
-        raise ShapeError((), f"{type(value).__name__} where a tuple ({{\"tuple\": [...]}}) belongs")
+        raise ShapeError((), f'{type(value).__name__} where a tuple ({{"tuple": [...]}}) belongs')
     return value["tuple"]
 
 
@@ -424,12 +442,19 @@ def _dataclass(kind: type) -> Decoder:
         _expect(value, dict)
         if value.keys() != names:
             extra, missing = sorted(set(value) - names), sorted(names - set(value))
-            raise ShapeError((), f"{kind.__name__} has exactly the fields {sorted(names)}"
-                                 + "".join(f"; {what} {', '.join(map(repr, keys))}" for what, keys in
-                                           (("not", extra), ("missing", missing)) if keys))
+            raise ShapeError(
+                (),
+                f"{kind.__name__} has exactly the fields {sorted(names)}"
+                + "".join(
+                    f"; {what} {', '.join(map(repr, keys))}"
+                    for what, keys in (("not", extra), ("missing", missing))
+                    if keys
+                ),
+            )
         got = _located(field_value, ((name, (name, v)) for name, v in value.items()), dict)
         made = kind(**{k: v for k, v in got.items() if k not in later})
         for name in later:
             object.__setattr__(made, name, got[name])
         return made
+
     return build

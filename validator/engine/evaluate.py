@@ -38,8 +38,13 @@ from validator.registry.snapshot import Analysis, Snapshot
 __all__ = ["Analysis", "Config", "Evaluation", "analyse", "evaluate", "evaluate_loaded", "run"]
 
 
-def analyse(root: str, jobs: int = 1, cache: bool = False, for_tiers: bool = False,
-            progress: Callable[[int, int], None] | None = None) -> Analysis:
+def analyse(
+    root: str,
+    jobs: int = 1,
+    cache: bool = False,
+    for_tiers: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> Analysis:
     """Load the registry and run its checks once (no PR or boards scope). `for_tiers`: only the
     checks a tier reads (tiers.tier_reads), what `orv boards` needs; `orv check` reports the others
     (and results loaded so are not cached: the cache holds complete results only). `progress(done,
@@ -66,16 +71,20 @@ def evaluate(config: Config) -> Evaluation:
         if evaluation is not None:
             return evaluation
     if config.base is None:
-        refuse_sparse(config.root, "`orv check` without --base",
-                      "Check what your branch changes with `orv check --base origin/main` (it reads the other "
-                      f"files it needs from git), or first: {WHOLE_CHECKOUT}.")
+        refuse_sparse(
+            config.root,
+            "`orv check` without --base",
+            "Check what your branch changes with `orv check --base origin/main` (it reads the other "
+            f"files it needs from git), or first: {WHOLE_CHECKOUT}.",
+        )
     elif config.widen:
         widen(config.root, f"the change touches {BEARS_ON_EVERY_FILE}")
     else:
-        refuse_sparse(config.root, f"`orv check --base {config.base}` for this change (it touches "
-                      f"{BEARS_ON_EVERY_FILE})",
-                      f"First: {WHOLE_CHECKOUT}, then check again (or pass --widen, as the pull-request "
-                      "gate does).")
+        refuse_sparse(
+            config.root,
+            f"`orv check --base {config.base}` for this change (it touches {BEARS_ON_EVERY_FILE})",
+            f"First: {WHOLE_CHECKOUT}, then check again (or pass --widen, as the pull-request gate does).",
+        )
     out = Collector()
     snapshot = _check_everything(config.root, out, config.jobs, config.cache, config)
     return _conclude(config, snapshot, out)
@@ -117,15 +126,23 @@ def _conclude(config: Config, snapshot: Snapshot, out: Collector) -> Evaluation:
     return Evaluation(result, snapshot, found, change, base, tuple(waived), tuple(pre_existing))
 
 
-def _check_everything(root: str, out: Collector, jobs: int, cache: bool, config: Config | None = None,
-                      keep: Keep | None = None, progress: Callable[[int, int], None] | None = None) -> Snapshot:
+def _check_everything(
+    root: str,
+    out: Collector,
+    jobs: int,
+    cache: bool,
+    config: Config | None = None,
+    keep: Keep | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Snapshot:
     """Every file of the tree, checked; with the cache, each committed file's relation keys are
     remembered for later pull-request checks (validator/pr/neighbourhood.py). The keys are computed
     where each file loads when something will read them: the cache's index, or `orv boards`
     (`keep`, the tier checks), which publishes them in boards/keys.json."""
     store = open_store(root) if cache else Store()
-    snapshot, loaded = check_tree(root, out, jobs, config.progress if config else progress, store, keep,
-                                  keys=cache or keep is not None)
+    snapshot, loaded = check_tree(
+        root, out, jobs, config.progress if config else progress, store, keep, keys=cache or keep is not None
+    )
     if cache:
         index_keys(store, loaded.blobs, loaded.results)
     return snapshot

@@ -74,9 +74,15 @@ def run_registry_checks(snapshot: Snapshot, out: Collector, keep: Keep | None = 
     return snapshot
 
 
-def check_tree(root: str, out: Collector, jobs: int = 1, progress: Callable[[int, int], None] | None = None,
-               store: Store = Store(), keep: Keep | None = None,
-               keys: bool = False) -> tuple[Snapshot, Loaded]:
+def check_tree(
+    root: str,
+    out: Collector,
+    jobs: int = 1,
+    progress: Callable[[int, int], None] | None = None,
+    store: Store = Store(),
+    keep: Keep | None = None,
+    keys: bool = False,
+) -> tuple[Snapshot, Loaded]:
     """Load the tree at root and run the run-file and registry checks on it (those `keep` accepts,
     when given); `keys`: each entry carries its relation keys, computed where it loads."""
     loaded = load_tree(root, jobs, progress, store, keep=keep, keys=keys)
@@ -97,8 +103,10 @@ def sorted_unique(diagnostics: Iterable[Diagnostic]) -> tuple[Diagnostic, ...]:
 
 
 def waiver_notes(waived: list[Diagnostic], pre_existing: list[Diagnostic]) -> tuple[str, ...]:
-    notes = tuple(f"{code} waived for this pull request: {n} finding(s) not counted"
-                  for code, n in sorted(Counter(d.code for d in waived).items()))
+    notes = tuple(
+        f"{code} waived for this pull request: {n} finding(s) not counted"
+        for code, n in sorted(Counter(d.code for d in waived).items())
+    )
     if pre_existing:
         notes += (f"{len(pre_existing)} finding(s) already on the base branch not counted",)
     return notes

@@ -89,8 +89,12 @@ def runtime() -> dict[str, str]:
     digest = hashlib.sha256()
     for path in code_files():
         digest.update(path.name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
-    return {"orv": __version__, "code": digest.hexdigest(),
-            "python": platform.python_version(), "pydantic": pydantic.VERSION}
+    return {
+        "orv": __version__,
+        "code": digest.hexdigest(),
+        "python": platform.python_version(),
+        "pydantic": pydantic.VERSION,
+    }
 
 
 def _blob_id(data: bytes) -> str:
@@ -134,16 +138,25 @@ class Written:
     size: int  # bytes written
 
 
-def check_shard(root: str, shard: Shard, out_path: str, jobs: int = 1,
-                progress: Callable[[int, int], None] | None = None) -> Written:
+def check_shard(
+    root: str, shard: Shard, out_path: str, jobs: int = 1, progress: Callable[[int, int], None] | None = None
+) -> Written:
     """Load shard's files (no .git/orv cache: a shard runs on a fresh runner, and its results would
     replace the whole registry's there) and write their results to out_path atomically."""
     loaded = load_tree(root, jobs, progress, Store(), only=shard.keeps)
     results = dict(sorted(loaded.results.items()))
-    document = {"format": FORMAT, "version": VERSION, **runtime(), "tree": tree_digest(root),
-                "shard": shard.k, "of": shard.n,
-                "files": [{"path": rel, "entry": _entry_data(entry), "findings": encode(_FINDINGS, findings)}
-                          for rel, (entry, findings) in results.items()]}
+    document = {
+        "format": FORMAT,
+        "version": VERSION,
+        **runtime(),
+        "tree": tree_digest(root),
+        "shard": shard.k,
+        "of": shard.n,
+        "files": [
+            {"path": rel, "entry": _entry_data(entry), "findings": encode(_FINDINGS, findings)}
+            for rel, (entry, findings) in results.items()
+        ],
+    }
     data = orjson.dumps(document) + b"\n"
     write_atomic(out_path, data)
     return Written(out_path, len(results), sum(len(d) for _, d in results.values()), len(data))
@@ -168,8 +181,10 @@ class PartialRefused(UsageError):
         self.finding = Diagnostic("ORV901", Severity.ERROR, path, 1, 1, message, hint)
 
 
-_RERUN = "run that shard again (`orv check --shard K/N`) with the same orv on the same commit, and merge only " \
-         "partials of this workflow run"
+_RERUN = (
+    "run that shard again (`orv check --shard K/N`) with the same orv on the same commit, and merge only "
+    "partials of this workflow run"
+)
 
 
 @dataclass(frozen=True)
@@ -189,14 +204,23 @@ def read_partial(path: str) -> Partial:
     try:
         document = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
-        raise PartialRefused(path, f"not a partial result of `orv check --shard K/N`: not JSON ({exc})",
-                             "pass the files `orv check --shard K/N --partial-out FILE` wrote; " + _RERUN) from None
+        raise PartialRefused(
+            path,
+            f"not a partial result of `orv check --shard K/N`: not JSON ({exc})",
+            "pass the files `orv check --shard K/N --partial-out FILE` wrote; " + _RERUN,
+        ) from None
     if not (isinstance(document, dict) and document.get("format") == FORMAT):
-        raise PartialRefused(path, "not a partial result of `orv check --shard K/N`",
-                             "pass the files `orv check --shard K/N --partial-out FILE` wrote")
+        raise PartialRefused(
+            path,
+            "not a partial result of `orv check --shard K/N`",
+            "pass the files `orv check --shard K/N --partial-out FILE` wrote",
+        )
     if document.get("version") != VERSION:
-        raise PartialRefused(path, f"partial result version {document.get('version')!r}; this orv reads "
-                             f"version {VERSION}", "run every shard and the merge with the same orv")
+        raise PartialRefused(
+            path,
+            f"partial result version {document.get('version')!r}; this orv reads version {VERSION}",
+            "run every shard and the merge with the same orv",
+        )
     problem = schemas.first_violation("partial", document)
     if problem is not None:
         where, message = problem
@@ -220,7 +244,7 @@ def read_results(partial: Partial) -> dict[str, FileResult]:
             findings = decode(_FINDINGS, item["findings"])
             entry = None
             if item["entry"] is not None:
-                (kind, value), = item["entry"].items()
+                ((kind, value),) = item["entry"].items()
                 entry = decode(_ENTRY_TYPES[kind], value)
         except ShapeError as exc:
             raise PartialRefused(partial.path, f"files[{i}] ({rel}): {exc}", _RERUN) from None
@@ -239,18 +263,25 @@ def _refuse_mixing(partials: list[Partial], mine: dict[str, str], tree: str) -> 
     for p in partials:
         theirs = {key: p.header.get(key) for key in mine}
         if theirs != mine:
-            differ = ", ".join(f"{key} {theirs[key]!s:.12} here {mine[key]:.12}" for key in mine
-                               if theirs[key] != mine[key])
-            raise UsageError(f"{p.path}: written by another orv ({differ}): run every shard and the merge with "
-                             "the same orv and dependencies")
+            differ = ", ".join(
+                f"{key} {theirs[key]!s:.12} here {mine[key]:.12}" for key in mine if theirs[key] != mine[key]
+            )
+            raise UsageError(
+                f"{p.path}: written by another orv ({differ}): run every shard and the merge with "
+                "the same orv and dependencies"
+            )
         if p.header.get("tree") != tree:
-            raise UsageError(f"{p.path}: shard {p.header['shard']}/{p.header['of']} checked another registry tree "
-                             "than this checkout (a file differs, was added or removed): check out the commit the "
-                             "shards checked, or run the shards again")
+            raise UsageError(
+                f"{p.path}: shard {p.header['shard']}/{p.header['of']} checked another registry tree "
+                "than this checkout (a file differs, was added or removed): check out the commit the "
+                "shards checked, or run the shards again"
+            )
     sizes = sorted({p.header["of"] for p in partials})
     if len(sizes) > 1:
-        raise UsageError(f"partials of different splits (N = {', '.join(map(str, sizes))}): merge the shards of one "
-                         "`--shard K/N` matrix")
+        raise UsageError(
+            f"partials of different splits (N = {', '.join(map(str, sizes))}): merge the shards of one "
+            "`--shard K/N` matrix"
+        )
     n = sizes[0]
     if type(n) is not int or n < 1:
         raise UsageError(f"{partials[0].path}: a split into {n!r} shards does not exist")
@@ -263,12 +294,15 @@ def _refuse_mixing(partials: list[Partial], mine: dict[str, str], tree: str) -> 
             raise UsageError(f"shard {k}/{n} given twice: {seen[k]} and {p.path}")
         seen[k] = p.path
     if n - len(seen) > 20:  # a header may claim any N: never list 10**15 missing shards
-        raise UsageError(f"missing shard(s): {len(partials)} partial result(s) given for a split into {n}: "
-                         "merge-results needs every shard's partial result")
+        raise UsageError(
+            f"missing shard(s): {len(partials)} partial result(s) given for a split into {n}: "
+            "merge-results needs every shard's partial result"
+        )
     missing = [k for k in range(1, n + 1) if k not in seen]
     if missing:
-        raise UsageError(f"missing shard(s) {', '.join(map(str, missing))} of {n}: merge-results needs every "
-                         "shard's partial result")
+        raise UsageError(
+            f"missing shard(s) {', '.join(map(str, missing))} of {n}: merge-results needs every shard's partial result"
+        )
     return n
 
 
@@ -306,8 +340,10 @@ def _merge(root: str, paths: Iterable[str], progress: Callable[[int, int], None]
         if progress:
             progress(done, len(partials))
         if set(part) != expected[partial.header["shard"]]:
-            raise UsageError(f"{partial.path}: shard {partial.header['shard']}/{n} holds other files than this "
-                             "checkout puts in it: run the shards and the merge on the same commit")
+            raise UsageError(
+                f"{partial.path}: shard {partial.header['shard']}/{n} holds other files than this "
+                "checkout puts in it: run the shards and the merge on the same commit"
+            )
         results.update(part)
         partial.files.clear()  # decoded: its plain data is garbage now, not kept until the last shard's
     return replace(loaded, results=results)

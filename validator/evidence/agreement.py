@@ -93,8 +93,12 @@ def metadata_mismatches(recipe: Recipe, run: RunMeta) -> list[Mismatch]:
                 out.append(Mismatch("sweep.concurrency", list(recipe.sweep.concurrency), at))
             serving = serving.model_copy(update={"concurrency": at})  # the rest of serving still compares
         if _may_differ(serving, run.serving):
-            _compare_fields(out, "serving", serving.model_dump(exclude_none=True),
-                            run.serving.model_dump(exclude_none=True) if run.serving else None)
+            _compare_fields(
+                out,
+                "serving",
+                serving.model_dump(exclude_none=True),
+                run.serving.model_dump(exclude_none=True) if run.serving else None,
+            )
     return out
 
 
@@ -120,14 +124,21 @@ def claim_gaps(recipe: Recipe, facts: RunFacts | None, point: int | None = None)
         return []
     metrics = TRAINING_METRICS if recipe.kind == "training" else INFERENCE_METRICS
     claim: Any = recipe.claimed
-    if isinstance(recipe, InferenceRecipe) and recipe.sweep is not None and point is not None \
-            and point != recipe.serving.concurrency:
+    if (
+        isinstance(recipe, InferenceRecipe)
+        and recipe.sweep is not None
+        and point is not None
+        and point != recipe.serving.concurrency
+    ):
         claim = recipe.sweep.claim_at(point)
         if claim is None:
             return []
     claimed = claim.model_dump(exclude_none=True, exclude={"concurrency"})
-    return [ClaimGap(m, float(claimed[m]), float(facts.headline[m]))
-            for m in metrics if m in claimed and m in facts.headline]
+    return [
+        ClaimGap(m, float(claimed[m]), float(facts.headline[m]))
+        for m in metrics
+        if m in claimed and m in facts.headline
+    ]
 
 
 def workload_problems(snapshot: Snapshot, recipe_path: str, recipe: Recipe, run: RunEntry) -> list[Misfit]:
@@ -141,5 +152,9 @@ def workload_problems(snapshot: Snapshot, recipe_path: str, recipe: Recipe, run:
     if workload is None or not workload.is_inference:
         return []  # unknown (ORV115), unspecified or of another kind (ORV240)
     facts, synthetic = run.facts, run.meta.synthetic if run.meta is not None else None
-    return snapshot.memo(("workload-fit", recipe_path, run.path), lambda: workload_misfits(
-        facts.lengths, workload, recipe.workload_id, recipe.serving.concurrency, synthetic, facts.sample_count))
+    return snapshot.memo(
+        ("workload-fit", recipe_path, run.path),
+        lambda: workload_misfits(
+            facts.lengths, workload, recipe.workload_id, recipe.serving.concurrency, synthetic, facts.sample_count
+        ),
+    )

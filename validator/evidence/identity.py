@@ -82,8 +82,7 @@ def checkpoint_mismatch(spec: ModelSpec, checkpoint: str, recipe_checkpoint: str
     return None if any(t in _norm(checkpoint) for t in tokens) else Mismatch(OTHER_MODEL)
 
 
-def evaluated_mismatch(spec: ModelSpec | None, evaluated: str | None,
-                       recipe_checkpoint: str | None) -> Mismatch | None:
+def evaluated_mismatch(spec: ModelSpec | None, evaluated: str | None, recipe_checkpoint: str | None) -> Mismatch | None:
     """ORV235 (`orv add-run --from lm-eval` and `orv check`): the checkpoint a quality run evaluated must
     name the recipe's `checkpoint` when it names one; for a recipe without one, and for a model's
     reference run (recipe_checkpoint None), it must be the catalog model's by checkpoint_mismatch."""
@@ -93,8 +92,9 @@ def evaluated_mismatch(spec: ModelSpec | None, evaluated: str | None,
     return checkpoint_mismatch(spec, checkpoint, None) if spec is not None else None
 
 
-def checkpoint_problem(model_id: str, spec: ModelSpec | None, checkpoint: str,
-                       recipe_checkpoint: str | None) -> Problem | None:
+def checkpoint_problem(
+    model_id: str, spec: ModelSpec | None, checkpoint: str, recipe_checkpoint: str | None
+) -> Problem | None:
     """ORV226: why the served checkpoint is not (allowed as) model_id's, or None."""
     if spec is None:
         return None  # an unknown model id is ORV115's
@@ -102,19 +102,27 @@ def checkpoint_problem(model_id: str, spec: ModelSpec | None, checkpoint: str,
     if found is None:
         return None
     if found.derived is not None:
-        return Problem("checkpoint", f"the run served `{checkpoint}`, a checkpoint derived from "
-                                     f"`{found.derived.base}`, but the recipe does not name it",
-                       f"add `checkpoint: {found.derived.id}` to the recipe (a derived checkpoint is its own "
-                       "configuration)")
+        return Problem(
+            "checkpoint",
+            f"the run served `{checkpoint}`, a checkpoint derived from "
+            f"`{found.derived.base}`, but the recipe does not name it",
+            f"add `checkpoint: {found.derived.id}` to the recipe (a derived checkpoint is its own configuration)",
+        )
     if found.kind == NOT_LISTED:
-        return Problem("checkpoint", f"the run served `{checkpoint}`, which is not a checkpoint of catalog model "
-                                     f"`{model_id}` ({', '.join(spec.checkpoints)})",
-                       "attach the run to the recipe of the model it served; a fine-tune or quantized export needs a "
-                       f"`derived_checkpoints` entry in {MODELS_PATH} (its own pull request, with a source)")
-    return Problem("checkpoint", f"the run served `{checkpoint}`, whose name does not mention catalog model "
-                                 f"`{model_id}` ({spec.name}, family {spec.family})",
-                   "attach the run to the recipe of the model it served, or list the checkpoint under the model's "
-                   f"`checkpoints` in {MODELS_PATH} with its source")
+        return Problem(
+            "checkpoint",
+            f"the run served `{checkpoint}`, which is not a checkpoint of catalog model "
+            f"`{model_id}` ({', '.join(spec.checkpoints)})",
+            "attach the run to the recipe of the model it served; a fine-tune or quantized export needs a "
+            f"`derived_checkpoints` entry in {MODELS_PATH} (its own pull request, with a source)",
+        )
+    return Problem(
+        "checkpoint",
+        f"the run served `{checkpoint}`, whose name does not mention catalog model "
+        f"`{model_id}` ({spec.name}, family {spec.family})",
+        "attach the run to the recipe of the model it served, or list the checkpoint under the model's "
+        f"`checkpoints` in {MODELS_PATH} with its source",
+    )
 
 
 def architecture_problems(model_id: str, spec: ModelSpec | None, run: RunMeta) -> list[Problem]:
@@ -123,30 +131,60 @@ def architecture_problems(model_id: str, spec: ModelSpec | None, run: RunMeta) -
     if spec is None or stated is None:
         return []
     out: list[Problem] = []
-    hint = (f"attach the log to the recipe of the model it trained; if {MODELS_PATH} is wrong about "
-            f"`{model_id}`, correct it in its own pull request with a source")
+    hint = (
+        f"attach the log to the recipe of the model it trained; if {MODELS_PATH} is wrong about "
+        f"`{model_id}`, correct it in its own pull request with a source"
+    )
     arch = spec.architecture
     exact = [("layers", stated.layers, spec.layers)]
     if arch is not None:
-        exact += [("hidden_size", stated.hidden_size, arch.hidden_size),
-                  ("attention_heads", stated.attention_heads, arch.attention_heads),
-                  ("experts", stated.experts, arch.experts),
-                  ("experts_per_token", stated.experts_per_token, arch.experts_per_token)]
+        exact += [
+            ("hidden_size", stated.hidden_size, arch.hidden_size),
+            ("attention_heads", stated.attention_heads, arch.attention_heads),
+            ("experts", stated.experts, arch.experts),
+            ("experts_per_token", stated.experts_per_token, arch.experts_per_token),
+        ]
     for name, printed, known in exact:
         if printed is not None and known is not None and printed != known:
-            out.append(Problem(f"architecture.{name}", f"the log trained a model with {name} {printed}; catalog model "
-                                                      f"`{model_id}` has {known}", hint))
+            out.append(
+                Problem(
+                    f"architecture.{name}",
+                    f"the log trained a model with {name} {printed}; catalog model `{model_id}` has {known}",
+                    hint,
+                )
+            )
     if stated.experts is not None and spec.moe is False:
-        out.append(Problem("architecture.experts", f"the log trained {stated.experts} experts; catalog model "
-                                                   f"`{model_id}` is dense", hint))
-    if arch is not None and arch.vocab_size and stated.vocab_size and \
-            abs(stated.vocab_size - arch.vocab_size) > VOCAB_TOLERANCE * arch.vocab_size:
-        out.append(Problem("architecture.vocab_size", f"the log's vocabulary has {stated.vocab_size} entries; catalog "
-                                                       f"model `{model_id}` has {arch.vocab_size}", hint))
+        out.append(
+            Problem(
+                "architecture.experts",
+                f"the log trained {stated.experts} experts; catalog model `{model_id}` is dense",
+                hint,
+            )
+        )
+    if (
+        arch is not None
+        and arch.vocab_size
+        and stated.vocab_size
+        and abs(stated.vocab_size - arch.vocab_size) > VOCAB_TOLERANCE * arch.vocab_size
+    ):
+        out.append(
+            Problem(
+                "architecture.vocab_size",
+                f"the log's vocabulary has {stated.vocab_size} entries; catalog "
+                f"model `{model_id}` has {arch.vocab_size}",
+                hint,
+            )
+        )
     if spec.params_b and stated.params_b and abs(stated.params_b - spec.params_b) > PARAMS_TOLERANCE * spec.params_b:
-        out.append(Problem("architecture.params_b", f"the log's model has {stated.params_b:g}B parameters; catalog "
-                                                    f"model `{model_id}` has {spec.params_b:g}B (tolerance "
-                                                    f"{PARAMS_TOLERANCE:.0%})", hint))
+        out.append(
+            Problem(
+                "architecture.params_b",
+                f"the log's model has {stated.params_b:g}B parameters; catalog "
+                f"model `{model_id}` has {spec.params_b:g}B (tolerance "
+                f"{PARAMS_TOLERANCE:.0%})",
+                hint,
+            )
+        )
     return out
 
 
@@ -169,15 +207,24 @@ def gguf_problems(model_id: str, spec: ModelSpec | None, filename: str, n_params
     base = filename.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
     names = {_norm(t) for t in (spec.name, *spec.aliases, *(c.split("/")[-1] for c in spec.checkpoints)) if _norm(t)}
     if not any(n in _norm(base) for n in names):
-        out.append(Problem("synthetic.model_filename", f"llama-bench loaded `{base}`, whose name does not mention "
-                                                       f"catalog model `{model_id}` ({spec.name})",
-                           "attach the run to the recipe of the model it loaded, or name the GGUF file after its "
-                           "model (as its publisher did)"))
+        out.append(
+            Problem(
+                "synthetic.model_filename",
+                f"llama-bench loaded `{base}`, whose name does not mention catalog model `{model_id}` ({spec.name})",
+                "attach the run to the recipe of the model it loaded, or name the GGUF file after its "
+                "model (as its publisher did)",
+            )
+        )
     if spec.params_b and abs(n_params / 1e9 - spec.params_b) > PARAMS_TOLERANCE * spec.params_b:
-        out.append(Problem("synthetic.model_n_params", f"llama-bench's model has {n_params:,} parameters; catalog "
-                                                       f"model `{model_id}` has {spec.params_b:g}B (tolerance "
-                                                       f"{PARAMS_TOLERANCE:.0%})",
-                           "attach the run to the recipe of the model it loaded"))
+        out.append(
+            Problem(
+                "synthetic.model_n_params",
+                f"llama-bench's model has {n_params:,} parameters; catalog "
+                f"model `{model_id}` has {spec.params_b:g}B (tolerance "
+                f"{PARAMS_TOLERANCE:.0%})",
+                "attach the run to the recipe of the model it loaded",
+            )
+        )
     return out
 
 
@@ -195,27 +242,38 @@ def gpu_problem(gpu_id: str, spec: GpuSpec | None, gpu_info: str, backends: str)
     gpu_backends = [b.strip() for b in backends.split(",") if b.strip() and b.strip() not in CPU_BACKENDS]
     info = gpu_info.strip()
     if gpu_backends and not info:
-        return Problem("synthetic.gpu_info", f"llama-bench used the {', '.join(gpu_backends)} backend but "
-                                             "names no GPU", "give the output llama-bench wrote, unchanged")
+        return Problem(
+            "synthetic.gpu_info",
+            f"llama-bench used the {', '.join(gpu_backends)} backend but names no GPU",
+            "give the output llama-bench wrote, unchanged",
+        )
     if spec is None:
         return None  # an unknown hardware id is ORV115's
     if spec.device == "cpu":
         if gpu_backends or info:
             ran = f"the {', '.join(gpu_backends)} backend on `{info}`" if gpu_backends else f"`{info}`"
-            return Problem("hardware.gpu", f"llama-bench used {ran}; the run's hardware (its recipe's) `{gpu_id}` "
-                                           f"({spec.name}) is a CPU host",
-                           "attach the run to the recipe of the GPU it ran on, or measure the CPU host with a "
-                           "CPU-only llama.cpp build")
+            return Problem(
+                "hardware.gpu",
+                f"llama-bench used {ran}; the run's hardware (its recipe's) `{gpu_id}` ({spec.name}) is a CPU host",
+                "attach the run to the recipe of the GPU it ran on, or measure the CPU host with a "
+                "CPU-only llama.cpp build",
+            )
         return None
     if not gpu_backends:
         named = f"names `{info}` but " if info else "names no GPU and "
-        return Problem("hardware.gpu", f"llama-bench {named}used no GPU backend (backends: {backends or 'none'}): "
-                                       f"it ran on the CPU, and the run's hardware (its recipe's) `{gpu_id}` "
-                                       f"({spec.name}) is a GPU",
-                       f"attach the run to the recipe of the CPU host it ran on (a {HARDWARE_PATH} entry with "
-                       "`device: cpu`), or rerun llama-bench built with the GPU's backend (-DGGML_CUDA=ON, "
-                       "-DGGML_VULKAN=ON, -DGGML_HIP=ON; Metal on Apple)")
+        return Problem(
+            "hardware.gpu",
+            f"llama-bench {named}used no GPU backend (backends: {backends or 'none'}): "
+            f"it ran on the CPU, and the run's hardware (its recipe's) `{gpu_id}` "
+            f"({spec.name}) is a GPU",
+            f"attach the run to the recipe of the CPU host it ran on (a {HARDWARE_PATH} entry with "
+            "`device: cpu`), or rerun llama-bench built with the GPU's backend (-DGGML_CUDA=ON, "
+            "-DGGML_VULKAN=ON, -DGGML_HIP=ON; Metal on Apple)",
+        )
     if _model_number(spec.name) not in _norm(info):
-        return Problem("hardware.gpu", f"llama-bench ran on `{info}`; the run's GPU (its recipe's) is `{gpu_id}` "
-                                       f"({spec.name})", "attach the run to the recipe of the GPU it ran on")
+        return Problem(
+            "hardware.gpu",
+            f"llama-bench ran on `{info}`; the run's GPU (its recipe's) is `{gpu_id}` ({spec.name})",
+            "attach the run to the recipe of the GPU it ran on",
+        )
     return None

@@ -74,11 +74,11 @@ def _strings(blob: bytes, offset: int, count: int) -> tuple[list[bytes], int]:
     for _ in range(count):
         if offset + 4 > len(blob):
             raise ValueError("truncated signature")
-        (size,) = struct.unpack(">I", blob[offset:offset + 4])
+        (size,) = struct.unpack(">I", blob[offset : offset + 4])
         offset += 4
         if offset + size > len(blob):
             raise ValueError("truncated signature")
-        out.append(blob[offset:offset + size])
+        out.append(blob[offset : offset + size])
         offset += size
     return out, offset
 
@@ -156,8 +156,7 @@ def parse_signers(text: str) -> tuple[list[SignerLine], list[tuple[int, str]]]:
             problems.append((number, "the key is not base64"))
             continue
         principals = tuple(p for p in fields[0].strip('"').split(",") if p)
-        entries.append(SignerLine(number, principals, fields[1] if at == 2 else "",
-                                  f"{fields[at]} {fields[at + 1]}"))
+        entries.append(SignerLine(number, principals, fields[1] if at == 2 else "", f"{fields[at]} {fields[at + 1]}"))
     return entries, problems
 
 
@@ -245,15 +244,17 @@ def _verify(armoured: bytes, data: bytes, signers: bytes, measured_by: str) -> V
             with open(path, "wb") as fh:
                 fh.write(content)
         # The common case first: one call settles a valid signature.
-        done = _run([tool, "-Y", "verify", "-f", signers_path, "-I", measured_by, "-n", NAMESPACE,
-                     "-s", sig_path], data)
+        done = _run(
+            [tool, "-Y", "verify", "-f", signers_path, "-I", measured_by, "-n", NAMESPACE, "-s", sig_path], data
+        )
         if done.returncode == 0:
             return Verdict(OK, measured_by, fingerprint=info.fingerprint)
         # Then why not: the signature itself (embedded key, no registry), then whose key it is.
         alone = _run([tool, "-Y", "check-novalidate", "-n", NAMESPACE, "-s", sig_path], data)
         if alone.returncode != 0:
-            return Verdict(INVALID, detail=alone.stderr.decode("utf-8", "replace").strip(),
-                           fingerprint=info.fingerprint)
+            return Verdict(
+                INVALID, detail=alone.stderr.decode("utf-8", "replace").strip(), fingerprint=info.fingerprint
+            )
         found = _run([tool, "-Y", "find-principals", "-f", signers_path, "-s", sig_path], b"")
         principals = found.stdout.decode("utf-8", "replace").split() if found.returncode == 0 else []
         if not principals:
@@ -262,8 +263,7 @@ def _verify(armoured: bytes, data: bytes, signers: bytes, measured_by: str) -> V
             return Verdict(WRONG_PRINCIPAL, ",".join(principals), fingerprint=info.fingerprint)
         # A registered key of measured_by, yet verify refused: its options (namespaces=,
         # valid-before=) exclude this use.
-        return Verdict(UNREGISTERED, measured_by, done.stderr.decode("utf-8", "replace").strip(),
-                       info.fingerprint)
+        return Verdict(UNREGISTERED, measured_by, done.stderr.decode("utf-8", "replace").strip(), info.fingerprint)
 
 
 # --------------------------------------------------------------------------- signing a stored run
@@ -278,8 +278,10 @@ def sign_run(root: str, path: str, key: str) -> tuple[str, Verdict]:
     """
     rel = os.path.relpath(os.path.abspath(path), root).replace(os.sep, "/")
     if classify(rel) != "run":
-        raise SigningError(f"{path}: not a run file in the registry (runs/<first two hex>/<sha256>.json); "
-                           "store it first with `orv add-run`")
+        raise SigningError(
+            f"{path}: not a run file in the registry (runs/<first two hex>/<sha256>.json); "
+            "store it first with `orv add-run`"
+        )
     materialize(root, [rel, rel + SIG_SUFFIX, SIGNERS_PATH])  # a sparse checkout: shown, and the new .sig kept
     with open(os.path.join(root, rel), "rb") as fh:
         data = fh.read()
@@ -296,8 +298,10 @@ def sign_run(root: str, path: str, key: str) -> tuple[str, Verdict]:
     signers = read_limited(os.path.join(root, SIGNERS_PATH), 1024 * 1024) or b""
     verdict = verify(armoured, data, signers, measured_by)
     if verdict.status == WRONG_PRINCIPAL:
-        raise SigningError(f"{rel}: this key is registered for `{verdict.principal}`, but the run says "
-                           f"measured_by `{measured_by}`; store the run with --measured-by {verdict.principal}")
+        raise SigningError(
+            f"{rel}: this key is registered for `{verdict.principal}`, but the run says "
+            f"measured_by `{measured_by}`; store the run with --measured-by {verdict.principal}"
+        )
     if verdict.status not in (OK, UNREGISTERED, NO_TOOL):
         raise SigningError(f"{rel}: the new signature does not verify ({verdict.status} {verdict.detail})")
     write_atomic(os.path.join(root, rel + SIG_SUFFIX), armoured)
@@ -313,8 +317,6 @@ class RunSignature:
     run_path: str
     digest: str
     verdict: Verdict | None  # None when there is no run file to verify against
-
-
 
 
 def read_limited(path: str, limit: int) -> bytes | None:
@@ -336,8 +338,9 @@ def signatures(snapshot: Snapshot) -> Mapping[str, RunSignature]:
 
 
 def _verify_all(snapshot: Snapshot) -> Mapping[str, RunSignature]:
-    signers = read_limited(os.path.join(snapshot.root, SIGNERS_PATH), 1024 * 1024) \
-        if SIGNERS_PATH in snapshot.files else None
+    signers = (
+        read_limited(os.path.join(snapshot.root, SIGNERS_PATH), 1024 * 1024) if SIGNERS_PATH in snapshot.files else None
+    )
     out: dict[str, RunSignature] = {}
     used: dict[tuple[str, ...], Verdict] = {}
     # classify only what ends like a signature: its patterns cost ~2 µs a file, twice over 20,000 files
@@ -351,8 +354,11 @@ def _verify_all(snapshot: Snapshot) -> Mapping[str, RunSignature]:
             out[digest] = RunSignature(rel, run_rel, digest, None)
             continue
         # a quality run says who measured it as a throughput run does (its facts keep measured_by)
-        measured_by = run.meta.measured_by if run.meta is not None else (
-            run.quality.measured_by if run.quality is not None else None)
+        measured_by = (
+            run.meta.measured_by
+            if run.meta is not None
+            else (run.quality.measured_by if run.quality is not None else None)
+        )
         if measured_by is None:
             continue  # an unreadable run file has its own finding; nothing to verify against
         armoured = read_limited(os.path.join(snapshot.root, rel), MAX_SIG_BYTES)

@@ -47,10 +47,9 @@ TIER_MEANINGS = {
     "T0": "claimed — no run file on record",
     "T1": "reported — run file on record, hash verified, tool and version pinned, metadata matches the recipe",
     "T2": "verified — headline recomputed from raw samples within 1% of the claim, physically possible, "
-          "samples match the recipe's workload, training loss passes the convergence check against the model's "
-          "reference",
-    "T3": "reproduced — two independent verified runs signed by two different registered measurers, "
-          "agreeing within 5%",
+    "samples match the recipe's workload, training loss passes the convergence check against the model's "
+    "reference",
+    "T3": "reproduced — two independent verified runs signed by two different registered measurers, agreeing within 5%",
 }
 
 
@@ -111,8 +110,11 @@ def _is_verified(snapshot: Snapshot, entry_path: str, recipe: Recipe, run: RunEn
         workload_id = recipe.workload_id
         spec = snapshot.catalog.workloads.get(workload_id)
         if spec is None or not spec.is_inference:
-            return (f"recipe names no workload a run can prove (`{workload_id}`): name one to rise above T1"
-                    if workload_id == UNSPECIFIED else f"workload `{workload_id}` is not an inference workload")
+            return (
+                f"recipe names no workload a run can prove (`{workload_id}`): name one to rise above T1"
+                if workload_id == UNSPECIFIED
+                else f"workload `{workload_id}` is not an inference workload"
+            )
         misfits = workload_problems(snapshot, entry_path, recipe, run)
         if misfits:
             return f"run's samples do not match workload `{workload_id}` ({misfits[0].code}: {misfits[0].message})"
@@ -140,8 +142,10 @@ def missing_reference(snapshot: Snapshot, recipe: TrainingRecipe) -> str | None:
         problem = catalog.reference_problems.get((recipe.model, recipe.workload))
         if problem:
             return f"model `{recipe.model}`'s convergence reference for `{recipe.workload}` is unusable: {problem}"
-        return (f"model `{recipe.model}` has no convergence reference for workload `{recipe.workload}`: "
-                f"record one with `{reference_command(recipe.model, recipe.workload)}`")
+        return (
+            f"model `{recipe.model}` has no convergence reference for workload `{recipe.workload}`: "
+            f"record one with `{reference_command(recipe.model, recipe.workload)}`"
+        )
     return None
 
 
@@ -178,7 +182,9 @@ def _derive_evidence(snapshot: Snapshot, entry: RecipeEntry, physics_ok: bool) -
     if recipe is None:
         return TierResult("T0", ("recipe fails its schema",))
     # Quality runs (kind: quality) are accuracy evidence, judged by _quality_gate, not throughput runs.
-    on_record = [snapshot.runs[d] for d in recipe.run_digests if d in snapshot.runs and snapshot.runs[d].quality is None]
+    on_record = [
+        snapshot.runs[d] for d in recipe.run_digests if d in snapshot.runs and snapshot.runs[d].quality is None
+    ]
     if not on_record:
         return TierResult("T0", ("no run file on record",) + ((LEGACY_REASON,) if legacy_capped(recipe) else ()))
     if legacy_capped(recipe):
@@ -214,8 +220,10 @@ NEEDS_SIGNED = "needs two verified runs signed by different registered measurers
 NEEDS_SECOND_SIGNER = "needs a second signed run from another registered measurer"
 NOT_INDEPENDENT = "the signed runs of different measurers are one measurement (copied samples or the same measured_at)"
 NOT_AGREEING = "the signed runs of different measurers disagree by more than 5%"
-TOO_FEW_SAMPLES = (f"the signed runs of different measurers have too few samples to tell a copy from a re-measurement "
-                   f"(each needs {MIN_DISTINCT} distinct timings: more repetitions or requests)")
+TOO_FEW_SAMPLES = (
+    f"the signed runs of different measurers have too few samples to tell a copy from a re-measurement "
+    f"(each needs {MIN_DISTINCT} distinct timings: more repetitions or requests)"
+)
 
 
 def _not_reproduced(snapshot: Snapshot, recipe: Recipe, verified: list[RunEntry]) -> str | None:
@@ -227,7 +235,7 @@ def _not_reproduced(snapshot: Snapshot, recipe: Recipe, verified: list[RunEntry]
         return NEEDS_SECOND_SIGNER
     independent = too_few = False
     for i, (a, who_a) in enumerate(signed):
-        for b, who_b in signed[i + 1:]:
+        for b, who_b in signed[i + 1 :]:
             assert a.meta is not None and b.meta is not None and a.facts is not None and b.facts is not None
             # a sweep's points, and runs on different workloads, are different measurements
             if who_a == who_b or point_of(a) != point_of(b) or a.meta.workload != b.meta.workload:

@@ -187,7 +187,7 @@ def write_atomic(path: str, data: bytes) -> None:
             fd, tmp = _held(lambda: _new_file(scratch))
             view = memoryview(data)
             while view:
-                view = view[os.write(fd, view):]
+                view = view[os.write(fd, view) :]
             os.fchmod(fd, 0o644)
             os.fsync(fd)
             os.replace(tmp, path)
@@ -354,7 +354,7 @@ class _Transaction:
         try:
             view = memoryview(data)
             while view:
-                view = view[os.write(fd, view):]
+                view = view[os.write(fd, view) :]
             os.fchmod(fd, 0o644)  # as write_atomic: readable by all, whatever the umask
             os.fsync(fd)
         finally:

@@ -41,15 +41,20 @@ def _quiet_worker(initializer: Callable[..., None] | None, *initargs: Any) -> No
         initializer(*initargs)
 
 
-def quiet_map(fn: Callable[[T], R], items: Iterable[T], jobs: int, chunksize: int = 1,
-              initializer: Callable[..., None] | None = None, initargs: tuple[Any, ...] = ()) -> Iterator[R]:
+def quiet_map(
+    fn: Callable[[T], R],
+    items: Iterable[T],
+    jobs: int,
+    chunksize: int = 1,
+    initializer: Callable[..., None] | None = None,
+    initargs: tuple[Any, ...] = (),
+) -> Iterator[R]:
     """pool.map over `jobs` forked workers that ignore Ctrl-C; interrupted, the pool drops its queue."""
     import multiprocessing  # here: every write imports this module, few start workers
     from concurrent.futures import ProcessPoolExecutor
 
     context = multiprocessing.get_context("fork") if hasattr(os, "fork") else None
-    pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=_quiet_worker,
-                               initargs=(initializer, *initargs))
+    pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=_quiet_worker, initargs=(initializer, *initargs))
     try:
         # the workers start here: forked while Ctrl-C is held, they never see the default handler
         with interrupts_deferred():

@@ -71,13 +71,13 @@ def _restore_untouched(original: str, normalized: str, edited: str) -> str:
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, norm, autojunk=False).get_opcodes():
         if tag == "equal" or (tag == "replace" and i2 - i1 == j2 - j1):
             for k in range(j2 - j1):
-                block_of[j1 + k] = (j1 + k, j1 + k + 1, old[i1 + k:i1 + k + 1])
+                block_of[j1 + k] = (j1 + k, j1 + k + 1, old[i1 + k : i1 + k + 1])
         elif tag == "replace":  # e.g. a wrapped flow list joined into one line
             for k in range(j1, j2):
                 block_of[k] = (j1, j2, old[i1:i2])
         elif tag == "insert":  # ruamel added lines the original did not have: nothing to restore
             for k in range(j1, j2):
-                block_of[k] = (k, k + 1, norm[k:k + 1])
+                block_of[k] = (k, k + 1, norm[k : k + 1])
         # "delete": original lines ruamel dropped (blank lines at the end): nothing to map
     crlf = bool(old) and all(line.endswith("\r\n") for line in old)  # keep a Windows file's line endings
     out: list[str] = []
@@ -85,7 +85,7 @@ def _restore_untouched(original: str, normalized: str, edited: str) -> str:
         if tag == "equal":
             i = i1
             while i < i2:
-                start, end, lines = block_of.get(i, (i, i + 1, norm[i:i + 1]))
+                start, end, lines = block_of.get(i, (i, i + 1, norm[i : i + 1]))
                 if start == i and end <= i2:
                     out.extend(lines)
                     i = end
@@ -94,8 +94,7 @@ def _restore_untouched(original: str, normalized: str, edited: str) -> str:
                     i += 1
         else:
             # ruamel keeps a comment's own "\r" and adds "\n": one "\r\n" per line in a Windows file
-            out.extend(line.rstrip("\r\n") + "\r\n" if crlf and line.endswith("\n") else line
-                       for line in new[j1:j2])
+            out.extend(line.rstrip("\r\n") + "\r\n" if crlf and line.endswith("\n") else line for line in new[j1:j2])
     return "".join(out)
 
 
@@ -108,15 +107,18 @@ def edit(text: str, change: Callable[[CommentedMap], None]) -> str:
     data, y = load(text)
     if list(yamlwrite.differences(before, yamlwrite.plain_data(data))):
         # ruamel reads YAML 1.2, libyaml 1.1: a value such as `yes` or `0o10` means two things
-        raise EditError("the file reads differently in YAML 1.1 and 1.2 (an unquoted yes/no/on/off or octal?); "
-                        "quote such values, then retry")
+        raise EditError(
+            "the file reads differently in YAML 1.1 and 1.2 (an unquoted yes/no/on/off or octal?); "
+            "quote such values, then retry"
+        )
     normalized = dump(data, y)
     change(data)
     # only what the edit wrote is restyled; the rest of the file keeps its own quoting
     fresh = yamlwrite.new_paths(before, yamlwrite.plain_data(data))
     try:
-        return yamlwrite.write(data, lambda d: _restore_untouched(text, normalized, dump(d, y)),
-                               where=lambda path: path in fresh)
+        return yamlwrite.write(
+            data, lambda d: _restore_untouched(text, normalized, dump(d, y)), where=lambda path: path in fresh
+        )
     except yamlwrite.WriteError as exc:  # pragma: no cover - an emitter bug, reported not written
         raise EditError(f"the edited file would not read back as intended: {exc}") from None
 
@@ -213,8 +215,12 @@ def add_missing_keys(data: CommentedMap, key: str, values: Mapping[str, Any]) ->
     return added
 
 
-def new_document(values: Mapping[str, Any], comments: Mapping[str, str] | None = None, header: str = "",
-                 flow_keys: frozenset[str] = frozenset()) -> str:
+def new_document(
+    values: Mapping[str, Any],
+    comments: Mapping[str, str] | None = None,
+    header: str = "",
+    flow_keys: frozenset[str] = frozenset(),
+) -> str:
     """YAML text for a new file a person will edit: keys in the given order, a comment line above
     some keys, a header (e.g. the schema modeline), flow style for the mappings in `flow_keys` and
     for every mapping below the top level (`engine: {name: vllm, version: "0.11.0"}`)."""

@@ -74,8 +74,7 @@ def scalar(value: Any, flow: bool = False) -> str:
 
 def _string(value: str, flow: bool) -> str:
     pattern = _PLAIN if flow else _PLAIN_WORDS
-    if not isinstance(value, yamlwrite.Quoted) and pattern.match(value) \
-            and yamlwrite.plain_ok(value):
+    if not isinstance(value, yamlwrite.Quoted) and pattern.match(value) and yamlwrite.plain_ok(value):
         return value
     return yamlwrite.double_quoted(value)
 
@@ -157,7 +156,7 @@ def _sequence_block(items: Sequence[Any], indent: int, lines: list[str]) -> None
         elif isinstance(item, Mapping):
             sub: list[str] = []
             _mapping_block(item, indent + 2, sub)
-            sub[0] = f"{pad}- {sub[0][indent + 2:]}"
+            sub[0] = f"{pad}- {sub[0][indent + 2 :]}"
             lines.extend(sub)
         else:
             raise YamlOutError("nested lists are not supported")
@@ -169,8 +168,9 @@ def _text_block(head: str, value: str, indent: int, lines: list[str]) -> None:
     pad = " " * (indent + 2)
     paragraphs = value.split("\n")
     special = isinstance(value, yamlwrite.Quoted) or bool(_SPECIAL.search(value))
-    simple = (not special and value == value.strip() and "  " not in value
-              and all(p and p == p.strip() for p in paragraphs))
+    simple = (
+        not special and value == value.strip() and "  " not in value and all(p and p == p.strip() for p in paragraphs)
+    )
     if simple:
         lines.append(f"{head} >-")
         for i, paragraph in enumerate(paragraphs):
@@ -178,8 +178,7 @@ def _text_block(head: str, value: str, indent: int, lines: list[str]) -> None:
                 lines.append("")
             lines.extend(pad + line for line in _wrap(paragraph, WIDTH - len(pad)))
         return
-    if special or value != value.strip() or any(
-            line != line.rstrip() or line.startswith(" ") for line in paragraphs):
+    if special or value != value.strip() or any(line != line.rstrip() or line.startswith(" ") for line in paragraphs):
         lines.append(f"{head} {yamlwrite.double_quoted(value)}")
         return
     lines.append(f"{head} |-")

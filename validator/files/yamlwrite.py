@@ -33,9 +33,22 @@ _RESOLVER_11 = yaml.resolver.Resolver()
 _RESOLVER_12 = VersionedResolver(version=(1, 2))
 # YAML line breaks (1.1 counts NEL, LS and PS too), tabs and every character YAML does not print raw.
 _NOT_PLAIN = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]")
-_ESCAPES = {"\0": "\\0", "\a": "\\a", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\v": "\\v", "\f": "\\f",
-            "\r": "\\r", "\x1b": "\\e", '"': '\\"', "\\": "\\\\", "\x85": "\\N",
-            "\u2028": "\\L", "\u2029": "\\P"}
+_ESCAPES = {
+    "\0": "\\0",
+    "\a": "\\a",
+    "\b": "\\b",
+    "\t": "\\t",
+    "\n": "\\n",
+    "\v": "\\v",
+    "\f": "\\f",
+    "\r": "\\r",
+    "\x1b": "\\e",
+    '"': '\\"',
+    "\\": "\\\\",
+    "\x85": "\\N",
+    "\u2028": "\\L",
+    "\u2029": "\\P",
+}
 _MAX_ROUNDS = 8
 # YAML 1.1's spec reads these as booleans too; PyYAML does not, other 1.1 readers (Go's yaml.v2) do.
 _SHORT_BOOLS = frozenset({"y", "Y", "n", "N"})
@@ -183,8 +196,11 @@ def new_paths(before: Any, after: Any, at: Path = ()) -> set[Path]:
         return {p for k, v in after.items() for p in new_paths(old.get(k, _MISSING), v, at + (k,))}
     if isinstance(after, list):
         old_list: Sequence[Any] = before if isinstance(before, list) else []
-        return {p for i, v in enumerate(after)
-                for p in new_paths(old_list[i] if i < len(old_list) else _MISSING, v, at + (i,))}
+        return {
+            p
+            for i, v in enumerate(after)
+            for p in new_paths(old_list[i] if i < len(old_list) else _MISSING, v, at + (i,))
+        }
     return set() if type(before) is type(after) and before == after else {at}
 
 

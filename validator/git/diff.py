@@ -94,7 +94,7 @@ class BaseTree:
                 continue
             for item in sub.traverse():
                 if item.type in ("blob", "commit"):
-                    yield f"{top}/{item.path[len(sub.path) + 1:]}", item.mode, item
+                    yield f"{top}/{item.path[len(sub.path) + 1 :]}", item.mode, item
 
     def listing(self, tops: tuple[str, ...]) -> dict[str, tuple[int, str]]:
         """path -> (git mode, object id) of every entry under the given top-level folders.
@@ -102,15 +102,16 @@ class BaseTree:
         One `git ls-tree` call: ~50x faster than walking the tree objects through GitPython, which
         matters when only the ids are needed (pull-request mode on a large registry).
         """
-        raw = self.commit.repo.git.ls_tree("-r", "-z", "--full-tree", self.commit.hexsha, "--",
-                                           *(self.prefix + top for top in tops))
+        raw = self.commit.repo.git.ls_tree(
+            "-r", "-z", "--full-tree", self.commit.hexsha, "--", *(self.prefix + top for top in tops)
+        )
         out: dict[str, tuple[int, str]] = {}
         for record in raw.split("\0"):
             meta, sep, path = record.partition("\t")
             if not sep:
                 continue
             mode, _type, object_id = meta.split(" ", 2)
-            out[path[len(self.prefix):]] = (int(mode, 8), object_id)
+            out[path[len(self.prefix) :]] = (int(mode, 8), object_id)
         return out
 
     def export(self, dest: str, tops: tuple[str, ...]) -> None:
@@ -176,19 +177,23 @@ def _merge_base(repo: Any, base_ref: str) -> Any:
     try:
         base = repo.commit(base_ref)
     except (git.BadName, git.BadObject, ValueError):
-        raise GitError(f"--base {base_ref}: no such commit or branch here; fetch it first "
-                       f"(`git fetch origin {base_ref}`; in GitHub Actions check out with `fetch-depth: 0`)") from None
+        raise GitError(
+            f"--base {base_ref}: no such commit or branch here; fetch it first "
+            f"(`git fetch origin {base_ref}`; in GitHub Actions check out with `fetch-depth: 0`)"
+        ) from None
     try:
         head = repo.head.commit
     except ValueError:
         raise GitError("--base needs at least one commit on HEAD") from None
     bases = repo.merge_base(base, head)
     if not bases and shallow:
-        raise GitError(f"this clone is too shallow to find where HEAD and {base_ref} meet: its history is cut "
-                       "off before their merge base, so nothing can be compared (and checking everything "
-                       "instead would judge the pull request for what it did not introduce). Fetch the history: "
-                       "`git fetch --unshallow` (in GitHub Actions, actions/checkout with `fetch-depth: 0`; with "
-                       "`filter: tree:0` that is the commits only, trees and file contents fetched when needed)")
+        raise GitError(
+            f"this clone is too shallow to find where HEAD and {base_ref} meet: its history is cut "
+            "off before their merge base, so nothing can be compared (and checking everything "
+            "instead would judge the pull request for what it did not introduce). Fetch the history: "
+            "`git fetch --unshallow` (in GitHub Actions, actions/checkout with `fetch-depth: 0`; with "
+            "`filter: tree:0` that is the commits only, trees and file contents fetched when needed)"
+        )
     if not bases:
         raise GitError(f"HEAD and {base_ref} share no history, so there is no merge base to compare with")
     return bases[0]
@@ -200,7 +205,15 @@ def _is_shallow(repo: Any) -> bool:
     return os.path.isfile(path) and os.path.getsize(path) > 0
 
 
-_DIFF_FLAGS = ("--raw", "-z", "--no-renames", "--no-ext-diff", "--no-textconv", "--no-color", "--ignore-submodules=none")
+_DIFF_FLAGS = (
+    "--raw",
+    "-z",
+    "--no-renames",
+    "--no-ext-diff",
+    "--no-textconv",
+    "--no-color",
+    "--ignore-submodules=none",
+)
 # past this many candidate paths, one whole-tree diff is cheaper than naming them all on the command line
 _NAMED_PATHS_AT_MOST = 1000
 
@@ -215,9 +228,11 @@ def _changed_files(repo: Any, merge_base: str, prefix: str) -> Iterator[FileChan
     the index (`diff-files`: a sparse checkout's absent files are not looked at), so those two name the
     candidates, and `git diff <merge base>` on just those paths gives the same records as on all of them."""
     git = repo.git
-    candidates = {path for raw in (git.diff_index(merge_base, "--cached", *_DIFF_FLAGS, "--"),
-                                   git.diff_files(*_DIFF_FLAGS, "--"))
-                  for _meta, path in _raw_records(raw)}
+    candidates = {
+        path
+        for raw in (git.diff_index(merge_base, "--cached", *_DIFF_FLAGS, "--"), git.diff_files(*_DIFF_FLAGS, "--"))
+        for _meta, path in _raw_records(raw)
+    }
     seen: set[str] = set()
     if candidates:
         # literal pathspecs: a path with `*` or `:` in its name is that one path
@@ -259,7 +274,7 @@ def _untracked(git: Any) -> list[str]:
 def _under(path: str, prefix: str) -> str | None:
     if not prefix:
         return path
-    return path[len(prefix):] if path.startswith(prefix) else None
+    return path[len(prefix) :] if path.startswith(prefix) else None
 
 
 def _mode_on_disk(full: str) -> int:

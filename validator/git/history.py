@@ -19,8 +19,19 @@ def arrival_order(root: str, tops: tuple[str, ...]) -> dict[str, int]:
     files absent from the answer (uncommitted, or added by the work tree) are the newest.
     """
     fetch_history_trees(root)
-    out = plumbing(root, "log", "--first-parent", "-m", "--reverse", "--relative", "--diff-filter=A",
-                   "--name-only", "--format=%x01", "--", *tops)
+    out = plumbing(
+        root,
+        "log",
+        "--first-parent",
+        "-m",
+        "--reverse",
+        "--relative",
+        "--diff-filter=A",
+        "--name-only",
+        "--format=%x01",
+        "--",
+        *tops,
+    )
     if out is None:
         return {}
     order: dict[str, int] = {}
@@ -82,12 +93,15 @@ def newest_commit_touching(root: str, dirs: tuple[str, ...]) -> tuple[str, str] 
             raise HistoryError(
                 f"this clone is shallow: git cannot tell when {', '.join(d + '/' for d in dirs)} last changed",
                 "fetch the full history (`git fetch --unshallow`; in GitHub Actions, actions/checkout with "
-                "`fetch-depth: 0`)")
+                "`fetch-depth: 0`)",
+            )
         when = datetime.fromtimestamp(newest.committed_date, tz=timezone.utc)
         return when.isoformat(timespec="seconds"), newest.hexsha
     except HistoryError:
         raise
     except Exception as exc:  # noqa: BLE001 - GitPython raises many types; all mean "history unreadable"
-        raise HistoryError(f"cannot read the git history of {root}: {type(exc).__name__}: {exc}".strip(),
-                           "make sure `git log` works in this folder (git installed, repository readable, "
-                           "marked safe.directory if owned by another user)") from None
+        raise HistoryError(
+            f"cannot read the git history of {root}: {type(exc).__name__}: {exc}".strip(),
+            "make sure `git log` works in this folder (git installed, repository readable, "
+            "marked safe.directory if owned by another user)",
+        ) from None

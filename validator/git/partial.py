@@ -25,12 +25,29 @@ def prefetch(root: str, commit: str, paths: Iterable[str]) -> int:
     listing = plumbing(root, "ls-tree", "-z", commit, "--", *wanted)  # trees only: a blobless clone has them
     if listing is None:
         return 0
-    blobs = [record.split("\t", 1)[0].split(" ")[2] for record in listing.decode(errors="surrogateescape").split("\0")
-             if "\t" in record and record.split(" ", 2)[1] == "blob"]
+    blobs = [
+        record.split("\t", 1)[0].split(" ")[2]
+        for record in listing.decode(errors="surrogateescape").split("\0")
+        if "\t" in record and record.split(" ", 2)[1] == "blob"
+    ]
     # as git's own lazy fetch asks (promisor-remote.c), for all at once; blobs already here are not sent again
-    if git_with_input(root, dict(os.environ), "\n".join(blobs) + "\n", "-c", "fetch.negotiationAlgorithm=noop",
-                  "fetch", remote, "--no-tags", "--no-write-fetch-head", "--recurse-submodules=no",
-                  "--filter=blob:none", "--stdin") is None:
+    if (
+        git_with_input(
+            root,
+            dict(os.environ),
+            "\n".join(blobs) + "\n",
+            "-c",
+            "fetch.negotiationAlgorithm=noop",
+            "fetch",
+            remote,
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--recurse-submodules=no",
+            "--filter=blob:none",
+            "--stdin",
+        )
+        is None
+    ):
         return 0
     return len(blobs)
 
@@ -44,7 +61,7 @@ def _promisor_remote(root: str) -> str:
     for line in (listed or b"").decode(errors="replace").splitlines():
         key, _, value = line.partition(" ")
         if value.strip().lower() in ("true", "yes", "on", "1"):
-            return key[len("remote."):-len(".promisor")]
+            return key[len("remote.") : -len(".promisor")]
     return ""
 
 
@@ -53,7 +70,7 @@ def _tree_filtered_remote(root: str) -> str:
     filters = plumbing(root, "config", "--get-regexp", r"^remote\..*\.partialclonefilter$")
     for key, _, value in (line.partition(" ") for line in (filters or b"").decode(errors="replace").splitlines()):
         if value.strip().startswith("tree:"):
-            return key[len("remote."):-len(".partialclonefilter")]
+            return key[len("remote.") : -len(".partialclonefilter")]
     return ""
 
 
@@ -100,9 +117,13 @@ def _differing_subtrees(root: str, pairs: list[tuple[str, str]]) -> list[tuple[s
     compared = [(h, w) for h, w in pairs if h]
     if compared:
         try:
-            done = subprocess.run(["git", "-C", root, "diff-tree", "--stdin", "-z", "--raw", "--no-renames"],
-                                  input="".join(f"{h} {w}\n" for h, w in compared).encode(), capture_output=True,
-                                  timeout=600, check=False)
+            done = subprocess.run(
+                ["git", "-C", root, "diff-tree", "--stdin", "-z", "--raw", "--no-renames"],
+                input="".join(f"{h} {w}\n" for h, w in compared).encode(),
+                capture_output=True,
+                timeout=600,
+                check=False,
+            )
         except (OSError, subprocess.TimeoutExpired):
             return None
         if done.returncode != 0:
@@ -134,8 +155,13 @@ def _present(root: str, tree: str) -> bool:
 def _read_trees(root: str, trees: list[str]) -> dict[str, dict[str, tuple[str, str]]] | None:
     """tree id -> {name: (mode, object id)} for trees that are here (`cat-file --batch`, one process)."""
     try:
-        done = subprocess.run(["git", "-C", root, "cat-file", "--batch"], input="".join(t + "\n" for t in trees).encode(),
-                              capture_output=True, timeout=600, check=False)
+        done = subprocess.run(
+            ["git", "-C", root, "cat-file", "--batch"],
+            input="".join(t + "\n" for t in trees).encode(),
+            capture_output=True,
+            timeout=600,
+            check=False,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     if done.returncode != 0:
@@ -148,12 +174,14 @@ def _read_trees(root: str, trees: list[str]) -> dict[str, dict[str, tuple[str, s
             if len(header) != 3 or header[1] != b"tree":
                 return None
             size = int(header[2])
-            body, at = data[end + 1:end + 1 + size], end + 2 + size
+            body, at = data[end + 1 : end + 1 + size], end + 2 + size
             entries, i = {}, 0
             while i < len(body):  # entries: "<mode> <name>\0<20-byte id>"
                 space, nul = body.index(b" ", i), body.index(b"\0", i)
-                entries[body[space + 1:nul].decode(errors="surrogateescape")] = (body[i:space].decode(),
-                                                                                 body[nul + 1:nul + 21].hex())
+                entries[body[space + 1 : nul].decode(errors="surrogateescape")] = (
+                    body[i:space].decode(),
+                    body[nul + 1 : nul + 21].hex(),
+                )
                 i = nul + 21
             out[tree] = entries
     except ValueError:  # output git would not write: leave the trees to git's own fetch
@@ -178,10 +206,19 @@ def _fetch_exact(root: str, remote: str, oids: list[str]) -> bool:
         url = os.path.join(top.decode().strip() if top else root, url)
     # how the clone reaches its remote: credentials a checkout kept, URL rewrites, the remote's
     # upload-pack and proxy (never its promisor settings: those would make this a partial clone too)
-    carried = plumbing(root, "config", "--local", "--get-regexp",
-                       rf"^((http|credential|url)\.|remote\.{re.escape(remote)}\.(uploadpack|proxy|proxyauthmethod)$)")
-    settings = [arg for line in (carried or b"").decode(errors="surrogateescape").splitlines() if " " in line
-                for arg in ("-c", "=".join(line.split(" ", 1)))]
+    carried = plumbing(
+        root,
+        "config",
+        "--local",
+        "--get-regexp",
+        rf"^((http|credential|url)\.|remote\.{re.escape(remote)}\.(uploadpack|proxy|proxyauthmethod)$)",
+    )
+    settings = [
+        arg
+        for line in (carried or b"").decode(errors="surrogateescape").splitlines()
+        if " " in line
+        for arg in ("-c", "=".join(line.split(" ", 1)))
+    ]
     try:
         scratch = tempfile.mkdtemp(prefix="orv-fetch-", dir=git_dir.decode().strip())
     except OSError:
@@ -191,12 +228,37 @@ def _fetch_exact(root: str, remote: str, oids: list[str]) -> bool:
             return False
         env = {**os.environ, "GIT_OBJECT_DIRECTORY": objects.decode().strip()}
         # no gc, maintenance or commit graph in the throwaway repository: its objects are the clone's
-        done = subprocess.run(["git", "-C", scratch, "-c", f"remote.{remote}.url={url}", "-c", "gc.auto=0",
-                               "-c", "maintenance.auto=false", "-c", "fetch.writeCommitGraph=false",
-                               "-c", "fetch.negotiationAlgorithm=noop", *settings,
-                               "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--recurse-submodules=no",
-                               "--filter=tree:0", "--stdin", remote], input="".join(o + "\n" for o in oids).encode(),
-                              capture_output=True, timeout=3600, check=False, env=env)
+        done = subprocess.run(
+            [
+                "git",
+                "-C",
+                scratch,
+                "-c",
+                f"remote.{remote}.url={url}",
+                "-c",
+                "gc.auto=0",
+                "-c",
+                "maintenance.auto=false",
+                "-c",
+                "fetch.writeCommitGraph=false",
+                "-c",
+                "fetch.negotiationAlgorithm=noop",
+                *settings,
+                "fetch",
+                "--quiet",
+                "--no-tags",
+                "--no-write-fetch-head",
+                "--recurse-submodules=no",
+                "--filter=tree:0",
+                "--stdin",
+                remote,
+            ],
+            input="".join(o + "\n" for o in oids).encode(),
+            capture_output=True,
+            timeout=3600,
+            check=False,
+            env=env,
+        )
         return done.returncode == 0
     except (OSError, subprocess.TimeoutExpired):
         return False
@@ -226,9 +288,26 @@ def fetch_history_trees(root: str) -> None:
         return
     try:  # the whole history's trees: longer than plumbing's minute on a slow network
         # the missing trees themselves are asked for (a commit the clone has would be "already here")
-        subprocess.run(["git", "-C", root, "-c", "fetch.negotiationAlgorithm=noop", "fetch", "--quiet", "--no-tags",
-                        "--no-write-fetch-head", "--recurse-submodules=no", "--filter=blob:none", "--stdin",
-                        remote], input=b"\n".join(missing) + b"\n", capture_output=True, timeout=3600,
-                       check=False)
+        subprocess.run(
+            [
+                "git",
+                "-C",
+                root,
+                "-c",
+                "fetch.negotiationAlgorithm=noop",
+                "fetch",
+                "--quiet",
+                "--no-tags",
+                "--no-write-fetch-head",
+                "--recurse-submodules=no",
+                "--filter=blob:none",
+                "--stdin",
+                remote,
+            ],
+            input=b"\n".join(missing) + b"\n",
+            capture_output=True,
+            timeout=3600,
+            check=False,
+        )
     except (OSError, subprocess.TimeoutExpired):
         pass

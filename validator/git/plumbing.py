@@ -47,10 +47,13 @@ def git_folder_of(path: str) -> str | None:
                 return None
             if not line.startswith("gitdir:"):
                 return None
-            target = os.path.join(here, line[len("gitdir:"):].strip())
+            target = os.path.join(here, line[len("gitdir:") :].strip())
             return os.path.realpath(target) if os.path.isdir(target) else None
-        if os.path.basename(here) == ".git" or os.path.isfile(os.path.join(here, "HEAD")) and \
-                os.path.isdir(os.path.join(here, "objects")):
+        if (
+            os.path.basename(here) == ".git"
+            or os.path.isfile(os.path.join(here, "HEAD"))
+            and os.path.isdir(os.path.join(here, "objects"))
+        ):
             return here  # inside a git folder itself (the cache under .git/orv)
         parent = os.path.dirname(here)
         if parent == here:
@@ -107,8 +110,11 @@ def worktree_trees(root: str, tops: tuple[str, ...]) -> dict[str, str] | None:
         env = {**os.environ, "GIT_INDEX_FILE": scratch}
         trees = {}
         for top in tops:
-            update = (["add", "-A", "--", top] if os.path.isdir(os.path.join(root, top))
-                      else ["rm", "-r", "--cached", "-q", "--ignore-unmatch", "--", top])
+            update = (
+                ["add", "-A", "--", top]
+                if os.path.isdir(os.path.join(root, top))
+                else ["rm", "-r", "--cached", "-q", "--ignore-unmatch", "--", top]
+            )
             if _git(root, env, *update) is None:
                 return None
             listed = _git(root, env, "ls-files", "--", top)
@@ -137,8 +143,14 @@ def _git(root: str, env: dict[str, str], *args: str) -> bytes | None:
 
 def git_with_input(root: str, env: dict[str, str], data: str, *args: str) -> bytes | None:
     try:
-        done = subprocess.run(["git", "-C", root, *args], input=data.encode(errors="surrogateescape"),
-                              capture_output=True, timeout=3600, check=False, env=env)
+        done = subprocess.run(
+            ["git", "-C", root, *args],
+            input=data.encode(errors="surrogateescape"),
+            capture_output=True,
+            timeout=3600,
+            check=False,
+            env=env,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     return done.stdout if done.returncode == 0 else None

@@ -51,14 +51,17 @@ def sparse_checkout(root: str) -> SparseCheckout | None:
     if listing is None or prefix is None:
         return None
     # `ls-files -t`: "S " marks a skip-worktree entry (outside the patterns); paths relative to root
-    hidden = frozenset(entry[2:] for entry in listing.decode(errors="surrogateescape").split("\0")
-                       if entry.startswith("S "))
+    hidden = frozenset(
+        entry[2:] for entry in listing.decode(errors="surrogateescape").split("\0") if entry.startswith("S ")
+    )
     if not hidden:
         return None
     partial = bool(read_config(root, "extensions.partialClone")) or bool(
-        plumbing(root, "config", "--get-regexp", r"^remote\..*\.promisor$"))
-    return SparseCheckout(root, prefix.decode().strip(), read_config(root, "--bool", "core.sparseCheckoutCone") == "true",
-                          hidden, partial)
+        plumbing(root, "config", "--get-regexp", r"^remote\..*\.promisor$")
+    )
+    return SparseCheckout(
+        root, prefix.decode().strip(), read_config(root, "--bool", "core.sparseCheckoutCone") == "true", hidden, partial
+    )
 
 
 def read_config(root: str, *args: str) -> str:
@@ -71,9 +74,11 @@ def refuse_sparse(root: str, what: str, instead: str) -> None:
     sparse = sparse_checkout(root)
     if sparse is None:
         return
-    raise UsageError(f"{what} needs every file of the registry, but this checkout is sparse: "
-                     f"{len(sparse.hidden):,} tracked file(s) are not in the working tree, so it would judge "
-                     f"only part of the registry. {instead}")
+    raise UsageError(
+        f"{what} needs every file of the registry, but this checkout is sparse: "
+        f"{len(sparse.hidden):,} tracked file(s) are not in the working tree, so it would judge "
+        f"only part of the registry. {instead}"
+    )
 
 
 def widen(root: str, why: str) -> None:
@@ -83,10 +88,18 @@ def widen(root: str, why: str) -> None:
     sparse = sparse_checkout(root)
     if sparse is None:
         return
-    print(f"orv: {why}: checking out the {len(sparse.hidden):,} file(s) this sparse checkout leaves out "
-          "(`git sparse-checkout disable`, --widen)", file=sys.stderr)
-    _sparse_checkout_command(root, ["disable"], "", "check out every file of this sparse checkout",
-                             "check out every file of this sparse checkout")
+    print(
+        f"orv: {why}: checking out the {len(sparse.hidden):,} file(s) this sparse checkout leaves out "
+        "(`git sparse-checkout disable`, --widen)",
+        file=sys.stderr,
+    )
+    _sparse_checkout_command(
+        root,
+        ["disable"],
+        "",
+        "check out every file of this sparse checkout",
+        "check out every file of this sparse checkout",
+    )
 
 
 WHOLE_CHECKOUT = "`git sparse-checkout disable` checks out every file (fetching what a partial clone lacks)"
@@ -110,16 +123,24 @@ def materialize(root: str, paths: Iterable[str]) -> list[str]:
     if status is None or prefix is None:
         return []
     shown = {entry[2:]: entry[:1] for entry in status.decode(errors="surrogateescape").split("\0") if len(entry) > 2}
-    needed = [p for p in wanted if shown.get(p) == "S" or (p not in shown and not os.path.lexists(os.path.join(root, p)))]
-    patterns = _patterns(prefix.decode().strip(), needed, read_config(root, "--bool", "core.sparseCheckoutCone") == "true")
+    needed = [
+        p for p in wanted if shown.get(p) == "S" or (p not in shown and not os.path.lexists(os.path.join(root, p)))
+    ]
+    patterns = _patterns(
+        prefix.decode().strip(), needed, read_config(root, "--bool", "core.sparseCheckoutCone") == "true"
+    )
     if not patterns:
         return []
-    _sparse_checkout_command(root, ["add", "--stdin"], "\n".join(patterns) + "\n",
-                             f"widen the sparse checkout to the {len(needed)} file(s) orv needs",
-                             f"check out the {len(needed)} file(s) orv needs from this sparse clone",
-                             "; a partial clone fetches them from its remote, so that remote must be reachable "
-                             "(and, for a private repository, the credentials kept: actions/checkout's "
-                             "`persist-credentials: true`)")
+    _sparse_checkout_command(
+        root,
+        ["add", "--stdin"],
+        "\n".join(patterns) + "\n",
+        f"widen the sparse checkout to the {len(needed)} file(s) orv needs",
+        f"check out the {len(needed)} file(s) orv needs from this sparse clone",
+        "; a partial clone fetches them from its remote, so that remote must be reachable "
+        "(and, for a private repository, the credentials kept: actions/checkout's "
+        "`persist-credentials: true`)",
+    )
     return patterns
 
 
@@ -128,8 +149,15 @@ def _sparse_checkout_command(root: str, args: list[str], stdin: str, doing: str,
     GitError: "cannot <doing>: <error>" when git cannot run, "cannot <failing> (`git sparse-checkout
     <verb>`: <git's last line>)<hint>" when it fails."""
     try:
-        done = subprocess.run(["git", "-C", root, "sparse-checkout", *args], input=stdin, capture_output=True,
-                              text=True, errors="surrogateescape", timeout=3600, check=False)
+        done = subprocess.run(
+            ["git", "-C", root, "sparse-checkout", *args],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            errors="surrogateescape",
+            timeout=3600,
+            check=False,
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise GitError(f"cannot {doing}: {exc}") from None
     if done.returncode != 0:

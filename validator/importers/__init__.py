@@ -15,7 +15,9 @@ from validator.importers.legacy_boards import import_legacy_boards
 from validator.importers.report import ImportReport, render_json, render_markdown
 
 IMPORTER_BY_COMMAND: dict[str, Callable[[str, str], ImportReport]] = {
-    "leaderboard": import_leaderboard, "legacy-boards": import_legacy_boards}
+    "leaderboard": import_leaderboard,
+    "legacy-boards": import_legacy_boards,
+}
 
 
 def default_report_path(root: str, command: str) -> str:

@@ -51,10 +51,12 @@ def load_catalog(root: str) -> CatalogView:
         if problem.doc is not None:
             issue = problem.issues[0]
             line, col = problem.doc.locate(issue.path)
-            raise ImportInputError(issue.code, rel, issue.message,
-                                   f"{issue.hint}; `orv check` lists every catalog finding", line, col)
-        raise ImportInputError("ORV108", rel, f"catalog file {rel} is missing",
-                               "run the import from the registry root (or pass --root)")
+            raise ImportInputError(
+                issue.code, rel, issue.message, f"{issue.hint}; `orv check` lists every catalog finding", line, col
+            )
+        raise ImportInputError(
+            "ORV108", rel, f"catalog file {rel} is missing", "run the import from the registry root (or pass --root)"
+        )
     for refusal in read.refusals:
         line, col = read.documents[refusal.path].locate(refusal.at)
         raise ImportInputError("ORV109", refusal.path, refusal.message, refusal.hint, line, col)
@@ -74,9 +76,10 @@ def decode_source(path: str, raw: bytes) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = raw[:exc.start].count(b"\n") + 1
-        raise ImportInputError("ORV110", path, f"the source is not UTF-8 (byte {exc.start})",
-                               "save the export as UTF-8", line) from None
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ImportInputError(
+            "ORV110", path, f"the source is not UTF-8 (byte {exc.start})", "save the export as UTF-8", line
+        ) from None
 
 
 def round_figure(value: float | int, places: int = 2) -> float | int:

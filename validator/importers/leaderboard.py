@@ -150,9 +150,12 @@ def read_source_file(path: str) -> Source:
     try:
         start = next(i for i, line in enumerate(lines) if line.strip() == "Latest recipes")
     except StopIteration:
-        raise ImportInputError("ORV108", path, "no \"Latest recipes\" table in the source",
-                               "pass seed 000's leaderboard page (the table starts at a line \"Latest recipes\")") \
-            from None
+        raise ImportInputError(
+            "ORV108",
+            path,
+            'no "Latest recipes" table in the source',
+            'pass seed 000\'s leaderboard page (the table starts at a line "Latest recipes")',
+        ) from None
     end = next((i for i in range(start, len(lines)) if lines[i].startswith("Wanted:")), len(lines))
     rows: list[TableRow]
     rows, unreadable = [], []
@@ -172,15 +175,19 @@ def read_source_file(path: str) -> Source:
 
 def _numeric_cells_ok(cells: tuple[str, ...]) -> bool:
     # cells[3] is a GPU count: at most 12 characters (int() refuses 4,300 digits; found by fuzzing)
-    return (re.fullmatch(r"[\d,]{1,12}", cells[3]) is not None
-            and re.fullmatch(r"[\d,]+(\.\d+)?", cells[4]) is not None
-            and re.fullmatch(r"\$[\d,]+(\.\d+)?", cells[5]) is not None)
+    return (
+        re.fullmatch(r"[\d,]{1,12}", cells[3]) is not None
+        and re.fullmatch(r"[\d,]+(\.\d+)?", cells[4]) is not None
+        and re.fullmatch(r"\$[\d,]+(\.\d+)?", cells[5]) is not None
+    )
 
 
 _CARD_HEAD = re.compile(r"^(?P<family>.+?)(?P<n>\d{1,9}) recipes?$")
 _CARD_SIZE = re.compile(r"^(?:(?P<params>[\d.]+)B parameters · )?N (?P<active>[\d.]+)B active$")
-_CARD_GPU = re.compile(r"(?P<gpu>H100|H200|B200)"
-                       r"(?:No recipe yet|(?P<tok>[\d,]+\.\d)×(?P<gpus>\d+)\$(?P<cost>[\d,.]+))")
+_CARD_GPU = re.compile(
+    r"(?P<gpu>H100|H200|B200)"
+    r"(?:No recipe yet|(?P<tok>[\d,]+\.\d)×(?P<gpus>\d+)\$(?P<cost>[\d,.]+))"
+)
 _CARD_START = re.compile(r"^Starting point(?P<start>[\d,]+\.\d) → (?P<best>[\d,]+\.\d) \+(?P<gain>\d+)%$")
 
 
@@ -194,12 +201,20 @@ def _read_cards(lines: list[str]) -> list[Card]:
         if not head or not size:
             i += 1
             continue
-        card = Card(head.group("family"), int(head.group("n")), body[i + 1],
-                    float(size.group("params")) if size.group("params") else None, float(size.group("active")), "")
+        card = Card(
+            head.group("family"),
+            int(head.group("n")),
+            body[i + 1],
+            float(size.group("params")) if size.group("params") else None,
+            float(size.group("active")),
+            "",
+        )
         i += 3
         while i < len(body) and not body[i].startswith("Newest "):
             for m in _CARD_GPU.finditer(body[i]):
-                card.gpus.append(CardGpu(m.group("gpu"), _num(m.group("tok")), _count(m.group("gpus")), _num(m.group("cost"))))
+                card.gpus.append(
+                    CardGpu(m.group("gpu"), _num(m.group("tok")), _count(m.group("gpus")), _num(m.group("cost")))
+                )
             start = _CARD_START.match(body[i])
             if start and card.gpus:
                 target = card.gpus[-1]
@@ -273,7 +288,7 @@ def read_layout_cell(cell: str, gpus: int, model_layers: int | None) -> LayoutRe
         if not m:
             tail = cell[pos:]
             break
-        after = cell[m.end():]
+        after = cell[m.end() :]
         if after.startswith(" ") and _TOKEN.match(after.lstrip(" ")):
             stated[m.group(1)] = int(m.group(2))
             pos = m.end()
@@ -313,13 +328,17 @@ def _unglue(key: str, digits: str, tail: str, stated: dict[str, int], gpus: int,
             readings.append((k, trial, split))
     if len(readings) != 1:
         what = "no" if not readings else "more than one"
-        reading.problems.append(f"`{key}{digits}{split_tail}` has {what} reading where TP x PP x CP x DP = {gpus} "
-                                "GPUs and the layer split has PP x VPP entries")
+        reading.problems.append(
+            f"`{key}{digits}{split_tail}` has {what} reading where TP x PP x CP x DP = {gpus} "
+            "GPUs and the layer split has PP x VPP entries"
+        )
         return ""
     k, trial, _ = readings[0]
     stated.update(trial)
-    reading.notes.append(f"`{key}{digits}{split_tail}` read as {key}{digits[:k]} and the layer split "
-                         f"{digits[k:]}{split_tail} (the only reading that fits {gpus} GPUs)")
+    reading.notes.append(
+        f"`{key}{digits}{split_tail}` read as {key}{digits[:k]} and the layer split "
+        f"{digits[k:]}{split_tail} (the only reading that fits {gpus} GPUs)"
+    )
     return digits[k:] + tail
 
 
@@ -339,8 +358,10 @@ def _layout(stated: dict[str, int], gpus: int, reading: LayoutReading) -> dict[s
             reading.problems.append(f"no DP stated and {gpus} GPUs is not a multiple of TP x PP x CP = {tp * pp * cp}")
             return {}
         stated["DP"] = gpus // (tp * pp * cp)
-        reading.notes.append(f"DP is not stated; DP{stated['DP']} follows from {gpus} GPUs = "
-                             f"TP{tp} x PP{pp}{f' x CP{cp}' if cp > 1 else ''} x DP{stated['DP']}")
+        reading.notes.append(
+            f"DP is not stated; DP{stated['DP']} follows from {gpus} GPUs = "
+            f"TP{tp} x PP{pp}{f' x CP{cp}' if cp > 1 else ''} x DP{stated['DP']}"
+        )
     return {k.lower(): stated[k] for k in _KEYS if k in stated}
 
 
@@ -371,8 +392,10 @@ def _read_phrases(rest: str, reading: LayoutReading) -> None:
         if m:
             tuning["recompute"] = {"kind": "block", "layers": int(m.group(2))}
             if not m.group(1):
-                reading.notes.append(f"`{phrase}` read as block recompute of {m.group(2)} layers "
-                                     "(Megatron-Core's --recompute-method block --recompute-num-layers)")
+                reading.notes.append(
+                    f"`{phrase}` read as block recompute of {m.group(2)} layers "
+                    "(Megatron-Core's --recompute-method block --recompute-num-layers)"
+                )
             continue
         if low == "no offload":
             tuning["optimizer_cpu_offload"] = 0.0
@@ -382,8 +405,10 @@ def _read_phrases(rest: str, reading: LayoutReading) -> None:
             figure = m.group(1) or m.group(2)
             tuning["optimizer_cpu_offload"] = float(figure) if figure else DEFAULT_OFFLOAD_FRACTION
             if not figure:
-                reading.notes.append("`CPU optimizer offload` gives no fraction: recorded as 1.0, Megatron-Core's "
-                                     "default --optimizer-offload-fraction (the whole optimizer state on the CPU)")
+                reading.notes.append(
+                    "`CPU optimizer offload` gives no fraction: recorded as 1.0, Megatron-Core's "
+                    "default --optimizer-offload-fraction (the whole optimizer state on the CPU)"
+                )
             continue
         if low in ("adam on the gpu", "optimizer on gpu"):
             tuning["optimizer_on_gpu"] = True
@@ -406,8 +431,9 @@ def _read_phrases(rest: str, reading: LayoutReading) -> None:
         if low == "one row per microbatch":
             tuning["rows_per_microbatch"] = 1
             continue
-        m = (re.fullmatch(r"(\d+(?:/\d+)+) layer split", low)
-             or re.fullmatch(r"uneven pipeline split (\d+(?:/\d+)+)", low))
+        m = re.fullmatch(r"(\d+(?:/\d+)+) layer split", low) or re.fullmatch(
+            r"uneven pipeline split (\d+(?:/\d+)+)", low
+        )
         if m:
             _set_split(layout, [int(x) for x in m.group(1).split("/")], phrase, reading)
             continue
@@ -445,8 +471,10 @@ def _check_layout(layout: dict[str, Any], gpus: int, layers: int | None, reading
         if layers is None:
             reading.problems.append(f"the model has no layer count in {MODELS_PATH} to check the split against")
         elif sum(split) != layers:
-            reading.problems.append(f"layer split {'/'.join(map(str, split))} sums to {sum(split)}, but the model "
-                                    f"has {layers} layers ({MODELS_PATH})")
+            reading.problems.append(
+                f"layer split {'/'.join(map(str, split))} sums to {sum(split)}, but the model "
+                f"has {layers} layers ({MODELS_PATH})"
+            )
 
 
 # --------------------------------------------------------------------------- prices
@@ -468,11 +496,19 @@ def fit_prices(rows: list[TableRow]) -> dict[str, PriceFit]:
         by_gpu[row.gpu].append(row)
     fits = {}
     for gpu, group in sorted(by_gpu.items()):
-        half_cost, half_tok, k = COST_STEP / 2, TOKENS_STEP / 2, Decimal(3600) / Decimal(10 ** 6)
-        low = max((Decimal(r.cells[5].lstrip("$").replace(",", "")) - half_cost) * k
-                  * (Decimal(r.cells[4].replace(",", "")) - half_tok) for r in group)
-        high = min((Decimal(r.cells[5].lstrip("$").replace(",", "")) + half_cost) * k
-                   * (Decimal(r.cells[4].replace(",", "")) + half_tok) for r in group)
+        half_cost, half_tok, k = COST_STEP / 2, TOKENS_STEP / 2, Decimal(3600) / Decimal(10**6)
+        low = max(
+            (Decimal(r.cells[5].lstrip("$").replace(",", "")) - half_cost)
+            * k
+            * (Decimal(r.cells[4].replace(",", "")) - half_tok)
+            for r in group
+        )
+        high = min(
+            (Decimal(r.cells[5].lstrip("$").replace(",", "")) + half_cost)
+            * k
+            * (Decimal(r.cells[4].replace(",", "")) + half_tok)
+            for r in group
+        )
         fits[gpu] = PriceFit(gpu, len(group), low, high, _simplest(low, high))
     return fits
 
@@ -520,13 +556,18 @@ def import_leaderboard(root: str, source_path: str) -> ImportReport:
     source = read_source_file(source_path)
     catalog = load_catalog(root)
     if WORKLOAD not in catalog.workloads:
-        raise ImportInputError("ORV115", WORKLOADS_PATH, f"workload `{WORKLOAD}` is not in the catalog",
-                               "restore the SFT protocol entry from the main branch")
+        raise ImportInputError(
+            "ORV115",
+            WORKLOADS_PATH,
+            f"workload `{WORKLOAD}` is not in the catalog",
+            "restore the SFT protocol entry from the main branch",
+        )
     report = ImportReport(COMMAND, source.name, source.sha256)
     planned: list[_Planned] = []
     for line, text in source.unreadable:
-        report.rejections.append(Rejection(f"line {line}", f"line {line}",
-                                           (f"not a table row of 9 tab-separated cells: `{text[:80]}`",)))
+        report.rejections.append(
+            Rejection(f"line {line}", f"line {line}", (f"not a table row of 9 tab-separated cells: `{text[:80]}`",))
+        )
     duplicates = _exact_duplicates(source.rows)
     for row in source.rows:
         if row.index in duplicates:
@@ -547,9 +588,15 @@ def import_leaderboard(root: str, source_path: str) -> ImportReport:
     report.files += remove_stale(root, "recipes/training", {f.path for f in report.files}, COMMAND, source.name)
     points = _starting_points(source, catalog, report)
     body = yamlout.dump({"starting_points": points})
-    report.files.append(write_generated(root, STARTING_POINTS_PATH,
-                                        generated_text(STARTING_POINTS_SCHEMA_LINE, COMMAND, source.name, body),
-                                        COMMAND, source.name))
+    report.files.append(
+        write_generated(
+            root,
+            STARTING_POINTS_PATH,
+            generated_text(STARTING_POINTS_SCHEMA_LINE, COMMAND, source.name, body),
+            COMMAND,
+            source.name,
+        )
+    )
     report.counts = {
         "rows read (Latest recipes table)": len(source.rows) + len(source.unreadable),
         "duplicates collapsed": len(duplicates),
@@ -605,10 +652,16 @@ def _reject_same_identity(planned: list[_Planned], report: ImportReport) -> None
     for p in sorted(planned, key=lambda p: -p.row.index):  # oldest first keeps the original
         key = _identity(p)
         if key in first:
-            report.rejections.append(Rejection(
-                f"{p.row.model} / {p.row.gpu} / {p.row.layout_cell}", f"Latest recipes row {p.row.index}",
-                (f"same model, GPUs, layout and tuning as row {first[key].row.index}: one configuration cannot "
-                 "carry two claims",)))
+            report.rejections.append(
+                Rejection(
+                    f"{p.row.model} / {p.row.gpu} / {p.row.layout_cell}",
+                    f"Latest recipes row {p.row.index}",
+                    (
+                        f"same model, GPUs, layout and tuning as row {first[key].row.index}: one configuration cannot "
+                        "carry two claims",
+                    ),
+                )
+            )
             planned.remove(p)
         else:
             first[key] = p
@@ -621,21 +674,23 @@ def _assign_ids(planned: list[_Planned]) -> None:
     for p in sorted(planned, key=lambda p: (p.row.measured, -p.row.index)):
         layout = p.reading.layout
         parts = [f"{k}{layout[k]}" for k in ("tp", "pp", "vpp", "cp", "ep", "etp", "dp") if k in layout]
-        base = f"{model_slug(p.model_id)}-{p.gpu_id}-{'-'.join(parts)}"[:MAX_ID - 3].strip("-")
+        base = f"{model_slug(p.model_id)}-{p.gpu_id}-{'-'.join(parts)}"[: MAX_ID - 3].strip("-")
         used[base] += 1
         p.recipe_id = base if used[base] == 1 else f"{base}-{used[base]}"
 
 
 def _recipe_document(p: _Planned, source_name: str) -> dict[str, Any]:
     row = p.row
-    notes = [f"Imported from seed 000's \"Latest recipes\" table, row {row.index}: rank {row.rank} for this model "
-             f"and GPU, ${row.cells[5].lstrip('$')} per 1M tokens as published ($/1M is recomputed from "
-             f"{HARDWARE_PATH}, never stored).",
-             f"Layout cell as published: \"{row.layout_cell}\".",
-             "The source states no software stack (its protocol, not the row, carried it): pin the framework "
-             "to rise above T0."]
+    notes = [
+        f'Imported from seed 000\'s "Latest recipes" table, row {row.index}: rank {row.rank} for this model '
+        f"and GPU, ${row.cells[5].lstrip('$')} per 1M tokens as published ($/1M is recomputed from "
+        f"{HARDWARE_PATH}, never stored).",
+        f'Layout cell as published: "{row.layout_cell}".',
+        "The source states no software stack (its protocol, not the row, carried it): pin the framework "
+        "to rise above T0.",
+    ]
     notes += [f"Read: {n}." for n in p.reading.notes]
-    notes += [f"Kept only here (no structured field): \"{u}\"." for u in p.reading.unread]
+    notes += [f'Kept only here (no structured field): "{u}".' for u in p.reading.unread]
     doc: dict[str, Any] = {
         "id": p.recipe_id,
         "kind": "training",
@@ -655,15 +710,28 @@ def _recipe_document(p: _Planned, source_name: str) -> dict[str, Any]:
     doc["provenance"] = {
         "source": source_name,
         "row": row.index,
-        "original": dict(zip(("measured", "model", "gpu", "gpus", "tok_s_per_gpu", "cost_per_1m", "layout", "rank",
-                              "author"), row.cells)),
+        "original": dict(
+            zip(
+                ("measured", "model", "gpu", "gpus", "tok_s_per_gpu", "cost_per_1m", "layout", "rank", "author"),
+                row.cells,
+            )
+        ),
     }
     return doc
 
 
-_TUNING_ORDER = ("max_tokens_per_gpu", "micro_batch_size", "rows_per_microbatch", "recompute", "optimizer_cpu_offload",
-                 "optimizer_on_gpu", "moe_dispatcher", "attention_backend", "expandable_segments",
-                 "load_balancing_loss")
+_TUNING_ORDER = (
+    "max_tokens_per_gpu",
+    "micro_batch_size",
+    "rows_per_microbatch",
+    "recompute",
+    "optimizer_cpu_offload",
+    "optimizer_on_gpu",
+    "moe_dispatcher",
+    "attention_backend",
+    "expandable_segments",
+    "load_balancing_loss",
+)
 
 
 def _ordered_tuning(tuning: dict[str, Any]) -> dict[str, Any]:
@@ -682,26 +750,35 @@ def _starting_points(source: Source, catalog: CatalogView, report: ImportReport)
                 continue
             gpu_id = catalog.gpu_id(g.gpu)
             if model_id is None or gpu_id is None:
-                report.rejections.append(Rejection(f"starting point {card.model} / {g.gpu}", "model cards",
-                                                   ("model or GPU not in the catalog",)))
+                report.rejections.append(
+                    Rejection(
+                        f"starting point {card.model} / {g.gpu}", "model cards", ("model or GPU not in the catalog",)
+                    )
+                )
                 continue
-            points.append({
-                "model": model_id,
-                "gpu": gpu_id,
-                "workload": WORKLOAD,
-                "tokens_per_s_per_gpu": g.start,
-                "source": f"{source.name}, model card {card.model}: \"{g.start_text}\"",
-                "notes": (f"Untuned starting point as published, without a layout (so not a recipe); the card's best, "
-                          f"{g.start_best}, is the fastest recipe for this pair (+{g.gain_pct}%)."),
-            })
+            points.append(
+                {
+                    "model": model_id,
+                    "gpu": gpu_id,
+                    "workload": WORKLOAD,
+                    "tokens_per_s_per_gpu": g.start,
+                    "source": f'{source.name}, model card {card.model}: "{g.start_text}"',
+                    "notes": (
+                        f"Untuned starting point as published, without a layout (so not a recipe); the card's best, "
+                        f"{g.start_best}, is the fastest recipe for this pair (+{g.gain_pct}%)."
+                    ),
+                }
+            )
     return points
 
 
 def _report_sections(report: ImportReport, source: Source, catalog: CatalogView, planned: list[_Planned]) -> None:
     by_row = {p.row.index: p for p in planned}
     recipes = report.section(
-        "Recipes", "One training recipe per table row: its id, the layout as read, the claim, and $/1M recomputed "
-        "from the catalog's price next to the figure the page shows.")
+        "Recipes",
+        "One training recipe per table row: its id, the layout as read, the claim, and $/1M recomputed "
+        "from the catalog's price next to the figure the page shows.",
+    )
     for row in source.rows:
         p = by_row.get(row.index)
         if p is None:
@@ -709,22 +786,31 @@ def _report_sections(report: ImportReport, source: Source, catalog: CatalogView,
         price = catalog.hardware[p.gpu_id].price_per_gpu_hour
         recomputed = cost_per_million(price, row.tokens) if price else None
         shown = row.cost
-        cost = (f"${recomputed:.4f} vs ${shown:.2f} shown ({(recomputed - shown) / shown * 100:+.2f}%)"
-                if recomputed is not None else "no catalog price")
-        recipes.items.append(f"row {row.index}: `{p.recipe_id}` — {_display(p.reading.layout)}, "
-                             f"{row.tokens:g} tok/s/GPU on {row.gpus} {row.gpu}; {cost}")
-    interp = report.section("Interpretations", "Where a cell needed judgement, what was decided (also in each "
-                            "recipe's notes).")
+        cost = (
+            f"${recomputed:.4f} vs ${shown:.2f} shown ({(recomputed - shown) / shown * 100:+.2f}%)"
+            if recomputed is not None
+            else "no catalog price"
+        )
+        recipes.items.append(
+            f"row {row.index}: `{p.recipe_id}` — {_display(p.reading.layout)}, "
+            f"{row.tokens:g} tok/s/GPU on {row.gpus} {row.gpu}; {cost}"
+        )
+    interp = report.section(
+        "Interpretations", "Where a cell needed judgement, what was decided (also in each recipe's notes)."
+    )
     for p in sorted(planned, key=lambda p: p.row.index):
         for note in p.reading.notes:
             interp.items.append(f"row {p.row.index} `{p.recipe_id}`: {note}")
         for phrase in p.reading.unread:
-            interp.items.append(f"row {p.row.index} `{p.recipe_id}`: \"{phrase}\" has no structured field; "
-                                "kept in notes")
-    interp.items.append("\"no offload\" is recorded as optimizer_cpu_offload 0.0; \"Adam on the GPU\" / \"optimizer on "
-                        "GPU\" as optimizer_on_gpu true; \"one row per microbatch\" as rows_per_microbatch 1.")
-    interp.items.append("Every recipe has `software: {}` and legacy provenance: the page never recorded a stack, so "
-                        "the recipes stay at T0 with a missing-pin warning until a contributor pins one.")
+            interp.items.append(f'row {p.row.index} `{p.recipe_id}`: "{phrase}" has no structured field; kept in notes')
+    interp.items.append(
+        '"no offload" is recorded as optimizer_cpu_offload 0.0; "Adam on the GPU" / "optimizer on '
+        'GPU" as optimizer_on_gpu true; "one row per microbatch" as rows_per_microbatch 1.'
+    )
+    interp.items.append(
+        "Every recipe has `software: {}` and legacy provenance: the page never recorded a stack, so "
+        "the recipes stay at T0 with a missing-pin warning until a contributor pins one."
+    )
     _price_section(report, source, catalog)
     _cross_checks(report, source, catalog, planned)
 
@@ -737,26 +823,35 @@ def _display(layout: dict[str, Any]) -> str:
 
 def _price_section(report: ImportReport, source: Source, catalog: CatalogView) -> None:
     section = report.section(
-        "Prices", "Seed 000 shows $/1M to the cent and tokens/s/GPU to 0.1. For each GPU, [low, high] is the range of "
+        "Prices",
+        "Seed 000 shows $/1M to the cent and tokens/s/GPU to 0.1. For each GPU, [low, high] is the range of "
         "prices per GPU-hour that reproduce every row under both roundings; the catalog records the value with the "
         "fewest decimals in it. Agreement is checked as |recomputed - shown| <= max(1% of shown, $0.005): for figures "
         "under $0.50 the page's own cent rounding is wider than 1%, and no single price can bring every such row "
-        "within a literal 1% (e.g. H200 rows 23 and 53 need a price >= 7.927 and <= 7.901 respectively).")
+        "within a literal 1% (e.g. H200 rows 23 and 53 need a price >= 7.927 and <= 7.901 respectively).",
+    )
     for gpu, fit in fit_prices(source.rows).items():
         gpu_id = catalog.gpu_id(gpu)
         catalog_price = catalog.hardware[gpu_id].price_per_gpu_hour if gpu_id else None
         rows = [r for r in source.rows if r.gpu == gpu]
         errors = [(cost_per_million(catalog_price, r.tokens) - r.cost) / r.cost for r in rows] if catalog_price else []
         outside_1pct = [r.index for r, e in zip(rows, errors) if abs(e) > 0.01]
-        disagree = [r.index for r in rows if catalog_price and not agrees_with_page(
-            cost_per_million(catalog_price, r.tokens), r.cost)]
+        disagree = [
+            r.index
+            for r in rows
+            if catalog_price and not agrees_with_page(cost_per_million(catalog_price, r.tokens), r.cost)
+        ]
         derived = f"{fit.price}" if fit.price is not None else "none (the rows are inconsistent)"
-        line = (f"{gpu}: {fit.rows} rows, consistent prices [{fit.low:.4f}, {fit.high:.4f}] $/GPU-hour, derived "
-                f"{derived}, catalog {catalog_price}")
+        line = (
+            f"{gpu}: {fit.rows} rows, consistent prices [{fit.low:.4f}, {fit.high:.4f}] $/GPU-hour, derived "
+            f"{derived}, catalog {catalog_price}"
+        )
         if errors:
             worst = max(abs(e) for e in errors) * 100
-            line += (f"; recomputed $/1M within {worst:.2f}% of the page at worst; rows beyond 1% "
-                     f"(all within the page's cent rounding): {outside_1pct or 'none'}")
+            line += (
+                f"; recomputed $/1M within {worst:.2f}% of the page at worst; rows beyond 1% "
+                f"(all within the page's cent rounding): {outside_1pct or 'none'}"
+            )
         if disagree:
             line += f"; DISAGREE beyond rounding: rows {disagree}"
         if fit.price is not None and catalog_price is not None and float(fit.price) != catalog_price:
@@ -766,8 +861,11 @@ def _price_section(report: ImportReport, source: Source, catalog: CatalogView) -
 
 def _cross_checks(report: ImportReport, source: Source, catalog: CatalogView, planned: list[_Planned]) -> None:
     """The page states several things twice; every restatement is compared, and every difference listed."""
-    section = report.section("Cross-checks", "Model cards against the table and the catalog, ranks against "
-                             "tokens/s/GPU, layer splits against layer counts. Only differences are listed.")
+    section = report.section(
+        "Cross-checks",
+        "Model cards against the table and the catalog, ranks against "
+        "tokens/s/GPU, layer splits against layer counts. Only differences are listed.",
+    )
     checked = 0
     rows_by_model: dict[str, list[TableRow]] = defaultdict(list)
     for row in source.rows:
@@ -779,9 +877,11 @@ def _cross_checks(report: ImportReport, source: Source, catalog: CatalogView, pl
             section.items.append(f"card {card.model}: not in {MODELS_PATH}")
             continue
         spec = catalog.models[model_id]
-        for field_name, card_value, cat_value in (("family", card.family, spec.family),
-                                                  ("params_b", card.params_b, spec.params_b),
-                                                  ("active_b", card.active_b, spec.active_b)):
+        for field_name, card_value, cat_value in (
+            ("family", card.family, spec.family),
+            ("params_b", card.params_b, spec.params_b),
+            ("active_b", card.active_b, spec.active_b),
+        ):
             checked += 1
             if card_value is not None and card_value != cat_value:
                 section.items.append(f"card {card.model}: {field_name} {card_value} vs catalog {cat_value}")
@@ -801,14 +901,18 @@ def _cross_checks(report: ImportReport, source: Source, catalog: CatalogView, pl
                 continue
             best = max(pair, key=lambda r: r.tokens, default=None)
             if best is None or (best.tokens, best.gpus, best.cost) != (g.tokens, g.gpus, g.cost):
-                section.items.append(f"card {card.model} / {g.gpu}: {g.tokens} x{g.gpus} ${g.cost} is not the "
-                                     "table's fastest row for the pair")
+                section.items.append(
+                    f"card {card.model} / {g.gpu}: {g.tokens} x{g.gpus} ${g.cost} is not the "
+                    "table's fastest row for the pair"
+                )
             if g.start is not None:
                 checked += 1
                 gain = round((g.tokens / g.start - 1) * 100)
                 if g.start_best != g.tokens or gain != g.gain_pct:
-                    section.items.append(f"card {card.model} / {g.gpu}: starting point {g.start} -> {g.start_best} "
-                                         f"+{g.gain_pct}% but best is {g.tokens} (+{gain}%)")
+                    section.items.append(
+                        f"card {card.model} / {g.gpu}: starting point {g.start} -> {g.start_best} "
+                        f"+{g.gain_pct}% but best is {g.tokens} (+{gain}%)"
+                    )
     pairs: dict[tuple[str, str], list[TableRow]] = defaultdict(list)
     for row in source.rows:
         pairs[(row.model, row.gpu)].append(row)
@@ -817,8 +921,10 @@ def _cross_checks(report: ImportReport, source: Source, catalog: CatalogView, pl
         for k, row in enumerate(ordered, 1):
             checked += 1
             if row.rank != f"#{k} of {len(rows)}":
-                section.items.append(f"row {row.index} ({model} / {gpu}): rank `{row.rank}`, but it is #{k} of "
-                                     f"{len(rows)} by tokens/s/GPU")
+                section.items.append(
+                    f"row {row.index} ({model} / {gpu}): rank `{row.rank}`, but it is #{k} of "
+                    f"{len(rows)} by tokens/s/GPU"
+                )
     for name in source.wanted:
         checked += 1
         if catalog.model_id(name) is None:

@@ -69,8 +69,10 @@ SERVING_FIELDS = ("context_len", "concurrency", "slots")
 LOWER_IS_BETTER = frozenset({"ttft_ms"})
 UNKNOWN_AUTHOR = "unrecorded (legacy boards export)"
 NEAR_BOUND = 0.85  # report accepted claims above this share of the physics bound
-_SPECULATIVE = (re.compile(r"(?:^|-)(mtp)-?(\d{1,2})(?=-|$)"),
-                re.compile(r"(?:^|-)(dflash\d*|dspark|eagle\d*|medusa)-k(\d{1,2})(?=-|$)"))
+_SPECULATIVE = (
+    re.compile(r"(?:^|-)(mtp)-?(\d{1,2})(?=-|$)"),
+    re.compile(r"(?:^|-)(dflash\d*|dspark|eagle\d*|medusa)-k(\d{1,2})(?=-|$)"),
+)
 # A speculative method named in an id with no draft length after it (`dflash2`, `eagle3`, `nextn`).
 _SPECULATIVE_NAMED = re.compile(r"(?:^|-)(mtp|dflash\d*|dspark|eagle\d*|medusa|nextn|spec-decode)(?=-|$)")
 
@@ -178,8 +180,12 @@ def read_export(path: str) -> Export:
         raise ImportInputError(exc.code, path, exc.message, exc.hint, exc.line, exc.col) from None
     boards = data.get("boards") if isinstance(data, dict) else None
     if not isinstance(boards, dict) or not all(isinstance(boards.get(b), list) for b in ("measured", "claimed")):
-        raise ImportInputError("ORV108", path, "the export has no `boards.measured` and `boards.claimed` lists",
-                               "pass seed 004's tier-boards JSON export")
+        raise ImportInputError(
+            "ORV108",
+            path,
+            "the export has no `boards.measured` and `boards.claimed` lists",
+            "pass seed 004's tier-boards JSON export",
+        )
     runs = data.get("runs", [])
     if not isinstance(runs, list) or not all(isinstance(r, dict) for r in runs):
         raise ImportInputError("ORV104", path, "`runs` must be a list of run records", "pass the export unchanged")
@@ -191,16 +197,23 @@ def read_export(path: str) -> Export:
         for index, row in enumerate(boards[board]):
             rows_read += 1
             if not isinstance(row, dict):
-                raise ImportInputError("ORV104", path, f"boards.{board}[{index}] is not an object",
-                                       "every board row is a JSON object")
+                raise ImportInputError(
+                    "ORV104", path, f"boards.{board}[{index}] is not an object", "every board row is a JSON object"
+                )
             key = json.dumps(row, sort_keys=True)
             if key in seen:
                 seen[key].indexes.append(index)
             else:
                 seen[key] = Observation(board, [index], row)
                 observations.append(seen[key])
-    return Export(os.path.basename(path), hashlib.sha256(raw).hexdigest(), str(meta.get("updated_at", "")),
-                  rows_read, observations, runs)
+    return Export(
+        os.path.basename(path),
+        hashlib.sha256(raw).hexdigest(),
+        str(meta.get("updated_at", "")),
+        rows_read,
+        observations,
+        runs,
+    )
 
 
 # --------------------------------------------------------------------------- resolving one variant
@@ -242,8 +255,9 @@ def _resolve(variant: Variant, catalog: CatalogView) -> None:
         variant.reasons.append(f"model `{variant.checkpoint}` derives from no model in {MODELS_PATH}")
     hw = parse_hardware(variant.hardware, catalog)
     if hw is None:
-        variant.reasons.append(f"hardware `{variant.hardware}` is no GPU in {HARDWARE_PATH} (with an optional "
-                               "-xN count)")
+        variant.reasons.append(
+            f"hardware `{variant.hardware}` is no GPU in {HARDWARE_PATH} (with an optional -xN count)"
+        )
     else:
         variant.gpu_id, variant.count = hw
     if not variant.quant:
@@ -273,8 +287,9 @@ def _merge_figures(variant: Variant) -> None:
             listed = ", ".join(f"{v} ({'; '.join(w)})" for v, w in values.items())
             variant.claimed[metric] = pick
             variant.disagreements.append(f"{metric}: {listed}")
-            variant.notes.append(f"Rows of this configuration disagree on {metric}: {listed}; the least favourable, "
-                                 f"{pick}, is claimed.")
+            variant.notes.append(
+                f"Rows of this configuration disagree on {metric}: {listed}; the least favourable, {pick}, is claimed."
+            )
         elif values:
             variant.claimed[metric] = next(iter(values))
     serving: dict[str, set[int]] = defaultdict(set)
@@ -292,8 +307,10 @@ def _merge_figures(variant: Variant) -> None:
     if spec:
         variant.serving["speculative"] = spec
         length = f"with k={spec['k']}" if "k" in spec else "(draft length k not recorded)"
-        variant.notes.append(f"Speculative decoding {spec['method']} {length} is read from the legacy id "
-                             "(the export has no field for it).")
+        variant.notes.append(
+            f"Speculative decoding {spec['method']} {length} is read from the legacy id "
+            "(the export has no field for it)."
+        )
     if not any_figure:
         variant.reasons.append("no positive figure to claim (decode, prefill and TTFT are all missing)")
     for o in variant.observations:
@@ -306,8 +323,15 @@ def _merge_figures(variant: Variant) -> None:
 
 def _configuration(v: Variant) -> tuple[Any, ...]:
     """What the schema records about a configuration; the SPEC's identity of an inference recipe."""
-    return (v.model_id, v.checkpoint, v.quant, v.gpu_id, v.count,
-            json.dumps(v.stack.software if v.stack else None, sort_keys=True), json.dumps(v.serving, sort_keys=True))
+    return (
+        v.model_id,
+        v.checkpoint,
+        v.quant,
+        v.gpu_id,
+        v.count,
+        json.dumps(v.stack.software if v.stack else None, sort_keys=True),
+        json.dumps(v.serving, sort_keys=True),
+    )
 
 
 def _merge_same_configuration(variants: list[Variant], catalog: CatalogView) -> list[Variant]:
@@ -326,16 +350,27 @@ def _merge_same_configuration(variants: list[Variant], catalog: CatalogView) -> 
             continue
         first = group[0]
         ids = sorted(v.legacy_id for v in group)
-        merged = Variant(_merged_id(ids), first.checkpoint, first.quant, first.hardware, first.engine,
-                         first.engine_ver, [o for v in group for o in v.observations], merged_from=ids)
+        merged = Variant(
+            _merged_id(ids),
+            first.checkpoint,
+            first.quant,
+            first.hardware,
+            first.engine,
+            first.engine_ver,
+            [o for v in group for o in v.observations],
+            merged_from=ids,
+        )
         _resolve(merged, catalog)
         merged.serving = dict(first.serving)  # identical by construction; the merged id names no method
-        figures = "; ".join(f"`{v.legacy_id}`: {json.dumps(v.claimed)}"
-                            for v in sorted(group, key=lambda v: v.legacy_id))
+        figures = "; ".join(
+            f"`{v.legacy_id}`: {json.dumps(v.claimed)}" for v in sorted(group, key=lambda v: v.legacy_id)
+        )
         merged.notes.append(f"Figures per legacy id: {figures}.")
-        merged.notes.append(f"Merged: the legacy ids {', '.join(f'`{i}`' for i in ids)} describe this one "
-                            "configuration (they differ only in what a recipe has no field for); each kept its "
-                            "run file here.")
+        merged.notes.append(
+            f"Merged: the legacy ids {', '.join(f'`{i}`' for i in ids)} describe this one "
+            "configuration (they differ only in what a recipe has no field for); each kept its "
+            "run file here."
+        )
         out.append(merged)
     return sorted(out, key=lambda v: (v.legacy_id, v.where))
 
@@ -350,12 +385,12 @@ def _merged_id(ids: list[str]) -> str:
             break
         prefix.append(column[0])
     suffix: list[str] = []
-    for column in zip(*(t[len(prefix):][::-1] for t in tokens)):
+    for column in zip(*(t[len(prefix) :][::-1] for t in tokens)):
         if len(set(column)) > 1:
             break
         suffix.insert(0, column[0])
     merged = "-".join(prefix + suffix)[:MAX_ID].strip("-")
-    return merged if merged and merged not in ids else f"{ids[0][:MAX_ID - 7]}-merged"
+    return merged if merged and merged not in ids else f"{ids[0][: MAX_ID - 7]}-merged"
 
 
 def _physics_screen(variant: Variant, catalog: CatalogView) -> str | None:
@@ -373,13 +408,19 @@ def _physics_screen(variant: Variant, catalog: CatalogView) -> str | None:
     spec = variant.serving.get("speculative")
     gpu = catalog.hardware[variant.gpu_id]
     active = catalog.models[variant.model_id].active_b
-    how = (f"{variant.count} x {gpu.hbm_tb_s:g} TB/s / ({active:g}B active x {bound.bits.bits:g} bits "
-           f"[{bound.bits.basis}] x {DECODE_READ_FRACTION:g} read)")
+    how = (
+        f"{variant.count} x {gpu.hbm_tb_s:g} TB/s / ({active:g}B active x {bound.bits.bits:g} bits "
+        f"[{bound.bits.basis}] x {DECODE_READ_FRACTION:g} read)"
+    )
     if spec:
-        return (f"physically impossible: {decode} tok/s single-stream decode exceeds (k+1) x {how} = "
-                f"{bound.tok_s:.1f} tok/s even with {spec['method']} k={spec['k']}")
-    return (f"physically impossible without speculative decoding: {decode} tok/s exceeds {how} = {bound.tok_s:.1f} "
-            "tok/s; if the figure is an aggregate over several streams, resubmit it with serving.concurrency")
+        return (
+            f"physically impossible: {decode} tok/s single-stream decode exceeds (k+1) x {how} = "
+            f"{bound.tok_s:.1f} tok/s even with {spec['method']} k={spec['k']}"
+        )
+    return (
+        f"physically impossible without speculative decoding: {decode} tok/s exceeds {how} = {bound.tok_s:.1f} "
+        "tok/s; if the figure is an aggregate over several streams, resubmit it with serving.concurrency"
+    )
 
 
 def decode_bound(variant: Variant, catalog: CatalogView) -> DecodeBound | None:
@@ -389,8 +430,13 @@ def decode_bound(variant: Variant, catalog: CatalogView) -> DecodeBound | None:
     spec = variant.serving.get("speculative")
     if spec and "k" not in spec:
         return None
-    return decode_bound_for(catalog.models[variant.model_id], catalog.hardware[variant.gpu_id], variant.count,
-                            variant.quant or "", spec["k"] if spec else 0)
+    return decode_bound_for(
+        catalog.models[variant.model_id],
+        catalog.hardware[variant.gpu_id],
+        variant.count,
+        variant.quant or "",
+        spec["k"] if spec else 0,
+    )
 
 
 # --------------------------------------------------------------------------- splitting, flags
@@ -416,15 +462,20 @@ def _assign_ids(variants: list[Variant]) -> dict[str, list[Variant]]:
     for v in sorted(variants, key=lambda v: (v.recipe_id, v.where)):
         if v.recipe_id in seen:
             seen[v.recipe_id] += 1
-            v.recipe_id = f"{v.recipe_id[:MAX_ID - 3]}-{seen[v.recipe_id]}"
+            v.recipe_id = f"{v.recipe_id[: MAX_ID - 3]}-{seen[v.recipe_id]}"
         else:
             seen[v.recipe_id] = 1
     return splits
 
 
 def _dim(v: Variant, dim: str) -> str:
-    return {"gpu": v.gpu_id or "", "count": str(v.count), "checkpoint": v.checkpoint, "quant": v.quant or "",
-            "build": json.dumps(v.stack.software if v.stack else {}, sort_keys=True)}[dim]
+    return {
+        "gpu": v.gpu_id or "",
+        "count": str(v.count),
+        "checkpoint": v.checkpoint,
+        "quant": v.quant or "",
+        "build": json.dumps(v.stack.software if v.stack else {}, sort_keys=True),
+    }[dim]
 
 
 def _dim_slug(v: Variant, dim: str) -> str:
@@ -443,21 +494,29 @@ def _copied_claims(variants: list[Variant]) -> list[str]:
     """The same claim for the same stack and model on several hardware counts (SPEC ORV3xx warning)."""
     groups: dict[tuple[Any, ...], list[Variant]] = defaultdict(list)
     for v in variants:
-        key = (v.model_id, v.checkpoint, v.quant, v.gpu_id, json.dumps(v.stack.software if v.stack else {},
-                                                                         sort_keys=True),
-               json.dumps(v.claimed, sort_keys=True))
+        key = (
+            v.model_id,
+            v.checkpoint,
+            v.quant,
+            v.gpu_id,
+            json.dumps(v.stack.software if v.stack else {}, sort_keys=True),
+            json.dumps(v.claimed, sort_keys=True),
+        )
         groups[key].append(v)
     out = []
     for group in groups.values():
         counts = sorted({v.count for v in group})
         if len(counts) > 1:
             for v in group:
-                v.notes.append(f"Flagged: the export claims the same {json.dumps(v.claimed)} on "
-                               f"{', '.join(map(str, counts))} x {v.gpu_id}; a copied claim, not a measurement "
-                               "per count.")
+                v.notes.append(
+                    f"Flagged: the export claims the same {json.dumps(v.claimed)} on "
+                    f"{', '.join(map(str, counts))} x {v.gpu_id}; a copied claim, not a measurement "
+                    "per count."
+                )
             ids = ", ".join(f"`{v.recipe_id}`" for v in sorted(group, key=lambda v: v.count))
-            out.append(f"{json.dumps(group[0].claimed)} claimed on {', '.join(map(str, counts))} x {group[0].gpu_id}: "
-                       f"{ids}")
+            out.append(
+                f"{json.dumps(group[0].claimed)} claimed on {', '.join(map(str, counts))} x {group[0].gpu_id}: {ids}"
+            )
     return out
 
 
@@ -466,8 +525,11 @@ def _copied_claims(variants: list[Variant]) -> list[str]:
 
 def _timestamp(text: str) -> str | None:
     """`2026-10-17 12:50:29.696994-06` -> `2026-10-17T12:50:29.696994-06:00`."""
-    m = re.fullmatch(r"(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d(?:\.\d+)?)([+-]\d\d)(?::?(\d\d))?|"
-                     r"(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d(?:\.\d+)?)Z", text.strip())
+    m = re.fullmatch(
+        r"(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d(?:\.\d+)?)([+-]\d\d)(?::?(\d\d))?|"
+        r"(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d(?:\.\d+)?)Z",
+        text.strip(),
+    )
     if not m:
         return None
     if m.group(5):
@@ -481,9 +543,11 @@ def _run_document(record: dict[str, Any], index: int, variant: Variant, source: 
     deployment = record.get("deployment") or {}
     detail = "; ".join(f"{k}: {v}" for k, v in sorted(deployment.items())) if isinstance(deployment, dict) else ""
     storage = ", ".join(map(str, record.get("storage") or []))
-    notes = (f"Imported from the legacy boards export's run record {record['content_hash']} (legacy tier "
-             f"'{record.get('tier')}'). It holds the tool's headline only, no raw samples, so it can support T1 at "
-             f"most. Deployment as recorded: {detail or 'not recorded'}; storage: {storage or 'not recorded'}.")
+    notes = (
+        f"Imported from the legacy boards export's run record {record['content_hash']} (legacy tier "
+        f"'{record.get('tier')}'). It holds the tool's headline only, no raw samples, so it can support T1 at "
+        f"most. Deployment as recorded: {detail or 'not recorded'}; storage: {storage or 'not recorded'}."
+    )
     return {
         "kind": "inference",
         "tool": {"name": record["tool"], "version": record["tool_version"]},
@@ -497,8 +561,12 @@ def _run_document(record: dict[str, Any], index: int, variant: Variant, source: 
         "measured_by": str(_rows_citing(variant, str(record["content_hash"]))[0].row["measured_by"]),
         "summary": {k: v for k, v in record["headline"].items() if _positive(v)},
         "notes": notes,
-        "provenance": {"source": source, "row": f"runs[{index}]", "legacy_id": record["content_hash"],
-                       "original": record},
+        "provenance": {
+            "source": source,
+            "row": f"runs[{index}]",
+            "legacy_id": record["content_hash"],
+            "original": record,
+        },
     }
 
 
@@ -506,8 +574,10 @@ def _run_problems(record: dict[str, Any], variant: Variant | None, catalog: Cata
     problems = []
     headline = record.get("headline")
     if not isinstance(headline, dict) or not any(_positive(v) for v in headline.values()):
-        problems.append("incomplete: the record has no headline figure (headline "
-                        f"{json.dumps(headline)}), so there is nothing a recipe could cite")
+        problems.append(
+            "incomplete: the record has no headline figure (headline "
+            f"{json.dumps(headline)}), so there is nothing a recipe could cite"
+        )
     if not record.get("tool") or not record.get("tool_version"):
         problems.append("the record names no tool and tool version")
     if _timestamp(str(record.get("created_at", ""))) is None:
@@ -524,8 +594,10 @@ def _run_problems(record: dict[str, Any], variant: Variant | None, catalog: Cata
         problems.append("no board row records who measured it (`measured_by`)")
     same_engine = str(record.get("engine", "")).lower() == variant.engine.lower()
     if not same_engine or record.get("engine_version") != variant.engine_ver:
-        problems.append(f"engine `{record.get('engine')} {record.get('engine_version')}` differs from its board row's "
-                        f"`{variant.engine} {variant.engine_ver}`")
+        problems.append(
+            f"engine `{record.get('engine')} {record.get('engine_version')}` differs from its board row's "
+            f"`{variant.engine} {variant.engine_ver}`"
+        )
     if catalog.base_model(str(record.get("model", ""))) != variant.model_id:
         problems.append(f"model `{record.get('model')}` is not the board row's `{variant.checkpoint}`")
     rows = _rows_citing(variant, str(record.get("content_hash")))
@@ -597,8 +669,9 @@ def import_legacy_boards(root: str, source_path: str) -> ImportReport:
         "rows labelled T1 without a run file": t1_rows_without_run,
         "merged (legacy ids that are one configuration -> one recipe)": sum(len(v.merged_from) for v in merged),
         "recipes from merges": len(merged),
-        "configurations whose rows disagree (least favourable figure claimed)": sum(1 for v in accepted
-                                                                                    if v.disagreements),
+        "configurations whose rows disagree (least favourable figure claimed)": sum(
+            1 for v in accepted if v.disagreements
+        ),
         "rejected (entries)": len([v for v in variants if v.reasons]),
         "run files written": sum(1 for o in run_outcomes if o),
         "run records rejected": sum(1 for o in run_outcomes if not o),
@@ -606,13 +679,17 @@ def import_legacy_boards(root: str, source_path: str) -> ImportReport:
         "truncated 64-character ids kept": len(truncated),
     }
     _sections(report, export, catalog, variants, accepted, splits, downgraded, copied, truncated)
-    report.section("Merged", "Several legacy ids, one configuration: everything a recipe records is the same, so "
-                   "they are one recipe (SPEC §6 forbids one configuration under several ids); it claims the least "
-                   "favourable of their figures and keeps all their run files.").items += [
-        f"{', '.join(f'`{i}`' for i in v.merged_from)} -> `{v.recipe_id}`" for v in merged]
-    report.section("Disagreeing figures", "Rows of one configuration that claim different figures: the least "
-                   "favourable is claimed (never the best), every figure is listed in the recipe's notes.").items += [
-        f"`{v.recipe_id}`: {'; '.join(v.disagreements)}" for v in accepted if v.disagreements]
+    report.section(
+        "Merged",
+        "Several legacy ids, one configuration: everything a recipe records is the same, so "
+        "they are one recipe (SPEC §6 forbids one configuration under several ids); it claims the least "
+        "favourable of their figures and keeps all their run files.",
+    ).items += [f"{', '.join(f'`{i}`' for i in v.merged_from)} -> `{v.recipe_id}`" for v in merged]
+    report.section(
+        "Disagreeing figures",
+        "Rows of one configuration that claim different figures: the least "
+        "favourable is claimed (never the best), every figure is listed in the recipe's notes.",
+    ).items += [f"`{v.recipe_id}`: {'; '.join(v.disagreements)}" for v in accepted if v.disagreements]
     report.section(LACKS_TITLE, LACKS_INTRO).items += sorted(lacks)
     return report
 
@@ -621,16 +698,28 @@ def _variants(export: Export) -> list[Variant]:
     by_key: dict[tuple[Any, ...], Variant] = {}
     for o in export.observations:
         r = o.row
-        key = (str(r.get("recipe", "")), str(r.get("model", "")), r.get("quant"), str(r.get("hardware", "")),
-               str(r.get("engine", "")), r.get("engine_ver"))
+        key = (
+            str(r.get("recipe", "")),
+            str(r.get("model", "")),
+            r.get("quant"),
+            str(r.get("hardware", "")),
+            str(r.get("engine", "")),
+            r.get("engine_ver"),
+        )
         if key not in by_key:
             by_key[key] = Variant(*key)
         by_key[key].observations.append(o)
     return sorted(by_key.values(), key=lambda v: (v.legacy_id, v.where))
 
 
-def _store_runs(root: str, export: Export, records: dict[str, tuple[int, dict[str, Any]]], variants: list[Variant],
-                catalog: CatalogView, report: ImportReport) -> list[bool]:
+def _store_runs(
+    root: str,
+    export: Export,
+    records: dict[str, tuple[int, dict[str, Any]]],
+    variants: list[Variant],
+    catalog: CatalogView,
+    report: ImportReport,
+) -> list[bool]:
     """Write each usable run record as a run file through the add-run path; reject the rest."""
     by_hash: dict[str, list[Variant]] = defaultdict(list)
     for v in variants:
@@ -641,8 +730,11 @@ def _store_runs(root: str, export: Export, records: dict[str, tuple[int, dict[st
         content_hash = str(record.get("content_hash"))
         backers = by_hash.get(content_hash, [])
         variant = backers[0] if len(backers) == 1 else None
-        problems = (["board rows of several recipes point at it"] if len(backers) > 1 else
-                    _run_problems(record, variant, catalog))
+        problems = (
+            ["board rows of several recipes point at it"]
+            if len(backers) > 1
+            else _run_problems(record, variant, catalog)
+        )
         if problems:
             report.rejections.append(Rejection(f"run {content_hash}", f"runs[{index}]", tuple(problems)))
             outcomes.append(False)
@@ -652,8 +744,9 @@ def _store_runs(root: str, export: Export, records: dict[str, tuple[int, dict[st
         try:
             stored = store_run_document(root, document)
         except AddRunError as exc:
-            report.files.append(FileOutcome(exc.result.diagnostics[0].path, Action.CONFLICT,
-                                            exc.result.diagnostics[0].message))
+            report.files.append(
+                FileOutcome(exc.result.diagnostics[0].path, Action.CONFLICT, exc.result.diagnostics[0].message)
+            )
             outcomes.append(False)
             continue
         report.files.append(FileOutcome(stored.path, Action.CREATED if stored.created else Action.UNCHANGED))
@@ -679,22 +772,31 @@ def _recipe_document(v: Variant, export: Export) -> dict[str, Any]:
     export_date = export.updated_at[:10] if re.match(r"\d{4}-\d\d-\d\d", export.updated_at) else ""
     measured = min(v.run_dates) if v.run_dates else export_date
     ids = ", ".join(f"`{i}`" for i in v.legacy_ids)
-    notes = [f"Imported from the legacy tier-boards export {export.name}: legacy id{'s' if v.merged_from else ''} "
-             f"{ids}, rows {v.where}.",
-             f"Engine as recorded: {v.engine} \"{v.engine_ver}\"."]
+    notes = [
+        f"Imported from the legacy tier-boards export {export.name}: legacy id{'s' if v.merged_from else ''} "
+        f"{ids}, rows {v.where}.",
+        f'Engine as recorded: {v.engine} "{v.engine_ver}".',
+    ]
     if v.split_from:
-        notes.append(f"Split: the legacy id `{v.split_from}` covers several hardware counts or engine builds; this "
-                     "recipe is one of them (see the import report).")
+        notes.append(
+            f"Split: the legacy id `{v.split_from}` covers several hardware counts or engine builds; this "
+            "recipe is one of them (see the import report)."
+        )
     if any(len(i) == LEGACY_SLUG_LIMIT for i in v.legacy_ids) and not v.merged_from:
         notes.append("The legacy id was cut at 64 characters by the old site; it is kept as the id.")
     if v.labelled_t1_without_run and not v.runs:
-        notes.append("Downgraded: the export labels rows T1 but they carry no run file, so the figures are claims "
-                     "(T0); tiers are derived from run files, never declared.")
+        notes.append(
+            "Downgraded: the export labels rows T1 but they carry no run file, so the figures are claims "
+            "(T0); tiers are derived from run files, never declared."
+        )
     if not v.run_dates:
-        notes.append(f"Measured date: not recorded by the export; {export_date} is the export's own date (an upper "
-                     "bound).")
-    notes.append("Claims are rounded to 2 decimals (the export carries float noise); a run file keeps its tool's "
-                 "headline exactly.")
+        notes.append(
+            f"Measured date: not recorded by the export; {export_date} is the export's own date (an upper bound)."
+        )
+    notes.append(
+        "Claims are rounded to 2 decimals (the export carries float noise); a run file keeps its tool's "
+        "headline exactly."
+    )
     notes.extend(v.notes)
     original: dict[str, Any] = {"hardware": v.hardware, "engine": v.engine, "engine_ver": v.engine_ver}
     if v.merged_from:
@@ -726,42 +828,70 @@ def _legacy_id_field(v: Variant) -> str:
     return f"{v.legacy_ids[0]} + {len(v.legacy_ids) - 1} more (original.legacy_ids)"
 
 
-def _sections(report: ImportReport, export: Export, catalog: CatalogView, variants: list[Variant],
-              accepted: list[Variant], splits: dict[str, list[Variant]], downgraded: list[Variant],
-              copied: list[str], truncated: list[str]) -> None:
+def _sections(
+    report: ImportReport,
+    export: Export,
+    catalog: CatalogView,
+    variants: list[Variant],
+    accepted: list[Variant],
+    splits: dict[str, list[Variant]],
+    downgraded: list[Variant],
+    copied: list[str],
+    truncated: list[str],
+) -> None:
     recipes = report.section("Recipes", "Each accepted entry: id, hardware, claim, and its evidence.")
     for v in sorted(accepted, key=lambda v: v.recipe_id):
         evidence = f"run file {', '.join(r[7:19] for r in v.runs)} (T1 evidence)" if v.runs else "claim only (T0)"
-        recipes.items.append(f"`{v.recipe_id}` — {v.checkpoint} on {v.count} x {v.gpu_id}, "
-                             f"{json.dumps(v.claimed)}; {evidence}")
-    split = report.section("Splits", "Legacy ids that covered several hardware counts or engine builds; each "
-                           "variant that was accepted became its own recipe.")
+        recipes.items.append(
+            f"`{v.recipe_id}` — {v.checkpoint} on {v.count} x {v.gpu_id}, {json.dumps(v.claimed)}; {evidence}"
+        )
+    split = report.section(
+        "Splits",
+        "Legacy ids that covered several hardware counts or engine builds; each "
+        "variant that was accepted became its own recipe.",
+    )
     for legacy_id, group in sorted(splits.items()):
-        split.items.append(f"`{legacy_id}` -> " + ", ".join(f"`{v.recipe_id}` ({v.count} x {v.gpu_id}, "
-                                                             f"{v.engine_ver})" for v in group))
+        split.items.append(
+            f"`{legacy_id}` -> " + ", ".join(f"`{v.recipe_id}` ({v.count} x {v.gpu_id}, {v.engine_ver})" for v in group)
+        )
     partial = sorted({v.legacy_id for v in variants if v.reasons} & {v.legacy_id for v in accepted})
     for legacy_id in partial:
-        split.items.append(f"`{legacy_id}`: some variants were rejected (see Rejected); the rest kept "
-                           f"{'the legacy id' if legacy_id not in splits else 'suffixed ids'}")
-    down = report.section("Downgraded", "Rows the export labels T1 that have no run file: their figures are "
-                          "claims, and the recipe is T0.")
-    down.items += [f"`{v.recipe_id}` (rows {', '.join(o.where for o in v.labelled_t1_without_run)})"
-                   for v in downgraded]
+        split.items.append(
+            f"`{legacy_id}`: some variants were rejected (see Rejected); the rest kept "
+            f"{'the legacy id' if legacy_id not in splits else 'suffixed ids'}"
+        )
+    down = report.section(
+        "Downgraded", "Rows the export labels T1 that have no run file: their figures are claims, and the recipe is T0."
+    )
+    down.items += [
+        f"`{v.recipe_id}` (rows {', '.join(o.where for o in v.labelled_t1_without_run)})" for v in downgraded
+    ]
     merged = [v for v in accepted if v.labelled_t1_without_run and v.runs]
-    down.items += [f"`{v.recipe_id}`: rows {', '.join(o.where for o in v.labelled_t1_without_run)} are labelled T1 "
-                   "without a run, but the same configuration has a run file, so the recipe keeps it" for v in merged]
-    runs = report.section("Run files", "Run records written as content-addressed run files (RFC 8785 bytes, "
-                          "named by their SHA-256) through the same path as `orv add-run`.")
+    down.items += [
+        f"`{v.recipe_id}`: rows {', '.join(o.where for o in v.labelled_t1_without_run)} are labelled T1 "
+        "without a run, but the same configuration has a run file, so the recipe keeps it"
+        for v in merged
+    ]
+    runs = report.section(
+        "Run files",
+        "Run records written as content-addressed run files (RFC 8785 bytes, "
+        "named by their SHA-256) through the same path as `orv add-run`.",
+    )
     for v in accepted:
         for ref in v.runs:
             runs.items.append(f"`{ref}` backs `{v.recipe_id}`")
-    report.section("Copied claims (flagged, imported)", "The same claim for the same stack on several hardware "
-                   "counts: a copy, not a measurement per count. `orv check` warns about these (ORV3xx)."
-                   ).items += copied
-    report.section("Truncated ids", "Legacy ids of exactly 64 characters, cut by the old site; unique, so kept "
-                   "as recipe ids.").items += [f"`{t}`" for t in truncated]
-    versions = report.section("Engine versions", "Every distinct engine version in the export and how it was "
-                              "read (validator/importers/stacks.py).")
+    report.section(
+        "Copied claims (flagged, imported)",
+        "The same claim for the same stack on several hardware "
+        "counts: a copy, not a measurement per count. `orv check` warns about these (ORV3xx).",
+    ).items += copied
+    report.section(
+        "Truncated ids", "Legacy ids of exactly 64 characters, cut by the old site; unique, so kept as recipe ids."
+    ).items += [f"`{t}`" for t in truncated]
+    versions = report.section(
+        "Engine versions",
+        "Every distinct engine version in the export and how it was read (validator/importers/stacks.py).",
+    )
     seen = set()
     for v in sorted(variants, key=lambda v: (str(v.engine_ver), v.engine)):
         key = (v.engine, v.engine_ver)
@@ -773,11 +903,14 @@ def _sections(report: ImportReport, export: Export, catalog: CatalogView, varian
             read = "pinned: " + json.dumps(result.software, sort_keys=True)
         else:
             read = "REJECTED: " + "; ".join(result.reasons)
-        versions.items.append(f"{v.engine} \"{v.engine_ver}\" -> {read}")
-    physics = report.section("Physics bound", "Single-stream decode claims against GPUs x memory bandwidth / bytes "
-                             "of active weights (x (k+1) with speculative decoding), with the fewest bits the quant "
-                             "names. Listed: accepted recipes above 85% of the bound, and those that cannot be "
-                             "judged because the catalog has no active-parameter count for the model.")
+        versions.items.append(f'{v.engine} "{v.engine_ver}" -> {read}')
+    physics = report.section(
+        "Physics bound",
+        "Single-stream decode claims against GPUs x memory bandwidth / bytes "
+        "of active weights (x (k+1) with speculative decoding), with the fewest bits the quant "
+        "names. Listed: accepted recipes above 85% of the bound, and those that cannot be "
+        "judged because the catalog has no active-parameter count for the model.",
+    )
     for v in sorted(accepted, key=lambda v: v.recipe_id):
         decode = v.claimed.get("decode_tok_s")
         if decode is None:
@@ -785,19 +918,24 @@ def _sections(report: ImportReport, export: Export, catalog: CatalogView, varian
         bound = decode_bound(v, catalog)
         if bound is None:
             spec = v.serving.get("speculative")
-            why = (f"speculative decoding `{spec['method']}` with no recorded draft length k, so the bound is "
-                   "unknown (`orv check` warns, ORV512)" if spec and "k" not in spec else
-                   f"{v.model_id} has no active_b, or the quant names no bit width")
+            why = (
+                f"speculative decoding `{spec['method']}` with no recorded draft length k, so the bound is "
+                "unknown (`orv check` warns, ORV512)"
+                if spec and "k" not in spec
+                else f"{v.model_id} has no active_b, or the quant names no bit width"
+            )
             physics.items.append(f"`{v.recipe_id}`: not judged ({why})")
         elif decode > NEAR_BOUND * bound.tok_s:
-            physics.items.append(f"`{v.recipe_id}`: {decode} tok/s is {decode / bound.tok_s:.0%} of the bound "
-                                 f"{bound.tok_s:.1f} tok/s at {bound.bits.bits:g} bits; a stricter bytes-per-weight "
-                                 "reading (scales, unquantised layers) may reject it")
+            physics.items.append(
+                f"`{v.recipe_id}`: {decode} tok/s is {decode / bound.tok_s:.0%} of the bound "
+                f"{bound.tok_s:.1f} tok/s at {bound.bits.bits:g} bits; a stricter bytes-per-weight "
+                "reading (scales, unquantised layers) may reject it"
+            )
     interp = report.section("Interpretations", "Decisions the export left open.")
     interp.items += [
         "`0f685aa + row32 four-slot profile` is exllamav3 at commit 0f685aa with a serving profile: 4 slots "
         "(serving.slots 4) and `row32` in the notes; it is configuration, not a code patch. The run records' "
-        "deployment text (\"TP2 on 2x CMP170HX 64GiB, 4 active sequences\") confirms the four slots.",
+        'deployment text ("TP2 on 2x CMP170HX 64GiB, 4 active sequences") confirms the four slots.',
         "`claimed_tok_s` (claimed board) is a decode rate: claimed.decode_tok_s. Measured rows keep decode, prefill "
         "and TTFT as recorded; rows of one configuration that disagree on a figure are rejected, not averaged.",
         "Claims are rounded to 2 decimals (half-even on the shortest decimal of the float); run files keep the run "
@@ -814,12 +952,12 @@ def _sections(report: ImportReport, export: Export, catalog: CatalogView, varian
         "vllm-b12x-lilicorr-262k` (140 tok/s, 87% of 161.8) and the speculative entries above, which it rejected.",
         "A recipe's `measured` date is its run's date (created_at, local date) when it has a run file, else the "
         "export's date (meta.updated_at), an upper bound; the notes say which.",
-        f"`author` is the rows' measured_by when they record one, else \"{UNKNOWN_AUTHOR}\".",
+        f'`author` is the rows\' measured_by when they record one, else "{UNKNOWN_AUTHOR}".',
         "`model` is the catalog model a checkpoint derives from (longest name or alias it starts with); the "
         "checkpoint string is kept in `checkpoint`.",
         "Hardware strings are a catalog id or alias with an optional glued count: cmp-170hx-x2 and "
         "nvidia-cmp-170hxx4 are cmp-170hx x2 and x4.",
-        "The run records describe the deployment as \"2x CMP170HX 64GiB\" (32 GiB per card) while the published "
+        'The run records describe the deployment as "2x CMP170HX 64GiB" (32 GiB per card) while the published '
         "CMP 170HX has 8 GB; the catalog keeps the published figure.",
         "`deepseek-v4-1-flash-sm80-deepinfer-kernel-port-6x-a100-dspark-k5` names 6x A100 but its hardware field "
         "says cmp-170hx-x6; the hardware field is used (the entry is rejected for unhashed patches anyway).",

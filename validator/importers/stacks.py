@@ -26,8 +26,7 @@ from typing import Any, Union
 from validator.stacks.pins import version_problem
 
 # Code changes on top of a pin; the legacy export never carries their sha256.
-_MODIFICATION = re.compile(r"\b(patch(?:es|ed)?|overlays?|adapters?)\b|monkeypatch\w*|\b\d+ commits\b",
-                           re.IGNORECASE)
+_MODIFICATION = re.compile(r"\b(patch(?:es|ed)?|overlays?|adapters?)\b|monkeypatch\w*|\b\d+ commits\b", re.IGNORECASE)
 _PULL_REQUEST = re.compile(r"\bPRs?\b")  # upper case only: applied pull requests
 _FLOATING = re.compile(r"\bHEAD\b|\bunpinned\b|:latest\b|\bFROM\s", re.IGNORECASE)
 _IMAGE_TAG = re.compile(r"(?<![\w/@.-])([a-z0-9][\w.-]*(?:/[\w.-]+)*):([A-Za-z0-9][\w.-]*)")
@@ -40,12 +39,43 @@ _IMAGE_DIGEST = re.compile(r"(?<![\w/.-])([a-z0-9][\w./-]*(?::[\w.-]+)?@sha256:[
 _DATE_DIGITS = re.compile(r"^20\d\d(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])$")
 _QUALIFIERS = frozenset({"fork", "nightly", "series", "lineage", "branch", "beta", "based"})
 # Words that describe how a build was obtained, not what it is called.
-_GENERIC = frozenset({"fork", "git", "main", "mainline", "dev", "image", "commit", "official", "upstream",
-                      "nightly", "build", "tag", "source", "branch", "at", "release"})
-_DESCRIPTOR_CLAUSE = re.compile(r"^(sm_?\d+\b.*|.*\bnative\b.*|image [\w.-]+|built image.*|source build)$",
-                                re.IGNORECASE)
-_NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-                 "nine": 9, "ten": 10, "twelve": 12, "sixteen": 16}
+_GENERIC = frozenset(
+    {
+        "fork",
+        "git",
+        "main",
+        "mainline",
+        "dev",
+        "image",
+        "commit",
+        "official",
+        "upstream",
+        "nightly",
+        "build",
+        "tag",
+        "source",
+        "branch",
+        "at",
+        "release",
+    }
+)
+_DESCRIPTOR_CLAUSE = re.compile(
+    r"^(sm_?\d+\b.*|.*\bnative\b.*|image [\w.-]+|built image.*|source build)$", re.IGNORECASE
+)
+_NUMBER_WORDS = {
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "twelve": 12,
+    "sixteen": 16,
+}
 _SLOTS = re.compile(r"\b(\d+|" + "|".join(_NUMBER_WORDS) + r")[- ]slots?\b", re.IGNORECASE)
 
 
@@ -132,8 +162,7 @@ def _red_flags(text: str) -> list[str]:
     for token in re.findall(r"[\w.+-]+", text):
         problem = version_problem(token) if re.match(r"^v?\d", token) else None
         if problem and problem[0] == "dirty":
-            reasons.append(f"`{token}` is a dirty build (setuptools-scm date suffix): its commit does not "
-                           "reproduce it")
+            reasons.append(f"`{token}` is a dirty build (setuptools-scm date suffix): its commit does not reproduce it")
     dirty_commit = _DIRTY_COMMIT.search(text)
     if dirty_commit:
         reasons.append(f"`{dirty_commit.group(0)}`: a commit followed by `+` marks uncommitted changes on top of it")
@@ -142,8 +171,10 @@ def _red_flags(text: str) -> list[str]:
             reasons.append(f"image `{ref.group(0)}` is a tag without an @sha256 digest, so it can move")
     mods = sorted({m.group(0) for pattern in (_MODIFICATION, _PULL_REQUEST) for m in pattern.finditer(text)})
     if mods:
-        reasons.append(f"code changes ({', '.join(mods)}) without a sha256: the export records no patch "
-                       "hashes, so the build cannot be reproduced")
+        reasons.append(
+            f"code changes ({', '.join(mods)}) without a sha256: the export records no patch "
+            "hashes, so the build cannot be reproduced"
+        )
     return reasons
 
 
@@ -191,7 +222,7 @@ def _pins(text: str) -> _Pins:
         token = m.group(1)
         if version_problem(token) is not None:
             continue
-        following = text[m.end():].split()
+        following = text[m.end() :].split()
         if following and following[0].lower().strip(",") in _QUALIFIERS:
             pins.qualified.append(f"{token} {following[0]}")
         else:
@@ -229,8 +260,9 @@ def _slug(name: str) -> str:
     return re.sub(r"[^a-z0-9._+-]+", "-", name.lower()).strip("-")
 
 
-def _main_component(engine: str, main_text: str, notes: list[str]
-                    ) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]] | str:
+def _main_component(
+    engine: str, main_text: str, notes: list[str]
+) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]] | str:
     """The engine component from the main part (falling back to its asides) and any further pinned
     components its asides name (`(torch 2.13.0+cu130)`), or why the engine is unpinned."""
     core, asides = _asides(main_text)

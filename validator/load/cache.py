@@ -67,8 +67,9 @@ def code_files() -> list[Traversable]:
     MultiplexedPath, whose str() is no path (globbing it found nothing, so schema changes did not
     change the key there; tests/test_cache.py holds this)."""
     package = Path(__file__).resolve().parent.parent  # the whole validator package, not only load/
-    schemas = sorted((entry for entry in schema_dir().iterdir() if entry.name.endswith(".json")),
-                     key=lambda entry: entry.name)
+    schemas = sorted(
+        (entry for entry in schema_dir().iterdir() if entry.name.endswith(".json")), key=lambda entry: entry.name
+    )
     return [*sorted(package.rglob("*.py")), *schemas]
 
 

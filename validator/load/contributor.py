@@ -50,8 +50,18 @@ LMEVAL_SAMPLES = Budget("an lm-eval samples file", 256 * MiB)
 HF_CONFIG = Budget("a Hugging Face config.json", 1 * MiB)
 SEED_SOURCE = Budget("a legacy seed source", 64 * MiB)
 RECIPE = Budget("a recipe", 1 * MiB)
-BUDGETS = (SERVING_RESULT, TRAINING_LOG, TOOL_OUTPUT, RUN_DOCUMENT, LMEVAL_RESULTS, LMEVAL_SAMPLES, HF_CONFIG,
-           SEED_SOURCE, RECIPE, LLAMA_BENCH)
+BUDGETS = (
+    SERVING_RESULT,
+    TRAINING_LOG,
+    TOOL_OUTPUT,
+    RUN_DOCUMENT,
+    LMEVAL_RESULTS,
+    LMEVAL_SAMPLES,
+    HF_CONFIG,
+    SEED_SOURCE,
+    RECIPE,
+    LLAMA_BENCH,
+)
 
 # Folder walks (the lm-eval output folder): lm-eval writes DIR/<model>/results_*.json, one level down.
 MAX_DEPTH = 8
@@ -65,8 +75,13 @@ def _mib(n: int) -> str:
 
 
 def _special(mode: int) -> str | None:
-    for test, name in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder")):
+    for test, name in (
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISDIR, "a folder"),
+    ):
         if test(mode):
             return name
     return None if stat.S_ISREG(mode) else "not a regular file"
@@ -76,15 +91,22 @@ def _refuse_special(path: str, st: os.stat_result, named: bool) -> None:
     what = _special(st.st_mode)
     if what is not None:
         target = f" (it resolves to {os.path.realpath(path)})" if named and os.path.islink(path) else ""
-        raise InputFileError("ORV114", path, f"{path} is {what}{target}, not a regular file; orv reads regular "
-                                             "files only", "give the file the tool wrote, copied as a regular file")
+        raise InputFileError(
+            "ORV114",
+            path,
+            f"{path} is {what}{target}, not a regular file; orv reads regular files only",
+            "give the file the tool wrote, copied as a regular file",
+        )
 
 
 def _refuse_size(path: str, size: int, budget: Budget) -> None:
     if size > budget.limit:
-        raise InputFileError("ORV111", path, f"{path} is {size:,} bytes, over the {_mib(budget.limit)} budget "
-                                             f"for {budget.kind}", "docs/limits.md lists the budgets and why; give "
-                                                                   "the output of one run, unchanged")
+        raise InputFileError(
+            "ORV111",
+            path,
+            f"{path} is {size:,} bytes, over the {_mib(budget.limit)} budget for {budget.kind}",
+            "docs/limits.md lists the budgets and why; give the output of one run, unchanged",
+        )
 
 
 def read_named(path: str, budget: Budget) -> bytes:
@@ -94,8 +116,9 @@ def read_named(path: str, budget: Budget) -> bytes:
     try:
         st = os.stat(path)  # follows the link the user named; never opens anything
     except OSError as exc:
-        raise InputFileError("ORV110", path, f"cannot read {path}: {exc.strerror}", "pass the path of the file") \
-            from None
+        raise InputFileError(
+            "ORV110", path, f"cannot read {path}: {exc.strerror}", "pass the path of the file"
+        ) from None
     _refuse_special(path, st, named=True)
     return _read(path, st, budget, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
 
@@ -105,8 +128,9 @@ def read_inside(path: str, budget: Budget) -> bytes:
     try:
         st = os.lstat(path)
     except OSError as exc:
-        raise InputFileError("ORV110", path, f"cannot read {path}: {exc.strerror}", "give the folder the tool wrote") \
-            from None
+        raise InputFileError(
+            "ORV110", path, f"cannot read {path}: {exc.strerror}", "give the folder the tool wrote"
+        ) from None
     if stat.S_ISLNK(st.st_mode):
         raise _link_inside(path)
     _refuse_special(path, st, named=False)
@@ -118,9 +142,13 @@ def _link_inside(path: str) -> InputFileError:
         target = os.readlink(path)
     except OSError:
         target = "?"
-    return InputFileError("ORV114", path, f"{path} is a symbolic link (to {target}); orv follows no link found "
-                                          "inside a folder, so a folder cannot hand it a file from elsewhere",
-                          "copy the file itself into the folder (or name it on the command line)")
+    return InputFileError(
+        "ORV114",
+        path,
+        f"{path} is a symbolic link (to {target}); orv follows no link found "
+        "inside a folder, so a folder cannot hand it a file from elsewhere",
+        "copy the file itself into the folder (or name it on the command line)",
+    )
 
 
 def _read(path: str, st: os.stat_result, budget: Budget, flags: int) -> bytes:
@@ -128,13 +156,21 @@ def _read(path: str, st: os.stat_result, budget: Budget, flags: int) -> bytes:
     try:
         fd = os.open(path, flags)
     except OSError as exc:
-        raise InputFileError("ORV114" if exc.errno == getattr(os, "ELOOP", -1) else "ORV110", path,
-                             f"cannot read {path}: {exc.strerror}", "give the file the tool wrote") from None
+        raise InputFileError(
+            "ORV114" if exc.errno == getattr(os, "ELOOP", -1) else "ORV110",
+            path,
+            f"cannot read {path}: {exc.strerror}",
+            "give the file the tool wrote",
+        ) from None
     with os.fdopen(fd, "rb", buffering=0) as fh:
         now = os.fstat(fd)
         if not stat.S_ISREG(now.st_mode) or (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
-            raise InputFileError("ORV114", path, f"{path} changed into {_special(now.st_mode) or 'another file'} "
-                                                 "while orv opened it", "give a file nothing else is writing")
+            raise InputFileError(
+                "ORV114",
+                path,
+                f"{path} changed into {_special(now.st_mode) or 'another file'} while orv opened it",
+                "give a file nothing else is writing",
+            )
         _refuse_size(path, now.st_size, budget)
         return read_stream(path, fh, budget)
 
@@ -150,8 +186,12 @@ def read_stream(path: str, fh: BinaryIO, budget: Budget) -> bytes:
         chunks.append(chunk)
         got += len(chunk)
     if got > budget.limit:
-        raise InputFileError("ORV111", path, f"{path} holds more than the {_mib(budget.limit)} budget for "
-                                             f"{budget.kind}", "docs/limits.md lists the budgets and why")
+        raise InputFileError(
+            "ORV111",
+            path,
+            f"{path} holds more than the {_mib(budget.limit)} budget for {budget.kind}",
+            "docs/limits.md lists the budgets and why",
+        )
     return b"".join(chunks)
 
 
@@ -174,12 +214,16 @@ def walk(folder: str, max_depth: int = MAX_DEPTH, max_entries: int = MAX_ENTRIES
     try:
         st = os.lstat(folder)
     except OSError as exc:
-        raise InputFileError("ORV110", folder, f"cannot read {folder}: {exc.strerror}", "pass the folder the tool "
-                                                                                        "wrote") from None
+        raise InputFileError(
+            "ORV110", folder, f"cannot read {folder}: {exc.strerror}", "pass the folder the tool wrote"
+        ) from None
     if stat.S_ISLNK(st.st_mode):
-        raise InputFileError("ORV114", folder, f"{folder} is a symbolic link (to {os.readlink(folder)}); orv lists "
-                                               "no folder through a link",
-                             f"pass the folder itself: {os.path.realpath(folder)}")
+        raise InputFileError(
+            "ORV114",
+            folder,
+            f"{folder} is a symbolic link (to {os.readlink(folder)}); orv lists no folder through a link",
+            f"pass the folder itself: {os.path.realpath(folder)}",
+        )
     files: list[str] = []
     skipped: list[str] = []
     entries = 0
@@ -192,8 +236,12 @@ def walk(folder: str, max_depth: int = MAX_DEPTH, max_entries: int = MAX_ENTRIES
                 skipped.append(entry.path)
             elif entry.is_dir(follow_symlinks=False):
                 if depth + 1 > max_depth:
-                    raise InputFileError("ORV112", entry.path, f"{folder} nests folders deeper than {max_depth} "
-                                                               "levels", "pass the output folder of one run")
+                    raise InputFileError(
+                        "ORV112",
+                        entry.path,
+                        f"{folder} nests folders deeper than {max_depth} levels",
+                        "pass the output folder of one run",
+                    )
                 pending.append((entry.path, depth + 1))
             elif entry.is_file(follow_symlinks=False):
                 files.append(entry.path)
@@ -210,11 +258,13 @@ def _scan(folder: str, limit: int, top: str, total: int) -> list[os.DirEntry[str
             for entry in it:
                 entries.append(entry)
                 if len(entries) > limit:
-                    raise InputFileError("ORV111", top, f"{top} holds more than {total:,} entries",
-                                         "pass the output folder of one run")
+                    raise InputFileError(
+                        "ORV111", top, f"{top} holds more than {total:,} entries", "pass the output folder of one run"
+                    )
     except OSError as exc:
-        raise InputFileError("ORV110", folder, f"cannot list {folder}: {exc.strerror}",
-                             "pass a folder you can read") from None
+        raise InputFileError(
+            "ORV110", folder, f"cannot list {folder}: {exc.strerror}", "pass a folder you can read"
+        ) from None
     return sorted(entries, key=lambda e: e.name)
 
 
@@ -244,8 +294,7 @@ def parse_json(path: str, raw: bytes, first_line: int = 1) -> Any:
         if "UTF-8" in exc.msg or "surrogate" in exc.msg:
             raise _not_utf8(path, raw, first_line) from None
         if "depth" in exc.msg or not any(constant in raw for constant in _CONSTANTS):
-            raise _json_error(path, exc.msg, exc.lineno, exc.colno, first_line, _field_before(raw, exc.pos)) \
-                from None
+            raise _json_error(path, exc.msg, exc.lineno, exc.colno, first_line, _field_before(raw, exc.pos)) from None
     return _parse_with_constants(path, raw, first_line)
 
 
@@ -273,8 +322,12 @@ def _int(text: str) -> int | float:
 def _float(text: str) -> float:
     value = float(text)
     if math.isinf(value):
-        raise _Refused("ORV113", text, f"the number {text[:20]}{'…' if len(text) > 20 else ''} is beyond the range of a "
-                                 "double", "give the file the tool wrote, unchanged")
+        raise _Refused(
+            "ORV113",
+            text,
+            f"the number {text[:20]}{'…' if len(text) > 20 else ''} is beyond the range of a double",
+            "give the file the tool wrote, unchanged",
+        )
     return value
 
 
@@ -282,12 +335,17 @@ def _not_utf8(path: str, raw: bytes, first_line: int) -> InputFileError:
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = raw[:exc.start].count(b"\n") + first_line
-        return InputFileError("ORV110", path, f"not UTF-8 (byte {exc.start})", "give the file the tool wrote, "
-                                                                              "unchanged", line)
-    return InputFileError("ORV110", path, "a `\\uD800`-`\\uDFFF` escape names half of a UTF-16 surrogate pair, "
-                                          "which is no character", "give the file the tool wrote, unchanged",
-                          first_line)
+        line = raw[: exc.start].count(b"\n") + first_line
+        return InputFileError(
+            "ORV110", path, f"not UTF-8 (byte {exc.start})", "give the file the tool wrote, unchanged", line
+        )
+    return InputFileError(
+        "ORV110",
+        path,
+        "a `\\uD800`-`\\uDFFF` escape names half of a UTF-16 surrogate pair, which is no character",
+        "give the file the tool wrote, unchanged",
+        first_line,
+    )
 
 
 def _parse_with_constants(path: str, raw: bytes, first_line: int) -> Any:
@@ -303,8 +361,9 @@ def _parse_with_constants(path: str, raw: bytes, first_line: int) -> Any:
         at = text.find(exc.literal)
         line, col = (text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at)) if at >= 0 else (1, 1)
         field = _field_before(raw, len(text[:at].encode("utf-8"))) if at >= 0 else None
-        raise InputFileError(exc.code, path, f"{_named(field)}{exc.message}", exc.hint,
-                             line + first_line - 1, col) from None
+        raise InputFileError(
+            exc.code, path, f"{_named(field)}{exc.message}", exc.hint, line + first_line - 1, col
+        ) from None
     except RecursionError:
         raise _json_error(path, "depth limit exceeded", 1, 1, first_line) from None
     except ValueError:  # int() past Python's digit limit cannot happen (_int); anything else is the file's
@@ -320,26 +379,46 @@ def _refuse_lone_surrogates(path: str, data: Any, text: str, first_line: int) ->
     if first is None or not has_lone_surrogate(data):
         return
     line = text.count("\n", 0, first.start()) + first_line
-    raise InputFileError("ORV110", path, "a `\\uD800`-`\\uDFFF` escape names half of a UTF-16 surrogate pair, "
-                                         "which is no character", "give the file the tool wrote, unchanged", line,
-                         first.start() - text.rfind("\n", 0, first.start()))
+    raise InputFileError(
+        "ORV110",
+        path,
+        "a `\\uD800`-`\\uDFFF` escape names half of a UTF-16 surrogate pair, which is no character",
+        "give the file the tool wrote, unchanged",
+        line,
+        first.start() - text.rfind("\n", 0, first.start()),
+    )
 
 
 def _named(field: str | None) -> str:
     return f"`{field}`: " if field else ""
 
 
-def _json_error(path: str, message: str, line: int, col: int, first_line: int,
-                field: str | None = None) -> InputFileError:
+def _json_error(
+    path: str, message: str, line: int, col: int, first_line: int, field: str | None = None
+) -> InputFileError:
     if "depth" in message or "recursion" in message:
-        return InputFileError("ORV112", path, "the JSON nests deeper than orv reads (1,024 levels)",
-                              "give the file the tool wrote; no tool output nests that deep", line + first_line - 1,
-                              col)
+        return InputFileError(
+            "ORV112",
+            path,
+            "the JSON nests deeper than orv reads (1,024 levels)",
+            "give the file the tool wrote; no tool output nests that deep",
+            line + first_line - 1,
+            col,
+        )
     if "infinity" in message:
-        return InputFileError("ORV113", path, f"{_named(field)}the number is beyond the range of a double "
-                                              "(a count or time has far fewer digits)",
-                              "give the file the tool wrote, unchanged", line + first_line - 1, col)
-    return InputFileError("ORV101", path, f"JSON syntax error: {message}",
-                          "give the file the tool wrote, unchanged (a truncated or edited file cannot be read)",
-                          line + first_line - 1, col)
-
+        return InputFileError(
+            "ORV113",
+            path,
+            f"{_named(field)}the number is beyond the range of a double (a count or time has far fewer digits)",
+            "give the file the tool wrote, unchanged",
+            line + first_line - 1,
+            col,
+        )
+    return InputFileError(
+        "ORV101",
+        path,
+        f"JSON syntax error: {message}",
+        "give the file the tool wrote, unchanged (a truncated or edited file cannot be read)",
+        line + first_line - 1,
+        col,
+    )

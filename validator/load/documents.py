@@ -27,9 +27,6 @@ JsonPath = Sequence["str | int"]
 Location = tuple[int, int]
 
 
-
-
-
 @dataclass
 class Document:
     """One parsed file. `locate` maps a JSON path to (line, col), parsing positions only on demand."""
@@ -54,35 +51,38 @@ def read_bytes(root: str, rel: str, limit: int) -> bytes:
     import stat as _stat
 
     if _stat.S_ISLNK(st.st_mode):
-        raise LoadError("ORV114", "symbolic links are not allowed in the registry",
-                        "commit the file itself, not a link to it")
+        raise LoadError(
+            "ORV114", "symbolic links are not allowed in the registry", "commit the file itself, not a link to it"
+        )
     if not _stat.S_ISREG(st.st_mode):
         raise LoadError("ORV114", "not a regular file", "only regular files belong in the registry")
     if st.st_size > limit:
-        raise LoadError("ORV111", f"file is {st.st_size:,} bytes; the limit is {limit:,}",
-                        "split the data or trim it; run files keep raw samples, not logs")
+        raise LoadError(
+            "ORV111",
+            f"file is {st.st_size:,} bytes; the limit is {limit:,}",
+            "split the data or trim it; run files keep raw samples, not logs",
+        )
     with open(full, "rb") as fh:
         # read(n) allocates n bytes up front: ask for the size lstat gave (~3x faster than the limit)
         data = fh.read(st.st_size + 1)
         if len(data) > st.st_size:  # the file grew since lstat: read on, up to the limit
             data += fh.read(max(0, limit + 1 - len(data)))
     if len(data) > limit:
-        raise LoadError("ORV111", f"file is larger than the {limit:,}-byte limit",
-                        "split the data or trim it")
+        raise LoadError("ORV111", f"file is larger than the {limit:,}-byte limit", "split the data or trim it")
     return data
 
 
 def decode_utf8(raw: bytes) -> str:
     if raw.startswith(b"\xef\xbb\xbf"):
-        raise LoadError("ORV110", "file starts with a UTF-8 byte-order mark",
-                        "save the file as UTF-8 without BOM")
+        raise LoadError("ORV110", "file starts with a UTF-8 byte-order mark", "save the file as UTF-8 without BOM")
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
         col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise LoadError("ORV110", f"invalid UTF-8 byte 0x{raw[exc.start]:02x}",
-                        "save the file as UTF-8", line, col) from None
+        raise LoadError(
+            "ORV110", f"invalid UTF-8 byte 0x{raw[exc.start]:02x}", "save the file as UTF-8", line, col
+        ) from None
 
 
 # --------------------------------------------------------------------------- YAML
@@ -99,20 +99,30 @@ class _StrictLoader(yaml.CSafeLoader):
         seen: dict[Any, yaml.Node] = {}
         for key_node, _ in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":
-                raise _YamlRefusal("ORV112", key_node, "YAML merge keys (<<) are not allowed",
-                                   "write the fields out in full")
+                raise _YamlRefusal(
+                    "ORV112", key_node, "YAML merge keys (<<) are not allowed", "write the fields out in full"
+                )
             if not isinstance(key_node, yaml.ScalarNode):
-                raise _YamlRefusal("ORV104", key_node, "a mapping key must be a plain string",
-                                   "use a simple `name:` key")
+                raise _YamlRefusal(
+                    "ORV104", key_node, "a mapping key must be a plain string", "use a simple `name:` key"
+                )
             if key_node.tag != "tag:yaml.org,2002:str":
                 # `1:`, `true:` or `~:` would become a non-text key that JSON (and the schema) cannot hold.
-                raise _YamlRefusal("ORV104", key_node, f"mapping key `{key_node.value}` is not text",
-                                   f"quote the key: `\"{key_node.value}\":`, or use a `name:` key")
+                raise _YamlRefusal(
+                    "ORV104",
+                    key_node,
+                    f"mapping key `{key_node.value}` is not text",
+                    f'quote the key: `"{key_node.value}":`, or use a `name:` key',
+                )
             key = key_node.value
             if key in seen:
                 first = seen[key].start_mark.line + 1
-                raise _YamlRefusal("ORV102", key_node, f"duplicate key {key!r} (first at line {first})",
-                                   "keep one of the two entries; YAML would silently drop the first")
+                raise _YamlRefusal(
+                    "ORV102",
+                    key_node,
+                    f"duplicate key {key!r} (first at line {first})",
+                    "keep one of the two entries; YAML would silently drop the first",
+                )
             seen[key] = key_node
         return super().construct_mapping(node, deep=deep)
 
@@ -125,16 +135,25 @@ def _refuse_shared_or_deep(root: yaml.Node) -> None:
         node, depth = stack.pop()
         if id(node) in seen:
             # The node's own mark is the anchor's; parse_yaml moves the finding to the alias.
-            raise _YamlRefusal("ORV112", node, "YAML aliases (*name) are not allowed",
-                               "write the value out; anchors and aliases can hide huge documents", alias=True)
+            raise _YamlRefusal(
+                "ORV112",
+                node,
+                "YAML aliases (*name) are not allowed",
+                "write the value out; anchors and aliases can hide huge documents",
+                alias=True,
+            )
         seen.add(id(node))
         if node.tag not in _JSON_TAGS:
-            raise _YamlRefusal("ORV104", node, f"a `{_short_tag(node.tag)}` value is not JSON data "
-                               f"({_TAG_WORDS.get(node.tag, 'a YAML-only type')})",
-                               "write plain text, a number, true/false, a list or a mapping")
+            raise _YamlRefusal(
+                "ORV104",
+                node,
+                f"a `{_short_tag(node.tag)}` value is not JSON data ({_TAG_WORDS.get(node.tag, 'a YAML-only type')})",
+                "write plain text, a number, true/false, a list or a mapping",
+            )
         if depth > MAX_DEPTH:
-            raise _YamlRefusal("ORV112", node, f"document nests deeper than {MAX_DEPTH} levels",
-                               "flatten the structure")
+            raise _YamlRefusal(
+                "ORV112", node, f"document nests deeper than {MAX_DEPTH} levels", "flatten the structure"
+            )
         if isinstance(node, yaml.MappingNode):
             for k, v in node.value:
                 stack.append((k, depth + 1))
@@ -144,8 +163,9 @@ def _refuse_shared_or_deep(root: yaml.Node) -> None:
 
 
 # What JSON (and so the schemas, canonical JSON and the boards) can hold; timestamps stay text.
-_JSON_TAGS = frozenset(f"tag:yaml.org,2002:{name}" for name in
-                       ("str", "int", "float", "bool", "null", "map", "seq", "timestamp"))
+_JSON_TAGS = frozenset(
+    f"tag:yaml.org,2002:{name}" for name in ("str", "int", "float", "bool", "null", "map", "seq", "timestamp")
+)
 _TAG_WORDS = {
     "tag:yaml.org,2002:binary": "binary data, base64-decoded into bytes",
     "tag:yaml.org,2002:set": "a set: keys without values, in no order",
@@ -184,35 +204,46 @@ MAX_INT_DIGITS = 4300
 def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
     digits = sum(ch.isdigit() for ch in str(node.value))
     if digits > MAX_INT_DIGITS:
-        raise _YamlRefusal("ORV120", node, f"a number of {digits:,} digits is too long to read",
-                           "write the figure in scientific notation (e.g. 1.5e+30) or as quoted text")
+        raise _YamlRefusal(
+            "ORV120",
+            node,
+            f"a number of {digits:,} digits is too long to read",
+            "write the figure in scientific notation (e.g. 1.5e+30) or as quoted text",
+        )
     try:
         return int(yaml.SafeLoader.construct_yaml_int(loader, node))
     except ValueError:
-        raise _YamlRefusal("ORV119", node, f"`{node.value}` looks like a YAML 1.1 number but has no digits",
-                           f"quote it if it is text: `\"{node.value}\"`; write a plain decimal if it is a number"
-                           ) from None
+        raise _YamlRefusal(
+            "ORV119",
+            node,
+            f"`{node.value}` looks like a YAML 1.1 number but has no digits",
+            f'quote it if it is text: `"{node.value}"`; write a plain decimal if it is a number',
+        ) from None
 
 
 def _construct_bool(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> bool:
     try:
         return bool(yaml.SafeLoader.construct_yaml_bool(loader, node))
     except KeyError:  # `!!bool maybe`
-        raise _YamlRefusal("ORV104", node, f"`{node.value}` is not true or false",
-                           "write true or false") from None
+        raise _YamlRefusal("ORV104", node, f"`{node.value}` is not true or false", "write true or false") from None
 
 
 def _construct_finite_float(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> float:
     try:
         value = yaml.SafeLoader.construct_yaml_float(loader, node)
     except ValueError:  # `!!float abc`
-        raise _YamlRefusal("ORV104", node, f"`{node.value}` is not a number",
-                           "write a plain number such as 1.5") from None
+        raise _YamlRefusal(
+            "ORV104", node, f"`{node.value}` is not a number", "write a plain number such as 1.5"
+        ) from None
     if not math.isfinite(value):
         # .nan passes every range check in the schema (all comparisons are false) and .inf is no
         # measurement; JSON cannot even write them.
-        raise _YamlRefusal("ORV113", node, f"`{node.value}` is not a finite number",
-                           "write the measured figure as a plain number, or leave the field out")
+        raise _YamlRefusal(
+            "ORV113",
+            node,
+            f"`{node.value}` is not a finite number",
+            "write the measured figure as a plain number, or leave the field out",
+        )
     return float(value)
 
 
@@ -237,16 +268,17 @@ def parse_yaml(text: str) -> Any:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
         problem = exc.problem or exc.context or "invalid YAML"
-        raise LoadError("ORV101", f"YAML syntax error: {problem}",
-                        "check indentation and quoting around this position", line, col) from None
+        raise LoadError(
+            "ORV101", f"YAML syntax error: {problem}", "check indentation and quoting around this position", line, col
+        ) from None
     except yaml.YAMLError as exc:
         raise LoadError("ORV101", f"YAML syntax error: {exc}", "check the YAML syntax") from None
     except (ValueError, TypeError, KeyError, OverflowError) as exc:  # a constructor not wrapped above
-        raise LoadError("ORV101", f"YAML value cannot be read ({type(exc).__name__})",
-                        "quote the value so YAML reads it as text") from None
+        raise LoadError(
+            "ORV101", f"YAML value cannot be read ({type(exc).__name__})", "quote the value so YAML reads it as text"
+        ) from None
     except RecursionError:
-        raise LoadError("ORV112", f"document nests deeper than {MAX_DEPTH} levels",
-                        "flatten the structure") from None
+        raise LoadError("ORV112", f"document nests deeper than {MAX_DEPTH} levels", "flatten the structure") from None
     return data
 
 
@@ -257,8 +289,7 @@ def _refuse_deep_flow(text: str) -> None:
         if ch in "[{":
             depth += 1
             if depth > MAX_DEPTH * 4:
-                raise LoadError("ORV112", f"document nests deeper than {MAX_DEPTH} levels",
-                                "flatten the structure")
+                raise LoadError("ORV112", f"document nests deeper than {MAX_DEPTH} levels", "flatten the structure")
         elif ch in "]}":
             depth = max(0, depth - 1)
 
@@ -321,8 +352,7 @@ def plain_scalars(text: str) -> Iterator[tuple[tuple[str | int, ...], yaml.Scala
     while stack:
         path, node = stack.pop()
         if isinstance(node, yaml.MappingNode):
-            stack.extend(((*path, str(k.value)), v) for k, v in reversed(node.value)
-                         if isinstance(k, yaml.ScalarNode))
+            stack.extend(((*path, str(k.value)), v) for k, v in reversed(node.value) if isinstance(k, yaml.ScalarNode))
         elif isinstance(node, yaml.SequenceNode):
             stack.extend(((*path, i), v) for i, v in reversed(list(enumerate(node.value))))
         elif isinstance(node, yaml.ScalarNode) and not node.style:  # libyaml: "", PyYAML: None
@@ -379,9 +409,13 @@ def _parse_json_slow(raw: bytes, text: str | None) -> Any:
         for key, value in items:
             if key in out:
                 line, col = _duplicate_key_position(text, key)
-                raise LoadError("ORV102", f"duplicate key {key!r}",
-                                "keep one of the two entries; parsers disagree on which one wins",
-                                line, col)
+                raise LoadError(
+                    "ORV102",
+                    f"duplicate key {key!r}",
+                    "keep one of the two entries; parsers disagree on which one wins",
+                    line,
+                    col,
+                )
             out[key] = value
         return out
 
@@ -392,16 +426,24 @@ def _parse_json_slow(raw: bytes, text: str | None) -> Any:
             exc.line, exc.col = _first_non_finite(text)
         raise
     except json.JSONDecodeError as exc:
-        raise LoadError("ORV101", f"JSON syntax error: {exc.msg}",
-                        "fix the JSON syntax here (orv add-run writes valid files for you)",
-                        exc.lineno, exc.colno) from None
+        raise LoadError(
+            "ORV101",
+            f"JSON syntax error: {exc.msg}",
+            "fix the JSON syntax here (orv add-run writes valid files for you)",
+            exc.lineno,
+            exc.colno,
+        ) from None
     except ValueError:  # int() refused a literal over Python's 4,300-digit limit
         line, col = _first_long_number(text)
-        raise LoadError("ORV120", f"a number of more than {MAX_INT_DIGITS:,} digits is too long to read",
-                        "write the figure in scientific notation (e.g. 1.5e+30)", line, col) from None
+        raise LoadError(
+            "ORV120",
+            f"a number of more than {MAX_INT_DIGITS:,} digits is too long to read",
+            "write the figure in scientific notation (e.g. 1.5e+30)",
+            line,
+            col,
+        ) from None
     except RecursionError:
-        raise LoadError("ORV112", f"document nests deeper than {MAX_DEPTH} levels",
-                        "flatten the structure") from None
+        raise LoadError("ORV112", f"document nests deeper than {MAX_DEPTH} levels", "flatten the structure") from None
     _refuse_unrepresentable(data, text)
     return data
 
@@ -445,14 +487,23 @@ def _refuse_unrepresentable(data: Any, text: str) -> None:
         if isinstance(item, float) and not math.isfinite(item):
             m = re.search(r"-?[0-9][0-9.]*[eE][+]?[0-9]{3,}", text)
             line, col = _offset_to_location(text, m.start()) if m else (1, 1)
-            raise LoadError("ORV113", "a number is beyond the range of a double (it reads as infinity)",
-                            "write the measured figure as a finite number", line, col)
+            raise LoadError(
+                "ORV113",
+                "a number is beyond the range of a double (it reads as infinity)",
+                "write the measured figure as a finite number",
+                line,
+                col,
+            )
         if _lone_surrogate(item):
             m = SURROGATE_ESCAPE.search(text)
             line, col = _offset_to_location(text, m.start()) if m else (1, 1)
-            raise LoadError("ORV110", "a `\\uD800`-`\\uDFFF` escape names half of a UTF-16 surrogate pair, "
-                            "which is no character", "write the character itself, or a complete pair",
-                            line, col)
+            raise LoadError(
+                "ORV110",
+                "a `\\uD800`-`\\uDFFF` escape names half of a UTF-16 surrogate pair, which is no character",
+                "write the character itself, or a complete pair",
+                line,
+                col,
+            )
 
 
 def _first_long_number(text: str) -> Location:
@@ -548,7 +599,7 @@ class _JsonLocator:
                 return False
             start = self.pos
             self._skip_string()
-            name = json.loads(self.text[start:self.pos])
+            name = json.loads(self.text[start : self.pos])
             self._ws()
             self.pos += 1  # ':'
             self._ws()
@@ -609,5 +660,3 @@ class _JsonLocator:
 def load_yaml_document(root: str, rel: str) -> Document:
     text = decode_utf8(read_bytes(root, rel, MAX_YAML_BYTES))
     return Document(rel, parse_yaml(text), text)
-
-

@@ -55,8 +55,7 @@ from validator.science.throughput import RunFacts, inference_facts, training_fac
 FileResult = tuple[RecipeEntry | RunEntry | None, list[Diagnostic]]
 
 
-def _load_catalog(root: str, files: set[str], out: Collector, documents: dict[str, Document]
-                  ) -> tuple[Catalog, bool]:
+def _load_catalog(root: str, files: set[str], out: Collector, documents: dict[str, Document]) -> tuple[Catalog, bool]:
     """The catalog (registry/catalog.py reads it) with its findings: a missing, unreadable or schema-invalid
     file, and an entry the typed model refuses."""
     read = read_catalog(root, files)
@@ -67,16 +66,26 @@ def _load_catalog(root: str, files: set[str], out: Collector, documents: dict[st
         elif problem.doc is not None:
             out.schema_issues(problem.doc, CATALOG_FILES[problem.path], problem.issues)
         else:
-            out.add(Diagnostic("ORV108", Severity.ERROR, problem.path, 1, 1, f"catalog file {problem.path} is missing",
-                               "restore it from the main branch; checks need the catalog"))
+            out.add(
+                Diagnostic(
+                    "ORV108",
+                    Severity.ERROR,
+                    problem.path,
+                    1,
+                    1,
+                    f"catalog file {problem.path} is missing",
+                    "restore it from the main branch; checks need the catalog",
+                )
+            )
     for refusal in read.refusals:
         line, col = read.documents[refusal.path].locate(refusal.at)
         out.add(Diagnostic("ORV109", Severity.ERROR, refusal.path, line, col, refusal.message, refusal.hint))
     return read.catalog, read.ok
 
 
-def load_catalog(root: str, files: set[str], out: Collector, documents: dict[str, Document],
-                 store: Store = Store()) -> tuple[Catalog, bool]:
+def load_catalog(
+    root: str, files: set[str], out: Collector, documents: dict[str, Document], store: Store = Store()
+) -> tuple[Catalog, bool]:
     """_load_catalog, remembered in .git/orv by the cache key (which hashes the catalog files and orv):
     loading runs jsonschema, ~0.2 s that a pull-request check would otherwise spend every time."""
     present = sorted(set(CATALOG_FILES) & files)
@@ -97,8 +106,9 @@ def load_catalog(root: str, files: set[str], out: Collector, documents: dict[str
     return with_reference_curves(root, catalog), ok
 
 
-def _load_recipe(root: str, rel: str, kind: str, out: Collector, documents: dict[str, Document],
-                 catalog: Catalog | None = None) -> RecipeEntry | None:
+def _load_recipe(
+    root: str, rel: str, kind: str, out: Collector, documents: dict[str, Document], catalog: Catalog | None = None
+) -> RecipeEntry | None:
     try:
         doc = load_yaml_document(root, rel)
     except LoadError as exc:
@@ -106,8 +116,17 @@ def _load_recipe(root: str, rel: str, kind: str, out: Collector, documents: dict
         return None
     documents[rel] = doc
     if not isinstance(doc.data, dict):
-        out.add(Diagnostic("ORV104", Severity.ERROR, rel, 1, 1, "a recipe must be a YAML mapping",
-                           "start from a recipe in recipes/ and keep `id:`, `kind:` … at the top level"))
+        out.add(
+            Diagnostic(
+                "ORV104",
+                Severity.ERROR,
+                rel,
+                1,
+                1,
+                "a recipe must be a YAML mapping",
+                "start from a recipe in recipes/ and keep `id:`, `kind:` … at the top level",
+            )
+        )
         return RecipeEntry(rel, doc, None)
     model = TrainingRecipe if kind == "recipe-training" else InferenceRecipe
     recipe = _validated(model, doc.data, kind, doc, out, catalog)
@@ -127,8 +146,9 @@ def _has_null(value: Any) -> bool:
     return False
 
 
-def _validated(model: type[BaseModel], data: Any, kind: str, doc: Document, out: Collector,
-               catalog: Catalog | None = None) -> Any:
+def _validated(
+    model: type[BaseModel], data: Any, kind: str, doc: Document, out: Collector, catalog: Catalog | None = None
+) -> Any:
     """The typed model of data, or None after reporting why not.
 
     The strict pydantic model is tried first (compiled, ~50x faster than jsonschema); only a
@@ -150,9 +170,17 @@ def _validated(model: type[BaseModel], data: Any, kind: str, doc: Document, out:
     try:  # schema-valid but outside the strict model, e.g. 1.0 written for an integer
         return model.model_validate(data, strict=False)
     except ValidationError as exc:
-        out.add(Diagnostic("ORV900", Severity.ERROR, doc.path, 1, 1,
-                           f"schema accepted the file but the model did not: {exc.errors()[0]['msg']}",
-                           "this is a bug in orv; please report it"))
+        out.add(
+            Diagnostic(
+                "ORV900",
+                Severity.ERROR,
+                doc.path,
+                1,
+                1,
+                f"schema accepted the file but the model did not: {exc.errors()[0]['msg']}",
+                "this is a bug in orv; please report it",
+            )
+        )
         return None
 
 
@@ -173,8 +201,13 @@ def _within(low: Any, high: Any, allowed: frozenset[type], minimum: float | None
     return low > minimum if exclusive else low >= minimum
 
 
-def _typed(values: list[Any] | None, types: frozenset[type], allowed: frozenset[type],
-           minimum: float | None = None, exclusive: bool = False) -> bool:
+def _typed(
+    values: list[Any] | None,
+    types: frozenset[type],
+    allowed: frozenset[type],
+    minimum: float | None = None,
+    exclusive: bool = False,
+) -> bool:
     """Is every value of a column of one of the allowed types, within the schema's bounds?"""
     if values is None or not types <= allowed:
         return False
@@ -184,8 +217,9 @@ def _typed(values: list[Any] | None, types: frozenset[type], allowed: frozenset[
     return _within(min(numbers), max(numbers), allowed, minimum, exclusive)
 
 
-def _column_ok(columns: Columns, key: str, allowed: frozenset[type], minimum: float | None = None,
-               exclusive: bool = False) -> bool:
+def _column_ok(
+    columns: Columns, key: str, allowed: frozenset[type], minimum: float | None = None, exclusive: bool = False
+) -> bool:
     types = columns.types(key)
     if str in types or not types:  # text beside numbers (a diverged loss), or no such column
         return _typed(columns.get(key), types, allowed, minimum, exclusive)
@@ -214,11 +248,13 @@ def samples_fast_ok(kind: str, samples: Any, columns: Columns | None = None) -> 
         if cols.types(key) and cols.types(key) <= _NUMBER:
             cols.ordered(key)
     if kind == "training":
-        return (cols.holds_exactly(_TRAINING_KEYS)
-                and _column_ok(cols, "step", _INT, 0)
-                and _column_ok(cols, "time_s", _NUMBER, 0, exclusive=True)
-                and _column_ok(cols, "tokens", _INT, 1)
-                and _column_ok(cols, "loss", _LOSS))
+        return (
+            cols.holds_exactly(_TRAINING_KEYS)
+            and _column_ok(cols, "step", _INT, 0)
+            and _column_ok(cols, "time_s", _NUMBER, 0, exclusive=True)
+            and _column_ok(cols, "tokens", _INT, 1)
+            and _column_ok(cols, "loss", _LOSS)
+        )
     if not cols.holds(_INFERENCE_KEYS):
         return False
     extra = cols.key_count() - len(_INFERENCE_KEYS) * len(samples)
@@ -226,32 +262,41 @@ def samples_fast_ok(kind: str, samples: Any, columns: Columns | None = None) -> 
         starts = [s["start_ms"] for s in samples if "start_ms" in s]
         if extra != len(starts) or not _typed(starts, frozenset(map(type, starts)), _NUMBER, 0):
             return False
-    return (_column_ok(cols, "prompt_tokens", _INT, 0)
-            and _column_ok(cols, "output_tokens", _INT, 0)
-            and _column_ok(cols, "ttft_ms", _NUMBER, 0)
-            and _column_ok(cols, "e2e_ms", _NUMBER, 0))
+    return (
+        _column_ok(cols, "prompt_tokens", _INT, 0)
+        and _column_ok(cols, "output_tokens", _INT, 0)
+        and _column_ok(cols, "ttft_ms", _NUMBER, 0)
+        and _column_ok(cols, "e2e_ms", _NUMBER, 0)
+    )
 
 
 def validate_run_data(data: Any) -> list[schemas.SchemaIssue]:
     """Schema issues of a run document: the envelope by jsonschema, the samples by the fast path."""
     if not isinstance(data, dict):
-        return [schemas.SchemaIssue("ORV104", (), "a run file must be a JSON object",
-                                    "create run files with `orv add-run`")]
+        return [
+            schemas.SchemaIssue("ORV104", (), "a run file must be a JSON object", "create run files with `orv add-run`")
+        ]
     kind = data.get("kind")
     if kind == "quality":  # an accuracy evaluation (validator/quality/); its samples are per document
         return schemas.validate("run-quality", data)
     if kind not in ("training", "inference"):
-        return [schemas.SchemaIssue("ORV109" if "kind" in data else "ORV108", ("kind",),
-                                    f"run `kind` must be \"training\", \"inference\" or \"quality\", not {kind!r}",
-                                    "set `kind` to the kind of the recipe this run backs")]
+        return [
+            schemas.SchemaIssue(
+                "ORV109" if "kind" in data else "ORV108",
+                ("kind",),
+                f'run `kind` must be "training", "inference" or "quality", not {kind!r}',
+                "set `kind` to the kind of the recipe this run backs",
+            )
+        ]
     schema_kind = f"run-{kind}"
     if "samples" in data and samples_fast_ok(kind, data["samples"]):
         return schemas.validate(schema_kind, strip_samples(data))
     return schemas.validate(schema_kind, data)
 
 
-def compute_facts(meta: RunMeta, data: dict[str, Any], catalog: Catalog,
-                  columns: Columns | None = None, exact: bool = True) -> RunFacts | None:
+def compute_facts(
+    meta: RunMeta, data: dict[str, Any], catalog: Catalog, columns: Columns | None = None, exact: bool = True
+) -> RunFacts | None:
     """What the samples prove; `columns`, of data's samples, when samples_fast_ok read them already.
     `exact=False`: the fingerprint may leave out its exact hash (independence.sample_fingerprint)."""
     samples = data.get("samples")
@@ -263,8 +308,9 @@ def compute_facts(meta: RunMeta, data: dict[str, Any], catalog: Catalog,
         workload = catalog.workloads.get(meta.workload or "")
         warmup = (workload.warmup_steps or 0) if workload else 0
         # the workload's rule with the model's own reference curve (catalog/models.yaml, docs/convergence.md)
-        facts = training_facts(samples, meta.hardware.count, warmup, catalog.convergence_for(meta.model, meta.workload),
-                               columns)
+        facts = training_facts(
+            samples, meta.hardware.count, warmup, catalog.convergence_for(meta.model, meta.workload), columns
+        )
     elif meta.synthetic is not None:  # llama-bench's repetitions: its own formula (science/llamabench.py)
         facts = llama_bench_facts(samples, meta.synthetic.model_dump())
     else:
@@ -293,8 +339,18 @@ def load_run(root: str, rel: str, catalog: Catalog, out: Collector, exact: bool 
             return RunFile(rel, raw, doc, run_digest_from_path(rel), content_address(raw), canonical, None, None)
 
         problems, quality = check_quality(data)
-        return RunFile(rel, raw, doc, run_digest_from_path(rel), content_address(raw), canonical, None, None, quality,
-                       tuple(problems))
+        return RunFile(
+            rel,
+            raw,
+            doc,
+            run_digest_from_path(rel),
+            content_address(raw),
+            canonical,
+            None,
+            None,
+            quality,
+            tuple(problems),
+        )
     samples = data.get("samples", []) if kind in ("training", "inference") else None
     columns = Columns(samples) if type(samples) is list else None  # read once, shared with the facts
     if kind in ("training", "inference") and samples_fast_ok(kind, samples, columns):
@@ -318,8 +374,13 @@ _WORKER: dict[str, Any] = {}
 def _init_worker(root: str, catalog: Catalog, keep: Keep | None = None, keys: bool = False) -> None:
     # A partial load (`keep`: the checks a tier reads, for `orv boards`) leaves out the exact sample
     # hashes that only ORV304's wording reads (independence.sample_fingerprint's exact=False).
-    _WORKER.update(root=root, catalog=catalog, run_checks=tuple(by_scope("run-file", keep)),  # not sorted per file
-                   keys=keys, exact=keep is None)
+    _WORKER.update(
+        root=root,
+        catalog=catalog,
+        run_checks=tuple(by_scope("run-file", keep)),  # not sorted per file
+        keys=keys,
+        exact=keep is None,
+    )
 
 
 def _load_one(rel: str) -> FileResult:
@@ -343,17 +404,27 @@ def _load_entry(rel: str) -> FileResult:
         assert check.func is not None
         out.findings(check, check.func(run, catalog), single)
     # The bytes and samples go out of scope here: only the reduced entry is kept.
-    return (RunEntry(rel, run.name_digest or "", run.actual_digest, run.canonical, run.meta, run.facts,
-                     len(run.raw), run.quality), out.diagnostics)
+    return (
+        RunEntry(
+            rel, run.name_digest or "", run.actual_digest, run.canonical, run.meta, run.facts, len(run.raw), run.quality
+        ),
+        out.diagnostics,
+    )
 
 
 # How often loading reports progress (validator/cli/progress.py ends the line at the total, whatever it is).
 PROGRESS_STEP = 100
 
 
-def load_all(root: str, rels: list[str], catalog: Catalog, jobs: int,
-             progress: Callable[[int, int], None] | None, keep: Keep | None = None,
-             keys: bool = False) -> Iterator[FileResult]:
+def load_all(
+    root: str,
+    rels: list[str],
+    catalog: Catalog,
+    jobs: int,
+    progress: Callable[[int, int], None] | None,
+    keep: Keep | None = None,
+    keys: bool = False,
+) -> Iterator[FileResult]:
     """Every file's entry and findings, in input order; spread over `jobs` processes when it pays.
     `keep`: run only the run-file checks it accepts (all when None), and leave out the exact
     sample hashes only ORV304 words with (_init_worker). `keys`: each entry carries its relation
@@ -374,8 +445,10 @@ def load_all(root: str, rels: list[str], catalog: Catalog, jobs: int,
     # cost ~25% of the registry checks), and forked workers do not copy the pages it would touch.
     gc.freeze()
     # workers ignore Ctrl-C (the parent answers it, validator/files/interrupts.py)
-    for done, item in enumerate(quiet_map(_load_one, rels, jobs, chunksize=64, initializer=_init_worker,
-                                          initargs=(root, catalog, keep, keys)), 1):
+    for done, item in enumerate(
+        quiet_map(_load_one, rels, jobs, chunksize=64, initializer=_init_worker, initargs=(root, catalog, keep, keys)),
+        1,
+    ):
         if progress and (done % PROGRESS_STEP == 0 or done == total):
             progress(done, total)
         if done % 1000 == 0:
@@ -410,16 +483,25 @@ def loadable(root: str, files: list[str]) -> list[str]:
     return [rel for rel in files if classify(rel) in LOADABLE and not os.path.islink(os.path.join(root, rel))]
 
 
-def load_tree(root: str, jobs: int = 1, progress: Callable[[int, int], None] | None = None,
-              store: Store = Store(), only: Callable[[str], bool] | None = None,
-              keep: Keep | None = None, keys: bool = False) -> Loaded:
+def load_tree(
+    root: str,
+    jobs: int = 1,
+    progress: Callable[[int, int], None] | None = None,
+    store: Store = Store(),
+    only: Callable[[str], bool] | None = None,
+    keep: Keep | None = None,
+    keys: bool = False,
+) -> Loaded:
     """Load every recipe and run file under root (those `only` keeps: one shard, validator/engine/shard.py),
     reusing cached per-file results where git says they hold. `keep`: run only the run-file checks
     it accepts; such partial results are never cached (a cached result is a complete one).
     `keys`: every freshly loaded entry carries its relation keys (load_all)."""
     settle(root)  # what a killed orv wrote is finished or cleared before it is read (validator/files/atomic.py)
-    refuse_sparse(root, "a check of the whole registry", f"Check a change with `orv check --base REF`, or first: "
-                  f"{WHOLE_CHECKOUT}.")
+    refuse_sparse(
+        root,
+        "a check of the whole registry",
+        f"Check a change with `orv check --base REF`, or first: {WHOLE_CHECKOUT}.",
+    )
     files = discover(root)
     documents: dict[str, Document] = {}
     catalog_out = Collector()
@@ -443,13 +525,28 @@ def load_tree(root: str, jobs: int = 1, progress: Callable[[int, int], None] | N
 
 
 def assemble_loaded(root: str, loaded: Loaded, out: Collector) -> Snapshot:
-    return assemble(root, loaded.files, loaded.catalog, loaded.catalog_ok, loaded.documents,
-                    loaded.catalog_findings, loaded.results, out)
+    return assemble(
+        root,
+        loaded.files,
+        loaded.catalog,
+        loaded.catalog_ok,
+        loaded.documents,
+        loaded.catalog_findings,
+        loaded.results,
+        out,
+    )
 
 
-def assemble(root: str, files: list[str], catalog: Catalog, catalog_ok: bool, documents: dict[str, Document],
-              catalog_findings: tuple[Diagnostic, ...], results: dict[str, FileResult],
-              out: Collector) -> Snapshot:
+def assemble(
+    root: str,
+    files: list[str],
+    catalog: Catalog,
+    catalog_ok: bool,
+    documents: dict[str, Document],
+    catalog_findings: tuple[Diagnostic, ...],
+    results: dict[str, FileResult],
+    out: Collector,
+) -> Snapshot:
     """The snapshot from per-file results (in path order); their findings go to `out`."""
     out.diagnostics.extend(catalog_findings)
     recipes: list[RecipeEntry] = []
@@ -462,9 +559,14 @@ def assemble(root: str, files: list[str], catalog: Catalog, catalog_ok: bool, do
             documents[entry.path] = entry.doc
         elif isinstance(entry, RunEntry):
             runs.append(entry)
-    return Snapshot(root, tuple(sorted(files)), catalog, tuple(sorted(recipes, key=lambda r: r.path)),
-                    MappingProxyType({r.name_digest: r for r in sorted(runs, key=lambda r: r.path)}),
-                    MappingProxyType(dict(documents)), catalog_ok,
-                    MappingProxyType({rel: (e, tuple(d)) for rel, (e, d) in results.items()}), catalog_findings)
-
-
+    return Snapshot(
+        root,
+        tuple(sorted(files)),
+        catalog,
+        tuple(sorted(recipes, key=lambda r: r.path)),
+        MappingProxyType({r.name_digest: r for r in sorted(runs, key=lambda r: r.path)}),
+        MappingProxyType(dict(documents)),
+        catalog_ok,
+        MappingProxyType({rel: (e, tuple(d)) for rel, (e, d) in results.items()}),
+        catalog_findings,
+    )

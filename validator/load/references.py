@@ -39,8 +39,10 @@ def _curve(root: str, model: str, workload: str, ref: str) -> tuple[tuple[tuple[
     if not isinstance(data, dict) or data.get("kind") != "training":
         return (), f"{rel} is not a training run"
     if data.get("model") != model or data.get("workload") != workload:
-        return (), (f"{rel} was measured on model `{data.get('model')}`, workload `{data.get('workload')}`, "
-                    f"not `{model}` on `{workload}`")
+        return (), (
+            f"{rel} was measured on model `{data.get('model')}`, workload `{data.get('workload')}`, "
+            f"not `{model}` on `{workload}`"
+        )
     samples = data.get("samples")
     try:
         curve = tuple((int(s), float(v)) for s, v in training_losses(samples or []))

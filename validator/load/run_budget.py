@@ -21,12 +21,18 @@ RUN_FILE_BUDGET = {"training": 4 * MIB, "inference": 2 * MIB, "quality": 8 * MIB
 
 # What to do instead, per kind: a smaller measurement that still backs the claim.
 _HINT = {
-    "training": ("a run file keeps one sample per step: store a window of the run that backs the claim (cut the log "
-                 "to those iterations before `orv add-run`), or split a long run into several run files"),
-    "inference": ("store one run file per sweep point (one `vllm bench serve` result each), with the requests that "
-                  "point needs (docs/protocols.md)"),
-    "quality": ("store one run file per task: run lm-eval with one task per --output_path, then `orv add-run --from "
-                "lm-eval` each folder"),
+    "training": (
+        "a run file keeps one sample per step: store a window of the run that backs the claim (cut the log "
+        "to those iterations before `orv add-run`), or split a long run into several run files"
+    ),
+    "inference": (
+        "store one run file per sweep point (one `vllm bench serve` result each), with the requests that "
+        "point needs (docs/protocols.md)"
+    ),
+    "quality": (
+        "store one run file per task: run lm-eval with one task per --output_path, then `orv add-run --from "
+        "lm-eval` each folder"
+    ),
 }
 
 
@@ -39,5 +45,7 @@ def over_budget(kind: object, size: int) -> tuple[str, str] | None:
         return None
     what = f"{known} run file" if known else "run file of no known kind"
     hint = _HINT[known] if known else "a run file states its kind: training, inference or quality"
-    return (f"the {what} is {size:,} bytes, over the {budget // MIB} MiB ({budget:,} bytes) budget of a {what}",
-            hint + " (docs/limits.md, \"Run-file budgets\")")
+    return (
+        f"the {what} is {size:,} bytes, over the {budget // MIB} MiB ({budget:,} bytes) budget of a {what}",
+        hint + ' (docs/limits.md, "Run-file budgets")',
+    )

@@ -47,8 +47,11 @@ class SchemaIssue:
 
 
 # A recipe from `orv new` has `claimed: {}` until its first run is attached.
-_EMPTY_CLAIM_HINT = ("attach a run: `orv add-run --recipe <this file> --write-recipe OUTPUT` fills it from the run's "
-                     "recomputed figures (or write the figure you claim)")
+_EMPTY_CLAIM_HINT = (
+    "attach a run: `orv add-run --recipe <this file> --write-recipe OUTPUT` fills it from the run's "
+    "recomputed figures (or write the figure you claim)"
+)
+
 
 def schema_dir() -> Any:
     """The shipped schemas: package data in an installed wheel, the repository's schema/ in a checkout."""
@@ -129,8 +132,11 @@ def bundled(kind: str) -> dict[str, Any]:
             resolved = resolver.lookup(node["$ref"])
             rest = {k: v for k, v in node.items() if k != "$ref"}
             return {**inline(resolved.contents, resolved.resolver), **inline(rest, resolver)}
-        return {k: (v if k in ("enum", "const") else inline(v, resolver))
-                for k, v in node.items() if k not in ("$id", "$defs", "$schema")}
+        return {
+            k: (v if k in ("enum", "const") else inline(v, resolver))
+            for k, v in node.items()
+            if k not in ("$id", "$defs", "$schema")
+        }
 
     out = inline(schema, _registry().resolver(base_uri=schema["$id"]))
     return {"$schema": schema["$schema"], **out}
@@ -192,8 +198,9 @@ def _compiled(kind: str) -> Any:
 
     registry = jsonschema_rs.Registry([(schema["$id"], schema) for schema in _raw_schemas().values()])
     # formats are annotations here, as for the jsonschema validator above (no format checker)
-    return jsonschema_rs.validator_for(_raw_schemas()[SCHEMA_FILES[kind]], registry=registry,
-                                       validate_formats=False, offline=True)
+    return jsonschema_rs.validator_for(
+        _raw_schemas()[SCHEMA_FILES[kind]], registry=registry, validate_formats=False, offline=True
+    )
 
 
 def is_valid(kind: str, data: Any) -> bool:
@@ -245,21 +252,33 @@ def validate(kind: str, data: Any, names: CatalogNames | None = None) -> list[Sc
         for issue in _translate(kind, error, names or {}):
             issues.setdefault((issue.path, issue.code), issue)
     return _renames_for_missing_fields(
-        sorted(issues.values(), key=lambda i: (len(i.path), [str(p) for p in i.path], i.code)))
+        sorted(issues.values(), key=lambda i: (len(i.path), [str(p) for p in i.path], i.code))
+    )
 
 
 def _renames_for_missing_fields(issues: list[SchemaIssue]) -> list[SchemaIssue]:
     """A required field that is missing because it was misspelled (`quantization:` for `quant:`):
     say so on the missing field too, not "add `quant:`" beside an unknown `quantization`."""
-    meant = {(i.path[:-1], i.hint[len("did you mean `"):-2]): i.path[-1] for i in issues
-             if i.code == "ORV103" and i.hint.startswith("did you mean `") and i.hint.endswith("`?")}
+    meant = {
+        (i.path[:-1], i.hint[len("did you mean `") : -2]): i.path[-1]
+        for i in issues
+        if i.code == "ORV103" and i.hint.startswith("did you mean `") and i.hint.endswith("`?")
+    }
     out = []
     for issue in issues:
         for (parent, name), written in meant.items():
-            if issue.code == "ORV108" and issue.path == parent and issue.message.endswith(
-                    f"`{_fmt_path((*parent, name))}`"):
-                issue = SchemaIssue(issue.code, (*parent, written), issue.message,
-                                    f"rename `{written}:` to `{name}:` (this file spells it `{written}`)", at_key=True)
+            if (
+                issue.code == "ORV108"
+                and issue.path == parent
+                and issue.message.endswith(f"`{_fmt_path((*parent, name))}`")
+            ):
+                issue = SchemaIssue(
+                    issue.code,
+                    (*parent, written),
+                    issue.message,
+                    f"rename `{written}:` to `{name}:` (this file spells it `{written}`)",
+                    at_key=True,
+                )
         out.append(issue)
     return out
 
@@ -276,11 +295,10 @@ _SLUG_HINTS = {
     _CATALOG_ID: "lower-case letters and digits, with single dots or hyphens between them, e.g. `",
     "^sha256:[0-9a-f]{64}$": "write `sha256:` and the 64 lower-case hex digits that `orv add-run` printed",
     "^[0-9a-f]{64}$": "write the 64 lower-case hex digits of the SHA-256 (`sha256sum FILE`)",
-    "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$": "write the date as \"YYYY-MM-DD\", e.g. \"2026-10-18\"",
+    "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$": 'write the date as "YYYY-MM-DD", e.g. "2026-10-18"',
     "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([T ]([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\\.[0-9]+)?)?"
-    "(Z|[+-]([01][0-9]|2[0-3])(:?[0-5][0-9])?)?)?$":
-        "write an RFC 3339 time, e.g. \"2026-10-18T14:05:09Z\" (month 01-12, day 01-31, hour 00-23, minute and "
-        "second 00-59, zone Z or ±HH:MM)",
+    "(Z|[+-]([01][0-9]|2[0-3])(:?[0-5][0-9])?)?)?$": 'write an RFC 3339 time, e.g. "2026-10-18T14:05:09Z" (month 01-12, day 01-31, hour 00-23, minute and '
+    "second 00-59, zone Z or ±HH:MM)",
 }
 
 
@@ -341,17 +359,26 @@ def _translate(kind: str, error: jsonschema.ValidationError, names: CatalogNames
             if not isinstance(extra, str):
                 continue
             if extra == "tier":
-                yield SchemaIssue("ORV116", (*path, extra), "`tier` is derived by orv, never declared",
-                                  "delete the `tier:` line; orv derives the tier from the run files on record",
-                                  at_key=True)
+                yield SchemaIssue(
+                    "ORV116",
+                    (*path, extra),
+                    "`tier` is derived by orv, never declared",
+                    "delete the `tier:` line; orv derives the tier from the run files on record",
+                    at_key=True,
+                )
                 continue
             required = error.schema.get("required", [])
             close = _closest_field(extra, allowed, [r for r in required if r not in value])
-            hint = (f"did you mean `{close}`?" if close else
-                    f"allowed here: {', '.join(allowed)}" if allowed and len(allowed) <= 12 else
-                    "remove it, or put free text in `notes`")
-            yield SchemaIssue("ORV103", (*path, extra), f"unknown field `{_fmt_path((*path, extra))}`", hint,
-                              at_key=True)
+            hint = (
+                f"did you mean `{close}`?"
+                if close
+                else f"allowed here: {', '.join(allowed)}"
+                if allowed and len(allowed) <= 12
+                else "remove it, or put free text in `notes`"
+            )
+            yield SchemaIssue(
+                "ORV103", (*path, extra), f"unknown field `{_fmt_path((*path, extra))}`", hint, at_key=True
+            )
         return
     if validator == "propertyNames":
         return  # reported through the nested error with a better message
@@ -360,9 +387,13 @@ def _translate(kind: str, error: jsonschema.ValidationError, names: CatalogNames
         for name in missing or ["?"]:
             if kind.startswith("run-") and path == ("tool",) and name == "version":
                 # SPEC §6 names "tool version missing" as a pinning rule; report it as one.
-                yield SchemaIssue("ORV405", path, "run file's `tool` has no `version`",
-                                  "record the exact release of the tool that produced the run, "
-                                  "`\"version\": \"<the exact release>\"`, and store the run again with `orv add-run`")
+                yield SchemaIssue(
+                    "ORV405",
+                    path,
+                    "run file's `tool` has no `version`",
+                    "record the exact release of the tool that produced the run, "
+                    '`"version": "<the exact release>"`, and store the run again with `orv add-run`',
+                )
                 continue
             hint = f"add `{name}:` here (see schema/{SCHEMA_FILES[kind]})"
             if kind.startswith("recipe-") and tuple(path) == ("claimed",):
@@ -372,29 +403,47 @@ def _translate(kind: str, error: jsonschema.ValidationError, names: CatalogNames
     if validator == "type":
         expected = error.validator_value
         last = path[-1] if path else ""
-        if (isinstance(last, str) and last in _VERSIONISH and isinstance(value, (int, float))
-                and not isinstance(value, bool)):
-            hint = (f"quote it: `{last}: \"<SHA exactly as git prints it>\"` — an unquoted SHA of digits "
-                    "is read as a number and loses leading zeros" if last == "commit" else
-                    f"quote it: `{last}: \"<exactly as released>\"` — unquoted 0.30 is read as 0.3")
+        if (
+            isinstance(last, str)
+            and last in _VERSIONISH
+            and isinstance(value, (int, float))
+            and not isinstance(value, bool)
+        ):
+            hint = (
+                f'quote it: `{last}: "<SHA exactly as git prints it>"` — an unquoted SHA of digits '
+                "is read as a number and loses leading zeros"
+                if last == "commit"
+                else f'quote it: `{last}: "<exactly as released>"` — unquoted 0.30 is read as 0.3'
+            )
             yield SchemaIssue("ORV105", path, f"`{field}` is a number ({value!r}), so YAML may have changed it", hint)
             return
         if tuple(path[-2:]) == ("launch", "args") and isinstance(value, str):
             # a command line written as one shell string: say which list it means (docs/protocols.md)
             tokens = value.split()
-            yield SchemaIssue("ORV104", path, "`launch.args` is one shell string; it must be a list of arguments",
-                              "write one item per token: [" + ", ".join(f'"{t}"' for t in tokens[:12])
-                              + (", …" if len(tokens) > 12 else "") + "]")
+            yield SchemaIssue(
+                "ORV104",
+                path,
+                "`launch.args` is one shell string; it must be a list of arguments",
+                "write one item per token: ["
+                + ", ".join(f'"{t}"' for t in tokens[:12])
+                + (", …" if len(tokens) > 12 else "")
+                + "]",
+            )
             return
-        yield SchemaIssue("ORV104", path, f"`{field}` should be {_type_words(expected)}, not {_type_of(value)}",
-                          _type_hint(expected))
+        yield SchemaIssue(
+            "ORV104", path, f"`{field}` should be {_type_words(expected)}, not {_type_of(value)}", _type_hint(expected)
+        )
         return
     if validator == "pattern" and "propertyNames" in error.schema_path and isinstance(value, str):
         # A key breaks the naming rule (e.g. `software: {Engine: …}`): point at that key.
         suggestion = re.sub(r"[^a-z0-9_]+", "_", value.lower()).strip("_")
-        yield SchemaIssue("ORV109", (*path, value), f"`{_fmt_path((*path, value))}`: key `{value}` is not allowed",
-                          f"name it in lower case with letters, digits and `_`: `{suggestion or 'engine'}:`",
-                          at_key=True)
+        yield SchemaIssue(
+            "ORV109",
+            (*path, value),
+            f"`{_fmt_path((*path, value))}`: key `{value}` is not allowed",
+            f"name it in lower case with letters, digits and `_`: `{suggestion or 'engine'}:`",
+            at_key=True,
+        )
         return
     if validator == "pattern":
         hint = _catalog_hint(path, value, names)
@@ -413,25 +462,36 @@ def _translate(kind: str, error: jsonschema.ValidationError, names: CatalogNames
         yield SchemaIssue("ORV109", path, f"`{field}` has an invalid value {value!r}", hint)
         return
     if validator in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
-        yield SchemaIssue("ORV109", path, f"`{field}` is out of range: {error.message}",
-                          "use a value inside the allowed range")
+        yield SchemaIssue(
+            "ORV109", path, f"`{field}` is out of range: {error.message}", "use a value inside the allowed range"
+        )
         return
     if validator == "minProperties" and kind.startswith("recipe-") and tuple(path) == ("claimed",):
         # a recipe from `orv new` has `claimed: {}` until its first run is attached
         yield SchemaIssue("ORV109", path, f"`{field}` states no figure yet", _EMPTY_CLAIM_HINT)
         return
-    if validator in ("minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties",
-                     "uniqueItems"):
-        yield SchemaIssue("ORV109", path, f"`{field}`: {error.message}",
-                          "remove the repeated entry" if validator == "uniqueItems" else "adjust the size of this value")
+    if validator in ("minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties", "uniqueItems"):
+        yield SchemaIssue(
+            "ORV109",
+            path,
+            f"`{field}`: {error.message}",
+            "remove the repeated entry" if validator == "uniqueItems" else "adjust the size of this value",
+        )
         return
     yield SchemaIssue("ORV109", path, f"`{field}`: {error.message}", "see the schema for this field")
 
 
 def _type_words(expected: Any) -> str:
     names: list[str] = expected if isinstance(expected, list) else [expected]
-    words = {"string": "text", "integer": "a whole number", "number": "a number", "object": "a mapping",
-             "array": "a list", "boolean": "true or false", "null": "null"}
+    words = {
+        "string": "text",
+        "integer": "a whole number",
+        "number": "a number",
+        "object": "a mapping",
+        "array": "a list",
+        "boolean": "true or false",
+        "null": "null",
+    }
     return " or ".join(words.get(n, n) for n in names)
 
 

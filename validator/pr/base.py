@@ -32,8 +32,9 @@ from validator.registry.layout import REGISTRY_DIRS, classify
 from validator.registry.snapshot import Catalog, Snapshot
 
 
-def introduced(found: tuple[Diagnostic, ...], change: Change
-               ) -> tuple[list[Diagnostic], BaseView | None, list[Diagnostic]]:
+def introduced(
+    found: tuple[Diagnostic, ...], change: Change
+) -> tuple[list[Diagnostic], BaseView | None, list[Diagnostic]]:
     """(what counts, the base view if one was needed, what was already on the base)."""
     pr_codes = {c.code for c in by_scope("pr")}
     if all(d.code in pr_codes or d.code == "ORV900" or d.path in change.added_paths for d in found):
@@ -44,8 +45,9 @@ def introduced(found: tuple[Diagnostic, ...], change: Change
     return kept, base, pre_existing
 
 
-def subtract_base(found: Iterable[Diagnostic], on_base: Iterable[Diagnostic],
-                  touched: frozenset[str] | None = None) -> tuple[list[Diagnostic], list[Diagnostic]]:
+def subtract_base(
+    found: Iterable[Diagnostic], on_base: Iterable[Diagnostic], touched: frozenset[str] | None = None
+) -> tuple[list[Diagnostic], list[Diagnostic]]:
     """(what counts, what was already on the base): a finding counts unless the base has it too.
 
     Same finding = same code, file and message (not the line, which an edit above it moves).
@@ -75,8 +77,9 @@ def subtract_base(found: Iterable[Diagnostic], on_base: Iterable[Diagnostic],
     return kept, pre_existing
 
 
-def _untouched(kept: list[Diagnostic], on_base: Iterable[Diagnostic], touched: frozenset[str],
-               pr_codes: set[str]) -> tuple[list[Diagnostic], list[Diagnostic]]:
+def _untouched(
+    kept: list[Diagnostic], on_base: Iterable[Diagnostic], touched: frozenset[str], pr_codes: set[str]
+) -> tuple[list[Diagnostic], list[Diagnostic]]:
     """A cross-file finding on a file the pull request did not touch is about that file's relation
     to a changed one. It does not count if the base already had that code on that file (its
     wording may name the changed file), and a base file's silence does not become a new finding
@@ -126,23 +129,26 @@ def check_base_exported(change: Change) -> BaseView:
     return BaseView(snapshot, sorted_unique(out.diagnostics))
 
 
-def _check_registry_from(head: Snapshot, change: Change, changed: dict[str, FileChange], out: Collector
-                         ) -> Snapshot:
+def _check_registry_from(head: Snapshot, change: Change, changed: dict[str, FileChange], out: Collector) -> Snapshot:
     """The base snapshot from the head's per-file results and the base versions of changed files."""
-    results: dict[str, FileResult] = {rel: (entry, list(found)) for rel, (entry, found) in head.loaded.items()
-                                      if rel not in changed}
+    results: dict[str, FileResult] = {
+        rel: (entry, list(found)) for rel, (entry, found) in head.loaded.items() if rel not in changed
+    }
     results.update(load_at_base(change, changed, head.catalog))
     files = [rel for rel in head.files if rel not in changed] + [p for p, c in changed.items() if c.present_at_base]
     documents = {rel: doc for rel, doc in head.documents.items() if rel.startswith("catalog/")}
-    return run_registry_checks(assemble(head.root, files, head.catalog, head.catalog_ok, documents,
-                                        head.catalog_findings, results, out), out)
+    return run_registry_checks(
+        assemble(head.root, files, head.catalog, head.catalog_ok, documents, head.catalog_findings, results, out), out
+    )
 
 
-def load_at_base(change: Change | Diff, changed: Mapping[str, FileChange], catalog: Catalog
-                 ) -> dict[str, FileResult]:
+def load_at_base(change: Change | Diff, changed: Mapping[str, FileChange], catalog: Catalog) -> dict[str, FileResult]:
     """Per-file results of the merge-base versions of the changed files (written to a temporary folder)."""
-    to_load = [path for path, c in changed.items()
-               if c.present_at_base and c.base_mode != MODE_SYMLINK and classify(path) in LOADABLE]
+    to_load = [
+        path
+        for path, c in changed.items()
+        if c.present_at_base and c.base_mode != MODE_SYMLINK and classify(path) in LOADABLE
+    ]
     with tempfile.TemporaryDirectory(prefix="orv-base-") as tmp:
         for path in to_load:
             full = os.path.join(tmp, *path.split("/"))

@@ -34,7 +34,6 @@ class Change:
         return frozenset(c.path for c in self.files if c.present_at_head)
 
 
-
 def on_snapshot(d: Diff, snapshot: Snapshot) -> Change:
     """The change `d` seen from the working tree loaded as `snapshot`."""
     return Change(snapshot, d.base_ref, d.base_commit, d.files, d.base)

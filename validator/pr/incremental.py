@@ -66,7 +66,8 @@ def evaluate_change(config: Config) -> Evaluation | None:
     changed = {c.path: c for c in change.files if c.path.split("/", 1)[0] in REGISTRY_DIRS}
     # the catalog and the measurers file bear on every file's judgement: check everything
     if any(path.startswith(("catalog/", "measurers/")) for path in changed) or any(
-            MODE_SUBMODULE in (c.base_mode, c.head_mode) for c in change.files):
+        MODE_SUBMODULE in (c.base_mode, c.head_mode) for c in change.files
+    ):
         return None
     base_files = change.base.listing(REGISTRY_DIRS)
     if any(mode == MODE_SUBMODULE for mode, _ in base_files.values()):
@@ -79,8 +80,13 @@ def evaluate_change(config: Config) -> Evaluation | None:
     # the blobs a partial clone lacks): the changed files, the catalog, the measurers file and the
     # runs the catalog names as references (derivation_key reads whether they are present), then
     # below the files whose keys are unknown and the neighbourhood. Elsewhere materialize does nothing.
-    materialize(root, sorted({rel for rel, c in changed.items() if c.present_at_head}
-                             | (head_files & (set(CATALOG_FILES) | {SIGNERS_PATH}))))
+    materialize(
+        root,
+        sorted(
+            {rel for rel, c in changed.items() if c.present_at_head}
+            | (head_files & (set(CATALOG_FILES) | {SIGNERS_PATH}))
+        ),
+    )
     materialize(root, sorted(catalog_references(root) & head_files))
     store = open_store(root) if config.cache else Store()
     catalog_out = Collector()
@@ -100,17 +106,20 @@ def evaluate_change(config: Config) -> Evaluation | None:
     near |= {SIGNERS_PATH} & (head_files | set(base_files))
     # Every recipe's quality status is judged against its model's reference run (docs/quality.md):
     # the catalog is unchanged here, so those few runs are loaded as they are on both sides.
-    near |= {run_path(ref.split(":", 1)[-1]) for spec in catalog.models.values()
-             for ref in spec.quality_reference.values()} & set(base_files)
+    near |= {
+        run_path(ref.split(":", 1)[-1]) for spec in catalog.models.values() for ref in spec.quality_reference.values()
+    } & set(base_files)
     materialize(root, sorted(near & head_files))  # the snapshot's files, .sig companions included
     loader.load_unchanged([rel for rel in sorted(near) if rel not in changed and _loadable(rel, base_files[rel][0])])
     index.save()
 
     head_out, base_out = Collector(), Collector()
-    head = _snapshot(root, sorted(near & head_files), catalog, catalog_ok, documents, catalog_out, loader.head,
-                     head_out)
-    base = _snapshot(root, sorted(near & set(base_files)), catalog, catalog_ok, documents, catalog_out,
-                     loader.base, base_out)
+    head = _snapshot(
+        root, sorted(near & head_files), catalog, catalog_ok, documents, catalog_out, loader.head, head_out
+    )
+    base = _snapshot(
+        root, sorted(near & set(base_files)), catalog, catalog_ok, documents, catalog_out, loader.base, base_out
+    )
     pr_change = on_snapshot(change, head)
     head_documents = dict(head.documents)
     for check in by_scope("pr"):
@@ -121,11 +130,14 @@ def evaluate_change(config: Config) -> Evaluation | None:
     kept, pre_existing = subtract_base(found, base_found, pr_change.head_paths)
     kept, waived = apply_options(config, kept)
     notes = waiver_notes(waived, pre_existing)
-    notes += (f"pull-request mode: checked the {len(near & head_files):,} file(s) related to the change, of "
-              f"{len(head_files):,}; the others are as on the merge base (docs/pull-requests.md)",)
+    notes += (
+        f"pull-request mode: checked the {len(near & head_files):,} file(s) related to the change, of "
+        f"{len(head_files):,}; the others are as on the merge base (docs/pull-requests.md)",
+    )
     result = Result(tuple(kept), files_checked=len(near & head_files), notes=notes)
-    return Evaluation(result, head, found, pr_change, BaseView(base, base_found), tuple(waived),
-                             tuple(pre_existing), partial=True)
+    return Evaluation(
+        result, head, found, pr_change, BaseView(base, base_found), tuple(waived), tuple(pre_existing), partial=True
+    )
 
 
 def _loadable(rel: str, mode: int) -> bool:
@@ -139,16 +151,18 @@ def _keys(rel: str, result: FileResult | None) -> Keys:
 class _Loader:
     """Per-file results of both sides: unchanged files are loaded once and shared."""
 
-    def __init__(self, root: str, catalog: Catalog, jobs: int,
-                 progress: Callable[[int, int], None] | None = None) -> None:
+    def __init__(
+        self, root: str, catalog: Catalog, jobs: int, progress: Callable[[int, int], None] | None = None
+    ) -> None:
         self.root, self.catalog, self.jobs, self.progress = root, catalog, jobs, progress
         self.head: dict[str, FileResult] = {}
         self.base: dict[str, FileResult] = {}
 
     def load_unchanged(self, rels: list[str]) -> None:
         todo = [rel for rel in rels if rel not in self.head]
-        for rel, result in zip(todo, load_all(self.root, todo, self.catalog, self.jobs, self.progress,
-                                                       keys=True)):  # their keys are what is wanted
+        for rel, result in zip(
+            todo, load_all(self.root, todo, self.catalog, self.jobs, self.progress, keys=True)
+        ):  # their keys are what is wanted
             self.head[rel] = self.base[rel] = result
 
     def load_changed(self, changed: dict[str, FileChange], change: Diff) -> None:
@@ -167,8 +181,14 @@ class _BaseKeys:
     content-keyed base file is. Path keys (relations.path_keys) are found through _PathKeyHolders, never
     computed for every base file: at 100,000 run files that pass alone took seconds (issue 32)."""
 
-    def __init__(self, base_files: dict[str, tuple[int, str]], changed: dict[str, FileChange], index: KeyIndex,
-                 published: PublishedKeys | None, loader: _Loader) -> None:
+    def __init__(
+        self,
+        base_files: dict[str, tuple[int, str]],
+        changed: dict[str, FileChange],
+        index: KeyIndex,
+        published: PublishedKeys | None,
+        loader: _Loader,
+    ) -> None:
         self.base_files, self.changed, self.published, self.loader = base_files, changed, published, loader
         self.paths = _PathKeyHolders(base_files)
         self.known: dict[str, Keys] = {}  # all of a file's keys, for the files looked at so far
@@ -179,7 +199,9 @@ class _BaseKeys:
             mode, blob = base_files[rel]
             if rel in changed:
                 self.known[rel] = _keys(rel, loader.base.get(rel))
-            elif _loadable(rel, mode):  # recipes and run files have keys by content (a run's sample fingerprint, ORV304)
+            elif _loadable(
+                rel, mode
+            ):  # recipes and run files have keys by content (a run's sample fingerprint, ORV304)
                 found = index.get(rel, blob)
                 if found is not None:
                     self.known[rel] = found
@@ -279,8 +301,16 @@ class _PathKeyHolders:
             at = self._text.find(needle, self._starts[line + 1])
 
 
-def _snapshot(root: str, files: list[str], catalog: Catalog, catalog_ok: bool, documents: dict[str, Document],
-              catalog_out: Collector, results: dict[str, FileResult], out: Collector) -> Snapshot:
+def _snapshot(
+    root: str,
+    files: list[str],
+    catalog: Catalog,
+    catalog_ok: bool,
+    documents: dict[str, Document],
+    catalog_out: Collector,
+    results: dict[str, FileResult],
+    out: Collector,
+) -> Snapshot:
     wanted = set(files)
     picked = {rel: result for rel, result in results.items() if rel in wanted}
     snapshot = assemble(root, files, catalog, catalog_ok, dict(documents), tuple(catalog_out.diagnostics), picked, out)

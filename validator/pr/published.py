@@ -48,8 +48,9 @@ class PublishedKeys:
         return found
 
 
-def open_published(root: str, base: BaseTree, commit: str, stamp: str,
-                   base_files: Mapping[str, tuple[int, str]]) -> PublishedKeys | None:
+def open_published(
+    root: str, base: BaseTree, commit: str, stamp: str, base_files: Mapping[str, tuple[int, str]]
+) -> PublishedKeys | None:
     """The merge base's published keys, or None when it has none this orv can use (absent, malformed,
     another orv's, made from an uncommitted working tree, or trees git cannot compare)."""
     if KEYS_PATH not in base_files:

@@ -7,21 +7,48 @@ from collections.abc import Iterator
 from typing import Any
 
 # Key names that carry a secret (api_key, auth_token, hf_token, secret, password, …), any case.
-SECRET_KEY = re.compile(r"(?i)(api[_-]?key|token|secret|password|passwd|credential|private[_-]?key|"
-                        r"authorization|bearer|access[_-]?key|session[_-]?key)")
+SECRET_KEY = re.compile(
+    r"(?i)(api[_-]?key|token|secret|password|passwd|credential|private[_-]?key|"
+    r"authorization|bearer|access[_-]?key|session[_-]?key)"
+)
 # A value that looks like a real secret rather than a placeholder: 12+ characters, no spaces.
-_PLACEHOLDERS = {"", "none", "null", "dummy", "empty", "redacted", "<redacted>", "xxx", "changeme", "sk-xxx",
-                 "token", "api_key", "eval", "fake", "test", "false", "true"}
+_PLACEHOLDERS = {
+    "",
+    "none",
+    "null",
+    "dummy",
+    "empty",
+    "redacted",
+    "<redacted>",
+    "xxx",
+    "changeme",
+    "sk-xxx",
+    "token",
+    "api_key",
+    "eval",
+    "fake",
+    "test",
+    "false",
+    "true",
+}
 _KV_STRING = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*=[^,]*(,[A-Za-z_][A-Za-z0-9_.-]*=[^,]*)*$")
 # A bare secret anywhere: OpenAI/Anthropic/HF/GitHub/AWS key shapes.
-_SECRET_SHAPES = re.compile(r"\b(sk-[A-Za-z0-9_-]{16,}|sk-ant-[A-Za-z0-9_-]{16,}|hf_[A-Za-z0-9]{20,}|"
-                            r"gh[pousr]_[A-Za-z0-9]{20,}|AKIA[0-9A-Z]{16})\b")
+_SECRET_SHAPES = re.compile(
+    r"\b(sk-[A-Za-z0-9_-]{16,}|sk-ant-[A-Za-z0-9_-]{16,}|hf_[A-Za-z0-9]{20,}|"
+    r"gh[pousr]_[A-Za-z0-9]{20,}|AKIA[0-9A-Z]{16})\b"
+)
 
 
 def is_secret_key(key: str) -> bool:
-    return bool(SECRET_KEY.search(key)) and key.lower() not in ("tokenizer", "tokenizer_backend",
-                                                              "tokenized_requests", "max_tokens", "max_gen_toks",
-                                                              "add_bos_token", "custom_prefix_token_id")
+    return bool(SECRET_KEY.search(key)) and key.lower() not in (
+        "tokenizer",
+        "tokenizer_backend",
+        "tokenized_requests",
+        "max_tokens",
+        "max_gen_toks",
+        "add_bos_token",
+        "custom_prefix_token_id",
+    )
 
 
 def looks_real(value: Any) -> bool:

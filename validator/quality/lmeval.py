@@ -78,8 +78,14 @@ def _json(path: str, raw: bytes, line: int = 1) -> Any:
         return parse_json(path, raw, line)
     except InputFileError as exc:
         if exc.code == "ORV101":
-            raise LmEvalError(path, "ORV101", exc.message, "give lm-eval's output unchanged (a truncated or edited "
-                              "file cannot be scored)", exc.line, exc.col) from None
+            raise LmEvalError(
+                path,
+                "ORV101",
+                exc.message,
+                "give lm-eval's output unchanged (a truncated or edited file cannot be scored)",
+                exc.line,
+                exc.col,
+            ) from None
         raise _refused(exc) from None
 
 
@@ -100,13 +106,24 @@ def find_results(path: str) -> str:
             if _RESULTS_NAME.match(os.path.basename(passed)):
                 _read(passed, LMEVAL_RESULTS, named=False)
         passed_by = listing.skipped
-        where = (f"; {passed_by[0]} is a link (or not a regular file), and orv follows no link inside the folder"
-                 if passed_by else "")
-        raise LmEvalError(path, "ORV108", f"no results_*.json under this directory{where}",
-                          "run lm-eval with --output_path DIR --log_samples and give DIR or its results file")
+        where = (
+            f"; {passed_by[0]} is a link (or not a regular file), and orv follows no link inside the folder"
+            if passed_by
+            else ""
+        )
+        raise LmEvalError(
+            path,
+            "ORV108",
+            f"no results_*.json under this directory{where}",
+            "run lm-eval with --output_path DIR --log_samples and give DIR or its results file",
+        )
     if len(found) > 1:
-        raise LmEvalError(path, "ORV109", f"{len(found)} results files under this directory",
-                          f"give one results file, e.g. {os.path.relpath(found[-1])}")
+        raise LmEvalError(
+            path,
+            "ORV109",
+            f"{len(found)} results files under this directory",
+            f"give one results file, e.g. {os.path.relpath(found[-1])}",
+        )
     return found[0]
 
 
@@ -125,8 +142,12 @@ def _samples_path(results_path: str, folder: str, names: tuple[str, ...], task: 
     else:
         candidates = [wanted] if wanted in names else []
     if not candidates:
-        raise LmEvalError(results_path, "ORV108", f"no samples file for task {task} beside the results",
-                          f"run lm-eval with --log_samples; it writes samples_{task}_{stamp}.jsonl here")
+        raise LmEvalError(
+            results_path,
+            "ORV108",
+            f"no samples file for task {task} beside the results",
+            f"run lm-eval with --log_samples; it writes samples_{task}_{stamp}.jsonl here",
+        )
     return os.path.join(folder, candidates[0])
 
 
@@ -134,8 +155,12 @@ def read_output(path: str) -> Output:
     results_path = find_results(path)
     data = _json(results_path, _read(results_path, LMEVAL_RESULTS, named=results_path == path))
     if not isinstance(data, dict) or not isinstance(data.get("results"), dict) or not data["results"]:
-        raise LmEvalError(results_path, "ORV104", "not an lm-eval results file (no `results` object)",
-                          "give the results_<date>.json that lm-eval wrote")
+        raise LmEvalError(
+            results_path,
+            "ORV104",
+            "not an lm-eval results file (no `results` object)",
+            "give the results_<date>.json that lm-eval wrote",
+        )
     m = _RESULTS_NAME.match(os.path.basename(results_path))
     stamp = m.group(1) if m else "*"
     folder = os.path.dirname(results_path) or "."
@@ -155,8 +180,13 @@ def read_output(path: str) -> Output:
                 continue
             item = _json(spath, line, number)
             if not isinstance(item, dict):
-                raise LmEvalError(spath, "ORV104", f"line {number} is not a JSON object",
-                                  "give lm-eval's samples file unchanged", number)
+                raise LmEvalError(
+                    spath,
+                    "ORV104",
+                    f"line {number} is not a JSON object",
+                    "give lm-eval's samples file unchanged",
+                    number,
+                )
             lines.append(item)
         samples[task] = (spath, lines)
     return Output(results_path, data, samples)
@@ -201,29 +231,51 @@ def _task(task: str, data: Mapping[str, Any], spath: str, lines: list[dict[str, 
     order: list[Any] = []
     for number, s in enumerate(lines, start=1):
         if s.get("filter") is None or "doc_id" not in s:
-            raise LmEvalError(spath, "ORV104", f"line {number} lacks `filter` or `doc_id`",
-                              "give lm-eval's samples file (written with --log_samples) unchanged", number)
+            raise LmEvalError(
+                spath,
+                "ORV104",
+                f"line {number} lacks `filter` or `doc_id`",
+                "give lm-eval's samples file (written with --log_samples) unchanged",
+                number,
+            )
         if isinstance(s.get("task"), str) and s["task"] != task:
-            raise LmEvalError(spath, "ORV109", f"line {number} is a sample of task {s.get('task')}, not {task}",
-                              "give the samples file of the same run", number)
+            raise LmEvalError(
+                spath,
+                "ORV109",
+                f"line {number} is a sample of task {s.get('task')}, not {task}",
+                "give the samples file of the same run",
+                number,
+            )
         if isinstance(s["doc_id"], bool) or not isinstance(s["doc_id"], int):
-            raise LmEvalError(spath, "ORV104", f"line {number}: doc_id must be an integer, not {s['doc_id']!r}",
-                              "give lm-eval's samples file unchanged", number)
+            raise LmEvalError(
+                spath,
+                "ORV104",
+                f"line {number}: doc_id must be an integer, not {s['doc_id']!r}",
+                "give lm-eval's samples file unchanged",
+                number,
+            )
         flt = str(s["filter"])
         if flt not in filters:
             filters.append(flt)
         resps = s.get("resps")
-        response = resps[0][0] if (isinstance(resps, list) and resps and isinstance(resps[0], list) and resps[0]) \
-            else None
+        response = (
+            resps[0][0] if (isinstance(resps, list) and resps and isinstance(resps[0], list) and resps[0]) else None
+        )
         filtered = s.get("filtered_resps")
         answer = filtered[0] if isinstance(filtered, list) and filtered else filtered
-        metric_names = [m for m in s.get("metrics") or [] if isinstance(m, str)] \
-            if isinstance(s.get("metrics"), list) else []
+        metric_names = (
+            [m for m in s.get("metrics") or [] if isinstance(m, str)] if isinstance(s.get("metrics"), list) else []
+        )
         values = {m: s.get(m) for m in metric_names}
         for m, v in values.items():
             if not _finite(v):
-                raise LmEvalError(spath, "ORV104", f"line {number}: `{m}` is {v!r}, not a finite number",
-                                  "give lm-eval's samples file unchanged; a NaN score cannot be verified", number)
+                raise LmEvalError(
+                    spath,
+                    "ORV104",
+                    f"line {number}: `{m}` is {v!r}, not a finite number",
+                    "give lm-eval's samples file unchanged; a NaN score cannot be verified",
+                    number,
+                )
         key: int | str = s["doc_id"]  # then results' and n-samples' keys below
         entry = docs.get(key)
         hashes = {h: s.get(h) for h in ("doc_hash", "prompt_hash", "target_hash")}
@@ -232,12 +284,21 @@ def _task(task: str, data: Mapping[str, Any], spath: str, lines: list[dict[str, 
             docs[key] = entry
             order.append(key)
         elif any(entry[h] != v for h, v in hashes.items()) or entry["response"] != response:
-            raise LmEvalError(spath, "ORV104", f"line {number}: document {key} has different hashes or response "
-                                               f"under filter {flt}",
-                              "give lm-eval's samples file unchanged", number)
+            raise LmEvalError(
+                spath,
+                "ORV104",
+                f"line {number}: document {key} has different hashes or response under filter {flt}",
+                "give lm-eval's samples file unchanged",
+                number,
+            )
         if flt in entry["filters"]:
-            raise LmEvalError(spath, "ORV104", f"line {number}: document {key} appears twice under filter {flt}",
-                              "give lm-eval's samples file unchanged", number)
+            raise LmEvalError(
+                spath,
+                "ORV104",
+                f"line {number}: document {key} appears twice under filter {flt}",
+                "give lm-eval's samples file unchanged",
+                number,
+            )
         entry["filters"][flt] = {"answer": answer, **{m: v for m, v in values.items()}}
     metric_results: dict[str, Any] = {}
     for key, value in where.items():
@@ -247,16 +308,24 @@ def _task(task: str, data: Mapping[str, Any], spath: str, lines: list[dict[str, 
         if metric.endswith("_stderr"):
             continue
         if not _finite(value):
-            raise LmEvalError(data.get("_path", "results"), "ORV104", f"results.{task}.{key} is {value!r}, "
-                              "not a finite number", "give lm-eval's results file unchanged")
+            raise LmEvalError(
+                data.get("_path", "results"),
+                "ORV104",
+                f"results.{task}.{key} is {value!r}, not a finite number",
+                "give lm-eval's results file unchanged",
+            )
         stderr = where.get(f"{metric}_stderr,{flt}")
         metric_results.setdefault(flt, {})[metric] = {"score": value, "stderr": stderr if _finite(stderr) else None}
     n_samples = _obj(data.get("n-samples")).get(task)
     for key, count in _obj(n_samples).items():
         why = bounds.out_of_bounds(count, bounds.DOCUMENTS) if key in ("original", "effective") else None
         if why:
-            raise LmEvalError(data.get("_path", "results"), "ORV109", f"`n-samples.{task}.{key}` {why}",
-                              "give lm-eval's results file unchanged")
+            raise LmEvalError(
+                data.get("_path", "results"),
+                "ORV109",
+                f"`n-samples.{task}.{key}` {why}",
+                "give lm-eval's results file unchanged",
+            )
     config = _obj(_obj(data.get("configs")).get(task))
     return {
         "version": _obj(data.get("versions")).get(task),
@@ -275,20 +344,28 @@ def to_document(output: Output, meta: Mapping[str, Any]) -> dict[str, Any]:
     data = dict(output.results)
     data["_path"] = output.results_path
     if not output.samples:
-        raise LmEvalError(output.results_path, "ORV108", "the results name no task with samples",
-                          "run lm-eval with --log_samples")
+        raise LmEvalError(
+            output.results_path, "ORV108", "the results name no task with samples", "run lm-eval with --log_samples"
+        )
     tasks = {}
     for task, (spath, lines) in output.samples.items():
         if not lines:
-            raise LmEvalError(spath, "ORV108", f"the samples file of {task} is empty",
-                              "give the samples file lm-eval wrote with --log_samples")
+            raise LmEvalError(
+                spath,
+                "ORV108",
+                f"the samples file of {task} is empty",
+                "give the samples file lm-eval wrote with --log_samples",
+            )
         tasks[task] = _task(task, data, spath, lines)
     version = data.get("lm_eval_version")
     config = credentials.scrub(_obj(data.get("config")))
     doc: dict[str, Any] = {
         "kind": "quality",
-        "tool": {"name": TOOL_NAME, "version": version if isinstance(version, str) and version else None,
-                 "format": FORMAT},
+        "tool": {
+            "name": TOOL_NAME,
+            "version": version if isinstance(version, str) and version else None,
+            "format": FORMAT,
+        },
         "model": meta.get("model"),
         "served_model": served_model(data),
         "measured_at": meta.get("measured_at") or _measured_at(data),

@@ -55,11 +55,16 @@ class QualityResult:
     why: str = ""
 
     def board(self) -> dict[str, Any]:
-        return {"task": self.task, "metric": self.metric, "filter": self.filter,
-                "score": None if self.score is None else round(self.score, 6),
-                "reference": None if self.reference is None else round(self.reference, 6),
-                "ratio": None if self.ratio is None else round(self.ratio, 4),
-                "n": self.n, "status": self.status}
+        return {
+            "task": self.task,
+            "metric": self.metric,
+            "filter": self.filter,
+            "score": None if self.score is None else round(self.score, 6),
+            "reference": None if self.reference is None else round(self.reference, 6),
+            "ratio": None if self.ratio is None else round(self.ratio, 4),
+            "n": self.n,
+            "status": self.status,
+        }
 
 
 def kv_quantized(quant: str) -> bool:
@@ -131,10 +136,10 @@ def repeating_pairs(facts: Mapping[str, Any]) -> list[tuple[str, str]]:
                 key = (block, tuple(said[doc] for doc in order[block::blocks]))
                 sharing.setdefault(key, []).append(name)
         for group in sharing.values():
-            candidates.update((a, b) for i, a in enumerate(group) for b in group[i + 1:])
+            candidates.update((a, b) for i, a in enumerate(group) for b in group[i + 1 :])
     groups = list(by_documents.values())
     for i, first in enumerate(groups):  # runs of different document sets: every pair
-        candidates.update((min(a, b), max(a, b)) for later in groups[i + 1:] for a in first for b in later)
+        candidates.update((min(a, b), max(a, b)) for later in groups[i + 1 :] for a in first for b in later)
     candidates.update((min(a, b), max(a, b)) for a in odd for b in names if a != b)
     return sorted((a, b) for a, b in candidates if repeats(facts[a], facts[b]))
 
@@ -142,8 +147,12 @@ def repeating_pairs(facts: Mapping[str, Any]) -> list[tuple[str, str]]:
 def lossless(recipe: InferenceRecipe, ref_quant: str | None) -> bool:
     """The recipe serves the reference's weights and KV cache and differs only by speculative
     decoding, whose greedy responses are the reference's by design (docs/quality.md)."""
-    return (ref_quant is not None and recipe.quant == ref_quant and not kv_quantized(recipe.quant)
-            and recipe.serving.speculative is not None)
+    return (
+        ref_quant is not None
+        and recipe.quant == ref_quant
+        and not kv_quantized(recipe.quant)
+        and recipe.serving.speculative is not None
+    )
 
 
 def _digest(ref: str) -> str:
@@ -165,8 +174,11 @@ def _candidate(entry: Any, recipe: InferenceRecipe, task: str) -> Any:
     q = entry.quality
     if q is None or not q.sound or task not in q.tasks or entry.name_digest != entry.actual_digest:
         return None
-    if (q.model != recipe.model or (q.quant is not None and q.quant != recipe.quant)
-            or (recipe.checkpoint and q.served_model != recipe.checkpoint)):
+    if (
+        q.model != recipe.model
+        or (q.quant is not None and q.quant != recipe.quant)
+        or (recipe.checkpoint and q.served_model != recipe.checkpoint)
+    ):
         return None  # another model's evaluation is no evidence (ORV235 reports it)
     return q.tasks[task]
 
@@ -178,8 +190,9 @@ def _unsigned(digest: str) -> str | None:
     return None
 
 
-def evaluate(runs: Mapping[str, Any], spec: ModelSpec | None, recipe: InferenceRecipe,
-             signer: Signer = _unsigned) -> QualityResult:
+def evaluate(
+    runs: Mapping[str, Any], spec: ModelSpec | None, recipe: InferenceRecipe, signer: Signer = _unsigned
+) -> QualityResult:
     """The recipe's best quality status for its model's reference task (gsm8k when none is named).
     `signer`: the registered measurer who signed a run (by digest), for lossless configurations."""
     tasks = sorted(spec.quality_reference) if spec is not None and spec.quality_reference else [DEFAULT_TASK]
@@ -188,8 +201,9 @@ def evaluate(runs: Mapping[str, Any], spec: ModelSpec | None, recipe: InferenceR
     return max(results, key=lambda r: STATUS_ORDER.index(r.status))  # the worst task decides
 
 
-def own_evaluation(digest: str, facts: Any, ref_digest: str, ref: Any, recipe: InferenceRecipe,
-                   ref_quant: str | None, signer: Signer) -> bool:
+def own_evaluation(
+    digest: str, facts: Any, ref_digest: str, ref: Any, recipe: InferenceRecipe, ref_quant: str | None, signer: Signer
+) -> bool:
     """May this quality run stand for the recipe beside its reference? Always, unless it repeats the
     reference's responses: then only for a lossless configuration, signed by a registered measurer
     other than the reference's signer (the signed-measurer rule of T3: someone else ran it)."""
@@ -201,8 +215,14 @@ def own_evaluation(digest: str, facts: Any, ref_digest: str, ref: Any, recipe: I
     return who is not None and who != signer(ref_digest)
 
 
-def _evaluate_task(runs: Mapping[str, Any], spec: ModelSpec | None, recipe: InferenceRecipe, task: str,
-                   bound: float, signer: Signer = _unsigned) -> QualityResult:
+def _evaluate_task(
+    runs: Mapping[str, Any],
+    spec: ModelSpec | None,
+    recipe: InferenceRecipe,
+    task: str,
+    bound: float,
+    signer: Signer = _unsigned,
+) -> QualityResult:
     candidates = []
     for digest in recipe.run_digests:
         entry = runs.get(digest)
@@ -212,21 +232,40 @@ def _evaluate_task(runs: Mapping[str, Any], spec: ModelSpec | None, recipe: Infe
     ref_entry = _reference_entry(runs, spec, task)
     if ref_entry is None:
         best = candidates[0] if candidates else None
-        return QualityResult(task, "no-reference", best[1].metric if best else None, n=best[1].n if best else None,
-                             bound=bound, run=best[0] if best else None,
-                             why=f"{recipe.model} names no usable quality_reference for {task} in {MODELS_PATH}")
+        return QualityResult(
+            task,
+            "no-reference",
+            best[1].metric if best else None,
+            n=best[1].n if best else None,
+            bound=bound,
+            run=best[0] if best else None,
+            why=f"{recipe.model} names no usable quality_reference for {task} in {MODELS_PATH}",
+        )
     ref = ref_entry.quality.tasks[task]
-    own = [(digest, facts) for digest, facts in candidates
-           if own_evaluation(digest, facts, ref_entry.name_digest, ref, recipe, ref_entry.quality.quant, signer)]
+    own = [
+        (digest, facts)
+        for digest, facts in candidates
+        if own_evaluation(digest, facts, ref_entry.name_digest, ref, recipe, ref_entry.quality.quant, signer)
+    ]
     if candidates and not own:
-        return QualityResult(task, "missing", ref.metric, bound=bound, run=candidates[0][0],
-                             why=f"{COPIED}: the {task} quality run repeats the reference's responses (ORV239); "
-                                 "a copy of the reference shows nothing about this configuration")
+        return QualityResult(
+            task,
+            "missing",
+            ref.metric,
+            bound=bound,
+            run=candidates[0][0],
+            why=f"{COPIED}: the {task} quality run repeats the reference's responses (ORV239); "
+            "a copy of the reference shows nothing about this configuration",
+        )
     candidates = own
     if not candidates:
-        return QualityResult(task, "missing", ref.metric, bound=bound,
-                             why=f"no {task} quality run (`orv add-run --from lm-eval DIR --recipe R`, then list it "
-                                 "in `runs:`)")
+        return QualityResult(
+            task,
+            "missing",
+            ref.metric,
+            bound=bound,
+            why=f"no {task} quality run (`orv add-run --from lm-eval DIR --recipe R`, then list it in `runs:`)",
+        )
     outcomes = [_compare(digest, facts, ref, task, bound) for digest, facts in candidates]
     return min(outcomes, key=lambda r: (STATUS_ORDER.index(r.status), -(r.ratio or 0.0), r.run or ""))
 
@@ -234,12 +273,19 @@ def _evaluate_task(runs: Mapping[str, Any], spec: ModelSpec | None, recipe: Infe
 def _compare(digest: str, facts: Any, ref: Any, task: str, bound: float) -> QualityResult:
     base = dict(task=task, metric=facts.metric, n=facts.n, bound=bound, run=digest)
     if not facts.full:
-        return QualityResult(status="partial", why=f"{task} run covers {facts.n} of {facts.original} documents "
-                                                   "(--limit or a chosen subset)", **base)
+        return QualityResult(
+            status="partial",
+            why=f"{task} run covers {facts.n} of {facts.original} documents (--limit or a chosen subset)",
+            **base,
+        )
     if facts.task_hash != ref.task_hash:
-        return QualityResult(status="partial", why=f"{task} run's task_hashes differ from the reference's "
-                                                   f"(other prompts, few-shot count {facts.n_shot} vs {ref.n_shot}, "
-                                                   "or documents)", **base)
+        return QualityResult(
+            status="partial",
+            why=f"{task} run's task_hashes differ from the reference's "
+            f"(other prompts, few-shot count {facts.n_shot} vs {ref.n_shot}, "
+            "or documents)",
+            **base,
+        )
     if not facts.scored or not ref.scored or not ref.filters:
         return QualityResult(status="partial", why=f"orv cannot re-score {task} as run", **base)
     worst = None
@@ -253,7 +299,11 @@ def _compare(digest: str, facts: Any, ref: Any, task: str, bound: float) -> Qual
     assert worst is not None
     name, ratio, score, reference = worst
     status = "verified" if ratio >= bound - 1e-12 else "below"
-    why = "" if status == "verified" else (f"{task} {name} is {ratio:.4f} of the reference ({score:.4f} vs "
-                                           f"{reference:.4f}), under the bound {bound}")
-    return QualityResult(status=status, filter=name, score=score, reference=reference, ratio=ratio, why=why,
-                         **base)
+    why = (
+        ""
+        if status == "verified"
+        else (
+            f"{task} {name} is {ratio:.4f} of the reference ({score:.4f} vs {reference:.4f}), under the bound {bound}"
+        )
+    )
+    return QualityResult(status=status, filter=name, score=score, reference=reference, ratio=ratio, why=why, **base)

@@ -25,8 +25,11 @@ from validator.registry.layout import (
 from validator.registry.snapshot import Catalog
 
 # catalog file -> its top-level key and the typed model of one entry
-TABLES: dict[str, tuple[str, Any]] = {HARDWARE_PATH: ("hardware", GpuSpec), MODELS_PATH: ("models", ModelSpec),
-                                      WORKLOADS_PATH: ("workloads", WorkloadSpec)}
+TABLES: dict[str, tuple[str, Any]] = {
+    HARDWARE_PATH: ("hardware", GpuSpec),
+    MODELS_PATH: ("models", ModelSpec),
+    WORKLOADS_PATH: ("workloads", WorkloadSpec),
+}
 REQUIRED = (HARDWARE_PATH, MODELS_PATH, WORKLOADS_PATH)  # starting points are optional (written by the import)
 
 try:  # libyaml's C loader when present (it is in the Action's lock); the pure-Python one otherwise
@@ -36,6 +39,7 @@ except AttributeError:  # pragma: no cover
 
 
 # ---- names -> ids: one folding for every caller (recipes' hints, `orv new`, the importers)
+
 
 def fold(name: str) -> str:
     """A name as the resolver compares it: case ignored, runs of spaces and `_` read as `-`."""
@@ -59,8 +63,11 @@ class NameTable:
 
 def catalog_names(catalog: Catalog) -> dict[tuple[str, ...], NameTable]:
     """The name tables by the recipe field that names a catalog entry (what `gpu: H100` is answered with)."""
-    return {("model",): NameTable(catalog.models), ("hardware", "gpu"): NameTable(catalog.hardware),
-            ("workload",): NameTable(catalog.workloads)}
+    return {
+        ("model",): NameTable(catalog.models),
+        ("hardware", "gpu"): NameTable(catalog.hardware),
+        ("workload",): NameTable(catalog.workloads),
+    }
 
 
 def base_model(models: Mapping[str, ModelSpec], checkpoint: str) -> str | None:
@@ -78,6 +85,7 @@ def base_model(models: Mapping[str, ModelSpec], checkpoint: str) -> str | None:
 
 
 # ---- files -> typed catalog
+
 
 @dataclass(frozen=True)
 class FileProblem:
@@ -164,8 +172,13 @@ def read_catalog(root: str, present: Iterable[str], wanted: Iterable[str] = tupl
         models=build(MODELS_PATH),
         model_order=tuple((parts.get(MODELS_PATH, {}).get("models", {}) or {}).keys()),
         workloads=build(WORKLOADS_PATH),
-        starting_points=tuple(p for p in (typed(STARTING_POINTS_PATH, ("starting_points", i), StartingPoint, v)
-                                          for i, v in enumerate(points)) if p is not None),
+        starting_points=tuple(
+            p
+            for p in (
+                typed(STARTING_POINTS_PATH, ("starting_points", i), StartingPoint, v) for i, v in enumerate(points)
+            )
+            if p is not None
+        ),
     )
     return CatalogRead(catalog, documents, tuple(problems), tuple(refusals))
 
@@ -176,6 +189,7 @@ def present_files(root: str, wanted: Iterable[str] = tuple(CATALOG_FILES)) -> se
 
 
 # ---- best-effort reads: a broken catalog is `orv check`'s to report, these callers only lack the data
+
 
 def catalog_entry(root: str, rel: str, entry_id: str) -> Any:
     """One typed entry of a catalog file read without the schema (add-run, reproduce), or None when the

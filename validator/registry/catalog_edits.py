@@ -29,6 +29,7 @@ def set_model_references(root: str, model: str, field: str, refs: Mapping[str, s
     the model's entry of catalog/models.yaml, round-trip (comments, order kept), while no other orv
     writes it. Raises OSError, KeyError (no such model), TypeError or yamledit.EditError; nothing is
     written then."""
+
     def change(data: Any) -> None:
         entry = data["models"][model]
         if not isinstance(entry.get(field), dict):

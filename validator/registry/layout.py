@@ -23,7 +23,9 @@ CATALOG_FILES = {
 BOARDS_PATH = "boards/index.json"  # the boards' index; each model's part in BOARDS_MODELS_DIR (boards/split.py)
 BOARDS_MODELS_DIR = "boards/models"
 BOARDS_STANDINGS_DIR = "boards/standings"  # per model, what the pull-request gate reads of it (boards/split.py)
-DOCUMENT_PATH = "boards/boards.json"  # the whole boards document readers fetch (SPEC §7), written beside the split files
+DOCUMENT_PATH = (
+    "boards/boards.json"  # the whole boards document readers fetch (SPEC §7), written beside the split files
+)
 KEYS_PATH = "boards/keys.json"  # the published relation keys' header (boards/keyfile.py) ...
 KEYS_DIR = "boards/keys"  # ... and their shards, by key: boards/keys/<hex>.json, past 2 digits <ab>/<rest>.json
 GENERATED_FILES = (BOARDS_PATH, DOCUMENT_PATH, KEYS_PATH)  # written by `orv boards` on main, never by hand
@@ -51,8 +53,9 @@ def filed_model(rel: str) -> str | None:
 def is_generated(rel: str) -> bool:
     """Is this a file `orv boards` writes (the boards' index and model parts, the old one-file boards, the
     keys' header and shards)?"""
-    return (rel in GENERATED_FILES or _BOARDS_MODEL_PATH.match(rel) is not None
-            or _KEYS_SHARD_PATH.match(rel) is not None)
+    return (
+        rel in GENERATED_FILES or _BOARDS_MODEL_PATH.match(rel) is not None or _KEYS_SHARD_PATH.match(rel) is not None
+    )
 
 
 def classify(rel: str) -> str | None:
@@ -120,7 +123,8 @@ def find_root(start: str) -> str:
     here = os.path.abspath(start if os.path.isdir(start) else os.path.dirname(start) or ".")
     while True:
         if os.path.isdir(os.path.join(here, "catalog")) and (
-                os.path.isdir(os.path.join(here, "recipes")) or sparse_checkout(here) is not None):
+            os.path.isdir(os.path.join(here, "recipes")) or sparse_checkout(here) is not None
+        ):
             return here  # a sparse checkout may leave recipes/ out (validator/git/)
         parent = os.path.dirname(here)
         if parent == here:

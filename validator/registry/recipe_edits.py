@@ -17,8 +17,9 @@ from validator.science.throughput import relative_gap
 # The comment `orv new` writes above `measured:`: when it chose the date (today) by default, the first
 # `add-run --write-recipe` writes the run's own date; a date a person typed is never overwritten.
 DATE_COMMENT = "The day the benchmark ran."
-DEFAULT_DATE_COMMENT = (f"{DATE_COMMENT} orv new's default (today): the first `orv add-run --write-recipe` "
-                        "replaces it with the run's date.")
+DEFAULT_DATE_COMMENT = (
+    f"{DATE_COMMENT} orv new's default (today): the first `orv add-run --write-recipe` replaces it with the run's date."
+)
 
 
 @dataclass(frozen=True)
@@ -32,9 +33,13 @@ class RecipeUpdate:
     point: int | None = None  # the sweep point whose claim was filled, when not the headline's
 
 
-def record_run_in_recipe(recipe_path: str, reference: str, claim: dict[str, float],
-                         stated: dict[str, dict[str, Any]] | None = None,
-                         measured_at: str | None = None) -> RecipeUpdate:
+def record_run_in_recipe(
+    recipe_path: str,
+    reference: str,
+    claim: dict[str, float],
+    stated: dict[str, dict[str, Any]] | None = None,
+    measured_at: str | None = None,
+) -> RecipeUpdate:
     """Append `reference` to the recipe's `runs:` and fill an empty `claimed:` with `claim`, in place.
 
     `stated` holds what the tool's output states about the setup (`layout`, `serving`); entries the
@@ -49,8 +54,13 @@ def record_run_in_recipe(recipe_path: str, reference: str, claim: dict[str, floa
         return _record_run(recipe_path, reference, claim, stated, measured_at)
 
 
-def _record_run(recipe_path: str, reference: str, claim: dict[str, float], stated: dict[str, dict[str, Any]] | None,
-                measured_at: str | None) -> RecipeUpdate:
+def _record_run(
+    recipe_path: str,
+    reference: str,
+    claim: dict[str, float],
+    stated: dict[str, dict[str, Any]] | None,
+    measured_at: str | None,
+) -> RecipeUpdate:
     with open(recipe_path, encoding="utf-8") as fh:
         original = fh.read()
     outcome: dict[str, Any] = {}
@@ -62,12 +72,16 @@ def _record_run(recipe_path: str, reference: str, claim: dict[str, float], state
             outcome["claim"] = bool(claim) and yamledit.fill_mapping(data, "claimed", claim)
         else:  # a run at another point of a sweep: its claim is that point's (docs/boards.md)
             claims = data["sweep"].get("claimed") or []
-            outcome["claim"] = bool(claim) and not any(isinstance(c, dict) and c.get("concurrency") == point
-                                                       for c in claims)
+            outcome["claim"] = bool(claim) and not any(
+                isinstance(c, dict) and c.get("concurrency") == point for c in claims
+            )
             if outcome["claim"]:
                 yamledit.append_mapping(data["sweep"], "claimed", {"concurrency": point, **claim})
-        outcome["added"] = {f"{section}.{k}": v for section, values in (stated or {}).items()
-                            for k, v in yamledit.add_missing_keys(data, section, values).items()}
+        outcome["added"] = {
+            f"{section}.{k}": v
+            for section, values in (stated or {}).items()
+            for k, v in yamledit.add_missing_keys(data, section, values).items()
+        }
         recipe_day = str(data.get("measured") or "")
         if run_day and by_default and recipe_day != run_day:
             yamledit.set_text(data, "measured", run_day)
@@ -83,8 +97,15 @@ def _record_run(recipe_path: str, reference: str, claim: dict[str, float], state
         edited = edited.replace(marker, f"# {DATE_COMMENT}\n", 1)
     if edited != original:
         write_atomic(recipe_path, edited.encode("utf-8"))
-    return RecipeUpdate(recipe_path, outcome["run"], dict(claim) if outcome["claim"] else None, outcome["added"],
-                        outcome.get("dated"), outcome.get("kept"), outcome.get("point"))
+    return RecipeUpdate(
+        recipe_path,
+        outcome["run"],
+        dict(claim) if outcome["claim"] else None,
+        outcome["added"],
+        outcome.get("dated"),
+        outcome.get("kept"),
+        outcome.get("point"),
+    )
 
 
 def _sweep_point(data: Any, stated: dict[str, dict[str, Any]] | None) -> int | None:
@@ -102,8 +123,10 @@ def recipe_write_problem(recipe_path: str) -> str | None:
     folder = os.path.dirname(os.path.abspath(recipe_path))
     if not os.path.isfile(recipe_path):
         return None  # reading it says what is wrong (the adapters' metadata, or the edit)
-    for path, mode, what in ((recipe_path, os.W_OK, "the recipe is not writable"),
-                             (folder, os.W_OK | os.X_OK, "its folder is not writable")):
+    for path, mode, what in (
+        (recipe_path, os.W_OK, "the recipe is not writable"),
+        (folder, os.W_OK | os.X_OK, "its folder is not writable"),
+    ):
         if not os.access(path, mode):
             return what
     return None
@@ -125,6 +148,11 @@ def disagreeing_claims(recipe_path: str, headline: dict[str, float]) -> list[tup
             claimed = (yaml.safe_load(fh) or {}).get("claimed") or {}
     except (OSError, yaml.YAMLError, AttributeError):
         return []
-    return [(metric, float(value), headline[metric]) for metric, value in claimed.items()
-            if metric in headline and isinstance(value, (int, float)) and not isinstance(value, bool)
-            and relative_gap(float(value), headline[metric]) > CLAIM_TOLERANCE]
+    return [
+        (metric, float(value), headline[metric])
+        for metric, value in claimed.items()
+        if metric in headline
+        and isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and relative_gap(float(value), headline[metric]) > CLAIM_TOLERANCE
+    ]

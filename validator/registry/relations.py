@@ -42,8 +42,9 @@ def _canonical(value: Any) -> str:
 
 
 def _software(recipe: Recipe) -> str:
-    return _canonical({role: c.model_dump(exclude_none=True, exclude_defaults=True)
-                       for role, c in recipe.software.items()})
+    return _canonical(
+        {role: c.model_dump(exclude_none=True, exclude_defaults=True) for role, c in recipe.software.items()}
+    )
 
 
 def identity(recipe: Recipe) -> str:
@@ -56,16 +57,21 @@ def identity(recipe: Recipe) -> str:
     Defaults are filled in (a layout without `vpp` equals one with `vpp: 1`) and recompute scopes
     compared as sets, so spelling differences do not hide a duplicate.
     """
-    fields: dict[str, Any] = {"kind": recipe.kind, "model": recipe.model,
-                              "hardware": recipe.hardware.model_dump(), "software": _software(recipe)}
+    fields: dict[str, Any] = {
+        "kind": recipe.kind,
+        "model": recipe.model,
+        "hardware": recipe.hardware.model_dump(),
+        "software": _software(recipe),
+    }
     if isinstance(recipe, TrainingRecipe):
         tuning = recipe.tuning.model_dump(exclude_none=True) if recipe.tuning else {}
         if isinstance(tuning.get("recompute"), dict):
             tuning["recompute"]["scope"] = sorted(tuning["recompute"].get("scope", ()))
         fields.update(workload=recipe.workload, layout=recipe.layout.model_dump(), tuning=tuning)
     else:
-        fields.update(checkpoint=recipe.checkpoint, quant=recipe.quant,
-                      serving=recipe.serving.model_dump(exclude_none=True))
+        fields.update(
+            checkpoint=recipe.checkpoint, quant=recipe.quant, serving=recipe.serving.model_dump(exclude_none=True)
+        )
         if recipe.workload is not None:  # a figure on another workload is another configuration
             fields["workload"] = recipe.workload
     if recipe.launch is not None and (recipe.launch.args or recipe.launch.env):
@@ -77,8 +83,16 @@ def identity(recipe: Recipe) -> str:
 def copied_claim_key(recipe: Recipe) -> str:
     """Everything but the GPU count: same model, quant/workload, GPU, software and claimed figures."""
     variant = recipe.workload if isinstance(recipe, TrainingRecipe) else recipe.quant
-    return _canonical([recipe.kind, recipe.model, variant, recipe.hardware.gpu, _software(recipe),
-                       recipe.claimed.model_dump(exclude_none=True)])
+    return _canonical(
+        [
+            recipe.kind,
+            recipe.model,
+            variant,
+            recipe.hardware.gpu,
+            _software(recipe),
+            recipe.claimed.model_dump(exclude_none=True),
+        ]
+    )
 
 
 def raw_references(entry: RecipeEntry) -> list[tuple[int, str]]:
@@ -132,8 +146,10 @@ def with_content_keys(entry: RecipeEntry | RunEntry | None) -> RecipeEntry | Run
 def _computed_keys(entry: RecipeEntry | RunEntry | None) -> Keys:
     if isinstance(entry, RunEntry):
         if entry.quality is not None:
-            return tuple(f"q:{_short(_canonical([entry.quality.model, task, facts.task_hash]))}"
-                         for task, facts in sorted(entry.quality.tasks.items()))
+            return tuple(
+                f"q:{_short(_canonical([entry.quality.model, task, facts.task_hash]))}"
+                for task, facts in sorted(entry.quality.tasks.items())
+            )
         if entry.meta is None or entry.facts is None:
             return ()
         return tuple(f"s:{entry.meta.kind}:{key}" for key in buckets(entry.facts.fingerprint))

@@ -43,10 +43,21 @@ def store_run_document(root: str, document: Any, source: str | None = None) -> S
         with open(full, "rb") as fh:
             existing = fh.read()
         if existing != raw:
-            raise AddRunError(Result((Diagnostic(
-                "ORV201", Severity.ERROR, rel, 1, 1,
-                f"{rel} exists with different bytes (sha256 {content_address(existing)})",
-                "the stored file was altered; restore it from git instead of overwriting it"),)))
+            raise AddRunError(
+                Result(
+                    (
+                        Diagnostic(
+                            "ORV201",
+                            Severity.ERROR,
+                            rel,
+                            1,
+                            1,
+                            f"{rel} exists with different bytes (sha256 {content_address(existing)})",
+                            "the stored file was altered; restore it from git instead of overwriting it",
+                        ),
+                    )
+                )
+            )
         return StoredRun(digest, rel, False)
     write_atomic(full, raw)
     return StoredRun(digest, rel, True)
@@ -58,12 +69,14 @@ def add_run(root: str, raw: bytes, source_name: str = "-") -> StoredRun:
         data = parse_json(raw, decode_utf8(raw))
         find_duplicate_json_keys(decode_utf8(raw))
     except LoadError as exc:
-        raise AddRunError(Result((Diagnostic(exc.code, Severity.ERROR, source_name, exc.line, exc.col,
-                                             exc.message, exc.hint),))) from None
+        raise AddRunError(
+            Result((Diagnostic(exc.code, Severity.ERROR, source_name, exc.line, exc.col, exc.message, exc.hint),))
+        ) from None
     issues = validate_run_data(data)
     if issues:
         doc = Document(source_name, data, decode_utf8(raw))
-        diags = tuple(Diagnostic(i.code, Severity.ERROR, source_name, *doc.locate(i.path), i.message, i.hint)
-                      for i in issues)
+        diags = tuple(
+            Diagnostic(i.code, Severity.ERROR, source_name, *doc.locate(i.path), i.message, i.hint) for i in issues
+        )
         raise AddRunError(Result(diags))
     return store_run_document(root, data, source_name)

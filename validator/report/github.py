@@ -26,8 +26,7 @@ ANNOTATIONS_PER_LEVEL = 10
 def _annotation(d: Diagnostic) -> str:
     # a name with control characters cannot be annotated exactly (GitHub unescapes only %, CR, LF, : and ,):
     # it is shown escaped, never raw in the log
-    props = (f"file={_escape_property(printable(d.path))},line={d.line},col={d.col},"
-             f"title={_escape_property(d.code)}")
+    props = f"file={_escape_property(printable(d.path))},line={d.line},col={d.col},title={_escape_property(d.code)}"
     body = d.message + (f"\nhint: {d.hint}" if d.hint else "")
     return f"::{_LEVEL[d.severity]} {props}::{_escape_data(body)}"
 
@@ -37,7 +36,6 @@ def _one_line(text: str) -> str:
 
 
 def render(result: Result) -> str:
-
 
     totals = Counter(d.severity for d in result.diagnostics)
     shown: Counter[Severity] = Counter()
@@ -52,14 +50,20 @@ def render(result: Result) -> str:
     for severity, level in _LEVEL.items():
         hidden = totals[severity] - shown[severity]
         if hidden:
-            note = (f"{hidden} more {level}(s) not shown as annotations (GitHub shows {ANNOTATIONS_PER_LEVEL} "
-                    "per step); the job summary and the log below list them all")
+            note = (
+                f"{hidden} more {level}(s) not shown as annotations (GitHub shows {ANNOTATIONS_PER_LEVEL} "
+                "per step); the job summary and the log below list them all"
+            )
             lines.append(f"::{level} title=orv::{_escape_data(note)}")
     if overflow:
         lines.append("orv: findings beyond the annotation limit:")
         for d in overflow:  # plain log lines: one line each, so no text can start a workflow command
-            lines.append(_one_line(f"{printable(d.path)}:{d.line}:{d.col}: {d.code} {d.severity.value}: {d.message}"
-                                   + (f" (hint: {d.hint})" if d.hint else "")))
+            lines.append(
+                _one_line(
+                    f"{printable(d.path)}:{d.line}:{d.col}: {d.code} {d.severity.value}: {d.message}"
+                    + (f" (hint: {d.hint})" if d.hint else "")
+                )
+            )
     lines.extend(_one_line(f"orv: {note}") for note in result.notes)  # waivers, pre-existing findings
     lines.append(summary_line(result))
     return "\n".join(lines) + "\n"

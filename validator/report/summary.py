@@ -75,8 +75,9 @@ class RunEvidence:
     present: bool
 
 
-def run_evidence(snapshot: Snapshot, recipe_ids: Iterable[str],
-                 signed: Callable[[Snapshot, str], str | None] = signer) -> dict[str, tuple[RunEvidence, ...]]:
+def run_evidence(
+    snapshot: Snapshot, recipe_ids: Iterable[str], signed: Callable[[Snapshot, str], str | None] = signer
+) -> dict[str, tuple[RunEvidence, ...]]:
     """The run files each recipe lists, with tool, measurer and signature (validator/evidence/signing.py)."""
     wanted = set(recipe_ids)
     out: dict[str, tuple[RunEvidence, ...]] = {}
@@ -87,11 +88,15 @@ def run_evidence(snapshot: Snapshot, recipe_ids: Iterable[str],
         for digest in recipe.run_digests:
             run = snapshot.runs.get(digest)
             meta = run.meta if run is not None else None
-            runs.append(RunEvidence(
-                run.path if run is not None else f"runs/{digest[:2]}/{digest}.json",
-                f"{meta.tool.name} {meta.tool.version}" if meta is not None else None,
-                meta.measured_by if meta is not None else None,
-                signed(snapshot, digest) if meta is not None else None, run is not None))
+            runs.append(
+                RunEvidence(
+                    run.path if run is not None else f"runs/{digest[:2]}/{digest}.json",
+                    f"{meta.tool.name} {meta.tool.version}" if meta is not None else None,
+                    meta.measured_by if meta is not None else None,
+                    signed(snapshot, digest) if meta is not None else None,
+                    run is not None,
+                )
+            )
         out[recipe.id] = tuple(runs)
     return out
 
@@ -107,8 +112,9 @@ def build(evaluation: Evaluation) -> PullRequestReport:
     if change is not None:
         changed = tuple(c.path for c in change.files)
         edited = {entry.id for entry in evaluation.snapshot.recipes if entry.path in change.head_paths and entry.id}
-        documents: tuple[Mapping[str, Any], Mapping[str, Any]] | None = \
+        documents: tuple[Mapping[str, Any], Mapping[str, Any]] | None = (
             pull_request_boards(evaluation) if evaluation.partial else None
+        )
         if documents is None:  # a full check, or a merge base with one boards.json or unreadable standings
             base = base_board_document(evaluation)
             documents = (base, board_document_for(evaluation, base)) if base is not None else None
@@ -121,11 +127,19 @@ def build(evaluation: Evaluation) -> PullRequestReport:
             # moved keeps its evidence, and in pull-request mode its run files need not be loaded)
             evidence = run_evidence(evaluation.snapshot, (c.recipe for c in delta if c.change in ("new", "edited")))
     return PullRequestReport(
-        result=evaluation.result, waived=evaluation.waived, pre_existing=len(evaluation.pre_existing),
+        result=evaluation.result,
+        waived=evaluation.waived,
+        pre_existing=len(evaluation.pre_existing),
         base_ref=change.base_ref if change is not None else None,
         base_commit=change.base_commit if change is not None else None,
-        changed_files=changed, gate_files=tuple(p for p in changed if p.startswith(GATE_FILES)), delta=delta,
-        base_board=base_board, head_board=head_board, evidence=evidence, delta_note=note)
+        changed_files=changed,
+        gate_files=tuple(p for p in changed if p.startswith(GATE_FILES)),
+        delta=delta,
+        base_board=base_board,
+        head_board=head_board,
+        evidence=evidence,
+        delta_note=note,
+    )
 
 
 def _count(diagnostics: Iterable[Diagnostic], severity: Severity) -> int:
@@ -134,8 +148,14 @@ def _count(diagnostics: Iterable[Diagnostic], severity: Severity) -> int:
 
 def _cell(text: str) -> str:
     """Text made safe for one Markdown table cell (no HTML, no row or column breaks)."""
-    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
-            .replace("\r", "").replace("\n", "<br>"))
+    return (
+        text.replace("&", "&amp;")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+        .replace("|", "\\|")
+        .replace("\r", "")
+        .replace("\n", "<br>")
+    )
 
 
 def _plural(n: int, word: str) -> str:
@@ -153,8 +173,10 @@ def _headline(r: PullRequestReport) -> str:
 def _context_lines(r: PullRequestReport) -> list[str]:
     lines = []
     if r.base_ref is not None and r.base_commit is not None:
-        lines.append(f"Compared with `{_cell(r.base_ref)}` at merge base `{r.base_commit[:12]}`: "
-                     f"{_plural(len(r.changed_files), 'changed file')}, {r.result.files_checked} registry files checked.")
+        lines.append(
+            f"Compared with `{_cell(r.base_ref)}` at merge base `{r.base_commit[:12]}`: "
+            f"{_plural(len(r.changed_files), 'changed file')}, {r.result.files_checked} registry files checked."
+        )
     else:
         lines.append(f"{r.result.files_checked} registry files checked (no `--base`: pull-request rules not applied).")
     if r.waived:
@@ -162,19 +184,21 @@ def _context_lines(r: PullRequestReport) -> list[str]:
         listed = ", ".join(f"**{code}** ({_plural(n, 'finding')})" for code, n in sorted(counts.items()))
         lines.append(f"Waived by a maintainer for this pull request: {listed} — not counted, listed below.")
     if r.pre_existing:
-        lines.append(f"{_plural(r.pre_existing, 'finding')} already on the base branch "
-                     "not counted against this pull request.")
+        lines.append(
+            f"{_plural(r.pre_existing, 'finding')} already on the base branch not counted against this pull request."
+        )
     if r.gate_files:
         shown = ", ".join(f"`{_cell(p)}`" for p in r.gate_files[:5]) + (" …" if len(r.gate_files) > 5 else "")
-        lines.append(f"**This pull request changes the gate itself** ({shown}): "
-                     "the check ran its own version; a maintainer must review it.")
+        lines.append(
+            f"**This pull request changes the gate itself** ({shown}): "
+            "the check ran its own version; a maintainer must review it."
+        )
     return lines
 
 
 def _finding_row(d: Diagnostic, waived: bool = False) -> str:
     level = _LEVEL[d.severity] + (" (waived)" if waived else "")
-    return (f"| {level} | {d.code} | `{_cell(d.path)}:{d.line}:{d.col}` | {_cell(d.message)} | "
-            f"{_cell(d.hint)} |")
+    return f"| {level} | {d.code} | `{_cell(d.path)}:{d.line}:{d.col}` | {_cell(d.message)} | {_cell(d.hint)} |"
 
 
 def _overflow_lines(result: Result) -> list[str]:
@@ -183,8 +207,10 @@ def _overflow_lines(result: Result) -> list[str]:
         n = _count(result.diagnostics, severity)
         if n > ANNOTATIONS_PER_LEVEL:
             hidden = n - (ANNOTATIONS_PER_LEVEL - 1)
-            lines.append(f"GitHub shows {ANNOTATIONS_PER_LEVEL} annotations of each level per step: "
-                         f"{_plural(hidden, level)} appear only in this table and in the step log.")
+            lines.append(
+                f"GitHub shows {ANNOTATIONS_PER_LEVEL} annotations of each level per step: "
+                f"{_plural(hidden, level)} appear only in this table and in the step log."
+            )
     return lines
 
 
@@ -219,21 +245,37 @@ def _delta_lines(delta: tuple[BoardChange, ...] | None) -> list[str]:
 
 _HEADLINE = {"training": "tok_s_per_gpu", "measured": "decode_tok_s", "claimed": "claimed_tok_s"}
 _FIGURES = {  # board -> (column title with its unit, row field, kind of figure)
-    "training": (("Tokens/s/GPU", "tok_s_per_gpu", "num"), ("$/1M tokens", "cost_per_1m", "usd"),
-                 ("MFU", "mfu", "fraction")),
-    "measured": (("Decode tok/s", "decode_tok_s", "num"), ("Prefill tok/s", "prefill_tok_s", "num"),
-                 ("TTFT ms", "ttft_ms", "num")),
-    "claimed": (("Decode tok/s", "claimed_tok_s", "num"), ("Prefill tok/s", "claimed_prefill_tok_s", "num"),
-                ("TTFT ms", "claimed_ttft_ms", "num")),
+    "training": (
+        ("Tokens/s/GPU", "tok_s_per_gpu", "num"),
+        ("$/1M tokens", "cost_per_1m", "usd"),
+        ("MFU", "mfu", "fraction"),
+    ),
+    "measured": (
+        ("Decode tok/s", "decode_tok_s", "num"),
+        ("Prefill tok/s", "prefill_tok_s", "num"),
+        ("TTFT ms", "ttft_ms", "num"),
+    ),
+    "claimed": (
+        ("Decode tok/s", "claimed_tok_s", "num"),
+        ("Prefill tok/s", "claimed_prefill_tok_s", "num"),
+        ("TTFT ms", "claimed_ttft_ms", "num"),
+    ),
 }
 _TABLE_HEAD = {
-    "training": ["#### Training board", "",
-                 "| Recipe | Change | Tier | Tokens/s/GPU | $/1M tokens | MFU | Against the base | "
-                 "Against the best on its model × GPU | Rank |", "|---|---|---|--:|--:|--:|---|---|---|"],
-    "inference": ["#### Inference board (claimed figures where the tier is T0)", "",
-                  "| Recipe | Workload | Change | Tier | Decode tok/s | Prefill tok/s | TTFT ms | Against the base | "
-                  "Against the best on its model × GPU × workload | Rank | Quality vs reference |",
-                  "|---|---|---|---|--:|--:|--:|---|---|---|---|"],
+    "training": [
+        "#### Training board",
+        "",
+        "| Recipe | Change | Tier | Tokens/s/GPU | $/1M tokens | MFU | Against the base | "
+        "Against the best on its model × GPU | Rank |",
+        "|---|---|---|--:|--:|--:|---|---|---|",
+    ],
+    "inference": [
+        "#### Inference board (claimed figures where the tier is T0)",
+        "",
+        "| Recipe | Workload | Change | Tier | Decode tok/s | Prefill tok/s | TTFT ms | Against the base | "
+        "Against the best on its model × GPU × workload | Rank | Quality vs reference |",
+        "|---|---|---|---|--:|--:|--:|---|---|---|---|",
+    ],
 }
 Row = Mapping[str, Any]
 
@@ -272,7 +314,7 @@ def _indexed(document: Mapping[str, Any] | None) -> dict[str, tuple[str, Row]]:
     """Recipe id -> (board name, row), first row wins (as delta.rows_by_recipe)."""
     out: dict[str, tuple[str, Row]] = {}
     boards = document.get("boards", {}) if isinstance(document, Mapping) else {}
-    for name, rows in (boards.items() if isinstance(boards, Mapping) else ()):
+    for name, rows in boards.items() if isinstance(boards, Mapping) else ():
         for row in rows if isinstance(rows, list) else ():
             # `type(row) is dict` first: JSON's rows are dicts, and the ABC check alone cost 0.3 s per
             # document at 100,000 run files (a model's 47,000 rows, read twice)
@@ -320,19 +362,28 @@ class _Notes:
         return " " + " ".join(f"[{n}]" for n in numbers) if numbers else ""
 
 
-def _entry_row(c: BoardChange, base: Mapping[str, tuple[str, Row]], head: Mapping[str, tuple[str, Row]],
-               base_best: Mapping[tuple[Any, ...], list[tuple[float, str]]],
-               head_best: Mapping[tuple[Any, ...], list[tuple[float, str]]], notes: _Notes) -> tuple[str, str]:
+def _entry_row(
+    c: BoardChange,
+    base: Mapping[str, tuple[str, Row]],
+    head: Mapping[str, tuple[str, Row]],
+    base_best: Mapping[tuple[Any, ...], list[tuple[float, str]]],
+    head_best: Mapping[tuple[Any, ...], list[tuple[float, str]]],
+    notes: _Notes,
+) -> tuple[str, str]:
     """(table, Markdown row) for one changed entry."""
     board, row = head[c.recipe] if c.recipe in head else base[c.recipe]
     before = base.get(c.recipe)
-    figures = " | ".join(_figure(row.get(key), kind) + _claim_beside(row, key)
-                         for _, key, kind in _FIGURES.get(board, _FIGURES["measured"]))
+    figures = " | ".join(
+        _figure(row.get(key), kind) + _claim_beside(row, key)
+        for _, key, kind in _FIGURES.get(board, _FIGURES["measured"])
+    )
     reasons = notes.refs(row.get("tier_reasons") or ())
     if c.change == "removed":
         tier, rank = f"~~{c.base_tier}~~", f"~~{_rank(c.base_rank, c.base_rank_of)}~~"
-        return _table_of(board), (f"| {_recipe_cell(board, c, row)} | removed | {tier}{reasons} | {figures} | removed | — | "
-                                  f"{rank} |" + _quality_cell(board, row))
+        return _table_of(board), (
+            f"| {_recipe_cell(board, c, row)} | removed | {tier}{reasons} | {figures} | removed | — | "
+            f"{rank} |" + _quality_cell(board, row)
+        )
     headline = row.get(_HEADLINE.get(board, ""))
     if before is None:
         against_base = "new"
@@ -361,8 +412,10 @@ def _entry_row(c: BoardChange, base: Mapping[str, tuple[str, Row]], head: Mappin
         tier = f"{c.base_tier or '—'} → {c.tier or '—'}"
     old_rank, new_rank = _rank(c.base_rank, c.base_rank_of), _rank(c.rank, c.rank_of)
     rank = new_rank if c.change == "new" or old_rank == new_rank else f"{old_rank} → {new_rank}"
-    return _table_of(board), (f"| {_recipe_cell(board, c, row)} | {c.change} | {tier}{reasons} | {figures} | "
-                              f"{_cell(against_base)} | {against_best} | {rank} |" + _quality_cell(board, row))
+    return _table_of(board), (
+        f"| {_recipe_cell(board, c, row)} | {c.change} | {tier}{reasons} | {figures} | "
+        f"{_cell(against_base)} | {against_best} | {rank} |" + _quality_cell(board, row)
+    )
 
 
 def _quality_cell(board: str, row: Row) -> str:
@@ -386,18 +439,26 @@ def _evidence_rows(recipe: str, runs: tuple[RunEvidence, ...]) -> list[str]:
     for run in runs:
         tool = _cell(run.tool) if run.tool else ("unreadable" if run.present else "not in the registry")
         signed = f"yes, by {_cell(run.signed_by)}" if run.signed_by else "no"
-        out.append(f"| `{_cell(recipe)}` | {_run_display(run)} | {tool} | {_cell(run.measured_by or '—')} | "
-                   f"{signed} |")
+        out.append(f"| `{_cell(recipe)}` | {_run_display(run)} | {tool} | {_cell(run.measured_by or '—')} | {signed} |")
     return out
 
 
-def _what_it_fills(delta: tuple[BoardChange, ...], base_doc: Mapping[str, Any], head: Mapping[str, tuple[str, Row]],
-                   base: Mapping[str, tuple[str, Row]]) -> list[str]:
+def _what_it_fills(
+    delta: tuple[BoardChange, ...],
+    base_doc: Mapping[str, Any],
+    head: Mapping[str, tuple[str, Row]],
+    base: Mapping[str, tuple[str, Row]],
+) -> list[str]:
     """Wanted cells and models this pull request fills, T2 entries it reproduces, quality it verifies (#20)."""
     wanted = base_doc["wanted"] if isinstance(base_doc.get("wanted"), Mapping) else {}
     wanted_models = {m.get("model") for m in wanted.get("models", ()) if isinstance(m, Mapping)}
-    empty_cells = {(m.get("model"), g.get("gpu")) for m in base_doc.get("models", ()) if isinstance(m, Mapping)
-                   for g in m.get("gpus", ()) if isinstance(g, Mapping) and g.get("recipe") is None}
+    empty_cells = {
+        (m.get("model"), g.get("gpu"))
+        for m in base_doc.get("models", ())
+        if isinstance(m, Mapping)
+        for g in m.get("gpus", ())
+        if isinstance(g, Mapping) and g.get("recipe") is None
+    }
     trained_before = {(row.get("model"), row.get("gpu")) for board, row in base.values() if board == "training"}
     models_before = {model for model, _ in trained_before}
     lines: list[str] = []
@@ -410,12 +471,15 @@ def _what_it_fills(delta: tuple[BoardChange, ...], base_doc: Mapping[str, Any], 
                 firsts.setdefault(key, row)
     for key in sorted(firsts, key=str):
         wanted_cell = key in empty_cells or key[0] in wanted_models
-        lines.append(f"- First recipe for **{_cell(_where(firsts[key]))}**"
-                     + (" — fills a wanted cell." if wanted_cell else "."))
+        lines.append(
+            f"- First recipe for **{_cell(_where(firsts[key]))}**" + (" — fills a wanted cell." if wanted_cell else ".")
+        )
     for model in sorted({key[0] for key in firsts if key[0] not in models_before}, key=str):
         name = next(row.get("model_name") for key, row in firsts.items() if key[0] == model)
-        lines.append(f"- **{_cell(str(name))}** gets its first training recipe"
-                     + (" and leaves the wanted list." if model in wanted_models else "."))
+        lines.append(
+            f"- **{_cell(str(name))}** gets its first training recipe"
+            + (" and leaves the wanted list." if model in wanted_models else ".")
+        )
     for c in delta:
         if c.base_tier == "T2" and c.tier == "T3":
             lines.append(f"- `{_cell(c.recipe)}` is reproduced: T2 → T3.")
@@ -441,6 +505,7 @@ def _board_lines(r: PullRequestReport, budget: int) -> list[str]:
     evidence: list[str] = []
     used = sum(len(line.encode()) + 1 for line in lines) + 2048  # headings, reasons' numbers, closing line
     left_out = 0
+
     def table_first(c: BoardChange) -> tuple[bool, str]:
         board = (head.get(c.recipe) or base.get(c.recipe) or ("", {}))[0]
         return board != "training", c.recipe
@@ -468,17 +533,25 @@ def _board_lines(r: PullRequestReport, budget: int) -> list[str]:
         lines += ["Why an entry has its tier (what the next tier needs):", ""]
         lines += [f"- [{n}] {_cell(reason)}" for reason, n in notes.reasons.items()] + [""]
     if evidence:
-        lines += ["#### Evidence", "", "| Recipe | Run file | Tool and version | Measured by | Signed |",
-                  "|---|---|---|---|---|"] + evidence
+        lines += [
+            "#### Evidence",
+            "",
+            "| Recipe | Run file | Tool and version | Measured by | Signed |",
+            "|---|---|---|---|---|",
+        ] + evidence
     if left_out:
-        lines += ["", f"{left_out} more changed {'entry' if left_out == 1 else 'entries'} not shown (the summary stays under GitHub's 1 MiB); "
-                  "the step output `entries` lists them within GitHub's output limit (`entries-left-out` counts any it cannot)."]
+        lines += [
+            "",
+            f"{left_out} more changed {'entry' if left_out == 1 else 'entries'} not shown (the summary stays under GitHub's 1 MiB); "
+            "the step output `entries` lists them within GitHub's output limit (`entries-left-out` counts any it cannot).",
+        ]
     return lines
 
 
 def _frontier_lines(r: PullRequestReport) -> list[str]:
     """For each new or edited inference entry: whether its points move the verified frontier of their
     model × GPU × workload, and over which interactivity range it now wins (docs/boards.md)."""
+
     def groups(document: Mapping[str, Any] | None) -> dict[tuple[Any, ...], Mapping[str, Any]]:
         found = document.get("frontiers") if isinstance(document, Mapping) else None
         return {group_key(g): g for g in found or () if isinstance(g, Mapping)}
@@ -510,6 +583,7 @@ def _quality_verified(r: PullRequestReport, head: Mapping[str, tuple[str, Row]])
         wanted = document.get("wanted") if isinstance(document, Mapping) else None
         items = wanted.get("quality", ()) if isinstance(wanted, Mapping) else ()
         return {q.get("recipe") for q in items if isinstance(q, Mapping)}
+
     done = (waiting(r.base_board) - waiting(r.head_board)) & set(head)
     return [f"- `{_cell(str(recipe))}` has verified quality evidence now." for recipe in sorted(done, key=str)]
 
@@ -528,8 +602,11 @@ def render_markdown(r: PullRequestReport, budget: int = SUMMARY_BUDGET) -> str:
     findings: list[str] = []
     if rows:
         overflow = _overflow_lines(r.result)
-        findings = ["", "### Findings", ""] + (overflow + [""] if overflow else []) + [
-            "| Level | Code | Where | Finding | What to do |", "|---|---|---|---|---|"]
+        findings = (
+            ["", "### Findings", ""]
+            + (overflow + [""] if overflow else [])
+            + ["| Level | Code | Where | Finding | What to do |", "|---|---|---|---|---|"]
+        )
     used = sum(len(line.encode()) + 1 for line in head + tail + findings) + 512
     shown = 0
     for row in rows[:FINDINGS_SHOWN]:
@@ -540,9 +617,12 @@ def render_markdown(r: PullRequestReport, budget: int = SUMMARY_BUDGET) -> str:
         used += size
         shown += 1
     if shown < len(rows):
-        findings += ["", f"{_plural(len(rows) - shown, 'more finding')} not shown here: the summary lists the first "
-                     f"{FINDINGS_SHOWN}. The step log lists every finding; `orv check --base` reproduces them "
-                     "locally."]
+        findings += [
+            "",
+            f"{_plural(len(rows) - shown, 'more finding')} not shown here: the summary lists the first "
+            f"{FINDINGS_SHOWN}. The step log lists every finding; `orv check --base` reproduces them "
+            "locally.",
+        ]
     return "\n".join(head + findings + tail) + "\n"
 
 

@@ -44,29 +44,42 @@ def render_with(result: Result, options: TextOptions) -> str:
         lines.extend(_statistics(result.diagnostics, least, options))
     else:
         for d in shown:
-            lines.append(f"{printable(d.path)}:{d.line}:{d.col}: {d.code} {_severity(d.severity, options.color)}: "
-                         f"{d.message}")
+            lines.append(
+                f"{printable(d.path)}:{d.line}:{d.col}: {d.code} {_severity(d.severity, options.color)}: {d.message}"
+            )
             if d.hint:
                 lines.append(f"    hint: {d.hint}")
         for code, severity, count in _by_code(collapsed):
             title = options.titles.get(code, "")
-            lines.append(f"{code} {_severity(severity, options.color)}: {count} finding(s) on legacy-imported "
-                         f"entries{': ' + title if title else ''} (`orv check --show-all` lists them)")
+            lines.append(
+                f"{code} {_severity(severity, options.color)}: {count} finding(s) on legacy-imported "
+                f"entries{': ' + title if title else ''} (`orv check --show-all` lists them)"
+            )
     if not options.quiet:
         lines.extend(f"note: {note}" for note in result.notes)
     hidden = sum(1 for d in result.diagnostics if d.severity.rank > least.rank)
-    lines.append(summary_line(result, collapsed=0 if options.statistics else len(collapsed), hidden=hidden,
-                              color=options.color, why="--quiet" if options.quiet else "--severity"))
+    lines.append(
+        summary_line(
+            result,
+            collapsed=0 if options.statistics else len(collapsed),
+            hidden=hidden,
+            color=options.color,
+            why="--quiet" if options.quiet else "--severity",
+        )
+    )
     return "\n".join(lines) + "\n"
 
 
-def summary_line(result: Result, collapsed: int = 0, hidden: int = 0, color: bool = False,
-                 why: str = "--severity") -> str:
+def summary_line(
+    result: Result, collapsed: int = 0, hidden: int = 0, color: bool = False, why: str = "--severity"
+) -> str:
     if not result.diagnostics:
         return f"orv: {result.files_checked} files checked, no findings"
     notices = len(result.diagnostics) - result.errors - result.warnings
-    counts = [_counted(result.errors, "error(s)", Severity.ERROR, color),
-              _counted(result.warnings, "warning(s)", Severity.WARNING, color)]
+    counts = [
+        _counted(result.errors, "error(s)", Severity.ERROR, color),
+        _counted(result.warnings, "warning(s)", Severity.WARNING, color),
+    ]
     if notices:
         counts.append(_counted(notices, "notice(s)", Severity.NOTICE, color))
     line = f"orv: {result.files_checked} files checked, {', '.join(counts)}"
@@ -79,18 +92,23 @@ def summary_line(result: Result, collapsed: int = 0, hidden: int = 0, color: boo
 
 
 def _statistics(diagnostics: tuple[Diagnostic, ...], least: Severity, options: TextOptions) -> list[str]:
-    rows = [(count, code, severity) for code, severity, count in
-            _by_code([d for d in diagnostics if d.severity.rank <= least.rank])]
+    rows = [
+        (count, code, severity)
+        for code, severity, count in _by_code([d for d in diagnostics if d.severity.rank <= least.rank])
+    ]
     rows.sort(key=lambda r: (r[2].rank, -r[0], r[1]))
     width = max((len(str(r[0])) for r in rows), default=1)
-    return [f"{count:>{width}}  {code}  {_severity(severity, options.color)}  {options.titles.get(code, '')}".rstrip()
-            for count, code, severity in rows]
+    return [
+        f"{count:>{width}}  {code}  {_severity(severity, options.color)}  {options.titles.get(code, '')}".rstrip()
+        for count, code, severity in rows
+    ]
 
 
 def _by_code(diagnostics: list[Diagnostic]) -> list[tuple[str, Severity, int]]:
     counts = Counter((d.code, d.severity) for d in diagnostics)
-    return [(code, severity, n) for (code, severity), n in sorted(counts.items(), key=lambda kv: (kv[0][0],
-                                                                                                 kv[0][1].rank))]
+    return [
+        (code, severity, n) for (code, severity), n in sorted(counts.items(), key=lambda kv: (kv[0][0], kv[0][1].rank))
+    ]
 
 
 def _severity(severity: Severity, color: bool) -> str:

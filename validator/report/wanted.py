@@ -53,8 +53,9 @@ def _models(document: Mapping[str, Any]) -> dict[str, str]:
 
 def _tools(document: Mapping[str, Any]) -> dict[str, str]:
     """Recipe id -> the tool of its run on record, from every board row that names one."""
-    return {row["recipe"]: row["tool"] for rows in document.get("boards", {}).values() for row in rows
-            if row.get("tool")}
+    return {
+        row["recipe"]: row["tool"] for rows in document.get("boards", {}).values() for row in rows if row.get("tool")
+    }
 
 
 def _recipe_arg(paths: Mapping[str, str], recipe: str) -> str:
@@ -68,41 +69,61 @@ def wanted_items(document: Mapping[str, Any], kind: str | None = None) -> dict[s
     out: dict[str, list[dict[str, Any]]] = {section: [] for section in SECTIONS[kind]}
     if kind in (None, "training"):
         for item in wanted.get("models", []):
-            out["models"].append({**item, "command": f"orv new training --model {_quote(item['model'])} "
-                                                     f"--gpu GPU {NEW_TRAINING}"})
+            out["models"].append(
+                {**item, "command": f"orv new training --model {_quote(item['model'])} --gpu GPU {NEW_TRAINING}"}
+            )
         for model in document.get("models", []):
             for cell in model["gpus"]:
                 if cell["recipe"] is not None:
                     continue
-                out["cells"].append({
-                    "model": model["model"], "model_name": model["model_name"], "gpu": cell["gpu"],
-                    "gpu_name": cell["gpu_name"], "workload": cell["workload"],
-                    "command": (f"orv new training --model {_quote(model['model'])} --gpu {_quote(cell['gpu'])} "
-                                f"--workload {_quote(cell['workload'])} {NEW_TRAINING}")})
+                out["cells"].append(
+                    {
+                        "model": model["model"],
+                        "model_name": model["model_name"],
+                        "gpu": cell["gpu"],
+                        "gpu_name": cell["gpu_name"],
+                        "workload": cell["workload"],
+                        "command": (
+                            f"orv new training --model {_quote(model['model'])} --gpu {_quote(cell['gpu'])} "
+                            f"--workload {_quote(cell['workload'])} {NEW_TRAINING}"
+                        ),
+                    }
+                )
         for item in wanted.get("references", []):
             # the baseline recipe names the stack the reference run was measured on (add-run needs one)
-            out["references"].append({**item, "command": reference_command(item["model"], item["workload"]) +
-                                      " --recipe BASELINE.yaml"})
+            out["references"].append(
+                {**item, "command": reference_command(item["model"], item["workload"]) + " --recipe BASELINE.yaml"}
+            )
     tools = _tools(document)
     for item in wanted.get("reproductions", []):
         if kind in (None, item["kind"]):
             fmt = LLAMA_BENCH if tools.get(item["recipe"]) == LLAMA_BENCH else RUN_FORMATS[item["kind"]]
-            out["reproductions"].append({**item, "command": (
-                f"orv add-run --from {fmt} OUTPUT --recipe {_recipe_arg(paths, item['recipe'])} --sign-with KEY")})
+            out["reproductions"].append(
+                {
+                    **item,
+                    "command": (
+                        f"orv add-run --from {fmt} OUTPUT --recipe {_recipe_arg(paths, item['recipe'])} --sign-with KEY"
+                    ),
+                }
+            )
     if kind in (None, "inference"):
         models = _models(document)
         for item in wanted.get("quality", []):
             entry = {**item, "command": f"orv add-run --from lm-eval DIR --recipe {_recipe_arg(paths, item['recipe'])}"}
             if item.get("status") == "no-reference":  # the model needs its reference run first (docs/quality.md)
-                entry["reference_command"] = (f"orv add-run --from lm-eval DIR --reference-for "
-                                              f"{_quote(models.get(item['recipe'], 'MODEL'))} --quant bf16")
+                entry["reference_command"] = (
+                    f"orv add-run --from lm-eval DIR --reference-for "
+                    f"{_quote(models.get(item['recipe'], 'MODEL'))} --quant bf16"
+                )
             out["quality"].append(entry)
     return out
 
 
-SECTIONS = {None: ("models", "cells", "references", "reproductions", "quality"),
-            "training": ("models", "cells", "references", "reproductions"),
-            "inference": ("reproductions", "quality")}
+SECTIONS = {
+    None: ("models", "cells", "references", "reproductions", "quality"),
+    "training": ("models", "cells", "references", "reproductions"),
+    "inference": ("reproductions", "quality"),
+}
 _TITLES = {
     "models": "Models with no training recipe",
     "cells": "GPUs of the training protocol with no recipe yet",
@@ -141,8 +162,10 @@ def render_text(items: Mapping[str, list[dict[str, Any]]]) -> str:
                 lines.append(f"    first: {item['why']}")  # e.g. the workload has no rule to judge a curve by
             lines.append(f"    $ {item['command']}")
         lines.append("")
-    lines.append("GPUS, TP, PP, LOG, BASELINE, OUTPUT, DIR and KEY are yours to fill in; `orv new --help` and "
-                 "`orv add-run --help` say what each takes.")
+    lines.append(
+        "GPUS, TP, PP, LOG, BASELINE, OUTPUT, DIR and KEY are yours to fill in; `orv new --help` and "
+        "`orv add-run --help` say what each takes."
+    )
     return "\n".join(lines) + "\n"
 
 

@@ -23,8 +23,11 @@ class Bound:
 LAYERS = Bound("layers", 1024, "126 (Llama 3.1 405B); the catalog's most: 94 (Qwen3-235B-A22B)")
 PIPELINE = Bound("pipeline stages", 1024, "at most one stage per layer (the layers bound); 16 for Llama 3.1 405B")
 VIRTUAL_PIPELINE = Bound("virtual pipeline stages", 1024, "at most one chunk per layer (the layers bound)")
-PARALLEL = Bound("a parallel size (tp, cp, dp, ep, etp, GPUs)", 1_048_576,
-                 "about 100,000 GPUs in the largest training clusters (2025)")
+PARALLEL = Bound(
+    "a parallel size (tp, cp, dp, ep, etp, GPUs)",
+    1_048_576,
+    "about 100,000 GPUs in the largest training clusters (2025)",
+)
 HIDDEN = Bound("hidden size", 131_072, "16,384 (Llama 3.1 405B)")
 VOCAB = Bound("vocabulary", 4_194_304, "262,208 (Gemma 3)")
 HEADS = Bound("attention heads", 4096, "128 (Llama 3.1 405B, DeepSeek-V3)")
@@ -35,11 +38,28 @@ RANK = Bound("a low-rank width (q_lora_rank, kv_lora_rank)", 131_072, "1,536 (De
 SEQ_LEN = Bound("sequence length", 16_777_216, "10,485,760 (Llama 4 Scout's context)")
 GLOBAL_BATCH = Bound("global batch (sequences)", 1_048_576, "2,048 (Llama 3.1 405B: 16M tokens of 8,192)")
 CONCURRENCY = Bound("concurrency", 65_536, "serving sweeps stop at a few thousand concurrent requests (2,048)")
-DOCUMENTS = Bound("documents of an evaluation task", 100_000_000, "tens of thousands (MMLU 14,042, HellaSwag 10,042)",
-                  low=0)
+DOCUMENTS = Bound(
+    "documents of an evaluation task", 100_000_000, "tens of thousands (MMLU 14,042, HellaSwag 10,042)", low=0
+)
 ITERATION = Bound("an iteration number", 10**15 - 1, "about 1,000,000 (a long pre-training run)", low=0)
-BOUNDS = (LAYERS, PIPELINE, VIRTUAL_PIPELINE, PARALLEL, HIDDEN, VOCAB, HEADS, HEAD_DIM, MLP, EXPERTS, RANK, SEQ_LEN,
-          GLOBAL_BATCH, CONCURRENCY, DOCUMENTS, ITERATION)
+BOUNDS = (
+    LAYERS,
+    PIPELINE,
+    VIRTUAL_PIPELINE,
+    PARALLEL,
+    HIDDEN,
+    VOCAB,
+    HEADS,
+    HEAD_DIM,
+    MLP,
+    EXPERTS,
+    RANK,
+    SEQ_LEN,
+    GLOBAL_BATCH,
+    CONCURRENCY,
+    DOCUMENTS,
+    ITERATION,
+)
 
 
 def shown(value: Any) -> str:
@@ -62,6 +82,8 @@ def out_of_bounds(value: Any, bound: Bound) -> str | None:
     if value < bound.low:
         return f"is {shown(value)}; {bound.what} cannot be below {bound.low:,}"
     if value > bound.high:
-        return (f"is {shown(value)}, beyond {bound.high:,}, the bound for {bound.what} "
-                f"(largest real: {bound.largest_real}; docs/limits.md)")
+        return (
+            f"is {shown(value)}, beyond {bound.high:,}, the bound for {bound.what} "
+            f"(largest real: {bound.largest_real}; docs/limits.md)"
+        )
     return None

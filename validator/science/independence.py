@@ -63,8 +63,9 @@ KEY_QUANTILES = (16, 32, 48)  # of QUANTILES: the quartiles
 Fingerprint = tuple[Any, ...]
 
 
-def _column_print(values: Sequence[float], ordered: Sequence[float] | None = None
-                  ) -> tuple[int, tuple[float, ...]] | None:
+def _column_print(
+    values: Sequence[float], ordered: Sequence[float] | None = None
+) -> tuple[int, tuple[float, ...]] | None:
     """`ordered`: the values sorted, when the caller has sorted them already."""
     if ordered is None:
         ordered = sorted(values)
@@ -73,8 +74,7 @@ def _column_print(values: Sequence[float], ordered: Sequence[float] | None = Non
     if high <= low or bisect.bisect_right(ordered, ordered[0]) >= bisect.bisect_left(ordered, ordered[-1]):
         return None  # a constant or two-valued column says nothing about where it came from
     span, last = high - low, len(ordered) - 1
-    return len(ordered), tuple((float(ordered[round(i * last / QUANTILES)]) - low) / span
-                               for i in range(QUANTILES + 1))
+    return len(ordered), tuple((float(ordered[round(i * last / QUANTILES)]) - low) / span for i in range(QUANTILES + 1))
 
 
 def _sample_rows(samples: Sequence[Any]) -> list[bytes]:
@@ -90,8 +90,10 @@ def _sample_rows(samples: Sequence[Any]) -> list[bytes]:
         return [json.dumps(s, sort_keys=True, separators=(",", ":")).encode() for s in samples]
     if set(map(type, samples)) == {dict} and whole.count(b"},{") == len(samples) - 1:
         return whole[2:-2].split(b"},{")
-    return [orjson.dumps(s, option=orjson.OPT_SORT_KEYS)[1:-1] if type(s) is dict
-            else b"\0" + orjson.dumps(s) for s in samples]
+    return [
+        orjson.dumps(s, option=orjson.OPT_SORT_KEYS)[1:-1] if type(s) is dict else b"\0" + orjson.dumps(s)
+        for s in samples
+    ]
 
 
 _SORTABLE = (frozenset({int}), frozenset({float}), frozenset({int, float}), frozenset({str}))
@@ -154,8 +156,12 @@ def _multiset_text(kind: str, samples: Sequence[Any], columns: Columns) -> tuple
     original and gets the same bytes.
     """
     first = samples[0]
-    if (type(first) is not dict or not first or set(map(type, first)) != {str}
-            or not columns.holds_exactly(tuple(first))):
+    if (
+        type(first) is not dict
+        or not first
+        or set(map(type, first)) != {str}
+        or not columns.holds_exactly(tuple(first))
+    ):
         return None
     lead = _LEAD.get(kind, "")
     if lead not in first:
@@ -196,8 +202,9 @@ def _exact(kind: str, samples: Sequence[Any], columns: Columns) -> tuple[str, di
     return hashlib.sha256(text).hexdigest(), {lead: ordered}
 
 
-def sample_fingerprint(kind: str, samples: Sequence[Any], columns: Columns | None = None,
-                       exact: bool = True) -> Fingerprint:
+def sample_fingerprint(
+    kind: str, samples: Sequence[Any], columns: Columns | None = None, exact: bool = True
+) -> Fingerprint:
     """The fingerprint of a schema-valid samples list (empty tuple for no samples).
 
     `columns`, of these samples, when the caller has read them already (validator/science/samples.py).
@@ -223,7 +230,6 @@ def sample_fingerprint(kind: str, samples: Sequence[Any], columns: Columns | Non
         hashed, _ = _exact(kind, samples, columns)
     near = _near_print(kind, columns)
     return (("exact", hashed), *prints, *((near,) if near is not None else ()))
-
 
 
 # ---- near copies: shared samples, and timings that agree sample by sample (docs/metrics.md) ----
@@ -291,7 +297,7 @@ def _near_print(kind: str, columns: Columns) -> NearPrint | None:
     # repeat, so a repeated step or request moves no bit, and a fixed-length workload's requests
     # (one key) in list order, so appended ones come last.
     ordered = sorted(picked, key=lambda p: (p[1], p[0]))
-    shape = (ordered[0][0] if ordered else 0, tuple(p[2][0] for p in ordered[:2 * SHAPE_BITS]), len(ordered))
+    shape = (ordered[0][0] if ordered else 0, tuple(p[2][0] for p in ordered[: 2 * SHAPE_BITS]), len(ordered))
     return ("near", len(rows), shared, tuple(aligned), shape)
 
 
@@ -443,19 +449,28 @@ def same_measurement(a: Fingerprint, b: Fingerprint) -> str | None:
     if a[0][1] is not None and a[0] == b[0]:
         return "identical samples"
     cols_a, cols_b = _prints_of(a), _prints_of(b)
-    if cols_a and set(cols_a) == set(cols_b) and all(
+    if (
+        cols_a
+        and set(cols_a) == set(cols_b)
+        and all(
             n == cols_b[name][1] and max(abs(x - y) for x, y in zip(qa, cols_b[name][2])) <= TOLERANCE
-            for name, (_, n, qa) in cols_a.items()):
+            for name, (_, n, qa) in cols_a.items()
+        )
+    ):
         return "the same timings rescaled, offset or reordered"
     near_a, near_b = _near_of(a), _near_of(b)
     if near_a is None or near_b is None:
         return None
     share = shared_share(near_a, near_b)
     if share is not None and share >= SHARED_CONTAINMENT:
-        return (f"{min(share, 1.0):.0%} of the smaller run's samples are the other's, exactly "
-                "(samples added, dropped, duplicated or reordered)")
+        return (
+            f"{min(share, 1.0):.0%} of the smaller run's samples are the other's, exactly "
+            "(samples added, dropped, duplicated or reordered)"
+        )
     agreement = timing_agreement(near_a, near_b)
     if agreement is not None:
-        return (f"timings that follow the other's sample by sample within {agreement:.3%} after rescaling "
-                "(re-measurements differ by far more)")
+        return (
+            f"timings that follow the other's sample by sample within {agreement:.3%} after rescaling "
+            "(re-measurements differ by far more)"
+        )
     return None

@@ -69,10 +69,13 @@ def facts(samples: Sequence[Mapping[str, Any]], synthetic: Mapping[str, Any]) ->
     n_prompt, n_gen = synthetic["n_prompt"], synthetic["n_gen"]
     headline: dict[str, float] = {}
     problems: tuple[str, ...] = ()
-    if (synthetic["test"] == "tg") != (n_prompt == 0 and n_gen > 0) or \
-            (synthetic["test"] == "pp") != (n_gen == 0 and n_prompt > 0):
-        problems = (f"a `{synthetic['test']}` test with n_prompt {n_prompt} and n_gen {n_gen} is not one: "
-                    "pp times prompt tokens only, tg generated tokens only",)
+    if (synthetic["test"] == "tg") != (n_prompt == 0 and n_gen > 0) or (synthetic["test"] == "pp") != (
+        n_gen == 0 and n_prompt > 0
+    ):
+        problems = (
+            f"a `{synthetic['test']}` test with n_prompt {n_prompt} and n_gen {n_gen} is not one: "
+            "pp times prompt tokens only, tg generated tokens only",
+        )
     elif any(s["prompt_tokens"] != n_prompt or s["output_tokens"] != n_gen for s in samples):
         problems = (f"a repetition's token counts differ from the test's (n_prompt {n_prompt}, n_gen {n_gen})",)
     elif ns and all(t > 0 for t in ns) and n_prompt + n_gen > 0:

@@ -50,8 +50,7 @@ def _reference_problem(spec: Convergence) -> str | None:
     if start > end:
         return f"the window starts at step {start}, after it ends at step {end}"
     if points[0][0] > start or points[-1][0] < end:
-        return (f"the reference curve covers steps {points[0][0]}..{points[-1][0]}, "
-                f"not the whole window {start}..{end}")
+        return f"the reference curve covers steps {points[0][0]}..{points[-1][0]}, not the whole window {start}..{end}"
     if spec.tolerance_kind == "relative" and any(loss <= 0 for _, loss in points):
         return "a relative tolerance needs positive reference losses"
     return None
@@ -66,13 +65,14 @@ def _trailing_means(series: Sequence[tuple[int, float]], k: int, lo: int, hi: in
     (only the evaluated window: a 1,000-step run with a 10-step window costs 10 means, not 1,000)."""
     out: dict[int, float] = {}
     for i in range(lo, hi):
-        window = [loss for _, loss in series[max(0, i - k + 1): i + 1]]
+        window = [loss for _, loss in series[max(0, i - k + 1) : i + 1]]
         out[series[i][0]] = math.fsum(window) / len(window)
     return out
 
 
-def check_convergence(losses: Sequence[tuple[int, float]], spec: Convergence,
-                      skipped: frozenset[int] = frozenset()) -> ConvergenceResult:
+def check_convergence(
+    losses: Sequence[tuple[int, float]], spec: Convergence, skipped: frozenset[int] = frozenset()
+) -> ConvergenceResult:
     """`skipped`: steps the fp16 loss scaler skipped (no update, no loss). They are not compared
     with the reference and do not count as missing from the window."""
     if skipped:
@@ -94,17 +94,18 @@ def check_convergence(losses: Sequence[tuple[int, float]], spec: Convergence,
         return ConvergenceResult(False, problem, reference_problem=True)
     start, end = spec.window.start, spec.window.end
     if steps[0] > start:
-        return ConvergenceResult(False, f"the run starts at step {steps[0]}, after the window starts "
-                                        f"at step {start}", steps[0])
+        return ConvergenceResult(
+            False, f"the run starts at step {steps[0]}, after the window starts at step {start}", steps[0]
+        )
     if steps[-1] < end:
-        return ConvergenceResult(False, f"the run stops at step {steps[-1]}, before the window ends "
-                                        f"at step {end}", steps[-1])
+        return ConvergenceResult(
+            False, f"the run stops at step {steps[-1]}, before the window ends at step {end}", steps[-1]
+        )
     lo, hi = bisect_left(steps, start), bisect_right(steps, end)  # the window is series[lo:hi]
     if hi - lo != end - start + 1:  # distinct steps in [start, end]: all there iff as many as the range
         logged = set(steps[lo:hi])
         missing = next(s for s in range(start, end + 1) if s not in logged)
-        return ConvergenceResult(False, f"the run logs no loss at step {missing}; the window needs every step",
-                                 missing)
+        return ConvergenceResult(False, f"the run logs no loss at step {missing}; the window needs every step", missing)
     reference = [(p.step, p.loss) for p in spec.reference]
     smoothed = _trailing_means(series, max(1, spec.smoothing_steps), lo, hi)
     worst_step, worst_gap = start, -1.0
@@ -113,9 +114,14 @@ def check_convergence(losses: Sequence[tuple[int, float]], spec: Convergence,
         gap = _gap(smoothed[step], ref, spec.tolerance_kind)
         if gap > spec.tolerance:
             side = "above" if smoothed[step] > ref else "below"
-            return ConvergenceResult(False, f"loss {smoothed[step]:.4f} is {side} the reference {ref:.4f} "
-                                            f"at step {step} by {_format_gap(gap, spec)} "
-                                            f"(tolerance {_format_gap(spec.tolerance, spec)})", step, gap)
+            return ConvergenceResult(
+                False,
+                f"loss {smoothed[step]:.4f} is {side} the reference {ref:.4f} "
+                f"at step {step} by {_format_gap(gap, spec)} "
+                f"(tolerance {_format_gap(spec.tolerance, spec)})",
+                step,
+                gap,
+            )
         if gap > worst_gap:
             worst_step, worst_gap = step, gap
     window = list(map(itemgetter(1), series[lo:hi]))
@@ -123,18 +129,28 @@ def check_convergence(losses: Sequence[tuple[int, float]], spec: Convergence,
     head = math.fsum(window[:part]) / part
     tail = math.fsum(window[-part:]) / part
     if not tail < head:
-        return ConvergenceResult(False, f"loss does not decrease over the window: mean of the first {part} "
-                                        f"step(s) {head:.4f}, of the last {part} {tail:.4f}", end)
-    return ConvergenceResult(True, f"largest gap {_format_gap(worst_gap, spec)} at step {worst_step} "
-                                   f"(tolerance {_format_gap(spec.tolerance, spec)})", worst_step, worst_gap)
+        return ConvergenceResult(
+            False,
+            f"loss does not decrease over the window: mean of the first {part} "
+            f"step(s) {head:.4f}, of the last {part} {tail:.4f}",
+            end,
+        )
+    return ConvergenceResult(
+        True,
+        f"largest gap {_format_gap(worst_gap, spec)} at step {worst_step} "
+        f"(tolerance {_format_gap(spec.tolerance, spec)})",
+        worst_step,
+        worst_gap,
+    )
 
 
 def _format_gap(gap: float, spec: Convergence) -> str:
     return f"{gap:.2%}" if spec.tolerance_kind == "relative" else f"{gap:.4f}"
 
 
-def _check_with_skips(losses: Sequence[tuple[int, float]], spec: Convergence,
-                      skipped: frozenset[int]) -> ConvergenceResult:
+def _check_with_skips(
+    losses: Sequence[tuple[int, float]], spec: Convergence, skipped: frozenset[int]
+) -> ConvergenceResult:
     """The check on the steps that updated the model: a skipped step inside the window is filled
     with the reference's own value (gap 0), so the window stays complete and only logged losses
     can fail it; in the smoothing and decrease test the filled value stands in for the missing one."""
@@ -143,8 +159,11 @@ def _check_with_skips(losses: Sequence[tuple[int, float]], spec: Convergence,
         return ConvergenceResult(False, "the run has no loss samples")
     reference = [(p.step, p.loss) for p in spec.reference]
     if _reference_problem(spec) is None:
-        filled = list(losses) + [(step, reference_at(reference, step)) for step in skipped
-                                 if spec.window.start <= step <= spec.window.end and step not in logged]
+        filled = list(losses) + [
+            (step, reference_at(reference, step))
+            for step in skipped
+            if spec.window.start <= step <= spec.window.end and step not in logged
+        ]
     else:
         filled = list(losses)
     return check_convergence(sorted(filled), spec)

@@ -93,14 +93,28 @@ def _text_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
 # Every integer the formula reads, and its physical bound (validator/science/bounds.py): checked before
 # any arithmetic, so no product overflows a float and no loop runs past the largest real model's layers.
 BOUND_OF: dict[str, Bound] = {
-    "num_hidden_layers": bounds.LAYERS, "hidden_size": bounds.HIDDEN, "vocab_size": bounds.VOCAB,
-    "num_attention_heads": bounds.HEADS, "num_key_value_heads": bounds.HEADS, "head_dim": bounds.HEAD_DIM,
-    "qk_nope_head_dim": bounds.HEAD_DIM, "qk_rope_head_dim": bounds.HEAD_DIM, "v_head_dim": bounds.HEAD_DIM,
-    "kv_lora_rank": bounds.RANK, "q_lora_rank": bounds.RANK, "intermediate_size": bounds.MLP,
-    "moe_intermediate_size": bounds.MLP, "shared_expert_intermediate_size": bounds.MLP,
-    "num_experts": bounds.EXPERTS, "n_routed_experts": bounds.EXPERTS, "num_local_experts": bounds.EXPERTS,
-    "num_experts_per_tok": bounds.EXPERTS, "n_shared_experts": bounds.EXPERTS,
-    "first_k_dense_replace": bounds.LAYERS, "moe_layer_freq": bounds.LAYERS, "decoder_sparse_step": bounds.LAYERS,
+    "num_hidden_layers": bounds.LAYERS,
+    "hidden_size": bounds.HIDDEN,
+    "vocab_size": bounds.VOCAB,
+    "num_attention_heads": bounds.HEADS,
+    "num_key_value_heads": bounds.HEADS,
+    "head_dim": bounds.HEAD_DIM,
+    "qk_nope_head_dim": bounds.HEAD_DIM,
+    "qk_rope_head_dim": bounds.HEAD_DIM,
+    "v_head_dim": bounds.HEAD_DIM,
+    "kv_lora_rank": bounds.RANK,
+    "q_lora_rank": bounds.RANK,
+    "intermediate_size": bounds.MLP,
+    "moe_intermediate_size": bounds.MLP,
+    "shared_expert_intermediate_size": bounds.MLP,
+    "num_experts": bounds.EXPERTS,
+    "n_routed_experts": bounds.EXPERTS,
+    "num_local_experts": bounds.EXPERTS,
+    "num_experts_per_tok": bounds.EXPERTS,
+    "n_shared_experts": bounds.EXPERTS,
+    "first_k_dense_replace": bounds.LAYERS,
+    "moe_layer_freq": bounds.LAYERS,
+    "decoder_sparse_step": bounds.LAYERS,
 }
 _ANY_COUNT = Bound("a count", 2**31, "no config.json field the formula reads is larger than the bounds above")
 
@@ -206,7 +220,17 @@ def count(config: Mapping[str, Any]) -> ParamCount:
     tied = c.get("tie_word_embeddings", config.get("tie_word_embeddings", model_type in _TIED_BY_DEFAULT))
     embedding = vocab * h
     outside = embedding + (0 if tied else embedding) + h
-    architecture = Architecture(layers, h, heads, kv_heads, vocab, experts if moe_layers else None,
-                                per_token if moe_layers else None, shared if moe_layers else None,
-                                moe_layers or None, kind, bool(tied))
+    architecture = Architecture(
+        layers,
+        h,
+        heads,
+        kv_heads,
+        vocab,
+        experts if moe_layers else None,
+        per_token if moe_layers else None,
+        shared if moe_layers else None,
+        moe_layers or None,
+        kind,
+        bool(tied),
+    )
     return ParamCount(total + outside, active + outside, embedding, architecture)

@@ -111,8 +111,7 @@ def bits_per_weight(quant: str) -> QuantBits | None:
 # --------------------------------------------------------------------------- training
 
 
-def implied_mfu(tokens_per_s_per_gpu: float, active_b: float | None, peak_tflops: float | None
-                ) -> float | None:
+def implied_mfu(tokens_per_s_per_gpu: float, active_b: float | None, peak_tflops: float | None) -> float | None:
     """tokens/s/GPU × 6 × active parameters ÷ the GPU's dense BF16 peak (a fraction, 1.0 = 100%);
     None when the catalog lacks the model's active parameters or the GPU's peak."""
     if not active_b or not peak_tflops:
@@ -128,8 +127,9 @@ def tokens_at_mfu(fraction: float, active_b: float, peak_tflops: float) -> float
 def is_moe(model: ModelSpec) -> bool:
     if model.moe is not None:
         return model.moe
-    return (model.params_b is not None and model.active_b is not None
-            and model.params_b > MOE_PARAMS_RATIO * model.active_b)
+    return (
+        model.params_b is not None and model.active_b is not None and model.params_b > MOE_PARAMS_RATIO * model.active_b
+    )
 
 
 def mfu_ceiling(model: ModelSpec, workload: WorkloadSpec | None) -> float:
@@ -164,8 +164,9 @@ def decode_bound(gpus: int, hbm_tb_s: float, active_b: float, bits: QuantBits, s
     return DecodeBound(per_step * (speculative_k + 1), per_step, bits, speculative_k + 1)
 
 
-def decode_bound_for(model: ModelSpec | None, gpu: GpuSpec | None, gpus: int, quant: str,
-                     speculative_k: int = 0) -> DecodeBound | None:
+def decode_bound_for(
+    model: ModelSpec | None, gpu: GpuSpec | None, gpus: int, quant: str, speculative_k: int = 0
+) -> DecodeBound | None:
     """The bound for a catalog model on a catalog GPU, or None when a figure it needs is unknown
     (the model's active parameters, the GPU's bandwidth, or the quant's width)."""
     bits = bits_per_weight(quant)

@@ -120,8 +120,13 @@ def _columns_of(samples: Sequence[Any], columns: Columns | None) -> Columns:
     return columns if columns is not None and columns.samples is samples else Columns(samples)
 
 
-def training_facts(samples: Sequence[Mapping[str, Any]], gpus: int, warmup_steps: int,
-                   convergence: Convergence | None = None, columns: Columns | None = None) -> RunFacts:
+def training_facts(
+    samples: Sequence[Mapping[str, Any]],
+    gpus: int,
+    warmup_steps: int,
+    convergence: Convergence | None = None,
+    columns: Columns | None = None,
+) -> RunFacts:
     """`columns`, of these samples, when the caller has read them already (validator/science/samples.py)."""
     cols = _columns_of(samples, columns)
     steps = _column(cols, "step")
@@ -148,13 +153,15 @@ def training_facts(samples: Sequence[Mapping[str, Any]], gpus: int, warmup_steps
         if numeric:  # steps are in order already: training_losses without sorting again
             verdict = check_convergence(list(zip(steps, losses)), convergence, frozenset())  # type: ignore[arg-type]
         else:
-            verdict = check_convergence(training_losses(samples), convergence,
-                                        skipped_steps(samples) if maybe_skipped else frozenset())
+            verdict = check_convergence(
+                training_losses(samples), convergence, skipped_steps(samples) if maybe_skipped else frozenset()
+            )
     return RunFacts(len(samples), headline, verdict, tuple(problems))
 
 
-def inference_facts(samples: Sequence[Mapping[str, Any]], duration_s: float | None,
-                    columns: Columns | None = None) -> RunFacts:
+def inference_facts(
+    samples: Sequence[Mapping[str, Any]], duration_s: float | None, columns: Columns | None = None
+) -> RunFacts:
     """`columns`, of these samples, when the caller has read them already (validator/science/samples.py)."""
     headline: dict[str, float] = {}
     problems: list[str] = []
@@ -167,8 +174,14 @@ def inference_facts(samples: Sequence[Mapping[str, Any]], duration_s: float | No
     if fewest <= 0:
         done = [s for s in samples if s["output_tokens"] > 0]
         if not done:
-            return RunFacts(len(samples), headline, None, ("no request produced output tokens",), stream_tok_s=stream,
-                            lengths=lengths)
+            return RunFacts(
+                len(samples),
+                headline,
+                None,
+                ("no request produced output tokens",),
+                stream_tok_s=stream,
+                lengths=lengths,
+            )
         cols = Columns(done)
         outputs = _column(cols, "output_tokens")
         fewest = min(outputs)

@@ -35,8 +35,9 @@ class LengthStats:
     peak_in_flight: int | None = None  # most requests open at once; None without start times
 
 
-def length_stats(prompts: Sequence[int], outputs: Sequence[int], starts: Sequence[float] | None,
-                 e2es: Sequence[float]) -> LengthStats | None:
+def length_stats(
+    prompts: Sequence[int], outputs: Sequence[int], starts: Sequence[float] | None, e2es: Sequence[float]
+) -> LengthStats | None:
     """Over completed requests (output > 0), as the tools' own means are; None when there are none."""
     done = [i for i, o in enumerate(outputs) if o > 0]
     if not done:
@@ -68,65 +69,102 @@ def _tokens(value: float) -> str:
     return f"{value:,.0f}" if abs(value - round(value)) < 0.05 else f"{value:,.1f}"
 
 
-def _length_misfit(what: str, stats_mean: float, low: int, high: int, workload: WorkloadSpec, wid: str,
-                   nominal: int, check_low: bool) -> str | None:
+def _length_misfit(
+    what: str, stats_mean: float, low: int, high: int, workload: WorkloadSpec, wid: str, nominal: int, check_low: bool
+) -> str | None:
     bound_low, bound_high = workload.length_bounds(nominal)
     slack = math.ceil(workload.length_slack * nominal)
-    expected = (f"{_tokens(bound_low)}–{_tokens(bound_high)} tokens per request ({nominal} with range ratio "
-                f"{workload.range_ratio:g})" if bound_low != bound_high else f"{_tokens(nominal)} tokens per request")
+    expected = (
+        f"{_tokens(bound_low)}–{_tokens(bound_high)} tokens per request ({nominal} with range ratio "
+        f"{workload.range_ratio:g})"
+        if bound_low != bound_high
+        else f"{_tokens(nominal)} tokens per request"
+    )
     where = f"workload `{wid}` ({workload.display()}) expects {expected}"
-    mean_off = ((check_low and stats_mean < bound_low - slack) or stats_mean > bound_high + slack)
+    mean_off = (check_low and stats_mean < bound_low - slack) or stats_mean > bound_high + slack
     if mean_off:
         gap = bound_low - stats_mean if stats_mean < bound_low else stats_mean - bound_high
         side = "below" if stats_mean < bound_low else "above"
-        return (f"mean {what} length {_tokens(stats_mean)} tokens, {_tokens(gap)} {side} the range; {where}")
+        return f"mean {what} length {_tokens(stats_mean)} tokens, {_tokens(gap)} {side} the range; {where}"
     if check_low and low < bound_low - slack:
-        return (f"shortest {what} {_tokens(low)} tokens, {_tokens(bound_low - low)} below the range "
-                f"(mean {_tokens(stats_mean)}); {where}")
+        return (
+            f"shortest {what} {_tokens(low)} tokens, {_tokens(bound_low - low)} below the range "
+            f"(mean {_tokens(stats_mean)}); {where}"
+        )
     if high > bound_high + slack:
-        return (f"longest {what} {_tokens(high)} tokens, {_tokens(high - bound_high)} above the range "
-                f"(mean {_tokens(stats_mean)}); {where}")
+        return (
+            f"longest {what} {_tokens(high)} tokens, {_tokens(high - bound_high)} above the range "
+            f"(mean {_tokens(stats_mean)}); {where}"
+        )
     return None
 
 
-def synthetic_misfits(synthetic: SyntheticTest | None, repetitions: int, workload: WorkloadSpec,
-                      wid: str) -> list[Misfit]:
+def synthetic_misfits(
+    synthetic: SyntheticTest | None, repetitions: int, workload: WorkloadSpec, wid: str
+) -> list[Misfit]:
     """llama-bench's synthetic tests against the workloads (docs/protocols.md): a llama-bench workload is
     proven only by a llama-bench run of the same test with enough repetitions, and a llama-bench run
     proves no served workload (a synthetic single-sequence test is not a served benchmark)."""
     if synthetic is None:
         if not workload.is_llama_bench:
             return []
-        return [Misfit("ORV247", f"workload `{wid}` is llama-bench's {workload.llama_bench_test()} test; the run is "
-                                 "not a llama-bench run", f"measure with `llama-bench -p {workload.n_prompt} -n "
-                                                          f"{workload.n_gen} -d {workload.n_depth} -r "
-                                                          f"{workload.min_repetitions} -o json` (`orv reproduce "
-                                                          "RECIPE` prints it)")]
+        return [
+            Misfit(
+                "ORV247",
+                f"workload `{wid}` is llama-bench's {workload.llama_bench_test()} test; the run is "
+                "not a llama-bench run",
+                f"measure with `llama-bench -p {workload.n_prompt} -n "
+                f"{workload.n_gen} -d {workload.n_depth} -r "
+                f"{workload.min_repetitions} -o json` (`orv reproduce "
+                "RECIPE` prints it)",
+            )
+        ]
     if not workload.is_llama_bench:
-        return [Misfit("ORV247", f"the run is llama-bench's synthetic test (n_prompt {synthetic.n_prompt}, n_gen "
-                                 f"{synthetic.n_gen}, n_depth {synthetic.n_depth}); workload `{wid}` is a served "
-                                 "benchmark", "attach the run to a recipe whose workload is that llama-bench test, or "
-                                              "measure the served workload (`orv reproduce RECIPE`)")]
+        return [
+            Misfit(
+                "ORV247",
+                f"the run is llama-bench's synthetic test (n_prompt {synthetic.n_prompt}, n_gen "
+                f"{synthetic.n_gen}, n_depth {synthetic.n_depth}); workload `{wid}` is a served "
+                "benchmark",
+                "attach the run to a recipe whose workload is that llama-bench test, or "
+                "measure the served workload (`orv reproduce RECIPE`)",
+            )
+        ]
     out: list[Misfit] = []
     ran = (synthetic.n_prompt, synthetic.n_gen, synthetic.n_depth)
     wanted = (workload.n_prompt, workload.n_gen, workload.n_depth)
     if ran != wanted:
-        differ = ", ".join(f"{name} {a} (workload: {b})" for name, a, b in
-                           zip(("n_prompt", "n_gen", "n_depth"), ran, wanted) if a != b)
-        out.append(Misfit("ORV247", f"the run is a different llama-bench test: {differ}; workload `{wid}` is "
-                                    f"{workload.llama_bench_test()}",
-                          "attach the run to the recipe of the test it ran, or run llama-bench with "
-                          f"-p {workload.n_prompt} -n {workload.n_gen} -d {workload.n_depth}"))
+        differ = ", ".join(
+            f"{name} {a} (workload: {b})" for name, a, b in zip(("n_prompt", "n_gen", "n_depth"), ran, wanted) if a != b
+        )
+        out.append(
+            Misfit(
+                "ORV247",
+                f"the run is a different llama-bench test: {differ}; workload `{wid}` is {workload.llama_bench_test()}",
+                "attach the run to the recipe of the test it ran, or run llama-bench with "
+                f"-p {workload.n_prompt} -n {workload.n_gen} -d {workload.n_depth}",
+            )
+        )
     need = workload.min_repetitions or 1
     if repetitions < need:
-        out.append(Misfit("ORV242", f"the run kept {repetitions} llama-bench repetition(s); workload `{wid}` needs at "
-                                    f"least {need}", f"run llama-bench with -r {need} or more"))
+        out.append(
+            Misfit(
+                "ORV242",
+                f"the run kept {repetitions} llama-bench repetition(s); workload `{wid}` needs at least {need}",
+                f"run llama-bench with -r {need} or more",
+            )
+        )
     return out
 
 
-def workload_misfits(stats: LengthStats | None, workload: WorkloadSpec, wid: str,
-                     concurrency: int | None, synthetic: SyntheticTest | None = None,
-                     repetitions: int = 0) -> list[Misfit]:
+def workload_misfits(
+    stats: LengthStats | None,
+    workload: WorkloadSpec,
+    wid: str,
+    concurrency: int | None,
+    synthetic: SyntheticTest | None = None,
+    repetitions: int = 0,
+) -> list[Misfit]:
     """Why the run's samples are not a measurement of `workload` at `concurrency` (empty: they are)."""
     out: list[Misfit] = []
     if workload.is_llama_bench or synthetic is not None:
@@ -134,42 +172,77 @@ def workload_misfits(stats: LengthStats | None, workload: WorkloadSpec, wid: str
         if out or not workload.is_llama_bench:
             return out
         if workload.concurrency is not None and concurrency != workload.concurrency:
-            out.append(Misfit("ORV243", f"workload `{wid}` fixes concurrency {workload.concurrency}, the recipe states "
-                                        f"{concurrency if concurrency is not None else 'none'}",
-                              f"set `serving.concurrency: {workload.concurrency}`"))
+            out.append(
+                Misfit(
+                    "ORV243",
+                    f"workload `{wid}` fixes concurrency {workload.concurrency}, the recipe states "
+                    f"{concurrency if concurrency is not None else 'none'}",
+                    f"set `serving.concurrency: {workload.concurrency}`",
+                )
+            )
         return out
     if not workload.is_inference or workload.input_len is None or workload.output_len is None:
         return out
     if workload.concurrency is not None and concurrency != workload.concurrency:
-        out.append(Misfit("ORV243", f"workload `{wid}` fixes concurrency {workload.concurrency}, the recipe states "
-                                    f"{concurrency if concurrency is not None else 'none'}",
-                          f"set `serving.concurrency: {workload.concurrency}` and measure at it, or name a "
-                          "workload that allows this concurrency"))
+        out.append(
+            Misfit(
+                "ORV243",
+                f"workload `{wid}` fixes concurrency {workload.concurrency}, the recipe states "
+                f"{concurrency if concurrency is not None else 'none'}",
+                f"set `serving.concurrency: {workload.concurrency}` and measure at it, or name a "
+                "workload that allows this concurrency",
+            )
+        )
     elif concurrency is None:
-        out.append(Misfit("ORV243", f"workload `{wid}` is measured at a stated concurrency, and the recipe states none",
-                          "set `serving.concurrency:` to the benchmark's --max-concurrency"))
+        out.append(
+            Misfit(
+                "ORV243",
+                f"workload `{wid}` is measured at a stated concurrency, and the recipe states none",
+                "set `serving.concurrency:` to the benchmark's --max-concurrency",
+            )
+        )
     if stats is None:
         return out
-    rerun = ("measure again with the workload's settings (`orv reproduce RECIPE` prints the benchmark command), "
-             "or name the workload this run used")
+    rerun = (
+        "measure again with the workload's settings (`orv reproduce RECIPE` prints the benchmark command), "
+        "or name the workload this run used"
+    )
     for what, mean, low, high, nominal, check_low in (
-            ("input", stats.prompt_mean, stats.prompt_min, stats.prompt_max, workload.input_len, True),
-            ("output", stats.output_mean, stats.output_min, stats.output_max, workload.output_len,
-             bool(workload.ignore_eos))):
+        ("input", stats.prompt_mean, stats.prompt_min, stats.prompt_max, workload.input_len, True),
+        (
+            "output",
+            stats.output_mean,
+            stats.output_min,
+            stats.output_max,
+            workload.output_len,
+            bool(workload.ignore_eos),
+        ),
+    ):
         why = _length_misfit(what, mean, low, high, workload, wid, nominal, check_low)
         if why:
             out.append(Misfit("ORV241", why, rerun))
     need = workload.required_prompts(concurrency)
     if stats.requests < need:
-        rule = (f"{workload.prompts_per_concurrency} × concurrency {concurrency}"
-                if workload.prompts_per_concurrency and concurrency and need > (workload.min_prompts or 0)
-                else "its minimum")
-        out.append(Misfit("ORV242", f"the run completed {stats.requests} measured request(s); workload `{wid}` needs at "
-                                    f"least {need} ({rule}), warm-ups not counted",
-                          f"run the benchmark with --num-prompts {need} or more (warm-ups on top)"))
+        rule = (
+            f"{workload.prompts_per_concurrency} × concurrency {concurrency}"
+            if workload.prompts_per_concurrency and concurrency and need > (workload.min_prompts or 0)
+            else "its minimum"
+        )
+        out.append(
+            Misfit(
+                "ORV242",
+                f"the run completed {stats.requests} measured request(s); workload `{wid}` needs at "
+                f"least {need} ({rule}), warm-ups not counted",
+                f"run the benchmark with --num-prompts {need} or more (warm-ups on top)",
+            )
+        )
     if concurrency is not None and stats.peak_in_flight is not None and stats.peak_in_flight > concurrency:
-        out.append(Misfit("ORV243", f"the run had up to {stats.peak_in_flight} requests in flight; the recipe states "
-                                    f"concurrency {concurrency}",
-                          f"run the benchmark with --max-concurrency {concurrency}, or state the concurrency "
-                          "it was run at"))
+        out.append(
+            Misfit(
+                "ORV243",
+                f"the run had up to {stats.peak_in_flight} requests in flight; the recipe states "
+                f"concurrency {concurrency}",
+                f"run the benchmark with --max-concurrency {concurrency}, or state the concurrency it was run at",
+            )
+        )
     return out

@@ -30,7 +30,9 @@ from validator.site import format as fmt
 from validator.site.frontier_chart import frontier_chart
 
 SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")  # a recipe id (boards schema: slug), safe as a file name
-REPO_PATH = re.compile(r"(?:runs|recipes)(?:/[A-Za-z0-9_-][A-Za-z0-9._-]*)+")  # a file that may be linked: no "..", no URL
+REPO_PATH = re.compile(
+    r"(?:runs|recipes)(?:/[A-Za-z0-9_-][A-Za-z0-9._-]*)+"
+)  # a file that may be linked: no "..", no URL
 MARKER = ".orv-site"  # names a folder orv site wrote, so it may replace it, and only such a folder
 LATEST_PER_PAGE = 500  # rows of the "Latest recipes" list per page (~0.5 KB each)
 CARDS_PER_PAGE = 200  # model cards per page (~2 KB each)
@@ -73,7 +75,9 @@ def _environment(hrefs: Mapping[str, str], base: str = "") -> jinja2.Environment
         loader=jinja2.PackageLoader("validator.site", "templates"),
         autoescape=True,  # recipe notes, authors and ids are contributor text
         undefined=jinja2.ChainableUndefined,  # an absent optional field renders empty, never raises
-        trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
     )
 
     def recipe_href(value: Any) -> str:
@@ -107,29 +111,48 @@ def _environment(hrefs: Mapping[str, str], base: str = "") -> jinja2.Environment
             return ""
         return (base if "://" in base else up + base) + urllib.parse.quote(path)
 
-    env.filters.update(num=fmt.num, usd=fmt.usd, pct=fmt.pct, gain=fmt.gain, sortkey=fmt.sort_key,
-                       quality=fmt.quality, quality_detail=fmt.quality_detail, quality_meaning=fmt.quality_meaning,
-                       headline=fmt.headline, recipe_href=recipe_href, groupby_ordered=groupby_ordered,
-                       needs=needs, barwidth=barwidth, listtext=listtext, file_href=file_href)
+    env.filters.update(
+        num=fmt.num,
+        usd=fmt.usd,
+        pct=fmt.pct,
+        gain=fmt.gain,
+        sortkey=fmt.sort_key,
+        quality=fmt.quality,
+        quality_detail=fmt.quality_detail,
+        quality_meaning=fmt.quality_meaning,
+        headline=fmt.headline,
+        recipe_href=recipe_href,
+        groupby_ordered=groupby_ordered,
+        needs=needs,
+        barwidth=barwidth,
+        listtext=listtext,
+        file_href=file_href,
+    )
     return env
 
 
 def _pages(total: int, size: int, name: Callable[[int], str], current: int, up: str = "") -> dict[str, Any]:
     count = max(1, -(-total // size))
-    return {"count": count, "current": current, "total": total, "size": size,
-            "links": [{"n": n, "current": n == current, "href": up + name(n)} for n in range(1, count + 1)]}
+    return {
+        "count": count,
+        "current": current,
+        "total": total,
+        "size": size,
+        "links": [{"n": n, "current": n == current, "href": up + name(n)} for n in range(1, count + 1)],
+    }
 
 
 def _chunks(rows: Sequence[Any], size: int) -> list[Sequence[Any]]:
-    return [rows[i:i + size] for i in range(0, len(rows), size)] or [rows[:0]]
+    return [rows[i : i + size] for i in range(0, len(rows), size)] or [rows[:0]]
 
 
 # How often rendering reports progress (validator/cli/progress.py ends the line at the total).
 PROGRESS_STEP = 50
 
 
-def render_site(boards: Mapping[str, Any], context: SiteContext = SiteContext(),
-                progress: Callable[[int, int], None] | None = None) -> dict[str, bytes]:
+def render_site(
+    boards: Mapping[str, Any], context: SiteContext = SiteContext(), progress: Callable[[int, int], None] | None = None
+) -> dict[str, bytes]:
     """Every page of the site, keyed by its path relative to the site root; deterministic.
     `progress(done, total)` is told as the recipe pages (the bulk of the work) are rendered."""
     meta = boards.get("meta") or {}
@@ -164,18 +187,28 @@ def render_site(boards: Mapping[str, Any], context: SiteContext = SiteContext(),
 
     cards = []
     for m in sorted(models, key=lambda m: (order.get(m["model"], len(order)), str(m.get("family") or ""), m["model"])):
-        gpus = [dict(g, mfu=(by_id.get(g["recipe"]) or {}).get("mfu") if g.get("recipe") else None)
-                for g in sorted(m.get("gpus") or [], key=lambda g: (by_gpu(g["gpu"]), str(g.get("workload") or "")))]
+        gpus = [
+            dict(g, mfu=(by_id.get(g["recipe"]) or {}).get("mfu") if g.get("recipe") else None)
+            for g in sorted(m.get("gpus") or [], key=lambda g: (by_gpu(g["gpu"]), str(g.get("workload") or "")))
+        ]
         cards.append(dict(m, gpus=gpus))
     families = list(dict.fromkeys(str(m.get("family") or "Other") for m in cards))
     with_recipe = [(m["model"], g["gpu"], str(g.get("workload"))) for m in cards for g in m["gpus"] if g.get("recipe")]
     gpu_ids = sorted({g for _, g, _ in with_recipe}, key=by_gpu)
     gpu_names = {g["gpu"]: g["gpu"].upper() for m in cards for g in m["gpus"]}
-    stats = {"recipes": len(training), "verified": sum(1 for r in training if r.get("tier") in ("T2", "T3")),
-             "models": len(cards), "families": len(families), "pairs": len(set(with_recipe)),
-             "gpus": gpu_ids, "gpu_names": [gpu_names[g] for g in gpu_ids]}
+    stats = {
+        "recipes": len(training),
+        "verified": sum(1 for r in training if r.get("tier") in ("T2", "T3")),
+        "models": len(cards),
+        "families": len(families),
+        "pairs": len(set(with_recipe)),
+        "gpus": gpu_ids,
+        "gpu_names": [gpu_names[g] for g in gpu_ids],
+    }
     workloads = sorted({str(r["workload"]) for r in training if r.get("workload")})
-    latest = sorted(training, key=lambda r: str(r.get("measured") or ""), reverse=True)  # stable: boards order within a day
+    latest = sorted(
+        training, key=lambda r: str(r.get("measured") or ""), reverse=True
+    )  # stable: boards order within a day
     latest_chunks = _chunks(latest, LATEST_PER_PAGE)
     card_chunks = _chunks(cards, CARDS_PER_PAGE)
 
@@ -189,13 +222,25 @@ def render_site(boards: Mapping[str, Any], context: SiteContext = SiteContext(),
     for n, chunk in enumerate(card_chunks, 1):
         path = cards_name(n)
         up = "../" * path.count("/")
-        page(path, "training.html", cards=chunk, card_pages=_pages(len(cards), CARDS_PER_PAGE, cards_name, n, up),
-             latest=latest_chunks[0] if n == 1 else [], wanted=wanted if n == 1 else None,
-             latest_pages=_pages(len(latest), LATEST_PER_PAGE, latest_name, 1, up), **common)
+        page(
+            path,
+            "training.html",
+            cards=chunk,
+            card_pages=_pages(len(cards), CARDS_PER_PAGE, cards_name, n, up),
+            latest=latest_chunks[0] if n == 1 else [],
+            wanted=wanted if n == 1 else None,
+            latest_pages=_pages(len(latest), LATEST_PER_PAGE, latest_name, 1, up),
+            **common,
+        )
     for n, chunk in enumerate(latest_chunks[1:], 2):
         path = latest_name(n)
-        page(path, "latest.html", latest=chunk, script=True,
-             latest_pages=_pages(len(latest), LATEST_PER_PAGE, latest_name, n, "../"))
+        page(
+            path,
+            "latest.html",
+            latest=chunk,
+            script=True,
+            latest_pages=_pages(len(latest), LATEST_PER_PAGE, latest_name, n, "../"),
+        )
 
     # ---- inference board: measured and claimed, paginated together
     def inference_name(n: int) -> str:
@@ -213,28 +258,51 @@ def render_site(boards: Mapping[str, Any], context: SiteContext = SiteContext(),
             if n > 1 and not rows:
                 continue
             all_rows = inference_rows[name]
-            boards_here.append({
-                "name": name, "title": title, "rows": rows,
-                "pages": _pages(len(all_rows), INFERENCE_PER_PAGE, inference_name, n, up),
-                "tiers": sorted({str(r["tier"]) for r in all_rows if r.get("tier")}),
-                "engines": sorted({str(r["engine"]) for r in all_rows if r.get("engine")}),
-                "gpus": sorted({str(r["gpu"]) for r in all_rows if r.get("gpu")}),
-                # the filter that groups a board by workload: ids with their labels, by id
-                "workloads": [{"id": wid, "label": label} for wid, label in sorted(
-                    {str(r.get("workload") or "unspecified"): str(r.get("workload_label") or r.get("workload")
-                                                                  or "unspecified") for r in all_rows}.items())],
-                "quality": any(r.get("quality") is not None for r in all_rows),
-            })
-        page(path, "inference.html", boards=boards_here, script=True,
-             measured_pages={"total": len(measured)}, claimed_pages={"total": len(claimed)})
+            boards_here.append(
+                {
+                    "name": name,
+                    "title": title,
+                    "rows": rows,
+                    "pages": _pages(len(all_rows), INFERENCE_PER_PAGE, inference_name, n, up),
+                    "tiers": sorted({str(r["tier"]) for r in all_rows if r.get("tier")}),
+                    "engines": sorted({str(r["engine"]) for r in all_rows if r.get("engine")}),
+                    "gpus": sorted({str(r["gpu"]) for r in all_rows if r.get("gpu")}),
+                    # the filter that groups a board by workload: ids with their labels, by id
+                    "workloads": [
+                        {"id": wid, "label": label}
+                        for wid, label in sorted(
+                            {
+                                str(r.get("workload") or "unspecified"): str(
+                                    r.get("workload_label") or r.get("workload") or "unspecified"
+                                )
+                                for r in all_rows
+                            }.items()
+                        )
+                    ],
+                    "quality": any(r.get("quality") is not None for r in all_rows),
+                }
+            )
+        page(
+            path,
+            "inference.html",
+            boards=boards_here,
+            script=True,
+            measured_pages={"total": len(measured)},
+            claimed_pages={"total": len(claimed)},
+        )
 
     groups = []
     names = {row["model"]: row.get("model_name") or row["model"] for row in measured + claimed}
     for i, g in enumerate(boards.get("frontiers") or []):
         groups.append(dict(g, id=f"f{i + 1}", model_name=names.get(g["model"], g["model"]), chart=frontier_chart(g)))
     charted = {(g["model"], g["gpu"]) for g in groups}
-    empty = sorted({f"{names.get(r['model'], r['model'])} · {str(r['gpu']).upper()}" for r in measured
-                    if (r["model"], r["gpu"]) not in charted})
+    empty = sorted(
+        {
+            f"{names.get(r['model'], r['model'])} · {str(r['gpu']).upper()}"
+            for r in measured
+            if (r["model"], r["gpu"]) not in charted
+        }
+    )
     page("frontier.html", "frontier.html", groups=groups, empty_pairs=empty, script=True)
 
     page("tiers.html", "tiers.html", script=False)
@@ -253,21 +321,32 @@ def render_site(boards: Mapping[str, Any], context: SiteContext = SiteContext(),
             path = f"recipe/{kind}/{row['recipe']}.html"
             if path in files:
                 continue
-            row_runs = sorted(runs_of.get(row["recipe"], []),
-                              key=lambda r: (str(r.get("measured_at") or ""), r["content_hash"]))
+            row_runs = sorted(
+                runs_of.get(row["recipe"], []), key=lambda r: (str(r.get("measured_at") or ""), r["content_hash"])
+            )
             diverged: list[str]
             chart, diverged = None, []
             if kind == "training":
                 chart, diverged = _chart(row, row_runs, context)
-            page(path, "recipe.html", r=row, kind=kind, runs=row_runs, facts=_facts(kind, row),
-                 chart=chart, diverged=diverged, script=False)
+            page(
+                path,
+                "recipe.html",
+                r=row,
+                kind=kind,
+                runs=row_runs,
+                facts=_facts(kind, row),
+                chart=chart,
+                diverged=diverged,
+                script=False,
+            )
     files["site.css"] = env.loader.get_source(env, "site.css")[0].encode("utf-8")  # type: ignore[union-attr]
     files[MARKER] = b"written by orv site; `orv site` replaces this folder only when this file is in it\n"
     return files
 
 
-def _chart(row: Mapping[str, Any], runs: Sequence[Mapping[str, Any]], context: SiteContext
-           ) -> tuple[dict[str, Any] | None, list[str]]:
+def _chart(
+    row: Mapping[str, Any], runs: Sequence[Mapping[str, Any]], context: SiteContext
+) -> tuple[dict[str, Any] | None, list[str]]:
     curves, diverged = [], []
     for run in runs:
         digest = run.get("content_hash") or ""
@@ -288,37 +367,63 @@ def _chart(row: Mapping[str, Any], runs: Sequence[Mapping[str, Any]], context: S
 def _facts(kind: str, r: Mapping[str, Any]) -> list[tuple[str, str]]:
     if kind == "training":
         facts = [
-            ("Model", r.get("model_name") or r.get("model")), ("GPU", f"{r.get('gpu_name') or r.get('gpu')} ×{r.get('gpus')}"),
+            ("Model", r.get("model_name") or r.get("model")),
+            ("GPU", f"{r.get('gpu_name') or r.get('gpu')} ×{r.get('gpus')}"),
             ("Workload", r.get("workload")),
-            ("Tokens/s/GPU" + (" (recomputed from the run)" if r.get("method_ref") else " (the run's tool summary)"
-                               if r.get("run_file") else " (claimed)"), fmt.num(r.get("tok_s_per_gpu"))),
-            *([("Tokens/s/GPU claimed", fmt.num(r.get("claimed_tok_s_per_gpu")))]
-              if r.get("run_file") and r.get("claimed_tok_s_per_gpu") != r.get("tok_s_per_gpu") else []),
+            (
+                "Tokens/s/GPU"
+                + (
+                    " (recomputed from the run)"
+                    if r.get("method_ref")
+                    else " (the run's tool summary)"
+                    if r.get("run_file")
+                    else " (claimed)"
+                ),
+                fmt.num(r.get("tok_s_per_gpu")),
+            ),
+            *(
+                [("Tokens/s/GPU claimed", fmt.num(r.get("claimed_tok_s_per_gpu")))]
+                if r.get("run_file") and r.get("claimed_tok_s_per_gpu") != r.get("tok_s_per_gpu")
+                else []
+            ),
             ("$ per 1M tokens (orv, from the catalog price)", fmt.usd(r.get("cost_per_1m"))),
-            ("MFU (orv, from the catalog peak)", fmt.pct(r.get("mfu"))), ("Layout", r.get("layout")),
+            ("MFU (orv, from the catalog peak)", fmt.pct(r.get("mfu"))),
+            ("Layout", r.get("layout")),
             ("Rank in model × GPU", f"#{r.get('rank')} of {r.get('rank_of')}"),
             ("Framework", " ".join(str(v) for v in (r.get("framework"), r.get("framework_ver")) if v) or "not stated"),
             ("Baseline (starting point)", "yes" if r.get("baseline") else "no"),
-            ("Measured", r.get("measured")), ("Author", r.get("author")),
+            ("Measured", r.get("measured")),
+            ("Author", r.get("author")),
         ]
     else:
         measured = "decode_tok_s" in r
         facts = [
-            ("Model", r.get("model_name") or r.get("model")), ("Hardware", r.get("hardware")),
+            ("Model", r.get("model_name") or r.get("model")),
+            ("Hardware", r.get("hardware")),
             ("Engine", " ".join(str(v) for v in (r.get("engine"), r.get("engine_ver")) if v) or "not stated"),
             ("Quantization", r.get("quant")),
             ("Workload", r.get("workload_label") or r.get("workload") or "unspecified"),
-            ("Decode tok/s" + ("" if measured else " (claimed)"),
-             fmt.num(r.get("decode_tok_s") if measured else r.get("claimed_tok_s"), 2)),
-            ("Prefill tok/s" + ("" if measured else " (claimed)"),
-             fmt.num(r.get("prefill_tok_s") if measured else r.get("claimed_prefill_tok_s"), 2)),
-            ("TTFT ms" + ("" if measured else " (claimed)"),
-             fmt.num(r.get("ttft_ms") if measured else r.get("claimed_ttft_ms"), 2)),
-            ("Context length", fmt.num(r.get("context_len"), 0)), ("Concurrency", fmt.num(r.get("concurrency"), 0)),
+            (
+                "Decode tok/s" + ("" if measured else " (claimed)"),
+                fmt.num(r.get("decode_tok_s") if measured else r.get("claimed_tok_s"), 2),
+            ),
+            (
+                "Prefill tok/s" + ("" if measured else " (claimed)"),
+                fmt.num(r.get("prefill_tok_s") if measured else r.get("claimed_prefill_tok_s"), 2),
+            ),
+            (
+                "TTFT ms" + ("" if measured else " (claimed)"),
+                fmt.num(r.get("ttft_ms") if measured else r.get("claimed_ttft_ms"), 2),
+            ),
+            ("Context length", fmt.num(r.get("context_len"), 0)),
+            ("Concurrency", fmt.num(r.get("concurrency"), 0)),
         ]
         if measured:
-            facts += [("Tool", f"{r.get('tool')} {r.get('tool_version')}"), ("Measured by", r.get("measured_by")),
-                      ("Method", r.get("method_ref") or "the tool's own summary")]
+            facts += [
+                ("Tool", f"{r.get('tool')} {r.get('tool_version')}"),
+                ("Measured by", r.get("measured_by")),
+                ("Method", r.get("method_ref") or "the tool's own summary"),
+            ]
         if r.get("quality") is not None:
             facts.append(("Quality", fmt.quality_detail(r.get("quality"))))
         facts += [("Measured", r.get("measured")), ("Author", r.get("author"))]

@@ -22,6 +22,7 @@ from validator.site.format import MAX_POINTS
 RUN_FILE = re.compile(r"runs/[0-9a-f]{2}/[0-9a-f]{64}\.json")
 PARALLEL_FROM = 200  # training run files; below this a process pool costs more than it saves
 
+
 def collect_context(root: str, boards: Mapping[str, Any]) -> SiteContext:
     models = plain_data(root, MODELS_PATH)
     model_order = list((models or {}).get("models") or {}) if isinstance(models, dict) else []
@@ -32,23 +33,27 @@ def collect_context(root: str, boards: Mapping[str, Any]) -> SiteContext:
     for wid, spec in ((workloads or {}).get("workloads") or {}).items() if isinstance(workloads, dict) else ():
         conv = spec.get("convergence") if isinstance(spec, dict) else None
         if isinstance(conv, dict) and isinstance(conv.get("reference"), list):
-            points = [(p["step"], p["loss"]) for p in conv["reference"]
-                      if isinstance(p, dict) and "step" in p and "loss" in p]
-            references[str(wid)] = {"points": sorted(points), "tolerance": conv.get("tolerance"),
-                                    "tolerance_kind": conv.get("tolerance_kind", "relative"),
-                                    "window": conv.get("window")}
-    wanted = [(run["content_hash"], os.path.join(root, *run["run_file"].split("/")))
-              for run in boards.get("runs") or []
-              if run.get("kind") == "training" and run.get("samples")
-              and RUN_FILE.fullmatch(str(run.get("run_file")))]  # only ever a file under runs/
+            points = [
+                (p["step"], p["loss"]) for p in conv["reference"] if isinstance(p, dict) and "step" in p and "loss" in p
+            ]
+            references[str(wid)] = {
+                "points": sorted(points),
+                "tolerance": conv.get("tolerance"),
+                "tolerance_kind": conv.get("tolerance_kind", "relative"),
+                "window": conv.get("window"),
+            }
+    wanted = [
+        (run["content_hash"], os.path.join(root, *run["run_file"].split("/")))
+        for run in boards.get("runs") or []
+        if run.get("kind") == "training" and run.get("samples") and RUN_FILE.fullmatch(str(run.get("run_file")))
+    ]  # only ever a file under runs/
     if len(wanted) >= PARALLEL_FROM and (os.cpu_count() or 1) > 1:
         # parsing the run files is most of the build at scale (10,000 recipes: ~350 MB of JSON)
         curves = list(quiet_map(read_losses, [path for _, path in wanted], min(os.cpu_count() or 1, 8), chunksize=64))
     else:
         curves = [read_losses(path) for _, path in wanted]
     losses = {digest: points for (digest, _), points in zip(wanted, curves) if points}
-    return SiteContext(losses=losses, references=references, model_order=model_order,
-                       gpu_order=gpu_order)
+    return SiteContext(losses=losses, references=references, model_order=model_order, gpu_order=gpu_order)
 
 
 def read_losses(path: str) -> list[tuple[int, Any]]:
@@ -62,9 +67,15 @@ def read_losses(path: str) -> list[tuple[int, Any]]:
     samples = document.get("samples") if isinstance(document, dict) else None
     if not isinstance(samples, list):
         return []
-    points = [(s["step"], s["loss"]) for s in samples
-              if isinstance(s, dict) and isinstance(s.get("step"), int) and not isinstance(s.get("step"), bool)
-              and isinstance(s.get("loss"), (int, float, str)) and not isinstance(s.get("loss"), bool)]
+    points = [
+        (s["step"], s["loss"])
+        for s in samples
+        if isinstance(s, dict)
+        and isinstance(s.get("step"), int)
+        and not isinstance(s.get("step"), bool)
+        and isinstance(s.get("loss"), (int, float, str))
+        and not isinstance(s.get("loss"), bool)
+    ]
     if any(a[0] > b[0] for a, b in zip(points, points[1:])):
         points.sort(key=lambda p: p[0])
     if len(points) <= MAX_POINTS:

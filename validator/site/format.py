@@ -86,8 +86,10 @@ def quality_detail(value: Any) -> str:
     what = ", ".join(_text(value[k]) for k in ("task", "metric", "filter") if value.get(k) is not None)
     figures = []
     if value.get("score") is not None:
-        figures.append(f"score {num(value['score'], 4)}" + (f" on {num(value['n'], 0)} documents"
-                                                             if value.get("n") is not None else ""))
+        figures.append(
+            f"score {num(value['score'], 4)}"
+            + (f" on {num(value['n'], 0)} documents" if value.get("n") is not None else "")
+        )
     if value.get("reference") is not None:
         figures.append(f"reference {num(value['reference'], 4)}")
     if value.get("ratio") is not None:
@@ -105,9 +107,13 @@ def _text(value: Any) -> str:
 
 # A run's headline keys (run schemas' `summary`) as a reader says them, with the decimals shown.
 HEADLINE_LABELS = {
-    "tokens_per_s_per_gpu": ("Tokens/s/GPU", 1), "final_loss": ("Final loss", 4),
-    "decode_tok_s": ("Decode tok/s", 2), "prefill_tok_s": ("Prefill tok/s", 2), "ttft_ms": ("TTFT ms", 2),
-    "output_tok_s": ("Output tok/s, all streams", 2), "tpot_ms": ("Time per output token ms", 2),
+    "tokens_per_s_per_gpu": ("Tokens/s/GPU", 1),
+    "final_loss": ("Final loss", 4),
+    "decode_tok_s": ("Decode tok/s", 2),
+    "prefill_tok_s": ("Prefill tok/s", 2),
+    "ttft_ms": ("TTFT ms", 2),
+    "output_tok_s": ("Output tok/s, all streams", 2),
+    "tpot_ms": ("Time per output token ms", 2),
 }
 
 
@@ -147,8 +153,9 @@ def _ticks(lo: float, hi: float, n: int = 5) -> list[float]:
     return [lo + (hi - lo) * i / (n - 1) for i in range(n)]
 
 
-def loss_chart(curves: Sequence[tuple[str, Sequence[tuple[float, float]]]],
-               reference: Mapping[str, Any] | None) -> dict[str, Any]:
+def loss_chart(
+    curves: Sequence[tuple[str, Sequence[tuple[float, float]]]], reference: Mapping[str, Any] | None
+) -> dict[str, Any]:
     """Geometry for the loss-curve SVG: each run's (step, loss) polyline, the reference and its band.
 
     `curves` hold finite losses only; `reference` is the workload's convergence block ({points,
@@ -162,8 +169,7 @@ def loss_chart(curves: Sequence[tuple[str, Sequence[tuple[float, float]]]],
         rel = reference.get("tolerance_kind", "relative") == "relative"
         band = [(s, v - (v * tol if rel else tol), v + (v * tol if rel else tol)) for s, v in ref_pts]
     xs = [s for _, pts in runs for s, _ in pts] + [s for s, _ in ref_pts]
-    ys = ([v for _, pts in runs for _, v in pts] + [v for _, v in ref_pts]
-          + [b for _, lo, hi in band for b in (lo, hi)])
+    ys = [v for _, pts in runs for _, v in pts] + [v for _, v in ref_pts] + [b for _, lo, hi in band for b in (lo, hi)]
     if not xs:
         return {}
     x0, x1 = min(xs), max(xs)
@@ -188,13 +194,20 @@ def loss_chart(curves: Sequence[tuple[str, Sequence[tuple[float, float]]]],
         return " ".join([f"{LEFT + (s - x0) * sx:.1f},{TOP + (y1 - v) * sy:.1f}" for s, v in pts])
 
     return {
-        "width": WIDTH, "height": HEIGHT, "left": LEFT, "top": TOP, "right": WIDTH - RIGHT,
+        "width": WIDTH,
+        "height": HEIGHT,
+        "left": LEFT,
+        "top": TOP,
+        "right": WIDTH - RIGHT,
         "bottom": HEIGHT - BOTTOM,
         "xticks": [(px(t), f"{t:,.0f}") for t in _ticks(x0, x1)],
         "yticks": [(py(t), f"{t:.3f}") for t in _ticks(y0, y1)],
-        "runs": [{"label": label, "points": line(pts), "color": PALETTE[i % len(PALETTE)], "n": len(pts)}
-                 for i, (label, pts) in enumerate(runs)],
+        "runs": [
+            {"label": label, "points": line(pts), "color": PALETTE[i % len(PALETTE)], "n": len(pts)}
+            for i, (label, pts) in enumerate(runs)
+        ],
         "reference": line(ref_pts) if ref_pts else "",
         "band": (line([(s, hi) for s, _, hi in band]) + " " + line([(s, lo) for s, lo, _ in reversed(band)]))
-        if band else "",
+        if band
+        else "",
     }

@@ -45,7 +45,12 @@ def frontier_chart(group: Mapping[str, Any]) -> dict[str, Any]:
     front = [p for p in group.get("points") or [] if p.get("on_frontier")]
     line = " ".join(f"{px(float(p['interactivity']))},{py(float(p['tok_s_per_gpu']))}" for p in front)
     return {
-        "width": WIDTH, "height": HEIGHT, "left": LEFT, "top": TOP, "right": WIDTH - RIGHT, "bottom": HEIGHT - BOTTOM,
+        "width": WIDTH,
+        "height": HEIGHT,
+        "left": LEFT,
+        "top": TOP,
+        "right": WIDTH - RIGHT,
+        "bottom": HEIGHT - BOTTOM,
         "xticks": [(px(x), f"{x:,g}") for x in xs],
         "yticks": [(py(y), f"{y:,g}") for y in ys],
         "points": [placed(p, True) for p in group.get("points") or []]

@@ -34,6 +34,8 @@ def pin_problem(engine: Component | None, tool_version: str, tool_commit: str | 
     if engine.version is not None and engine.version != tool_version:
         return f"the recipe pins llama.cpp {engine.version}, the llama-bench output was built from {built}"
     if engine.commit and tool_commit and not same_commit(engine.commit, tool_commit):
-        return (f"the recipe pins llama.cpp commit {engine.commit}, the llama-bench output was built from "
-                f"commit {tool_commit} ({tool_version})")
+        return (
+            f"the recipe pins llama.cpp commit {engine.commit}, the llama-bench output was built from "
+            f"commit {tool_commit} ({tool_version})"
+        )
     return None

@@ -33,19 +33,25 @@ def implied_args(recipe: TrainingRecipe, workload: WorkloadSpec | None) -> list[
     """Every Megatron argument the recipe's workload, layout and tuning fix, in command-line order."""
     out: list[Implied] = []
     if workload is not None and workload.seq_len and workload.global_batch:
-        out += [Implied("--seq-length", str(workload.seq_len), f"workload {recipe.workload} seq_len"),
-                Implied("--global-batch-size", str(workload.global_batch), f"workload {recipe.workload} global_batch")]
+        out += [
+            Implied("--seq-length", str(workload.seq_len), f"workload {recipe.workload} seq_len"),
+            Implied("--global-batch-size", str(workload.global_batch), f"workload {recipe.workload} global_batch"),
+        ]
         if workload.dtype in ("bf16", "fp16"):
             out.append(Implied(f"--{workload.dtype}", None, f"workload {recipe.workload} dtype"))
     lay = recipe.layout
-    out += [Implied("--tensor-model-parallel-size", str(lay.tp), "layout.tp"),
-            Implied("--pipeline-model-parallel-size", str(lay.pp), "layout.pp")]
+    out += [
+        Implied("--tensor-model-parallel-size", str(lay.tp), "layout.tp"),
+        Implied("--pipeline-model-parallel-size", str(lay.pp), "layout.pp"),
+    ]
     # Megatron's own default is 1 for each of these: the flag is printed only when the layout departs from it,
     # but a launch flag stating another value still disagrees with the layout's 1.
-    for flag, value, name in (("--num-virtual-stages-per-pipeline-rank", lay.vpp, "vpp"),
-                              ("--context-parallel-size", lay.cp, "cp"),
-                              ("--expert-model-parallel-size", lay.ep, "ep"),
-                              ("--expert-tensor-parallel-size", lay.etp, "etp")):
+    for flag, value, name in (
+        ("--num-virtual-stages-per-pipeline-rank", lay.vpp, "vpp"),
+        ("--context-parallel-size", lay.cp, "cp"),
+        ("--expert-model-parallel-size", lay.ep, "ep"),
+        ("--expert-tensor-parallel-size", lay.etp, "etp"),
+    ):
         out.append(Implied(flag, str(value), f"layout.{name}"))
     tuning = recipe.tuning
     if tuning is not None:
@@ -54,9 +60,12 @@ def implied_args(recipe: TrainingRecipe, workload: WorkloadSpec | None) -> list[
         if tuning.recompute is not None and tuning.recompute.kind in ("selective", "full"):
             out.append(Implied("--recompute-granularity", tuning.recompute.kind, "tuning.recompute.kind"))
         if tuning.optimizer_cpu_offload is not None and tuning.optimizer_cpu_offload > 0:
-            out += [Implied("--optimizer-cpu-offload", None, "tuning.optimizer_cpu_offload"),
-                    Implied("--optimizer-offload-fraction", f"{tuning.optimizer_cpu_offload:g}",
-                            "tuning.optimizer_cpu_offload")]
+            out += [
+                Implied("--optimizer-cpu-offload", None, "tuning.optimizer_cpu_offload"),
+                Implied(
+                    "--optimizer-offload-fraction", f"{tuning.optimizer_cpu_offload:g}", "tuning.optimizer_cpu_offload"
+                ),
+            ]
         if tuning.moe_dispatcher is not None:
             out.append(Implied("--moe-token-dispatcher-type", tuning.moe_dispatcher, "tuning.moe_dispatcher"))
         if tuning.attention_backend in ATTENTION_BACKENDS:

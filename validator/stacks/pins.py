@@ -24,7 +24,9 @@ FLOATING_WORDS = frozenset({"latest", "nightly", "main", "master", "head", "stab
 SEMVER = re.compile(
     r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
     r"(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?"
-    r"(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$", re.ASCII)
+    r"(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$",
+    re.ASCII,
+)
 GRAMMARS = "PEP 440 (Python packaging) or SemVer 2.0.0 (semver.org)"
 _RANGE = re.compile(r"[<>=~^*|,]|\s-\s|(^|\.)x(\.|$)|\s")
 # setuptools-scm marks a build from a modified work tree with a date local part (.d20261015) or
@@ -91,12 +93,18 @@ _LLAMA_CPP_TAG = re.compile(r"^b[0-9]{1,7}$")  # one immutable tag per build: b6
 _TRT_LLM = re.compile(r"^v?[0-9]+\.[0-9]+\.[0-9]+(rc[0-9]+)?(\.post[0-9]+)?(\.dev[0-9]+)?$")
 
 RELEASE_SCHEMES = (
-    ReleaseScheme("llama.cpp", LLAMA_CPP_NAMES, "a build tag `b` + build number", "b6800",
-                  lambda v: bool(_LLAMA_CPP_TAG.match(v))),
+    ReleaseScheme(
+        "llama.cpp", LLAMA_CPP_NAMES, "a build tag `b` + build number", "b6800", lambda v: bool(_LLAMA_CPP_TAG.match(v))
+    ),
     ReleaseScheme("vLLM", VLLM_NAMES, "a PEP 440 version", "0.11.0", is_pep440),
     ReleaseScheme("SGLang", SGLANG_NAMES, "a PEP 440 version", "0.5.1.post1", is_pep440),
-    ReleaseScheme("TensorRT-LLM", TRT_LLM_NAMES, "x.y.z, optionally rcN, .postN or .devN", "1.2.0rc6",
-                  lambda v: bool(_TRT_LLM.match(v))),
+    ReleaseScheme(
+        "TensorRT-LLM",
+        TRT_LLM_NAMES,
+        "x.y.z, optionally rcN, .postN or .devN",
+        "1.2.0rc6",
+        lambda v: bool(_TRT_LLM.match(v)),
+    ),
 )
 _SCHEME_BY_NAME = {name: scheme for scheme in RELEASE_SCHEMES for name in scheme.names}
 
@@ -197,34 +205,44 @@ def commit_kind(commit: str) -> str | None:
 def _version_hint(kind: str, version: str, name: str | None = None) -> str:
     if kind == "dirty":
         clean = re.sub(r"[+.]d\d{8}\b|[-+.]?dirty", "", version, flags=re.IGNORECASE)
-        example = f"`version: \"{clean}\"` if that is what the clean build reports" if clean else EXAMPLE_VERSION
-        return (f"rebuild from a clean checkout (local changes committed, or listed under `patches:` with "
-                f"their sha256) and record that version, e.g. {example}")
+        example = f'`version: "{clean}"` if that is what the clean build reports' if clean else EXAMPLE_VERSION
+        return (
+            f"rebuild from a clean checkout (local changes committed, or listed under `patches:` with "
+            f"their sha256) and record that version, e.g. {example}"
+        )
     if kind == "floating":
         return f"write the exact release you ran, {EXAMPLE_VERSION}, or add {EXAMPLE_COMMIT} ({_REV_PARSE})"
     exact = _EXACT_AFTER_EQ.match(version.strip())
     if exact and exact_release(exact.group(1)):
-        return f"write the release alone: `version: \"{exact.group(1)}\"`"
+        return f'write the release alone: `version: "{exact.group(1)}"`'
     if HEX_COMMIT.match(version.lower()) and not version.isdigit():
-        return f"this looks like a commit: write `commit: \"{version.lower()}\"` instead of `version:`"
+        return f'this looks like a commit: write `commit: "{version.lower()}"` instead of `version:`'
     scheme = release_scheme(name)
     if scheme:
-        return (f"write the {scheme.engine} release you ran as it is published, {scheme.grammar} "
-                f"(docs/versions.md): {EXAMPLE_VERSION}; or pin a fork by {EXAMPLE_COMMIT} and `repository:`")
-    return (f"write the one exact release you ran, {EXAMPLE_VERSION}; pin a fork or local build by "
-            f"{EXAMPLE_COMMIT} and `repository:`; free text belongs in `notes`")
+        return (
+            f"write the {scheme.engine} release you ran as it is published, {scheme.grammar} "
+            f"(docs/versions.md): {EXAMPLE_VERSION}; or pin a fork by {EXAMPLE_COMMIT} and `repository:`"
+        )
+    return (
+        f"write the one exact release you ran, {EXAMPLE_VERSION}; pin a fork or local build by "
+        f"{EXAMPLE_COMMIT} and `repository:`; free text belongs in `notes`"
+    )
 
 
 def _commit_hint(kind: str, commit: str) -> str:
     if kind == "inexact" and HEX_COMMIT.match(commit.lower()):
-        return f"write the SHA in lower case: `commit: \"{commit.lower()}\"`"
+        return f'write the SHA in lower case: `commit: "{commit.lower()}"`'
     if kind == "floating":
         return f"a branch or HEAD moves; write the SHA it pointed at: {EXAMPLE_COMMIT} ({_REV_PARSE})"
     if kind == "dirty":
-        return ("a dirty work tree is not a commit: commit the changes (or list them under `patches:` "
-                f"with their sha256) and write {EXAMPLE_COMMIT}")
-    return (f"write only the hexadecimal SHA, at least 7 characters, full 40 preferred: {EXAMPLE_COMMIT} "
-            f"({_REV_PARSE}); patches go under `patches:`, prose in `notes`")
+        return (
+            "a dirty work tree is not a commit: commit the changes (or list them under `patches:` "
+            f"with their sha256) and write {EXAMPLE_COMMIT}"
+        )
+    return (
+        f"write only the hexadecimal SHA, at least 7 characters, full 40 preferred: {EXAMPLE_COMMIT} "
+        f"({_REV_PARSE}); patches go under `patches:`, prose in `notes`"
+    )
 
 
 def _commit_message(kind: str, commit: str) -> str:
@@ -252,10 +270,15 @@ def component_problems(component: Component) -> list[PinProblem]:
     """
     out: list[PinProblem] = []
     if not (component.version or component.commit or component.image):
-        out.append(PinProblem(
-            "unpinned", (), f"component `{component.name}` has no version, commit or image",
-            'pin it with one of: `version: "<the exact release you ran>"`, `commit: "<40-hex SHA>"`, '
-            "or `image: <repository>@sha256:<digest>`"))
+        out.append(
+            PinProblem(
+                "unpinned",
+                (),
+                f"component `{component.name}` has no version, commit or image",
+                'pin it with one of: `version: "<the exact release you ran>"`, `commit: "<40-hex SHA>"`, '
+                "or `image: <repository>@sha256:<digest>`",
+            )
+        )
     commit_ok = bool(component.commit) and commit_kind(component.commit or "") is None
     kind: str | None  # the version's problem kind, then the commit's
     problem: tuple[str, str] | str | None  # the version's (kind, message), then the image's message
@@ -263,26 +286,42 @@ def component_problems(component: Component) -> list[PinProblem]:
         problem = version_problem(component.version, component.name)
         if problem and not (problem[0] == "floating" and commit_ok):
             kind, message = problem
-            out.append(PinProblem(kind, ("version",), f"version {message}",
-                                  _version_hint(kind, component.version, component.name)))
+            out.append(
+                PinProblem(
+                    kind, ("version",), f"version {message}", _version_hint(kind, component.version, component.name)
+                )
+            )
     if component.commit:
         kind = commit_kind(component.commit)
         if kind:
-            out.append(PinProblem(kind, ("commit",), _commit_message(kind, component.commit),
-                                  _commit_hint(kind, component.commit)))
+            out.append(
+                PinProblem(
+                    kind, ("commit",), _commit_message(kind, component.commit), _commit_hint(kind, component.commit)
+                )
+            )
     if component.image:
         problem = image_problem(component.image)
         if problem:
             repo = _image_repository(component.image)
-            out.append(PinProblem(
-                "image", ("image",), problem,
-                f"pin the image by digest: `image: {repo}@sha256:<digest>` "
-                f"(`docker buildx imagetools inspect {component.image}` prints it)"))
+            out.append(
+                PinProblem(
+                    "image",
+                    ("image",),
+                    problem,
+                    f"pin the image by digest: `image: {repo}@sha256:<digest>` "
+                    f"(`docker buildx imagetools inspect {component.image}` prints it)",
+                )
+            )
     for index, patch in enumerate(component.patches):
         if not patch.sha256:
-            out.append(PinProblem(
-                "patch", ("patches", index), f"patch `{patch.name}` has no sha256, so its content can change",
-                f"add its hash: `patches: [{{name: {patch.name}, sha256: <64 hex>}}]` (`sha256sum {patch.name}`)"))
+            out.append(
+                PinProblem(
+                    "patch",
+                    ("patches", index),
+                    f"patch `{patch.name}` has no sha256, so its content can change",
+                    f"add its hash: `patches: [{{name: {patch.name}, sha256: <64 hex>}}]` (`sha256sum {patch.name}`)",
+                )
+            )
     return out
 
 
@@ -296,14 +335,23 @@ def tool_problems(tool: Tool) -> list[PinProblem]:
     problem = version_problem(tool.version, tool.name)
     if problem:
         kind, message = problem
-        hint = (f"record the exact release of `{tool.name}` that produced the run: `\"version\": \"<the exact release>\"`"
-                if kind != "dirty" else _version_hint(kind, tool.version))
+        hint = (
+            f'record the exact release of `{tool.name}` that produced the run: `"version": "<the exact release>"`'
+            if kind != "dirty"
+            else _version_hint(kind, tool.version)
+        )
         out.append(PinProblem(kind, ("tool", "version"), f"tool version {message}", hint))
     if tool.commit:
         kind = commit_kind(tool.commit)
         if kind:
-            out.append(PinProblem(kind, ("tool", "commit"), f"tool {_commit_message(kind, tool.commit)}",
-                                  _commit_hint(kind, tool.commit)))
+            out.append(
+                PinProblem(
+                    kind,
+                    ("tool", "commit"),
+                    f"tool {_commit_message(kind, tool.commit)}",
+                    _commit_hint(kind, tool.commit),
+                )
+            )
     return out
 
 

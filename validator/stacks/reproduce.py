@@ -37,11 +37,16 @@ def _get_llama_cpp(component: Component, cpu_host: bool) -> list[str]:
     if not ref:
         return []
     repo = component.repository or LLAMA_CPP_REPOSITORY
-    backend = ("  # a CPU-only build (no GPU backend): the recipe's hardware is a CPU host" if cpu_host else
-               "  # add your GPU backend: -DGGML_CUDA=ON, -DGGML_VULKAN=ON, -DGGML_HIP=ON …")
-    return [f"git clone {repo} llama.cpp && git -C llama.cpp checkout {ref}",
-            "cmake -S llama.cpp -B llama.cpp/build -DCMAKE_BUILD_TYPE=Release" + backend,
-            "cmake --build llama.cpp/build --config Release --target llama-bench llama-server -j"]
+    backend = (
+        "  # a CPU-only build (no GPU backend): the recipe's hardware is a CPU host"
+        if cpu_host
+        else "  # add your GPU backend: -DGGML_CUDA=ON, -DGGML_VULKAN=ON, -DGGML_HIP=ON …"
+    )
+    return [
+        f"git clone {repo} llama.cpp && git -C llama.cpp checkout {ref}",
+        "cmake -S llama.cpp -B llama.cpp/build -DCMAKE_BUILD_TYPE=Release" + backend,
+        "cmake --build llama.cpp/build --config Release --target llama-bench llama-server -j",
+    ]
 
 
 def _get(component: Component, cpu_host: bool = False) -> list[str]:
@@ -71,9 +76,26 @@ def _symmetric(workload: WorkloadSpec, nominal: int) -> tuple[int, float]:
 
 def llama_bench_command(workload: WorkloadSpec, model: str, output: str = "llama-bench.json") -> str:
     """The llama-bench run whose output proves a llama-bench workload (docs/contributing.md)."""
-    return shlex.join(["llama.cpp/build/bin/llama-bench", "-m", model, "-p", str(workload.n_prompt),
-                       "-n", str(workload.n_gen), "-d", str(workload.n_depth), "-r", str(workload.min_repetitions),
-                       "-o", "json"]) + f" > {output}"
+    return (
+        shlex.join(
+            [
+                "llama.cpp/build/bin/llama-bench",
+                "-m",
+                model,
+                "-p",
+                str(workload.n_prompt),
+                "-n",
+                str(workload.n_gen),
+                "-d",
+                str(workload.n_depth),
+                "-r",
+                str(workload.min_repetitions),
+                "-o",
+                "json",
+            ]
+        )
+        + f" > {output}"
+    )
 
 
 def _llama_bench(recipe: InferenceRecipe, path: str, workload: WorkloadSpec, out: Reproduction) -> None:
@@ -86,10 +108,9 @@ def _llama_bench(recipe: InferenceRecipe, path: str, workload: WorkloadSpec, out
     out.lines.append(f"orv add-run llama-bench.json --from llama-bench --recipe {path} --write-recipe")
 
 
-
-
-def _trtllm_bench(recipe: InferenceRecipe, path: str, workload: WorkloadSpec, model: str, prompts: int,
-                  warmups: int, concurrency: int) -> list[str]:
+def _trtllm_bench(
+    recipe: InferenceRecipe, path: str, workload: WorkloadSpec, model: str, prompts: int, warmups: int, concurrency: int
+) -> list[str]:
     """trtllm-bench's dataset and throughput commands (tensorrt_llm/bench/dataset/prepare_synthetic_data.py
     `token_unif_dist`: lengths uniform in [min, max]; benchmark/throughput.py options), and add-run."""
     assert workload.input_len is not None and workload.output_len is not None
@@ -97,14 +118,52 @@ def _trtllm_bench(recipe: InferenceRecipe, path: str, workload: WorkloadSpec, mo
     out_low, out_high = workload.length_bounds(workload.output_len)
     serving = recipe.serving
     return [
-        shlex.join(["trtllm-bench", "--model", model, "prepare-dataset", "--output", "dataset.jsonl",
-                    "token-unif-dist", "--num-requests", str(prompts), "--input-min", str(in_low),
-                    "--input-max", str(in_high), "--output-min", str(out_low),
-                    "--output-max", str(out_high)]),
-        shlex.join(["trtllm-bench", "--model", model, "throughput", "--dataset", "dataset.jsonl",
-                    "--backend", "pytorch", "--tp", str(serving.tp or recipe.hardware.count), "--pp", str(serving.pp or 1),
-                    "--concurrency", str(concurrency), "--warmup", str(warmups), "--streaming",
-                    "--request_json", "requests.json", "--report_json", "report.json"]),
+        shlex.join(
+            [
+                "trtllm-bench",
+                "--model",
+                model,
+                "prepare-dataset",
+                "--output",
+                "dataset.jsonl",
+                "token-unif-dist",
+                "--num-requests",
+                str(prompts),
+                "--input-min",
+                str(in_low),
+                "--input-max",
+                str(in_high),
+                "--output-min",
+                str(out_low),
+                "--output-max",
+                str(out_high),
+            ]
+        ),
+        shlex.join(
+            [
+                "trtllm-bench",
+                "--model",
+                model,
+                "throughput",
+                "--dataset",
+                "dataset.jsonl",
+                "--backend",
+                "pytorch",
+                "--tp",
+                str(serving.tp or recipe.hardware.count),
+                "--pp",
+                str(serving.pp or 1),
+                "--concurrency",
+                str(concurrency),
+                "--warmup",
+                str(warmups),
+                "--streaming",
+                "--request_json",
+                "requests.json",
+                "--report_json",
+                "report.json",
+            ]
+        ),
         "# 4. store the evidence",
         f"orv add-run requests.json --from trtllm-bench --report report.json --recipe {path} --write-recipe",
     ]
@@ -122,8 +181,9 @@ def _inference(recipe: InferenceRecipe, path: str, workload: WorkloadSpec | None
     out.lines.append("# 2. launch the server")
     if recipe.launch and recipe.launch.args:
         env = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(recipe.launch.env.items()))
-        command = shlex.join(([name] if name in ("vllm",) and recipe.launch.args[0] == "serve" else []) +
-                             list(recipe.launch.args))
+        command = shlex.join(
+            ([name] if name in ("vllm",) and recipe.launch.args[0] == "serve" else []) + list(recipe.launch.args)
+        )
         out.lines.append((env + " " if env else "") + command)
     elif name in TRT_LLM_ENGINES:
         out.lines.append("# trtllm-bench loads the model itself (PyTorch backend): no server to launch")
@@ -147,12 +207,31 @@ def _inference(recipe: InferenceRecipe, path: str, workload: WorkloadSpec | None
             # SGLang 0.5.23 (sglang/benchmark/datasets): `random-ids` draws token ids, `random` ShareGPT text;
             # `sglang-oai` takes prompt and output lengths from the server's own usage counts (serving.py);
             # compute_random_lens draws lengths from [int(L·r), L], the workload's range; EOS ignored by default.
-            bench = ["python", "-m", "sglang.bench_serving", "--backend", "sglang-oai", "--model", model,
-                     "--dataset-name", "random-ids", "--random-input-len", str(workload.input_len),
-                     "--random-output-len", str(workload.output_len),
-                     "--random-range-ratio", f"{workload.range_ratio:g}", "--num-prompts", str(prompts),
-                     "--max-concurrency", str(concurrency), "--request-rate", "inf",
-                     "--warmup-requests", str(warmups)]
+            bench = [
+                "python",
+                "-m",
+                "sglang.bench_serving",
+                "--backend",
+                "sglang-oai",
+                "--model",
+                model,
+                "--dataset-name",
+                "random-ids",
+                "--random-input-len",
+                str(workload.input_len),
+                "--random-output-len",
+                str(workload.output_len),
+                "--random-range-ratio",
+                f"{workload.range_ratio:g}",
+                "--num-prompts",
+                str(prompts),
+                "--max-concurrency",
+                str(concurrency),
+                "--request-rate",
+                "inf",
+                "--warmup-requests",
+                str(warmups),
+            ]
             if not workload.ignore_eos:
                 bench.append("--disable-ignore-eos")
             out.lines.append(shlex.join(bench + ["--output-file", "result.jsonl", "--output-details"]))
@@ -165,14 +244,30 @@ def _inference(recipe: InferenceRecipe, path: str, workload: WorkloadSpec | None
                 out.lines.append("# vLLM takes one range ratio for both lengths; these lengths share it")
             client = name in CLIENT_MEASURED
             if client:
-                out.lines.append(f"# {name} has no serving benchmark of its own: vLLM's client measures its "
-                                 "OpenAI-compatible server (set --base-url to it)")
+                out.lines.append(
+                    f"# {name} has no serving benchmark of its own: vLLM's client measures its "
+                    "OpenAI-compatible server (set --base-url to it)"
+                )
             bench = ["vllm", "bench", "serve", "--backend", "openai-chat" if client else "vllm"]
             bench += ["--base-url", "http://127.0.0.1:8000", "--endpoint", "/v1/chat/completions"] if client else []
-            bench += ["--model", model, "--dataset-name", "random",
-                     "--random-input-len", str(isl), "--random-output-len", str(osl),
-                     "--random-range-ratio", f"{in_ratio:g}", "--num-prompts", str(prompts),
-                     "--max-concurrency", str(concurrency), "--request-rate", "inf"]
+            bench += [
+                "--model",
+                model,
+                "--dataset-name",
+                "random",
+                "--random-input-len",
+                str(isl),
+                "--random-output-len",
+                str(osl),
+                "--random-range-ratio",
+                f"{in_ratio:g}",
+                "--num-prompts",
+                str(prompts),
+                "--max-concurrency",
+                str(concurrency),
+                "--request-rate",
+                "inf",
+            ]
             if workload.ignore_eos:
                 bench.append("--ignore-eos")
             if warmups:
@@ -208,17 +303,33 @@ def _training(recipe: TrainingRecipe, path: str, workload: WorkloadSpec | None, 
     if workload is None or not workload.seq_len or not workload.global_batch:
         out.missing.append(f"a training workload (`{recipe.workload}` states no sequence length and batch)")
     extra = _extra(list(recipe.launch.args), implied) if recipe.launch else []
-    out.lines.append("# 2. train (Megatron-LM pretrain_gpt.py: the workload, layout and tuning give these arguments; "
-                     "launch.args the rest)")
+    out.lines.append(
+        "# 2. train (Megatron-LM pretrain_gpt.py: the workload, layout and tuning give these arguments; "
+        "launch.args the rest)"
+    )
     if recipe.layout.layer_split:
-        out.lines.append("# layout.layer_split " + "/".join(map(str, recipe.layout.layer_split)) +
-                         ": uneven pipeline stages have no single Megatron flag; set them as your version allows")
+        out.lines.append(
+            "# layout.layer_split "
+            + "/".join(map(str, recipe.layout.layer_split))
+            + ": uneven pipeline stages have no single Megatron flag; set them as your version allows"
+        )
     if not extra:
-        out.missing.append("launch.args (the framework arguments the layout and tuning do not imply: model, data, "
-                           "optimizer)")
+        out.missing.append(
+            "launch.args (the framework arguments the layout and tuning do not imply: model, data, optimizer)"
+        )
     env = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(recipe.launch.env.items())) if recipe.launch else ""
-    command = shlex.join(["torchrun", f"--nproc-per-node={min(recipe.hardware.count, 8)}", "pretrain_gpt.py",
-                          *printed(implied), *extra]) + " 2>&1 | tee train.log"
+    command = (
+        shlex.join(
+            [
+                "torchrun",
+                f"--nproc-per-node={min(recipe.hardware.count, 8)}",
+                "pretrain_gpt.py",
+                *printed(implied),
+                *extra,
+            ]
+        )
+        + " 2>&1 | tee train.log"
+    )
     out.lines.append((env + " " if env else "") + command)
     out.lines.append("# 3. store the evidence")
     out.lines.append(f"orv add-run train.log --from megatron --recipe {path} --write-recipe")
@@ -260,4 +371,3 @@ def reproduce_recipe(root: str, recipe: Recipe, rel: str) -> Reproduction:
     if out.missing:
         out.lines.append("# missing from the recipe (say it to reproduce exactly): " + "; ".join(out.missing))
     return out
-

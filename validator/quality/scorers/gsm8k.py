@@ -32,7 +32,8 @@ class Gsm8kScorer:
     metric: str = "exact_match"
     filters: tuple[str, ...] = tuple(FILTERS)
     _compiled: dict[str, re.Pattern[str]] = field(
-        default_factory=lambda: {name: re.compile(p) for name, (p, _) in FILTERS.items()})
+        default_factory=lambda: {name: re.compile(p) for name, (p, _) in FILTERS.items()}
+    )
     _ignore: tuple[re.Pattern[str], ...] = tuple(re.compile(r) for r in REGEXES_TO_IGNORE)
 
     def extract(self, filter_name: str, response: str) -> str:
@@ -57,26 +58,34 @@ class Gsm8kScorer:
     def config_differences(self, config: Mapping[str, Any]) -> list[str]:
         """Where a run's task config departs from the definition this scorer implements."""
         out = []
-        filters = {f["name"]: f.get("filter") for f in _list(config.get("filter_list"))
-                   if isinstance(f, dict) and isinstance(f.get("name"), str)}
+        filters = {
+            f["name"]: f.get("filter")
+            for f in _list(config.get("filter_list"))
+            if isinstance(f, dict) and isinstance(f.get("name"), str)
+        }
         for name, (pattern, group) in FILTERS.items():
             steps = filters.get(name)
             if not isinstance(steps, list) or not steps or not isinstance(steps[0], dict):
                 out.append(f"filter {name} is missing")
                 continue
             regex = steps[0]
-            if (regex.get("function") != "regex" or regex.get("regex_pattern") != pattern
-                    or regex.get("group_select", 0) != group
-                    or [s.get("function") if isinstance(s, dict) else s for s in steps[1:]] != ["take_first"]):
+            if (
+                regex.get("function") != "regex"
+                or regex.get("regex_pattern") != pattern
+                or regex.get("group_select", 0) != group
+                or [s.get("function") if isinstance(s, dict) else s for s in steps[1:]] != ["take_first"]
+            ):
                 out.append(f"filter {name} differs from gsm8k.yaml's")
         metrics = [m for m in _list(config.get("metric_list")) if isinstance(m, dict)]
         em = next((m for m in metrics if m.get("metric") == "exact_match"), None)
         if em is None:
             out.append("metric exact_match is missing")
-        elif (_list(em.get("regexes_to_ignore")) != list(REGEXES_TO_IGNORE)
-              or bool(em.get("ignore_case")) != IGNORE_CASE
-              or bool(em.get("ignore_punctuation")) != IGNORE_PUNCTUATION
-              or bool(em.get("ignore_numbers", False))):
+        elif (
+            _list(em.get("regexes_to_ignore")) != list(REGEXES_TO_IGNORE)
+            or bool(em.get("ignore_case")) != IGNORE_CASE
+            or bool(em.get("ignore_punctuation")) != IGNORE_PUNCTUATION
+            or bool(em.get("ignore_numbers", False))
+        ):
             out.append("exact_match normalisation differs from gsm8k.yaml's")
         if config.get("repeats", 1) != 1:
             out.append("repeats is not 1")
