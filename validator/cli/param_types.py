@@ -8,8 +8,6 @@ from typing import Any
 
 import click
 
-from validator.registry.layout import find_root
-
 
 class RegistryRoot(click.Path):
     """--root: an existing folder, given or found."""
@@ -28,6 +26,8 @@ def root_option(help: str, start_from: str | None = None, find: bool = True) -> 
             return value
         if value:
             return os.path.abspath(value)
+        from validator.registry.layout import find_root  # when a command runs: `orv --help` stays light
+
         start = ctx.params.get(start_from) if start_from else None  # Click has processed given arguments first
         if isinstance(start, tuple):
             start = start[0] if start else None
