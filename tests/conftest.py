@@ -11,7 +11,7 @@ from hypothesis import settings
 # Hypothesis: CI (.ci/run, the default) is derandomized — every run tries the same inputs, so a
 # failure is reproducible and a pass is not luck. HYPOTHESIS_PROFILE=explore draws new random
 # inputs each run and, for tests that leave max_examples to the profile, many more of them; a
-# failure it finds becomes an explicit case in tests/test_crash_regressions.py.
+# failure it finds becomes an explicit case in tests/unit/test_crash_regressions.py.
 settings.register_profile("ci", derandomize=True, database=None, deadline=None, print_blob=True)
 settings.register_profile("explore", derandomize=False, database=None, deadline=None, print_blob=True,
                           max_examples=int(os.environ.get("ORV_EXPLORE_EXAMPLES", "20000")))
@@ -28,3 +28,11 @@ from tests.testing.registry import make_registry
 @pytest.fixture
 def registry(tmp_path: Path) -> Path:
     return make_registry(tmp_path / "registry")
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` selects: a forgotten marker must not let a browser test through
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that asks for the `browser` fixture (tests/e2e/test_site.py) drives Chromium: marked so."""
+    for item in items:
+        if "browser" in getattr(item, "fixturenames", ()) and item.get_closest_marker("browser") is None:
+            item.add_marker(pytest.mark.browser)

@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.testing.paths import REPO as ROOT
 from tests.testing.checking import line_of
 from tests.testing.factories import (add_training_run, existing_run, recipe_text, registry_repo, run_path,
                                      training_recipe_path)
@@ -36,7 +37,6 @@ from validator.diagnostics import Diagnostic, Result, Severity
 from validator.report import sarif, summary
 from validator.report.github import ANNOTATIONS_PER_LEVEL
 
-ROOT = Path(__file__).resolve().parent.parent
 ACTION = ROOT / "action.yml"
 EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 COMMAND = re.compile(r"^::(error|warning|notice)(?: ([^:]*))?::(.*)$")
@@ -205,6 +205,7 @@ def run_action(repo: Path, tmp_path: Path, labels: tuple[str, ...] = (), **input
 # --------------------------------------------------------------------------- passing and failing pull requests
 
 
+@pytest.mark.git
 def test_a_passing_pull_request(tmp_path: Path) -> None:
     repo = registry_repo(tmp_path, boards=True)
     digest = add_training_run(repo, 1612.0, measured_by="lab-b", layout="tp2-pp2-dp2")
@@ -226,6 +227,7 @@ def test_a_passing_pull_request(tmp_path: Path) -> None:
     assert "### Findings" not in run.summary
 
 
+@pytest.mark.git
 def test_a_pull_request_that_tampers_with_a_run_file_fails(tmp_path: Path) -> None:
     repo = registry_repo(tmp_path)
     rel = existing_run(repo)
@@ -242,6 +244,7 @@ def test_a_pull_request_that_tampers_with_a_run_file_fails(tmp_path: Path) -> No
     assert "## ❌ orv:" in run.summary and f"| error | ORV601 | `{rel}:1:1` |" in run.summary
 
 
+@pytest.mark.git
 def test_a_pull_request_with_an_unpinned_engine_fails(tmp_path: Path) -> None:
     pytest.importorskip("validator.checks.pinning", reason="the ORV4xx pinning checks are another family's module",
                         exc_type=ModuleNotFoundError)
@@ -259,6 +262,7 @@ def test_a_pull_request_with_an_unpinned_engine_fails(tmp_path: Path) -> None:
     assert f"`{rel}:{version_line}:" in run.summary
 
 
+@pytest.mark.git
 def test_a_maintainer_label_waives_a_rule_and_the_summary_says_so(tmp_path: Path) -> None:
     repo = registry_repo(tmp_path, boards=True)
     rel = training_recipe_path("qwen3-8-27b-h100-tp1-pp4-dp2")
@@ -277,6 +281,7 @@ def test_a_maintainer_label_waives_a_rule_and_the_summary_says_so(tmp_path: Path
     assert "| `qwen3-8-27b-h100-tp1-pp4-dp2` | removed |" in run.summary
 
 
+@pytest.mark.git
 def test_without_the_label_the_same_pull_request_fails(tmp_path: Path) -> None:
     repo = registry_repo(tmp_path)
     git(repo, "rm", "-q", training_recipe_path("qwen3-8-27b-h100-tp1-pp4-dp2"))
@@ -285,6 +290,7 @@ def test_without_the_label_the_same_pull_request_fails(tmp_path: Path) -> None:
     assert run.failed and [a.properties["title"] for a in run.of_level("error")] == ["ORV602", "ORV204"]
 
 
+@pytest.mark.git
 def test_past_ten_annotations_the_rest_are_counted_and_listed(tmp_path: Path) -> None:
     repo = registry_repo(tmp_path)
     strays = [f"runs/ab/stray-{i:02d}.txt" for i in range(13)]
@@ -304,6 +310,7 @@ def test_past_ten_annotations_the_rest_are_counted_and_listed(tmp_path: Path) ->
     assert run.outputs["errors"] == "13"
 
 
+@pytest.mark.git
 def test_a_check_that_cannot_complete_fails_closed(tmp_path: Path) -> None:
     repo = registry_repo(tmp_path)
     commit_all(repo, "nothing")
@@ -314,6 +321,7 @@ def test_a_check_that_cannot_complete_fails_closed(tmp_path: Path) -> None:
     assert "## ❌ orv: the check could not complete" in run.summary
 
 
+@pytest.mark.git
 def test_paths_input_limits_what_is_reported(tmp_path: Path) -> None:
     repo = registry_repo(tmp_path)
     write(repo, "runs/ab/stray.txt", "log\n")
@@ -336,6 +344,7 @@ IMPERSONATIONS = {
 }
 
 
+@pytest.mark.git
 @pytest.mark.parametrize("files", IMPERSONATIONS.values(), ids=IMPERSONATIONS.keys())
 def test_code_in_the_pull_request_cannot_stand_in_for_the_gate(tmp_path: Path, files: dict[str, str]) -> None:
     repo = registry_repo(tmp_path)
@@ -352,6 +361,7 @@ def test_code_in_the_pull_request_cannot_stand_in_for_the_gate(tmp_path: Path, f
     assert int(run.outputs["errors"]) >= 1 and "## ❌ orv:" in run.summary
 
 
+@pytest.mark.git
 def test_a_registry_with_its_own_validator_folder_is_checked_by_the_installed_orv(tmp_path: Path) -> None:
     repo = registry_repo(tmp_path, boards=True)
     git(repo, "checkout", "-q", "main")
@@ -402,6 +412,7 @@ exec {python} "$@"
 """
 
 
+@pytest.mark.git
 @pytest.mark.parametrize("status, outputs, says", [
     (0, "", "wrote no result"),
     (1, "", "wrote no result"),
@@ -623,6 +634,7 @@ def test_sarif_structure_rules_and_locations() -> None:
     assert [r["level"] for r in run["results"]] == ["error", "warning", "error"]
 
 
+@pytest.mark.git
 def test_sarif_from_a_real_pull_request_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from validator.cli import main
 

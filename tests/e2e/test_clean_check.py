@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.testing.paths import REPO as ROOT
 from tests.testing.checking import check, found
 from tests.testing.factories import add_training_run, recipe_text, registry_repo, training_recipe_path
 from tests.testing.git import commit_all, git, git_env
@@ -20,7 +21,6 @@ from tests.testing.registry import write
 from validator.checks import all_checks
 from validator.cli import main
 
-ROOT = Path(__file__).resolve().parent.parent
 BOARDS = "boards/index.json"
 
 
@@ -52,6 +52,7 @@ def add_contribution(repo: Path) -> str:
 # --------------------------------------------------------------------------- plain orv check
 
 
+@pytest.mark.git
 def test_plain_check_passes_a_branch_that_adds_a_recipe_and_boards_are_checked_on_request(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     repo = main_with_boards(tmp_path)
@@ -69,6 +70,7 @@ def test_plain_check_passes_a_branch_that_adds_a_recipe_and_boards_are_checked_o
     assert orv("boards", "--check", "--root", str(repo)) == 1
 
 
+@pytest.mark.git
 def test_boards_flag_and_base_do_not_mix(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     repo = registry_repo(tmp_path)
     assert orv("check", "--boards", "--base", "main", "--root", str(repo)) == 2
@@ -84,6 +86,7 @@ def test_the_boards_workflow_asks_for_the_boards_comparison() -> None:
 # --------------------------------------------------------------------------- ORV609
 
 
+@pytest.mark.git
 @pytest.mark.parametrize("folder, before, after", [
     ("models", '"tier": "T0"', '"tier": "T3"'),  # the model's part: what the site shows
     ("standings", '"T0"', '"T3"'),  # its standings: what the gate's summary reads of the base (never a PR's own)
@@ -106,6 +109,7 @@ def test_a_hand_forged_tier_fails_the_gate(tmp_path: Path, capsys: pytest.Captur
     assert found(check(repo)) == [f"ORV609 {part}:1"]  # the neighbourhood and the whole tree agree
 
 
+@pytest.mark.git
 def test_adding_a_boards_file_in_a_pull_request_says_to_remove_it(tmp_path: Path,
                                                                    capsys: pytest.CaptureFixture[str]) -> None:
     repo = registry_repo(tmp_path)  # main has no boards file yet
@@ -117,6 +121,7 @@ def test_adding_a_boards_file_in_a_pull_request_says_to_remove_it(tmp_path: Path
     assert "ORV609 error" in out and f"git rm {BOARDS}" in out and "git rm boards/models/" in out
 
 
+@pytest.mark.git
 def test_hook_configuration_is_not_a_finding(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     repo = registry_repo(tmp_path)
     add_contribution(repo)
@@ -173,6 +178,8 @@ def test_pre_commit_accepts_the_config_and_the_manifest() -> None:
         assert done.returncode == 0, done.stdout + done.stderr
 
 
+@pytest.mark.slow
+@pytest.mark.git
 def test_commits_through_the_shipped_pre_commit_config(tmp_path: Path) -> None:
     """Real pre-commit with the registry's own .pre-commit-config.yaml: a commit adding a recipe and
     its run passes although the boards are stale; a commit with a broken recipe is refused."""

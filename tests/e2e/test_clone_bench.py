@@ -15,6 +15,8 @@ from bench import clone
 from bench.history import counts, generate_history
 from validator.cli import main
 
+pytestmark = pytest.mark.git
+
 
 @pytest.fixture(scope="module")
 def registry(tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -10,13 +10,12 @@ measurers/, .github/, .ci/, tests/ and docs/examples/.
 from __future__ import annotations
 
 import subprocess
-from pathlib import Path
 
 import pytest
 
+from tests.testing.paths import REPO as ROOT
 from tests.testing.codeowners import must_be_owned, owners_of, parse, unowned
 
-ROOT = Path(__file__).resolve().parent.parent
 MAINTAINERS = ("@openrecipes/maintainers",)
 
 

@@ -25,6 +25,7 @@ from typing import Callable
 import pytest
 import yaml
 
+from tests.testing.paths import REPO
 from tests.testing import faults
 from tests.testing.git import commit_all, git, git_env, git_init
 from tests.testing.registry import CASES, TOOLS, VALID_TRAINING_RECIPE, fresh_registry, make_registry
@@ -34,7 +35,6 @@ from validator.files.interrupts import interrupts_deferred
 
 pytestmark = pytest.mark.faults
 
-REPO = Path(__file__).resolve().parent.parent
 FAULT_SEEDS = int(os.environ.get("ORV_FAULT_SEEDS", "1"))
 MEGATRON_LOG = TOOLS / "megatron" / "qwen3-8-27b-tp1-pp4-dp2.log"
 SEED_004 = REPO / "tests" / "fixtures" / "import" / "004_cbf1754cfd687db7.txt"
@@ -192,6 +192,7 @@ def assert_old_or_new(tree: dict[str, bytes], before: dict[str, bytes], after: d
         assert tree.get(path) in (before.get(path), after.get(path)), f"{path} is neither old nor new"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_a_command_killed_at_seeded_points_leaves_old_or_new_files_and_a_rerun_recovers(
         name: str, prepared: Callable[[str], Prepared], tmp_path: Path) -> None:
@@ -217,6 +218,7 @@ def test_a_command_killed_at_seeded_points_leaves_old_or_new_files_and_a_rerun_r
 # --------------------------------------------------------------------------- no temporary where git looks
 
 
+@pytest.mark.git
 def test_temporaries_and_locks_live_in_the_git_folder_never_in_the_work_tree(tmp_path: Path) -> None:
     root = _training(tmp_path / "registry")
     trace = tmp_path / "trace"
@@ -228,6 +230,7 @@ def test_temporaries_and_locks_live_in_the_git_folder_never_in_the_work_tree(tmp
     assert stray(root, set()) == [TRAINING_RECIPE, *[p for p in stray(root, set()) if p.startswith("runs/")]]
 
 
+@pytest.mark.git
 def test_the_folder_is_fsynced_after_the_rename(tmp_path: Path) -> None:
     root = _training(tmp_path / "registry")
     trace = tmp_path / "trace"
@@ -238,6 +241,7 @@ def test_the_folder_is_fsynced_after_the_rename(tmp_path: Path) -> None:
     assert f"fsync {os.path.dirname(recipe)}" in lines[at + 1:], lines
 
 
+@pytest.mark.git
 def test_a_linked_worktree_keeps_its_temporaries_in_its_own_git_folder(tmp_path: Path) -> None:
     main = _training(tmp_path / "main")
     git(main, "worktree", "add", "-q", str(tmp_path / "linked"))
@@ -293,6 +297,8 @@ def test_a_file_a_user_left_in_a_registry_folder_is_still_orv107(tmp_path: Path,
 # --------------------------------------------------------------------------- two writers
 
 
+@pytest.mark.slow
+@pytest.mark.git
 @pytest.mark.parametrize("no_lock", [False, True], ids=["locked", "forgery-without-the-lock"])
 def test_two_add_runs_on_one_recipe_both_land(no_lock: bool, tmp_path: Path) -> None:
     """The first is stopped at its recipe write; the second runs meanwhile. With the lock it waits and
@@ -351,6 +357,7 @@ def small_disk(tmp_path: Path) -> Path:
     subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
+@pytest.mark.git
 def test_a_full_disk_is_a_one_line_finding_and_changes_nothing(small_disk: Path) -> None:
     root = _training(small_disk / "registry")
     before = faults.tree(root)
@@ -397,6 +404,7 @@ def immutable(tmp_path: Path) -> Callable[[Path], None]:
         subprocess.run(["chattr", "-i", str(path)], check=False)
 
 
+@pytest.mark.git
 def test_a_read_only_boards_folder_is_a_one_line_finding(tmp_path: Path,
                                                          immutable: Callable[[Path], None]) -> None:
     root = _training(tmp_path / "registry")
@@ -411,6 +419,7 @@ def test_a_read_only_boards_folder_is_a_one_line_finding(tmp_path: Path,
     assert faults.tree(root) == before and temporaries(root) == []
 
 
+@pytest.mark.git
 def test_write_recipe_on_a_read_only_recipe_stores_nothing(tmp_path: Path, immutable: Callable[[Path], None]) -> None:
     root = _training(tmp_path / "registry")
     before = faults.tree(root)

@@ -4,7 +4,7 @@ A project repository (this worktree's validator, schemas, action, locks and work
 registry) gets a pull request that relaxes a check — ORV402 stops treating `latest` as a floating
 version — and, in one scenario, adds a recipe only the relaxed check accepts. The workflow is run
 the way GitHub runs it: read from the pull request's merge commit, each actions/checkout step a
-clone at its `ref` into its `path`, and the local action (`uses: ./…`) run by tests/test_action.py's
+clone at its `ref` into its `path`, and the local action (`uses: ./…`) run by tests/e2e/test_action.py's
 ActionRunner from that folder, with orv installed from that same folder into a fresh virtual
 environment (the hash-pinned download of its dependencies is not repeated here; the environment
 borrows the test interpreter's).
@@ -25,8 +25,9 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.testing.paths import REPO as ROOT
 from tests.testing.registry import make_registry
-from tests.test_action import ActionRun, ActionRunner
+from tests.e2e.test_action import ActionRun, ActionRunner
 from tests.testing.factories import (
     add_training_run,
     commit_boards,
@@ -39,7 +40,8 @@ from tests.testing.registry import write
 from validator.cli import main as cli_main
 from validator.registry.store import store_run_document
 
-ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.git
+
 WORKFLOW = ".github/workflows/pull-request.yml"
 # What a copy of the project needs for its action to install and run orv.
 PROJECT_PATHS = ("validator", "schema", "action.yml", "requirements", "pyproject.toml", "README.md", ".github")
@@ -347,6 +349,7 @@ def judged(run: ActionRun) -> tuple[set[tuple[str, str, str, str]], str, str]:
     return findings, run.outputs.get("errors", ""), run.outputs.get("warnings", "")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scenario", [clean, duplicate_configuration, copied_run, rename, deletion],
                          ids=lambda f: f.__name__)
 def test_the_sparse_blobless_gate_judges_as_the_full_checkout_did(tmp_path: Path, scenario: Any) -> None:
@@ -369,6 +372,7 @@ def test_the_sparse_blobless_gate_judges_as_the_full_checkout_did(tmp_path: Path
     assert hidden, "nothing was left out of the pull request's checkout"
 
 
+@pytest.mark.slow
 def test_a_catalog_change_widens_the_gates_checkout_and_is_checked_whole(tmp_path: Path) -> None:
     origin = populated_project(tmp_path)
     hardware = origin / "catalog" / "hardware.yaml"

@@ -132,6 +132,8 @@ def mutate(repo: Path, rng: random.Random, runs: list[str]) -> list[str]:
     return done
 
 
+@pytest.mark.slow
+@pytest.mark.git
 def test_random_pull_requests_are_judged_as_a_full_check_judges_them(tmp_path: Path) -> None:
     codes: Counter[str] = Counter()
     checked = 0
@@ -194,6 +196,7 @@ def count_loads(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
     return loads
 
 
+@pytest.mark.git
 def test_a_warm_index_loads_only_the_neighbourhood(wide_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     evaluate(Config(root=str(wide_repo), cache=True))  # the contributor's first `orv check` fills the index
     digest = add_recipe(wide_repo, "qwen-new", 1612.0, "tp2-pp2-dp2", "0.31.0")
@@ -204,6 +207,7 @@ def test_a_warm_index_loads_only_the_neighbourhood(wide_repo: Path, monkeypatch:
     assert near.result.files_checked == 2
 
 
+@pytest.mark.git
 def test_a_cold_index_loads_each_recipe_once_then_remembers(wide_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     write(wide_repo, recipe_rel("qwen-new"), recipe_text("qwen-new", version="0.31.0"))
     loads = count_loads(monkeypatch)
@@ -216,6 +220,7 @@ def test_a_cold_index_loads_each_recipe_once_then_remembers(wide_repo: Path, mon
     assert set(loads) == {recipe_rel("qwen-new")}
 
 
+@pytest.mark.git
 def test_an_edited_recipe_on_main_is_loaded_again_not_taken_from_the_index(
         wide_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     evaluate(Config(root=str(wide_repo), cache=True))
@@ -230,6 +235,7 @@ def test_an_edited_recipe_on_main_is_loaded_again_not_taken_from_the_index(
     assert near.result.diagnostics == ()  # main's own duplicate is not the pull request's
 
 
+@pytest.mark.git
 def test_a_catalog_change_checks_everything(wide_repo: Path) -> None:
     catalog = wide_repo / "catalog" / "hardware.yaml"
     catalog.write_text(catalog.read_text(encoding="utf-8") + "\n", encoding="utf-8")
@@ -241,6 +247,7 @@ def test_a_catalog_change_checks_everything(wide_repo: Path) -> None:
 # --------------------------------------------------------------------------- the published key file (a fresh runner)
 
 
+@pytest.mark.git
 def test_a_fresh_runner_takes_keys_from_mains_key_file_and_loads_only_the_neighbourhood(
         wide_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with on_main(wide_repo):
@@ -260,6 +267,7 @@ def test_a_fresh_runner_takes_keys_from_mains_key_file_and_loads_only_the_neighb
     assert len(loads) == 26
 
 
+@pytest.mark.git
 def test_published_keys_find_what_the_change_duplicates_or_copies(
         wide_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     publish_on_main(wide_repo)
@@ -281,6 +289,7 @@ def test_published_keys_find_what_the_change_duplicates_or_copies(
     assert {"ORV302", "ORV304"} <= codes, codes
 
 
+@pytest.mark.git
 def test_a_key_file_made_by_another_orv_or_for_another_blob_is_not_trusted(
         wide_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with on_main(wide_repo):
@@ -320,6 +329,7 @@ def hide_in_shards(repo: Path, rel: str) -> None:
     assert edited
 
 
+@pytest.mark.git
 def test_a_pull_requests_own_key_file_is_never_read(wide_repo: Path) -> None:
     publish_on_main(wide_repo)
     # the contributor hides qwen-03 from its keys' shards (its blob unchanged) and adds a duplicate of
@@ -333,6 +343,7 @@ def test_a_pull_requests_own_key_file_is_never_read(wide_repo: Path) -> None:
     assert {"ORV302", "ORV609"} <= codes
 
 
+@pytest.mark.git
 def test_a_copied_run_hidden_from_the_pull_requests_shards_is_still_found(wide_repo: Path) -> None:
     """The cheapest forgery of the shards: copy a run's samples under another measurer and drop the
     original from the pull request's shards. The gate reads the merge base's shards: ORV304, and ORV609."""
@@ -350,6 +361,7 @@ def test_a_copied_run_hidden_from_the_pull_requests_shards_is_still_found(wide_r
                                                              for p in (wide_repo / KEYS_DIR).iterdir()}
 
 
+@pytest.mark.git
 def test_a_one_recipe_pull_request_reads_only_the_shards_of_its_keys(
         wide_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     publish_on_main(wide_repo)
@@ -376,6 +388,7 @@ def test_a_one_recipe_pull_request_reads_only_the_shards_of_its_keys(
     assert not [p for p in read if p.startswith(("recipes/", "runs/"))]  # no other file's keys needed
 
 
+@pytest.mark.git
 def test_shards_in_folders_past_two_digits_are_published_and_read(
         wide_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A registry large enough for four hex digits (here: a tiny shard target) stores its shards in folders
@@ -418,6 +431,7 @@ def run_of(repo: Path, stem: str) -> str:
     return text.split("sha256:", 1)[1][:64]
 
 
+@pytest.mark.git
 def test_a_sub_folder_registrys_key_file_names_the_blob_on_disk(tmp_path: Path) -> None:
     """git status names paths from the repository's top, ls-files from the registry: in a registry
     below the top, a modified file must not be published under its committed blob id."""
@@ -433,6 +447,7 @@ def test_a_sub_folder_registrys_key_file_names_the_blob_on_disk(tmp_path: Path) 
     assert "i:qwen-renamed" in published[rel][1]
 
 
+@pytest.mark.git
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_keys_computed_where_files_load_are_the_keys_of_their_entries(
         wide_repo: Path, jobs: int, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -473,6 +488,7 @@ def test_path_key_holders_are_those_computing_every_files_keys_finds(paths: list
     assert _PathKeyHolders(base).holders(asked) == want
 
 
+@pytest.mark.git
 def test_a_fresh_runner_computes_path_keys_only_for_the_neighbourhood(
         wide_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """With main's key file, a one-recipe pull request looks at a handful of files, not every base file
@@ -493,6 +509,7 @@ def test_a_fresh_runner_computes_path_keys_only_for_the_neighbourhood(
     assert base_files >= 24 and len(set(computed)) <= 6, computed
 
 
+@pytest.mark.git
 @pytest.mark.parametrize("where", [
     lambda rel: rel.rsplit("/", 1)[0] + "/" + rel.rsplit("/", 1)[1].upper(),  # the same path but for case ("f:")
     lambda rel: rel.replace("qwen3.8-27b/", "qwen3.8-27b-copies/"),  # the same file name elsewhere ("i:")

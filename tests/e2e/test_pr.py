@@ -37,6 +37,7 @@ def commit_boards_on_main(repo: Path) -> None:
     git(repo, "checkout", "-q", "-B", "pr", "main")
 
 
+@pytest.mark.git
 def test_a_contributor_adding_a_valid_recipe_and_run_passes(repo: Path, capsys: pytest.CaptureFixture[str],
                                                             tmp_path: Path) -> None:
     commit_boards_on_main(repo)
@@ -60,6 +61,7 @@ def test_a_contributor_adding_a_valid_recipe_and_run_passes(repo: Path, capsys: 
     assert json.loads(values["tiers"]).keys() == {"qwen3-8-27b-h100-tp2-pp2-dp2"}
 
 
+@pytest.mark.git
 def test_the_summary_reads_the_bases_committed_boards_instead_of_checking_the_base(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     repo = make_registry(tmp_path / "repo")
@@ -89,6 +91,7 @@ def test_the_summary_reads_the_bases_committed_boards_instead_of_checking_the_ba
                            "qwen3-8-27b-h100-tp1-pp4-dp2": ("moved", 2, 2)}
 
 
+@pytest.mark.git
 def test_the_summary_reads_only_the_touched_models_boards_from_the_base(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The base's boards are split (boards/index.json, boards/models/, boards/standings/): a pull request that
@@ -148,6 +151,7 @@ def test_the_summary_reads_only_the_touched_models_boards_from_the_base(
     assert older.delta == partial.delta
 
 
+@pytest.mark.git
 def test_without_boards_on_the_base_the_summary_says_so_and_checks_only_the_neighbourhood(
         repo: Path, tmp_path: Path) -> None:
     from validator.report import summary
@@ -163,6 +167,7 @@ def test_without_boards_on_the_base_the_summary_says_so_and_checks_only_the_neig
     assert "has no readable boards (boards/index.json and the model files it lists), so board changes are not shown" in summary.render_markdown(report)
 
 
+@pytest.mark.git
 def test_the_delta_from_committed_boards_equals_the_delta_of_a_full_check(repo: Path) -> None:
     """Pull-request mode patches the base's committed boards with the changed rows and reranks their
     groups; a full check builds both documents whole. Both give the same board changes."""
@@ -190,6 +195,7 @@ def test_the_delta_from_committed_boards_equals_the_delta_of_a_full_check(repo: 
     assert changes["qwen3-8-27b-h100-tp8-pp1-dp1"][0] == "removed"
 
 
+@pytest.mark.git
 def test_a_removed_run_moves_its_unchanged_recipe_in_both_modes(repo: Path) -> None:
     from validator.report import summary
 
@@ -204,6 +210,7 @@ def test_a_removed_run_moves_its_unchanged_recipe_in_both_modes(repo: Path) -> N
         [("qwen3-8-27b-h100-tp1-pp4-dp2", "moved", "T2", "T0")]
 
 
+@pytest.mark.git
 def test_the_base_assembled_from_unchanged_files_equals_a_full_check_of_the_base(repo: Path) -> None:
     from validator.pr.base import check_base, check_base_exported
 
@@ -229,6 +236,7 @@ def test_the_base_assembled_from_unchanged_files_equals_a_full_check_of_the_base
     assert sorted(fast.snapshot.runs) == sorted(full.snapshot.runs)
 
 
+@pytest.mark.git
 def test_without_base_the_pr_rules_do_not_run(repo: Path) -> None:
     os.remove(repo / existing_run(repo))
     assert not [d for d in check(repo, base=None).result.diagnostics if d.code.startswith("ORV6")]
@@ -237,6 +245,7 @@ def test_without_base_the_pr_rules_do_not_run(repo: Path) -> None:
 # --------------------------------------------------------------------------- ORV601
 
 
+@pytest.mark.git
 def test_orv601_a_modified_run_file(repo: Path) -> None:
     rel = existing_run(repo)
     data = json.loads((repo / rel).read_bytes())
@@ -246,6 +255,7 @@ def test_orv601_a_modified_run_file(repo: Path) -> None:
     assert f"ORV601 {rel}:1" in found(check(repo))
 
 
+@pytest.mark.git
 def test_orv601_a_deleted_run_file(repo: Path) -> None:
     rel = existing_run(repo)
     git(repo, "rm", "-q", rel)
@@ -255,6 +265,7 @@ def test_orv601_a_deleted_run_file(repo: Path) -> None:
     assert result.exit_code == 1
 
 
+@pytest.mark.git
 def test_orv601_an_uncommitted_edit_in_the_working_tree(repo: Path) -> None:
     rel = existing_run(repo)
     with open(repo / rel, "ab") as fh:
@@ -265,6 +276,7 @@ def test_orv601_an_uncommitted_edit_in_the_working_tree(repo: Path) -> None:
 # --------------------------------------------------------------------------- ORV602
 
 
+@pytest.mark.git
 def test_orv602_a_renamed_recipe(repo: Path) -> None:
     old = training_recipe_path("qwen3-8-27b-h100-tp1-pp4-dp2")
     text = (repo / old).read_text(encoding="utf-8").replace("qwen3-8-27b-h100-tp1-pp4-dp2", "qwen3-8-27b-offload")
@@ -275,6 +287,7 @@ def test_orv602_a_renamed_recipe(repo: Path) -> None:
     assert found(check(repo)) == [f"ORV602 {new}:1"]
 
 
+@pytest.mark.git
 def test_orv602_an_id_changed_in_place_points_at_the_id(repo: Path) -> None:
     rel = training_recipe_path("qwen3-8-27b-h100-tp1-pp4-dp2")
     write(repo, rel, (repo / rel).read_text(encoding="utf-8").replace(
@@ -285,6 +298,7 @@ def test_orv602_an_id_changed_in_place_points_at_the_id(repo: Path) -> None:
     assert f"ORV106 {rel}:1" in got  # the edited file's own problem counts too
 
 
+@pytest.mark.git
 def test_orv602_a_removed_recipe_can_be_waived_by_a_maintainer(repo: Path) -> None:
     rel = training_recipe_path("qwen3-8-27b-h100-tp1-pp4-dp2")
     git(repo, "rm", "-q", rel)
@@ -299,6 +313,7 @@ def test_orv602_a_removed_recipe_can_be_waived_by_a_maintainer(repo: Path) -> No
 # --------------------------------------------------------------------------- ORV603
 
 
+@pytest.mark.git
 def test_orv603_a_changed_claim_without_a_new_run(repo: Path) -> None:
     rel = training_recipe_path("qwen3-8-27b-h100-tp1-pp4-dp2")
     write(repo, rel, (repo / rel).read_text(encoding="utf-8").replace("1480.4", "1550.0"))
@@ -306,6 +321,7 @@ def test_orv603_a_changed_claim_without_a_new_run(repo: Path) -> None:
     assert f"ORV603 {rel}:{line_of(repo, rel, 'claimed:')}" in found(check(repo))
 
 
+@pytest.mark.git
 def test_a_changed_claim_with_a_new_run_on_record_is_not_orv603(repo: Path) -> None:
     rel = training_recipe_path("qwen3-8-27b-h100-tp1-pp4-dp2")
     old_digest = existing_run(repo).rsplit("/", 1)[1].removesuffix(".json")
@@ -315,6 +331,7 @@ def test_a_changed_claim_with_a_new_run_on_record_is_not_orv603(repo: Path) -> N
     assert not [c for c in found(check(repo)) if c.startswith("ORV603")]
 
 
+@pytest.mark.git
 def test_a_new_reference_to_a_missing_run_does_not_satisfy_orv603(repo: Path) -> None:
     rel = training_recipe_path("qwen3-8-27b-h100-tp1-pp4-dp2")
     old_digest = existing_run(repo).rsplit("/", 1)[1].removesuffix(".json")
@@ -323,6 +340,7 @@ def test_a_new_reference_to_a_missing_run_does_not_satisfy_orv603(repo: Path) ->
     assert any(c.startswith("ORV603") for c in found(check(repo)))
 
 
+@pytest.mark.git
 def test_an_edit_that_keeps_the_claim_is_not_orv603(repo: Path) -> None:
     rel = training_recipe_path("qwen3-8-27b-h100-tp1-pp4-dp2")
     write(repo, rel, (repo / rel).read_text(encoding="utf-8").replace("1480.4", "1480.40").replace(
@@ -334,6 +352,7 @@ def test_an_edit_that_keeps_the_claim_is_not_orv603(repo: Path) -> None:
 # --------------------------------------------------------------------------- ORV604
 
 
+@pytest.mark.git
 def test_orv604_a_stray_file_under_runs_replaces_orv107(repo: Path) -> None:
     write(repo, "runs/ab/notes.txt", "raw log\n")
     commit_all(repo, "notes")
@@ -341,12 +360,14 @@ def test_orv604_a_stray_file_under_runs_replaces_orv107(repo: Path) -> None:
     assert "ORV107 runs/ab/notes.txt:1" in found(check(repo, base=None))  # the tree rule, without --base
 
 
+@pytest.mark.git
 def test_orv604_a_symlink_inside_the_registry_replaces_orv114(repo: Path) -> None:
     os.symlink("qwen3-8-27b-h100-tp1-pp4-dp2.yaml", repo / training_recipe_path("qwen3-8-27b-link"))
     commit_all(repo, "link")
     assert found(check(repo)) == [f"ORV604 {training_recipe_path('qwen3-8-27b-link')}:1"]
 
 
+@pytest.mark.git
 def test_orv604_a_symlink_outside_the_registry_folders(repo: Path) -> None:
     (repo / "docs").mkdir()
     os.symlink("/etc/passwd", repo / "docs" / "passwd")
@@ -356,6 +377,7 @@ def test_orv604_a_symlink_outside_the_registry_folders(repo: Path) -> None:
     assert "/etc/passwd" in evaluation.result.diagnostics[0].message
 
 
+@pytest.mark.git
 def test_orv604_a_submodule(repo: Path, tmp_path: Path) -> None:
     other = tmp_path / "other"
     other.mkdir()
@@ -369,6 +391,7 @@ def test_orv604_a_submodule(repo: Path, tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- ORV605
 
 
+@pytest.mark.git
 def test_orv605_a_provenance_block_added_to_an_existing_recipe(repo: Path) -> None:
     rel = training_recipe_path("qwen3-8-27b-h100-tp1-pp4-dp2")
     write(repo, rel, (repo / rel).read_text(encoding="utf-8") + "provenance: {source: 000_1e2c7c041290fe1e.txt, row: 3}\n")
@@ -376,6 +399,7 @@ def test_orv605_a_provenance_block_added_to_an_existing_recipe(repo: Path) -> No
     assert found(check(repo)) == [f"ORV605 {rel}:{line_of(repo, rel, 'provenance:')}"]
 
 
+@pytest.mark.git
 def test_orv605_a_new_recipe_with_provenance(repo: Path) -> None:
     rel = training_recipe_path("qwen3-8-27b-legacy")
     write(repo, rel, recipe_text("qwen3-8-27b-legacy", extra="provenance: {source: 000_1e2c7c041290fe1e.txt}\n",
@@ -384,6 +408,7 @@ def test_orv605_a_new_recipe_with_provenance(repo: Path) -> None:
     assert f"ORV605 {rel}:{line_of(repo, rel, 'provenance:')}" in found(check(repo))
 
 
+@pytest.mark.git
 def test_orv605_a_run_file_with_provenance(repo: Path) -> None:
     document = h100_training_run(1490.0)
     document["provenance"] = {"source": "004_cbf1754cfd687db7.txt"}
@@ -392,6 +417,7 @@ def test_orv605_a_run_file_with_provenance(repo: Path) -> None:
     assert f"ORV605 {run_path(digest)}:1" in found(check(repo))
 
 
+@pytest.mark.git
 def test_editing_a_legacy_recipe_without_touching_its_provenance_is_allowed(tmp_path: Path) -> None:
     repo = registry_repo(tmp_path)
     git(repo, "checkout", "-q", "main")
@@ -408,6 +434,7 @@ def test_editing_a_legacy_recipe_without_touching_its_provenance_is_allowed(tmp_
 # --------------------------------------------------------------------------- ORV606
 
 
+@pytest.mark.git
 def test_orv606_changes_outside_recipes_and_runs_need_review_but_do_not_fail(repo: Path) -> None:
     write(repo, "README.md", "# registry, now with more words\n")
     write(repo, "validator/extra.py", "x = 1\n")
@@ -419,6 +446,7 @@ def test_orv606_changes_outside_recipes_and_runs_need_review_but_do_not_fail(rep
     assert "own version" in messages["validator/extra.py"]
 
 
+@pytest.mark.git
 def test_orv606_on_the_catalog_says_what_docs_contributing_says(repo: Path) -> None:
     """A model or GPU appended for the pull request's own recipe belongs in it (docs/contributing.md, "Review"):
     the hint must not tell the contributor to move it to a pull request of its own."""
@@ -435,6 +463,7 @@ def test_orv606_on_the_catalog_says_what_docs_contributing_says(repo: Path) -> N
 # --------------------------------------------------------------------------- what a PR is failed for
 
 
+@pytest.mark.git
 def test_problems_already_on_the_base_branch_are_not_the_prs(tmp_path: Path) -> None:
     repo = registry_repo(tmp_path)
     git(repo, "checkout", "-q", "main")
@@ -454,6 +483,7 @@ def test_problems_already_on_the_base_branch_are_not_the_prs(tmp_path: Path) -> 
     assert [d.path for d in evaluation.pre_existing] == [broken]
 
 
+@pytest.mark.git
 def test_a_cross_file_problem_the_pr_causes_on_an_unchanged_file_counts(repo: Path) -> None:
     catalog = repo / "catalog" / "models.yaml"
     text = catalog.read_text(encoding="utf-8")
@@ -465,6 +495,7 @@ def test_a_cross_file_problem_the_pr_causes_on_an_unchanged_file_counts(repo: Pa
     assert "ORV606 catalog/models.yaml:1" in got
 
 
+@pytest.mark.git
 def test_the_merge_base_not_the_tip_of_main_is_the_reference(repo: Path) -> None:
     digest = add_training_run(repo, 1612.0, layout="tp2-pp2-dp2")
     write(repo, training_recipe_path("qwen3-8-27b-new"),
@@ -481,11 +512,13 @@ def test_the_merge_base_not_the_tip_of_main_is_the_reference(repo: Path) -> None
     assert [c.path for c in evaluation.change.files] == [training_recipe_path("qwen3-8-27b-new"), run_path(digest)]
 
 
+@pytest.mark.git
 def test_untracked_files_count_as_added(repo: Path) -> None:
     write(repo, "runs/zz/stray.json", "{}")
     assert found(check(repo)) == ["ORV604 runs/zz/stray.json:1"]
 
 
+@pytest.mark.git
 def test_a_registry_in_a_subfolder_of_the_repository(tmp_path: Path) -> None:
     outer = tmp_path / "outer"
     repo = make_registry(outer / "registry")
@@ -505,6 +538,7 @@ def test_a_registry_in_a_subfolder_of_the_repository(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- usage errors fail closed
 
 
+@pytest.mark.git
 def test_an_unknown_base_is_a_usage_error(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", "--root", str(repo), "--base", "no-such-branch"]) == 2
     assert "fetch-depth: 0" in capsys.readouterr().err
@@ -515,6 +549,7 @@ def test_base_outside_a_git_repository_is_a_usage_error(registry: Path, capsys: 
     assert "git repository" in capsys.readouterr().err
 
 
+@pytest.mark.git
 def test_unrelated_histories_have_no_merge_base(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     git(repo, "checkout", "-q", "--orphan", "elsewhere")
     commit_all(repo, "unrelated root")
@@ -523,6 +558,7 @@ def test_unrelated_histories_have_no_merge_base(repo: Path, capsys: pytest.Captu
     assert "no merge base" in capsys.readouterr().err
 
 
+@pytest.mark.git
 def test_orv900_and_unknown_codes_cannot_be_waived(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", "--root", str(repo), "--base", "main", "--waive", "ORV900"]) == 2
     assert main(["check", "--root", str(repo), "--base", "main", "--waive", "ORV999"]) == 2
@@ -530,6 +566,7 @@ def test_orv900_and_unknown_codes_cannot_be_waived(repo: Path, capsys: pytest.Ca
     assert "cannot be waived" in err and "no such check code" in err
 
 
+@pytest.mark.git
 def test_wanted_references_after_a_pull_request_agree_in_both_modes(repo: Path) -> None:
     """boards.json's wanted.references as the pull request leaves it: patched from the committed base in
     pull-request mode, built whole in a full check; a recipe of a model with no convergence reference

@@ -3,12 +3,16 @@ or moved, never on untouched base files. Real git repositories in temporary fold
 
 from __future__ import annotations
 
+import pytest
+
 from pathlib import Path
 
 from tests.testing.checking import check, found, line_of
 from tests.testing.factories import recipe_text, registry_repo
 from tests.testing.git import commit_all, git
 from tests.testing.registry import write
+
+pytestmark = pytest.mark.git
 
 GLM = "recipes/inference/glm-5.3-flash"
 

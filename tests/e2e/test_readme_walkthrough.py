@@ -17,13 +17,13 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.testing.paths import REPO
 from tests.testing.factories import add_training_run, recipe_text, training_recipe_path
 from tests.testing.git import git, git_env
 from tests.testing.llamabench import BOTH_JSON as LLAMA_BENCH
 from tests.testing.llamabench import add_llama_catalog
 from tests.testing.registry import TOOLS, make_registry, write
 
-REPO = Path(__file__).resolve().parent.parent
 BIN = os.path.dirname(sys.executable)  # this interpreter's orv and pre-commit
 
 
@@ -104,6 +104,8 @@ def _no_findings(clone: Path) -> None:
         assert done.returncode == 0 and json.loads(done.stdout)["findings"] == [], done.stdout
 
 
+@pytest.mark.slow
+@pytest.mark.git
 def test_the_readme_walkthrough_runs_as_written(clone: Path) -> None:
     shutil.copy(TOOLS / "vllm" / "serve-detailed.json", clone.parent / "result.json")
     hooked = _install_hook(clone)
@@ -128,6 +130,8 @@ def test_the_readme_walkthrough_runs_as_written(clone: Path) -> None:
     _no_findings(clone)
 
 
+@pytest.mark.slow
+@pytest.mark.git
 def test_the_training_journey_with_a_megatron_log(clone: Path) -> None:
     shutil.copy(TOOLS / "megatron" / "qwen3-8-27b-tp1-pp4-dp2.log", clone.parent / "train.log")
     hooked = _install_hook(clone)
@@ -162,6 +166,8 @@ def llama_clone(tmp_path: Path) -> Path:
     return tmp_path / "clone"
 
 
+@pytest.mark.slow
+@pytest.mark.git
 def test_the_llama_cpp_journey_with_llama_bench(llama_clone: Path) -> None:
     """docs/contributing.md's llama.cpp path, command by command, with real `llama-bench -o json` output
     (llama.cpp b11312's CPU build on the tiny GGUF; its default pp512 and tg128 tests in one file), so the

@@ -21,6 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.testing.paths import REPO
 from tests.testing.factories import (
     LAYOUTS,
     inference_recipe,
@@ -109,6 +110,7 @@ def shard_all(capsys: pytest.CaptureFixture[str], root: Path, n: int, folder: Pa
     return paths
 
 
+@pytest.mark.slow
 @settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
 @given(plan=registries)
 def test_merged_shards_report_exactly_what_one_check_reports(tmp_path_factory: pytest.TempPathFactory,
@@ -139,6 +141,7 @@ def test_the_generator_reaches_cross_file_findings_and_clean_registries(tmp_path
     assert orv(capsys, "check", "--root", str(materialize(clean, tmp_path / "r2")))[0] == 0
 
 
+@pytest.mark.git
 def test_the_boards_and_the_job_summary_merge_too_on_a_git_checkout(tmp_path: Path,
                                                                      capsys: pytest.CaptureFixture[str]) -> None:
     repo = registry_repo(tmp_path, boards=True)
@@ -212,7 +215,7 @@ def test_the_partition_spreads_files_evenly_and_ignores_pythons_hash_seed() -> N
     # another process, another str hash seed: the same shards
     seed = "2" if os.environ.get("PYTHONHASHSEED") == "1" else "1"
     done = subprocess.run([sys.executable, "-c", script, *files[:50]], capture_output=True, text=True, check=True,
-                          env={**os.environ, "PYTHONHASHSEED": seed}, cwd=Path(__file__).parent.parent)
+                          env={**os.environ, "PYTHONHASHSEED": seed}, cwd=REPO)
     assert json.loads(done.stdout) == here
 
 
@@ -310,7 +313,7 @@ def test_a_pickle_that_patches_the_result_class_is_refused_and_patches_nothing(
               "pickle.loads(sys.stdin.buffer.read()); "
               "print(Result((Diagnostic('ORV201', Severity.ERROR, 'p', 1, 1, 'm'),)).errors)")
     done = subprocess.run([sys.executable, "-c", script], input=payload, capture_output=True, check=True,
-                          cwd=Path(__file__).parent.parent)
+                          cwd=REPO)
     assert done.stdout.strip() == b"0"
     root, partials = sharded
     Path(partials[2]).write_bytes(payload)

@@ -187,6 +187,7 @@ def test_signatures_are_verified_by_ssh_keygen_not_by_parsing(two_labs: dict[str
 # --------------------------------------------------------------------------- pull-request rules
 
 
+@pytest.mark.git
 def test_pr_changing_measurers_needs_a_waiver_and_a_key_change_is_its_own_finding(tmp_path: Path) -> None:
     repo = registry_repo(tmp_path)
     git(repo, "checkout", "-q", "main")
@@ -208,6 +209,7 @@ def test_pr_changing_measurers_needs_a_waiver_and_a_key_change_is_its_own_findin
     assert "replaced" in result.result.diagnostics[0].message
 
 
+@pytest.mark.git
 def test_pr_changing_a_signature_on_the_base_is_orv601(tmp_path: Path) -> None:
     repo = registry_repo(tmp_path)
     git(repo, "checkout", "-q", "main")

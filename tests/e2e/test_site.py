@@ -22,6 +22,7 @@ from typing import Any, Iterator
 
 import pytest
 
+from tests.testing.paths import REPO
 from tests.testing.factories import (inference_recipe, inference_run, store_run, training_recipe, training_run,
                                      write_recipe)
 from tests.testing.registry import make_registry
@@ -36,7 +37,6 @@ from validator.site import (CARDS_PER_PAGE, INFERENCE_PER_PAGE, LATEST_PER_PAGE,
                             boards_problem, file_base, render_site, write_site)
 from validator.site.collect import collect_context
 
-REPO = Path(__file__).resolve().parent.parent
 LANDED_BOARDS = REPO / "boards"  # the committed boards, stored split (boards/index.json, boards/models/)
 # Debian's chromium and chromium-driver (.ci/run installs them); elsewhere a Chrome and its matching
 # driver already on the machine (GitHub's ubuntu runner image: google-chrome and $CHROMEWEBDRIVER),
@@ -228,6 +228,7 @@ def test_model_cards_are_split_into_pages() -> None:
     assert 'id="latest"' in files["index.html"].decode() and 'id="latest"' not in files[pages[1]].decode()
 
 
+@pytest.mark.slow
 def test_odd_values_render_as_text_and_never_raise() -> None:
     """A boards document from elsewhere (--boards) may hold any value in any field: once its shape
     passes, every page renders, whatever a field holds."""
@@ -417,6 +418,8 @@ def _cells(row: Any, selector: str) -> str:
     return row.find_element("css selector", selector).text.strip()
 
 
+@pytest.mark.slow
+@pytest.mark.browser
 def test_browser_training_board_shows_every_row_and_model(browser: Any, serve: Any, landed_site: Path,
                                                           tmp_path: Path) -> None:
     boards = load(LANDED_BOARDS)
@@ -451,6 +454,8 @@ def test_browser_training_board_shows_every_row_and_model(browser: Any, serve: A
     _no_console_errors(browser)
 
 
+@pytest.mark.slow
+@pytest.mark.browser
 def test_browser_sorting_and_filtering(browser: Any, serve: Any, landed_site: Path) -> None:
     boards = load(LANDED_BOARDS)["boards"]["training"]
     _open(browser, serve(landed_site) + "index.html")
@@ -479,6 +484,8 @@ def test_browser_sorting_and_filtering(browser: Any, serve: Any, landed_site: Pa
     _no_console_errors(browser)
 
 
+@pytest.mark.slow
+@pytest.mark.browser
 def test_browser_inference_board_shows_every_row_with_its_tier(browser: Any, serve: Any, landed_site: Path) -> None:
     boards = load(LANDED_BOARDS)["boards"]
     _open(browser, serve(landed_site) + "inference.html")
@@ -501,6 +508,7 @@ def test_browser_inference_board_shows_every_row_with_its_tier(browser: Any, ser
     _no_console_errors(browser)
 
 
+@pytest.mark.browser
 def test_browser_recipe_page_shows_evidence_and_loss_chart(browser: Any, serve: Any, fixture_registry: Path,
                                                            fixture_site: Path) -> None:
     boards = load(fixture_registry / "boards")
@@ -533,6 +541,7 @@ def test_browser_recipe_page_shows_evidence_and_loss_chart(browser: Any, serve: 
     _no_console_errors(browser)
 
 
+@pytest.mark.browser
 def test_browser_shows_empty_cells_and_wanted_lists(browser: Any, serve: Any, tmp_path: Path) -> None:
     boards = _with_empty_cell_and_wanted(load(LANDED_BOARDS))
     write_site(str(tmp_path / "site"), render_site(boards, SiteContext(gpu_order=("h100", "h200", "b200"))))
@@ -548,8 +557,9 @@ def test_browser_shows_empty_cells_and_wanted_lists(browser: Any, serve: Any, tm
 
 
 
+@pytest.mark.browser
 def test_browser_frontier_chart_puts_each_point_where_the_data_says(browser: Any, serve: Any, tmp_path: Path) -> None:
-    """Three swept configurations (tests/test_frontier.py): every point drawn at its figures' place on
+    """Three swept configurations (tests/unit/test_frontier.py): every point drawn at its figures' place on
     the axes, the frontier's points filled and joined, and the page needs no network."""
     root = make_registry(tmp_path / "registry")
     sweep_registry(root)
@@ -622,6 +632,7 @@ def test_the_boards_workflow_publishes_the_site_with_least_privilege() -> None:
     assert deploy["uses"].startswith("actions/deploy-pages@") and len(deploy["uses"].split("@")[1]) == 40
 
 
+@pytest.mark.browser
 def test_browser_console_check_catches_a_script_error(browser: Any, serve: Any, tmp_path: Path) -> None:
     """The "no console errors" assertion above can fail: a page whose script throws is caught."""
     (tmp_path / "broken.html").write_text('<!DOCTYPE html><link rel="icon" href="data:,"><script>notDefined()</script>')
@@ -738,6 +749,7 @@ def _page_scroll(driver: Any) -> tuple[int, int]:
     return driver.execute_script("return [document.documentElement.scrollWidth, window.innerWidth]")
 
 
+@pytest.mark.browser
 def test_browser_no_page_scrolls_sideways_on_a_phone(browser: Any, serve: Any, landed_site: Path,
                                                      fixture_site: Path) -> None:
     landed, fixture = serve(landed_site), serve(fixture_site)
@@ -761,6 +773,7 @@ def test_browser_no_page_scrolls_sideways_on_a_phone(browser: Any, serve: Any, l
         browser.set_window_size(1280, 2000)
 
 
+@pytest.mark.browser
 def test_browser_page_scroll_check_catches_a_wide_page(browser: Any, serve: Any, tmp_path: Path) -> None:
     """The check above can fail: a page wider than the phone is caught."""
     (tmp_path / "wide.html").write_text('<!DOCTYPE html><meta name="viewport" content="width=device-width">'
@@ -774,6 +787,7 @@ def test_browser_page_scroll_check_catches_a_wide_page(browser: Any, serve: Any,
         browser.set_window_size(1280, 2000)
 
 
+@pytest.mark.browser
 def test_browser_quality_cell_is_one_short_line_on_a_phone(browser: Any, serve: Any, tmp_path: Path) -> None:
     boards = _with_quality_statuses(load(LANDED_BOARDS))
     write_site(str(tmp_path / "site"), render_site(boards))

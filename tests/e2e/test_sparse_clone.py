@@ -25,6 +25,8 @@ from validator.git.sparse import materialize, sparse_checkout
 from validator.registry.layout import GATE_CHECKOUT
 from validator.registry.store import store_run_document
 
+pytestmark = pytest.mark.git
+
 CONTRIBUTOR_PATTERNS = GATE_CHECKOUT  # docs/contributing.md, "A cheap clone" (with the code's folders, not needed here)
 TAKEN = "qwen3-8-27b-h100-tp1-pp4-dp2"  # the id `orv new` derives for the journey below
 VERSIONS = ("0.30.0", "0.30.1", "0.30.2", "0.30.3")

@@ -80,6 +80,7 @@ Why an entry has its tier (what the next tier needs):
 """
 
 
+@pytest.mark.git
 @needs_ssh_keygen
 def test_a_pull_request_adding_a_training_and_an_inference_recipe(tmp_path: Path) -> None:
     repo = main_branch(tmp_path)
@@ -102,6 +103,7 @@ def test_a_pull_request_adding_a_training_and_an_inference_recipe(tmp_path: Path
     assert summary.render_markdown(report) == EXPECTED.format(base=report.base_commit[:12])
 
 
+@pytest.mark.git
 def test_the_first_recipe_of_a_wanted_model_fills_its_cell_and_leaves_the_list(tmp_path: Path) -> None:
     repo = main_branch(tmp_path)
     write_recipe(repo, training_recipe("qwen3-8-27b-h100-tp1-pp4-dp2", 1480.4))
@@ -123,6 +125,7 @@ def test_the_first_recipe_of_a_wanted_model_fills_its_cell_and_leaves_the_list(t
     assert "| first for Qwen3.8-27B on H200 |" in text
 
 
+@pytest.mark.git
 @needs_ssh_keygen
 def test_a_second_signed_run_turns_t2_into_t3_and_the_summary_says_so(tmp_path: Path) -> None:
     repo = main_branch(tmp_path)
@@ -163,6 +166,7 @@ def _thousand_recipe_pull_request(repo: Path) -> None:
         write_recipe(repo, served)
 
 
+@pytest.mark.git
 def test_a_thousand_recipe_pull_request_stays_well_under_githubs_limit(tmp_path: Path) -> None:
     repo = main_branch(tmp_path)
     write_recipe(repo, training_recipe("qwen3-8-27b-h100-tp2-pp2-dp2", 1480.4, layout={"tp": 2, "pp": 2, "dp": 2}))
@@ -203,6 +207,7 @@ def test_pre_existing_findings_are_counted_not_listed() -> None:
     assert text.endswith("### Board changes\n\nNo entry's tier or rank changes.\n")
 
 
+@pytest.mark.git
 @needs_ssh_keygen
 def test_pull_request_mode_reads_the_measurers_file_for_a_signed_run(tmp_path: Path) -> None:
     """The neighbourhood of a new signed run includes measurers/allowed_signers (else: a false ORV222)."""
@@ -223,6 +228,7 @@ def test_pull_request_mode_reads_the_measurers_file_for_a_signed_run(tmp_path: P
     assert evaluation.partial and found(evaluation) == []
 
 
+@pytest.mark.git
 def test_a_new_sweep_says_where_it_moves_the_frontier(tmp_path: Path) -> None:
     repo = main_branch(tmp_path)
     before = sweep_registry(repo, names="ab")
@@ -271,6 +277,7 @@ def test_the_entries_output_stays_within_githubs_output_limit_and_lists_the_pull
     assert len(json.loads(outputs["entries"])) == 4 and outputs["entries-left-out"] == "0"
 
 
+@pytest.mark.git
 def test_a_group_of_many_is_ranked_from_standings_and_a_broken_standing_falls_back_to_the_part(
         tmp_path: Path) -> None:
     """A new fastest entry atop 30 others moves all 30 a rank down; pull-request mode finds each of them from the
@@ -302,6 +309,7 @@ def test_a_group_of_many_is_ranked_from_standings_and_a_broken_standing_falls_ba
     assert again.delta == report.delta and again.delta_note is None
 
 
+@pytest.mark.git
 @needs_ssh_keygen
 def test_a_signature_alone_lifting_an_entry_to_t3_moves_it_in_pull_request_mode_too(tmp_path: Path) -> None:
     """A pull request that adds only `runs/xx/<digest>.json.sig` (a second measurer signs a run already on

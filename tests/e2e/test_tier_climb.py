@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.testing.paths import FIXTURES
 from tests.testing.quality import reworded
 from tests.testing.registry import INFERENCE_RECIPE_TEXT, TOOLS, VALID_TRAINING_RECIPE, make_registry
 from validator.evidence import tiers
@@ -150,7 +151,7 @@ def test_inference_recipe_climbs_from_claimed_to_reproduced(tmp_path: Path,
     assert capped.tier == "T2" and any("needs verified quality" in r for r in capped.reasons)
 
     # fp8 is not the model's published precision: T3 also needs `verified` quality (docs/quality.md).
-    lmeval = Path(__file__).parent / "fixtures" / "lmeval"
+    lmeval = FIXTURES / "lmeval"
     reg.add_run(capsys, "--from", "lm-eval", str(lmeval / "reference"), "--reference-for", "qwen3.8-27b",
                 "--quant", "bf16", "--measured-by", "lab-a")
     quality = reg.add_run(capsys, "--from", "lm-eval",

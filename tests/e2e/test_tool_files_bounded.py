@@ -1,8 +1,8 @@
 """The adapters of issue 30 (llama-bench, AIPerf, trtllm-bench) read a contributor's files within the same
-bounds as the others (issue 35, docs/limits.md): each hostile input makes `orv add-run` exit 1 within seconds
-under a 2 GiB address-space limit, with a finding naming the file, no traceback, nothing written.
+bounds as the others (issue 35, docs/limits.md): each hostile input makes `orv add-run` exit 1 having read a
+bounded number of bytes under a 2 GiB address-space limit, with a finding naming the file, no traceback, nothing written.
 
-The capped subprocess and its assertions are tests/test_contributor_files.py's `refused`.
+The capped subprocess and its assertions are tests/e2e/test_contributor_files.py's `refused`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from typing import Callable
 
 import pytest
 
-from tests.test_contributor_files import MODEL, SECONDS, _cap_address_space, deep, refused
+from tests.e2e.test_contributor_files import MODEL, _cap_address_space, deep, refused
+from tests.testing.bounds import HANG_SECONDS
 from tests.testing.registry import TOOLS, make_registry
 
 LLAMA = TOOLS / "llamabench" / "pp512-tg128.json"
@@ -132,7 +133,7 @@ def test_a_line_separator_in_a_string_is_no_crash(root: Path, tmp_path: Path, wh
     target.write_text(text[:at] + separator + text[at:])
     before = set(root.rglob("*"))
     proc = subprocess.run([sys.executable, "-m", "validator", "add-run", "--root", str(root), *args, *MODEL],
-                          cwd=root, capture_output=True, text=True, timeout=SECONDS * 3,
+                          cwd=root, capture_output=True, text=True, timeout=HANG_SECONDS,
                           preexec_fn=_cap_address_space, stdin=subprocess.DEVNULL)
     assert proc.returncode in (0, 1), proc.stderr
     assert "ORV101" not in proc.stderr  # the file stays one JSON document: no reader cut it at the separator

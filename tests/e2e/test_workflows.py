@@ -19,13 +19,13 @@ from typing import Any, Iterator
 import pytest
 import yaml
 
+from tests.testing.paths import REPO as ROOT
 from tests.testing.codeowners import owners_of, parse
 from tests.testing.factories import add_training_run, recipe_text, registry_repo, training_recipe_path
 from tests.testing.git import commit_all, git
 from tests.testing.registry import write
 from validator.registry.layout import GATE_CHECKOUT
 
-ROOT = Path(__file__).resolve().parent.parent
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
 EXAMPLES = sorted((ROOT / "docs" / "examples").glob("*.yml"))  # documented, not run: held to the same rules
 ACTION = ROOT / "action.yml"
@@ -155,7 +155,7 @@ def test_the_pull_request_workflow_judges_the_pull_request_with_the_bases_rules(
     # No step reads the merge base's tree before orv (git would fetch all of it; orv fetches what differs).
     # A change orv checks whole (catalog, measurers, submodule) gets every file from orv: the action's --widen.
     assert "--widen" in ACTION.read_text(encoding="utf-8")
-    # The base commit's rules beside it, from the clone above without the registry (tests/test_gate_model.py
+    # The base commit's rules beside it, from the clone above without the registry (tests/e2e/test_gate_model.py
     # runs the step); the gate's action (and so orv) comes from there.
     assert rules["env"] == {"BASE_SHA": "${{ github.event.pull_request.base.sha }}"} and "uses" not in rules
     assert 'rules="$GITHUB_WORKSPACE/base-rules"' in rules["run"] and "folders=(validator schema requirements)" in rules["run"]
@@ -178,7 +178,7 @@ def test_the_boards_workflow_regenerates_and_commits_on_main_only() -> None:
     assert _triggers(document) == {"push": {"branches": ["main"]}}
     assert document["permissions"] == {}
     assert document["concurrency"]["cancel-in-progress"] is False
-    job = document["jobs"]["boards"]  # the other job publishes the site (tests/test_site.py)
+    job = document["jobs"]["boards"]  # the other job publishes the site (tests/e2e/test_site.py)
     assert job["permissions"] == {"contents": "write"}
     runs = "\n".join(step.get("run", "") for step in job["steps"])
     assert "orv\" boards" in runs and "git add -A -- boards/" in runs
@@ -299,6 +299,7 @@ def run_hook(hook_id: str, repo: Path) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.git
 def test_the_orv_check_hook_passes_a_clean_registry_and_fails_a_broken_one(tmp_path: Path) -> None:
     repo = registry_repo(tmp_path)
     assert run_hook("orv-check", repo).returncode == 0
@@ -308,6 +309,7 @@ def test_the_orv_check_hook_passes_a_clean_registry_and_fails_a_broken_one(tmp_p
     assert done.returncode == 1 and "ORV105" in done.stdout
 
 
+@pytest.mark.git
 def test_the_pre_push_hook_applies_the_pull_request_rules_against_origin(tmp_path: Path) -> None:
     repo = registry_repo(tmp_path)
     git(repo, "checkout", "-q", "main")

@@ -1,4 +1,4 @@
-"""GitHub's CODEOWNERS matching, and the rule for which files must have an owner (tests/test_codeowners.py).
+"""GitHub's CODEOWNERS matching, and the rule for which files must have an owner (tests/e2e/test_codeowners.py).
 
 Matching follows GitHub's documented semantics: gitignore-like patterns (a pattern with a slash at
 its start or middle is anchored to the repository root, one without matches at any depth; a

@@ -26,6 +26,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
+from tests.testing.paths import REPO
+
 SKIP = (".git",)
 
 
@@ -33,7 +35,7 @@ def run(spec: dict[str, Any], args: list[str], cwd: Path | None = None, timeout:
         wait: bool = True) -> subprocess.CompletedProcess[str] | subprocess.Popen[str]:
     """`orv ARGS` under SPEC in its own process group (so a group Ctrl-C reaches only it)."""
     cmd = [sys.executable, "-m", "tests.testing.faults", json.dumps(spec), "--", *args]
-    repo = str(Path(__file__).resolve().parent.parent.parent)
+    repo = str(REPO)
     env = {**os.environ, "PYTHONPATH": repo + os.pathsep + os.environ.get("PYTHONPATH", "")}
     popen = subprocess.Popen(cmd, cwd=cwd or repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True, start_new_session=True)

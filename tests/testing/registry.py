@@ -6,10 +6,10 @@ import hashlib
 import shutil
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent.parent  # tests/
-CASES = HERE / "cases"
+from tests.testing.paths import CASES, FIXTURES, REPO
+
 BASE = CASES / "_base"
-TOOLS = HERE / "fixtures" / "tools"  # real benchmark-tool output formats (made by make_fixtures.py there)
+TOOLS = FIXTURES / "tools"  # real benchmark-tool output formats (made by make_fixtures.py there)
 VLLM = TOOLS / "vllm" / "serve-detailed.json"  # 9 requests, 1 failed (vllm's own `failed`: 1)
 VALID_TRAINING_RECIPE = CASES / "valid-training" / "recipes" / "training" / "qwen3.8-27b" / \
     "qwen3-8-27b-h100-tp1-pp4-dp2.yaml"
@@ -46,9 +46,6 @@ def write(repo: Path, rel: str, text: str) -> None:
     path = repo / rel
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
-
-
-REPO = HERE.parent  # the repository
 
 
 def fresh_registry(dest: Path) -> Path:

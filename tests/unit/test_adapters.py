@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from tests.testing.paths import CASES
 from tests.testing.registry import INFERENCE_RECIPE_TEXT, TOOLS, VALID_TRAINING_RECIPE, make_registry
 from validator.adapters import Source, convert, metadata
 from validator.errors import AdapterError
@@ -21,8 +22,7 @@ from validator.cli import main
 from validator.hashing import content_address
 from validator.science.throughput import inference_facts, training_facts
 
-HERE = Path(__file__).parent
-BASE = str(HERE / "cases" / "_base")
+BASE = str(CASES / "_base")
 TRAINING_RECIPE = VALID_TRAINING_RECIPE
 INFERENCE_RECIPE = INFERENCE_RECIPE_TEXT
 

@@ -4,9 +4,10 @@ and no module reaches into another's private names."""
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parent.parent / "validator"
+PACKAGE = Path(__file__).resolve().parents[2] / "validator"
 
 
 def module_name(path: Path) -> str:
@@ -34,8 +35,15 @@ def imports_of(name: str) -> list[tuple[str, list[str]]]:
     return out
 
 
+@functools.cache
+def _parsed_graph() -> dict[str, frozenset[str]]:
+    """Every module parsed once per session (the checks test asks for the graph once per checks module)."""
+    return {name: frozenset(m for m, _ in imports_of(name) if m in MODULES and m != name) for name in MODULES}
+
+
 def graph() -> dict[str, set[str]]:
-    return {name: {m for m, _ in imports_of(name) if m in MODULES and m != name} for name in MODULES}
+    """A fresh copy each call: a caller may add edges (the cycle finder's own test does)."""
+    return {name: set(deps) for name, deps in _parsed_graph().items()}
 
 
 def cycles(edges: dict[str, set[str]]) -> list[list[str]]:

@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.testing.paths import REPO
 from tests.testing.factories import (SEED_000, SEED_004, inference_recipe, inference_run, store_run, training_recipe,
                                      training_run, write_recipe, write_yaml)
 from tests.testing.git import commit_all, git, git_init
@@ -33,7 +34,6 @@ from validator.engine.evaluate import Config, analyse, run
 from validator.registry.snapshot import Catalog
 from validator.evidence.tiers import derive
 
-REPO = Path(__file__).resolve().parent.parent
 SEEDS = Path("/work/shared/seeds")
 BOARDS = "boards/index.json"  # the boards' index; each model's part under boards/models/ (boards/split.py)
 
@@ -261,6 +261,7 @@ def git_registry(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.mark.git
 def test_updated_at_is_the_newest_data_commit(tmp_path: Path) -> None:
     root = git_registry(tmp_path)
     data_commit = git(root, "rev-parse", "HEAD")
@@ -273,6 +274,7 @@ def test_updated_at_is_the_newest_data_commit(tmp_path: Path) -> None:
     assert git_stamp(str(root)) == GitStamp("2026-10-21T00:00:00+00:00", catalog_commit)
 
 
+@pytest.mark.git
 def test_a_merge_bringing_in_data_is_transparent(tmp_path: Path) -> None:
     root = git_registry(tmp_path)
     git(root, "checkout", "-q", "-b", "feature")
@@ -283,6 +285,7 @@ def test_a_merge_bringing_in_data_is_transparent(tmp_path: Path) -> None:
     assert git_stamp(str(root)) == GitStamp("2026-10-19T00:00:00+00:00", feature)
 
 
+@pytest.mark.git
 def test_updated_at_outside_git_or_before_any_commit_is_null(tmp_path: Path) -> None:
     root = make_registry(tmp_path / "plain")
     assert git_stamp(str(root)) == GitStamp()
@@ -290,6 +293,7 @@ def test_updated_at_outside_git_or_before_any_commit_is_null(tmp_path: Path) -> 
     assert git_stamp(str(root)) == GitStamp()
 
 
+@pytest.mark.git
 def test_a_registry_inside_a_larger_repository_uses_its_own_folders(tmp_path: Path) -> None:
     git_init(tmp_path)
     root = make_registry(tmp_path / "sub")
@@ -301,6 +305,8 @@ def test_a_registry_inside_a_larger_repository_uses_its_own_folders(tmp_path: Pa
     assert git_stamp(str(root)).source_commit == first
 
 
+@pytest.mark.slow
+@pytest.mark.git
 def test_same_commit_gives_identical_bytes_in_different_folders_and_processes(tmp_path: Path) -> None:
     root = git_registry(tmp_path)
     clone = tmp_path / "elsewhere" / "clone"
@@ -317,6 +323,7 @@ def test_same_commit_gives_identical_bytes_in_different_folders_and_processes(tm
     assert meta["source_commit"] == git(root, "rev-parse", "HEAD")
 
 
+@pytest.mark.git
 def test_shallow_clone_cannot_be_checked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = git_registry(tmp_path)
     (root / "notes.txt").write_text("a later commit\n")
@@ -335,6 +342,7 @@ def test_shallow_clone_cannot_be_checked(tmp_path: Path, capsys: pytest.CaptureF
 # --------------------------------------------------------------------------- ORV701 and --check
 
 
+@pytest.mark.git
 def test_changing_one_recipe_moves_rank_fastest_and_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = git_registry(tmp_path)
     assert orv("boards", "--root", str(root)) == 0
@@ -422,6 +430,7 @@ def test_write_is_atomic_and_unchanged_file_is_left_alone(registry: Path) -> Non
     assert sorted(p.name for p in (path.parent / "standings").iterdir()) == ["qwen3.8-27b.json"]
 
 
+@pytest.mark.git
 def test_key_shards_are_written_with_the_boards_and_a_left_over_shard_is_stale(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = git_registry(tmp_path)
@@ -473,6 +482,7 @@ def _registry_from(claims: list[tuple[tuple[str, str], float]], folder: Path, re
     return root
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(CLAIMS)
 def test_ranks_and_bytes_are_properties_of_the_data(claims: list[tuple[tuple[str, str], float]]) -> None:
@@ -790,6 +800,7 @@ def test_repository_boards_are_committed_and_fresh() -> None:
     assert comparison.problem is None and comparison.stale == (), comparison
 
 
+@pytest.mark.git
 def test_data_and_boards_committed_together_is_only_a_stale_stamp(tmp_path: Path) -> None:
     root = git_registry(tmp_path)
     assert orv("boards", "--root", str(root)) == 0

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from tests.testing.paths import REPO
 from tests.testing.factories import inference_recipe, training_recipe, write_recipe
 from tests.testing.git import commit_all, git, git_init
 from tests.testing.registry import make_registry
@@ -42,7 +43,6 @@ from validator.cli import main
 from validator.engine.evaluate import Config, analyse, run
 from validator.evidence.tiers import derive
 
-REPO = Path(__file__).resolve().parent.parent
 INDEX = "boards/index.json"
 
 
@@ -94,6 +94,7 @@ def test_split_and_assemble_are_inverses_on_the_repository() -> None:
     assert standings == {}
 
 
+@pytest.mark.git
 def test_combined_is_the_one_file_document_byte_for_byte(tmp_path: Path) -> None:
     root = _registry(tmp_path)
     out = tmp_path / "combined.json"
@@ -102,6 +103,7 @@ def test_combined_is_the_one_file_document_byte_for_byte(tmp_path: Path) -> None
     assert json.loads(out.read_bytes())["meta"]["source_commit"] == git(root, "rev-parse", "HEAD~1")
 
 
+@pytest.mark.git
 def test_a_one_recipe_change_rewrites_its_model_file_the_index_and_the_whole_document_only(tmp_path: Path) -> None:
     root = _registry(tmp_path)
     before = committed_files(str(root))
@@ -114,6 +116,7 @@ def test_a_one_recipe_change_rewrites_its_model_file_the_index_and_the_whole_doc
     assert orv("boards", "--check", "--root", str(root)) == 0
 
 
+@pytest.mark.git
 def test_reading_some_models_reads_only_their_rows(tmp_path: Path) -> None:
     root = _registry(tmp_path)
     whole = read_boards(str(root))
@@ -132,6 +135,7 @@ def test_reading_some_models_reads_only_their_rows(tmp_path: Path) -> None:
     assert read == [INDEX, "boards/models/qwen3.5-122b-a10b.json"]  # no other model's file is opened
 
 
+@pytest.mark.git
 def test_a_model_gone_from_the_boards_loses_its_file(tmp_path: Path) -> None:
     root = _registry(tmp_path)
     gone = root / "boards/models/qwen3.5-122b-a10b.json"
@@ -144,6 +148,7 @@ def test_a_model_gone_from_the_boards_loses_its_file(tmp_path: Path) -> None:
     assert orv("boards", "--check", "--root", str(root)) == 0
 
 
+@pytest.mark.git
 def test_a_left_over_or_copied_model_file_is_stale(tmp_path: Path) -> None:
     """The forgery: a model's file copied under another model's name (every figure kept). It assembles into
     nothing (the index does not list it), but it is a published file no regeneration writes: ORV701."""
@@ -155,6 +160,7 @@ def test_a_left_over_or_copied_model_file_is_stale(tmp_path: Path) -> None:
     assert not (root / "boards/models/qwen3-32b.json").exists()
 
 
+@pytest.mark.git
 def test_an_index_that_hides_a_model_is_stale_and_a_missing_part_is_unreadable(tmp_path: Path) -> None:
     root = _registry(tmp_path)
     index_path = root / INDEX
@@ -170,6 +176,7 @@ def test_an_index_that_hides_a_model_is_stale_and_a_missing_part_is_unreadable(t
         ("ORV701", "boards/models/qwen3.8-27b.json")]
 
 
+@pytest.mark.git
 def test_the_whole_document_is_written_beside_the_split_files_and_checked_like_them(tmp_path: Path) -> None:
     """SPEC §7: boards/boards.json is the readers' contract, so `orv boards` keeps writing it whole."""
     root = _registry(tmp_path)
@@ -187,6 +194,7 @@ def test_the_whole_document_is_written_beside_the_split_files_and_checked_like_t
     assert read_boards(str(root)) == json.loads(whole.read_bytes())
 
 
+@pytest.mark.git
 def test_the_site_renders_the_split_boards(tmp_path: Path) -> None:
     root = _registry(tmp_path)
     site = tmp_path / "site"
@@ -204,6 +212,7 @@ def test_a_model_id_that_is_no_file_name_gets_a_portable_name_inside_boards_mode
         assert path.startswith("boards/models/_") and "/" not in name[:-5] and name[1:-5].isalnum()
 
 
+@pytest.mark.git
 @pytest.mark.parametrize("damage", [
     lambda part: part["boards"].update(training=5),
     lambda part: part["runs"].append({"no": "hash"}),
@@ -225,6 +234,7 @@ def test_a_damaged_model_file_is_unreadable_never_a_crash(tmp_path: Path, damage
     assert "is not the boards part of model" in err and "Traceback" not in err
 
 
+@pytest.mark.git
 @pytest.mark.parametrize("forge", [
     lambda e: e.__setitem__(2, [99]),            # a reason that is not in `reasons`
     lambda e: e.__setitem__(2, [-1]),
@@ -238,7 +248,7 @@ def test_a_damaged_model_file_is_unreadable_never_a_crash(tmp_path: Path, damage
 ])
 def test_a_malformed_standing_is_unreadable_not_a_crash(tmp_path: Path, forge) -> None:
     """The summary trusts a standing only in the shape standing_rows reads; anything else is BoardsUnreadable
-    (the summary then reads the model's part: tests/test_summary.py)."""
+    (the summary then reads the model's part: tests/e2e/test_summary.py)."""
     root = _registry(tmp_path)
     path = root / standings_path("qwen3.8-27b")
     found = json.loads(path.read_bytes())

@@ -59,6 +59,7 @@ def codes(root: Path) -> list[str]:
     return sorted({d.code for d in result.diagnostics})
 
 
+@pytest.mark.git
 def test_cache_is_written_and_reused(tmp_path: Path) -> None:
     root, _ = make_repo(tmp_path)
     assert codes(root) == []
@@ -69,6 +70,7 @@ def test_cache_is_written_and_reused(tmp_path: Path) -> None:
     assert caches[0].stat().st_mtime_ns == before  # nothing new to store: every file came from the cache
 
 
+@pytest.mark.git
 def test_a_tampered_run_is_caught_in_the_work_tree_and_after_commit(tmp_path: Path) -> None:
     root, run_rel = make_repo(tmp_path)
     assert verified_runs(root) == [True]  # warms the cache with the good bytes
@@ -79,6 +81,7 @@ def test_a_tampered_run_is_caught_in_the_work_tree_and_after_commit(tmp_path: Pa
     assert verified_runs(root) == [False]  # committed: a new blob id, so a new result
 
 
+@pytest.mark.git
 def test_a_catalog_change_invalidates_every_result(tmp_path: Path) -> None:
     root, _ = make_repo(tmp_path)
     assert codes(root) == []
@@ -88,6 +91,7 @@ def test_a_catalog_change_invalidates_every_result(tmp_path: Path) -> None:
     assert len(list((root / ".git" / "orv").glob("cache-*.pickle"))) == 1  # the stale one was removed
 
 
+@pytest.mark.git
 def test_the_remembered_catalog_is_not_used_for_a_catalog_file_turned_into_a_link(tmp_path: Path) -> None:
     root, _ = make_repo(tmp_path)
     assert codes(root) == []
@@ -102,6 +106,7 @@ def test_the_remembered_catalog_is_not_used_for_a_catalog_file_turned_into_a_lin
     assert any(d.code == "ORV114" and d.path == "catalog/hardware.yaml" for d in cached)
 
 
+@pytest.mark.git
 def test_a_change_to_orv_itself_gives_stored_results_a_new_key(tmp_path: Path, monkeypatch) -> None:
     """Results stored by another orv (e.g. before the exact sample fingerprint was redefined) are
     never read: the key hashes every source file of the package, and the cache version."""
@@ -132,6 +137,7 @@ def test_the_key_covers_the_schemas_in_an_installed_wheel_too(monkeypatch: pytes
     assert as_wheel == as_checkout and "boards.schema.json" in as_wheel
 
 
+@pytest.mark.git
 def test_the_boards_load_with_fewer_checks_never_reaches_the_cache(tmp_path: Path) -> None:
     # `orv boards` runs only the checks a tier reads (engine.analyse(for_tiers=True)); had it cached
     # what it loaded, the next `orv check` would take those results and miss the skipped findings.

@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 import pytest
 
+from tests.testing.paths import FIXTURES
 from tests.testing.corpus import Workload, evaluate, forgeries, measure
 from tests.testing.factories import store_run, training_recipe, write_recipe
 from tests.testing.git import commit_all, git
@@ -30,7 +31,7 @@ from validator.engine.evaluate import Config, run
 from validator.hashing import content_address, canonical_bytes, run_path
 from validator.science.independence import can_tell_a_copy, same_measurement, sample_fingerprint
 
-LMEVAL = Path(__file__).parent / "fixtures" / "lmeval"
+LMEVAL = FIXTURES / "lmeval"
 QUALITY_RECIPE = "recipes/inference/qwen3.8-27b/qwen3-8-27b-h100-vllm-fp8-c1.yaml"
 ANNOTATION = re.compile(r"^::(error|warning|notice) file=([^,]+),line=\d+,col=\d+,title=(ORV\d{3})::")
 
@@ -125,6 +126,7 @@ FORGERIES = {"append 1 sample": _append_one, "drop 3 samples": _drop_three, "reo
              "jitter 1e-5": _jitter(1e-5, 1.0), "x1.0003, jitter 0.01%": _jitter(1e-4, 1.0003)}
 
 
+@pytest.mark.git
 @pytest.mark.parametrize("forge", FORGERIES.values(), ids=FORGERIES.keys())
 def test_a_forged_reproduction_fails_the_gate_on_the_run_the_pull_request_adds(
         forge: Callable[[dict[str, Any]], None], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -157,6 +159,7 @@ def test_a_forged_reproduction_fails_the_gate_on_the_run_the_pull_request_adds(
     assert tier(repo, rel).tier == "T2"  # never "reproduced"
 
 
+@pytest.mark.git
 def test_a_real_second_measurement_signed_by_a_second_measurer_passes_and_reaches_t3(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     repo = on_main(tmp_path)
@@ -179,6 +182,7 @@ def test_a_real_second_measurement_signed_by_a_second_measurer_passes_and_reache
     assert tier(repo, rel).tier == "T3"
 
 
+@pytest.mark.git
 def test_on_main_the_later_run_by_merge_order_is_blamed_not_the_first_by_path(tmp_path: Path) -> None:
     repo = on_main(tmp_path)
     recipe = training_recipe("merged", 1480.4)
@@ -231,6 +235,7 @@ def _base_url_edited(tmp_path: Path) -> Path:
     return folder
 
 
+@pytest.mark.git
 def test_a_copied_reference_offered_as_an_fp8_quality_run_fails_the_gate(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     folder = _base_url_edited(tmp_path)
@@ -243,6 +248,7 @@ def test_a_copied_reference_offered_as_an_fp8_quality_run_fails_the_gate(
     assert analysis_tier.quality.status != "verified" and analysis_tier.quality.ratio is None
 
 
+@pytest.mark.git
 def test_an_fp8_run_in_its_own_words_verifies(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     repo, _, _ = _quality_pr(tmp_path, capsys, reworded(LMEVAL / "q995", tmp_path / "own"))
     code, errors, _ = gate(repo, capsys)
@@ -250,6 +256,7 @@ def test_an_fp8_run_in_its_own_words_verifies(tmp_path: Path, capsys: pytest.Cap
     assert tier(repo, QUALITY_RECIPE).quality.status == "verified"
 
 
+@pytest.mark.git
 def test_a_lossless_configuration_may_repeat_the_reference_when_another_measurer_signed_it(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Speculative decoding at the reference's precision answers as the reference does, by design."""

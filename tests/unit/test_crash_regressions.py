@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.testing.paths import FIXTURES
 from tests.testing.registry import CASES, fresh_registry, make_registry
 from validator.load import schema as schemas
 from validator.cli import main
 from validator.engine.evaluate import Config, run
 from validator.hashing import canonical_bytes, content_address, run_path
 
-SEEDS = Path(__file__).parent / "fixtures" / "import"  # the two seed documents, as the importers read them
+SEEDS = FIXTURES / "import"  # the two seed documents, as the importers read them
 
 RECIPE = "recipes/training/qwen3.8-27b/qwen3-8-27b-h100-tp1-pp4-dp2.yaml"
 INFER = "recipes/inference/qwen3.8-27b/qwen3-8-27b-w4a16-1x-rtx3090-mtp3.yaml"
@@ -276,7 +277,7 @@ def test_yaml_only_types_are_named_not_called_null(reg: Path, value: str, words:
 
 
 @pytest.mark.parametrize("original, garbled", [
-    # found by tests/test_fuzz_inputs.py: two figures run together made float() raise
+    # found by tests/unit/test_fuzz_inputs.py: two figures run together made float() raise
     ("4,023.2×8$0.55", "4,023.2×8$0.1,178.1"),
     # found by the 10-minute exploratory fuzz: int() refused a 5,003-digit `+…%` gain
     ("→ 4,011.4 +184%", "→ 4,011.4 +" + "9" * 5000 + "184%"),

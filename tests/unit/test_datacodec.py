@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.testing.paths import REPO as ROOT
 from tests.testing.registry import CASES, make_registry
 from validator.engine.datacodec import ShapeError, decode, decode_any, encode, encode_any
 from validator.diagnostics import Diagnostic, Severity
@@ -21,7 +22,6 @@ from validator.load.cache import Store
 from validator.registry.snapshot import RecipeEntry, RunEntry
 
 CASE_DIRS = sorted(p for p in CASES.iterdir() if p.is_dir() and not p.name.startswith("_"))
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def _round_trip(entry: Any, kind: Any) -> Any:

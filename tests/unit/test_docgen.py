@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.testing.paths import REPO as ROOT
 from validator.checks import docgen
 from validator.checks import all_checks
 from validator.cli import main
 
-ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs" / "checks.md"
 CODES = sorted(all_checks())
 

@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from tests.testing.paths import REPO
 from validator.boards.split import read_boards
 from validator.load import schema
 from validator.load.pipeline import samples_fast_ok
@@ -200,7 +201,7 @@ def test_integral_floats_and_exponents_take_the_exact_path() -> None:
     assert not math.isnan(0.0)
 
 
-BOARDS_DOC = read_boards(str(Path(__file__).resolve().parent.parent))  # the committed boards, assembled
+BOARDS_DOC = read_boards(str(REPO))  # the committed boards, assembled
 
 
 def _boards_paths(node: Any, at: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -218,6 +219,7 @@ BOARDS_PATHS = _boards_paths(BOARDS_DOC)
 MUTANT = st.one_of(JSON_VALUES, st.sampled_from(["T4", "", "sha256:x", "runs/aa/b.json", -1, 0, 1.5, 2**40]))
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(st.sampled_from(BOARDS_PATHS), MUTANT, st.booleans())
 def test_compiled_boards_check_agrees_with_jsonschema(path: tuple[Any, ...], value: Any, drop: bool) -> None:

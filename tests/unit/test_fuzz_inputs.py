@@ -12,7 +12,6 @@ import contextlib
 import copy
 import json
 import resource
-import time
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -20,6 +19,8 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from tests.testing.bounds import bytes_read, hang_guard
+from tests.testing.paths import FIXTURES
 from tests.conftest import fuzz_examples
 from tests.testing.registry import (
     CASES,
@@ -36,9 +37,8 @@ from validator.engine.evaluate import Config, run
 from validator.errors import UsageError
 from validator.hashing import canonical_bytes, content_address, run_path
 
-REPO = Path(__file__).resolve().parent.parent
-SEEDS = Path(__file__).parent / "fixtures" / "import"
-LMEVAL = Path(__file__).parent / "fixtures" / "lmeval"
+SEEDS = FIXTURES / "import"
+LMEVAL = FIXTURES / "lmeval"
 TRAIN_RUN = CASES / "valid-training-run" / "runs" / "b7" / \
     "b7f2578794a34ac68613116cc9ac6a76b9e6b5bb08db2adce7a53c449372d0ef.json"
 SEED_RUN: dict[str, Any] = json.loads(TRAIN_RUN.read_text(encoding="utf-8"))
@@ -139,6 +139,7 @@ def _import(tmp: Path, command: str, raw: bytes, capsys: pytest.CaptureFixture[s
         assert (tmp / "report.md").read_text(encoding="utf-8").strip()
 
 
+@pytest.mark.slow
 @settings(max_examples=fuzz_examples(20), **BUDGET)
 @given(raw=mutated_seed((SEEDS / "000_1e2c7c041290fe1e.txt").read_bytes()))
 def test_mutated_leaderboard_seed_gives_a_report_not_a_crash(tmp_path_factory: pytest.TempPathFactory,
@@ -155,9 +156,11 @@ def test_mutated_boards_export_gives_a_report_not_a_crash(tmp_path_factory: pyte
 
 # --------------------------------------------------------------------------- a contributor's tool output (issue 35)
 # `orv add-run` on any bytes or any JSON tree gives a stored run or findings: never an exception, within a
-# time bound and a memory bound (1 GiB over what the test process holds), nothing written on refusal.
+# memory bound (1 GiB over what the test process holds), nothing written on refusal. Each input gets
+# HANG_SECONDS (tests/testing/bounds.py) before it fails as a hang; no stopwatch judges its speed. What it
+# may read is bounded instead: the inputs are kilobytes, the registry's recipe and catalog a few more.
 
-SECONDS_PER_INPUT = 10
+READS_PER_INPUT = 16 * 1024**2
 MEMORY_MARGIN = 1 << 30
 RESULT_KEYS = ["duration", "date", "model_id", "tokenizer_id", "endpoint_type", "dataset_name", "details",
                "max_concurrency", "input_lens", "output_lens", "ttfts", "itls", "latencies", "errors", "start_times",
@@ -244,11 +247,11 @@ def mutated_log(draw: st.DrawFn, fixture: Path) -> bytes:
 
 def _add_run(root: Path, source: Path, fmt: str, recipe: Path | None, **given: Any) -> None:
     before = written(root)
-    start = time.monotonic()
-    with memory_bound():
+    start = bytes_read()
+    with memory_bound(), hang_guard():
         outcome = execute(AddRunRequest(root=str(root), file=str(source), fmt=fmt,
                                         recipe_path=str(recipe) if recipe else None, given=given))
-    assert time.monotonic() - start < SECONDS_PER_INPUT
+    assert bytes_read() - start <= READS_PER_INPUT, "read far more than the input, the recipe and the catalog"
     assert outcome.exit_code in (0, 1)
     event(f"exit {outcome.exit_code}")  # --hypothesis-show-statistics: how many inputs became runs
     if outcome.exit_code:
@@ -340,8 +343,8 @@ CONFIG_KEYS = ["vocab_size", "hidden_size", "num_hidden_layers", "num_attention_
 @st.composite
 def mutated_config(draw: st.DrawFn) -> bytes:
     """A real config.json with a few values replaced (odd values, huge counts, bombs), or any JSON tree."""
-    name = draw(st.sampled_from(sorted(p.name for p in (Path(__file__).parent / "fixtures" / "hf-configs").iterdir())))
-    doc = json.loads((Path(__file__).parent / "fixtures" / "hf-configs" / name).read_text(encoding="utf-8"))
+    name = draw(st.sampled_from(sorted(p.name for p in (FIXTURES / "hf-configs").iterdir())))
+    doc = json.loads((FIXTURES / "hf-configs" / name).read_text(encoding="utf-8"))
     for _ in range(draw(st.integers(1, 3))):
         key = draw(st.sampled_from(CONFIG_KEYS))
         doc[key] = copy.deepcopy(draw(ODD | st.integers(0, 10**20) | TREES))
@@ -358,11 +361,11 @@ def test_any_config_gives_an_entry_or_a_finding(tmp_path_factory: pytest.TempPat
     path = tmp_path_factory.mktemp("config") / "config.json"
     path.write_bytes(raw)
     before = written(add_run_registry)
-    start = time.monotonic()
-    with memory_bound():
+    start = bytes_read()
+    with memory_bound(), hang_guard():
         code = main(["catalog", "add-model", "--root", str(add_run_registry), "--config", str(path), "--id",
                      "fuzzed-model", "--family", "Llama", "--dry-run"])
-    assert time.monotonic() - start < SECONDS_PER_INPUT
+    assert bytes_read() - start <= READS_PER_INPUT, "read far more than the config and the catalog"
     assert code in (0, 1)
     event(f"exit {code}")
     assert written(add_run_registry) == before

@@ -17,6 +17,8 @@ import validator.git.diff as vgit
 import validator.git.partial as vpartial
 from tests.testing.git import git
 
+pytestmark = pytest.mark.git
+
 
 def whole_tree(repo: Path, base: str) -> set[tuple[str, str, int, int]]:
     """The records of the whole-tree `git diff <base>`, plus the untracked files, as before the shortcut."""

@@ -131,7 +131,7 @@ def test_a_reformatted_run_is_told_it_only_changed_formatting(tmp_path: Path) ->
 
 @pytest.mark.parametrize("value", [1e-06, 2.0**60, 2.2543873907179048e16, 1e16, 1e21, 5e-324])
 def test_what_add_run_stores_the_check_calls_canonical(value: float) -> None:
-    # Found by tests/test_properties.py: JCS writes these without exponent or fraction (0.000001,
+    # Found by tests/unit/test_properties.py: JCS writes these without exponent or fraction (0.000001,
     # 1152921504606847000), which orjson formats differently and which read back as ints beyond 2^53.
     doc = {"summary": {"x": value}, "tool": {"version": "0.30.0"}}
     raw = canonical_bytes(doc)

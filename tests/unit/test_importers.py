@@ -21,6 +21,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.testing import paths
+from tests.testing.paths import REPO
 from tests.testing.registry import fresh_registry
 from validator.cli import main
 from validator.engine.evaluate import Config, run
@@ -48,10 +50,9 @@ from validator.models import Component, InferenceRecipe, RunMeta
 from validator.stacks.pins import is_pinned
 from validator.science.physics import decode_bound_for
 
-REPO = Path(__file__).resolve().parent.parent
-FIXTURES = Path(__file__).parent / "fixtures" / "import"
-SEED_000 = FIXTURES / "000_1e2c7c041290fe1e.txt"
-SEED_004 = FIXTURES / "004_cbf1754cfd687db7.txt"
+SEEDS = paths.FIXTURES / "import"
+SEED_000 = SEEDS / "000_1e2c7c041290fe1e.txt"
+SEED_004 = SEEDS / "004_cbf1754cfd687db7.txt"
 GENERATED = ("recipes", "runs", "catalog/starting-points.yaml", "docs/import-report-leaderboard.md",
              "docs/import-report-leaderboard.json", "docs/import-report-legacy-boards.md",
              "docs/import-report-legacy-boards.json")

@@ -231,6 +231,7 @@ def _reference_multiset(samples: list[Any]) -> list[str]:
     return sorted(json.dumps(s, sort_keys=True) for s in samples)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(st.sampled_from(["training", "inference", "other"]), TIED_SAMPLES,
        st.randoms(use_true_random=False), st.integers(0, 2))
@@ -253,6 +254,7 @@ def test_exact_print_equal_exactly_when_the_samples_are_one_multiset(kind: str, 
     assert (sample_fingerprint(kind, samples)[0] == sample_fingerprint(kind, other)[0]) == same
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(st.sampled_from(["training", "inference", "other"]), TIED_SAMPLES,
        st.randoms(use_true_random=False), st.integers(0, 3))

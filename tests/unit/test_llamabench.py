@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import fuzz_examples
-from tests.test_fuzz_inputs import BUDGET, _add_run, odd_values
+from tests.unit.test_fuzz_inputs import BUDGET, _add_run, odd_values
 from tests.testing.llamabench import (ALL, BOTH_JSON, BOTH_JSONL, BUILD, COMMIT, CPU_HOST, DEEP, THREE_REPS,
                                       add_llama_catalog, bench_tests)
 from tests.testing.registry import VLLM, make_registry

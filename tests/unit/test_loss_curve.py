@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from tests.testing import paths
 from tests.testing.registry import make_registry
 from validator.adapters import Source, convert, metadata
 from validator.science.loss_curve import check_convergence
@@ -14,8 +15,8 @@ from validator.engine.evaluate import Config, run
 from validator.models import Convergence
 from validator.science.throughput import training_losses
 
-FIXTURES = Path(__file__).parent / "fixtures" / "tools" / "megatron"
-RECIPE = (Path(__file__).parent / "cases" / "valid-training" / "recipes" / "training" / "qwen3.8-27b"
+MEGATRON_LOGS = paths.FIXTURES / "tools" / "megatron"
+RECIPE = (paths.CASES / "valid-training" / "recipes" / "training" / "qwen3.8-27b"
           / "qwen3-8-27b-h100-tp1-pp4-dp2.yaml")
 
 
@@ -36,8 +37,8 @@ def curve(f: Any = ref, steps: range = range(1, 25)) -> list[tuple[int, float]]:
 
 
 def fixture_losses(name: str) -> tuple[tuple[int, float], ...]:
-    meta = metadata("megatron", str(Path(__file__).parent / "cases" / "_base"), str(RECIPE), {})
-    doc = convert("megatron", Source(name, (FIXTURES / name).read_bytes()), meta).document
+    meta = metadata("megatron", str(paths.CASES / "_base"), str(RECIPE), {})
+    doc = convert("megatron", Source(name, (MEGATRON_LOGS / name).read_bytes()), meta).document
     return tuple(training_losses(doc["samples"]))
 
 
@@ -141,7 +142,7 @@ def test_no_losses_fail() -> None:
 def test_orv210_points_at_the_nan_sample(tmp_path: Path) -> None:
     root = make_registry(tmp_path / "registry")
     meta = metadata("megatron", str(root), str(RECIPE), {})
-    doc = convert("megatron", Source("nan.log", (FIXTURES / "nan.log").read_bytes()), meta).document
+    doc = convert("megatron", Source("nan.log", (MEGATRON_LOGS / "nan.log").read_bytes()), meta).document
     from validator.registry.store import store_run_document
 
     stored = store_run_document(str(root), doc)
@@ -203,6 +204,7 @@ def plain_rule(losses: Any, spec: Convergence) -> tuple[bool, str, Any]:
     return True, "", None
 
 
+@pytest.mark.slow
 def test_the_fast_scan_decides_exactly_as_the_plain_rule() -> None:
     from hypothesis import given, settings
     from hypothesis import strategies as st

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.testing.paths import CASES
 from tests.testing.registry import TOOLS, VALID_TRAINING_RECIPE, make_registry
 from validator.adapters import AdapterError, Source, convert, metadata
 from validator.cli import main
@@ -19,7 +20,7 @@ from validator.engine.evaluate import Config, analyse, run
 from validator.science.throughput import training_facts
 from validator.evidence.tiers import derive
 
-BASE = str(Path(__file__).parent / "cases" / "_base")
+BASE = str(CASES / "_base")
 MEGATRON = TOOLS / "megatron"
 TRAINING_PATH = "recipes/training/qwen3.8-27b/qwen3-8-27b-h100-tp1-pp4-dp2.yaml"
 

@@ -10,11 +10,11 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from tests.testing.paths import REPO
 from tests.testing.registry import TOOLS, make_registry
 from validator.commands import new_recipe as scaffold
 from validator.cli import cli, main
 
-REPO = Path(__file__).resolve().parent.parent
 INFERENCE = ["new", "inference", "--model", "qwen3.8-27b", "--gpu", "H100", "--engine", "vllm@0.11.0",
              "--quant", "fp8", "--context-len", "8192", "--workload", "random-512-64", "--author", "lab-a",
              "--measured", "2026-10-18"]

@@ -4,9 +4,9 @@ in a checkout and fail in the Action's installed orv)."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.testing.paths import REPO as ROOT
+
 
 
 def test_every_package_under_validator_is_listed_in_pyproject() -> None:

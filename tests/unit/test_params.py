@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.testing.paths import FIXTURES, REPO
 from tests.testing.registry import make_registry
 from validator.cli import main
 from validator.science.params import ConfigError, count
 
-CONFIGS = Path(__file__).parent / "fixtures" / "hf-configs"
-REPO = Path(__file__).resolve().parent.parent
+CONFIGS = FIXTURES / "hf-configs"
 
 
 def config(name: str) -> dict[str, Any]:

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.testing.paths import REPO
 from tests.testing.registry import CASES, make_registry
 from validator.checks.pinning import CODE_BY_KIND, codes_by_kind
 from validator.engine.evaluate import Config, run
@@ -260,7 +261,7 @@ def test_every_pin_in_the_registry_is_still_exact() -> None:
     """The registry's own pins, unchanged, pass the standards' rule (no loosening to make them pass)."""
     import yaml
 
-    root = Path(__file__).resolve().parent.parent
+    root = REPO
     seen = 0
     for path in sorted((root / "recipes").rglob("*.yaml")):
         data = yaml.safe_load(path.read_text(encoding="utf-8"))

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.testing.paths import REPO
 from tests.testing.factories import recipe_text, training_recipe_path
 from tests.testing.registry import make_registry, write
 from validator.cli.progress import progress
 
-REPO = Path(__file__).resolve().parent.parent
 _CURSOR = re.compile(r"\x1b\[\?25[lh]")
 
 
@@ -146,6 +146,7 @@ def test_orv_site_draws_its_line_and_ends_it(tmp_path: Path) -> None:
     assert re.search(r"\n[^\n]*site: \d[\d,]* files", text)
 
 
+@pytest.mark.slow
 def test_orv_check_under_ci_quiet_or_json_draws_nothing(small_registry: Path) -> None:
     env = _terminal_env()
     for extra, env_ci in (([], {"CI": "true"}), (["--quiet"], {}), (["--format", "json"], {})):

@@ -1,6 +1,6 @@
 """Hypothesis properties: a content address ignores key order and whitespace; no input makes the engine raise.
 
-Each property prints how many examples it tried (`pytest -s tests/test_properties.py`). Measured:
+Each property prints how many examples it tried (`pytest -s tests/unit/test_properties.py`). Measured:
 json order/whitespace 150, add-run canonical round trip 100, add-run order/whitespace 40, random
 text 50, random YAML 50, plausible registries ~62 (Hypothesis adds a few) — about 450 examples in
 ~9 s of CPU; ORV_PROPERTY_SCALE=6 (2,700 examples, ~50 s) also passes. The canonical round trip
@@ -9,6 +9,8 @@ add-run yet called non-canonical (ORV202) by the check.
 """
 
 from __future__ import annotations
+
+import pytest
 
 import json
 import os
@@ -78,6 +80,7 @@ def render(value: Any, rng: random.Random) -> str:
 seeds = st.integers(min_value=0, max_value=2**32 - 1).map(random.Random)
 
 
+@pytest.mark.slow
 def test_key_order_and_whitespace_never_change_the_canonical_bytes() -> None:
     def same_canonical_bytes(case: tuple[Any, random.Random]) -> None:
         value, rng = case
@@ -212,6 +215,7 @@ class _Registry:
         self._tmp.cleanup()
 
 
+@pytest.mark.slow
 def test_add_run_gives_the_same_address_whatever_the_key_order_and_spacing() -> None:
     def same_address(case: tuple[dict[str, Any], random.Random]) -> None:
         doc, rng = case
@@ -225,6 +229,7 @@ def test_add_run_gives_the_same_address_whatever_the_key_order_and_spacing() -> 
     run_property(40, st.tuples(st.one_of(training_runs(), inference_runs()), seeds), same_address)
 
 
+@pytest.mark.slow
 def test_random_text_never_makes_the_engine_raise() -> None:
     run_bytes = st.one_of(st.binary(max_size=300), json_values.map(lambda v: json.dumps(v).encode()))
 
@@ -247,6 +252,7 @@ def test_random_yaml_values_never_make_the_engine_raise() -> None:
     run_property(50, json_values, engine_returns)
 
 
+@pytest.mark.slow
 def test_plausible_registries_never_make_the_engine_raise() -> None:
     def engine_returns(data: st.DataObject) -> None:
         with _Registry() as root:

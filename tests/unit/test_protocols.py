@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from tests.testing.paths import REPO
 from tests.testing.factories import inference_recipe, inference_run, store_run, write_recipe
 from validator.engine.evaluate import Config, analyse, run
 from validator.science.throughput import inference_facts
@@ -251,6 +252,7 @@ def test_a_reference_of_another_model_is_refused(registry: Path) -> None:
     assert len(found) == 1 and "measured on model `qwen3.8-27b`" in found[0].message
 
 
+@pytest.mark.git
 @pytest.mark.parametrize("edit, flagged", [
     ("swap", True),  # qwen3.8-27b's reference replaced by another run
     ("tolerance", True),  # the workload's rule loosened
@@ -444,7 +446,7 @@ def test_reproduce_names_a_missing_framework_pin_and_launch(registry: Path, caps
 
 
 def _lacks_section(report: str) -> dict[str, str]:
-    text = (Path(__file__).resolve().parent.parent / "docs" / report).read_text(encoding="utf-8")
+    text = (REPO / "docs" / report).read_text(encoding="utf-8")
     section = text.split("## What each recipe lacks\n", 1)[1].split("\n## ", 1)[0]
     rows = [line[2:] for line in section.splitlines() if line.startswith("- `")]
     return {row[1:row.index("`", 1)]: row for row in rows}
@@ -460,7 +462,7 @@ def test_the_import_report_says_what_each_imported_recipe_lacks_and_nothing_it_h
     from validator.adapters import load_recipe
     from validator.models import InferenceRecipe
 
-    repo = Path(__file__).resolve().parent.parent
+    repo = REPO
     lacks = _lacks_section(report)
     recipes = [load_recipe(str(p)) for p in sorted((repo / "recipes" / kind).glob("*/*.yaml"))]
     recipes = [r for r in recipes if r.provenance is not None and r.provenance.source == source]

@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.testing.paths import FIXTURES
 from tests.testing.quality import reworded
 from tests.testing.registry import INFERENCE_RECIPE_TEXT, TOOLS, make_registry
 from validator.boards.split import read_boards
@@ -31,7 +32,7 @@ from validator.quality.recompute import mean_stderr
 from validator.quality.scorers import gsm8k
 from validator.registry.store import store_run_document
 
-LMEVAL = Path(__file__).parent / "fixtures" / "lmeval"
+LMEVAL = FIXTURES / "lmeval"
 FAKE_KEY = "sk-live-0123456789abcdefFAKEKEYforTESTS"  # what make_fixtures.py passed as api_key
 RECIPE_PATH = "recipes/inference/qwen3.8-27b/qwen3-8-27b-h100-vllm-fp8-c1.yaml"
 RUNS = ("reference", "q995", "q97", "limit50", "subset", "fewshot3")
@@ -155,7 +156,7 @@ def test_a_raised_headline_is_refused(tmp_path: Path, capsys: pytest.CaptureFixt
     assert code == 1 and "ORV230" in err and "Traceback" not in err
 
 
-def test_a_raised_headline_in_a_stored_run_is_orv220(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_raised_headline_in_a_stored_run_is_orv230(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = with_reference(tmp_path, capsys)
     doc = quality_doc("q97")
     doc["tasks"]["gsm8k"]["results"]["flexible-extract"]["exact_match"]["score"] = 0.8
@@ -303,7 +304,7 @@ def test_the_api_key_never_reaches_the_stored_run_file(tmp_path: Path, capsys: p
     assert "ORV234" not in codes(root)
 
 
-def test_a_stored_credential_is_orv224(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_stored_credential_is_orv234(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = with_reference(tmp_path, capsys)
     doc = quality_doc("q995")
     doc["lm_eval"]["config"]["model_args"]["api_key"] = FAKE_KEY
@@ -337,7 +338,7 @@ def test_a_run_of_another_checkpoint_is_refused_and_reported(tmp_path: Path,
     assert "ORV235" in codes(root) and tier(root).quality.status == "missing"
 
 
-def test_an_unreferenced_quality_run_and_a_dangling_reference_are_orv228(
+def test_an_unreferenced_quality_run_and_a_dangling_reference_are_orv238(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = with_reference(tmp_path, capsys)
     store_run_document(str(root), quality_doc("q995"))
@@ -347,7 +348,7 @@ def test_an_unreferenced_quality_run_and_a_dangling_reference_are_orv228(
     assert codes(root).count("ORV238") == 2
 
 
-def test_an_unscored_task_config_is_orv227(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_unscored_task_config_is_orv237(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     def other_regex(data: dict[str, Any]) -> None:
         data["configs"]["gsm8k"]["filter_list"][1]["filter"][0]["regex_pattern"] = "(\\d+)"
 
@@ -435,6 +436,7 @@ def git(repo: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=repo, env={**os.environ, **GIT_ENV}, check=True, capture_output=True)
 
 
+@pytest.mark.git
 @pytest.mark.parametrize(("edit", "flagged"), [
     (lambda t: t.replace("    quality_reference:\n", "    quality_bound: 0.9\n    quality_reference:\n"), True),
     (lambda t: t.replace('      gsm8k: "sha256:', '      gsm8k: "sha256:0').replace('0"\n', '"\n', 1), True),
@@ -541,6 +543,7 @@ def test_a_bad_measured_at_is_a_finding(tmp_path: Path, capsys: pytest.CaptureFi
     assert code == 1 and "ORV109" in err and "internal error" not in err
 
 
+@pytest.mark.git
 def test_pull_request_mode_judges_quality_against_the_reference(tmp_path: Path,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
     """The reference run is outside a new recipe's neighbourhood, yet the PR check must see it."""

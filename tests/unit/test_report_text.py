@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.testing.paths import REPO
 from tests.testing.registry import CASES, make_registry
 from validator.cli import main
 
-REPO = Path(__file__).resolve().parent.parent
 ANSI = "\x1b["
 FINDING = re.compile(r"^\S+:\d+:\d+: (ORV\d{3}) (error|warning|notice): ")
 COUNTED = re.compile(r"^(ORV\d{3}) (error|warning|notice): (\d+) finding\(s\) on legacy-imported entries")

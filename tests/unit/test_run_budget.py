@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.testing.paths import REPO
 from tests.testing.factories import training_recipe, training_run, write_recipe
 from tests.testing.registry import make_registry
 from validator.cli import main
@@ -20,7 +21,6 @@ from validator.engine.evaluate import Config, run
 from validator.hashing import canonical_bytes, content_address, run_path
 from validator.load.run_budget import MIB, RUN_FILE_BUDGET, over_budget
 
-REPO = Path(__file__).resolve().parent.parent
 
 
 def _stored_as_is(root: Path, document: dict) -> str:

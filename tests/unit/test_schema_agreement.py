@@ -20,7 +20,6 @@ from __future__ import annotations
 import copy
 import functools
 import json
-from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pytest
@@ -28,6 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from tests.testing.paths import FIXTURES
 from tests.conftest import fuzz_examples
 from tests.testing.registry import CASES
 from validator.quality.lmeval import read_output, to_document
@@ -137,7 +137,7 @@ STARTING_POINTS = {"starting_points": [{"model": "qwen3.8-27b", "gpu": "h100", "
                                         "tokens_per_s_per_gpu": 224.4, "source": "s", "notes": "n"}]}
 
 # A quality run from real lm-eval output (tests/fixtures/lmeval), trimmed to a few documents.
-QUALITY_RUN = to_document(read_output(str(Path(__file__).parent / "fixtures" / "lmeval" / "reference")),
+QUALITY_RUN = to_document(read_output(str(FIXTURES / "lmeval" / "reference")),
                           {"model": "qwen3.8-27b", "measured_by": "ann", "measured_at": "2026-10-18T10:00:00Z",
                            "quant": "bf16"})
 QUALITY_RUN["notes"] = "n"
@@ -153,7 +153,7 @@ SEEDS: dict[str, dict[str, Any]] = {
 }
 KINDS = sorted(SEEDS)
 # boards.schema.json and partial.schema.json describe orv's own output (written by code, checked in
-# tests/test_boards.py and tests/test_shard.py), not contributor input, and have no model to agree with.
+# tests/unit/test_boards.py and tests/e2e/test_shard.py), not contributor input, and have no model to agree with.
 assert set(KINDS) == set(schemas.SCHEMA_FILES) - {"boards", "partial"}
 
 
@@ -402,6 +402,7 @@ def test_seeds_are_valid(kind: str) -> None:
     assert disagreement(kind, SEEDS[kind]) is None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
 def test_boundary_values_of_every_constraint_agree(kind: str) -> None:
     failures = []
@@ -503,6 +504,7 @@ def mutated(draw: st.DrawFn, kind: str) -> Any:
     return doc
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
 @settings(max_examples=fuzz_examples(30), deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())

@@ -64,7 +64,7 @@ def test_diverging_loss_fails_convergence(registry: Path) -> None:
 
 def test_two_unsigned_measurers_agreeing_within_5_percent_stay_t2(registry: Path) -> None:
     # `measured_by` is a free string: only signatures by registered measurers make T3
-    # (tests/test_signing.py::test_two_registered_measurers_signing_make_t3_and_check_clean)
+    # (tests/e2e/test_signing.py::test_two_registered_measurers_signing_make_t3_and_check_clean)
     recipe = training_recipe("reproduced", 1480.4)
     rel = with_runs(registry, recipe, training_run(recipe), training_run(recipe, tok=1475.0, measured_by="bob"))
     result = tier_of(registry, rel)

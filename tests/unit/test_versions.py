@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.testing.paths import REPO
 from tests.testing.registry import CASES, make_registry
 from validator.engine.evaluate import Config, run
 from validator.models import Component
@@ -56,7 +57,7 @@ workload: chat-1000-100
 
 
 def test_docs_name_every_scheme_and_its_names() -> None:
-    text = (Path(__file__).parent.parent / "docs" / "versions.md").read_text(encoding="utf-8")
+    text = (REPO / "docs" / "versions.md").read_text(encoding="utf-8")
     for scheme in RELEASE_SCHEMES:
         assert f"| {scheme.engine} |" in text and scheme.example in text
         for name in scheme.names - {"ggml-org/llama.cpp", "vllm-project/vllm", "sgl-project/sglang",

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.testing.paths import REPO
 from tests.testing.factories import SEED_000, inference_recipe, store_run, training_recipe, training_run, write_recipe, write_yaml
 from validator.boards.split import read_boards
 from validator.boards.build import GitStamp, build, wanted_quality
@@ -19,7 +20,6 @@ from validator.importers.leaderboard import read_source_file
 from validator.load import schema as schemas
 from validator.evidence.tiers import NEEDS_SIGNED, derive
 
-REPO = Path(__file__).resolve().parent.parent
 SEED = Path("/work/shared/seeds") / SEED_000
 PROTOCOL = ["h100", "h200", "b200"]
 

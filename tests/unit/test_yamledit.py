@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.testing.paths import REPO
 from validator.files import yamledit
 from validator.files.yamledit import EditError
 
-REPO = Path(__file__).resolve().parent.parent
 REF = "sha256:" + "ab" * 32
 
 HAND_WRITTEN = """\

@@ -15,6 +15,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.testing.paths import FIXTURES
 from tests.testing.registry import make_registry
 from validator.commands import catalog as catalog_tools, new_recipe as scaffold
 from validator.files import yamledit, yamlwrite
@@ -23,7 +24,7 @@ from validator.cli import main
 from validator.files import yamlout
 from validator.load.documents import parse_yaml, plain_scalars
 
-CONFIGS = Path(__file__).resolve().parent / "fixtures" / "hf-configs"
+CONFIGS = FIXTURES / "hf-configs"
 
 # Every spelling YAML 1.1 (the spec's regular expressions, and PyYAML's) reads as something other than text.
 YAML11_SPELLINGS = [
