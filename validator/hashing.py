@@ -87,7 +87,7 @@ def is_canonical(raw: bytes, document: Any) -> bool:
     """True when raw is exactly the JCS form of document.
 
     Fast path, for any UTF-8: orjson with sorted keys matches JCS byte for byte (strings are escaped
-    identically for every code point: tests/test_hashing.py) unless a number is integral-float or
+    identically for every code point: tests/unit/test_hashing.py) unless a number is integral-float or
     exponent-formatted, or keys could sort differently by UTF-16 code units; only then use rfc8785.
     The fast path can only confirm: orjson writes 0.000001 as 1e-6 and 1e16 in exponent form
     where JCS does not, so a mismatch is settled by rfc8785.

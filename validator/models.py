@@ -1,7 +1,7 @@
 """Typed views of recipes, runs and the catalog, built only from schema-valid data.
 
 The JSON Schemas in schema/ are the source of truth; these models mirror them (tests prove the
-two agree: tests/test_schema_agreement.py) so that semantic checks read attributes, not nested dicts.
+two agree: tests/unit/test_schema_agreement.py) so that semantic checks read attributes, not nested dicts.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from validator.dates import DATE_PATTERN, TIMESTAMP_PATTERN
 
 # The engine validates with these models first (pydantic-core is compiled: ~50x faster than
 # jsonschema) and runs jsonschema only on rejection, to word the finding. So every constraint here
-# must be at least as strict as the schema's; tests/test_schema_agreement.py proves that property.
+# must be at least as strict as the schema's; tests/unit/test_schema_agreement.py proves that property.
 Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$", max_length=96)]
 CatalogId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+([.-][a-z0-9]+)*$", max_length=96)]
 DateStr = Annotated[str, StringConstraints(pattern=DATE_PATTERN)]

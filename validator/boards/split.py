@@ -20,7 +20,7 @@ The gate's checkout never fetches boards/boards.json. Of the split files, a merg
 its standings and the index (whose stamp and counts move with every data commit), nothing else; bench/merge_bytes.py measures the bytes that adds to git
 history. `split` and `assemble` are inverses: every list of the document is sorted by model first,
 or is re-sorted here by the document's own key (runs by digest, wanted items by kind and recipe),
-so `render(assemble(split(d)))` is `render(d)` byte for byte (tests/test_boards.py holds it).
+so `render(assemble(split(d)))` is `render(d)` byte for byte (tests/unit/test_boards.py holds it).
 """
 
 from __future__ import annotations

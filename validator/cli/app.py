@@ -721,7 +721,7 @@ SUMMARIES = {
 
 def _summarise(group: click.Group, prefix: str = "") -> None:
     for name, command in group.commands.items():
-        command.short_help = SUMMARIES.get(prefix + name)  # tests/test_cli_help.py: every command has one
+        command.short_help = SUMMARIES.get(prefix + name)  # tests/unit/test_cli_help.py: every command has one
         if isinstance(command, click.Group):
             _summarise(command, f"{prefix}{name} ")
 

@@ -65,7 +65,7 @@ def code_files() -> list[Traversable]:
 
     The schemas through importlib.resources' own API: in an installed wheel schema_dir() is a
     MultiplexedPath, whose str() is no path (globbing it found nothing, so schema changes did not
-    change the key there; tests/test_cache.py holds this)."""
+    change the key there; tests/unit/test_cache.py holds this)."""
     package = Path(__file__).resolve().parent.parent  # the whole validator package, not only load/
     schemas = sorted(
         (entry for entry in schema_dir().iterdir() if entry.name.endswith(".json")), key=lambda entry: entry.name

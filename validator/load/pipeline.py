@@ -153,7 +153,7 @@ def _validated(
 
     The strict pydantic model is tried first (compiled, ~50x faster than jsonschema); only a
     rejection runs jsonschema, whose errors word the findings. The models are at least as strict
-    as the schemas (tests/test_schema_agreement.py), so "pydantic accepts" implies "schema accepts".
+    as the schemas (tests/unit/test_schema_agreement.py), so "pydantic accepts" implies "schema accepts".
     """
     if not _has_null(data):  # no schema field allows null; pydantic's Optional would take it
         try:

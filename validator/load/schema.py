@@ -120,7 +120,7 @@ def schema_id(kind: str) -> str:
 def bundled(kind: str) -> dict[str, Any]:
     """The schema of `kind` with every $ref replaced by what it names (the schemas have no cycles):
     one self-contained document, for tools that cannot follow references between files, such as
-    hypothesis-jsonschema in tests/test_schema_agreement.py."""
+    hypothesis-jsonschema in tests/unit/test_schema_agreement.py."""
     schema = _raw_schemas()[SCHEMA_FILES[kind]]
 
     def inline(node: Any, resolver: Any) -> Any:
@@ -205,7 +205,7 @@ def _compiled(kind: str) -> Any:
 
 def is_valid(kind: str, data: Any) -> bool:
     """Does data satisfy the schema? jsonschema-rs (compiled, ~1,000x jsonschema on the boards
-    document); only a False needs `validate` to word the findings. tests/test_fast_paths.py checks
+    document); only a False needs `validate` to word the findings. tests/unit/test_fast_paths.py checks
     that it accepts nothing jsonschema rejects."""
     return bool(_compiled(kind).is_valid(data))
 

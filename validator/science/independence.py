@@ -24,7 +24,7 @@ whole rows only where lead values tie) and the columns so ordered are serialised
 for which that order is not decided by the multiset alone (two equal rows, mixed shapes, values
 that do not compare) are hashed as sorted canonical JSON texts instead; which form applies is
 itself a property of the multiset, so a reordered copy always meets its original in the same form
-(tests/test_independence.py checks both against the plain definition).
+(tests/unit/test_independence.py checks both against the plain definition).
 
 Equal multisets have equal column prints, so the exact hash decides alone only for a run with no
 informative timing column: elsewhere it changes how ORV304 words a copy, never whether it is one.

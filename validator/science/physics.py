@@ -2,7 +2,7 @@
 
 The checks (ORV509/510 MFU, ORV512 decode bound), the boards (mfu, cost_per_1m) and the legacy
 importer's physics screen all call these functions, so a bound can never be stricter in one place
-than in another (tests/test_physics.py holds them to it).
+than in another (tests/unit/test_physics.py holds them to it).
 
 ## Bits per weight
 

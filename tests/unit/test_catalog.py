@@ -4,8 +4,8 @@ and every caller resolves a written name to the same catalog id."""
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
+from tests.testing.paths import REPO
 from validator.importers.common import CatalogView, load_catalog
 from validator.load import schema as schemas
 from validator.models import GpuSpec
@@ -13,7 +13,7 @@ from validator.registry.catalog import NameTable, catalog_names, fold
 from validator.registry.layout import CATALOG_FILES
 from validator.registry.snapshot import Catalog
 
-PACKAGE = Path(__file__).resolve().parent.parent / "validator"
+PACKAGE = REPO / "validator"
 REPO = PACKAGE.parent
 FILE_NAMES = tuple(rel.rsplit("/", 1)[-1] for rel in CATALOG_FILES)  # hardware.yaml, models.yaml, …
 PATH_NAMES = {"HARDWARE_PATH", "MODELS_PATH", "WORKLOADS_PATH", "STARTING_POINTS_PATH", "CATALOG_FILES"}

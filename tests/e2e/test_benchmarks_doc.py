@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.testing.paths import REPO
+
+ROOT = REPO
 DOC = ROOT / "docs" / "benchmarks.md"
 
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.testing.paths import REPO
+
+ROOT = REPO
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
