@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_quality import LMEVAL, RECIPE_PATH, codes, forged, quality_doc, with_reference, write_recipe
+from tests.unit.test_quality import LMEVAL, RECIPE_PATH, codes, forged, quality_doc, with_reference, write_recipe
 from validator.errors import AddRunError
 from validator.evidence.identity import checkpoint_problem
 from validator.quality import add as quality_add
