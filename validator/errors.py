@@ -1,12 +1,15 @@
-"""Every exception orv raises on purpose: one base, two shapes, and the exit code each ends a command with.
+"""The base of every exception orv raises on purpose, its two shapes, and the exit code each ends a command with.
 
 Findings that do not stop anything are data (diagnostics.py). What does stop a command is an OrvError:
 - a Refusal: a message and a hint (bad invocation, git history that cannot be read, a file orv cannot
   write where asked);
 - a FindingError: located findings (a file that cannot become data, a tool's output an adapter cannot
   use, a source an importer cannot read).
-validator/cli/error_handler.py is the one place that turns them into exit codes and words on stderr; a
-command that wants to say more catches its own error first.
+The shared ones live here; an error only one package raises lives beside the code that raises it and
+derives from a shape (boards/split.py's BoardsUnreadable is a Refusal, quality/lmeval.py's LmEvalError a
+LocatedError). validator/cli/error_handler.py is the one place that turns them into exit codes and words on
+stderr; a command that wants to say more catches its own error first. A bug in orv is not an OrvError: the
+handler reports it as an internal error.
 """
 
 from __future__ import annotations

@@ -54,7 +54,7 @@ PositiveFloat = Annotated[Double, Field(gt=0)]
 
 
 # Rust's regex (pydantic's default, named here on purpose) reads `$` as the end of the text, as
-# ECMA-262 does for the schemas (validator/schema.py): "h100\n" matches neither.
+# ECMA-262 does for the schemas (validator/load/schema.py): "h100\n" matches neither.
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True, regex_engine="rust-regex")
 

@@ -14,7 +14,7 @@ import click
 
 from validator import __version__
 from validator.cli import error_handler, options
-from validator.cli.param_types import root_option
+from validator.cli.param_types import Root, root_option
 from validator.cli.progress import progress
 from validator.errors import BadOptions
 
@@ -57,14 +57,16 @@ def _run(command: Callable[[], Outcome]) -> None:
         outcome = command()
     except BadOptions as exc:  # options that do not go together: shown with the command's usage, as Click's own
         raise click.UsageError(exc.message) from None
+    except BaseException as exc:  # what the command said before it failed is said first (Outcome.said_before)
+        for stream, text in getattr(exc, "orv_said", ()):
+            click.echo(text, err=stream == "err")
+        raise
     for stream, text in outcome.lines:
         click.echo(text, err=stream == "err")
     if outcome.report:
         click.echo(outcome.report, nl=False, color=outcome.color)
     if outcome.findings is not None:
-        from validator.report import REPORTER_BY_NAME
-
-        click.echo(REPORTER_BY_NAME["text"](outcome.findings), nl=False, err=True)
+        error_handler.write_findings(outcome.findings)
     if outcome.exit_code:
         sys.exit(outcome.exit_code)
 
@@ -150,7 +152,7 @@ def check_cmd(
     base: str | None,
     fmt: str | None,
     waive: tuple[str, ...],
-    root: str,
+    root: Root,
     jobs: int | None,
     cache: bool,
     summary_file: str | None,
@@ -172,17 +174,23 @@ def check_cmd(
     --show-all is given; the summary line says how many findings each option left out.
     """
     from validator.commands import check
+    from validator.engine.shard import parse_shard
 
     if shard_spec is not None:
         _refuse_reporting_options_with_a_shard()
-        _run(lambda: check.check_shard(root, shard_spec, partial_out, jobs, _progress_line()))
+        shard = parse_shard(shard_spec)
+        _run(lambda: check.check_shard(root.path(), shard, partial_out, jobs, _progress_line()))
         return
     if partial_out is not None:
         raise click.UsageError("--partial-out goes with --shard K/N")
+    if with_boards and base is not None:
+        raise click.UsageError("--boards checks main's boards file; a pull request (--base) never changes it")
+    if widen and base is None:
+        raise click.UsageError("--widen goes with --base (a check of the whole registry needs a whole checkout)")
     report = _report_options(fmt, summary_file, outputs_file, least, quiet, statistics, show_all, color_choice)
     _run(
         lambda: check.check(
-            root, paths, base, waive, with_boards, jobs, cache, widen, report, _progress_line(quiet, fmt)
+            root.path(), paths, base, waive, with_boards, jobs, cache, widen, report, _progress_line(quiet, fmt)
         )
     )
 
@@ -230,7 +238,7 @@ def merge_results_cmd(
     partials: tuple[str, ...],
     fmt: str | None,
     waive: tuple[str, ...],
-    root: str,
+    root: Root,
     summary_file: str | None,
     outputs_file: str | None,
     with_boards: bool,
@@ -249,19 +257,19 @@ def merge_results_cmd(
     from validator.commands.check import merge_results
 
     report = _report_options(fmt, summary_file, outputs_file, least, quiet, statistics, show_all, color_choice)
-    _run(lambda: merge_results(root, partials, waive, with_boards, report, _progress_line(quiet, fmt)))
+    _run(lambda: merge_results(root.path(), partials, waive, with_boards, report, _progress_line(quiet, fmt)))
 
 
 @cli.command("reproduce")
 @click.argument("recipe", type=click.Path(dir_okay=False))  # a cheap clone may have left it out: checked out
 @root_option("Registry root (default: found from the current folder).")
-def reproduce_cmd(recipe: str, root: str) -> None:
+def reproduce_cmd(recipe: str, root: Root) -> None:
     """Print how to re-run RECIPE, ready to paste: the pinned stack, the launch command, the benchmark
     for its workload and concurrency, and the `orv add-run` line (docs/protocols.md). What the recipe
     does not state is named as missing."""
     from validator.commands.reproduce import reproduce
 
-    _run(lambda: reproduce(root, recipe))
+    _run(lambda: reproduce(root.path(), recipe))
 
 
 @cli.command("hash")
@@ -359,7 +367,7 @@ _ADD_RUN_FORMATS = ("aiperf", "llama-bench", "megatron", "nemo", "sglang", "trtl
 )
 def add_run_cmd(
     file: str,
-    root: str,
+    root: Root,
     fmt: str | None,
     recipe_path: str | None,
     write_recipe: bool | None,
@@ -378,7 +386,7 @@ def add_run_cmd(
     from validator.commands.add_run import AddRunRequest, execute
 
     request = AddRunRequest(
-        root=root,
+        root=root.path(),
         file=file,
         fmt=fmt,
         recipe_path=recipe_path,
@@ -467,7 +475,7 @@ def add_run_cmd(
 @click.option("--dry-run", is_flag=True, help="Print the recipe instead of writing it.")
 def new_cmd(
     kind: str,
-    root: str,
+    root: Root,
     interactive: bool | None,
     dry_run: bool,
     components: tuple[str, ...],
@@ -496,7 +504,7 @@ def new_cmd(
     )
     asking = interactive if interactive is not None else sys.stdin.isatty()
     ask = (lambda text, default: click.prompt(text, default=default)) if asking else None
-    _run(lambda: new_recipe(root, answers, components, engine, framework, ask, dry_run, datetime.date.today()))
+    _run(lambda: new_recipe(root.path(), answers, components, engine, framework, ask, dry_run, datetime.date.today()))
 
 
 @cli.group("catalog")
@@ -530,7 +538,7 @@ def add_model_cmd(
     family: str | None,
     name: str | None,
     sources: tuple[str, ...],
-    root: str,
+    root: Root,
     dry_run: bool,
 ) -> None:
     """Add a model to catalog/models.yaml: layers, shape, experts, total and active parameters from config.json.
@@ -540,7 +548,7 @@ def add_model_cmd(
     """
     from validator.commands.catalog import add_model_command
 
-    _run(lambda: add_model_command(root, config_path, model_id, family, name, sources, dry_run))
+    _run(lambda: add_model_command(root.path(), config_path, model_id, family, name, sources, dry_run))
 
 
 @cli.command("sign")
@@ -552,7 +560,7 @@ def add_model_cmd(
     help="SSH private key (or its .pub with the private half in ssh-agent).",
 )
 @root_option("Registry root (default: found from the run file).", start_from="run")
-def sign_cmd(run: str, key: str, root: str) -> None:
+def sign_cmd(run: str, key: str, root: Root) -> None:
     """Sign a stored run file as its measurer: writes RUN.sig beside it.
 
     Uses `ssh-keygen -Y sign` in the namespace openrecipes-run@v1. The run's `measured_by` must be
@@ -560,7 +568,7 @@ def sign_cmd(run: str, key: str, root: str) -> None:
     """
     from validator.commands.sign import sign
 
-    _run(lambda: sign(root, run, key))
+    _run(lambda: sign(root.path(), run, key))
 
 
 @cli.command("explain")
@@ -604,7 +612,7 @@ def explain_cmd(code: str) -> None:
     show_default=True,
     help="Reuse `orv check`'s results for files git reports unchanged (kept in the .git folder).",
 )
-def boards_cmd(check_only: bool, combined: str | None, root: str, jobs: int | None, cache: bool) -> None:
+def boards_cmd(check_only: bool, combined: str | None, root: Root, jobs: int | None, cache: bool) -> None:
     """Regenerate the boards (boards/boards.json, and the same split into boards/index.json and one file per
     model under boards/models/, tiers derived
     from the evidence on record) and the keys (boards/keys.json and its shards under boards/keys/: each file's
@@ -613,9 +621,9 @@ def boards_cmd(check_only: bool, combined: str | None, root: str, jobs: int | No
     from validator.commands import boards
 
     if combined is not None:
-        _run(lambda: boards.combined(root, combined))
+        _run(lambda: boards.combined(root.path(), combined))
         return
-    _run(lambda: boards.boards(root, check_only, jobs, cache, _progress_line()))
+    _run(lambda: boards.boards(root.path(), check_only, jobs, cache, _progress_line()))
 
 
 @cli.command("site")
@@ -628,7 +636,7 @@ def boards_cmd(check_only: bool, combined: str | None, root: str, jobs: int | No
     help="A one-file boards document to render (`orv boards --combined`; default: the registry's "
     "committed boards, boards/index.json and boards/models/).",
 )
-@root_option("Registry root, for loss curves and catalog order (default: found from the current folder).", find=False)
+@root_option("Registry root, for loss curves and catalog order (default: found from the current folder).")
 @click.option(
     "--repo-url",
     default=None,
@@ -636,14 +644,13 @@ def boards_cmd(check_only: bool, combined: str | None, root: str, jobs: int | No
     help="GitHub repository (https://github.com/OWNER/REPO) to link run and recipe files to, at the "
     "boards' commit (default: a relative link from DIRECTORY to the registry's files).",
 )
-def site_cmd(directory: str, boards_file: str | None, root: str | None, repo_url: str | None) -> None:
+def site_cmd(directory: str, boards_file: str | None, root: Root, repo_url: str | None) -> None:
     """Render the boards as a static website into DIRECTORY (replaced atomically; docs/site.md)."""
     from validator.commands.site import site
-    from validator.registry.layout import find_root
 
-    if root is None and boards_file is None:
-        root = find_root(".")
-    _run(lambda: site(directory, boards_file, root, repo_url, _progress_line()))
+    # --root as given (links are made relative to it), found only when no boards file is given
+    registry = root.given if root.given or boards_file else root.path()
+    _run(lambda: site(directory, boards_file, registry, repo_url, _progress_line()))
 
 
 @cli.command("wanted")
@@ -655,7 +662,7 @@ def site_cmd(directory: str, boards_file: str | None, root: str | None, repo_url
 )
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @root_option("Registry root (default: found from the current folder).")
-def wanted_cmd(kind: str | None, fmt: str, root: str) -> None:
+def wanted_cmd(kind: str | None, fmt: str, root: Root) -> None:
     """Where a contribution counts: models and GPUs with no training recipe yet, T2 recipes waiting for an
     independent reproduction, recipes waiting for quality evidence — each with the command that starts it.
 
@@ -663,7 +670,7 @@ def wanted_cmd(kind: str | None, fmt: str, root: str) -> None:
     """
     from validator.commands.wanted import wanted
 
-    _run(lambda: wanted(root, kind, fmt, _progress_line(fmt=fmt)))
+    _run(lambda: wanted(root.path(), kind, fmt, _progress_line(fmt=fmt)))
 
 
 @cli.group("import")
@@ -684,10 +691,10 @@ def _import_command(name: str, doc: str) -> None:
     @click.argument("file", type=click.Path(exists=True, dir_okay=False))
     @root_option("Registry root (default: found from the current folder).")
     @click.option("--report", "report_path", type=click.Path(dir_okay=False), default=None, help=_REPORT_HELP)
-    def command(file: str, root: str, report_path: str | None) -> None:
+    def command(file: str, root: Root, report_path: str | None) -> None:
         from validator.commands.import_source import import_source
 
-        _run(lambda: import_source(name, root, file, report_path))
+        _run(lambda: import_source(name, root.path(), file, report_path))
 
 
 _import_command(

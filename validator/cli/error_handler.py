@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 import click
 
+from validator.diagnostics import Result
 from validator.errors import ExitCode, FindingError, Refusal
 
 INTERRUPTED = "orv: interrupted (files orv writes are whole: each is old or new; rerun to finish)"
@@ -36,9 +37,7 @@ def run(group: click.Group, argv: Sequence[str] | None) -> int:
         click.echo(exc.words(), err=True)
         return exc.exit_code
     except FindingError as exc:
-        from validator.report import REPORTER_BY_NAME  # lazily: `orv --help` loads no check
-
-        click.echo(REPORTER_BY_NAME["text"](exc.result), nl=False, err=True)
+        write_findings(exc.result)
         return exc.exit_code
     except Exception as exc:  # noqa: BLE001 - internal error: exit 2 with a short report, not a traceback
         from validator.files.atomic import environment_problem
@@ -51,6 +50,13 @@ def run(group: click.Group, argv: Sequence[str] | None) -> int:
         if os.environ.get("ORV_DEBUG"):
             click.echo(traceback.format_exc().rstrip(), err=True)
         return ExitCode.USAGE
+
+
+def write_findings(result: Result) -> None:
+    """Findings that stopped a command, as text on standard error (the one way the CLI shows them)."""
+    from validator.report import REPORTER_BY_NAME  # lazily: `orv --help` loads no check
+
+    click.echo(REPORTER_BY_NAME["text"](result), nl=False, err=True)
 
 
 def internal_error_message(exc: BaseException) -> str:

@@ -67,7 +67,7 @@ def boards(root: str, check_only: bool, jobs: int | None, cache: bool, progress:
         outcome.note("orv: note: the catalog has errors (`orv check` lists them); the boards show what loaded")
     # every file lands together; writers of the registry take turns (docs/durability.md). The index goes
     # last and left-over files are removed after it, for a reader without the lock
-    with transaction(root):
+    with outcome.said_before(), transaction(root):
         for path in sorted(changed, key=lambda p: p in (DOCUMENT_PATH, BOARDS_PATH, KEYS_PATH)):
             write_atomic(os.path.join(root, path), fresh[path])
         for path in leftover:

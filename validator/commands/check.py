@@ -11,7 +11,7 @@ from validator.commands.outcome import Outcome, ProgressLine
 from validator.diagnostics import Result, Severity
 from validator.engine import shard as shards
 from validator.engine.evaluate import Config, Evaluation, evaluate, evaluate_loaded
-from validator.engine.shard import PartialRefused, default_partial_path, merge, parse_shard
+from validator.engine.shard import PartialRefused, Shard, default_partial_path, merge
 from validator.errors import BadOptions, ExitCode
 from validator.load.pipeline import default_jobs
 from validator.registry.layout import REGISTRY_DIRS
@@ -47,10 +47,6 @@ def check(
     progress: ProgressLine,
 ) -> Outcome:
     """The whole registry, or a pull request against the merge base with `base`; PATHS limit what is reported."""
-    if with_boards and base is not None:
-        raise BadOptions("--boards checks main's boards file; a pull request (--base) never changes it")
-    if widen and base is None:
-        raise BadOptions("--widen goes with --base (a check of the whole registry needs a whole checkout)")
     rel_paths = tuple(relative(root, p) for p in paths)
     with progress("orv check: loading") as show:
         evaluation = evaluate(
@@ -69,9 +65,8 @@ def check(
     return report(evaluation, options)
 
 
-def check_shard(root: str, spec: str, partial_out: str | None, jobs: int | None, progress: ProgressLine) -> Outcome:
+def check_shard(root: str, shard: Shard, partial_out: str | None, jobs: int | None, progress: ProgressLine) -> Outcome:
     """`orv check --shard K/N`: one shard's per-file results written for `orv merge-results`; reports nothing."""
-    shard = parse_shard(spec)
     out = os.path.abspath(partial_out or default_partial_path(shard))
     # resolved, so a symlinked folder (`lnk -> recipes`) cannot put the partial inside the tree
     inside = os.path.relpath(os.path.realpath(out), os.path.realpath(root)).replace(os.sep, "/")

@@ -28,7 +28,7 @@ from validator.commands.outcome import Outcome
 from validator.errors import BadOptions, ExitCode, Refusal
 from validator.files import yamledit
 from validator.files.atomic import write_atomic, writer_lock
-from validator.git.plumbing import tracked
+from validator.git.plumbing import configured_user_name, tracked
 from validator.git.sparse import materialize
 from validator.importers.common import (
     INFERENCE_SCHEMA_LINE,
@@ -450,18 +450,8 @@ def missing(answers: Answers) -> list[str]:
 
 
 def default_author(root: str) -> str | None:
-    """`git config user.name` as git itself resolves it for the registry's checkout, if set."""
-    try:
-        import git
-
-        try:
-            reader = git.Repo(root, search_parent_directories=True).config_reader()
-        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-            reader = git.GitConfigParser(git.config.get_config_path("global"), read_only=True)
-        name = reader.get_value("user", "name", "")
-        return str(name).strip() or None
-    except Exception:  # noqa: BLE001 - no git, or an unreadable config: ask instead
-        return None
+    """`git config user.name` as git itself resolves it for the registry's checkout, if set (else asked)."""
+    return configured_user_name(root)
 
 
 def new_recipe(
@@ -503,7 +493,8 @@ def new_recipe(
         if dry_run:
             outcome.report = text
             return outcome
-        write(root, rel, text)
+        with outcome.said_before():
+            write(root, rel, text)
     except ScaffoldError as exc:
         return outcome.fail(exc.words(), ExitCode.USAGE)  # after the note it may follow
     outcome.out(rel)

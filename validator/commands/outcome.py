@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 
@@ -39,6 +39,16 @@ class Outcome:
 
     def out(self, text: str) -> None:
         self.lines.append(("out", text))
+
+    @contextlib.contextmanager
+    def said_before(self) -> Iterator[None]:
+        """Around a step that may fail (a write, Ctrl-C): what the command has said so far travels with the
+        exception, so the CLI still prints it first, as it would have before the step began."""
+        try:
+            yield
+        except BaseException as exc:
+            exc.orv_said = list(self.lines)  # type: ignore[attr-defined]
+            raise
 
     def fail(self, text: str | None = None, code: int = ExitCode.FINDINGS) -> Outcome:
         if text:

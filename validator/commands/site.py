@@ -10,9 +10,9 @@ import orjson
 
 from validator.boards.split import BoardsUnreadable, read_boards
 from validator.commands.outcome import Outcome, ProgressLine
-from validator.errors import ExitCode, Refusal
+from validator.errors import Refusal
 from validator.files.atomic import environment_problem
-from validator.site import SiteContext, SiteError, boards_problem, file_base, render_site, write_site
+from validator.site import SiteContext, boards_problem, file_base, render_site, write_site
 from validator.site.collect import collect_context
 
 
@@ -47,12 +47,12 @@ def site(
         files = render_site(boards, context, show)
     try:
         write_site(directory, files)
-    except (SiteError, OSError) as exc:
+    except OSError as exc:  # a SiteError (a folder orv must not replace) ends the command: exit 2 with its words
         environment = (
-            environment_problem(OSError(exc.errno, exc.strerror, directory))
-            if isinstance(exc, OSError) and exc.errno is not None
-            else None
+            environment_problem(OSError(exc.errno, exc.strerror, directory)) if exc.errno is not None else None
         )
-        return outcome.fail(environment or f"orv: {exc}", ExitCode.FINDINGS if environment else ExitCode.USAGE)
+        if environment is None:
+            raise Refusal(str(exc)) from None
+        return outcome.fail(environment)  # a full disk or a read-only folder: the machine's condition, exit 1
     outcome.out(f"{directory}: {len(files):,} files, {sum(map(len, files.values())):,} bytes")
     return outcome

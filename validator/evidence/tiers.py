@@ -10,7 +10,7 @@ T2 verified  a T1 run with raw samples whose recomputed headline is within 1% of
              convergence check against its model's reference curve for the workload
 T3 reproduced two T2-quality runs, each carrying a valid signature by a measurer registered in
              measurers/allowed_signers (signing.py), by two different measurers, independent (not one
-             measurement: independence.py; different measured_at), whose headlines agree within 5%,
+             measurement: science/independence.py; different measured_at), whose headlines agree within 5%,
              on the same workload (each verified run proved the recipe's workload, and training runs
              name theirs: the comparison below also requires the same one).
              Unsigned runs therefore reach at most T2, whatever their `measured_by` says.

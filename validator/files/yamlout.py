@@ -17,7 +17,6 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from validator.errors import OrvError
 from validator.files import yamlwrite
 
 WIDTH = 100
@@ -31,7 +30,7 @@ _PLAIN_WORDS = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/+-]*( [A-Za-z0-9][A-Za-z0-9
 _SPECIAL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
 
 
-class YamlOutError(OrvError, ValueError):
+class YamlOutError(ValueError):
     """A value this emitter does not write (the caller built an unsupported document)."""
 
 

@@ -21,7 +21,7 @@ from ruamel.yaml.nodes import ScalarNode as ScalarNode12
 from ruamel.yaml.resolver import VersionedResolver
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
-from validator.errors import LoadError, OrvError
+from validator.errors import LoadError
 from validator.load.documents import parse_yaml
 
 Path = tuple[Any, ...]
@@ -54,7 +54,7 @@ _MAX_ROUNDS = 8
 _SHORT_BOOLS = frozenset({"y", "Y", "n", "N"})
 
 
-class WriteError(OrvError, ValueError):
+class WriteError(ValueError):
     """What an emitter wrote would not read back as meant, even quoted: a bug in orv, never the user's."""
 
 

@@ -167,3 +167,19 @@ def tracked(root: str, top: str) -> list[str] | None:
     if out is None:
         return None
     return [p for p in out.decode(errors="surrogateescape").split("\0") if p]
+
+
+def configured_user_name(root: str) -> str | None:
+    """`git config user.name` as git resolves it for the checkout at `root` (the global one outside a
+    repository), or None: no git, no name, or an unreadable config."""
+    import git  # GitPython, imported where used: most commands never need it (as git/diff.py)
+
+    try:
+        try:
+            reader = git.Repo(root, search_parent_directories=True).config_reader()
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+            reader = git.GitConfigParser(git.config.get_config_path("global"), read_only=True)
+        name = reader.get_value("user", "name", "")
+        return str(name).strip() or None
+    except Exception:  # noqa: BLE001 - no git, or an unreadable config: the caller asks instead
+        return None

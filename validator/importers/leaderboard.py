@@ -41,6 +41,7 @@ from validator.importers.common import (
 from validator.importers.lacking import document_lacks
 from validator.importers.report import LACKS_INTRO, LACKS_TITLE, ImportReport, Rejection
 from validator.registry.layout import HARDWARE_PATH, MODELS_PATH, STARTING_POINTS_PATH, WORKLOADS_PATH
+from validator.science.physics import cost_per_1m
 
 COMMAND = "leaderboard"
 WORKLOAD = "sft-8k-gb128-bf16"
@@ -531,8 +532,10 @@ def _simplest(low: Decimal, high: Decimal) -> Decimal | None:
 
 
 def cost_per_million(price_per_gpu_hour: float, tokens_per_s_per_gpu: float) -> float:
-    """SPEC §6: $/1M = price per GPU-hour x 10^6 / (3600 x tokens/s/GPU)."""
-    return price_per_gpu_hour * 1e6 / (3600 * tokens_per_s_per_gpu)
+    """science.physics.cost_per_1m for a row the importer prices: a price and a positive throughput."""
+    cost = cost_per_1m(price_per_gpu_hour, tokens_per_s_per_gpu)
+    assert cost is not None  # the importer prices only rows with both (fit_prices, the table's own rows)
+    return cost
 
 
 def agrees_with_page(recomputed: float, shown: float) -> bool:

@@ -98,7 +98,7 @@ class FileProblem:
 
 
 @dataclass(frozen=True)
-class Refusal:
+class UnusableEntry:
     """A schema-valid entry its typed model refuses (ORV109 where `orv check` reports it)."""
 
     path: str
@@ -117,7 +117,7 @@ class CatalogRead:
     catalog: Catalog
     documents: dict[str, Document]  # every catalog file that parsed, for locating findings
     problems: tuple[FileProblem, ...]  # in CATALOG_FILES order
-    refusals: tuple[Refusal, ...]
+    refusals: tuple[UnusableEntry, ...]
 
     @property
     def ok(self) -> bool:
@@ -150,14 +150,14 @@ def read_catalog(root: str, present: Iterable[str], wanted: Iterable[str] = tupl
             problems.append(FileProblem(rel, doc=doc, issues=tuple(issues)))
             continue
         parts[rel] = doc.data
-    refusals: list[Refusal] = []
+    refusals: list[UnusableEntry] = []
 
     def typed(rel: str, at: tuple[Any, ...], model: Any, value: Any) -> Any:
         try:
             return model.model_validate(value)
         except ValidationError as exc:
             error = exc.errors()[0]
-            refusals.append(Refusal(rel, (*at, *error["loc"]), error["msg"]))
+            refusals.append(UnusableEntry(rel, (*at, *error["loc"]), error["msg"]))
             return None
 
     def build(rel: str) -> dict[str, Any]:

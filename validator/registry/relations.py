@@ -10,7 +10,7 @@ them; boards/keys.json publishes each committed file's content keys, validator/b
                                    (a run file in the wrong shard folder carries its digest too)
     d:<configuration>              ORV302 one recipe per configuration
     c:<claims but the GPU count>   ORV303 claims copied across GPU counts
-    s:<kind, sample sketch keys>   ORV304 run files that could hold one measurement (independence.py)
+    s:<kind, sample sketch keys>   ORV304 run files that could hold one measurement (science/independence.py)
     q:<model, task, task hash>     ORV239 quality runs whose responses could repeat each other's
 """
 

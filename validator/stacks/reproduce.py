@@ -17,7 +17,7 @@ from validator.adapters import load_gpu, load_recipe, load_workload
 from validator.git.plumbing import tracked
 from validator.git.sparse import materialize
 from validator.models import Component, InferenceRecipe, Recipe, TrainingRecipe, WorkloadSpec
-from validator.stacks.engines import CLIENT_MEASURED, LLAMA_CPP_NAMES, TRT_LLM_ENGINES
+from validator.stacks.engines import CLIENT_MEASURED, LLAMA_CPP_NAMES, SGLANG_NAMES, TRT_LLM_ENGINES, VLLM_NAMES
 from validator.stacks.megatron_args import Implied, implied_args, printed, same_value, stated
 
 
@@ -182,7 +182,7 @@ def _inference(recipe: InferenceRecipe, path: str, workload: WorkloadSpec | None
     if recipe.launch and recipe.launch.args:
         env = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(recipe.launch.env.items()))
         command = shlex.join(
-            ([name] if name in ("vllm",) and recipe.launch.args[0] == "serve" else []) + list(recipe.launch.args)
+            (["vllm"] if name in VLLM_NAMES and recipe.launch.args[0] == "serve" else []) + list(recipe.launch.args)
         )
         out.lines.append((env + " " if env else "") + command)
     elif name in TRT_LLM_ENGINES:
@@ -203,7 +203,7 @@ def _inference(recipe: InferenceRecipe, path: str, workload: WorkloadSpec | None
         warmups = (workload.warmups_per_concurrency or 0) * concurrency
         if name in TRT_LLM_ENGINES:
             out.lines += _trtllm_bench(recipe, path, workload, model, prompts, warmups, concurrency)
-        elif name == "sglang":
+        elif name in SGLANG_NAMES:
             # SGLang 0.5.23 (sglang/benchmark/datasets): `random-ids` draws token ids, `random` ShareGPT text;
             # `sglang-oai` takes prompt and output lengths from the server's own usage counts (serving.py);
             # compute_random_lens draws lengths from [int(L·r), L], the workload's range; EOS ignored by default.
