@@ -6,10 +6,9 @@ from __future__ import annotations
 import ast
 
 from tests.testing.paths import REPO
-from validator.importers.common import CatalogView, load_catalog
 from validator.load import schema as schemas
 from validator.models import GpuSpec
-from validator.registry.catalog import NameTable, catalog_names, fold
+from validator.registry.catalog import CatalogView, NameTable, catalog_names, fold, load_catalog
 from validator.registry.layout import CATALOG_FILES
 from validator.registry.snapshot import Catalog
 

@@ -13,8 +13,9 @@ import hashlib
 import json
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 import yaml
@@ -28,10 +29,10 @@ from validator.cli import main
 from validator.engine.evaluate import Config, run
 from validator.errors import ImportInputError
 from validator.evidence.agreement import metadata_mismatches
+from validator.files.generated import Action
+from validator.files.yamlout import dump
 from validator.hashing import canonical_bytes
 from validator.importers import execute
-from validator.importers.common import CatalogView, load_catalog
-from validator.files.generated import Action
 from validator.importers.leaderboard import (
     agrees_with_page,
     cost_per_million,
@@ -45,10 +46,10 @@ from validator.importers.legacy_boards import (
     speculative_from_id,
 )
 from validator.importers.stacks import PinnedStack, Unpinned, parse_engine_version
-from validator.files.yamlout import dump
 from validator.models import Component, InferenceRecipe, RunMeta
-from validator.stacks.pins import is_pinned
+from validator.registry.catalog import CatalogView, load_catalog
 from validator.science.physics import decode_bound_for
+from validator.stacks.pins import is_pinned
 
 SEEDS = paths.FIXTURES / "import"
 SEED_000 = SEEDS / "000_1e2c7c041290fe1e.txt"

@@ -9,11 +9,18 @@ import pytest
 
 from tests.testing.registry import CASES, make_registry
 from validator.checks.physics import divisors
-from validator.science.physics import DECODE_READ_FRACTION, decode_bound, implied_mfu, is_moe, mfu_ceiling
 from validator.engine.evaluate import Config, run
 from validator.models import ModelSpec
-from validator.science.physics import QuantBits, bits_per_weight
 from validator.registry.store import StoredRun, store_run_document
+from validator.science.physics import (
+    DECODE_READ_FRACTION,
+    QuantBits,
+    bits_per_weight,
+    decode_bound,
+    implied_mfu,
+    is_moe,
+    mfu_ceiling,
+)
 
 # Every distinct (GPUs, layout, layer split) of the "Latest recipes" table of seed 000
 # (shared/seeds/000_1e2c7c041290fe1e.txt), as printed there. They are real, running Megatron-Core
@@ -176,9 +183,10 @@ def test_orv512_hint_says_how_much_speculation_the_claim_needs(tmp_path: Path) -
 def test_the_importer_and_orv512_use_one_decode_bound() -> None:
     """Issue 11: the importer's copy was 25% stricter (no read fraction) and read AWQ as 4 bits where
     ORV512 read 3; both now call validator.science.physics."""
-    from validator.importers.legacy_boards import Variant, decode_bound as importer_bound
-    from validator.importers.common import CatalogView
+    from validator.importers.legacy_boards import Variant
+    from validator.importers.legacy_boards import decode_bound as importer_bound
     from validator.models import GpuSpec, ModelSpec
+    from validator.registry.catalog import CatalogView
     from validator.science.physics import decode_bound_for
 
     model = ModelSpec.model_validate({"name": "M", "family": "F", "params_b": 8.0, "active_b": 8.0})

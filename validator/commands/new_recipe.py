@@ -25,24 +25,23 @@ from typing import Any, NamedTuple
 
 from validator import dates
 from validator.commands.outcome import Outcome
-from validator.errors import BadOptions, ExitCode, Refusal
+from validator.errors import BadOptions, ExitCode, ImportInputError, Refusal
 from validator.files import yamledit
 from validator.files.atomic import write_atomic, writer_lock
 from validator.git.plumbing import configured_user_name, tracked
 from validator.git.sparse import materialize
-from validator.importers.common import (
+from validator.registry.catalog import CatalogView, fold, load_catalog
+from validator.registry.layout import (
+    HARDWARE_PATH,
     INFERENCE_SCHEMA_LINE,
     MAX_ID,
+    MODELS_PATH,
     SLUG,
     TRAINING_SCHEMA_LINE,
-    CatalogView,
-    ImportInputError,
-    load_catalog,
+    WORKLOADS_PATH,
     model_slug,
     recipe_path,
 )
-from validator.registry.catalog import fold
-from validator.registry.layout import HARDWARE_PATH, MODELS_PATH, WORKLOADS_PATH
 from validator.registry.recipe_edits import DATE_COMMENT, DEFAULT_DATE_COMMENT
 from validator.stacks import pins
 from validator.stacks.engines import LLAMA_CPP_SERVED

@@ -27,20 +27,21 @@ from typing import Any
 from validator.errors import ImportInputError
 from validator.files import yamlout
 from validator.files.generated import generated_text, remove_stale, write_generated
-from validator.importers.common import (
-    MAX_ID,
-    STARTING_POINTS_SCHEMA_LINE,
-    TRAINING_SCHEMA_LINE,
-    CatalogView,
-    decode_source,
-    load_catalog,
-    model_slug,
-    read_source,
-    recipe_path,
-)
+from validator.importers.common import decode_source, read_source
 from validator.importers.lacking import document_lacks
 from validator.importers.report import LACKS_INTRO, LACKS_TITLE, ImportReport, Rejection
-from validator.registry.layout import HARDWARE_PATH, MODELS_PATH, STARTING_POINTS_PATH, WORKLOADS_PATH
+from validator.registry.catalog import CatalogView, load_catalog
+from validator.registry.layout import (
+    HARDWARE_PATH,
+    MAX_ID,
+    MODELS_PATH,
+    STARTING_POINTS_PATH,
+    STARTING_POINTS_SCHEMA_LINE,
+    TRAINING_SCHEMA_LINE,
+    WORKLOADS_PATH,
+    model_slug,
+    recipe_path,
+)
 from validator.science.physics import cost_per_1m
 
 COMMAND = "leaderboard"

@@ -39,22 +39,13 @@ from validator.files.generated import (
     remove_stale,
     write_generated,
 )
-from validator.importers.common import (
-    INFERENCE_SCHEMA_LINE,
-    MAX_ID,
-    SLUG,
-    CatalogView,
-    decode_source,
-    load_catalog,
-    read_source,
-    recipe_path,
-    round_figure,
-)
+from validator.importers.common import decode_source, read_source, round_figure
 from validator.importers.lacking import document_lacks
 from validator.importers.report import LACKS_INTRO, LACKS_TITLE, ImportReport, Rejection
 from validator.importers.stacks import PinnedStack, parse_engine_version
 from validator.load.documents import find_duplicate_json_keys, parse_json
-from validator.registry.layout import HARDWARE_PATH, MODELS_PATH
+from validator.registry.catalog import CatalogView, load_catalog
+from validator.registry.layout import HARDWARE_PATH, INFERENCE_SCHEMA_LINE, MAX_ID, MODELS_PATH, SLUG, recipe_path
 from validator.registry.store import store_run_document
 from validator.science.physics import (
     DECODE_READ_FRACTION,

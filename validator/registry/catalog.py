@@ -11,7 +11,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from validator.errors import LoadError
+from validator.errors import ImportInputError, LoadError
 from validator.load import schema as schemas
 from validator.load.documents import Document, load_yaml_document
 from validator.models import GpuSpec, ModelSpec, StartingPoint, WorkloadSpec
@@ -230,3 +230,50 @@ def file_bytes(root: str, rel: str) -> bytes | None:
         return None
     with open(path, "rb") as fh:
         return fh.read()
+
+
+@dataclass(frozen=True)
+class CatalogView:
+    """The catalog's entries with the one name resolver: what `orv new` and the importers resolve names by."""
+
+    hardware: Mapping[str, GpuSpec]
+    models: Mapping[str, ModelSpec]
+    workloads: Mapping[str, WorkloadSpec]
+
+    def gpu_id(self, name: str) -> str | None:
+        return NameTable(self.hardware).resolve(name)
+
+    def model_id(self, name: str) -> str | None:
+        return NameTable(self.models).resolve(name)
+
+    def base_model(self, checkpoint: str) -> str | None:
+        """The catalog model a checkpoint derives from (registry/catalog.py)."""
+        return base_model(self.models, checkpoint)
+
+
+IMPORTED_FILES = (HARDWARE_PATH, MODELS_PATH, WORKLOADS_PATH)  # starting points are written by the import, not read
+
+
+def load_catalog(root: str) -> CatalogView:
+    """The registry's catalog for a command that writes recipes from it (`orv import`, `orv new`):
+    schema-checked, and a broken catalog stops the command with its first finding (`orv check` lists all)."""
+    read = read_catalog(root, present_files(root, IMPORTED_FILES), IMPORTED_FILES)
+    for problem in read.problems:
+        rel = problem.path
+        if problem.error is not None:
+            exc = problem.error
+            raise ImportInputError(exc.code, rel, exc.message, exc.hint, exc.line, exc.col)
+        if problem.doc is not None:
+            issue = problem.issues[0]
+            line, col = problem.doc.locate(issue.path)
+            raise ImportInputError(
+                issue.code, rel, issue.message, f"{issue.hint}; `orv check` lists every catalog finding", line, col
+            )
+        raise ImportInputError(
+            "ORV108", rel, f"catalog file {rel} is missing", "run the import from the registry root (or pass --root)"
+        )
+    for refusal in read.refusals:
+        line, col = read.documents[refusal.path].locate(refusal.at)
+        raise ImportInputError("ORV109", refusal.path, refusal.message, refusal.hint, line, col)
+    cat = read.catalog
+    return CatalogView(hardware=cat.hardware, models=cat.models, workloads=cat.workloads)

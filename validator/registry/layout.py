@@ -130,3 +130,19 @@ def find_root(start: str) -> str:
         if parent == here:
             raise UsageError(f"{start}: not inside an OpenRecipes registry (no catalog/ and recipes/ above it)")
         here = parent
+
+
+# A recipe's place and name (docs/contributing.md, "Naming"): the schema's slug, at most MAX_ID characters.
+TRAINING_SCHEMA_LINE = "# yaml-language-server: $schema=../../../schema/recipe-training.schema.json"
+INFERENCE_SCHEMA_LINE = "# yaml-language-server: $schema=../../../schema/recipe-inference.schema.json"
+STARTING_POINTS_SCHEMA_LINE = "# yaml-language-server: $schema=../schema/catalog-starting-points.schema.json"
+SLUG = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+MAX_ID = 96
+
+
+def model_slug(model_id: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", model_id.lower()).strip("-")
+
+
+def recipe_path(kind: str, model_id: str, recipe_id: str) -> str:
+    return f"recipes/{kind}/{model_id}/{recipe_id}.yaml"

@@ -42,7 +42,9 @@ class RunFacts:
     headline: Mapping[str, float] = field(default_factory=dict)  # recomputed figures
     convergence: ConvergenceResult | None = None  # training runs, when the workload has a reference
     problems: tuple[str, ...] = ()  # why a figure could not be recomputed, or is doubtful
-    fingerprint: tuple[Any, ...] = ()  # of the timing columns, to tell copies from reproductions (science/independence.py)
+    fingerprint: tuple[
+        Any, ...
+    ] = ()  # of the timing columns, to tell copies from reproductions (science/independence.py)
     # inference: one stream's rate over every request, Σ output tokens ÷ Σ e2e time (ORV511's bound)
     stream_tok_s: float | None = None
     # inference: completed requests' lengths, concurrency and count, to prove the workload (workload_fit.py)
