@@ -17,8 +17,7 @@ import yaml
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from validator.commands.outcome import Outcome
-from validator.diagnostics import Diagnostic, Result, Severity
-from validator.errors import ExitCode, InputFileError, Refusal
+from validator.errors import InputFileError, LocatedError, Refusal
 from validator.files import yamledit
 from validator.files.atomic import writer_lock
 from validator.load import schema as schemas
@@ -54,20 +53,14 @@ FAMILY_OF = {
 
 
 class CatalogToolError(Refusal):
-    """Why the model cannot be added. With a `path` it is a finding about that file (exit 1); without, a bad
-    invocation (exit 2)."""
+    """Why the model cannot be added, when the invocation is at fault (an id, a family): exit 2."""
 
-    def __init__(
-        self, message: str, hint: str, path: str | None = None, code: str = "ORV109", line: int = 1, col: int = 1
-    ) -> None:
-        super().__init__(message, hint)
-        self.path, self.code, self.line, self.col = path, code, line, col
-        self.exit_code = ExitCode.USAGE if path is None else ExitCode.FINDINGS
 
-    def diagnostic(self) -> Diagnostic | None:
-        if self.path is None:
-            return None
-        return Diagnostic(self.code, Severity.ERROR, self.path, self.line, self.col, self.message, self.hint)
+class CatalogFileError(LocatedError):
+    """Why the model cannot be added, when a file is at fault (config.json, the catalog): a finding, exit 1."""
+
+    def __init__(self, message: str, hint: str, path: str, code: str = "ORV109", line: int = 1, col: int = 1) -> None:
+        super().__init__(code, path, message, hint, line, col)
 
 
 @dataclass(frozen=True)
@@ -112,9 +105,9 @@ def read_config(path: str) -> Config:
         raw = read_named(path, HF_CONFIG)
         config = parse_json(path, raw)
     except InputFileError as exc:
-        raise CatalogToolError(exc.message, exc.hint, exc.path, exc.code, exc.line, exc.col) from None
+        raise CatalogFileError(exc.message, exc.hint, exc.path, exc.code, exc.line, exc.col) from None
     if not isinstance(config, dict):
-        raise CatalogToolError(
+        raise CatalogFileError(
             f"{path} is not a JSON object", "pass the model's config.json, unchanged", path, "ORV104"
         )
     return Config(path, config, raw)
@@ -124,7 +117,7 @@ def entry_for(read: Config, name: str, family: str, sources: Sequence[str] = ())
     try:
         counted = count(read.data)
     except ConfigError as exc:
-        raise CatalogToolError(
+        raise CatalogFileError(
             str(exc),
             "pass the model's own config.json (Hugging Face format), unchanged",
             read.path,
@@ -175,7 +168,7 @@ def add_model(
     sources: Sequence[str] = (),
     dry_run: bool = False,
 ) -> AddedModel:
-    """Append the model to catalog/models.yaml (in place, everything else kept); CatalogToolError if it cannot."""
+    """Append the model to catalog/models.yaml (in place, everything else kept); CatalogToolError or CatalogFileError if it cannot."""
     if not CATALOG_ID.match(model_id) or len(model_id) > 96:
         raise CatalogToolError(
             f"`{model_id}` is not a catalog id",
@@ -200,14 +193,14 @@ def _append_model(root: str, model_id: str, entry: dict[str, Any], dry_run: bool
     try:
         original = models_text(root)
     except OSError as exc:
-        raise CatalogToolError(
+        raise CatalogFileError(
             f"cannot read {MODELS}: {exc.strerror}", "run from the registry (or pass --root)", MODELS, "ORV110"
         ) from None
 
     def change(data: Any) -> None:
         models = data.get("models")
         if not isinstance(models, CommentedMap):
-            raise CatalogToolError(f"{MODELS} has no `models:` mapping", "restore the file from git", MODELS, "ORV108")
+            raise CatalogFileError(f"{MODELS} has no `models:` mapping", "restore the file from git", MODELS, "ORV108")
         taken = {k.lower() for k in models}
         if model_id.lower() in taken:
             raise CatalogToolError(f"`{model_id}` is in {MODELS} already", "edit its entry, or choose another --id")
@@ -221,10 +214,10 @@ def _append_model(root: str, model_id: str, entry: dict[str, Any], dry_run: bool
     try:
         edited = yamledit.edit(original, change)
     except yamledit.EditError as exc:
-        raise CatalogToolError(f"{MODELS} cannot be edited safely: {exc}", "fix the file, then retry", MODELS) from None
+        raise CatalogFileError(f"{MODELS} cannot be edited safely: {exc}", "fix the file, then retry", MODELS) from None
     issues = schemas.validate("catalog-models", yaml.safe_load(edited))
     if issues:
-        raise CatalogToolError(
+        raise CatalogFileError(
             f"the entry {config_path} gives does not fit the catalog schema: {issues[0].message}",
             issues[0].hint,
             config_path,
@@ -243,16 +236,10 @@ def add_model_command(
     sources: Sequence[str],
     dry_run: bool,
 ) -> Outcome:
-    """`orv catalog add-model`: add (or with dry_run, show) the entry and say what was counted."""
+    """`orv catalog add-model`: add (or with dry_run, show) the entry and say what was counted. A file at fault
+    (CatalogFileError) or a bad invocation (CatalogToolError) ends it through cli/error_handler.py."""
     outcome = Outcome()
-    try:
-        added = add_model(root, config_path, model_id, family, name, sources, dry_run=dry_run)
-    except CatalogToolError as exc:
-        finding = exc.diagnostic()  # a finding about a file (config.json, the catalog): exit 1
-        if finding is None:
-            raise  # a bad invocation: exit 2 with its hint (cli/error_handler.py)
-        outcome.findings = Result((finding,))
-        return outcome.fail()
+    added = add_model(root, config_path, model_id, family, name, sources, dry_run=dry_run)
     e = added.entry
     experts = (
         f", {e['architecture']['experts']} experts ({e['architecture']['experts_per_token']} per token)"
