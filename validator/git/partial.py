@@ -5,11 +5,10 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Iterable
 
-from validator.git.plumbing import git_with_input, plumbing
+from validator.git.plumbing import plumbing
 from validator.git.sparse import read_config
 
 
@@ -32,10 +31,8 @@ def prefetch(root: str, commit: str, paths: Iterable[str]) -> int:
     ]
     # as git's own lazy fetch asks (promisor-remote.c), for all at once; blobs already here are not sent again
     if (
-        git_with_input(
+        plumbing(
             root,
-            dict(os.environ),
-            "\n".join(blobs) + "\n",
             "-c",
             "fetch.negotiationAlgorithm=noop",
             "fetch",
@@ -45,6 +42,8 @@ def prefetch(root: str, commit: str, paths: Iterable[str]) -> int:
             "--recurse-submodules=no",
             "--filter=blob:none",
             "--stdin",
+            input=("\n".join(blobs) + "\n").encode(errors="surrogateescape"),
+            timeout=3600,
         )
         is None
     ):
@@ -116,21 +115,21 @@ def _differing_subtrees(root: str, pairs: list[tuple[str, str]]) -> list[tuple[s
     following: list[tuple[str, str]] = []
     compared = [(h, w) for h, w in pairs if h]
     if compared:
-        try:
-            done = subprocess.run(
-                ["git", "-C", root, "diff-tree", "--stdin", "-z", "--raw", "--no-renames"],
-                input="".join(f"{h} {w}\n" for h, w in compared).encode(),
-                capture_output=True,
-                timeout=600,
-                check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired):
-            return None
-        if done.returncode != 0:
+        raw = plumbing(
+            root,
+            "diff-tree",
+            "--stdin",
+            "-z",
+            "--raw",
+            "--no-renames",
+            input="".join(f"{h} {w}\n" for h, w in compared).encode(),
+            timeout=600,
+        )
+        if raw is None:
             return None
         # each pair with differences: a "<have> <want>" line, then ":<mode> <mode> <id> <id> <status>" NUL
         # <name> NUL per differing entry; the next pair's line starts the field after its last name
-        fields = done.stdout.decode(errors="surrogateescape").split("\0")
+        fields = raw.decode(errors="surrogateescape").split("\0")
         for meta in fields[0::2]:
             while "\n" in meta and _TREE_PAIR.match(meta.split("\n", 1)[0]):
                 meta = meta.split("\n", 1)[1]
@@ -154,19 +153,10 @@ def _present(root: str, tree: str) -> bool:
 
 def _read_trees(root: str, trees: list[str]) -> dict[str, dict[str, tuple[str, str]]] | None:
     """tree id -> {name: (mode, object id)} for trees that are here (`cat-file --batch`, one process)."""
-    try:
-        done = subprocess.run(
-            ["git", "-C", root, "cat-file", "--batch"],
-            input="".join(t + "\n" for t in trees).encode(),
-            capture_output=True,
-            timeout=600,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
+    data = plumbing(root, "cat-file", "--batch", input="".join(t + "\n" for t in trees).encode(), timeout=600)
+    if data is None:
         return None
-    if done.returncode != 0:
-        return None
-    out, data, at = {}, done.stdout, 0
+    out, at = {}, 0
     try:
         for tree in trees:
             end = data.index(b"\n", at)
@@ -228,10 +218,8 @@ def _fetch_exact(root: str, remote: str, oids: list[str]) -> bool:
             return False
         env = {**os.environ, "GIT_OBJECT_DIRECTORY": objects.decode().strip()}
         # no gc, maintenance or commit graph in the throwaway repository: its objects are the clone's
-        done = subprocess.run(
-            [
-                "git",
-                "-C",
+        return (
+            plumbing(
                 scratch,
                 "-c",
                 f"remote.{remote}.url={url}",
@@ -252,16 +240,12 @@ def _fetch_exact(root: str, remote: str, oids: list[str]) -> bool:
                 "--filter=tree:0",
                 "--stdin",
                 remote,
-            ],
-            input="".join(o + "\n" for o in oids).encode(),
-            capture_output=True,
-            timeout=3600,
-            check=False,
-            env=env,
+                input="".join(o + "\n" for o in oids).encode(),
+                env=env,
+                timeout=3600,
+            )
+            is not None
         )
-        return done.returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        return False
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -286,28 +270,20 @@ def fetch_history_trees(root: str) -> None:
     missing = [line[1:].strip() for line in (listed or b"").splitlines() if line.startswith(b"?")]
     if not missing:
         return
-    try:  # the whole history's trees: longer than plumbing's minute on a slow network
-        # the missing trees themselves are asked for (a commit the clone has would be "already here")
-        subprocess.run(
-            [
-                "git",
-                "-C",
-                root,
-                "-c",
-                "fetch.negotiationAlgorithm=noop",
-                "fetch",
-                "--quiet",
-                "--no-tags",
-                "--no-write-fetch-head",
-                "--recurse-submodules=no",
-                "--filter=blob:none",
-                "--stdin",
-                remote,
-            ],
-            input=b"\n".join(missing) + b"\n",
-            capture_output=True,
-            timeout=3600,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        pass
+    # the whole history's trees (longer than a minute on a slow network); the missing trees themselves are
+    # asked for (a commit the clone has would be "already here"); a failed fetch leaves git to fetch on demand
+    plumbing(
+        root,
+        "-c",
+        "fetch.negotiationAlgorithm=noop",
+        "fetch",
+        "--quiet",
+        "--no-tags",
+        "--no-write-fetch-head",
+        "--recurse-submodules=no",
+        "--filter=blob:none",
+        "--stdin",
+        remote,
+        input=b"\n".join(missing) + b"\n",
+        timeout=3600,
+    )

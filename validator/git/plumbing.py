@@ -12,10 +12,15 @@ import tempfile
 # --------------------------------------------------------------------------- plumbing (never raises)
 
 
-def plumbing(root: str, *args: str) -> bytes | None:
-    """stdout of `git -C root ARGS`, or None when git fails or is absent (callers then work uncached)."""
+def plumbing(
+    root: str, *args: str, input: bytes | None = None, env: dict[str, str] | None = None, timeout: int = 60
+) -> bytes | None:
+    """stdout of `git -C root ARGS` (fed `input`, in `env`), or None when git fails, is absent or takes longer
+    than `timeout` seconds: the one way orv runs git without GitPython, and it never raises."""
     try:
-        done = subprocess.run(["git", "-C", root, *args], capture_output=True, timeout=60, check=False)
+        done = subprocess.run(
+            ["git", "-C", root, *args], input=input, capture_output=True, timeout=timeout, check=False, env=env
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     return done.stdout if done.returncode == 0 else None
@@ -115,12 +120,16 @@ def worktree_trees(root: str, tops: tuple[str, ...]) -> dict[str, str] | None:
                 if os.path.isdir(os.path.join(root, top))
                 else ["rm", "-r", "--cached", "-q", "--ignore-unmatch", "--", top]
             )
-            if _git(root, env, *update) is None:
+            if plumbing(root, *update, env=env, timeout=300) is None:
                 return None
-            listed = _git(root, env, "ls-files", "--", top)
+            listed = plumbing(root, "ls-files", "--", top, env=env, timeout=300)
             if listed is None:
                 return None
-            tree = _git(root, env, "write-tree", f"--prefix={prefix}{top}/") if listed.strip() else EMPTY_TREE.encode()
+            tree = (
+                plumbing(root, "write-tree", f"--prefix={prefix}{top}/", env=env, timeout=300)
+                if listed.strip()
+                else EMPTY_TREE.encode()
+            )
             if tree is None:
                 return None
             trees[top] = tree.decode().strip()
@@ -131,29 +140,6 @@ def worktree_trees(root: str, tops: tuple[str, ...]) -> dict[str, str] | None:
                 os.remove(scratch)
             except OSError:
                 pass
-
-
-def _git(root: str, env: dict[str, str], *args: str) -> bytes | None:
-    try:
-        done = subprocess.run(["git", "-C", root, *args], capture_output=True, timeout=300, check=False, env=env)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return done.stdout if done.returncode == 0 else None
-
-
-def git_with_input(root: str, env: dict[str, str], data: str, *args: str) -> bytes | None:
-    try:
-        done = subprocess.run(
-            ["git", "-C", root, *args],
-            input=data.encode(errors="surrogateescape"),
-            capture_output=True,
-            timeout=3600,
-            check=False,
-            env=env,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return done.stdout if done.returncode == 0 else None
 
 
 def registry_prefix(root: str) -> str | None:
