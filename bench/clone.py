@@ -40,8 +40,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import yaml
 
@@ -58,8 +59,10 @@ RESULTS = HERE / "clone-results.json"
 # What the gate reads besides the change when the workflow names no sparse patterns (issue 32).
 SPARSE_DEFAULT = ["/catalog/", "/measurers/", "/boards/keys.json"]
 # The workflow before issue 32: the pull request with all history, and the base commit beside it.
-OLD_STEPS = [{"path": "pull-request", "fetch-depth": 0},
-             {"ref": "${{ github.event.pull_request.base.sha }}", "path": "base-rules"}]
+OLD_STEPS = [
+    {"path": "pull-request", "fetch-depth": 0},
+    {"ref": "${{ github.event.pull_request.base.sha }}", "path": "base-rules"},
+]
 COUNTS = ("errors", "warnings", "notices")  # the Action's outputs a row keeps
 GIT_ENV = {"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0"}
 COUNTER = '''#!/usr/bin/env python3
@@ -150,30 +153,46 @@ class Meter:
         self.git(dest, *fetch)
         if sparse:
             cone = str(step.get("sparse-checkout-cone-mode", True)).lower() != "false"
-            self.git(dest, "sparse-checkout", "set", *([] if cone else ["--no-cone"]), *sparse,
-                     *([] if cone or step.get("ref") else changed))
+            self.git(
+                dest,
+                "sparse-checkout",
+                "set",
+                *([] if cone else ["--no-cone"]),
+                *sparse,
+                *([] if cone or step.get("ref") else changed),
+            )
         self.git(dest, "checkout", "--quiet", "--force", ref)
 
     def run(self, script: str, cwd: Path, env: dict[str, str]) -> None:
         """A workflow's `run:` step, under bash as GitHub runs it, with the counter's environment."""
-        out = subprocess.run(["bash", "-e", "-c", script], cwd=cwd, env={**self.env, **env}, capture_output=True,
-                             text=True)
+        out = subprocess.run(
+            ["bash", "-e", "-c", script], cwd=cwd, env={**self.env, **env}, capture_output=True, text=True
+        )
         if out.returncode:
             raise RuntimeError(f"run step: {out.stderr.strip()[-400:]}")
 
     def clone(self, dest: Path, flt: str | None, sparse: list[str] | None, ref: str) -> None:
         """A contributor's clone: all history (blobless when `flt`), sparse when `sparse`."""
         self.init(dest)
-        self.git(dest, "-c", "protocol.version=2", "fetch", "--quiet", *([f"--filter={flt}"] if flt else []),
-                 "origin", "+refs/heads/*:refs/remotes/origin/*")
+        self.git(
+            dest,
+            "-c",
+            "protocol.version=2",
+            "fetch",
+            "--quiet",
+            *([f"--filter={flt}"] if flt else []),
+            "origin",
+            "+refs/heads/*:refs/remotes/origin/*",
+        )
         if sparse is not None:
             self.git(dest, "sparse-checkout", "set", "--no-cone", *sparse)
         self.git(dest, "checkout", "--quiet", "--force", ref)
 
     def orv(self, args: list[str], cwd: Path) -> dict[str, Any]:
         start = time.perf_counter()
-        out = subprocess.run([self.orv_path, *args], cwd=cwd, env={**self.env, "CI": "1"}, capture_output=True,
-                             text=True)
+        out = subprocess.run(
+            [self.orv_path, *args], cwd=cwd, env={**self.env, "CI": "1"}, capture_output=True, text=True
+        )
         row: dict[str, Any] = {"orv_s": round(time.perf_counter() - start, 2), "exit": out.returncode}
         if out.returncode not in (0, 1):
             row["refused"] = (out.stderr or out.stdout).strip()[-400:]
@@ -183,8 +202,11 @@ class Meter:
 def objects_bytes(dest: Path) -> int:
     """Bytes of the clone's object store (packs as received, loose objects), indexes left out."""
     store = dest / ".git" / "objects"
-    return sum(p.stat().st_size for p in store.rglob("*") if p.is_file()
-               and p.suffix not in (".idx", ".rev", ".promisor", ".keep") and "info" not in p.parts)
+    return sum(
+        p.stat().st_size
+        for p in store.rglob("*")
+        if p.is_file() and p.suffix not in (".idx", ".rev", ".promisor", ".keep") and "info" not in p.parts
+    )
 
 
 def timed(meter: Meter, work) -> dict[str, Any]:
@@ -204,8 +226,11 @@ def best(repeat: int, key: str, work: Callable[[], dict[str, Any]]) -> dict[str,
 
 def transfer_rows(meter: Meter, pr: str, changed: list[str], sparse: list[str], repeat: int) -> dict[str, Any]:
     rows = {}
-    for name, flt, pats in (("full", None, None), ("blobless", "blob:none", None),
-                            ("blobless_sparse", "blob:none", [*sparse, *(f"/{p}" for p in changed)])):
+    for name, flt, pats in (
+        ("full", None, None),
+        ("blobless", "blob:none", None),
+        ("blobless_sparse", "blob:none", [*sparse, *(f"/{p}" for p in changed)]),
+    ):
         dest = meter.scratch / f"clone-{name}"
 
         def work() -> dict[str, Any]:
@@ -213,6 +238,7 @@ def transfer_rows(meter: Meter, pr: str, changed: list[str], sparse: list[str], 
             row["store_bytes"] = objects_bytes(dest)
             shutil.rmtree(dest)
             return row
+
         rows[name] = best(repeat, "s", work)
         print(f"    {name}: {rows[name]}", flush=True)
     return rows
@@ -231,24 +257,51 @@ def gate(meter: Meter, steps: list[dict[str, Any]], pr: str, base: str, changed:
         dest = runner / str(step.get("path", "pull-request"))
         before, fetched, t0 = meter.sent(), meter.fetches(), time.perf_counter()
         if "run" in step:  # the only expression the workflow's steps use is the base commit
-            env = {name: str(value).replace("${{ github.event.pull_request.base.sha }}", base)
-                   for name, value in step["env"].items()}
+            env = {
+                name: str(value).replace("${{ github.event.pull_request.base.sha }}", base)
+                for name, value in step["env"].items()
+            }
             meter.run(step["run"], runner, {**env, "GITHUB_WORKSPACE": str(runner)})
         else:
             meter.checkout(dest, step, ref, [])  # the workflow as written: orv gets what else it reads
-        row["steps"].append({"path": dest.name, "bytes": meter.sent() - before, "fetches": meter.fetches() - fetched,
-                             "s": round(time.perf_counter() - t0, 2)})
+        row["steps"].append(
+            {
+                "path": dest.name,
+                "bytes": meter.sent() - before,
+                "fetches": meter.fetches() - fetched,
+                "s": round(time.perf_counter() - t0, 2),
+            }
+        )
     row["checkout_bytes"], row["checkout_s"] = meter.sent(), round(time.perf_counter() - start, 2)
     root = runner / str(next((s.get("path") for s in steps if not s.get("ref") and "run" not in s), "pull-request"))
     with tempfile.TemporaryDirectory(dir=meter.scratch) as tmp:
         result = Path(tmp) / "result"
-        row.update(meter.orv(["check", "--root", str(root), "--base", base, "--widen", "--format", "github",
-                              "--summary", str(Path(tmp) / "summary.md"), "--github-output", str(result)], root))
+        row.update(
+            meter.orv(
+                [
+                    "check",
+                    "--root",
+                    str(root),
+                    "--base",
+                    base,
+                    "--widen",
+                    "--format",
+                    "github",
+                    "--summary",
+                    str(Path(tmp) / "summary.md"),
+                    "--github-output",
+                    str(result),
+                ],
+                root,
+            )
+        )
         lines = result.read_text(encoding="utf-8").splitlines() if result.exists() else []
         row["outputs"] = {k: v for k, _, v in (line.partition("=") for line in lines) if k in COUNTS}
     row["bytes"], row["fetches"] = meter.sent(), meter.fetches()  # checkouts and what orv fetched on demand
-    row["orv_bytes"], row["orv_fetches"] = row["bytes"] - row["checkout_bytes"], row["fetches"] - sum(
-        step["fetches"] for step in row["steps"])
+    row["orv_bytes"], row["orv_fetches"] = (
+        row["bytes"] - row["checkout_bytes"],
+        row["fetches"] - sum(step["fetches"] for step in row["steps"]),
+    )
     row["total_s"] = round(time.perf_counter() - start, 2)
     shutil.rmtree(runner)
     return row
@@ -271,8 +324,19 @@ def copied_run_pr(remote: Path) -> tuple[str, list[str]]:
     from validator.hashing import canonical_bytes, content_address, run_path
 
     def git(*args: str, stdin: bytes | None = None, env: dict[str, str] | None = None) -> str:
-        return subprocess.run(["git", *args], cwd=remote, input=stdin, capture_output=True, check=True,
-                              env={**os.environ, **GIT_ENV, **(env or {})}).stdout.decode().strip()
+        return (
+            subprocess.run(
+                ["git", *args],
+                cwd=remote,
+                input=stdin,
+                capture_output=True,
+                check=True,
+                env={**os.environ, **GIT_ENV, **(env or {})},
+            )
+            .stdout.decode()
+            .strip()
+        )
+
     first = next(line.split("\t", 1)[1] for line in git("ls-tree", "-r", "main", "--", "runs").splitlines())
     document = json.loads(git("show", f"main:{first}"))
     document["measured_by"] = "lab-copy"
@@ -283,32 +347,53 @@ def copied_run_pr(remote: Path) -> tuple[str, list[str]]:
     git("read-tree", "main", env=index)
     git("update-index", "--add", "--cacheinfo", f"100644,{blob},{rel}", env=index)
     tree = git("write-tree", env=index)
-    ident = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.org", "GIT_COMMITTER_NAME": "bench",
-             "GIT_COMMITTER_EMAIL": "bench@example.org", "GIT_AUTHOR_DATE": "2030-01-01T00:00:00Z",
-             "GIT_COMMITTER_DATE": "2030-01-01T00:00:00Z"}
+    ident = {
+        "GIT_AUTHOR_NAME": "bench",
+        "GIT_AUTHOR_EMAIL": "bench@example.org",
+        "GIT_COMMITTER_NAME": "bench",
+        "GIT_COMMITTER_EMAIL": "bench@example.org",
+        "GIT_AUTHOR_DATE": "2030-01-01T00:00:00Z",
+        "GIT_COMMITTER_DATE": "2030-01-01T00:00:00Z",
+    }
     commit = git("commit-tree", tree, "-p", "main", "-m", "a copied run", env=ident)
     git("update-ref", "refs/heads/pr-copy", commit)
     return commit, [rel]
 
 
-def measure(runs: int, workflows: list[str], repeat: int, workflow: Path, orv: str,
-            gate_only: bool = False, copied: bool = False) -> dict[str, Any]:
+def measure(
+    runs: int,
+    workflows: list[str],
+    repeat: int,
+    workflow: Path,
+    orv: str,
+    gate_only: bool = False,
+    copied: bool = False,
+) -> dict[str, Any]:
     remote = generate_history(runs, orv=None if orv == ORV else orv)
-    pr, base = (subprocess.run(["git", "rev-parse", ref], cwd=remote, capture_output=True, text=True,
-                               check=True).stdout.strip() for ref in ("pr", "main"))
+    pr, base = (
+        subprocess.run(["git", "rev-parse", ref], cwd=remote, capture_output=True, text=True, check=True).stdout.strip()
+        for ref in ("pr", "main")
+    )
     changed = (remote / ".git" / "orv-bench-pr").read_text().split()
     if copied:
         pr, changed = copied_run_pr(remote)
     new_steps = workflow_steps(workflow)
     sparse = next((patterns(s) for s in new_steps if patterns(s)), SPARSE_DEFAULT)
     pack = sum(p.stat().st_size for p in (remote / ".git" / "objects" / "pack").glob("*.pack"))
-    tree = subprocess.run(["git", "ls-tree", "-r", "-l", "main"], cwd=remote, capture_output=True, text=True,
-                          check=True).stdout.splitlines()
-    out: dict[str, Any] = {**counts(remote), "pack_bytes": pack,
-                           "head_bytes": sum(int(line.split()[3]) for line in tree), "head_files": len(tree),
-                           "pr_files": changed, "sparse_patterns": sparse}
-    print(f"{runs} run files: {out['recipes']} recipes, {out['commits']} commits, pack {pack / 2**20:.1f} MiB",
-          flush=True)
+    tree = subprocess.run(
+        ["git", "ls-tree", "-r", "-l", "main"], cwd=remote, capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    out: dict[str, Any] = {
+        **counts(remote),
+        "pack_bytes": pack,
+        "head_bytes": sum(int(line.split()[3]) for line in tree),
+        "head_files": len(tree),
+        "pr_files": changed,
+        "sparse_patterns": sparse,
+    }
+    print(
+        f"{runs} run files: {out['recipes']} recipes, {out['commits']} commits, pack {pack / 2**20:.1f} MiB", flush=True
+    )
     for pack_file in (remote / ".git" / "objects" / "pack").iterdir():  # warm: no row pays for the disk
         with pack_file.open("rb") as f:
             while f.read(1 << 24):
@@ -322,13 +407,18 @@ def measure(runs: int, workflows: list[str], repeat: int, workflow: Path, orv: s
         for name in workflows:
             steps = OLD_STEPS if name == "old" else new_steps
             if name == "new" and all(not patterns(s) and not s.get("filter") for s in steps):
-                print("    new: the pull-request workflow still checks out without filter or sparse patterns "
-                      "(the `sparse` change has not landed): 'new' measures the same steps as 'old'", flush=True)
+                print(
+                    "    new: the pull-request workflow still checks out without filter or sparse patterns "
+                    "(the `sparse` change has not landed): 'new' measures the same steps as 'old'",
+                    flush=True,
+                )
             out["gate"][name] = best(repeat, "total_s", lambda: gate(meter, steps, pr, base, changed))
             out["gate"][name]["checkouts"] = steps
             if "refused" in out["gate"][name]:
                 print(f"    {name}: orv could not check this checkout: {out['gate'][name]['refused']}", flush=True)
-            print(f"    gate {name}: {({k: v for k, v in out['gate'][name].items() if k != 'checkouts'})}", flush=True)
+            print(
+                f"    gate {name}: { ({k: v for k, v in out['gate'][name].items() if k != 'checkouts'}) }", flush=True
+            )
         if not gate_only:
             out["contributor"] = best(repeat, "s", lambda: contributor(meter, pr, changed, sparse))
             print(f"    contributor: {out['contributor']}", flush=True)
@@ -342,29 +432,51 @@ def measure(runs: int, workflows: list[str], repeat: int, workflow: Path, orv: s
 def shards(runs: int, counts_: list[int]) -> dict[str, Any]:
     """bench/shard.py on the registry (shards one after another: this host has 2 cores)."""
     root = generate_history(runs)
-    proc = subprocess.run([sys.executable, str(HERE / "shard.py"), "--root", str(root), "--shards",
-                           *map(str, counts_)], capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, str(HERE / "shard.py"), "--root", str(root), "--shards", *map(str, counts_)],
+        capture_output=True,
+        text=True,
+    )
     steps = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
-    return {"runs": runs, **counts(root), "exit": proc.returncode, "steps": steps,
-            "command": f"python bench/clone.py --shards {' '.join(map(str, counts_))} --shard-runs {runs}",
-            "note": "each shard is `orv check --shard K/N --no-cache -j1`, run one after another on a 2-core "
-                    "host shared with other jobs; on N runners the wall time is the slowest shard's"}
+    return {
+        "runs": runs,
+        **counts(root),
+        "exit": proc.returncode,
+        "steps": steps,
+        "command": f"python bench/clone.py --shards {' '.join(map(str, counts_))} --shard-runs {runs}",
+        "note": "each shard is `orv check --shard K/N --no-cache -j1`, run one after another on a 2-core "
+        "host shared with other jobs; on N runners the wall time is the slowest shard's",
+    }
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, nargs="*", default=[1000, 10000, 100000])
     parser.add_argument("--workflow", choices=["old", "new", "both"], default="both")
-    parser.add_argument("--workflow-file", type=Path, default=WORKFLOW,
-                        help="the pull-request workflow whose checkouts are 'new' (default: this checkout's)")
+    parser.add_argument(
+        "--workflow-file",
+        type=Path,
+        default=WORKFLOW,
+        help="the pull-request workflow whose checkouts are 'new' (default: this checkout's)",
+    )
     parser.add_argument("--orv", default=ORV, help="the orv the gate and the contributor run (default: this one)")
     parser.add_argument("--results", type=Path, default=RESULTS)
-    parser.add_argument("--repeat", type=int, default=None,
-                        help="runs per row, the fastest kept (default: 3 below 100,000 run files, else 1)")
-    parser.add_argument("--gate-only", action="store_true",
-                        help="only the gate rows (no clone-transfer or contributor rows), into --results")
-    parser.add_argument("--copied-run", action="store_true",
-                        help="the pull request stores an existing run again (ORV304: its check walks the history)")
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=None,
+        help="runs per row, the fastest kept (default: 3 below 100,000 run files, else 1)",
+    )
+    parser.add_argument(
+        "--gate-only",
+        action="store_true",
+        help="only the gate rows (no clone-transfer or contributor rows), into --results",
+    )
+    parser.add_argument(
+        "--copied-run",
+        action="store_true",
+        help="the pull request stores an existing run again (ORV304: its check walks the history)",
+    )
     parser.add_argument("--shards", type=int, nargs="*", default=[], help="instead: the sharded full check")
     parser.add_argument("--shard-runs", type=int, default=100000)
     args = parser.parse_args()
@@ -379,8 +491,15 @@ def main() -> int:
     results["host"] = "2 cores shared with other jobs; local file:// remote, so times exclude the network"
     for runs in args.runs:
         repeat = args.repeat or (3 if runs < 100_000 else 1)
-        results[str(runs)] = measure(runs, ["old", "new"] if args.workflow == "both" else [args.workflow], repeat,
-                                     args.workflow_file, args.orv, args.gate_only, args.copied_run)
+        results[str(runs)] = measure(
+            runs,
+            ["old", "new"] if args.workflow == "both" else [args.workflow],
+            repeat,
+            args.workflow_file,
+            args.orv,
+            args.gate_only,
+            args.copied_run,
+        )
         results[str(runs)]["pull_request"] = "copied run (ORV304)" if args.copied_run else "one recipe"
         results[str(runs)]["repeat"] = repeat
         args.results.write_text(json.dumps(results, indent=1) + "\n")

@@ -23,16 +23,20 @@ def gate_cell(row: dict | None) -> str:
         return "—"
     if "refused" in row:
         return f"{size(row['bytes'])}; orv refused: {row['refused'][:80]}"
-    return (f"{size(row['bytes'])}; {row['checkout_s']:.1f} + {row['orv_s']:.1f} = **{row['total_s']:.1f} s** "
-            f"({row['outputs'].get('errors', '?')} errors)")
+    return (
+        f"{size(row['bytes'])}; {row['checkout_s']:.1f} + {row['orv_s']:.1f} = **{row['total_s']:.1f} s** "
+        f"({row['outputs'].get('errors', '?')} errors)"
+    )
 
 
 def clone_table(results: dict, new: dict | None = None) -> str:
     """One row per size; the new workflow's gate from `new` (another results file) when given."""
-    lines = ["| run files (recipes, commits; packed) | full clone | blobless clone | blobless sparse clone "
-             "| gate, old workflow: bytes; checkout + orv = total | gate, new workflow | contributor: sparse clone "
-             "+ `orv check --base origin/main` |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| run files (recipes, commits; packed) | full clone | blobless clone | blobless sparse clone "
+        "| gate, old workflow: bytes; checkout + orv = total | gate, new workflow | contributor: sparse clone "
+        "+ `orv check --base origin/main` |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for key in sorted((k for k in results if k.isdigit()), key=int):
         r = results[key]
         t = r["transfer"]
@@ -42,7 +46,8 @@ def clone_table(results: dict, new: dict | None = None) -> str:
             + "".join(f"| {size(t[k]['bytes'])}, {t[k]['s']:.1f} s " for k in ("full", "blobless", "blobless_sparse"))
             + f"| {gate_cell(_old(results, new, key))} "
             + f"| {gate_cell((new or results).get(key, {}).get('gate', {}).get('new'))} "
-            + f"| {size(c['bytes'] + c['check_bytes'])}; {c['s']:.1f} + {c['orv_s']:.1f} s |")
+            + f"| {size(c['bytes'] + c['check_bytes'])}; {c['s']:.1f} + {c['orv_s']:.1f} s |"
+        )
     return "\n".join(lines)
 
 
@@ -60,9 +65,11 @@ def gate_parts_table(results: dict, old_results: dict) -> str:
     if not keys:
         return ""
     first = results[keys[0]]["gate"]["new"]
-    lines = ["| run files | new gate: pull request's checkout + base-rules + orv's fetches = total (requests) "
-             "| checkout + orv = total wall | total / smallest's | old gate: bytes, total wall |",
-             "|---|---|---|---|---|"]
+    lines = [
+        "| run files | new gate: pull request's checkout + base-rules + orv's fetches = total (requests) "
+        "| checkout + orv = total wall | total / smallest's | old gate: bytes, total wall |",
+        "|---|---|---|---|---|",
+    ]
     for key in keys:
         r = results[key]
         row, old = r["gate"]["new"], _old(old_results, results, key)
@@ -71,32 +78,42 @@ def gate_parts_table(results: dict, old_results: dict) -> str:
             f"| {r['run_files']:,} | {size(steps[0]['bytes'])} + {size(steps[1]['bytes'])} + {size(row['orv_bytes'])} "
             f"= **{size(row['bytes'])}** ({row['fetches']}) | {row['checkout_s']:.1f} + {row['orv_s']:.1f} = "
             f"**{row['total_s']:.1f} s** | {row['total_s'] / first['total_s']:.2f}× | "
-            + (f"{size(old['bytes'])}, {old['total_s']:.1f} s |" if old else "— |"))
+            + (f"{size(old['bytes'])}, {old['total_s']:.1f} s |" if old else "— |")
+        )
     return "\n".join(lines)
 
 
 # The gate's checkout, blobless (filter: blob:none, every commit and tree) against tree-less
 # (filter: tree:0, commits only), on a one-recipe and a copied-run pull request (bench/clone.py
 # --gate-only [--copied-run] [--workflow-file]).
-VARIANTS = (("blobless", "clone-gate-blobless.json", "clone-gate-blobless-copied.json"),
-            ("tree-less", "clone-gate-treeless.json", "clone-gate-treeless-copied.json"))
+VARIANTS = (
+    ("blobless", "clone-gate-blobless.json", "clone-gate-blobless-copied.json"),
+    ("tree-less", "clone-gate-treeless.json", "clone-gate-treeless-copied.json"),
+)
 
 
 def variant_cell(row: dict | None) -> str:
     if not row:
         return "—"
     steps = row["steps"]
-    return (f"{size(steps[0]['bytes'])} + {size(steps[1]['bytes'])} + {size(row['orv_bytes'])} = "
-            f"**{size(row['bytes'])}**; {row['fetches']} fetches; {row['total_s']:.1f} s "
-            f"({row['outputs'].get('errors', '?')} errors)")
+    return (
+        f"{size(steps[0]['bytes'])} + {size(steps[1]['bytes'])} + {size(row['orv_bytes'])} = "
+        f"**{size(row['bytes'])}**; {row['fetches']} fetches; {row['total_s']:.1f} s "
+        f"({row['outputs'].get('errors', '?')} errors)"
+    )
 
 
 def variants_table(results: dict[str, dict]) -> str:
     """One row per size and pull request; a column per checkout variant (`results`: file name -> results)."""
-    lines = ["| run files (commits) | pull request | "
-             + " | ".join(f"gate, {name}: pull request's checkout + base-rules + orv's fetches = total; requests; wall"
-                          for name, _, _ in VARIANTS) + " |",
-             "|---|---|" + "---|" * len(VARIANTS)]
+    lines = [
+        "| run files (commits) | pull request | "
+        + " | ".join(
+            f"gate, {name}: pull request's checkout + base-rules + orv's fetches = total; requests; wall"
+            for name, _, _ in VARIANTS
+        )
+        + " |",
+        "|---|---|" + "---|" * len(VARIANTS),
+    ]
     sizes = sorted({k for r in results.values() for k in r if k.isdigit()}, key=int)
     for key in sizes:
         for kind, index in (("one recipe", 1), ("copied run (ORV304)", 2)):
@@ -104,29 +121,41 @@ def variants_table(results: dict[str, dict]) -> str:
             some = next((results[v[index]][key] for v in VARIANTS if key in results.get(v[index], {})), None)
             if some is None:
                 continue
-            lines.append(f"| {some['run_files']:,} ({some['commits']:,}) | {kind} | "
-                         + " | ".join(variant_cell(c) for c in cells) + " |")
+            lines.append(
+                f"| {some['run_files']:,} ({some['commits']:,}) | {kind} | "
+                + " | ".join(variant_cell(c) for c in cells)
+                + " |"
+            )
     return "\n".join(lines)
 
 
 def shard_table(result: dict) -> str:
     rows = [s for s in result["steps"] if "n" in s]
     single = next((s for s in result["steps"] if s.get("step") == "check"), None)
-    lines = [f"`orv check --shard K/N` at {result['run_files']:,} run files ({result['recipes']:,} recipes); shards "
-             "run one after another on this 2-core host:", "",
-             "| shards | slowest shard (wall) | sum of shards (wall / CPU) | merge-results | one `orv check -j1` |",
-             "|---|---|---|---|---|"]
+    lines = [
+        f"`orv check --shard K/N` at {result['run_files']:,} run files ({result['recipes']:,} recipes); shards "
+        "run one after another on this 2-core host:",
+        "",
+        "| shards | slowest shard (wall) | sum of shards (wall / CPU) | merge-results | one `orv check -j1` |",
+        "|---|---|---|---|---|",
+    ]
     for s in rows:
-        lines.append(f"| {s['n']} | {s['slowest_shard_wall_s']:.0f} s | {s['shards_wall_sum_s']:.0f} s / "
-                     f"{s['shards_cpu_s']:.0f} s | {s['merge_wall_s']:.1f} s | "
-                     f"{single['wall_s'] if single else s['check_wall_s']:.0f} s |")
+        lines.append(
+            f"| {s['n']} | {s['slowest_shard_wall_s']:.0f} s | {s['shards_wall_sum_s']:.0f} s / "
+            f"{s['shards_cpu_s']:.0f} s | {s['merge_wall_s']:.1f} s | "
+            f"{single['wall_s'] if single else s['check_wall_s']:.0f} s |"
+        )
     return "\n".join(lines)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--new", type=Path, default=None,
-                        help="take the new workflow's gate from this results file (e.g. measured with --orv)")
+    parser.add_argument(
+        "--new",
+        type=Path,
+        default=None,
+        help="take the new workflow's gate from this results file (e.g. measured with --orv)",
+    )
     args = parser.parse_args()
     clone = HERE / "clone-results.json"
     if clone.exists():
@@ -135,8 +164,12 @@ def main() -> int:
         print(clone_table(results, new))
         print()
         print(gate_parts_table(new or results, results))
-    variants = {name: json.loads((HERE / name).read_text()) for _, *names in VARIANTS for name in names
-                if (HERE / name).exists()}
+    variants = {
+        name: json.loads((HERE / name).read_text())
+        for _, *names in VARIANTS
+        for name in names
+        if (HERE / name).exists()
+    }
     if variants:
         print()
         print(variants_table(variants))

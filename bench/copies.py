@@ -24,9 +24,13 @@ def main() -> int:
     parser.add_argument("--reruns", type=int, default=4, help="honest runs per workload (pairs: n(n-1)/2)")
     args = parser.parse_args()
     rates = evaluate(args.scale, args.reruns)
-    found = {"scale": args.scale, "reruns": args.reruns, **rates.as_dict(),
-             "false_positive_rate": rates.false_positives / rates.honest_pairs,
-             "false_negative_rate": rates.false_negatives / rates.forgeries}
+    found = {
+        "scale": args.scale,
+        "reruns": args.reruns,
+        **rates.as_dict(),
+        "false_positive_rate": rates.false_positives / rates.honest_pairs,
+        "false_negative_rate": rates.false_negatives / rates.forgeries,
+    }
     (HERE / "copies-results.json").write_text(json.dumps(found, indent=2) + "\n")
     print(json.dumps(found, indent=2))
     return 0

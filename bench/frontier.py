@@ -31,7 +31,7 @@ sys.path.insert(0, str(REPO))
 
 from bench.generate import _store_run, _write, build_once  # noqa: E402
 from validator.boards.frontier import frontiers  # noqa: E402
-from validator.registry.snapshot import Catalog
+from validator.registry.snapshot import Catalog  # noqa: E402
 from validator.science.throughput import inference_facts  # noqa: E402
 
 POINTS = (10_000, 70_000)
@@ -46,10 +46,22 @@ def synthetic_rows(n: int, seed: int = 31) -> list[dict]:
         group = i // PER_GROUP
         concurrency = SWEEP[i % len(SWEEP)]
         decode = rng.uniform(20, 90) / (1 + 0.03 * concurrency)
-        rows.append({"recipe": f"r{i // len(SWEEP):06d}", "run_sha": f"{i:064x}", "tier": rng.choice(("T1", "T2", "T2")),
-                     "model": f"m{group % 97}", "gpu": f"g{group // 97}", "gpus": 2, "concurrency": concurrency,
-                     "decode_tok_s": round(decode, 2), "output_tok_s": round(decode * concurrency * 0.9, 2),
-                     "ttft_ms": 100.0, "quality": None, "workload": "w"})
+        rows.append(
+            {
+                "recipe": f"r{i // len(SWEEP):06d}",
+                "run_sha": f"{i:064x}",
+                "tier": rng.choice(("T1", "T2", "T2")),
+                "model": f"m{group % 97}",
+                "gpu": f"g{group // 97}",
+                "gpus": 2,
+                "concurrency": concurrency,
+                "decode_tok_s": round(decode, 2),
+                "output_tok_s": round(decode * concurrency * 0.9, 2),
+                "ttft_ms": 100.0,
+                "quality": None,
+                "workload": "w",
+            }
+        )
     return rows
 
 
@@ -66,6 +78,7 @@ def time_frontier(n: int, repeat: int) -> float:
 
 def swept_registry(root: Path, recipes: int, seed: int = 2026_12_04) -> Path:
     """`recipes` swept inference recipes of one model on one GPU, one run of 64 requests per point."""
+
     def write_data(root: Path) -> None:
         for i in range(recipes):
             swept_recipe(root, i, random.Random(seed * 1_000_003 + i))
@@ -88,23 +101,34 @@ def swept_recipe(root: Path, i: int, rng: random.Random) -> None:
             samples.append({"prompt_tokens": 1000, "output_tokens": output, "ttft_ms": ttft, "e2e_ms": e2e})
         duration = -(-64 // c) * max(s["e2e_ms"] for s in samples) / 1000
         decode = round(inference_facts(samples, duration).headline["decode_tok_s"], 2)
-        run = {"kind": "inference", "tool": {"name": "vllm-bench-serve", "version": "0.30.0"},
-               "model": "glm-5.3-flash", "hardware": {"gpu": "rtx-3090", "count": 2}, "software": software,
-               "quant": "w4a16", "serving": {"context_len": 8192, "concurrency": c},
-               "measured_at": "2026-10-17T12:00:00Z", "measured_by": "bench", "duration_s": duration,
-               "summary": {"decode_tok_s": decode}, "samples": samples}
+        run = {
+            "kind": "inference",
+            "tool": {"name": "vllm-bench-serve", "version": "0.30.0"},
+            "model": "glm-5.3-flash",
+            "hardware": {"gpu": "rtx-3090", "count": 2},
+            "software": software,
+            "quant": "w4a16",
+            "serving": {"context_len": 8192, "concurrency": c},
+            "measured_at": "2026-10-17T12:00:00Z",
+            "measured_by": "bench",
+            "duration_s": duration,
+            "summary": {"decode_tok_s": decode},
+            "samples": samples,
+        }
         digests.append(_store_run(root, run))
         if c == 1:
             headline = decode
         else:
             claims.append({"concurrency": c, "decode_tok_s": decode})
     rid = f"glm-5-3-flash-rtx-3090-x2-sweep-{i:06d}"
-    text = (f"id: {rid}\nkind: inference\nmodel: glm-5.3-flash\nhardware: {{gpu: rtx-3090, count: 2}}\n"
-            f"author: bench\nmeasured: \"2026-10-17\"\nsoftware:\n  engine: {json.dumps(software['engine'])}\n"
-            f"quant: w4a16\nworkload: bench-1120-512\nserving: {{context_len: 8192, concurrency: 1}}\n"
-            f"claimed: {{decode_tok_s: {headline}}}\n"
-            f"sweep: {json.dumps({'concurrency': list(SWEEP), 'claimed': claims})}\n"
-            f"runs: {json.dumps([f'sha256:{d}' for d in digests])}\n")
+    text = (
+        f"id: {rid}\nkind: inference\nmodel: glm-5.3-flash\nhardware: {{gpu: rtx-3090, count: 2}}\n"
+        f'author: bench\nmeasured: "2026-10-17"\nsoftware:\n  engine: {json.dumps(software["engine"])}\n'
+        f"quant: w4a16\nworkload: bench-1120-512\nserving: {{context_len: 8192, concurrency: 1}}\n"
+        f"claimed: {{decode_tok_s: {headline}}}\n"
+        f"sweep: {json.dumps({'concurrency': list(SWEEP), 'claimed': claims})}\n"
+        f"runs: {json.dumps([f'sha256:{d}' for d in digests])}\n"
+    )
     _write(root / "recipes" / "inference" / "glm-5.3-flash" / f"{rid}.yaml", text.encode())
 
 
@@ -120,8 +144,12 @@ def time_boards(roots: list[Path], repeat: int) -> tuple[list[float], list[float
     for _ in range(repeat):
         for i, root in enumerate(roots):
             start, start_cpu = time.perf_counter(), _children_cpu()
-            subprocess.run([sys.executable, "-m", "validator", "boards", "--root", str(root), "--no-cache"], cwd=REPO,
-                           check=True, stdout=subprocess.DEVNULL)
+            subprocess.run(
+                [sys.executable, "-m", "validator", "boards", "--root", str(root), "--no-cache"],
+                cwd=REPO,
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
             wall[i] = min(wall[i], time.perf_counter() - start)
             cpu[i] = min(cpu[i], _children_cpu() - start_cpu)
     return wall, cpu
@@ -147,8 +175,14 @@ def main() -> int:
     print(f"growth exponent {exponent:.3f} (1.0 linear, 2.0 pairwise)")
     path = HERE / "frontier-results.json"
     results = json.loads(path.read_text()) if path.exists() else {}
-    results[args.part] = {"sizes": list(sizes), "seconds": [round(t, 4) for t in times], "exponent": round(exponent, 3),
-                          "points": list(POINTS), "repeat": args.repeat, "load_average": [round(x, 2) for x in os.getloadavg()]}
+    results[args.part] = {
+        "sizes": list(sizes),
+        "seconds": [round(t, 4) for t in times],
+        "exponent": round(exponent, 3),
+        "points": list(POINTS),
+        "repeat": args.repeat,
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+    }
     if args.part == "boards":
         results[args.part]["wall_seconds"] = [round(t, 4) for t in wall]
         results[args.part]["seconds_are"] = "CPU (the process and its loader pool)"

@@ -16,8 +16,8 @@ import random
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import orjson
 
@@ -31,11 +31,21 @@ from validator.science.throughput import inference_facts, training_facts  # noqa
 GENERATOR_VERSION = "5"  # 4: boards/keys.json committed with the boards; 5: boards stored split
 RUNS_PER_RECIPE = ([0] * 3) + ([1] * 5) + [2, 3]  # drawn uniformly: 30% / 50% / 10% / 10%, mean 1.0
 SAMPLES = (64, 3000)
-NON_ASCII_NOTES = ["mesuré à 25 °C, ventilateurs à 100 %", "測定: 電力制限 350 W", "Durchsatz über 3 Läufe — stabil",
-                   "замер после прогрева", "température ambiante ≈ 22 °C 😀"]
+NON_ASCII_NOTES = [
+    "mesuré à 25 °C, ventilateurs à 100 %",
+    "測定: 電力制限 350 W",
+    "Durchsatz über 3 Läufe — stabil",
+    "замер после прогрева",
+    "température ambiante ≈ 22 °C 😀",
+]
 TRAINING_LAYOUTS = [  # (gpus, tp, pp, dp, split) for a 64-layer model
-    (8, 1, 4, 2, [16, 17, 17, 14]), (8, 1, 2, 4, [32, 32]), (8, 2, 1, 4, None), (8, 4, 2, 1, [32, 32]),
-    (16, 2, 4, 2, [16, 16, 16, 16]), (16, 1, 8, 2, [8] * 8), (32, 4, 4, 2, [16, 16, 16, 16]),
+    (8, 1, 4, 2, [16, 17, 17, 14]),
+    (8, 1, 2, 4, [32, 32]),
+    (8, 2, 1, 4, None),
+    (8, 4, 2, 1, [32, 32]),
+    (16, 2, 4, 2, [16, 16, 16, 16]),
+    (16, 1, 8, 2, [8] * 8),
+    (32, 4, 4, 2, [16, 16, 16, 16]),
 ]
 GPUS = ["h100", "h200", "b200"]
 
@@ -61,8 +71,14 @@ def _notes(rng: random.Random) -> dict:
     return {"notes": rng.choice(NON_ASCII_NOTES)} if rng.random() < 0.05 else {}
 
 
-def training(root: Path, i: int, rng: random.Random, runs: int = 1, sample_range: tuple[int, int] = SAMPLES,
-             model: str = "qwen3.8-27b") -> None:
+def training(
+    root: Path,
+    i: int,
+    rng: random.Random,
+    runs: int = 1,
+    sample_range: tuple[int, int] = SAMPLES,
+    model: str = "qwen3.8-27b",
+) -> None:
     gpus, tp, pp, dp, split = TRAINING_LAYOUTS[i % len(TRAINING_LAYOUTS)]
     gpu = GPUS[(i // len(TRAINING_LAYOUTS)) % len(GPUS)]
     software = {"framework": {"name": "megatron-core", "version": "0.30.0"}}
@@ -75,15 +91,31 @@ def training(root: Path, i: int, rng: random.Random, runs: int = 1, sample_range
         samples = []
         for step in range(1, rng.randint(*sample_range) + 1):
             ref = 2.0 - 0.5 * min(step, 100) / 100  # follows the base catalog's reference curve
-            samples.append({"step": step, "time_s": round(base_step * rng.uniform(0.97, 1.03), 4) + 0.00005,
-                            "tokens": 1_048_576, "loss": round(ref * rng.uniform(0.995, 1.005), 4) + 0.00005})
+            samples.append(
+                {
+                    "step": step,
+                    "time_s": round(base_step * rng.uniform(0.97, 1.03), 4) + 0.00005,
+                    "tokens": 1_048_576,
+                    "loss": round(ref * rng.uniform(0.995, 1.005), 4) + 0.00005,
+                }
+            )
         facts = training_facts(samples, gpus, warmup_steps=2)
         figure = round(facts.headline["tokens_per_s_per_gpu"], 1)
         headline = figure if j == 0 else headline  # the recipe claims its first run's figure
-        run = {"kind": "training", "tool": {"name": "megatron-lm", "version": "0.30.0"}, "model": model,
-               "hardware": {"gpu": gpu, "count": gpus}, "software": software, "workload": "sft-8k-gb128-bf16",
-               "layout": layout, "measured_at": f"2026-10-{18 - j}T12:00:00Z", "measured_by": f"bench-{(i + j) % 7}",
-               "summary": {"tokens_per_s_per_gpu": figure}, "samples": samples, **_notes(rng)}
+        run = {
+            "kind": "training",
+            "tool": {"name": "megatron-lm", "version": "0.30.0"},
+            "model": model,
+            "hardware": {"gpu": gpu, "count": gpus},
+            "software": software,
+            "workload": "sft-8k-gb128-bf16",
+            "layout": layout,
+            "measured_at": f"2026-10-{18 - j}T12:00:00Z",
+            "measured_by": f"bench-{(i + j) % 7}",
+            "summary": {"tokens_per_s_per_gpu": figure},
+            "samples": samples,
+            **_notes(rng),
+        }
         digests.append(_store_run(root, run))
     rid = f"{model.replace('.', '-')}-{gpu}-bench-{i:06d}"
     text = f"""# yaml-language-server: $schema=../../../schema/recipe-training.schema.json
@@ -107,15 +139,24 @@ notes: synthetic recipe {i} for benchmarks
     _write(root / "recipes" / "training" / model / f"{rid}.yaml", text.encode())
 
 
-def inference(root: Path, i: int, rng: random.Random, runs: int = 1, sample_range: tuple[int, int] = SAMPLES,
-              model: str = "glm-5.3-flash") -> None:
+def inference(
+    root: Path,
+    i: int,
+    rng: random.Random,
+    runs: int = 1,
+    sample_range: tuple[int, int] = SAMPLES,
+    model: str = "glm-5.3-flash",
+) -> None:
     count = 1 + i % 4
     software = {"engine": {"name": "vllm", "version": "0.30.0", "commit": f"{i:07x}abcdef"}}
     serving = {"context_len": 32768, "concurrency": 1, "slots": 1 + i % 8}
     prefill, step_ms = rng.uniform(1800, 2200), rng.uniform(14, 16)
     digests: list[str] = []
-    claimed = {"decode_tok_s": round(1000 / step_ms, 2), "prefill_tok_s": round(prefill, 2),
-               "ttft_ms": round(1100 / prefill * 1000, 2)}
+    claimed = {
+        "decode_tok_s": round(1000 / step_ms, 2),
+        "prefill_tok_s": round(prefill, 2),
+        "ttft_ms": round(1100 / prefill * 1000, 2),
+    }
     for j in range(runs):
         samples = []
         for _ in range(rng.randint(*sample_range)):
@@ -127,10 +168,20 @@ def inference(root: Path, i: int, rng: random.Random, runs: int = 1, sample_rang
         facts = inference_facts(samples, None)
         figures = {k: round(facts.headline[k], 2) for k in ("decode_tok_s", "prefill_tok_s", "ttft_ms")}
         claimed = figures if j == 0 else claimed  # the recipe claims its first run's figures
-        run = {"kind": "inference", "tool": {"name": "vllm-bench-serve", "version": "0.30.0"},
-               "model": model, "hardware": {"gpu": "rtx-3090", "count": count}, "software": software,
-               "quant": "w4a16", "serving": serving, "measured_at": f"2026-10-{17 - j}T12:00:00Z",
-               "measured_by": f"bench-{(i + j) % 5}", "summary": dict(figures), "samples": samples, **_notes(rng)}
+        run = {
+            "kind": "inference",
+            "tool": {"name": "vllm-bench-serve", "version": "0.30.0"},
+            "model": model,
+            "hardware": {"gpu": "rtx-3090", "count": count},
+            "software": software,
+            "quant": "w4a16",
+            "serving": serving,
+            "measured_at": f"2026-10-{17 - j}T12:00:00Z",
+            "measured_by": f"bench-{(i + j) % 5}",
+            "summary": dict(figures),
+            "samples": samples,
+            **_notes(rng),
+        }
         digests.append(_store_run(root, run))
     rid = f"{model.replace('.', '-')}-rtx-3090-x{count}-bench-{i:06d}"
     text = f"""# yaml-language-server: $schema=../../../schema/recipe-inference.schema.json
@@ -141,7 +192,7 @@ hardware: {{gpu: rtx-3090, count: {count}}}
 author: bench
 measured: "2026-10-17"
 software:
-  engine: {{name: vllm, version: "0.30.0", commit: "{software['engine']['commit']}"}}
+  engine: {{name: vllm, version: "0.30.0", commit: "{software["engine"]["commit"]}"}}
 quant: w4a16
 workload: bench-1120-512
 serving: {orjson.dumps(serving).decode()}
@@ -153,8 +204,12 @@ runs: {orjson.dumps([f"sha256:{d}" for d in digests]).decode()}
 
 GIT = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.invalid", "-c", "commit.gpgsign=false"]
 # Fixed commit dates: the boards stamp (committer time of the data commit) is part of the bytes.
-GIT_ENV = {"GIT_AUTHOR_DATE": "2026-10-19T12:00:00Z", "GIT_COMMITTER_DATE": "2026-10-19T12:00:00Z",
-           "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
+GIT_ENV = {
+    "GIT_AUTHOR_DATE": "2026-10-19T12:00:00Z",
+    "GIT_COMMITTER_DATE": "2026-10-19T12:00:00Z",
+    "GIT_CONFIG_GLOBAL": "/dev/null",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
 
 
 def git(root: Path, *args: str) -> None:
@@ -173,10 +228,15 @@ def refresh_boards(root: Path) -> None:
     """Regenerate boards/ with the orv being measured and commit them if they changed, as main's
     boards workflow does after a merge: boards/keys.json is stamped with orv's code, and a gate
     never trusts keys made by another orv (validator/boards/keyfile.py)."""
-    subprocess.run([sys.executable, "-m", "validator", "boards", "--root", str(root), "--no-cache"], cwd=REPO,
-                   check=True, stdout=subprocess.DEVNULL)
-    if subprocess.run([*GIT, "status", "--porcelain", "--", "boards"], cwd=root, check=True,
-                      capture_output=True).stdout:
+    subprocess.run(
+        [sys.executable, "-m", "validator", "boards", "--root", str(root), "--no-cache"],
+        cwd=REPO,
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    if subprocess.run(
+        [*GIT, "status", "--porcelain", "--", "boards"], cwd=root, check=True, capture_output=True
+    ).stdout:
         git(root, "add", "-A")
         git(root, "commit", "-q", "-m", "boards")
 

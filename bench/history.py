@@ -34,8 +34,9 @@ import random
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO
 
 import orjson
 
@@ -50,8 +51,15 @@ HISTORY_VERSION = "1"
 SAMPLE_RANGE = (64, 256)
 QUALITY_EVERY = 10  # one inference recipe in ten gets a quality run
 LATER = (1, 5)  # a recipe's further runs and quality run arrive this many batches later
-QUALITY_TEMPLATE = (REPO / "tests" / "cases" / "orv239-copied-quality-reference" / "runs" / "13" /
-                    "130a25dceb08e2f0f8b90edd0dcd845161430d664b3e26ab113f2b3e009f33d4.json")
+QUALITY_TEMPLATE = (
+    REPO
+    / "tests"
+    / "cases"
+    / "orv239-copied-quality-reference"
+    / "runs"
+    / "13"
+    / "130a25dceb08e2f0f8b90edd0dcd845161430d664b3e26ab113f2b3e009f33d4.json"
+)
 START = 1_767_225_600  # 2026-01-01T00:00:00Z: commit k is k hours later
 PR_INDEX = 10_000_001  # the pull request's recipe (odd: inference), never one of the registry's
 CACHE = Path(os.environ.get("ORV_BENCH_CACHE", "/tmp/orv-bench"))
@@ -59,7 +67,7 @@ CACHE = Path(os.environ.get("ORV_BENCH_CACHE", "/tmp/orv-bench"))
 
 def default_commits(runs: int) -> int:
     """Batches: 100 at 1,000 run files, 320 at 10,000, 1,000 at 100,000 (~3.16 * sqrt(runs))."""
-    return max(10, round(runs ** 0.5 * 3.16 / 10) * 10)
+    return max(10, round(runs**0.5 * 3.16 / 10) * 10)
 
 
 def _word(n: int) -> str:
@@ -81,8 +89,7 @@ def quality_run(root: Path, i: int) -> str:
     if _QUALITY is None:
         _QUALITY = orjson.loads(QUALITY_TEMPLATE.read_bytes())
     doc = copy.deepcopy(_QUALITY)
-    doc.update(model="glm-5.3-flash", quant="w4a16", served_model="zai-org/GLM-5.3-Flash",
-               measured_by=f"bench-{i % 5}")
+    doc.update(model="glm-5.3-flash", quant="w4a16", served_model="zai-org/GLM-5.3-Flash", measured_by=f"bench-{i % 5}")
     doc["lm_eval"]["config"]["model_args"]["model"] = "zai-org/GLM-5.3-Flash"
     prefix = f" Run {_word(i)} says:"
     for sample in doc["tasks"]["gsm8k"]["samples"]:
@@ -91,14 +98,16 @@ def quality_run(root: Path, i: int) -> str:
 
 
 def _runs_line(text: str, digests: list[str]) -> str:
-    lines = [f"runs: {orjson.dumps([f'sha256:{d}' for d in digests]).decode()}" if line.startswith("runs: ")
-             else line for line in text.splitlines()]
+    lines = [
+        f"runs: {orjson.dumps([f'sha256:{d}' for d in digests]).decode()}" if line.startswith("runs: ") else line
+        for line in text.splitlines()
+    ]
     return "\n".join(lines) + "\n"
 
 
 def _digests(text: str) -> list[str]:
     line = next(line for line in text.splitlines() if line.startswith("runs: "))
-    return [d.split(":", 1)[1] for d in orjson.loads(line[len("runs: "):])]
+    return [d.split(":", 1)[1] for d in orjson.loads(line[len("runs: ") :])]
 
 
 VIRTUAL = Path("/registry")  # where generate.py's functions think they write (see _captured)
@@ -140,8 +149,12 @@ class Stream:
     """A `git fast-import` process; each commit lists its files inline (no index, no work tree)."""
 
     def __init__(self, root: Path) -> None:
-        self.proc = subprocess.Popen([*GIT, "fast-import", "--quiet", "--force", "--done"], cwd=root,
-                                     stdin=subprocess.PIPE, env={**os.environ, **GIT_ENV})
+        self.proc = subprocess.Popen(
+            [*GIT, "fast-import", "--quiet", "--force", "--done"],
+            cwd=root,
+            stdin=subprocess.PIPE,
+            env={**os.environ, **GIT_ENV},
+        )
         self.out: IO[bytes] = self.proc.stdin  # type: ignore[assignment]
 
     def commit(self, ref: str, when: int, message: str, files: dict[str, bytes], parent: str | None = None) -> None:
@@ -164,14 +177,16 @@ class Stream:
 
 
 def git(root: Path, *args: str) -> str:
-    return subprocess.run([*GIT, *args], cwd=root, check=True, capture_output=True, text=True,
-                          env={**os.environ, **GIT_ENV}).stdout.strip()
+    return subprocess.run(
+        [*GIT, *args], cwd=root, check=True, capture_output=True, text=True, env={**os.environ, **GIT_ENV}
+    ).stdout.strip()
 
 
 def _catalog() -> dict[str, bytes]:
     base = REPO / "tests" / "cases" / "_base"
-    return {p.relative_to(base).as_posix(): p.read_bytes()
-            for p in sorted((base / "catalog").rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(base).as_posix(): p.read_bytes() for p in sorted((base / "catalog").rglob("*")) if p.is_file()
+    }
 
 
 def write_history(root: Path, runs: int, commits: int, seed: int) -> dict[str, int]:
@@ -191,8 +206,12 @@ def write_history(root: Path, runs: int, commits: int, seed: int) -> dict[str, i
                 later.setdefault(k + rng.randint(*LATER), {}).update(rest)
             made += sum(1 for p in (*first, *rest) if p.startswith("runs/"))
             recipes += 1
-        stream.commit("refs/heads/main", k + 1, f"batch {k + 1}: recipes {first_recipe}-{recipes - 1}, "
-                      "later runs of earlier ones", files)
+        stream.commit(
+            "refs/heads/main",
+            k + 1,
+            f"batch {k + 1}: recipes {first_recipe}-{recipes - 1}, later runs of earlier ones",
+            files,
+        )
     rest = {p: b for batch in sorted(later) for p, b in later[batch].items()}
     if rest:
         stream.commit("refs/heads/main", commits + 1, "the last reproductions and quality runs", rest)
@@ -215,6 +234,7 @@ def boards_current(root: Path) -> bool:
     `orv boards` on the same data writes the same files, and a full pass is saved. Any other layout
     or stamp: False (refresh)."""
     from validator.load.cache import derivation_key
+
     try:
         stamp = orjson.loads((root / "boards" / "keys.json").read_bytes()).get("orv")
     except (OSError, ValueError, AttributeError):
@@ -231,8 +251,9 @@ def boards_by(root: Path, orv: str) -> None:
         git(root, "commit", "-q", "-m", "boards")
 
 
-def generate_history(runs: int, commits: int | None = None, seed: int = 20261205, root: Path | None = None,
-                     orv: str | None = None) -> Path:
+def generate_history(
+    runs: int, commits: int | None = None, seed: int = 20261205, root: Path | None = None, orv: str | None = None
+) -> Path:
     """The registry of about `runs` run files (cached under /tmp/orv-bench/); boards refreshed with
     the orv installed (or `orv`), and `pr` rebuilt on them. Returns its root (a non-bare repository, checked out)."""
     commits = commits or default_commits(runs)

@@ -35,8 +35,14 @@ def _requests(fx: object, count: int, output: int) -> list[object]:
     rng, now, out = random.Random(1), 5021.318, []
     for _ in range(count):
         itl = [0.02409 * (1 + rng.uniform(-0.03, 0.03)) for _ in range(output - 1)]
-        req = fx.Request(1024 + rng.randrange(-24, 25), output, 0.0621 * (1 + rng.uniform(-0.08, 0.08)), itl,  # type: ignore[attr-defined]
-                         rng.uniform(2e-4, 6e-4), now)
+        req = fx.Request(
+            1024 + rng.randrange(-24, 25),
+            output,
+            0.0621 * (1 + rng.uniform(-0.08, 0.08)),
+            itl,  # type: ignore[attr-defined]
+            rng.uniform(2e-4, 6e-4),
+            now,
+        )
         out.append(req)
         now += req.latency + 0.0012
     return out
@@ -53,8 +59,15 @@ def measure() -> dict[str, tuple[int, int]]:
         sizes["vllm --save-detailed result"] = (len(json.dumps(detailed).encode()), COUNT)
         sizes["sglang --output-file line"] = (len(fx.sglang_line(outputs, 64, nested=True).encode()), COUNT)  # type: ignore[attr-defined]
         del outputs, detailed
-        fx.megatron_log(folder / "m.log", 1, 88538.1, datetime(2026, 10, 18), fx.healthy_loss,  # type: ignore[attr-defined]
-                        iterations=COUNT, prefix="[default0]:")
+        fx.megatron_log(
+            folder / "m.log",
+            1,
+            88538.1,
+            datetime(2026, 10, 18),
+            fx.healthy_loss,  # type: ignore[attr-defined]
+            iterations=COUNT,
+            prefix="[default0]:",
+        )
         sizes["Megatron-LM log"] = ((folder / "m.log").stat().st_size, COUNT)
         fx.nemo_log(folder / "n.log", 1, 88538.1)  # type: ignore[attr-defined]
         nemo_lines = [l for l in (folder / "n.log").read_text().splitlines() if "Training epoch" in l]

@@ -82,8 +82,9 @@ def add_models(root: Path, trained: list[str], served: list[str]) -> None:
 
 
 def orv(root: Path, *args: str) -> str:
-    done = subprocess.run([sys.executable, "-m", "validator", *args, "--root", str(root)], cwd=REPO,
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "validator", *args, "--root", str(root)], cwd=REPO, capture_output=True, text=True
+    )
     if done.returncode != 0:
         raise SystemExit(f"orv {' '.join(args)} failed:\n{done.stdout}{done.stderr}")
     return done.stdout
@@ -129,8 +130,9 @@ def generated(root: Path) -> dict[str, dict[str, bytes]]:
     boards = root / "boards"
     # the split layout alone: boards/boards.json, which orv writes beside it for readers while it stays in
     # git (docs/boards.md), is the one-file layout's own file, measured there
-    split = {str(p.relative_to(root)): p.read_bytes() for p in sorted(boards.rglob("*.json"))
-             if p != boards / "boards.json"}
+    split = {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(boards.rglob("*.json")) if p != boards / "boards.json"
+    }
     with tempfile.TemporaryDirectory() as tmp:
         combined = Path(tmp) / "boards.json"
         orv(root, "boards", "--combined", str(combined))
@@ -161,10 +163,13 @@ def whole_keys(root: Path, split: dict[str, bytes]) -> bytes:
         blob = meta.split()[1]
         if rel.endswith((".yaml", ".yml", ".json")) and not rel.endswith(".sig"):
             files[rel] = (blob, keys_of.get(blob, []))
-    lines = [json.dumps(rel, ensure_ascii=False, separators=(",", ":")) + ":"
-             + json.dumps([blob, keys], ensure_ascii=False, separators=(",", ":"))
-             for rel, (blob, keys) in sorted(files.items())]
-    head = '{"format":1,"orv":%s,"files":{' % json.dumps(header["orv"])
+    lines = [
+        json.dumps(rel, ensure_ascii=False, separators=(",", ":"))
+        + ":"
+        + json.dumps([blob, keys], ensure_ascii=False, separators=(",", ":"))
+        for rel, (blob, keys) in sorted(files.items())
+    ]
+    head = '{"format":1,"orv":' + json.dumps(header["orv"]) + ',"files":{'
     return (head + "\n" + ",\n".join(lines) + "\n}}\n").encode()
 
 
@@ -198,9 +203,15 @@ def gate_reads(root: Path, model: str, i: int) -> dict[str, Any]:
             BaseTree.read = original  # type: ignore[method-assign]
         assert evaluation.partial, "the one-recipe pull request was checked whole"
         shards = sorted(p for p in read if p != KEYS)
-        return {"model": model, "header_bytes": read.get(KEYS, 0), "shards_read": len(shards),
-                "shard_bytes": sum(read[p] for p in shards), "bytes": sum(read.values()),
-                "files_checked": evaluation.result.files_checked, "check_seconds": round(seconds, 2)}
+        return {
+            "model": model,
+            "header_bytes": read.get(KEYS, 0),
+            "shards_read": len(shards),
+            "shard_bytes": sum(read[p] for p in shards),
+            "bytes": sum(read.values()),
+            "files_checked": evaluation.result.files_checked,
+            "check_seconds": round(seconds, 2),
+        }
     finally:
         git(root, "checkout", "-q", "-f", "main")
         git(root, "branch", "-q", "-D", "bench-pr")
@@ -222,8 +233,9 @@ def merge_once(root: Path, model: str, i: int) -> dict[str, dict[str, bytes]]:
 
 
 def _git(repo: Path, *args: str) -> str:
-    return subprocess.run([*GIT, *args], cwd=repo, check=True, capture_output=True, text=True,
-                          env={**os.environ, **GIT_ENV}).stdout
+    return subprocess.run(
+        [*GIT, *args], cwd=repo, check=True, capture_output=True, text=True, env={**os.environ, **GIT_ENV}
+    ).stdout
 
 
 def _write_tree(repo: Path, files: dict[str, bytes]) -> None:
@@ -271,8 +283,14 @@ def history_bytes(before: dict[str, bytes], after: dict[str, bytes]) -> dict[str
         _git(repo, "commit", "-q", "-m", "after")
         new = _git(repo, "rev-list", "--objects", "HEAD~1..HEAD").split()
         objects = [word for word in new if len(word) == 40]
-        batch = subprocess.run([*GIT, "cat-file", "--batch-check=%(objecttype) %(objectsize:disk)"], cwd=repo,
-                               input="\n".join(objects) + "\n", capture_output=True, text=True, check=True).stdout
+        batch = subprocess.run(
+            [*GIT, "cat-file", "--batch-check=%(objecttype) %(objectsize:disk)"],
+            cwd=repo,
+            input="\n".join(objects) + "\n",
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
         loose = {"blob": 0, "tree": 0, "commit": 0}
         for line in batch.splitlines():
             kind, size = line.split()
@@ -283,15 +301,28 @@ def history_bytes(before: dict[str, bytes], after: dict[str, bytes]) -> dict[str
         if path in after:  # zlib of git's "blob <size>\0" + the bytes, at zlib's default level
             data = after[path]
             # a model's file and its standings (what the gate's summary reads of it) are rewritten together
-            kind = ("model files" if path.startswith(("boards/models/", "boards/standings/"))
-                    else "keys.json" if path.endswith("keys.json")
-                    else "key shards" if path.startswith("boards/keys/")
-                    else "index" if path.endswith("index.json") else "boards.json")
+            kind = (
+                "model files"
+                if path.startswith(("boards/models/", "boards/standings/"))
+                else "keys.json"
+                if path.endswith("keys.json")
+                else "key shards"
+                if path.startswith("boards/keys/")
+                else "index"
+                if path.endswith("index.json")
+                else "boards.json"
+            )
             by_kind[kind] += len(zlib.compress(b"blob %d\0" % len(data) + data))
-    return {"files_rewritten": len(changed), "bytes_rewritten": sum(len(after.get(p, b"")) for p in changed),
-            "loose": loose["blob"] + loose["tree"], "loose_blobs": loose["blob"], "loose_trees": loose["tree"],
-            "loose_blobs_by_file": by_kind, "packed": _packed_growth(before, after),
-            "packed_aggressive": _packed_growth(before, after, "--aggressive")}
+    return {
+        "files_rewritten": len(changed),
+        "bytes_rewritten": sum(len(after.get(p, b"")) for p in changed),
+        "loose": loose["blob"] + loose["tree"],
+        "loose_blobs": loose["blob"],
+        "loose_trees": loose["tree"],
+        "loose_blobs_by_file": by_kind,
+        "packed": _packed_growth(before, after),
+        "packed_aggressive": _packed_growth(before, after, "--aggressive"),
+    }
 
 
 def measure(n: int, out: Path) -> dict[str, Any]:
@@ -307,29 +338,41 @@ def measure(n: int, out: Path) -> dict[str, Any]:
     median = sizes[len(sizes) // 2][1]
     before = generated(root)
     result: dict[str, Any] = {
-        "recipes": n, "models": len(trained) * 2, "largest_model_recipes": sizes[0][0],
+        "recipes": n,
+        "models": len(trained) * 2,
+        "largest_model_recipes": sizes[0][0],
         "median_model_recipes": sizes[len(sizes) // 2][0],
-        "sizes": {layout: {"files": len(files), "bytes": sum(map(len, files.values())),
-                           "largest_file": max(map(len, files.values()))} for layout, files in before.items()},
+        "sizes": {
+            layout: {
+                "files": len(files),
+                "bytes": sum(map(len, files.values())),
+                "largest_file": max(map(len, files.values())),
+            }
+            for layout, files in before.items()
+        },
         "keys_json_bytes": len(before["one-file"][KEYS]),
-        "keys_sharded": {"header_bytes": len(before["split"][KEYS]),
-                         "digits": json.loads(before["split"][KEYS])["digits"],
-                         "shards": len(key_files(before["split"])) - 1,
-                         "bytes": sum(map(len, key_files(before["split"]).values())),
-                         "largest_shard": max(len(d) for p, d in key_files(before["split"]).items() if p != KEYS)},
+        "keys_sharded": {
+            "header_bytes": len(before["split"][KEYS]),
+            "digits": json.loads(before["split"][KEYS])["digits"],
+            "shards": len(key_files(before["split"])) - 1,
+            "bytes": sum(map(len, key_files(before["split"]).values())),
+            "largest_shard": max(len(d) for p, d in key_files(before["split"]).items() if p != KEYS),
+        },
         "merge": {},
     }
     for label, model in (("largest model", largest), ("median model", median)):
         after = merge_once(root, model, 10_000_000 + n)
         result["merge"][label] = {
-            "model": model, "recipes": counts.get(model, 0),
+            "model": model,
+            "recipes": counts.get(model, 0),
             **{layout: history_bytes(before[layout], after[layout]) for layout in before},
             "keys.json alone": history_bytes({KEYS: before["one-file"][KEYS]}, {KEYS: after["one-file"][KEYS]}),
             "keys sharded alone": history_bytes(key_files(before["split"]), key_files(after["split"])),
         }
         result["merge"][label]["gate reads of the keys"] = {
             "whole file (before)": len(before["one-file"][KEYS]),
-            "sharded (after)": gate_reads(root, model, 20_000_000 + n)}
+            "sharded (after)": gate_reads(root, model, 20_000_000 + n),
+        }
     result["seconds"] = round(time.monotonic() - started, 1)
     return result
 
@@ -348,8 +391,12 @@ def extrapolate(results: list[dict[str, Any]], n: int) -> dict[str, Any]:
 
     half = base["models"] // 2
     largest_growth = scale * harmonic(half) / harmonic(int(half * scale))
-    out: dict[str, Any] = {"recipes": n, "extrapolated_from": base["recipes"], "models": int(base["models"] * scale),
-                           "merge": {}}
+    out: dict[str, Any] = {
+        "recipes": n,
+        "extrapolated_from": base["recipes"],
+        "models": int(base["models"] * scale),
+        "merge": {},
+    }
     # a shard's size grows with the keys until the index takes one more hex digit (keyfile.SHARD_TARGET_BYTES):
     # a merge touches about as many shards at any size, each as big as total / 16**digits; git's trees of
     # boards/keys/ it rewrites hold 256 entries (the folders) and each touched folder 16**(digits - 2)
@@ -357,20 +404,23 @@ def extrapolate(results: list[dict[str, Any]], n: int) -> dict[str, Any]:
 
     def digits_for(total: float) -> int:
         digits = 1
-        while digits < MAX_DIGITS and total > SHARD_TARGET_BYTES * 16 ** digits:
+        while digits < MAX_DIGITS and total > SHARD_TARGET_BYTES * 16**digits:
             digits += 1
         return digits
 
     def tree_bytes(digits: int, touched: int) -> int:  # ~33 bytes an entry (mode, name, 20-byte id), zlib ~0.9
         if digits <= 2:
-            return int(33 * 16 ** digits * 0.9)
+            return int(33 * 16**digits * 0.9)
         return int(33 * (256 + touched * 16 ** (digits - 2)) * 0.9)
 
     keys_total = base["keys_sharded"]["bytes"]
     digits_now, digits_then = digits_for(keys_total), digits_for(keys_total * scale)
-    shard_growth = (keys_total * scale / 16 ** digits_then) / (keys_total / 16 ** digits_now)
-    out["keys_sharded"] = {"bytes": int(keys_total * scale), "digits": digits_then,
-                           "shard_bytes": int(keys_total * scale / 16 ** digits_then)}
+    shard_growth = (keys_total * scale / 16**digits_then) / (keys_total / 16**digits_now)
+    out["keys_sharded"] = {
+        "bytes": int(keys_total * scale),
+        "digits": digits_then,
+        "shard_bytes": int(keys_total * scale / 16**digits_then),
+    }
     for label, measured in base["merge"].items():
         one, split, keys = measured["one-file"], measured["split"], measured["keys.json alone"]
         sharded = measured["keys sharded alone"]
@@ -383,17 +433,22 @@ def extrapolate(results: list[dict[str, Any]], n: int) -> dict[str, Any]:
             "boards/ split (index, model file, trees)": int(model_file * growth + (split_boards - model_file) * scale),
             "keys.json (whole, before)": int(keys["loose"] * scale),
             "keys.json size": int(measured["keys.json alone"]["bytes_rewritten"] * scale),
-            "keys sharded (header and touched shards)": int(sharded["loose_blobs"] * shard_growth
-                                                            + tree_bytes(digits_then, sharded["files_rewritten"])),
+            "keys sharded (header and touched shards)": int(
+                sharded["loose_blobs"] * shard_growth + tree_bytes(digits_then, sharded["files_rewritten"])
+            ),
             "keys sharded, bytes rewritten": int(sharded["bytes_rewritten"] * shard_growth),
         }
         reads = measured["gate reads of the keys"]
         out["gate reads of the keys"] = {  # as many shards as at the measured size (the same neighbourhood)
             "whole file (before)": int(reads["whole file (before)"] * scale),
-            "sharded (after)": int(reads["sharded (after)"]["header_bytes"]
-                                   + reads["sharded (after)"]["shard_bytes"] * shard_growth)}
-    out["note"] = ("extrapolated from the measured parts, not measured; loose objects only: packed (delta-compressed) "
-                   "growth depends on git's delta search and is not extrapolated")
+            "sharded (after)": int(
+                reads["sharded (after)"]["header_bytes"] + reads["sharded (after)"]["shard_bytes"] * shard_growth
+            ),
+        }
+    out["note"] = (
+        "extrapolated from the measured parts, not measured; loose objects only: packed (delta-compressed) "
+        "growth depends on git's delta search and is not extrapolated"
+    )
     return out
 
 
@@ -408,8 +463,11 @@ def main() -> int:
         result = measure(n, args.out)
         print(json.dumps(result, indent=2), flush=True)
         results.append(result)
-    document = {"command": "python -m bench.merge_bytes " + " ".join(f"--n {r['recipes']}" for r in results),
-                "measured": results, "extrapolated": [extrapolate(results, 100_000)]}
+    document = {
+        "command": "python -m bench.merge_bytes " + " ".join(f"--n {r['recipes']}" for r in results),
+        "measured": results,
+        "extrapolated": [extrapolate(results, 100_000)],
+    }
     if args.save:
         RESULTS.write_text(json.dumps(document, indent=2) + "\n")
     print(json.dumps(document["extrapolated"], indent=2))

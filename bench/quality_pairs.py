@@ -46,8 +46,9 @@ def runs(n: int, agree: float, seed: int) -> dict[str, Facts]:
                 copied[doc] = (doc, f"{rng.getrandbits(64):016x}")
             out[f"run-{i:05d}"] = Facts(copied)
             continue
-        out[f"run-{i:05d}"] = Facts([(doc, common[doc] if rng.random() < agree else f"{rng.getrandbits(64):016x}")
-                                     for doc in range(DOCUMENTS)])
+        out[f"run-{i:05d}"] = Facts(
+            [(doc, common[doc] if rng.random() < agree else f"{rng.getrandbits(64):016x}") for doc in range(DOCUMENTS)]
+        )
     return out
 
 
@@ -58,7 +59,7 @@ def measure(n: int, agree: float, full_pairs: int) -> dict[str, Any]:
     blocks_s = time.perf_counter() - start
     names = sorted(facts)
     pairs = n * (n - 1) // 2
-    sample = [(a, b) for i, a in enumerate(names) for b in names[i + 1:]] if pairs <= full_pairs else None
+    sample = [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]] if pairs <= full_pairs else None
     rng = random.Random(1)
     if sample is None:
         sample = []
@@ -68,9 +69,16 @@ def measure(n: int, agree: float, full_pairs: int) -> dict[str, Any]:
     start = time.perf_counter()
     repeated = [(a, b) for a, b in sample if status.repeats(facts[a], facts[b])]
     every_s = (time.perf_counter() - start) * pairs / len(sample)
-    row = {"runs": n, "pairs": pairs, "agree": agree, "found": len(found), "block_search_s": round(blocks_s, 3),
-           "every_pair_s": round(every_s, 2), "every_pair_timed_on": len(sample),
-           "ratio": round(every_s / blocks_s, 1)}
+    row = {
+        "runs": n,
+        "pairs": pairs,
+        "agree": agree,
+        "found": len(found),
+        "block_search_s": round(blocks_s, 3),
+        "every_pair_s": round(every_s, 2),
+        "every_pair_timed_on": len(sample),
+        "ratio": round(every_s / blocks_s, 1),
+    }
     if len(sample) == pairs:
         row["same_pairs"] = repeated == found
     return row
@@ -88,8 +96,13 @@ def main() -> int:
         rows.append(measure(n, args.agree, args.full_pairs))
         print(json.dumps(rows[-1]), flush=True)
     if args.results:
-        args.results.write_text(json.dumps({"command": "python bench/quality_pairs.py --runs "
-                                            + " ".join(map(str, args.runs)), "rows": rows}, indent=1) + "\n")
+        args.results.write_text(
+            json.dumps(
+                {"command": "python bench/quality_pairs.py --runs " + " ".join(map(str, args.runs)), "rows": rows},
+                indent=1,
+            )
+            + "\n"
+        )
     return 0
 
 

@@ -25,8 +25,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Callable, ContextManager, Iterator
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -37,13 +38,13 @@ import random  # noqa: E402
 from bench.generate import GIT, GIT_ENV, generate, training  # noqa: E402
 
 
-
 def measure(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, float, int, float]:
     """(wall seconds, peak RSS MiB of the largest process, exit code, CPU seconds of it and its workers)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            env={**os.environ, **(env or {})})
+    proc = subprocess.Popen(
+        cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, **(env or {})}
+    )
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -60,8 +61,9 @@ def measure(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> tup
 CPU: dict[str, float] = {}  # row -> CPU seconds of its best run
 
 
-def best(cmd: list[str], cwd: Path, repeat: int, env: dict[str, str] | None = None, row: str = ""
-         ) -> tuple[float, float, int]:
+def best(
+    cmd: list[str], cwd: Path, repeat: int, env: dict[str, str] | None = None, row: str = ""
+) -> tuple[float, float, int]:
     return _best_of(row, [measure(cmd, cwd, env) for _ in range(repeat)])
 
 
@@ -72,8 +74,9 @@ def _best_of(row: str, runs: list[tuple[float, float, int, float]]) -> tuple[flo
     return fastest[0], max(r[1] for r in runs), runs[-1][2]
 
 
-def interleaved(rows: dict[str, tuple[list[str], Path, Callable[[], ContextManager[object]]]], repeat: int
-                ) -> dict[str, tuple[float, float, int]]:
+def interleaved(
+    rows: dict[str, tuple[list[str], Path, Callable[[], AbstractContextManager[object]]]], repeat: int
+) -> dict[str, tuple[float, float, int]]:
     """Every row once per round, `repeat` rounds: on a shared host whose speed drifts over minutes,
     a slow spell then slows each row alike, not whichever rows ran during it (running a row's
     repeats back to back put 10-20% between two rows doing nearly the same work). Per row, the
@@ -82,7 +85,7 @@ def interleaved(rows: dict[str, tuple[list[str], Path, Callable[[], ContextManag
     names = list(rows)
     for round_ in range(repeat):
         # each round starts one row later, so no row always runs right after the same one
-        for name in names[round_ % len(names):] + names[:round_ % len(names)]:
+        for name in names[round_ % len(names) :] + names[: round_ % len(names)]:
             cmd, cwd, around = rows[name]
             with around():
                 runs[name].append(measure(cmd, cwd))
@@ -92,8 +95,10 @@ def interleaved(rows: dict[str, tuple[list[str], Path, Callable[[], ContextManag
 @contextlib.contextmanager
 def boards_aside(root: Path) -> Iterator[None]:
     """The registry without its boards (boards/index.json and boards/models/) for the duration (then put back)."""
-    moved = [(root / "boards" / "index.json", root.parent / f"{root.name}-boards-index.json"),
-             (root / "boards" / "models", root.parent / f"{root.name}-boards-models")]
+    moved = [
+        (root / "boards" / "index.json", root.parent / f"{root.name}-boards-index.json"),
+        (root / "boards" / "models", root.parent / f"{root.name}-boards-models"),
+    ]
     for here, aside in moved:
         here.rename(aside)
     try:
@@ -154,8 +159,18 @@ def check_jsonschema_cmds(root: Path) -> list[list[str]]:
         ("run-inference", inference_runs),
     ]
     # --base-uri: resolve the schemas' relative $refs from schema/ on disk, never over the network.
-    return [[exe, "--base-uri", (schema / f"{name}.schema.json").as_uri(), "--schemafile",
-             str(schema / f"{name}.schema.json"), *paths] for name, paths in groups if paths]
+    return [
+        [
+            exe,
+            "--base-uri",
+            (schema / f"{name}.schema.json").as_uri(),
+            "--schemafile",
+            str(schema / f"{name}.schema.json"),
+            *paths,
+        ]
+        for name, paths in groups
+        if paths
+    ]
 
 
 def prepare_pr(root: Path, work: Path) -> Path:
@@ -201,9 +216,12 @@ def main() -> int:
     parser.add_argument("--n", type=int, nargs="+", default=[1000], help="registry sizes (recipes = run files)")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--skip-cjs", action="store_true", help="skip check-jsonschema (~0.75 s per run file)")
-    parser.add_argument("--cjs-every", type=int, default=0,
-                        help="check-jsonschema on every n-th file only, time scaled by n "
-                             "(default: 1 up to N = 1,000, else N / 500)")
+    parser.add_argument(
+        "--cjs-every",
+        type=int,
+        default=0,
+        help="check-jsonschema on every n-th file only, time scaled by n (default: 1 up to N = 1,000, else N / 500)",
+    )
     parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
     args = parser.parse_args()
     python = sys.executable
@@ -213,19 +231,27 @@ def main() -> int:
         runs = files(root, "runs", ".json")
         rows: dict[str, tuple[float, float, int]] = {}
         warm_page_cache(root)
-        print(f"\nN = {n:,} recipes + {len(runs):,} run files ({sum((root / r).stat().st_size for r in runs) / 2**20:.0f} MiB)")
+        print(
+            f"\nN = {n:,} recipes + {len(runs):,} run files ({sum((root / r).stat().st_size for r in runs) / 2**20:.0f} MiB)"
+        )
         orv = [python, "-m", "validator"]
         check = [*orv, "check", "--root", str(root), "--format", "json", "--no-cache"]
-        rows.update(interleaved({
-            FULL: (check, REPO, contextlib.nullcontext),
-            NO_BOARDS: (check, REPO, lambda: boards_aside(root)),
-            BOARDS: ([*orv, "boards", "--root", str(root), "--no-cache"], REPO, contextlib.nullcontext),
-            FLOOR: ([python, str(HERE / "floor.py"), str(root)], REPO, contextlib.nullcontext),
-        }, args.repeat))
+        rows.update(
+            interleaved(
+                {
+                    FULL: (check, REPO, contextlib.nullcontext),
+                    NO_BOARDS: (check, REPO, lambda: boards_aside(root)),
+                    BOARDS: ([*orv, "boards", "--root", str(root), "--no-cache"], REPO, contextlib.nullcontext),
+                    FLOOR: ([python, str(HERE / "floor.py"), str(root)], REPO, contextlib.nullcontext),
+                },
+                args.repeat,
+            )
+        )
         with tempfile.NamedTemporaryFile("w", suffix=".lst", delete=False) as lst:
             lst.write("\0".join(runs))
-        rows["sha256sum runs/"] = best(["bash", "-c", f"xargs -0 -a {lst.name} sha256sum >/dev/null"], root,
-                                       args.repeat, row="sha256sum runs/")
+        rows["sha256sum runs/"] = best(
+            ["bash", "-c", f"xargs -0 -a {lst.name} sha256sum >/dev/null"], root, args.repeat, row="sha256sum runs/"
+        )
         os.unlink(lst.name)
         if not args.skip_cjs:
             every = args.cjs_every or (1 if n <= 1000 else n // 500)
@@ -236,34 +262,67 @@ def main() -> int:
             rows[name] = (wall * every, rss, code)
         with tempfile.TemporaryDirectory() as work:
             pr = prepare_pr(root, Path(work))
-            action = [*orv, "check", "--root", str(pr), "--base", "main", "--summary", str(Path(work) / "summary.md"),
-                      "--github-output", str(Path(work) / "outputs.txt"), "--no-cache"]
+            action = [
+                *orv,
+                "check",
+                "--root",
+                str(pr),
+                "--base",
+                "main",
+                "--summary",
+                str(Path(work) / "summary.md"),
+                "--github-output",
+                str(Path(work) / "outputs.txt"),
+                "--no-cache",
+            ]
             rows[ACTION] = best(action, REPO, args.repeat, row=ACTION)
             # Warm: the contributor ran `orv check` before, which filled .git/orv/.
             measure([*orv, "check", "--root", str(pr)], REPO)
             rows[WARM] = best([*orv, "check", "--root", str(pr), "--base", "main"], REPO, args.repeat, row=WARM)
         full = rows[FULL][0]
         for name, (wall, rss, code) in rows.items():
-            print(f"  {name:<46} {wall:8.2f} s  CPU {CPU.get(name, 0.0):7.2f} s  {rss:7.0f} MiB  exit {code}  "
-                  f"x{wall / full:6.2f} of full check")
+            print(
+                f"  {name:<46} {wall:8.2f} s  CPU {CPU.get(name, 0.0):7.2f} s  {rss:7.0f} MiB  exit {code}  "
+                f"x{wall / full:6.2f} of full check"
+            )
         full_cpu = CPU[FULL]
         floor = rows[FLOOR][0]
-        ratios = {"check/floor (wall)": full / floor, "check/floor (CPU)": full_cpu / CPU[FLOOR],
-                  "check/check-without-boards": full / rows[NO_BOARDS][0],
-                  "boards/check": rows[BOARDS][0] / full, "action-cold/check": rows[ACTION][0] / full,
-                  "pr-warm/check": rows[WARM][0] / full,
-                  "boards/check (CPU)": CPU[BOARDS] / full_cpu,
-                  "check/check-without-boards (CPU)": full_cpu / CPU[NO_BOARDS],
-                  "action-cold/check (CPU)": CPU[ACTION] / full_cpu}
+        ratios = {
+            "check/floor (wall)": full / floor,
+            "check/floor (CPU)": full_cpu / CPU[FLOOR],
+            "check/check-without-boards": full / rows[NO_BOARDS][0],
+            "boards/check": rows[BOARDS][0] / full,
+            "action-cold/check": rows[ACTION][0] / full,
+            "pr-warm/check": rows[WARM][0] / full,
+            "boards/check (CPU)": CPU[BOARDS] / full_cpu,
+            "check/check-without-boards (CPU)": full_cpu / CPU[NO_BOARDS],
+            "action-cold/check (CPU)": CPU[ACTION] / full_cpu,
+        }
         cjs = [v for k, v in rows.items() if k.startswith("check-jsonschema")]
         if cjs:
             ratios["orv/check-jsonschema"] = full / cjs[0][0]
-        print("  ratios: " + ", ".join(f"{k} = {v:.3f}" for k, v in ratios.items())
-              + f"; peak memory {max(r[1] for k, r in rows.items() if k.startswith(('orv', 'Action'))):.0f} MiB")
-        report.append({"n": n, "rows": {k: {"wall_s": round(v[0], 3), "cpu_s": round(CPU.get(k, 0.0), 3),
-                                            "peak_mib": round(v[1]), "exit": v[2]}
-                                        for k, v in rows.items()}, "ratios": {k: round(v, 4) for k, v in ratios.items()},
-                       "check_cpu_s": round(full_cpu, 3), "cores": os.cpu_count()})
+        print(
+            "  ratios: "
+            + ", ".join(f"{k} = {v:.3f}" for k, v in ratios.items())
+            + f"; peak memory {max(r[1] for k, r in rows.items() if k.startswith(('orv', 'Action'))):.0f} MiB"
+        )
+        report.append(
+            {
+                "n": n,
+                "rows": {
+                    k: {
+                        "wall_s": round(v[0], 3),
+                        "cpu_s": round(CPU.get(k, 0.0), 3),
+                        "peak_mib": round(v[1]),
+                        "exit": v[2],
+                    }
+                    for k, v in rows.items()
+                },
+                "ratios": {k: round(v, 4) for k, v in ratios.items()},
+                "check_cpu_s": round(full_cpu, 3),
+                "cores": os.cpu_count(),
+            }
+        )
     exponents = growth(report)
     if exponents:
         print(f"\ngrowth exponents, N = {report[0]['n']:,} -> {report[-1]['n']:,}:")

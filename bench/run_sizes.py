@@ -27,9 +27,10 @@ import random
 import tempfile
 import time
 import zlib
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from bench.input_sizes import _fixtures, _requests
 from validator.adapters import Source, convert, metadata
@@ -52,8 +53,15 @@ def training_run() -> tuple[bytes, int]:
         log = Path(tmp) / "megatron.log"
         # the fixture's reference curve ends at 400 steps; a long run's loss keeps falling slowly
         loss = lambda step: 1.5 + 0.5 * math.exp(-step / 300) + 0.004 * math.sin(1.7 * step)  # noqa: E731
-        fx.megatron_log(log, 1, 88538.1, datetime(2026, 10, 18), loss,  # type: ignore[attr-defined]
-                        iterations=ITERATIONS, prefix="[default0]:")
+        fx.megatron_log(
+            log,
+            1,
+            88538.1,
+            datetime(2026, 10, 18),
+            loss,  # type: ignore[attr-defined]
+            iterations=ITERATIONS,
+            prefix="[default0]:",
+        )
         meta = metadata("megatron", BASE, str(TRAINING_RECIPE), {})
         document = convert("megatron", Source(log.name, log.read_bytes()), meta).document
     return canonical_bytes(document), ITERATIONS
@@ -62,22 +70,36 @@ def training_run() -> tuple[bytes, int]:
 def inference_run() -> tuple[bytes, int]:
     fx = _fixtures()
     result, _ = fx.vllm_result(_requests(fx, REQUESTS, 1024), detailed=True)  # type: ignore[attr-defined]
-    meta = metadata("vllm", BASE, None, {"model": "qwen3.8-27b", "gpu": "h100", "gpus": 1, "quant": "fp8",
-                                         "measured_by": "bench", "tool_version": "0.11.0"})
-    meta = meta.with_values("flag", software={"engine": {"name": "vllm", "version": "0.11.0"}},
-                            serving={"concurrency": 1})
+    meta = metadata(
+        "vllm",
+        BASE,
+        None,
+        {
+            "model": "qwen3.8-27b",
+            "gpu": "h100",
+            "gpus": 1,
+            "quant": "fp8",
+            "measured_by": "bench",
+            "tool_version": "0.11.0",
+        },
+    )
+    meta = meta.with_values(
+        "flag", software={"engine": {"name": "vllm", "version": "0.11.0"}}, serving={"concurrency": 1}
+    )
     document = convert("vllm", Source("result.json", json.dumps(result).encode()), meta).document
     return canonical_bytes(document), REQUESTS
 
 
-_STEPS = ["First, {a} {thing} are split into groups of {b}, which gives {a} / {b} = {c} groups.",
-          "Each group costs ${b}, so together they cost {c} * {b} = ${d}.",
-          "Next, we add the {a} extra {thing} bought on the second day: {d} + {a} = {e}.",
-          "Half of those are given away, leaving {e} / 2 = {f}.",
-          "Then {b} more are added back, for a total of {f} + {b} = {g}.",
-          "So after the week there are {g} {thing} left in total.",
-          "Checking: {g} - {b} = {f}, and {f} * 2 = {e}, which matches.",
-          "Therefore the number asked for is {g}."]
+_STEPS = [
+    "First, {a} {thing} are split into groups of {b}, which gives {a} / {b} = {c} groups.",
+    "Each group costs ${b}, so together they cost {c} * {b} = ${d}.",
+    "Next, we add the {a} extra {thing} bought on the second day: {d} + {a} = {e}.",
+    "Half of those are given away, leaving {e} / 2 = {f}.",
+    "Then {b} more are added back, for a total of {f} + {b} = {g}.",
+    "So after the week there are {g} {thing} left in total.",
+    "Checking: {g} - {b} = {f}, and {f} * 2 = {e}, which matches.",
+    "Therefore the number asked for is {g}.",
+]
 
 
 def _gsm8k_line(rng: random.Random, doc_id: int, template: dict[str, Any], flt: str) -> dict[str, Any]:
@@ -93,11 +115,18 @@ def _gsm8k_line(rng: random.Random, doc_id: int, template: dict[str, Any], flt: 
     right = rng.random() < 0.8
     answer = str(g) if right else str(g + 1)
     line = dict(template)
-    line.update(doc_id=doc_id, doc={"question": f"A shop has {a} {values['thing']} ... how many are left?",
-                                    "answer": target},
-                target=target, resps=[[response]], filtered_resps=[answer], filter=flt,
-                doc_hash=f"{rng.getrandbits(256):064x}", prompt_hash=f"{rng.getrandbits(256):064x}",
-                target_hash=f"{rng.getrandbits(256):064x}", exact_match=1.0 if right else 0.0)
+    line.update(
+        doc_id=doc_id,
+        doc={"question": f"A shop has {a} {values['thing']} ... how many are left?", "answer": target},
+        target=target,
+        resps=[[response]],
+        filtered_resps=[answer],
+        filter=flt,
+        doc_hash=f"{rng.getrandbits(256):064x}",
+        prompt_hash=f"{rng.getrandbits(256):064x}",
+        target_hash=f"{rng.getrandbits(256):064x}",
+        exact_match=1.0 if right else 0.0,
+    )
     return line
 
 
@@ -134,27 +163,39 @@ def _timed(fn: Callable[[], bytes]) -> tuple[bytes, float]:
 
 def compression(raw: bytes) -> dict[str, Any]:
     out = {}
-    for name, pack, unpack in (("zlib-6 (git's own: every object and pack)", lambda: zlib.compress(raw, 6),
-                                zlib.decompress),
-                               ("zlib-9", lambda: zlib.compress(raw, 9), zlib.decompress),
-                               ("lzma-6", lambda: lzma.compress(raw, preset=6), lzma.decompress)):
+    for name, pack, unpack in (
+        ("zlib-6 (git's own: every object and pack)", lambda: zlib.compress(raw, 6), zlib.decompress),
+        ("zlib-9", lambda: zlib.compress(raw, 9), zlib.decompress),
+        ("lzma-6", lambda: lzma.compress(raw, preset=6), lzma.decompress),
+    ):
         packed, seconds = _timed(pack)
         _, back = _timed(lambda: unpack(packed))
-        out[name] = {"bytes": len(packed), "ratio": round(len(raw) / len(packed), 2),
-                     "compress_s": round(seconds, 3), "decompress_s": round(back, 3)}
+        out[name] = {
+            "bytes": len(packed),
+            "ratio": round(len(raw) / len(packed), 2),
+            "compress_s": round(seconds, 3),
+            "decompress_s": round(back, 3),
+        }
     return out
 
 
-KINDS = {"training": (training_run, "iterations"), "inference": (inference_run, "requests"),
-         "quality": (quality_run, "documents")}
+KINDS = {
+    "training": (training_run, "iterations"),
+    "inference": (inference_run, "requests"),
+    "quality": (quality_run, "documents"),
+}
 
 
 def measure() -> dict[str, Any]:
     out = {}
     for kind, (make, unit) in KINDS.items():
         raw, items = make()
-        out[kind] = {"bytes": len(raw), unit: items, f"bytes_per_{unit[:-1]}": round(len(raw) / items, 1),
-                     "compressed": compression(raw)}
+        out[kind] = {
+            "bytes": len(raw),
+            unit: items,
+            f"bytes_per_{unit[:-1]}": round(len(raw) / items, 1),
+            "compressed": compression(raw),
+        }
     return out
 
 

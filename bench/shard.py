@@ -29,9 +29,14 @@ def timed(args: list[str]) -> dict:
         child.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
-        return {"wall_s": round(wall, 2), "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
-                "peak_mb": round(usage.ru_maxrss / 1024), "exit": child.returncode,
-                "out": out.read().decode(), "err": err.read().decode()[-300:]}
+        return {
+            "wall_s": round(wall, 2),
+            "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
+            "peak_mb": round(usage.ru_maxrss / 1024),
+            "exit": child.returncode,
+            "out": out.read().decode(),
+            "err": err.read().decode()[-300:],
+        }
 
 
 def main() -> int:
@@ -48,22 +53,48 @@ def main() -> int:
             shards = []
             for k in range(1, n + 1):
                 out = os.path.join(tmp, f"{k}-of-{n}.partial")
-                step = timed(["check", "--root", opts.root, "--no-cache", "-j1", "--shard", f"{k}/{n}",
-                              "--partial-out", out])
+                step = timed(
+                    ["check", "--root", opts.root, "--no-cache", "-j1", "--shard", f"{k}/{n}", "--partial-out", out]
+                )
                 step["partial_mb"] = round(os.path.getsize(out) / 2**20, 1)
                 shards.append(step)
-                print(json.dumps({"step": f"shard {k}/{n}", **{k2: v for k2, v in step.items() if k2 != "out"}}),
-                      flush=True)
-            merged = timed(["merge-results", "--root", opts.root, "--format", "json", *boards,
-                            *(os.path.join(tmp, f"{k}-of-{n}.partial") for k in range(1, n + 1))])
+                print(
+                    json.dumps({"step": f"shard {k}/{n}", **{k2: v for k2, v in step.items() if k2 != "out"}}),
+                    flush=True,
+                )
+            merged = timed(
+                [
+                    "merge-results",
+                    "--root",
+                    opts.root,
+                    "--format",
+                    "json",
+                    *boards,
+                    *(os.path.join(tmp, f"{k}-of-{n}.partial") for k in range(1, n + 1)),
+                ]
+            )
             same = merged["out"] == single["out"] and merged["exit"] == single["exit"]
-            print(json.dumps({"step": f"merge {n}", "same_as_check": same,
-                              **{k: v for k, v in merged.items() if k != "out"}}), flush=True)
-            print(json.dumps({"n": n, "shards_cpu_s": round(sum(s["cpu_s"] for s in shards), 2),
-                              "shards_wall_sum_s": round(sum(s["wall_s"] for s in shards), 2),
-                              "slowest_shard_wall_s": max(s["wall_s"] for s in shards),
-                              "merge_cpu_s": merged["cpu_s"], "merge_wall_s": merged["wall_s"],
-                              "check_cpu_s": single["cpu_s"], "check_wall_s": single["wall_s"]}), flush=True)
+            print(
+                json.dumps(
+                    {"step": f"merge {n}", "same_as_check": same, **{k: v for k, v in merged.items() if k != "out"}}
+                ),
+                flush=True,
+            )
+            print(
+                json.dumps(
+                    {
+                        "n": n,
+                        "shards_cpu_s": round(sum(s["cpu_s"] for s in shards), 2),
+                        "shards_wall_sum_s": round(sum(s["wall_s"] for s in shards), 2),
+                        "slowest_shard_wall_s": max(s["wall_s"] for s in shards),
+                        "merge_cpu_s": merged["cpu_s"],
+                        "merge_wall_s": merged["wall_s"],
+                        "check_cpu_s": single["cpu_s"],
+                        "check_wall_s": single["wall_s"],
+                    }
+                ),
+                flush=True,
+            )
             if not same:
                 return 1
     return 0

@@ -41,8 +41,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=10000, help="recipes (and run files) in the synthetic registry")
     parser.add_argument("--repeat", type=int, default=1, help="time `orv site` this many times, keep the best")
-    parser.add_argument("--regenerate-boards", action="store_true",
-                        help="run `orv boards` even if the registry already has its boards (minutes at 10,000)")
+    parser.add_argument(
+        "--regenerate-boards",
+        action="store_true",
+        help="run `orv boards` even if the registry already has its boards (minutes at 10,000)",
+    )
     parser.add_argument("--save", action="store_true", help="record the figures in bench/site-results.json")
     args = parser.parse_args()
     root = generate(HERE / "out" / f"registry-{args.n}", args.n)
@@ -67,10 +70,18 @@ def main() -> int:
     pages = [(p.stat().st_size, p.relative_to(out).as_posix()) for p in out.rglob("*") if p.is_file()]
     largest = max(pages)
     charts = sum(1 for _, rel in pages if rel.startswith("recipe/training/"))
-    result = {"n": args.n, "cores": os.cpu_count(), "seconds": round(best, 2), "cpu_seconds": round(best_cpu, 2),
-              "load_average": [round(x, 2) for x in os.getloadavg()], "files": len(pages),
-              "total_bytes": sum(size for size, _ in pages), "largest_bytes": largest[0], "largest_page": largest[1],
-              "training_recipe_pages": charts}
+    result = {
+        "n": args.n,
+        "cores": os.cpu_count(),
+        "seconds": round(best, 2),
+        "cpu_seconds": round(best_cpu, 2),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+        "files": len(pages),
+        "total_bytes": sum(size for size, _ in pages),
+        "largest_bytes": largest[0],
+        "largest_page": largest[1],
+        "training_recipe_pages": charts,
+    }
     print(json.dumps(result, indent=2))
     if args.save:
         (HERE / "site-results.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")

@@ -13,8 +13,14 @@ from hypothesis import settings
 # inputs each run and, for tests that leave max_examples to the profile, many more of them; a
 # failure it finds becomes an explicit case in tests/unit/test_crash_regressions.py.
 settings.register_profile("ci", derandomize=True, database=None, deadline=None, print_blob=True)
-settings.register_profile("explore", derandomize=False, database=None, deadline=None, print_blob=True,
-                          max_examples=int(os.environ.get("ORV_EXPLORE_EXAMPLES", "20000")))
+settings.register_profile(
+    "explore",
+    derandomize=False,
+    database=None,
+    deadline=None,
+    print_blob=True,
+    max_examples=int(os.environ.get("ORV_EXPLORE_EXAMPLES", "20000")),
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
@@ -22,7 +28,8 @@ def fuzz_examples(ci: int) -> int:
     """A fuzz test's budget: `ci` examples in CI, the explore profile's many when exploring."""
     return settings.default.max_examples if os.environ.get("HYPOTHESIS_PROFILE") == "explore" else ci
 
-from tests.testing.registry import make_registry
+
+from tests.testing.registry import make_registry  # noqa: E402 - after the Hypothesis profile is loaded
 
 
 @pytest.fixture

@@ -27,11 +27,17 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.testing.paths import REPO as ROOT
 from tests.testing.checking import line_of
-from tests.testing.factories import (add_training_run, existing_run, recipe_text, registry_repo, run_path,
-                                     training_recipe_path)
+from tests.testing.factories import (
+    add_training_run,
+    existing_run,
+    recipe_text,
+    registry_repo,
+    run_path,
+    training_recipe_path,
+)
 from tests.testing.git import commit_all, git
+from tests.testing.paths import REPO as ROOT
 from tests.testing.registry import write
 from validator.diagnostics import Diagnostic, Result, Severity
 from validator.report import sarif, summary
@@ -90,7 +96,7 @@ def parse_output_file(text: str) -> dict[str, str]:
         if "<<" in line and ("=" not in line or line.index("<<") < line.index("=")):
             name, delimiter = line.split("<<", 1)
             end = lines.index(delimiter, i + 1)
-            values[name] = "\n".join(lines[i + 1:end])
+            values[name] = "\n".join(lines[i + 1 : end])
             i = end + 1
             continue
         if "=" in line:
@@ -103,8 +109,15 @@ def parse_output_file(text: str) -> dict[str, str]:
 class ActionRunner:
     """Runs action.yml's composite steps in order, as the runner does, stopping at the first failure."""
 
-    def __init__(self, workspace: Path, event: dict[str, Any], tmp: Path, inputs: dict[str, str],
-                 action_dir: Path = ROOT, bin: Path | None = None) -> None:
+    def __init__(
+        self,
+        workspace: Path,
+        event: dict[str, Any],
+        tmp: Path,
+        inputs: dict[str, str],
+        action_dir: Path = ROOT,
+        bin: Path | None = None,
+    ) -> None:
         self.action_dir, self.bin = action_dir, bin
         self.action = yaml.safe_load((action_dir / "action.yml").read_text(encoding="utf-8"))
         self.workspace, self.tmp = workspace, tmp
@@ -134,12 +147,19 @@ class ActionRunner:
     def base_env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "RUNNER_"))}
         first = [str(self.bin)] if self.bin else []
-        env.update({
-            "PATH": os.pathsep.join([*first, os.path.dirname(sys.executable), env.get("PATH", "")]),
-            "CI": "true", "GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": "pull_request",
-            "GITHUB_EVENT_PATH": str(self.event_path), "GITHUB_WORKSPACE": str(self.workspace),
-            "GITHUB_ACTION_PATH": str(self.action_dir), "RUNNER_TEMP": str(self.tmp), "RUNNER_OS": "Linux",
-        })
+        env.update(
+            {
+                "PATH": os.pathsep.join([*first, os.path.dirname(sys.executable), env.get("PATH", "")]),
+                "CI": "true",
+                "GITHUB_ACTIONS": "true",
+                "GITHUB_EVENT_NAME": "pull_request",
+                "GITHUB_EVENT_PATH": str(self.event_path),
+                "GITHUB_WORKSPACE": str(self.workspace),
+                "GITHUB_ACTION_PATH": str(self.action_dir),
+                "RUNNER_TEMP": str(self.tmp),
+                "RUNNER_OS": "Linux",
+            }
+        )
         env.pop("PYTHONPATH", None)
         return env
 
@@ -163,12 +183,24 @@ class ActionRunner:
             script = self.tmp / f"{sid}.sh"
             script.write_text(step["run"], encoding="utf-8")
             env = self.base_env()
-            env.update({"GITHUB_OUTPUT": str(files["output"]), "GITHUB_STEP_SUMMARY": str(files["summary"]),
-                        "GITHUB_ENV": str(files["env"]), "GITHUB_PATH": str(files["path"])})
+            env.update(
+                {
+                    "GITHUB_OUTPUT": str(files["output"]),
+                    "GITHUB_STEP_SUMMARY": str(files["summary"]),
+                    "GITHUB_ENV": str(files["env"]),
+                    "GITHUB_PATH": str(files["path"]),
+                }
+            )
             env.update({k: self.expand(str(v)) for k, v in (step.get("env") or {}).items()})
             cwd = self.expand(step.get("working-directory", str(self.workspace)))
-            done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], cwd=cwd,
-                                  env=env, capture_output=True, text=True, timeout=300)
+            done = subprocess.run(
+                ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
+                cwd=cwd,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
             exit_codes[sid] = done.returncode
             self.steps[sid] = {"outputs": parse_output_file(files["output"].read_text(encoding="utf-8"))}
             summaries.append(files["summary"].read_text(encoding="utf-8"))
@@ -190,9 +222,16 @@ def open_pull_request(repo: Path, labels: tuple[str, ...] = ()) -> dict[str, Any
     base = git(repo, "rev-parse", "main")
     git(repo, "checkout", "-q", "--detach", "main")
     git(repo, "merge", "-q", "--no-ff", "--no-edit", "pr")
-    return {"action": "synchronize", "number": 7,
-            "pull_request": {"number": 7, "base": {"ref": "main", "sha": base}, "head": {"ref": "pr", "sha": head},
-                             "labels": [{"name": name} for name in labels]}}
+    return {
+        "action": "synchronize",
+        "number": 7,
+        "pull_request": {
+            "number": 7,
+            "base": {"ref": "main", "sha": base},
+            "head": {"ref": "pr", "sha": head},
+            "labels": [{"name": name} for name in labels],
+        },
+    }
 
 
 def run_action(repo: Path, tmp_path: Path, labels: tuple[str, ...] = (), **inputs: str) -> ActionRun:
@@ -222,7 +261,9 @@ def test_a_passing_pull_request(tmp_path: Path) -> None:
     entries = {e["recipe"]: e for e in json.loads(run.outputs["entries"])}
     assert (entries[rid]["change"], entries[rid]["rank"], entries[rid]["rank_of"]) == ("new", 1, 2)
     assert "✅ orv: the pull request passes" in run.summary
-    assert f"| `{rid}` | new | {tiers[rid]} [" in run.summary and "+8.9% vs `qwen3-8-27b-h100-tp1-pp4-dp2`" in run.summary
+    assert (
+        f"| `{rid}` | new | {tiers[rid]} [" in run.summary and "+8.9% vs `qwen3-8-27b-h100-tp1-pp4-dp2`" in run.summary
+    )
     assert "| 1 of 2 |" in run.summary
     assert "### Findings" not in run.summary
 
@@ -238,7 +279,9 @@ def test_a_pull_request_that_tampers_with_a_run_file_fails(tmp_path: Path) -> No
     run = run_action(repo, tmp_path)
     assert run.failed and run.exit_codes["check"] == 1
     errors = run.of_level("error")
-    assert {(a.properties["file"], a.properties["line"], a.properties["title"]) for a in errors} >= {(rel, "1", "ORV601")}
+    assert {(a.properties["file"], a.properties["line"], a.properties["title"]) for a in errors} >= {
+        (rel, "1", "ORV601")
+    }
     assert "append-only" in next(a.message for a in errors if a.properties["title"] == "ORV601")
     assert int(run.outputs["errors"]) >= 1
     assert "## ❌ orv:" in run.summary and f"| error | ORV601 | `{rel}:1:1` |" in run.summary
@@ -246,8 +289,11 @@ def test_a_pull_request_that_tampers_with_a_run_file_fails(tmp_path: Path) -> No
 
 @pytest.mark.git
 def test_a_pull_request_with_an_unpinned_engine_fails(tmp_path: Path) -> None:
-    pytest.importorskip("validator.checks.pinning", reason="the ORV4xx pinning checks are another family's module",
-                        exc_type=ModuleNotFoundError)
+    pytest.importorskip(
+        "validator.checks.pinning",
+        reason="the ORV4xx pinning checks are another family's module",
+        exc_type=ModuleNotFoundError,
+    )
     repo = registry_repo(tmp_path)
     rid = "qwen3-8-27b-floating"
     rel = training_recipe_path(rid)
@@ -256,8 +302,12 @@ def test_a_pull_request_with_an_unpinned_engine_fails(tmp_path: Path) -> None:
     run = run_action(repo, tmp_path)
     assert run.failed
     version_line = str(line_of(repo, rel, "version:"))
-    assert any(a.properties["file"] == rel and a.properties["line"] == version_line
-               and a.properties["title"].startswith("ORV4") for a in run.of_level("error")), run.log
+    assert any(
+        a.properties["file"] == rel
+        and a.properties["line"] == version_line
+        and a.properties["title"].startswith("ORV4")
+        for a in run.of_level("error")
+    ), run.log
     assert int(run.outputs["errors"]) >= 1
     assert f"`{rel}:{version_line}:" in run.summary
 
@@ -269,14 +319,14 @@ def test_a_maintainer_label_waives_a_rule_and_the_summary_says_so(tmp_path: Path
     git(repo, "rm", "-q", rel)
     commit_all(repo, "maintainer retires a recipe")
     # Retiring a recipe also orphans its run files, which are append-only: both rules need a waiver.
-    run = run_action(repo, tmp_path, labels=("orv-waive:ORV602", "orv-waive:ORV204", "needs-review",
-                                             "orv-waive:not-a-code"))
+    run = run_action(
+        repo, tmp_path, labels=("orv-waive:ORV602", "orv-waive:ORV204", "needs-review", "orv-waive:not-a-code")
+    )
     assert not run.failed, run.log
     assert run.outputs["waived"] == "ORV204 ORV602"
     assert "orv: ORV602 waived for this pull request: 1 finding(s) not counted" in run.log
     assert any("ORV602 is waived" in a.message for a in run.of_level("notice"))
-    assert ("Waived by a maintainer for this pull request: **ORV204** (1 finding), **ORV602** (1 finding)"
-            in run.summary)
+    assert "Waived by a maintainer for this pull request: **ORV204** (1 finding), **ORV602** (1 finding)" in run.summary
     assert f"| error (waived) | ORV602 | `{rel}:1:1` |" in run.summary
     assert "| `qwen3-8-27b-h100-tp1-pp4-dp2` | removed |" in run.summary
 
@@ -300,9 +350,9 @@ def test_past_ten_annotations_the_rest_are_counted_and_listed(tmp_path: Path) ->
     run = run_action(repo, tmp_path)
     errors = run.of_level("error")
     assert len(errors) == ANNOTATIONS_PER_LEVEL
-    assert [a.properties.get("file") for a in errors[:-1]] == strays[:ANNOTATIONS_PER_LEVEL - 1]
+    assert [a.properties.get("file") for a in errors[:-1]] == strays[: ANNOTATIONS_PER_LEVEL - 1]
     assert errors[-1].message.startswith("4 more error(s) not shown as annotations")
-    for rel in strays[ANNOTATIONS_PER_LEVEL - 1:]:
+    for rel in strays[ANNOTATIONS_PER_LEVEL - 1 :]:
         assert f"{rel}:1:1: ORV604 error" in run.log  # the log lists the rest
     for rel in strays:
         assert f"| error | ORV604 | `{rel}:1:1` |" in run.summary  # the summary lists them all
@@ -338,8 +388,10 @@ def test_paths_input_limits_what_is_reported(tmp_path: Path) -> None:
 # package (what `python -m validator` from the workspace would run), or a `json.py` that answers
 # the event-payload reader with `HEAD` as the base (nothing changed, so nothing to find).
 IMPERSONATIONS = {
-    "validator-package": {"validator/__init__.py": "",
-                          "validator/__main__.py": "print('no findings')\nraise SystemExit(0)\n"},
+    "validator-package": {
+        "validator/__init__.py": "",
+        "validator/__main__.py": "print('no findings')\nraise SystemExit(0)\n",
+    },
     "json-module": {"json.py": "import sys\nprint('HEAD')\nprint('')\nsys.exit(0)\n"},
 }
 
@@ -413,14 +465,19 @@ exec {python} "$@"
 
 
 @pytest.mark.git
-@pytest.mark.parametrize("status, outputs, says", [
-    (0, "", "wrote no result"),
-    (1, "", "wrote no result"),
-    (0, "errors=\\nwarnings=0\\n", "wrote no result"),
-    (0, "errors=2\\nwarnings=0\\n", "exited with status 0 but counted 2 error(s)"),
-], ids=["pass-without-result", "fail-without-result", "empty-count", "pass-with-errors"])
-def test_a_check_without_a_result_from_orv_fails_closed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                         status: int, outputs: str, says: str) -> None:
+@pytest.mark.parametrize(
+    "status, outputs, says",
+    [
+        (0, "", "wrote no result"),
+        (1, "", "wrote no result"),
+        (0, "errors=\\nwarnings=0\\n", "wrote no result"),
+        (0, "errors=2\\nwarnings=0\\n", "exited with status 0 but counted 2 error(s)"),
+    ],
+    ids=["pass-without-result", "fail-without-result", "empty-count", "pass-with-errors"],
+)
+def test_a_check_without_a_result_from_orv_fails_closed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, status: int, outputs: str, says: str
+) -> None:
     bin_dir = tmp_path / "impostor"
     bin_dir.mkdir()
     impostor = bin_dir / "python3"
@@ -442,20 +499,30 @@ def test_a_check_without_a_result_from_orv_fails_closed(tmp_path: Path, monkeypa
     assert run.outputs["errors"] == ""  # nothing reached the step outputs
 
 
-@pytest.mark.skipif(os.environ.get("ORV_TEST_INSTALL") != "1",
-                    reason="downloads the locked wheels; set ORV_TEST_INSTALL=1 to run the real install step")
+@pytest.mark.skipif(
+    os.environ.get("ORV_TEST_INSTALL") != "1",
+    reason="downloads the locked wheels; set ORV_TEST_INSTALL=1 to run the real install step",
+)
 def test_the_real_install_step_with_hashes(tmp_path: Path) -> None:
     action = yaml.safe_load(ACTION.read_text(encoding="utf-8"))
     step = next(s for s in action["runs"]["steps"] if s.get("id") == "install")
     output = tmp_path / "output"
     output.write_text("", encoding="utf-8")
-    env = {**os.environ, "ORV_INSTALL": "true", "RUNNER_TEMP": str(tmp_path), "GITHUB_ACTION_PATH": str(ROOT),
-           "GITHUB_OUTPUT": str(output), "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"]}
-    subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]], env=env, check=True,
-                   timeout=900)
+    env = {
+        **os.environ,
+        "ORV_INSTALL": "true",
+        "RUNNER_TEMP": str(tmp_path),
+        "GITHUB_ACTION_PATH": str(ROOT),
+        "GITHUB_OUTPUT": str(output),
+        "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"],
+    }
+    subprocess.run(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]], env=env, check=True, timeout=900
+    )
     python = parse_output_file(output.read_text(encoding="utf-8"))["python"]
-    done = subprocess.run([python, "-I", "-m", "validator", "explain", "ORV601"], capture_output=True, text=True,
-                          cwd=tmp_path, check=True)
+    done = subprocess.run(
+        [python, "-I", "-m", "validator", "explain", "ORV601"], capture_output=True, text=True, cwd=tmp_path, check=True
+    )
     assert "append-only" in done.stdout
 
 
@@ -501,10 +568,21 @@ def test_the_install_step_requires_hashes_and_builds_offline() -> None:
 
 
 def _many(n: int) -> Result:
-    return Result(tuple(Diagnostic("ORV604", Severity.ERROR, f"runs/ab/stray-{i:05d}-{'x' * 60}.txt", 1, 1,
-                                   "this pull request adds a file with no place in the registry layout " * 2,
-                                   "run files live at runs/<first two hex>/<sha256>.json")
-                        for i in range(n)), files_checked=n)
+    return Result(
+        tuple(
+            Diagnostic(
+                "ORV604",
+                Severity.ERROR,
+                f"runs/ab/stray-{i:05d}-{'x' * 60}.txt",
+                1,
+                1,
+                "this pull request adds a file with no place in the registry layout " * 2,
+                "run files live at runs/<first two hex>/<sha256>.json",
+            )
+            for i in range(n)
+        ),
+        files_checked=n,
+    )
 
 
 def test_the_summary_stays_under_githubs_one_mebibyte_limit() -> None:
@@ -529,14 +607,26 @@ def test_summary_cells_cannot_break_the_table_or_inject_html() -> None:
 
 
 def test_board_delta_from_two_boards_documents() -> None:
-    base = {"boards": {"training": [{"recipe": "a", "tier": "T1", "rank": 1, "rank_of": 2},
-                                    {"recipe": "b", "tier": "T2", "rank": 2, "rank_of": 2},
-                                    {"recipe": "gone", "tier": "T0", "rank": 1, "rank_of": 1}],
-                       "claimed": [{"recipe": "inf", "tier": "T0"}]}}
-    head = {"boards": {"training": [{"recipe": "a", "tier": "T1", "rank": 2, "rank_of": 3},
-                                    {"recipe": "b", "tier": "T2", "rank": 3, "rank_of": 3},
-                                    {"recipe": "new", "tier": "T2", "rank": 1, "rank_of": 3}],
-                       "measured": [{"recipe": "inf", "tier": "T1"}]}}
+    base = {
+        "boards": {
+            "training": [
+                {"recipe": "a", "tier": "T1", "rank": 1, "rank_of": 2},
+                {"recipe": "b", "tier": "T2", "rank": 2, "rank_of": 2},
+                {"recipe": "gone", "tier": "T0", "rank": 1, "rank_of": 1},
+            ],
+            "claimed": [{"recipe": "inf", "tier": "T0"}],
+        }
+    }
+    head = {
+        "boards": {
+            "training": [
+                {"recipe": "a", "tier": "T1", "rank": 2, "rank_of": 3},
+                {"recipe": "b", "tier": "T2", "rank": 3, "rank_of": 3},
+                {"recipe": "new", "tier": "T2", "rank": 1, "rank_of": 3},
+            ],
+            "measured": [{"recipe": "inf", "tier": "T1"}],
+        }
+    }
     delta = {c.recipe: c for c in summary.board_delta(base, head, edited={"inf"})}
     assert set(delta) == {"a", "b", "gone", "new", "inf"}
     assert (delta["new"].change, delta["new"].tier, delta["new"].rank) == ("new", "T2", 1)
@@ -545,7 +635,8 @@ def test_board_delta_from_two_boards_documents() -> None:
     assert (delta["inf"].change, delta["inf"].base_tier, delta["inf"].tier) == ("edited", "T0", "T1")
     unchanged_rank_of_only = summary.board_delta(
         {"boards": {"t": [{"recipe": "a", "tier": "T1", "rank": 1, "rank_of": 1}]}},
-        {"boards": {"t": [{"recipe": "a", "tier": "T1", "rank": 1, "rank_of": 2}]}})
+        {"boards": {"t": [{"recipe": "a", "tier": "T1", "rank": 1, "rank_of": 2}]}},
+    )
     assert unchanged_rank_of_only == []
 
 
@@ -553,11 +644,16 @@ def test_board_delta_from_two_boards_documents() -> None:
 
 
 def _sarif_result() -> Result:
-    return Result((
-        Diagnostic("ORV601", Severity.ERROR, "runs/ab/" + "ab" * 32 + ".json", 1, 1, "run file changed", "restore it"),
-        Diagnostic("ORV606", Severity.WARNING, "README.md", 1, 1, "outside recipes/", "a maintainer reviews it"),
-        Diagnostic("ORV601", Severity.ERROR, "runs/cd/" + "cd" * 32 + ".json", 1, 1, "run file deleted", ""),
-    ), files_checked=3)
+    return Result(
+        (
+            Diagnostic(
+                "ORV601", Severity.ERROR, "runs/ab/" + "ab" * 32 + ".json", 1, 1, "run file changed", "restore it"
+            ),
+            Diagnostic("ORV606", Severity.WARNING, "README.md", 1, 1, "outside recipes/", "a maintainer reviews it"),
+            Diagnostic("ORV601", Severity.ERROR, "runs/cd/" + "cd" * 32 + ".json", 1, 1, "run file deleted", ""),
+        ),
+        files_checked=3,
+    )
 
 
 def sarif_schema() -> dict[str, Any]:
@@ -569,8 +665,11 @@ def sarif_schema() -> dict[str, Any]:
     assert spec is not None and spec.origin is not None
     store = Path(spec.origin).parent
     index = json.loads((store / "index.json").read_text(encoding="utf-8"))
-    return json.loads((store / "jsondata" / f"{index['by_url']['https://json.schemastore.org/sarif-2.1.0.json']}.json")
-                      .read_text(encoding="utf-8"))
+    return json.loads(
+        (store / "jsondata" / f"{index['by_url']['https://json.schemastore.org/sarif-2.1.0.json']}.json").read_text(
+            encoding="utf-8"
+        )
+    )
 
 
 def test_sarif_validates_against_the_sarif_2_1_0_schema() -> None:
@@ -603,17 +702,26 @@ def test_a_sarif_uri_is_a_percent_encoded_uri_reference() -> None:
     checker = jsonschema.FormatChecker()
     checker.checks("uri-reference")(lambda value: not isinstance(value, str) or bool(_URI_REFERENCE.match(value)))
     validator = jsonschema.Draft7Validator(schema, format_checker=checker)
-    paths = ["recipes/inference/m/has space \u00e9.yaml", "recipes/inference/m/evil\x1b[31m\nname.yaml",
-             "recipes/inference/m/100%.yaml"]
-    document = json.loads(sarif.render(Result(tuple(
-        Diagnostic("ORV118", Severity.ERROR, p, 1, 1, "name not portable", "rename it") for p in paths), 3)))
+    paths = [
+        "recipes/inference/m/has space \u00e9.yaml",
+        "recipes/inference/m/evil\x1b[31m\nname.yaml",
+        "recipes/inference/m/100%.yaml",
+    ]
+    document = json.loads(
+        sarif.render(
+            Result(
+                tuple(Diagnostic("ORV118", Severity.ERROR, p, 1, 1, "name not portable", "rename it") for p in paths), 3
+            )
+        )
+    )
     errors = [f"{list(e.path)}: {e.message}" for e in validator.iter_errors(document)]
     assert not errors, errors
     uris = [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in document["runs"][0]["results"]]
     assert uris[0] == "recipes/inference/m/has%20space%20%C3%A9.yaml"
     assert [unquote(u) for u in uris] == paths
-    raw = json.loads(sarif.render(Result(tuple(
-        Diagnostic("ORV118", Severity.ERROR, p, 1, 1, "m", "") for p in paths[:1]), 1)))
+    raw = json.loads(
+        sarif.render(Result(tuple(Diagnostic("ORV118", Severity.ERROR, p, 1, 1, "m", "") for p in paths[:1]), 1))
+    )
     raw["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] = paths[0]
     assert list(validator.iter_errors(raw)), "the checker must reject a raw path"
 
@@ -646,5 +754,6 @@ def test_sarif_from_a_real_pull_request_check(tmp_path: Path, capsys: pytest.Cap
     document = json.loads(capsys.readouterr().out)
     results = document["runs"][0]["results"]
     assert {(r["ruleId"], r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]) for r in results} >= {
-        ("ORV601", rel)}
+        ("ORV601", rel)
+    }
     assert run_path(rel.rsplit("/", 1)[1].removesuffix(".json")) == rel

@@ -14,8 +14,14 @@ DOC = ROOT / "docs" / "benchmarks.md"
 
 
 def printed_tables() -> list[str]:
-    done = subprocess.run([sys.executable, "bench/clone_table.py", "--new", "bench/clone-gate-standings.json"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120, check=True)
+    done = subprocess.run(
+        [sys.executable, "bench/clone_table.py", "--new", "bench/clone-gate-standings.json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     return [block for block in done.stdout.strip().split("\n\n") if block.strip()]
 
 

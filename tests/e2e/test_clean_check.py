@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.testing.paths import REPO as ROOT
 from tests.testing.checking import check, found
 from tests.testing.factories import add_training_run, recipe_text, registry_repo, training_recipe_path
 from tests.testing.git import commit_all, git, git_env
+from tests.testing.paths import REPO as ROOT
 from tests.testing.registry import write
 from validator.checks import all_checks
 from validator.cli import main
@@ -32,8 +32,11 @@ def main_with_boards(tmp_path: Path) -> Path:
     """registry_repo plus a recipe with no run (a T0 row) and boards regenerated and committed on main."""
     repo = registry_repo(tmp_path)
     git(repo, "checkout", "-q", "main")
-    write(repo, training_recipe_path("qwen3-8-27b-h100-tp4-pp1-dp2"),
-          recipe_text("qwen3-8-27b-h100-tp4-pp1-dp2", claimed=1500.0, layout="tp4-pp1-dp2"))
+    write(
+        repo,
+        training_recipe_path("qwen3-8-27b-h100-tp4-pp1-dp2"),
+        recipe_text("qwen3-8-27b-h100-tp4-pp1-dp2", claimed=1500.0, layout="tp4-pp1-dp2"),
+    )
     commit_all(repo, "a claim without a run", "2026-10-18T00:00:00+00:00")
     assert orv("boards", "--root", str(repo)) == 0
     commit_all(repo, "boards", "2026-10-18T01:00:00+00:00")
@@ -44,8 +47,11 @@ def main_with_boards(tmp_path: Path) -> Path:
 
 def add_contribution(repo: Path) -> str:
     digest = add_training_run(repo, 1612.0, measured_by="lab-b", layout="tp2-pp2-dp2")
-    write(repo, training_recipe_path("qwen3-8-27b-h100-tp2-pp2-dp2"),
-          recipe_text("qwen3-8-27b-h100-tp2-pp2-dp2", claimed=1612.0, runs=(digest,), layout="tp2-pp2-dp2"))
+    write(
+        repo,
+        training_recipe_path("qwen3-8-27b-h100-tp2-pp2-dp2"),
+        recipe_text("qwen3-8-27b-h100-tp2-pp2-dp2", claimed=1612.0, runs=(digest,), layout="tp2-pp2-dp2"),
+    )
     return digest
 
 
@@ -54,7 +60,8 @@ def add_contribution(repo: Path) -> str:
 
 @pytest.mark.git
 def test_plain_check_passes_a_branch_that_adds_a_recipe_and_boards_are_checked_on_request(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     repo = main_with_boards(tmp_path)
     add_contribution(repo)
     commit_all(repo, "a contribution", "2026-10-19T00:00:00+00:00")
@@ -87,12 +94,16 @@ def test_the_boards_workflow_asks_for_the_boards_comparison() -> None:
 
 
 @pytest.mark.git
-@pytest.mark.parametrize("folder, before, after", [
-    ("models", '"tier": "T0"', '"tier": "T3"'),  # the model's part: what the site shows
-    ("standings", '"T0"', '"T3"'),  # its standings: what the gate's summary reads of the base (never a PR's own)
-])
-def test_a_hand_forged_tier_fails_the_gate(tmp_path: Path, capsys: pytest.CaptureFixture[str], folder: str,
-                                          before: str, after: str) -> None:
+@pytest.mark.parametrize(
+    "folder, before, after",
+    [
+        ("models", '"tier": "T0"', '"tier": "T3"'),  # the model's part: what the site shows
+        ("standings", '"T0"', '"T3"'),  # its standings: what the gate's summary reads of the base (never a PR's own)
+    ],
+)
+def test_a_hand_forged_tier_fails_the_gate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], folder: str, before: str, after: str
+) -> None:
     repo = main_with_boards(tmp_path)
     (path,) = (repo / "boards" / folder).iterdir()  # the one model's file
     part = f"boards/{folder}/{path.name}"
@@ -110,8 +121,9 @@ def test_a_hand_forged_tier_fails_the_gate(tmp_path: Path, capsys: pytest.Captur
 
 
 @pytest.mark.git
-def test_adding_a_boards_file_in_a_pull_request_says_to_remove_it(tmp_path: Path,
-                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_adding_a_boards_file_in_a_pull_request_says_to_remove_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     repo = registry_repo(tmp_path)  # main has no boards file yet
     assert orv("boards", "--root", str(repo)) == 0
     commit_all(repo, "boards from a branch")
@@ -154,9 +166,14 @@ def _manifest() -> dict[str, dict[str, object]]:
 
 
 def test_hook_stages_commit_check_at_commit_and_pull_request_rules_at_push() -> None:
-    for hooks in (_manifest(),
-                  {h["id"]: h for repo in yaml.safe_load((ROOT / ".pre-commit-config.yaml").read_text())["repos"]
-                   for h in repo["hooks"]}):
+    for hooks in (
+        _manifest(),
+        {
+            h["id"]: h
+            for repo in yaml.safe_load((ROOT / ".pre-commit-config.yaml").read_text())["repos"]
+            for h in repo["hooks"]
+        },
+    ):
         assert hooks["orv-check"]["stages"] == ["pre-commit"]
         assert hooks["orv-check-pr"]["stages"] == ["pre-push"]
         assert hooks["orv-check"]["entry"] == "orv check" and hooks["orv-check"]["pass_filenames"] is False
@@ -173,7 +190,10 @@ def _pre_commit() -> str:
 
 def test_pre_commit_accepts_the_config_and_the_manifest() -> None:
     pre_commit = _pre_commit()
-    for command, path in (("validate-config", ".pre-commit-config.yaml"), ("validate-manifest", ".pre-commit-hooks.yaml")):
+    for command, path in (
+        ("validate-config", ".pre-commit-config.yaml"),
+        ("validate-manifest", ".pre-commit-hooks.yaml"),
+    ):
         done = subprocess.run([pre_commit, command, str(ROOT / path)], capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stdout + done.stderr
 
@@ -187,9 +207,12 @@ def test_commits_through_the_shipped_pre_commit_config(tmp_path: Path) -> None:
     repo = main_with_boards(tmp_path)
     shutil.copy(ROOT / ".pre-commit-config.yaml", repo / ".pre-commit-config.yaml")
     commit_all(repo, "hooks")
-    env = {**git_env(repo), "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"),
-           # `language: system` runs the orv on PATH: this interpreter's
-           "PATH": os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])}
+    env = {
+        **git_env(repo),
+        "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"),
+        # `language: system` runs the orv on PATH: this interpreter's
+        "PATH": os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")]),
+    }
 
     def run(*argv: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(list(argv), cwd=repo, env=env, capture_output=True, text=True, timeout=300)
@@ -203,8 +226,11 @@ def test_commits_through_the_shipped_pre_commit_config(tmp_path: Path) -> None:
     assert "orv check" in done.stdout + done.stderr and "Passed" in done.stdout + done.stderr
     assert orv("check", "--boards", "--root", str(repo)) == 1  # stale boards did not stop the commit
 
-    write(repo, training_recipe_path("qwen3-8-27b-unquoted"),
-          recipe_text("qwen3-8-27b-unquoted", layout="tp8-pp1-dp1").replace('version: "0.30.0"', "version: 0.30"))
+    write(
+        repo,
+        training_recipe_path("qwen3-8-27b-unquoted"),
+        recipe_text("qwen3-8-27b-unquoted", layout="tp8-pp1-dp1").replace('version: "0.30.0"', "version: 0.30"),
+    )
     assert run("git", "add", "recipes").returncode == 0
     done = run("git", "commit", "-m", "broken")
     assert done.returncode != 0 and "ORV105" in done.stdout + done.stderr

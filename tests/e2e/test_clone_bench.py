@@ -27,8 +27,9 @@ def git(root: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True).stdout.strip()
 
 
-def test_the_history_arrives_over_many_commits_and_passes_the_check(registry: Path,
-                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_history_arrives_over_many_commits_and_passes_the_check(
+    registry: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     made = counts(registry)
     assert made["run_files"] >= 60
     assert int(git(registry, "rev-list", "--count", "main")) >= 8 + 2  # catalog, batches, boards
@@ -44,7 +45,8 @@ def test_the_history_arrives_over_many_commits_and_passes_the_check(registry: Pa
 
 
 def test_a_sparse_checkout_step_gets_its_patterns_and_the_change_and_counts_on_demand_fetches(
-        registry: Path, tmp_path: Path) -> None:
+    registry: Path, tmp_path: Path
+) -> None:
     workflow = tmp_path / "pull-request.yml"
     workflow.write_text("""on: pull_request
 jobs:
@@ -86,7 +88,8 @@ def test_the_old_workflow_is_what_main_had_before_issue_32() -> None:
 
 
 def test_the_copied_run_pull_request_stores_an_existing_runs_samples_again_without_touching_the_work_tree(
-        registry: Path) -> None:
+    registry: Path,
+) -> None:
     status = git(registry, "status", "--porcelain")
     commit, changed = clone.copied_run_pr(registry)
     try:
@@ -96,8 +99,10 @@ def test_the_copied_run_pull_request_stores_an_existing_runs_samples_again_witho
         raw = subprocess.run(["git", "show", f"pr-copy:{rel}"], cwd=registry, check=True, capture_output=True).stdout
         assert rel.endswith(f"/{hashlib.sha256(raw).hexdigest()}.json")  # content-addressed, as orv stores it
         copy = json.loads(raw)
-        originals = [json.loads(git(registry, "show", f"main:{p}")) for p in
-                     git(registry, "ls-tree", "-r", "--name-only", "main", "--", "runs").split()[:1]]
+        originals = [
+            json.loads(git(registry, "show", f"main:{p}"))
+            for p in git(registry, "ls-tree", "-r", "--name-only", "main", "--", "runs").split()[:1]
+        ]
         assert copy["measured_by"] == "lab-copy" != originals[0]["measured_by"]
         assert {**copy, "measured_by": originals[0]["measured_by"]} == originals[0]  # the same samples, all of them
         assert git(registry, "status", "--porcelain") == status  # the cached registry's work tree untouched
@@ -107,9 +112,18 @@ def test_the_copied_run_pull_request_stores_an_existing_runs_samples_again_witho
 
 def test_the_variants_table_puts_each_checkout_beside_the_other() -> None:
     from bench.clone_table import VARIANTS, variants_table
-    row = {"steps": [{"bytes": 3 * 2**20}, {"bytes": 2**20}], "orv_bytes": 2**19, "bytes": 4.5 * 2**20,
-           "fetches": 8, "total_s": 2.9, "outputs": {"errors": "0"}}
+
+    row = {
+        "steps": [{"bytes": 3 * 2**20}, {"bytes": 2**20}],
+        "orv_bytes": 2**19,
+        "bytes": 4.5 * 2**20,
+        "fetches": 8,
+        "total_s": 2.9,
+        "outputs": {"errors": "0"},
+    }
     results = {VARIANTS[1][1]: {"10000": {"run_files": 10000, "commits": 322, "gate": {"new": row}}}}
     table = variants_table(results)
-    expected = "| 10,000 (322) | one recipe | — | 3.0 MiB + 1.0 MiB + 512 KiB = **4.5 MiB**; 8 fetches; 2.9 s (0 errors) |"
+    expected = (
+        "| 10,000 (322) | one recipe | — | 3.0 MiB + 1.0 MiB + 512 KiB = **4.5 MiB**; 8 fetches; 2.9 s (0 errors) |"
+    )
     assert expected in table, table

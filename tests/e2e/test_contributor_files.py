@@ -77,8 +77,7 @@ def samples_of(folder: Path) -> Path:
 
 
 def add_lmeval(root: Path, path: Path) -> str:
-    return refused(root, "add-run", "--root", str(root), "--from", "lm-eval", str(path), *MODEL,
-                   "--measured-by", "x")
+    return refused(root, "add-run", "--root", str(root), "--from", "lm-eval", str(path), *MODEL, "--measured-by", "x")
 
 
 # --------------------------------------------------------------------------- lm-eval output folders
@@ -152,9 +151,26 @@ def test_the_folder_itself_a_link_is_refused_and_the_hint_names_its_target(root:
 
 def test_the_honest_folder_still_stores_its_run(root: Path, tmp_path: Path) -> None:
     folder = lmeval_copy(tmp_path / "out")
-    proc = subprocess.run([sys.executable, "-m", "validator", "add-run", "--root", str(root), "--from", "lm-eval",
-                           str(folder), *MODEL, "--measured-by", "x"], capture_output=True, text=True, timeout=HANG_SECONDS,
-                          preexec_fn=_cap_address_space)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "validator",
+            "add-run",
+            "--root",
+            str(root),
+            "--from",
+            "lm-eval",
+            str(folder),
+            *MODEL,
+            "--measured-by",
+            "x",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=HANG_SECONDS,
+        preexec_fn=_cap_address_space,
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("sha256:") and len(list((root / "runs").rglob("*.json"))) == 1
 
@@ -230,15 +246,19 @@ def test_200000_deep_json_without_from_is_a_finding(root: Path, tmp_path: Path) 
     assert "ORV112" in err and "result.json" in err
 
 
-@pytest.mark.parametrize(("value", "code", "words"), [
-    ("1" * 5000, "ORV113", "beyond the range of a double"),
-    ("1e400", "ORV113", "beyond the range of a double"),
-    ("-4", "ORV109", "cannot be below 1"),
-    ("1000000000", "ORV109", "beyond 65,536"),
-    ("12.5", "ORV109", "must be an integer"),
-])
-def test_an_impossible_concurrency_is_a_finding_naming_the_field(root: Path, tmp_path: Path, value: str, code: str,
-                                                                 words: str) -> None:
+@pytest.mark.parametrize(
+    ("value", "code", "words"),
+    [
+        ("1" * 5000, "ORV113", "beyond the range of a double"),
+        ("1e400", "ORV113", "beyond the range of a double"),
+        ("-4", "ORV109", "cannot be below 1"),
+        ("1000000000", "ORV109", "beyond 65,536"),
+        ("12.5", "ORV109", "must be an integer"),
+    ],
+)
+def test_an_impossible_concurrency_is_a_finding_naming_the_field(
+    root: Path, tmp_path: Path, value: str, code: str, words: str
+) -> None:
     text = (TOOLS / "vllm" / "serve-detailed.json").read_text()
     path = tmp_path / "result.json"
     path.write_text(re.sub(r'"max_concurrency": 1\b', f'"max_concurrency": {value}', text))
@@ -269,10 +289,26 @@ def megatron_log(tmp_path: Path, **arguments: str) -> Path:
 
 @pytest.mark.parametrize("size", [10**9, 10**7])
 def test_a_layer_split_for_absurd_pipelines_is_refused_in_constant_time(root: Path, tmp_path: Path, size: int) -> None:
-    path = megatron_log(tmp_path, num_layers=str(size), pipeline_model_parallel_size=str(size),
-                        decoder_first_pipeline_num_layers="1", decoder_last_pipeline_num_layers="1")
-    err = refused(root, "add-run", "--root", str(root), "--from", "megatron", str(path), "--recipe",
-                  str(VALID_TRAINING_RECIPE), "--measured-by", "x")
+    path = megatron_log(
+        tmp_path,
+        num_layers=str(size),
+        pipeline_model_parallel_size=str(size),
+        decoder_first_pipeline_num_layers="1",
+        decoder_last_pipeline_num_layers="1",
+    )
+    err = refused(
+        root,
+        "add-run",
+        "--root",
+        str(root),
+        "--from",
+        "megatron",
+        str(path),
+        "--recipe",
+        str(VALID_TRAINING_RECIPE),
+        "--measured-by",
+        "x",
+    )
     assert "ORV109" in err and "train.log:" in err
     assert "`num_layers`" in err and "`pipeline_model_parallel_size`" in err
     assert len(err) < 4000  # no list of 10^7 stages in the message
@@ -281,8 +317,19 @@ def test_a_layer_split_for_absurd_pipelines_is_refused_in_constant_time(root: Pa
 def test_a_5000_digit_iteration_number_is_no_crash(root: Path, tmp_path: Path) -> None:
     path = megatron_log(tmp_path)
     path.write_text(path.read_text().replace("iteration        3/", "iteration " + "9" * 5000 + "/", 1))
-    err = refused(root, "add-run", "--root", str(root), "--from", "megatron", str(path), "--recipe",
-                  str(VALID_TRAINING_RECIPE), "--measured-by", "x")
+    err = refused(
+        root,
+        "add-run",
+        "--root",
+        str(root),
+        "--from",
+        "megatron",
+        str(path),
+        "--recipe",
+        str(VALID_TRAINING_RECIPE),
+        "--measured-by",
+        "x",
+    )
     assert "train.log:" in err
 
 
@@ -304,24 +351,29 @@ def llama(**replace: str) -> str:
 
 
 def add_model(root: Path, path: Path) -> str:
-    return refused(root, "catalog", "add-model", "--root", str(root), "--config", str(path), "--id", "x-model",
-                   "--family", "Llama")
+    return refused(
+        root, "catalog", "add-model", "--root", str(root), "--config", str(path), "--id", "x-model", "--family", "Llama"
+    )
 
 
-@pytest.mark.parametrize(("field", "value", "words"), [
-    ("num_hidden_layers", "1000000000", "beyond 1,024"),
-    ("num_hidden_layers", "1e9", "must be a non-negative integer"),
-    ("hidden_size", "1" + "0" * 400, "beyond the range of a double"),
-    ("vocab_size", "1000000000000000", "beyond 4,194,304"),
-    ("hidden_size", "NaN", "nan"),
-    ("num_attention_heads", "-32", "non-negative"),
-    ("intermediate_size", '"14336"', "must be a non-negative integer"),
-])
-def test_an_impossible_config_is_a_finding_naming_the_file_and_field(root: Path, tmp_path: Path, field: str,
-                                                                     value: str, words: str) -> None:
+@pytest.mark.parametrize(
+    ("field", "value", "words"),
+    [
+        ("num_hidden_layers", "1000000000", "beyond 1,024"),
+        ("num_hidden_layers", "1e9", "must be a non-negative integer"),
+        ("hidden_size", "1" + "0" * 400, "beyond the range of a double"),
+        ("vocab_size", "1000000000000000", "beyond 4,194,304"),
+        ("hidden_size", "NaN", "nan"),
+        ("num_attention_heads", "-32", "non-negative"),
+        ("intermediate_size", '"14336"', "must be a non-negative integer"),
+    ],
+)
+def test_an_impossible_config_is_a_finding_naming_the_file_and_field(
+    root: Path, tmp_path: Path, field: str, value: str, words: str
+) -> None:
     path = config(tmp_path, llama(**{field: value}))
     err = add_model(root, path)
-    assert f"config.json:" in err and f"`{field}`" in err and words in err
+    assert "config.json:" in err and f"`{field}`" in err and words in err
     line = next(i for i, l in enumerate(path.read_text().splitlines(), 1) if f'"{field}"' in l)
     assert f"config.json:{line}:" in err
 
@@ -427,11 +479,18 @@ def _shown(n: int) -> str:
 
 @pytest.mark.parametrize("budget", contributor.BUDGETS, ids=lambda b: b.kind)
 def test_every_budget_is_in_the_limits_table(budget: contributor.Budget) -> None:
-    words = {contributor.SERVING_RESULT: "serving benchmark result", contributor.TRAINING_LOG: "training log",
-             contributor.TOOL_OUTPUT: "without its own budget", contributor.RUN_DOCUMENT: "a run document",
-             contributor.LMEVAL_RESULTS: "lm-eval results file", contributor.LMEVAL_SAMPLES: "lm-eval samples file",
-             contributor.HF_CONFIG: "config.json", contributor.SEED_SOURCE: "seed source",
-             contributor.RECIPE: "recipe, catalog file", contributor.LLAMA_BENCH: "a llama-bench output"}[budget]
+    words = {
+        contributor.SERVING_RESULT: "serving benchmark result",
+        contributor.TRAINING_LOG: "training log",
+        contributor.TOOL_OUTPUT: "without its own budget",
+        contributor.RUN_DOCUMENT: "a run document",
+        contributor.LMEVAL_RESULTS: "lm-eval results file",
+        contributor.LMEVAL_SAMPLES: "lm-eval samples file",
+        contributor.HF_CONFIG: "config.json",
+        contributor.SEED_SOURCE: "seed source",
+        contributor.RECIPE: "recipe, catalog file",
+        contributor.LLAMA_BENCH: "a llama-bench output",
+    }[budget]
     row = next(r for r in _limits_rows() if words in r)
     assert f"| {_shown(budget.limit)} |" in row
 
@@ -488,7 +547,7 @@ def test_a_lone_surrogate_beside_nan_is_a_finding_not_a_canonicalization_crash(r
     with pytest.raises(contributor.InputFileError) as exc:
         contributor.parse_json("x.json", b'{"a": NaN,\n "b": ["\\ud800"]}')
     assert (exc.value.code, exc.value.line, exc.value.col) == ("ORV110", 2, 9)  # the backslash
-    assert contributor.parse_json("x.json", b'{"a": NaN, "b": "\\ud83d\\ude00"}')["b"] == "\U0001F600"
+    assert contributor.parse_json("x.json", b'{"a": NaN, "b": "\\ud83d\\ude00"}')["b"] == "\U0001f600"
 
 
 def test_a_fallback_field_is_checked_like_the_field_itself(root: Path, tmp_path: Path) -> None:

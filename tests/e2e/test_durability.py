@@ -18,16 +18,16 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import pytest
 import yaml
 
-from tests.testing.paths import REPO
 from tests.testing import faults
 from tests.testing.git import commit_all, git, git_env, git_init
+from tests.testing.paths import REPO
 from tests.testing.registry import CASES, TOOLS, VALID_TRAINING_RECIPE, fresh_registry, make_registry
 from validator import cli
 from validator.files import atomic
@@ -98,8 +98,9 @@ def _with_site(dest: Path) -> Path:
     root = generated(dest, 12)
     assert cli.main(["site", str(root / "_site"), "--root", str(root)]) == 0  # an older site to replace
     (root / ".gitignore").write_text(".generated\n_site/\n")
-    part_path = next(p for p in sorted((root / "boards" / "models").iterdir())
-                     if json.loads(p.read_text())["boards"]["training"])
+    part_path = next(
+        p for p in sorted((root / "boards" / "models").iterdir()) if json.loads(p.read_text())["boards"]["training"]
+    )
     part = json.loads(part_path.read_text())
     part["boards"]["training"] = part["boards"]["training"][1:]  # the new site differs from the old
     part_path.write_text(json.dumps(part))
@@ -109,18 +110,82 @@ def _with_site(dest: Path) -> Path:
 
 COMMANDS = {
     "boards": Command("boards", _stale_boards, lambda root: ["boards", "--root", str(root), "--no-cache"]),
-    "add-run": Command("add-run", _training, lambda root: [
-        "add-run", "--root", str(root), str(MEGATRON_LOG), "--from", "megatron", "--recipe",
-        str(root / TRAINING_RECIPE), "--write-recipe", "--measured-by", "lab-a", "--tool-version", "0.14.0"]),
-    "catalog": Command("catalog", _training, lambda root: [
-        "catalog", "add-model", "--config", str(HF_CONFIG), "--id", "llama-3.1-8b-copy", "--root", str(root)]),
-    "new": Command("new", _training, lambda root: [
-        "new", "inference", "--workload", "single-stream-256", "--root", str(root), "--model", "qwen3.8-27b", "--gpu", "h100", "--engine",
-        "vllm@0.11.0", "--quant", "fp8", "--author", "Lab", "--measured", "2026-10-20"]),
+    "add-run": Command(
+        "add-run",
+        _training,
+        lambda root: [
+            "add-run",
+            "--root",
+            str(root),
+            str(MEGATRON_LOG),
+            "--from",
+            "megatron",
+            "--recipe",
+            str(root / TRAINING_RECIPE),
+            "--write-recipe",
+            "--measured-by",
+            "lab-a",
+            "--tool-version",
+            "0.14.0",
+        ],
+    ),
+    "catalog": Command(
+        "catalog",
+        _training,
+        lambda root: [
+            "catalog",
+            "add-model",
+            "--config",
+            str(HF_CONFIG),
+            "--id",
+            "llama-3.1-8b-copy",
+            "--root",
+            str(root),
+        ],
+    ),
+    "new": Command(
+        "new",
+        _training,
+        lambda root: [
+            "new",
+            "inference",
+            "--workload",
+            "single-stream-256",
+            "--root",
+            str(root),
+            "--model",
+            "qwen3.8-27b",
+            "--gpu",
+            "h100",
+            "--engine",
+            "vllm@0.11.0",
+            "--quant",
+            "fp8",
+            "--author",
+            "Lab",
+            "--measured",
+            "2026-10-20",
+        ],
+    ),
     "import": Command("import", _fresh, lambda root: ["import", "legacy-boards", str(SEED_004), "--root", str(root)]),
-    "quality-reference": Command("quality-reference", _training, lambda root: [
-        "add-run", "--root", str(root), "--from", "lm-eval", str(LMEVAL_REFERENCE), "--reference-for", "qwen3.8-27b",
-        "--quant", "bf16", "--measured-by", "lab-a"]),
+    "quality-reference": Command(
+        "quality-reference",
+        _training,
+        lambda root: [
+            "add-run",
+            "--root",
+            str(root),
+            "--from",
+            "lm-eval",
+            str(LMEVAL_REFERENCE),
+            "--reference-for",
+            "qwen3.8-27b",
+            "--quant",
+            "bf16",
+            "--measured-by",
+            "lab-a",
+        ],
+    ),
     "site": Command("site", _with_site, lambda root: ["site", str(root / "_site"), "--root", str(root)]),
 }
 
@@ -149,8 +214,9 @@ def prepared(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Prepar
             counts_file = base / "counts.json"
             done = faults.run({"count": str(counts_file)}, command.args(reference), cwd=reference)
             assert done.returncode == 0, done.stderr
-            cache[name] = Prepared(pristine, faults.tree(pristine), faults.tree(reference),
-                                   json.loads(counts_file.read_text()))
+            cache[name] = Prepared(
+                pristine, faults.tree(pristine), faults.tree(reference), json.loads(counts_file.read_text())
+            )
         return cache[name]
 
     return get
@@ -175,8 +241,14 @@ def kill_points(counts: dict[str, int], seeds: int) -> list[tuple[str, int, str]
 
 def stray(root: Path, allowed: set[str]) -> list[str]:
     """What `git status` lists that the uninterrupted command would not have changed."""
-    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", "-z"], cwd=root,
-                            env=git_env(root), capture_output=True, text=True, check=True).stdout.split("\0")
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all", "-z"],
+        cwd=root,
+        env=git_env(root),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split("\0")
     return [entry[3:] for entry in status if entry and entry[3:] not in allowed]
 
 
@@ -195,7 +267,8 @@ def assert_old_or_new(tree: dict[str, bytes], before: dict[str, bytes], after: d
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_a_command_killed_at_seeded_points_leaves_old_or_new_files_and_a_rerun_recovers(
-        name: str, prepared: Callable[[str], Prepared], tmp_path: Path) -> None:
+    name: str, prepared: Callable[[str], Prepared], tmp_path: Path
+) -> None:
     ready = prepared(name)
     command = COMMANDS[name]
     changed = {p for p in set(ready.before) | set(ready.after) if ready.before.get(p) != ready.after.get(p)}
@@ -238,7 +311,7 @@ def test_the_folder_is_fsynced_after_the_rename(tmp_path: Path) -> None:
     lines = trace.read_text().splitlines()
     recipe = str(root / TRAINING_RECIPE)
     at = lines.index(f"replace {recipe}")
-    assert f"fsync {os.path.dirname(recipe)}" in lines[at + 1:], lines
+    assert f"fsync {os.path.dirname(recipe)}" in lines[at + 1 :], lines
 
 
 @pytest.mark.git
@@ -253,8 +326,7 @@ def test_a_linked_worktree_keeps_its_temporaries_in_its_own_git_folder(tmp_path:
     assert git(linked, "status", "--porcelain", "--untracked-files=all") == "?? boards/x.json"
 
 
-def test_outside_git_temporaries_go_to_the_registrys_scratch_folder_where_orv107_never_looks(
-        tmp_path: Path) -> None:
+def test_outside_git_temporaries_go_to_the_registrys_scratch_folder_where_orv107_never_looks(tmp_path: Path) -> None:
     root = make_registry(tmp_path / "registry", CASES / "valid-training")
     assert Path(atomic.scratch_folder(str(root / "recipes"))) == root / ".orv-tmp"
     folder = root / ".orv-tmp"
@@ -268,10 +340,19 @@ def test_a_sweep_leaves_a_live_writers_temporary_alone(tmp_path: Path) -> None:
     """The forgery a sweep must not be: deleting every temporary, a concurrent writer's included."""
     folder = tmp_path / "scratch"
     folder.mkdir()
-    holder = subprocess.Popen(["python", "-c", (
-        "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_CREAT | os.O_RDWR); "
-        "fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); time.sleep(30)"),
-        str(folder / f"{atomic.PREFIX}live")], stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [
+            "python",
+            "-c",
+            (
+                "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_CREAT | os.O_RDWR); "
+                "fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); time.sleep(30)"
+            ),
+            str(folder / f"{atomic.PREFIX}live"),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         (folder / f"{atomic.PREFIX}dead").write_bytes(b"")
@@ -283,8 +364,9 @@ def test_a_sweep_leaves_a_live_writers_temporary_alone(tmp_path: Path) -> None:
         holder.wait()
 
 
-def test_a_file_a_user_left_in_a_registry_folder_is_still_orv107(tmp_path: Path,
-                                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_file_a_user_left_in_a_registry_folder_is_still_orv107(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """ORV107 is not loosened: a file named like an older orv's temporary is reported (with a hint that
     says what it likely is), because orv's own temporaries are never there."""
     root = make_registry(tmp_path / "registry", CASES / "valid-training")
@@ -308,8 +390,12 @@ def test_two_add_runs_on_one_recipe_both_land(no_lock: bool, tmp_path: Path) -> 
     def args(who: str) -> list[str]:
         return [*COMMANDS["add-run"].args(root)[:-4], "--measured-by", who, "--tool-version", "0.14.0"]
 
-    first = faults.run({"at": ["replace", 1, "before"], "do": "stop", "match": ".yaml", "no_lock": no_lock},
-                       args("lab-a"), cwd=root, wait=False)
+    first = faults.run(
+        {"at": ["replace", 1, "before"], "do": "stop", "match": ".yaml", "no_lock": no_lock},
+        args("lab-a"),
+        cwd=root,
+        wait=False,
+    )
     assert isinstance(first, subprocess.Popen)
     try:
         deadline = time.monotonic() + 30
@@ -350,8 +436,10 @@ def small_disk(tmp_path: Path) -> Path:
     """A 16 MiB tmpfs (where mounting is allowed: root in a container); skipped otherwise."""
     mount = tmp_path / "disk"
     mount.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mount)],
-                      capture_output=True).returncode != 0:
+    if (
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mount)], capture_output=True).returncode
+        != 0
+    ):
         pytest.skip("cannot mount a tmpfs here; test_a_file_size_limit_is_a_finding covers the condition")
     yield mount
     subprocess.run(["umount", "-l", str(mount)], check=False)
@@ -405,8 +493,7 @@ def immutable(tmp_path: Path) -> Callable[[Path], None]:
 
 
 @pytest.mark.git
-def test_a_read_only_boards_folder_is_a_one_line_finding(tmp_path: Path,
-                                                         immutable: Callable[[Path], None]) -> None:
+def test_a_read_only_boards_folder_is_a_one_line_finding(tmp_path: Path, immutable: Callable[[Path], None]) -> None:
     root = _training(tmp_path / "registry")
     (root / "boards").mkdir()
     before = faults.tree(root)
@@ -439,12 +526,18 @@ def pooled(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return generated(tmp_path_factory.mktemp("pooled") / "registry", 140)
 
 
-@pytest.mark.parametrize("point", [("fork", 1, "before"), ("fork", 1, "after"), ("fork", 2, "after")],
-                         ids=["before-the-first-worker", "as-the-first-worker-starts", "as-the-second-starts"])
+@pytest.mark.parametrize(
+    "point",
+    [("fork", 1, "before"), ("fork", 1, "after"), ("fork", 2, "after")],
+    ids=["before-the-first-worker", "as-the-first-worker-starts", "as-the-second-starts"],
+)
 def test_ctrl_c_as_workers_start_is_exit_130_in_one_line(point: tuple[str, int, str], pooled: Path) -> None:
     before = faults.tree(pooled)
-    done = faults.run({"at": list(point), "do": "interrupt"}, ["boards", "--root", str(pooled), "--no-cache",
-                                                               "--jobs", "2"], cwd=pooled)
+    done = faults.run(
+        {"at": list(point), "do": "interrupt"},
+        ["boards", "--root", str(pooled), "--no-cache", "--jobs", "2"],
+        cwd=pooled,
+    )
     assert done.returncode == 130, done.stderr
     assert _one_line(done.stderr).startswith("orv: interrupted")
     assert "KeyboardInterrupt" not in done.stderr
@@ -452,7 +545,8 @@ def test_ctrl_c_as_workers_start_is_exit_130_in_one_line(point: tuple[str, int, 
 
 
 def test_ctrl_c_while_importing_leaves_no_temporary_and_old_or_new_files(
-        prepared: Callable[[str], Prepared], tmp_path: Path) -> None:
+    prepared: Callable[[str], Prepared], tmp_path: Path
+) -> None:
     ready = prepared("import")
     for n, point in enumerate([("mkdtemp", 1, "after"), ("fsync", ready.counts["fsync"] // 2, "before")]):
         root = clone(ready.pristine, tmp_path / f"interrupted-{n}")

@@ -25,8 +25,6 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.testing.paths import REPO as ROOT
-from tests.testing.registry import make_registry
 from tests.e2e.test_action import ActionRun, ActionRunner
 from tests.testing.factories import (
     add_training_run,
@@ -36,7 +34,8 @@ from tests.testing.factories import (
     training_recipe_path,
 )
 from tests.testing.git import commit_all, git, git_env
-from tests.testing.registry import write
+from tests.testing.paths import REPO as ROOT
+from tests.testing.registry import make_registry, write
 from validator.cli import main as cli_main
 from validator.registry.store import store_run_document
 
@@ -79,7 +78,9 @@ def relax_orv402(repo: Path) -> str:
         if RELAXED.search(text):
             path.write_text(RELAXED.sub(r'\1 or version == "latest"\2', text, count=1), encoding="utf-8")
             return path.relative_to(repo).as_posix()
-    raise AssertionError("no version_problem() with `if exact_release(version):` in validator/ to relax; update RELAXED")
+    raise AssertionError(
+        "no version_problem() with `if exact_release(version):` in validator/ to relax; update RELAXED"
+    )
 
 
 def add_unpinned_recipe(repo: Path) -> str:
@@ -99,13 +100,21 @@ def open_pull_request(origin: Path) -> tuple[str, dict[str, Any]]:
     merge = git(origin, "rev-parse", "HEAD")
     git(origin, "update-ref", "refs/pull/7/merge", merge)
     git(origin, "checkout", "-q", "pr")
-    return merge, {"action": "synchronize", "number": 7,
-                   "pull_request": {"number": 7, "base": {"ref": "main", "sha": base},
-                                    "head": {"ref": "pr", "sha": head}, "labels": []}}
+    return merge, {
+        "action": "synchronize",
+        "number": 7,
+        "pull_request": {
+            "number": 7,
+            "base": {"ref": "main", "sha": base},
+            "head": {"ref": "pr", "sha": head},
+            "labels": [],
+        },
+    }
 
 
 def evaluate(value: Any, event: dict[str, Any]) -> Any:
     """`${{ github.event.… }}` in a step's `with:`, the only context this workflow uses there."""
+
     def lookup(m: re.Match[str]) -> str:
         parts = m.group(1).split(".")
         assert parts[:2] == ["github", "event"], f"`{m.group(1)}` is outside what this emulation evaluates"
@@ -113,6 +122,7 @@ def evaluate(value: Any, event: dict[str, Any]) -> Any:
         for part in parts[2:]:
             node = node[part]
         return str(node)
+
     return EXPRESSION.sub(lookup, value) if isinstance(value, str) else value
 
 
@@ -150,7 +160,9 @@ def check_out(step: dict[str, Any], origin: Path, workspace: Path, merge: str, f
     git(dest, "init", "-q")
     git(dest, "remote", "add", "origin", origin.as_uri())
     patterns = [] if full else str(given.get("sparse-checkout") or "").split()
-    filtering = [] if full else [f"--filter={given.get('filter') or 'blob:none'}"] if (given.get("filter") or patterns) else []
+    filtering = (
+        [] if full else [f"--filter={given.get('filter') or 'blob:none'}"] if (given.get("filter") or patterns) else []
+    )
     ref = given.get("ref") or merge
     if int(given.get("fetch-depth", 1)) == 0:
         git(dest, "fetch", "-q", "--no-tags", *filtering, "origin", "+refs/heads/*:refs/remotes/origin/*")
@@ -165,8 +177,11 @@ def check_out(step: dict[str, Any], origin: Path, workspace: Path, merge: str, f
 
 def run_step(step: dict[str, Any], event: dict[str, Any], workspace: Path, home: Path) -> None:
     """A `run:` step: its script under bash -e, in its working directory, with its `env:` evaluated."""
-    env = {**git_env(home), **{name: str(evaluate(value, event)) for name, value in (step.get("env") or {}).items()},
-           "GITHUB_WORKSPACE": str(workspace)}
+    env = {
+        **git_env(home),
+        **{name: str(evaluate(value, event)) for name, value in (step.get("env") or {}).items()},
+        "GITHUB_WORKSPACE": str(workspace),
+    }
     cwd = workspace / step.get("working-directory", ".")
     done = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=cwd, env=env, capture_output=True, text=True)
     assert done.returncode == 0, f"step `{step.get('name')}` failed: {done.stdout}{done.stderr}"
@@ -196,8 +211,9 @@ def run_pull_request_workflow(origin: Path, tmp: Path, full: bool = False) -> Ac
             runner_tmp = tmp / "runner"
             runner_tmp.mkdir()
             inputs = {name: str(value) for name, value in given.items()}
-            return ActionRunner(workspace, event, runner_tmp, {**inputs, "install": "false"},
-                                action_dir=action_dir, bin=orv).run()
+            return ActionRunner(
+                workspace, event, runner_tmp, {**inputs, "install": "false"}, action_dir=action_dir, bin=orv
+            ).run()
         else:
             raise AssertionError(f"{uses}: a step this emulation does not know")
     raise AssertionError(f"{WORKFLOW} has no step that runs the gate")
@@ -230,7 +246,8 @@ def test_the_same_rule_change_without_data_passes_the_gate_and_runs_the_tests(tm
     tests = yaml.safe_load((ROOT / ".github" / "workflows" / "tests.yml").read_text(encoding="utf-8"))
     triggers = tests.get("on", tests.get(True))
     assert triggers["pull_request"] in (None, {}) or not {"paths", "paths-ignore", "branches"} & set(
-        triggers["pull_request"])
+        triggers["pull_request"]
+    )
 
 
 def test_the_pull_requests_own_data_is_what_gets_checked(tmp_path: Path) -> None:
@@ -247,7 +264,8 @@ def test_the_pull_requests_own_data_is_what_gets_checked(tmp_path: Path) -> None
 
 
 def test_a_pull_request_that_points_the_workflow_at_its_own_rules_passes_so_github_is_code_owned(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     """The limit of the model, stated as a test: GitHub runs the pull request's copy of the workflow.
 
     Editing it to use the pull request's own action makes the relaxed rule judge its own data, and
@@ -287,8 +305,11 @@ def populated_project(tmp_path: Path) -> Path:
         run = h100_training_run(1400.0 + 10 * i)
         run["software"]["framework"]["version"] = version
         digest = store_run_document(str(origin), run).digest
-        write(origin, training_recipe_path(rid), recipe_text(rid, claimed=1400.0 + 10 * i, runs=(digest,),
-                                                             version=version))
+        write(
+            origin,
+            training_recipe_path(rid),
+            recipe_text(rid, claimed=1400.0 + 10 * i, runs=(digest,), version=version),
+        )
     commit_all(origin, "five more recipes")
     assert cli_main(["boards", "--root", str(origin)]) == 0
     commit_all(origin, "boards and keys")
@@ -344,14 +365,18 @@ def deletion(origin: Path) -> set[str]:
 
 
 def judged(run: ActionRun) -> tuple[set[tuple[str, str, str, str]], str, str]:
-    findings = {(a.level, a.properties.get("file", ""), a.properties.get("title", ""), a.message)
-                for a in run.annotations if a.properties.get("title", "").startswith("ORV")}
+    findings = {
+        (a.level, a.properties.get("file", ""), a.properties.get("title", ""), a.message)
+        for a in run.annotations
+        if a.properties.get("title", "").startswith("ORV")
+    }
     return findings, run.outputs.get("errors", ""), run.outputs.get("warnings", "")
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("scenario", [clean, duplicate_configuration, copied_run, rename, deletion],
-                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize(
+    "scenario", [clean, duplicate_configuration, copied_run, rename, deletion], ids=lambda f: f.__name__
+)
 def test_the_sparse_blobless_gate_judges_as_the_full_checkout_did(tmp_path: Path, scenario: Any) -> None:
     origin = populated_project(tmp_path)
     expected = scenario(origin)
@@ -422,8 +447,11 @@ def test_the_rules_step_writes_the_bases_rules_and_fetches_none_of_its_registry(
 
 def is_here(clone: Path, tree: str) -> bool:
     """Is this tree in the clone? (rev-list never fetches: a missing id is "bad object" or `?`-marked.)"""
-    done = subprocess.run(["git", "-C", str(clone), "rev-list", "--objects", "--missing=print", "--filter=tree:1",
-                           "--no-walk", tree], capture_output=True, text=True)
+    done = subprocess.run(
+        ["git", "-C", str(clone), "rev-list", "--objects", "--missing=print", "--filter=tree:1", "--no-walk", tree],
+        capture_output=True,
+        text=True,
+    )
     return done.returncode == 0 and bool(done.stdout.strip()) and not done.stdout.startswith("?")
 
 

@@ -1,5 +1,6 @@
-"""The code gates run in CI as part of the test command the README gives: ruff (lint and format) and mypy on
-validator/, at the settings in pyproject.toml — the same hooks .pre-commit-config.yaml runs on a commit."""
+"""The code gates run in CI as part of the test command the README gives: ruff (lint and format) on
+validator/, tests/ and bench/, and mypy on validator/, at the settings in pyproject.toml — the same hooks
+.pre-commit-config.yaml runs on a commit."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 from tests.testing.paths import REPO
 
 ROOT = REPO
+CODE = ("validator", "tests", "bench")
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -18,12 +20,12 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_ruff_lint_passes() -> None:
-    done = _run("ruff", "check", "validator")
+    done = _run("ruff", "check", *CODE)
     assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_ruff_format_is_applied() -> None:
-    done = _run("ruff", "format", "--check", "validator")
+    done = _run("ruff", "format", "--check", *CODE)
     assert done.returncode == 0, done.stdout + done.stderr
 
 

@@ -13,29 +13,28 @@ import os
 import random
 import re
 from collections import Counter
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.testing.registry import make_registry
 from tests.testing.factories import add_training_run, h100_training_run, recipe_text, run_path
 from tests.testing.git import commit_all, git
-from tests.testing.registry import write
-from validator.load import pipeline
-from validator.checks import all_checks, by_scope
+from tests.testing.registry import make_registry, write
 from validator.boards.keyfile import blob_id, fresh_key_files, published_files, shard_name, shard_path
+from validator.checks import all_checks, by_scope
 from validator.cli import main
 from validator.engine.evaluate import Config, analyse, evaluate
+from validator.git.diff import BaseTree
+from validator.load import pipeline
 from validator.pr import incremental
 from validator.pr.incremental import _PathKeyHolders
 from validator.pr.neighbourhood import neighbourhood
-from validator.load.cache import derivation_key
-from validator.git.diff import BaseTree
 from validator.registry.layout import KEYS_DIR, KEYS_PATH
 from validator.registry.relations import keys_of, path_keys
 from validator.registry.store import store_run_document
@@ -45,8 +44,9 @@ SCENARIOS = 24  # random pull requests compared with a full check (each on its o
 
 def test_every_registry_check_says_whether_it_compares_files() -> None:
     for c in by_scope("registry"):
-        assert (c.related_by is not None) != c.per_file, \
+        assert (c.related_by is not None) != c.per_file, (
             f"{c.code}: say related_by=KEY or per_file=True on its @check (validator/pr/neighbourhood.py)"
+        )
 
 
 def test_two_hops_reach_the_groups_of_every_file_a_change_touches() -> None:
@@ -67,8 +67,13 @@ MISSING = "ab" * 32
 def random_recipe(rng: random.Random, stem: str, runs: list[str]) -> str:
     rid = stem.lower() if rng.random() < 0.8 else rng.choice(STEMS).lower()
     refs = tuple(rng.sample(runs + [MISSING], k=rng.choice([0, 1, 1, 2])))
-    text = recipe_text(rid, claimed=rng.choice(CLAIMS), runs=refs, layout=rng.choice(LAYOUTS),
-                       version=rng.choice(["0.30.0", "0.30.0", "latest"]))
+    text = recipe_text(
+        rid,
+        claimed=rng.choice(CLAIMS),
+        runs=refs,
+        layout=rng.choice(LAYOUTS),
+        version=rng.choice(["0.30.0", "0.30.0", "latest"]),
+    )
     if rng.random() < 0.2:  # the same claim at another GPU count (ORV303, and a layout that no longer covers it)
         text = text.replace("count: 8", "count: 16")
     return text
@@ -115,8 +120,14 @@ def mutate(repo: Path, rng: random.Random, runs: list[str]) -> list[str]:
         elif action == "delete":
             os.remove(repo / recipe_rel(rng.choice(present)))
         elif action == "add-run":
-            runs.append(add_training_run(repo, rng.choice([1480.4, 1612.0, 1700.0]), measured_by=f"lab-{rng.randint(1, 9)}",
-                                layout=rng.choice(LAYOUTS)))
+            runs.append(
+                add_training_run(
+                    repo,
+                    rng.choice([1480.4, 1612.0, 1700.0]),
+                    measured_by=f"lab-{rng.randint(1, 9)}",
+                    layout=rng.choice(LAYOUTS),
+                )
+            )
         elif action in ("delete-run", "tamper-run"):
             path = repo / run_path(rng.choice(runs))
             if path.exists():
@@ -222,7 +233,8 @@ def test_a_cold_index_loads_each_recipe_once_then_remembers(wide_repo: Path, mon
 
 @pytest.mark.git
 def test_an_edited_recipe_on_main_is_loaded_again_not_taken_from_the_index(
-        wide_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    wide_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     evaluate(Config(root=str(wide_repo), cache=True))
     with on_main(wide_repo):
         rel = recipe_rel("qwen-03")
@@ -249,7 +261,8 @@ def test_a_catalog_change_checks_everything(wide_repo: Path) -> None:
 
 @pytest.mark.git
 def test_a_fresh_runner_takes_keys_from_mains_key_file_and_loads_only_the_neighbourhood(
-        wide_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    wide_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     with on_main(wide_repo):
         assert main(["boards", "--root", str(wide_repo)]) == 0  # as main's boards workflow does
         commit_all(wide_repo, "boards")
@@ -269,7 +282,8 @@ def test_a_fresh_runner_takes_keys_from_mains_key_file_and_loads_only_the_neighb
 
 @pytest.mark.git
 def test_published_keys_find_what_the_change_duplicates_or_copies(
-        wide_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    wide_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     publish_on_main(wide_repo)
     # qwen-03's configuration again (ORV302, found through its d: key) ...
     text = (wide_repo / recipe_rel("qwen-03")).read_text(encoding="utf-8").replace("id: qwen-03", "id: qwen-dup")
@@ -291,7 +305,8 @@ def test_published_keys_find_what_the_change_duplicates_or_copies(
 
 @pytest.mark.git
 def test_a_key_file_made_by_another_orv_or_for_another_blob_is_not_trusted(
-        wide_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    wide_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     with on_main(wide_repo):
         publish_keys(wide_repo)
         stamped = (wide_repo / KEYS_PATH).read_text(encoding="utf-8")
@@ -338,8 +353,10 @@ def test_a_pull_requests_own_key_file_is_never_read(wide_repo: Path) -> None:
     text = (wide_repo / recipe_rel("qwen-03")).read_text(encoding="utf-8").replace("id: qwen-03", "id: qwen-dup")
     write(wide_repo, recipe_rel("qwen-dup"), text)
     commit_all(wide_repo, "a duplicate, and keys that hide it")
-    codes = {d.code for d in evaluate(Config(root=str(wide_repo), base="main", skip_boards=True,
-                                             cache=False)).result.diagnostics}
+    codes = {
+        d.code
+        for d in evaluate(Config(root=str(wide_repo), base="main", skip_boards=True, cache=False)).result.diagnostics
+    }
     assert {"ORV302", "ORV609"} <= codes
 
 
@@ -357,13 +374,15 @@ def test_a_copied_run_hidden_from_the_pull_requests_shards_is_still_found(wide_r
     found = evaluate(Config(root=str(wide_repo), base="main", skip_boards=True, cache=False)).result.diagnostics
     codes = {d.code for d in found}
     assert {"ORV304", "ORV609"} <= codes, codes
-    assert {d.path for d in found if d.code == "ORV609"} <= {str(p.relative_to(wide_repo))
-                                                             for p in (wide_repo / KEYS_DIR).iterdir()}
+    assert {d.path for d in found if d.code == "ORV609"} <= {
+        str(p.relative_to(wide_repo)) for p in (wide_repo / KEYS_DIR).iterdir()
+    }
 
 
 @pytest.mark.git
 def test_a_one_recipe_pull_request_reads_only_the_shards_of_its_keys(
-        wide_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    wide_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     publish_on_main(wide_repo)
     digest = add_recipe(wide_repo, "qwen-new", 1612.0, "tp2-pp2-dp2", "0.31.0")
     read: list[str] = []
@@ -380,8 +399,12 @@ def test_a_one_recipe_pull_request_reads_only_the_shards_of_its_keys(
     assert read.count(KEYS_PATH) == 1 and len(shards) == len(set(shards))  # each shard read at most once
     header = json.loads((wide_repo / KEYS_PATH).read_text(encoding="utf-8"))
     loaded = analyse(str(wide_repo)).snapshot.loaded
-    keys = {key for rel in (recipe_rel("qwen-new"), run_path(digest)) for key in keys_of(rel, loaded[rel][0])
-            if not key.startswith("f:")}  # a path's case-folded key is never a key by content: in no shard
+    keys = {
+        key
+        for rel in (recipe_rel("qwen-new"), run_path(digest))
+        for key in keys_of(rel, loaded[rel][0])
+        if not key.startswith("f:")
+    }  # a path's case-folded key is never a key by content: in no shard
     # exactly the shards of the new files' keys (no file on main shares one of them here)
     assert set(shards) == {shard_path(shard_name(key, header["digits"])) for key in keys}
     assert 0 < len(shards) < len(list((wide_repo / KEYS_DIR).iterdir()))
@@ -390,7 +413,8 @@ def test_a_one_recipe_pull_request_reads_only_the_shards_of_its_keys(
 
 @pytest.mark.git
 def test_shards_in_folders_past_two_digits_are_published_and_read(
-        wide_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    wide_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A registry large enough for four hex digits (here: a tiny shard target) stores its shards in folders
     by their first two; the gate reads them there and judges as a full check."""
     from validator.boards import keyfile
@@ -450,7 +474,8 @@ def test_a_sub_folder_registrys_key_file_names_the_blob_on_disk(tmp_path: Path) 
 @pytest.mark.git
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_keys_computed_where_files_load_are_the_keys_of_their_entries(
-        wide_repo: Path, jobs: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    wide_repo: Path, jobs: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # `orv boards` (the tier checks) and a cached check compute each file's keys in the loader
     # (in the worker processes with jobs > 1); they must be the keys the entry has, and give the
     # same boards/keys.json as keys computed afterwards
@@ -468,15 +493,34 @@ def test_keys_computed_where_files_load_are_the_keys_of_their_entries(
     assert fresh_key_files(plain.snapshot) == fresh_key_files(for_tiers.snapshot)
 
 
-
 # --------------------------------------------------------------------------- path keys without a pass over every file
 
-_SEGMENTS = st.sampled_from(["recipes", "runs", "Qwen", "qwen", "ab", "AB", "Straße", "STRASSE", "İx", "i̇x",
-                             "a" * 64, "A" * 64, "0b" + "1" * 62, "x.yaml", "X.YAML", "x.json", ".sig"])
+_SEGMENTS = st.sampled_from(
+    [
+        "recipes",
+        "runs",
+        "Qwen",
+        "qwen",
+        "ab",
+        "AB",
+        "Straße",
+        "STRASSE",
+        "İx",
+        "i̇x",
+        "a" * 64,
+        "A" * 64,
+        "0b" + "1" * 62,
+        "x.yaml",
+        "X.YAML",
+        "x.json",
+        ".sig",
+    ]
+)
 
 
-@given(st.lists(st.lists(_SEGMENTS, min_size=1, max_size=4).map("/".join), min_size=1, max_size=30, unique=True),
-       st.data())
+@given(
+    st.lists(st.lists(_SEGMENTS, min_size=1, max_size=4).map("/".join), min_size=1, max_size=30, unique=True), st.data()
+)
 def test_path_key_holders_are_those_computing_every_files_keys_finds(paths: list[str], data: st.DataObject) -> None:
     """The substring search over the listing finds exactly the files whose path keys include a key: case
     collisions (ß/SS, dotted I), hash-named runs in and out of their shard folder, .sig companions,
@@ -490,7 +534,8 @@ def test_path_key_holders_are_those_computing_every_files_keys_finds(paths: list
 
 @pytest.mark.git
 def test_a_fresh_runner_computes_path_keys_only_for_the_neighbourhood(
-        wide_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    wide_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """With main's key file, a one-recipe pull request looks at a handful of files, not every base file
     (at 100,000 run files computing every file's path keys took seconds of the gate)."""
     publish_on_main(wide_repo)
@@ -510,10 +555,14 @@ def test_a_fresh_runner_computes_path_keys_only_for_the_neighbourhood(
 
 
 @pytest.mark.git
-@pytest.mark.parametrize("where", [
-    lambda rel: rel.rsplit("/", 1)[0] + "/" + rel.rsplit("/", 1)[1].upper(),  # the same path but for case ("f:")
-    lambda rel: rel.replace("qwen3.8-27b/", "qwen3.8-27b-copies/"),  # the same file name elsewhere ("i:")
-], ids=["case", "stem"])
+@pytest.mark.parametrize(
+    "where",
+    [
+        lambda rel: rel.rsplit("/", 1)[0] + "/" + rel.rsplit("/", 1)[1].upper(),  # the same path but for case ("f:")
+        lambda rel: rel.replace("qwen3.8-27b/", "qwen3.8-27b-copies/"),  # the same file name elsewhere ("i:")
+    ],
+    ids=["case", "stem"],
+)
 def test_a_fresh_runner_finds_a_recipe_filed_like_a_published_one(wide_repo: Path, where: Any) -> None:
     """The cheapest forgeries of a recipe's place: a published recipe's bytes filed again under a path that
     differs only by case, or under its own file name in another folder. Their path keys are found by the

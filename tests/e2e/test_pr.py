@@ -14,12 +14,20 @@ from typing import Any
 import pytest
 
 from tests.testing.checking import check, found, line_of
-from tests.testing.factories import (add_training_run, existing_run, h100_training_run, recipe_text,
-                                     registry_repo, run_path, training_recipe_path)
+from tests.testing.factories import (
+    add_training_run,
+    existing_run,
+    h100_training_run,
+    recipe_text,
+    registry_repo,
+    run_path,
+    training_recipe_path,
+)
 from tests.testing.git import commit_all, git
 from tests.testing.registry import make_registry, write
 from validator.cli import main
 from validator.registry.store import store_run_document
+
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
@@ -38,17 +46,34 @@ def commit_boards_on_main(repo: Path) -> None:
 
 
 @pytest.mark.git
-def test_a_contributor_adding_a_valid_recipe_and_run_passes(repo: Path, capsys: pytest.CaptureFixture[str],
-                                                            tmp_path: Path) -> None:
+def test_a_contributor_adding_a_valid_recipe_and_run_passes(
+    repo: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     commit_boards_on_main(repo)
     digest = add_training_run(repo, 1612.0, measured_by="lab-b", layout="tp2-pp2-dp2")
-    write(repo, training_recipe_path("qwen3-8-27b-h100-tp2-pp2-dp2"),
-          recipe_text("qwen3-8-27b-h100-tp2-pp2-dp2", claimed=1612.0, runs=(digest,), layout="tp2-pp2-dp2"))
+    write(
+        repo,
+        training_recipe_path("qwen3-8-27b-h100-tp2-pp2-dp2"),
+        recipe_text("qwen3-8-27b-h100-tp2-pp2-dp2", claimed=1612.0, runs=(digest,), layout="tp2-pp2-dp2"),
+    )
     commit_all(repo, "add a TP2 PP2 recipe with its run")
     assert found(check(repo)) == []
     summary, outputs = tmp_path / "summary.md", tmp_path / "outputs.txt"
-    code = main(["check", "--root", str(repo), "--base", "main", "--format", "github",
-                 "--summary", str(summary), "--github-output", str(outputs)])
+    code = main(
+        [
+            "check",
+            "--root",
+            str(repo),
+            "--base",
+            "main",
+            "--format",
+            "github",
+            "--summary",
+            str(summary),
+            "--github-output",
+            str(outputs),
+        ]
+    )
     assert code == 0
     assert "::error" not in capsys.readouterr().out
     text = summary.read_text(encoding="utf-8")
@@ -63,18 +88,26 @@ def test_a_contributor_adding_a_valid_recipe_and_run_passes(repo: Path, capsys: 
 
 @pytest.mark.git
 def test_the_summary_reads_the_bases_committed_boards_instead_of_checking_the_base(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     repo = make_registry(tmp_path / "repo")
     git(repo, "init", "-q", "-b", "main")
     digest = add_training_run(repo, 1480.4)
-    write(repo, training_recipe_path("qwen3-8-27b-h100-tp1-pp4-dp2"), recipe_text("qwen3-8-27b-h100-tp1-pp4-dp2", runs=(digest,)))
+    write(
+        repo,
+        training_recipe_path("qwen3-8-27b-h100-tp1-pp4-dp2"),
+        recipe_text("qwen3-8-27b-h100-tp1-pp4-dp2", runs=(digest,)),
+    )
     commit_all(repo, "data")
     assert main(["boards", "--root", str(repo)]) == 0
     commit_all(repo, "boards")
     git(repo, "checkout", "-q", "-b", "pr")
     digest = add_training_run(repo, 1612.0, measured_by="lab-b", layout="tp2-pp2-dp2")
-    write(repo, training_recipe_path("qwen3-8-27b-h100-tp2-pp2-dp2"),
-          recipe_text("qwen3-8-27b-h100-tp2-pp2-dp2", claimed=1612.0, runs=(digest,), layout="tp2-pp2-dp2"))
+    write(
+        repo,
+        training_recipe_path("qwen3-8-27b-h100-tp2-pp2-dp2"),
+        recipe_text("qwen3-8-27b-h100-tp2-pp2-dp2", claimed=1612.0, runs=(digest,), layout="tp2-pp2-dp2"),
+    )
     commit_all(repo, "a faster layout")
 
     from validator.pr import base
@@ -87,13 +120,16 @@ def test_the_summary_reads_the_bases_committed_boards_instead_of_checking_the_ba
     for neighbourhood in (True, False):
         report = summary.build(check(repo, neighbourhood=neighbourhood))
         changes = {c.recipe: (c.change, c.rank, c.rank_of) for c in report.delta or ()}
-        assert changes == {"qwen3-8-27b-h100-tp2-pp2-dp2": ("new", 1, 2),
-                           "qwen3-8-27b-h100-tp1-pp4-dp2": ("moved", 2, 2)}
+        assert changes == {
+            "qwen3-8-27b-h100-tp2-pp2-dp2": ("new", 1, 2),
+            "qwen3-8-27b-h100-tp1-pp4-dp2": ("moved", 2, 2),
+        }
 
 
 @pytest.mark.git
 def test_the_summary_reads_only_the_touched_models_boards_from_the_base(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The base's boards are split (boards/index.json, boards/models/, boards/standings/): a pull request that
     adds a recipe of one model reads the index and that model's standings, never its whole part nor another
     model's file; the delta is a full check's. A base whose boards predate standings is read from the part."""
@@ -104,8 +140,11 @@ def test_the_summary_reads_only_the_touched_models_boards_from_the_base(
     repo = make_registry(tmp_path / "repo")
     git(repo, "init", "-q", "-b", "main")
     digest = add_training_run(repo, 1480.4)
-    write(repo, training_recipe_path("qwen3-8-27b-h100-tp1-pp4-dp2"),
-          recipe_text("qwen3-8-27b-h100-tp1-pp4-dp2", runs=(digest,)))
+    write(
+        repo,
+        training_recipe_path("qwen3-8-27b-h100-tp1-pp4-dp2"),
+        recipe_text("qwen3-8-27b-h100-tp1-pp4-dp2", runs=(digest,)),
+    )
     write_recipe(repo, inference_recipe("other-model"))  # a second model on the boards
     commit_all(repo, "data")
     assert main(["boards", "--root", str(repo)]) == 0
@@ -114,8 +153,11 @@ def test_the_summary_reads_only_the_touched_models_boards_from_the_base(
     assert len(models) == 2 and "qwen3.8-27b.json" in models
     git(repo, "checkout", "-q", "-b", "pr")
     digest = add_training_run(repo, 1612.0, measured_by="lab-b", layout="tp2-pp2-dp2")
-    write(repo, training_recipe_path("qwen3-8-27b-h100-tp2-pp2-dp2"),
-          recipe_text("qwen3-8-27b-h100-tp2-pp2-dp2", claimed=1612.0, runs=(digest,), layout="tp2-pp2-dp2"))
+    write(
+        repo,
+        training_recipe_path("qwen3-8-27b-h100-tp2-pp2-dp2"),
+        recipe_text("qwen3-8-27b-h100-tp2-pp2-dp2", claimed=1612.0, runs=(digest,), layout="tp2-pp2-dp2"),
+    )
     commit_all(repo, "a faster layout")
 
     read: list[str] = []
@@ -130,11 +172,15 @@ def test_the_summary_reads_only_the_touched_models_boards_from_the_base(
     assert evaluation.partial
     partial = summary.build(evaluation)
     assert [p for p in read if p.startswith("boards/") and not p.startswith("boards/keys")] == [
-        "boards/index.json", "boards/standings/qwen3.8-27b.json"]
+        "boards/index.json",
+        "boards/standings/qwen3.8-27b.json",
+    ]
     whole = summary.build(check(repo, neighbourhood=False))
     assert partial.delta == whole.delta and partial.delta
-    assert {c.recipe: c.change for c in partial.delta} == {"qwen3-8-27b-h100-tp2-pp2-dp2": "new",
-                                                           "qwen3-8-27b-h100-tp1-pp4-dp2": "moved"}
+    assert {c.recipe: c.change for c in partial.delta} == {
+        "qwen3-8-27b-h100-tp2-pp2-dp2": "new",
+        "qwen3-8-27b-h100-tp1-pp4-dp2": "moved",
+    }
     moved = next(c for c in partial.delta if c.change == "moved")
     assert (moved.base_rank, moved.rank, moved.rank_of) == (1, 2, 2)
 
@@ -147,24 +193,34 @@ def test_the_summary_reads_only_the_touched_models_boards_from_the_base(
     read.clear()
     older = summary.build(check(repo, base="main"))
     assert [p for p in read if p.startswith("boards/") and not p.startswith("boards/keys")] == [
-        "boards/index.json", "boards/standings/qwen3.8-27b.json", "boards/models/qwen3.8-27b.json"]
+        "boards/index.json",
+        "boards/standings/qwen3.8-27b.json",
+        "boards/models/qwen3.8-27b.json",
+    ]
     assert older.delta == partial.delta
 
 
 @pytest.mark.git
 def test_without_boards_on_the_base_the_summary_says_so_and_checks_only_the_neighbourhood(
-        repo: Path, tmp_path: Path) -> None:
+    repo: Path, tmp_path: Path
+) -> None:
     from validator.report import summary
 
     digest = add_training_run(repo, 1612.0, measured_by="lab-b", layout="tp2-pp2-dp2")
-    write(repo, training_recipe_path("qwen3-8-27b-h100-tp2-pp2-dp2"),
-          recipe_text("qwen3-8-27b-h100-tp2-pp2-dp2", claimed=1612.0, runs=(digest,), layout="tp2-pp2-dp2"))
+    write(
+        repo,
+        training_recipe_path("qwen3-8-27b-h100-tp2-pp2-dp2"),
+        recipe_text("qwen3-8-27b-h100-tp2-pp2-dp2", claimed=1612.0, runs=(digest,), layout="tp2-pp2-dp2"),
+    )
     commit_all(repo, "a faster layout")
     evaluation = check(repo)
     assert evaluation.partial  # the Action's check stays in pull-request mode
     report = summary.build(evaluation)
     assert report.delta is None
-    assert "has no readable boards (boards/index.json and the model files it lists), so board changes are not shown" in summary.render_markdown(report)
+    assert (
+        "has no readable boards (boards/index.json and the model files it lists), so board changes are not shown"
+        in summary.render_markdown(report)
+    )
 
 
 @pytest.mark.git
@@ -182,8 +238,11 @@ def test_the_delta_from_committed_boards_equals_the_delta_of_a_full_check(repo: 
     commit_boards_on_main(repo)
     os.remove(repo / training_recipe_path("qwen3-8-27b-h100-tp8-pp1-dp1"))
     digest = add_training_run(repo, 1612.0, measured_by="lab-b", layout="tp2-pp2-dp2")
-    write(repo, training_recipe_path("qwen3-8-27b-h100-tp2-pp2-dp2"),
-          recipe_text("qwen3-8-27b-h100-tp2-pp2-dp2", claimed=1612.0, runs=(digest,), layout="tp2-pp2-dp2"))
+    write(
+        repo,
+        training_recipe_path("qwen3-8-27b-h100-tp2-pp2-dp2"),
+        recipe_text("qwen3-8-27b-h100-tp2-pp2-dp2", claimed=1612.0, runs=(digest,), layout="tp2-pp2-dp2"),
+    )
     commit_all(repo, "a faster layout; the TP8 recipe withdrawn")
     partial = check(repo, neighbourhood=True)
     whole = check(repo, neighbourhood=False)
@@ -206,8 +265,9 @@ def test_a_removed_run_moves_its_unchanged_recipe_in_both_modes(repo: Path) -> N
     assert partial.partial
     fast, full = summary.build(partial).delta, summary.build(whole).delta
     assert fast == full
-    assert [(c.recipe, c.change, c.base_tier, c.tier) for c in fast or ()] == \
-        [("qwen3-8-27b-h100-tp1-pp4-dp2", "moved", "T2", "T0")]
+    assert [(c.recipe, c.change, c.base_tier, c.tier) for c in fast or ()] == [
+        ("qwen3-8-27b-h100-tp1-pp4-dp2", "moved", "T2", "T0")
+    ]
 
 
 @pytest.mark.git
@@ -216,21 +276,28 @@ def test_the_base_assembled_from_unchanged_files_equals_a_full_check_of_the_base
 
     # Findings already on main (an orphan run), then a PR that edits, deletes and adds files.
     add_training_run(repo, 1500.0, measured_by="lab-z", layout="tp8-pp1-dp1")
-    write(repo, training_recipe_path("qwen3-8-27b-h100-tp4-pp1-dp2"),
-          recipe_text("qwen3-8-27b-h100-tp4-pp1-dp2", claimed=1400.0, layout="tp4-pp1-dp2", version="latest"))
+    write(
+        repo,
+        training_recipe_path("qwen3-8-27b-h100-tp4-pp1-dp2"),
+        recipe_text("qwen3-8-27b-h100-tp4-pp1-dp2", claimed=1400.0, layout="tp4-pp1-dp2", version="latest"),
+    )
     commit_all(repo, "main has problems")
     git(repo, "branch", "-f", "main", "HEAD")
     rel = training_recipe_path("qwen3-8-27b-h100-tp4-pp1-dp2")
     write(repo, rel, (repo / rel).read_text(encoding="utf-8").replace("1400.0", "1410.0"))
     os.remove(repo / run_path(existing_run(repo).split("/")[-1][:-5]))
     digest = add_training_run(repo, 1612.0, measured_by="lab-b", layout="tp2-pp2-dp2")
-    write(repo, training_recipe_path("qwen3-8-27b-h100-tp2-pp2-dp2"),
-          recipe_text("qwen3-8-27b-h100-tp2-pp2-dp2", claimed=1612.0, runs=(digest,), layout="tp2-pp2-dp2"))
+    write(
+        repo,
+        training_recipe_path("qwen3-8-27b-h100-tp2-pp2-dp2"),
+        recipe_text("qwen3-8-27b-h100-tp2-pp2-dp2", claimed=1612.0, runs=(digest,), layout="tp2-pp2-dp2"),
+    )
     commit_all(repo, "the pull request")
     change = check(repo, neighbourhood=False).change
     fast, full = check_base(change), check_base_exported(change)
-    assert [(d.code, d.path, d.message) for d in fast.diagnostics] == \
-        [(d.code, d.path, d.message) for d in full.diagnostics]
+    assert [(d.code, d.path, d.message) for d in fast.diagnostics] == [
+        (d.code, d.path, d.message) for d in full.diagnostics
+    ]
     assert {d.code for d in full.diagnostics} >= {"ORV204", "ORV402"}
     assert sorted(e.path for e in fast.snapshot.recipes) == sorted(e.path for e in full.snapshot.recipes)
     assert sorted(fast.snapshot.runs) == sorted(full.snapshot.runs)
@@ -290,8 +357,11 @@ def test_orv602_a_renamed_recipe(repo: Path) -> None:
 @pytest.mark.git
 def test_orv602_an_id_changed_in_place_points_at_the_id(repo: Path) -> None:
     rel = training_recipe_path("qwen3-8-27b-h100-tp1-pp4-dp2")
-    write(repo, rel, (repo / rel).read_text(encoding="utf-8").replace(
-        "id: qwen3-8-27b-h100-tp1-pp4-dp2", "id: qwen3-8-27b-other"))
+    write(
+        repo,
+        rel,
+        (repo / rel).read_text(encoding="utf-8").replace("id: qwen3-8-27b-h100-tp1-pp4-dp2", "id: qwen3-8-27b-other"),
+    )
     commit_all(repo, "new id")
     got = found(check(repo))
     assert f"ORV602 {rel}:1" in got  # line 1 is where `id:` is
@@ -343,8 +413,14 @@ def test_a_new_reference_to_a_missing_run_does_not_satisfy_orv603(repo: Path) ->
 @pytest.mark.git
 def test_an_edit_that_keeps_the_claim_is_not_orv603(repo: Path) -> None:
     rel = training_recipe_path("qwen3-8-27b-h100-tp1-pp4-dp2")
-    write(repo, rel, (repo / rel).read_text(encoding="utf-8").replace("1480.4", "1480.40").replace(
-        "CPU optimizer offload.", "CPU optimizer offload, measured twice."))
+    write(
+        repo,
+        rel,
+        (repo / rel)
+        .read_text(encoding="utf-8")
+        .replace("1480.4", "1480.40")
+        .replace("CPU optimizer offload.", "CPU optimizer offload, measured twice."),
+    )
     commit_all(repo, "notes")
     assert found(check(repo)) == []
 
@@ -394,7 +470,9 @@ def test_orv604_a_submodule(repo: Path, tmp_path: Path) -> None:
 @pytest.mark.git
 def test_orv605_a_provenance_block_added_to_an_existing_recipe(repo: Path) -> None:
     rel = training_recipe_path("qwen3-8-27b-h100-tp1-pp4-dp2")
-    write(repo, rel, (repo / rel).read_text(encoding="utf-8") + "provenance: {source: 000_1e2c7c041290fe1e.txt, row: 3}\n")
+    write(
+        repo, rel, (repo / rel).read_text(encoding="utf-8") + "provenance: {source: 000_1e2c7c041290fe1e.txt, row: 3}\n"
+    )
     commit_all(repo, "claim legacy grace")
     assert found(check(repo)) == [f"ORV605 {rel}:{line_of(repo, rel, 'provenance:')}"]
 
@@ -402,8 +480,13 @@ def test_orv605_a_provenance_block_added_to_an_existing_recipe(repo: Path) -> No
 @pytest.mark.git
 def test_orv605_a_new_recipe_with_provenance(repo: Path) -> None:
     rel = training_recipe_path("qwen3-8-27b-legacy")
-    write(repo, rel, recipe_text("qwen3-8-27b-legacy", extra="provenance: {source: 000_1e2c7c041290fe1e.txt}\n",
-                                 layout="tp4-pp1-dp2"))
+    write(
+        repo,
+        rel,
+        recipe_text(
+            "qwen3-8-27b-legacy", extra="provenance: {source: 000_1e2c7c041290fe1e.txt}\n", layout="tp4-pp1-dp2"
+        ),
+    )
     commit_all(repo, "legacy")
     assert f"ORV605 {rel}:{line_of(repo, rel, 'provenance:')}" in found(check(repo))
 
@@ -422,11 +505,18 @@ def test_editing_a_legacy_recipe_without_touching_its_provenance_is_allowed(tmp_
     repo = registry_repo(tmp_path)
     git(repo, "checkout", "-q", "main")
     rel = training_recipe_path("qwen3-8-27b-legacy")
-    write(repo, rel, recipe_text("qwen3-8-27b-legacy", extra="provenance: {source: 000_1e2c7c041290fe1e.txt, row: 4}\n",
-                                 layout="tp4-pp1-dp2"))
+    write(
+        repo,
+        rel,
+        recipe_text(
+            "qwen3-8-27b-legacy", extra="provenance: {source: 000_1e2c7c041290fe1e.txt, row: 4}\n", layout="tp4-pp1-dp2"
+        ),
+    )
     commit_all(repo, "import (by orv import, on main)")
     git(repo, "checkout", "-q", "-b", "pin-legacy")
-    write(repo, rel, (repo / rel).read_text(encoding="utf-8").replace("notes: CPU optimizer offload.", "notes: pinned."))
+    write(
+        repo, rel, (repo / rel).read_text(encoding="utf-8").replace("notes: CPU optimizer offload.", "notes: pinned.")
+    )
     commit_all(repo, "contributor edits the notes")
     assert not [c for c in found(check(repo)) if c.startswith("ORV605")]
 
@@ -468,13 +558,19 @@ def test_problems_already_on_the_base_branch_are_not_the_prs(tmp_path: Path) -> 
     repo = registry_repo(tmp_path)
     git(repo, "checkout", "-q", "main")
     broken = training_recipe_path("qwen3-8-27b-unquoted")
-    write(repo, broken, recipe_text("qwen3-8-27b-unquoted", layout="tp8-pp1-dp1").replace(
-        'version: "0.30.0"', "version: 0.30"))
+    write(
+        repo,
+        broken,
+        recipe_text("qwen3-8-27b-unquoted", layout="tp8-pp1-dp1").replace('version: "0.30.0"', "version: 0.30"),
+    )
     commit_all(repo, "a problem that slipped onto main")
     git(repo, "checkout", "-q", "-b", "contrib")
     digest = add_training_run(repo, 1612.0, layout="tp2-pp2-dp2")
-    write(repo, training_recipe_path("qwen3-8-27b-new"),
-          recipe_text("qwen3-8-27b-new", claimed=1612.0, runs=(digest,), layout="tp2-pp2-dp2"))
+    write(
+        repo,
+        training_recipe_path("qwen3-8-27b-new"),
+        recipe_text("qwen3-8-27b-new", claimed=1612.0, runs=(digest,), layout="tp2-pp2-dp2"),
+    )
     commit_all(repo, "a good contribution")
     assert f"ORV105 {broken}:{line_of(repo, broken, 'version:')}" in found(check(repo, base=None))
     assert found(check(repo)) == []  # the broken recipe shares nothing with the contribution
@@ -498,8 +594,11 @@ def test_a_cross_file_problem_the_pr_causes_on_an_unchanged_file_counts(repo: Pa
 @pytest.mark.git
 def test_the_merge_base_not_the_tip_of_main_is_the_reference(repo: Path) -> None:
     digest = add_training_run(repo, 1612.0, layout="tp2-pp2-dp2")
-    write(repo, training_recipe_path("qwen3-8-27b-new"),
-          recipe_text("qwen3-8-27b-new", claimed=1612.0, runs=(digest,), layout="tp2-pp2-dp2"))
+    write(
+        repo,
+        training_recipe_path("qwen3-8-27b-new"),
+        recipe_text("qwen3-8-27b-new", claimed=1612.0, runs=(digest,), layout="tp2-pp2-dp2"),
+    )
     commit_all(repo, "contribution")
     git(repo, "checkout", "-q", "main")
     write(repo, "catalog/notes.txt", "maintainers moved on\n")  # main changes after the branch point
@@ -587,8 +686,11 @@ def test_wanted_references_after_a_pull_request_agree_in_both_modes(repo: Path) 
     git(repo, "branch", "-f", "main", "HEAD")
     commit_boards_on_main(repo)
     os.remove(repo / training_recipe_path("qwen3-8-27b-h100-tp8-pp1-dp1"))
-    write(repo, training_recipe_path("qwen3-8-27b-h100-tp2-pp2-dp2"),
-          recipe_text("qwen3-8-27b-h100-tp2-pp2-dp2", claimed=1612.0, layout="tp2-pp2-dp2"))
+    write(
+        repo,
+        training_recipe_path("qwen3-8-27b-h100-tp2-pp2-dp2"),
+        recipe_text("qwen3-8-27b-h100-tp2-pp2-dp2", claimed=1612.0, layout="tp2-pp2-dp2"),
+    )
     commit_all(repo, "one withdrawn, one added")
     lists = []
     for neighbourhood in (True, False):

@@ -3,9 +3,9 @@ or moved, never on untouched base files. Real git repositories in temporary fold
 
 from __future__ import annotations
 
-import pytest
-
 from pathlib import Path
+
+import pytest
 
 from tests.testing.checking import check, found, line_of
 from tests.testing.factories import recipe_text, registry_repo
@@ -18,10 +18,12 @@ GLM = "recipes/inference/glm-5.3-flash"
 
 
 def copy_recipe(rid: str, count: int, decode: float = 53.0) -> str:
-    return (f"id: {rid}\nkind: inference\nmodel: glm-5.3-flash\nhardware: {{gpu: h100, count: {count}}}\n"
-            f"author: a\nmeasured: \"2026-10-18\"\nsoftware:\n  engine: {{name: vllm, version: \"0.11.0\"}}\n"
-            f"quant: fp8\nserving: {{tp: {count}, concurrency: 1}}\nclaimed: {{decode_tok_s: {decode}}}\nruns: []\n"
-            "workload: chat-1000-100\n")
+    return (
+        f"id: {rid}\nkind: inference\nmodel: glm-5.3-flash\nhardware: {{gpu: h100, count: {count}}}\n"
+        f'author: a\nmeasured: "2026-10-18"\nsoftware:\n  engine: {{name: vllm, version: "0.11.0"}}\n'
+        f"quant: fp8\nserving: {{tp: {count}, concurrency: 1}}\nclaimed: {{decode_tok_s: {decode}}}\nruns: []\n"
+        "workload: chat-1000-100\n"
+    )
 
 
 def base_with_copies(tmp_path: Path, counts: tuple[int, ...]) -> Path:
@@ -43,8 +45,9 @@ def test_a_copy_added_before_the_others_in_path_order_is_reported_on_the_added_f
     evaluation = check(repo)
     assert found(evaluation) == [f"ORV303 {added}:{line_of(repo, added, 'claimed:')}"]
     # the four base copies keep the warnings they had on the base: not counted again
-    assert sorted(d.path for d in evaluation.pre_existing if d.code == "ORV303") == \
-        [f"{GLM}/glm-5-3-flash-h100-fp8-tp{n}.yaml" for n in (1, 2, 3, 4)]
+    assert sorted(d.path for d in evaluation.pre_existing if d.code == "ORV303") == [
+        f"{GLM}/glm-5-3-flash-h100-fp8-tp{n}.yaml" for n in (1, 2, 3, 4)
+    ]
 
 
 def test_a_base_files_silence_never_becomes_a_new_finding(tmp_path: Path) -> None:
@@ -67,14 +70,24 @@ def test_renaming_a_legacy_recipe_is_orv602_on_the_new_id_line_and_not_orv605(tm
     repo = registry_repo(tmp_path)
     git(repo, "checkout", "-q", "main")
     old = "recipes/training/qwen3.8-27b/qwen3-8-27b-legacy.yaml"
-    write(repo, old, recipe_text("qwen3-8-27b-legacy", layout="tp4-pp1-dp2",
-                                 extra="provenance: {source: 000_1e2c7c041290fe1e.txt, row: 3}\n"))
+    write(
+        repo,
+        old,
+        recipe_text(
+            "qwen3-8-27b-legacy", layout="tp4-pp1-dp2", extra="provenance: {source: 000_1e2c7c041290fe1e.txt, row: 3}\n"
+        ),
+    )
     commit_all(repo, "imported")
     git(repo, "checkout", "-q", "-B", "pr")
     new = "recipes/training/qwen3.8-27b/qwen3-8-27b-h100-tp4-pp1-dp2-legacy.yaml"
     git(repo, "mv", old, new)
-    write(repo, new, (repo / new).read_text(encoding="utf-8").replace(
-        "id: qwen3-8-27b-legacy", "id: qwen3-8-27b-h100-tp4-pp1-dp2-legacy"))
+    write(
+        repo,
+        new,
+        (repo / new)
+        .read_text(encoding="utf-8")
+        .replace("id: qwen3-8-27b-legacy", "id: qwen3-8-27b-h100-tp4-pp1-dp2-legacy"),
+    )
     commit_all(repo, "rename")
     evaluation = check(repo)
     got = found(evaluation)
@@ -89,9 +102,14 @@ def test_a_rename_that_adds_provenance_is_still_orv605(tmp_path: Path) -> None:
     old = "recipes/training/qwen3.8-27b/qwen3-8-27b-h100-tp1-pp4-dp2.yaml"
     new = "recipes/training/qwen3.8-27b/qwen3-8-27b-h100-tp1-pp4-dp2-offload.yaml"
     git(repo, "mv", old, new)
-    write(repo, new, (repo / new).read_text(encoding="utf-8").replace(
-        "id: qwen3-8-27b-h100-tp1-pp4-dp2", "id: qwen3-8-27b-h100-tp1-pp4-dp2-offload")
-          + "provenance: {source: 000_1e2c7c041290fe1e.txt}\n")
+    write(
+        repo,
+        new,
+        (repo / new)
+        .read_text(encoding="utf-8")
+        .replace("id: qwen3-8-27b-h100-tp1-pp4-dp2", "id: qwen3-8-27b-h100-tp1-pp4-dp2-offload")
+        + "provenance: {source: 000_1e2c7c041290fe1e.txt}\n",
+    )
     commit_all(repo, "rename and claim legacy grace")
     got = found(check(repo))
     assert f"ORV605 {new}:{line_of(repo, new, 'provenance:')}" in got and f"ORV602 {new}:1" in got, got

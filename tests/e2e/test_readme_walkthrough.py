@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.testing.paths import REPO
 from tests.testing.factories import add_training_run, recipe_text, training_recipe_path
 from tests.testing.git import git, git_env
 from tests.testing.llamabench import BOTH_JSON as LLAMA_BENCH
 from tests.testing.llamabench import add_llama_catalog
+from tests.testing.paths import REPO
 from tests.testing.registry import TOOLS, make_registry, write
 
 BIN = os.path.dirname(sys.executable)  # this interpreter's orv and pre-commit
@@ -61,8 +61,11 @@ def clone(tmp_path: Path) -> Path:
     ships this repository's hooks."""
     origin = make_registry(tmp_path / "origin")
     digest = add_training_run(origin, 1480.4, layout="tp4-pp1-dp2")
-    write(origin, training_recipe_path("qwen3-8-27b-h100-tp4-pp1-dp2"),
-          recipe_text("qwen3-8-27b-h100-tp4-pp1-dp2", runs=(digest,), layout="tp4-pp1-dp2"))
+    write(
+        origin,
+        training_recipe_path("qwen3-8-27b-h100-tp4-pp1-dp2"),
+        recipe_text("qwen3-8-27b-h100-tp4-pp1-dp2", runs=(digest,), layout="tp4-pp1-dp2"),
+    )
     shutil.copy(REPO / ".pre-commit-config.yaml", origin / ".pre-commit-config.yaml")
     (origin / "README.md").write_text("# a small registry\n", encoding="utf-8")
     git(origin, "init", "-q", "-b", "main")
@@ -73,8 +76,11 @@ def clone(tmp_path: Path) -> Path:
 
 
 def _env(home: Path) -> dict[str, str]:
-    env = {**git_env(home), "PATH": os.pathsep.join([BIN, os.environ.get("PATH", "")]),
-           "PRE_COMMIT_HOME": str(home / ".pre-commit-home")}
+    env = {
+        **git_env(home),
+        "PATH": os.pathsep.join([BIN, os.environ.get("PATH", "")]),
+        "PRE_COMMIT_HOME": str(home / ".pre-commit-home"),
+    }
     for name in ("FORCE_COLOR", "ORV_DEBUG"):
         env.pop(name, None)
     return env
@@ -99,8 +105,14 @@ def _install_hook(clone: Path) -> bool:
 def _no_findings(clone: Path) -> None:
     """Zero findings, in the working tree and as a pull request against main."""
     for extra in ([], ["--base", "origin/main"]):
-        done = subprocess.run(["orv", "check", "--format", "json", "--show-all", *extra], cwd=clone,
-                              env=_env(clone.parent), capture_output=True, text=True, timeout=300)
+        done = subprocess.run(
+            ["orv", "check", "--format", "json", "--show-all", *extra],
+            cwd=clone,
+            env=_env(clone.parent),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert done.returncode == 0 and json.loads(done.stdout)["findings"] == [], done.stdout
 
 
@@ -116,8 +128,10 @@ def test_the_readme_walkthrough_runs_as_written(clone: Path) -> None:
         # test catalog's workload that output really used (the workload check would refuse it otherwise).
         command = command.replace("single-stream-256", "random-512-64")
         outputs[command] = _run(clone, command)
-    new, add_run, commit = (next(d for c, d in outputs.items() if c.startswith(prefix))
-                            for prefix in ("orv new", "orv add-run", "git commit"))
+    new, add_run, commit = (
+        next(d for c, d in outputs.items() if c.startswith(prefix))
+        for prefix in ("orv new", "orv add-run", "git commit")
+    )
     recipe = clone / new.stdout.strip()
     assert recipe.is_file() and recipe.relative_to(clone).as_posix() in " ".join(outputs)  # the README's path
     data = yaml.safe_load(recipe.read_text(encoding="utf-8"))
@@ -136,8 +150,11 @@ def test_the_training_journey_with_a_megatron_log(clone: Path) -> None:
     shutil.copy(TOOLS / "megatron" / "qwen3-8-27b-tp1-pp4-dp2.log", clone.parent / "train.log")
     hooked = _install_hook(clone)
     _run(clone, "git switch -c qwen3-8-27b-h100-megatron")
-    path = _run(clone, "orv new training --model qwen3.8-27b --gpu H100 --count 8 --pp 4 "
-                       "--framework megatron-core@0.14.0 --author your-name").stdout.strip()
+    path = _run(
+        clone,
+        "orv new training --model qwen3.8-27b --gpu H100 --count 8 --pp 4 "
+        "--framework megatron-core@0.14.0 --author your-name",
+    ).stdout.strip()
     assert path == "recipes/training/qwen3.8-27b/qwen3-8-27b-h100-tp1-pp4-dp2.yaml"
     _run(clone, f"orv add-run ../train.log --from megatron --recipe {path} --write-recipe")
     _run(clone, "orv check")
@@ -155,8 +172,11 @@ def llama_clone(tmp_path: Path) -> Path:
     the CPU host they ran on and the llama-bench workloads (tests/testing/llamabench.py)."""
     origin = add_llama_catalog(make_registry(tmp_path / "origin"))
     digest = add_training_run(origin, 1480.4, layout="tp4-pp1-dp2")  # a registry has recipes and runs already
-    write(origin, training_recipe_path("qwen3-8-27b-h100-tp4-pp1-dp2"),
-          recipe_text("qwen3-8-27b-h100-tp4-pp1-dp2", runs=(digest,), layout="tp4-pp1-dp2"))
+    write(
+        origin,
+        training_recipe_path("qwen3-8-27b-h100-tp4-pp1-dp2"),
+        recipe_text("qwen3-8-27b-h100-tp4-pp1-dp2", runs=(digest,), layout="tp4-pp1-dp2"),
+    )
     shutil.copy(REPO / ".pre-commit-config.yaml", origin / ".pre-commit-config.yaml")
     (origin / "README.md").write_text("# a small registry\n", encoding="utf-8")
     git(origin, "init", "-q", "-b", "main")
@@ -176,8 +196,11 @@ def test_the_llama_cpp_journey_with_llama_bench(llama_clone: Path) -> None:
     shutil.copy(LLAMA_BENCH, clone.parent / "llama-bench.json")
     hooked = _install_hook(clone)
     _run(clone, "git switch -c tinyllama-test-amd-epyc-llama-cpp")
-    path = _run(clone, "orv new inference --model tinyllama-test --gpu amd-epyc --engine llama.cpp@b11312 "
-                       "--quant f32 --workload llama-bench-tg128 --author your-name").stdout.strip()
+    path = _run(
+        clone,
+        "orv new inference --model tinyllama-test --gpu amd-epyc --engine llama.cpp@b11312 "
+        "--quant f32 --workload llama-bench-tg128 --author your-name",
+    ).stdout.strip()
     assert path == "recipes/inference/tinyllama-test/tinyllama-test-amd-epyc-llama-cpp-f32-llama-bench-tg128-c1.yaml"
     added = _run(clone, f"orv add-run ../llama-bench.json --recipe {path} --write-recipe")  # recognised: no --from
     assert "reading it as --from llama-bench" in added.stderr and "llama-bench test tg128" in added.stderr
@@ -209,8 +232,12 @@ def test_the_llama_cpp_block_of_contributing_md_names_a_real_recipe(tmp_path: Pa
     root = make_registry(tmp_path / "registry")
     for name in ("hardware.yaml", "models.yaml", "workloads.yaml"):
         shutil.copy(REPO / "catalog" / name, root / "catalog" / name)
-    done = subprocess.run([os.path.join(BIN, "orv"), *shlex.split(new)[1:], "--root", str(root), "--no-interactive"],
-                          capture_output=True, text=True, cwd=root)
+    done = subprocess.run(
+        [os.path.join(BIN, "orv"), *shlex.split(new)[1:], "--root", str(root), "--no-interactive"],
+        capture_output=True,
+        text=True,
+        cwd=root,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == recipe
     gguf = shlex.split(next(line for line in lines if "llama-bench -m" in line))

@@ -18,30 +18,64 @@ from validator.engine.evaluate import Config, analyse, run
 from validator.evidence.tiers import derive
 
 # lengths uniform in [⌊0.8·L⌋, L] like InferenceX's, small enough to stream in a second
-RANGE_WORKLOAD = ("  rt-160-48:\n    name: Round trip, 128-160 / 38-48 tokens\n    label: 160/48\n    kind: inference\n"
-                  "    dataset: {name: random, distribution: uniform}\n    input_len: 160\n    output_len: 48\n"
-                  "    range_ratio: 0.8\n    ignore_eos: true\n    min_prompts: 8\n    prompts_per_concurrency: 10\n"
-                  "    warmups_per_concurrency: 2\n")
+RANGE_WORKLOAD = (
+    "  rt-160-48:\n    name: Round trip, 128-160 / 38-48 tokens\n    label: 160/48\n    kind: inference\n"
+    "    dataset: {name: random, distribution: uniform}\n    input_len: 160\n    output_len: 48\n"
+    "    range_ratio: 0.8\n    ignore_eos: true\n    min_prompts: 8\n    prompts_per_concurrency: 10\n"
+    "    warmups_per_concurrency: 2\n"
+)
 
 
 def _new_recipe(registry: Path, workload: str, concurrency: int, capsys: pytest.CaptureFixture[str]) -> Path:
     """What a contributor does: `orv new`, then states the checkpoint and how the server was launched."""
-    assert main(["new", "inference", "--root", str(registry), "--model", "glm-5.3-flash", "--gpu", "h100",
-                 "--count", "2", "--engine", "sglang@0.5.23", "--workload", workload,
-                 "--concurrency", str(concurrency), "--author", "key-2952", "--measured", "2026-12-04",
-                 "--no-interactive"]) == 0
+    assert (
+        main(
+            [
+                "new",
+                "inference",
+                "--root",
+                str(registry),
+                "--model",
+                "glm-5.3-flash",
+                "--gpu",
+                "h100",
+                "--count",
+                "2",
+                "--engine",
+                "sglang@0.5.23",
+                "--workload",
+                workload,
+                "--concurrency",
+                str(concurrency),
+                "--author",
+                "key-2952",
+                "--measured",
+                "2026-12-04",
+                "--no-interactive",
+            ]
+        )
+        == 0
+    )
     path = Path(capsys.readouterr().out.strip().splitlines()[-1])
     path = path if path.is_absolute() else registry / path
     with path.open("a") as recipe:
-        recipe.write("checkpoint: zai-org/GLM-5.3-Flash\nlaunch:\n  args: [--model-path, zai-org/GLM-5.3-Flash, "
-                     f"--tp, '2', --max-running-requests, '{max(concurrency, 8)}']\n")
+        recipe.write(
+            "checkpoint: zai-org/GLM-5.3-Flash\nlaunch:\n  args: [--model-path, zai-org/GLM-5.3-Flash, "
+            f"--tp, '2', --max-running-requests, '{max(concurrency, 8)}']\n"
+        )
     return path
 
 
 @pytest.mark.parametrize("workload, concurrency, prompts", [("single-stream-256", 1, 8), ("rt-160-48", 2, 20)])
 def test_reproduce_then_the_benchmark_it_prints_then_add_run_accepts_the_run(
-        registry: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-        workload: str, concurrency: int, prompts: int) -> None:
+    registry: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    workload: str,
+    concurrency: int,
+    prompts: int,
+) -> None:
     catalog = registry / "catalog" / "workloads.yaml"
     catalog.write_text(catalog.read_text() + RANGE_WORKLOAD)
     path = _new_recipe(registry, workload, concurrency, capsys)
@@ -57,15 +91,19 @@ def test_reproduce_then_the_benchmark_it_prints_then_add_run_accepts_the_run(
     record = json.loads(Path(output).read_text())
     assert len(record["input_lens"]) == prompts  # the workload's minimum (10 x concurrency); warm-ups not saved
     assert main(shlex.split(add_run)[1:]) == 0, capsys.readouterr().err
-    found = [(d.code, d.message) for d in run(Config(root=str(registry), skip_boards=True)).diagnostics
-             if d.path == rel or d.code.startswith("ORV24")]
+    found = [
+        (d.code, d.message)
+        for d in run(Config(root=str(registry), skip_boards=True)).diagnostics
+        if d.path == rel or d.code.startswith("ORV24")
+    ]
     assert found == []
     analysis = analyse(str(registry))
     assert derive(analysis.snapshot, analysis.diagnostics)[rel].tier == "T2"
 
 
 def test_a_benchmark_on_other_lengths_is_refused_for_the_same_recipe(
-        registry: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    registry: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The cheapest forgery: run the printed command with the lengths changed; the run is stored, and
     orv says which length was off."""
     path = _new_recipe(registry, "single-stream-256", 1, capsys)

@@ -14,16 +14,15 @@ from typing import Any
 
 import pytest
 
-from tests.testing.factories import store_run, training_recipe, write_recipe
 from tests.testing.checking import check, found
-from tests.testing.factories import registry_repo
+from tests.testing.factories import registry_repo, store_run, training_recipe, write_recipe
 from tests.testing.git import commit_all, git
 from tests.testing.signing import codes, keygen, measured, register, sign, tier
-from validator.evidence import signing
 from validator.cli import main
 from validator.engine.evaluate import Config, run
-from validator.hashing import run_path
+from validator.evidence import signing
 from validator.evidence.tiers import NEEDS_SECOND_SIGNER, NEEDS_SIGNED
+from validator.hashing import run_path
 
 pytestmark = pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="needs OpenSSH's ssh-keygen")
 
@@ -37,8 +36,15 @@ def two_labs(registry: Path, tmp_path: Path) -> dict[str, Any]:
     a = store_run(registry, measured(recipe, 1480.4, "lab-a", "2026-10-18T10:00:00Z", 1))
     b = store_run(registry, measured(recipe, 1475.0, "lab-b", "2026-10-19T08:30:00Z", 2))
     recipe["runs"] = [a, b]
-    return {"root": registry, "rel": write_recipe(registry, recipe), "a": a, "b": b, "alice": alice, "bob": bob,
-            "recipe": recipe}
+    return {
+        "root": registry,
+        "rel": write_recipe(registry, recipe),
+        "a": a,
+        "b": b,
+        "alice": alice,
+        "bob": bob,
+        "recipe": recipe,
+    }
 
 
 def test_two_registered_measurers_signing_make_t3_and_check_clean(two_labs: dict[str, Any]) -> None:
@@ -66,8 +72,10 @@ def test_one_measurer_signing_both_runs_is_not_a_reproduction(two_labs: dict[str
     # lab-a cannot sign lab-b's run: orv sign refuses, and a hand-made signature is ORV223
     rel = run_path(two_labs["b"].split(":")[-1])
     assert main(["sign", str(root / rel), "--key", str(two_labs["alice"]), "--root", str(root)]) == 1
-    subprocess.run(["ssh-keygen", "-q", "-Y", "sign", "-f", str(two_labs["alice"]), "-n", signing.NAMESPACE,
-                    str(root / rel)], check=True)
+    subprocess.run(
+        ["ssh-keygen", "-q", "-Y", "sign", "-f", str(two_labs["alice"]), "-n", signing.NAMESPACE, str(root / rel)],
+        check=True,
+    )
     assert codes(root) == [f"ORV223 {rel}"]
     assert tier(root, two_labs["rel"]).reasons == (NEEDS_SECOND_SIGNER,)
 
@@ -93,8 +101,9 @@ def test_tampered_run_bytes_break_the_signature_even_when_renamed(two_labs: dict
     text = (root / old).read_text().replace('"tokens_per_s_per_gpu":1475', '"tokens_per_s_per_gpu":1490')
     assert text != (root / old).read_text()
     (root / old).unlink()
-    from validator.registry.store import store_run_document
     import json
+
+    from validator.registry.store import store_run_document
 
     new = store_run_document(str(root), json.loads(text))
     sig.rename(root / (new.path + ".sig"))
@@ -109,8 +118,9 @@ def test_wrong_namespace_is_orv221(two_labs: dict[str, Any]) -> None:
     root = two_labs["root"]
     sign(root, two_labs["a"], two_labs["alice"])
     rel = run_path(two_labs["b"].split(":")[-1])
-    subprocess.run(["ssh-keygen", "-q", "-Y", "sign", "-f", str(two_labs["bob"]), "-n", "git", str(root / rel)],
-                   check=True)
+    subprocess.run(
+        ["ssh-keygen", "-q", "-Y", "sign", "-f", str(two_labs["bob"]), "-n", "git", str(root / rel)], check=True
+    )
     assert codes(root) == [f"ORV221 {rel}.sig"]
     assert tier(root, two_labs["rel"]).reasons == (NEEDS_SECOND_SIGNER,)
 
@@ -157,8 +167,9 @@ def test_malformed_measurers_file_is_orv225(registry: Path) -> None:
     assert codes(registry) == ["ORV225 measurers/allowed_signers"] * 2
 
 
-def test_add_run_sign_with_stores_and_signs(two_labs: dict[str, Any], tmp_path: Path,
-                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_add_run_sign_with_stores_and_signs(
+    two_labs: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     root = two_labs["root"]
     import json
 
@@ -177,11 +188,11 @@ def test_signatures_are_verified_by_ssh_keygen_not_by_parsing(two_labs: dict[str
     root = two_labs["root"]
     sig = sign(root, two_labs["a"], two_labs["alice"])
     data = (root / run_path(two_labs["a"].split(":")[-1])).read_bytes()
-    verdict = signing.verify(sig.read_bytes(), data + b" ", (root / "measurers" / "allowed_signers").read_bytes(),
-                             "lab-a")
+    verdict = signing.verify(
+        sig.read_bytes(), data + b" ", (root / "measurers" / "allowed_signers").read_bytes(), "lab-a"
+    )
     assert verdict.status == signing.INVALID
-    assert signing.verify(sig.read_bytes(), data, (root / "measurers" / "allowed_signers").read_bytes(),
-                          "lab-a").ok
+    assert signing.verify(sig.read_bytes(), data, (root / "measurers" / "allowed_signers").read_bytes(), "lab-a").ok
 
 
 # --------------------------------------------------------------------------- pull-request rules
@@ -216,13 +227,26 @@ def test_pr_changing_a_signature_on_the_base_is_orv601(tmp_path: Path) -> None:
     alice = keygen(tmp_path, "lab-a")
     register(repo, ("lab-a", alice))
     run_rel = next(p for p in git(repo, "ls-files", "runs").splitlines())
-    subprocess.run(["ssh-keygen", "-q", "-Y", "sign", "-f", str(alice), "-n", signing.NAMESPACE, str(repo / run_rel)],
-                   check=True)
+    subprocess.run(
+        ["ssh-keygen", "-q", "-Y", "sign", "-f", str(alice), "-n", signing.NAMESPACE, str(repo / run_rel)], check=True
+    )
     commit_all(repo, "signed")
     git(repo, "checkout", "-q", "-b", "resign")
     (repo / (run_rel + ".sig")).unlink()
-    subprocess.run(["ssh-keygen", "-q", "-Y", "sign", "-f", str(keygen(tmp_path, "other")), "-n", signing.NAMESPACE,
-                    str(repo / run_rel)], check=True)
+    subprocess.run(
+        [
+            "ssh-keygen",
+            "-q",
+            "-Y",
+            "sign",
+            "-f",
+            str(keygen(tmp_path, "other")),
+            "-n",
+            signing.NAMESPACE,
+            str(repo / run_rel),
+        ],
+        check=True,
+    )
     commit_all(repo, "re-signed")
     assert "ORV601 " + run_rel + ".sig:1" in found(check(repo, base="main"))
 
@@ -244,8 +268,9 @@ def keys(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 @pytest.mark.parametrize("first", SIGNERS)
 @pytest.mark.parametrize("second", SIGNERS)
-def test_no_path_to_t3_without_two_registered_keys(first: str, second: str, keys: dict[str, Path],
-                                                    tmp_path: Path) -> None:
+def test_no_path_to_t3_without_two_registered_keys(
+    first: str, second: str, keys: dict[str, Path], tmp_path: Path
+) -> None:
     from tests.conftest import make_registry
 
     root = make_registry(tmp_path / "registry")
@@ -263,13 +288,17 @@ def test_no_path_to_t3_without_two_registered_keys(first: str, second: str, keys
     assert (tier(root, rel).tier == "T3") == ({first, second} == {"lab-a", "lab-b"})
 
 
-def test_verdicts_are_remembered_in_the_git_folder_between_checks(two_labs: dict[str, Any],
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_verdicts_are_remembered_in_the_git_folder_between_checks(
+    two_labs: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = two_labs["root"]
     sign(root, two_labs["a"], two_labs["alice"])
     sign(root, two_labs["b"], two_labs["bob"])
-    for args in (("init", "-q"), ("add", "-A"), ("-c", "user.name=t", "-c", "user.email=t@example.org",
-                                                "commit", "-qm", "registry")):
+    for args in (
+        ("init", "-q"),
+        ("add", "-A"),
+        ("-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-qm", "registry"),
+    ):
         subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True)
     assert run(Config(root=str(root), skip_boards=True, cache=True)).diagnostics == ()
     signing._MEMO.clear()
@@ -282,8 +311,9 @@ def test_verdicts_are_remembered_in_the_git_folder_between_checks(two_labs: dict
     assert tier(root, two_labs["rel"]).tier == "T3"
 
 
-def test_without_ssh_keygen_a_signature_is_unverified_not_trusted(two_labs: dict[str, Any],
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_ssh_keygen_a_signature_is_unverified_not_trusted(
+    two_labs: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = two_labs["root"]
     sig = sign(root, two_labs["a"], two_labs["alice"])
     sign(root, two_labs["b"], two_labs["bob"])

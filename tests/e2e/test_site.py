@@ -17,37 +17,69 @@ import os
 import re
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
+from tests.testing.factories import (
+    inference_recipe,
+    inference_run,
+    store_run,
+    training_recipe,
+    training_run,
+    write_recipe,
+)
 from tests.testing.paths import REPO
-from tests.testing.factories import (inference_recipe, inference_run, store_run, training_recipe, training_run,
-                                     write_recipe)
 from tests.testing.registry import make_registry
 from tests.testing.sweeps import sweep_registry
 from validator.boards.build import GitStamp
 from validator.boards.regenerate import fresh_document
 from validator.boards.split import read_boards
+from validator.cli import main
 from validator.engine.evaluate import analyse
 from validator.load import schema as schemas
-from validator.cli import main
-from validator.site import (CARDS_PER_PAGE, INFERENCE_PER_PAGE, LATEST_PER_PAGE, MARKER, SiteContext, SiteError,
-                            boards_problem, file_base, render_site, write_site)
+from validator.site import (
+    CARDS_PER_PAGE,
+    INFERENCE_PER_PAGE,
+    LATEST_PER_PAGE,
+    MARKER,
+    SiteContext,
+    SiteError,
+    boards_problem,
+    file_base,
+    render_site,
+    write_site,
+)
 from validator.site.collect import collect_context
 
 LANDED_BOARDS = REPO / "boards"  # the committed boards, stored split (boards/index.json, boards/models/)
 # Debian's chromium and chromium-driver (.ci/run installs them); elsewhere a Chrome and its matching
 # driver already on the machine (GitHub's ubuntu runner image: google-chrome and $CHROMEWEBDRIVER),
 # or any pair named by ORV_CHROMIUM / ORV_CHROMEDRIVER.
-CHROMIUM = next((p for p in (os.environ.get("ORV_CHROMIUM"), "/usr/bin/chromium", "/usr/bin/google-chrome")
-                 if p and os.access(p, os.X_OK)), "/usr/bin/chromium")
-CHROMEDRIVER = next((p for p in (os.environ.get("ORV_CHROMEDRIVER"), "/usr/bin/chromedriver",
-                                 os.path.join(os.environ.get("CHROMEWEBDRIVER", "/nonexistent"), "chromedriver"))
-                     if p and os.access(p, os.X_OK)), "/usr/bin/chromedriver")
-HOSTILE_NOTES = "Fast.\n<script>window.__pwned = 1</script><img src=x onerror=\"window.__pwned=2\">"
-HOSTILE_AUTHOR = "<i onmouseover=\"window.__pwned=3\">ann</i> & co"
+CHROMIUM = next(
+    (
+        p
+        for p in (os.environ.get("ORV_CHROMIUM"), "/usr/bin/chromium", "/usr/bin/google-chrome")
+        if p and os.access(p, os.X_OK)
+    ),
+    "/usr/bin/chromium",
+)
+CHROMEDRIVER = next(
+    (
+        p
+        for p in (
+            os.environ.get("ORV_CHROMEDRIVER"),
+            "/usr/bin/chromedriver",
+            os.path.join(os.environ.get("CHROMEWEBDRIVER", "/nonexistent"), "chromedriver"),
+        )
+        if p and os.access(p, os.X_OK)
+    ),
+    "/usr/bin/chromedriver",
+)
+HOSTILE_NOTES = 'Fast.\n<script>window.__pwned = 1</script><img src=x onerror="window.__pwned=2">'
+HOSTILE_AUTHOR = '<i onmouseover="window.__pwned=3">ann</i> & co'
 PHONE = (390, 844)  # an iPhone 12-14 viewport; issue 29 asks for no sideways scroll at 360-400 px
 
 
@@ -78,8 +110,15 @@ def fixture_registry(tmp_path_factory: pytest.TempPathFactory) -> Path:
     h100 = training_recipe("qwen-h100-pp4", 1480.4)
     h100["runs"] = [store_run(root, training_run(h100))]
     write_recipe(root, h100)
-    write_recipe(root, training_recipe("qwen-h100-claimed", 1200.0, measured="2026-10-20",
-                                       layout={"tp": 1, "pp": 2, "dp": 4, "layer_split": [32, 32]}))
+    write_recipe(
+        root,
+        training_recipe(
+            "qwen-h100-claimed",
+            1200.0,
+            measured="2026-10-20",
+            layout={"tp": 1, "pp": 2, "dp": 4, "layer_split": [32, 32]},
+        ),
+    )
     write_recipe(root, training_recipe("qwen-b200-slow", 3858.5, gpu="b200", measured="2026-10-19"))
     served = inference_recipe("glm-rtx-3090-x2", decode=41.5, notes=HOSTILE_NOTES, author=HOSTILE_AUTHOR)
     served["runs"] = [store_run(root, inference_run(served))]
@@ -109,14 +148,21 @@ def landed_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_output_is_byte_identical_for_the_same_boards(tmp_path: Path) -> None:
     boards = load(LANDED_BOARDS)
     # s1 and s2 are siblings, so the relative link from each to the registry's files is the same
-    context = dataclasses.replace(collect_context(str(REPO), boards),
-                                  file_base=file_base(str(tmp_path / "s1"), str(REPO), None, None))
+    context = dataclasses.replace(
+        collect_context(str(REPO), boards), file_base=file_base(str(tmp_path / "s1"), str(REPO), None, None)
+    )
     first = render_site(boards, context)
     assert first == render_site(copy.deepcopy(boards), context)
     for i in (1, 2):
         assert main(["site", str(tmp_path / f"s{i}"), "--root", str(REPO)]) == 0
-    tree = [{p.relative_to(tmp_path / f"s{i}").as_posix(): p.read_bytes()
-             for p in (tmp_path / f"s{i}").rglob("*") if p.is_file()} for i in (1, 2)]
+    tree = [
+        {
+            p.relative_to(tmp_path / f"s{i}").as_posix(): p.read_bytes()
+            for p in (tmp_path / f"s{i}").rglob("*")
+            if p.is_file()
+        }
+        for i in (1, 2)
+    ]
     assert tree[0] == tree[1] == first
     # and the output really depends on the input: one figure changed changes the training board
     boards["boards"]["training"][0]["tok_s_per_gpu"] += 1000
@@ -135,7 +181,8 @@ def test_every_page_is_self_contained_and_every_link_resolves(landed_site: Path)
     pages = sorted(landed_site.rglob("*.html"))
     # index, inference, frontier and tiers pages, then one page per recipe
     assert len(pages) == 2 + 1 + 1 + len(load(LANDED_BOARDS)["boards"]["training"]) + sum(
-        len(load(LANDED_BOARDS)["boards"][b]) for b in ("measured", "claimed"))
+        len(load(LANDED_BOARDS)["boards"][b]) for b in ("measured", "claimed")
+    )
     for page in pages:
         text = page.read_text(encoding="utf-8")
         assert "@import" not in text and "url(" not in text, page
@@ -157,16 +204,31 @@ def _with_empty_cell_and_wanted(boards: dict[str, Any]) -> dict[str, Any]:
     """boards.json as issue 20 shapes it: a GPU of the protocol with recipe null, and a `wanted` object."""
     boards = copy.deepcopy(boards)
     model = next(m for m in boards["models"] if m["model"] == "kimi-k2.6")
-    model["gpus"].append({"gpu": "h100", "gpu_name": "NVIDIA H100 SXM5 80GB", "recipe": None, "tok_s_per_gpu": None,
-                          "gpus": None, "cost_per_1m": None, "vs_fastest": None, "starting_point": None,
-                          "gain_pct": None, "workload": "sft-8k-gb128-bf16", "recipes": 0})
+    model["gpus"].append(
+        {
+            "gpu": "h100",
+            "gpu_name": "NVIDIA H100 SXM5 80GB",
+            "recipe": None,
+            "tok_s_per_gpu": None,
+            "gpus": None,
+            "cost_per_1m": None,
+            "vs_fastest": None,
+            "starting_point": None,
+            "gain_pct": None,
+            "workload": "sft-8k-gb128-bf16",
+            "recipes": 0,
+        }
+    )
     repro = boards["boards"]["training"][0]["recipe"]
     boards["wanted"] = {
-        "models": [{"model": "qwen3.5-27b", "model_name": "Qwen3.5-27B", "family": "Qwen"},
-                   {"model": "kimi-k3", "model_name": "Kimi-K3", "family": "Kimi"},
-                   {"model": "kimi-k2", "model_name": "Kimi-K2", "family": "Kimi"}],
-        "reproductions": [{"recipe": repro, "kind": "training", "tier": "T2",
-                           "needs": ["a verified run by a second measurer"]}],
+        "models": [
+            {"model": "qwen3.5-27b", "model_name": "Qwen3.5-27B", "family": "Qwen"},
+            {"model": "kimi-k3", "model_name": "Kimi-K3", "family": "Kimi"},
+            {"model": "kimi-k2", "model_name": "Kimi-K2", "family": "Kimi"},
+        ],
+        "reproductions": [
+            {"recipe": repro, "kind": "training", "tier": "T2", "needs": ["a verified run by a second measurer"]}
+        ],
         "quality": [],
     }
     return boards
@@ -190,8 +252,8 @@ def test_empty_cells_and_wanted_lists_are_shown_when_present() -> None:
     assert 'data-gpus="h200"' in index.split('id="model-kimi-k2.6"')[1][:200]  # the GPU filter ignores empty cells
     wanted = index.split('id="wanted"')[1]
     assert "Wanted: recipes for these models" in wanted and "Wanted: quality evidence" not in wanted
-    assert "<b>Qwen</b>: <span class=\"wanted-model\" data-model=\"qwen3.5-27b\">Qwen3.5-27B</span>" in wanted
-    assert ">Kimi-K3</span>, <span class=\"wanted-model\" data-model=\"kimi-k2\">Kimi-K2</span>" in wanted
+    assert '<b>Qwen</b>: <span class="wanted-model" data-model="qwen3.5-27b">Qwen3.5-27B</span>' in wanted
+    assert '>Kimi-K3</span>, <span class="wanted-model" data-model="kimi-k2">Kimi-K2</span>' in wanted
     assert "a verified run by a second measurer" in wanted
 
 
@@ -199,8 +261,9 @@ def test_long_lists_are_split_into_pages_and_no_row_is_lost() -> None:
     boards = load(LANDED_BOARDS)
     template = boards["boards"]["training"][0]
     n_training = 2 * LATEST_PER_PAGE + 234
-    boards["boards"]["training"] = [dict(template, recipe=f"synthetic-{i:05d}", measured=f"2026-{1 + i % 12:02d}-01")
-                                    for i in range(n_training)]
+    boards["boards"]["training"] = [
+        dict(template, recipe=f"synthetic-{i:05d}", measured=f"2026-{1 + i % 12:02d}-01") for i in range(n_training)
+    ]
     claimed = boards["boards"]["claimed"][0]
     n_claimed = 4 * INFERENCE_PER_PAGE + 100
     boards["boards"]["claimed"] = [dict(claimed, recipe=f"claimed-{i:05d}") for i in range(n_claimed)]
@@ -210,8 +273,9 @@ def test_long_lists_are_split_into_pages_and_no_row_is_lost() -> None:
     assert set(latest_pages + inference_pages) <= set(files)
     assert "training/latest-4.html" not in files and "inference/page-6.html" not in files
     latest = "".join(files[p].decode() for p in latest_pages)
-    assert sorted(chunk.split('"')[0] for chunk in latest.split('<tr data-recipe="')[1:]) == \
-        [f"synthetic-{i:05d}" for i in range(n_training)]
+    assert sorted(chunk.split('"')[0] for chunk in latest.split('<tr data-recipe="')[1:]) == [
+        f"synthetic-{i:05d}" for i in range(n_training)
+    ]
     assert "".join(files[p].decode() for p in inference_pages).count('<tr data-recipe="claimed-') == n_claimed
     assert '<a href="../inference/page-3.html">3</a>' in files["inference/page-2.html"].decode()
 
@@ -242,8 +306,12 @@ def test_odd_values_render_as_text_and_never_raise() -> None:
     small["runs"][0]["recipes"] = [small["boards"]["measured"][0]["recipe"]]
     assert small["models"] and boards_problem(small) is None
     targets = [small["boards"][name][0] for name in ("training", "measured", "claimed")]
-    targets += [small["models"][0], next(g for g in small["models"][0]["gpus"] if g["recipe"] == first),
-                small["runs"][0], small["meta"]]
+    targets += [
+        small["models"][0],
+        next(g for g in small["models"][0]["gpus"] if g["recipe"] == first),
+        small["runs"][0],
+        small["meta"],
+    ]
     rendered = 0
     for target in targets:
         for key in sorted(target):
@@ -266,9 +334,9 @@ def test_the_boards_schema_names_what_is_wrong() -> None:
     for mutate, message in (
         (lambda b: b["meta"].update(unknown_key=1), "`meta`: Additional properties are not allowed ('unknown_key'"),
         (lambda b: b["boards"]["training"][0].update(recipe="../../etc/evil"), "`boards/training/0/recipe`: "),
-        (lambda b: b["boards"].update(measured={}), "`boards/measured`: {} is not of type \"array\""),
+        (lambda b: b["boards"].update(measured={}), '`boards/measured`: {} is not of type "array"'),
         (lambda b: b["models"][0]["gpus"].append("h100"), "`models/0/gpus/"),
-        (lambda b: b["runs"][0].pop("content_hash"), "`runs/0`: \"content_hash\" is a required property"),
+        (lambda b: b["runs"][0].pop("content_hash"), '`runs/0`: "content_hash" is a required property'),
         (lambda b: b["boards"]["training"][0].update(tok_s_per_gpu="fast"), "`boards/training/0/tok_s_per_gpu`"),
         (lambda b: b.update(extra=[]), "`(document)`: Additional properties are not allowed"),
     ):
@@ -278,8 +346,9 @@ def test_the_boards_schema_names_what_is_wrong() -> None:
         assert message in problem and problem.endswith("(schema/boards.schema.json)"), problem
 
 
-def test_orv_site_refuses_a_boards_file_with_an_unknown_meta_key(tmp_path: Path,
-                                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_orv_site_refuses_a_boards_file_with_an_unknown_meta_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     bad = load(LANDED_BOARDS)
     bad["meta"]["unknown_key"] = 1
     path = tmp_path / "boards.json"
@@ -292,7 +361,9 @@ def test_write_site_replaces_its_own_folder_and_refuses_others(tmp_path: Path) -
     out = tmp_path / "site"
     write_site(str(out), {"index.html": b"one", MARKER: b"m", "old.html": b"x"})
     write_site(str(out), {"index.html": b"two", MARKER: b"m"})
-    assert sorted(p.name for p in out.iterdir()) == [MARKER, "index.html"] and (out / "index.html").read_bytes() == b"two"
+    assert (
+        sorted(p.name for p in out.iterdir()) == [MARKER, "index.html"] and (out / "index.html").read_bytes() == b"two"
+    )
     foreign = tmp_path / "home"
     foreign.mkdir()
     (foreign / "thesis.tex").write_text("irreplaceable")
@@ -302,8 +373,9 @@ def test_write_site_replaces_its_own_folder_and_refuses_others(tmp_path: Path) -
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".orv-site")] == []  # no staging left behind
 
 
-def test_cli_reports_an_unreadable_boards_file_without_a_traceback(tmp_path: Path,
-                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_reports_an_unreadable_boards_file_without_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     bad = tmp_path / "boards.json"
     bad.write_text("{not json")
     assert main(["site", str(tmp_path / "out"), "--boards", str(bad)]) == 2
@@ -316,7 +388,7 @@ def test_cli_reports_an_unreadable_boards_file_without_a_traceback(tmp_path: Pat
     wrong.write_text(json.dumps(broken))
     assert main(["site", str(tmp_path / "out"), "--boards", str(wrong)]) == 2
     err = capsys.readouterr().err
-    assert "is not a boards document this orv can render (`boards/training/0/recipe`: \"../escape\" does not match" in err
+    assert 'is not a boards document this orv can render (`boards/training/0/recipe`: "../escape" does not match' in err
     assert "Traceback" not in err and not (tmp_path / "out").exists()
     (tmp_path / "taken").mkdir()
     (tmp_path / "taken" / "notes.txt").write_text("x")
@@ -359,8 +431,10 @@ def _browser_missing() -> str | None:
         return "selenium is not installed (pip install -e '.[test]')"
     for path, package in ((CHROMIUM, "chromium"), (CHROMEDRIVER, "chromium-driver")):
         if not os.access(path, os.X_OK):
-            return (f"{path} is missing: install Debian's chromium and chromium-driver "
-                    f"(sudo apt-get install -y chromium chromium-driver; {package} is the one missing)")
+            return (
+                f"{path} is missing: install Debian's chromium and chromium-driver "
+                f"(sudo apt-get install -y chromium chromium-driver; {package} is the one missing)"
+            )
     return None
 
 
@@ -382,10 +456,19 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-dev-shm-usage", "--window-size=1280,2000",
-                 f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}"):
+    for flag in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-dev-shm-usage",
+        "--window-size=1280,2000",
+        f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}",
+    ):
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(options=options, service=Service(executable_path=CHROMEDRIVER))
@@ -402,6 +485,7 @@ def _open(driver: Any, url: str) -> None:
     # get() returns at the load event, but a loaded 2-core host has returned while the document still read
     # "loading" (two full-suite runs out of many): wait for it, as long as a page load may take
     from selenium.webdriver.support.ui import WebDriverWait
+
     WebDriverWait(driver, 60).until(lambda d: d.execute_script("return document.readyState") == "complete")
 
 
@@ -420,8 +504,9 @@ def _cells(row: Any, selector: str) -> str:
 
 @pytest.mark.slow
 @pytest.mark.browser
-def test_browser_training_board_shows_every_row_and_model(browser: Any, serve: Any, landed_site: Path,
-                                                          tmp_path: Path) -> None:
+def test_browser_training_board_shows_every_row_and_model(
+    browser: Any, serve: Any, landed_site: Path, tmp_path: Path
+) -> None:
     boards = load(LANDED_BOARDS)
     _open(browser, serve(landed_site) + "index.html")
     rows = {r.get_attribute("data-recipe"): r for r in browser.find_elements("css selector", "#latest tbody tr")}
@@ -446,8 +531,10 @@ def test_browser_training_board_shows_every_row_and_model(browser: Any, serve: A
             assert _cells(fastest, "td.cost") == f"${gpu['cost_per_1m']:,.2f}"
             if gpu["starting_point"]:
                 start = card.find_element("css selector", f'tr.start[data-gpu="{gpu["gpu"]}"]').text
-                assert start == (f"Starting point {num(gpu['starting_point']['tok_s_per_gpu'])} → "
-                                 f"{num(gpu['tok_s_per_gpu'])} {gpu['gain_pct']:+.0f}%")
+                assert start == (
+                    f"Starting point {num(gpu['starting_point']['tok_s_per_gpu'])} → "
+                    f"{num(gpu['tok_s_per_gpu'])} {gpu['gain_pct']:+.0f}%"
+                )
     shot = Path(os.environ.get("ORV_SITE_SCREENSHOT") or tmp_path / "training-board.png")
     browser.set_window_size(1280, 2400)
     assert browser.save_screenshot(str(shot)) and shot.stat().st_size > 50_000  # a rendered page, not a blank one
@@ -471,14 +558,19 @@ def test_browser_sorting_and_filtering(browser: Any, serve: Any, landed_site: Pa
 
     Select(browser.find_element("css selector", "select[aria-label=GPU]")).select_by_value("h100")
     shown = _visible_rows(browser, "#latest tbody tr")
-    assert sorted(r.get_attribute("data-recipe") for r in shown) == sorted(r["recipe"] for r in boards if r["gpu"] == "h100")
+    assert sorted(r.get_attribute("data-recipe") for r in shown) == sorted(
+        r["recipe"] for r in boards if r["gpu"] == "h100"
+    )
     count = browser.find_element("css selector", ".filters[data-items='#latest tbody tr'] .count").text
     assert count == f"{len(shown)} of {len(boards)} shown"
     search = browser.find_element("css selector", "input[aria-label='Filter recipes by text']")
     search.send_keys("gpt-oss-120b")
     shown = _visible_rows(browser, "#latest tbody tr")
-    assert sorted(r.get_attribute("data-recipe") for r in shown) == sorted(
-        r["recipe"] for r in boards if r["gpu"] == "h100" and r["model_name"] == "gpt-oss-120b") != []
+    assert (
+        sorted(r.get_attribute("data-recipe") for r in shown)
+        == sorted(r["recipe"] for r in boards if r["gpu"] == "h100" and r["model_name"] == "gpt-oss-120b")
+        != []
+    )
     Select(browser.find_element("css selector", "select[aria-label=Family]")).select_by_value("kimi")
     assert [c.get_attribute("data-model") for c in _visible_rows(browser, "#cards .card")] == ["kimi-k2.6"]
     _no_console_errors(browser)
@@ -490,7 +582,9 @@ def test_browser_inference_board_shows_every_row_with_its_tier(browser: Any, ser
     boards = load(LANDED_BOARDS)["boards"]
     _open(browser, serve(landed_site) + "inference.html")
     for name, decode in (("measured", "decode_tok_s"), ("claimed", "claimed_tok_s")):
-        rows = {r.get_attribute("data-recipe"): r for r in browser.find_elements("css selector", f"#{name}-table tbody tr")}
+        rows = {
+            r.get_attribute("data-recipe"): r for r in browser.find_elements("css selector", f"#{name}-table tbody tr")
+        }
         assert set(rows) == {r["recipe"] for r in boards[name]}
         for want in boards[name]:
             row = rows[want["recipe"]]
@@ -501,16 +595,20 @@ def test_browser_inference_board_shows_every_row_with_its_tier(browser: Any, ser
             assert _cells(row, "td.engine") == " ".join(v for v in (want["engine"], want["engine_ver"]) if v)
     from selenium.webdriver.support.ui import Select
 
-    Select(browser.find_element("css selector", "#claimed ~ .filters select[aria-label=Engine]")).select_by_value("vllm")
+    Select(browser.find_element("css selector", "#claimed ~ .filters select[aria-label=Engine]")).select_by_value(
+        "vllm"
+    )
     shown = _visible_rows(browser, "#claimed-table tbody tr")
     assert sorted(r.get_attribute("data-recipe") for r in shown) == sorted(
-        r["recipe"] for r in boards["claimed"] if r["engine"] == "vllm")
+        r["recipe"] for r in boards["claimed"] if r["engine"] == "vllm"
+    )
     _no_console_errors(browser)
 
 
 @pytest.mark.browser
-def test_browser_recipe_page_shows_evidence_and_loss_chart(browser: Any, serve: Any, fixture_registry: Path,
-                                                           fixture_site: Path) -> None:
+def test_browser_recipe_page_shows_evidence_and_loss_chart(
+    browser: Any, serve: Any, fixture_registry: Path, fixture_site: Path
+) -> None:
     boards = load(fixture_registry / "boards")
     runs = sorted(r["run_file"] for r in boards["runs"] if "qwen-b200-fast" in r["recipes"])
     assert len(runs) == 2
@@ -549,12 +647,15 @@ def test_browser_shows_empty_cells_and_wanted_lists(browser: Any, serve: Any, tm
     empty = browser.find_element("css selector", '#model-kimi-k2\\.6 tr.empty[data-gpu="h100"]')
     assert empty.text == "H100 No recipe yet"
     wanted = browser.find_element("id", "wanted")
-    assert [e.text for e in wanted.find_elements("css selector", ".wanted-model")] == ["Qwen3.5-27B", "Kimi-K3", "Kimi-K2"]
+    assert [e.text for e in wanted.find_elements("css selector", ".wanted-model")] == [
+        "Qwen3.5-27B",
+        "Kimi-K3",
+        "Kimi-K2",
+    ]
     repro = wanted.find_element("css selector", ".wanted-repro a")
     repro.click()
     assert "/recipe/training/" in browser.current_url
     _no_console_errors(browser)
-
 
 
 @pytest.mark.browser
@@ -565,34 +666,52 @@ def test_browser_frontier_chart_puts_each_point_where_the_data_says(browser: Any
     sweep_registry(root)
     boards = fresh_document(analyse(str(root)), GitStamp())
     claimed_only = inference_recipe("lonely", model="qwen3.8-27b", gpu="h100", count=1)
-    boards["boards"]["measured"].append({**boards["boards"]["measured"][0], "recipe": "lonely",
-                                         "model": claimed_only["model"], "gpu": "h100", "model_name": "Qwen"})
+    boards["boards"]["measured"].append(
+        {
+            **boards["boards"]["measured"][0],
+            "recipe": "lonely",
+            "model": claimed_only["model"],
+            "gpu": "h100",
+            "model_name": "Qwen",
+        }
+    )
     write_site(str(tmp_path / "site"), render_site(boards))
     _open(browser, serve(tmp_path / "site") + "frontier.html")
     (group,) = boards["frontiers"]
     svg = browser.find_element("css selector", "svg.frontier-chart")
     circles = svg.find_elements("css selector", "circle.point")
     assert len(circles) == len(group["points"]) == 21
-    box = browser.execute_script("const r = arguments[0].getBoundingClientRect(); "
-                                 "return [r.left, r.top, r.width, r.height, arguments[0].viewBox.baseVal.width, "
-                                 "arguments[0].viewBox.baseVal.height]", svg)
+    box = browser.execute_script(
+        "const r = arguments[0].getBoundingClientRect(); "
+        "return [r.left, r.top, r.width, r.height, arguments[0].viewBox.baseVal.width, "
+        "arguments[0].viewBox.baseVal.height]",
+        svg,
+    )
     left, top, width, height, vw, vh = box
     axes = browser.execute_script(
-        "const t = Array.from(arguments[0].querySelectorAll('text')); return t.map(e => e.textContent)", svg)
-    x_top = max(float(a.replace(",", "")) for a in axes[:len(axes) // 2] if a.replace(",", "").replace(".", "").isdigit())
+        "const t = Array.from(arguments[0].querySelectorAll('text')); return t.map(e => e.textContent)", svg
+    )
+    x_top = max(
+        float(a.replace(",", "")) for a in axes[: len(axes) // 2] if a.replace(",", "").replace(".", "").isdigit()
+    )
     rect = svg.find_element("css selector", "rect")
     plot = [float(rect.get_attribute(k)) for k in ("x", "y", "width", "height")]
     for circle in circles:
         x, y = float(circle.get_attribute("data-x")), float(circle.get_attribute("data-y"))
-        centre = browser.execute_script("const r = arguments[0].getBoundingClientRect(); "
-                                        "return [r.left + r.width / 2, r.top + r.height / 2]", circle)
+        centre = browser.execute_script(
+            "const r = arguments[0].getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]",
+            circle,
+        )
         # back from screen to the plot's coordinates: where the data says, within a pixel
         px = (centre[0] - left) * vw / width
         assert abs(px - (plot[0] + x / x_top * plot[2])) < 1.5
         assert plot[1] - 1 <= (centre[1] - top) * vh / height <= plot[1] + plot[3] + 1
         assert y > 0
-    on = {(c.get_attribute("data-recipe"), c.get_attribute("data-concurrency"))
-          for c in circles if "on-frontier" in c.get_attribute("class")}
+    on = {
+        (c.get_attribute("data-recipe"), c.get_attribute("data-concurrency"))
+        for c in circles
+        if "on-frontier" in c.get_attribute("class")
+    }
     assert on == {(p["recipe"], str(p["concurrency"])) for p in group["points"] if p["on_frontier"]}
     line = svg.find_element("css selector", "polyline.frontier-line").get_attribute("points").split()
     assert len(line) == len(on)
@@ -609,7 +728,6 @@ def test_browser_frontier_chart_puts_each_point_where_the_data_says(browser: Any
         browser.set_window_size(size["width"], size["height"])
 
 
-
 # --------------------------------------------------------------------------- publishing
 
 
@@ -623,8 +741,8 @@ def test_the_boards_workflow_publishes_the_site_with_least_privilege() -> None:
     assert pages["permissions"] == {"pages": "write", "id-token": "write"} and pages["needs"] == "boards"
     assert pages["environment"]["name"] == "github-pages"
     names = [step.get("run", step.get("uses", "")) for step in build["steps"]]
-    check = next(i for i, n in enumerate(names) if "orv\" check" in n)
-    site = next(i for i, n in enumerate(names) if "orv\" site \"$RUNNER_TEMP/site\"" in n)
+    check = next(i for i, n in enumerate(names) if 'orv" check' in n)
+    site = next(i for i, n in enumerate(names) if 'orv" site "$RUNNER_TEMP/site"' in n)
     upload = next(i for i, n in enumerate(names) if n.startswith("actions/upload-pages-artifact@"))
     assert check < site < upload  # only a checked main is published
     assert build["steps"][upload]["with"] == {"path": "${{ runner.temp }}/site"}
@@ -647,7 +765,11 @@ def test_browser_console_check_catches_a_script_error(browser: Any, serve: Any, 
 def test_a_missing_browser_names_the_debian_packages_and_fails_under_ci(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys.modules[__name__], "CHROMEDRIVER", "/nonexistent/chromedriver")
     missing = _browser_missing()
-    assert missing is not None and "chromium-driver" in missing and "apt-get install -y chromium chromium-driver" in missing
+    assert (
+        missing is not None
+        and "chromium-driver" in missing
+        and "apt-get install -y chromium chromium-driver" in missing
+    )
     monkeypatch.delenv("CI", raising=False)
     with pytest.raises(pytest.skip.Exception, match="chromium-driver"):
         _no_browser(missing)
@@ -657,12 +779,45 @@ def test_a_missing_browser_names_the_debian_packages_and_fails_under_ci(monkeypa
 
 
 QUALITY_ROWS = {  # claimed row index -> the quality object it is given, and the one short cell it reads as
-    0: ({"task": "gsm8k", "metric": None, "filter": None, "score": None, "reference": None, "ratio": None,
-         "n": None, "status": "no-reference"}, "No reference"),
-    1: ({"task": "gsm8k", "metric": "exact_match", "filter": "strict-match", "score": 0.874012, "reference": 0.8756,
-         "ratio": 0.9982, "n": 1319, "status": "verified"}, "Verified · 0.874 · 99.8% of ref."),
-    2: ({"task": "gsm8k", "metric": "exact_match", "filter": "flexible-extract", "score": 0.702, "reference": 0.8756,
-         "ratio": 0.8017, "n": 1319, "status": "below"}, "Below bound · 0.702 · 80.2% of ref."),
+    0: (
+        {
+            "task": "gsm8k",
+            "metric": None,
+            "filter": None,
+            "score": None,
+            "reference": None,
+            "ratio": None,
+            "n": None,
+            "status": "no-reference",
+        },
+        "No reference",
+    ),
+    1: (
+        {
+            "task": "gsm8k",
+            "metric": "exact_match",
+            "filter": "strict-match",
+            "score": 0.874012,
+            "reference": 0.8756,
+            "ratio": 0.9982,
+            "n": 1319,
+            "status": "verified",
+        },
+        "Verified · 0.874 · 99.8% of ref.",
+    ),
+    2: (
+        {
+            "task": "gsm8k",
+            "metric": "exact_match",
+            "filter": "flexible-extract",
+            "score": 0.702,
+            "reference": 0.8756,
+            "ratio": 0.8017,
+            "n": 1319,
+            "status": "below",
+        },
+        "Below bound · 0.702 · 80.2% of ref.",
+    ),
 }
 
 
@@ -686,18 +841,23 @@ def test_the_quality_cell_is_a_word_and_figures_with_details_on_hover() -> None:
             assert "reference 0.8756" in td.group(1)
     recipe = boards["boards"]["claimed"][2]["recipe"]
     figures = render_site(boards)[f"recipe/inference/{recipe}.html"].decode().split('id="figures"')[1]
-    assert "<dt>Quality</dt><dd>gsm8k, exact_match, flexible-extract: score 0.7020 on 1,319 documents, " \
-           "reference 0.8756, ratio 0.8017; Below bound: scores under the model&#39;s quality bound" in figures
+    assert (
+        "<dt>Quality</dt><dd>gsm8k, exact_match, flexible-extract: score 0.7020 on 1,319 documents, "
+        "reference 0.8756, ratio 0.8017; Below bound: scores under the model&#39;s quality bound" in figures
+    )
 
 
-def test_inference_rows_carry_author_and_notes_and_the_site_escapes_them(fixture_registry: Path,
-                                                                         fixture_site: Path) -> None:
-    row = next(r for r in load(fixture_registry / "boards")["boards"]["measured"]
-               if r["recipe"] == "glm-rtx-3090-x2")
+def test_inference_rows_carry_author_and_notes_and_the_site_escapes_them(
+    fixture_registry: Path, fixture_site: Path
+) -> None:
+    row = next(r for r in load(fixture_registry / "boards")["boards"]["measured"] if r["recipe"] == "glm-rtx-3090-x2")
     assert row["author"] == HOSTILE_AUTHOR and row["notes"] == HOSTILE_NOTES
     board = (fixture_site / "inference.html").read_text(encoding="utf-8")
-    assert '<div class="small muted author">by &lt;i onmouseover=&#34;window.__pwned=3&#34;&gt;ann&lt;/i&gt; &amp; co' \
-        in board and "<i onmouseover" not in board
+    assert (
+        '<div class="small muted author">by &lt;i onmouseover=&#34;window.__pwned=3&#34;&gt;ann&lt;/i&gt; &amp; co'
+        in board
+        and "<i onmouseover" not in board
+    )
     page = (fixture_site / "recipe" / "inference" / "glm-rtx-3090-x2.html").read_text(encoding="utf-8")
     assert "&lt;script&gt;window.__pwned = 1&lt;/script&gt;" in page and "<script" not in page
     assert "<dt>Author</dt><dd>&lt;i onmouseover" in page
@@ -709,8 +869,9 @@ def test_inference_rows_carry_author_and_notes_and_the_site_escapes_them(fixture
     assert schemas.validate("boards", boards) != []  # the schema requires it
 
 
-def test_run_and_recipe_files_are_links_into_the_repository(fixture_registry: Path, fixture_site: Path,
-                                                            tmp_path: Path) -> None:
+def test_run_and_recipe_files_are_links_into_the_repository(
+    fixture_registry: Path, fixture_site: Path, tmp_path: Path
+) -> None:
     boards = load(fixture_registry / "boards")
     run_file = next(r["run_file"] for r in boards["runs"] if "glm-rtx-3090-x2" in r["recipes"])
     page_path = fixture_site / "recipe" / "inference" / "glm-rtx-3090-x2.html"
@@ -750,15 +911,21 @@ def _page_scroll(driver: Any) -> tuple[int, int]:
 
 
 @pytest.mark.browser
-def test_browser_no_page_scrolls_sideways_on_a_phone(browser: Any, serve: Any, landed_site: Path,
-                                                     fixture_site: Path) -> None:
+def test_browser_no_page_scrolls_sideways_on_a_phone(
+    browser: Any, serve: Any, landed_site: Path, fixture_site: Path
+) -> None:
     landed, fixture = serve(landed_site), serve(fixture_site)
     boards = load(LANDED_BOARDS)["boards"]
-    pages = [landed + "index.html", landed + "inference.html", landed + "tiers.html", landed + "frontier.html",
-             landed + f"recipe/training/{boards['training'][0]['recipe']}.html",
-             landed + f"recipe/inference/{boards['claimed'][0]['recipe']}.html",
-             fixture + "recipe/training/qwen-b200-fast.html",  # with its loss chart
-             fixture + "recipe/inference/glm-rtx-3090-x2.html"]  # with a run file and long notes
+    pages = [
+        landed + "index.html",
+        landed + "inference.html",
+        landed + "tiers.html",
+        landed + "frontier.html",
+        landed + f"recipe/training/{boards['training'][0]['recipe']}.html",
+        landed + f"recipe/inference/{boards['claimed'][0]['recipe']}.html",
+        fixture + "recipe/training/qwen-b200-fast.html",  # with its loss chart
+        fixture + "recipe/inference/glm-rtx-3090-x2.html",
+    ]  # with a run file and long notes
     try:
         for width in (PHONE[0], 360):
             browser.set_window_size(width, PHONE[1])
@@ -776,8 +943,10 @@ def test_browser_no_page_scrolls_sideways_on_a_phone(browser: Any, serve: Any, l
 @pytest.mark.browser
 def test_browser_page_scroll_check_catches_a_wide_page(browser: Any, serve: Any, tmp_path: Path) -> None:
     """The check above can fail: a page wider than the phone is caught."""
-    (tmp_path / "wide.html").write_text('<!DOCTYPE html><meta name="viewport" content="width=device-width">'
-                                        '<link rel="icon" href="data:,"><div style="width:745px">wide</div>')
+    (tmp_path / "wide.html").write_text(
+        '<!DOCTYPE html><meta name="viewport" content="width=device-width">'
+        '<link rel="icon" href="data:,"><div style="width:745px">wide</div>'
+    )
     try:
         browser.set_window_size(*PHONE)
         _open(browser, serve(tmp_path) + "wide.html")
@@ -795,10 +964,15 @@ def test_browser_quality_cell_is_one_short_line_on_a_phone(browser: Any, serve: 
         browser.set_window_size(*PHONE)
         _open(browser, serve(tmp_path / "site") + "inference.html")
         for i, (_, cell) in QUALITY_ROWS.items():
-            td = browser.find_element("css selector", f'#claimed-table tr[data-recipe="{boards["boards"]["claimed"][i]["recipe"]}"] td.quality')
+            td = browser.find_element(
+                "css selector",
+                f'#claimed-table tr[data-recipe="{boards["boards"]["claimed"][i]["recipe"]}"] td.quality',
+            )
             height, line = browser.execute_script(
                 "var r = document.createRange(); r.selectNodeContents(arguments[0]);"
-                "return [r.getBoundingClientRect().height, parseFloat(getComputedStyle(arguments[0]).lineHeight)];", td)
+                "return [r.getBoundingClientRect().height, parseFloat(getComputedStyle(arguments[0]).lineHeight)];",
+                td,
+            )
             text = td.get_attribute("textContent")
             assert text == cell and len(text) <= 40 and 0 < height <= 1.5 * line, (cell, height, line)
         assert _page_scroll(browser)[0] <= PHONE[0]
@@ -807,7 +981,9 @@ def test_browser_quality_cell_is_one_short_line_on_a_phone(browser: Any, serve: 
         browser.set_window_size(1280, 2000)
 
 
-def test_the_inference_board_shows_each_figures_workload_and_groups_by_it(fixture_site: Path, landed_site: Path) -> None:
+def test_the_inference_board_shows_each_figures_workload_and_groups_by_it(
+    fixture_site: Path, landed_site: Path
+) -> None:
     """Issue 28: the workload beside each figure, and a filter that groups a board by it."""
     page = (fixture_site / "inference.html").read_text(encoding="utf-8")
     row = re.search(r'<tr data-recipe="glm-rtx-3090-x2"[^>]*data-workload="chat-1000-100">.*?</tr>', page, re.S)

@@ -75,8 +75,9 @@ def orv(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 
 def findings(capsys: pytest.CaptureFixture[str], clone: Path, base: str = "origin/main") -> tuple[int, list[str]]:
-    code, out, err = orv(capsys, "check", "--root", str(clone), "--base", base, "--format", "json", "--show-all",
-                         "--no-cache")
+    code, out, err = orv(
+        capsys, "check", "--root", str(clone), "--base", base, "--format", "json", "--show-all", "--no-cache"
+    )
     assert code in (0, 1), err
     return code, sorted(f"{f['code']} {f['path']}: {f['message']}" for f in json.loads(out)["findings"])
 
@@ -90,7 +91,8 @@ def test_the_cheap_clone_holds_no_recipe_and_no_run(origin: Path, tmp_path: Path
 
 
 def test_a_full_check_is_refused_in_a_sparse_checkout_and_says_what_to_run(
-        origin: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    origin: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     clone = cheap_clone(origin, tmp_path / "clone")
     code, _, err = orv(capsys, "check", "--root", str(clone))
     assert code == 2
@@ -111,7 +113,8 @@ def test_a_full_check_is_refused_in_a_sparse_checkout_and_says_what_to_run(
 
 @pytest.mark.parametrize("cone", [False, True], ids=["non-cone", "cone"])
 def test_check_base_in_a_cheap_clone_judges_as_a_full_clone(
-        origin: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], cone: bool) -> None:
+    origin: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], cone: bool
+) -> None:
     """A branch that duplicates qwen-02's configuration (found through the published keys) and
     stores qwen-01's samples again under another measurer: the same findings both ways."""
     git(origin, "checkout", "-q", "-b", "pr")
@@ -137,8 +140,9 @@ def test_check_base_in_a_cheap_clone_judges_as_a_full_clone(
     assert sparse_checkout(str(cheap)) is not None
 
 
-def test_a_contributor_journey_in_a_cheap_clone(origin: Path, tmp_path: Path,
-                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_contributor_journey_in_a_cheap_clone(
+    origin: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """docs/contributing.md's walkthrough, in the cheap clone: orv new, orv add-run, git add, commit,
     orv check --base origin/main — and the id `orv new` derives is taken by a recipe the checkout
     leaves out, which it sees through git."""
@@ -146,16 +150,43 @@ def test_a_contributor_journey_in_a_cheap_clone(origin: Path, tmp_path: Path,
     shutil.copy(TOOLS / "megatron" / "qwen3-8-27b-tp1-pp4-dp2.log", tmp_path / "train.log")
     git(clone, "switch", "-q", "-c", "contribution")
     assert not (clone / recipe_rel(0)).exists()
-    new = ("new", "training", "--root", str(clone), "--model", "qwen3.8-27b", "--gpu", "H100", "--count", "8",
-           "--pp", "4", "--framework", "megatron-core@0.14.0", "--author", "your-name", "--no-interactive")
+    new = (
+        "new",
+        "training",
+        "--root",
+        str(clone),
+        "--model",
+        "qwen3.8-27b",
+        "--gpu",
+        "H100",
+        "--count",
+        "8",
+        "--pp",
+        "4",
+        "--framework",
+        "megatron-core@0.14.0",
+        "--author",
+        "your-name",
+        "--no-interactive",
+    )
     code, out, err = orv(capsys, *new)
     assert code == 0, err
     path = out.strip()
     assert path == training_recipe_path(TAKEN + "-2") and TAKEN in err  # the note names the holder
     code, _, err = orv(capsys, *new, "--id", "qwen-01")
     assert code != 0 and "exists already" in err
-    code, out, err = orv(capsys, "add-run", str(tmp_path / "train.log"), "--root", str(clone), "--from", "megatron",
-                         "--recipe", str(clone / path), "--write-recipe")
+    code, out, err = orv(
+        capsys,
+        "add-run",
+        str(tmp_path / "train.log"),
+        "--root",
+        str(clone),
+        "--from",
+        "megatron",
+        "--recipe",
+        str(clone / path),
+        "--write-recipe",
+    )
     assert code == 0, err
     stored = run_path(out.strip().split(":", 1)[1])
     # git takes both files without --sparse: they are inside the sparse patterns
@@ -166,27 +197,50 @@ def test_a_contributor_journey_in_a_cheap_clone(origin: Path, tmp_path: Path,
     assert not (clone / recipe_rel(3)).exists()  # unrelated recipes never arrived
 
 
-def test_add_run_checks_out_the_recipe_the_clone_left_out(origin: Path, tmp_path: Path,
-                                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_add_run_checks_out_the_recipe_the_clone_left_out(
+    origin: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A second measurer reproducing a recipe on main names it by its path (`orv wanted`'s command): add-run
     checks it out, as docs/contributing.md says, rather than refusing a path the working tree lacks."""
     clone = cheap_clone(origin, tmp_path / "clone")
     shutil.copy(TOOLS / "megatron" / "qwen3-8-27b-tp1-pp4-dp2.log", tmp_path / "train.log")
     git(clone, "switch", "-q", "-c", "reproduction")
     assert not (clone / recipe_rel(0)).exists()
-    code, out, err = orv(capsys, "add-run", str(tmp_path / "train.log"), "--root", str(clone), "--from", "megatron",
-                         "--recipe", str(clone / recipe_rel(0)), "--write-recipe", "--measured-by", "lab-b")
+    code, out, err = orv(
+        capsys,
+        "add-run",
+        str(tmp_path / "train.log"),
+        "--root",
+        str(clone),
+        "--from",
+        "megatron",
+        "--recipe",
+        str(clone / recipe_rel(0)),
+        "--write-recipe",
+        "--measured-by",
+        "lab-b",
+    )
     assert code == 0, err
     assert (clone / recipe_rel(0)).is_file() and out.strip() in (clone / recipe_rel(0)).read_text(encoding="utf-8")
     before = git(clone, "sparse-checkout", "list")
-    code, _, err = orv(capsys, "add-run", str(tmp_path / "train.log"), "--root", str(clone), "--from", "megatron",
-                       "--recipe", str(clone / "recipes/training/qwen3.8-27b/no-such-recipe.yaml"))
+    code, _, err = orv(
+        capsys,
+        "add-run",
+        str(tmp_path / "train.log"),
+        "--root",
+        str(clone),
+        "--from",
+        "megatron",
+        "--recipe",
+        str(clone / "recipes/training/qwen3.8-27b/no-such-recipe.yaml"),
+    )
     assert code == 1 and "ORV110" in err and "no-such-recipe.yaml: No such file or directory" in err
     assert git(clone, "sparse-checkout", "list") == before  # a mistyped path leaves no pattern behind
 
 
-def test_reproduce_reads_a_recipe_the_clone_left_out(origin: Path, tmp_path: Path,
-                                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_reproduce_reads_a_recipe_the_clone_left_out(
+    origin: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """`orv reproduce` of a recipe on main, in a cheap clone: checked out and printed as in a full clone; a path
     git does not track is a finding, and adds no sparse pattern."""
     clone = cheap_clone(origin, tmp_path / "clone")
@@ -203,7 +257,8 @@ def test_reproduce_reads_a_recipe_the_clone_left_out(origin: Path, tmp_path: Pat
 
 
 def test_a_catalog_change_in_a_sparse_checkout_asks_for_the_whole_checkout(
-        origin: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    origin: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     clone = cheap_clone(origin, tmp_path / "clone")
     git(clone, "switch", "-q", "-c", "catalog")
     hardware = clone / "catalog" / "hardware.yaml"
@@ -220,7 +275,8 @@ def test_a_catalog_change_in_a_sparse_checkout_asks_for_the_whole_checkout(
 
 
 def test_a_clone_too_shallow_for_the_merge_base_is_a_clear_error(
-        origin: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    origin: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     git(origin, "checkout", "-q", "-b", "pr")
     for i in range(3):
         write(origin, f"notes-{i}.txt", f"{i}\n")
@@ -255,8 +311,9 @@ def test_materialize_takes_a_path_literally_never_as_a_pattern(tmp_path: Path) -
     assert materialize(str(tmp_path / "origin"), ["recipes/a/xy.yaml"]) == []  # not sparse: nothing to do
 
 
-def test_prefetch_fetches_just_the_blobs_asked_for_in_one_request(tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_prefetch_fetches_just_the_blobs_asked_for_in_one_request(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The gate's shards are read from the merge base's tree: fetched together, and only those."""
     origin = tmp_path / "origin"
     for i in range(5):
@@ -322,7 +379,8 @@ def long_history(origin: Path, commits: int) -> None:
 
 
 def test_the_tree_less_gate_judges_a_copied_run_as_a_full_clone_in_a_few_fetches(
-        origin: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    origin: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A copied run asks which file came first (validator/evidence/arrival.py), a walk over every commit's
     tree. In a tree-less clone git would fetch those trees one commit at a time (a request per
     commit); fetch_history_trees brings them in one, so the requests do not grow with history."""
@@ -354,15 +412,21 @@ def test_the_tree_less_gate_judges_a_copied_run_as_a_full_clone_in_a_few_fetches
 def one_recipe_pull_request(origin: Path) -> None:
     """Branch `pr`: main plus one new recipe (qwen-02's configuration with another claim); main checked out."""
     git(origin, "checkout", "-q", "-b", "pr")
-    write(origin, training_recipe_path("qwen-new"),
-          (origin / recipe_rel(2)).read_text(encoding="utf-8").replace("id: qwen-02", "id: qwen-new")
-          .replace("claimed_tokens_per_second_per_gpu: 1420.0", "claimed_tokens_per_second_per_gpu: 1419.0"))
+    write(
+        origin,
+        training_recipe_path("qwen-new"),
+        (origin / recipe_rel(2))
+        .read_text(encoding="utf-8")
+        .replace("id: qwen-02", "id: qwen-new")
+        .replace("claimed_tokens_per_second_per_gpu: 1420.0", "claimed_tokens_per_second_per_gpu: 1419.0"),
+    )
     commit_all(origin, "a recipe")
     git(origin, "checkout", "-q", "main")
 
 
 def test_a_clean_pull_request_in_a_tree_less_clone_never_fetches_the_history(
-        origin: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    origin: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """No history walk, no history: the trees of older commits stay on the remote."""
     long_history(origin, 8)
     one_recipe_pull_request(origin)
@@ -374,13 +438,16 @@ def test_a_clean_pull_request_in_a_tree_less_clone_never_fetches_the_history(
 
 def trees_received(clone: Path) -> int:
     """Tree objects in the packs the clone received, a tree counted once per pack that brought it."""
-    return sum(git(clone, "verify-pack", "-v", str(idx)).count(" tree ")
-               for idx in sorted((clone / ".git" / "objects" / "pack").glob("*.idx")))
+    return sum(
+        git(clone, "verify-pack", "-v", str(idx)).count(" tree ")
+        for idx in sorted((clone / ".git" / "objects" / "pack").glob("*.idx"))
+    )
 
 
 @pytest.mark.parametrize("boards_current", [True, False], ids=["keys-of-the-merge-base", "keys-older"])
 def test_the_tree_less_gate_fetches_of_the_merge_base_only_the_trees_that_differ(
-        origin: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], boards_current: bool) -> None:
+    origin: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], boards_current: bool
+) -> None:
     """git fetches a missing tree with every tree below it: the merge base's whole tree again, though
     the pull request shares all but a few folders of it (~10 MB at 100,000 run files). orv fetches the
     merge base's root alone, then only the folders that differ, level by level (fetch_tree_difference);

@@ -6,11 +6,20 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+
 import pytest
 import yaml
 
-from tests.testing.factories import (commit_boards, inference_recipe, inference_run, store_run, training_recipe, training_run,
-                                     write_recipe, write_yaml)
+from tests.testing.factories import (
+    commit_boards,
+    inference_recipe,
+    inference_run,
+    store_run,
+    training_recipe,
+    training_run,
+    write_recipe,
+    write_yaml,
+)
 from tests.testing.git import commit_all, git
 from tests.testing.registry import make_registry
 from tests.testing.signing import keygen, measured, register, sign
@@ -109,19 +118,24 @@ def test_the_first_recipe_of_a_wanted_model_fills_its_cell_and_leaves_the_list(t
     write_recipe(repo, training_recipe("qwen3-8-27b-h100-tp1-pp4-dp2", 1480.4))
     branch_off(repo)
     write_recipe(repo, training_recipe("qwen3-8-27b-h200-tp1-pp4-dp2", 2499.5, gpu="h200"))
-    write_recipe(repo, training_recipe("qwen3-5-122b-a10b-h100-tp4-pp2-dp1", 999.7, model="qwen3.5-122b-a10b",
-                                       layout={"tp": 4, "pp": 2, "dp": 1}))
+    write_recipe(
+        repo,
+        training_recipe(
+            "qwen3-5-122b-a10b-h100-tp4-pp2-dp1", 999.7, model="qwen3.5-122b-a10b", layout={"tp": 4, "pp": 2, "dp": 1}
+        ),
+    )
     report = pull_request(repo)
     assert report.base_board is not None and report.head_board is not None
     assert [m["model"] for m in report.base_board["wanted"]["models"]] == ["qwen3.5-122b-a10b", "glm-5.3-flash"]
     assert [m["model"] for m in report.head_board["wanted"]["models"]] == ["glm-5.3-flash"]
     text = summary.render_markdown(report)
-    section = text[text.index("### Board changes"):text.index("#### Training board")]
+    section = text[text.index("### Board changes") : text.index("#### Training board")]
     assert section == (
         "### Board changes\n\n"
         "- First recipe for **Qwen3.5-122B-A10B on H100** — fills a wanted cell.\n"
         "- First recipe for **Qwen3.8-27B on H200** — fills a wanted cell.\n"
-        "- **Qwen3.5-122B-A10B** gets its first training recipe and leaves the wanted list.\n\n")
+        "- **Qwen3.5-122B-A10B** gets its first training recipe and leaves the wanted list.\n\n"
+    )
     assert "| first for Qwen3.8-27B on H200 |" in text
 
 
@@ -157,11 +171,19 @@ def _thousand_recipe_pull_request(repo: Path) -> None:
     for i in range(500):
         gpu = ("h100", "h200", "b200")[i % 3]
         count = 4 * (i // 3 + 1)
-        write_recipe(repo, training_recipe(f"qwen3-8-27b-{gpu}-tp1-pp4-dp{count // 4}-contributed-layout-{i:04d}",
-                                           1000.0 + i, gpu=gpu, count=count,
-                                           layout={"tp": 1, "pp": 4, "dp": count // 4, "layer_split": [16, 17, 17, 14]}))
-        served = inference_recipe(f"glm-5-3-flash-rtx-3090-x2-w4a16-served-at-concurrency-{i + 1:04d}",
-                                  decode=30.0 + i / 10)
+        write_recipe(
+            repo,
+            training_recipe(
+                f"qwen3-8-27b-{gpu}-tp1-pp4-dp{count // 4}-contributed-layout-{i:04d}",
+                1000.0 + i,
+                gpu=gpu,
+                count=count,
+                layout={"tp": 1, "pp": 4, "dp": count // 4, "layer_split": [16, 17, 17, 14]},
+            ),
+        )
+        served = inference_recipe(
+            f"glm-5-3-flash-rtx-3090-x2-w4a16-served-at-concurrency-{i + 1:04d}", decode=30.0 + i / 10
+        )
         served["serving"]["concurrency"] = i + 1
         write_recipe(repo, served)
 
@@ -189,6 +211,7 @@ def test_a_thousand_recipe_pull_request_stays_well_under_githubs_limit(tmp_path:
 
     def drawn(text: str) -> list[str]:
         return [line.split("`")[1] for line in text.splitlines() if " | new | T0" in line or " | moved | T0" in line]
+
     assert drawn(squeezed) == drawn(text)[:shown]  # the first entries in table order, none skipped
 
 
@@ -236,8 +259,10 @@ def test_a_new_sweep_says_where_it_moves_the_frontier(tmp_path: Path) -> None:
     after = {**before, **sweep_registry(repo, names="c")}
     report = pull_request(repo, "a third configuration, swept")
     # the frontier computed here from the samples' own figures, pairwise, by the definition
-    front = sorted((k for k, (x, y) in after.items()
-                    if not any(x2 > x and y2 > y for x2, y2 in after.values())), key=lambda k: after[k][0])
+    front = sorted(
+        (k for k, (x, y) in after.items() if not any(x2 > x and y2 > y for x2, y2 in after.values())),
+        key=lambda k: after[k][0],
+    )
     runs, current = [], []
     for name, concurrency in front:
         if name == "c":
@@ -250,8 +275,10 @@ def test_a_new_sweep_says_where_it_moves_the_frontier(tmp_path: Path) -> None:
     ranges = ", ".join(f"{r[0]:,.1f}–{r[-1]:,.1f}" if len(r) > 1 else f"{r[0]:,.1f}" for r in runs)
     text = summary.render_markdown(report)
     assert "#### Throughput frontier" in text
-    assert (f"- `cfg-c` (glm-5.3-flash · RTX-3090 · workload `fixed-1024-256`): on the verified frontier at {ranges} "
-            "tok/s per user (it moves the frontier).") in text
+    assert (
+        f"- `cfg-c` (glm-5.3-flash · RTX-3090 · workload `fixed-1024-256`): on the verified frontier at {ranges} "
+        "tok/s per user (it moves the frontier)."
+    ) in text
 
 
 def test_the_entries_output_stays_within_githubs_output_limit_and_lists_the_pull_requests_own_first() -> None:
@@ -278,8 +305,7 @@ def test_the_entries_output_stays_within_githubs_output_limit_and_lists_the_pull
 
 
 @pytest.mark.git
-def test_a_group_of_many_is_ranked_from_standings_and_a_broken_standing_falls_back_to_the_part(
-        tmp_path: Path) -> None:
+def test_a_group_of_many_is_ranked_from_standings_and_a_broken_standing_falls_back_to_the_part(tmp_path: Path) -> None:
     """A new fastest entry atop 30 others moves all 30 a rank down; pull-request mode finds each of them from the
     base's standings (no full row), the same changes as a full check. A standings file main broke by hand reads
     as absent: the model's part stands in, and the changes are the same."""
@@ -330,5 +356,4 @@ def test_a_signature_alone_lifting_an_entry_to_t3_moves_it_in_pull_request_mode_
     assert all(path.endswith(".json.sig") for path in report.changed_files)
     whole = summary.build(evaluate(Config(root=str(repo), base="main", skip_boards=True, neighbourhood=False)))
     assert report.delta == whole.delta
-    assert [(c.recipe, c.change, c.base_tier, c.tier) for c in report.delta] == [
-        (recipe["id"], "moved", "T2", "T3")]
+    assert [(c.recipe, c.change, c.base_tier, c.tier) for c in report.delta] == [(recipe["id"], "moved", "T2", "T3")]

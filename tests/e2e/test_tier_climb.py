@@ -15,12 +15,12 @@ import pytest
 from tests.testing.paths import FIXTURES
 from tests.testing.quality import reworded
 from tests.testing.registry import INFERENCE_RECIPE_TEXT, TOOLS, VALID_TRAINING_RECIPE, make_registry
-from validator.evidence import tiers
-from validator.cli import main
 from validator.checks.collect import Collector
+from validator.cli import main
 from validator.engine.evaluate import Config, run
-from validator.load.pipeline import assemble_loaded, load_tree
+from validator.evidence import tiers
 from validator.hashing import run_path
+from validator.load.pipeline import assemble_loaded, load_tree
 
 TRAINING = VALID_TRAINING_RECIPE.read_text(encoding="utf-8")
 TRAINING_PATH = "recipes/training/qwen3.8-27b/qwen3-8-27b-h100-tp1-pp4-dp2.yaml"
@@ -69,20 +69,24 @@ class Registry:
         return tiers.derive(snapshot, result.diagnostics)[self.recipe_path]
 
 
-def test_training_recipe_climbs_from_claimed_to_reproduced(tmp_path: Path,
-                                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_training_recipe_climbs_from_claimed_to_reproduced(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     reg = Registry(make_registry(tmp_path / "registry"), TRAINING_PATH, TRAINING)
     recipe = str(reg.root / TRAINING_PATH)
     assert reg.tier([]).tier == "T0"
 
     # T1: a summary-only run document (the tool's headline, no per-step samples), stored as JSON.
-    summary_only = {"kind": "training", "tool": {"name": "megatron-lm", "version": "0.30.0"},
-                    "model": "qwen3.8-27b", "hardware": {"gpu": "h100", "count": 8},
-                    "software": {"framework": {"name": "megatron-core", "version": "0.30.0"}},
-                    "workload": "sft-8k-gb128-bf16",
-                    "layout": {"tp": 1, "pp": 4, "dp": 2, "layer_split": [16, 17, 17, 14]},
-                    "measured_at": "2026-10-18", "measured_by": "lab-a",
-                    "summary": {"tokens_per_s_per_gpu": 1480.4}}
+    summary_only = {
+        "kind": "training",
+        "tool": {"name": "megatron-lm", "version": "0.30.0"},
+        "model": "qwen3.8-27b",
+        "hardware": {"gpu": "h100", "count": 8},
+        "software": {"framework": {"name": "megatron-core", "version": "0.30.0"}},
+        "workload": "sft-8k-gb128-bf16",
+        "layout": {"tp": 1, "pp": 4, "dp": 2, "layer_split": [16, 17, 17, 14]},
+        "measured_at": "2026-10-18",
+        "measured_by": "lab-a",
+        "summary": {"tokens_per_s_per_gpu": 1480.4},
+    }
     doc = tmp_path / "summary.json"
     doc.write_text(json.dumps(summary_only, indent=2), encoding="utf-8")
     summary = reg.add_run(capsys, str(doc))
@@ -90,15 +94,31 @@ def test_training_recipe_climbs_from_claimed_to_reproduced(tmp_path: Path,
     assert t1.tier == "T1" and "run has no raw samples" in t1.reasons
 
     # T2: a Megatron-LM log with every step; recomputes to the claim and converges.
-    log_a = reg.add_run(capsys, "--from", "megatron", str(TOOLS / "megatron" / "qwen3-8-27b-tp1-pp4-dp2.log"),
-                        "--recipe", recipe, "--measured-by", "lab-a")
+    log_a = reg.add_run(
+        capsys,
+        "--from",
+        "megatron",
+        str(TOOLS / "megatron" / "qwen3-8-27b-tp1-pp4-dp2.log"),
+        "--recipe",
+        recipe,
+        "--measured-by",
+        "lab-a",
+    )
     t2 = reg.tier([summary, log_a])
     assert t2.tier == "T2" and t2.verified_runs == (log_a,)
 
     # Still T2: a second measurer's run agrees, but neither is signed by a registered measurer.
     alice, bob = registered(tmp_path, reg.root, "lab-a", "lab-b")
-    log_b = reg.add_run(capsys, "--from", "megatron", str(TOOLS / "megatron" / "qwen3-8-27b-second-measurer.log"),
-                        "--recipe", recipe, "--measured-by", "lab-b")
+    log_b = reg.add_run(
+        capsys,
+        "--from",
+        "megatron",
+        str(TOOLS / "megatron" / "qwen3-8-27b-second-measurer.log"),
+        "--recipe",
+        recipe,
+        "--measured-by",
+        "lab-b",
+    )
     assert reg.tier([summary, log_a, log_b]).tier == "T2"
 
     # T3: each measurer signs their own run with their registered key.
@@ -109,42 +129,64 @@ def test_training_recipe_climbs_from_claimed_to_reproduced(tmp_path: Path,
 
 
 def test_a_diverged_run_alone_is_an_error_beside_a_converging_one_a_warning(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     reg = Registry(make_registry(tmp_path / "registry"), TRAINING_PATH, TRAINING)
-    diverged = reg.add_run(capsys, "--from", "megatron", str(TOOLS / "megatron" / "diverged.log"),
-                           "--recipe", str(reg.root / TRAINING_PATH))
+    diverged = reg.add_run(
+        capsys,
+        "--from",
+        "megatron",
+        str(TOOLS / "megatron" / "diverged.log"),
+        "--recipe",
+        str(reg.root / TRAINING_PATH),
+    )
     reg.write_runs([diverged])
     alone = run(Config(root=str(reg.root), skip_boards=True))
-    assert sorted((d.code, d.severity.value) for d in alone.diagnostics) == [("ORV210", "warning"),
-                                                                           ("ORV219", "error")]
-    converged = reg.add_run(capsys, "--from", "megatron", str(TOOLS / "megatron" / "qwen3-8-27b-tp1-pp4-dp2.log"),
-                            "--recipe", str(reg.root / TRAINING_PATH))
+    assert sorted((d.code, d.severity.value) for d in alone.diagnostics) == [("ORV210", "warning"), ("ORV219", "error")]
+    converged = reg.add_run(
+        capsys,
+        "--from",
+        "megatron",
+        str(TOOLS / "megatron" / "qwen3-8-27b-tp1-pp4-dp2.log"),
+        "--recipe",
+        str(reg.root / TRAINING_PATH),
+    )
     result = reg.tier([diverged, converged])
     assert result.tier == "T2" and result.verified_runs == (converged,)
     assert reg.warnings == ["ORV210"]
 
 
-def test_inference_recipe_climbs_from_claimed_to_reproduced(tmp_path: Path,
-                                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_inference_recipe_climbs_from_claimed_to_reproduced(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     reg = Registry(make_registry(tmp_path / "registry"), INFERENCE_PATH, INFERENCE)
     recipe = str(reg.root / INFERENCE_PATH)
     assert reg.tier([]).tier == "T0"
 
-    summary = reg.add_run(capsys, "--from", "vllm", str(TOOLS / "vllm" / "serve-summary-only.json"),
-                          "--recipe", recipe)
+    summary = reg.add_run(capsys, "--from", "vllm", str(TOOLS / "vllm" / "serve-summary-only.json"), "--recipe", recipe)
     t1 = reg.tier([summary])
     assert t1.tier == "T1" and "run has no raw samples" in t1.reasons
 
-    detailed = reg.add_run(capsys, "--from", "vllm", str(TOOLS / "vllm" / "serve-detailed.json"),
-                           "--recipe", recipe)
+    detailed = reg.add_run(capsys, "--from", "vllm", str(TOOLS / "vllm" / "serve-detailed.json"), "--recipe", recipe)
     assert reg.tier([summary, detailed]).tier == "T2"
 
     # A second measurer benchmarks the same vLLM server with SGLang's client (--backend vllm) and
     # signs; the first signs too (the recipe's author, ATTUNE, is the default measured_by).
     attune, bob = registered(tmp_path, reg.root, "ATTUNE", "lab-b")
-    second = reg.add_run(capsys, "--from", "sglang", str(TOOLS / "sglang" / "bench_serving.jsonl"), "--record", "2",
-                         "--recipe", recipe, "--measured-by", "lab-b", "--tool-version", "0.5.4",
-                         "--sign-with", str(bob))
+    second = reg.add_run(
+        capsys,
+        "--from",
+        "sglang",
+        str(TOOLS / "sglang" / "bench_serving.jsonl"),
+        "--record",
+        "2",
+        "--recipe",
+        recipe,
+        "--measured-by",
+        "lab-b",
+        "--tool-version",
+        "0.5.4",
+        "--sign-with",
+        str(bob),
+    )
     assert reg.tier([summary, detailed, second]).tier == "T2"
     assert main(["sign", str(reg.root / run_path(detailed)), "--key", str(attune)]) == 0
     capped = reg.tier([summary, detailed, second])
@@ -152,25 +194,46 @@ def test_inference_recipe_climbs_from_claimed_to_reproduced(tmp_path: Path,
 
     # fp8 is not the model's published precision: T3 also needs `verified` quality (docs/quality.md).
     lmeval = FIXTURES / "lmeval"
-    reg.add_run(capsys, "--from", "lm-eval", str(lmeval / "reference"), "--reference-for", "qwen3.8-27b",
-                "--quant", "bf16", "--measured-by", "lab-a")
-    quality = reg.add_run(capsys, "--from", "lm-eval",
-                          str(reworded(lmeval / "q995", tmp_path / "own")), "--recipe", recipe)
+    reg.add_run(
+        capsys,
+        "--from",
+        "lm-eval",
+        str(lmeval / "reference"),
+        "--reference-for",
+        "qwen3.8-27b",
+        "--quant",
+        "bf16",
+        "--measured-by",
+        "lab-a",
+    )
+    quality = reg.add_run(
+        capsys, "--from", "lm-eval", str(reworded(lmeval / "q995", tmp_path / "own")), "--recipe", recipe
+    )
     t3 = reg.tier([summary, detailed, second, quality])
     assert t3.tier == "T3" and set(t3.verified_runs) == {detailed, second}
     assert t3.quality.status == "verified" and t3.quality.ratio == pytest.approx(0.745 / 0.75)
 
 
-def test_the_same_output_stored_again_as_another_measurer_is_a_copy(tmp_path: Path,
-                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_same_output_stored_again_as_another_measurer_is_a_copy(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The issue's T3-from-one-measurement attempt: `orv add-run` twice, the second `--measured-by other-lab`."""
     reg = Registry(make_registry(tmp_path / "registry"), INFERENCE_PATH, INFERENCE)
     recipe = str(reg.root / INFERENCE_PATH)
     first = reg.add_run(capsys, "--from", "vllm", str(TOOLS / "vllm" / "serve-detailed.json"), "--recipe", recipe)
-    again = reg.add_run(capsys, "--from", "vllm", str(TOOLS / "vllm" / "serve-detailed.json"), "--recipe", recipe,
-                        "--measured-by", "other-lab")
+    again = reg.add_run(
+        capsys,
+        "--from",
+        "vllm",
+        str(TOOLS / "vllm" / "serve-detailed.json"),
+        "--recipe",
+        recipe,
+        "--measured-by",
+        "other-lab",
+    )
     assert first != again
     reg.write_runs([first, again])
     result = run(Config(root=str(reg.root), skip_boards=True))
-    assert [(d.code, d.path) for d in result.diagnostics if d.severity.value == "error"] == \
-        [("ORV304", run_path(again))]
+    assert [(d.code, d.path) for d in result.diagnostics if d.severity.value == "error"] == [
+        ("ORV304", run_path(again))
+    ]

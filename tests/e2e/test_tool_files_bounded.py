@@ -13,8 +13,8 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
@@ -59,7 +59,11 @@ def trt_report(dest: Path) -> tuple[Path, list[str]]:
 
 # each: (the file a hostile edit goes into, the add-run arguments that read it)
 INPUTS: dict[str, Callable[[Path], tuple[Path, list[str]]]] = {
-    "llama-bench": llama, "aiperf": aiperf, "trtllm-bench requests": trt_requests, "trtllm-bench report": trt_report}
+    "llama-bench": llama,
+    "aiperf": aiperf,
+    "trtllm-bench requests": trt_requests,
+    "trtllm-bench report": trt_report,
+}
 
 
 def add_run(root: Path, args: list[str]) -> str:
@@ -132,9 +136,15 @@ def test_a_line_separator_in_a_string_is_no_crash(root: Path, tmp_path: Path, wh
     at = re.search(r'":\s*"', text).end()  # inside the first string value
     target.write_text(text[:at] + separator + text[at:])
     before = set(root.rglob("*"))
-    proc = subprocess.run([sys.executable, "-m", "validator", "add-run", "--root", str(root), *args, *MODEL],
-                          cwd=root, capture_output=True, text=True, timeout=HANG_SECONDS,
-                          preexec_fn=_cap_address_space, stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        [sys.executable, "-m", "validator", "add-run", "--root", str(root), *args, *MODEL],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=HANG_SECONDS,
+        preexec_fn=_cap_address_space,
+        stdin=subprocess.DEVNULL,
+    )
     assert proc.returncode in (0, 1), proc.stderr
     assert "ORV101" not in proc.stderr  # the file stays one JSON document: no reader cut it at the separator
     assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr

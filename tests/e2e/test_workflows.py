@@ -13,16 +13,17 @@ import shlex
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 import yaml
 
-from tests.testing.paths import REPO as ROOT
 from tests.testing.codeowners import owners_of, parse
 from tests.testing.factories import add_training_run, recipe_text, registry_repo, training_recipe_path
 from tests.testing.git import commit_all, git
+from tests.testing.paths import REPO as ROOT
 from tests.testing.registry import write
 from validator.registry.layout import GATE_CHECKOUT
 
@@ -51,15 +52,22 @@ def test_there_are_three_workflows() -> None:
 # --------------------------------------------------------------------------- public schemas and zizmor
 
 
-@pytest.mark.parametrize("schema, files", [
-    ("vendor.github-actions", [ACTION]),
-    ("vendor.github-workflows", WORKFLOWS),
-    ("vendor.github-workflows", EXAMPLES),
-], ids=["action", "workflows", "examples"])
+@pytest.mark.parametrize(
+    "schema, files",
+    [
+        ("vendor.github-actions", [ACTION]),
+        ("vendor.github-workflows", WORKFLOWS),
+        ("vendor.github-workflows", EXAMPLES),
+    ],
+    ids=["action", "workflows", "examples"],
+)
 def test_files_validate_against_the_public_github_schemas(schema: str, files: list[Path]) -> None:
     require_tool(shutil.which("check-jsonschema") is not None or _importable("check_jsonschema"), "check-jsonschema")
-    done = subprocess.run([sys.executable, "-m", "check_jsonschema", "--builtin-schema", schema,
-                           *map(str, files)], capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "check_jsonschema", "--builtin-schema", schema, *map(str, files)],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -67,8 +75,11 @@ def test_the_schema_check_rejects_a_broken_workflow(tmp_path: Path) -> None:
     require_tool(_importable("check_jsonschema"), "check-jsonschema")
     broken = tmp_path / "broken.yml"
     broken.write_text("on: push\njobs:\n  x:\n    runs-on: ubuntu-24.04\n    step: []\n", encoding="utf-8")
-    done = subprocess.run([sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.github-workflows",
-                           str(broken)], capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.github-workflows", str(broken)],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 1
 
 
@@ -85,8 +96,12 @@ def _zizmor_findings(*targets: str) -> list[dict[str, Any]]:
     assert zizmor is not None
     # --offline: no GitHub API (the check must not need the network); the auditor persona reports
     # everything zizmor knows, so "nothing" here is nothing at any persona.
-    done = subprocess.run([zizmor, "--offline", "--no-progress", "--persona", "auditor", "--format", "json",
-                           *targets], capture_output=True, text=True, cwd=ROOT)
+    done = subprocess.run(
+        [zizmor, "--offline", "--no-progress", "--persona", "auditor", "--format", "json", *targets],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert done.returncode in (0, 10, 11, 12, 13, 14), done.stderr
     findings: list[dict[str, Any]] = json.loads(done.stdout or "[]")
     return findings
@@ -105,8 +120,11 @@ def test_zizmor_reports_nothing_for_the_example_workflows() -> None:
 def test_zizmor_would_catch_an_injection(tmp_path: Path) -> None:
     bad = tmp_path / ".github" / "workflows" / "bad.yml"
     bad.parent.mkdir(parents=True)
-    bad.write_text("on: pull_request\npermissions: {}\njobs:\n  x:\n    runs-on: ubuntu-24.04\n    steps:\n"
-                   "      - run: echo \"${{ github.event.pull_request.title }}\"\n", encoding="utf-8")
+    bad.write_text(
+        "on: pull_request\npermissions: {}\njobs:\n  x:\n    runs-on: ubuntu-24.04\n    steps:\n"
+        '      - run: echo "${{ github.event.pull_request.title }}"\n',
+        encoding="utf-8",
+    )
     assert "template-injection" in {f["ident"] for f in _zizmor_findings(str(bad))}
 
 
@@ -149,16 +167,24 @@ def test_the_pull_request_workflow_judges_the_pull_request_with_the_bases_rules(
     # The pull request's merge commit, with history (the merge base must be in the clone), as data:
     # tree-less (commits only), and sparse with what every check reads (orv checks out the rest it needs).
     assert data["uses"].startswith("actions/checkout@") and "ref" not in data["with"]
-    assert data["with"] == {"path": "pull-request", "fetch-depth": 0, "filter": "tree:0",
-                            "sparse-checkout": "\n".join(GATE_CHECKOUT) + "\n", "sparse-checkout-cone-mode": False,
-                            "persist-credentials": False}
+    assert data["with"] == {
+        "path": "pull-request",
+        "fetch-depth": 0,
+        "filter": "tree:0",
+        "sparse-checkout": "\n".join(GATE_CHECKOUT) + "\n",
+        "sparse-checkout-cone-mode": False,
+        "persist-credentials": False,
+    }
     # No step reads the merge base's tree before orv (git would fetch all of it; orv fetches what differs).
     # A change orv checks whole (catalog, measurers, submodule) gets every file from orv: the action's --widen.
     assert "--widen" in ACTION.read_text(encoding="utf-8")
     # The base commit's rules beside it, from the clone above without the registry (tests/e2e/test_gate_model.py
     # runs the step); the gate's action (and so orv) comes from there.
     assert rules["env"] == {"BASE_SHA": "${{ github.event.pull_request.base.sha }}"} and "uses" not in rules
-    assert 'rules="$GITHUB_WORKSPACE/base-rules"' in rules["run"] and "folders=(validator schema requirements)" in rules["run"]
+    assert (
+        'rules="$GITHUB_WORKSPACE/base-rules"' in rules["run"]
+        and "folders=(validator schema requirements)" in rules["run"]
+    )
     assert gate["uses"] == "./base-rules"
     assert gate["with"] == {"root": data["with"]["path"]}
 
@@ -181,7 +207,7 @@ def test_the_boards_workflow_regenerates_and_commits_on_main_only() -> None:
     job = document["jobs"]["boards"]  # the other job publishes the site (tests/e2e/test_site.py)
     assert job["permissions"] == {"contents": "write"}
     runs = "\n".join(step.get("run", "") for step in job["steps"])
-    assert "orv\" boards" in runs and "git add -A -- boards/" in runs
+    assert 'orv" boards' in runs and "git add -A -- boards/" in runs
     assert "--require-hashes" in runs
     checkout = job["steps"][0]
     assert checkout["with"]["persist-credentials"] is False  # the token reaches git only for the push
@@ -248,10 +274,23 @@ def _code_owners(path: str) -> list[str]:
     return list(owners_of(parse((ROOT / ".github" / "CODEOWNERS").read_text(encoding="utf-8")), path))
 
 
-@pytest.mark.parametrize("path", ["validator/cli/app.py", "validator/checks/pinning.py", "schema/recipe.schema.json",
-                                  "catalog/gpus.yaml", "measurers/allowed_signers", "action.yml",
-                                  "requirements/action.txt", "requirements/test.txt", "pyproject.toml",
-                                  ".github/workflows/pull-request.yml", ".github/CODEOWNERS", ".ci/run"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "validator/cli/app.py",
+        "validator/checks/pinning.py",
+        "schema/recipe.schema.json",
+        "catalog/gpus.yaml",
+        "measurers/allowed_signers",
+        "action.yml",
+        "requirements/action.txt",
+        "requirements/test.txt",
+        "pyproject.toml",
+        ".github/workflows/pull-request.yml",
+        ".github/CODEOWNERS",
+        ".ci/run",
+    ],
+)
 def test_the_rules_the_catalog_and_the_machinery_need_a_maintainer(path: str) -> None:
     assert _code_owners(path) == ["@openrecipes/maintainers"]
 
@@ -295,16 +334,20 @@ def run_hook(hook_id: str, repo: Path) -> subprocess.CompletedProcess[str]:
     argv = shlex.split(_hooks()[hook_id]["entry"])
     assert argv[0] == "orv"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "validator", *argv[1:]], cwd=repo, env=env,
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "validator", *argv[1:]], cwd=repo, env=env, capture_output=True, text=True, timeout=300
+    )
 
 
 @pytest.mark.git
 def test_the_orv_check_hook_passes_a_clean_registry_and_fails_a_broken_one(tmp_path: Path) -> None:
     repo = registry_repo(tmp_path)
     assert run_hook("orv-check", repo).returncode == 0
-    write(repo, training_recipe_path("qwen3-8-27b-unquoted"),
-          recipe_text("qwen3-8-27b-unquoted", layout="tp8-pp1-dp1").replace('version: "0.30.0"', "version: 0.30"))
+    write(
+        repo,
+        training_recipe_path("qwen3-8-27b-unquoted"),
+        recipe_text("qwen3-8-27b-unquoted", layout="tp8-pp1-dp1").replace('version: "0.30.0"', "version: 0.30"),
+    )
     done = run_hook("orv-check", repo)
     assert done.returncode == 1 and "ORV105" in done.stdout
 
@@ -319,8 +362,11 @@ def test_the_pre_push_hook_applies_the_pull_request_rules_against_origin(tmp_pat
     git(tmp_path, "clone", "-q", str(origin), str(clone))
     git(clone, "checkout", "-q", "-b", "contribution")
     digest = add_training_run(clone, 1612.0, layout="tp2-pp2-dp2")
-    write(clone, training_recipe_path("qwen3-8-27b-new"),
-          recipe_text("qwen3-8-27b-new", claimed=1612.0, runs=(digest,), layout="tp2-pp2-dp2"))
+    write(
+        clone,
+        training_recipe_path("qwen3-8-27b-new"),
+        recipe_text("qwen3-8-27b-new", claimed=1612.0, runs=(digest,), layout="tp2-pp2-dp2"),
+    )
     commit_all(clone, "a contribution")
     assert run_hook("orv-check-pr", clone).returncode == 0
     run_file = next(p for p in git(clone, "ls-files", "runs").splitlines() if digest not in p)

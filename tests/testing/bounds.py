@@ -17,8 +17,9 @@ import signal
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -42,18 +43,30 @@ finally:
 """
 
 
-def orv_measured(args: list[str], *, cwd: Path, preexec_fn: Callable[[], None] | None = None
-                 ) -> tuple[subprocess.CompletedProcess[str], dict[str, int]]:
+def orv_measured(
+    args: list[str], *, cwd: Path, preexec_fn: Callable[[], None] | None = None
+) -> tuple[subprocess.CompletedProcess[str], dict[str, int]]:
     """`python -m validator ARGS` in a child; its result and the work it did (bytes_read, peak_rss_bytes).
 
     A child that does not exit within HANG_SECONDS fails the test as a hang."""
     with tempfile.TemporaryDirectory() as scratch:
         report = os.path.join(scratch, "work.json")
-        env = {**os.environ, "ORV_TEST_WORK": report,
-               "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+        env = {
+            **os.environ,
+            "ORV_TEST_WORK": report,
+            "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        }
         try:
-            proc = subprocess.run([sys.executable, "-c", _PROBE, *args], cwd=cwd, env=env, capture_output=True,
-                                  text=True, timeout=HANG_SECONDS, preexec_fn=preexec_fn, stdin=subprocess.DEVNULL)
+            proc = subprocess.run(
+                [sys.executable, "-c", _PROBE, *args],
+                cwd=cwd,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=HANG_SECONDS,
+                preexec_fn=preexec_fn,
+                stdin=subprocess.DEVNULL,
+            )
         except subprocess.TimeoutExpired:
             pytest.fail(f"`orv {' '.join(args)}` hung: no exit within {HANG_SECONDS} s")
         assert os.path.exists(report), f"the child left no work report (killed?): {proc.stderr}"

@@ -89,15 +89,34 @@ def owners_of(rules: list[Rule], path: str) -> tuple[str, ...]:
 
 # Files that run: read by git on checkout or merge (filters, merge drivers, submodules, LFS
 # endpoints), by pre-commit on a contributor's machine, by Python or pytest on import.
-RUN_ANYWHERE = {".gitattributes", ".gitmodules", ".lfsconfig", "conftest.py", "sitecustomize.py",
-                "usercustomize.py"}
+RUN_ANYWHERE = {".gitattributes", ".gitmodules", ".lfsconfig", "conftest.py", "sitecustomize.py", "usercustomize.py"}
 # Files that run or judge by where they are: the rules and what installs them, the data the rules
 # trust, the gate's and the tests' machinery, the tests that judge a change to the rules, and the
 # workflows a registry copies from the docs.
-RUN_UNDER = ("validator/", "schema/", "requirements/", "catalog/", "measurers/", ".github/", ".ci/", "tests/",
-             "docs/examples/")
-RUN_AT_TOP = {".pre-commit-hooks.yaml", ".pre-commit-config.yaml", "action.yml", "action.yaml", "pyproject.toml", "setup.py", "setup.cfg", "MANIFEST.in", "tox.ini",
-              "noxfile.py", "Makefile"}
+RUN_UNDER = (
+    "validator/",
+    "schema/",
+    "requirements/",
+    "catalog/",
+    "measurers/",
+    ".github/",
+    ".ci/",
+    "tests/",
+    "docs/examples/",
+)
+RUN_AT_TOP = {
+    ".pre-commit-hooks.yaml",
+    ".pre-commit-config.yaml",
+    "action.yml",
+    "action.yaml",
+    "pyproject.toml",
+    "setup.py",
+    "setup.cfg",
+    "MANIFEST.in",
+    "tox.ini",
+    "noxfile.py",
+    "Makefile",
+}
 
 
 def must_be_owned(path: str, mode: str = "100644") -> str | None:
@@ -118,5 +137,6 @@ def must_be_owned(path: str, mode: str = "100644") -> str | None:
 
 def unowned(rules: list[Rule], files: list[tuple[str, str]]) -> list[str]:
     """`path (why)` for each (path, mode) that must have an owner and has none."""
-    return [f"{path} ({why})" for path, mode in files
-            if (why := must_be_owned(path, mode)) and not owners_of(rules, path)]
+    return [
+        f"{path} ({why})" for path, mode in files if (why := must_be_owned(path, mode)) and not owners_of(rules, path)
+    ]

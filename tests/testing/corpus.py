@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any
 
 Samples = list[dict[str, Any]]
 
@@ -52,8 +53,14 @@ def measure(workload: Workload, run_seed: int) -> Samples:
             data = 1 + _gauss(shape, 0.01)
             structure = 3.0 if step <= 2 else (1.2 if step % 50 == 0 else 1.0)
             seconds = base * data * structure * level * (1 + _gauss(noise, workload.jitter))
-            samples.append({"step": step, "time_s": round(seconds * 1000, 1) / 1000, "tokens": 1_048_576,
-                            "loss": round(2.0 - step / (workload.size + 1) + _gauss(noise, 0.002), 4)})
+            samples.append(
+                {
+                    "step": step,
+                    "time_s": round(seconds * 1000, 1) / 1000,
+                    "tokens": 1_048_576,
+                    "loss": round(2.0 - step / (workload.size + 1) + _gauss(noise, 0.002), 4),
+                }
+            )
         return samples
     isl, osl = shape.choice([(1024, 1024), (1024, 8192), (8192, 1024), (128, 128)])
     prefill_per_token = shape.uniform(0.02, 0.2)  # ms
@@ -76,8 +83,10 @@ def _map(kind: str, samples: Samples, scale: float, offset: float, width: float,
     """Every timing x -> (scale * x + offset * the column's mean) * (1 + uniform(-width, width))."""
     rng = random.Random(seed)
     means = {c: sum(s[c] for s in samples) / len(samples) for c in _timing(kind)}
-    return [{**s, **{c: (s[c] * scale + offset * means[c]) * (1 + rng.uniform(-width, width)) for c in _timing(kind)}}
-            for s in samples]
+    return [
+        {**s, **{c: (s[c] * scale + offset * means[c]) * (1 + rng.uniform(-width, width)) for c in _timing(kind)}}
+        for s in samples
+    ]
 
 
 def forgeries(kind: str, samples: Samples, seed: int) -> Iterator[tuple[str, Samples]]:
@@ -126,9 +135,13 @@ class Rates:
     closest_honest: float = math.inf  # the smallest timing residual of an honest pair (timing_agreement's)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"honest_pairs": self.honest_pairs, "false_positives": self.false_positives,
-                "forgeries": self.forgeries, "false_negatives": self.false_negatives,
-                "missed": dict(sorted((self.missed or {}).items()))}
+        return {
+            "honest_pairs": self.honest_pairs,
+            "false_positives": self.false_positives,
+            "forgeries": self.forgeries,
+            "false_negatives": self.false_negatives,
+            "missed": dict(sorted((self.missed or {}).items())),
+        }
 
 
 def evaluate(scale: int = 1, reruns: int = 3) -> Rates:

@@ -23,22 +23,25 @@ import signal
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from tests.testing.paths import REPO
 
 SKIP = (".git",)
 
 
-def run(spec: dict[str, Any], args: list[str], cwd: Path | None = None, timeout: float = 60,
-        wait: bool = True) -> subprocess.CompletedProcess[str] | subprocess.Popen[str]:
+def run(
+    spec: dict[str, Any], args: list[str], cwd: Path | None = None, timeout: float = 60, wait: bool = True
+) -> subprocess.CompletedProcess[str] | subprocess.Popen[str]:
     """`orv ARGS` under SPEC in its own process group (so a group Ctrl-C reaches only it)."""
     cmd = [sys.executable, "-m", "tests.testing.faults", json.dumps(spec), "--", *args]
     repo = str(REPO)
     env = {**os.environ, "PYTHONPATH": repo + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    popen = subprocess.Popen(cmd, cwd=cwd or repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True, start_new_session=True)
+    popen = subprocess.Popen(
+        cmd, cwd=cwd or repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
     if not wait:
         return popen
     try:
@@ -106,6 +109,7 @@ def _install(spec: dict[str, Any]) -> None:
             if hit and at[2] == "after" and (op != "fork" or result != 0):
                 fault()
             return result
+
         return wrapper
 
     real_open = builtins.open
@@ -125,8 +129,14 @@ def _install(spec: dict[str, Any]) -> None:
 
         nothing = contextlib.nullcontext
         validator.files.atomic.writer_lock = lambda near: nothing()  # type: ignore[assignment]
-        for name in ("validator.registry.store", "validator.registry.recipe_edits", "validator.registry.catalog_edits",
-                     "validator.commands.catalog", "validator.commands.new_recipe", "validator.importers"):
+        for name in (
+            "validator.registry.store",
+            "validator.registry.recipe_edits",
+            "validator.registry.catalog_edits",
+            "validator.commands.catalog",
+            "validator.commands.new_recipe",
+            "validator.importers",
+        ):
             module = __import__(name, fromlist=["writer_lock"])
             module.writer_lock = lambda near: nothing()  # type: ignore[attr-defined]
 

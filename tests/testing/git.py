@@ -6,8 +6,12 @@ import os
 import subprocess
 from pathlib import Path
 
-IDENTITY = {"GIT_AUTHOR_NAME": "Contributor", "GIT_AUTHOR_EMAIL": "c@example.org",
-            "GIT_COMMITTER_NAME": "Contributor", "GIT_COMMITTER_EMAIL": "c@example.org"}
+IDENTITY = {
+    "GIT_AUTHOR_NAME": "Contributor",
+    "GIT_AUTHOR_EMAIL": "c@example.org",
+    "GIT_COMMITTER_NAME": "Contributor",
+    "GIT_COMMITTER_EMAIL": "c@example.org",
+}
 
 
 def git_env(home: Path, date: str | None = None) -> dict[str, str]:
@@ -19,8 +23,7 @@ def git_env(home: Path, date: str | None = None) -> dict[str, str]:
 
 
 def git(repo: Path, *args: str, date: str | None = None) -> str:
-    done = subprocess.run(["git", *args], cwd=repo, env=git_env(repo, date), check=True, capture_output=True,
-                          text=True)
+    done = subprocess.run(["git", *args], cwd=repo, env=git_env(repo, date), check=True, capture_output=True, text=True)
     return done.stdout.strip()
 
 

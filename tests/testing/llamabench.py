@@ -31,12 +31,24 @@ def bench_tests(path: Path, floats_as_text: bool = False) -> list[dict[str, Any]
 
 
 N_PARAMS = bench_tests(BOTH_JSON)[0]["model_n_params"]
-TINY = {"name": "TinyLlama-Test", "family": "Llama", "params_b": round(N_PARAMS / 1e9, 9),
-        "active_b": round(N_PARAMS / 1e9, 9), "layers": 2}
+TINY = {
+    "name": "TinyLlama-Test",
+    "family": "Llama",
+    "params_b": round(N_PARAMS / 1e9, 9),
+    "active_b": round(N_PARAMS / 1e9, 9),
+    "layers": 2,
+}
 CPU_HOST = "amd-epyc"  # the fixtures' cpu_info is `AMD EPYC`, their backends `CPU`, their gpu_info empty
 # a test catalog's CPU host: an EPYC 9004's 12 DDR5-4800 channels (12 x 38.4 GB/s), so ORV512's bound applies
-EPYC = {"name": "AMD EPYC", "vendor": "amd", "device": "cpu", "hbm_gib": 384, "hbm_tb_s": 0.4608,
-        "memory_kind": "DDR5", "notes": "a CPU host: the test registry's, where the llama-bench fixtures ran"}
+EPYC = {
+    "name": "AMD EPYC",
+    "vendor": "amd",
+    "device": "cpu",
+    "hbm_gib": 384,
+    "hbm_tb_s": 0.4608,
+    "memory_kind": "DDR5",
+    "notes": "a CPU host: the test registry's, where the llama-bench fixtures ran",
+}
 
 
 def add_llama_catalog(root: Path) -> Path:
@@ -54,8 +66,13 @@ def add_llama_catalog(root: Path) -> Path:
     shipped = yaml.safe_load((REPO / "catalog" / "workloads.yaml").read_text(encoding="utf-8"))["workloads"]
     for wid in ("llama-bench-pp512", "llama-bench-tg128"):
         workloads["workloads"][wid] = shipped[wid]
-    workloads["workloads"]["llama-bench-tg32-d256"] = {**shipped["llama-bench-tg128"], "name": "tg32 @ d256",
-                                                       "label": "tg32 d256", "n_gen": 32, "n_depth": 256}
+    workloads["workloads"]["llama-bench-tg32-d256"] = {
+        **shipped["llama-bench-tg128"],
+        "name": "tg32 @ d256",
+        "label": "tg32 d256",
+        "n_gen": 32,
+        "n_depth": 256,
+    }
     # through JSON: entries that share a list would otherwise be written as YAML aliases (refused, ORV112)
     workloads_path.write_text(yaml.safe_dump(json.loads(json.dumps(workloads)), sort_keys=False), encoding="utf-8")
     return root

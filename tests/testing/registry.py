@@ -11,8 +11,9 @@ from tests.testing.paths import CASES, FIXTURES, REPO
 BASE = CASES / "_base"
 TOOLS = FIXTURES / "tools"  # real benchmark-tool output formats (made by make_fixtures.py there)
 VLLM = TOOLS / "vllm" / "serve-detailed.json"  # 9 requests, 1 failed (vllm's own `failed`: 1)
-VALID_TRAINING_RECIPE = CASES / "valid-training" / "recipes" / "training" / "qwen3.8-27b" / \
-    "qwen3-8-27b-h100-tp1-pp4-dp2.yaml"
+VALID_TRAINING_RECIPE = (
+    CASES / "valid-training" / "recipes" / "training" / "qwen3.8-27b" / "qwen3-8-27b-h100-tp1-pp4-dp2.yaml"
+)
 # An inference recipe the vLLM/SGLang fixtures were measured for (adapters, tiers end to end).
 INFERENCE_RECIPE_TEXT = """\
 id: qwen3-8-27b-h100-vllm-fp8-c1
@@ -35,8 +36,7 @@ def make_registry(dest: Path, *overlays: Path) -> Path:
     """A registry at dest: the base catalog, then each overlay's files on top (expected.txt left out)."""
     shutil.copytree(BASE, dest, symlinks=True, dirs_exist_ok=True)
     for overlay in overlays:
-        shutil.copytree(overlay, dest, symlinks=True, dirs_exist_ok=True,
-                        ignore=shutil.ignore_patterns("expected.txt"))
+        shutil.copytree(overlay, dest, symlinks=True, dirs_exist_ok=True, ignore=shutil.ignore_patterns("expected.txt"))
     for folder in ("recipes", "runs"):
         (dest / folder).mkdir(exist_ok=True)
     return dest

@@ -33,10 +33,11 @@ import statistics
 import threading
 import time
 import urllib.request
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Iterator
+from typing import Any
 
 
 class _Completions(BaseHTTPRequestHandler):
@@ -112,10 +113,18 @@ def _lens(full: int, ratio: float, num: int, rng: random.Random) -> list[int]:
 
 
 def _request(url: str, model: str, prompt: list[int], max_tokens: int, ignore_eos: bool) -> dict[str, Any]:
-    payload = {"model": model, "prompt": prompt, "best_of": 1, "max_tokens": max_tokens, "stream": True,
-               "temperature": 0.0, "ignore_eos": ignore_eos}
-    request = urllib.request.Request(url + "/v1/completions", json.dumps(payload).encode(),
-                                     {"Content-Type": "application/json"})
+    payload = {
+        "model": model,
+        "prompt": prompt,
+        "best_of": 1,
+        "max_tokens": max_tokens,
+        "stream": True,
+        "temperature": 0.0,
+        "ignore_eos": ignore_eos,
+    }
+    request = urllib.request.Request(
+        url + "/v1/completions", json.dumps(payload).encode(), {"Content-Type": "application/json"}
+    )
     out: dict[str, Any] = {"prompt_len": len(prompt), "output_len": max_tokens, "ttft": 0.0, "itl": [], "text": ""}
     start = recent = time.perf_counter()
     with urllib.request.urlopen(request, timeout=60) as response:
@@ -154,33 +163,56 @@ def bench_serving(command: str, base_url: str) -> str:
     ignore_eos = not args.disable_ignore_eos
     workers = args.max_concurrency or args.num_prompts
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        list(pool.map(lambda i: _request(base_url, args.model, prompts[i], outputs[i], ignore_eos),
-                      range(min(args.warmup_requests, args.num_prompts))))
+        list(
+            pool.map(
+                lambda i: _request(base_url, args.model, prompts[i], outputs[i], ignore_eos),
+                range(min(args.warmup_requests, args.num_prompts)),
+            )
+        )
         started = time.perf_counter()
-        done = list(pool.map(lambda i: _request(base_url, args.model, prompts[i], outputs[i], ignore_eos),
-                             range(args.num_prompts)))
+        done = list(
+            pool.map(
+                lambda i: _request(base_url, args.model, prompts[i], outputs[i], ignore_eos), range(args.num_prompts)
+            )
+        )
         duration = time.perf_counter() - started
     ttfts = [d["ttft"] for d in done]
     itls = [x for d in done for x in d["itl"]]
     tpots = [(d["latency"] - d["ttft"]) / (d["output_len"] - 1) for d in done if d["output_len"] > 1]
     total_in, total_out = sum(d["prompt_len"] for d in done), sum(d["output_len"] for d in done)
     result = {
-        "tag": None, "backend": args.backend, "dataset_name": args.dataset_name, "request_rate": args.request_rate,
-        "max_concurrency": args.max_concurrency, "sharegpt_output_len": None,
-        "random_input_len": args.random_input_len, "random_output_len": args.random_output_len,
-        "random_range_ratio": args.random_range_ratio, "server_info": None,
-        "duration": duration, "completed": len(done), "total_input_tokens": total_in,
-        "total_output_tokens": total_out, "request_throughput": len(done) / duration,
-        "input_throughput": total_in / duration, "output_throughput": total_out / duration,
+        "tag": None,
+        "backend": args.backend,
+        "dataset_name": args.dataset_name,
+        "request_rate": args.request_rate,
+        "max_concurrency": args.max_concurrency,
+        "sharegpt_output_len": None,
+        "random_input_len": args.random_input_len,
+        "random_output_len": args.random_output_len,
+        "random_range_ratio": args.random_range_ratio,
+        "server_info": None,
+        "duration": duration,
+        "completed": len(done),
+        "total_input_tokens": total_in,
+        "total_output_tokens": total_out,
+        "request_throughput": len(done) / duration,
+        "input_throughput": total_in / duration,
+        "output_throughput": total_out / duration,
         "total_throughput": (total_in + total_out) / duration,
         "mean_e2e_latency_ms": statistics.mean(d["latency"] for d in done) * 1000,
-        "mean_ttft_ms": statistics.mean(ttfts) * 1000, "median_ttft_ms": statistics.median(ttfts) * 1000,
+        "mean_ttft_ms": statistics.mean(ttfts) * 1000,
+        "median_ttft_ms": statistics.median(ttfts) * 1000,
         "mean_tpot_ms": statistics.mean(tpots) * 1000 if tpots else 0.0,
         "mean_itl_ms": statistics.mean(itls) * 1000 if itls else 0.0,
     }
-    details = {"input_lens": [d["prompt_len"] for d in done], "output_lens": [d["output_len"] for d in done],
-               "ttfts": ttfts, "itls": [d["itl"] for d in done], "generated_texts": [d["text"] for d in done],
-               "errors": ["" for _ in done]}
+    details = {
+        "input_lens": [d["prompt_len"] for d in done],
+        "output_lens": [d["output_len"] for d in done],
+        "ttfts": ttfts,
+        "itls": [d["itl"] for d in done],
+        "generated_texts": [d["text"] for d in done],
+        "errors": ["" for _ in done],
+    }
     with open(args.output_file, "a") as file:
         file.write(json.dumps(result | details if args.output_details else result) + "\n")
     return args.output_file

@@ -10,8 +10,8 @@ from typing import Any
 from tests.testing.factories import training_run
 from validator.cli import main
 from validator.engine.evaluate import Config, analyse, run
-from validator.hashing import run_path
 from validator.evidence.tiers import derive
+from validator.hashing import run_path
 
 
 def keygen(folder: Path, name: str) -> Path:
@@ -23,8 +23,11 @@ def keygen(folder: Path, name: str) -> Path:
 
 
 def register(root: Path, *entries: tuple[str, Path]) -> None:
-    lines = [f"{who} {(key.parent / (key.name + '.pub')).read_text().split(' ', 2)[0]} "
-             f"{(key.parent / (key.name + '.pub')).read_text().split(' ', 2)[1]}" for who, key in entries]
+    lines = [
+        f"{who} {(key.parent / (key.name + '.pub')).read_text().split(' ', 2)[0]} "
+        f"{(key.parent / (key.name + '.pub')).read_text().split(' ', 2)[1]}"
+        for who, key in entries
+    ]
     (root / "measurers").mkdir(exist_ok=True)
     (root / "measurers" / "allowed_signers").write_text("# measurers\n" + "\n".join(lines) + "\n")
 
@@ -48,8 +51,11 @@ def sign(root: Path, digest: str, key: Path) -> Path:
 
 
 def codes(root: Path) -> list[str]:
-    return sorted(f"{d.code} {d.path}" for d in run(Config(root=str(root), skip_boards=True)).diagnostics
-                  if d.severity.value == "error")
+    return sorted(
+        f"{d.code} {d.path}"
+        for d in run(Config(root=str(root), skip_boards=True)).diagnostics
+        if d.severity.value == "error"
+    )
 
 
 def tier(root: Path, rel: str) -> Any:

@@ -23,8 +23,14 @@ def samples_at(base_decode: float, slowdown: float, concurrency: int) -> tuple[l
     samples = []
     for _ in range(2 * concurrency + 6):
         ttft = round((80.0 + 3.0 * concurrency) * rng.uniform(0.9, 1.1), 3)
-        samples.append({"prompt_tokens": 1024, "output_tokens": 256, "ttft_ms": ttft,
-                        "e2e_ms": round(ttft + 255 * 1000.0 / (decode * rng.uniform(0.97, 1.03)), 3)})
+        samples.append(
+            {
+                "prompt_tokens": 1024,
+                "output_tokens": 256,
+                "ttft_ms": ttft,
+                "e2e_ms": round(ttft + 255 * 1000.0 / (decode * rng.uniform(0.97, 1.03)), 3),
+            }
+        )
     waves = -(-len(samples) // concurrency)
     return samples, waves * max(s["e2e_ms"] for s in samples) / 1000.0
 
@@ -34,8 +40,9 @@ def independent_point(samples: list[dict[str, float]], duration: float, gpus: in
     return 1000.0 / tpot, sum(s["output_tokens"] for s in samples) / duration / gpus
 
 
-def sweep_registry(root: Path, off_by: float = 1.0, stray: int | None = None, names: str = "abc"
-                   ) -> dict[tuple[str, int], tuple[float, float]]:
+def sweep_registry(
+    root: Path, off_by: float = 1.0, stray: int | None = None, names: str = "abc"
+) -> dict[tuple[str, int], tuple[float, float]]:
     """Three configurations of one model × GPU, each one recipe swept over CONCURRENCIES with one run
     per point; returns each point's figures recomputed here, independently of orv, from the samples.
     `off_by` scales the claim at concurrency 8 of configuration a; `stray` adds a run at that concurrency."""
@@ -45,9 +52,14 @@ def sweep_registry(root: Path, off_by: float = 1.0, stray: int | None = None, na
         if name not in names:
             continue
         software = {"engine": {**VLLM["engine"], "version": version}}
-        recipe = inference_recipe(f"cfg-{name}", prefill=None, ttft=None, software=software,
-                                  serving={"context_len": 8192, "concurrency": 1},
-                                  workload="fixed-1024-256")
+        recipe = inference_recipe(
+            f"cfg-{name}",
+            prefill=None,
+            ttft=None,
+            software=software,
+            serving={"context_len": 8192, "concurrency": 1},
+            workload="fixed-1024-256",
+        )
         recipe["sweep"] = {"concurrency": list(CONCURRENCIES), "claimed": []}
         runs = []
         for c in CONCURRENCIES + ((stray,) if stray and name == "a" else ()):
@@ -58,8 +70,9 @@ def sweep_registry(root: Path, off_by: float = 1.0, stray: int | None = None, na
                 recipe["claimed"] = {"decode_tok_s": claim}
             elif c in CONCURRENCIES:
                 recipe["sweep"]["claimed"].append({"concurrency": c, "decode_tok_s": claim})
-            run = inference_run(recipe, decode, samples=False, duration_s=duration,
-                                serving={"context_len": 8192, "concurrency": c})
+            run = inference_run(
+                recipe, decode, samples=False, duration_s=duration, serving={"context_len": 8192, "concurrency": c}
+            )
             run["samples"] = samples
             runs.append(store_run(root, run))
             expected[(name, c)] = (decode, per_gpu)

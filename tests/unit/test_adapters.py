@@ -17,8 +17,8 @@ import pytest
 from tests.testing.paths import CASES
 from tests.testing.registry import INFERENCE_RECIPE_TEXT, TOOLS, VALID_TRAINING_RECIPE, make_registry
 from validator.adapters import Source, convert, metadata
-from validator.errors import AdapterError
 from validator.cli import main
+from validator.errors import AdapterError
 from validator.hashing import content_address
 from validator.science.throughput import inference_facts, training_facts
 
@@ -66,8 +66,16 @@ def test_megatron_log_becomes_every_optimizer_step_with_the_printed_figures() ->
     assert doc["summary"]["tokens_per_s_per_gpu"] == pytest.approx(expected, rel=1e-7)
     assert abs(expected - 1480.4) / expected < 0.01  # the recipe's claim (seed 000's row)
     # What the log states about itself: layout, world size, first timestamp.
-    assert doc["layout"] == {"tp": 1, "pp": 4, "dp": 2, "cp": 1, "vpp": 1, "layer_split": [16, 17, 17, 14],
-                             "ep": 1, "etp": 1}
+    assert doc["layout"] == {
+        "tp": 1,
+        "pp": 4,
+        "dp": 2,
+        "cp": 1,
+        "vpp": 1,
+        "layer_split": [16, 17, 17, 14],
+        "ep": 1,
+        "etp": 1,
+    }
     assert doc["hardware"] == {"gpu": "h100", "count": 8}
     assert doc["measured_at"] == "2026-10-18T09:14:05"
     assert doc["tool"] == {"name": "megatron-lm", "version": "0.30.0", "format": "megatron-lm-training-log"}
@@ -90,8 +98,7 @@ def test_megatron_nan_iterations_are_recorded_as_diverged_steps() -> None:
     # bf16 (core_v0.14.0 `training_log`): a NaN loss is averaged, `nan > 0.0` is false, so the line
     # has no `lm loss` and shows `grad norm: nan` (fixture: make_fixtures.py, `srun -l` prefixes).
     doc = adapt("megatron", (TOOLS / "megatron" / "nan.log").read_bytes(), str(TRAINING_RECIPE)).document
-    assert doc["samples"][76] == {"step": 77, "time_s": doc["samples"][76]["time_s"], "tokens": 1048576,
-                                  "loss": "nan"}
+    assert doc["samples"][76] == {"step": 77, "time_s": doc["samples"][76]["time_s"], "tokens": 1048576, "loss": "nan"}
     assert all(isinstance(s["loss"], float) for s in doc["samples"][:76])
     assert {s["loss"] for s in doc["samples"][76:]} == {"nan"}
     assert doc["measured_at"] == "2026-10-18T09:14:05"  # core_v0.14.0 prints no microseconds
@@ -107,20 +114,40 @@ def line_of(raw: bytes, needle: str) -> int:
     return raw.decode().split("\n").index(next(l for l in raw.decode().split("\n") if needle in l)) + 1
 
 
-@pytest.mark.parametrize("old,new,code,needle", [
-    ("  log_interval .................................... 1", "  log_interval .................................... 10",
-     "ORV109", "log_interval"),
-    ("  seq_length ...................................... 8192", "  seq_length ...................................... 4096",
-     "ORV109", "seq_length"),
-    ("  fp8 ............................................. None", "  fp8 ............................................. e4m3",
-     "ORV109", "  fp8 "),
-    ("global batch size:   128 | lm loss: 1.946", "global batch size:    64 | lm loss: 1.946", "ORV109",
-     "global batch size:    64"),
-    ("iteration        7/      24", "iteration        9/      24", "ORV109", "iteration        9/"),
-    ("| lm loss: 1.946", "| mtp_1 loss: 1.946", "ORV108", "mtp_1 loss"),
-])
-def test_megatron_logs_that_are_not_evidence_for_the_workload_are_refused(old: str, new: str, code: str,
-                                                                          needle: str) -> None:
+@pytest.mark.parametrize(
+    "old,new,code,needle",
+    [
+        (
+            "  log_interval .................................... 1",
+            "  log_interval .................................... 10",
+            "ORV109",
+            "log_interval",
+        ),
+        (
+            "  seq_length ...................................... 8192",
+            "  seq_length ...................................... 4096",
+            "ORV109",
+            "seq_length",
+        ),
+        (
+            "  fp8 ............................................. None",
+            "  fp8 ............................................. e4m3",
+            "ORV109",
+            "  fp8 ",
+        ),
+        (
+            "global batch size:   128 | lm loss: 1.946",
+            "global batch size:    64 | lm loss: 1.946",
+            "ORV109",
+            "global batch size:    64",
+        ),
+        ("iteration        7/      24", "iteration        9/      24", "ORV109", "iteration        9/"),
+        ("| lm loss: 1.946", "| mtp_1 loss: 1.946", "ORV108", "mtp_1 loss"),
+    ],
+)
+def test_megatron_logs_that_are_not_evidence_for_the_workload_are_refused(
+    old: str, new: str, code: str, needle: str
+) -> None:
     raw = edited_megatron(old, new)
     with pytest.raises(AdapterError) as exc:
         adapt("megatron", raw, str(TRAINING_RECIPE))
@@ -129,8 +156,9 @@ def test_megatron_logs_that_are_not_evidence_for_the_workload_are_refused(old: s
 
 
 def test_megatron_layout_in_the_log_wins_over_the_recipe_with_a_note() -> None:
-    raw = edited_megatron("  tensor_model_parallel_size ...................... 1",
-                          "  tensor_model_parallel_size ...................... 2")
+    raw = edited_megatron(
+        "  tensor_model_parallel_size ...................... 1", "  tensor_model_parallel_size ...................... 2"
+    )
     converted = adapt("megatron", raw, str(TRAINING_RECIPE))
     assert converted.document["layout"]["tp"] == 2
     assert any("layout.tp = 2; the recipe says 1" in n for n in converted.notes)
@@ -149,8 +177,12 @@ def test_nemo_log_matches_its_printed_per_step_throughput() -> None:
     raw = (TOOLS / "nemo" / "qwen3-8-27b-nemo.log").read_bytes()
     converted = adapt("nemo", raw, str(TRAINING_RECIPE), tool_version="2.4.0")
     doc = converted.document
-    printed = [(int(m[1]), float(m[2]), float(m[3])) for m in re.finditer(
-        r"global_step: (\d+) \| reduced_train_loss: ([\d.]+) \| train_step_timing in s: ([\d.]+)", raw.decode())]
+    printed = [
+        (int(m[1]), float(m[2]), float(m[3]))
+        for m in re.finditer(
+            r"global_step: (\d+) \| reduced_train_loss: ([\d.]+) \| train_step_timing in s: ([\d.]+)", raw.decode()
+        )
+    ]
     rates = [float(r) for r in re.findall(r"tokens_per_sec_per_gpu: ([\d.e+]+)", raw.decode())]
     assert [s["step"] for s in doc["samples"]] == [g + 1 for g, _, _ in printed] == list(range(1, 25))
     assert [s["time_s"] for s in doc["samples"]] == [t for _, _, t in printed]
@@ -192,15 +224,20 @@ def test_vllm_detailed_result_recomputes_to_what_vllm_printed(inference_recipe: 
     facts = inference_facts(doc["samples"], doc["duration_s"])
     h = facts.headline
     # Equal to the saved figures (full precision) and to the printed ones (two decimals).
-    for key, name, label in (("mean_ttft_ms", "ttft_ms", "Mean TTFT (ms):"),
-                             ("mean_tpot_ms", "tpot_ms", "Mean TPOT (ms):"),
-                             ("output_throughput", "output_tok_s", "Output token throughput (tok/s):")):
+    for key, name, label in (
+        ("mean_ttft_ms", "ttft_ms", "Mean TTFT (ms):"),
+        ("mean_tpot_ms", "tpot_ms", "Mean TPOT (ms):"),
+        ("output_throughput", "output_tok_s", "Output token throughput (tok/s):"),
+    ):
         assert h[name] == pytest.approx(saved[key], rel=1e-7)
         assert f"{h[name]:.2f}" == console_value(console, label)
     assert h["decode_tok_s"] == pytest.approx(1000 / saved["mean_tpot_ms"], rel=1e-7)
-    assert doc["summary"] == {"ttft_ms": saved["mean_ttft_ms"], "tpot_ms": saved["mean_tpot_ms"],
-                              "output_tok_s": saved["output_throughput"],
-                              "decode_tok_s": 1000 / saved["mean_tpot_ms"]}
+    assert doc["summary"] == {
+        "ttft_ms": saved["mean_ttft_ms"],
+        "tpot_ms": saved["mean_tpot_ms"],
+        "output_tok_s": saved["output_throughput"],
+        "decode_tok_s": 1000 / saved["mean_tpot_ms"],
+    }
     assert doc["serving"] == {"context_len": 8192, "concurrency": 1}
     assert doc["measured_at"] == "2026-10-18T10:15:03" and doc["checkpoint"] == "Qwen/Qwen3.8-27B-FP8"
     assert doc["samples"][0]["start_ms"] == 0.0 and doc["samples"][1]["start_ms"] > 0
@@ -279,8 +316,7 @@ def test_sglang_file_with_two_runs_needs_a_record_choice(inference_recipe: str) 
 
 
 @pytest.mark.parametrize("name,record", [("bench_serving.jsonl", 2), ("bench_serving-details.jsonl", None)])
-def test_sglang_result_recomputes_to_what_sglang_printed(inference_recipe: str, name: str,
-                                                         record: int | None) -> None:
+def test_sglang_result_recomputes_to_what_sglang_printed(inference_recipe: str, name: str, record: int | None) -> None:
     raw = (TOOLS / "sglang" / name).read_bytes()
     saved = json.loads(raw.decode().strip().split("\n")[(record or 1) - 1])  # Infinity parses, as in SGLang
     converted = adapt("sglang", raw, inference_recipe, tool_version="0.5.4", record=record)
@@ -307,12 +343,27 @@ def test_sglang_concurrency_in_the_output_wins_over_the_recipe(inference_recipe:
 # --------------------------------------------------------------------------- the command line
 
 
-def test_add_run_from_megatron_stores_a_content_addressed_file(tmp_path: Path,
-                                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_add_run_from_megatron_stores_a_content_addressed_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     root = make_registry(tmp_path / "registry")
     log = TOOLS / "megatron" / "qwen3-8-27b-tp1-pp4-dp2.log"
-    code = main(["add-run", "--root", str(root), "--from", "megatron", str(log), "--recipe", str(TRAINING_RECIPE),
-                 "--measured-by", "lab-a", "--tool-version", "0.30.0"])
+    code = main(
+        [
+            "add-run",
+            "--root",
+            str(root),
+            "--from",
+            "megatron",
+            str(log),
+            "--recipe",
+            str(TRAINING_RECIPE),
+            "--measured-by",
+            "lab-a",
+            "--tool-version",
+            "0.30.0",
+        ]
+    )
     out, err = capsys.readouterr()
     assert code == 0 and out.startswith("sha256:")
     digest = out.strip().split(":")[1]
@@ -322,8 +373,9 @@ def test_add_run_from_megatron_stores_a_content_addressed_file(tmp_path: Path,
     assert "stored: runs/" in err
 
 
-def test_add_run_reports_adapter_problems_without_a_traceback(tmp_path: Path,
-                                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_add_run_reports_adapter_problems_without_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     root = make_registry(tmp_path / "registry")
     bad = tmp_path / "result.json"
     bad.write_text('{"duration": 12.5,', encoding="utf-8")
@@ -346,8 +398,11 @@ def test_metadata_flags_without_from_are_a_usage_error(tmp_path: Path, capsys: p
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers(-10, 10**6) | st.floats(allow_nan=True)
-                           | st.text(max_size=8), lambda inner: st.lists(inner, max_size=4), max_leaves=12)
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-10, 10**6) | st.floats(allow_nan=True) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4),
+    max_leaves=12,
+)
 VLLM_SAVED = json.loads((TOOLS / "vllm" / "serve-detailed.json").read_bytes())
 MEGATRON_LINES = (TOOLS / "megatron" / "qwen3-8-27b-tp1-pp4-dp2.log").read_text().split("\n")
 
@@ -361,10 +416,22 @@ def test_a_damaged_vllm_result_is_a_finding_not_a_crash(key: str, value: Any, in
         if isinstance(saved.get(array), list) and index < len(saved[array]):
             saved[array][index] = item
             break
-    meta = metadata("vllm", BASE, None, {"model": "qwen3.8-27b", "gpu": "h100", "gpus": 1, "quant": "fp8",
-                                         "measured_by": "x", "tool_version": "0.11.0"})
-    meta = meta.with_values("flag", software={"engine": {"name": "vllm", "version": "0.11.0"}},
-                            serving={"concurrency": 1})
+    meta = metadata(
+        "vllm",
+        BASE,
+        None,
+        {
+            "model": "qwen3.8-27b",
+            "gpu": "h100",
+            "gpus": 1,
+            "quant": "fp8",
+            "measured_by": "x",
+            "tool_version": "0.11.0",
+        },
+    )
+    meta = meta.with_values(
+        "flag", software={"engine": {"name": "vllm", "version": "0.11.0"}}, serving={"concurrency": 1}
+    )
     try:
         convert("vllm", Source("r.json", json.dumps(saved).encode()), meta)
     except AdapterError as exc:

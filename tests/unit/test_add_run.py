@@ -26,8 +26,9 @@ def test_the_cli_offers_exactly_the_formats_the_flow_reads() -> None:
 
 def test_a_tool_output_is_stored_and_recorded_in_its_recipe(registry: tuple[Path, Path]) -> None:
     root, recipe = registry
-    outcome = execute(AddRunRequest(root=str(root), file=str(VLLM), fmt="vllm", recipe_path=str(recipe),
-                                    write_recipe=True))
+    outcome = execute(
+        AddRunRequest(root=str(root), file=str(VLLM), fmt="vllm", recipe_path=str(recipe), write_recipe=True)
+    )
     assert outcome.exit_code == 0 and outcome.findings is None
     (reference,) = [text for stream, text in outcome.lines if stream == "out"]
     digest = reference.removeprefix("sha256:")
@@ -41,13 +42,16 @@ def test_without_write_recipe_the_recipe_is_untouched_and_the_next_step_named(re
     root, recipe = registry
     outcome = execute(AddRunRequest(root=str(root), file=str(VLLM), fmt="vllm", recipe_path=str(recipe)))
     assert outcome.exit_code == 0 and recipe.read_text() == HAND_WRITTEN
-    assert any(text.startswith("next: add `- \"sha256:") for _, text in outcome.lines)
+    assert any(text.startswith('next: add `- "sha256:') for _, text in outcome.lines)
 
 
 def test_a_wrong_model_comes_back_as_findings_and_stores_nothing(registry: tuple[Path, Path]) -> None:
     root, recipe = registry
-    outcome = execute(AddRunRequest(root=str(root), file=str(VLLM), fmt="vllm", recipe_path=str(recipe),
-                                    given={"model": "no-such-model"}))
+    outcome = execute(
+        AddRunRequest(
+            root=str(root), file=str(VLLM), fmt="vllm", recipe_path=str(recipe), given={"model": "no-such-model"}
+        )
+    )
     assert outcome.exit_code == 1 and outcome.findings is not None and outcome.findings.errors
     assert not any((root / "runs").rglob("*.json"))
 
@@ -61,9 +65,30 @@ def test_a_bad_invocation_is_a_usage_error(registry: tuple[Path, Path]) -> None:
 
 
 def _new_recipe(root: Path, *extra: str) -> Path:
-    assert cli.main(["new", "inference", "--root", str(root), "--model", "qwen3.8-27b", "--gpu", "h100",
-                     "--engine", "vllm@0.11.0", "--quant", "fp8", "--workload", "random-512-64", "--author", "Lab",
-                     *extra]) == 0
+    assert (
+        cli.main(
+            [
+                "new",
+                "inference",
+                "--root",
+                str(root),
+                "--model",
+                "qwen3.8-27b",
+                "--gpu",
+                "h100",
+                "--engine",
+                "vllm@0.11.0",
+                "--quant",
+                "fp8",
+                "--workload",
+                "random-512-64",
+                "--author",
+                "Lab",
+                *extra,
+            ]
+        )
+        == 0
+    )
     (recipe,) = (root / "recipes" / "inference").rglob("*.yaml")
     return recipe
 
@@ -72,8 +97,9 @@ def test_a_date_orv_new_chose_becomes_the_runs_date(tmp_path: Path) -> None:
     root = make_registry(tmp_path / "registry")
     recipe = _new_recipe(root)
     assert yaml.safe_load(recipe.read_text())["measured"] != "2026-10-18"
-    outcome = execute(AddRunRequest(root=str(root), file=str(VLLM), fmt="vllm", recipe_path=str(recipe),
-                                    write_recipe=True))
+    outcome = execute(
+        AddRunRequest(root=str(root), file=str(VLLM), fmt="vllm", recipe_path=str(recipe), write_recipe=True)
+    )
     assert outcome.exit_code == 0
     text = recipe.read_text()
     assert yaml.safe_load(text)["measured"] == "2026-10-18"  # the day serve-detailed.json was measured
@@ -84,21 +110,27 @@ def test_a_date_orv_new_chose_becomes_the_runs_date(tmp_path: Path) -> None:
 def test_a_date_a_person_typed_is_kept_and_the_difference_said(tmp_path: Path) -> None:
     root = make_registry(tmp_path / "registry")
     recipe = _new_recipe(root, "--measured", "2026-10-20")
-    outcome = execute(AddRunRequest(root=str(root), file=str(VLLM), fmt="vllm", recipe_path=str(recipe),
-                                    write_recipe=True))
+    outcome = execute(
+        AddRunRequest(root=str(root), file=str(VLLM), fmt="vllm", recipe_path=str(recipe), write_recipe=True)
+    )
     assert outcome.exit_code == 0 and yaml.safe_load(recipe.read_text())["measured"] == "2026-10-20"
-    assert any("the recipe says measured 2026-10-20 but the run was measured 2026-10-18" in text
-               for _, text in outcome.lines)
+    assert any(
+        "the recipe says measured 2026-10-20 but the run was measured 2026-10-18" in text for _, text in outcome.lines
+    )
 
 
-def test_a_run_at_another_point_of_a_sweep_fills_that_points_claim(registry: tuple[Path, Path],
-                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_run_at_another_point_of_a_sweep_fills_that_points_claim(
+    registry: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
     root, recipe = registry
-    text = HAND_WRITTEN.replace("serving: {context_len: 8192, concurrency: 1}",
-                                "serving: {context_len: 8192, concurrency: 4}\nsweep:\n  concurrency: [1, 4]")
+    text = HAND_WRITTEN.replace(
+        "serving: {context_len: 8192, concurrency: 1}",
+        "serving: {context_len: 8192, concurrency: 4}\nsweep:\n  concurrency: [1, 4]",
+    )
     recipe.write_text(text.replace("claimed: {}", "claimed: {decode_tok_s: 30.0}"), encoding="utf-8")
-    outcome = execute(AddRunRequest(root=str(root), file=str(VLLM), fmt="vllm", recipe_path=str(recipe),
-                                    write_recipe=True))  # serve-detailed.json ran at --max-concurrency 1
+    outcome = execute(
+        AddRunRequest(root=str(root), file=str(VLLM), fmt="vllm", recipe_path=str(recipe), write_recipe=True)
+    )  # serve-detailed.json ran at --max-concurrency 1
     assert outcome.exit_code == 0, outcome.lines
     data = yaml.safe_load(recipe.read_text())
     assert data["claimed"] == {"decode_tok_s": 30.0}  # the headline point (concurrency 4) is untouched

@@ -11,18 +11,28 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.testing.registry import (CASES, HAND_WRITTEN, TOOLS, VALID_TRAINING_RECIPE, VLLM, hand_written_registry,
-                                    make_registry)
+from tests.testing.registry import (
+    CASES,
+    HAND_WRITTEN,
+    TOOLS,
+    VALID_TRAINING_RECIPE,
+    VLLM,
+    hand_written_registry,
+    make_registry,
+)
 from validator.adapters.detect import RUN, detect
 from validator.cli import main
 from validator.hashing import canonical_bytes, content_address
 
 MEGATRON = TOOLS / "megatron" / "qwen3-8-27b-tp1-pp4-dp2.log"
 
+
 def diff(before: str, after: str) -> tuple[list[str], list[str]]:
     lines = list(difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0))
-    return ([d[1:] for d in lines if d.startswith("-") and not d.startswith("---")],
-            [d[1:] for d in lines if d.startswith("+") and not d.startswith("+++")])
+    return (
+        [d[1:] for d in lines if d.startswith("-") and not d.startswith("---")],
+        [d[1:] for d in lines if d.startswith("+") and not d.startswith("+++")],
+    )
 
 
 def check_findings(root: Path, capsys: pytest.CaptureFixture[str]) -> list[dict[str, object]]:
@@ -42,16 +52,19 @@ def inference_registry(tmp_path: Path) -> tuple[Path, Path]:
 # --------------------------------------------------------------------------- detection
 
 
-@pytest.mark.parametrize("path, fmt", [
-    (VLLM, "vllm"),
-    (TOOLS / "vllm" / "benchmark_serving-legacy.json", "vllm"),
-    (TOOLS / "vllm" / "serve-summary-only.json", "vllm"),
-    (TOOLS / "sglang" / "bench_serving.jsonl", "sglang"),
-    (TOOLS / "sglang" / "bench_serving-details.jsonl", "sglang"),
-    (MEGATRON, "megatron"),
-    (TOOLS / "nemo" / "qwen3-8-27b-nemo.log", "nemo"),
-    (next((CASES / "valid-training-run" / "runs").glob("*/*.json")), RUN),
-])
+@pytest.mark.parametrize(
+    "path, fmt",
+    [
+        (VLLM, "vllm"),
+        (TOOLS / "vllm" / "benchmark_serving-legacy.json", "vllm"),
+        (TOOLS / "vllm" / "serve-summary-only.json", "vllm"),
+        (TOOLS / "sglang" / "bench_serving.jsonl", "sglang"),
+        (TOOLS / "sglang" / "bench_serving-details.jsonl", "sglang"),
+        (MEGATRON, "megatron"),
+        (TOOLS / "nemo" / "qwen3-8-27b-nemo.log", "nemo"),
+        (next((CASES / "valid-training-run" / "runs").glob("*/*.json")), RUN),
+    ],
+)
 def test_each_tool_output_is_recognised(path: Path, fmt: str) -> None:
     found = detect(path.read_bytes())
     assert found is not None and found.fmt == fmt
@@ -63,7 +76,8 @@ def test_unknown_files_are_not_guessed(raw: bytes) -> None:
 
 
 def test_a_tool_output_without_from_or_recipe_names_the_from_that_fits(
-        inference_registry: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    inference_registry: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
     root, _ = inference_registry
     assert main(["add-run", "--root", str(root), str(VLLM)]) == 2
     err = capsys.readouterr().err
@@ -72,8 +86,9 @@ def test_a_tool_output_without_from_or_recipe_names_the_from_that_fits(
     assert "run kind must be" not in err and not any((root / "runs").iterdir())
 
 
-def test_a_run_document_with_metadata_options_is_a_usage_error(tmp_path: Path,
-                                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_run_document_with_metadata_options_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     root = make_registry(tmp_path / "registry")
     run = next((CASES / "valid-training-run" / "runs").glob("*/*.json"))
     assert main(["add-run", "--root", str(root), str(run), "--recipe", str(VALID_TRAINING_RECIPE)]) == 2
@@ -84,7 +99,8 @@ def test_a_run_document_with_metadata_options_is_a_usage_error(tmp_path: Path,
 
 
 def test_vllm_run_is_recorded_in_a_hand_written_recipe_changing_only_two_lines(
-        inference_registry: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    inference_registry: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
     root, recipe = inference_registry
     code = main(["add-run", "--root", str(root), str(VLLM), "--recipe", str(recipe), "--write-recipe"])
     out, err = capsys.readouterr()
@@ -98,8 +114,11 @@ def test_vllm_run_is_recorded_in_a_hand_written_recipe_changing_only_two_lines(
     edited = recipe.read_text(encoding="utf-8")
     removed, added = diff(HAND_WRITTEN, edited)
     assert removed == ["claimed: {}", "runs: []"]
-    assert added == ["claimed: {decode_tok_s: 41.56, prefill_tok_s: 8166.0, ttft_ms: 63.79}", "runs:",
-                     f'  - "{reference}"']
+    assert added == [
+        "claimed: {decode_tok_s: 41.56, prefill_tok_s: 8166.0, ttft_ms: 63.79}",
+        "runs:",
+        f'  - "{reference}"',
+    ]
     assert check_findings(root, capsys) == []  # T2: the claim is what the samples give, within 1%
 
     # Again: the run is stored already and listed already; nothing changes.
@@ -108,29 +127,36 @@ def test_vllm_run_is_recorded_in_a_hand_written_recipe_changing_only_two_lines(
     assert recipe.read_text(encoding="utf-8") == edited
 
 
-def test_a_claim_the_recipe_states_is_kept(inference_registry: tuple[Path, Path],
-                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_claim_the_recipe_states_is_kept(
+    inference_registry: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
     root, recipe = inference_registry
     recipe.write_text(HAND_WRITTEN.replace("claimed: {}", "claimed: {decode_tok_s: 41.5}"), encoding="utf-8")
-    assert main(["add-run", "--root", str(root), "--from", "vllm", str(VLLM), "--recipe", str(recipe),
-                 "--write-recipe"]) == 0
+    assert (
+        main(["add-run", "--root", str(root), "--from", "vllm", str(VLLM), "--recipe", str(recipe), "--write-recipe"])
+        == 0
+    )
     data = yaml.safe_load(recipe.read_text(encoding="utf-8"))
     assert data["claimed"] == {"decode_tok_s": 41.5} and len(data["runs"]) == 1
     err = capsys.readouterr().err
     assert "filled `claimed:`" not in err and "the recipe claims" not in err  # 41.5 is within 1% of 41.56
 
 
-def test_a_claim_the_run_does_not_support_is_pointed_out(inference_registry: tuple[Path, Path],
-                                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_claim_the_run_does_not_support_is_pointed_out(
+    inference_registry: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
     root, recipe = inference_registry
     recipe.write_text(HAND_WRITTEN.replace("claimed: {}", "claimed: {decode_tok_s: 45}"), encoding="utf-8")
     assert main(["add-run", "--root", str(root), str(VLLM), "--recipe", str(recipe), "--write-recipe"]) == 0
-    assert ("note: the recipe claims decode_tok_s 45 but this run gives 41.56 (8.3% apart; `orv check` reports "
-            "ORV207 beyond 1%)") in capsys.readouterr().err
+    assert (
+        "note: the recipe claims decode_tok_s 45 but this run gives 41.56 (8.3% apart; `orv check` reports "
+        "ORV207 beyond 1%)"
+    ) in capsys.readouterr().err
 
 
 def test_without_a_terminal_the_recipe_is_left_alone_and_the_next_step_printed(
-        inference_registry: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    inference_registry: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
     root, recipe = inference_registry
     assert main(["add-run", "--root", str(root), str(VLLM), "--recipe", str(recipe)]) == 0  # stdout is captured
     out, err = capsys.readouterr()
@@ -145,7 +171,8 @@ def test_write_recipe_needs_a_recipe(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 
 def test_a_value_the_recipe_given_lacks_is_not_asked_for_as_a_missing_recipe(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """An imported training row pins no software: add-run with --recipe must say the recipe lacks it (not
     "pass --recipe", which was passed); without a recipe it still says to pass one."""
     root = make_registry(tmp_path / "registry", CASES / "valid-training")
@@ -153,8 +180,19 @@ def test_a_value_the_recipe_given_lacks_is_not_asked_for_as_a_missing_recipe(
     data = yaml.safe_load(recipe.read_text(encoding="utf-8"))
     data["software"] = {}
     recipe.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-    code = main(["add-run", "--root", str(root), str(MEGATRON), "--recipe", str(recipe), "--no-write-recipe",
-                 "--measured-by", "lab-a"])
+    code = main(
+        [
+            "add-run",
+            "--root",
+            str(root),
+            str(MEGATRON),
+            "--recipe",
+            str(recipe),
+            "--no-write-recipe",
+            "--measured-by",
+            "lab-a",
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 1 and "does not state `software`" in err
     assert "the recipe given does not state `software` either: add it to the recipe" in err
@@ -164,17 +202,33 @@ def test_a_value_the_recipe_given_lacks_is_not_asked_for_as_a_missing_recipe(
     assert code == 1 and "pass --recipe PATH to take it from the recipe this run backs" in capsys.readouterr().err
 
 
-def test_megatron_run_fills_an_empty_training_claim_and_names_the_warmup(tmp_path: Path,
-                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_megatron_run_fills_an_empty_training_claim_and_names_the_warmup(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     root = make_registry(tmp_path / "registry", CASES / "valid-training")
     recipe = root / VALID_TRAINING_RECIPE.relative_to(CASES / "valid-training")
     original = recipe.read_text(encoding="utf-8")
     stated = yaml.safe_load(original)["claimed"]
-    recipe.write_text(original.replace(f"claimed: {{tokens_per_s_per_gpu: {stated['tokens_per_s_per_gpu']}}}",
-                                       "claimed: {}"), encoding="utf-8")
+    recipe.write_text(
+        original.replace(f"claimed: {{tokens_per_s_per_gpu: {stated['tokens_per_s_per_gpu']}}}", "claimed: {}"),
+        encoding="utf-8",
+    )
     assert "claimed: {}" in recipe.read_text(encoding="utf-8")
-    code = main(["add-run", "--root", str(root), str(MEGATRON), "--recipe", str(recipe), "--write-recipe",
-                 "--measured-by", "lab-a", "--tool-version", "0.14.0"])
+    code = main(
+        [
+            "add-run",
+            "--root",
+            str(root),
+            str(MEGATRON),
+            "--recipe",
+            str(recipe),
+            "--write-recipe",
+            "--measured-by",
+            "lab-a",
+            "--tool-version",
+            "0.14.0",
+        ]
+    )
     out, err = capsys.readouterr()
     assert code == 0, err
     assert "excluded: the first 2 warm-up steps of 24 (the workload's protocol)" in err
@@ -184,13 +238,15 @@ def test_megatron_run_fills_an_empty_training_claim_and_names_the_warmup(tmp_pat
     assert [f["code"] for f in check_findings(root, capsys)] == []
 
 
-def test_a_recipe_that_cannot_be_edited_safely_is_not_touched(inference_registry: tuple[Path, Path],
-                                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_recipe_that_cannot_be_edited_safely_is_not_touched(
+    inference_registry: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
     root, recipe = inference_registry
     odd = HAND_WRITTEN.replace("quant: fp8", "quant: 0o10")  # a string in YAML 1.1 (orv), an octal 8 in 1.2
     recipe.write_text(odd, encoding="utf-8")
-    code = main(["add-run", "--root", str(root), "--from", "vllm", str(VLLM), "--recipe", str(recipe),
-                 "--write-recipe"])
+    code = main(
+        ["add-run", "--root", str(root), "--from", "vllm", str(VLLM), "--recipe", str(recipe), "--write-recipe"]
+    )
     out, err = capsys.readouterr()
     assert code == 1 and "Traceback" not in err
     assert "was not edited (the file reads differently in YAML 1.1 and 1.2" in err
@@ -202,7 +258,8 @@ def test_a_recipe_that_cannot_be_edited_safely_is_not_touched(inference_registry
 
 
 def test_hash_of_a_pretty_printed_run_is_the_address_add_run_stores_it_under(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     root = make_registry(tmp_path / "registry")
     stored = next((CASES / "valid-training-run" / "runs").glob("*/*.json"))
     pretty = tmp_path / "run.json"
@@ -218,8 +275,7 @@ def test_hash_of_a_pretty_printed_run_is_the_address_add_run_stores_it_under(
     assert canonical_bytes(json.loads(pretty.read_bytes())) == stored.read_bytes()
 
 
-def test_hash_of_a_tool_output_says_it_is_not_a_run_address(tmp_path: Path,
-                                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_hash_of_a_tool_output_says_it_is_not_a_run_address(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     copy = tmp_path / "result.json"
     shutil.copy(VLLM, copy)
     assert main(["hash", str(copy)]) == 0

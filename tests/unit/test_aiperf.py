@@ -18,13 +18,13 @@ from hypothesis import strategies as st
 from tests.conftest import fuzz_examples
 from tests.testing.mutation import odd_edit
 from tests.testing.registry import TOOLS, make_registry
-from validator.evidence import tiers
 from validator.adapters import aiperf, convert, metadata, with_report
 from validator.adapters.detect import detect
 from validator.checks.collect import Collector
 from validator.cli import main
 from validator.engine.evaluate import Config, run
 from validator.errors import AdapterError
+from validator.evidence import tiers
 from validator.load.pipeline import assemble_loaded, load_tree
 from validator.science.throughput import inference_facts
 
@@ -49,9 +49,15 @@ runs: []
 
 
 def recipe_text(**values: Any) -> str:
-    base = {"id": "qwen3-8-27b-h100-vllm-fp8-single-stream-256-c1", "model": "qwen3.8-27b",
-            "checkpoint": "Qwen/Qwen3.8-27B", "engine": "vllm", "version": "0.11.0", "concurrency": 1,
-            "workload": "single-stream-256"}
+    base = {
+        "id": "qwen3-8-27b-h100-vllm-fp8-single-stream-256-c1",
+        "model": "qwen3.8-27b",
+        "checkpoint": "Qwen/Qwen3.8-27B",
+        "engine": "vllm",
+        "version": "0.11.0",
+        "concurrency": 1,
+        "workload": "single-stream-256",
+    }
     return RECIPE.format(**{**base, **values})
 
 
@@ -69,8 +75,12 @@ def write_recipe(root: Path, **values: Any) -> Path:
     return path
 
 
-def artifacts(tmp_path: Path, records: list[dict[str, Any]] | None = None,
-              summary: dict[str, Any] | None = None, source: Path = STREAMING) -> Path:
+def artifacts(
+    tmp_path: Path,
+    records: list[dict[str, Any]] | None = None,
+    summary: dict[str, Any] | None = None,
+    source: Path = STREAMING,
+) -> Path:
     """A copy of an AIPerf artifact folder, with records or summary replaced (a forgery under test)."""
     folder = tmp_path / "artifacts"
     shutil.copytree(source, folder)
@@ -134,8 +144,7 @@ def test_the_records_file_and_the_folder_are_both_detected() -> None:
     assert aiperf.summary_path("/a/run7.jsonl") == "/a/run7.json"  # --profile-export-prefix run7
 
 
-def test_an_aiperf_recipe_reaches_t2_on_the_test_registry(registry: Path,
-                                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_aiperf_recipe_reaches_t2_on_the_test_registry(registry: Path, capsys: pytest.CaptureFixture[str]) -> None:
     recipe = write_recipe(registry)
     code, out, err = add_run(capsys, registry, str(STREAMING), "--recipe", str(recipe), "--write-recipe")
     assert code == 0, err
@@ -158,8 +167,11 @@ def test_a_tampered_summary_is_a_finding(tmp_path: Path, registry: Path) -> None
         adapt(artifacts(tmp_path, summary=summary), recipe, registry)
     assert refused_codes(exc) == ["ORV109"] and "time_to_first_token.avg" in exc.value.diagnostics[0].message
     finding, text = exc.value.diagnostics[0], (tmp_path / "artifacts" / aiperf.SUMMARY).read_text().split("\n")
-    at = text.index('  "time_to_first_token": {') + next(i for i, line in enumerate(
-        text[text.index('  "time_to_first_token": {'):]) if '"avg"' in line) + 1
+    at = (
+        text.index('  "time_to_first_token": {')
+        + next(i for i, line in enumerate(text[text.index('  "time_to_first_token": {') :]) if '"avg"' in line)
+        + 1
+    )
     assert finding.path.endswith(aiperf.SUMMARY) and finding.line == at  # located in the summary, not the records
 
 
@@ -213,8 +225,9 @@ def test_a_run_without_streaming_is_refused(registry: Path) -> None:
     assert refused_codes(exc)[0] == "ORV108" and "without --streaming" in exc.value.diagnostics[0].message
 
 
-def test_a_truncated_records_file_is_a_one_line_error(tmp_path: Path, registry: Path,
-                                                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_truncated_records_file_is_a_one_line_error(
+    tmp_path: Path, registry: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     recipe = write_recipe(registry)
     folder = artifacts(tmp_path)
     raw = (folder / aiperf.RECORDS).read_bytes()
@@ -225,21 +238,32 @@ def test_a_truncated_records_file_is_a_one_line_error(tmp_path: Path, registry: 
     assert len(findings) == 1 and "ORV101" in findings[0] and "line 12" in findings[0]
 
 
-def test_a_missing_summary_is_named_and_report_supplies_it(tmp_path: Path, registry: Path,
-                                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_missing_summary_is_named_and_report_supplies_it(
+    tmp_path: Path, registry: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     recipe = write_recipe(registry)
     lone = tmp_path / "lone"
     lone.mkdir()
     shutil.copy(STREAMING / aiperf.RECORDS, lone / aiperf.RECORDS)
     code, _, err = add_run(capsys, registry, "--from", "aiperf", str(lone / aiperf.RECORDS), "--recipe", str(recipe))
     assert code == 1 and "ORV108" in err and "--report PATH" in err
-    code, out, err = add_run(capsys, registry, "--from", "aiperf", str(lone / aiperf.RECORDS), "--recipe",
-                             str(recipe), "--report", str(STREAMING / aiperf.SUMMARY))
+    code, out, err = add_run(
+        capsys,
+        registry,
+        "--from",
+        "aiperf",
+        str(lone / aiperf.RECORDS),
+        "--recipe",
+        str(recipe),
+        "--report",
+        str(STREAMING / aiperf.SUMMARY),
+    )
     assert code == 0 and out.startswith("sha256:"), err
 
 
-def test_a_summary_linked_into_the_folder_is_not_followed(tmp_path: Path, registry: Path,
-                                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_summary_linked_into_the_folder_is_not_followed(
+    tmp_path: Path, registry: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     recipe = write_recipe(registry)
     folder = artifacts(tmp_path)
     (folder / aiperf.SUMMARY).unlink()
@@ -249,15 +273,20 @@ def test_a_summary_linked_into_the_folder_is_not_followed(tmp_path: Path, regist
 
 
 def test_a_run_of_another_model_is_an_identity_error(registry: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    recipe = write_recipe(registry, id="glm-5-3-flash-h100-vllm-fp8-single-stream-256-c1", model="glm-5.3-flash",
-                          checkpoint="zai-org/GLM-5.3-Flash")
+    recipe = write_recipe(
+        registry,
+        id="glm-5-3-flash-h100-vllm-fp8-single-stream-256-c1",
+        model="glm-5.3-flash",
+        checkpoint="zai-org/GLM-5.3-Flash",
+    )
     code, _, err = add_run(capsys, registry, str(STREAMING), "--recipe", str(recipe))
     assert code == 1 and "ORV226" in err and "Qwen/Qwen3.8-27B" in err
 
 
 def test_a_recipe_at_another_concurrency_is_refused(registry: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    recipe = write_recipe(registry, id="qwen3-8-27b-h100-vllm-fp8-random-512-64-c4", workload="random-512-64",
-                          concurrency=4)
+    recipe = write_recipe(
+        registry, id="qwen3-8-27b-h100-vllm-fp8-random-512-64-c4", workload="random-512-64", concurrency=4
+    )
     code, _, err = add_run(capsys, registry, str(STREAMING), "--recipe", str(recipe))
     assert code == 1 and "ORV206" in err and "serving.concurrency" in err
 
@@ -268,13 +297,29 @@ def test_a_recipe_at_another_concurrency_is_refused(registry: Path, capsys: pyte
 def test_a_vllm_client_result_backs_an_exllamav3_recipe(registry: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """TabbyAPI (ExLlamaV3) measured with `vllm bench serve --backend openai-chat`: the run's engine is the
     recipe's, the client is only the tool; identity and concurrency are what must agree."""
-    recipe = write_recipe(registry, id="qwen3-8-27b-h100-exllamav3-fp8-random-512-64-c1", engine="exllamav3",
-                          version="0.0.18", workload="random-512-64", checkpoint="Qwen/Qwen3.8-27B-FP8")
+    recipe = write_recipe(
+        registry,
+        id="qwen3-8-27b-h100-exllamav3-fp8-random-512-64-c1",
+        engine="exllamav3",
+        version="0.0.18",
+        workload="random-512-64",
+        checkpoint="Qwen/Qwen3.8-27B-FP8",
+    )
     result = str(TOOLS / "vllm" / "serve-detailed.json")
     code, _, err = add_run(capsys, registry, "--from", "vllm", result, "--recipe", str(recipe))
     assert code == 1 and "tool_version" in err  # the client's own version is not the engine's: say it
-    code, out, err = add_run(capsys, registry, "--from", "vllm", result, "--recipe", str(recipe),
-                             "--tool-version", "0.11.0", "--write-recipe")
+    code, out, err = add_run(
+        capsys,
+        registry,
+        "--from",
+        "vllm",
+        result,
+        "--recipe",
+        str(recipe),
+        "--tool-version",
+        "0.11.0",
+        "--write-recipe",
+    )
     assert code == 0, err
     stored = json.loads((registry / "runs" / out.strip()[7:9] / f"{out.strip()[7:]}.json").read_text())
     assert stored["software"]["engine"] == {"name": "exllamav3", "version": "0.0.18"}
@@ -285,25 +330,48 @@ def test_a_vllm_client_result_backs_an_exllamav3_recipe(registry: Path, capsys: 
     assert tiers.derive(snapshot, result_check.diagnostics)[str(recipe.relative_to(registry))].tier == "T2"
 
 
-def test_a_client_result_at_another_concurrency_does_not_back_it(registry: Path,
-                                                                  capsys: pytest.CaptureFixture[str]) -> None:
-    recipe = write_recipe(registry, id="qwen3-8-27b-h100-exllamav3-fp8-random-512-64-c8", engine="exllamav3",
-                          version="0.0.18", workload="random-512-64", checkpoint="Qwen/Qwen3.8-27B-FP8",
-                          concurrency=8)
-    code, _, err = add_run(capsys, registry, "--from", "vllm", str(TOOLS / "vllm" / "serve-detailed.json"),
-                           "--recipe", str(recipe), "--tool-version", "0.11.0")
+def test_a_client_result_at_another_concurrency_does_not_back_it(
+    registry: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    recipe = write_recipe(
+        registry,
+        id="qwen3-8-27b-h100-exllamav3-fp8-random-512-64-c8",
+        engine="exllamav3",
+        version="0.0.18",
+        workload="random-512-64",
+        checkpoint="Qwen/Qwen3.8-27B-FP8",
+        concurrency=8,
+    )
+    code, _, err = add_run(
+        capsys,
+        registry,
+        "--from",
+        "vllm",
+        str(TOOLS / "vllm" / "serve-detailed.json"),
+        "--recipe",
+        str(recipe),
+        "--tool-version",
+        "0.11.0",
+    )
     assert code == 1 and "ORV206" in err
 
 
 @pytest.mark.parametrize("engine", ["exllamav3", "llama-server"])
 def test_reproduce_measures_a_server_without_a_benchmark_with_vllms_client(
-        registry: Path, capsys: pytest.CaptureFixture[str], engine: str) -> None:
-    recipe = write_recipe(registry, id=f"qwen3-8-27b-h100-{engine}-fp8-single-stream-256-c1", engine=engine,
-                          version="0.0.18" if engine == "exllamav3" else "b6800")
+    registry: Path, capsys: pytest.CaptureFixture[str], engine: str
+) -> None:
+    recipe = write_recipe(
+        registry,
+        id=f"qwen3-8-27b-h100-{engine}-fp8-single-stream-256-c1",
+        engine=engine,
+        version="0.0.18" if engine == "exllamav3" else "b6800",
+    )
     assert main(["reproduce", "--root", str(registry), str(recipe)]) == 0
     out = capsys.readouterr().out
-    assert "vllm bench serve --backend openai-chat --base-url http://127.0.0.1:8000 --endpoint " \
-           "/v1/chat/completions --model Qwen/Qwen3.8-27B --dataset-name random" in out
+    assert (
+        "vllm bench serve --backend openai-chat --base-url http://127.0.0.1:8000 --endpoint "
+        "/v1/chat/completions --model Qwen/Qwen3.8-27B --dataset-name random" in out
+    )
     assert "--max-concurrency 1" in out and "--save-result --save-detailed" in out
     assert "orv add-run result.json --from vllm --tool-version VLLM_VERSION --recipe" in out
 
@@ -316,8 +384,9 @@ ODD = [None, True, 0, -1, 1.5, 2**64, 1e300, "", "x", [], {}, [None], {"value": 
 
 @settings(max_examples=fuzz_examples(30), deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
-def test_any_mutation_of_aiperfs_files_gives_a_run_or_a_finding(tmp_path_factory: pytest.TempPathFactory,
-                                                                 data: st.DataObject) -> None:
+def test_any_mutation_of_aiperfs_files_gives_a_run_or_a_finding(
+    tmp_path_factory: pytest.TempPathFactory, data: st.DataObject
+) -> None:
     root = make_registry(tmp_path_factory.mktemp("fuzz") / "registry")
     recipe = write_recipe(root)
     records, summary = saved_records(), saved_summary()
@@ -354,8 +423,9 @@ def test_aiperfs_output_throughput_is_checked_within_its_windows_rounding(tmp_pa
     assert refused_codes(exc) == ["ORV109"] and "output_token_throughput" in exc.value.diagnostics[0].message
 
 
-def test_an_artifact_folder_named_through_a_link_is_refused(tmp_path: Path, registry: Path,
-                                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_artifact_folder_named_through_a_link_is_refused(
+    tmp_path: Path, registry: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     recipe = write_recipe(registry)
     link = tmp_path / "link"
     link.symlink_to(STREAMING)
@@ -367,7 +437,9 @@ def test_the_older_summary_layout_states_model_and_concurrency_too(tmp_path: Pat
     """AIPerf 0.1 (GitHub @db4f6397) wrote the user config as endpoint.model_names and loadgen.concurrency."""
     recipe = write_recipe(registry)
     summary = saved_summary()
-    summary["input_config"] = {"endpoint": {"model_names": ["Qwen/Qwen3.8-27B"], "streaming": True},
-                               "loadgen": {"concurrency": 1}}
+    summary["input_config"] = {
+        "endpoint": {"model_names": ["Qwen/Qwen3.8-27B"], "streaming": True},
+        "loadgen": {"concurrency": 1},
+    }
     doc = adapt(artifacts(tmp_path, summary=summary), recipe, registry).document
     assert doc["checkpoint"] == "Qwen/Qwen3.8-27B" and doc["serving"]["concurrency"] == 1

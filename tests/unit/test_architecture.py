@@ -25,7 +25,9 @@ def imports_of(name: str) -> list[tuple[str, list[str]]]:
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             out += [(a.name, []) for a in node.names if a.name.startswith("validator")]
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0 and node.module.startswith("validator"):
+        elif (
+            isinstance(node, ast.ImportFrom) and node.module and node.level == 0 and node.module.startswith("validator")
+        ):
             names = [a.name for a in node.names]
             submodules = [f"{node.module}.{n}" for n in names if f"{node.module}.{n}" in MODULES]
             rest = [n for n in names if f"{node.module}.{n}" not in MODULES]
@@ -93,15 +95,29 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
 
 
 def test_no_module_imports_another_modules_private_names() -> None:
-    offenders = [(name, module, n) for name in MODULES for module, names in imports_of(name)
-                 for n in names if n.startswith("_") and not n.endswith("__") and module != name]
+    offenders = [
+        (name, module, n)
+        for name in MODULES
+        for module, names in imports_of(name)
+        for n in names
+        if n.startswith("_") and not n.endswith("__") and module != name
+    ]
     assert offenders == []
 
 
 def test_checks_are_rules_only_and_never_reach_up_the_pipeline() -> None:
     # a check sees the snapshot; it never loads files, evaluates, builds boards or renders reports
-    higher = ("validator.engine.evaluate", "validator.engine.evaluation", "validator.load.pipeline", "validator.pr.incremental",
-              "validator.pr.base", "validator.report", "validator.cli", "validator.adapters", "validator.importers")
+    higher = (
+        "validator.engine.evaluate",
+        "validator.engine.evaluation",
+        "validator.load.pipeline",
+        "validator.pr.incremental",
+        "validator.pr.base",
+        "validator.report",
+        "validator.cli",
+        "validator.adapters",
+        "validator.importers",
+    )
     for name in MODULES:
         if name.startswith("validator.checks.") and name != "validator.checks.collect":
             reached = [m for m in graph()[name] if m.startswith(higher)]
@@ -126,13 +142,21 @@ def test_no_function_local_imports_outside_the_cli() -> None:
 # --- one room per question (docs/architecture.md, "Where a change goes") ---------------------------------
 
 # Top level = vocabulary: modules every layer imports and that import nothing above them.
-VOCABULARY = {"validator", "validator.__main__", "validator.diagnostics", "validator.errors", "validator.models",
-              "validator.hashing", "validator.dates"}
+VOCABULARY = {
+    "validator",
+    "validator.__main__",
+    "validator.diagnostics",
+    "validator.errors",
+    "validator.models",
+    "validator.hashing",
+    "validator.dates",
+}
 
 
 def loose_top_level_modules(modules: dict[str, Path]) -> set[str]:
     return {name for name, path in modules.items() if name.count(".") == 1 and path.name != "__init__.py"} | (
-        {"validator"} if "validator" in modules else set())
+        {"validator"} if "validator" in modules else set()
+    )
 
 
 def test_the_top_level_holds_only_the_vocabulary() -> None:
@@ -145,8 +169,12 @@ def test_the_vocabulary_imports_nothing_above_it() -> None:
 
 
 def commands_imported_outside_the_cli(edges: dict[str, set[str]]) -> list[tuple[str, str]]:
-    return sorted((name, m) for name, targets in edges.items() for m in targets
-                  if m.startswith("validator.commands") and not name.startswith(("validator.cli", "validator.commands")))
+    return sorted(
+        (name, m)
+        for name, targets in edges.items()
+        for m in targets
+        if m.startswith("validator.commands") and not name.startswith(("validator.cli", "validator.commands"))
+    )
 
 
 def test_only_the_cli_imports_commands() -> None:
@@ -175,6 +203,8 @@ def click_importers(sources: dict[str, str]) -> list[str]:
 
 
 SOURCES = {name: path.read_text(encoding="utf-8") for name, path in MODULES.items()}
+
+
 def test_commands_never_import_click() -> None:
     assert click_importers(SOURCES) == []
 

@@ -12,18 +12,26 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.testing.paths import REPO
-from tests.testing.factories import (SEED_000, SEED_004, inference_recipe, inference_run, store_run, training_recipe,
-                                     training_run, write_recipe, write_yaml)
+from tests.testing.factories import (
+    SEED_000,
+    SEED_004,
+    inference_recipe,
+    inference_run,
+    store_run,
+    training_recipe,
+    training_run,
+    write_recipe,
+    write_yaml,
+)
 from tests.testing.git import commit_all, git, git_init
+from tests.testing.paths import REPO
 from tests.testing.registry import make_registry
-from validator.load import schema as schemas
 from validator.boards import regenerate as regenerate_module
 from validator.boards.build import BOARDS_SCHEMA_ID, GitStamp, build, duplicate_row, render
 from validator.boards.regenerate import git_stamp
@@ -31,8 +39,9 @@ from validator.boards.split import committed_files, read_boards
 from validator.checks.freshness import compare as compare_boards
 from validator.cli import main
 from validator.engine.evaluate import Config, analyse, run
-from validator.registry.snapshot import Catalog
 from validator.evidence.tiers import derive
+from validator.load import schema as schemas
+from validator.registry.snapshot import Catalog
 
 SEEDS = Path("/work/shared/seeds")
 BOARDS = "boards/index.json"  # the boards' index; each model's part under boards/models/ (boards/split.py)
@@ -58,24 +67,37 @@ def orv(*args: str) -> int:
 
 def test_training_rows_rank_cost_and_mfu(registry: Path) -> None:
     write_recipe(registry, training_recipe("b200-pp4", 4011.4, gpu="b200"))
-    write_recipe(registry, training_recipe("b200-pp2", 3858.5, gpu="b200",
-                                           layout={"tp": 1, "pp": 2, "dp": 4, "layer_split": [34, 30]}))
+    write_recipe(
+        registry,
+        training_recipe("b200-pp2", 3858.5, gpu="b200", layout={"tp": 1, "pp": 2, "dp": 4, "layer_split": [34, 30]}),
+    )
     h100_recipe = training_recipe("h100-pp4", 1480.4, notes="CPU optimizer offload.")
     h100_recipe["runs"] = [store_run(registry, training_run(h100_recipe))]
     write_recipe(registry, h100_recipe)
     doc = document(registry)
     rows = rows_by_recipe(doc, "training")
     assert [(r, rows[r]["rank"], rows[r]["rank_of"]) for r in sorted(rows)] == [
-        ("b200-pp2", 2, 2), ("b200-pp4", 1, 2), ("h100-pp4", 1, 1)]
+        ("b200-pp2", 2, 2),
+        ("b200-pp4", 1, 2),
+        ("h100-pp4", 1, 1),
+    ]
     h100 = rows["h100-pp4"]
     assert h100["cost_per_1m"] == round(6.88e6 / (3600 * 1480.4), 2) == 1.29  # seed 000 shows $1.29
     assert h100["mfu"] == round(1480.4 * 6 * 25.6e9 / 989.4e12, 4)
-    assert (h100["layout"], h100["gpus"], h100["notes"], h100["tier"]) == ("TP1 PP4 DP2", 8, "CPU optimizer offload.", "T2")
+    assert (h100["layout"], h100["gpus"], h100["notes"], h100["tier"]) == (
+        "TP1 PP4 DP2",
+        8,
+        "CPU optimizer offload.",
+        "T2",
+    )
     assert (h100["framework"], h100["framework_ver"], h100["legacy"]) == ("megatron-core", "0.30.0", False)
     assert (rows["b200-pp2"]["layout"], rows["b200-pp2"]["tier"]) == ("TP1 PP2 DP4", "T0")
     (run_row,) = doc["runs"]
     assert (run_row["headline"], run_row["headline_source"], run_row["recipes"]) == (
-        {"tokens_per_s_per_gpu": 1480.4}, "samples", ["h100-pp4"])
+        {"tokens_per_s_per_gpu": 1480.4},
+        "samples",
+        ["h100-pp4"],
+    )
 
 
 def test_models_show_the_fastest_per_gpu_and_the_gain_over_the_starting_point(registry: Path) -> None:
@@ -83,16 +105,42 @@ def test_models_show_the_fastest_per_gpu_and_the_gain_over_the_starting_point(re
     write_recipe(registry, training_recipe("b200-slow", 3858.5, gpu="b200", measured="2026-10-20"))
     write_recipe(registry, training_recipe("h100-tuned", 1480.4))
     write_recipe(registry, training_recipe("h100-untuned", 861.5, baseline=True))
-    write_yaml(registry, "catalog/starting-points.yaml", {"starting_points": [
-        {"model": "qwen3.8-27b", "gpu": "b200", "workload": "sft-8k-gb128-bf16", "tokens_per_s_per_gpu": 1411.1,
-         "source": SEED_000},
-        {"model": "qwen3.8-27b", "gpu": "h100", "tokens_per_s_per_gpu": 500.0, "source": "ignored: a baseline exists"},
-    ]})
+    write_yaml(
+        registry,
+        "catalog/starting-points.yaml",
+        {
+            "starting_points": [
+                {
+                    "model": "qwen3.8-27b",
+                    "gpu": "b200",
+                    "workload": "sft-8k-gb128-bf16",
+                    "tokens_per_s_per_gpu": 1411.1,
+                    "source": SEED_000,
+                },
+                {
+                    "model": "qwen3.8-27b",
+                    "gpu": "h100",
+                    "tokens_per_s_per_gpu": 500.0,
+                    "source": "ignored: a baseline exists",
+                },
+            ]
+        },
+    )
     (model,) = document(registry)["models"]
-    assert (model["model"], model["family"], model["recipes"], model["newest"]) == ("qwen3.8-27b", "Qwen", 4, "2026-10-20")
+    assert (model["model"], model["family"], model["recipes"], model["newest"]) == (
+        "qwen3.8-27b",
+        "Qwen",
+        4,
+        "2026-10-20",
+    )
     b200, h100 = model["gpus"]
     assert (b200["gpu"], b200["recipe"], b200["tok_s_per_gpu"], b200["gpus"], b200["vs_fastest"]) == (
-        "b200", "b200-fast", 4011.4, 8, 1.0)
+        "b200",
+        "b200-fast",
+        4011.4,
+        8,
+        1.0,
+    )
     assert b200["starting_point"] == {"tok_s_per_gpu": 1411.1, "recipe": None, "source": SEED_000}
     assert b200["gain_pct"] == 184.3  # seed 000: "1,411.1 -> 4,011.4 +184%"
     assert (h100["recipe"], h100["vs_fastest"]) == ("h100-tuned", round(1480.4 / 4011.4, 3))
@@ -126,8 +174,9 @@ def test_a_claim_too_small_to_show_still_gives_a_valid_board(registry: Path) -> 
 
 def test_seed_004_shaped_rows(registry: Path) -> None:
     pinned = inference_recipe("pinned-import", decode=41.47331427713861, provenance={"source": SEED_004, "row": 1})
-    pinned["runs"] = [store_run(registry, inference_run(pinned, samples=False,
-                                                      provenance={"source": SEED_004, "legacy_id": "11"}))]
+    pinned["runs"] = [
+        store_run(registry, inference_run(pinned, samples=False, provenance={"source": SEED_004, "legacy_id": "11"}))
+    ]
     write_recipe(registry, pinned)
     verified = inference_recipe("verified", decode=50.0, count=1)
     verified["runs"] = [store_run(registry, inference_run(verified))]
@@ -142,7 +191,12 @@ def test_seed_004_shaped_rows(registry: Path) -> None:
     legacy = measured["pinned-import"]
     assert (legacy["tier"], legacy["hardware"], legacy["gpu"], legacy["gpus"]) == ("T1", "rtx-3090-x2", "rtx-3090", 2)
     assert (legacy["engine"], legacy["engine_ver"]) == ("vllm", "0.30.0 @ 1fe3a1571abc")
-    assert (legacy["decode_tok_s"], legacy["method_ref"], legacy["run_id"], legacy["legacy"]) == (41.47, None, "11", True)
+    assert (legacy["decode_tok_s"], legacy["method_ref"], legacy["run_id"], legacy["legacy"]) == (
+        41.47,
+        None,
+        "11",
+        True,
+    )
     assert legacy["run_file"] == f"runs/{legacy['run_sha'][:2]}/{legacy['run_sha']}.json"
     assert (legacy["tool"], legacy["tool_version"], legacy["measured_by"]) == ("bench", "0.8.0", "key-2952")
 
@@ -150,13 +204,37 @@ def test_seed_004_shaped_rows(registry: Path) -> None:
     assert (good["tier"], good["hardware"], good["method_ref"]) == ("T2", "rtx-3090", "docs/metrics.md")
     assert (good["decode_tok_s"], good["prefill_tok_s"], good["ttft_ms"]) == (50.0, 10000.0, 100.0)
 
-    assert claimed["unpinned-import"]["tier_reasons"] == ["no run file on record",
-                                                           "legacy entry: stack not stated by the source; "
-                                                           "pin it to rise above T0"]
-    assert (claimed["bare-claim"]["claimed_tok_s"], claimed["bare-claim"]["engine_ver"]) == (124.0, "0.30.0 @ 1fe3a1571abc")
-    seed_measured = {"tier", "recipe", "model", "quant", "hardware", "engine", "engine_ver", "context_len",
-                     "concurrency", "prefill_tok_s", "decode_tok_s", "ttft_ms", "stddev", "slot_ceiling", "tool",
-                     "tool_version", "method_ref", "measured_by", "run_id", "run_sha", "run_file"}
+    assert claimed["unpinned-import"]["tier_reasons"] == [
+        "no run file on record",
+        "legacy entry: stack not stated by the source; pin it to rise above T0",
+    ]
+    assert (claimed["bare-claim"]["claimed_tok_s"], claimed["bare-claim"]["engine_ver"]) == (
+        124.0,
+        "0.30.0 @ 1fe3a1571abc",
+    )
+    seed_measured = {
+        "tier",
+        "recipe",
+        "model",
+        "quant",
+        "hardware",
+        "engine",
+        "engine_ver",
+        "context_len",
+        "concurrency",
+        "prefill_tok_s",
+        "decode_tok_s",
+        "ttft_ms",
+        "stddev",
+        "slot_ceiling",
+        "tool",
+        "tool_version",
+        "method_ref",
+        "measured_by",
+        "run_id",
+        "run_sha",
+        "run_file",
+    }
     seed_claimed = {"tier", "recipe", "model", "quant", "hardware", "engine", "engine_ver", "claimed_tok_s"}
     assert all(seed_measured <= set(row) for row in doc["boards"]["measured"])
     assert all(seed_claimed <= set(row) for row in doc["boards"]["claimed"])
@@ -198,25 +276,74 @@ def test_schema_id_matches_the_document() -> None:
 
 
 def test_schema_rejects_what_seed_004_got_wrong() -> None:
-    row = {"tier": "T1", "tier_reasons": [], "recipe": "r", "path": "recipes/inference/m/r.yaml", "model": "m",
-           "model_name": "M", "quant": "q", "hardware": "g-x2", "gpu": "g", "gpus": 2, "engine": "vllm",
-           "engine_ver": "0.30.0", "measured": "2026-10-17", "author": "a", "notes": None, "legacy": False,
-           "context_len": None,
-           "quality": {"task": "gsm8k", "metric": None, "filter": None, "score": None, "reference": None,
-                       "ratio": None, "n": None, "status": "missing"},
-           "concurrency": 1, "prefill_tok_s": None, "decode_tok_s": 41.47, "output_tok_s": None, "ttft_ms": None,
-           "stddev": None,
-           "slot_ceiling": None, "tool": "bench", "tool_version": "0.8.0", "method_ref": None,
-           "measured_by": "k", "rank": 1, "rank_of": 1, "run_id": None, "run_sha": "a" * 64, "run_file": f"runs/aa/{'a' * 64}.json",
-           "workload": "unspecified", "workload_label": "unspecified"}
-    doc = {"meta": {"schema": BOARDS_SCHEMA_ID, "tiers": [], "updated_at": None, "source_commit": None,
-                    "rounding": {}, "counts": {"training": 0, "measured": 1, "claimed": 0, "models": 0, "runs": 0}},
-           "boards": {"measured": [row], "claimed": [], "training": []}, "models": [], "frontiers": [], "runs": [],
-           "wanted": {"models": [], "references": [], "reproductions": [], "quality": []}}
+    row = {
+        "tier": "T1",
+        "tier_reasons": [],
+        "recipe": "r",
+        "path": "recipes/inference/m/r.yaml",
+        "model": "m",
+        "model_name": "M",
+        "quant": "q",
+        "hardware": "g-x2",
+        "gpu": "g",
+        "gpus": 2,
+        "engine": "vllm",
+        "engine_ver": "0.30.0",
+        "measured": "2026-10-17",
+        "author": "a",
+        "notes": None,
+        "legacy": False,
+        "context_len": None,
+        "quality": {
+            "task": "gsm8k",
+            "metric": None,
+            "filter": None,
+            "score": None,
+            "reference": None,
+            "ratio": None,
+            "n": None,
+            "status": "missing",
+        },
+        "concurrency": 1,
+        "prefill_tok_s": None,
+        "decode_tok_s": 41.47,
+        "output_tok_s": None,
+        "ttft_ms": None,
+        "stddev": None,
+        "slot_ceiling": None,
+        "tool": "bench",
+        "tool_version": "0.8.0",
+        "method_ref": None,
+        "measured_by": "k",
+        "rank": 1,
+        "rank_of": 1,
+        "run_id": None,
+        "run_sha": "a" * 64,
+        "run_file": f"runs/aa/{'a' * 64}.json",
+        "workload": "unspecified",
+        "workload_label": "unspecified",
+    }
+    doc = {
+        "meta": {
+            "schema": BOARDS_SCHEMA_ID,
+            "tiers": [],
+            "updated_at": None,
+            "source_commit": None,
+            "rounding": {},
+            "counts": {"training": 0, "measured": 1, "claimed": 0, "models": 0, "runs": 0},
+        },
+        "boards": {"measured": [row], "claimed": [], "training": []},
+        "models": [],
+        "frontiers": [],
+        "runs": [],
+        "wanted": {"models": [], "references": [], "reproductions": [], "quality": []},
+    }
     assert schemas.validate("boards", doc) == []
     no_run = {**row, "tool": None, "run_file": None}
-    for bad in ({**doc, "boards": {**doc["boards"], "measured": [no_run]}},
-                {**doc, "boards": {**doc["boards"], "measured": [{**row, "tier": "T0"}]}}):
+    for bad in (
+        {**doc, "boards": {**doc["boards"], "measured": [no_run]}},
+        {**doc, "boards": {**doc["boards"], "measured": [{**row, "tier": "T0"}]}},
+    ):
         assert schemas.validate("boards", bad)
     # A repeated row is the generator's (linear, set-based) business, not the schema's (pairwise).
     assert duplicate_row(doc) is None
@@ -254,8 +381,10 @@ def git_registry(tmp_path: Path) -> Path:
     root = make_registry(tmp_path / "repo")
     git_init(root)
     write_recipe(root, training_recipe("b200-pp4", 4011.4, gpu="b200"))
-    write_recipe(root, training_recipe("b200-pp2", 3858.5, gpu="b200",
-                                       layout={"tp": 1, "pp": 2, "dp": 4, "layer_split": [34, 30]}))
+    write_recipe(
+        root,
+        training_recipe("b200-pp2", 3858.5, gpu="b200", layout={"tp": 1, "pp": 2, "dp": 4, "layer_split": [34, 30]}),
+    )
     write_recipe(root, inference_recipe("claim"))
     commit_all(root, "data", "2026-10-18T09:30:00+02:00")
     return root
@@ -314,8 +443,13 @@ def test_same_commit_gives_identical_bytes_in_different_folders_and_processes(tm
     outputs = []
     for where, seed, tz in ((root, "1", "UTC"), (clone, "2", "Asia/Tokyo")):
         env = {**os.environ, "PYTHONHASHSEED": seed, "TZ": tz, "PYTHONPATH": str(REPO)}
-        subprocess.run([sys.executable, "-m", "validator", "boards", "--root", str(where)], check=True, env=env,
-                       capture_output=True, cwd=tmp_path)
+        subprocess.run(
+            [sys.executable, "-m", "validator", "boards", "--root", str(where)],
+            check=True,
+            env=env,
+            capture_output=True,
+            cwd=tmp_path,
+        )
         outputs.append(committed_files(str(where)))
     assert outputs[0] == outputs[1] and len(outputs[0]) > 1  # the index and every model's file
     meta = json.loads(outputs[0][BOARDS])["meta"]
@@ -331,8 +465,9 @@ def test_shallow_clone_cannot_be_checked(tmp_path: Path, capsys: pytest.CaptureF
     assert orv("boards", "--root", str(root)) == 0
     commit_all(root, "boards", "2026-10-19T01:00:00+00:00")
     shallow = tmp_path / "shallow"
-    subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{root}", str(shallow)], check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["git", "clone", "-q", "--depth", "1", f"file://{root}", str(shallow)], check=True, capture_output=True
+    )
     assert orv("boards", "--check", "--root", str(shallow)) == 2
     assert "shallow" in capsys.readouterr().err
     result = run(Config(root=str(shallow)))
@@ -424,15 +559,22 @@ def test_write_is_atomic_and_unchanged_file_is_left_alone(registry: Path) -> Non
     assert orv("boards", "--root", str(registry)) == 0
     assert path.stat().st_mtime == 1
     # no temporary file left
-    assert sorted(p.name for p in path.parent.iterdir()) == ["boards.json", "index.json", "keys", "keys.json", "models",
-                                                             "standings"]
+    assert sorted(p.name for p in path.parent.iterdir()) == [
+        "boards.json",
+        "index.json",
+        "keys",
+        "keys.json",
+        "models",
+        "standings",
+    ]
     assert sorted(p.name for p in (path.parent / "models").iterdir()) == ["qwen3.8-27b.json"]
     assert sorted(p.name for p in (path.parent / "standings").iterdir()) == ["qwen3.8-27b.json"]
 
 
 @pytest.mark.git
 def test_key_shards_are_written_with_the_boards_and_a_left_over_shard_is_stale(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     root = git_registry(tmp_path)
     assert orv("boards", "--root", str(root)) == 0
     commit_all(root, "boards", "2026-10-18T10:00:00+00:00")
@@ -468,15 +610,17 @@ def test_key_shards_are_written_with_the_boards_and_a_left_over_shard_is_stale(
 # --------------------------------------------------------------------------- properties
 
 PAIRS = st.sampled_from([("qwen3.8-27b", "h100"), ("qwen3.8-27b", "b200"), ("qwen3.5-122b-a10b", "h200")])
-CLAIMS = st.lists(st.tuples(PAIRS, st.sampled_from([100.0, 250.5, 250.5, 999.99, 1480.4, 4011.4])),
-                  min_size=1, max_size=7)
+CLAIMS = st.lists(
+    st.tuples(PAIRS, st.sampled_from([100.0, 250.5, 250.5, 999.99, 1480.4, 4011.4])), min_size=1, max_size=7
+)
 
 
 def _registry_from(claims: list[tuple[tuple[str, str], float]], folder: Path, reverse: bool) -> Path:
     root = make_registry(folder)
-    recipes = [training_recipe(f"r{i}", tok, model=model, gpu=gpu, count=8,
-                               layout={"tp": 1, "pp": 1, "dp": 8})
-               for i, ((model, gpu), tok) in enumerate(claims)]
+    recipes = [
+        training_recipe(f"r{i}", tok, model=model, gpu=gpu, count=8, layout={"tp": 1, "pp": 1, "dp": 8})
+        for i, ((model, gpu), tok) in enumerate(claims)
+    ]
     for recipe in reversed(recipes) if reverse else recipes:
         write_recipe(root, recipe)
     return root
@@ -528,15 +672,15 @@ class SeedPair:
     tok: float
     gpus: int
     usd: float
-    start: Optional[float] = None
-    gain_pct: Optional[int] = None
+    start: float | None = None
+    gain_pct: int | None = None
 
 
 @dataclass
 class SeedModel:
     family: str
     name: str
-    params_b: Optional[float]
+    params_b: float | None
     active_b: float
     recipes: int
     newest: str = ""
@@ -560,19 +704,32 @@ def parse_seed000(text: str) -> tuple[list[SeedRow], dict[str, SeedModel]]:
         if len(cells) == 9 and re.match(r"^\d{4}-\d\d-\d\d$", cells[0]):
             rank = re.match(r"^#(\d+) of (\d+)$", cells[7])
             assert rank, line
-            rows.append(SeedRow(cells[0], cells[1], cells[2], int(cells[3]), _num(cells[4]),
-                                float(cells[5].lstrip("$")), cells[6], int(rank[1]), int(rank[2]), cells[8]))
+            rows.append(
+                SeedRow(
+                    cells[0],
+                    cells[1],
+                    cells[2],
+                    int(cells[3]),
+                    _num(cells[4]),
+                    float(cells[5].lstrip("$")),
+                    cells[6],
+                    int(rank[1]),
+                    int(rank[2]),
+                    cells[8],
+                )
+            )
     models: dict[str, SeedModel] = {}
     lines = [l.strip() for l in text.split("Latest recipes")[0].splitlines() if l.strip()]
-    current: Optional[SeedModel] = None
-    last: Optional[SeedPair] = None
+    current: SeedModel | None = None
+    last: SeedPair | None = None
     for i, line in enumerate(lines):
         family = re.match(r"^(.+?)(\d+) recipes?$", line)
         if family and i + 2 < len(lines):
             sizes = re.match(r"^(?:([\d.]+)B parameters · )?N ([\d.]+)B active$", lines[i + 2])
             if sizes:
-                current = SeedModel(family[1], lines[i + 1], float(sizes[1]) if sizes[1] else None,
-                                    float(sizes[2]), int(family[2]))
+                current = SeedModel(
+                    family[1], lines[i + 1], float(sizes[1]) if sizes[1] else None, float(sizes[2]), int(family[2])
+                )
                 models[current.name] = current
                 continue
         if current is None:
@@ -594,29 +751,32 @@ def parse_seed000(text: str) -> tuple[list[SeedRow], dict[str, SeedModel]]:
     return rows, models
 
 
-def _id_of(name: str, aliases: dict[str, str]) -> Optional[str]:
+def _id_of(name: str, aliases: dict[str, str]) -> str | None:
     return aliases.get(name.lower())
 
 
 def _catalog_ids(catalog: Catalog) -> tuple[dict[str, str], dict[str, str]]:
     """Seed display names -> catalog ids, through each entry's id, name and aliases (case-insensitive)."""
+
     def index(entries: Any) -> dict[str, str]:
         out = {}
         for cid, spec in entries.items():
             for label in (cid, spec.name, *spec.aliases):
                 out[label.lower()] = cid
         return out
+
     return index(catalog.models), index(catalog.hardware)
 
 
-def seed000_mismatches(doc: dict[str, Any], catalog: Catalog, rows: list[SeedRow],
-                       models: dict[str, SeedModel]) -> list[str]:
+def seed000_mismatches(
+    doc: dict[str, Any], catalog: Catalog, rows: list[SeedRow], models: dict[str, SeedModel]
+) -> list[str]:
     """Every way the training board departs from seed 000's table: rank "#k of n", fastest per pair,
     starting point and gain, and $/1M within 1% at the seed's precision (it prints cents)."""
     model_ids, gpu_ids = _catalog_ids(catalog)
     problems: list[str] = []
 
-    def cost_ok(ours: Optional[float], seed: float) -> bool:
+    def cost_ok(ours: float | None, seed: float) -> bool:
         return ours is not None and abs(round(ours, 2) - seed) <= 0.01 * seed + 1e-9
 
     board = doc["boards"]["training"]
@@ -628,8 +788,10 @@ def seed000_mismatches(doc: dict[str, Any], catalog: Catalog, rows: list[SeedRow
             continue
         ours = found[0]
         if (ours["rank"], ours["rank_of"]) != (row.rank, row.rank_of):
-            problems.append(f"{row.model} {row.gpu} {row.tok}: rank #{ours['rank']} of {ours['rank_of']}, "
-                            f"seed #{row.rank} of {row.rank_of}")
+            problems.append(
+                f"{row.model} {row.gpu} {row.tok}: rank #{ours['rank']} of {ours['rank_of']}, "
+                f"seed #{row.rank} of {row.rank_of}"
+            )
         if not cost_ok(ours["cost_per_1m"], row.usd):
             problems.append(f"{row.model} {row.gpu} {row.tok}: ${ours['cost_per_1m']} vs seed ${row.usd}")
     by_model = {m["model"]: m for m in doc["models"]}
@@ -639,8 +801,9 @@ def seed000_mismatches(doc: dict[str, Any], catalog: Catalog, rows: list[SeedRow
             problems.append(f"{name}: not on the models board")
             continue
         if (entry["recipes"], entry["newest"]) != (seed.recipes, seed.newest):
-            problems.append(f"{name}: {entry['recipes']} recipes newest {entry['newest']}, "
-                            f"seed {seed.recipes} newest {seed.newest}")
+            problems.append(
+                f"{name}: {entry['recipes']} recipes newest {entry['newest']}, seed {seed.recipes} newest {seed.newest}"
+            )
         ours_by_gpu = {g["gpu"]: g for g in entry["gpus"]}
         for label in seed.no_recipe:  # an empty cell ("No recipe yet") is a row with recipe null
             if (ours_by_gpu.get(_id_of(label, gpu_ids) or "") or {}).get("recipe") is not None:
@@ -648,16 +811,20 @@ def seed000_mismatches(doc: dict[str, Any], catalog: Catalog, rows: list[SeedRow
         for label, pair in seed.pairs.items():
             ours = ours_by_gpu.get(_id_of(label, gpu_ids) or "")
             if ours is None or (ours["tok_s_per_gpu"], ours["gpus"]) != (pair.tok, pair.gpus):
-                problems.append(f"{name} {label}: fastest {ours and (ours['tok_s_per_gpu'], ours['gpus'])}, "
-                                f"seed {(pair.tok, pair.gpus)}")
+                problems.append(
+                    f"{name} {label}: fastest {ours and (ours['tok_s_per_gpu'], ours['gpus'])}, "
+                    f"seed {(pair.tok, pair.gpus)}"
+                )
                 continue
             if not cost_ok(ours["cost_per_1m"], pair.usd):
                 problems.append(f"{name} {label}: fastest costs ${ours['cost_per_1m']}, seed ${pair.usd}")
             start = ours["starting_point"]
-            if pair.start is not None and (start is None or start["tok_s_per_gpu"] != pair.start
-                                           or abs(ours["gain_pct"] - pair.gain_pct) > 1):
-                problems.append(f"{name} {label}: starting point {start} +{ours['gain_pct']}%, "
-                                f"seed {pair.start} +{pair.gain_pct}%")
+            if pair.start is not None and (
+                start is None or start["tok_s_per_gpu"] != pair.start or abs(ours["gain_pct"] - pair.gain_pct) > 1
+            ):
+                problems.append(
+                    f"{name} {label}: starting point {start} +{ours['gain_pct']}%, seed {pair.start} +{pair.gain_pct}%"
+                )
     return problems
 
 
@@ -680,7 +847,7 @@ def _layout(text: str, gpus: int) -> tuple[dict[str, int], str]:
         for cut in range(1, len(m[2]) + 1):
             trial = {**layout, m[1].lower(): int(m[2][:cut])}
             if _complete(trial, gpus) is not None or cut == len(m[2]):
-                rest = (m[2][cut:] + m[3] + " " + " ".join(words[i + 1:])).strip()
+                rest = (m[2][cut:] + m[3] + " " + " ".join(words[i + 1 :])).strip()
                 return _complete(trial, gpus) or trial, rest
     return _complete(layout, gpus), ""
 
@@ -690,8 +857,12 @@ def _complete(layout: dict[str, int], gpus: int) -> Any:
     dp = layout.get("dp", gpus // inner if gpus % inner == 0 else 0)
     if dp < 1 or inner * dp != gpus:
         return None
-    return {"tp": layout.get("tp", 1), "pp": layout.get("pp", 1), **{k: v for k, v in layout.items()
-                                                                      if k not in ("tp", "pp", "dp")}, "dp": dp}
+    return {
+        "tp": layout.get("tp", 1),
+        "pp": layout.get("pp", 1),
+        **{k: v for k, v in layout.items() if k not in ("tp", "pp", "dp")},
+        "dp": dp,
+    }
 
 
 def seed000_registry(dest: Path, text: str) -> Path:
@@ -699,25 +870,71 @@ def seed000_registry(dest: Path, text: str) -> Path:
     GPU prices are the median of price x tokens/s implied by each row (SPEC §4 derives them from seed 000)."""
     rows, models = parse_seed000(text)
     root = make_registry(dest)
-    write_yaml(root, "catalog/models.yaml", {"models": {
-        name.lower(): {"name": name, "family": m.family, **({"params_b": m.params_b} if m.params_b else {}),
-                       "active_b": m.active_b}
-        for name, m in sorted(models.items())}})
+    write_yaml(
+        root,
+        "catalog/models.yaml",
+        {
+            "models": {
+                name.lower(): {
+                    "name": name,
+                    "family": m.family,
+                    **({"params_b": m.params_b} if m.params_b else {}),
+                    "active_b": m.active_b,
+                }
+                for name, m in sorted(models.items())
+            }
+        },
+    )
     peak = {"H100": 989.4, "H200": 989.4, "B200": 2250.0}
     prices = {gpu: statistics.median(r.usd * 3600 * r.tok / 1e6 for r in rows if r.gpu == gpu) for gpu in peak}
-    write_yaml(root, "catalog/hardware.yaml", {"hardware": {
-        gpu.lower(): {"name": f"NVIDIA {gpu}", "vendor": "nvidia", "bf16_dense_tflops": peak[gpu],
-                      "price_per_gpu_hour": round(prices[gpu], 4), "price_source": SEED_000} for gpu in peak}})
-    write_yaml(root, "catalog/starting-points.yaml", {"starting_points": [
-        {"model": name.lower(), "gpu": label.lower(), "workload": "sft-8k-gb128-bf16",
-         "tokens_per_s_per_gpu": pair.start, "source": SEED_000}
-        for name, m in sorted(models.items()) for label, pair in sorted(m.pairs.items()) if pair.start]})
+    write_yaml(
+        root,
+        "catalog/hardware.yaml",
+        {
+            "hardware": {
+                gpu.lower(): {
+                    "name": f"NVIDIA {gpu}",
+                    "vendor": "nvidia",
+                    "bf16_dense_tflops": peak[gpu],
+                    "price_per_gpu_hour": round(prices[gpu], 4),
+                    "price_source": SEED_000,
+                }
+                for gpu in peak
+            }
+        },
+    )
+    write_yaml(
+        root,
+        "catalog/starting-points.yaml",
+        {
+            "starting_points": [
+                {
+                    "model": name.lower(),
+                    "gpu": label.lower(),
+                    "workload": "sft-8k-gb128-bf16",
+                    "tokens_per_s_per_gpu": pair.start,
+                    "source": SEED_000,
+                }
+                for name, m in sorted(models.items())
+                for label, pair in sorted(m.pairs.items())
+                if pair.start
+            ]
+        },
+    )
     for i, row in enumerate(rows, start=1):
         layout, notes = _layout(row.layout_notes, row.gpus)
         assert layout is not None, row
-        recipe = training_recipe(_slug(f"{row.model}-{row.gpu}-seed000-row-{i}"), row.tok, model=row.model.lower(),
-                                 gpu=row.gpu.lower(), count=row.gpus, layout=layout, software={},
-                                 measured=row.measured, provenance={"source": SEED_000, "row": i})
+        recipe = training_recipe(
+            _slug(f"{row.model}-{row.gpu}-seed000-row-{i}"),
+            row.tok,
+            model=row.model.lower(),
+            gpu=row.gpu.lower(),
+            count=row.gpus,
+            layout=layout,
+            software={},
+            measured=row.measured,
+            provenance={"source": SEED_000, "row": i},
+        )
         recipe.update(author=row.author, notes=notes)
         write_recipe(root, recipe)
     return root
@@ -805,8 +1022,10 @@ def test_data_and_boards_committed_together_is_only_a_stale_stamp(tmp_path: Path
     root = git_registry(tmp_path)
     assert orv("boards", "--root", str(root)) == 0
     commit_all(root, "boards", "2026-10-18T10:00:00+00:00")
-    write_recipe(root, training_recipe("b200-pp8", 3000.0, gpu="b200",
-                                       layout={"tp": 1, "pp": 8, "dp": 1, "layer_split": [8] * 8}))
+    write_recipe(
+        root,
+        training_recipe("b200-pp8", 3000.0, gpu="b200", layout={"tp": 1, "pp": 8, "dp": 1, "layer_split": [8] * 8}),
+    )
     assert orv("boards", "--root", str(root)) == 0  # rows for the new recipe, stamp of the old commit
     commit_all(root, "data and boards together", "2026-10-19T00:00:00+00:00")
     result = run(Config(root=str(root)))
@@ -817,12 +1036,19 @@ def test_data_and_boards_committed_together_is_only_a_stale_stamp(tmp_path: Path
     assert run(Config(root=str(root))).diagnostics == ()
 
 
-@given(st.lists(st.one_of(st.none(), st.sampled_from([0.0, 1.5, 2.0, 7.25]),
-                          st.floats(min_value=-1e9, max_value=1e9, allow_nan=False)), max_size=40))
-def test_competition_ranks_are_one_plus_the_strictly_greater_figures(figures: list[Optional[float]]) -> None:
+@given(
+    st.lists(
+        st.one_of(
+            st.none(), st.sampled_from([0.0, 1.5, 2.0, 7.25]), st.floats(min_value=-1e9, max_value=1e9, allow_nan=False)
+        ),
+        max_size=40,
+    )
+)
+def test_competition_ranks_are_one_plus_the_strictly_greater_figures(figures: list[float | None]) -> None:
     # The definition the boards state (equal figures share a rank, a row without a figure ranks after
     # every row with one), counted row by row as the quadratic code did; the sorted version must agree.
     from validator.boards.build import competition_ranks
+
     expected = [1 + sum(1 for o in figures if o is not None and (f is None or o > f)) for f in figures]
     assert competition_ranks(figures) == expected
 
@@ -842,16 +1068,24 @@ def test_boards_from_the_checks_a_tier_reads_equal_boards_from_every_check(tmp_p
     if registry != "repository":
         assert "ORV302" in codes and "ORV501" in {d.code for d in for_tiers.diagnostics}
     assert not any(code.startswith("ORV5") for code in codes)
-    assert (build(full.snapshot, derive(full.snapshot, full.diagnostics), GitStamp())
-            == build(for_tiers.snapshot, derive(for_tiers.snapshot, for_tiers.diagnostics), GitStamp()))
+    assert build(full.snapshot, derive(full.snapshot, full.diagnostics), GitStamp()) == build(
+        for_tiers.snapshot, derive(for_tiers.snapshot, for_tiers.diagnostics), GitStamp()
+    )
 
 
-_JSON_LEAVES = st.one_of(st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70),
-                         st.floats(allow_nan=False, allow_infinity=False), st.sampled_from([1e-5, 1e-7, -3e-9, 1e16, 0.0001]),
-                         st.text(max_size=8))
-_JSON_DOCS = st.recursive(_JSON_LEAVES, lambda inner: st.one_of(st.lists(inner, max_size=4),
-                                                              st.dictionaries(st.text(max_size=6), inner, max_size=4)),
-                          max_leaves=25)
+_JSON_LEAVES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from([1e-5, 1e-7, -3e-9, 1e16, 0.0001]),
+    st.text(max_size=8),
+)
+_JSON_DOCS = st.recursive(
+    _JSON_LEAVES,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=6), inner, max_size=4)),
+    max_leaves=25,
+)
 
 
 @given(_JSON_DOCS)
@@ -880,5 +1114,7 @@ def test_tiers_read_the_physics_checks_that_can_fail_and_no_finding_outranks_its
     # so a warning check's finding asking for an error stays a warning (what ORV510 skipped in `orv boards` relies on)
     warning = Check("ORV510", Severity.WARNING, "t", "registry", "")
     raised = to_diagnostic(warning, Finding("a.yaml", "m", "h", line=1, col=1, severity=Severity.ERROR), {})
-    lowered = to_diagnostic(REGISTRY["ORV512"], Finding("a.yaml", "m", "h", line=1, col=1, severity=Severity.WARNING), {})
+    lowered = to_diagnostic(
+        REGISTRY["ORV512"], Finding("a.yaml", "m", "h", line=1, col=1, severity=Severity.WARNING), {}
+    )
     assert raised.severity is Severity.WARNING and lowered.severity is Severity.WARNING

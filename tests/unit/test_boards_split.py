@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from tests.testing.paths import REPO
 from tests.testing.factories import inference_recipe, training_recipe, write_recipe
 from tests.testing.git import commit_all, git, git_init
+from tests.testing.paths import REPO
 from tests.testing.registry import make_registry
 from validator.boards.build import GitStamp, build, render
 from validator.boards.regenerate import regenerate
@@ -59,8 +59,12 @@ def _registry(tmp_path: Path) -> Path:
     root = make_registry(tmp_path / "repo")
     git_init(root)
     write_recipe(root, training_recipe("b200-pp4", 4011.4, gpu="b200"))
-    write_recipe(root, training_recipe("h200-a", 2000.0, gpu="h200", model="qwen3.5-122b-a10b",
-                                       count=8, layout={"tp": 1, "pp": 1, "dp": 8}))
+    write_recipe(
+        root,
+        training_recipe(
+            "h200-a", 2000.0, gpu="h200", model="qwen3.5-122b-a10b", count=8, layout={"tp": 1, "pp": 1, "dp": 8}
+        ),
+    )
     write_recipe(root, inference_recipe("claim"))
     commit_all(root, "data", "2026-10-18T09:30:00+02:00")
     assert orv("boards", "--root", str(root)) == 0
@@ -112,7 +116,12 @@ def test_a_one_recipe_change_rewrites_its_model_file_the_index_and_the_whole_doc
     assert orv("boards", "--root", str(root)) == 0
     after = committed_files(str(root))
     changed = sorted(path for path in set(before) | set(after) if before.get(path) != after.get(path))
-    assert changed == ["boards/boards.json", INDEX, "boards/models/qwen3.8-27b.json", "boards/standings/qwen3.8-27b.json"]
+    assert changed == [
+        "boards/boards.json",
+        INDEX,
+        "boards/models/qwen3.8-27b.json",
+        "boards/standings/qwen3.8-27b.json",
+    ]
     assert orv("boards", "--check", "--root", str(root)) == 0
 
 
@@ -173,7 +182,8 @@ def test_an_index_that_hides_a_model_is_stale_and_a_missing_part_is_unreadable(t
     with pytest.raises(BoardsUnreadable, match="missing"):
         read_boards(str(root))
     assert [(d.code, d.path) for d in run(Config(root=str(root))).diagnostics] == [
-        ("ORV701", "boards/models/qwen3.8-27b.json")]
+        ("ORV701", "boards/models/qwen3.8-27b.json")
+    ]
 
 
 @pytest.mark.git
@@ -198,8 +208,12 @@ def test_the_whole_document_is_written_beside_the_split_files_and_checked_like_t
 def test_the_site_renders_the_split_boards(tmp_path: Path) -> None:
     root = _registry(tmp_path)
     site = tmp_path / "site"
-    done = subprocess.run([str(Path(__import__("sys").executable)), "-m", "validator", "site", str(site),
-                           "--root", str(root)], cwd=REPO, capture_output=True, text=True)
+    done = subprocess.run(
+        [str(Path(__import__("sys").executable)), "-m", "validator", "site", str(site), "--root", str(root)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr
     assert "h200-a" in (site / "index.html").read_text()
 
@@ -213,14 +227,18 @@ def test_a_model_id_that_is_no_file_name_gets_a_portable_name_inside_boards_mode
 
 
 @pytest.mark.git
-@pytest.mark.parametrize("damage", [
-    lambda part: part["boards"].update(training=5),
-    lambda part: part["runs"].append({"no": "hash"}),
-    lambda part: part["wanted"].pop("quality"),
-    lambda part: part.update(model="another"),
-])
-def test_a_damaged_model_file_is_unreadable_never_a_crash(tmp_path: Path, damage: Any,
-                                                          capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda part: part["boards"].update(training=5),
+        lambda part: part["runs"].append({"no": "hash"}),
+        lambda part: part["wanted"].pop("quality"),
+        lambda part: part.update(model="another"),
+    ],
+)
+def test_a_damaged_model_file_is_unreadable_never_a_crash(
+    tmp_path: Path, damage: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
     root = _registry(tmp_path)
     path = root / "boards/models/qwen3.8-27b.json"
     part = json.loads(path.read_text())
@@ -235,17 +253,20 @@ def test_a_damaged_model_file_is_unreadable_never_a_crash(tmp_path: Path, damage
 
 
 @pytest.mark.git
-@pytest.mark.parametrize("forge", [
-    lambda e: e.__setitem__(2, [99]),            # a reason that is not in `reasons`
-    lambda e: e.__setitem__(2, [-1]),
-    lambda e: e.__setitem__(3, 7),               # a quality record that does not exist
-    lambda e: e.__setitem__(4, "4011.4"),        # a figure as text
-    lambda e: e.__setitem__(4, True),            # a figure as a boolean
-    lambda e: e.__setitem__(1, 3),               # a tier that is not text
-    lambda e: e.__setitem__(0, None),            # no recipe id
-    lambda e: e.append(1.0),                     # one column too many
-    lambda e: e.pop(),                           # one too few
-])
+@pytest.mark.parametrize(
+    "forge",
+    [
+        lambda e: e.__setitem__(2, [99]),  # a reason that is not in `reasons`
+        lambda e: e.__setitem__(2, [-1]),
+        lambda e: e.__setitem__(3, 7),  # a quality record that does not exist
+        lambda e: e.__setitem__(4, "4011.4"),  # a figure as text
+        lambda e: e.__setitem__(4, True),  # a figure as a boolean
+        lambda e: e.__setitem__(1, 3),  # a tier that is not text
+        lambda e: e.__setitem__(0, None),  # no recipe id
+        lambda e: e.append(1.0),  # one column too many
+        lambda e: e.pop(),  # one too few
+    ],
+)
 def test_a_malformed_standing_is_unreadable_not_a_crash(tmp_path: Path, forge) -> None:
     """The summary trusts a standing only in the shape standing_rows reads; anything else is BoardsUnreadable
     (the summary then reads the model's part: tests/e2e/test_summary.py)."""

@@ -12,9 +12,15 @@ from validator.engine.evaluate import Config, run
 from validator.registry.store import store_run_document
 
 RUN = {
-    "kind": "inference", "tool": {"name": "vllm-bench-serve", "version": "0.30.0"}, "model": "glm-5.3-flash",
-    "hardware": {"gpu": "rtx-3090", "count": 1}, "software": {"engine": {"name": "vllm", "version": "0.30.0"}},
-    "quant": "w4a16", "serving": {"concurrency": 1}, "measured_at": "2026-10-17T12:00:00Z", "measured_by": "ann",
+    "kind": "inference",
+    "tool": {"name": "vllm-bench-serve", "version": "0.30.0"},
+    "model": "glm-5.3-flash",
+    "hardware": {"gpu": "rtx-3090", "count": 1},
+    "software": {"engine": {"name": "vllm", "version": "0.30.0"}},
+    "quant": "w4a16",
+    "serving": {"concurrency": 1},
+    "measured_at": "2026-10-17T12:00:00Z",
+    "measured_by": "ann",
     "summary": {"decode_tok_s": 50.0},
     "samples": [{"prompt_tokens": 1024, "output_tokens": 256, "ttft_ms": 50.0, "e2e_ms": 5150.0}],
 }
@@ -116,8 +122,9 @@ def test_a_change_to_orv_itself_gives_stored_results_a_new_key(tmp_path: Path, m
     before = cache.derivation_key(str(root))
     fingerprint_source = Path(cache.__file__).resolve().parent.parent / "science" / "independence.py"
     real_read = Path.read_bytes
-    monkeypatch.setattr(Path, "read_bytes", lambda self: real_read(self) + (b"# changed" if self == fingerprint_source
-                                                                             else b""))
+    monkeypatch.setattr(
+        Path, "read_bytes", lambda self: real_read(self) + (b"# changed" if self == fingerprint_source else b"")
+    )
     changed = cache.derivation_key(str(root))
     monkeypatch.undo()
     monkeypatch.setattr(cache, "CACHE_VERSION", cache.CACHE_VERSION + "-next")

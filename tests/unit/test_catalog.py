@@ -53,9 +53,13 @@ def violations(source: str) -> list[str]:
 
 
 def test_no_module_outside_the_registry_names_or_opens_a_catalog_file() -> None:
-    offenders = {str(p.relative_to(REPO)): found for p in PACKAGE.rglob("*.py")
-                 if p.relative_to(PACKAGE).parts[0] not in EXEMPT
-                 for found in [violations(p.read_text(encoding="utf-8"))] if found}
+    offenders = {
+        str(p.relative_to(REPO)): found
+        for p in PACKAGE.rglob("*.py")
+        if p.relative_to(PACKAGE).parts[0] not in EXEMPT
+        for found in [violations(p.read_text(encoding="utf-8"))]
+        if found
+    }
     assert offenders == {}
 
 
@@ -63,7 +67,7 @@ def test_the_guard_finds_a_module_that_reads_a_catalog_file() -> None:
     # guards the guard: each way of reading the catalog behind registry/catalog.py's back is caught
     assert violations('def f(root):\n    return open(os.path.join(root, "catalog", "models.yaml"))\n')
     assert violations('def f(root):\n    return load_yaml_document(root, "catalog/hardware.yaml")\n')
-    assert violations('def f(root):\n    return load_yaml_document(root, MODELS_PATH)\n')
+    assert violations("def f(root):\n    return load_yaml_document(root, MODELS_PATH)\n")
     assert violations('WHERE = f"see {x} in catalog/workloads.yaml"\n')
     assert not violations('"""Reads catalog/models.yaml."""\nWHERE = f"see {MODELS_PATH}"\n')
 
@@ -72,20 +76,25 @@ def _gpu(name: str, *aliases: str) -> GpuSpec:
     return GpuSpec.model_validate({**_H100, "name": name, "aliases": list(aliases)})
 
 
-_H100 = {"vendor": "nvidia", "bf16_dense_tflops": 989, "hbm_tb_s": 3.35,
-         "sources": ["https://example.com/h100"]}
+_H100 = {"vendor": "nvidia", "bf16_dense_tflops": 989, "hbm_tb_s": 3.35, "sources": ["https://example.com/h100"]}
 
 
 def test_one_folding_for_every_caller() -> None:
     hardware = {"h100-sxm": _gpu("NVIDIA H100 SXM5 80GB", "H100 SXM"), "rtx-3090": _gpu("NVIDIA GeForce RTX 3090")}
     view = CatalogView(hardware, {}, {})
     names = catalog_names(Catalog(hardware=hardware))[("hardware", "gpu")]
-    for written, expected in [("h100-sxm", "h100-sxm"), ("H100 SXM", "h100-sxm"), ("h100_sxm", "h100-sxm"),
-                              ("  nvidia geforce rtx 3090 ", "rtx-3090"), ("NVIDIA_GeForce_RTX_3090", "rtx-3090"),
-                              ("h100", None)]:
+    for written, expected in [
+        ("h100-sxm", "h100-sxm"),
+        ("H100 SXM", "h100-sxm"),
+        ("h100_sxm", "h100-sxm"),
+        ("  nvidia geforce rtx 3090 ", "rtx-3090"),
+        ("NVIDIA_GeForce_RTX_3090", "rtx-3090"),
+        ("h100", None),
+    ]:
         assert view.gpu_id(written) == names.resolve(written) == NameTable(hardware).resolve(written) == expected
-    issues = schemas.validate("recipe-inference", {"hardware": {"gpu": "H100_SXM", "count": 1}},
-                              catalog_names(Catalog(hardware=hardware)))
+    issues = schemas.validate(
+        "recipe-inference", {"hardware": {"gpu": "H100_SXM", "count": 1}}, catalog_names(Catalog(hardware=hardware))
+    )
     assert any("`h100-sxm`" in i.hint for i in issues if i.path == ("hardware", "gpu"))
     assert fold(" A_b  c ") == "a-b-c"
 

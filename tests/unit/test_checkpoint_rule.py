@@ -17,14 +17,22 @@ from validator.registry.store import store_run_document
 MODEL = "qwen3.8-27b"
 # (name a tool states, is it the model's?) against a catalog listing `checkpoints: [Qwen/Qwen3.8-27B]`,
 # and against one listing none (the name must mention the family, name or an alias)
-LISTED = [("Qwen/Qwen3.8-27B", True), ("/models/qwen3.8-27b", True),  # the checkpoint; a local copy of it
-          ("Qwen/Qwen3.8-32B", False), ("meta-llama/Llama-3.1-8B", False)]  # another size; another family
-UNLISTED = [("Qwen/Qwen3.8-27B", True), ("/models/swift-qwen3.8-27b-awq", True),  # its name; an alias
-            ("meta-llama/Llama-3.1-8B", False)]
+LISTED = [
+    ("Qwen/Qwen3.8-27B", True),
+    ("/models/qwen3.8-27b", True),  # the checkpoint; a local copy of it
+    ("Qwen/Qwen3.8-32B", False),
+    ("meta-llama/Llama-3.1-8B", False),
+]  # another size; another family
+UNLISTED = [
+    ("Qwen/Qwen3.8-27B", True),
+    ("/models/swift-qwen3.8-27b-awq", True),  # its name; an alias
+    ("meta-llama/Llama-3.1-8B", False),
+]
 
 
-def _verdicts(tmp_path: Path, capsys: pytest.CaptureFixture[str], names: list[tuple[str, bool]],
-              listed: bool) -> list[tuple[str, bool, bool, bool, bool]]:
+def _verdicts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], names: list[tuple[str, bool]], listed: bool
+) -> list[tuple[str, bool, bool, bool, bool]]:
     root = with_reference(tmp_path, capsys)
     if listed:
         models = root / "catalog" / "models.yaml"
@@ -41,8 +49,13 @@ def _verdicts(tmp_path: Path, capsys: pytest.CaptureFixture[str], names: list[tu
             data["config"]["model_args"]["model"] = data["model_name"] = name
 
         try:
-            quality_add.build(str(root), str(forged(tmp_path / str(i), "q995", serve)), str(root / RECIPE_PATH),
-                              {"measured_by": "t"}, None)
+            quality_add.build(
+                str(root),
+                str(forged(tmp_path / str(i), "q995", serve)),
+                str(root / RECIPE_PATH),
+                {"measured_by": "t"},
+                None,
+            )
             added = True
         except AddRunError as exc:
             assert [d.code for d in exc.result.diagnostics] == ["ORV235"], exc.result.diagnostics
@@ -55,8 +68,9 @@ def _verdicts(tmp_path: Path, capsys: pytest.CaptureFixture[str], names: list[tu
 
 
 @pytest.mark.parametrize("listed", [True, False], ids=["checkpoints-listed", "none-listed"])
-def test_the_three_paths_agree_on_a_checkpoint(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                               listed: bool) -> None:
+def test_the_three_paths_agree_on_a_checkpoint(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], listed: bool
+) -> None:
     for name, expected, gate, added, checked in _verdicts(tmp_path, capsys, LISTED if listed else UNLISTED, listed):
         assert gate == added == checked == expected, name
 

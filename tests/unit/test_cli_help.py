@@ -24,7 +24,7 @@ def test_every_command_has_a_summary_and_help_shows_it_whole_on_80_columns() -> 
         result = CliRunner().invoke(cli, [*group, "--help"], terminal_width=80)
         assert result.exit_code == 0
         listed = result.output.split("Commands:\n")[1]
-        for name, command in commands.items():
+        for name in commands:
             words = name.split(" ")
             if words[:-1] != group:
                 continue

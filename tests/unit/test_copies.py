@@ -14,21 +14,22 @@ import json
 import random
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
-from tests.testing.paths import FIXTURES
 from tests.testing.corpus import Workload, evaluate, forgeries, measure
 from tests.testing.factories import store_run, training_recipe, write_recipe
 from tests.testing.git import commit_all, git
+from tests.testing.paths import FIXTURES
 from tests.testing.quality import reworded
 from tests.testing.registry import INFERENCE_RECIPE_TEXT, make_registry
 from tests.testing.signing import keygen, measured, register, sign, tier
 from validator.cli import main
 from validator.engine.evaluate import Config, run
-from validator.hashing import content_address, canonical_bytes, run_path
+from validator.hashing import canonical_bytes, content_address, run_path
 from validator.science.independence import can_tell_a_copy, same_measurement, sample_fingerprint
 
 LMEVAL = FIXTURES / "lmeval"
@@ -40,10 +41,26 @@ def gate(repo: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, list[tupl
     """The Action's check step: (exit code, [(code, file)] of the error annotations, step outputs)."""
     capsys.readouterr()
     summary, output = repo.parent / "summary.md", repo.parent / "output.txt"
-    code = main(["check", "--root", str(repo), "--base", "main", "--format", "github",
-                 "--summary", str(summary), "--github-output", str(output)])
-    errors = [(m.group(3), m.group(2)) for line in capsys.readouterr().out.splitlines()
-              if (m := ANNOTATION.match(line)) and m.group(1) == "error"]
+    code = main(
+        [
+            "check",
+            "--root",
+            str(repo),
+            "--base",
+            "main",
+            "--format",
+            "github",
+            "--summary",
+            str(summary),
+            "--github-output",
+            str(output),
+        ]
+    )
+    errors = [
+        (m.group(3), m.group(2))
+        for line in capsys.readouterr().out.splitlines()
+        if (m := ANNOTATION.match(line)) and m.group(1) == "error"
+    ]
     outputs = dict(line.split("=", 1) for line in output.read_text().splitlines() if "=" in line and "<<" not in line)
     return code, errors, outputs
 
@@ -85,16 +102,19 @@ def test_identical_token_counts_alone_never_make_a_copy() -> None:
     for kind in ("inference", "training"):
         workload = Workload(kind, 200, 5, variable=False)
         first, second = measure(workload, 1), measure(workload, 2)
-        assert [s.get("output_tokens", s.get("step")) for s in first] == [s.get("output_tokens", s.get("step"))
-                                                                         for s in second]
+        assert [s.get("output_tokens", s.get("step")) for s in first] == [
+            s.get("output_tokens", s.get("step")) for s in second
+        ]
         assert same_measurement(sample_fingerprint(kind, first), sample_fingerprint(kind, second)) is None
 
 
 def test_each_forgery_is_worded_by_what_it_shares() -> None:
     workload = Workload("inference", 200, 9)
     original = measure(workload, 0)
-    words = {name: same_measurement(sample_fingerprint("inference", original), sample_fingerprint("inference", f))
-             for name, f in forgeries("inference", original, 9)}
+    words = {
+        name: same_measurement(sample_fingerprint("inference", original), sample_fingerprint("inference", f))
+        for name, f in forgeries("inference", original, 9)
+    }
     assert "samples added, dropped, duplicated or reordered" in (words["append 1"] or "")
     assert "sample by sample" in (words["x1.0003, jitter 0.01%"] or "")
 
@@ -119,17 +139,24 @@ def _jitter(width: float, scale: float) -> Callable[[dict[str, Any]], None]:
         rng = random.Random(11)
         for s in doc["samples"]:
             s["time_s"] = round(s["time_s"] * scale * (1 + rng.uniform(-width, width)), 9)
+
     return change
 
 
-FORGERIES = {"append 1 sample": _append_one, "drop 3 samples": _drop_three, "reorder": _reorder,
-             "jitter 1e-5": _jitter(1e-5, 1.0), "x1.0003, jitter 0.01%": _jitter(1e-4, 1.0003)}
+FORGERIES = {
+    "append 1 sample": _append_one,
+    "drop 3 samples": _drop_three,
+    "reorder": _reorder,
+    "jitter 1e-5": _jitter(1e-5, 1.0),
+    "x1.0003, jitter 0.01%": _jitter(1e-4, 1.0003),
+}
 
 
 @pytest.mark.git
 @pytest.mark.parametrize("forge", FORGERIES.values(), ids=FORGERIES.keys())
 def test_a_forged_reproduction_fails_the_gate_on_the_run_the_pull_request_adds(
-        forge: Callable[[dict[str, Any]], None], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    forge: Callable[[dict[str, Any]], None], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     repo = on_main(tmp_path)
     alice, bob = keygen(tmp_path, "lab-a"), keygen(tmp_path, "lab-b")
     register(repo, ("lab-a", alice), ("lab-b", bob))
@@ -161,7 +188,8 @@ def test_a_forged_reproduction_fails_the_gate_on_the_run_the_pull_request_adds(
 
 @pytest.mark.git
 def test_a_real_second_measurement_signed_by_a_second_measurer_passes_and_reaches_t3(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     repo = on_main(tmp_path)
     alice, bob = keygen(tmp_path, "lab-a"), keygen(tmp_path, "lab-b")
     register(repo, ("lab-a", alice), ("lab-b", bob))
@@ -202,22 +230,47 @@ def test_on_main_the_later_run_by_merge_order_is_blamed_not_the_first_by_path(tm
 # --------------------------------------------------------------------------- quality runs (ORV239)
 
 
-def _quality_pr(tmp_path: Path, capsys: pytest.CaptureFixture[str], folder: Path,
-                recipe_text: str = INFERENCE_RECIPE_TEXT, *extra: str, signed: bool = False) -> tuple[Path, str, str]:
+def _quality_pr(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    folder: Path,
+    recipe_text: str = INFERENCE_RECIPE_TEXT,
+    *extra: str,
+    signed: bool = False,
+) -> tuple[Path, str, str]:
     """main holds the model's bf16 reference (and lab-b's registered key); the pull request adds a
     recipe (fp8 unless told) and offers `folder` (lm-eval output) as its quality run, with `extra`
     add-run options, `signed` by lab-b. (repo, the quality run's path, the reference's path)"""
     repo = on_main(tmp_path)
     bob = keygen(tmp_path, "lab-b")
     register(repo, ("lab-b", bob))
-    assert main(["add-run", "--root", str(repo), "--from", "lm-eval", str(LMEVAL / "reference"),
-                 "--reference-for", "qwen3.8-27b", "--quant", "bf16", "--measured-by", "lab-a"]) == 0
+    assert (
+        main(
+            [
+                "add-run",
+                "--root",
+                str(repo),
+                "--from",
+                "lm-eval",
+                str(LMEVAL / "reference"),
+                "--reference-for",
+                "qwen3.8-27b",
+                "--quant",
+                "bf16",
+                "--measured-by",
+                "lab-a",
+            ]
+        )
+        == 0
+    )
     reference = capsys.readouterr().out.strip().split(":", 1)[1]
     open_pr(repo)
     recipe = repo / QUALITY_RECIPE
     recipe.parent.mkdir(parents=True, exist_ok=True)
     recipe.write_text(recipe_text, encoding="utf-8")
-    assert main(["add-run", "--root", str(repo), "--from", "lm-eval", str(folder), "--recipe", str(recipe), *extra]) == 0
+    assert (
+        main(["add-run", "--root", str(repo), "--from", "lm-eval", str(folder), "--recipe", str(recipe), *extra]) == 0
+    )
     digest = capsys.readouterr().out.strip().split(":", 1)[1]
     recipe.write_text(recipe_text.replace("runs: []", f"runs: {json.dumps(['sha256:' + digest])}"), encoding="utf-8")
     if signed:
@@ -237,7 +290,8 @@ def _base_url_edited(tmp_path: Path) -> Path:
 
 @pytest.mark.git
 def test_a_copied_reference_offered_as_an_fp8_quality_run_fails_the_gate(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     folder = _base_url_edited(tmp_path)
     assert "10.0.0.8" in next(folder.glob("results_*.json")).read_text()
     repo, added, reference = _quality_pr(tmp_path, capsys, folder)
@@ -258,17 +312,21 @@ def test_an_fp8_run_in_its_own_words_verifies(tmp_path: Path, capsys: pytest.Cap
 
 @pytest.mark.git
 def test_a_lossless_configuration_may_repeat_the_reference_when_another_measurer_signed_it(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Speculative decoding at the reference's precision answers as the reference does, by design."""
     lossless = INFERENCE_RECIPE_TEXT.replace("quant: fp8", "quant: bf16").replace(
-        "concurrency: 1}", "concurrency: 1, speculative: {method: eagle3, k: 3}}")
+        "concurrency: 1}", "concurrency: 1, speculative: {method: eagle3, k: 3}}"
+    )
     assert "speculative" in lossless and "quant: bf16" in lossless
-    repo, added, _ = _quality_pr(tmp_path / "unsigned", capsys, LMEVAL / "reference", lossless,
-                                 "--measured-by", "lab-b")
+    repo, added, _ = _quality_pr(
+        tmp_path / "unsigned", capsys, LMEVAL / "reference", lossless, "--measured-by", "lab-b"
+    )
     code, errors, _ = gate(repo, capsys)
     assert ("ORV239", added) in errors  # unsigned: nothing says someone else ran it
-    repo, added, _ = _quality_pr(tmp_path / "signed", capsys, LMEVAL / "reference", lossless, "--measured-by", "lab-b",
-                                 signed=True)
+    repo, added, _ = _quality_pr(
+        tmp_path / "signed", capsys, LMEVAL / "reference", lossless, "--measured-by", "lab-b", signed=True
+    )
     code, errors, _ = gate(repo, capsys)
     assert [c for c, _ in errors if c == "ORV239"] == [], errors
     assert tier(repo, QUALITY_RECIPE).quality.status == "verified"
@@ -301,8 +359,13 @@ def test_a_run_too_short_to_tell_a_copy_cannot_prove_it_is_independent() -> None
     original = _short(full)
     forged = copy.deepcopy(original)
     timed = [s["time_s"] for s in forged["samples"][2:]]
-    forged["samples"].append({**forged["samples"][-1], "step": forged["samples"][-1]["step"] + 1,
-                              "time_s": round(sum(timed) / len(timed), 9)})
+    forged["samples"].append(
+        {
+            **forged["samples"][-1],
+            "step": forged["samples"][-1]["step"] + 1,
+            "time_s": round(sum(timed) / len(timed), 9),
+        }
+    )
     rng = random.Random(5)
     for sample in forged["samples"]:
         sample["time_s"] = round(sample["time_s"] * (1 + rng.uniform(-1e-5, 1e-5)), 9)

@@ -10,10 +10,10 @@ import pytest
 
 from tests.testing.paths import FIXTURES
 from tests.testing.registry import CASES, fresh_registry, make_registry
-from validator.load import schema as schemas
 from validator.cli import main
 from validator.engine.evaluate import Config, run
 from validator.hashing import canonical_bytes, content_address, run_path
+from validator.load import schema as schemas
 
 SEEDS = FIXTURES / "import"  # the two seed documents, as the importers read them
 
@@ -60,9 +60,18 @@ def run_doc(root: Path, rel: str = INFER_RUN) -> dict:
 
 # --------------------------------------------------------------------------- 1. str.format in _translate
 
-@pytest.mark.parametrize("measured_at", [" 2026-10-20T18:00:00Z", "\u200b2026-10-20T18:00:00Z",
-                                         "\u202e2026-10-20T18:00:00Z", "2026-10-20T12:49:NaN-06:00",
-                                         "{0}{4}", "2026-10-20T18:00:00Z\n"])
+
+@pytest.mark.parametrize(
+    "measured_at",
+    [
+        " 2026-10-20T18:00:00Z",
+        "\u200b2026-10-20T18:00:00Z",
+        "\u202e2026-10-20T18:00:00Z",
+        "2026-10-20T12:49:NaN-06:00",
+        "{0}{4}",
+        "2026-10-20T18:00:00Z\n",
+    ],
+)
 def test_a_timestamp_breaking_its_braced_pattern_is_orv109(reg: Path, measured_at: str) -> None:
     data = run_doc(reg)
     data["measured_at"] = measured_at
@@ -80,6 +89,7 @@ def test_pattern_hints_are_never_formatted() -> None:
 
 
 # --------------------------------------------------------------------------- 2. long integers, 0x_ / 0b_
+
 
 def test_yaml_integer_over_4300_digits_is_orv120(reg: Path) -> None:
     edit(reg, RECIPE, "max_tokens_per_gpu: 16384", "max_tokens_per_gpu: " + "9" * 4301)
@@ -102,12 +112,16 @@ def test_yaml_11_int_forms_without_digits_are_findings(reg: Path, scalar: str) -
 
 # --------------------------------------------------------------------------- 3. catalog models vs schema
 
-@pytest.mark.parametrize("rel, old, new", [
-    ("catalog/hardware.yaml", "hbm_gib: 80", "hbm_gib: 1" + "0" * 400),
-    ("catalog/models.yaml", "layers: 64", "layers: 1.0e+300"),
-    ("catalog/models.yaml", "layers: 64", "layers: 9007199254740992"),
-    ("catalog/workloads.yaml", "warmup_steps: 2", "warmup_steps: 1" + "0" * 30),
-])
+
+@pytest.mark.parametrize(
+    "rel, old, new",
+    [
+        ("catalog/hardware.yaml", "hbm_gib: 80", "hbm_gib: 1" + "0" * 400),
+        ("catalog/models.yaml", "layers: 64", "layers: 1.0e+300"),
+        ("catalog/models.yaml", "layers: 64", "layers: 9007199254740992"),
+        ("catalog/workloads.yaml", "warmup_steps: 2", "warmup_steps: 1" + "0" * 30),
+    ],
+)
 def test_catalog_values_the_model_cannot_hold_are_orv109(reg: Path, rel: str, old: str, new: str) -> None:
     edit(reg, rel, old, new)
     assert ("ORV109", rel) in findings(reg)
@@ -115,8 +129,9 @@ def test_catalog_values_the_model_cannot_hold_are_orv109(reg: Path, rel: str, ol
 
 def test_starting_point_beyond_a_double_is_orv109(reg: Path) -> None:
     (reg / "catalog/starting-points.yaml").write_text(
-        "starting_points:\n  - {model: qwen3.8-27b, gpu: h100, tokens_per_s_per_gpu: 1" + "0" * 400
-        + ", source: x}\n", encoding="utf-8")
+        "starting_points:\n  - {model: qwen3.8-27b, gpu: h100, tokens_per_s_per_gpu: 1" + "0" * 400 + ", source: x}\n",
+        encoding="utf-8",
+    )
     assert ("ORV109", "catalog/starting-points.yaml") in findings(reg)
 
 
@@ -126,8 +141,11 @@ RECIPE_NEWLINES = [  # (file, old, new): a trailing newline in a patterned strin
     (RECIPE, "gpu: h100", 'gpu: "h100\\n"'),
     (RECIPE, "model: qwen3.8-27b", 'model: "qwen3.8-27b\\n"'),
     (RECIPE, "workload: sft-8k-gb128-bf16", 'workload: "sft-8k-gb128-bf16\\n"'),
-    (RECIPE, '"sha256:b7f2578794a34ac68613116cc9ac6a76b9e6b5bb08db2adce7a53c449372d0ef"',
-     '"sha256:b7f2578794a34ac68613116cc9ac6a76b9e6b5bb08db2adce7a53c449372d0ef\\n"'),
+    (
+        RECIPE,
+        '"sha256:b7f2578794a34ac68613116cc9ac6a76b9e6b5bb08db2adce7a53c449372d0ef"',
+        '"sha256:b7f2578794a34ac68613116cc9ac6a76b9e6b5bb08db2adce7a53c449372d0ef\\n"',
+    ),
     (RECIPE, 'measured: "2026-10-18"', 'measured: "2026-10-18\\n"'),
     (RECIPE, "framework: {name: megatron-core,", '"framework\\n": {name: megatron-core,'),
     (RECIPE, "name: megatron-core,", 'name: "megatron-core\\n",'),
@@ -145,14 +163,18 @@ def test_a_trailing_newline_breaks_every_pattern(reg: Path, rel: str, old: str, 
     assert ("ORV109", rel) in got, got
 
 
-@pytest.mark.parametrize("change", [
-    lambda d: d["tool"].update(name="llm-inference-bench\n"),
-    lambda d: d["serving"].update(concurrency=1e300),
-    lambda d: d["serving"]["speculative"].update(k=2**64),
-    lambda d: d["serving"].update(context_len=2**53),
-    lambda d: d["hardware"].update(gpu="rtx-3090\n"),
-    lambda d: d["summary"].update(decode_tok_s=10**400),
-], ids=["tool-name-newline", "concurrency-1e300", "k-2**64", "context-2**53", "gpu-newline", "summary-10**400"])
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda d: d["tool"].update(name="llm-inference-bench\n"),
+        lambda d: d["serving"].update(concurrency=1e300),
+        lambda d: d["serving"]["speculative"].update(k=2**64),
+        lambda d: d["serving"].update(context_len=2**53),
+        lambda d: d["hardware"].update(gpu="rtx-3090\n"),
+        lambda d: d["summary"].update(decode_tok_s=10**400),
+    ],
+    ids=["tool-name-newline", "concurrency-1e300", "k-2**64", "context-2**53", "gpu-newline", "summary-10**400"],
+)
 def test_run_values_beyond_the_models_are_orv109(reg: Path, change) -> None:
     data = run_doc(reg)
     change(data)
@@ -188,6 +210,7 @@ def test_lone_surrogate_in_a_run_file_is_orv110_not_a_number(reg: Path) -> None:
 
 # --------------------------------------------------------------------------- 5. catalog ids and references
 
+
 def test_catalog_key_with_a_trailing_newline_is_orv109(reg: Path) -> None:
     edit(reg, "catalog/hardware.yaml", "  h200:", '  "h200\\n":')
     assert ("ORV109", "catalog/hardware.yaml") in findings(reg)
@@ -195,11 +218,17 @@ def test_catalog_key_with_a_trailing_newline_is_orv109(reg: Path) -> None:
 
 @pytest.mark.parametrize("field, value", [("model", "qwen9"), ("gpu", "h1000"), ("workload", "sft-nope")])
 def test_starting_point_naming_an_unknown_id_is_orv115(reg: Path, field: str, value: str) -> None:
-    point = {"model": "qwen3.8-27b", "gpu": "h100", "workload": "sft-8k-gb128-bf16",
-             "tokens_per_s_per_gpu": 1000, "source": "test"}
+    point = {
+        "model": "qwen3.8-27b",
+        "gpu": "h100",
+        "workload": "sft-8k-gb128-bf16",
+        "tokens_per_s_per_gpu": 1000,
+        "source": "test",
+    }
     point[field] = value
     (reg / "catalog/starting-points.yaml").write_text(
-        "starting_points:\n  - " + json.dumps(point) + "\n", encoding="utf-8")
+        "starting_points:\n  - " + json.dumps(point) + "\n", encoding="utf-8"
+    )
     result = run(Config(root=str(reg), skip_boards=True))
     got = [d for d in result.diagnostics if d.code == "ORV115"]
     assert [(d.path, d.line) for d in got] == [("catalog/starting-points.yaml", 2)]
@@ -208,8 +237,10 @@ def test_starting_point_naming_an_unknown_id_is_orv115(reg: Path, field: str, va
 
 # --------------------------------------------------------------------------- the CLI's internal error
 
-def test_internal_error_names_the_exception_and_the_orv_frame(reg: Path, monkeypatch: pytest.MonkeyPatch,
-                                                              capsys: pytest.CaptureFixture[str]) -> None:
+
+def test_internal_error_names_the_exception_and_the_orv_frame(
+    reg: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     import validator.commands.check as check_command
 
     def boom(config: Config) -> None:
@@ -225,11 +256,10 @@ def test_internal_error_names_the_exception_and_the_orv_frame(reg: Path, monkeyp
     monkeypatch.setenv("ORV_DEBUG", "1")
     assert main(["check", "--root", str(reg)]) == 2
     err = capsys.readouterr().err
-    assert "Traceback (most recent call last)" in err and "{}[\"missing\"]" in err
+    assert "Traceback (most recent call last)" in err and '{}["missing"]' in err
 
 
-@pytest.mark.parametrize("field, value", [("prompt_tokens", 10**400), ("output_tokens", 2**53),
-                                          ("e2e_ms", 10**400)])
+@pytest.mark.parametrize("field, value", [("prompt_tokens", 10**400), ("output_tokens", 2**53), ("e2e_ms", 10**400)])
 def test_samples_beyond_the_schema_bounds_are_orv109(reg: Path, field: str, value: int) -> None:
     data = run_doc(reg)
     data["samples"][0][field] = value
@@ -246,28 +276,47 @@ def test_training_samples_beyond_the_schema_bounds_are_orv109(reg: Path) -> None
 
 # --------------------------------------------------------------------------- YAML 1.1 retyping
 
-@pytest.mark.parametrize("rel, old, new, says", [
-    ("catalog/hardware.yaml", "hbm_tb_s: 3.35", "hbm_tb_s: 017", "reads as 15 (octal)"),
-    (INFER, "concurrency: 1,", "concurrency: 1, slots: 1:20,", 'reads as 80 in YAML 1.1 (orv) but as the text "1:20"'),
-    (RECIPE, "optimizer_cpu_offload: 1.0", "optimizer_cpu_offload: 0b101", 'as the text "0b101"'),
-    (RECIPE, "optimizer_cpu_offload: 1.0", "optimizer_cpu_offload: 0x1", "hexadecimal"),
-    (RECIPE, "optimizer_cpu_offload: 1.0", "optimizer_cpu_offload: 1.0\n  optimizer_on_gpu: no",
-     'reads as false in YAML 1.1 (orv) but as the text "no"'),
-    ("catalog/models.yaml", "moe: true", "moe: Yes", 'as the text "Yes"'),
-])
-def test_yaml_11_spellings_that_still_fit_the_schema_are_orv119(reg: Path, rel: str, old: str, new: str,
-                                                                says: str) -> None:
+
+@pytest.mark.parametrize(
+    "rel, old, new, says",
+    [
+        ("catalog/hardware.yaml", "hbm_tb_s: 3.35", "hbm_tb_s: 017", "reads as 15 (octal)"),
+        (
+            INFER,
+            "concurrency: 1,",
+            "concurrency: 1, slots: 1:20,",
+            'reads as 80 in YAML 1.1 (orv) but as the text "1:20"',
+        ),
+        (RECIPE, "optimizer_cpu_offload: 1.0", "optimizer_cpu_offload: 0b101", 'as the text "0b101"'),
+        (RECIPE, "optimizer_cpu_offload: 1.0", "optimizer_cpu_offload: 0x1", "hexadecimal"),
+        (
+            RECIPE,
+            "optimizer_cpu_offload: 1.0",
+            "optimizer_cpu_offload: 1.0\n  optimizer_on_gpu: no",
+            'reads as false in YAML 1.1 (orv) but as the text "no"',
+        ),
+        ("catalog/models.yaml", "moe: true", "moe: Yes", 'as the text "Yes"'),
+    ],
+)
+def test_yaml_11_spellings_that_still_fit_the_schema_are_orv119(
+    reg: Path, rel: str, old: str, new: str, says: str
+) -> None:
     edit(reg, rel, old, new)
     result = run(Config(root=str(reg), skip_boards=True))
     got = [d for d in result.diagnostics if d.code == "ORV119"]
     assert len(got) == 1 and got[0].path == rel and says in got[0].message, result.diagnostics
     line = (reg / rel).read_text(encoding="utf-8").splitlines()[got[0].line - 1]
-    assert new.split(": ")[-1].split(",")[0] in line[got[0].col - 1:]  # located on the value itself
+    assert new.split(": ")[-1].split(",")[0] in line[got[0].col - 1 :]  # located on the value itself
 
 
-@pytest.mark.parametrize("value, words", [("!!binary aGVsbG8=", "`!!binary` value is not JSON data (binary data"),
-                                          ("!!set {a, b}", "`!!set` value is not JSON data (a set"),
-                                          ("!!omap [{a: 1}]", "`!!omap`")])
+@pytest.mark.parametrize(
+    "value, words",
+    [
+        ("!!binary aGVsbG8=", "`!!binary` value is not JSON data (binary data"),
+        ("!!set {a, b}", "`!!set` value is not JSON data (a set"),
+        ("!!omap [{a: 1}]", "`!!omap`"),
+    ],
+)
 def test_yaml_only_types_are_named_not_called_null(reg: Path, value: str, words: str) -> None:
     edit(reg, RECIPE, "notes: CPU optimizer offload.", f"notes: {value}")
     result = run(Config(root=str(reg), skip_boards=True))
@@ -276,23 +325,31 @@ def test_yaml_only_types_are_named_not_called_null(reg: Path, value: str, words:
     assert "null" not in got[0].message
 
 
-@pytest.mark.parametrize("original, garbled", [
-    # found by tests/unit/test_fuzz_inputs.py: two figures run together made float() raise
-    ("4,023.2×8$0.55", "4,023.2×8$0.1,178.1"),
-    # found by the 10-minute exploratory fuzz: int() refused a 5,003-digit `+…%` gain
-    ("→ 4,011.4 +184%", "→ 4,011.4 +" + "9" * 5000 + "184%"),
-    # found by a 13-minute exploratory fuzz: int() refused a 5,002-digit figure
-    ("DP8max 16,384 tokens/GPU", "DP8max 16,384 tokens/GPU, recompute " + "9" * 5000 + " layers"),
-    ("\tH200\t8\t6,913.2\t", "\tH200\t" + "8" * 5000 + "\t6,913.2\t"),
-    ("\nMuse2 recipes\n", "\nMuse" + "2" * 5000 + " recipes\n"),
-], ids=["two-figures-run-together", "gain", "layout-cell", "gpu-count", "card-head-count"])
+@pytest.mark.parametrize(
+    "original, garbled",
+    [
+        # found by tests/unit/test_fuzz_inputs.py: two figures run together made float() raise
+        ("4,023.2×8$0.55", "4,023.2×8$0.1,178.1"),
+        # found by the 10-minute exploratory fuzz: int() refused a 5,003-digit `+…%` gain
+        ("→ 4,011.4 +184%", "→ 4,011.4 +" + "9" * 5000 + "184%"),
+        # found by a 13-minute exploratory fuzz: int() refused a 5,002-digit figure
+        ("DP8max 16,384 tokens/GPU", "DP8max 16,384 tokens/GPU, recompute " + "9" * 5000 + " layers"),
+        ("\tH200\t8\t6,913.2\t", "\tH200\t" + "8" * 5000 + "\t6,913.2\t"),
+        ("\nMuse2 recipes\n", "\nMuse" + "2" * 5000 + " recipes\n"),
+    ],
+    ids=["two-figures-run-together", "gain", "layout-cell", "gpu-count", "card-head-count"],
+)
 def test_a_garbled_leaderboard_seed_gives_a_report_not_a_crash(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str], original: str, garbled: str) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], original: str, garbled: str
+) -> None:
     raw = (SEEDS / "000_1e2c7c041290fe1e.txt").read_bytes()
     changed = raw.replace(original.encode(), garbled.encode(), 1)
     assert changed != raw
     source = tmp_path / "seed.txt"
     source.write_bytes(changed)
     root = fresh_registry(tmp_path / "registry")
-    assert main(["import", "leaderboard", str(source), "--root", str(root), "--report", str(tmp_path / "r.md")]) in (0, 1)
+    assert main(["import", "leaderboard", str(source), "--root", str(root), "--report", str(tmp_path / "r.md")]) in (
+        0,
+        1,
+    )
     assert "internal error" not in capsys.readouterr().err

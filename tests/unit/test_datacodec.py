@@ -4,9 +4,10 @@ encode -> JSON -> decode unchanged, and decode builds only the declared type fro
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any
 
 import orjson
 import pytest
@@ -15,10 +16,10 @@ from hypothesis import strategies as st
 
 from tests.testing.paths import REPO as ROOT
 from tests.testing.registry import CASES, make_registry
-from validator.engine.datacodec import ShapeError, decode, decode_any, encode, encode_any
 from validator.diagnostics import Diagnostic, Severity
-from validator.load.pipeline import FileResult, load_tree
+from validator.engine.datacodec import ShapeError, decode, decode_any, encode, encode_any
 from validator.load.cache import Store
+from validator.load.pipeline import FileResult, load_tree
 from validator.registry.snapshot import RecipeEntry, RunEntry
 
 CASE_DIRS = sorted(p for p in CASES.iterdir() if p.is_dir() and not p.name.startswith("_"))
@@ -39,7 +40,7 @@ def _results(root: str) -> dict[str, FileResult]:
 
 @pytest.mark.parametrize("case", CASE_DIRS, ids=lambda p: p.name)
 def test_every_golden_cases_results_survive_the_encoding(tmp_path: Path, case: Path) -> None:
-    for rel, (entry, findings) in _results(str(make_registry(tmp_path / "r", case))).items():
+    for _rel, (entry, findings) in _results(str(make_registry(tmp_path / "r", case))).items():
         kind = RecipeEntry if isinstance(entry, RecipeEntry) else RunEntry
         back = (None if entry is None else _round_trip(entry, kind), _round_trip(findings, list[Diagnostic]))
         _same((entry, findings), back)
@@ -55,9 +56,13 @@ def test_the_repositorys_own_results_survive_the_encoding() -> None:
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
-    lambda inner: st.lists(inner, max_size=3) | st.tuples(inner, inner)
-    | st.dictionaries(st.sampled_from(["tuple", "float", "dict", "a", ""]), inner, max_size=3),
-    max_leaves=12)
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.tuples(inner, inner)
+        | st.dictionaries(st.sampled_from(["tuple", "float", "dict", "a", ""]), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -84,18 +89,21 @@ class _Point:
     x: float
     tags: tuple[str, ...] = ()
     meta: Mapping[str, int] = field(default_factory=dict)
-    label: Optional[str] = None
+    label: str | None = None
 
 
-@pytest.mark.parametrize("value,message", [
-    ({"x": 1.0, "tags": {"tuple": []}, "meta": {}}, "exactly the fields"),
-    ({"x": 1.0, "tags": {"tuple": []}, "meta": {}, "label": None, "__class__": "os.system"}, "not '__class__'"),
-    ({"x": "1", "tags": {"tuple": []}, "meta": {}, "label": None}, "str where float or int belongs"),
-    ({"x": 1.0, "tags": ["a"], "meta": {}, "label": None}, "where a tuple"),
-    ({"x": 1.0, "tags": {"tuple": [1]}, "meta": {}, "label": None}, "int where str belongs"),
-    ({"x": 1.0, "tags": {"tuple": []}, "meta": {"a": True}, "label": None}, "bool where int belongs"),
-    ([1.0], "list where dict belongs"),
-])
+@pytest.mark.parametrize(
+    "value,message",
+    [
+        ({"x": 1.0, "tags": {"tuple": []}, "meta": {}}, "exactly the fields"),
+        ({"x": 1.0, "tags": {"tuple": []}, "meta": {}, "label": None, "__class__": "os.system"}, "not '__class__'"),
+        ({"x": "1", "tags": {"tuple": []}, "meta": {}, "label": None}, "str where float or int belongs"),
+        ({"x": 1.0, "tags": ["a"], "meta": {}, "label": None}, "where a tuple"),
+        ({"x": 1.0, "tags": {"tuple": [1]}, "meta": {}, "label": None}, "int where str belongs"),
+        ({"x": 1.0, "tags": {"tuple": []}, "meta": {"a": True}, "label": None}, "bool where int belongs"),
+        ([1.0], "list where dict belongs"),
+    ],
+)
 def test_decode_refuses_anything_but_the_declared_shape(value: Any, message: str) -> None:
     with pytest.raises(ShapeError, match=message.replace("(", r"\(")):
         decode(_Point, value)

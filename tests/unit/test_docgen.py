@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.testing.paths import REPO as ROOT
-from validator.checks import docgen
-from validator.checks import all_checks
+from validator.checks import all_checks, docgen
 from validator.cli import main
 
 DOCS = ROOT / "docs" / "checks.md"
@@ -17,7 +16,8 @@ CODES = sorted(all_checks())
 
 def test_committed_checks_md_matches_a_regeneration() -> None:
     assert DOCS.read_text(encoding="utf-8") == docgen.render(all_checks()), (
-        "docs/checks.md is out of date: run `python -m validator.checks.docgen` and commit the result")
+        "docs/checks.md is out of date: run `python -m validator.checks.docgen` and commit the result"
+    )
 
 
 def test_every_code_has_a_section_with_severity_and_its_documentation() -> None:

@@ -32,10 +32,16 @@ FINDING = Diagnostic("ORV201", Severity.ERROR, "runs/ab/x.json", 3, 7, "the name
     [
         (UsageError("no such ref"), ExitCode.USAGE, "orv: no such ref\n"),
         (GitError("no merge base"), ExitCode.USAGE, "orv: no merge base\n"),
-        (HistoryError("this clone is shallow", "fetch the history"), ExitCode.USAGE,
-         "orv: this clone is shallow\n    hint: fetch the history\n"),
-        (Refusal("cannot read the boards", "run `orv boards`", ExitCode.FINDINGS), ExitCode.FINDINGS,
-         "orv: cannot read the boards\n    hint: run `orv boards`\n"),
+        (
+            HistoryError("this clone is shallow", "fetch the history"),
+            ExitCode.USAGE,
+            "orv: this clone is shallow\n    hint: fetch the history\n",
+        ),
+        (
+            Refusal("cannot read the boards", "run `orv boards`", ExitCode.FINDINGS),
+            ExitCode.FINDINGS,
+            "orv: cannot read the boards\n    hint: run `orv boards`\n",
+        ),
         # Click ends the line a Ctrl-C interrupted before it hands the interruption on
         (KeyboardInterrupt(), ExitCode.INTERRUPTED, "\n" + INTERRUPTED + "\n"),
     ],

@@ -21,44 +21,79 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from tests.testing.paths import REPO
+from validator import hashing
 from validator.boards.split import read_boards
+from validator.hashing import is_canonical
 from validator.load import schema
 from validator.load.pipeline import samples_fast_ok
-from validator import hashing
-from validator.hashing import is_canonical
 from validator.models import InferenceRecipe, RunMeta, TrainingRecipe
 from validator.registry.snapshot import strip_samples
 
 TRAINING = {
-    "id": "qwen3-8-27b-h100-tp1-pp4-dp2", "kind": "training", "model": "qwen3.8-27b",
-    "hardware": {"gpu": "h100", "count": 8}, "author": "ATTUNE", "measured": "2026-10-18",
-    "workload": "sft-8k-gb128-bf16", "software": {"framework": {"name": "megatron-core", "version": "0.30.0"}},
+    "id": "qwen3-8-27b-h100-tp1-pp4-dp2",
+    "kind": "training",
+    "model": "qwen3.8-27b",
+    "hardware": {"gpu": "h100", "count": 8},
+    "author": "ATTUNE",
+    "measured": "2026-10-18",
+    "workload": "sft-8k-gb128-bf16",
+    "software": {"framework": {"name": "megatron-core", "version": "0.30.0"}},
     "layout": {"tp": 1, "pp": 4, "dp": 2, "layer_split": [16, 17, 17, 14]},
     "tuning": {"max_tokens_per_gpu": 16384, "recompute": {"kind": "block", "layers": 14}},
-    "claimed": {"tokens_per_s_per_gpu": 1480.4}, "runs": [], "notes": "x",
+    "claimed": {"tokens_per_s_per_gpu": 1480.4},
+    "runs": [],
+    "notes": "x",
 }
 INFERENCE = {
-    "id": "glm-5-3-flash-2x-cmp-170hx", "kind": "inference", "model": "glm-5.3-flash",
-    "hardware": {"gpu": "cmp-170hx", "count": 2}, "author": "key-2952", "measured": "2026-10-17",
-    "software": {"engine": {"name": "exllamav3", "commit": "0f685aa"}}, "quant": "exl3-3-05bpw",
-    "serving": {"context_len": 78, "concurrency": 1, "slots": 4}, "claimed": {"decode_tok_s": 41.47},
+    "id": "glm-5-3-flash-2x-cmp-170hx",
+    "kind": "inference",
+    "model": "glm-5.3-flash",
+    "hardware": {"gpu": "cmp-170hx", "count": 2},
+    "author": "key-2952",
+    "measured": "2026-10-17",
+    "software": {"engine": {"name": "exllamav3", "commit": "0f685aa"}},
+    "quant": "exl3-3-05bpw",
+    "serving": {"context_len": 78, "concurrency": 1, "slots": 4},
+    "claimed": {"decode_tok_s": 41.47},
     "runs": ["sha256:" + "a" * 64],
 }
 RUN = {
-    "kind": "inference", "tool": {"name": "llm-inference-bench", "version": "0.8.0"}, "model": "glm-5.3-flash",
-    "hardware": {"gpu": "cmp-170hx", "count": 2}, "software": {"engine": {"name": "exllamav3", "commit": "0f685aa"}},
-    "quant": "exl3-3-05bpw", "serving": {"context_len": 78, "concurrency": 1}, "measured_at": "2026-10-17T12:50:29Z",
-    "measured_by": "key-2952", "summary": {"decode_tok_s": 41.47},
+    "kind": "inference",
+    "tool": {"name": "llm-inference-bench", "version": "0.8.0"},
+    "model": "glm-5.3-flash",
+    "hardware": {"gpu": "cmp-170hx", "count": 2},
+    "software": {"engine": {"name": "exllamav3", "commit": "0f685aa"}},
+    "quant": "exl3-3-05bpw",
+    "serving": {"context_len": 78, "concurrency": 1},
+    "measured_at": "2026-10-17T12:50:29Z",
+    "measured_by": "key-2952",
+    "summary": {"decode_tok_s": 41.47},
     "samples": [{"prompt_tokens": 78, "output_tokens": 200, "ttft_ms": 331.8, "e2e_ms": 5100.0}],
 }
 
 # Values a contributor could plausibly write in place of any field.
 ODD_VALUES = st.one_of(
-    st.none(), st.booleans(), st.integers(-3, 3), st.floats(allow_nan=False, allow_infinity=False),
-    st.sampled_from(["", "0.30", "0.30.0", "H100", "h100", "qwen3.8-27b", "abc\n", "sha256:" + "b" * 64,
-                     "2026-10-18", "latest", "x" * 120]),
-    st.lists(st.integers(0, 20), max_size=3), st.dictionaries(st.sampled_from(["a", "name", "k"]),
-                                                              st.integers(0, 3), max_size=2),
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 3),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from(
+        [
+            "",
+            "0.30",
+            "0.30.0",
+            "H100",
+            "h100",
+            "qwen3.8-27b",
+            "abc\n",
+            "sha256:" + "b" * 64,
+            "2026-10-18",
+            "latest",
+            "x" * 120,
+        ]
+    ),
+    st.lists(st.integers(0, 20), max_size=3),
+    st.dictionaries(st.sampled_from(["a", "name", "k"]), st.integers(0, 3), max_size=2),
 )
 
 
@@ -109,8 +144,10 @@ def _pydantic_ok(model: Any, document: Any) -> bool:
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_strict_models_accept_only_schema_valid_documents(data: st.DataObject) -> None:
-    for model, kind, base in ((TrainingRecipe, "recipe-training", TRAINING),
-                              (InferenceRecipe, "recipe-inference", INFERENCE)):
+    for model, kind, base in (
+        (TrainingRecipe, "recipe-training", TRAINING),
+        (InferenceRecipe, "recipe-inference", INFERENCE),
+    ):
         doc = _mutate(base, data)
         if _pydantic_ok(model, doc):
             assert schema.validate(kind, doc) == [], doc
@@ -125,21 +162,30 @@ def test_the_unmutated_documents_pass_both() -> None:
     assert _pydantic_ok(RunMeta, strip_samples(RUN)) and schema.validate("run-inference", RUN) == []
 
 
-SAMPLE_VALUE = st.one_of(st.integers(-2, 10**6), st.floats(-1, 1e4, allow_nan=False), st.booleans(),
-                         st.none(), st.sampled_from(["nan", "1.5", ""]))
-TRAINING_SAMPLE = st.fixed_dictionaries({"step": SAMPLE_VALUE, "time_s": SAMPLE_VALUE, "tokens": SAMPLE_VALUE,
-                                         "loss": SAMPLE_VALUE},
-                                        optional={"extra": SAMPLE_VALUE})
+SAMPLE_VALUE = st.one_of(
+    st.integers(-2, 10**6),
+    st.floats(-1, 1e4, allow_nan=False),
+    st.booleans(),
+    st.none(),
+    st.sampled_from(["nan", "1.5", ""]),
+)
+TRAINING_SAMPLE = st.fixed_dictionaries(
+    {"step": SAMPLE_VALUE, "time_s": SAMPLE_VALUE, "tokens": SAMPLE_VALUE, "loss": SAMPLE_VALUE},
+    optional={"extra": SAMPLE_VALUE},
+)
 INFERENCE_SAMPLE = st.fixed_dictionaries(
     {"prompt_tokens": SAMPLE_VALUE, "output_tokens": SAMPLE_VALUE, "ttft_ms": SAMPLE_VALUE, "e2e_ms": SAMPLE_VALUE},
-    optional={"start_ms": SAMPLE_VALUE, "extra": SAMPLE_VALUE})
+    optional={"start_ms": SAMPLE_VALUE, "extra": SAMPLE_VALUE},
+)
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(TRAINING_SAMPLE, max_size=4), st.lists(INFERENCE_SAMPLE, max_size=4))
 def test_samples_fast_check_agrees_with_the_schema(training: list[Any], inference: list[Any]) -> None:
-    items = {"training": schema.validator_for("run-training").schema["properties"]["samples"],
-             "inference": schema.validator_for("run-inference").schema["properties"]["samples"]}
+    items = {
+        "training": schema.validator_for("run-training").schema["properties"]["samples"],
+        "inference": schema.validator_for("run-inference").schema["properties"]["samples"],
+    }
     for kind, samples in (("training", training), ("inference", inference)):
         validator = schema.validator_for(f"run-{kind}")
         schema_ok = not list(validator.evolve(schema=items[kind]).iter_errors(samples))
@@ -150,16 +196,44 @@ def test_samples_fast_check_agrees_with_the_schema(training: list[Any], inferenc
 # Strings as run files carry them: any code point but a surrogate (UTF-8 cannot hold one), weighted
 # towards what canonical form treats specially: escapes (controls, quote, backslash, DEL, U+2028),
 # and the ranges whose key order differs between UTF-16 and code points (U+E000..U+FFFF vs astral).
-SPECIAL_CHARS = st.sampled_from(["\x00", "\x1f", "\b", "\f", "\n", "\r", "\t", '"', "\\", "/", "\x7f",
-                                 "\u2028", "\u00e9", "\u4e2d", "\ue000", "\uff61", "\ufffd", "\U0001F600",
-                                 "\U00010000", "\U0010FFFD", "a", "Z", "1"])
+SPECIAL_CHARS = st.sampled_from(
+    [
+        "\x00",
+        "\x1f",
+        "\b",
+        "\f",
+        "\n",
+        "\r",
+        "\t",
+        '"',
+        "\\",
+        "/",
+        "\x7f",
+        "\u2028",
+        "\u00e9",
+        "\u4e2d",
+        "\ue000",
+        "\uff61",
+        "\ufffd",
+        "\U0001f600",
+        "\U00010000",
+        "\U0010fffd",
+        "a",
+        "Z",
+        "1",
+    ]
+)
 TEXT = st.text(st.one_of(st.characters(blacklist_categories=("Cs",)), SPECIAL_CHARS), max_size=5)
 
 # Run files are I-JSON (RFC 7493): integers beyond ±(2**53 - 1) have no canonical form.
 JSON_VALUES = st.recursive(
-    st.one_of(st.none(), st.booleans(), st.integers(-(2**53) + 1, 2**53 - 1),
-              st.floats(allow_nan=False, allow_infinity=False).filter(lambda f: abs(f) < 2**53 or abs(f) >= 1e21),
-              TEXT),
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(-(2**53) + 1, 2**53 - 1),
+        st.floats(allow_nan=False, allow_infinity=False).filter(lambda f: abs(f) < 2**53 or abs(f) >= 1e21),
+        TEXT,
+    ),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TEXT, inner, max_size=4),
     max_leaves=12,
 )
@@ -184,7 +258,7 @@ def test_non_ascii_run_files_take_the_fast_path(monkeypatch: pytest.MonkeyPatch)
 
 def test_keys_sorting_differently_in_utf16_are_settled_exactly() -> None:
     # by code point U+FF61 < U+1F600; by UTF-16 code units (JCS) it sorts after
-    doc = {"\uff61": 1, "\U0001F600": 2}
+    doc = {"\uff61": 1, "\U0001f600": 2}
     by_code_point = orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)
     assert not is_canonical(by_code_point, doc)
     assert is_canonical(rfc8785.dumps(doc), doc)
@@ -254,8 +328,9 @@ def test_small_numbers_orjson_writes_as_jcs_does_take_the_fast_path(monkeypatch:
 
 
 @pytest.mark.parametrize("limit", [1000, 50])
-def test_a_file_that_grew_after_lstat_is_read_whole_or_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                               limit: int) -> None:
+def test_a_file_that_grew_after_lstat_is_read_whole_or_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, limit: int
+) -> None:
     # read_bytes asks for the size lstat gave: a file that grew in between is read on, never cut short
     import os
     import types

@@ -25,8 +25,7 @@ points = st.lists(st.tuples(figures, figures), max_size=40)
 
 def brute_force(pairs: list[tuple[float, float]]) -> list[int]:
     """Indices of the points no other point beats on both axes, by the definition, pairwise."""
-    return [i for i, (x, y) in enumerate(pairs)
-            if not any(x2 > x and y2 > y for x2, y2 in pairs)]
+    return [i for i, (x, y) in enumerate(pairs) if not any(x2 > x and y2 > y for x2, y2 in pairs)]
 
 
 @given(points)
@@ -37,8 +36,7 @@ def test_the_frontier_is_the_brute_force_set(pairs: list[tuple[float, float]]) -
 
 
 def test_a_point_beaten_on_one_axis_only_stays() -> None:
-    front = frontier([Point(10.0, 100.0, "a"), Point(20.0, 100.0, "b"), Point(20.0, 50.0, "c"),
-                      Point(5.0, 90.0, "d")])
+    front = frontier([Point(10.0, 100.0, "a"), Point(20.0, 100.0, "b"), Point(20.0, 50.0, "c"), Point(5.0, 90.0, "d")])
     assert [p.item for p in front] == ["a", "c", "b"]  # d: a is faster per user and per GPU
 
 
@@ -52,6 +50,7 @@ def test_throughput_is_interpolated_inside_the_span_only() -> None:
 
 
 # --------------------------------------------------------------------------- on the boards
+
 
 def test_three_swept_configurations_give_the_brute_force_frontier(tmp_path: Path) -> None:
     root = make_registry(tmp_path / "registry")
@@ -92,18 +91,36 @@ def test_a_run_at_a_concurrency_the_sweep_does_not_list_is_an_error_naming_it(tm
 
 
 def _row(recipe: str, tier: str, decode: float, output: float, **extra: object) -> dict[str, object]:
-    return {"recipe": recipe, "run_sha": recipe[0] * 64, "tier": tier, "model": "m", "gpu": "h100", "gpus": 2,
-            "concurrency": 1, "decode_tok_s": decode, "output_tok_s": output, "ttft_ms": 50.0, **extra}
+    return {
+        "recipe": recipe,
+        "run_sha": recipe[0] * 64,
+        "tier": tier,
+        "model": "m",
+        "gpu": "h100",
+        "gpus": 2,
+        "concurrency": 1,
+        "decode_tok_s": decode,
+        "output_tok_s": output,
+        "ttft_ms": 50.0,
+        **extra,
+    }
 
 
 def test_cost_is_priced_per_point_and_at_the_targets_the_frontier_spans() -> None:
     catalog = Catalog(hardware={"h100": SimpleNamespace(price_per_gpu_hour=7.2)})  # type: ignore[dict-item]
-    rows = [_row("c64", "T2", 10.0, 4000.0), _row("c8", "T3", 30.0, 2000.0), _row("c1", "T2", 80.0, 160.0),
-            _row("d1", "T1", 90.0, 3000.0), _row("e1", "T2", 40.0, 3500.0, quality={"status": "below"})]
+    rows = [
+        _row("c64", "T2", 10.0, 4000.0),
+        _row("c8", "T3", 30.0, 2000.0),
+        _row("c1", "T2", 80.0, 160.0),
+        _row("d1", "T1", 90.0, 3000.0),
+        _row("e1", "T2", 40.0, 3500.0, quality={"status": "below"}),
+    ]
     (group,) = frontiers(rows, catalog)
     assert [p["recipe"] for p in group["points"]] == ["c64", "c8", "c1"]
-    assert {p["recipe"]: p["apart"] for p in group["apart"]} == {"d1": "T1: figures not verified",
-                                                                  "e1": "quality below the model's bound"}
+    assert {p["recipe"]: p["apart"] for p in group["apart"]} == {
+        "d1": "T1: figures not verified",
+        "e1": "quality below the model's bound",
+    }
     assert group["points"][0]["cost_per_1m"] == pytest.approx(7.2e6 / (3600 * 2000.0), abs=0.005)
     at = {c["interactivity"]: c for c in group["cost_at"]}
     assert set(at) == {20.0, 50.0}  # 100 tok/s per user is beyond the fastest verified point (80)

@@ -12,16 +12,17 @@ import contextlib
 import copy
 import json
 import resource
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import fuzz_examples
 from tests.testing.bounds import bytes_read, hang_guard
 from tests.testing.paths import FIXTURES
-from tests.conftest import fuzz_examples
 from tests.testing.registry import (
     CASES,
     INFERENCE_RECIPE_TEXT,
@@ -31,22 +32,57 @@ from tests.testing.registry import (
     make_registry,
     written,
 )
-from validator.commands.add_run import AddRunRequest, execute
 from validator.cli import main
+from validator.commands.add_run import AddRunRequest, execute
 from validator.engine.evaluate import Config, run
 from validator.errors import UsageError
 from validator.hashing import canonical_bytes, content_address, run_path
 
 SEEDS = FIXTURES / "import"
 LMEVAL = FIXTURES / "lmeval"
-TRAIN_RUN = CASES / "valid-training-run" / "runs" / "b7" / \
-    "b7f2578794a34ac68613116cc9ac6a76b9e6b5bb08db2adce7a53c449372d0ef.json"
+TRAIN_RUN = (
+    CASES
+    / "valid-training-run"
+    / "runs"
+    / "b7"
+    / "b7f2578794a34ac68613116cc9ac6a76b9e6b5bb08db2adce7a53c449372d0ef.json"
+)
 SEED_RUN: dict[str, Any] = json.loads(TRAIN_RUN.read_text(encoding="utf-8"))
 SEED_RUN["samples"] = SEED_RUN["samples"][:6]
 
-ODD = st.sampled_from([None, True, False, 0, -1, 1.5, 2**53, 2**64, 10**400, 1e300, -1e-300, "", "nan", "inf",
-                       "x\n", " h100", "H100", "\u200b", "\ud800", "{0}", [], {}, [None], {"k": 1}, [1, 2],
-                       "2026-13-45T25:61:00Z", "sha256:" + "0" * 64, "0" * 65, "a" * 5000])
+ODD = st.sampled_from(
+    [
+        None,
+        True,
+        False,
+        0,
+        -1,
+        1.5,
+        2**53,
+        2**64,
+        10**400,
+        1e300,
+        -1e-300,
+        "",
+        "nan",
+        "inf",
+        "x\n",
+        " h100",
+        "H100",
+        "\u200b",
+        "\ud800",
+        "{0}",
+        [],
+        {},
+        [None],
+        {"k": 1},
+        [1, 2],
+        "2026-13-45T25:61:00Z",
+        "sha256:" + "0" * 64,
+        "0" * 65,
+        "a" * 5000,
+    ]
+)
 BUDGET = dict(deadline=None, suppress_health_check=list(HealthCheck))
 
 
@@ -93,8 +129,9 @@ def mutated_run(draw: st.DrawFn) -> bytes:
 
 @settings(max_examples=fuzz_examples(40), **BUDGET)
 @given(raw=mutated_run())
-def test_mutated_training_run_files_give_findings_not_crashes(tmp_path_factory: pytest.TempPathFactory,
-                                                               raw: bytes) -> None:
+def test_mutated_training_run_files_give_findings_not_crashes(
+    tmp_path_factory: pytest.TempPathFactory, raw: bytes
+) -> None:
     root = make_registry(tmp_path_factory.mktemp("fuzz") / "registry", CASES / "valid-training-run")
     rel = run_path(content_address(raw))
     (root / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -106,8 +143,27 @@ def test_mutated_training_run_files_give_findings_not_crashes(tmp_path_factory: 
     assert result.errors or raw == canonical_bytes(SEED_RUN)  # the changed run is an orphan at least
 
 
-INSERTS = [b"", b"|", b"{", b"}", b'"', b"\n", b"\x00", b"\xff", b"1e999", b"NaN", b"-", b"0x_", b"\\ud800",
-           b"9" * 5000, b"| x | y |\n", b"\t", b"\r\n", b"H100", b"x" * 300]
+INSERTS = [
+    b"",
+    b"|",
+    b"{",
+    b"}",
+    b'"',
+    b"\n",
+    b"\x00",
+    b"\xff",
+    b"1e999",
+    b"NaN",
+    b"-",
+    b"0x_",
+    b"\\ud800",
+    b"9" * 5000,
+    b"| x | y |\n",
+    b"\t",
+    b"\r\n",
+    b"H100",
+    b"x" * 300,
+]
 
 
 @st.composite
@@ -117,9 +173,9 @@ def mutated_seed(draw: st.DrawFn, raw: bytes) -> bytes:
         span = draw(st.integers(0, 400))
         action = draw(st.sampled_from(["delete", "duplicate", "insert", "truncate"]))
         if action == "delete":
-            raw = raw[:at] + raw[at + span:]
+            raw = raw[:at] + raw[at + span :]
         elif action == "duplicate":
-            raw = raw[:at] + raw[at:at + span] * 2 + raw[at + span:]
+            raw = raw[:at] + raw[at : at + span] * 2 + raw[at + span :]
         elif action == "insert":
             raw = raw[:at] + draw(st.sampled_from(INSERTS)) + raw[at:]
         else:
@@ -142,15 +198,17 @@ def _import(tmp: Path, command: str, raw: bytes, capsys: pytest.CaptureFixture[s
 @pytest.mark.slow
 @settings(max_examples=fuzz_examples(20), **BUDGET)
 @given(raw=mutated_seed((SEEDS / "000_1e2c7c041290fe1e.txt").read_bytes()))
-def test_mutated_leaderboard_seed_gives_a_report_not_a_crash(tmp_path_factory: pytest.TempPathFactory,
-                                                             capsys: pytest.CaptureFixture[str], raw: bytes) -> None:
+def test_mutated_leaderboard_seed_gives_a_report_not_a_crash(
+    tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str], raw: bytes
+) -> None:
     _import(tmp_path_factory.mktemp("lb"), "leaderboard", raw, capsys)
 
 
 @settings(max_examples=fuzz_examples(15), **BUDGET)
 @given(raw=mutated_seed((SEEDS / "004_cbf1754cfd687db7.txt").read_bytes()))
-def test_mutated_boards_export_gives_a_report_not_a_crash(tmp_path_factory: pytest.TempPathFactory,
-                                                          capsys: pytest.CaptureFixture[str], raw: bytes) -> None:
+def test_mutated_boards_export_gives_a_report_not_a_crash(
+    tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str], raw: bytes
+) -> None:
     _import(tmp_path_factory.mktemp("lb"), "legacy-boards", raw, capsys)
 
 
@@ -162,17 +220,54 @@ def test_mutated_boards_export_gives_a_report_not_a_crash(tmp_path_factory: pyte
 
 READS_PER_INPUT = 16 * 1024**2
 MEMORY_MARGIN = 1 << 30
-RESULT_KEYS = ["duration", "date", "model_id", "tokenizer_id", "endpoint_type", "dataset_name", "details",
-               "max_concurrency", "input_lens", "output_lens", "ttfts", "itls", "latencies", "errors", "start_times",
-               "mean_ttft_ms", "mean_tpot_ms", "output_throughput", "completed", "label"]
-SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70),
-                    st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=12),
-                    st.sampled_from(["20261018-101503", "inf", "", "vllm"]))
-TREES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=5)
-                     | st.dictionaries(st.sampled_from(RESULT_KEYS) | st.text(max_size=6), inner, max_size=6),
-                     max_leaves=40)
-BOMBS = ["[" * 200_000 + "]" * 200_000, "9" * 5000, "1e400", "-1e400", "NaN", "-Infinity", '"\\ud800"',
-         "[" * 1100 + "]" * 1100]
+RESULT_KEYS = [
+    "duration",
+    "date",
+    "model_id",
+    "tokenizer_id",
+    "endpoint_type",
+    "dataset_name",
+    "details",
+    "max_concurrency",
+    "input_lens",
+    "output_lens",
+    "ttfts",
+    "itls",
+    "latencies",
+    "errors",
+    "start_times",
+    "mean_ttft_ms",
+    "mean_tpot_ms",
+    "output_throughput",
+    "completed",
+    "label",
+]
+SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=12),
+    st.sampled_from(["20261018-101503", "inf", "", "vllm"]),
+)
+TREES = st.recursive(
+    SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=5)
+        | st.dictionaries(st.sampled_from(RESULT_KEYS) | st.text(max_size=6), inner, max_size=6)
+    ),
+    max_leaves=40,
+)
+BOMBS = [
+    "[" * 200_000 + "]" * 200_000,
+    "9" * 5000,
+    "1e400",
+    "-1e400",
+    "NaN",
+    "-Infinity",
+    '"\\ud800"',
+    "[" * 1100 + "]" * 1100,
+]
 
 
 @contextlib.contextmanager
@@ -225,12 +320,16 @@ def mutated_result(draw: st.DrawFn, fixture: Path) -> bytes:
     return text.encode("utf-8", "surrogatepass")
 
 
-LOG_INSERTS = INSERTS + [b"  num_layers .............. 1000000000\n",
-                         b"  pipeline_model_parallel_size .... 1000000000\n",
-                         b"  decoder_first_pipeline_num_layers ... 1\n", b"  seq_length ..... 1e308\n",
-                         b"  global_batch_size ..... " + b"9" * 400 + b"\n",
-                         b" iteration " + b"9" * 5000 + b"/ 24 | elapsed time per iteration (ms): 1.0 |",
-                         b" global batch size: 1e300 |", b" consumed samples: -5 |"]
+LOG_INSERTS = INSERTS + [
+    b"  num_layers .............. 1000000000\n",
+    b"  pipeline_model_parallel_size .... 1000000000\n",
+    b"  decoder_first_pipeline_num_layers ... 1\n",
+    b"  seq_length ..... 1e308\n",
+    b"  global_batch_size ..... " + b"9" * 400 + b"\n",
+    b" iteration " + b"9" * 5000 + b"/ 24 | elapsed time per iteration (ms): 1.0 |",
+    b" global batch size: 1e300 |",
+    b" consumed samples: -5 |",
+]
 
 
 @st.composite
@@ -241,7 +340,7 @@ def mutated_log(draw: st.DrawFn, fixture: Path) -> bytes:
         if draw(st.booleans()):
             raw = raw[:at] + draw(st.sampled_from(LOG_INSERTS)) + raw[at:]
         else:
-            raw = raw[:at] + raw[at + draw(st.integers(0, 400)):]
+            raw = raw[:at] + raw[at + draw(st.integers(0, 400)) :]
     return raw
 
 
@@ -249,8 +348,11 @@ def _add_run(root: Path, source: Path, fmt: str, recipe: Path | None, **given: A
     before = written(root)
     start = bytes_read()
     with memory_bound(), hang_guard():
-        outcome = execute(AddRunRequest(root=str(root), file=str(source), fmt=fmt,
-                                        recipe_path=str(recipe) if recipe else None, given=given))
+        outcome = execute(
+            AddRunRequest(
+                root=str(root), file=str(source), fmt=fmt, recipe_path=str(recipe) if recipe else None, given=given
+            )
+        )
     assert bytes_read() - start <= READS_PER_INPUT, "read far more than the input, the recipe and the catalog"
     assert outcome.exit_code in (0, 1)
     event(f"exit {outcome.exit_code}")  # --hypothesis-show-statistics: how many inputs became runs
@@ -277,12 +379,22 @@ def inference_recipe(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @settings(max_examples=fuzz_examples(40), **BUDGET)
-@given(fmt=st.sampled_from(["vllm", "sglang", None]),
-       raw=st.one_of(json_result(), mutated_result(TOOLS / "vllm" / "serve-detailed.json"),
-                     mutated_result(TOOLS / "sglang" / "bench_serving-details.jsonl"), st.binary(max_size=300)))
-def test_any_serving_result_gives_a_run_or_a_finding(tmp_path_factory: pytest.TempPathFactory,
-                                                     add_run_registry: Path, inference_recipe: Path,
-                                                     fmt: str | None, raw: bytes) -> None:
+@given(
+    fmt=st.sampled_from(["vllm", "sglang", None]),
+    raw=st.one_of(
+        json_result(),
+        mutated_result(TOOLS / "vllm" / "serve-detailed.json"),
+        mutated_result(TOOLS / "sglang" / "bench_serving-details.jsonl"),
+        st.binary(max_size=300),
+    ),
+)
+def test_any_serving_result_gives_a_run_or_a_finding(
+    tmp_path_factory: pytest.TempPathFactory,
+    add_run_registry: Path,
+    inference_recipe: Path,
+    fmt: str | None,
+    raw: bytes,
+) -> None:
     source = tmp_path_factory.mktemp("result") / "result.json"
     source.write_bytes(raw)
     if fmt is None:  # detected from the bytes: a run document, a tool's output, or a usage error
@@ -295,13 +407,17 @@ def test_any_serving_result_gives_a_run_or_a_finding(tmp_path_factory: pytest.Te
 
 
 @settings(max_examples=fuzz_examples(40), **BUDGET)
-@given(fmt_and_raw=st.one_of(
-    st.tuples(st.just("megatron"), mutated_log(TOOLS / "megatron" / "small-model-1.5b.log")),
-    st.tuples(st.just("megatron"), mutated_log(TOOLS / "megatron" / "qwen3-8-27b-tp1-pp4-dp2.log")),
-    st.tuples(st.just("nemo"), mutated_log(TOOLS / "nemo" / "qwen3-8-27b-nemo.log")),
-    st.tuples(st.sampled_from(["megatron", "nemo"]), st.binary(max_size=300))))
-def test_any_training_log_gives_a_run_or_a_finding(tmp_path_factory: pytest.TempPathFactory,
-                                                   add_run_registry: Path, fmt_and_raw: tuple[str, bytes]) -> None:
+@given(
+    fmt_and_raw=st.one_of(
+        st.tuples(st.just("megatron"), mutated_log(TOOLS / "megatron" / "small-model-1.5b.log")),
+        st.tuples(st.just("megatron"), mutated_log(TOOLS / "megatron" / "qwen3-8-27b-tp1-pp4-dp2.log")),
+        st.tuples(st.just("nemo"), mutated_log(TOOLS / "nemo" / "qwen3-8-27b-nemo.log")),
+        st.tuples(st.sampled_from(["megatron", "nemo"]), st.binary(max_size=300)),
+    )
+)
+def test_any_training_log_gives_a_run_or_a_finding(
+    tmp_path_factory: pytest.TempPathFactory, add_run_registry: Path, fmt_and_raw: tuple[str, bytes]
+) -> None:
     fmt, raw = fmt_and_raw
     source = tmp_path_factory.mktemp("log") / "train.log"
     source.write_bytes(raw)
@@ -325,8 +441,9 @@ def mutated_lmeval(draw: st.DrawFn) -> tuple[bytes, bytes]:
 
 @settings(max_examples=fuzz_examples(30), **BUDGET)
 @given(parts=mutated_lmeval())
-def test_any_lmeval_output_gives_a_run_or_a_finding(tmp_path_factory: pytest.TempPathFactory,
-                                                    add_run_registry: Path, parts: tuple[bytes, bytes]) -> None:
+def test_any_lmeval_output_gives_a_run_or_a_finding(
+    tmp_path_factory: pytest.TempPathFactory, add_run_registry: Path, parts: tuple[bytes, bytes]
+) -> None:
     folder = tmp_path_factory.mktemp("lmeval")
     names = [p.name for p in sorted((LMEVAL / "limit50").iterdir())]
     (folder / names[0]).write_bytes(parts[0])  # results_<date>.json sorts before samples_<task>_<date>.jsonl
@@ -334,10 +451,28 @@ def test_any_lmeval_output_gives_a_run_or_a_finding(tmp_path_factory: pytest.Tem
     _add_run(add_run_registry, folder, "lm-eval", None, model="qwen3.8-27b", measured_by="x")
 
 
-CONFIG_KEYS = ["vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
-               "head_dim", "intermediate_size", "num_experts", "num_experts_per_tok", "moe_intermediate_size",
-               "mlp_only_layers", "decoder_sparse_step", "first_k_dense_replace", "moe_layer_freq", "kv_lora_rank",
-               "q_lora_rank", "text_config", "model_type", "tie_word_embeddings", "n_shared_experts"]
+CONFIG_KEYS = [
+    "vocab_size",
+    "hidden_size",
+    "num_hidden_layers",
+    "num_attention_heads",
+    "num_key_value_heads",
+    "head_dim",
+    "intermediate_size",
+    "num_experts",
+    "num_experts_per_tok",
+    "moe_intermediate_size",
+    "mlp_only_layers",
+    "decoder_sparse_step",
+    "first_k_dense_replace",
+    "moe_layer_freq",
+    "kv_lora_rank",
+    "q_lora_rank",
+    "text_config",
+    "model_type",
+    "tie_word_embeddings",
+    "n_shared_experts",
+]
 
 
 @st.composite
@@ -356,15 +491,29 @@ def mutated_config(draw: st.DrawFn) -> bytes:
 
 @settings(max_examples=fuzz_examples(40), **BUDGET)
 @given(raw=mutated_config())
-def test_any_config_gives_an_entry_or_a_finding(tmp_path_factory: pytest.TempPathFactory, add_run_registry: Path,
-                                                raw: bytes) -> None:
+def test_any_config_gives_an_entry_or_a_finding(
+    tmp_path_factory: pytest.TempPathFactory, add_run_registry: Path, raw: bytes
+) -> None:
     path = tmp_path_factory.mktemp("config") / "config.json"
     path.write_bytes(raw)
     before = written(add_run_registry)
     start = bytes_read()
     with memory_bound(), hang_guard():
-        code = main(["catalog", "add-model", "--root", str(add_run_registry), "--config", str(path), "--id",
-                     "fuzzed-model", "--family", "Llama", "--dry-run"])
+        code = main(
+            [
+                "catalog",
+                "add-model",
+                "--root",
+                str(add_run_registry),
+                "--config",
+                str(path),
+                "--id",
+                "fuzzed-model",
+                "--family",
+                "Llama",
+                "--dry-run",
+            ]
+        )
     assert bytes_read() - start <= READS_PER_INPUT, "read far more than the config and the catalog"
     assert code in (0, 1)
     event(f"exit {code}")

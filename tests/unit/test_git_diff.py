@@ -35,8 +35,7 @@ def whole_tree(repo: Path, base: str) -> set[tuple[str, str, int, int]]:
 
 
 def changed(repo: Path, base: str) -> set[tuple[str, str, int, int]]:
-    return {(c.path, c.status, c.base_mode, c.head_mode)
-            for c in vgit._changed_files(gitpython.Repo(repo), base, "")}
+    return {(c.path, c.status, c.base_mode, c.head_mode) for c in vgit._changed_files(gitpython.Repo(repo), base, "")}
 
 
 def write(repo: Path, rel: str, text: str) -> None:
@@ -51,8 +50,18 @@ def tricky(tmp_path: Path) -> Path:
     repo = tmp_path / "repo"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
-    for rel in ("recipes/a.yaml", "recipes/b.yaml", "recipes/c.yaml", "recipes/*.yaml", "runs/x:y.json",
-                ":!recipes", "runs/kept.json", "runs/gone.json", "runs/staged-gone.json", "tools/run.sh"):
+    for rel in (
+        "recipes/a.yaml",
+        "recipes/b.yaml",
+        "recipes/c.yaml",
+        "recipes/*.yaml",
+        "runs/x:y.json",
+        ":!recipes",
+        "runs/kept.json",
+        "runs/gone.json",
+        "runs/staged-gone.json",
+        "tools/run.sh",
+    ):
         write(repo, rel, f"{rel}\n")
     git(repo, "add", "-A")
     git(repo, "-c", "user.email=t@e", "-c", "user.name=t", "commit", "-qm", "base")
@@ -84,8 +93,19 @@ def test_the_candidates_diff_equals_the_whole_tree_diff(tricky: Path) -> None:
     assert changed(tricky, base) == {(p.rstrip("/"), s, o, n) for p, s, o, n in expected}
     paths = {path for path, *_ in changed(tricky, base)}
     assert "recipes/c.yaml" not in paths  # staged and put back: no difference from the base
-    assert {"recipes/a.yaml", "recipes/b.yaml", "recipes/*.yaml", "runs/x:y.json", "runs/gone.json",
-            "runs/staged-gone.json", "tools/run.sh", "runs/new.json", ":!recipes", "notes/staged-new.md", "vendor/lib"} == paths
+    assert {
+        "recipes/a.yaml",
+        "recipes/b.yaml",
+        "recipes/*.yaml",
+        "runs/x:y.json",
+        "runs/gone.json",
+        "runs/staged-gone.json",
+        "tools/run.sh",
+        "runs/new.json",
+        ":!recipes",
+        "notes/staged-new.md",
+        "vendor/lib",
+    } == paths
     assert ("vendor/lib", vgit.ADDED, 0, vgit.MODE_SUBMODULE) in changed(tricky, base)
 
 
@@ -146,8 +166,12 @@ def test_differing_subtrees_are_those_a_name_by_name_comparison_finds(tmp_path: 
                     out.append((shared[1] if shared and shared[0] == "40000" else "", oid))
         return sorted(out)
 
-    pairs = [(tree("HEAD~1"), tree("HEAD")), (tree("HEAD~1:a"), tree("HEAD:a")), (tree("HEAD~1:b"), tree("HEAD:b")),
-             ("", tree("HEAD:e"))]
+    pairs = [
+        (tree("HEAD~1"), tree("HEAD")),
+        (tree("HEAD~1:a"), tree("HEAD:a")),
+        (tree("HEAD~1:b"), tree("HEAD:b")),
+        ("", tree("HEAD:e")),
+    ]
     found = vpartial._differing_subtrees(str(repo), pairs)
     assert found is not None and sorted(found) == by_name(pairs)
     assert (tree("HEAD~1:a"), tree("HEAD:a")) in found and ("", tree("HEAD:e")) in found

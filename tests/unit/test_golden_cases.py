@@ -30,7 +30,7 @@ COVERED_ELSEWHERE = {
     "ORV111": "tests/unit/test_limits.py::test_recipe_over_one_mebibyte_is_orv111",
     # a golden case over 4 MiB would weigh on every clone: the run is made in the test
     "ORV211": "tests/unit/test_run_budget.py::test_an_oversized_training_run_in_the_registry_is_orv211_with_the_figure_"
-              "and_the_budget",
+    "and_the_budget",
     "ORV117": "tests/unit/test_hostile.py::test_case_insensitive_path_collision",
     "ORV118": "tests/unit/test_hostile.py::test_control_characters_in_a_file_name",
     "ORV702": "tests/unit/test_boards.py::test_data_and_boards_committed_together_is_only_a_stale_stamp",

@@ -25,16 +25,19 @@ def test_rfc8785_number_forms() -> None:
 
 def test_rfc8785_orders_keys_by_utf16_code_units() -> None:
     # U+FF61 sorts after U+1F600 in UTF-16 (0xFF61 > 0xD83D) though before it by code point
-    doc = {"\uff61": 1, "\U0001F600": 2, "\r": 3, "1": 4, "\u20ac": 5}
+    doc = {"\uff61": 1, "\U0001f600": 2, "\r": 3, "1": 4, "\u20ac": 5}
     assert canonical_bytes(doc).decode("utf-8") == '{"\\r":3,"1":4,"€":5,"😀":2,"｡":1}'
 
 
-@pytest.mark.parametrize("doc", [
-    {"a": 1.5, "b": [1, 2, {"c": "x"}]},
-    {"big": 1e300, "small": 5e-324, "neg": -0.5},
-    {"integral": 3.0, "k": "\u00e9\u4e2d"},
-    {"\U0001F600": 1, "\uff61": 2},
-])
+@pytest.mark.parametrize(
+    "doc",
+    [
+        {"a": 1.5, "b": [1, 2, {"c": "x"}]},
+        {"big": 1e300, "small": 5e-324, "neg": -0.5},
+        {"integral": 3.0, "k": "\u00e9\u4e2d"},
+        {"\U0001f600": 1, "\uff61": 2},
+    ],
+)
 def test_fast_canonical_check_agrees_with_rfc8785(doc: dict[str, object]) -> None:
     canonical = canonical_bytes(doc)
     parsed = json.loads(canonical)
@@ -99,8 +102,8 @@ def test_flipping_any_digit_of_a_valid_run_is_caught(tmp_path: Path) -> None:
     (path,) = (root / "runs").glob("*/*.json")
     raw = path.read_bytes()
     start = raw.index(b'"time_s":') + len('"time_s":')
-    offset = next(i for i in range(start + 1, len(raw)) if raw[i:i + 1].isdigit())  # inside a sample's time
-    tampered = raw[:offset] + bytes([ord("0") + (raw[offset] - ord("0") + 1) % 10]) + raw[offset + 1:]
+    offset = next(i for i in range(start + 1, len(raw)) if raw[i : i + 1].isdigit())  # inside a sample's time
+    tampered = raw[:offset] + bytes([ord("0") + (raw[offset] - ord("0") + 1) % 10]) + raw[offset + 1 :]
     path.write_bytes(tampered)
     codes = {d.code for d in run(Config(root=str(root), skip_boards=True)).diagnostics}
     assert "ORV201" in codes

@@ -52,13 +52,14 @@ def test_an_alias_that_looks_like_an_id_is_answered_with_the_id(tmp_path: Path) 
     catalog.write_text(text.replace("  h200:\n", "  h200:\n    aliases: [h200-sxm, H200]\n", 1), encoding="utf-8")
     [finding] = run(Config(root=str(root), skip_boards=True)).diagnostics
     assert finding.code == "ORV115" and finding.path == str(path.relative_to(root))
-    assert finding.hint == ("`h200-sxm` is a name or alias of `h200` in catalog/hardware.yaml: write the catalog id, "
-                            "`gpu: h200`")
+    assert finding.hint == (
+        "`h200-sxm` is a name or alias of `h200` in catalog/hardware.yaml: write the catalog id, `gpu: h200`"
+    )
 
 
 def _at(raw: bytes, line: int, col: int) -> bytes:
     """The bytes from (line, col) on; col counts characters, which here are ASCII up to the point."""
-    return raw.split(b"\n")[line - 1][col - 1:]
+    return raw.split(b"\n")[line - 1][col - 1 :]
 
 
 @pytest.mark.parametrize("case", sorted(EXPECTED))

@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 from tests.testing.registry import CASES, make_registry
 from validator.cli import main
 from validator.engine.evaluate import Config, run
-from validator.load.documents import parse_json, parse_yaml
 from validator.errors import LoadError
+from validator.load.documents import parse_json, parse_yaml
 
 RECIPE_DIR = "recipes/training/qwen3.8-27b"
 CONSTRUCTIONS = 100_000  # YAML values one check of the small registry below may construct
@@ -124,7 +124,9 @@ def test_symlink_to_a_file_outside_the_repository(reg: Path, tmp_path: Path) -> 
     dir_link.symlink_to(tmp_path)
     result = run(Config(root=str(reg), skip_boards=True))
     assert sorted((d.code, d.path) for d in result.diagnostics) == [
-        ("ORV114", "recipes/inference/escape"), ("ORV114", f"{RECIPE_DIR}/leak.yaml")]
+        ("ORV114", "recipes/inference/escape"),
+        ("ORV114", f"{RECIPE_DIR}/leak.yaml"),
+    ]
     assert not any("hunter2" in d.message for d in result.diagnostics)
 
 
@@ -175,23 +177,62 @@ def test_fuzz_loaders_only_raise_load_errors(raw: bytes) -> None:
             pass
 
 
-YAML_ATOMS = st.sampled_from([
-    "id: x", "kind: training", "kind: inference", "model: qwen3.8-27b", "hardware: {gpu: h100, count: 8}",
-    "layout: {tp: 0, pp: 4, dp: 2}", "layout: {tp: 1, pp: 4, dp: 2, layer_split: [1]}", "runs: [sha256:zz]",
-    "software: {framework: {name: m, version: 0.30}}", "claimed: {tokens_per_s_per_gpu: -1}", "&a x: *a",
-    "- 1", "? [a]\n: 1", "tier: T3", "measured: 2026-13-45", "workload: nope", "notes: |\n  text", "{", "]",
-    "key: !!python/object:os.system ls", "a: !!binary aGVsbG8=", "x: 1e999", "y: .nan", "serving: {speculative: {}}",
-])
+YAML_ATOMS = st.sampled_from(
+    [
+        "id: x",
+        "kind: training",
+        "kind: inference",
+        "model: qwen3.8-27b",
+        "hardware: {gpu: h100, count: 8}",
+        "layout: {tp: 0, pp: 4, dp: 2}",
+        "layout: {tp: 1, pp: 4, dp: 2, layer_split: [1]}",
+        "runs: [sha256:zz]",
+        "software: {framework: {name: m, version: 0.30}}",
+        "claimed: {tokens_per_s_per_gpu: -1}",
+        "&a x: *a",
+        "- 1",
+        "? [a]\n: 1",
+        "tier: T3",
+        "measured: 2026-13-45",
+        "workload: nope",
+        "notes: |\n  text",
+        "{",
+        "]",
+        "key: !!python/object:os.system ls",
+        "a: !!binary aGVsbG8=",
+        "x: 1e999",
+        "y: .nan",
+        "serving: {speculative: {}}",
+    ]
+)
 
 
 @pytest.mark.slow
-@settings(max_examples=TREE_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                  HealthCheck.function_scoped_fixture])
-@given(files=st.lists(st.tuples(st.sampled_from(["recipes/training/qwen3.8-27b/a.yaml", "recipes/inference/m/b.yaml",
-                                                  f"runs/aa/{'a' * 64}.json", "catalog/models.yaml", "runs/x.json"]),
-                                st.lists(YAML_ATOMS, max_size=8).map("\n".join)), max_size=4))
-def test_fuzz_registry_trees_never_crash_the_engine(tmp_path_factory: pytest.TempPathFactory,
-                                                    files: list[tuple[str, str]]) -> None:
+@settings(
+    max_examples=TREE_EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    files=st.lists(
+        st.tuples(
+            st.sampled_from(
+                [
+                    "recipes/training/qwen3.8-27b/a.yaml",
+                    "recipes/inference/m/b.yaml",
+                    f"runs/aa/{'a' * 64}.json",
+                    "catalog/models.yaml",
+                    "runs/x.json",
+                ]
+            ),
+            st.lists(YAML_ATOMS, max_size=8).map("\n".join),
+        ),
+        max_size=4,
+    )
+)
+def test_fuzz_registry_trees_never_crash_the_engine(
+    tmp_path_factory: pytest.TempPathFactory, files: list[tuple[str, str]]
+) -> None:
     FUZZ_COUNTS["trees"] = FUZZ_COUNTS.get("trees", 0) + 1
     root = make_registry(tmp_path_factory.mktemp("fuzz") / "registry")
     for rel, text in files:

@@ -25,8 +25,12 @@ INFERENCE_PATH = "recipes/inference/qwen3.8-27b/qwen3-8-27b-h100-vllm-fp8-c1.yam
 TRAINING_PATH = "recipes/training/qwen3.8-27b/qwen3-8-27b-h100-tp1-pp4-dp2.yaml"
 
 
-def registry(tmp_path: Path, checkpoints: list[str] | None = None, derived: list[dict[str, str]] | None = None,
-             recipe_checkpoint: str | None = None) -> Path:
+def registry(
+    tmp_path: Path,
+    checkpoints: list[str] | None = None,
+    derived: list[dict[str, str]] | None = None,
+    recipe_checkpoint: str | None = None,
+) -> Path:
     root = make_registry(tmp_path / "registry")
     if checkpoints is not None:
         models_path = root / "catalog" / "models.yaml"
@@ -72,14 +76,19 @@ def stored_anyway(root: Path, fmt: str, output: Path, recipe: str) -> str:
 
 
 def errors(root: Path) -> list[str]:
-    return sorted(d.code for d in run(Config(root=str(root), skip_boards=True)).diagnostics
-                  if d.severity.value == "error")
+    return sorted(
+        d.code for d in run(Config(root=str(root), skip_boards=True)).diagnostics if d.severity.value == "error"
+    )
 
 
-@pytest.mark.parametrize("listed", [None, ["Qwen/Qwen3.8-27B", "Qwen/Qwen3.8-27B-FP8"]],
-                         ids=["catalog-names-no-checkpoints", "catalog-lists-checkpoints"])
-def test_llama_output_on_a_qwen_recipe_is_an_error(listed: list[str] | None, tmp_path: Path,
-                                                    capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "listed",
+    [None, ["Qwen/Qwen3.8-27B", "Qwen/Qwen3.8-27B-FP8"]],
+    ids=["catalog-names-no-checkpoints", "catalog-lists-checkpoints"],
+)
+def test_llama_output_on_a_qwen_recipe_is_an_error(
+    listed: list[str] | None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     root = registry(tmp_path, listed)
     llama = vllm_output(tmp_path, "meta-llama/Llama-3.1-8B-Instruct")
     code, printed = add_run(root, "vllm", llama, INFERENCE_PATH, capsys)
@@ -89,8 +98,9 @@ def test_llama_output_on_a_qwen_recipe_is_an_error(listed: list[str] | None, tmp
     assert errors(root) == ["ORV226"]
 
 
-def test_the_models_own_checkpoint_and_a_local_path_to_it_pass(tmp_path: Path,
-                                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_models_own_checkpoint_and_a_local_path_to_it_pass(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     root = registry(tmp_path, ["Qwen/Qwen3.8-27B", "Qwen/Qwen3.8-27B-FP8"])
     code, printed = add_run(root, "vllm", vllm_output(tmp_path, "/models/Qwen3.8-27B-FP8"), INFERENCE_PATH, capsys)
     assert code == 0, printed
@@ -106,13 +116,18 @@ def test_a_mismatched_tokenizer_is_an_add_run_error(tmp_path: Path, capsys: pyte
 
 
 def test_a_derived_checkpoint_needs_the_recipe_to_name_it_and_the_catalog_to_link_it(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    derived = [{"id": "acme/Qwen3.8-27B-FP8-finetune", "base": "Qwen/Qwen3.8-27B", "source": "https://example.org/card"}]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    derived = [
+        {"id": "acme/Qwen3.8-27B-FP8-finetune", "base": "Qwen/Qwen3.8-27B", "source": "https://example.org/card"}
+    ]
     output = vllm_output(tmp_path, "acme/Qwen3.8-27B-FP8-finetune")
     root = registry(tmp_path / "unnamed", ["Qwen/Qwen3.8-27B"], derived)
     code, printed = add_run(root, "vllm", output, INFERENCE_PATH, capsys)
     assert code == 1 and "does not name it" in printed
-    root = registry(tmp_path / "named", ["Qwen/Qwen3.8-27B"], derived, recipe_checkpoint="acme/Qwen3.8-27B-FP8-finetune")
+    root = registry(
+        tmp_path / "named", ["Qwen/Qwen3.8-27B"], derived, recipe_checkpoint="acme/Qwen3.8-27B-FP8-finetune"
+    )
     code, printed = add_run(root, "vllm", output, INFERENCE_PATH, capsys)
     assert code == 0, printed
     root = registry(tmp_path / "unlinked", ["Qwen/Qwen3.8-27B"], [], recipe_checkpoint="acme/Qwen3.8-27B-FP8-finetune")
@@ -120,8 +135,9 @@ def test_a_derived_checkpoint_needs_the_recipe_to_name_it_and_the_catalog_to_lin
     assert code == 1 and "not a checkpoint of catalog model" in printed
 
 
-def test_a_small_models_megatron_log_on_a_27b_recipe_is_an_error(tmp_path: Path,
-                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_small_models_megatron_log_on_a_27b_recipe_is_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     # the log prints num_layers 16 and "Total number of parameters in billions: 1.51"
     root = registry(tmp_path)
     log = TOOLS / "megatron" / "small-model-1.5b.log"
@@ -132,8 +148,9 @@ def test_a_small_models_megatron_log_on_a_27b_recipe_is_an_error(tmp_path: Path,
     assert errors(root) == ["ORV206", "ORV227", "ORV227"]  # its 16 layers also split differently (layout)
 
 
-def test_the_right_models_log_records_its_architecture_and_passes(tmp_path: Path,
-                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_right_models_log_records_its_architecture_and_passes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     root = registry(tmp_path)
     code, printed = add_run(root, "megatron", TOOLS / "megatron" / "qwen3-8-27b-tp1-pp4-dp2.log", TRAINING_PATH, capsys)
     assert code == 0, printed
@@ -143,13 +160,17 @@ def test_the_right_models_log_records_its_architecture_and_passes(tmp_path: Path
 
 
 def test_a_gpu_count_the_log_states_against_the_recipe_is_an_add_run_error(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     root = registry(tmp_path)
     text = (TOOLS / "megatron" / "qwen3-8-27b-tp1-pp4-dp2.log").read_text()
-    text = text.replace("  world_size ...................................... 8",
-                        "  world_size ...................................... 16")
-    text = text.replace("  data_parallel_size .............................. 2",
-                        "  data_parallel_size .............................. 4")
+    text = text.replace(
+        "  world_size ...................................... 8",
+        "  world_size ...................................... 16",
+    )
+    text = text.replace(
+        "  data_parallel_size .............................. 2", "  data_parallel_size .............................. 4"
+    )
     log = tmp_path / "sixteen.log"
     log.write_text(text)
     code, printed = add_run(root, "megatron", log, TRAINING_PATH, capsys)

@@ -54,9 +54,15 @@ from validator.stacks.pins import is_pinned
 SEEDS = paths.FIXTURES / "import"
 SEED_000 = SEEDS / "000_1e2c7c041290fe1e.txt"
 SEED_004 = SEEDS / "004_cbf1754cfd687db7.txt"
-GENERATED = ("recipes", "runs", "catalog/starting-points.yaml", "docs/import-report-leaderboard.md",
-             "docs/import-report-leaderboard.json", "docs/import-report-legacy-boards.md",
-             "docs/import-report-legacy-boards.json")
+GENERATED = (
+    "recipes",
+    "runs",
+    "catalog/starting-points.yaml",
+    "docs/import-report-leaderboard.md",
+    "docs/import-report-leaderboard.json",
+    "docs/import-report-legacy-boards.md",
+    "docs/import-report-legacy-boards.json",
+)
 
 
 def import_both(root: Path) -> dict[str, Any]:
@@ -145,8 +151,10 @@ def test_a_literal_one_percent_is_impossible_for_some_pairs_of_rows() -> None:
     """Why agreement allows the page's own cent rounding: H200 rows 23 ($0.36) and 53 ($0.23) need
     prices on either side of 7.91 that no single price satisfies within 1%."""
     rows = seed_rows()
-    need = {i: (0.99 * rows[i].cost * 3600 * rows[i].tokens / 1e6, 1.01 * rows[i].cost * 3600 * rows[i].tokens / 1e6)
-            for i in (23, 53)}
+    need = {
+        i: (0.99 * rows[i].cost * 3600 * rows[i].tokens / 1e6, 1.01 * rows[i].cost * 3600 * rows[i].tokens / 1e6)
+        for i in (23, 53)
+    }
     assert need[23][0] > need[53][1]
 
 
@@ -157,7 +165,10 @@ def test_catalog_prices_are_derived_from_the_seed() -> None:
         assert fit.price is not None and float(fit.price) == price
         assert fit.low <= fit.price <= fit.high
     assert {g: float(f.price) for g, f in fit_prices(list(seed_rows().values())).items()} == {
-        "B200": 14.24, "H100": 6.88, "H200": 7.91}
+        "B200": 14.24,
+        "H100": 6.88,
+        "H200": 7.91,
+    }
 
 
 def test_implied_mfu_stays_under_the_ceiling(imported: tuple[Path, dict[str, Any]]) -> None:
@@ -183,42 +194,83 @@ def test_recipe_ids_are_unique_slugs_and_identities_distinct(imported: tuple[Pat
         identities.add(identity)
 
 
-@pytest.mark.parametrize("cell, gpus, layers, layout, tuning", [
-    ("TP1 PP4 DP216/17/17/14 layer split, CPU optimizer offload", 8, 64,
-     {"tp": 1, "pp": 4, "dp": 2, "layer_split": [16, 17, 17, 14]}, {"optimizer_cpu_offload": 1.0}),
-    ("TP1 PP87/9/9/9/9/9/9/3 layer split, block recompute of 2 layers, no offload", 8, 64,
-     {"tp": 1, "pp": 8, "dp": 1, "layer_split": [7, 9, 9, 9, 9, 9, 9, 3]},
-     {"recompute": {"kind": "block", "layers": 2}, "optimizer_cpu_offload": 0.0}),
-    ("TP1 PP1 EP8 DP8max 16,384 tokens/GPU, no offload, allocator without expandable segments", 8, None,
-     {"tp": 1, "pp": 1, "ep": 8, "dp": 8},
-     {"max_tokens_per_gpu": 16384, "optimizer_cpu_offload": 0.0, "expandable_segments": False}),
-    ("TP4 PP2max 16,384 tokens/GPU, no recompute, no offload", 8, None, {"tp": 4, "pp": 2, "dp": 1},
-     {"max_tokens_per_gpu": 16384, "recompute": {"kind": "none"}, "optimizer_cpu_offload": 0.0}),
-    ("TP1 PP8 EP8 DP8PP 8 with uneven split 3/5/5/5/5/5/5/3, full recompute", 64, 36,
-     {"tp": 1, "pp": 8, "ep": 8, "dp": 8, "layer_split": [3, 5, 5, 5, 5, 5, 5, 3]}, {"recompute": {"kind": "full"}}),
-    ("TP4 PP2 CP4 EP32 DP2max 16,384 tokens/GPU, CPU optimizer offload (fraction 0.9)", 64, None,
-     {"tp": 4, "pp": 2, "cp": 4, "ep": 32, "dp": 2}, {"max_tokens_per_gpu": 16384, "optimizer_cpu_offload": 0.9}),
-    ("TP1 PP1 EP8 DP8selective recompute of attention and MoE, cuDNN fused sliding-window attention", 8, None,
-     {"tp": 1, "pp": 1, "ep": 8, "dp": 8},
-     {"recompute": {"kind": "selective", "scope": ["attention", "moe"]},
-      "attention_backend": "cudnn-fused-sliding-window"}),
-])
-def test_layout_cells_are_unglued(cell: str, gpus: int, layers: int | None, layout: dict[str, Any],
-                                  tuning: dict[str, Any]) -> None:
+@pytest.mark.parametrize(
+    "cell, gpus, layers, layout, tuning",
+    [
+        (
+            "TP1 PP4 DP216/17/17/14 layer split, CPU optimizer offload",
+            8,
+            64,
+            {"tp": 1, "pp": 4, "dp": 2, "layer_split": [16, 17, 17, 14]},
+            {"optimizer_cpu_offload": 1.0},
+        ),
+        (
+            "TP1 PP87/9/9/9/9/9/9/3 layer split, block recompute of 2 layers, no offload",
+            8,
+            64,
+            {"tp": 1, "pp": 8, "dp": 1, "layer_split": [7, 9, 9, 9, 9, 9, 9, 3]},
+            {"recompute": {"kind": "block", "layers": 2}, "optimizer_cpu_offload": 0.0},
+        ),
+        (
+            "TP1 PP1 EP8 DP8max 16,384 tokens/GPU, no offload, allocator without expandable segments",
+            8,
+            None,
+            {"tp": 1, "pp": 1, "ep": 8, "dp": 8},
+            {"max_tokens_per_gpu": 16384, "optimizer_cpu_offload": 0.0, "expandable_segments": False},
+        ),
+        (
+            "TP4 PP2max 16,384 tokens/GPU, no recompute, no offload",
+            8,
+            None,
+            {"tp": 4, "pp": 2, "dp": 1},
+            {"max_tokens_per_gpu": 16384, "recompute": {"kind": "none"}, "optimizer_cpu_offload": 0.0},
+        ),
+        (
+            "TP1 PP8 EP8 DP8PP 8 with uneven split 3/5/5/5/5/5/5/3, full recompute",
+            64,
+            36,
+            {"tp": 1, "pp": 8, "ep": 8, "dp": 8, "layer_split": [3, 5, 5, 5, 5, 5, 5, 3]},
+            {"recompute": {"kind": "full"}},
+        ),
+        (
+            "TP4 PP2 CP4 EP32 DP2max 16,384 tokens/GPU, CPU optimizer offload (fraction 0.9)",
+            64,
+            None,
+            {"tp": 4, "pp": 2, "cp": 4, "ep": 32, "dp": 2},
+            {"max_tokens_per_gpu": 16384, "optimizer_cpu_offload": 0.9},
+        ),
+        (
+            "TP1 PP1 EP8 DP8selective recompute of attention and MoE, cuDNN fused sliding-window attention",
+            8,
+            None,
+            {"tp": 1, "pp": 1, "ep": 8, "dp": 8},
+            {
+                "recompute": {"kind": "selective", "scope": ["attention", "moe"]},
+                "attention_backend": "cudnn-fused-sliding-window",
+            },
+        ),
+    ],
+)
+def test_layout_cells_are_unglued(
+    cell: str, gpus: int, layers: int | None, layout: dict[str, Any], tuning: dict[str, Any]
+) -> None:
     reading = read_layout_cell(cell, gpus, layers)
     assert reading.problems == [] and reading.unread == []
     assert reading.layout == layout and reading.tuning == tuning
 
 
-@pytest.mark.parametrize("cell, gpus, layers, problem", [
-    ("TP1 PP4 DP216/17/17/14 layer split", 16, 64, "no reading"),  # DP2 gives 8 GPUs, DP21 nothing
-    ("TP2 PP2 DP2", 16, None, "not the 16 GPUs"),
-    ("TP1 PP4 DP216/17/17/14 layer split", 8, 60, "sums to 64"),  # the split disagrees with the model
-    ("TP1 PP4 EP3 DP2", 8, None, "does not divide"),
-    ("TP1 PP1 VPP2 DP8", 8, None, "VPP > 1 needs PP > 1"),
-    ("TP8 PP16 EP16 DP2PP 8", 256, None, "contradicts"),
-    ("max 16,384 tokens/GPU", 8, None, "does not start with a layout"),
-])
+@pytest.mark.parametrize(
+    "cell, gpus, layers, problem",
+    [
+        ("TP1 PP4 DP216/17/17/14 layer split", 16, 64, "no reading"),  # DP2 gives 8 GPUs, DP21 nothing
+        ("TP2 PP2 DP2", 16, None, "not the 16 GPUs"),
+        ("TP1 PP4 DP216/17/17/14 layer split", 8, 60, "sums to 64"),  # the split disagrees with the model
+        ("TP1 PP4 EP3 DP2", 8, None, "does not divide"),
+        ("TP1 PP1 VPP2 DP8", 8, None, "VPP > 1 needs PP > 1"),
+        ("TP8 PP16 EP16 DP2PP 8", 256, None, "contradicts"),
+        ("max 16,384 tokens/GPU", 8, None, "does not start with a layout"),
+    ],
+)
 def test_cells_that_cannot_be_read_are_rejected(cell: str, gpus: int, layers: int | None, problem: str) -> None:
     reading = read_layout_cell(cell, gpus, layers)
     assert any(problem in p for p in reading.problems), reading.problems
@@ -264,20 +316,28 @@ def test_legacy_report_counts(imported: tuple[Path, dict[str, Any]]) -> None:
     assert counts["copied claims flagged"] == 2 and counts["truncated 64-character ids kept"] == 8
     assert all(r.reasons and all(r.reasons) for r in reports["legacy-boards"].rejections)
     leaderboard = reports["leaderboard"].counts
-    assert (leaderboard["rows read (Latest recipes table)"], leaderboard["recipes written"],
-            leaderboard["rejected"], leaderboard["duplicates collapsed"]) == (61, 61, 0, 0)
+    assert (
+        leaderboard["rows read (Latest recipes table)"],
+        leaderboard["recipes written"],
+        leaderboard["rejected"],
+        leaderboard["duplicates collapsed"],
+    ) == (61, 61, 0, 0)
 
 
 def test_no_legacy_entry_is_silently_dropped(imported: tuple[Path, dict[str, Any]]) -> None:
     root, reports = imported
     export = read_export(str(SEED_004))
     legacy_ids = {str(o.row["recipe"]) for o in export.observations}
-    written = {i for _, doc in recipes(root, "inference")
-               for i in doc["provenance"]["original"].get("legacy_ids", [doc["provenance"]["legacy_id"]])}
+    written = {
+        i
+        for _, doc in recipes(root, "inference")
+        for i in doc["provenance"]["original"].get("legacy_ids", [doc["provenance"]["legacy_id"]])
+    }
     rejected = {r.subject.split(" (")[0] for r in reports["legacy-boards"].rejections}
     assert legacy_ids <= written | rejected
-    runs_named = {r.subject.removeprefix("run ") for r in reports["legacy-boards"].rejections
-                  if r.subject.startswith("run ")}
+    runs_named = {
+        r.subject.removeprefix("run ") for r in reports["legacy-boards"].rejections if r.subject.startswith("run ")
+    }
     stored = {json.loads(p.read_bytes())["provenance"]["legacy_id"] for p in (root / "runs").rglob("*.json")}
     assert {r["content_hash"] for r in export.runs} == runs_named | stored and not runs_named & stored
 
@@ -286,8 +346,9 @@ def test_inference_recipes_are_pinned_and_counted_separately(imported: tuple[Pat
     root, _ = imported
     for path, doc in recipes(root, "inference"):
         assert path.stem == doc["id"] and path.parent.name == doc["model"]
-        assert doc["software"]["engine"] and all(is_pinned(Component.model_validate(c))
-                                                 for c in doc["software"].values())
+        assert doc["software"]["engine"] and all(
+            is_pinned(Component.model_validate(c)) for c in doc["software"].values()
+        )
         assert doc["hardware"]["count"] >= 1 and "x" not in doc["hardware"]["gpu"].split("-")[-1][:1]
         for value in doc["claimed"].values():
             assert round(value, 2) == value  # no float noise in claims
@@ -356,13 +417,17 @@ def test_one_configuration_under_several_ids_becomes_one_recipe(imported: tuple[
     doc = load(root / "recipes/inference/glm-5.3-flash/glm-5-3-flash-effort-on-2x-cmp170hx-exl3-tp2-four-slots.yaml")
     assert doc["claimed"] == {"decode_tok_s": 41.47, "ttft_ms": 331.8}  # slowest decode, slowest TTFT
     assert doc["provenance"]["original"]["legacy_ids"] == [
-        f"glm-5-3-flash-{e}-effort-on-2x-cmp170hx-exl3-tp2-four-slots" for e in ("high", "low", "max")]
+        f"glm-5-3-flash-{e}-effort-on-2x-cmp170hx-exl3-tp2-four-slots" for e in ("high", "low", "max")
+    ]
     assert "43.16" in doc["notes"] and "41.72" in doc["notes"]
-    same = load(root / "recipes/inference/glm-5.3-flash/"
-                       "glm-5-3-flash-exl3-2-05bpw-on-2x-rtx-5090-tabbyapi-hot-expert-sw.yaml")
+    same = load(
+        root / "recipes/inference/glm-5.3-flash/glm-5-3-flash-exl3-2-05bpw-on-2x-rtx-5090-tabbyapi-hot-expert-sw.yaml"
+    )
     assert same["claimed"] == {"decode_tok_s": 62.9} and "64.7" in same["notes"]
-    identities = [json.dumps([d["model"], d["quant"], d["hardware"], d["software"], d["serving"]], sort_keys=True)
-                  for _, d in recipes(root, "inference")]
+    identities = [
+        json.dumps([d["model"], d["quant"], d["hardware"], d["software"], d["serving"]], sort_keys=True)
+        for _, d in recipes(root, "inference")
+    ]
     assert len(identities) == len(set(identities))
 
 
@@ -375,7 +440,8 @@ def test_copied_claims_are_flagged(imported: tuple[Path, dict[str, Any]]) -> Non
 
 
 def test_imported_claims_are_within_orv512s_bound_or_left_unjudged_for_unknown_k(
-        imported: tuple[Path, dict[str, Any]]) -> None:
+    imported: tuple[Path, dict[str, Any]],
+) -> None:
     root, reports = imported
     catalog = load_catalog(str(root))
     unjudged = []
@@ -386,13 +452,20 @@ def test_imported_claims_are_within_orv512s_bound_or_left_unjudged_for_unknown_k
         if spec is not None and "k" not in spec:
             unjudged.append(doc["id"])
             continue
-        bound = decode_bound_for(catalog.models[doc["model"]], catalog.hardware[doc["hardware"]["gpu"]],
-                                 doc["hardware"]["count"], doc["quant"], spec["k"] if spec else 0)
+        bound = decode_bound_for(
+            catalog.models[doc["model"]],
+            catalog.hardware[doc["hardware"]["gpu"]],
+            doc["hardware"]["count"],
+            doc["quant"],
+            spec["k"] if spec else 0,
+        )
         if bound is not None:
             assert doc["claimed"]["decode_tok_s"] <= bound.tok_s, doc["id"]
     # the two deterministic dflash2 entries that the importer's old, stricter copy of the bound rejected
-    assert {"qwen3-8-27b-sglang-nvfp4-dflash2-on-1x-dgx-spark-deterministic-v0-5-21",
-            "qwen3-8-27b-sglang-nvfp4-dflash2-on-1x-dgx-spark-deterministic-v0-5-22"} <= set(unjudged)
+    assert {
+        "qwen3-8-27b-sglang-nvfp4-dflash2-on-1x-dgx-spark-deterministic-v0-5-21",
+        "qwen3-8-27b-sglang-nvfp4-dflash2-on-1x-dgx-spark-deterministic-v0-5-22",
+    } <= set(unjudged)
     reasons = [r for r in reports["legacy-boards"].rejections if any("physically impossible" in x for x in r.reasons)]
     assert reasons == []  # every claim in seed 004 is possible by the unified bound, or cannot be judged
 
@@ -400,51 +473,90 @@ def test_imported_claims_are_within_orv512s_bound_or_left_unjudged_for_unknown_k
 # --------------------------------------------------------------------------- parsers
 
 
-@pytest.mark.parametrize("engine, text, software", [
-    ("exllamav3", "0f685aa + row32 four-slot profile", {"engine": {"name": "exllamav3", "commit": "0f685aa"}}),
-    ("vllm", "Morrowmake/vllm-cmp170hx @ 819146023f",
-     {"engine": {"name": "vllm", "commit": "819146023f", "repository": "Morrowmake/vllm-cmp170hx"}}),
-    ("vllm", "18305948ac (Morrowmake/vllm-cmp170hx)",
-     {"engine": {"name": "vllm", "commit": "18305948ac", "repository": "Morrowmake/vllm-cmp170hx"}}),
-    ("vllm", "vLLM v0.30.0 fork (02acf67c)", {"engine": {"name": "vllm", "commit": "02acf67c"}}),
-    ("vllm", "0.29 nightly (vllm==0.28.1rc1.dev93+cu133 verified)",
-     {"engine": {"name": "vllm", "version": "0.28.1rc1.dev93+cu133"}}),
-    ("vllm", "nightly-77154ca6 + b12x 1.5.1",
-     {"engine": {"name": "vllm", "commit": "77154ca6"}, "b12x": {"name": "b12x", "version": "1.5.1"}}),
-    ("sglang", "git main @ 2e7c85da6 (torch 2.13.0+cu130)",
-     {"engine": {"name": "sglang", "commit": "2e7c85da6"}, "torch": {"name": "torch", "version": "2.13.0+cu130"}}),
-    ("vllm", "radiance 0.9.3 + ggz14/radiance-vllm-mxfp4 @ 7d9a15a",
-     {"engine": {"name": "radiance", "version": "0.9.3"},
-      "radiance_vllm_mxfp4": {"name": "radiance-vllm-mxfp4", "commit": "7d9a15a",
-                              "repository": "ggz14/radiance-vllm-mxfp4"}}),
-    ("vllm", "vllm-exlr8@a2e163cb05", {"engine": {"name": "vllm", "commit": "a2e163cb05", "repository": "vllm-exlr8"}}),
-    ("sglang", "v0.5.21", {"engine": {"name": "sglang", "version": "v0.5.21"}}),
-    ("vllm", "karmic-kraken-beta (vLLM cfdecfaa4)", {"engine": {"name": "vllm", "commit": "cfdecfaa4"}}),
-    ("vllm", "ghcr.io/org/vllm:v1@sha256:" + "a" * 64,
-     {"engine": {"name": "vllm", "image": "ghcr.io/org/vllm:v1@sha256:" + "a" * 64}}),
-])
+@pytest.mark.parametrize(
+    "engine, text, software",
+    [
+        ("exllamav3", "0f685aa + row32 four-slot profile", {"engine": {"name": "exllamav3", "commit": "0f685aa"}}),
+        (
+            "vllm",
+            "Morrowmake/vllm-cmp170hx @ 819146023f",
+            {"engine": {"name": "vllm", "commit": "819146023f", "repository": "Morrowmake/vllm-cmp170hx"}},
+        ),
+        (
+            "vllm",
+            "18305948ac (Morrowmake/vllm-cmp170hx)",
+            {"engine": {"name": "vllm", "commit": "18305948ac", "repository": "Morrowmake/vllm-cmp170hx"}},
+        ),
+        ("vllm", "vLLM v0.30.0 fork (02acf67c)", {"engine": {"name": "vllm", "commit": "02acf67c"}}),
+        (
+            "vllm",
+            "0.29 nightly (vllm==0.28.1rc1.dev93+cu133 verified)",
+            {"engine": {"name": "vllm", "version": "0.28.1rc1.dev93+cu133"}},
+        ),
+        (
+            "vllm",
+            "nightly-77154ca6 + b12x 1.5.1",
+            {"engine": {"name": "vllm", "commit": "77154ca6"}, "b12x": {"name": "b12x", "version": "1.5.1"}},
+        ),
+        (
+            "sglang",
+            "git main @ 2e7c85da6 (torch 2.13.0+cu130)",
+            {
+                "engine": {"name": "sglang", "commit": "2e7c85da6"},
+                "torch": {"name": "torch", "version": "2.13.0+cu130"},
+            },
+        ),
+        (
+            "vllm",
+            "radiance 0.9.3 + ggz14/radiance-vllm-mxfp4 @ 7d9a15a",
+            {
+                "engine": {"name": "radiance", "version": "0.9.3"},
+                "radiance_vllm_mxfp4": {
+                    "name": "radiance-vllm-mxfp4",
+                    "commit": "7d9a15a",
+                    "repository": "ggz14/radiance-vllm-mxfp4",
+                },
+            },
+        ),
+        (
+            "vllm",
+            "vllm-exlr8@a2e163cb05",
+            {"engine": {"name": "vllm", "commit": "a2e163cb05", "repository": "vllm-exlr8"}},
+        ),
+        ("sglang", "v0.5.21", {"engine": {"name": "sglang", "version": "v0.5.21"}}),
+        ("vllm", "karmic-kraken-beta (vLLM cfdecfaa4)", {"engine": {"name": "vllm", "commit": "cfdecfaa4"}}),
+        (
+            "vllm",
+            "ghcr.io/org/vllm:v1@sha256:" + "a" * 64,
+            {"engine": {"name": "vllm", "image": "ghcr.io/org/vllm:v1@sha256:" + "a" * 64}},
+        ),
+    ],
+)
 def test_engine_versions_become_pins(engine: str, text: str, software: dict[str, Any]) -> None:
     result = parse_engine_version(engine, text)
     assert isinstance(result, PinnedStack) and result.software == software
     assert all(is_pinned(Component.model_validate(c)) for c in result.software.values())
 
 
-@pytest.mark.parametrize("text, why", [
-    (None, "no engine version recorded"),
-    ("dsx 0.1.0 @ 971c072 (HEAD, unpinned upstream)", "moving target"),
-    ("image tag qwen38-flash:v1.5 (FROM lmsysorg/sglang:latest)", "moving target"),
-    ("0.1.dev21830+g8244d1c44.d20261015", "dirty build"),
-    ("ds4-server (ds4-dfm-rs main @ c5384b5e+)", "uncommitted changes"),
-    ("ExLlamaV3 @ 3a8e2fb84c + 9 patches (hash-guarded), sm_80 native", "without a sha256"),
-    ("wtdcode/vllm-backport @ 3142ded1 (source build) + recipe patches", "without a sha256"),
-    ("day-0 image + jzinno/sglang @ d4477bd298 + PRs 36556/36749/36750", "PRs"),
-    ("v0.30.0 + 97 commits (Flash-Next v2.5.1 build)", "97 commits"),
-    ("ExLlamaV3 1.5.4 + k_hcfuse (SM80)", "has no version, commit or image digest"),
-    ("upstream vllm + Morrowmake sm80 host-allreduce 18305948", "gives no exact release"),
-    ("0.5.19.dev series (repo fork)", "names a base"),
-    ("karmic-kraken beta 20261003 (LIL community image)", "gives no exact release"),  # a date is no commit
-    ("official vllm-openai:deepseekv41-flash-0909 + dsv41reap overlay", "without an @sha256 digest"),
-])
+@pytest.mark.parametrize(
+    "text, why",
+    [
+        (None, "no engine version recorded"),
+        ("dsx 0.1.0 @ 971c072 (HEAD, unpinned upstream)", "moving target"),
+        ("image tag qwen38-flash:v1.5 (FROM lmsysorg/sglang:latest)", "moving target"),
+        ("0.1.dev21830+g8244d1c44.d20261015", "dirty build"),
+        ("ds4-server (ds4-dfm-rs main @ c5384b5e+)", "uncommitted changes"),
+        ("ExLlamaV3 @ 3a8e2fb84c + 9 patches (hash-guarded), sm_80 native", "without a sha256"),
+        ("wtdcode/vllm-backport @ 3142ded1 (source build) + recipe patches", "without a sha256"),
+        ("day-0 image + jzinno/sglang @ d4477bd298 + PRs 36556/36749/36750", "PRs"),
+        ("v0.30.0 + 97 commits (Flash-Next v2.5.1 build)", "97 commits"),
+        ("ExLlamaV3 1.5.4 + k_hcfuse (SM80)", "has no version, commit or image digest"),
+        ("upstream vllm + Morrowmake sm80 host-allreduce 18305948", "gives no exact release"),
+        ("0.5.19.dev series (repo fork)", "names a base"),
+        ("karmic-kraken beta 20261003 (LIL community image)", "gives no exact release"),  # a date is no commit
+        ("official vllm-openai:deepseekv41-flash-0909 + dsv41reap overlay", "without an @sha256 digest"),
+    ],
+)
 def test_unpinned_engine_versions_are_rejected_with_the_reason(text: str | None, why: str) -> None:
     result = parse_engine_version("vllm", text)
     assert isinstance(result, Unpinned) and any(why in r for r in result.reasons), result
@@ -471,24 +583,33 @@ def test_every_name_in_the_sources_is_in_the_catalog() -> None:
     assert len(page.wanted) == 18 and all(catalog.model_id(name) for name in page.wanted)
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("cmp-170hx-x2", ("cmp-170hx", 2)), ("nvidia-cmp-170hxx4", ("cmp-170hx", 4)),
-    ("nvidia-cmp-170hx", ("cmp-170hx", 1)),
-    ("nvidia-rtx-pro-6000-blackwell-max-qx2", ("rtx-pro-6000-blackwell-max-q", 2)), ("rtx-3090", ("rtx-3090", 1)),
-    ("dgx-station-gb300-x2", ("dgx-station-gb300", 2)), ("rtx-9999-x2", None),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("cmp-170hx-x2", ("cmp-170hx", 2)),
+        ("nvidia-cmp-170hxx4", ("cmp-170hx", 4)),
+        ("nvidia-cmp-170hx", ("cmp-170hx", 1)),
+        ("nvidia-rtx-pro-6000-blackwell-max-qx2", ("rtx-pro-6000-blackwell-max-q", 2)),
+        ("rtx-3090", ("rtx-3090", 1)),
+        ("dgx-station-gb300-x2", ("dgx-station-gb300", 2)),
+        ("rtx-9999-x2", None),
+    ],
+)
 def test_hardware_strings_split_into_gpu_and_count(text: str, expected: tuple[str, int] | None) -> None:
     assert parse_hardware(text, load_catalog(str(REPO))) == expected
 
 
-@pytest.mark.parametrize("legacy_id, spec", [
-    ("qwen3-8-27b-int8-mtp3-prefix-cache-on-1x-cmp-170hx-hynix", {"method": "mtp", "k": 3}),
-    ("glm-5-3-flash-4x6000-kk-dflash2-k7", {"method": "dflash2", "k": 7}),
-    ("qwen3-8-flash-next-fp8-4x-cmp-170hx-pp4-mtp-4-patched-vllm-g4bwy", {"method": "mtp", "k": 4}),
-    ("qwen3-8-flash-next-nvfp4-dgx-spark-gb10-sglang-mtp-213-262k", {"method": "mtp"}),  # 213 is no draft length
-    ("qwen3-8-27b-sglang-nvfp4-dflash2-on-1x-dgx-spark-deterministic", {"method": "dflash2"}),  # no k stated
-    ("qwen3-8-27b-int8-prefix-cache-on-1x-cmp-170hx-hynix", None),
-])
+@pytest.mark.parametrize(
+    "legacy_id, spec",
+    [
+        ("qwen3-8-27b-int8-mtp3-prefix-cache-on-1x-cmp-170hx-hynix", {"method": "mtp", "k": 3}),
+        ("glm-5-3-flash-4x6000-kk-dflash2-k7", {"method": "dflash2", "k": 7}),
+        ("qwen3-8-flash-next-fp8-4x-cmp-170hx-pp4-mtp-4-patched-vllm-g4bwy", {"method": "mtp", "k": 4}),
+        ("qwen3-8-flash-next-nvfp4-dgx-spark-gb10-sglang-mtp-213-262k", {"method": "mtp"}),  # 213 is no draft length
+        ("qwen3-8-27b-sglang-nvfp4-dflash2-on-1x-dgx-spark-deterministic", {"method": "dflash2"}),  # no k stated
+        ("qwen3-8-27b-int8-prefix-cache-on-1x-cmp-170hx-hynix", None),
+    ],
+)
 def test_speculative_decoding_is_read_from_the_id(legacy_id: str, spec: Any) -> None:
     assert speculative_from_id(legacy_id) == spec
 
@@ -522,8 +643,9 @@ def test_orv_check_finds_nothing_in_the_import(imported: tuple[Path, dict[str, A
     assert result.errors == 0, [f"{d.code} {d.path} {d.message}" for d in result.diagnostics]
 
 
-def test_an_edited_recipe_is_never_overwritten(imported: tuple[Path, dict[str, Any]], tmp_path: Path,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_edited_recipe_is_never_overwritten(
+    imported: tuple[Path, dict[str, Any]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     root, _ = imported
     copy = tmp_path / "edited"
     shutil.copytree(root, copy)
@@ -543,8 +665,9 @@ def test_an_edited_recipe_is_never_overwritten(imported: tuple[Path, dict[str, A
     assert "## Conflicts (2)" in (copy / "docs/import-report-leaderboard.md").read_text()
 
 
-def test_files_an_import_no_longer_produces_are_removed_unless_edited(imported: tuple[Path, dict[str, Any]],
-                                                                      tmp_path: Path) -> None:
+def test_files_an_import_no_longer_produces_are_removed_unless_edited(
+    imported: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
     from validator.files.generated import generated_text
 
     root, _ = imported
@@ -592,13 +715,17 @@ def test_cli_imports_and_prints_the_summary(tmp_path: Path, capsys: pytest.Captu
     assert report.is_file() and json.loads(report.with_suffix(".json").read_text())["counts"]["run files written"] == 3
 
 
-@pytest.mark.parametrize("content, code_and_line", [
-    ('{"meta": {}, "boards": {"measured": [], "claimed": [}', "ORV101"),
-    ('{"boards": {"measured": []}}', "ORV108"),
-    ('{"boards": {"measured": [], "claimed": []}, "boards": {}}', "ORV102"),
-])
-def test_a_broken_export_is_a_finding_not_a_traceback(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                      content: str, code_and_line: str) -> None:
+@pytest.mark.parametrize(
+    "content, code_and_line",
+    [
+        ('{"meta": {}, "boards": {"measured": [], "claimed": [}', "ORV101"),
+        ('{"boards": {"measured": []}}', "ORV108"),
+        ('{"boards": {"measured": [], "claimed": []}, "boards": {}}', "ORV102"),
+    ],
+)
+def test_a_broken_export_is_a_finding_not_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, code_and_line: str
+) -> None:
     root = fresh_registry(tmp_path / "bad")
     source = tmp_path / "export.json"
     source.write_text(content)
@@ -628,13 +755,39 @@ def test_a_broken_catalog_stops_the_import(tmp_path: Path) -> None:
 
 # Characters that make YAML scalars ambiguous: indicators, quotes, spaces, newlines, digits, non-ASCII.
 _TRICKY = "ab0179.-+_:#&*!|>'\"%@`,[]{}?~ \n\té→"
-_scalars = st.one_of(st.none(), st.booleans(), st.integers(-10**12, 10**12),
-                     st.floats(allow_nan=False, allow_infinity=False), st.text(_TRICKY, max_size=20),
-                     st.sampled_from(["0.30", "18305948", "2026-10-17", "yes", "Off", "null", "~", "1e5", ".inf",
-                                      "0o17", "0x1F", "1_000", "- x", "a: b", "#c", "0f685aa"]))
+_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**12), 10**12),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(_TRICKY, max_size=20),
+    st.sampled_from(
+        [
+            "0.30",
+            "18305948",
+            "2026-10-17",
+            "yes",
+            "Off",
+            "null",
+            "~",
+            "1e5",
+            ".inf",
+            "0o17",
+            "0x1F",
+            "1_000",
+            "- x",
+            "a: b",
+            "#c",
+            "0f685aa",
+        ]
+    ),
+)
 _keys = st.text("abz_-0 9.", min_size=1, max_size=8)
-_docs = st.recursive(_scalars, lambda inner: st.one_of(st.lists(inner, max_size=3),
-                                                       st.dictionaries(_keys, inner, max_size=3)), max_leaves=8)
+_docs = st.recursive(
+    _scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(_keys, inner, max_size=3)),
+    max_leaves=8,
+)
 
 
 @settings(max_examples=80, deadline=None)
@@ -668,8 +821,9 @@ def test_yaml_writer_quotes_int_lookalikes_that_yaml_11_cannot_read(text: str) -
 
 
 def test_pins_and_dates_are_always_quoted() -> None:
-    text = dump({"measured": "2026-10-17", "software": {"engine": {"name": "vllm", "commit": "18305948",
-                                                                   "version": "0.30"}}})
+    text = dump(
+        {"measured": "2026-10-17", "software": {"engine": {"name": "vllm", "commit": "18305948", "version": "0.30"}}}
+    )
     assert 'measured: "2026-10-17"' in text and '"18305948"' in text and '"0.30"' in text
 
 
@@ -690,14 +844,16 @@ def test_the_overview_states_the_generated_counts() -> None:
     assert f"rows read: {legacy['rows read (boards.measured + boards.claimed)']} " in overview
     assert f"duplicates collapsed: {legacy['duplicates collapsed']}" in overview
     assert f"recipes written: {legacy['recipes written']} " in overview
-    assert f"{legacy['recipes from splits']} of them from {legacy['split (legacy ids covering several variants)']}" \
+    assert (
+        f"{legacy['recipes from splits']} of them from {legacy['split (legacy ids covering several variants)']}"
         in overview
+    )
     assert f"rejected: {legacy['rejected (entries)']} entries" in overview
     assert f"run files written: {legacy['run files written']};" in overview
     assert f"truncated 64-character ids kept: {legacy['truncated 64-character ids kept']}" in overview
 
 
-@pytest.mark.parametrize("value", [1e-09, 1e16, -3e-07, 1.25e+20, 2.0, -0.0])
+@pytest.mark.parametrize("value", [1e-09, 1e16, -3e-07, 1.25e20, 2.0, -0.0])
 def test_floats_with_an_exponent_read_back_as_floats_in_yaml_1_1(value: float) -> None:
     # found by the round-trip property above: repr(1e-09) is "1e-09", a string to PyYAML
     text = dump({"x": value})

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import copy
 import random
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -26,18 +27,22 @@ from tests.testing.factories import (
 )
 from tests.testing.signing import keygen, measured, register, sign, tier
 from validator.engine.evaluate import Config, analyse, run
+from validator.evidence.tiers import NEEDS_SECOND_SIGNER, NEEDS_SIGNED, NOT_INDEPENDENT, derive
 from validator.hashing import run_path
 from validator.science.independence import same_measurement, sample_fingerprint
-from validator.evidence.tiers import NEEDS_SECOND_SIGNER, NEEDS_SIGNED, NOT_INDEPENDENT, derive
 
 
 def findings(root: Path) -> list[str]:
-    return sorted(f"{d.code} {d.path}" for d in run(Config(root=str(root), skip_boards=True)).diagnostics
-                  if d.code.startswith("ORV3") and d.code != "ORV303")
+    return sorted(
+        f"{d.code} {d.path}"
+        for d in run(Config(root=str(root), skip_boards=True)).diagnostics
+        if d.code.startswith("ORV3") and d.code != "ORV303"
+    )
 
 
-def signed_pair(registry: Path, tmp_path: Path, recipe: dict[str, Any], first: dict[str, Any],
-                second: dict[str, Any]) -> tuple[str, str]:
+def signed_pair(
+    registry: Path, tmp_path: Path, recipe: dict[str, Any], first: dict[str, Any], second: dict[str, Any]
+) -> tuple[str, str]:
     """Both runs stored, referenced by the recipe and signed by two registered measurers (lab-a,
     lab-b): (the recipe's path, the second run's reference)."""
     alice, bob = keygen(tmp_path, "lab-a"), keygen(tmp_path, "lab-b")
@@ -78,8 +83,9 @@ def exact(doc: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize("fake", [exact, rescaled, offset, shuffled], ids=["copy", "rescale", "offset", "shuffle"])
-def test_a_faked_second_run_is_orv304_and_never_t3(fake: Callable[[dict[str, Any]], None], registry: Path,
-                                                    tmp_path: Path) -> None:
+def test_a_faked_second_run_is_orv304_and_never_t3(
+    fake: Callable[[dict[str, Any]], None], registry: Path, tmp_path: Path
+) -> None:
     recipe = training_recipe("faked", 1480.4)
     original = measured(recipe, 1480.4, "lab-a", "2026-10-18T10:00:00Z", 1)
     second = copy.deepcopy(original)
@@ -110,15 +116,22 @@ def test_a_copy_whose_step_times_say_nothing_is_caught_by_its_exact_hash(registr
     result = tier(registry, rel)
     assert result.tier == "T2" and result.reasons[-1] == NOT_INDEPENDENT
     boards_view = analyse(str(registry), for_tiers=True)
-    assert all(not [e for e in r.facts.fingerprint[1:] if e[0] != "near"] and r.facts.fingerprint[0][1]
-               for r in boards_view.snapshot.runs.values())
+    assert all(
+        not [e for e in r.facts.fingerprint[1:] if e[0] != "near"] and r.facts.fingerprint[0][1]
+        for r in boards_view.snapshot.runs.values()
+    )
     assert derive(boards_view.snapshot, boards_view.diagnostics)[rel] == result
 
 
 def test_two_real_measurements_are_independent(registry: Path, tmp_path: Path) -> None:
     recipe = training_recipe("real", 1480.4)
-    rel, _ = signed_pair(registry, tmp_path, recipe, measured(recipe, 1480.4, "lab-a", "2026-10-18T10:00:00Z", 1),
-                         measured(recipe, 1480.4, "lab-b", "2026-10-19T11:00:00Z", 2))  # same figure, own timings
+    rel, _ = signed_pair(
+        registry,
+        tmp_path,
+        recipe,
+        measured(recipe, 1480.4, "lab-a", "2026-10-18T10:00:00Z", 1),
+        measured(recipe, 1480.4, "lab-b", "2026-10-19T11:00:00Z", 2),
+    )  # same figure, own timings
     assert findings(registry) == []
     assert tier(registry, rel).tier == "T3"
     boards_view = analyse(str(registry), for_tiers=True)  # `orv boards`: no exact hashes, the same T3
@@ -165,8 +178,10 @@ def test_inference_copies_with_rescaled_latencies_are_one_measurement() -> None:
     faked = [{**s, "ttft_ms": s["ttft_ms"] * 1.02, "e2e_ms": s["e2e_ms"] * 1.02} for s in reversed(doc["samples"])]
     # a re-measurement: each request's TTFT moves by tens of percent, its e2e by a few (docs/metrics.md);
     # keeping e2e and nudging TTFT by < 1 ms would be a copy (timings that agree sample by sample)
-    other = [{**s, "ttft_ms": s["ttft_ms"] * rng.uniform(0.7, 1.3), "e2e_ms": s["e2e_ms"] * rng.uniform(0.97, 1.03)}
-             for s in doc["samples"]]
+    other = [
+        {**s, "ttft_ms": s["ttft_ms"] * rng.uniform(0.7, 1.3), "e2e_ms": s["e2e_ms"] * rng.uniform(0.97, 1.03)}
+        for s in doc["samples"]
+    ]
     base = sample_fingerprint("inference", doc["samples"])
     assert same_measurement(base, sample_fingerprint("inference", faked))
     assert same_measurement(base, sample_fingerprint("inference", other)) is None
@@ -188,13 +203,22 @@ def test_buckets_never_separate_two_fingerprints_within_the_tolerance() -> None:
         assert set(buckets(a)) & set(buckets(b))
 
 
-SAMPLE_VALUES = st.one_of(st.integers(-5, 5), st.integers(2**64, 2**70), st.floats(-2, 2, allow_nan=False),
-                          st.sampled_from(["nan", "},{", "{", "}"]), st.none())
-SAMPLES = st.lists(st.one_of(st.dictionaries(st.sampled_from(["step", "time_s", "loss", "},{"]), SAMPLE_VALUES,
-                                             max_size=3),
-                             st.dictionaries(st.just("x"), st.lists(st.dictionaries(st.just("y"), SAMPLE_VALUES),
-                                                                    max_size=3)),
-                             SAMPLE_VALUES), min_size=1, max_size=6)
+SAMPLE_VALUES = st.one_of(
+    st.integers(-5, 5),
+    st.integers(2**64, 2**70),
+    st.floats(-2, 2, allow_nan=False),
+    st.sampled_from(["nan", "},{", "{", "}"]),
+    st.none(),
+)
+SAMPLES = st.lists(
+    st.one_of(
+        st.dictionaries(st.sampled_from(["step", "time_s", "loss", "},{"]), SAMPLE_VALUES, max_size=3),
+        st.dictionaries(st.just("x"), st.lists(st.dictionaries(st.just("y"), SAMPLE_VALUES), max_size=3)),
+        SAMPLE_VALUES,
+    ),
+    min_size=1,
+    max_size=6,
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -215,13 +239,23 @@ def test_exact_fingerprint_is_the_multiset_of_samples(samples: list[Any], rnd: r
 TIED_NUMBERS = st.one_of(st.sampled_from([0, 1, 2, 0.0, -0.0, 1.0, 1.5, 2**60]), st.floats(0, 4, allow_nan=False))
 TIED_VALUES = st.one_of(*[TIED_NUMBERS] * 12, st.sampled_from(["nan", "skipped", "a", 2**70, None, True]))
 TIED_SAMPLES = st.one_of(  # mostly one shape per list, as in a run file
-    st.lists(st.fixed_dictionaries({"step": TIED_VALUES, "time_s": TIED_VALUES, "tokens": TIED_VALUES,
-                                    "loss": TIED_VALUES}), min_size=1, max_size=8),
-    st.lists(st.fixed_dictionaries({"prompt_tokens": TIED_VALUES, "output_tokens": TIED_VALUES,
-                                    "ttft_ms": TIED_VALUES, "e2e_ms": TIED_VALUES}, optional={"start_ms": TIED_VALUES}),
-             min_size=1, max_size=8),
-    st.lists(st.dictionaries(st.sampled_from(["step", "e2e_ms", "x"]), TIED_VALUES, max_size=3),
-             min_size=1, max_size=8))
+    st.lists(
+        st.fixed_dictionaries({"step": TIED_VALUES, "time_s": TIED_VALUES, "tokens": TIED_VALUES, "loss": TIED_VALUES}),
+        min_size=1,
+        max_size=8,
+    ),
+    st.lists(
+        st.fixed_dictionaries(
+            {"prompt_tokens": TIED_VALUES, "output_tokens": TIED_VALUES, "ttft_ms": TIED_VALUES, "e2e_ms": TIED_VALUES},
+            optional={"start_ms": TIED_VALUES},
+        ),
+        min_size=1,
+        max_size=8,
+    ),
+    st.lists(
+        st.dictionaries(st.sampled_from(["step", "e2e_ms", "x"]), TIED_VALUES, max_size=3), min_size=1, max_size=8
+    ),
+)
 
 
 def _reference_multiset(samples: list[Any]) -> list[str]:
@@ -233,10 +267,15 @@ def _reference_multiset(samples: list[Any]) -> list[str]:
 
 @pytest.mark.slow
 @settings(max_examples=400, deadline=None)
-@given(st.sampled_from(["training", "inference", "other"]), TIED_SAMPLES,
-       st.randoms(use_true_random=False), st.integers(0, 2))
-def test_exact_print_equal_exactly_when_the_samples_are_one_multiset(kind: str, samples: list[Any],
-                                                                     rnd: random.Random, how: int) -> None:
+@given(
+    st.sampled_from(["training", "inference", "other"]),
+    TIED_SAMPLES,
+    st.randoms(use_true_random=False),
+    st.integers(0, 2),
+)
+def test_exact_print_equal_exactly_when_the_samples_are_one_multiset(
+    kind: str, samples: list[Any], rnd: random.Random, how: int
+) -> None:
     """The exact print's fast forms (columns sorted by a lead column, ties settled by whole rows)
     match exactly when the plain definition does: a reordered copy always, anything else never."""
     other = copy.deepcopy(samples)
@@ -256,10 +295,15 @@ def test_exact_print_equal_exactly_when_the_samples_are_one_multiset(kind: str, 
 
 @pytest.mark.slow
 @settings(max_examples=400, deadline=None)
-@given(st.sampled_from(["training", "inference", "other"]), TIED_SAMPLES,
-       st.randoms(use_true_random=False), st.integers(0, 3))
-def test_leaving_the_exact_hash_out_never_changes_a_verdict(kind: str, samples: list[Any], rnd: random.Random,
-                                                           how: int) -> None:
+@given(
+    st.sampled_from(["training", "inference", "other"]),
+    TIED_SAMPLES,
+    st.randoms(use_true_random=False),
+    st.integers(0, 3),
+)
+def test_leaving_the_exact_hash_out_never_changes_a_verdict(
+    kind: str, samples: list[Any], rnd: random.Random, how: int
+) -> None:
     """`orv boards` leaves the exact hash out where a timing column is informative (exact=False):
     the column prints stay the same, the hash is kept where no column is informative, and whether
     two runs are one measurement comes out the same for any mix of full and partial fingerprints."""
@@ -277,8 +321,10 @@ def test_leaving_the_exact_hash_out_never_changes_a_verdict(kind: str, samples: 
         if sample:
             sample[rnd.choice(sorted(sample))] = rnd.choice([1, 1.0, -0.0, 3.25, "a"])
     else:  # another run
-        other = [dict(sample, **{k: rnd.random() for k in ("time_s", "ttft_ms", "e2e_ms") if k in sample})
-                 for sample in other]
+        other = [
+            dict(sample, **{k: rnd.random() for k in ("time_s", "ttft_ms", "e2e_ms") if k in sample})
+            for sample in other
+        ]
     full = [sample_fingerprint(kind, s) for s in (samples, other)]
     partial = [sample_fingerprint(kind, s, exact=False) for s in (samples, other)]
     for whole, part in zip(full, partial):
@@ -294,8 +340,9 @@ def test_leaving_the_exact_hash_out_never_changes_a_verdict(kind: str, samples: 
 def test_two_left_out_hashes_are_not_a_match() -> None:
     """Two partial fingerprints share the placeholder ("exact", None); it must never read as identical samples."""
     rng = random.Random(5)
-    runs = [[{"step": i, "time_s": rng.uniform(1, 2), "tokens": 4096, "loss": 2.5} for i in range(50)]
-            for _ in range(2)]
+    runs = [
+        [{"step": i, "time_s": rng.uniform(1, 2), "tokens": 4096, "loss": 2.5} for i in range(50)] for _ in range(2)
+    ]
     a, b = (sample_fingerprint("training", run, exact=False) for run in runs)
     assert a[0] == b[0] == ("exact", None)
     assert same_measurement(a, b) is None
@@ -307,12 +354,20 @@ def test_exact_print_of_real_shaped_runs_ignores_order_only(kind: str) -> None:
     latencies settled by whole rows); a shuffle keeps the print, any one changed value changes it."""
     rng = random.Random(11)
     if kind == "training":
-        samples = [{"step": i, "time_s": round(rng.uniform(1, 2), 2), "tokens": 4096, "loss": rng.choice([2.5, "nan"])}
-                   for i in range(400)]
+        samples = [
+            {"step": i, "time_s": round(rng.uniform(1, 2), 2), "tokens": 4096, "loss": rng.choice([2.5, "nan"])}
+            for i in range(400)
+        ]
     else:  # 3 decimals of a narrow range: many equal latencies
-        samples = [{"prompt_tokens": 1000, "output_tokens": rng.randrange(2, 9),
-                    "ttft_ms": round(rng.uniform(80, 81), 3), "e2e_ms": round(rng.uniform(900, 901), 2)}
-                   for _ in range(400)]
+        samples = [
+            {
+                "prompt_tokens": 1000,
+                "output_tokens": rng.randrange(2, 9),
+                "ttft_ms": round(rng.uniform(80, 81), 3),
+                "e2e_ms": round(rng.uniform(900, 901), 2),
+            }
+            for _ in range(400)
+        ]
     from validator.science.independence import _multiset_text
     from validator.science.samples import Columns
 

@@ -55,15 +55,33 @@ def test_a_run_referenced_by_no_recipe_is_an_orphan_until_referenced(tmp_path: P
 
 
 def _recipe_and_run() -> tuple[TrainingRecipe, dict[str, object]]:
-    recipe = TrainingRecipe.model_validate({
-        "id": "r", "kind": "training", "model": "m", "hardware": {"gpu": "h100", "count": 8}, "author": "a",
-        "measured": "2026-01-01", "workload": "w", "software": {"framework": {"name": "megatron-core", "version": "0.30.0"}},
-        "layout": {"tp": 1, "pp": 4, "dp": 2}, "claimed": {"tokens_per_s_per_gpu": 1.0}, "runs": []})
-    run_meta = {"kind": "training", "tool": {"name": "t", "version": "1.0.0"}, "model": "m",
-                "hardware": {"gpu": "h100", "count": 8}, "software": {"framework": {"name": "megatron-core",
-                                                                                    "version": "0.30.0"}},
-                "workload": "w", "layout": {"tp": 1, "pp": 4, "dp": 2}, "measured_at": "2026-01-01",
-                "measured_by": "x", "summary": {"tokens_per_s_per_gpu": 1.0}}
+    recipe = TrainingRecipe.model_validate(
+        {
+            "id": "r",
+            "kind": "training",
+            "model": "m",
+            "hardware": {"gpu": "h100", "count": 8},
+            "author": "a",
+            "measured": "2026-01-01",
+            "workload": "w",
+            "software": {"framework": {"name": "megatron-core", "version": "0.30.0"}},
+            "layout": {"tp": 1, "pp": 4, "dp": 2},
+            "claimed": {"tokens_per_s_per_gpu": 1.0},
+            "runs": [],
+        }
+    )
+    run_meta = {
+        "kind": "training",
+        "tool": {"name": "t", "version": "1.0.0"},
+        "model": "m",
+        "hardware": {"gpu": "h100", "count": 8},
+        "software": {"framework": {"name": "megatron-core", "version": "0.30.0"}},
+        "workload": "w",
+        "layout": {"tp": 1, "pp": 4, "dp": 2},
+        "measured_at": "2026-01-01",
+        "measured_by": "x",
+        "summary": {"tokens_per_s_per_gpu": 1.0},
+    }
     return recipe, run_meta
 
 

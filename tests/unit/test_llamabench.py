@@ -16,18 +16,28 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import fuzz_examples
-from tests.unit.test_fuzz_inputs import BUDGET, _add_run, odd_values
-from tests.testing.llamabench import (ALL, BOTH_JSON, BOTH_JSONL, BUILD, COMMIT, CPU_HOST, DEEP, THREE_REPS,
-                                      add_llama_catalog, bench_tests)
+from tests.testing.llamabench import (
+    ALL,
+    BOTH_JSON,
+    BOTH_JSONL,
+    BUILD,
+    COMMIT,
+    CPU_HOST,
+    DEEP,
+    THREE_REPS,
+    add_llama_catalog,
+    bench_tests,
+)
 from tests.testing.registry import VLLM, make_registry
+from tests.unit.test_fuzz_inputs import BUDGET, _add_run, odd_values
 from validator.adapters.detect import detect
 from validator.boards.build import GitStamp, build
 from validator.cli import main
 from validator.engine.evaluate import analyse
 from validator.errors import UsageError
-from validator.stacks.reproduce import reproduce
-from validator.science import llamabench as science
 from validator.evidence.tiers import derive
+from validator.science import llamabench as science
+from validator.stacks.reproduce import reproduce
 
 # --------------------------------------------------------------------------- golden
 
@@ -53,14 +63,17 @@ def test_the_fixtures_are_llama_bench_b11312_on_the_tiny_model() -> None:
         for test in bench_tests(path):
             assert (test["build_number"], test["build_commit"]) == (11312, COMMIT)
             assert test["model_filename"] == "tinyllama-test-f32.gguf" and test["backends"] == "CPU"
-    assert [(t["n_prompt"], t["n_gen"], t["n_depth"], len(t["samples_ns"])) for t in bench_tests(BOTH_JSON)] == \
-        [(512, 0, 0, 5), (0, 128, 0, 5)]
+    assert [(t["n_prompt"], t["n_gen"], t["n_depth"], len(t["samples_ns"])) for t in bench_tests(BOTH_JSON)] == [
+        (512, 0, 0, 5),
+        (0, 128, 0, 5),
+    ]
 
 
 def test_nanoseconds_survive_the_run_file() -> None:
     """A run keeps each repetition as e2e_ms = ns / 1e6; the nanoseconds come back exactly."""
-    for ns in [1, 999_999, 1_000_001, 123_456_789, 987_654_321_987, 10**12 + 7] + \
-            [t for p in ALL for test in bench_tests(p) for t in test["samples_ns"]]:
+    for ns in [1, 999_999, 1_000_001, 123_456_789, 987_654_321_987, 10**12 + 7] + [
+        t for p in ALL for test in bench_tests(p) for t in test["samples_ns"]
+    ]:
         assert science.ms_to_ns(science.ns_to_ms(ns)) == ns
 
 
@@ -77,6 +90,7 @@ def test_other_formats_are_not_taken_for_llama_bench() -> None:
 
 # --------------------------------------------------------------------------- a registry with llama.cpp recipes
 
+
 @pytest.fixture
 def registry(tmp_path: Path) -> Path:
     """The golden cases' catalog, plus the tiny model the fixtures ran, the CPU host they ran on and the catalog's
@@ -90,18 +104,45 @@ def orv(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     return code, out, err
 
 
-def new_recipe(capsys: pytest.CaptureFixture[str], root: Path, workload: str, *, engine: str = f"llama.cpp@{BUILD}",
-               model: str = "tinyllama-test", rid: str | None = None, gpu: str = CPU_HOST) -> str:
-    args = ["new", "inference", "--root", str(root), "--model", model, "--gpu", gpu, "--engine", engine,
-            "--quant", "f32", "--workload", workload, "--author", "ann", "--measured", "2026-12-05",
-            "--no-interactive"]
+def new_recipe(
+    capsys: pytest.CaptureFixture[str],
+    root: Path,
+    workload: str,
+    *,
+    engine: str = f"llama.cpp@{BUILD}",
+    model: str = "tinyllama-test",
+    rid: str | None = None,
+    gpu: str = CPU_HOST,
+) -> str:
+    args = [
+        "new",
+        "inference",
+        "--root",
+        str(root),
+        "--model",
+        model,
+        "--gpu",
+        gpu,
+        "--engine",
+        engine,
+        "--quant",
+        "f32",
+        "--workload",
+        workload,
+        "--author",
+        "ann",
+        "--measured",
+        "2026-12-05",
+        "--no-interactive",
+    ]
     code, out, err = orv(capsys, *args, *(["--id", rid] if rid else []))
     assert code == 0, err
     return str(root / out.strip())
 
 
-def add_run(capsys: pytest.CaptureFixture[str], root: Path, fixture: Path, recipe: str, *extra: str
-            ) -> tuple[int, str, str]:
+def add_run(
+    capsys: pytest.CaptureFixture[str], root: Path, fixture: Path, recipe: str, *extra: str
+) -> tuple[int, str, str]:
     return orv(capsys, "add-run", str(fixture), "--root", str(root), "--recipe", recipe, "--write-recipe", *extra)
 
 
@@ -153,11 +194,18 @@ def test_llama_bench_ranks_only_against_the_same_test(registry: Path, capsys: py
     for recipe, fixture in ((tg_a, BOTH_JSON), (tg_b, THREE_REPS), (pp, BOTH_JSON)):
         assert add_run(capsys, registry, fixture, recipe)[0] == 0
     # the served recipe: a summary-only run document (T1), on the measured board beside the llama-bench rows
-    served_run = {"kind": "inference", "tool": {"name": "vllm", "version": "0.11.0"}, "model": "tinyllama-test",
-                  "hardware": {"gpu": CPU_HOST, "count": 1},
-                  "software": {"engine": {"name": "vllm", "version": "0.11.0"}},
-                  "quant": "f32", "serving": {"concurrency": 1}, "measured_at": "2026-12-05T10:00:00",
-                  "measured_by": "ann", "summary": {"decode_tok_s": 1e6}}
+    served_run = {
+        "kind": "inference",
+        "tool": {"name": "vllm", "version": "0.11.0"},
+        "model": "tinyllama-test",
+        "hardware": {"gpu": CPU_HOST, "count": 1},
+        "software": {"engine": {"name": "vllm", "version": "0.11.0"}},
+        "quant": "f32",
+        "serving": {"concurrency": 1},
+        "measured_at": "2026-12-05T10:00:00",
+        "measured_by": "ann",
+        "summary": {"decode_tok_s": 1e6},
+    }
     doc = Path(served).parent.parent.parent.parent / "served.json"
     doc.write_text(json.dumps(served_run), encoding="utf-8")
     code, out, err = orv(capsys, "add-run", str(doc), "--root", str(registry))
@@ -189,8 +237,9 @@ def test_a_tampered_summary_is_refused(registry: Path, tmp_path: Path, capsys: p
     assert "ORV109" in err and "the file's own `avg_ts`" in err and "samples_ns give" in err
 
 
-def test_scaled_samples_with_their_rates_left_are_refused(registry: Path, tmp_path: Path,
-                                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_scaled_samples_with_their_rates_left_are_refused(
+    registry: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The next cheapest: faster samples_ns and a matching avg_ts, but llama-bench's printed samples_ts left."""
     recipe = new_recipe(capsys, registry, "llama-bench-tg128")
     tests = bench_tests(BOTH_JSON)
@@ -206,8 +255,9 @@ def test_scaled_samples_with_their_rates_left_are_refused(registry: Path, tmp_pa
 
 
 @pytest.mark.parametrize("path", (BOTH_JSON, BOTH_JSONL), ids=lambda p: p.name)
-def test_a_truncated_file_is_one_line_error(registry: Path, tmp_path: Path, path: Path,
-                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_truncated_file_is_one_line_error(
+    registry: Path, tmp_path: Path, path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     recipe = new_recipe(capsys, registry, "llama-bench-tg128")
     raw = path.read_bytes()
     cut = tmp_path / path.name
@@ -228,8 +278,9 @@ def test_a_wrong_model_is_an_identity_error(registry: Path, capsys: pytest.Captu
     assert "does not mention catalog model `qwen3.8-27b`" in err and "catalog model `qwen3.8-27b` has 27B" in err
 
 
-def test_a_gguf_of_another_size_in_the_same_family_is_refused(registry: Path, tmp_path: Path,
-                                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_gguf_of_another_size_in_the_same_family_is_refused(
+    registry: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A renamed file passes the name check; llama.cpp's exact parameter count still tells the model."""
     recipe = new_recipe(capsys, registry, "llama-bench-tg128")
     tests = bench_tests(BOTH_JSON)
@@ -241,8 +292,9 @@ def test_a_gguf_of_another_size_in_the_same_family_is_refused(registry: Path, tm
     assert code == 1 and err.count("ORV226") == 1 and "parameters; catalog model `tinyllama-test`" in err
 
 
-def test_a_gpu_llama_bench_did_not_see_is_refused(registry: Path, tmp_path: Path,
-                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_gpu_llama_bench_did_not_see_is_refused(
+    registry: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     recipe = new_recipe(capsys, registry, "llama-bench-tg128", gpu="rtx-3090")
     tests = bench_tests(BOTH_JSON)
     for test in tests:
@@ -298,8 +350,9 @@ def _stored_on(capsys: pytest.CaptureFixture[str], registry: Path, added: str, g
     stored.unlink()
 
 
-def test_a_gpu_run_with_its_gpu_erased_cannot_back_a_gpu_recipe(registry: Path, tmp_path: Path,
-                                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_gpu_run_with_its_gpu_erased_cannot_back_a_gpu_recipe(
+    registry: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The cheapest forgery of a GPU figure: an RTX 5090's output with `gpu_info` blanked and `backends` set to
     CPU, attached to an RTX 3090 recipe. The samples and figure are kept, so only the devices can tell; a run
     that names no GPU is no evidence for a GPU."""
@@ -311,9 +364,10 @@ def test_a_gpu_run_with_its_gpu_erased_cannot_back_a_gpu_recipe(registry: Path, 
     assert "`rtx-3090` (NVIDIA GeForce RTX 3090) is a GPU" in err
     assert "`device: cpu`" in err and "rerun llama-bench built with the GPU's backend" in err
     # the blanked device alone (a GPU backend left) and the backend alone (a GPU left named) are refused too
-    for gpu_info, backends, words in (("", "CUDA", "used the CUDA backend but names no GPU"),
-                                      ("NVIDIA GeForce RTX 3090", "CPU", "names `NVIDIA GeForce RTX 3090` but used no "
-                                                                         "GPU backend")):
+    for gpu_info, backends, words in (
+        ("", "CUDA", "used the CUDA backend but names no GPU"),
+        ("NVIDIA GeForce RTX 3090", "CPU", "names `NVIDIA GeForce RTX 3090` but used no GPU backend"),
+    ):
         code, _, err = add_run(capsys, registry, _edited(tmp_path, "half.json", gpu_info, backends), recipe)
         assert code == 1 and "ORV249" in err and words in err, err
     # stored past add-run (a run document): `orv check` finds it
@@ -345,20 +399,23 @@ def test_the_real_cpu_output_cannot_back_a_gpu_recipe(registry: Path, capsys: py
     assert len(found) == 1 and "names no GPU and used no GPU backend" in found[0].message
 
 
-def test_a_gpu_run_cannot_back_a_cpu_recipe(registry: Path, tmp_path: Path,
-                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_gpu_run_cannot_back_a_cpu_recipe(registry: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The converse: a figure measured on a GPU is not a CPU host's."""
     recipe = new_recipe(capsys, registry, "llama-bench-tg128")  # on the CPU host
-    for gpu_info, backends in (("NVIDIA GeForce RTX 5090", "CUDA"), ("AMD Radeon AI PRO R9700", "Vulkan"),
-                               ("NVIDIA GeForce RTX 5090", "CPU")):  # a GPU named, whatever the backend says
+    for gpu_info, backends in (
+        ("NVIDIA GeForce RTX 5090", "CUDA"),
+        ("AMD Radeon AI PRO R9700", "Vulkan"),
+        ("NVIDIA GeForce RTX 5090", "CPU"),
+    ):  # a GPU named, whatever the backend says
         code, out, err = add_run(capsys, registry, _edited(tmp_path, "gpu.json", gpu_info, backends), recipe)
         assert code == 1 and out == "", err
         assert "ORV249" in err and f"`{gpu_info}`" in err and f"`{CPU_HOST}` (AMD EPYC) is a CPU host" in err
         assert "attach the run to the recipe of the GPU it ran on" in err
     Path(recipe).unlink()
     gpu_recipe = new_recipe(capsys, registry, "llama-bench-tg128", gpu="rtx-3090", rid="tiny-on-the-3090")
-    code, added, err = add_run(capsys, registry, _edited(tmp_path, "3090.json", "NVIDIA GeForce RTX 3090", "CUDA"),
-                               gpu_recipe)
+    code, added, err = add_run(
+        capsys, registry, _edited(tmp_path, "3090.json", "NVIDIA GeForce RTX 3090", "CUDA"), gpu_recipe
+    )
     assert code == 0, err
     assert errors(registry) == []
     _stored_on(capsys, registry, added.strip(), CPU_HOST)
@@ -366,8 +423,9 @@ def test_a_gpu_run_cannot_back_a_cpu_recipe(registry: Path, tmp_path: Path,
     assert len(found) == 1 and "used the CUDA backend on `NVIDIA GeForce RTX 3090`" in found[0].message
 
 
-def test_a_cpu_hosts_decode_is_bound_by_its_memory_bandwidth(registry: Path, capsys: pytest.CaptureFixture[str]
-                                                             ) -> None:
+def test_a_cpu_hosts_decode_is_bound_by_its_memory_bandwidth(
+    registry: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """ORV512 holds on a CPU host as on a GPU: its `hbm_tb_s` is the host's memory bandwidth."""
     recipe = Path(new_recipe(capsys, registry, "llama-bench-tg128"))
     # 0.4608 TB/s ÷ (139,584 weights × 4 bytes × 0.75 read) ≈ 1.1M tok/s
@@ -393,15 +451,24 @@ def test_a_pin_edited_after_the_run_is_a_check_finding(registry: Path, capsys: p
     assert written in path.read_text()
 
     def pinned(engine: str) -> list[Any]:
-        path.write_text(path.read_text().replace(written, engine) if written in path.read_text() else
-                        re.sub(r"engine: \{.*\}", engine, path.read_text()), encoding="utf-8")
+        path.write_text(
+            path.read_text().replace(written, engine)
+            if written in path.read_text()
+            else re.sub(r"engine: \{.*\}", engine, path.read_text()),
+            encoding="utf-8",
+        )
         return [d for d in errors(registry) if d.code == "ORV248"]
 
     found = pinned('engine: {name: llama.cpp, version: "b11000"}')
-    assert len(found) == 1 and "pins llama.cpp b11000, the llama-bench output was built from b11312 (commit " \
-                                "0c1e57098)" in found[0].message
+    assert (
+        len(found) == 1
+        and "pins llama.cpp b11000, the llama-bench output was built from b11312 (commit 0c1e57098)" in found[0].message
+    )
     # the commit agrees in its short or full form; another commit of the same tag name is refused
-    assert pinned(f'engine: {{name: llama.cpp, version: "{BUILD}", commit: 0c1e57098bba43ac29e6e3b677cdceebdd22334f}}') == []
+    assert (
+        pinned(f'engine: {{name: llama.cpp, version: "{BUILD}", commit: 0c1e57098bba43ac29e6e3b677cdceebdd22334f}}')
+        == []
+    )
     assert len(pinned(f'engine: {{name: llama.cpp, version: "{BUILD}", commit: 1234567aa}}')) == 1
     found = pinned('engine: {name: vllm, version: "0.11.0"}')
     assert len(found) == 1 and "the recipe's engine is vllm, but llama-bench measures llama.cpp" in found[0].message
@@ -424,8 +491,10 @@ def test_a_run_moved_to_another_test_is_a_check_finding(registry: Path, capsys: 
     assert "n_prompt 0 (workload: 512), n_gen 128 (workload: 0)" in found[0].message
     assert tier_of(registry, recipe).tier == "T1"
     path.write_text(path.read_text().replace("workload: llama-bench-pp512", "workload: llama-bench-tg32-d256"))
-    assert "n_gen 128 (workload: 32), n_depth 0 (workload: 256)" in \
-        next(d for d in errors(registry) if d.code == "ORV247").message
+    assert (
+        "n_gen 128 (workload: 32), n_depth 0 (workload: 256)"
+        in next(d for d in errors(registry) if d.code == "ORV247").message
+    )
 
 
 def test_the_depth_is_part_of_the_test(registry: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -438,13 +507,17 @@ def test_too_few_repetitions_are_a_finding(registry: Path, capsys: pytest.Captur
     recipe = new_recipe(capsys, registry, "llama-bench-tg128")
     assert add_run(capsys, registry, THREE_REPS, recipe)[0] == 0
     found = [d for d in errors(registry) if d.code == "ORV242"]
-    assert len(found) == 1 and "kept 3 llama-bench repetition(s)" in found[0].message and "needs at least 5" in \
-        found[0].message
+    assert (
+        len(found) == 1
+        and "kept 3 llama-bench repetition(s)" in found[0].message
+        and "needs at least 5" in found[0].message
+    )
     assert tier_of(registry, recipe).tier == "T1"
 
 
-def test_llama_bench_and_served_workloads_never_back_each_other(registry: Path, capsys: pytest.CaptureFixture[str]
-                                                                ) -> None:
+def test_llama_bench_and_served_workloads_never_back_each_other(
+    registry: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     served = new_recipe(capsys, registry, "random-512-64", engine=f"llama.cpp@{BUILD}", rid="tiny-served-llama")
     assert add_run(capsys, registry, THREE_REPS, served)[0] == 0  # one test in the file: converted, then checked
     found = [d for d in errors(registry) if d.code == "ORV247"]
@@ -452,8 +525,23 @@ def test_llama_bench_and_served_workloads_never_back_each_other(registry: Path, 
 
 
 def test_a_file_with_two_tests_needs_a_choice(registry: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = orv(capsys, "add-run", str(BOTH_JSON), "--root", str(registry), "--from", "llama-bench",
-                       "--model", "tinyllama-test", "--gpu", CPU_HOST, "--gpus", "1", "--quant", "f32")
+    code, _, err = orv(
+        capsys,
+        "add-run",
+        str(BOTH_JSON),
+        "--root",
+        str(registry),
+        "--from",
+        "llama-bench",
+        "--model",
+        "tinyllama-test",
+        "--gpu",
+        CPU_HOST,
+        "--gpus",
+        "1",
+        "--quant",
+        "f32",
+    )
     assert code == 1 and "holds 2 llama-bench tests (pp512, tg128)" in err
 
 
@@ -461,17 +549,24 @@ def test_reproduce_prints_the_llama_bench_command(registry: Path, capsys: pytest
     recipe = new_recipe(capsys, registry, "llama-bench-tg128")
     lines = reproduce(str(registry), recipe).lines
     assert "git clone https://github.com/ggml-org/llama.cpp llama.cpp && git -C llama.cpp checkout b11312" in lines
-    assert any(line.startswith("llama.cpp/build/bin/llama-bench -m '<the GGUF file of tinyllama-test>' -p 0 -n 128 "
-                               "-d 0 -r 5 -o json > llama-bench.json") for line in lines), lines
+    assert any(
+        line.startswith(
+            "llama.cpp/build/bin/llama-bench -m '<the GGUF file of tinyllama-test>' -p 0 -n 128 "
+            "-d 0 -r 5 -o json > llama-bench.json"
+        )
+        for line in lines
+    ), lines
     assert any(line.startswith("orv add-run llama-bench.json --from llama-bench --recipe") for line in lines)
 
 
 def test_reproduce_builds_for_the_recipes_device(registry: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A CPU host's recipe is told to build without a GPU backend (a GPU backend's run is refused for it,
     ORV249); a GPU's recipe is told to add its backend (a CPU-only run is refused for it)."""
+
     def build(gpu: str) -> str:
         recipe = new_recipe(capsys, registry, "llama-bench-tg128", gpu=gpu, rid=f"tiny-on-{gpu}")
         return next(line for line in reproduce(str(registry), recipe).lines if line.startswith("cmake -S"))
+
     on_cpu, on_gpu = build(CPU_HOST), build("rtx-3090")
     assert "CPU-only build" in on_cpu and "GGML_CUDA" not in on_cpu
     assert "add your GPU backend: -DGGML_CUDA=ON" in on_gpu and "CPU-only" not in on_gpu
@@ -495,7 +590,8 @@ def mutated_bench(draw: st.DrawFn) -> bytes:
 def fuzz_registry(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     root = add_llama_catalog(make_registry(tmp_path_factory.mktemp("fuzz") / "registry"))
     recipe = tmp_path_factory.mktemp("recipe") / "tinyllama-test-amd-epyc-llama-cpp-f32-llama-bench-tg128-c1.yaml"
-    recipe.write_text(f"""\
+    recipe.write_text(
+        f"""\
 id: tinyllama-test-amd-epyc-llama-cpp-f32-llama-bench-tg128-c1
 kind: inference
 model: tinyllama-test
@@ -509,15 +605,17 @@ serving: {{concurrency: 1}}
 workload: llama-bench-tg128
 claimed: {{}}
 runs: []
-""", encoding="utf-8")
+""",
+        encoding="utf-8",
+    )
     return root, recipe
 
 
 @settings(max_examples=fuzz_examples(40), **BUDGET)
 @given(raw=st.one_of(mutated_bench(), st.binary(max_size=300)), detected=st.booleans())
-def test_any_llama_bench_output_gives_a_run_or_a_finding(tmp_path_factory: pytest.TempPathFactory,
-                                                         fuzz_registry: tuple[Path, Path], raw: bytes,
-                                                         detected: bool) -> None:
+def test_any_llama_bench_output_gives_a_run_or_a_finding(
+    tmp_path_factory: pytest.TempPathFactory, fuzz_registry: tuple[Path, Path], raw: bytes, detected: bool
+) -> None:
     root, recipe = fuzz_registry
     source = tmp_path_factory.mktemp("bench") / "llama-bench.json"
     source.write_bytes(raw)
@@ -527,22 +625,38 @@ def test_any_llama_bench_output_gives_a_run_or_a_finding(tmp_path_factory: pytes
         assert detected  # not recognised as llama-bench output: add-run names the --from it needs
 
 
-@pytest.mark.parametrize("change, code, words", [
-    ({"build_number": 0, "build_commit": "unknown"}, "ORV405", "llama-bench does not know its build"),
-    ({"n_prompt": 512}, "ORV109", "is a -pg test"),
-    ({"samples_ns": []}, "ORV104", "`samples_ns` of test"),
-    ({"samples_ns": None}, "ORV104", "`samples_ns` of test"),
-    ({"model_n_params": 0}, "ORV104", "`model_n_params` of test"),
-], ids=["no-build", "pg", "no-samples", "null-samples", "no-params"])
-def test_what_cannot_be_evidence_is_refused(registry: Path, tmp_path: Path, change: dict[str, Any], code: str,
-                                            words: str, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "change, code, words",
+    [
+        ({"build_number": 0, "build_commit": "unknown"}, "ORV405", "llama-bench does not know its build"),
+        ({"n_prompt": 512}, "ORV109", "is a -pg test"),
+        ({"samples_ns": []}, "ORV104", "`samples_ns` of test"),
+        ({"samples_ns": None}, "ORV104", "`samples_ns` of test"),
+        ({"model_n_params": 0}, "ORV104", "`model_n_params` of test"),
+    ],
+    ids=["no-build", "pg", "no-samples", "null-samples", "no-params"],
+)
+def test_what_cannot_be_evidence_is_refused(
+    registry: Path, tmp_path: Path, change: dict[str, Any], code: str, words: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     recipe = new_recipe(capsys, registry, "llama-bench-tg128")
     tests = [t for t in bench_tests(BOTH_JSON) if t["n_gen"]]
     tests[0].update(change)
     source = tmp_path / "one.json"
     source.write_text(json.dumps(tests), encoding="utf-8")
-    done, out, err = orv(capsys, "add-run", str(source), "--root", str(registry), "--recipe", recipe, "--from",
-                         "llama-bench", "--record", "1")
+    done, out, err = orv(
+        capsys,
+        "add-run",
+        str(source),
+        "--root",
+        str(registry),
+        "--recipe",
+        recipe,
+        "--from",
+        "llama-bench",
+        "--record",
+        "1",
+    )
     assert done == 1 and out == "" and code in err and words in err, err
 
 
@@ -565,8 +679,9 @@ def test_a_device_the_catalog_does_not_know_is_a_finding(registry: Path) -> None
     assert found and "tpu" in " ".join(d.message for d in found), found
 
 
-def test_orv_wanted_reproduces_a_llama_bench_recipe_with_llama_bench(registry: Path,
-                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_orv_wanted_reproduces_a_llama_bench_recipe_with_llama_bench(
+    registry: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A llama-bench test is its own workload: only llama-bench output reproduces it, so the command `orv wanted`
     gives for its reproduction reads llama-bench (not a served benchmark's output)."""
     recipe = new_recipe(capsys, registry, "llama-bench-tg128")

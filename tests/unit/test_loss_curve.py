@@ -10,20 +10,23 @@ import pytest
 from tests.testing import paths
 from tests.testing.registry import make_registry
 from validator.adapters import Source, convert, metadata
-from validator.science.loss_curve import check_convergence
 from validator.engine.evaluate import Config, run
 from validator.models import Convergence
+from validator.science.loss_curve import check_convergence
 from validator.science.throughput import training_losses
 
 MEGATRON_LOGS = paths.FIXTURES / "tools" / "megatron"
-RECIPE = (paths.CASES / "valid-training" / "recipes" / "training" / "qwen3.8-27b"
-          / "qwen3-8-27b-h100-tp1-pp4-dp2.yaml")
+RECIPE = paths.CASES / "valid-training" / "recipes" / "training" / "qwen3.8-27b" / "qwen3-8-27b-h100-tp1-pp4-dp2.yaml"
 
 
 def spec(**overrides: Any) -> Convergence:
     """The shape of tests/cases/_base's workload: 2.0 at step 0 to 1.5 at step 100, 5% band, steps 10..20."""
-    data: dict[str, Any] = {"reference": [{"step": 0, "loss": 2.0}, {"step": 100, "loss": 1.5}],
-                            "tolerance": 0.05, "tolerance_kind": "relative", "window": {"start": 10, "end": 20}}
+    data: dict[str, Any] = {
+        "reference": [{"step": 0, "loss": 2.0}, {"step": 100, "loss": 1.5}],
+        "tolerance": 0.05,
+        "tolerance_kind": "relative",
+        "window": {"start": 10, "end": 20},
+    }
     data.update(overrides)
     return Convergence.model_validate(data)
 
@@ -73,8 +76,8 @@ def test_the_band_is_inclusive_at_exactly_the_tolerance() -> None:
 
     absolute = {"reference": exact_ref, "tolerance": 0.25, "tolerance_kind": "absolute"}
     assert check_convergence(losses(0.25), spec(**absolute)).ok
-    result = check_convergence(losses(0.25 + 2 ** -10), spec(**absolute))
-    assert not result.ok and result.step == 16 and result.gap == 0.25 + 2 ** -10
+    result = check_convergence(losses(0.25 + 2**-10), spec(**absolute))
+    assert not result.ok and result.step == 16 and result.gap == 0.25 + 2**-10
 
 
 def test_a_loss_far_below_the_reference_fails_too() -> None:
@@ -153,7 +156,7 @@ def test_orv210_points_at_the_nan_sample(tmp_path: Path) -> None:
     # The column points at the step-77 sample's loss value, the string "nan".
     col = found[0].col - 1
     assert text[col:].startswith('"nan"')
-    sample = text[text.rfind("{", 0, col):text.find("}", col) + 1]
+    sample = text[text.rfind("{", 0, col) : text.find("}", col) + 1]
     assert '"step":77,' in sample
     assert "iteration 77" not in found[0].message and "step 77" in found[0].message
 
@@ -190,7 +193,7 @@ def plain_rule(losses: Any, spec: Convergence) -> tuple[bool, str, Any]:
     smoothed = {}
     for i, (step, _) in enumerate(series):
         if start <= step <= end:
-            window = [loss for _, loss in series[max(0, i - k + 1): i + 1]]
+            window = [loss for _, loss in series[max(0, i - k + 1) : i + 1]]
             smoothed[step] = math.fsum(window) / len(window)
     reference = [(p.step, p.loss) for p in spec.reference]
     for step in range(start, end + 1):

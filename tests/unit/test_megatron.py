@@ -17,8 +17,8 @@ from tests.testing.registry import TOOLS, VALID_TRAINING_RECIPE, make_registry
 from validator.adapters import AdapterError, Source, convert, metadata
 from validator.cli import main
 from validator.engine.evaluate import Config, analyse, run
-from validator.science.throughput import training_facts
 from validator.evidence.tiers import derive
+from validator.science.throughput import training_facts
 
 BASE = str(CASES / "_base")
 MEGATRON = TOOLS / "megatron"
@@ -52,8 +52,10 @@ def test_the_convergence_finding_names_iteration_77(tmp_path: Path, capsys: pyte
     (root / TRAINING_PATH).parent.mkdir(parents=True)
     recipe = root / TRAINING_PATH
     recipe.write_text(VALID_TRAINING_RECIPE.read_text())
-    assert main(["add-run", "--root", str(root), "--from", "megatron", str(MEGATRON / "nan.log"),
-                 "--recipe", str(recipe)]) == 0
+    assert (
+        main(["add-run", "--root", str(root), "--from", "megatron", str(MEGATRON / "nan.log"), "--recipe", str(recipe)])
+        == 0
+    )
     digest = capsys.readouterr().out.strip().split(":")[1]
     recipe.write_text(recipe.read_text().replace("runs: []", f'runs: ["sha256:{digest}"]'))
     found = {d.code: d for d in run(Config(root=str(root), skip_boards=True)).diagnostics}
@@ -76,19 +78,34 @@ def test_fp16_overflow_skips_are_skipped_steps_not_nan() -> None:
 
 
 def test_skipped_steps_do_not_use_up_the_warm_up() -> None:
-    rows = [{"step": s, "time_s": 10.0 if s <= 5 else 1.0, "tokens": 100, "loss": "skipped" if s <= 3 else 1.0}
-            for s in range(1, 11)]
+    rows = [
+        {"step": s, "time_s": 10.0 if s <= 5 else 1.0, "tokens": 100, "loss": "skipped" if s <= 3 else 1.0}
+        for s in range(1, 11)
+    ]
     # warm-up 2: steps 4 and 5 are the first two that updated the model, so timing starts at 6
     assert training_facts(rows, 1, 2).headline["tokens_per_s_per_gpu"] == pytest.approx(100.0)
 
 
-def test_an_fp16_run_with_early_overflow_skips_passes_convergence_and_reaches_t2(tmp_path: Path,
-                                                                                 capsys: pytest.CaptureFixture[str]
-                                                                                 ) -> None:
+def test_an_fp16_run_with_early_overflow_skips_passes_convergence_and_reaches_t2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     root = fp16_registry(tmp_path)
     recipe = root / TRAINING_PATH
-    assert main(["add-run", "--root", str(root), "--from", "megatron", str(MEGATRON / "fp16-skips.log"),
-                 "--recipe", str(recipe)]) == 0, capsys.readouterr().err
+    assert (
+        main(
+            [
+                "add-run",
+                "--root",
+                str(root),
+                "--from",
+                "megatron",
+                str(MEGATRON / "fp16-skips.log"),
+                "--recipe",
+                str(recipe),
+            ]
+        )
+        == 0
+    ), capsys.readouterr().err
     out, err = capsys.readouterr()
     assert "3 iteration(s) skipped by fp16 loss scaling" in err
     recipe.write_text(recipe.read_text().replace("runs: []", f'runs: ["{out.strip()}"]'))

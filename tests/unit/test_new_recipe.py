@@ -12,14 +12,47 @@ from click.testing import CliRunner
 
 from tests.testing.paths import REPO
 from tests.testing.registry import TOOLS, make_registry
-from validator.commands import new_recipe as scaffold
 from validator.cli import cli, main
+from validator.commands import new_recipe as scaffold
 
-INFERENCE = ["new", "inference", "--model", "qwen3.8-27b", "--gpu", "H100", "--engine", "vllm@0.11.0",
-             "--quant", "fp8", "--context-len", "8192", "--workload", "random-512-64", "--author", "lab-a",
-             "--measured", "2026-10-18"]
-TRAINING = ["new", "training", "--model", "Qwen3.8-27B", "--gpu", "h100", "--count", "8", "--pp", "4",
-            "--framework", "megatron-core@0.14.0", "--author", "lab-a", "--measured", "2026-10-18"]
+INFERENCE = [
+    "new",
+    "inference",
+    "--model",
+    "qwen3.8-27b",
+    "--gpu",
+    "H100",
+    "--engine",
+    "vllm@0.11.0",
+    "--quant",
+    "fp8",
+    "--context-len",
+    "8192",
+    "--workload",
+    "random-512-64",
+    "--author",
+    "lab-a",
+    "--measured",
+    "2026-10-18",
+]
+TRAINING = [
+    "new",
+    "training",
+    "--model",
+    "Qwen3.8-27B",
+    "--gpu",
+    "h100",
+    "--count",
+    "8",
+    "--pp",
+    "4",
+    "--framework",
+    "megatron-core@0.14.0",
+    "--author",
+    "lab-a",
+    "--measured",
+    "2026-10-18",
+]
 
 
 def new(root: Path, args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -35,8 +68,9 @@ def findings(root: Path, capsys: pytest.CaptureFixture[str]) -> list[tuple[str, 
     return [(f["code"], f["path"]) for f in report["findings"] if not f["code"].startswith("ORV7")]
 
 
-def test_inference_scaffold_has_the_modeline_comments_and_the_rule_id(tmp_path: Path,
-                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_inference_scaffold_has_the_modeline_comments_and_the_rule_id(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     root = make_registry(tmp_path / "registry")
     code, out, err = new(root, INFERENCE, capsys)
     assert code == 0, err
@@ -46,21 +80,34 @@ def test_inference_scaffold_has_the_modeline_comments_and_the_rule_id(tmp_path: 
     assert lines[0] == "# yaml-language-server: $schema=../../../schema/recipe-inference.schema.json"
     assert sum(line.startswith("# ") for line in lines) >= 5  # short comments above the fields
     data = yaml.safe_load(text)
-    assert data == {"id": "qwen3-8-27b-h100-vllm-fp8-random-512-64-c1", "kind": "inference", "model": "qwen3.8-27b",
-                    "hardware": {"gpu": "h100", "count": 1}, "author": "lab-a", "measured": "2026-10-18",
-                    "software": {"engine": {"name": "vllm", "version": "0.11.0"}}, "quant": "fp8",
-                    "serving": {"context_len": 8192, "concurrency": 1}, "workload": "random-512-64", "claimed": {},
-                    "runs": []}
+    assert data == {
+        "id": "qwen3-8-27b-h100-vllm-fp8-random-512-64-c1",
+        "kind": "inference",
+        "model": "qwen3.8-27b",
+        "hardware": {"gpu": "h100", "count": 1},
+        "author": "lab-a",
+        "measured": "2026-10-18",
+        "software": {"engine": {"name": "vllm", "version": "0.11.0"}},
+        "quant": "fp8",
+        "serving": {"context_len": 8192, "concurrency": 1},
+        "workload": "random-512-64",
+        "claimed": {},
+        "runs": [],
+    }
     assert '  engine: {name: vllm, version: "0.11.0"}' in lines  # a version stays text
     assert "orv add-run --from vllm|sglang|aiperf|trtllm-bench" in err  # every served-benchmark reader
 
 
-@pytest.mark.parametrize("args, path", [
-    (INFERENCE, "recipes/inference/qwen3.8-27b/qwen3-8-27b-h100-vllm-fp8-random-512-64-c1.yaml"),
-    (TRAINING, "recipes/training/qwen3.8-27b/qwen3-8-27b-h100-tp1-pp4-dp2.yaml"),
-])
-def test_a_scaffold_passes_orv_check_once_a_run_is_attached(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                            args: list[str], path: str) -> None:
+@pytest.mark.parametrize(
+    "args, path",
+    [
+        (INFERENCE, "recipes/inference/qwen3.8-27b/qwen3-8-27b-h100-vllm-fp8-random-512-64-c1.yaml"),
+        (TRAINING, "recipes/training/qwen3.8-27b/qwen3-8-27b-h100-tp1-pp4-dp2.yaml"),
+    ],
+)
+def test_a_scaffold_passes_orv_check_once_a_run_is_attached(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], path: str
+) -> None:
     root = make_registry(tmp_path / "registry")
     code, out, err = new(root, args, capsys)
     assert (code, out) == (0, path), err
@@ -81,9 +128,11 @@ def test_a_taken_id_gets_the_next_number(tmp_path: Path, capsys: pytest.CaptureF
     code, out, err = new(root, TRAINING, capsys)
     assert (code, out) == (0, "recipes/training/qwen3.8-27b/qwen3-8-27b-h100-tp1-pp4-dp2-2.yaml")
     # said, not silent: which file holds the id, why they share it, and how to choose another
-    assert (f"orv: note: the id `qwen3-8-27b-h100-tp1-pp4-dp2` is taken by {first} (the naming rule gives one id "
-            "to the same model, GPU, GPU count and layout), so this recipe is `qwen3-8-27b-h100-tp1-pp4-dp2-2`; "
-            "pass --id to name it otherwise") in err
+    assert (
+        f"orv: note: the id `qwen3-8-27b-h100-tp1-pp4-dp2` is taken by {first} (the naming rule gives one id "
+        "to the same model, GPU, GPU count and layout), so this recipe is `qwen3-8-27b-h100-tp1-pp4-dp2-2`; "
+        "pass --id to name it otherwise"
+    ) in err
     code, out, err = new(root, [*TRAINING, "--dry-run"], capsys)
     assert code == 0 and "is taken by " + first in err and "so this recipe is `qwen3-8-27b-h100-tp1-pp4-dp2-3`" in err
     code, _, err = new(root, [*TRAINING, "--id", "qwen3-8-27b-h100-tp1-pp4-dp2"], capsys)
@@ -92,16 +141,24 @@ def test_a_taken_id_gets_the_next_number(tmp_path: Path, capsys: pytest.CaptureF
 
 def test_ids_follow_the_naming_rule() -> None:
     training = {"layout": {"tp": 2, "pp": 4, "vpp": 2, "ep": 8, "dp": 1}}
-    assert scaffold.derive_id("training", "gpt-oss-120b", "b200", 64, training) == \
-        "gpt-oss-120b-b200-tp2-pp4-vpp2-ep8-dp1"
-    inference = {"software": {"engine": {"name": "sglang"}}, "quant": "nvfp4", "workload": "isl1k-osl8k",
-                 "serving": {"concurrency": 4, "speculative": {"method": "mtp", "k": 3}}}
-    assert scaffold.derive_id("inference", "qwen3.8-flash-next", "rtx-3090", 2, inference) == \
-        "qwen3-8-flash-next-rtx-3090-x2-sglang-nvfp4-isl1k-osl8k-c4-mtp3"
+    assert (
+        scaffold.derive_id("training", "gpt-oss-120b", "b200", 64, training) == "gpt-oss-120b-b200-tp2-pp4-vpp2-ep8-dp1"
+    )
+    inference = {
+        "software": {"engine": {"name": "sglang"}},
+        "quant": "nvfp4",
+        "workload": "isl1k-osl8k",
+        "serving": {"concurrency": 4, "speculative": {"method": "mtp", "k": 3}},
+    }
+    assert (
+        scaffold.derive_id("inference", "qwen3.8-flash-next", "rtx-3090", 2, inference)
+        == "qwen3-8-flash-next-rtx-3090-x2-sglang-nvfp4-isl1k-osl8k-c4-mtp3"
+    )
 
 
 def test_a_model_not_in_the_catalog_says_how_to_add_it_not_a_far_fetched_guess(
-        capsys: pytest.CaptureFixture[str]) -> None:
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     code, _, err = new(REPO, [*INFERENCE[:2], "--model", "llama-3.1-8b", *INFERENCE[4:], "--dry-run"], capsys)
     assert code == 2
     assert "model `llama-3.1-8b` is not in catalog/models.yaml" in err
@@ -109,13 +166,17 @@ def test_a_model_not_in_the_catalog_says_how_to_add_it_not_a_far_fetched_guess(
     assert "did you mean" not in err  # the registry has glm-5.1 (ratio 0.53): no noise
 
 
-@pytest.mark.parametrize("option, value, expected", [
-    ("--model", "qwen3.8-72b", "did you mean `qwen3.8-27b`"),
-    ("--gpu", "h100-sxm", "did you mean `h100`"),
-    ("--gpu", "a100", "catalog/hardware.yaml"),
-])
-def test_close_catalog_ids_are_suggested(tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str,
-                                         value: str, expected: str) -> None:
+@pytest.mark.parametrize(
+    "option, value, expected",
+    [
+        ("--model", "qwen3.8-72b", "did you mean `qwen3.8-27b`"),
+        ("--gpu", "h100-sxm", "did you mean `h100`"),
+        ("--gpu", "a100", "catalog/hardware.yaml"),
+    ],
+)
+def test_close_catalog_ids_are_suggested(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str, value: str, expected: str
+) -> None:
     root = make_registry(tmp_path / "registry")
     args = list(INFERENCE)
     args[args.index(option) + 1] = value
@@ -125,14 +186,18 @@ def test_close_catalog_ids_are_suggested(tmp_path: Path, capsys: pytest.CaptureF
         assert "did you mean" not in err
 
 
-@pytest.mark.parametrize("engine, message", [
-    ("vllm@latest", "moving target"),
-    ("vllm", "names no pinned version"),
-    ("vllm@>=0.11", "range or free text"),
-    ("vllm@image:vllm/vllm-openai:v0.11.0", "no @sha256 digest"),
-])
-def test_unpinned_software_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str], engine: str,
-                                      message: str) -> None:
+@pytest.mark.parametrize(
+    "engine, message",
+    [
+        ("vllm@latest", "moving target"),
+        ("vllm", "names no pinned version"),
+        ("vllm@>=0.11", "range or free text"),
+        ("vllm@image:vllm/vllm-openai:v0.11.0", "no @sha256 digest"),
+    ],
+)
+def test_unpinned_software_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], engine: str, message: str
+) -> None:
     root = make_registry(tmp_path / "registry")
     args = list(INFERENCE)
     args[args.index("--engine") + 1] = engine
@@ -143,12 +208,17 @@ def test_unpinned_software_is_refused(tmp_path: Path, capsys: pytest.CaptureFixt
 def test_commit_pins_and_extra_components(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = make_registry(tmp_path / "registry")
     sha = "1a2b3c4d5e6f" * 3 + "1a2b"
-    code, out, err = new(root, [*INFERENCE[:6], "--engine", f"sglang@commit:{sha}",
-                                "--component", "kernels=flashinfer@0.4.1", *INFERENCE[8:]], capsys)
+    code, out, err = new(
+        root,
+        [*INFERENCE[:6], "--engine", f"sglang@commit:{sha}", "--component", "kernels=flashinfer@0.4.1", *INFERENCE[8:]],
+        capsys,
+    )
     assert code == 0, err
     software = yaml.safe_load((root / out).read_text(encoding="utf-8"))["software"]
-    assert software == {"engine": {"name": "sglang", "commit": sha},
-                        "kernels": {"name": "flashinfer", "version": "0.4.1"}}
+    assert software == {
+        "engine": {"name": "sglang", "commit": sha},
+        "kernels": {"name": "flashinfer", "version": "0.4.1"},
+    }
 
 
 def test_a_layout_must_multiply_to_the_gpu_count(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -188,8 +258,11 @@ def test_an_inference_recipe_names_a_workload_of_its_kind(tmp_path: Path, capsys
     without = [a for a in INFERENCE if a not in ("--workload", "random-512-64")]
     code, _, err = new(root, without, capsys)
     assert code == 2 and "missing --workload" in err
-    for wrong, words in (("sft-8k-gb128-bf16", "is not an inference workload"),
-                         ("unspecified", "is not an inference workload"), ("isl2k", "is not in catalog/workloads.yaml")):
+    for wrong, words in (
+        ("sft-8k-gb128-bf16", "is not an inference workload"),
+        ("unspecified", "is not an inference workload"),
+        ("isl2k", "is not in catalog/workloads.yaml"),
+    ):
         code, _, err = new(root, [*without, "--workload", wrong], capsys)
         assert code == 2 and words in err
         assert "isl1k-osl1k" in err  # the hint lists the inference workloads

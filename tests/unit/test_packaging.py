@@ -8,7 +8,6 @@ import re
 from tests.testing.paths import REPO as ROOT
 
 
-
 def test_every_package_under_validator_is_listed_in_pyproject() -> None:
     block = re.search(r"^packages = \[(.*?)\]", (ROOT / "pyproject.toml").read_text(), re.S | re.M)
     assert block is not None

@@ -32,26 +32,47 @@ def config(name: str) -> dict[str, Any]:
 # (fixture, published total, published active, where the figures are published)
 PUBLISHED = [
     # dense, GQA 32/8, untied head
-    ("llama-3.1-8b", 8.03e9, 8.03e9,
-     "https://huggingface.co/meta-llama/Llama-3.1-8B (model size: 8.03B params); dense, so active = total"),
+    (
+        "llama-3.1-8b",
+        8.03e9,
+        8.03e9,
+        "https://huggingface.co/meta-llama/Llama-3.1-8B (model size: 8.03B params); dense, so active = total",
+    ),
     # MoE, top-2 of 8, no shared expert
-    ("mixtral-8x7b", 46.7e9, 12.9e9,
-     "https://mistral.ai/news/mixtral-of-experts/ ('46.7B total parameters but only uses 12.9B parameters per token')"),
+    (
+        "mixtral-8x7b",
+        46.7e9,
+        12.9e9,
+        "https://mistral.ai/news/mixtral-of-experts/ ('46.7B total parameters but only uses 12.9B parameters per token')",
+    ),
     # MoE with a shared expert (and its gate), biased q/k/v
-    ("qwen1.5-moe-a2.7b", 14.3e9, 2.7e9,
-     "https://qwenlm.github.io/blog/qwen-moe/ ('14.3B parameters in total and 2.7B activated')"),
+    (
+        "qwen1.5-moe-a2.7b",
+        14.3e9,
+        2.7e9,
+        "https://qwenlm.github.io/blog/qwen-moe/ ('14.3B parameters in total and 2.7B activated')",
+    ),
     # MoE, 128 experts top-8, q/k norms; total only: see the next test for its active figure
-    ("qwen3-30b-a3b", 30.5e9, None,
-     "https://huggingface.co/Qwen/Qwen3-30B-A3B ('Number of Parameters: 30.5B in total and 3.3B activated')"),
+    (
+        "qwen3-30b-a3b",
+        30.5e9,
+        None,
+        "https://huggingface.co/Qwen/Qwen3-30B-A3B ('Number of Parameters: 30.5B in total and 3.3B activated')",
+    ),
     # MLA with q/kv LoRA ranks, 256 routed + 1 shared expert, 3 dense layers first
-    ("deepseek-v3", 671e9, None,
-     "https://huggingface.co/deepseek-ai/DeepSeek-V3/blob/main/README_WEIGHTS.md ('Total parameters: 671B')"),
+    (
+        "deepseek-v3",
+        671e9,
+        None,
+        "https://huggingface.co/deepseek-ai/DeepSeek-V3/blob/main/README_WEIGHTS.md ('Total parameters: 671B')",
+    ),
 ]
 
 
 @pytest.mark.parametrize("name, total, active, source", PUBLISHED, ids=[p[0] for p in PUBLISHED])
-def test_counts_match_the_published_figures_within_1_percent(name: str, total: float, active: float | None,
-                                                             source: str) -> None:
+def test_counts_match_the_published_figures_within_1_percent(
+    name: str, total: float, active: float | None, source: str
+) -> None:
     counted = count(config(name))
     assert counted.total == pytest.approx(total, rel=0.01), source
     if active is not None:
@@ -99,11 +120,14 @@ def test_dense_first_layers_and_sparse_steps_change_which_layers_are_moe() -> No
     assert every_other.total < count(base).total
 
 
-@pytest.mark.parametrize("broken, field", [
-    ({"hidden_size": None}, "hidden_size"),
-    ({"num_experts_per_tok": 500}, "num_experts_per_tok"),
-    ({"vocab_size": "many"}, "vocab_size"),
-])
+@pytest.mark.parametrize(
+    "broken, field",
+    [
+        ({"hidden_size": None}, "hidden_size"),
+        ({"num_experts_per_tok": 500}, "num_experts_per_tok"),
+        ({"vocab_size": "many"}, "vocab_size"),
+    ],
+)
 def test_unusable_configs_name_the_field(broken: dict[str, Any], field: str) -> None:
     with pytest.raises(ConfigError) as info:
         count({**config("qwen1.5-moe-a2.7b"), **broken})
@@ -113,16 +137,33 @@ def test_unusable_configs_name_the_field(broken: dict[str, Any], field: str) -> 
 # --------------------------------------------------------------------------- orv catalog add-model
 
 
-def test_add_model_appends_an_entry_and_keeps_the_rest_of_the_file(tmp_path: Path,
-                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_add_model_appends_an_entry_and_keeps_the_rest_of_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     root = make_registry(tmp_path / "registry")
     models = root / "catalog" / "models.yaml"
-    models.write_text("# Reference data; keep this comment.\n" + models.read_text(encoding="utf-8")
-                      .replace("name: Qwen3.8-27B", "name: 'Qwen3.8-27B'   # quoted by hand"), encoding="utf-8")
+    models.write_text(
+        "# Reference data; keep this comment.\n"
+        + models.read_text(encoding="utf-8").replace("name: Qwen3.8-27B", "name: 'Qwen3.8-27B'   # quoted by hand"),
+        encoding="utf-8",
+    )
     before = models.read_text(encoding="utf-8")
-    code = main(["catalog", "add-model", "--root", str(root), "--config", str(CONFIGS / "deepseek-v3.json"),
-                 "--id", "deepseek-v3", "--name", "DeepSeek-V3",
-                 "--source", "https://huggingface.co/deepseek-ai/DeepSeek-V3"])
+    code = main(
+        [
+            "catalog",
+            "add-model",
+            "--root",
+            str(root),
+            "--config",
+            str(CONFIGS / "deepseek-v3.json"),
+            "--id",
+            "deepseek-v3",
+            "--name",
+            "DeepSeek-V3",
+            "--source",
+            "https://huggingface.co/deepseek-ai/DeepSeek-V3",
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0
     assert "added deepseek-v3 to catalog/models.yaml: 671.03B parameters, 37.55B active, 61 layers, 256 experts" in out
@@ -131,20 +172,65 @@ def test_add_model_appends_an_entry_and_keeps_the_rest_of_the_file(tmp_path: Pat
     entry = yaml.safe_load(after)["models"]["deepseek-v3"]
     assert entry["family"] == "DeepSeek" and entry["moe"] is True and entry["layers"] == 61
     assert {k: v for k, v in entry["architecture"].items() if k != "source"} == {
-        "hidden_size": 7168, "attention_heads": 128, "kv_heads": 128, "attention": "mla", "vocab_size": 129280,
-        "experts": 256, "experts_per_token": 8, "shared_experts": 1, "moe_layers": 58}
+        "hidden_size": 7168,
+        "attention_heads": 128,
+        "kv_heads": 128,
+        "attention": "mla",
+        "vocab_size": 129280,
+        "experts": 256,
+        "experts_per_token": 8,
+        "shared_experts": 1,
+        "moe_layers": 58,
+    }
     assert entry["architecture"]["source"].startswith("config.json sha256:")
     assert entry["sources"][0] == "https://huggingface.co/deepseek-ai/DeepSeek-V3"
     # The new model is usable at once, e.g. by `orv new`.
-    assert main(["new", "inference", "--workload", "single-stream-256", "--root", str(root), "--no-interactive", "--model", "deepseek-v3", "--gpu",
-                 "h200", "--count", "8", "--engine", "sglang@0.5.4", "--quant", "fp8", "--author", "x"]) == 0
+    assert (
+        main(
+            [
+                "new",
+                "inference",
+                "--workload",
+                "single-stream-256",
+                "--root",
+                str(root),
+                "--no-interactive",
+                "--model",
+                "deepseek-v3",
+                "--gpu",
+                "h200",
+                "--count",
+                "8",
+                "--engine",
+                "sglang@0.5.4",
+                "--quant",
+                "fp8",
+                "--author",
+                "x",
+            ]
+        )
+        == 0
+    )
 
 
 def test_add_model_refuses_a_taken_id_and_an_unknown_family(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = make_registry(tmp_path / "registry")
     before = (root / "catalog" / "models.yaml").read_text(encoding="utf-8")
-    assert main(["catalog", "add-model", "--root", str(root), "--config", str(CONFIGS / "llama-3.1-8b.json"),
-                 "--id", "qwen3.8-27b"]) == 2
+    assert (
+        main(
+            [
+                "catalog",
+                "add-model",
+                "--root",
+                str(root),
+                "--config",
+                str(CONFIGS / "llama-3.1-8b.json"),
+                "--id",
+                "qwen3.8-27b",
+            ]
+        )
+        == 2
+    )
     assert "is in catalog/models.yaml already" in capsys.readouterr().err
     odd = tmp_path / "config.json"
     odd.write_text(json.dumps({**config("llama-3.1-8b"), "model_type": "brand_new"}), encoding="utf-8")
@@ -158,21 +244,40 @@ def test_a_small_model_keeps_three_significant_digits(tmp_path: Path, capsys: py
     GGUF, 139,584 parameters, counted by llama.cpp as `model_n_params`) is not 0.0B (refused by the schema)
     and a 135M model is not 0.13B (4% off the count llama.cpp reports). 1B and above: two decimals, as before."""
     from validator.commands.catalog import billions
-    assert [billions(n) for n in (139_584, 134_515_008, 494_032_768, 8_030_261_248, 671_026_419_712)] == \
-        [0.00014, 0.135, 0.494, 8.03, 671.03]
+
+    assert [billions(n) for n in (139_584, 134_515_008, 494_032_768, 8_030_261_248, 671_026_419_712)] == [
+        0.00014,
+        0.135,
+        0.494,
+        8.03,
+        671.03,
+    ]
     root = make_registry(tmp_path / "registry")
     tiny = tmp_path / "config.json"  # tests/fixtures/tools/llamabench/make_model.py's shape
-    tiny.write_text(json.dumps({"model_type": "llama", "vocab_size": 512, "hidden_size": 64, "intermediate_size": 128,
-                                "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
-                                "tie_word_embeddings": False}), encoding="utf-8")
+    tiny.write_text(
+        json.dumps(
+            {
+                "model_type": "llama",
+                "vocab_size": 512,
+                "hidden_size": 64,
+                "intermediate_size": 128,
+                "num_hidden_layers": 2,
+                "num_attention_heads": 4,
+                "num_key_value_heads": 2,
+                "tie_word_embeddings": False,
+            }
+        ),
+        encoding="utf-8",
+    )
     assert main(["catalog", "add-model", "--root", str(root), "--config", str(tiny), "--id", "tinyllama-test"]) == 0
     assert "0.00014B parameters" in capsys.readouterr().out
     entry = yaml.safe_load((root / "catalog" / "models.yaml").read_text(encoding="utf-8"))["models"]["tinyllama-test"]
     assert entry["params_b"] == entry["active_b"] == 0.00014 and "139,584 total" in entry["sources"][-1]
 
 
-def test_add_model_into_a_catalog_the_schema_refuses_is_a_finding(tmp_path: Path,
-                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_add_model_into_a_catalog_the_schema_refuses_is_a_finding(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The catalog after the append is validated; a refusal names the file and the schema's reason (exit 1),
     never an internal error."""
     root = make_registry(tmp_path / "registry")
@@ -180,8 +285,18 @@ def test_add_model_into_a_catalog_the_schema_refuses_is_a_finding(tmp_path: Path
     models.write_text(models.read_text(encoding="utf-8").replace("layers: 64", "layers: -1", 1), encoding="utf-8")
     before = models.read_text(encoding="utf-8")
     assert "layers: -1" in before
-    code = main(["catalog", "add-model", "--root", str(root), "--config", str(CONFIGS / "llama-3.1-8b.json"),
-                 "--id", "llama-3.1-8b"])
+    code = main(
+        [
+            "catalog",
+            "add-model",
+            "--root",
+            str(root),
+            "--config",
+            str(CONFIGS / "llama-3.1-8b.json"),
+            "--id",
+            "llama-3.1-8b",
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 1 and "does not fit the catalog schema" in err and "internal error" not in err
     assert models.read_text(encoding="utf-8") == before
@@ -194,8 +309,16 @@ def test_add_model_on_the_registry_catalog_changes_nothing_else(tmp_path: Path) 
         (root / "catalog" / name).write_bytes((REPO / "catalog" / name).read_bytes())
     models = root / "catalog" / "models.yaml"
     before = models.read_text(encoding="utf-8")
-    args = ["catalog", "add-model", "--root", str(root), "--config", str(CONFIGS / "mixtral-8x7b.json"),
-            "--id", "mixtral-8x7b"]
+    args = [
+        "catalog",
+        "add-model",
+        "--root",
+        str(root),
+        "--config",
+        str(CONFIGS / "mixtral-8x7b.json"),
+        "--id",
+        "mixtral-8x7b",
+    ]
     assert main([*args, "--dry-run"]) == 0 and models.read_text(encoding="utf-8") == before
     assert main(args) == 0
     after = models.read_text(encoding="utf-8")

@@ -26,19 +26,44 @@ from validator.science.physics import (
 # (shared/seeds/000_1e2c7c041290fe1e.txt), as printed there. They are real, running Megatron-Core
 # layouts, so the rules ORV501-ORV504 must accept every one.
 SEED_000_LAYOUTS = [
-    (256, "TP8 PP16 EP16 DP2", None), (8, "TP1 PP1 EP8 DP8", None), (128, "TP4 PP16 EP8 DP2", None),
-    (16, "TP4 PP2 EP8 DP2", None), (64, "TP1 PP8 VPP4 EP8 DP8", None), (32, "TP4 PP4 EP8 DP2", "12/10/10/10"),
-    (8, "TP2 PP4 DP1", "13/16/16/15"), (8, "TP1 PP4 DP2", "16/17/17/14"), (8, "TP1 PP4 DP2", "17/17/17/13"),
-    (8, "TP1 PP2 DP4", "34/30"), (8, "TP1 PP8", "7/9/9/9/9/9/9/3"), (16, "TP1 PP4 EP4 DP4", None),
-    (16, "TP1 PP8 EP2 DP2", None), (64, "TP2 PP8 VPP2 EP8 DP4", None), (48, "TP2 PP6 EP8 DP4", None),
-    (8, "TP4 PP2", None), (128, "TP2 PP16 EP8 DP4", None), (8, "TP1 PP2 EP4 DP4", None), (8, "TP4 PP2", None),
-    (64, "TP1 PP8 EP8 DP8", "3/5/5/5/5/5/5/3"), (64, "TP1 PP4 EP8 DP16", "9/10/10/7"),
-    (8, "TP1 PP2 EP4 DP4", "13/11"), (8, "TP1 PP1 EP4 DP8", None), (48, "TP4 PP6 EP8 DP2", None),
-    (48, "TP4 PP3 EP16 DP4", None), (32, "TP1 PP4 EP8 DP8", None), (128, "TP2 PP16 VPP2 EP8 DP4", None),
-    (128, "TP2 PP8 VPP2 EP16 DP8", None), (128, "TP1 PP4 EP32 DP32", None), (128, "TP2 PP2 EP64 DP32", None),
-    (256, "TP4 PP8 EP32 DP8", None), (256, "TP4 PP8 CP2 EP32 DP4", None), (128, "TP8 PP4 EP32 DP4", None),
-    (64, "TP4 PP2 CP4 EP32 DP2", None), (64, "TP4 PP2 CP8 EP32 DP1", None), (64, "TP2 PP4 EP8 DP8", None),
-    (128, "TP2 PP4 EP32 DP16", None), (128, "TP4 PP4 EP32 DP8", None),
+    (256, "TP8 PP16 EP16 DP2", None),
+    (8, "TP1 PP1 EP8 DP8", None),
+    (128, "TP4 PP16 EP8 DP2", None),
+    (16, "TP4 PP2 EP8 DP2", None),
+    (64, "TP1 PP8 VPP4 EP8 DP8", None),
+    (32, "TP4 PP4 EP8 DP2", "12/10/10/10"),
+    (8, "TP2 PP4 DP1", "13/16/16/15"),
+    (8, "TP1 PP4 DP2", "16/17/17/14"),
+    (8, "TP1 PP4 DP2", "17/17/17/13"),
+    (8, "TP1 PP2 DP4", "34/30"),
+    (8, "TP1 PP8", "7/9/9/9/9/9/9/3"),
+    (16, "TP1 PP4 EP4 DP4", None),
+    (16, "TP1 PP8 EP2 DP2", None),
+    (64, "TP2 PP8 VPP2 EP8 DP4", None),
+    (48, "TP2 PP6 EP8 DP4", None),
+    (8, "TP4 PP2", None),
+    (128, "TP2 PP16 EP8 DP4", None),
+    (8, "TP1 PP2 EP4 DP4", None),
+    (8, "TP4 PP2", None),
+    (64, "TP1 PP8 EP8 DP8", "3/5/5/5/5/5/5/3"),
+    (64, "TP1 PP4 EP8 DP16", "9/10/10/7"),
+    (8, "TP1 PP2 EP4 DP4", "13/11"),
+    (8, "TP1 PP1 EP4 DP8", None),
+    (48, "TP4 PP6 EP8 DP2", None),
+    (48, "TP4 PP3 EP16 DP4", None),
+    (32, "TP1 PP4 EP8 DP8", None),
+    (128, "TP2 PP16 VPP2 EP8 DP4", None),
+    (128, "TP2 PP8 VPP2 EP16 DP8", None),
+    (128, "TP1 PP4 EP32 DP32", None),
+    (128, "TP2 PP2 EP64 DP32", None),
+    (256, "TP4 PP8 EP32 DP8", None),
+    (256, "TP4 PP8 CP2 EP32 DP4", None),
+    (128, "TP8 PP4 EP32 DP4", None),
+    (64, "TP4 PP2 CP4 EP32 DP2", None),
+    (64, "TP4 PP2 CP8 EP32 DP1", None),
+    (64, "TP2 PP4 EP8 DP8", None),
+    (128, "TP2 PP4 EP32 DP16", None),
+    (128, "TP4 PP4 EP32 DP8", None),
 ]
 
 
@@ -60,9 +85,18 @@ def test_every_seed_layout_passes_the_megatron_rules(gpus: int, layout: str, spl
 # (active parameters in B, GPU, tokens/s/GPU) of seed 000's fastest rows; peaks as in the base catalog.
 PEAK_TFLOPS = {"h100": 989.4, "h200": 989.4, "b200": 2250.0}
 SEED_000_FIGURES = [
-    (25.6, "h100", 1480.4), (25.6, "b200", 4011.4), (25.6, "b200", 4330.9), (2.9, "b200", 6597.0),
-    (3.0, "h200", 6913.2), (3.2, "h200", 7814.0), (3.6, "b200", 14536.3), (3.6, "h200", 10483.9),
-    (44.4, "b200", 505.2), (40.3, "h200", 161.8), (30.7, "h100", 1178.1), (32.0, "h200", 2200.2),
+    (25.6, "h100", 1480.4),
+    (25.6, "b200", 4011.4),
+    (25.6, "b200", 4330.9),
+    (2.9, "b200", 6597.0),
+    (3.0, "h200", 6913.2),
+    (3.2, "h200", 7814.0),
+    (3.6, "b200", 14536.3),
+    (3.6, "h200", 10483.9),
+    (44.4, "b200", 505.2),
+    (40.3, "h200", 161.8),
+    (30.7, "h100", 1178.1),
+    (32.0, "h200", 2200.2),
 ]
 
 
@@ -98,12 +132,30 @@ def test_decode_bound_is_bandwidth_over_active_weight_bytes() -> None:
     assert decode_bound(2, 0.936, 25.6, bits).tok_s == pytest.approx(2 * expected)
 
 
-@pytest.mark.parametrize("quant,bits", [
-    ("bf16", 16), ("fp8", 8), ("official-fp8", 8), ("int8-w8a16", 8), ("w4a16", 4), ("awq-w4a16-g32", 4),
-    ("nvfp4", 4), ("mxfp6-paro", 6), ("exl3-3-05bpw", 3.05), ("exl3-2bpw", 2), ("auto-round-3bpw-mtp", 3),
-    ("exl3-2-9bpw-routed-experts-fp8-core-hybrid", 2.9), ("w4a16-fp8-kv", 4), ("q4-k-vq-nonexpert-v3", 4),
-    ("iq2-xxs-experts-nvfp4-mamba-q8-0-rest", 2), ("fp4-fp8-native", 4), ("awq", 3), ("gptq", 2), ("exl3", 1),
-])
+@pytest.mark.parametrize(
+    "quant,bits",
+    [
+        ("bf16", 16),
+        ("fp8", 8),
+        ("official-fp8", 8),
+        ("int8-w8a16", 8),
+        ("w4a16", 4),
+        ("awq-w4a16-g32", 4),
+        ("nvfp4", 4),
+        ("mxfp6-paro", 6),
+        ("exl3-3-05bpw", 3.05),
+        ("exl3-2bpw", 2),
+        ("auto-round-3bpw-mtp", 3),
+        ("exl3-2-9bpw-routed-experts-fp8-core-hybrid", 2.9),
+        ("w4a16-fp8-kv", 4),
+        ("q4-k-vq-nonexpert-v3", 4),
+        ("iq2-xxs-experts-nvfp4-mamba-q8-0-rest", 2),
+        ("fp4-fp8-native", 4),
+        ("awq", 3),
+        ("gptq", 2),
+        ("exl3", 1),
+    ],
+)
 def test_quant_names_give_their_lowest_width(quant: str, bits: float) -> None:
     got = bits_per_weight(quant)
     assert got is not None and got.bits == pytest.approx(bits)
@@ -125,22 +177,33 @@ def test_divisors() -> None:
 
 def _training_run(tok_s_per_gpu: float) -> dict[str, object]:
     step_tokens = 128 * 8192
-    samples = [{"step": s, "time_s": step_tokens / (tok_s_per_gpu * 8), "tokens": step_tokens,
-                "loss": 2.0 - 0.005 * s} for s in range(24)]
-    return {"kind": "training", "tool": {"name": "megatron-bench", "version": "0.3.1"}, "model": "qwen3.8-27b",
-            "hardware": {"gpu": "h100", "count": 8},
-            "software": {"framework": {"name": "megatron-core", "version": "0.30.0"}},
-            "workload": "sft-8k-gb128-bf16", "layout": {"tp": 1, "pp": 4, "dp": 2, "layer_split": [16, 17, 17, 14]},
-            "measured_at": "2026-10-18", "measured_by": "x", "summary": {"tokens_per_s_per_gpu": tok_s_per_gpu},
-            "samples": samples}
+    samples = [
+        {"step": s, "time_s": step_tokens / (tok_s_per_gpu * 8), "tokens": step_tokens, "loss": 2.0 - 0.005 * s}
+        for s in range(24)
+    ]
+    return {
+        "kind": "training",
+        "tool": {"name": "megatron-bench", "version": "0.3.1"},
+        "model": "qwen3.8-27b",
+        "hardware": {"gpu": "h100", "count": 8},
+        "software": {"framework": {"name": "megatron-core", "version": "0.30.0"}},
+        "workload": "sft-8k-gb128-bf16",
+        "layout": {"tp": 1, "pp": 4, "dp": 2, "layer_split": [16, 17, 17, 14]},
+        "measured_at": "2026-10-18",
+        "measured_by": "x",
+        "summary": {"tokens_per_s_per_gpu": tok_s_per_gpu},
+        "samples": samples,
+    }
 
 
 def _recipe(claim: float, digest: str) -> str:
-    return ("id: r\nkind: training\nmodel: qwen3.8-27b\nhardware: {gpu: h100, count: 8}\nauthor: a\n"
-            "measured: \"2026-10-18\"\nworkload: sft-8k-gb128-bf16\n"
-            "software:\n  framework: {name: megatron-core, version: \"0.30.0\"}\n"
-            "layout: {tp: 1, pp: 4, dp: 2, layer_split: [16, 17, 17, 14]}\n"
-            f"claimed: {{tokens_per_s_per_gpu: {claim}}}\nruns: [\"sha256:{digest}\"]\n")
+    return (
+        "id: r\nkind: training\nmodel: qwen3.8-27b\nhardware: {gpu: h100, count: 8}\nauthor: a\n"
+        'measured: "2026-10-18"\nworkload: sft-8k-gb128-bf16\n'
+        'software:\n  framework: {name: megatron-core, version: "0.30.0"}\n'
+        "layout: {tp: 1, pp: 4, dp: 2, layer_split: [16, 17, 17, 14]}\n"
+        f'claimed: {{tokens_per_s_per_gpu: {claim}}}\nruns: ["sha256:{digest}"]\n'
+    )
 
 
 def _registry_with(tmp_path: Path, tokens_per_s_per_gpu: float) -> tuple[Path, StoredRun]:
@@ -190,8 +253,9 @@ def test_the_importer_and_orv512_use_one_decode_bound() -> None:
     from validator.science.physics import decode_bound_for
 
     model = ModelSpec.model_validate({"name": "M", "family": "F", "params_b": 8.0, "active_b": 8.0})
-    gpu = GpuSpec.model_validate({"name": "G", "vendor": "V", "bf16_dense_tflops": 989.4, "hbm_gib": 80,
-                                  "hbm_tb_s": 3.35})
+    gpu = GpuSpec.model_validate(
+        {"name": "G", "vendor": "V", "bf16_dense_tflops": 989.4, "hbm_gib": 80, "hbm_tb_s": 3.35}
+    )
     catalog = CatalogView({"g": gpu}, {"m": model}, {})
     variant = Variant("x", "M", "fp8", "g", "vllm", "0.11.0", model_id="m", gpu_id="g", count=1)
     shared = decode_bound_for(model, gpu, 1, "fp8")

@@ -14,32 +14,72 @@ from tests.testing.registry import CASES, make_registry
 from validator.checks.pinning import CODE_BY_KIND, codes_by_kind
 from validator.engine.evaluate import Config, run
 from validator.models import Component, Patch, Tool
-from validator.stacks.pins import (FLOATING_WORDS, _image_repository, commit_kind, commit_problem, component_problems,
-                            floating_word, image_problem, is_pep440, is_pinned, is_semver, tool_problems,
-                            version_problem)
+from validator.stacks.pins import (
+    FLOATING_WORDS,
+    _image_repository,
+    commit_kind,
+    commit_problem,
+    component_problems,
+    floating_word,
+    image_problem,
+    is_pep440,
+    is_pinned,
+    is_semver,
+    tool_problems,
+    version_problem,
+)
 
 SHA40 = "1fe3a15714c2d7e8f0b9a6c3d5e7f9a1b3c5d7e9"
 DIGEST = "a" * 64
 
-EXACT = ["0.30.0", "v0.5.21", "0.26.1rc1.dev1024+g1fe3a1571", "0.1.dev21830+g8244d1c44", "1.5.4.post1",
-         "1.2.3-rc.1+build.5", "0.30", "2.13.0+cu130", "0.28.1rc1.dev93+cu133", "1.0b2", "2026.10.14", "1.0-1"]
+EXACT = [
+    "0.30.0",
+    "v0.5.21",
+    "0.26.1rc1.dev1024+g1fe3a1571",
+    "0.1.dev21830+g8244d1c44",
+    "1.5.4.post1",
+    "1.2.3-rc.1+build.5",
+    "0.30",
+    "2.13.0+cu130",
+    "0.28.1rc1.dev93+cu133",
+    "1.0b2",
+    "2026.10.14",
+    "1.0-1",
+]
 
 # (text, kind): seed 004's engine_ver values and the SPEC's examples of what is not a pin.
 REJECTED = [
-    ("latest", "floating"), ("nightly", "floating"), ("main", "floating"), ("master", "floating"),
-    ("HEAD", "floating"), ("stable", "floating"), ("edge", "floating"), ("beta", "floating"), ("dev", "floating"),
+    ("latest", "floating"),
+    ("nightly", "floating"),
+    ("main", "floating"),
+    ("master", "floating"),
+    ("HEAD", "floating"),
+    ("stable", "floating"),
+    ("edge", "floating"),
+    ("beta", "floating"),
+    ("dev", "floating"),
     ("dsx 0.1.0 @ 971c072 (HEAD, unpinned upstream)", "floating"),
     ("image tag qwen38-flash:v1.5 (FROM lmsysorg/sglang:latest)", "floating"),
     ("git main @ 2e7c85da6 (torch 2.13.0+cu130)", "floating"),
     ("nightly-77154ca6 + b12x 1.5.1", "floating"),
     ("karmic-kraken-beta (vLLM cfdecfaa4)", "floating"),
     ("v0.5.21-edge", "floating"),
-    ("0.1.dev21830+g8244d1c44.d20261015", "dirty"), ("v0.30.0-dirty", "dirty"), ("1.0.0+dirty", "dirty"),
-    (">=0.30", "range"), ("0.30.*", "range"), ("~0.30", "range"), ("^1.2", "range"), ("0.30.x", "range"),
-    ("==0.30.0", "range"), ("v0.30.0 fork", "range"), ("vLLM v0.30.0 fork (02acf67c)", "range"),
+    ("0.1.dev21830+g8244d1c44.d20261015", "dirty"),
+    ("v0.30.0-dirty", "dirty"),
+    ("1.0.0+dirty", "dirty"),
+    (">=0.30", "range"),
+    ("0.30.*", "range"),
+    ("~0.30", "range"),
+    ("^1.2", "range"),
+    ("0.30.x", "range"),
+    ("==0.30.0", "range"),
+    ("v0.30.0 fork", "range"),
+    ("vLLM v0.30.0 fork (02acf67c)", "range"),
     ("ExLlamaV3 1.5.1 (stock) + glm53 monkeypatch stack", "range"),
     ("0.1.dev20073 (qwen38-flash-next, iter7g floor)", "range"),
-    ("0f685aa", "inexact"), ("1.0.0.Final", "inexact"), ("r34", "inexact"),
+    ("0f685aa", "inexact"),
+    ("1.0.0.Final", "inexact"),
+    ("r34", "inexact"),
 ]
 
 
@@ -62,10 +102,19 @@ def test_a_dev_release_number_is_not_a_floating_word() -> None:
     assert floating_word("built from dev") == "dev"
 
 
-@pytest.mark.parametrize("commit,kind", [
-    (SHA40, None), ("2e7c85d", None), ("2e7c85", "inexact"), ("2E7C85DA6", "inexact"), ("HEAD", "floating"),
-    ("main", "floating"), ("8244d1c44-dirty", "dirty"), ("0f685aa + row32 four-slot profile", "inexact"),
-])
+@pytest.mark.parametrize(
+    "commit,kind",
+    [
+        (SHA40, None),
+        ("2e7c85d", None),
+        ("2e7c85", "inexact"),
+        ("2E7C85DA6", "inexact"),
+        ("HEAD", "floating"),
+        ("main", "floating"),
+        ("8244d1c44-dirty", "dirty"),
+        ("0f685aa + row32 four-slot profile", "inexact"),
+    ],
+)
 def test_commit_kinds(commit: str, kind: str | None) -> None:
     assert commit_kind(commit) == kind
     assert (commit_problem(commit) is None) == (kind is None)
@@ -90,17 +139,23 @@ def test_component_rules() -> None:
     # A branch name beside a valid commit is pinned by the commit; beside a bad one it is not.
     assert _kinds(Component(name="sglang", version="main", commit=SHA40)) == []
     assert _kinds(Component(name="sglang", version="main", commit="HEAD")) == [
-        ("floating", ("version",)), ("floating", ("commit",))]
+        ("floating", ("version",)),
+        ("floating", ("commit",)),
+    ]
     # A commit does not turn a range or a dirty build into one release.
     assert _kinds(Component(name="vllm", version=">=0.30", commit=SHA40)) == [("range", ("version",))]
     assert _kinds(Component(name="vllm", version="0.1.dev1+gabc1234.d20261015", commit=SHA40)) == [
-        ("dirty", ("version",))]
+        ("dirty", ("version",))
+    ]
     # An image tag is not pinned even beside an exact version: the image is what runs.
-    assert _kinds(Component(name="vllm", version="0.30.0", image="vllm/vllm-openai:v0.30.0")) == [
-        ("image", ("image",))]
-    assert _kinds(Component(name="vllm", image=f"vllm/vllm-openai@sha256:{DIGEST}",
-                            patches=[Patch(name="a.patch", sha256=DIGEST), Patch(name="b.patch")])) == [
-        ("patch", ("patches", 1))]
+    assert _kinds(Component(name="vllm", version="0.30.0", image="vllm/vllm-openai:v0.30.0")) == [("image", ("image",))]
+    assert _kinds(
+        Component(
+            name="vllm",
+            image=f"vllm/vllm-openai@sha256:{DIGEST}",
+            patches=[Patch(name="a.patch", sha256=DIGEST), Patch(name="b.patch")],
+        )
+    ) == [("patch", ("patches", 1))]
 
 
 def test_tool_rules() -> None:
@@ -117,18 +172,25 @@ def test_every_problem_kind_has_a_code() -> None:
 
 
 _versions = st.one_of(st.sampled_from(EXACT + [v for v, _ in REJECTED]), st.text(max_size=20))
-_commits = st.one_of(st.none(), st.just(SHA40), st.sampled_from(["HEAD", "2e7c85", "main", "abc1234-dirty"]),
-                     st.text(max_size=12))
+_commits = st.one_of(
+    st.none(), st.just(SHA40), st.sampled_from(["HEAD", "2e7c85", "main", "abc1234-dirty"]), st.text(max_size=12)
+)
 _images = st.one_of(st.none(), st.just(f"repo@sha256:{DIGEST}"), st.just("repo:tag"), st.text(max_size=12))
 
 
-@given(version=st.one_of(st.none(), _versions), commit=_commits, image=_images,
-       patched=st.lists(st.booleans(), max_size=3))
-def test_is_pinned_is_exactly_no_problems(version: str | None, commit: str | None, image: str | None,
-                                          patched: list[bool]) -> None:
-    component = Component(name="x", version=version or None, commit=commit or None, image=image or None,
-                          patches=list(Patch(name=f"p{i}", sha256=DIGEST if ok else None)
-                                        for i, ok in enumerate(patched)))
+@given(
+    version=st.one_of(st.none(), _versions), commit=_commits, image=_images, patched=st.lists(st.booleans(), max_size=3)
+)
+def test_is_pinned_is_exactly_no_problems(
+    version: str | None, commit: str | None, image: str | None, patched: list[bool]
+) -> None:
+    component = Component(
+        name="x",
+        version=version or None,
+        commit=commit or None,
+        image=image or None,
+        patches=list(Patch(name=f"p{i}", sha256=DIGEST if ok else None) for i, ok in enumerate(patched)),
+    )
     problems = component_problems(component)
     assert is_pinned(component) == (not problems)
     for p in problems:
@@ -143,8 +205,12 @@ def test_numeric_releases_are_exact(parts: list[int], v_prefix: bool) -> None:
     assert version_problem(version) is None
 
 
-@given(st.sampled_from(sorted(FLOATING_WORDS)), st.sampled_from(["", "0.30.0 ", "build "]),
-       st.sampled_from(["", " build", "-2026"]), st.booleans())
+@given(
+    st.sampled_from(sorted(FLOATING_WORDS)),
+    st.sampled_from(["", "0.30.0 ", "build "]),
+    st.sampled_from(["", " build", "-2026"]),
+    st.booleans(),
+)
 def test_a_floating_word_is_never_a_release(word: str, before: str, after: str, upper: bool) -> None:
     version = before + (word.upper() if upper else word) + after
     problem = version_problem(version)
@@ -164,7 +230,7 @@ HINTS = {
     "orv405-floating-tool-version": ("ORV405", '"version": "<the exact release>"', None),
     "orv405-missing-tool-version": ("ORV405", '"version": "<the exact release>"', None),
     "orv406-dirty": ("ORV406", 'version: "0.1.dev21830+g8244d1c44"', 14),
-    "orv407-range": ("ORV407", 'write the vLLM release you ran as it is published', 14),  # docs/versions.md
+    "orv407-range": ("ORV407", "write the vLLM release you ran as it is published", 14),  # docs/versions.md
     "orv407-free-text": ("ORV407", "repository:", 14),
     "orv407-commit-not-hex": ("ORV407", 'commit: "<40-hex SHA>"', 13),
     "orv408-legacy-unpinned": ("ORV408", "rise above T0", 3),
@@ -188,13 +254,14 @@ def test_run_file_tool_version_points_at_the_value(tmp_path: Path) -> None:
     root = make_registry(tmp_path / "registry", CASES / "orv405-floating-tool-version")
     [finding] = run(Config(root=str(root), skip_boards=True)).diagnostics
     text = (root / finding.path).read_text(encoding="utf-8")
-    assert text[finding.col - 1:].startswith('"latest"')
+    assert text[finding.col - 1 :].startswith('"latest"')
 
 
 def test_legacy_grace_is_only_for_a_missing_pin(tmp_path: Path) -> None:
     root = make_registry(tmp_path / "registry", CASES / "orv402-legacy-floating-no-grace")
     assert [(d.code, d.severity.value) for d in run(Config(root=str(root), skip_boards=True)).diagnostics] == [
-        ("ORV402", "error")]
+        ("ORV402", "error")
+    ]
     root = make_registry(tmp_path / "legacy", CASES / "orv408-legacy-unpinned")
     result = run(Config(root=str(root), skip_boards=True))
     assert [(d.code, d.severity.value) for d in result.diagnostics] == [("ORV408", "warning")]
@@ -205,19 +272,81 @@ def test_legacy_grace_is_only_for_a_missing_pin(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- the standards' own examples (issue 36)
 
 # PEP 440, "Normalization": every spelling it lists normalises to one release, so each is exact.
-PEP440_NORMALISED = ["1.1RC1", "00", "09000", "1.0+foo0100", "1.1.a1", "1.1-a1", "1.1_a1", "1.0a.1", "1.1alpha1",
-                     "1.1beta2", "1.1c3", "1.1pre1", "1.1preview1", "1.2a", "1.2.post2", "1.2-post2", "1.2_post2",
-                     "1.2post2", "1.0-r4", "1.0-rev4", "1.2.post", "1.0-1", "1.2-dev2", "1.2dev2", "1.2.dev",
-                     "1.0+ubuntu-1", "v1.0", "1!2.0", "0.26.1rc1.dev1024+g1fe3a1571"]
+PEP440_NORMALISED = [
+    "1.1RC1",
+    "00",
+    "09000",
+    "1.0+foo0100",
+    "1.1.a1",
+    "1.1-a1",
+    "1.1_a1",
+    "1.0a.1",
+    "1.1alpha1",
+    "1.1beta2",
+    "1.1c3",
+    "1.1pre1",
+    "1.1preview1",
+    "1.2a",
+    "1.2.post2",
+    "1.2-post2",
+    "1.2_post2",
+    "1.2post2",
+    "1.0-r4",
+    "1.0-rev4",
+    "1.2.post",
+    "1.0-1",
+    "1.2-dev2",
+    "1.2dev2",
+    "1.2.dev",
+    "1.0+ubuntu-1",
+    "v1.0",
+    "1!2.0",
+    "0.26.1rc1.dev1024+g1fe3a1571",
+]
 PEP440_INVALID = ["1.0-", "1.0.*", "1.0rc1rc2rc3", "1..0", "a1.0", "1.0+", "1.0+local+other", " 1.0", "1.0\n", ""]
 # semver.org's expression, with the examples of the specification and of its published test list.
-SEMVER_VALID = ["0.0.4", "1.2.3", "10.20.30", "1.1.2-prerelease+meta", "1.0.0-alpha", "1.0.0-alpha.1",
-                "1.0.0-0.3.7", "1.0.0-x.7.z.92", "1.0.0-x-y-z.--", "1.0.0-alpha+001", "1.0.0+20130313144700",
-                "1.0.0-beta+exp.sha.5114f85", "1.0.0+21AF26D3----117B344092BD", "1.0.0-alpha.beta",
-                "1.0.0-beta.11", "1.0.0-rc.1", "1.2.3-x.7.z.92", "2.0.0-rc.1+build.123", "1.2.3----RC-SNAPSHOT.12.9.1--.12+788"]
-SEMVER_INVALID = ["1", "1.2", "1.2.3-0123", "1.2.3-0123.0123", "1.1.2+.123", "+invalid", "-invalid", "alpha",
-                  "1.0.0-alpha_beta", "1.0.0-alpha..1", "01.1.1", "1.01.1", "1.1.01", "1.2.3.DEV", "1.2-SNAPSHOT",
-                  "9.8.7+meta+meta", "9.8.7-whatever+meta+meta", "1.2.3\n", "１.2.3"]
+SEMVER_VALID = [
+    "0.0.4",
+    "1.2.3",
+    "10.20.30",
+    "1.1.2-prerelease+meta",
+    "1.0.0-alpha",
+    "1.0.0-alpha.1",
+    "1.0.0-0.3.7",
+    "1.0.0-x.7.z.92",
+    "1.0.0-x-y-z.--",
+    "1.0.0-alpha+001",
+    "1.0.0+20130313144700",
+    "1.0.0-beta+exp.sha.5114f85",
+    "1.0.0+21AF26D3----117B344092BD",
+    "1.0.0-alpha.beta",
+    "1.0.0-beta.11",
+    "1.0.0-rc.1",
+    "1.2.3-x.7.z.92",
+    "2.0.0-rc.1+build.123",
+    "1.2.3----RC-SNAPSHOT.12.9.1--.12+788",
+]
+SEMVER_INVALID = [
+    "1",
+    "1.2",
+    "1.2.3-0123",
+    "1.2.3-0123.0123",
+    "1.1.2+.123",
+    "+invalid",
+    "-invalid",
+    "alpha",
+    "1.0.0-alpha_beta",
+    "1.0.0-alpha..1",
+    "01.1.1",
+    "1.01.1",
+    "1.1.01",
+    "1.2.3.DEV",
+    "1.2-SNAPSHOT",
+    "9.8.7+meta+meta",
+    "9.8.7-whatever+meta+meta",
+    "1.2.3\n",
+    "１.2.3",
+]
 # Neither grammar: each is a finding that names both.
 NEITHER = ["1.2-SNAPSHOT", "9.8.7+meta+meta", "1.0rc1rc2rc3", "1.0.0-alpha..1", "1.2.3.4-x.y"]
 

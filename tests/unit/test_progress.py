@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.testing.paths import REPO
 from tests.testing.factories import recipe_text, training_recipe_path
+from tests.testing.paths import REPO
 from tests.testing.registry import make_registry, write
 from validator.cli.progress import progress
 
@@ -92,8 +92,9 @@ def test_reaching_the_total_ends_the_line_at_once(monkeypatch: pytest.MonkeyPatc
 
 
 @pytest.mark.parametrize("ci, quiet, machine", [("true", False, False), ("", True, False), ("", False, True)])
-def test_nothing_is_drawn_under_ci_quiet_or_a_machine_format(monkeypatch: pytest.MonkeyPatch, ci: str, quiet: bool,
-                                                             machine: bool) -> None:
+def test_nothing_is_drawn_under_ci_quiet_or_a_machine_format(
+    monkeypatch: pytest.MonkeyPatch, ci: str, quiet: bool, machine: bool
+) -> None:
     monkeypatch.setenv("CI", ci) if ci else monkeypatch.delenv("CI", raising=False)
     master, slave = pty.openpty()
     stream = os.fdopen(slave, "w", encoding="utf-8")
@@ -128,11 +129,14 @@ def small_registry(tmp_path_factory: pytest.TempPathFactory) -> Path:
 ORV = [sys.executable, "-m", "validator"]
 
 
-@pytest.mark.parametrize("args, label", [
-    (["check", "--no-cache"], "orv check: loading"),
-    (["boards", "--no-cache"], "orv boards: loading"),  # not a git repository: the error comes after the line
-    (["wanted"], "orv wanted: loading"),
-])
+@pytest.mark.parametrize(
+    "args, label",
+    [
+        (["check", "--no-cache"], "orv check: loading"),
+        (["boards", "--no-cache"], "orv boards: loading"),  # not a git repository: the error comes after the line
+        (["wanted"], "orv wanted: loading"),
+    ],
+)
 def test_each_command_ends_its_line_before_it_prints(small_registry: Path, args: list[str], label: str) -> None:
     text = under_pty([*ORV, *args, "--root", str(small_registry)], _terminal_env(), small_registry)
     assert_lines_end(text, label)
@@ -140,8 +144,11 @@ def test_each_command_ends_its_line_before_it_prints(small_registry: Path, args:
 
 
 def test_orv_site_draws_its_line_and_ends_it(tmp_path: Path) -> None:
-    text = under_pty([*ORV, "site", str(tmp_path / "site"), "--root", str(REPO)],  # the split boards, assembled
-                     _terminal_env(), tmp_path)
+    text = under_pty(
+        [*ORV, "site", str(tmp_path / "site"), "--root", str(REPO)],  # the split boards, assembled
+        _terminal_env(),
+        tmp_path,
+    )
     assert_lines_end(text, "orv site: rendering recipe pages")
     assert re.search(r"\n[^\n]*site: \d[\d,]* files", text)
 
@@ -150,6 +157,7 @@ def test_orv_site_draws_its_line_and_ends_it(tmp_path: Path) -> None:
 def test_orv_check_under_ci_quiet_or_json_draws_nothing(small_registry: Path) -> None:
     env = _terminal_env()
     for extra, env_ci in (([], {"CI": "true"}), (["--quiet"], {}), (["--format", "json"], {})):
-        text = under_pty([*ORV, "check", "--no-cache", "--root", str(small_registry), *extra], {**env, **env_ci},
-                         small_registry)
+        text = under_pty(
+            [*ORV, "check", "--no-cache", "--root", str(small_registry), *extra], {**env, **env_ci}, small_registry
+        )
         assert "loading" not in text, (extra, env_ci)

@@ -10,15 +10,15 @@ add-run yet called non-canonical (ORV202) by the check.
 
 from __future__ import annotations
 
-import pytest
-
 import json
 import os
 import random
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -124,33 +124,62 @@ def servings(draw: Any) -> dict[str, Any]:
 
 @st.composite
 def training_runs(draw: Any) -> dict[str, Any]:
-    steps = draw(st.lists(st.tuples(st.integers(min_value=0, max_value=40), positive,
-                                    st.integers(min_value=1, max_value=2**30),
-                                    st.one_of(FINITE, st.sampled_from(["nan", "inf"]))), max_size=12))
-    return {"kind": "training", "tool": {"name": "bench", "version": draw(version)},
-            "model": draw(st.sampled_from(MODELS)),
-            "hardware": {"gpu": draw(st.sampled_from(GPUS)), "count": draw(wild_int)},
-            "software": {"framework": {"name": "megatron-core", "version": draw(version)}},
-            "workload": draw(st.sampled_from(["sft-8k-gb128-bf16", "other"])), "layout": draw(layouts()),
-            "measured_at": "2026-10-18", "measured_by": draw(st.sampled_from(["a", "b"])),
-            "summary": {"tokens_per_s_per_gpu": draw(positive)},
-            "samples": [{"step": s, "time_s": t, "tokens": n, "loss": loss} for s, t, n, loss in steps]}
+    steps = draw(
+        st.lists(
+            st.tuples(
+                st.integers(min_value=0, max_value=40),
+                positive,
+                st.integers(min_value=1, max_value=2**30),
+                st.one_of(FINITE, st.sampled_from(["nan", "inf"])),
+            ),
+            max_size=12,
+        )
+    )
+    return {
+        "kind": "training",
+        "tool": {"name": "bench", "version": draw(version)},
+        "model": draw(st.sampled_from(MODELS)),
+        "hardware": {"gpu": draw(st.sampled_from(GPUS)), "count": draw(wild_int)},
+        "software": {"framework": {"name": "megatron-core", "version": draw(version)}},
+        "workload": draw(st.sampled_from(["sft-8k-gb128-bf16", "other"])),
+        "layout": draw(layouts()),
+        "measured_at": "2026-10-18",
+        "measured_by": draw(st.sampled_from(["a", "b"])),
+        "summary": {"tokens_per_s_per_gpu": draw(positive)},
+        "samples": [{"step": s, "time_s": t, "tokens": n, "loss": loss} for s, t, n, loss in steps],
+    }
 
 
 @st.composite
 def inference_runs(draw: Any) -> dict[str, Any]:
-    reqs = draw(st.lists(st.tuples(st.integers(min_value=0, max_value=10**6), st.integers(min_value=0, max_value=4096),
-                                   st.floats(min_value=0, max_value=1e7), st.floats(min_value=0, max_value=1e7)),
-                         max_size=12))
+    reqs = draw(
+        st.lists(
+            st.tuples(
+                st.integers(min_value=0, max_value=10**6),
+                st.integers(min_value=0, max_value=4096),
+                st.floats(min_value=0, max_value=1e7),
+                st.floats(min_value=0, max_value=1e7),
+            ),
+            max_size=12,
+        )
+    )
     doc: dict[str, Any] = {
-        "kind": "inference", "tool": {"name": "bench", "version": draw(version)},
+        "kind": "inference",
+        "tool": {"name": "bench", "version": draw(version)},
         "model": draw(st.sampled_from(MODELS)),
         "hardware": {"gpu": draw(st.sampled_from(GPUS)), "count": draw(wild_int)},
         "software": {"engine": {"name": "vllm", "version": draw(version)}},
-        "quant": draw(st.sampled_from(QUANTS)), "serving": draw(servings()),
-        "measured_at": "2026-10-20", "measured_by": "a",
-        "summary": draw(st.dictionaries(st.sampled_from(["decode_tok_s", "prefill_tok_s", "ttft_ms", "output_tok_s",
-                                                         "tpot_ms"]), positive, min_size=1)),
+        "quant": draw(st.sampled_from(QUANTS)),
+        "serving": draw(servings()),
+        "measured_at": "2026-10-20",
+        "measured_by": "a",
+        "summary": draw(
+            st.dictionaries(
+                st.sampled_from(["decode_tok_s", "prefill_tok_s", "ttft_ms", "output_tok_s", "tpot_ms"]),
+                positive,
+                min_size=1,
+            )
+        ),
         "samples": [{"prompt_tokens": p, "output_tokens": o, "ttft_ms": t, "e2e_ms": e} for p, o, t, e in reqs],
     }
     if draw(st.booleans()):
@@ -162,23 +191,39 @@ def inference_runs(draw: Any) -> dict[str, Any]:
 def recipes(draw: Any, digests: list[str]) -> dict[str, Any]:
     kind = draw(st.sampled_from(["training", "inference"]))
     recipe: dict[str, Any] = {
-        "id": "r", "kind": kind, "model": draw(st.sampled_from(MODELS)),
+        "id": "r",
+        "kind": kind,
+        "model": draw(st.sampled_from(MODELS)),
         "hardware": {"gpu": draw(st.sampled_from(GPUS)), "count": draw(wild_int)},
-        "author": "a", "measured": "2026-10-18",
+        "author": "a",
+        "measured": "2026-10-18",
         "runs": [f"sha256:{d}" for d in draw(st.lists(st.sampled_from(digests), unique=True))] if digests else [],
     }
     if kind == "training":
-        recipe.update({"workload": draw(st.sampled_from(["sft-8k-gb128-bf16", "other"])),
-                       "software": {"framework": {"name": "megatron-core", "version": draw(version)}},
-                       "layout": draw(layouts()), "claimed": {"tokens_per_s_per_gpu": draw(positive)}})
+        recipe.update(
+            {
+                "workload": draw(st.sampled_from(["sft-8k-gb128-bf16", "other"])),
+                "software": {"framework": {"name": "megatron-core", "version": draw(version)}},
+                "layout": draw(layouts()),
+                "claimed": {"tokens_per_s_per_gpu": draw(positive)},
+            }
+        )
         if draw(st.booleans()):
-            recipe["tuning"] = {"micro_batch_size": draw(wild_int),
-                                "optimizer_cpu_offload": draw(st.floats(allow_nan=False, allow_infinity=False))}
+            recipe["tuning"] = {
+                "micro_batch_size": draw(wild_int),
+                "optimizer_cpu_offload": draw(st.floats(allow_nan=False, allow_infinity=False)),
+            }
     else:
-        recipe.update({"software": {"engine": {"name": "vllm", "version": draw(version)}},
-                       "quant": draw(st.sampled_from(QUANTS)), "serving": draw(servings()),
-                       "claimed": draw(st.dictionaries(st.sampled_from(["decode_tok_s", "prefill_tok_s", "ttft_ms"]),
-                                                       positive, min_size=1))})
+        recipe.update(
+            {
+                "software": {"engine": {"name": "vllm", "version": draw(version)}},
+                "quant": draw(st.sampled_from(QUANTS)),
+                "serving": draw(servings()),
+                "claimed": draw(
+                    st.dictionaries(st.sampled_from(["decode_tok_s", "prefill_tok_s", "ttft_ms"]), positive, min_size=1)
+                ),
+            }
+        )
     return recipe
 
 
@@ -260,8 +305,11 @@ def test_plausible_registries_never_make_the_engine_raise() -> None:
             digests = [store_run_document(root, d).digest for d in docs]
             for i, recipe in enumerate(data.draw(st.lists(recipes(digests), min_size=1, max_size=3))):
                 recipe["id"] = f"r{i}"
-                _write(root, f"recipes/{recipe['kind']}/{recipe['model']}/r{i}.yaml",
-                       yaml.safe_dump(recipe).encode("utf-8"))
+                _write(
+                    root,
+                    f"recipes/{recipe['kind']}/{recipe['model']}/r{i}.yaml",
+                    yaml.safe_dump(recipe).encode("utf-8"),
+                )
             _check_engine(run(Config(root=root, skip_boards=True)))
 
     run_property(60, st.data(), engine_returns)

@@ -11,8 +11,9 @@ import math
 import os
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -22,10 +23,10 @@ from tests.testing.paths import FIXTURES
 from tests.testing.quality import reworded
 from tests.testing.registry import INFERENCE_RECIPE_TEXT, TOOLS, make_registry
 from validator.boards.split import read_boards
-from validator.evidence import tiers
-from validator.cli import main
 from validator.checks.collect import Collector
+from validator.cli import main
 from validator.engine.evaluate import Config, evaluate, run
+from validator.evidence import tiers
 from validator.load.pipeline import assemble_loaded, load_tree
 from validator.quality import credentials, lmeval, verify
 from validator.quality.recompute import mean_stderr
@@ -49,8 +50,13 @@ def samples_file(folder: Path) -> Path:
     return next(folder.glob("samples_gsm8k_*.jsonl"))
 
 
-def forged(tmp_path: Path, name: str, results: Callable[[dict[str, Any]], None] | None = None,
-           samples: Callable[[list[dict[str, Any]]], None] | None = None, own: bool = False) -> Path:
+def forged(
+    tmp_path: Path,
+    name: str,
+    results: Callable[[dict[str, Any]], None] | None = None,
+    samples: Callable[[list[dict[str, Any]]], None] | None = None,
+    own: bool = False,
+) -> Path:
     """A copy of fixture `name` with the results and/or sample lines edited in place; `own`: of its
     reworded copy (responses of its own, not the reference's: tests/testing/quality.py)."""
     dest = tmp_path / f"forged-{name}"
@@ -78,13 +84,28 @@ def digest_of(out: str) -> str:
 
 def with_reference(tmp_path: Path, capsys: pytest.CaptureFixture[str], bound: float | None = None) -> Path:
     root = make_registry(tmp_path / "registry")
-    code, _, err = add_run(root, capsys, "--from", "lm-eval", str(LMEVAL / "reference"),
-                           "--reference-for", "qwen3.8-27b", "--quant", "bf16", "--measured-by", "lab-a")
+    code, _, err = add_run(
+        root,
+        capsys,
+        "--from",
+        "lm-eval",
+        str(LMEVAL / "reference"),
+        "--reference-for",
+        "qwen3.8-27b",
+        "--quant",
+        "bf16",
+        "--measured-by",
+        "lab-a",
+    )
     assert code == 0, err
     if bound is not None:
         models = root / "catalog" / "models.yaml"
-        models.write_text(models.read_text(encoding="utf-8").replace(
-            "    quality_reference:\n", f"    quality_bound: {bound}\n    quality_reference:\n"), encoding="utf-8")
+        models.write_text(
+            models.read_text(encoding="utf-8").replace(
+                "    quality_reference:\n", f"    quality_bound: {bound}\n    quality_reference:\n"
+            ),
+            encoding="utf-8",
+        )
     write_recipe(root, [])
     return root
 
@@ -92,8 +113,7 @@ def with_reference(tmp_path: Path, capsys: pytest.CaptureFixture[str], bound: fl
 def write_recipe(root: Path, digests: list[str], text: str = INFERENCE_RECIPE_TEXT) -> None:
     path = root / RECIPE_PATH
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text.replace("runs: []", f"runs: {json.dumps([f'sha256:{d}' for d in digests])}"),
-                    encoding="utf-8")
+    path.write_text(text.replace("runs: []", f"runs: {json.dumps([f'sha256:{d}' for d in digests])}"), encoding="utf-8")
 
 
 def tier(root: Path) -> tiers.TierResult:
@@ -151,8 +171,17 @@ def test_a_raised_headline_is_refused(tmp_path: Path, capsys: pytest.CaptureFixt
         data["results"]["gsm8k"]["exact_match,flexible-extract"] = 0.83
 
     root = make_registry(tmp_path / "registry")
-    code, _, err = add_run(root, capsys, "--from", "lm-eval", str(forged(tmp_path, "q97", raise_headline)),
-                           "--model", "qwen3.8-27b", "--measured-by", "x")
+    code, _, err = add_run(
+        root,
+        capsys,
+        "--from",
+        "lm-eval",
+        str(forged(tmp_path, "q97", raise_headline)),
+        "--model",
+        "qwen3.8-27b",
+        "--measured-by",
+        "x",
+    )
     assert code == 1 and "ORV230" in err and "Traceback" not in err
 
 
@@ -166,8 +195,7 @@ def test_a_raised_headline_in_a_stored_run_is_orv230(tmp_path: Path, capsys: pyt
     assert tier(root).quality.status != "verified"
 
 
-def test_values_flipped_to_correct_are_caught_by_rescoring(tmp_path: Path, capsys: pytest.CaptureFixture[str]
-                                                          ) -> None:
+def test_values_flipped_to_correct_are_caught_by_rescoring(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     def flip(lines: list[dict[str, Any]]) -> None:
         for s in lines:
             s["exact_match"] = 1.0  # responses unchanged
@@ -178,8 +206,17 @@ def test_values_flipped_to_correct_are_caught_by_rescoring(tmp_path: Path, capsy
             data["results"]["gsm8k"][f"exact_match_stderr,{flt}"] = 0.0
 
     root = make_registry(tmp_path / "registry")
-    code, _, err = add_run(root, capsys, "--from", "lm-eval", str(forged(tmp_path, "q97", match_headline, flip)),
-                           "--model", "qwen3.8-27b", "--measured-by", "x")
+    code, _, err = add_run(
+        root,
+        capsys,
+        "--from",
+        "lm-eval",
+        str(forged(tmp_path, "q97", match_headline, flip)),
+        "--model",
+        "qwen3.8-27b",
+        "--measured-by",
+        "x",
+    )
     assert code == 1 and "ORV231" in err
 
 
@@ -189,32 +226,63 @@ def test_a_limit_run_relabelled_as_full_is_refused(tmp_path: Path, capsys: pytes
         data["n-samples"]["gsm8k"]["effective"] = 200
 
     root = make_registry(tmp_path / "registry")
-    code, _, err = add_run(root, capsys, "--from", "lm-eval", str(forged(tmp_path, "limit50", relabel)),
-                           "--model", "qwen3.8-27b", "--measured-by", "x")
+    code, _, err = add_run(
+        root,
+        capsys,
+        "--from",
+        "lm-eval",
+        str(forged(tmp_path, "limit50", relabel)),
+        "--model",
+        "qwen3.8-27b",
+        "--measured-by",
+        "x",
+    )
     assert code == 1 and "ORV232" in err
 
 
-def test_task_hashes_that_do_not_hash_the_samples_are_refused(tmp_path: Path,
-                                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_task_hashes_that_do_not_hash_the_samples_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     def swap(data: dict[str, Any]) -> None:  # the reference's task hash, to pass as comparable
-        data["task_hashes"]["gsm8k"] = json.loads(results_file(LMEVAL / "reference").read_text())["task_hashes"]["gsm8k"]
+        data["task_hashes"]["gsm8k"] = json.loads(results_file(LMEVAL / "reference").read_text())["task_hashes"][
+            "gsm8k"
+        ]
 
     root = make_registry(tmp_path / "registry")
-    code, _, err = add_run(root, capsys, "--from", "lm-eval", str(forged(tmp_path, "fewshot3", swap)),
-                           "--model", "qwen3.8-27b", "--measured-by", "x")
+    code, _, err = add_run(
+        root,
+        capsys,
+        "--from",
+        "lm-eval",
+        str(forged(tmp_path, "fewshot3", swap)),
+        "--model",
+        "qwen3.8-27b",
+        "--measured-by",
+        "x",
+    )
     assert code == 1 and "ORV233" in err
 
 
 # --------------------------------------------------------------------------- status and tiers
 
 
-@pytest.mark.parametrize(("name", "status"), [("q995", "verified"), ("subset", "partial"), ("limit50", "partial"),
-                                              ("fewshot3", "partial"), ("q97", "below")])
-def test_status_against_the_reference(tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str,
-                                      status: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "status"),
+    [("q995", "verified"), ("subset", "partial"), ("limit50", "partial"), ("fewshot3", "partial"), ("q97", "below")],
+)
+def test_status_against_the_reference(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, status: str
+) -> None:
     root = with_reference(tmp_path, capsys)
-    code, out, err = add_run(root, capsys, "--from", "lm-eval",
-                             str(reworded(LMEVAL / name, tmp_path / "own")), "--recipe", str(root / RECIPE_PATH))
+    code, out, err = add_run(
+        root,
+        capsys,
+        "--from",
+        "lm-eval",
+        str(reworded(LMEVAL / name, tmp_path / "own")),
+        "--recipe",
+        str(root / RECIPE_PATH),
+    )
     assert code == 0, err
     write_recipe(root, [digest_of(out)])
     quality = tier(root).quality
@@ -234,21 +302,32 @@ def test_no_reference_and_missing(tmp_path: Path, capsys: pytest.CaptureFixture[
 
 def test_a_stricter_bound_turns_verified_into_below(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = with_reference(tmp_path, capsys, bound=0.999)
-    code, out, err = add_run(root, capsys, "--from", "lm-eval",
-                             str(reworded(LMEVAL / "q995", tmp_path / "own")), "--recipe", str(root / RECIPE_PATH))
+    code, out, err = add_run(
+        root,
+        capsys,
+        "--from",
+        "lm-eval",
+        str(reworded(LMEVAL / "q995", tmp_path / "own")),
+        "--recipe",
+        str(root / RECIPE_PATH),
+    )
     write_recipe(root, [digest_of(out)])
     assert tier(root).quality.status == "below"
 
 
 def test_below_warns_with_the_ratio_caps_at_t1_and_stays_marked_on_the_board(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     root = with_reference(tmp_path, capsys)
     recipe = str(root / RECIPE_PATH)
-    _, detailed, _ = add_run(root, capsys, "--from", "vllm", str(TOOLS / "vllm" / "serve-detailed.json"), "--recipe", recipe)
+    _, detailed, _ = add_run(
+        root, capsys, "--from", "vllm", str(TOOLS / "vllm" / "serve-detailed.json"), "--recipe", recipe
+    )
     write_recipe(root, [digest_of(detailed)])
     assert tier(root).tier == "T2"
-    _, q97, _ = add_run(root, capsys, "--from", "lm-eval",
-                        str(reworded(LMEVAL / "q97", tmp_path / "own")), "--recipe", recipe)
+    _, q97, _ = add_run(
+        root, capsys, "--from", "lm-eval", str(reworded(LMEVAL / "q97", tmp_path / "own")), "--recipe", recipe
+    )
     write_recipe(root, [digest_of(detailed), digest_of(q97)])
     result = tier(root)
     assert result.tier == "T1" and any("0.9667 of the reference" in r for r in result.reasons)
@@ -259,8 +338,15 @@ def test_below_warns_with_the_ratio_caps_at_t1_and_stays_marked_on_the_board(
     rows = read_boards(str(root))["boards"]["measured"]  # type: ignore[index]
     row = next(r for r in rows if r["path"] == RECIPE_PATH)
     assert row["tier"] == "T1" and row["quality"] == {
-        "task": "gsm8k", "metric": "exact_match", "filter": "strict-match", "score": 0.725, "reference": 0.75,
-        "ratio": 0.9667, "n": 200, "status": "below"}
+        "task": "gsm8k",
+        "metric": "exact_match",
+        "filter": "strict-match",
+        "score": 0.725,
+        "reference": 0.75,
+        "ratio": 0.9667,
+        "n": 200,
+        "status": "below",
+    }
     assert row["rank"] is None and row["rank_of"] == 0  # marked, and left out of the ranking (SPEC §5)
 
 
@@ -273,19 +359,26 @@ def test_a_row_below_the_bound_is_not_ranked_and_does_not_push_others_down() -> 
     rows = [row("fast-but-broken", 90.0, "below"), row("a", 50.0, "verified"), row("b", 40.0, "missing")]
     rank_inference(rows, "decode_tok_s")
     assert [(r["recipe"], r["rank"], r["rank_of"]) for r in rows] == [
-        ("fast-but-broken", None, 2), ("a", 1, 2), ("b", 2, 2)]
+        ("fast-but-broken", None, 2),
+        ("a", 1, 2),
+        ("b", 2, 2),
+    ]
 
 
 def test_a_bf16_recipe_without_speculation_needs_no_quality_for_t3() -> None:
+    import yaml
+
     from validator.models import InferenceRecipe
     from validator.quality.status import needs_quality
 
-    import yaml
-
     data = yaml.safe_load(INFERENCE_RECIPE_TEXT)
     assert needs_quality(InferenceRecipe.model_validate({**data, "quant": "bf16"}), "bf16") == []
-    assert needs_quality(InferenceRecipe.model_validate(data), "bf16") == ["quant fp8 differs from the reference's bf16"]
-    spec = InferenceRecipe.model_validate({**data, "quant": "bf16", "serving": {"speculative": {"method": "mtp", "k": 3}}})
+    assert needs_quality(InferenceRecipe.model_validate(data), "bf16") == [
+        "quant fp8 differs from the reference's bf16"
+    ]
+    spec = InferenceRecipe.model_validate(
+        {**data, "quant": "bf16", "serving": {"speculative": {"method": "mtp", "k": 3}}}
+    )
     assert needs_quality(spec, "bf16") == ["speculative decoding (mtp)"]
     kv = InferenceRecipe.model_validate({**data, "quant": "bf16-fp8-kv"})
     assert needs_quality(kv, "bf16") == ["quant bf16-fp8-kv differs from the reference's bf16", "quantized KV cache"]
@@ -316,15 +409,20 @@ def test_a_stored_credential_is_orv234(tmp_path: Path, capsys: pytest.CaptureFix
 
 
 def test_scrub_drops_secrets_from_strings_and_mappings() -> None:
-    scrubbed = credentials.scrub({"model_args": "pretrained=x,api_key=sk-abcdefghijklmnopqrstuv,max_length=8",
-                                  "metadata": {"auth_token": "abc123def456ghi", "tokenizer": "t", "model": "m"}})
+    scrubbed = credentials.scrub(
+        {
+            "model_args": "pretrained=x,api_key=sk-abcdefghijklmnopqrstuv,max_length=8",
+            "metadata": {"auth_token": "abc123def456ghi", "tokenizer": "t", "model": "m"},
+        }
+    )
     assert scrubbed == {"model_args": "pretrained=x,max_length=8", "metadata": {"tokenizer": "t", "model": "m"}}
     assert list(credentials.find({"note": "key sk-abcdefghijklmnopqrstuv"})) == [(("note",), "a key-shaped string")]
     assert list(credentials.find({"api_key": "EMPTY", "password": ""})) == []
 
 
-def test_a_run_of_another_checkpoint_is_refused_and_reported(tmp_path: Path,
-                                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_run_of_another_checkpoint_is_refused_and_reported(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     root = with_reference(tmp_path, capsys)
     other = INFERENCE_RECIPE_TEXT.replace("quant: fp8", "checkpoint: Qwen/Qwen3.8-27B-FP8\nquant: fp8")
     write_recipe(root, [], other)
@@ -339,12 +437,17 @@ def test_a_run_of_another_checkpoint_is_refused_and_reported(tmp_path: Path,
 
 
 def test_an_unreferenced_quality_run_and_a_dangling_reference_are_orv238(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     root = with_reference(tmp_path, capsys)
     store_run_document(str(root), quality_doc("q995"))
     models = root / "catalog" / "models.yaml"
-    models.write_text(models.read_text().replace('      gsm8k: "sha256:', '      gsm8k_cot: "sha256:' + "0" * 64
-                                                 + '"\n      gsm8k: "sha256:'), encoding="utf-8")
+    models.write_text(
+        models.read_text().replace(
+            '      gsm8k: "sha256:', '      gsm8k_cot: "sha256:' + "0" * 64 + '"\n      gsm8k: "sha256:'
+        ),
+        encoding="utf-8",
+    )
     assert codes(root).count("ORV238") == 2
 
 
@@ -353,8 +456,15 @@ def test_an_unscored_task_config_is_orv237(tmp_path: Path, capsys: pytest.Captur
         data["configs"]["gsm8k"]["filter_list"][1]["filter"][0]["regex_pattern"] = "(\\d+)"
 
     root = with_reference(tmp_path, capsys)
-    code, out, err = add_run(root, capsys, "--from", "lm-eval", str(forged(tmp_path, "q995", other_regex, own=True)),
-                             "--recipe", str(root / RECIPE_PATH))
+    code, out, err = add_run(
+        root,
+        capsys,
+        "--from",
+        "lm-eval",
+        str(forged(tmp_path, "q995", other_regex, own=True)),
+        "--recipe",
+        str(root / RECIPE_PATH),
+    )
     assert code == 0 and "not the pinned one" in err
     write_recipe(root, [digest_of(out)])
     assert "ORV237" in codes(root) and tier(root).quality.status == "partial"
@@ -397,16 +507,26 @@ def _not_results(folder: Path) -> None:
     results_file(folder).write_text("[1, 2, 3]")
 
 
-@pytest.mark.parametrize(("damage", "code"), [(_truncate, "ORV101"), (_garbage_line, "ORV101"), (_nan_score, "ORV104"),
-                                              (_another_task, "ORV232"), (_no_samples, "ORV108"),
-                                              (_not_results, "ORV104")])
-def test_bad_input_is_a_finding_never_a_traceback(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                  damage: Callable[[Path], None], code: str) -> None:
+@pytest.mark.parametrize(
+    ("damage", "code"),
+    [
+        (_truncate, "ORV101"),
+        (_garbage_line, "ORV101"),
+        (_nan_score, "ORV104"),
+        (_another_task, "ORV232"),
+        (_no_samples, "ORV108"),
+        (_not_results, "ORV104"),
+    ],
+)
+def test_bad_input_is_a_finding_never_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], damage: Callable[[Path], None], code: str
+) -> None:
     folder = forged(tmp_path, "q995")
     damage(folder)
     root = make_registry(tmp_path / "registry")
-    rc, out, err = add_run(root, capsys, "--from", "lm-eval", str(folder), "--model", "qwen3.8-27b",
-                           "--measured-by", "x")
+    rc, out, err = add_run(
+        root, capsys, "--from", "lm-eval", str(folder), "--model", "qwen3.8-27b", "--measured-by", "x"
+    )
     assert rc == 1 and out == "" and f" {code} error:" in err
     assert "Traceback" not in err and "internal error" not in err
     assert not list((root / "runs").rglob("*.json"))
@@ -415,8 +535,17 @@ def test_bad_input_is_a_finding_never_a_traceback(tmp_path: Path, capsys: pytest
 def test_a_results_file_path_works_like_the_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = make_registry(tmp_path / "registry")
     a = add_run(root, capsys, "--from", "lm-eval", str(LMEVAL / "q995"), "--model", "qwen3.8-27b", "--measured-by", "x")
-    b = add_run(root, capsys, "--from", "lm-eval", str(results_file(LMEVAL / "q995")), "--model", "qwen3.8-27b",
-                "--measured-by", "x")
+    b = add_run(
+        root,
+        capsys,
+        "--from",
+        "lm-eval",
+        str(results_file(LMEVAL / "q995")),
+        "--model",
+        "qwen3.8-27b",
+        "--measured-by",
+        "x",
+    )
     assert a[0] == b[0] == 0 and a[1] == b[1]
 
 
@@ -428,8 +557,14 @@ def test_a_directory_without_lm_eval_is_a_usage_error(tmp_path: Path, capsys: py
 # --------------------------------------------------------------------------- pull requests
 
 
-GIT_ENV = {"GIT_AUTHOR_NAME": "C", "GIT_AUTHOR_EMAIL": "c@example.org", "GIT_COMMITTER_NAME": "C",
-           "GIT_COMMITTER_EMAIL": "c@example.org", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "C",
+    "GIT_AUTHOR_EMAIL": "c@example.org",
+    "GIT_COMMITTER_NAME": "C",
+    "GIT_COMMITTER_EMAIL": "c@example.org",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
 
 
 def git(repo: Path, *args: str) -> None:
@@ -437,14 +572,22 @@ def git(repo: Path, *args: str) -> None:
 
 
 @pytest.mark.git
-@pytest.mark.parametrize(("edit", "flagged"), [
-    (lambda t: t.replace("    quality_reference:\n", "    quality_bound: 0.9\n    quality_reference:\n"), True),
-    (lambda t: t.replace('      gsm8k: "sha256:', '      gsm8k: "sha256:0').replace('0"\n', '"\n', 1), True),
-    (lambda t: t.replace("    quality_reference:\n", "    checkpoints: [Qwen/Qwen3.8-27B]\n    quality_reference:\n"),
-     False),
-])
+@pytest.mark.parametrize(
+    ("edit", "flagged"),
+    [
+        (lambda t: t.replace("    quality_reference:\n", "    quality_bound: 0.9\n    quality_reference:\n"), True),
+        (lambda t: t.replace('      gsm8k: "sha256:', '      gsm8k: "sha256:0').replace('0"\n', '"\n', 1), True),
+        (
+            lambda t: t.replace(
+                "    quality_reference:\n", "    checkpoints: [Qwen/Qwen3.8-27B]\n    quality_reference:\n"
+            ),
+            False,
+        ),
+    ],
+)
 def test_changing_a_quality_gate_in_a_pull_request_needs_a_waiver(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: Callable[[str], str], flagged: bool) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: Callable[[str], str], flagged: bool
+) -> None:
     root = with_reference(tmp_path, capsys)
     (root / RECIPE_PATH).unlink()
     git(root, "init", "-q", "-b", "main")
@@ -463,29 +606,54 @@ def test_changing_a_quality_gate_in_a_pull_request_needs_a_waiver(
 def test_the_pr_summary_shows_each_new_entrys_quality_and_ratio() -> None:
     from validator.report.summary import _delta_lines, board_delta
 
-    row = {"recipe": "r", "tier": "T1", "quality": {"task": "gsm8k", "metric": "exact_match", "filter": "strict-match",
-                                                     "score": 0.725, "reference": 0.75, "ratio": 0.9667, "n": 200,
-                                                     "status": "below"}}
+    row = {
+        "recipe": "r",
+        "tier": "T1",
+        "quality": {
+            "task": "gsm8k",
+            "metric": "exact_match",
+            "filter": "strict-match",
+            "score": 0.725,
+            "reference": 0.75,
+            "ratio": 0.9667,
+            "n": 200,
+            "status": "below",
+        },
+    }
     delta = board_delta({"boards": {"measured": []}}, {"boards": {"measured": [row]}})
     assert delta[0].quality == "gsm8k strict-match 0.7250, 0.9667 of the reference (below)"
-    assert "| `r` | new | T1 | — | gsm8k strict-match 0.7250, 0.9667 of the reference (below) |" in _delta_lines(tuple(delta))
+    assert "| `r` | new | T1 | — | gsm8k strict-match 0.7250, 0.9667 of the reference (below) |" in _delta_lines(
+        tuple(delta)
+    )
 
 
 def test_a_reference_must_be_a_full_set_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = make_registry(tmp_path / "registry")
-    code, _, err = add_run(root, capsys, "--from", "lm-eval", str(LMEVAL / "limit50"), "--reference-for",
-                           "qwen3.8-27b", "--quant", "bf16", "--measured-by", "x")
+    code, _, err = add_run(
+        root,
+        capsys,
+        "--from",
+        "lm-eval",
+        str(LMEVAL / "limit50"),
+        "--reference-for",
+        "qwen3.8-27b",
+        "--quant",
+        "bf16",
+        "--measured-by",
+        "x",
+    )
     assert code == 1 and "ORV232" in err and "quality_reference" not in (root / "catalog" / "models.yaml").read_text()
 
 
 # --------------------------------------------------------------------------- no input makes add-run raise
 
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import settings  # noqa: E402
 
-JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers(-3, 300) | st.floats(allow_nan=True) | st.text(max_size=8),
-                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
-                           max_leaves=6)
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 300) | st.floats(allow_nan=True) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=6,
+)
 
 
 def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -512,10 +680,11 @@ def _set(document: Any, path: tuple[Any, ...], value: Any) -> None:
 
 @settings(max_examples=int(os.environ.get("ORV_FUZZ_EXAMPLES", "60")), deadline=None, derandomize=True)
 @given(where=st.sampled_from(_RESULT_PATHS + _SAMPLE_PATHS), value=JSON_VALUES)
-def test_no_edit_of_lm_eval_output_makes_add_run_raise(tmp_path_factory: pytest.TempPathFactory, where: tuple[Any, ...],
-                                                      value: Any) -> None:
-    from validator.quality.add import build
+def test_no_edit_of_lm_eval_output_makes_add_run_raise(
+    tmp_path_factory: pytest.TempPathFactory, where: tuple[Any, ...], value: Any
+) -> None:
     from validator.errors import AddRunError
+    from validator.quality.add import build
 
     folder = tmp_path_factory.mktemp("fuzz")
     shutil.copytree(LMEVAL / "limit50", folder, dirs_exist_ok=True)
@@ -538,14 +707,26 @@ def test_no_edit_of_lm_eval_output_makes_add_run_raise(tmp_path_factory: pytest.
 def test_a_bad_measured_at_is_a_finding(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The timestamp pattern holds `{4}`: its hint must not go through str.format (was an internal error)."""
     root = make_registry(tmp_path / "registry")
-    code, _, err = add_run(root, capsys, "--from", "lm-eval", str(LMEVAL / "q995"), "--model", "qwen3.8-27b",
-                           "--measured-by", "x", "--measured-at", "yesterday")
+    code, _, err = add_run(
+        root,
+        capsys,
+        "--from",
+        "lm-eval",
+        str(LMEVAL / "q995"),
+        "--model",
+        "qwen3.8-27b",
+        "--measured-by",
+        "x",
+        "--measured-at",
+        "yesterday",
+    )
     assert code == 1 and "ORV109" in err and "internal error" not in err
 
 
 @pytest.mark.git
-def test_pull_request_mode_judges_quality_against_the_reference(tmp_path: Path,
-                                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_pull_request_mode_judges_quality_against_the_reference(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The reference run is outside a new recipe's neighbourhood, yet the PR check must see it."""
     root = with_reference(tmp_path, capsys)
     (root / RECIPE_PATH).unlink()
@@ -554,8 +735,15 @@ def test_pull_request_mode_judges_quality_against_the_reference(tmp_path: Path,
     git(root, "commit", "-q", "-m", "base")
     git(root, "checkout", "-q", "-b", "pr")
     write_recipe(root, [])
-    code, out, err = add_run(root, capsys, "--from", "lm-eval",
-                             str(reworded(LMEVAL / "q97", tmp_path / "own")), "--recipe", str(root / RECIPE_PATH))
+    code, out, err = add_run(
+        root,
+        capsys,
+        "--from",
+        "lm-eval",
+        str(reworded(LMEVAL / "q97", tmp_path / "own")),
+        "--recipe",
+        str(root / RECIPE_PATH),
+    )
     write_recipe(root, [digest_of(out)])
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "a recipe and its quality run")
@@ -566,9 +754,16 @@ def test_pull_request_mode_judges_quality_against_the_reference(tmp_path: Path,
 
 def test_write_recipe_lists_the_quality_run_in_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = with_reference(tmp_path, capsys)
-    code, out, err = add_run(root, capsys, "--from", "lm-eval",
-                             str(reworded(LMEVAL / "q995", tmp_path / "own")), "--recipe",
-                             str(root / RECIPE_PATH), "--write-recipe")
+    code, out, err = add_run(
+        root,
+        capsys,
+        "--from",
+        "lm-eval",
+        str(reworded(LMEVAL / "q995", tmp_path / "own")),
+        "--recipe",
+        str(root / RECIPE_PATH),
+        "--write-recipe",
+    )
     assert code == 0, err
     assert f"sha256:{digest_of(out)}" in (root / RECIPE_PATH).read_text()
     assert tier(root).quality.status == "verified"
@@ -582,11 +777,21 @@ class _Facts:
         self.responses = tuple(responses)
 
 
-@given(st.integers(min_value=1, max_value=120), st.lists(st.tuples(
-    st.integers(min_value=0, max_value=4),  # edits away from the shared answers: 0–4 of up to 120 documents
-    st.sampled_from(["all", "drop-one", "twice", "other-base"])), min_size=2, max_size=12), st.randoms())
-def test_repeating_pairs_finds_exactly_the_pairs_comparing_every_pair_finds(documents: int, runs: list[tuple[int, str]],
-                                                                            rng: Any) -> None:
+@given(
+    st.integers(min_value=1, max_value=120),
+    st.lists(
+        st.tuples(
+            st.integers(min_value=0, max_value=4),  # edits away from the shared answers: 0–4 of up to 120 documents
+            st.sampled_from(["all", "drop-one", "twice", "other-base"]),
+        ),
+        min_size=2,
+        max_size=12,
+    ),
+    st.randoms(),
+)
+def test_repeating_pairs_finds_exactly_the_pairs_comparing_every_pair_finds(
+    documents: int, runs: list[tuple[int, str]], rng: Any
+) -> None:
     """Runs around the 98% line (a few edits of shared answers), with other document sets and a document
     answered twice: the block search finds the same pairs as `repeats` on every pair."""
     from validator.quality import status
@@ -605,7 +810,7 @@ def test_repeating_pairs_finds_exactly_the_pairs_comparing_every_pair_finds(docu
             responses.append(responses[rng.randrange(len(responses))])
         facts[f"run-{n:02d}"] = _Facts(responses)
     names = sorted(facts)
-    every = [(a, b) for i, a in enumerate(names) for b in names[i + 1:] if status.repeats(facts[a], facts[b])]
+    every = [(a, b) for i, a in enumerate(names) for b in names[i + 1 :] if status.repeats(facts[a], facts[b])]
     assert status.repeating_pairs(facts) == every
 
 

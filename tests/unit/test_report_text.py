@@ -45,14 +45,17 @@ def repo_json() -> list[dict[str, object]]:
 
 
 def test_a_clean_main_prints_a_screenful_and_every_number_is_reachable(
-        capsys: pytest.CaptureFixture[str], repo_json: list[dict[str, object]]) -> None:
+    capsys: pytest.CaptureFixture[str], repo_json: list[dict[str, object]]
+) -> None:
     code, lines = check(capsys, "--root", str(REPO))
     assert len(lines) <= 40, "\n".join(lines)
     assert code == 0 and not any(ANSI in line for line in lines)  # not a terminal: no colour
     total = Counter((f["code"], f["severity"]) for f in repo_json)
     files, errors, warnings = map(int, SUMMARY.match(lines[-1]).groups())  # type: ignore[union-attr]
-    assert (errors, warnings) == (sum(n for (_, s), n in total.items() if s == "error"),
-                                  sum(n for (_, s), n in total.items() if s == "warning"))
+    assert (errors, warnings) == (
+        sum(n for (_, s), n in total.items() if s == "error"),
+        sum(n for (_, s), n in total.items() if s == "warning"),
+    )
     # each finding is either listed or counted on a per-code line; --show-all lists the counted ones
     listed = Counter(m.groups() for m in map(FINDING.match, lines) if m)
     counted = {(m[1], m[2]): int(m[3]) for m in map(COUNTED.match, lines) if m}
@@ -67,8 +70,9 @@ def test_a_clean_main_prints_a_screenful_and_every_number_is_reachable(
     assert {(m[2], m[3]): int(m[1]) for m in map(STATISTIC.match, stats) if m} == dict(total)
 
 
-def test_quiet_and_severity_on_this_repository(capsys: pytest.CaptureFixture[str],
-                                               repo_json: list[dict[str, object]]) -> None:
+def test_quiet_and_severity_on_this_repository(
+    capsys: pytest.CaptureFixture[str], repo_json: list[dict[str, object]]
+) -> None:
     errors = [f for f in repo_json if f["severity"] == "error"]
     below = len(repo_json) - len(errors)
     code, quiet = check(capsys, "--root", str(REPO), "--quiet")
@@ -96,8 +100,9 @@ def mixed(tmp_path: Path) -> Path:
     return root
 
 
-def test_colour_only_on_request_or_a_terminal(mixed: Path, capsys: pytest.CaptureFixture[str],
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_colour_only_on_request_or_a_terminal(
+    mixed: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("NO_COLOR", raising=False)
     monkeypatch.delenv("FORCE_COLOR", raising=False)
     code, plain = check(capsys, "--root", str(mixed))
@@ -113,13 +118,16 @@ def test_colour_only_on_request_or_a_terminal(mixed: Path, capsys: pytest.Captur
     assert ANSI not in "\n".join(check(capsys, "--root", str(mixed), "--format", "json")[1])
 
 
-def test_each_option_on_a_registry_with_an_error_and_a_legacy_warning(mixed: Path,
-                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_each_option_on_a_registry_with_an_error_and_a_legacy_warning(
+    mixed: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, lines = check(capsys, "--root", str(mixed))
     assert code == 1
     assert [FINDING.match(line).group(1) for line in lines if FINDING.match(line)] == ["ORV105"]  # type: ignore[union-attr]
-    assert any(line.startswith("ORV408 warning: 1 finding(s) on legacy-imported entries: legacy entry without")
-               for line in lines)
+    assert any(
+        line.startswith("ORV408 warning: 1 finding(s) on legacy-imported entries: legacy entry without")
+        for line in lines
+    )
     assert lines[-1].endswith("1 error(s), 1 warning(s); 1 on legacy imports counted by code (--show-all lists them)")
 
     code, quiet = check(capsys, "--root", str(mixed), "-q")
@@ -127,7 +135,7 @@ def test_each_option_on_a_registry_with_an_error_and_a_legacy_warning(mixed: Pat
     assert quiet[-1].endswith("; 1 not shown (--quiet)")
 
     _, stats = check(capsys, "--root", str(mixed), "--statistics")
-    assert [line.split() [:3] for line in stats[:-1]] == [["1", "ORV105", "error"], ["1", "ORV408", "warning"]]
+    assert [line.split()[:3] for line in stats[:-1]] == [["1", "ORV105", "error"], ["1", "ORV408", "warning"]]
 
     _, every = check(capsys, "--root", str(mixed), "--show-all")
     assert sorted(FINDING.match(line).group(1) for line in every if FINDING.match(line)) == ["ORV105", "ORV408"]  # type: ignore[union-attr]
@@ -190,16 +198,20 @@ def test_the_text_reporter_is_linear_in_the_findings() -> None:
 
     n = 5000
     legacy = frozenset(f"recipes/inference/m/legacy-{i}.yaml" for i in range(n // 2))
-    diagnostics = tuple(Counted("ORV408", Severity.WARNING,
-                                f"recipes/inference/m/{'legacy' if i % 2 else 'new'}-{i // 2}.yaml", 1, 1, "m")
-                        for i in range(n))
+    diagnostics = tuple(
+        Counted(
+            "ORV408", Severity.WARNING, f"recipes/inference/m/{'legacy' if i % 2 else 'new'}-{i // 2}.yaml", 1, 1, "m"
+        )
+        for i in range(n)
+    )
     out = render_with(Result(diagnostics, files_checked=n), TextOptions(collapse=True, legacy=legacy))
     assert "2500 finding(s) on legacy-imported entries" in out
     assert hashes["n"] <= 3 * n
 
 
-def test_orv118_locates_the_real_file_and_escapes_only_for_display(tmp_path: Path,
-                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_orv118_locates_the_real_file_and_escapes_only_for_display(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     root = make_registry(tmp_path / "registry")
     folder = root / "recipes" / "inference" / "qwen3.8-27b"
     folder.mkdir(parents=True, exist_ok=True)
@@ -212,6 +224,9 @@ def test_orv118_locates_the_real_file_and_escapes_only_for_display(tmp_path: Pat
     annotations = [line for line in capsys.readouterr().out.splitlines() if "title=ORV118" in line]
     assert annotations and all(f"file={rel.replace(':', '%3A')}," in line for line in annotations)
     main(["check", "--root", str(root), "--no-cache", "--format", "sarif"])
-    uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
-            for r in json.loads(capsys.readouterr().out)["runs"][0]["results"] if r["ruleId"] == "ORV118"}
+    uris = {
+        r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+        for r in json.loads(capsys.readouterr().out)["runs"][0]["results"]
+        if r["ruleId"] == "ORV118"
+    }
     assert uris == {"recipes/inference/qwen3.8-27b/has%20space%20%C3%A9.yaml"}

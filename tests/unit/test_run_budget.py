@@ -13,14 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.testing.paths import REPO
 from tests.testing.factories import training_recipe, training_run, write_recipe
+from tests.testing.paths import REPO
 from tests.testing.registry import make_registry
 from validator.cli import main
 from validator.engine.evaluate import Config, run
 from validator.hashing import canonical_bytes, content_address, run_path
 from validator.load.run_budget import MIB, RUN_FILE_BUDGET, over_budget
-
 
 
 def _stored_as_is(root: Path, document: dict) -> str:
@@ -81,8 +80,9 @@ def test_padding_a_small_run_past_its_budget_is_caught_too(tmp_path: Path) -> No
     assert "ORV211" in codes
 
 
-def test_add_run_refuses_an_oversized_run_document_before_storing(tmp_path: Path,
-                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_add_run_refuses_an_oversized_run_document_before_storing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     root = make_registry(tmp_path / "registry")
     given = tmp_path / "run.json"
     given.write_text(json.dumps(_long_training_run(70_000)))
@@ -102,19 +102,35 @@ def _fixtures() -> object:
     return module
 
 
-def test_add_run_from_a_tool_refuses_an_oversized_sweep_point(tmp_path: Path,
-                                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_add_run_from_a_tool_refuses_an_oversized_sweep_point(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Through the real vLLM adapter: 30,000 requests make a run file over the 2 MiB inference budget."""
     fx = _fixtures()
-    requests = [fx.Request(1024, 8, 0.06, [0.024] * 7, 3e-4, 1.0 + i * 0.3)  # type: ignore[attr-defined]
-                for i in range(30_000)]
+    requests = [
+        fx.Request(1024, 8, 0.06, [0.024] * 7, 3e-4, 1.0 + i * 0.3)  # type: ignore[attr-defined]
+        for i in range(30_000)
+    ]
     result, _ = fx.vllm_result(requests, detailed=True)  # type: ignore[attr-defined]
     given = tmp_path / "result.json"
     given.write_text(json.dumps(result))
     root = make_registry(tmp_path / "registry", REPO / "tests" / "cases" / "valid-inference")
     recipe = next((root / "recipes" / "inference").rglob("*.yaml"))
-    code = main(["add-run", str(given), "--root", str(root), "--from", "vllm", "--recipe", str(recipe),
-                 "--no-write-recipe", "--tool-version", "0.11.0"])
+    code = main(
+        [
+            "add-run",
+            str(given),
+            "--root",
+            str(root),
+            "--from",
+            "vllm",
+            "--recipe",
+            str(recipe),
+            "--no-write-recipe",
+            "--tool-version",
+            "0.11.0",
+        ]
+    )
     out = capsys.readouterr()
     text = out.out + out.err
     assert code == 1, text

@@ -20,24 +20,24 @@ from __future__ import annotations
 import copy
 import functools
 import json
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from tests.testing.paths import FIXTURES
 from tests.conftest import fuzz_examples
+from tests.testing.paths import FIXTURES
 from tests.testing.registry import CASES
-from validator.quality.lmeval import read_output, to_document
-from validator.quality.verify import check as quality_check
 from validator.errors import LoadError
 from validator.load import schema as schemas
 from validator.load.documents import decode_utf8, parse_json, parse_yaml
 from validator.load.pipeline import samples_fast_ok
-from validator.models import (GpuSpec, InferenceRecipe, ModelSpec, RunMeta, StartingPoint, TrainingRecipe,
-                              WorkloadSpec)
+from validator.models import GpuSpec, InferenceRecipe, ModelSpec, RunMeta, StartingPoint, TrainingRecipe, WorkloadSpec
+from validator.quality.lmeval import read_output, to_document
+from validator.quality.verify import check as quality_check
 from validator.registry.snapshot import strip_samples
 
 HEX = "0123456789abcdef" * 4
@@ -45,110 +45,284 @@ MAX_DOUBLE = 1.7976931348623157e308
 
 # Maximal seeds: every optional field present, so every constraint has a value to break.
 TRAINING_RECIPE = {
-    "id": "qwen3-8-27b-h100-tp1-pp4-dp2", "kind": "training", "model": "qwen3.8-27b",
-    "hardware": {"gpu": "h100", "count": 8}, "author": "ATTUNE", "measured": "2026-10-18",
+    "id": "qwen3-8-27b-h100-tp1-pp4-dp2",
+    "kind": "training",
+    "model": "qwen3.8-27b",
+    "hardware": {"gpu": "h100", "count": 8},
+    "author": "ATTUNE",
+    "measured": "2026-10-18",
     "workload": "sft-8k-gb128-bf16",
-    "software": {"framework": {"name": "megatron-core", "version": "0.30.0", "commit": "0f685aa",
-                               "image": "nvcr.io/nvidia/nemo@sha256:" + HEX, "repository": "https://x/y",
-                               "patches": [{"name": "fix.patch", "sha256": HEX, "url": "https://x/p"}]}},
+    "software": {
+        "framework": {
+            "name": "megatron-core",
+            "version": "0.30.0",
+            "commit": "0f685aa",
+            "image": "nvcr.io/nvidia/nemo@sha256:" + HEX,
+            "repository": "https://x/y",
+            "patches": [{"name": "fix.patch", "sha256": HEX, "url": "https://x/p"}],
+        }
+    },
     "layout": {"tp": 1, "pp": 4, "dp": 2, "vpp": 1, "cp": 1, "ep": 1, "etp": 1, "layer_split": [16, 17, 17, 14]},
-    "tuning": {"max_tokens_per_gpu": 16384, "micro_batch_size": 1, "rows_per_microbatch": 2,
-               "recompute": {"kind": "selective", "scope": ["attention", "mlp"], "layers": 4},
-               "optimizer_cpu_offload": 1.0, "optimizer_on_gpu": False, "moe_dispatcher": "alltoall",
-               "attention_backend": "flash", "expandable_segments": True, "load_balancing_loss": True},
-    "claimed": {"tokens_per_s_per_gpu": 1480.4}, "baseline": False,
+    "tuning": {
+        "max_tokens_per_gpu": 16384,
+        "micro_batch_size": 1,
+        "rows_per_microbatch": 2,
+        "recompute": {"kind": "selective", "scope": ["attention", "mlp"], "layers": 4},
+        "optimizer_cpu_offload": 1.0,
+        "optimizer_on_gpu": False,
+        "moe_dispatcher": "alltoall",
+        "attention_backend": "flash",
+        "expandable_segments": True,
+        "load_balancing_loss": True,
+    },
+    "claimed": {"tokens_per_s_per_gpu": 1480.4},
+    "baseline": False,
     "launch": {"args": ["--use-distributed-optimizer", "--overlap-grad-reduce"], "env": {"NCCL_DEBUG": "WARN"}},
-    "runs": ["sha256:" + HEX], "notes": "CPU optimizer offload.",
+    "runs": ["sha256:" + HEX],
+    "notes": "CPU optimizer offload.",
     "provenance": {"source": "leaderboard", "row": 3, "legacy_id": "x-1", "original": {"a": 1}},
 }
 INFERENCE_RECIPE = {
-    "id": "qwen3-8-27b-w4a16-1x-rtx3090-mtp3", "kind": "inference", "model": "qwen3.8-27b",
-    "hardware": {"gpu": "rtx-3090", "count": 1}, "author": "key-2952", "measured": "2026-10-20",
-    "software": {"engine": {"name": "exllamav3", "commit": "0f685aa3c1d2e4f5a6b7c8d9e0f1a2b3c4d5e6f7",
-                            "version": "0.0.6", "image": "ghcr.io/x/y@sha256:" + HEX, "repository": "r",
-                            "patches": [{"name": "p", "sha256": HEX, "url": "u"}]}},
-    "checkpoint": "org/model-exl3", "quant": "w4a16",
-    "serving": {"context_len": 32768, "concurrency": 1, "slots": 1, "tp": 1, "pp": 1, "ep": 1,
-                "speculative": {"method": "mtp", "k": 3}},
+    "id": "qwen3-8-27b-w4a16-1x-rtx3090-mtp3",
+    "kind": "inference",
+    "model": "qwen3.8-27b",
+    "hardware": {"gpu": "rtx-3090", "count": 1},
+    "author": "key-2952",
+    "measured": "2026-10-20",
+    "software": {
+        "engine": {
+            "name": "exllamav3",
+            "commit": "0f685aa3c1d2e4f5a6b7c8d9e0f1a2b3c4d5e6f7",
+            "version": "0.0.6",
+            "image": "ghcr.io/x/y@sha256:" + HEX,
+            "repository": "r",
+            "patches": [{"name": "p", "sha256": HEX, "url": "u"}],
+        }
+    },
+    "checkpoint": "org/model-exl3",
+    "quant": "w4a16",
+    "serving": {
+        "context_len": 32768,
+        "concurrency": 1,
+        "slots": 1,
+        "tp": 1,
+        "pp": 1,
+        "ep": 1,
+        "speculative": {"method": "mtp", "k": 3},
+    },
     "claimed": {"decode_tok_s": 110.0, "prefill_tok_s": 4096.0, "ttft_ms": 250.0},
-    "sweep": {"concurrency": [1, 2], "claimed": [{"concurrency": 2, "decode_tok_s": 100.0, "prefill_tok_s": 4000.0,
-                                                  "ttft_ms": 260.0}]},
+    "sweep": {
+        "concurrency": [1, 2],
+        "claimed": [{"concurrency": 2, "decode_tok_s": 100.0, "prefill_tok_s": 4000.0, "ttft_ms": 260.0}],
+    },
     "workload": "isl1k-osl1k",
     "launch": {"args": ["--tensor-parallel-size", "1"], "env": {"VLLM_USE_V1": "1"}},
-    "runs": ["sha256:" + HEX], "notes": "n",
+    "runs": ["sha256:" + HEX],
+    "notes": "n",
     "provenance": {"source": "s", "row": "r7", "legacy_id": "x-1", "original": {"a": [1]}},
 }
 INFERENCE_RECIPE["software"] = {**TRAINING_RECIPE["software"], **INFERENCE_RECIPE["software"]}
 _TOOL = {"name": "llm-inference-bench", "version": "0.8.0", "commit": "abc", "format": "jsonl"}
 TRAINING_RUN = {
-    "kind": "training", "tool": _TOOL, "model": "qwen3.8-27b", "hardware": {"gpu": "h100", "count": 8},
-    "software": TRAINING_RECIPE["software"], "workload": "sft-8k-gb128-bf16", "layout": TRAINING_RECIPE["layout"],
-    "measured_at": "2026-10-18T09:30:00.5+02:00", "measured_by": "ATTUNE",
-    "summary": {"tokens_per_s_per_gpu": 1480.4, "final_loss": 1.889}, "notes": "n",
+    "kind": "training",
+    "tool": _TOOL,
+    "model": "qwen3.8-27b",
+    "hardware": {"gpu": "h100", "count": 8},
+    "software": TRAINING_RECIPE["software"],
+    "workload": "sft-8k-gb128-bf16",
+    "layout": TRAINING_RECIPE["layout"],
+    "measured_at": "2026-10-18T09:30:00.5+02:00",
+    "measured_by": "ATTUNE",
+    "summary": {"tokens_per_s_per_gpu": 1480.4, "final_loss": 1.889},
+    "notes": "n",
     "provenance": TRAINING_RECIPE["provenance"],
-    "architecture": {"params_b": 27.1, "layers": 64, "hidden_size": 5120, "attention_heads": 40,
-                     "vocab_size": 151936, "experts": 128, "experts_per_token": 8},
-    "samples": [{"step": 0, "time_s": 141.6, "tokens": 1048576, "loss": 1.996},
-                {"step": 1, "time_s": 87.6, "tokens": 1048576, "loss": "nan"}],
+    "architecture": {
+        "params_b": 27.1,
+        "layers": 64,
+        "hidden_size": 5120,
+        "attention_heads": 40,
+        "vocab_size": 151936,
+        "experts": 128,
+        "experts_per_token": 8,
+    },
+    "samples": [
+        {"step": 0, "time_s": 141.6, "tokens": 1048576, "loss": 1.996},
+        {"step": 1, "time_s": 87.6, "tokens": 1048576, "loss": "nan"},
+    ],
 }
 INFERENCE_RUN = {
-    "kind": "inference", "tool": _TOOL, "model": "qwen3.8-27b", "checkpoint": "org/model",
-    "hardware": {"gpu": "rtx-3090", "count": 1}, "software": INFERENCE_RECIPE["software"], "quant": "w4a16",
-    "serving": INFERENCE_RECIPE["serving"], "measured_at": "2026-10-20T18:00:00Z", "measured_by": "key-2952",
-    "duration_s": 31.4, "notes": "n", "provenance": INFERENCE_RECIPE["provenance"],
-    "synthetic": {"tool": "llama-bench", "test": "tg", "n_prompt": 0, "n_gen": 128, "n_depth": 0,
-                  "model_filename": "m.gguf", "model_type": "llama 8B Q4_K - Medium", "model_n_params": 8030261248,
-                  "gpu_info": "NVIDIA GeForce RTX 3090", "backends": "CUDA"},
+    "kind": "inference",
+    "tool": _TOOL,
+    "model": "qwen3.8-27b",
+    "checkpoint": "org/model",
+    "hardware": {"gpu": "rtx-3090", "count": 1},
+    "software": INFERENCE_RECIPE["software"],
+    "quant": "w4a16",
+    "serving": INFERENCE_RECIPE["serving"],
+    "measured_at": "2026-10-20T18:00:00Z",
+    "measured_by": "key-2952",
+    "duration_s": 31.4,
+    "notes": "n",
+    "provenance": INFERENCE_RECIPE["provenance"],
+    "synthetic": {
+        "tool": "llama-bench",
+        "test": "tg",
+        "n_prompt": 0,
+        "n_gen": 128,
+        "n_depth": 0,
+        "model_filename": "m.gguf",
+        "model_type": "llama 8B Q4_K - Medium",
+        "model_n_params": 8030261248,
+        "gpu_info": "NVIDIA GeForce RTX 3090",
+        "backends": "CUDA",
+    },
     "summary": {"decode_tok_s": 110, "prefill_tok_s": 4096, "ttft_ms": 250, "output_tok_s": 97.7, "tpot_ms": 9.1},
-    "samples": [{"prompt_tokens": 1024, "output_tokens": 256, "ttft_ms": 245, "e2e_ms": 2516.8, "start_ms": 0},
-                {"prompt_tokens": 1024, "output_tokens": 256, "ttft_ms": 250, "e2e_ms": 2568.1}],
+    "samples": [
+        {"prompt_tokens": 1024, "output_tokens": 256, "ttft_ms": 245, "e2e_ms": 2516.8, "start_ms": 0},
+        {"prompt_tokens": 1024, "output_tokens": 256, "ttft_ms": 250, "e2e_ms": 2568.1},
+    ],
 }
-HARDWARE = {"hardware": {"h100": {"name": "NVIDIA H100", "vendor": "nvidia", "bf16_dense_tflops": 989.4,
-                                  "hbm_gib": 80, "hbm_tb_s": 3.35, "memory_kind": "HBM3",
-                                  "price_per_gpu_hour": 6.88, "price_source": "s", "aliases": ["H100"],
-                                  "sources": ["s"], "notes": "n"}}}
-MODELS = {"models": {"qwen3.8-27b": {"name": "Qwen3.8-27B", "family": "Qwen", "params_b": 27, "active_b": 25.6,
-                                     "moe": False, "layers": 64, "layers_source": "s", "aliases": ["q"],
-                                     "architecture": {"hidden_size": 5120, "attention_heads": 40, "kv_heads": 8,
-                                                      "attention": "gqa", "vocab_size": 151936, "experts": 128,
-                                                      "experts_per_token": 8, "shared_experts": 1, "moe_layers": 48,
-                                                      "tied_embeddings": False, "source": "s"},
-                                     "checkpoints": ["Qwen/Qwen3.8-27B"], "checkpoints_source": "s",
-                                     "derived_checkpoints": [{"id": "org/Qwen3.8-27B-AWQ", "base": "Qwen/Qwen3.8-27B",
-                                                              "source": "s"}],
-                                     "quality_reference": {"gsm8k": "sha256:" + "a" * 64}, "quality_bound": 0.99,
-                                     "convergence_reference": {"sft-8k-gb128-bf16": "sha256:" + "c" * 64},
-                                     "sources": ["s"], "notes": "n"}}}
-WORKLOADS = {"workloads": {"sft-8k-gb128-bf16": {
-    "name": "SFT", "kind": "sft", "rows": "r", "seq_len": 8192, "global_batch": 128, "dtype": "bf16",
-    "warmup_steps": 2, "gpus": ["h100", "h200"], "mfu_ceiling_dense": 0.65, "mfu_ceiling_moe": 0.5, "sources": ["s"], "notes": "n",
-    "convergence": {"reference": [{"step": 0, "loss": 2.0}, {"step": 100, "loss": 1.5}], "reference_source": "s",
-                    "reference_model": "qwen3.8-27b", "tolerance": 0.05, "tolerance_kind": "relative", "window": {"start": 10, "end": 100},
-                    "smoothing_steps": 5}},
-    "isl1k-osl1k": {"name": "1k/1k", "label": "1k/1k", "kind": "inference",
-                    "dataset": {"name": "sharegpt", "distribution": "uniform", "sha256": "b" * 64, "url": "u", "source": "s"},
-                    "input_len": 1024, "output_len": 1024, "range_ratio": 0.8, "ignore_eos": True, "min_prompts": 10,
-                    "prompts_per_concurrency": 10, "warmups_per_concurrency": 2, "concurrency": 4, "length_slack": 0.02,
-                    "sources": ["s"], "notes": "n"},
-    "llama-bench-tg128": {"name": "tg128", "label": "tg128", "kind": "llama-bench", "n_prompt": 0, "n_gen": 128,
-                          "n_depth": 0, "min_repetitions": 5, "concurrency": 1, "sources": ["s"], "notes": "n"},
-    "unspecified": {"name": "Unspecified", "kind": "unspecified"}}}
-STARTING_POINTS = {"starting_points": [{"model": "qwen3.8-27b", "gpu": "h100", "workload": "sft-8k-gb128-bf16",
-                                        "tokens_per_s_per_gpu": 224.4, "source": "s", "notes": "n"}]}
+HARDWARE = {
+    "hardware": {
+        "h100": {
+            "name": "NVIDIA H100",
+            "vendor": "nvidia",
+            "bf16_dense_tflops": 989.4,
+            "hbm_gib": 80,
+            "hbm_tb_s": 3.35,
+            "memory_kind": "HBM3",
+            "price_per_gpu_hour": 6.88,
+            "price_source": "s",
+            "aliases": ["H100"],
+            "sources": ["s"],
+            "notes": "n",
+        }
+    }
+}
+MODELS = {
+    "models": {
+        "qwen3.8-27b": {
+            "name": "Qwen3.8-27B",
+            "family": "Qwen",
+            "params_b": 27,
+            "active_b": 25.6,
+            "moe": False,
+            "layers": 64,
+            "layers_source": "s",
+            "aliases": ["q"],
+            "architecture": {
+                "hidden_size": 5120,
+                "attention_heads": 40,
+                "kv_heads": 8,
+                "attention": "gqa",
+                "vocab_size": 151936,
+                "experts": 128,
+                "experts_per_token": 8,
+                "shared_experts": 1,
+                "moe_layers": 48,
+                "tied_embeddings": False,
+                "source": "s",
+            },
+            "checkpoints": ["Qwen/Qwen3.8-27B"],
+            "checkpoints_source": "s",
+            "derived_checkpoints": [{"id": "org/Qwen3.8-27B-AWQ", "base": "Qwen/Qwen3.8-27B", "source": "s"}],
+            "quality_reference": {"gsm8k": "sha256:" + "a" * 64},
+            "quality_bound": 0.99,
+            "convergence_reference": {"sft-8k-gb128-bf16": "sha256:" + "c" * 64},
+            "sources": ["s"],
+            "notes": "n",
+        }
+    }
+}
+WORKLOADS = {
+    "workloads": {
+        "sft-8k-gb128-bf16": {
+            "name": "SFT",
+            "kind": "sft",
+            "rows": "r",
+            "seq_len": 8192,
+            "global_batch": 128,
+            "dtype": "bf16",
+            "warmup_steps": 2,
+            "gpus": ["h100", "h200"],
+            "mfu_ceiling_dense": 0.65,
+            "mfu_ceiling_moe": 0.5,
+            "sources": ["s"],
+            "notes": "n",
+            "convergence": {
+                "reference": [{"step": 0, "loss": 2.0}, {"step": 100, "loss": 1.5}],
+                "reference_source": "s",
+                "reference_model": "qwen3.8-27b",
+                "tolerance": 0.05,
+                "tolerance_kind": "relative",
+                "window": {"start": 10, "end": 100},
+                "smoothing_steps": 5,
+            },
+        },
+        "isl1k-osl1k": {
+            "name": "1k/1k",
+            "label": "1k/1k",
+            "kind": "inference",
+            "dataset": {"name": "sharegpt", "distribution": "uniform", "sha256": "b" * 64, "url": "u", "source": "s"},
+            "input_len": 1024,
+            "output_len": 1024,
+            "range_ratio": 0.8,
+            "ignore_eos": True,
+            "min_prompts": 10,
+            "prompts_per_concurrency": 10,
+            "warmups_per_concurrency": 2,
+            "concurrency": 4,
+            "length_slack": 0.02,
+            "sources": ["s"],
+            "notes": "n",
+        },
+        "llama-bench-tg128": {
+            "name": "tg128",
+            "label": "tg128",
+            "kind": "llama-bench",
+            "n_prompt": 0,
+            "n_gen": 128,
+            "n_depth": 0,
+            "min_repetitions": 5,
+            "concurrency": 1,
+            "sources": ["s"],
+            "notes": "n",
+        },
+        "unspecified": {"name": "Unspecified", "kind": "unspecified"},
+    }
+}
+STARTING_POINTS = {
+    "starting_points": [
+        {
+            "model": "qwen3.8-27b",
+            "gpu": "h100",
+            "workload": "sft-8k-gb128-bf16",
+            "tokens_per_s_per_gpu": 224.4,
+            "source": "s",
+            "notes": "n",
+        }
+    ]
+}
 
 # A quality run from real lm-eval output (tests/fixtures/lmeval), trimmed to a few documents.
-QUALITY_RUN = to_document(read_output(str(FIXTURES / "lmeval" / "reference")),
-                          {"model": "qwen3.8-27b", "measured_by": "ann", "measured_at": "2026-10-18T10:00:00Z",
-                           "quant": "bf16"})
+QUALITY_RUN = to_document(
+    read_output(str(FIXTURES / "lmeval" / "reference")),
+    {"model": "qwen3.8-27b", "measured_by": "ann", "measured_at": "2026-10-18T10:00:00Z", "quant": "bf16"},
+)
 QUALITY_RUN["notes"] = "n"
 QUALITY_RUN["tool"]["commit"] = "1fe3a1571abcdef0123456789abcdef012345678"
 for _task in QUALITY_RUN["tasks"].values():
     _task["samples"] = _task["samples"][:3]
 
 SEEDS: dict[str, dict[str, Any]] = {
-    "recipe-training": TRAINING_RECIPE, "recipe-inference": INFERENCE_RECIPE,
-    "run-training": TRAINING_RUN, "run-inference": INFERENCE_RUN, "run-quality": QUALITY_RUN,
-    "catalog-hardware": HARDWARE, "catalog-models": MODELS, "catalog-workloads": WORKLOADS,
+    "recipe-training": TRAINING_RECIPE,
+    "recipe-inference": INFERENCE_RECIPE,
+    "run-training": TRAINING_RUN,
+    "run-inference": INFERENCE_RUN,
+    "run-quality": QUALITY_RUN,
+    "catalog-hardware": HARDWARE,
+    "catalog-models": MODELS,
+    "catalog-workloads": WORKLOADS,
     "catalog-starting-points": STARTING_POINTS,
 }
 KINDS = sorted(SEEDS)
@@ -182,8 +356,11 @@ def _ok(build: Callable[[], Any]) -> bool:
     return True
 
 
-_CATALOG_MODELS = {"catalog-hardware": ("hardware", GpuSpec), "catalog-models": ("models", ModelSpec),
-                   "catalog-workloads": ("workloads", WorkloadSpec)}
+_CATALOG_MODELS = {
+    "catalog-hardware": ("hardware", GpuSpec),
+    "catalog-models": ("models", ModelSpec),
+    "catalog-workloads": ("workloads", WorkloadSpec),
+}
 
 
 def disagreement(kind: str, doc: Any, schema_ok: bool | None = None) -> str | None:
@@ -240,9 +417,23 @@ def _subschemas(schema: dict[str, Any], path: tuple[Any, ...]) -> dict[str, Any]
 
 
 def _string_variants(value: str) -> list[str]:
-    return [value + "\n", "\n" + value, " " + value, value + " ", value.upper(), "\u200b" + value,
-            value + "\u202e", value + "\x00", value[:-1] if value else "", value + "-", "-" + value,
-            value.replace("-", "--"), value.replace("-", "_"), value + "{0}", ""]
+    return [
+        value + "\n",
+        "\n" + value,
+        " " + value,
+        value + " ",
+        value.upper(),
+        "\u200b" + value,
+        value + "\u202e",
+        value + "\x00",
+        value[:-1] if value else "",
+        value + "-",
+        "-" + value,
+        value.replace("-", "--"),
+        value.replace("-", "_"),
+        value + "{0}",
+        "",
+    ]
 
 
 def boundary_values(schema: dict[str, Any], current: Any) -> Iterator[Any]:
@@ -263,7 +454,7 @@ def boundary_values(schema: dict[str, Any], current: Any) -> Iterator[Any]:
     if "pattern" in schema and isinstance(current, str) and "maxLength" in schema:
         n = schema["maxLength"]
         yield (current * (n // max(len(current), 1) + 2))[:n]  # a matching value of the longest length
-        yield (current * (n // max(len(current), 1) + 2))[:n + 1]
+        yield (current * (n // max(len(current), 1) + 2))[: n + 1]
     for listed in schema.get("enum", []) + ([schema["const"]] if "const" in schema else []):
         yield listed
         if isinstance(listed, str):
@@ -271,11 +462,21 @@ def boundary_values(schema: dict[str, Any], current: Any) -> Iterator[Any]:
     if "items" in schema or schema.get("type") == "array":
         item = current[0] if isinstance(current, list) and current else 1
         cap = schema.get("maxItems", 3)
-        yield from ([item, item], [item] * (cap + 1 if cap <= 10_000 else 3), [item] * max(schema.get("minItems", 1) - 1, 0),
-                    [None], [item, None])
+        yield from (
+            [item, item],
+            [item] * (cap + 1 if cap <= 10_000 else 3),
+            [item] * max(schema.get("minItems", 1) - 1, 0),
+            [None],
+            [item, None],
+        )
     if schema.get("type") == "object" or "properties" in schema:
         base = dict(current) if isinstance(current, dict) else {}
-        yield from ({}, {**base, "zz_unknown": 1}, {**base, "Bad Key": 1}, {**base, "x\n": base.get(next(iter(base), ""), 1)})
+        yield from (
+            {},
+            {**base, "zz_unknown": 1},
+            {**base, "Bad Key": 1},
+            {**base, "x\n": base.get(next(iter(base), ""), 1)},
+        )
         for name in schema.get("required", []):
             yield {k: v for k, v in base.items() if k != name}
         for name in schema.get("properties", {}):
@@ -331,7 +532,7 @@ def boundary_documents(kind: str) -> Iterator[tuple[tuple[Any, ...], Any]]:
                 yield path, _replaced(seed, path, value)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _bundled_validator(kind: str) -> Any:
     """The engine's validator class (ECMA patterns) on the bundled schema: the same verdicts as
     validator_for(kind) (test_bundled_schemas_give_the_same_verdicts), ~2x faster without $ref
@@ -357,15 +558,33 @@ def _leaf_errors(errors: list[Any]) -> Iterator[Any]:
 
 
 # propertyNames holds constraints (counted inside it); its `type: string` cannot fail, JSON keys are text.
-CONSTRAINTS = ("type", "pattern", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength",
-               "maxLength", "enum", "const", "required", "additionalProperties", "uniqueItems", "minItems",
-               "maxItems", "minProperties", "maxProperties")
+CONSTRAINTS = (
+    "type",
+    "pattern",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "minLength",
+    "maxLength",
+    "enum",
+    "const",
+    "required",
+    "additionalProperties",
+    "uniqueItems",
+    "minItems",
+    "maxItems",
+    "minProperties",
+    "maxProperties",
+)
 
 
 # Breaking `samples.maxItems` takes a list of 1,000,001 samples: ~40 s of jsonschema per run. The
 # engine's fast path refuses the same count (samples_fast_ok), asserted below.
-SLOW_TO_BREAK = {("properties", "samples", "maxItems"),
-                 ("properties", "tasks", "additionalProperties", "properties", "samples", "maxItems")}
+SLOW_TO_BREAK = {
+    ("properties", "samples", "maxItems"),
+    ("properties", "tasks", "additionalProperties", "properties", "samples", "maxItems"),
+}
 
 
 def test_samples_cap_is_the_same_in_the_fast_path_and_the_schemas() -> None:
@@ -382,8 +601,11 @@ def constraints_of(kind: str) -> set[tuple[Any, ...]]:
     def walk(node: Any, path: tuple[Any, ...]) -> None:
         if isinstance(node, dict):
             for key, value in node.items():
-                if key in CONSTRAINTS and not (key == "additionalProperties" and value is not False) \
-                        and not (key == "type" and path[-1:] == ("propertyNames",)):
+                if (
+                    key in CONSTRAINTS
+                    and not (key == "additionalProperties" and value is not False)
+                    and not (key == "type" and path[-1:] == ("propertyNames",))
+                ):
                     found.add((*path, key))
                 # an `if` only selects which `then` applies: its keywords never reject anything
                 if key not in ("enum", "const", "required", "if"):
@@ -449,8 +671,10 @@ def from_schema(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
         return st.one_of([from_schema({**schema, "type": k}) for k in kind])
     if kind == "object" or "properties" in schema:
         props, required = schema.get("properties", {}), set(schema.get("required", []))
-        fixed = st.fixed_dictionaries({k: from_schema(v) for k, v in props.items() if k in required},
-                                      optional={k: from_schema(v) for k, v in props.items() if k not in required})
+        fixed = st.fixed_dictionaries(
+            {k: from_schema(v) for k, v in props.items() if k in required},
+            optional={k: from_schema(v) for k, v in props.items() if k not in required},
+        )
         extra = schema.get("additionalProperties")
         if isinstance(extra, dict) or (not props and extra is not False):
             keys = _string(schema.get("propertyNames", {}))
@@ -459,8 +683,12 @@ def from_schema(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
         return fixed
     if kind == "array":
         item = from_schema(schema.get("items", {}))
-        return st.lists(item, min_size=schema.get("minItems", 0), max_size=min(schema.get("maxItems", 4), 4),
-                        unique_by=(lambda v: json.dumps(v, sort_keys=True)) if schema.get("uniqueItems") else None)
+        return st.lists(
+            item,
+            min_size=schema.get("minItems", 0),
+            max_size=min(schema.get("maxItems", 4), 4),
+            unique_by=(lambda v: json.dumps(v, sort_keys=True)) if schema.get("uniqueItems") else None,
+        )
     if kind == "string":
         return _string(schema)
     if kind in ("integer", "number"):
@@ -469,8 +697,14 @@ def from_schema(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
         ints = st.integers(None if low is None else int(low), None if high is None else min(int(high), 2**64))
         if kind == "integer":
             return ints
-        floats = st.floats(low, high, allow_nan=False, allow_infinity=False,
-                           exclude_min="exclusiveMinimum" in schema, exclude_max="exclusiveMaximum" in schema)
+        floats = st.floats(
+            low,
+            high,
+            allow_nan=False,
+            allow_infinity=False,
+            exclude_min="exclusiveMinimum" in schema,
+            exclude_max="exclusiveMaximum" in schema,
+        )
         return floats | ints
     if kind == "boolean":
         return st.booleans()
@@ -484,14 +718,40 @@ def _string(schema: dict[str, Any]) -> st.SearchStrategy[str]:
     return st.text(min_size=low, max_size=min(high, 30))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _drawn(kind: str) -> Any:
     return from_schema(schemas.bundled(kind))
 
 
-_ODD = st.sampled_from([None, True, 0, -1, 1.5, 2**53, 10**400, 1e300, "", "x\n", " x", "X", [], {}, [None],
-                        {"zz": 1}, "2026-13-01", "2026-00-10", "2026-01-00", "2026-13-45T25:61:61Z",
-                        "2026-10-18T24:00:00Z", "2026-10-18T10:00:00+24:00", "2026-02-31T10:00:00Z", "sha256:" + HEX + "\n", HEX.upper()])
+_ODD = st.sampled_from(
+    [
+        None,
+        True,
+        0,
+        -1,
+        1.5,
+        2**53,
+        10**400,
+        1e300,
+        "",
+        "x\n",
+        " x",
+        "X",
+        [],
+        {},
+        [None],
+        {"zz": 1},
+        "2026-13-01",
+        "2026-00-10",
+        "2026-01-00",
+        "2026-13-45T25:61:61Z",
+        "2026-10-18T24:00:00Z",
+        "2026-10-18T10:00:00+24:00",
+        "2026-02-31T10:00:00Z",
+        "sha256:" + HEX + "\n",
+        HEX.upper(),
+    ]
+)
 
 
 @st.composite
@@ -529,8 +789,11 @@ def test_golden_case_documents_agree() -> None:
         except LoadError:
             continue
         if kind == "run":
-            kind = f"run-{doc.get('kind')}" if isinstance(doc, dict) and doc.get("kind") in ("training", "inference") \
+            kind = (
+                f"run-{doc.get('kind')}"
+                if isinstance(doc, dict) and doc.get("kind") in ("training", "inference")
                 else None
+            )
         if kind is None or not isinstance(doc, dict):
             continue
         assert disagreement(kind, doc) is None, rel

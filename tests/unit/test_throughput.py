@@ -32,8 +32,9 @@ def test_training_rate_is_tokens_over_step_time_after_warmup() -> None:
 
 def test_training_warmup_counts_steps_in_step_order_not_file_order() -> None:
     samples = [step(3, 10.0), step(1, 1000.0), step(2, 10.0)]
-    assert training_facts(samples, gpus=1, warmup_steps=1).headline["tokens_per_s_per_gpu"] == \
-        pytest.approx(2 * 1_048_576 / 20.0)
+    assert training_facts(samples, gpus=1, warmup_steps=1).headline["tokens_per_s_per_gpu"] == pytest.approx(
+        2 * 1_048_576 / 20.0
+    )
 
 
 def test_training_without_steps_after_warmup_has_no_rate() -> None:
@@ -55,8 +56,11 @@ def test_training_losses_keep_diverged_steps_as_non_finite() -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.floats(min_value=0.5, max_value=500.0), min_size=3, max_size=40), st.integers(1, 64),
-       st.randoms(use_true_random=False))
+@given(
+    st.lists(st.floats(min_value=0.5, max_value=500.0), min_size=3, max_size=40),
+    st.integers(1, 64),
+    st.randoms(use_true_random=False),
+)
 def test_training_rate_ignores_sample_order_and_scales_with_time(times: list[float], gpus: int, rnd) -> None:
     samples = [step(i + 1, t) for i, t in enumerate(times)]
     base = training_facts(samples, gpus, 1).headline["tokens_per_s_per_gpu"]
@@ -71,16 +75,18 @@ def test_training_rate_ignores_sample_order_and_scales_with_time(times: list[flo
 
 
 def test_inference_definitions_match_vllm_and_sglang() -> None:
-    samples = [request(500, 11, 60.0, 60.0 + 10 * 24.0),   # TPOT 24
-               request(520, 21, 70.0, 70.0 + 20 * 26.0),   # TPOT 26
-               request(480, 1, 50.0, 50.0)]                # one token: no TPOT, but a TTFT
+    samples = [
+        request(500, 11, 60.0, 60.0 + 10 * 24.0),  # TPOT 24
+        request(520, 21, 70.0, 70.0 + 20 * 26.0),  # TPOT 26
+        request(480, 1, 50.0, 50.0),
+    ]  # one token: no TPOT, but a TTFT
     facts = inference_facts(samples, duration_s=2.0)
     h = facts.headline
-    assert h["ttft_ms"] == pytest.approx(60.0)                      # mean over every request
-    assert h["tpot_ms"] == pytest.approx(25.0)                      # mean of per-request TPOTs, o > 1 only
-    assert h["decode_tok_s"] == pytest.approx(1000.0 / 25.0)        # per-stream: 1000 / mean TPOT
+    assert h["ttft_ms"] == pytest.approx(60.0)  # mean over every request
+    assert h["tpot_ms"] == pytest.approx(25.0)  # mean of per-request TPOTs, o > 1 only
+    assert h["decode_tok_s"] == pytest.approx(1000.0 / 25.0)  # per-stream: 1000 / mean TPOT
     assert h["prefill_tok_s"] == pytest.approx(1500 / 180.0 * 1000)  # sum(prompt) / sum(TTFT)
-    assert h["output_tok_s"] == pytest.approx(33 / 2.0)             # aggregate over the run's duration
+    assert h["output_tok_s"] == pytest.approx(33 / 2.0)  # aggregate over the run's duration
 
 
 def test_tpot_is_a_mean_of_ratios_not_a_ratio_of_sums() -> None:
@@ -126,10 +132,13 @@ LOSSES = st.one_of(st.floats(0.5, 9), st.integers(1, 9), st.sampled_from(["skipp
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 12), st.floats(0.01, 5), st.integers(1, 5000), LOSSES), min_size=1,
-                max_size=12), st.integers(-1, 6))
-def test_training_rate_column_wise_equals_the_definition(rows: list[tuple[int, float, int, object]],
-                                                         warmup: int) -> None:
+@given(
+    st.lists(st.tuples(st.integers(0, 12), st.floats(0.01, 5), st.integers(1, 5000), LOSSES), min_size=1, max_size=12),
+    st.integers(-1, 6),
+)
+def test_training_rate_column_wise_equals_the_definition(
+    rows: list[tuple[int, float, int, object]], warmup: int
+) -> None:
     """Whatever the step order and skipped iterations (which never use up the warm-up), the
     column-wise figure is the definition computed sample by sample in step order."""
     samples = [step(n, t, tokens, loss) for n, t, tokens, loss in rows]

@@ -7,11 +7,19 @@ from typing import Any
 
 import pytest
 
-from tests.testing.factories import (SEED_000, SEED_004, inference_recipe, inference_run, store_run, training_recipe,
-                                     training_run, write_recipe)
+from tests.testing.factories import (
+    SEED_000,
+    SEED_004,
+    inference_recipe,
+    inference_run,
+    store_run,
+    training_recipe,
+    training_run,
+    write_recipe,
+)
 from validator.diagnostics import Diagnostic, Severity
 from validator.engine.evaluate import analyse
-from validator.evidence.tiers import NEEDS_SIGNED, LEGACY_REASON, TierResult, derive, legacy_capped, stack_unstated
+from validator.evidence.tiers import LEGACY_REASON, NEEDS_SIGNED, TierResult, derive, legacy_capped, stack_unstated
 
 
 def tier_of(root: Path, rel: str, extra: tuple[Diagnostic, ...] = ()) -> TierResult:
@@ -85,10 +93,13 @@ def test_t1_reasons_for_run_without_samples(registry: Path) -> None:
     assert result.reasons == ("run has no raw samples",)
 
 
-@pytest.mark.parametrize("change, reason", [
-    ({"tool_version": "latest"}, "tool version is not pinned"),
-    ({"measured_by": "x", "hardware": {"gpu": "rtx-3090", "count": 4}}, "run metadata disagrees with the recipe"),
-])
+@pytest.mark.parametrize(
+    "change, reason",
+    [
+        ({"tool_version": "latest"}, "tool version is not pinned"),
+        ({"measured_by": "x", "hardware": {"gpu": "rtx-3090", "count": 4}}, "run metadata disagrees with the recipe"),
+    ],
+)
 def test_runs_that_do_not_back_the_recipe_leave_it_t0(registry: Path, change: dict[str, Any], reason: str) -> None:
     recipe = inference_recipe("not-backed")
     run = inference_run(recipe, tool_version=change.get("tool_version", "0.8.0"))
@@ -108,8 +119,9 @@ def test_legacy_import_without_a_stated_stack_is_capped_at_t0(registry: Path) ->
 
 
 def test_legacy_import_without_runs_names_both_reasons(registry: Path) -> None:
-    rel = write_recipe(registry, training_recipe("seed-row", 1480.4, software={},
-                                                 provenance={"source": SEED_000, "row": 10}))
+    rel = write_recipe(
+        registry, training_recipe("seed-row", 1480.4, software={}, provenance={"source": SEED_000, "row": 10})
+    )
     assert tier_of(registry, rel) == TierResult("T0", ("no run file on record", LEGACY_REASON))
 
 
@@ -129,17 +141,20 @@ def test_pinned_seed_004_import_reaches_t1_with_its_legacy_run(registry: Path) -
     assert result.reasons == ("run has no raw samples",)
 
 
-@pytest.mark.parametrize("software, unstated", [
-    ({}, True),
-    ({"engine": {"name": "vllm"}}, True),
-    ({"engine": {"name": "vllm", "version": "latest"}}, True),
-    ({"engine": {"name": "vllm", "version": "0.1.dev21830+g8244d1c44.d20261015"}}, True),
-    ({"engine": {"name": "vllm", "image": "vllm/vllm-openai:v0.30.0"}}, True),
-    ({"engine": {"name": "vllm", "version": "0.30.0"}}, False),
-    ({"engine": {"name": "vllm", "commit": "819146023f"}}, False),
-    ({"engine": {"name": "sglang", "image": "lmsysorg/sglang@sha256:" + "a" * 64}}, False),
-    ({"framework": {"name": "megatron-core", "version": "0.30.0"}}, True),  # an inference recipe needs `engine`
-])
+@pytest.mark.parametrize(
+    "software, unstated",
+    [
+        ({}, True),
+        ({"engine": {"name": "vllm"}}, True),
+        ({"engine": {"name": "vllm", "version": "latest"}}, True),
+        ({"engine": {"name": "vllm", "version": "0.1.dev21830+g8244d1c44.d20261015"}}, True),
+        ({"engine": {"name": "vllm", "image": "vllm/vllm-openai:v0.30.0"}}, True),
+        ({"engine": {"name": "vllm", "version": "0.30.0"}}, False),
+        ({"engine": {"name": "vllm", "commit": "819146023f"}}, False),
+        ({"engine": {"name": "sglang", "image": "lmsysorg/sglang@sha256:" + "a" * 64}}, False),
+        ({"framework": {"name": "megatron-core", "version": "0.30.0"}}, True),  # an inference recipe needs `engine`
+    ],
+)
 def test_stack_unstated(software: dict[str, Any], unstated: bool) -> None:
     from validator.models import InferenceRecipe
 

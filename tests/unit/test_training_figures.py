@@ -7,16 +7,14 @@ newest of the runs that earned the tier), so several runs never average into a f
 
 from __future__ import annotations
 
-import pytest
-
 import json
 import re
 from pathlib import Path
 
+import pytest
 import yaml
 
-from tests.testing.factories import (commit_boards, store_run, training_recipe, training_run, write_recipe,
-                                     write_yaml)
+from tests.testing.factories import commit_boards, store_run, training_recipe, training_run, write_recipe, write_yaml
 from tests.testing.git import commit_all, git
 from tests.testing.registry import make_registry
 from validator.boards.build import fixed
@@ -91,8 +89,8 @@ def test_the_site_shows_the_runs_figure_with_the_claim_beside_it(tmp_path: Path)
     shown = next(r for r in boards["boards"]["training"] if r["recipe"] == "verified")["tok_s_per_gpu"]
     files = {name: data.decode("utf-8") for name, data in render_site(boards).items() if name.endswith(".html")}
     table_rows = [row for page in files.values() for row in _rows_html(page, "verified")]
-    cells = [row[row.index('class="n tok"'):] for row in table_rows if 'class="n tok"' in row]
-    cells = [cell[:cell.index("</td>")] for cell in cells]
+    cells = [row[row.index('class="n tok"') :] for row in table_rows if 'class="n tok"' in row]
+    cells = [cell[: cell.index("</td>")] for cell in cells]
     board_cells = [c for c in cells if "data-sort" in c]  # the training board's rows (model cards: bare figure)
     assert board_cells and len(cells) > len(board_cells)
     for cell in board_cells:
@@ -118,6 +116,8 @@ def test_the_pull_request_summary_shows_the_runs_figure_and_the_claim(tmp_path: 
     commit_all(repo, "the pull request", "2026-10-19T10:00:00+00:00")
     text = summary.render_markdown(summary.build(evaluate(Config(root=str(repo), base="main", skip_boards=True))))
     line = next(line for line in text.splitlines() if line.startswith("| `verified` |"))
-    assert re.search(rf"\| T2 (\[\d\] )*\| {MEASURED:,.1f} \(claimed {CLAIM:,.1f}\) \| \$1\.28 \| 23\.1% \|", line), line
+    assert re.search(rf"\| T2 (\[\d\] )*\| {MEASURED:,.1f} \(claimed {CLAIM:,.1f}\) \| \$1\.28 \| 23\.1% \|", line), (
+        line
+    )
     # ranked by the measured figure: above the 1,484.0 claim, though its own claim is below it
-    assert line.endswith("| 1 of 2 |") and f"vs `claimed-only` (1,484.0)" in line
+    assert line.endswith("| 1 of 2 |") and "vs `claimed-only` (1,484.0)" in line

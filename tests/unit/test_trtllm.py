@@ -18,8 +18,7 @@ from hypothesis import strategies as st
 from tests.conftest import fuzz_examples
 from tests.testing.mutation import odd_edit
 from tests.testing.registry import TOOLS, make_registry
-from validator.adapters import convert, metadata, with_report
-from validator.adapters import trtllm
+from validator.adapters import convert, metadata, trtllm, with_report
 from validator.adapters.detect import detect
 from validator.cli import main
 from validator.engine.evaluate import Config, run
@@ -51,8 +50,14 @@ def registry(tmp_path: Path) -> Path:
 
 
 def write_recipe(root: Path, **values: Any) -> Path:
-    base = {"id": "qwen3-8-27b-h100-trtllm-fp8-single-stream-256-c1", "model": "qwen3.8-27b",
-            "checkpoint": "Qwen/Qwen3.8-27B", "version": "1.2.1", "count": 1, "serving": ""}
+    base = {
+        "id": "qwen3-8-27b-h100-trtllm-fp8-single-stream-256-c1",
+        "model": "qwen3.8-27b",
+        "checkpoint": "Qwen/Qwen3.8-27B",
+        "version": "1.2.1",
+        "count": 1,
+        "serving": "",
+    }
     base.update(values)
     path = root / "recipes" / "inference" / base["model"] / f"{base['id']}.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -63,8 +68,9 @@ def write_recipe(root: Path, **values: Any) -> Path:
 def files(tmp_path: Path, name: str = "streaming", requests: Any = None, report: Any = None) -> tuple[Path, Path]:
     req, rep = tmp_path / f"{name}-requests.json", tmp_path / f"{name}-report.json"
     req.write_text(json.dumps(requests) if requests is not None else (TRT / req.name).read_text(), encoding="utf-8")
-    rep.write_text(json.dumps(report, indent=4) if report is not None else (TRT / rep.name).read_text(),
-                   encoding="utf-8")
+    rep.write_text(
+        json.dumps(report, indent=4) if report is not None else (TRT / rep.name).read_text(), encoding="utf-8"
+    )
     return req, rep
 
 
@@ -94,8 +100,10 @@ def test_recomputed_figures_equal_the_reports_own(registry: Path) -> None:
     assert math.isclose(facts.headline["output_tok_s"], perf["system_output_throughput_tok_s"], rel_tol=1e-9)
     assert math.isclose(doc["duration_s"] * 1000, perf["total_latency_ms"], rel_tol=1e-9)
     assert len(doc["samples"]) == report["request_info"]["num_requests"] == 10
-    assert doc["tool"]["version"] == "1.2.1" and doc["software"]["engine"] == {"name": "tensorrt-llm",
-                                                                               "version": "1.2.1"}
+    assert doc["tool"]["version"] == "1.2.1" and doc["software"]["engine"] == {
+        "name": "tensorrt-llm",
+        "version": "1.2.1",
+    }
     assert doc["checkpoint"] == "Qwen/Qwen3.8-27B" and doc["serving"]["tp"] == doc["serving"]["pp"] == 1
 
 
@@ -107,16 +115,29 @@ def test_the_request_json_is_detected() -> None:
 
 def test_a_trtllm_recipe_reaches_t2(registry: Path, capsys: pytest.CaptureFixture[str]) -> None:
     recipe = write_recipe(registry)
-    code, _, err = add_run(capsys, registry, str(TRT / "streaming-requests.json"), "--report",
-                           str(TRT / "streaming-report.json"), "--recipe", str(recipe), "--write-recipe")
+    code, _, err = add_run(
+        capsys,
+        registry,
+        str(TRT / "streaming-requests.json"),
+        "--report",
+        str(TRT / "streaming-report.json"),
+        "--recipe",
+        str(recipe),
+        "--write-recipe",
+    )
     assert code == 0, err
     result = run(Config(root=str(registry), skip_boards=True))
     assert [d for d in result.diagnostics if d.severity.value == "error"] == []
 
 
-@pytest.mark.parametrize("path", [("performance", "system_output_throughput_tok_s"),
-                                  ("streaming_metrics", "ttft_percentiles", "average"),
-                                  ("performance", "avg_request_latency_ms")])
+@pytest.mark.parametrize(
+    "path",
+    [
+        ("performance", "system_output_throughput_tok_s"),
+        ("streaming_metrics", "ttft_percentiles", "average"),
+        ("performance", "avg_request_latency_ms"),
+    ],
+)
 def test_a_tampered_report_is_a_finding(tmp_path: Path, registry: Path, path: tuple[str, ...]) -> None:
     recipe = write_recipe(registry)
     report = saved("streaming-report.json")
@@ -149,44 +170,73 @@ def test_a_non_streaming_run_claiming_ttft_is_refused(tmp_path: Path, registry: 
     assert "did not stream" in exc.value.diagnostics[0].message
 
 
-def test_a_truncated_request_json_is_a_one_line_error(tmp_path: Path, registry: Path,
-                                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_truncated_request_json_is_a_one_line_error(
+    tmp_path: Path, registry: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     recipe = write_recipe(registry)
     requests, report = files(tmp_path)
     requests.write_bytes(requests.read_bytes()[:-700])
-    code, out, err = add_run(capsys, registry, "--from", "trtllm-bench", str(requests), "--report", str(report),
-                             "--recipe", str(recipe))
+    code, out, err = add_run(
+        capsys, registry, "--from", "trtllm-bench", str(requests), "--report", str(report), "--recipe", str(recipe)
+    )
     assert code == 1 and out == "" and "Traceback" not in err
     assert len([line for line in err.splitlines() if "ORV1" in line]) == 1 and "ORV101" in err
 
 
 def test_without_the_report_the_run_is_refused(registry: Path, capsys: pytest.CaptureFixture[str]) -> None:
     recipe = write_recipe(registry)
-    code, _, err = add_run(capsys, registry, "--from", "trtllm-bench", str(TRT / "streaming-requests.json"),
-                           "--recipe", str(recipe))
+    code, _, err = add_run(
+        capsys, registry, "--from", "trtllm-bench", str(TRT / "streaming-requests.json"), "--recipe", str(recipe)
+    )
     assert code == 1 and "ORV108" in err and "--report" in err
 
 
 def test_a_run_of_another_model_is_an_identity_error(registry: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    recipe = write_recipe(registry, id="glm-5-3-flash-h100-trtllm-fp8-single-stream-256-c1", model="glm-5.3-flash",
-                          checkpoint="zai-org/GLM-5.3-Flash")
-    code, _, err = add_run(capsys, registry, str(TRT / "streaming-requests.json"), "--report",
-                           str(TRT / "streaming-report.json"), "--recipe", str(recipe))
+    recipe = write_recipe(
+        registry,
+        id="glm-5-3-flash-h100-trtllm-fp8-single-stream-256-c1",
+        model="glm-5.3-flash",
+        checkpoint="zai-org/GLM-5.3-Flash",
+    )
+    code, _, err = add_run(
+        capsys,
+        registry,
+        str(TRT / "streaming-requests.json"),
+        "--report",
+        str(TRT / "streaming-report.json"),
+        "--recipe",
+        str(recipe),
+    )
     assert code == 1 and "ORV226" in err
 
 
 def test_the_engine_version_is_the_pin(registry: Path, capsys: pytest.CaptureFixture[str]) -> None:
     recipe = write_recipe(registry, version="1.0.0")
-    code, _, err = add_run(capsys, registry, str(TRT / "streaming-requests.json"), "--report",
-                           str(TRT / "streaming-report.json"), "--recipe", str(recipe))
+    code, _, err = add_run(
+        capsys,
+        registry,
+        str(TRT / "streaming-requests.json"),
+        "--report",
+        str(TRT / "streaming-report.json"),
+        "--recipe",
+        str(recipe),
+    )
     assert code == 1 and "ORV206" in err and "TensorRT-LLM 1.2.1" in err
 
 
 def test_the_world_layout_is_checked_against_the_recipe(registry: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    recipe = write_recipe(registry, id="qwen3-8-27b-h100-x2-trtllm-fp8-single-stream-256-c1", count=2,
-                          serving=", tp: 2")
-    code, _, err = add_run(capsys, registry, str(TRT / "streaming-requests.json"), "--report",
-                           str(TRT / "streaming-report.json"), "--recipe", str(recipe))
+    recipe = write_recipe(
+        registry, id="qwen3-8-27b-h100-x2-trtllm-fp8-single-stream-256-c1", count=2, serving=", tp: 2"
+    )
+    code, _, err = add_run(
+        capsys,
+        registry,
+        str(TRT / "streaming-requests.json"),
+        "--report",
+        str(TRT / "streaming-report.json"),
+        "--recipe",
+        str(recipe),
+    )
     assert code == 1 and "serving.tp" in err and "hardware.count" in err
 
 
@@ -199,8 +249,12 @@ def test_the_generator_writes_what_is_committed(tmp_path: Path, monkeypatch: pyt
     spec.loader.exec_module(module)
     monkeypatch.setattr(module, "HERE", tmp_path)
     module.main()
-    for name in ("streaming-requests.json", "streaming-report.json", "non-streaming-requests.json",
-                 "non-streaming-report.json"):
+    for name in (
+        "streaming-requests.json",
+        "streaming-report.json",
+        "non-streaming-requests.json",
+        "non-streaming-report.json",
+    ):
         assert (tmp_path / name).read_bytes() == (TRT / name).read_bytes()
     assert trtllm.recomputed_report(json.loads((tmp_path / "streaming-requests.json").read_text()), True)
 
@@ -209,8 +263,10 @@ def test_reproduce_prints_the_trtllm_bench_commands(registry: Path, capsys: pyte
     recipe = write_recipe(registry)
     assert main(["reproduce", "--root", str(registry), str(recipe)]) == 0
     out = capsys.readouterr().out
-    assert "trtllm-bench --model Qwen/Qwen3.8-27B prepare-dataset --output dataset.jsonl token-unif-dist " \
-           "--num-requests 8 --input-min 256 --input-max 256 --output-min 256 --output-max 256" in out
+    assert (
+        "trtllm-bench --model Qwen/Qwen3.8-27B prepare-dataset --output dataset.jsonl token-unif-dist "
+        "--num-requests 8 --input-min 256 --input-max 256 --output-min 256 --output-max 256" in out
+    )
     assert "throughput --dataset dataset.jsonl --backend pytorch --tp 1 --pp 1 --concurrency 1" in out
     assert "--streaming --request_json requests.json --report_json report.json" in out
     assert "orv add-run requests.json --from trtllm-bench --report report.json --recipe" in out
@@ -222,8 +278,9 @@ ODD = [None, True, 0, -1, 1.5, 2**64, 1e300, "", "x", [], {}, [None], {"k": 1}]
 
 @settings(max_examples=fuzz_examples(30), deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
-def test_any_mutation_of_trtllm_bench_files_gives_a_run_or_a_finding(tmp_path_factory: pytest.TempPathFactory,
-                                                                     data: st.DataObject) -> None:
+def test_any_mutation_of_trtllm_bench_files_gives_a_run_or_a_finding(
+    tmp_path_factory: pytest.TempPathFactory, data: st.DataObject
+) -> None:
     root = make_registry(tmp_path_factory.mktemp("fuzz") / "registry")
     recipe = write_recipe(root)
     requests, report = saved("streaming-requests.json"), saved("streaming-report.json")
@@ -238,5 +295,7 @@ def test_any_mutation_of_trtllm_bench_files_gives_a_run_or_a_finding(tmp_path_fa
 
 
 def test_a_log_starting_with_a_bracket_is_still_a_log() -> None:
-    found = detect(b"[NeMo I 2026-01-01 nemo_logging:1] start\n" + (TOOLS / "nemo" / "qwen3-8-27b-nemo.log").read_bytes())
+    found = detect(
+        b"[NeMo I 2026-01-01 nemo_logging:1] start\n" + (TOOLS / "nemo" / "qwen3-8-27b-nemo.log").read_bytes()
+    )
     assert found is not None and found.fmt == "nemo"

@@ -10,15 +10,23 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.testing.factories import (
+    SEED_000,
+    inference_recipe,
+    store_run,
+    training_recipe,
+    training_run,
+    write_recipe,
+    write_yaml,
+)
 from tests.testing.paths import REPO
-from tests.testing.factories import SEED_000, inference_recipe, store_run, training_recipe, training_run, write_recipe, write_yaml
-from validator.boards.split import read_boards
 from validator.boards.build import GitStamp, build, wanted_quality
+from validator.boards.split import read_boards
 from validator.cli import main
 from validator.engine.evaluate import analyse
+from validator.evidence.tiers import NEEDS_SIGNED, derive
 from validator.importers.leaderboard import read_source_file
 from validator.load import schema as schemas
-from validator.evidence.tiers import NEEDS_SIGNED, derive
 
 SEED = Path("/work/shared/seeds") / SEED_000
 PROTOCOL = ["h100", "h200", "b200"]
@@ -52,8 +60,9 @@ def test_every_protocol_gpu_is_a_cell_and_empty_ones_are_null(registry: Path) ->
     assert h200["recipe"] == "h200-only" and h200["recipes"] == 1 and h200["vs_fastest"] == 1.0
     for empty in (h100, b200):
         assert empty["recipe"] is None and empty["recipes"] == 0
-        assert [empty[k] for k in ("tok_s_per_gpu", "gpus", "cost_per_1m", "vs_fastest", "starting_point",
-                                   "gain_pct")] == [None] * 6
+        assert [
+            empty[k] for k in ("tok_s_per_gpu", "gpus", "cost_per_1m", "vs_fastest", "starting_point", "gain_pct")
+        ] == [None] * 6
     assert h100["gpu_name"] == "NVIDIA H100 SXM5 80GB"
 
 
@@ -70,11 +79,16 @@ def test_a_gpu_outside_the_protocol_follows_it_and_without_a_protocol_only_fille
 
 def test_wanted_models_are_catalog_models_without_a_training_recipe(registry: Path) -> None:
     assert [m["model"] for m in document(registry)["wanted"]["models"]] == [
-        "qwen3.8-27b", "qwen3.5-122b-a10b", "glm-5.3-flash"]  # catalog order, grouped by family
+        "qwen3.8-27b",
+        "qwen3.5-122b-a10b",
+        "glm-5.3-flash",
+    ]  # catalog order, grouped by family
     write_recipe(registry, training_recipe("first-122b", 900.0, model="qwen3.5-122b-a10b"))
     wanted = document(registry)["wanted"]["models"]
-    assert wanted == [{"model": "qwen3.8-27b", "model_name": "Qwen3.8-27B", "family": "Qwen"},
-                      {"model": "glm-5.3-flash", "model_name": "GLM-5.3-Flash", "family": "GLM"}]
+    assert wanted == [
+        {"model": "qwen3.8-27b", "model_name": "Qwen3.8-27B", "family": "Qwen"},
+        {"model": "glm-5.3-flash", "model_name": "GLM-5.3-Flash", "family": "GLM"},
+    ]
 
 
 def test_wanted_models_group_by_family_in_catalog_order(registry: Path) -> None:
@@ -85,7 +99,11 @@ def test_wanted_models_group_by_family_in_catalog_order(registry: Path) -> None:
     models = {"glm-5.3-flash": glm, **data["models"], "glm-9": {"name": "GLM-9", "family": "GLM"}}
     write_yaml(registry, "catalog/models.yaml", {"models": models})
     assert [m["model"] for m in document(registry)["wanted"]["models"]] == [
-        "glm-5.3-flash", "glm-9", "qwen3.8-27b", "qwen3.5-122b-a10b"]
+        "glm-5.3-flash",
+        "glm-9",
+        "qwen3.8-27b",
+        "qwen3.5-122b-a10b",
+    ]
 
 
 def test_t2_recipes_wait_for_a_reproduction(registry: Path) -> None:
@@ -94,7 +112,8 @@ def test_t2_recipes_wait_for_a_reproduction(registry: Path) -> None:
     write_recipe(registry, verified)
     write_recipe(registry, training_recipe("h100-claimed", 1000.0))
     assert document(registry)["wanted"]["reproductions"] == [
-        {"recipe": "h100-verified", "kind": "training", "tier": "T2", "needs": [NEEDS_SIGNED]}]
+        {"recipe": "h100-verified", "kind": "training", "tier": "T2", "needs": [NEEDS_SIGNED]}
+    ]
 
 
 def test_quality_list_reads_the_rows_quality_status() -> None:
@@ -105,11 +124,17 @@ def test_quality_list_reads_the_rows_quality_status() -> None:
         {"recipe": "d-below", "quality": {"task": "gsm8k", "status": "below"}},
         {"recipe": "e-none"},  # a row without quality evidence: nothing to read, nothing listed
     ]
-    needs = {"b-fp8": ["quant fp8 differs from the reference's bf16"], "a-bf16": [], "c-ok": ["quant fp8"],
-             "d-below": ["quantized KV cache"], "e-none": ["quant int4"]}
+    needs = {
+        "b-fp8": ["quant fp8 differs from the reference's bf16"],
+        "a-bf16": [],
+        "c-ok": ["quant fp8"],
+        "d-below": ["quantized KV cache"],
+        "e-none": ["quant int4"],
+    }
     assert wanted_quality(rows, needs) == [
         {"recipe": "b-fp8", "status": "missing", "needs": ["quant fp8 differs from the reference's bf16"]},
-        {"recipe": "d-below", "status": "below", "needs": ["quantized KV cache"]}]
+        {"recipe": "d-below", "status": "below", "needs": ["quantized KV cache"]},
+    ]
 
 
 def test_quantized_recipes_wait_for_quality_evidence(registry: Path) -> None:
@@ -117,8 +142,13 @@ def test_quantized_recipes_wait_for_quality_evidence(registry: Path) -> None:
     write_recipe(registry, inference_recipe("glm-bf16", quant="bf16", serving={"context_len": 8192, "concurrency": 2}))
     doc = document(registry)
     (row,) = [r for r in doc["boards"]["claimed"] if r["recipe"] == "glm-w4a16"]
-    assert doc["wanted"]["quality"] == [{"recipe": "glm-w4a16", "status": row["quality"]["status"],
-                                         "needs": ["quant w4a16 is not a published full precision"]}]
+    assert doc["wanted"]["quality"] == [
+        {
+            "recipe": "glm-w4a16",
+            "status": row["quality"]["status"],
+            "needs": ["quant w4a16 is not a published full precision"],
+        }
+    ]
 
 
 def test_orv_wanted_says_a_quality_status_in_plain_words(registry: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -192,21 +222,25 @@ def orv_out(capsys: pytest.CaptureFixture[str], *args: str) -> str:
     return capsys.readouterr().out
 
 
-def test_orv_wanted_json_lists_the_same_models_as_boards_json(capsys: pytest.CaptureFixture[str],
-                                                              repository_boards: dict[str, Any]) -> None:
+def test_orv_wanted_json_lists_the_same_models_as_boards_json(
+    capsys: pytest.CaptureFixture[str], repository_boards: dict[str, Any]
+) -> None:
     listed = json.loads(orv_out(capsys, "wanted", "--format", "json", "--root", str(REPO)))
-    assert [{k: v for k, v in m.items() if k != "command"} for m in listed["models"]] == \
-        repository_boards["wanted"]["models"]
+    assert [{k: v for k, v in m.items() if k != "command"} for m in listed["models"]] == repository_boards["wanted"][
+        "models"
+    ]
     cells = [(m["model"], g["gpu"]) for m in repository_boards["models"] for g in m["gpus"] if g["recipe"] is None]
     assert [(c["model"], c["gpu"]) for c in listed["cells"]] == cells
     assert sorted(listed) == ["cells", "models", "quality", "references", "reproductions"]
-    assert [{k: v for k, v in m.items() if k != "command"} for m in listed["references"]] == \
-        repository_boards["wanted"]["references"]
+    assert [{k: v for k, v in m.items() if k != "command"} for m in listed["references"]] == repository_boards[
+        "wanted"
+    ]["references"]
     inference = json.loads(orv_out(capsys, "wanted", "--kind", "inference", "--format", "json", "--root", str(REPO)))
     assert sorted(inference) == ["quality", "reproductions"]
     strip = ("command", "reference_command")
-    assert [{k: v for k, v in q.items() if k not in strip} for q in inference["quality"]] == \
-        repository_boards["wanted"]["quality"]
+    assert [{k: v for k, v in q.items() if k not in strip} for q in inference["quality"]] == repository_boards[
+        "wanted"
+    ]["quality"]
     for item in inference["quality"]:
         assert item["command"].startswith("orv add-run --from lm-eval DIR --recipe recipes/inference/")
         assert ("reference_command" in item) == (item["status"] == "no-reference")
@@ -225,20 +259,32 @@ def test_orv_wanted_commands_start_the_work(registry: Path, capsys: pytest.Captu
     # The empty cell's command, its placeholders filled in, scaffolds the recipe for that cell.
     command = listed["cells"][1]["command"].replace("GPUS", "8").replace("NAME@VERSION", "megatron-core@0.30.0")
     command = command.replace("--tp TP", "--tp 1").replace("--pp PP", "--pp 4")
-    argv = command.split()[1:] + ["--author", "lab-a", "--measured", "2026-11-01", "--no-interactive", "--dry-run",
-                                  "--root", str(registry)]
+    argv = command.split()[1:] + [
+        "--author",
+        "lab-a",
+        "--measured",
+        "2026-11-01",
+        "--no-interactive",
+        "--dry-run",
+        "--root",
+        str(registry),
+    ]
     capsys.readouterr()
     assert main(argv) == 0
     scaffolded = yaml.safe_load(capsys.readouterr().out)
     assert (scaffolded["model"], scaffolded["hardware"], scaffolded["workload"]) == (
-        "qwen3.8-27b", {"gpu": "b200", "count": 8}, "sft-8k-gb128-bf16")
+        "qwen3.8-27b",
+        {"gpu": "b200", "count": 8},
+        "sft-8k-gb128-bf16",
+    )
     text = orv_out(capsys, "wanted", "--root", str(registry))
     assert "  Qwen3.8-27B on B200 (sft-8k-gb128-bf16)\n    $ orv new training --model qwen3.8-27b --gpu b200" in text
     assert f"  h100-verified (training, T2): {NEEDS_SIGNED}\n" in text
 
 
-def test_models_whose_training_recipes_wait_for_a_convergence_reference(registry: Path,
-                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+def test_models_whose_training_recipes_wait_for_a_convergence_reference(
+    registry: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Issue 28: with no reference recorded (the workload keeps only its rule), both models' training recipes
     wait; the command `orv wanted` prints records one, and that model leaves the list."""
     from tests.testing.registry import TOOLS
@@ -255,17 +301,23 @@ def test_models_whose_training_recipes_wait_for_a_convergence_reference(registry
     doc = document(registry)
     assert [(i["model"], i["workload"], i["recipes"]) for i in doc["wanted"]["references"]] == [
         ("qwen3.5-122b-a10b", "sft-8k-gb128-bf16", ["moe-a", "moe-b"]),
-        ("qwen3.8-27b", "sft-8k-gb128-bf16", ["claimed-only", "dense"])]
+        ("qwen3.8-27b", "sft-8k-gb128-bf16", ["claimed-only", "dense"]),
+    ]
     assert reference_command("qwen3.8-27b", "sft-8k-gb128-bf16") in doc["wanted"]["references"][1]["why"]
     listed = json.loads(orv_out(capsys, "wanted", "--kind", "training", "--format", "json", "--root", str(registry)))
     entry = listed["references"][1]
-    assert entry["command"] == ("orv add-run --from megatron LOG --reference-for qwen3.8-27b "
-                                "--workload sft-8k-gb128-bf16 --recipe BASELINE.yaml")
+    assert entry["command"] == (
+        "orv add-run --from megatron LOG --reference-for qwen3.8-27b "
+        "--workload sft-8k-gb128-bf16 --recipe BASELINE.yaml"
+    )
     text = orv_out(capsys, "wanted", "--kind", "training", "--root", str(registry))
-    assert "Models whose training recipes wait for a convergence reference (no T2 without one): 2\n" \
-           "  Qwen3.5-122B-A10B (sft-8k-gb128-bf16): 2 recipes waiting\n" in text
-    assert "references" not in json.loads(orv_out(capsys, "wanted", "--kind", "inference", "--format", "json",
-                                                   "--root", str(registry)))  # a training list
+    assert (
+        "Models whose training recipes wait for a convergence reference (no T2 without one): 2\n"
+        "  Qwen3.5-122B-A10B (sft-8k-gb128-bf16): 2 recipes waiting\n" in text
+    )
+    assert "references" not in json.loads(
+        orv_out(capsys, "wanted", "--kind", "inference", "--format", "json", "--root", str(registry))
+    )  # a training list
     # the printed command, LOG and BASELINE filled in, records the reference: that model leaves the list
     argv = entry["command"].replace("LOG", str(TOOLS / "megatron" / "qwen3-8-27b-tp1-pp4-dp2.log"))
     argv = argv.replace("BASELINE.yaml", str(registry / baseline)).split()[1:] + ["--root", str(registry)]
@@ -277,5 +329,7 @@ def test_models_whose_training_recipes_wait_for_a_convergence_reference(registry
     data["workloads"]["sft-8k-gb128-bf16"].pop("convergence")
     write_yaml(registry, "catalog/workloads.yaml", data)
     text = orv_out(capsys, "wanted", "--kind", "training", "--root", str(registry))
-    assert ("  Qwen3.8-27B (sft-8k-gb128-bf16): 2 recipes waiting\n    first: workload `sft-8k-gb128-bf16` has no "
-            "convergence rule (tolerance, window) in catalog/workloads.yaml\n") in text
+    assert (
+        "  Qwen3.8-27B (sft-8k-gb128-bf16): 2 recipes waiting\n    first: workload `sft-8k-gb128-bf16` has no "
+        "convergence rule (tolerance, window) in catalog/workloads.yaml\n"
+    ) in text

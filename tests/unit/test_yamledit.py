@@ -65,8 +65,7 @@ def test_recording_a_run_changes_only_the_claim_and_runs_lines() -> None:
     edited = yamledit.edit(HAND_WRITTEN, record)
     removed, added = changed_lines(HAND_WRITTEN, edited)
     assert removed == ["claimed: {}   # filled by orv add-run", "runs: []"]
-    assert added == ["claimed: {decode_tok_s: 41.56, ttft_ms: 63.79} # filled by orv add-run", "runs:",
-                     f'  - "{REF}"']
+    assert added == ["claimed: {decode_tok_s: 41.56, ttft_ms: 63.79} # filled by orv add-run", "runs:", f'  - "{REF}"']
     data = yaml.safe_load(edited)
     assert data["runs"] == [REF] and data["claimed"] == {"decode_tok_s": 41.56, "ttft_ms": 63.79}
     assert data["software"]["engine"]["version"] == "0.11.0"
@@ -111,11 +110,14 @@ def test_windows_line_endings_are_kept() -> None:
     assert len(removed) == 2 and len(added) == 3
 
 
-@pytest.mark.parametrize("text, why", [
-    ("id: [unclosed\n", "not valid YAML"),
-    ("- a list\n", "not a YAML mapping"),
-    ("id: x\nflag: yes\nruns: []\n", "YAML 1.1 and 1.2"),  # True to libyaml, "yes" to ruamel
-])
+@pytest.mark.parametrize(
+    "text, why",
+    [
+        ("id: [unclosed\n", "not valid YAML"),
+        ("- a list\n", "not a YAML mapping"),
+        ("id: x\nflag: yes\nruns: []\n", "YAML 1.1 and 1.2"),  # True to libyaml, "yes" to ruamel
+    ],
+)
 def test_files_that_cannot_be_edited_safely_are_refused(text: str, why: str) -> None:
     with pytest.raises(EditError, match=why):
         yamledit.edit(text, record)
@@ -123,13 +125,24 @@ def test_files_that_cannot_be_edited_safely_are_refused(text: str, why: str) -> 
 
 def test_a_new_document_has_its_header_comments_and_quoted_pins() -> None:
     text = yamledit.new_document(
-        {"id": "x", "measured": "2026-10-18", "software": {"engine": {"name": "vllm", "version": "0.30"}},
-         "claimed": {}, "runs": []},
-        comments={"claimed": "filled by orv add-run"}, header="# yaml-language-server: $schema=s.json")
+        {
+            "id": "x",
+            "measured": "2026-10-18",
+            "software": {"engine": {"name": "vllm", "version": "0.30"}},
+            "claimed": {},
+            "runs": [],
+        },
+        comments={"claimed": "filled by orv add-run"},
+        header="# yaml-language-server: $schema=s.json",
+    )
     lines = text.splitlines()
     assert lines[0] == "# yaml-language-server: $schema=s.json"
     assert "# filled by orv add-run" in lines
     assert '  engine: {name: vllm, version: "0.30"}' in lines
-    assert yaml.safe_load(text) == {"id": "x", "measured": "2026-10-18",
-                                    "software": {"engine": {"name": "vllm", "version": "0.30"}},
-                                    "claimed": {}, "runs": []}
+    assert yaml.safe_load(text) == {
+        "id": "x",
+        "measured": "2026-10-18",
+        "software": {"engine": {"name": "vllm", "version": "0.30"}},
+        "claimed": {},
+        "runs": [],
+    }
