@@ -14,6 +14,7 @@ handler reports it as an internal error.
 
 from __future__ import annotations
 
+from abc import ABCMeta, abstractmethod
 from collections.abc import Iterable
 from enum import IntEnum
 
@@ -52,14 +53,15 @@ class Refusal(OrvError):
         return f"orv: {self}" + (f"\n    hint: {self.hint}" if self.hint else "")
 
 
-class FindingError(OrvError):
+class FindingError(OrvError, metaclass=ABCMeta):
     """A command cannot go on because of its input: the located findings to report instead (exit 1)."""
 
     exit_code = ExitCode.FINDINGS
 
     @property
+    @abstractmethod
     def result(self) -> Result:
-        raise NotImplementedError  # each shape of input says where its findings come from
+        """The findings to report: one located finding (LocatedError) or several (AddRunError)."""
 
 
 class LocatedError(FindingError):
