@@ -30,23 +30,7 @@ def prefetch(root: str, commit: str, paths: Iterable[str]) -> int:
         if "\t" in record and record.split(" ", 2)[1] == "blob"
     ]
     # as git's own lazy fetch asks (promisor-remote.c), for all at once; blobs already here are not sent again
-    if (
-        plumbing(
-            root,
-            "-c",
-            "fetch.negotiationAlgorithm=noop",
-            "fetch",
-            remote,
-            "--no-tags",
-            "--no-write-fetch-head",
-            "--recurse-submodules=no",
-            "--filter=blob:none",
-            "--stdin",
-            input=("\n".join(blobs) + "\n").encode(errors="surrogateescape"),
-            timeout=3600,
-        )
-        is None
-    ):
+    if not fetch_by_id(root, remote, blobs, "blob:none"):
         return 0
     return len(blobs)
 
@@ -204,10 +188,9 @@ def _fetch_exact(root: str, remote: str, oids: list[str]) -> bool:
         rf"^((http|credential|url)\.|remote\.{re.escape(remote)}\.(uploadpack|proxy|proxyauthmethod)$)",
     )
     settings = [
-        arg
+        "=".join(line.split(" ", 1))
         for line in (carried or b"").decode(errors="surrogateescape").splitlines()
         if " " in line
-        for arg in ("-c", "=".join(line.split(" ", 1)))
     ]
     try:
         scratch = tempfile.mkdtemp(prefix="orv-fetch-", dir=git_dir.decode().strip())
@@ -218,34 +201,9 @@ def _fetch_exact(root: str, remote: str, oids: list[str]) -> bool:
             return False
         env = {**os.environ, "GIT_OBJECT_DIRECTORY": objects.decode().strip()}
         # no gc, maintenance or commit graph in the throwaway repository: its objects are the clone's
-        return (
-            plumbing(
-                scratch,
-                "-c",
-                f"remote.{remote}.url={url}",
-                "-c",
-                "gc.auto=0",
-                "-c",
-                "maintenance.auto=false",
-                "-c",
-                "fetch.writeCommitGraph=false",
-                "-c",
-                "fetch.negotiationAlgorithm=noop",
-                *settings,
-                "fetch",
-                "--quiet",
-                "--no-tags",
-                "--no-write-fetch-head",
-                "--recurse-submodules=no",
-                "--filter=tree:0",
-                "--stdin",
-                remote,
-                input="".join(o + "\n" for o in oids).encode(),
-                env=env,
-                timeout=3600,
-            )
-            is not None
-        )
+        no_upkeep = ("gc.auto=0", "maintenance.auto=false", "fetch.writeCommitGraph=false")
+        config = [f"remote.{remote}.url={url}", *no_upkeep, *settings]
+        return fetch_by_id(scratch, remote, oids, "tree:0", config, env)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -270,20 +228,39 @@ def fetch_history_trees(root: str) -> None:
     missing = [line[1:].strip() for line in (listed or b"").splitlines() if line.startswith(b"?")]
     if not missing:
         return
-    # the whole history's trees (longer than a minute on a slow network); the missing trees themselves are
-    # asked for (a commit the clone has would be "already here"); a failed fetch leaves git to fetch on demand
-    plumbing(
+    # the missing trees themselves are asked for (a commit the clone has would be "already here"); a failed
+    # fetch leaves git to fetch on demand
+    fetch_by_id(root, remote, [m.decode() for m in missing], "blob:none")
+
+
+def fetch_by_id(
+    root: str,
+    remote: str,
+    ids: list[str],
+    object_filter: str,
+    config: list[str] | None = None,
+    env: dict[str, str] | None = None,
+) -> bool:
+    """Fetch objects of a partial clone by id, in one request, as git's own lazy fetch asks
+    (promisor-remote.c): no negotiation (the clone has every commit), no tags, no FETCH_HEAD, no
+    submodules; `config` adds `-c` settings. Up to an hour (a whole history on a slow network); never
+    raises: False when git could not."""
+    settings = [arg for value in config or [] for arg in ("-c", value)]
+    done = plumbing(
         root,
         "-c",
         "fetch.negotiationAlgorithm=noop",
+        *settings,
         "fetch",
         "--quiet",
         "--no-tags",
         "--no-write-fetch-head",
         "--recurse-submodules=no",
-        "--filter=blob:none",
+        f"--filter={object_filter}",
         "--stdin",
         remote,
-        input=b"\n".join(missing) + b"\n",
+        input="".join(i + "\n" for i in ids).encode(errors="surrogateescape"),
+        env=env,
         timeout=3600,
     )
+    return done is not None
