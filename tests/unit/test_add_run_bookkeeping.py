@@ -150,7 +150,8 @@ def test_a_claim_the_run_does_not_support_is_pointed_out(
     assert main(["add-run", "--root", str(root), str(VLLM), "--recipe", str(recipe), "--write-recipe"]) == 0
     assert (
         "note: the recipe claims decode_tok_s 45 but this run gives 41.56 (8.3% apart; `orv check` reports "
-        "ORV207 beyond 1%)"
+        "ORV207 beyond 1% when this run is the claim's primary run, the first listed with samples; a later run "
+        "is held to the primary within 5%, ORV245)"
     ) in capsys.readouterr().err
 
 

@@ -418,12 +418,12 @@ def _wanted(
 
 def _primary_run(snapshot: Snapshot, tier: TierResult, point: int | None = None) -> RunEntry | None:
     """The run a measured row shows: the newest (by measured_at, then digest) of those that earned the tier;
-    for a sweep, of those at its headline point `point` when there are any."""
+    for a sweep, of those at its headline point `point` only (the row states that concurrency: another
+    point's run is never shown under it, evidence/tiers.py makes such a sweep a claim)."""
     digests = tier.verified_runs if tier.tier in ("T2", "T3") else tier.reported_runs
     runs = [snapshot.runs[d] for d in digests if d in snapshot.runs and snapshot.runs[d].meta is not None]
-    at_point = [r for r in runs if point_of(r) == point]
-    if point is not None and at_point:
-        runs = at_point
+    if point is not None:
+        runs = [r for r in runs if point_of(r) == point]
     if not runs:
         return None
     return max(runs, key=lambda r: (r.meta.measured_at if r.meta else "", r.name_digest))

@@ -85,7 +85,8 @@ def group_key(g: Mapping[str, Any]) -> tuple[str, str, str]:
 def group(key: tuple[str, str, str], points: Iterable[Mapping[str, Any]], price: float | None) -> dict[str, Any]:
     """A group from its points (each as `frontiers` lists them; `on_frontier` is recomputed here)."""
     model, gpu_id, workload = key
-    points = [{**p, "on_frontier": False} for p in points]
+    # one point per run: a run measured one concurrency, so listing it twice would count it twice
+    points = list({(p["recipe"], p["run_sha"]): {**p, "on_frontier": False} for p in points}.values())
     verified = [Point(p["interactivity"], p["tok_s_per_gpu"], p) for p in points if p["apart"] is None]
     front = frontier(verified)
     for p in front:

@@ -9,6 +9,7 @@ from typing import Any
 
 from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
+from validator.evidence.agreement import headline_unmeasured
 from validator.models import (
     GpuSpec,
     InferenceRecipe,
@@ -647,3 +648,28 @@ def _decode_finding(
             f"drafting was used, declare serving.speculative {{method, k}}{needed}, otherwise correct it"
         )
     yield Finding(path, message, hint, at=at, line=line)
+
+
+@check("ORV521", W, "sweep has no run at its headline concurrency", related_by="r")
+def sweep_headline_measured(snapshot: Snapshot) -> Iterator[Finding]:
+    """
+    A sweep's headline claim (`claimed`, at `serving.concurrency`) is checked against a run at that
+    concurrency, and the recipe's row on the boards shows that run's figures. When every run on
+    record measured another point, the headline claim is compared with nothing: the recipe stays a
+    claim (T0) with the reason, its row shows no other point's figures, and none of its points enters
+    the frontier (each run is still checked at its own point, ORV206/ORV207/ORV242). Add a run at the
+    headline concurrency (`orv add-run` with the benchmark's `--max-concurrency` set to it), or make
+    a measured point the headline: set `serving.concurrency` to it and move its claim to `claimed`.
+    """
+    for entry, recipe in snapshot.valid_recipes():
+        if not isinstance(recipe, InferenceRecipe) or recipe.sweep is None:
+            continue
+        on_record = [
+            run
+            for d in recipe.run_digests
+            if (run := snapshot.runs.get(d)) is not None and run.meta is not None and run.quality is None
+        ]
+        why = headline_unmeasured(recipe, on_record) if on_record else None
+        if why:
+            head, _, hint = why.partition("; ")
+            yield Finding(entry.path, f"{head}: the recipe stays a claim (T0)", hint, at=("serving", "concurrency"))

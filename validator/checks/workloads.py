@@ -96,10 +96,12 @@ def run_lengths_match_workload(snapshot: Snapshot) -> Iterator[Finding]:
 def run_has_enough_prompts(snapshot: Snapshot) -> Iterator[Finding]:
     """
     A workload fixes how many requests a measurement takes: at least `min_prompts`, and
-    `prompts_per_concurrency` × the recipe's concurrency (InferenceX's 10 × concurrency), counted
+    `prompts_per_concurrency` × the run's concurrency (InferenceX's 10 × concurrency), counted
     over completed requests after warm-up (benchmark tools leave warm-up requests out of their
-    results). A shorter run is noise. Run the benchmark with the `--num-prompts` the message
-    gives.
+    results). The run's concurrency is the recipe's `serving.concurrency`, or for a run at another
+    point of a sweep that point's (a c64 point needs 640 prompts of a 10-per-concurrency workload,
+    whatever the headline's). A shorter run is noise. Run the benchmark with the `--num-prompts`
+    the message gives.
     """
     yield from _workload_findings(snapshot, "ORV242")
 

@@ -275,7 +275,9 @@ def _record_in_recipe(
     for metric, claimed, figure in disagreeing_claims(recipe_path, recomputed.headline if recomputed else {}):
         outcome.note(
             f"note: the recipe claims {metric} {claimed:g} but this run gives {figure:.4g} "
-            f"({abs(claimed - figure) / figure:.1%} apart; `orv check` reports ORV207 beyond 1%)"
+            f"({abs(claimed - figure) / figure:.1%} apart; `orv check` reports ORV207 beyond 1% when this run is "
+            "the claim's primary run, the first listed with samples; a later run is held to the primary within "
+            "5%, ORV245)"
         )
     if not request.write_recipe:
         outcome.note(f'next: add `- "{reference}"` under `runs:` in {recipe_path} (or rerun with --write-recipe)')

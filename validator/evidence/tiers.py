@@ -8,6 +8,12 @@ T2 verified  a T1 run with raw samples whose recomputed headline is within 1% of
              samples prove the recipe's workload (lengths, prompts, concurrency: workload_fit.py;
              an `unspecified` row reaches at most T1), and for training the loss curve passes the
              convergence check against its model's reference curve for the workload
+Claims come from one run (evidence/agreement.py): the claim is held within 1% to its primary run (the
+             first run listed at the point with raw samples, the one `orv add-run` filled the claim
+             from); a later run there (a reproduction) is T2 quality when it agrees with the primary
+             within 5%, else it is shown as disagreeing (ORV245) and the T2 reason names it.
+Sweeps: each run is proved at its own point's concurrency; the tier is the headline claim's, earned only
+             by runs at serving.concurrency (a sweep with none there is a claim, T0, with the reason).
 T3 reproduced two T2-quality runs, each carrying a valid signature by a measurer registered in
              measurers/allowed_signers (signing.py), by two different measurers, independent (not one
              measurement: science/independence.py; different measured_at), whose headlines agree within 5%,
@@ -29,12 +35,21 @@ A submitter's own `tier:` field is never read: the schema rejects it (ORV116).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from validator.diagnostics import Diagnostic, Severity
-from validator.evidence.agreement import REPRODUCTION_AGREEMENT, claim_gaps, mismatches, point_of, workload_problems
+from validator.evidence.agreement import (
+    REPRODUCTION_AGREEMENT,
+    agreement,
+    claim_gaps,
+    headline_unmeasured,
+    mismatches,
+    point_of,
+    primary_of,
+    workload_problems,
+)
 from validator.evidence.signing import signer
 from validator.models import UNSPECIFIED, InferenceRecipe, Recipe, TrainingRecipe
 from validator.quality import status as quality
@@ -96,14 +111,48 @@ def _is_reported(snapshot: Snapshot, entry_path: str, recipe: Recipe, run: RunEn
     return None
 
 
-def _is_verified(snapshot: Snapshot, entry_path: str, recipe: Recipe, run: RunEntry, physics_ok: bool) -> str | None:
-    if run.facts is None or not run.facts.has_samples:
-        return "run has no raw samples"
-    gaps = claim_gaps(recipe, run.facts, point_of(run))
+def _short(digest: str) -> str:
+    return f"sha256:{digest[:12]}…"
+
+
+def disagreement(snapshot: Snapshot, entry_path: str, recipe: Recipe, run: RunEntry) -> str | None:
+    """Why a reproduction (a run after its point's primary) does not agree with the primary within 5%
+    (T3's tolerance), or None. The claim is the primary's business (ORV207): evidence/agreement.py."""
+    primary = primary_of(snapshot, entry_path, recipe, run)
+    if primary is None or primary.name_digest == run.name_digest:
+        return None
+    gaps = agreement(recipe, primary.facts, run.facts, point_of(run))
+    worst = max(gaps, key=lambda g: g.gap, default=None)
+    if worst is None or worst.agrees:
+        return None
+    return (
+        f"reproduction {_short(run.name_digest)} disagrees with the primary run {_short(primary.name_digest)} "
+        f"on {worst.metric} by {worst.gap:.1%} ({worst.other:,.4g} against {worst.primary:,.4g}; a reproduction "
+        f"agrees within {REPRODUCTION_AGREEMENT:.0%})"
+    )
+
+
+def _figures_problem(snapshot: Snapshot, entry_path: str, recipe: Recipe, run: RunEntry) -> str | None:
+    """Why the run's figures do not verify: the primary run of its point against the claim (1%), a later run
+    (a reproduction) against the primary (5%): claims come from one run (evidence/agreement.py)."""
+    point = point_of(run)
+    primary = primary_of(snapshot, entry_path, recipe, run) or run
+    gaps = claim_gaps(recipe, primary.facts, point)
     if not gaps:
         return "no claimed figure can be recomputed from the samples"
     if not all(g.within_tolerance for g in gaps):
-        return "recomputed headline differs from the claim by more than 1%"
+        if primary.name_digest == run.name_digest:
+            return "recomputed headline differs from the claim by more than 1%"
+        return f"its primary run {_short(primary.name_digest)} differs from the claim by more than 1%"
+    return disagreement(snapshot, entry_path, recipe, run)
+
+
+def _is_verified(snapshot: Snapshot, entry_path: str, recipe: Recipe, run: RunEntry, physics_ok: bool) -> str | None:
+    if run.facts is None or not run.facts.has_samples:
+        return "run has no raw samples"
+    why = _figures_problem(snapshot, entry_path, recipe, run)
+    if why:
+        return why
     if not physics_ok:
         return "recipe fails a physics check (ORV5xx)"
     if isinstance(recipe, InferenceRecipe):
@@ -149,11 +198,6 @@ def missing_reference(snapshot: Snapshot, recipe: TrainingRecipe) -> str | None:
     return None
 
 
-def _headline(recipe: Recipe, run: RunEntry) -> float | None:
-    gaps = claim_gaps(recipe, run.facts, point_of(run))
-    return gaps[0].recomputed if gaps else None
-
-
 def derive_one(snapshot: Snapshot, entry: RecipeEntry, physics_ok: bool) -> TierResult:
     result = _derive_evidence(snapshot, entry, physics_ok)
     if isinstance(entry.recipe, InferenceRecipe):
@@ -189,6 +233,9 @@ def _derive_evidence(snapshot: Snapshot, entry: RecipeEntry, physics_ok: bool) -
         return TierResult("T0", ("no run file on record",) + ((LEGACY_REASON,) if legacy_capped(recipe) else ()))
     if legacy_capped(recipe):
         return TierResult("T0", (LEGACY_REASON,))
+    unmeasured = headline_unmeasured(recipe, on_record)
+    if unmeasured:
+        return TierResult("T0", (unmeasured,))
     reasons: list[str] = []
     reported = []
     for run in on_record:
@@ -197,23 +244,37 @@ def _derive_evidence(snapshot: Snapshot, entry: RecipeEntry, physics_ok: bool) -
             reasons.append(why)
         else:
             reported.append(run)
-    if not reported:
-        return TierResult("T0", tuple(dict.fromkeys(reasons)))
-    verified = []
+    verified, disagreeing = [], []
     for run in reported:
         why = _is_verified(snapshot, entry.path, recipe, run, physics_ok)
         if why:
             reasons.append(why)
+            if why == disagreement(snapshot, entry.path, recipe, run):
+                disagreeing.append(why)
         else:
             verified.append(run)
     rep = tuple(r.name_digest for r in reported)
     ver = tuple(r.name_digest for r in verified)
-    if not verified:
-        return TierResult("T1", tuple(dict.fromkeys(reasons)), rep)
-    why_not = _not_reproduced(snapshot, recipe, verified)
+    # A sweep's tier is its headline claim's: only runs at serving.concurrency earn it (the other points'
+    # runs are listed for the frontier, each with its own point's tier: boards/build.py).
+    at_headline = _at_headline(recipe)
+    if not any(at_headline(r) for r in reported):
+        return TierResult("T0", tuple(dict.fromkeys(reasons)))
+    headline_verified = [r for r in verified if at_headline(r)]
+    if not headline_verified:
+        return TierResult("T1", tuple(dict.fromkeys(reasons)), rep, ver)
+    why_not = _not_reproduced(snapshot, recipe, headline_verified)
     if why_not is None:
         return TierResult("T3", (), rep, ver)
-    return TierResult("T2", (why_not,), rep, ver)
+    return TierResult("T2", tuple(dict.fromkeys([*disagreeing, why_not])), rep, ver)
+
+
+def _at_headline(recipe: Recipe) -> Callable[[RunEntry], bool]:
+    """Whether a run measured the recipe's headline point (every run does, outside a sweep)."""
+    if isinstance(recipe, InferenceRecipe) and recipe.sweep is not None:
+        headline = recipe.serving.concurrency
+        return lambda run: point_of(run) == headline
+    return lambda run: True
 
 
 NEEDS_SIGNED = "needs two verified runs signed by different registered measurers (unsigned runs reach at most T2)"
@@ -246,8 +307,8 @@ def _not_reproduced(snapshot: Snapshot, recipe: Recipe, verified: list[RunEntry]
                 too_few = True
                 continue
             independent = True
-            ha, hb = _headline(recipe, a), _headline(recipe, b)
-            if ha and hb and abs(ha - hb) / max(ha, hb) <= REPRODUCTION_AGREEMENT:
+            gaps = agreement(recipe, a.facts, b.facts, point_of(a))
+            if gaps and all(g.agrees for g in gaps):  # every claimed figure, not only the first
                 return None
     return NOT_AGREEING if independent else TOO_FEW_SAMPLES if too_few else NOT_INDEPENDENT
 
