@@ -126,3 +126,13 @@ def test_cost_is_priced_per_point_and_at_the_targets_the_frontier_spans() -> Non
     assert set(at) == {20.0, 50.0}  # 100 tok/s per user is beyond the fastest verified point (80)
     assert at[20.0]["tok_s_per_gpu"] == pytest.approx(1500.0)  # halfway between 2000 (at 10) and 1000 (at 30)
     assert at[20.0]["cost_per_1m"] == pytest.approx(7.2e6 / (3600 * 1500.0), abs=0.005)
+
+
+def test_a_run_offered_twice_is_one_point() -> None:
+    """A recipe's run reached the frontier twice (a row and a sweep point naming one run): it is listed once,
+    so it cannot count as two points of the frontier."""
+    catalog = Catalog(hardware={"h100": SimpleNamespace(price_per_gpu_hour=7.2)})  # type: ignore[dict-item]
+    twice = _row("c1", "T2", 80.0, 160.0)
+    (group,) = frontiers([twice, {**twice, "concurrency": 16}, _row("c8", "T2", 30.0, 2000.0)], catalog)
+    listed = [(p["recipe"], p["run_sha"]) for p in group["points"] + group["apart"]]
+    assert sorted(listed) == sorted(set(listed)) and len(listed) == 2

@@ -1,7 +1,9 @@
 """The boards' `frontiers`: per model × GPU × workload, throughput per GPU against interactivity.
 
 A recipe is one point at its serving.concurrency, or several with a concurrency sweep
-(`sweep.concurrency`; one run per point, each held to its own claim within 1%: docs/boards.md).
+(`sweep.concurrency`; one run per point, each held to its own claim within 1% and its samples proved at
+its own concurrency; a sweep with no run at its headline concurrency is a claim and has no points:
+docs/boards.md). A run is one point: a group never lists one run twice.
 Every point is recomputed from its run's raw samples:
   interactivity  = the run's per-stream decode rate, tok/s each user sees (InferenceX's 1000 / TPOT)
   tok_s_per_gpu  = output tok/s of all streams together ÷ GPUs (needs the run's duration)
