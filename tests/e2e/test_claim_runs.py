@@ -254,6 +254,11 @@ def test_a_reproduction_3_8_percent_off_the_claim_is_no_error_and_reaches_t3(
     result = tier(repo, rel(recipe))
     assert result.tier == "T3", result.reasons
     assert set(result.verified_runs) == {primary, reproduction}
+    # the row shows the claim's run, not the newer reproduction 3.8% away: a reproduction never moves a rank
+    (row,) = [
+        r for r in fresh_document(analyse(str(repo)), GitStamp())["boards"]["measured"] if r["recipe"] == recipe["id"]
+    ]
+    assert (row["tier"], row["run_sha"], row["ttft_ms"]) == ("T3", primary, recipe["claimed"]["ttft_ms"])
 
 
 def test_a_reproduction_7_percent_off_is_shown_disagreeing_and_is_not_t3(

@@ -161,8 +161,8 @@ def test_a_second_signed_run_turns_t2_into_t3_and_the_summary_says_so(tmp_path: 
     assert report.head_board["wanted"]["reproductions"] == []
     text = summary.render_markdown(report)
     assert f"- `{recipe['id']}` is reproduced: T2 → T3.\n" in text
-    # the row shows the newest run that earned the tier (lab-b's reproduction), as an inference row does
-    assert f"| `{recipe['id']}` | edited | T2 → T3 | 1,475.0 (claimed 1,480.4) |" in text
+    # the row shows the claim's primary run (lab-a's), not the later reproduction 0.4% away: claims come from one run
+    assert f"| `{recipe['id']}` | edited | T2 → T3 | 1,480.4 | " in text
     assert text.count("yes, by lab-") == 2
 
 

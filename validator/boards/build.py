@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 
 from validator.boards.frontier import frontiers
-from validator.evidence.agreement import point_of
+from validator.evidence.agreement import point_of, primary_runs
 from validator.evidence.tiers import TIER_MEANINGS, TierResult, missing_reference
 from validator.models import Component, InferenceRecipe, Recipe, RunMeta, TrainingRecipe
 from validator.quality.status import DEFAULT_TASK, QualityResult
@@ -138,7 +138,7 @@ def _training_items(snapshot: Snapshot, tiers: Mapping[str, TierResult]) -> list
         assert isinstance(recipe, TrainingRecipe)
         tier = _tier_of(tiers, entry)
         claimed = fixed(recipe.claimed.tokens_per_s_per_gpu, "tok_s") or 0.0
-        run = _primary_run(snapshot, tier) if tier.tier != "T0" else None
+        run = _primary_run(snapshot, entry, recipe, tier) if tier.tier != "T0" else None
         figures, recomputed = run_headline(run) if run is not None else ({}, False)
         shown = figures.get("tokens_per_s_per_gpu")
         if shown is None:  # no run behind the tier, or one without the figure: the claim, as on a T0 row
@@ -416,17 +416,25 @@ def _wanted(
 # --------------------------------------------------------------------------- inference
 
 
-def _primary_run(snapshot: Snapshot, tier: TierResult, point: int | None = None) -> RunEntry | None:
-    """The run a measured row shows: the newest (by measured_at, then digest) of those that earned the tier;
-    for a sweep, of those at its headline point `point` only (the row states that concurrency: another
-    point's run is never shown under it, evidence/tiers.py makes such a sweep a claim)."""
+def _primary_run(
+    snapshot: Snapshot, entry: RecipeEntry, recipe: Recipe, tier: TierResult, point: int | None = None
+) -> RunEntry | None:
+    """The run a measured row shows, of those that earned the tier: the claim's primary run (claims come from
+    one run, evidence/agreement.py: a later reproduction, up to 5% off, never replaces the claim's figures nor
+    moves a rank), else the newest (by measured_at, then digest). For a sweep, of those at its headline point
+    `point` only (the row states that concurrency: another point's run is never shown under it,
+    evidence/tiers.py makes such a sweep a claim)."""
     digests = tier.verified_runs if tier.tier in ("T2", "T3") else tier.reported_runs
     runs = [snapshot.runs[d] for d in digests if d in snapshot.runs and snapshot.runs[d].meta is not None]
     if point is not None:
         runs = [r for r in runs if point_of(r) == point]
     if not runs:
         return None
-    return max(runs, key=lambda r: (r.meta.measured_at if r.meta else "", r.name_digest))
+    primary = primary_runs(snapshot, entry.path, recipe).get(point)
+    return next(
+        (r for r in runs if r.name_digest == primary),
+        max(runs, key=lambda r: (r.meta.measured_at if r.meta else "", r.name_digest)),
+    )
 
 
 def _sweep_points(
@@ -563,7 +571,7 @@ def _inference_rows(
         assert isinstance(recipe, InferenceRecipe)
         tier = _tier_of(tiers, entry)
         run = (
-            _primary_run(snapshot, tier, recipe.serving.concurrency if recipe.sweep else None)
+            _primary_run(snapshot, entry, recipe, tier, recipe.serving.concurrency if recipe.sweep else None)
             if tier.tier != "T0"
             else None
         )
