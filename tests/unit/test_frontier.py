@@ -3,15 +3,17 @@ along it is interpolated between its points, never extrapolated."""
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.testing.factories import inference_recipe, inference_run, store_run, write_recipe
 from tests.testing.registry import make_registry
-from tests.testing.sweeps import sweep_registry
+from tests.testing.sweeps import independent_point, samples_at, sweep_registry
 from validator.boards.build import GitStamp
 from validator.boards.frontier import frontiers
 from validator.boards.regenerate import fresh_document
@@ -136,3 +138,57 @@ def test_a_run_offered_twice_is_one_point() -> None:
     (group,) = frontiers([twice, {**twice, "concurrency": 16}, _row("c8", "T2", 30.0, 2000.0)], catalog)
     listed = [(p["recipe"], p["run_sha"]) for p in group["points"] + group["apart"]]
     assert sorted(listed) == sorted(set(listed)) and len(listed) == 2
+
+
+@settings(max_examples=15)
+@given(
+    st.sampled_from((1, 2, 4, 8)),
+    st.sets(st.sampled_from((1, 2, 4, 8)), min_size=2),  # a sweep lists at least two points
+    st.sets(st.sampled_from((1, 2, 4, 8)), min_size=1),
+)
+def test_any_sweep_shows_each_run_once_and_at_its_own_concurrency(
+    headline: int, listed: set[int], measured: set[int]
+) -> None:
+    """Any sweep, whatever points it measured: the row shows the run at its headline concurrency or the
+    claim (T0, no run at the headline); each frontier point shows the run of its own concurrency; no run
+    is listed twice."""
+    points, measured = sorted(listed | measured | {headline}), sorted(measured)
+    with tempfile.TemporaryDirectory() as folder:
+        root = make_registry(Path(folder) / "registry")
+        recipe = inference_recipe(
+            "cfg-any",
+            prefill=None,
+            ttft=None,
+            serving={"context_len": 8192, "concurrency": headline},
+            workload="fixed-1024-256",
+        )
+        recipe["sweep"] = {"concurrency": points, "claimed": []}
+        recipe["claimed"] = {"decode_tok_s": 50.0}
+        runs = {}
+        for c in measured:
+            samples, duration = samples_at(60.0, 0.02, c)
+            decode, _ = independent_point(samples, duration, 2)
+            run = inference_run(
+                recipe, decode, samples=False, duration_s=duration, serving={"context_len": 8192, "concurrency": c}
+            )
+            run["samples"] = samples
+            runs[c] = store_run(root, run).split(":")[1]
+            if c == headline:
+                recipe["claimed"] = {"decode_tok_s": round(decode, 2)}
+            else:
+                recipe["sweep"]["claimed"].append({"concurrency": c, "decode_tok_s": round(decode, 2)})
+        recipe["runs"] = [f"sha256:{runs[c]}" for c in measured]
+        write_recipe(root, recipe)
+        document = fresh_document(analyse(str(root)), GitStamp())
+    rows = [r for r in document["boards"]["measured"] if r["recipe"] == "cfg-any"]
+    listed_points = [p for g in document["frontiers"] for p in g["points"] + g["apart"] if p["recipe"] == "cfg-any"]
+    assert len({p["run_sha"] for p in listed_points}) == len(listed_points)
+    assert all(runs[p["concurrency"]] == p["run_sha"] for p in listed_points)
+    if headline in runs:
+        (row,) = rows
+        assert (row["concurrency"], row["run_sha"], row["tier"]) == (headline, runs[headline], "T2")
+        assert sorted(p["concurrency"] for p in listed_points) == measured
+    else:
+        (row,) = [r for r in document["boards"]["claimed"] if r["recipe"] == "cfg-any"]
+        assert not rows and not listed_points and row["tier"] == "T0"
+        assert f"no run at the headline concurrency {headline}" in row["tier_reasons"][0]
