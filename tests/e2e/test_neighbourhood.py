@@ -386,13 +386,15 @@ def test_a_one_recipe_pull_request_reads_only_the_shards_of_its_keys(
     publish_on_main(wide_repo)
     digest = add_recipe(wide_repo, "qwen-new", 1612.0, "tp2-pp2-dp2", "0.31.0")
     read: list[str] = []
-    original = BaseTree.read
+    batches: list[list[str]] = []
+    original = BaseTree.read_many
 
-    def spy(self: BaseTree, path: str) -> bytes | None:
-        read.append(path)
-        return original(self, path)
+    def spy(self: BaseTree, paths: list[str]) -> dict[str, bytes | None]:
+        read.extend(paths)
+        batches.append(list(paths))
+        return original(self, paths)
 
-    monkeypatch.setattr(BaseTree, "read", spy)
+    monkeypatch.setattr(BaseTree, "read_many", spy)  # BaseTree.read reads through it too
     near = evaluate(Config(root=str(wide_repo), base="main", skip_boards=True, cache=False))
     assert near.partial and near.result.diagnostics == ()
     shards = [path for path in read if path.startswith(KEYS_DIR + "/")]
@@ -409,6 +411,8 @@ def test_a_one_recipe_pull_request_reads_only_the_shards_of_its_keys(
     assert set(shards) == {shard_path(shard_name(key, header["digits"])) for key in keys}
     assert 0 < len(shards) < len(list((wide_repo / KEYS_DIR).iterdir()))
     assert not [p for p in read if p.startswith(("recipes/", "runs/"))]  # no other file's keys needed
+    # the shards of one hop come from one git process, not one read per shard
+    assert len([batch for batch in batches if any(p.startswith(KEYS_DIR + "/") for p in batch)]) <= 2, batches
 
 
 @pytest.mark.git

@@ -8,7 +8,7 @@ import shutil
 import tempfile
 from collections.abc import Iterable
 
-from validator.git.plumbing import plumbing
+from validator.git.plumbing import plumbing, trees_only_env
 from validator.git.sparse import read_config
 
 
@@ -107,6 +107,7 @@ def _differing_subtrees(root: str, pairs: list[tuple[str, str]]) -> list[tuple[s
             "--raw",
             "--no-renames",
             input="".join(f"{h} {w}\n" for h, w in compared).encode(),
+            env=trees_only_env(),
             timeout=600,
         )
         if raw is None:

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from validator.errors import GitError, UsageError
-from validator.git.plumbing import plumbing
+from validator.git.plumbing import REMOTE_HINT, plumbing
 
 # --------------------------------------------------------------------------- sparse and partial clones
 #
@@ -137,9 +137,7 @@ def materialize(root: str, paths: Iterable[str]) -> list[str]:
         "\n".join(patterns) + "\n",
         f"widen the sparse checkout to the {len(needed)} file(s) orv needs",
         f"check out the {len(needed)} file(s) orv needs from this sparse clone",
-        "; a partial clone fetches them from its remote, so that remote must be reachable "
-        "(and, for a private repository, the credentials kept: actions/checkout's "
-        "`persist-credentials: true`)",
+        REMOTE_HINT,
     )
     return patterns
 

@@ -4,7 +4,7 @@ boards/keyfile.py says what is published and why the gate may trust it. Here the
 things of it: is a base file's content covered by the published keys (its blob unchanged since the
 trees the keys were made from), and which covered files hold any of these keys (read from the
 shards those keys fall into, each shard read once; an entry is a blob id, and names the covered base
-files holding exactly those bytes). Every read goes through the merge base's tree (BaseTree.read): in a
+files holding exactly those bytes). Every read goes through the merge base's tree (BaseTree.read_many): in a
 blobless sparse clone git fetches just those blobs, each hop's shards in one request (git.prefetch).
 """
 
@@ -38,12 +38,12 @@ class PublishedKeys:
         found: set[str] = set()
         keys = [key for key in keys if not key.startswith(PATH_ONLY)]  # no file has it by content: in no shard
         names = {shard_name(key, self.header.digits) for key in keys}
-        prefetch(self.root, self.commit, [shard_path(name) for name in sorted(names - set(self.shards))])
+        unread = {shard_path(name): name for name in sorted(names - set(self.shards))}
+        prefetch(self.root, self.commit, list(unread))
+        for path, data in self.base.read_many(list(unread)).items():  # one git process for the hop's shards
+            self.shards[unread[path]] = read_shard(data, unread[path])
         for key in keys:
-            name = shard_name(key, self.header.digits)
-            if name not in self.shards:
-                self.shards[name] = read_shard(self.base.read(shard_path(name)), name)
-            for blob in self.shards[name].get(key, ()):
+            for blob in self.shards[shard_name(key, self.header.digits)].get(key, ()):
                 found.update(paths(blob))
         return found
 
