@@ -169,7 +169,17 @@ def plain_rule(losses: Any, spec: Convergence) -> tuple[bool, str, Any]:
     the oracle for check_convergence, which scans with C-level passes and bisects the window."""
     import math
 
-    from validator.science.loss_curve import _gap, _reference_problem, reference_at
+    from validator.science.loss_curve import _gap, _reference_problem
+
+    def reference_at(points: list[tuple[int, float]], step: int) -> float:
+        """Linear between the reference's points, its ends held flat (a plain scan over every point)."""
+        points = sorted(points)
+        if step <= points[0][0]:
+            return points[0][1]
+        for (s0, l0), (s1, l1) in zip(points, points[1:]):
+            if s0 <= step <= s1:
+                return l0 if step == s0 else l1 if step == s1 else l0 + (l1 - l0) * (step - s0) / (s1 - s0)
+        return points[-1][1]
 
     if not losses:
         return False, "the run has no loss samples", None
@@ -190,14 +200,15 @@ def plain_rule(losses: Any, spec: Convergence) -> tuple[bool, str, Any]:
     if missing is not None:
         return False, "missing", missing
     k = max(1, spec.smoothing_steps)
-    smoothed = {}
-    for i, (step, _) in enumerate(series):
-        if start <= step <= end:
-            window = [loss for _, loss in series[max(0, i - k + 1) : i + 1]]
-            smoothed[step] = math.fsum(window) / len(window)
     reference = [(p.step, p.loss) for p in spec.reference]
+    smoothed, smoothed_reference = {}, {}
+    for i, (step, _) in enumerate(series):
+        if start <= step <= end:  # the run and the reference averaged over the same k logged steps
+            steps = series[max(0, i - k + 1) : i + 1]
+            smoothed[step] = math.fsum(loss for _, loss in steps) / len(steps)
+            smoothed_reference[step] = math.fsum(reference_at(reference, s) for s, _ in steps) / len(steps)
     for step in range(start, end + 1):
-        gap = _gap(smoothed[step], reference_at(reference, step), spec.tolerance_kind)
+        gap = _gap(smoothed[step], smoothed_reference[step], spec.tolerance_kind)
         if gap > spec.tolerance:
             return False, "gap", step
     window = [loss for step, loss in series if start <= step <= end]
@@ -235,3 +246,104 @@ def test_the_fast_scan_decides_exactly_as_the_plain_rule() -> None:
 
     same()
     assert len(tried) == 400 and any(tried) and not all(tried)
+
+
+# --------------------------------------------------------------------------- a reference passes against itself
+
+
+def _with_reference(catalog: Any, model: str, workload: str, rule: Convergence, ref: str) -> Any:
+    """The catalog with `rule` as the workload's and `ref` named as the model's convergence reference."""
+    from dataclasses import replace
+
+    spec = catalog.workloads[workload].model_copy(update={"convergence": rule})
+    named = catalog.models[model].model_copy(update={"convergence_reference": {workload: ref}})
+    return replace(catalog, workloads={**catalog.workloads, workload: spec}, models={**catalog.models, model: named})
+
+
+def _against_itself(catalog: Any, model: str, workload: str) -> None:
+    """The reference's own samples, judged as any run of the model is: they pass, with a gap of 0."""
+    curve = list(catalog.reference_curves[(model, workload)])
+    verdict = check_convergence(curve, catalog.convergence_for(model, workload))
+    assert verdict.ok and verdict.gap == 0.0, verdict.reason
+
+
+def test_every_reference_in_the_shipped_catalog_passes_against_itself() -> None:
+    from validator.load.references import with_reference_curves
+    from validator.registry.catalog import present_files, read_catalog
+
+    read = read_catalog(str(paths.REPO), present_files(str(paths.REPO)))
+    catalog = with_reference_curves(str(paths.REPO), read.catalog)
+    named = [(m, w) for m, spec in catalog.models.items() for w in spec.convergence_reference]
+    assert dict(catalog.reference_problems) == {}
+    assert sorted(catalog.reference_curves) == sorted(named)  # none is left unread
+    for model, workload in named:
+        _against_itself(catalog, model, workload)
+
+
+@pytest.mark.slow
+def test_a_generated_reference_is_either_refused_orv244_or_passes_against_itself(tmp_path: Path) -> None:
+    """Noisy curves, any smoothing, window and tolerance (as small as 1e-9), NaN or infinite steps: the
+    reference the loader accepts always passes against itself; one that cannot (non-finite inside the
+    window, short of the window, not decreasing) is a reference problem (ORV244), never a silent pass."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from tests.testing.factories import training_recipe, training_run
+    from validator.load.references import with_reference_curves
+    from validator.registry.catalog import present_files, read_catalog
+    from validator.registry.store import store_run_document
+
+    root = make_registry(tmp_path / "registry")
+    base = read_catalog(str(root), present_files(str(root))).catalog
+    model, workload = "qwen3.8-27b", "sft-8k-gb128-bf16"
+    recipe = training_recipe("ref", 1480.4, layout={"tp": 8, "pp": 1, "dp": 1})
+    outcomes: list[bool] = []
+
+    @settings(max_examples=150, deadline=None, database=None)
+    @given(
+        st.integers(1, 8),
+        st.integers(0, 20),
+        st.integers(0, 25),
+        st.floats(1e-9, 0.5),
+        st.sampled_from(["relative", "absolute"]),
+        st.floats(0.0, 0.03),
+        st.lists(st.floats(-0.15, 0.15), min_size=50, max_size=50),
+        st.one_of(st.none(), st.tuples(st.integers(0, 49), st.sampled_from(["nan", "inf", "-inf"]))),
+    )
+    def judged(
+        k: int,
+        start: int,
+        length: int,
+        tolerance: float,
+        kind: str,
+        slope: float,
+        noise: list[float],
+        bad: tuple[int, str] | None,
+    ) -> None:
+        losses: list[float | str] = [round((3.0 - slope * s) * (1 + n), 6) for s, n in enumerate(noise)]
+        if bad is not None:
+            losses[bad[0]] = bad[1]
+        run = training_run(recipe, steps=len(losses), measured_by="maintainer")
+        for sample, loss in zip(run["samples"], losses):
+            sample["loss"] = loss
+        ref = f"sha256:{store_run_document(str(root), run).digest}"
+        rule = Convergence.model_validate(
+            {
+                "tolerance": tolerance,
+                "tolerance_kind": kind,
+                "window": {"start": start, "end": start + length},
+                "smoothing_steps": k,
+            }
+        )
+        catalog = with_reference_curves(str(root), _with_reference(base, model, workload, rule, ref))
+        accepted = (model, workload) in catalog.reference_curves
+        outcomes.append(accepted)
+        if accepted:
+            _against_itself(catalog, model, workload)
+        else:
+            assert "fails the convergence check against itself" in catalog.reference_problems[(model, workload)]
+        if bad is not None:  # a non-finite loss anywhere in the reference: never accepted
+            assert not accepted
+
+    judged()
+    assert any(outcomes) and not all(outcomes)

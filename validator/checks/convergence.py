@@ -112,7 +112,10 @@ def reference_run_is_usable(snapshot: Snapshot) -> Iterator[Finding]:
     catalog/models.yaml names, per model and training workload, the run whose loss curve is the
     model's convergence reference (`convergence_reference: {WORKLOAD: sha256:…}`). That run file
     must be in the registry, unaltered, a training run of that very model on that workload, with
-    at least two logged losses; otherwise no training recipe of the model can reach T2. Record the
+    at least two logged losses, and it must pass the convergence check against itself under the
+    workload's rule: every loss finite (a NaN reference would pass any run, since `nan > tolerance`
+    is false), the window covered and the loss decreasing over it. Otherwise no training recipe of
+    the model can reach T2. Record the
     reference with `orv add-run --from megatron LOG --reference-for MODEL --workload W`, which
     stores the run and writes the entry (docs/convergence.md).
     """
@@ -142,7 +145,9 @@ def convergence_reference_changed(change: Change) -> Iterator[Finding]:
     (catalog/workloads.yaml) the tolerance, window and smoothing of every judgement: changing or
     removing either moves every training recipe's T2 at once. Such a change needs a maintainer's
     waiver (`orv-waive:ORV621` label, or `--waive ORV621`), like a quality reference (ORV620).
-    Recording a model's first reference is not a finding.
+    Adding a rule needs the same waiver: a workload copied under a new id with a looser tolerance
+    would otherwise let recipes reach T2 on a band nobody reviewed. Recording a model's first
+    reference under an existing rule is not a finding (ORV244 checks that it passes against itself).
     """
     changed = {c.path for c in change.files}
     models, workloads = MODELS_PATH, WORKLOADS_PATH
@@ -165,21 +170,34 @@ def convergence_reference_changed(change: Change) -> Iterator[Finding]:
                     )
     if workloads in changed:
         base_workloads = _base_yaml(change, workloads).get("workloads")
+        base_w = base_workloads if isinstance(base_workloads, dict) else {}
         head_w = change.snapshot.catalog.workloads
-        for wid, before in sorted((base_workloads if isinstance(base_workloads, dict) else {}).items()):
+        for wid in sorted(set(base_w) | {w for w, spec in head_w.items() if spec.convergence is not None}):
+            before = base_w.get(wid)
             rule = before.get("convergence") if isinstance(before, dict) else None
-            if rule is None:
-                continue
             spec = head_w.get(wid)
             after = spec.convergence.model_dump(exclude_defaults=True) if spec and spec.convergence else None
-            if after is None or after != _rule(rule):
-                yield Finding(
-                    workloads,
-                    f"this pull request {'removes' if after is None else 'changes'} workload "
-                    f"`{wid}`'s convergence rule",
-                    "a maintainer must waive ORV621 for this pull request",
-                    at=("workloads", wid),
-                )
+            if rule is None and after is None:
+                continue
+            added = ""
+            where: tuple[str, ...] = ("workloads", wid)
+            if rule is None:  # a new rule: a workload copied with a looser tolerance would judge more leniently
+                verb, where = "adds", ("workloads", wid, "convergence")
+                if spec is not None and spec.convergence is not None:
+                    added = f" (tolerance {spec.convergence.tolerance:g}, {spec.convergence.tolerance_kind})"
+            elif after is None:
+                verb = "removes"
+            elif after != _rule(rule):
+                verb = "changes"
+            else:
+                continue
+            yield Finding(
+                workloads,
+                f"this pull request {verb} workload `{wid}`'s convergence rule{added}",
+                "a maintainer must waive ORV621 for this pull request (a convergence rule decides which training "
+                "runs reach T2; a new one is judged like a changed one)",
+                at=where,
+            )
 
 
 def _rule(raw: Any) -> Any:

@@ -4,6 +4,10 @@ A loss curve belongs to a model: the catalog names, per model and training workl
 whose (step, loss) samples are the reference (docs/convergence.md). The run file is content-addressed,
 so the catalog's bytes fix the curve; it is read here, before the runs are loaded, and every training
 run of that model on that workload is checked against it while its own samples are in memory.
+
+A reference must pass the convergence check against itself (docs/convergence.md): one whose losses
+are not finite (`nan > tolerance` is False, so a NaN reference would pass every run), that does not
+cover the workload's window or does not decrease over it cannot judge anyone (ORV244).
 """
 
 from __future__ import annotations
@@ -15,13 +19,17 @@ from typing import Any
 import orjson
 
 from validator.hashing import content_address, run_path
+from validator.models import ReferencePoint
 from validator.registry.snapshot import Catalog
-from validator.science.throughput import training_losses
+from validator.science.loss_curve import check_convergence
+from validator.science.throughput import skipped_steps, training_losses
 
 MAX_REFERENCE_BYTES = 256 * 1024 * 1024  # the loader's own limit for a run file is the same order
 
 
-def _curve(root: str, model: str, workload: str, ref: str) -> tuple[tuple[tuple[int, float], ...], str | None]:
+def _curve(
+    root: str, catalog: Catalog, model: str, workload: str, ref: str
+) -> tuple[tuple[tuple[int, float], ...], str | None]:
     """(curve, None) or ((), why the named run cannot be the reference)."""
     digest = ref.split(":", 1)[-1]
     rel = run_path(digest)
@@ -46,11 +54,28 @@ def _curve(root: str, model: str, workload: str, ref: str) -> tuple[tuple[tuple[
     samples = data.get("samples")
     try:
         curve = tuple((int(s), float(v)) for s, v in training_losses(samples or []))
+        skipped = skipped_steps(samples or [])
     except (TypeError, KeyError, ValueError):
         return (), f"{rel} has no readable (step, loss) samples"
     if len(curve) < 2:
         return (), f"{rel} has fewer than two logged losses"
+    why = _fails_against_itself(catalog, workload, curve, skipped)
+    if why:
+        return (), f"{rel} fails the convergence check against itself: {why}"
     return curve, None
+
+
+def _fails_against_itself(
+    catalog: Catalog, workload: str, curve: tuple[tuple[int, float], ...], skipped: frozenset[int]
+) -> str | None:
+    """Why the reference run, judged as any run of the model is judged against it, fails; None when it passes
+    (or the workload has no rule yet: nothing is judged against the curve then)."""
+    spec = catalog.workloads.get(workload)
+    if spec is None or spec.convergence is None:
+        return None
+    points = tuple(ReferencePoint(step=step, loss=loss) for step, loss in curve)
+    result = check_convergence(curve, spec.convergence.model_copy(update={"reference": points}), skipped)
+    return None if result.ok else result.reason
 
 
 def with_reference_curves(root: str, catalog: Catalog) -> Catalog:
@@ -59,7 +84,7 @@ def with_reference_curves(root: str, catalog: Catalog) -> Catalog:
     problems: dict[tuple[str, str], str] = {}
     for model, spec in sorted(catalog.models.items()):
         for workload, ref in sorted(spec.convergence_reference.items()):
-            curve, why = _curve(root, model, workload, ref)
+            curve, why = _curve(root, catalog, model, workload, ref)
             if why:
                 problems[(model, workload)] = why
             else:

@@ -5,9 +5,11 @@ Rule (docs/convergence.md), applied to the run's (step, loss) samples and the wo
   1. every logged loss, in or out of the window, is finite (no NaN/Inf);
   2. the reference curve covers the window and the run logs every step of the window;
   3. at every window step the run's loss, smoothed by a trailing mean of the last
-     `smoothing_steps` logged steps, is within `tolerance` of the reference (linearly
-     interpolated between its points; relative: |run - ref| / ref, absolute: |run - ref|);
-     two-sided, since a loss far *below* the reference means a different objective or data;
+     `smoothing_steps` logged steps, is within `tolerance` of the reference smoothed the same way:
+     the trailing mean of the reference's losses (linearly interpolated between its points) at
+     those same steps, so a run is never held to a raw curve it is averaged against, and the
+     reference run passes against itself with a gap of 0 (relative: |run - ref| / ref, absolute:
+     |run - ref|); two-sided, since a loss far *below* the reference means a different objective or data;
   4. the loss decreases: the mean of the window's last tenth (rounded up) of raw losses is
      below the mean of its first tenth.
 """
@@ -33,20 +35,38 @@ class ConvergenceResult:
     reference_problem: bool = False  # the workload's reference, not the run, is at fault
 
 
-def reference_at(reference: Sequence[tuple[int, float]], step: int) -> float:
-    """The reference loss at `step`, linearly interpolated; callers ensure the step is covered."""
-    points = sorted(reference)
-    if step <= points[0][0]:
-        return points[0][1]
-    for (s0, l0), (s1, l1) in zip(points, points[1:]):
-        if s0 <= step <= s1:
-            return l0 + (l1 - l0) * (step - s0) / (s1 - s0) if s1 != s0 else l1
-    return points[-1][1]
+class _Curve:
+    """A reference curve sorted once, read at any step by bisection (a per-step reference of a
+    long run has thousands of points; each window step reads k of them)."""
+
+    def __init__(self, reference: Sequence[tuple[int, float]]) -> None:
+        self.points = sorted(reference)
+        self.steps = [step for step, _ in self.points]
+
+    def at(self, step: int) -> float:
+        """Linear between the points around `step`; a point's own step gives its loss exactly, so a
+        run compared with the curve it was recorded as reads its own losses back."""
+        points = self.points
+        if step <= points[0][0]:
+            return points[0][1]
+        if step >= points[-1][0]:
+            return points[-1][1]
+        i = bisect_left(self.steps, step)
+        s1, l1 = points[i]
+        if s1 == step:
+            return l1
+        s0, l0 = points[i - 1]
+        return l0 + (l1 - l0) * (step - s0) / (s1 - s0)
 
 
 def _reference_problem(spec: Convergence) -> str | None:
     points = sorted((p.step, p.loss) for p in spec.reference)
     start, end = spec.window.start, spec.window.end
+    if not points:
+        return "the reference curve has no points"
+    bad = next(((step, loss) for step, loss in points if not math.isfinite(loss)), None)
+    if bad is not None:  # `nan > tolerance` is False: a NaN reference would pass every run
+        return f"the reference's loss is {bad[1]} at step {bad[0]}; a reference's losses must be finite"
     if start > end:
         return f"the window starts at step {start}, after it ends at step {end}"
     if points[0][0] > start or points[-1][0] < end:
@@ -106,11 +126,16 @@ def check_convergence(
         logged = set(steps[lo:hi])
         missing = next(s for s in range(start, end + 1) if s not in logged)
         return ConvergenceResult(False, f"the run logs no loss at step {missing}; the window needs every step", missing)
-    reference = [(p.step, p.loss) for p in spec.reference]
-    smoothed = _trailing_means(series, max(1, spec.smoothing_steps), lo, hi)
+    curve = _Curve([(p.step, p.loss) for p in spec.reference])
+    k = max(1, spec.smoothing_steps)
+    smoothed = _trailing_means(series, k, lo, hi)
+    # the reference on the same footing: read at the run's own logged steps and averaged over the same k
+    reach = max(0, lo - k + 1)
+    reference = [(step, curve.at(step)) for step, _ in series[reach:hi]]
+    smoothed_reference = _trailing_means(reference, k, lo - reach, hi - reach)
     worst_step, worst_gap = start, -1.0
     for step in range(start, end + 1):
-        ref = reference_at(reference, step)
+        ref = smoothed_reference[step]
         gap = _gap(smoothed[step], ref, spec.tolerance_kind)
         if gap > spec.tolerance:
             side = "above" if smoothed[step] > ref else "below"
@@ -118,7 +143,8 @@ def check_convergence(
                 False,
                 f"loss {smoothed[step]:.4f} is {side} the reference {ref:.4f} "
                 f"at step {step} by {_format_gap(gap, spec)} "
-                f"(tolerance {_format_gap(spec.tolerance, spec)})",
+                f"(tolerance {_format_gap(spec.tolerance, spec)}"
+                + (f"; both averaged over the last {k} logged steps)" if k > 1 else ")"),
                 step,
                 gap,
             )
@@ -157,10 +183,10 @@ def _check_with_skips(
     logged = {step for step, _ in losses}
     if not losses or logged <= skipped:
         return ConvergenceResult(False, "the run has no loss samples")
-    reference = [(p.step, p.loss) for p in spec.reference]
+    curve = _Curve([(p.step, p.loss) for p in spec.reference])
     if _reference_problem(spec) is None:
         filled = list(losses) + [
-            (step, reference_at(reference, step))
+            (step, curve.at(step))
             for step in skipped
             if spec.window.start <= step <= spec.window.end and step not in logged
         ]
