@@ -1,6 +1,6 @@
 """Snapshot + tiers -> the tier boards document (SPEC §7). Pure: no I/O, no clock; the caller writes.
 
-Every figure is rounded to a fixed number of decimals (ROUNDING, documented in docs/boards.md) so
+Every figure is rounded to a fixed number of decimals (figures.ROUNDING, documented in docs/boards.md) so
 that the same registry gives the same bytes on any machine; rows are sorted by stable keys; one row
 per recipe id, so no row can appear twice. `updated_at` and `source_commit` come from git through
 the caller (GitStamp), never from the clock.
@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 
+from validator.boards.figures import ROUNDING, fixed
 from validator.boards.frontier import frontiers
 from validator.evidence.agreement import point_of, primary_runs
 from validator.evidence.tiers import TIER_MEANINGS, TierResult, missing_reference
@@ -26,20 +27,6 @@ from validator.registry.snapshot import Catalog, RecipeEntry, RunEntry, Snapshot
 from validator.science.physics import cost_per_1m, implied_mfu
 
 BOARDS_SCHEMA_ID = "https://openrecipes.dev/schema/boards.schema.json"
-
-# Decimals kept per kind of figure (docs/boards.md). Throughput keeps two decimals (small decode
-# rates such as 3.25 tok/s stay meaningful), money is shown in cents as seed 000 shows it, MFU is a
-# fraction with four decimals (0.4123 = 41.23%), ratios three, percentages one.
-ROUNDING = {
-    "tok_s": 2,
-    "ms": 2,
-    "usd": 2,
-    "mfu": 4,
-    "ratio": 3,
-    "pct": 1,
-    "params_b": 3,
-    "loss": 4,
-}
 
 _FIGURE_KIND = {
     "decode_tok_s": "tok_s",
@@ -59,13 +46,6 @@ class GitStamp:
 
     updated_at: str | None = None  # that commit's committer time, UTC ISO 8601
     source_commit: str | None = None  # its full SHA
-
-
-def fixed(value: float | None, kind: str) -> float | None:
-    """A figure rounded to its kind's decimals; None for missing or non-finite values."""
-    if value is None or not math.isfinite(value):
-        return None
-    return round(float(value), ROUNDING[kind]) + 0.0  # + 0.0 turns -0.0 into 0.0
 
 
 # --------------------------------------------------------------------------- shared pieces

@@ -26,6 +26,7 @@ from collections.abc import (
 )
 from typing import Any, cast
 
+from validator.boards.figures import fixed, per_gpu
 from validator.registry.layout import HARDWARE_PATH
 from validator.registry.snapshot import Catalog
 from validator.science.frontier import INTERACTIVITY_TARGETS, Point, frontier, throughput_at
@@ -36,7 +37,8 @@ VERIFIED_TIERS = ("T2", "T3")
 
 
 def _usd(value: float | None) -> float | None:
-    return None if value is None else round(value, 2)
+    """Money as every board figure is rounded (an overflowing cost is null, as a missing price is)."""
+    return fixed(value, "usd")
 
 
 def _point(row: Mapping[str, Any], price: float | None) -> dict[str, Any] | None:
@@ -44,7 +46,9 @@ def _point(row: Mapping[str, Any], price: float | None) -> dict[str, Any] | None
     interactivity, output = row.get("decode_tok_s"), row.get("output_tok_s")
     if not interactivity or not output or not row.get("gpus"):
         return None
-    per_gpu = round(output / row["gpus"], 2)
+    tok_s_per_gpu = per_gpu(output, row["gpus"])
+    if not tok_s_per_gpu:  # below what the boards show: the gate refuses such a run (ORV217, boards/figures.py)
+        return None
     why_apart = None
     if row["tier"] not in VERIFIED_TIERS:
         why_apart = f"{row['tier']}: figures not verified"
@@ -57,9 +61,9 @@ def _point(row: Mapping[str, Any], price: float | None) -> dict[str, Any] | None
         "concurrency": row.get("concurrency"),
         "gpus": row["gpus"],
         "interactivity": interactivity,
-        "tok_s_per_gpu": per_gpu,
+        "tok_s_per_gpu": tok_s_per_gpu,
         "ttft_ms": row.get("ttft_ms"),
-        "cost_per_1m": _usd(cost_per_1m(price, per_gpu)),
+        "cost_per_1m": _usd(cost_per_1m(price, tok_s_per_gpu)),
         "on_frontier": False,
         "apart": why_apart,
     }
@@ -95,13 +99,13 @@ def group(key: tuple[str, str, str], points: Iterable[Mapping[str, Any]], price:
         cast("dict[str, Any]", p.item)["on_frontier"] = True  # the copies made above
     cost_at = []
     for target in INTERACTIVITY_TARGETS:
-        per_gpu = throughput_at(front, target)
-        if per_gpu is not None:
+        throughput = throughput_at(front, target)
+        if throughput is not None:
             cost_at.append(
                 {
                     "interactivity": target,
-                    "tok_s_per_gpu": round(per_gpu, 2),
-                    "cost_per_1m": _usd(cost_per_1m(price, per_gpu)),
+                    "tok_s_per_gpu": round(throughput, 2),
+                    "cost_per_1m": _usd(cost_per_1m(price, throughput)),
                 }
             )
     order = lambda p: (p["interactivity"], p["tok_s_per_gpu"], p["recipe"], p["run_sha"])  # noqa: E731

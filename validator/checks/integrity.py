@@ -1,4 +1,5 @@
-"""ORV2xx integrity: run files are what their names say, canonical, referenced once, and back their recipe."""
+"""ORV2xx integrity: run files are what their names say, canonical, referenced once, back their recipe, and
+hold figures the boards can show."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
+from validator.boards.figures import SMALLEST_RATE, too_small_to_show
 from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
 from validator.evidence.agreement import (
@@ -188,6 +190,50 @@ def summary_matches_samples(run: RunFile, catalog: Catalog) -> Iterator[Finding]
             f"the samples give summary.{metric} = {_figure(recomputed)}; export the run again from the "
             "tool rather than editing the summary",
             at=("summary", metric),
+        )
+
+
+@check("ORV217", E, "run figure too small for the boards to show", scope="run-file")
+def figures_can_be_shown(run: RunFile, catalog: Catalog) -> Iterator[Finding]:
+    """
+    Every rate a run puts on the boards (its decode, prefill and output tok/s, its output tok/s per
+    GPU on the frontier, a training run's tokens/s/GPU; recomputed from its samples, else its
+    tool's summary) must be at least what the boards show above 0: they keep two decimals, so a
+    positive rate under 0.005 tok/s would be published as 0.00, and the boards schema refuses a
+    frontier point at 0 tok/s per GPU. The rule is one (validator/boards/figures.py): the gate
+    refuses here what the boards could not show, so a merged file never stops `orv boards`.
+
+    No real measurement is that slow: it is a unit slip, most often a `duration_s` written in
+    milliseconds (1,000× too long) or a step time in the wrong unit. Store the tool's own output
+    again with `orv add-run --from TOOL`, or correct the unit.
+    """
+    meta, facts = run.meta, run.facts
+    if meta is None:
+        return
+    recomputed = facts is not None and facts.has_samples
+    figures = facts.headline if facts is not None and recomputed else meta.summary
+    duration = run.doc.data.get("duration_s") if isinstance(run.doc.data, dict) else None
+    for found in too_small_to_show(figures, meta.hardware.count):
+        shown = f"{found.value:.3g} tok/s"
+        least = f"the least the boards show is {SMALLEST_RATE:g} tok/s"
+        if found.figure.startswith("output_tok_s") and isinstance(duration, (int, float)):
+            per = f" per GPU over {meta.hardware.count:,} GPUs" if found.figure.endswith("per GPU") else ""
+            yield Finding(
+                run.path,
+                f"`duration_s` is {duration:,.6g} s, which gives {shown} of output{per}: the boards would "
+                f"show 0.00 ({least})",
+                "`duration_s` is the run's wall time in seconds; a duration in milliseconds entered as "
+                "seconds is 1,000× too long. Store the tool's own output again with `orv add-run --from TOOL`",
+                at=("duration_s",),
+            )
+            continue
+        source = "recomputed from the samples" if recomputed else "in the summary"
+        yield Finding(
+            run.path,
+            f"`{found.figure}` {source} is {shown}: the boards would show 0.00 ({least})",
+            "no real run is this slow: check the samples' units (time_s in seconds, ttft_ms and e2e_ms in "
+            "milliseconds) and store the tool's own output again with `orv add-run --from TOOL`",
+            at=("samples",) if recomputed else ("summary", found.figure.split()[0]),
         )
 
 
