@@ -122,22 +122,26 @@ TINY_TO_HUGE = st.floats(1e-300, 1e300, allow_nan=False, allow_infinity=False)
 @dataclass(frozen=True)
 class Inference:
     """An inference recipe and its run: 8 requests of 1,000 prompt and 101 output tokens (the test workload),
-    each with TTFT `ttft_ms` and `tpot_ms` per further token, the run lasting `duration_s` on `gpus` GPUs."""
+    each with TTFT `ttft_ms` and `tpot_ms` per further token, the run lasting `duration_s` on `gpus` GPUs;
+    without `samples`, only the tool's summary of those figures (a T1 run, still on the boards)."""
 
     gpus: int
     concurrency: int
     ttft_ms: float
     tpot_ms: float
     duration_s: float | None
+    samples: bool = True
 
 
 @dataclass(frozen=True)
 class Training:
-    """A training recipe and its run: 21 steps of 128 × 8,192 tokens, `step_s` each, on `gpus` GPUs."""
+    """A training recipe and its run: 21 steps of 128 × 8,192 tokens, `step_s` each, on `gpus` GPUs, the loss
+    falling from `loss`."""
 
     gpus: int
     step_s: float
     baseline: bool
+    loss: float = 2.0
 
 
 INFERENCE = st.builds(
@@ -147,12 +151,14 @@ INFERENCE = st.builds(
     st.one_of(st.sampled_from([0.0, 1e-6, 100.0, 1e9]), TINY_TO_HUGE),
     st.one_of(st.sampled_from([1e-9, 0.01, 25.0, 1e7]), TINY_TO_HUGE),
     st.one_of(st.sampled_from([1e-9, 20.8, 20.8 * 3000, 1e9]), TINY_TO_HUGE, st.none()),
+    st.booleans(),
 )
 TRAINING = st.builds(
     Training,
     st.sampled_from([1, 8, 4096, 1_048_576]),
     st.one_of(st.sampled_from([1e-9, 1.0, 708.0, 3.15e9]), TINY_TO_HUGE),
     st.booleans(),
+    st.sampled_from([1e-300, 2.0, 1e300]),
 )
 PRICES = st.one_of(st.sampled_from([1e-300, 0.01, 6.88, 1e300, 1.7e308]), st.none())
 
@@ -171,6 +177,10 @@ def add_inference(root: Path, spec: Inference) -> None:
     claims = {k: signif(v) for k, v in facts.headline.items() if k in ("decode_tok_s", "prefill_tok_s", "ttft_ms")}
     claims = {k: v for k, v in claims.items() if 0 < v < 1.7e308} or {"decode_tok_s": 40.0}
     run["summary"], recipe["claimed"] = dict(claims), dict(claims)
+    if not spec.samples:  # the tool's summary alone, its aggregate included
+        del run["samples"]
+        summary = {k: signif(v) for k, v in facts.headline.items()}
+        run["summary"] = {k: v for k, v in summary.items() if 0 < v < 1.7e308} or dict(claims)
     recipe["runs"] = [store_run(root, run)]
     write_recipe(root, recipe)
 
@@ -179,7 +189,7 @@ def add_training(root: Path, spec: Training) -> None:
     layout = {"tp": 1, "pp": 1, "dp": spec.gpus}
     recipe = training_recipe("extreme-training", 1.0, count=spec.gpus, layout=layout, baseline=spec.baseline)
     samples = [
-        {"step": s, "time_s": spec.step_s, "tokens": TOKENS_PER_STEP, "loss": round(2.0 - 0.005 * s, 6)}
+        {"step": s, "time_s": spec.step_s, "tokens": TOKENS_PER_STEP, "loss": spec.loss * (1 - 0.0025 * s)}
         for s in range(21)
     ]
     figure = training_facts(samples, spec.gpus, 2).headline.get("tokens_per_s_per_gpu")
@@ -219,6 +229,7 @@ def test_any_registry_the_gate_accepts_regenerates_into_valid_boards(tmp_path_fa
     @given(PRICES, st.one_of(st.none(), INFERENCE), st.one_of(st.none(), TRAINING))
     # the crash row (ms entered as s on 8 GPUs), and the dearest price a catalog can state
     @example(None, Inference(8, 1, 100.0, 25.0, 20.8 * 3000), None)
+    @example(None, Inference(8, 1, 100.0, 25.0, 20.8 * 3000, samples=False), None)
     @example(1.7e308, Inference(8, 1, 100.0, 25.0, 20.8), Training(8, 708.0, True))
     @example(6.88, None, Training(8, 1e12, False))
     def accepted_means_renderable(price: float | None, inference: Inference | None, training: Training | None) -> None:
