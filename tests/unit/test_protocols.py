@@ -396,6 +396,31 @@ def test_add_run_records_a_megatron_log_as_a_models_convergence_reference(
     )  # a serving run is no convergence reference
 
 
+def test_add_run_refuses_a_reference_that_fails_against_itself_and_stores_nothing(
+    registry: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A diverged log (its loss is nan at step 77) would judge nothing (`nan > tolerance` is False): refused
+    before it is stored or named, with the reason ORV244 would give."""
+    import shutil
+
+    from tests.testing.registry import TOOLS, VALID_TRAINING_RECIPE, written
+    from validator.cli import main
+
+    rel = "recipes/training/qwen3.8-27b/" + VALID_TRAINING_RECIPE.name
+    (registry / rel).parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(VALID_TRAINING_RECIPE, registry / rel)
+    before = written(registry)
+    args = ["add-run", "--root", str(registry), "--from", "megatron", "--recipe", str(registry / rel)]
+    args += ["--reference-for", "qwen3.8-27b", "--workload", "sft-8k-gb128-bf16"]
+    assert main([*args[:5], str(TOOLS / "megatron" / "nan.log"), *args[5:]]) == 1
+    err = capsys.readouterr().err
+    assert "cannot be qwen3.8-27b's convergence reference for `sft-8k-gb128-bf16`" in err
+    assert "fails the convergence check against itself: loss is nan at step 77" in err
+    assert written(registry) == before  # no run file, no catalog entry
+    # its healthy twin is recorded
+    assert main([*args[:5], str(TOOLS / "megatron" / "qwen3-8-27b-tp1-pp4-dp2.log"), *args[5:]]) == 0
+
+
 def test_launch_is_part_of_a_configurations_identity_and_a_shell_string_is_a_finding(registry: Path) -> None:
     base = inference_recipe("a", gpu="h100", count=2)
     base["serving"] = {"concurrency": 1, "tp": 2}

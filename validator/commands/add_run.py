@@ -28,7 +28,7 @@ from validator.adapters import recomputed as recompute
 from validator.adapters.detect import RUN, detect
 from validator.commands.outcome import Outcome
 from validator.diagnostics import Result
-from validator.errors import AdapterError, AddRunError, ExitCode, InputFileError, UsageError
+from validator.errors import AdapterError, AddRunError, ExitCode, InputFileError, Refusal, UsageError
 from validator.evidence.signing import NO_TOOL, OK, SigningError, sign_run
 from validator.files.atomic import transaction
 from validator.files.yamledit import EditError
@@ -36,7 +36,9 @@ from validator.git.plumbing import tracked
 from validator.git.sparse import materialize
 from validator.load import contributor
 from validator.load.contributor import Budget
+from validator.load.references import unusable_as_reference
 from validator.quality.add import add as add_quality
+from validator.registry.catalog import load_catalog
 from validator.registry.catalog_edits import set_model_references
 from validator.registry.layout import MODELS_PATH
 from validator.registry.recipe_edits import disagreeing_claims, recipe_write_problem, record_run_in_recipe
@@ -163,6 +165,8 @@ def _add_run(request: AddRunRequest, outcome: Outcome) -> StoredRun:
         for text in converted.notes:
             outcome.note(f"note: {text}")
         recomputed = recompute(converted.document, meta)
+        if request.reference_for is not None:  # asked before storing: a reference ORV244 refuses is not recorded
+            _refuse_unusable_reference(request, converted.document)
         stored = store_run_document(request.root, converted.document, request.file)
         stated = {
             k: {n: x for n, x in v.items() if not (x == 1 and n in SIZE_ONE_BY_DEFAULT)}
@@ -186,6 +190,20 @@ def _add_run(request: AddRunRequest, outcome: Outcome) -> StoredRun:
             "names this run (a change to an existing reference needs a maintainer's waiver, ORV621)"
         )
     return stored
+
+
+def _refuse_unusable_reference(request: AddRunRequest, document: Mapping[str, Any]) -> None:
+    """A convergence reference must pass the workload's check against itself (docs/convergence.md, ORV244)."""
+    workload = str(request.given["workload"])
+    why = unusable_as_reference(load_catalog(request.root).workloads, workload, document.get("samples"))
+    if why:
+        raise Refusal(
+            f"this run cannot be {request.reference_for}'s convergence reference for `{workload}`: {why}; "
+            "nothing was stored",
+            "a reference is a healthy run of the model's baseline: every loss finite, every step of the "
+            "workload's window logged, the loss falling over it (docs/convergence.md)",
+            ExitCode.FINDINGS,
+        )
 
 
 def input_budget(fmt: str | None) -> Budget:

@@ -13,13 +13,14 @@ cover the workload's window or does not decrease over it cannot judge anyone (OR
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
 import orjson
 
 from validator.hashing import content_address, run_path
-from validator.models import ReferencePoint
+from validator.models import ReferencePoint, WorkloadSpec
 from validator.registry.snapshot import Catalog
 from validator.science.loss_curve import check_convergence
 from validator.science.throughput import skipped_steps, training_losses
@@ -52,30 +53,37 @@ def _curve(
             f"not `{model}` on `{workload}`"
         )
     samples = data.get("samples")
-    try:
-        curve = tuple((int(s), float(v)) for s, v in training_losses(samples or []))
-        skipped = skipped_steps(samples or [])
-    except (TypeError, KeyError, ValueError):
-        return (), f"{rel} has no readable (step, loss) samples"
-    if len(curve) < 2:
-        return (), f"{rel} has fewer than two logged losses"
-    why = _fails_against_itself(catalog, workload, curve, skipped)
+    why = unusable_as_reference(catalog.workloads, workload, samples)
     if why:
-        return (), f"{rel} fails the convergence check against itself: {why}"
-    return curve, None
+        return (), f"{rel}: {why}"
+    return tuple((int(s), float(v)) for s, v in training_losses(samples or [])), None
 
 
 def _fails_against_itself(
-    catalog: Catalog, workload: str, curve: tuple[tuple[int, float], ...], skipped: frozenset[int]
+    workloads: Mapping[str, WorkloadSpec], workload: str, curve: tuple[tuple[int, float], ...], skipped: frozenset[int]
 ) -> str | None:
     """Why the reference run, judged as any run of the model is judged against it, fails; None when it passes
     (or the workload has no rule yet: nothing is judged against the curve then)."""
-    spec = catalog.workloads.get(workload)
+    spec = workloads.get(workload)
     if spec is None or spec.convergence is None:
         return None
     points = tuple(ReferencePoint(step=step, loss=loss) for step, loss in curve)
     result = check_convergence(curve, spec.convergence.model_copy(update={"reference": points}), skipped)
     return None if result.ok else result.reason
+
+
+def unusable_as_reference(workloads: Mapping[str, WorkloadSpec], workload: str, samples: Any) -> str | None:
+    """Why a training run's samples cannot be a convergence reference for `workload` (the rule ORV244 applies
+    to a named run): `orv add-run --reference-for` asks before it stores the run or names it."""
+    try:
+        curve = tuple((int(s), float(v)) for s, v in training_losses(samples or []))
+        skipped = skipped_steps(samples or [])
+    except (TypeError, KeyError, ValueError):
+        return "it has no readable (step, loss) samples"
+    if len(curve) < 2:
+        return "it has fewer than two logged losses"
+    why = _fails_against_itself(workloads, workload, curve, skipped)
+    return f"it fails the convergence check against itself: {why}" if why else None
 
 
 def with_reference_curves(root: str, catalog: Catalog) -> Catalog:
