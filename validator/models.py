@@ -327,6 +327,23 @@ class SyntheticTest(_Strict):
     backends: Annotated[str, StringConstraints(max_length=200)]
 
 
+class EngineReport(_Strict):
+    """What trtllm-bench's own report (--report_json) states about the setup, copied unchanged so the gate
+    can compare it with the recipe (schema/run-inference.schema.json `reported`; ORV229, ORV260, ORV261):
+    the GPU's device name (`machine.name`), the parallel layout (`world_info`) and the engine's
+    quantization and dtypes (`engine`)."""
+
+    tool: Literal["trtllm-bench"]
+    machine_name: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+    tp_size: PositiveInt
+    pp_size: PositiveInt
+    ep_size: PositiveInt | None = None
+    world_size: PositiveInt
+    quantization: Annotated[str, StringConstraints(min_length=1, max_length=100)] | None = None
+    dtype: Annotated[str, StringConstraints(min_length=1, max_length=100)] | None = None
+    kv_cache_dtype: Annotated[str, StringConstraints(min_length=1, max_length=100)] | None = None
+
+
 class RunMeta(_Strict):
     """A run file without its raw samples (those are reduced to RunFacts while streaming)."""
 
@@ -342,6 +359,7 @@ class RunMeta(_Strict):
     serving: Serving | None = None
     architecture: StatedArchitecture | None = None
     synthetic: SyntheticTest | None = None  # llama-bench's pp/tg test (inference only)
+    reported: EngineReport | None = None  # trtllm-bench's report on its setup (inference only)
     measured_at: Timestamp
     measured_by: Text100
     duration_s: PositiveFloat | None = None
@@ -357,7 +375,7 @@ class RunMeta(_Strict):
             raise ValueError("fields do not fit the run's kind")
         if self.kind == "training" and (self.checkpoint is not None or self.duration_s is not None):
             raise ValueError("fields do not fit the run's kind")
-        if self.kind == "training" and self.synthetic is not None:
+        if self.kind == "training" and (self.synthetic is not None or self.reported is not None):
             raise ValueError("fields do not fit the run's kind")
         if self.kind == "inference" and self.architecture is not None:
             raise ValueError("fields do not fit the run's kind")
@@ -390,8 +408,20 @@ class GpuSpec(_Catalog):
     price_per_gpu_hour: float | None = None
     price_source: str | None = None
     aliases: tuple[str, ...] = ()
+    # the device name as the driver reports it (nvidia-smi, CUDA): what tools print (ORV249, ORV229)
+    device_names: tuple[Annotated[str, StringConstraints(min_length=1, max_length=200)], ...] = ()
+    device_names_source: Annotated[str, StringConstraints(min_length=1)] | None = None
     sources: tuple[str, ...] = ()
     notes: str | None = None
+
+    @model_validator(mode="after")
+    def _sourced_device_names(self) -> GpuSpec:
+        """The schema's rules: each spelling once, and listed only with where it was seen."""
+        if len(set(self.device_names)) != len(self.device_names):
+            raise ValueError("device_names lists a spelling twice")
+        if "device_names" in self.model_fields_set and self.device_names_source is None:
+            raise ValueError("device_names needs device_names_source")
+        return self
 
 
 class DerivedCheckpoint(_Catalog):

@@ -16,7 +16,7 @@ from validator.registry.store import store_run_document
 
 MODEL = "qwen3.8-27b"
 # (name a tool states, is it the model's?) against a catalog listing `checkpoints: [Qwen/Qwen3.8-27B]`,
-# and against one listing none (the name must mention the family, name or an alias)
+# and against one listing none (the name must mention the model's name or an alias; the run then stays at T1)
 LISTED = [
     ("Qwen/Qwen3.8-27B", True),
     ("/models/qwen3.8-27b", True),  # the checkpoint; a local copy of it
@@ -27,13 +27,22 @@ UNLISTED = [
     ("Qwen/Qwen3.8-27B", True),
     ("/models/swift-qwen3.8-27b-awq", True),  # its name; an alias
     ("meta-llama/Llama-3.1-8B", False),
+    ("Qwen/Qwen3-14B", False),  # the family alone is resemblance, not the model
 ]
+
+
+def unlisted(root: Path) -> None:
+    """The model's `checkpoints` taken out of root's catalog (the test catalog lists the fixtures' own)."""
+    models = root / "catalog" / "models.yaml"
+    lines = models.read_text(encoding="utf-8").splitlines(keepends=True)
+    models.write_text("".join(line for line in lines if "checkpoints" not in line), encoding="utf-8")
 
 
 def _verdicts(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], names: list[tuple[str, bool]], listed: bool
 ) -> list[tuple[str, bool, bool, bool, bool]]:
     root = with_reference(tmp_path, capsys)
+    unlisted(root)
     if listed:
         models = root / "catalog" / "models.yaml"
         text = models.read_text(encoding="utf-8")
@@ -77,6 +86,7 @@ def test_the_three_paths_agree_on_a_checkpoint(
 
 def test_a_reference_run_is_held_to_the_same_rule(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = with_reference(tmp_path, capsys)
+    unlisted(root)
     other = forged(tmp_path, "reference", lambda d: d["config"]["model_args"].update(model="meta-llama/Llama-3.1-8B"))
     with pytest.raises(AddRunError) as refused:
         quality_add.build(str(root), str(other), None, {"quant": "bf16", "measured_by": "t"}, MODEL)

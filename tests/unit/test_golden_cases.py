@@ -26,6 +26,12 @@ COVERED_ELSEWHERE = {
     "ORV247": "tests/unit/test_llamabench.py::test_a_run_moved_to_another_test_is_a_check_finding",
     "ORV248": "tests/unit/test_llamabench.py::test_a_pin_edited_after_the_run_is_a_check_finding",
     "ORV249": "tests/unit/test_llamabench.py::test_a_gpu_llama_bench_did_not_see_is_refused",
+    "ORV228": "tests/e2e/test_identity_pr.py::test_a_q2_k_gguf_on_a_q4_k_m_recipe_is_refused",
+    # trtllm-bench's report needs its real (source-derived) output stored by add-run, edited per row
+    "ORV229": "tests/e2e/test_identity_pr.py::test_a_b200_report_on_an_h100_recipe_is_refused",
+    "ORV260": "tests/e2e/test_identity_pr.py::test_tp_2_on_world_size_1_is_refused",
+    "ORV261": "tests/e2e/test_identity_pr.py::test_the_shipped_fp8_report_on_a_bf16_recipe_is_refused",
+    "ORV262": "tests/e2e/test_identity_pr.py::test_a_trtllm_run_without_its_reports_setup_is_refused",
     "ORV901": "tests/e2e/test_shard.py::test_a_json_partial_with_fields_or_types_a_shard_never_writes_is_refused",
     "ORV111": "tests/unit/test_limits.py::test_recipe_over_one_mebibyte_is_orv111",
     # a golden case over 4 MiB would weigh on every clone: the run is made in the test

@@ -302,7 +302,9 @@ def test_a_gpu_llama_bench_did_not_see_is_refused(
     other = tmp_path / "4090.json"
     other.write_text(json.dumps(tests), encoding="utf-8")
     code, _, err = add_run(capsys, registry, other, recipe)
-    assert code == 1 and "ORV249" in err and "ran on `NVIDIA GeForce RTX 4090`" in err
+    assert (
+        code == 1 and "ORV249" in err and "names the device `NVIDIA GeForce RTX 4090`, which is no catalog GPU's" in err
+    )
     for test in tests:
         test["gpu_info"], test["backends"] = "", "CUDA"  # the device erased, the backend left: edited
     other.write_text(json.dumps(tests), encoding="utf-8")
@@ -325,6 +327,7 @@ def test_a_gpu_llama_bench_did_not_see_is_refused(
     stored.unlink()
     found = [d for d in errors(registry) if d.code == "ORV249"]
     assert len(found) == 1 and "the run's GPU (its recipe's) is `h100`" in found[0].message
+    assert "`NVIDIA GeForce RTX 3090` is catalog GPU `rtx-3090`" in found[0].message
 
 
 def _edited(tmp_path: Path, name: str, gpu_info: str, backends: str) -> Path:

@@ -176,6 +176,17 @@ INFERENCE_RUN = {
         "gpu_info": "NVIDIA GeForce RTX 3090",
         "backends": "CUDA",
     },
+    "reported": {
+        "tool": "trtllm-bench",
+        "machine_name": "NVIDIA GeForce RTX 3090",
+        "tp_size": 1,
+        "pp_size": 1,
+        "ep_size": 1,
+        "world_size": 1,
+        "quantization": "W4A16",
+        "dtype": "bfloat16",
+        "kv_cache_dtype": "FP8",
+    },
     "summary": {"decode_tok_s": 110, "prefill_tok_s": 4096, "ttft_ms": 250, "output_tok_s": 97.7, "tpot_ms": 9.1},
     "samples": [
         {"prompt_tokens": 1024, "output_tokens": 256, "ttft_ms": 245, "e2e_ms": 2516.8, "start_ms": 0},
@@ -187,6 +198,8 @@ HARDWARE = {
         "h100": {
             "name": "NVIDIA H100",
             "vendor": "nvidia",
+            "device_names": ["NVIDIA H100 80GB HBM3", "NVIDIA H100"],
+            "device_names_source": "s",
             "bf16_dense_tflops": 989.4,
             "hbm_gib": 80,
             "hbm_tb_s": 3.35,

@@ -20,7 +20,17 @@ from validator.adapters.common import Converted, Problems, RunMetadata, Source
 from validator.diagnostics import Diagnostic, Severity
 from validator.errors import AdapterError, InputFileError, LoadError
 from validator.evidence.agreement import metadata_mismatches
-from validator.evidence.identity import Problem, architecture_problems, checkpoint_problem, gguf_problems, gpu_problem
+from validator.evidence.identity import (
+    Problem,
+    architecture_problems,
+    checkpoint_problem,
+    gguf_problems,
+    gguf_quant_problem,
+    gpu_problem,
+    reported_gpu_problem,
+    reported_layout_problems,
+    reported_quant_problem,
+)
 from validator.load import schema as schemas
 from validator.load.contributor import (
     LLAMA_BENCH as LLAMA_BENCH_OUTPUT,
@@ -49,7 +59,7 @@ from validator.models import (
     TrainingRecipe,
     WorkloadSpec,
 )
-from validator.registry.catalog import catalog_entry
+from validator.registry.catalog import catalog_entry, typed_entries
 from validator.registry.layout import HARDWARE_PATH, MODELS_PATH, WORKLOADS_PATH
 from validator.registry.snapshot import strip_samples
 from validator.science.llamabench import facts as llama_bench_facts
@@ -324,6 +334,7 @@ def check_identity(root: str, recipe_path: str | None, source: Source, converted
         return  # convert() already held the document to the schema
     problems = Problems(source)
     spec = load_model(root, run.model)
+    hardware = typed_entries(root, HARDWARE_PATH)
     recipe = load_recipe(recipe_path) if recipe_path else None
     if recipe is not None:
         for m in metadata_mismatches(recipe, run):
@@ -340,14 +351,30 @@ def check_identity(root: str, recipe_path: str | None, source: Source, converted
         for found in gguf_problems(run.model, spec, run.synthetic.model_filename, run.synthetic.model_n_params):
             problems.add("ORV226", found.message, found.hint)
         found = gpu_problem(
-            run.hardware.gpu, load_gpu(root, run.hardware.gpu), run.synthetic.gpu_info, run.synthetic.backends
+            run.hardware.gpu,
+            hardware.get(run.hardware.gpu),
+            run.hardware.count,
+            run.synthetic.gpu_info,
+            run.synthetic.backends,
+            hardware,
         )
         if found is not None:
             problems.add("ORV249", found.message, found.hint)
+        found = gguf_quant_problem(run.quant, run.synthetic.model_type)
+        if found is not None:
+            problems.add("ORV228", found.message, found.hint)
     for served in (run.checkpoint, converted.stated.get("tokenizer_id")):  # vLLM: model_id, then tokenizer_id
         found = checkpoint_problem(run.model, spec, served, named) if served else None
         if found is not None:
             problems.add("ORV226", found.message, found.hint)
     for found in architecture_problems(run.model, spec, run):
         problems.add("ORV227", found.message, found.hint)
+    # trtllm-bench: the GPU, layout and quantization its report states (the run's `reported`)
+    for code, found in (
+        ("ORV229", reported_gpu_problem(run, hardware)),
+        *(("ORV260", p) for p in reported_layout_problems(run)),
+        ("ORV261", reported_quant_problem(run)),
+    ):
+        if found is not None:
+            problems.add(code, found.message, found.hint)
     problems.raise_if_any()

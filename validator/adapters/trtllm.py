@@ -26,7 +26,10 @@ not compared. A run without streaming is refused: its TTFT is not measured (the 
 without first-token stamps is refused too.
 Carried into the run: `engine.version` as the TensorRT-LLM pin (and the tool's version: trtllm-bench
 ships with TensorRT-LLM), `world_info` tp/pp/ep as the serving layout and world_size as the GPU count
-(compared with the recipe, ORV206), `engine.model` as the served checkpoint (identity, ORV226).
+(compared with the recipe, ORV206), `engine.model` as the served checkpoint (identity, ORV226), and the
+report's own `machine.name`, `world_info` sizes and `engine` quantization/dtypes unchanged as the run's
+`reported` block, which the gate compares with the recipe (ORV229 the GPU, ORV260 the layout, ORV261 the
+quantization; a trtllm-bench run without it is ORV262).
 
 `orv add-run --from trtllm-bench REQUESTS.json --report REPORT.json`.
 """
@@ -268,12 +271,8 @@ def convert(source: Source, meta: RunMetadata) -> Converted:
     meta = merge_mapping(
         meta, "serving", {k: v for k, v in layout.items() if _int(v) and v > 0 and (v > 1 or k != "ep")}, TOOL, notes
     )
-    quant = engine.get("quantization")
-    if isinstance(quant, str) and meta.quant and quant.lower().replace("_", "-") != meta.quant:
-        notes.append(
-            f"trtllm-bench reports quantization {quant} (dtype {engine.get('dtype')}); the recipe says "
-            f"{meta.quant}: check they name the same format"
-        )
+    reported = _reported(report, engine, world, about_report)
+    raise_if_any(about_report)
     samples = _samples(requests)
     streaming = report.data["streaming_metrics"] if claims_streaming else {}
     summary = {
@@ -291,4 +290,38 @@ def convert(source: Source, meta: RunMetadata) -> Converted:
     if not summary:  # the report's own figures were left out: the run still needs a headline (schema)
         summary = dict(inference_facts(samples, duration).headline)
     document = inference_document(TOOL, FORMAT, meta, summary, samples, duration or None, problems)
+    document["reported"] = reported  # compared with the recipe by ORV229, ORV260, ORV261 (evidence/identity.py)
     return Converted(document, tuple(notes))
+
+
+def _reported(report: JsonRecord, engine: dict[str, Any], world: dict[str, Any], problems: Problems) -> dict[str, Any]:
+    """The report's own statement of the setup, copied unchanged into the run (schema `reported`): the GPU's
+    device name, the parallel layout and the engine's quantization and dtypes."""
+    machine = report.data.get("machine")
+    name = machine.get("name") if isinstance(machine, dict) else None
+    out: dict[str, Any] = {"tool": TOOL}
+    if isinstance(name, str) and name.strip():
+        out["machine_name"] = name
+    else:
+        problems.add(
+            "ORV108",
+            "the report names no GPU (`machine.name`): the run cannot be matched to the recipe's GPU",
+            f"give the --report_json file {SAVE_FLAG} wrote, unchanged",
+            *report.locate(("machine",) if isinstance(machine, dict) else ()),
+        )
+    for key in ("tp_size", "pp_size", "ep_size", "world_size"):
+        value = world.get(key)
+        if _int(value) and value > 0:
+            out[key] = value
+        elif key != "ep_size":
+            problems.add(
+                "ORV108",
+                f"the report's world_info.{key} is {value!r}: the run's parallel layout cannot be checked",
+                f"give the --report_json file {SAVE_FLAG} wrote, unchanged",
+                *report.locate(("world_info",) if world else ()),
+            )
+    for key in ("quantization", "dtype", "kv_cache_dtype"):
+        value = engine.get(key)
+        if isinstance(value, str) and value.strip():
+            out[key] = value[:100]
+    return out

@@ -1,4 +1,5 @@
-"""ORV226-ORV227: the model a tool's output names is the model the recipe and the catalog say."""
+"""ORV226-ORV227, ORV229, ORV260-ORV263: the model, GPU, layout and quantization a tool's output names are the
+ones the recipe and the catalog say; a GPU's device names name one catalog GPU."""
 
 from __future__ import annotations
 
@@ -7,8 +8,19 @@ from typing import Any
 
 from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
-from validator.evidence.identity import architecture_problems, checkpoint_problem, gguf_problems
+from validator.evidence.identity import (
+    Problem,
+    architecture_problems,
+    checkpoint_problem,
+    device_key,
+    gguf_problems,
+    reported_gpu_problem,
+    reported_layout_problems,
+    reported_missing,
+    reported_quant_problem,
+)
 from validator.models import InferenceRecipe
+from validator.registry.layout import HARDWARE_PATH
 from validator.registry.snapshot import Catalog, Snapshot
 
 
@@ -68,3 +80,89 @@ def trained_architecture_is_the_model(run: Any, catalog: Catalog) -> Iterator[Fi
         return
     for problem in architecture_problems(meta.model, catalog.models.get(meta.model), meta):
         yield Finding(run.path, problem.message, problem.hint, at=tuple(problem.field.split(".")))
+
+
+@check("ORV263", Severity.ERROR, "one device name listed for two catalog GPUs", scope="registry")
+def device_names_name_one_gpu(snapshot: Snapshot) -> Iterator[Finding]:
+    """
+    A GPU's `device_names` in catalog/hardware.yaml are the names its driver reports (nvidia-smi, CUDA's
+    device name), which llama-bench's `gpu_info` and trtllm-bench's `machine.name` print. A spelling
+    listed under two catalog entries would let a run of one back a recipe of the other (ORV249, ORV229):
+    each spelling names exactly one GPU (compared with case and runs of spaces ignored). Keep the
+    spelling on the entry of the GPU that reports it, with the output it was seen in.
+    """
+    owners: dict[str, list[str]] = {}
+    for gpu_id, spec in sorted(snapshot.catalog.hardware.items()):
+        for name in spec.device_names:
+            owners.setdefault(device_key(name), []).append(gpu_id)
+    for gpu_id, spec in sorted(snapshot.catalog.hardware.items()):
+        for i, name in enumerate(spec.device_names):
+            others = [o for o in owners[device_key(name)] if o != gpu_id]
+            if others:
+                yield Finding(
+                    HARDWARE_PATH,
+                    f"`{name}` is listed as a device name of `{gpu_id}` and of {', '.join(f'`{o}`' for o in others)}",
+                    "keep the spelling only on the entry of the GPU that reports it (with its source)",
+                    at=("hardware", gpu_id, "device_names", i),
+                )
+
+
+def _located(run: Any, found: Problem) -> Finding:
+    return Finding(run.path, found.message, found.hint, at=tuple(found.field.split(".")))
+
+
+@check("ORV262", Severity.ERROR, "trtllm-bench run without its report's setup", scope="run-file")
+def trtllm_run_states_its_report(run: Any, catalog: Catalog) -> Iterator[Finding]:
+    """
+    A trtllm-bench run carries what its report (--report_json) states about the setup, unchanged, in
+    `reported`: the GPU's device name (`machine.name`), the parallel layout (`world_info`: tp_size,
+    pp_size, ep_size, world_size) and the engine's quantization and dtypes. Without it nothing the
+    gate can read says which GPU, layout or quantization ran (ORV229, ORV260, ORV261). Only a
+    trtllm-bench run has it. Store the run with `orv add-run --from trtllm-bench REQUESTS.json --report
+    REPORT.json`, which copies them.
+    """
+    if run.meta is not None and (found := reported_missing(run.meta)) is not None:
+        yield _located(run, found)
+
+
+@check("ORV229", Severity.ERROR, "the GPU trtllm-bench names is not the run's", scope="run-file")
+def trtllm_gpu_is_the_runs(run: Any, catalog: Catalog) -> Iterator[Finding]:
+    """
+    trtllm-bench's report names the GPU it ran on (`machine.name`, the device name nvidia-smi reports,
+    e.g. `NVIDIA H100 80GB HBM3`), kept as the run's `reported.machine_name`. It must be one of the
+    `device_names` of the run's catalog GPU (its recipe's), exactly: a B200's report does not back an H100
+    recipe, and a name no catalog GPU lists cannot be checked. Attach the run to the recipe of the GPU it
+    ran on, or add the GPU's spelling to its `device_names` in catalog/hardware.yaml with the output it
+    was seen in (its own pull request).
+    """
+    if run.meta is not None and (found := reported_gpu_problem(run.meta, catalog.hardware)) is not None:
+        yield _located(run, found)
+
+
+@check("ORV260", Severity.ERROR, "trtllm-bench's parallel layout is not the run's", scope="run-file")
+def trtllm_layout_is_the_runs(run: Any, catalog: Catalog) -> Iterator[Finding]:
+    """
+    trtllm-bench's report states its layout (`world_info`: tp_size, pp_size, world_size), kept in the
+    run's `reported`. TensorRT-LLM runs tp_size × pp_size ranks, one per GPU, so tp_size × pp_size must
+    equal world_size; world_size must be the run's GPU count (its recipe's), and tp/pp the run's
+    `serving.tp`/`serving.pp` where it states them. A report saying tp_size 2 on world_size 1 was edited.
+    Attach the run to the recipe of the layout it ran, or give the report trtllm-bench wrote.
+    """
+    if run.meta is not None:
+        for found in reported_layout_problems(run.meta):
+            yield _located(run, found)
+
+
+@check("ORV261", Severity.ERROR, "trtllm-bench's quantization is not the run's", scope="run-file")
+def trtllm_quant_is_the_runs(run: Any, catalog: Catalog) -> Iterator[Finding]:
+    """
+    trtllm-bench's report states the engine's quantization (`engine.quantization`: TensorRT-LLM's
+    QuantAlgo, e.g. FP8, NVFP4, W4A16_AWQ; none when the weights run unquantized) and dtype, kept in the
+    run's `reported`. The run's `quant` (its recipe's) must say the same: a quantized engine cannot back
+    an unquantized (bf16, fp16) recipe — it is another configuration, with its own quality evidence —
+    nor an unquantized engine a quantized recipe; a quantized recipe's quant begins with the algorithm's
+    words (FP8 → `fp8`, W4A16_AWQ → `w4a16-awq`), an unquantized one is the engine's dtype (bfloat16 →
+    `bf16`). Attach the run to the recipe of the model it served.
+    """
+    if run.meta is not None and (found := reported_quant_problem(run.meta)) is not None:
+        yield _located(run, found)

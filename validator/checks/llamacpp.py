@@ -1,5 +1,5 @@
-"""ORV248-ORV249: a llama-bench run was built from the llama.cpp the recipe pins (validator/stacks/llamacpp.py) and ran
-on the hardware it states, a GPU or a CPU host (validator/evidence/identity.py)."""
+"""ORV228, ORV248-ORV249: a llama-bench run was built from the llama.cpp the recipe pins (validator/stacks/llamacpp.py) and ran
+on the hardware it states, a GPU or a CPU host, with the quantisation it states (validator/evidence/identity.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
-from validator.evidence.identity import gpu_problem
+from validator.evidence.identity import gguf_quant_problem, gpu_problem
 from validator.registry.snapshot import Catalog, Snapshot
 from validator.stacks.llamacpp import TOOL, pin_problem
 
@@ -44,21 +44,51 @@ def llama_bench_build_is_the_engine_pin(snapshot: Snapshot) -> Iterator[Finding]
 @check("ORV249", Severity.ERROR, "llama-bench ran on other hardware than the run states", scope="run-file")
 def llama_bench_gpu_is_the_runs(run: Any, catalog: Catalog) -> Iterator[Finding]:
     """
-    llama-bench writes the GPUs it used (`gpu_info`, e.g. `NVIDIA GeForce RTX 3090`) and the
-    backends it was built with (`backends`: CUDA, Vulkan, ROCm, Metal, or CPU). The run's
-    hardware (from its recipe) must be what llama-bench names. On a GPU (catalog/hardware.yaml,
-    `device: gpu`, the default) llama-bench must have used a GPU backend, and the model number of
-    the catalog GPU's name (`3090`, `H100`) must appear in `gpu_info`. A CPU-only run (backends CPU,
-    BLAS or RPC; no GPU named) is evidence for a CPU host only: a catalog entry with `device: cpu`.
-    A run that used a GPU backend cannot back a CPU host's recipe, and a GPU backend with no device
-    named means the file was edited. Attach the run to the recipe of the hardware it ran on, or
-    rerun llama-bench built with the GPU's backend.
+    llama-bench writes the GPUs it saw (`gpu_info`: every GPU device's name as its driver reports it,
+    joined by ", ", e.g. `NVIDIA GeForce RTX 3090, NVIDIA GeForce RTX 3090`) and the backends it was built
+    with (`backends`: CUDA, Vulkan, ROCm, Metal, or CPU). The run's hardware (from its recipe) must be
+    exactly what llama-bench names. On a GPU (catalog/hardware.yaml, `device: gpu`, the default)
+    llama-bench must have used a GPU backend, every device it names must be the run's catalog GPU by one
+    of its `device_names` (the exact spelling, not a model number inside it: `NVIDIA GeForce RTX 3090 Ti`
+    is not an RTX 3090, an RTX PRO 6000 Max-Q is not the Workstation Edition), and it must name as many
+    devices as the run's GPU count (a box of an RTX 5090 and an RTX 3090 is not one RTX 3090). A CPU-only
+    run (backends CPU, BLAS or RPC; no GPU named) is evidence for a CPU host only: a catalog entry with
+    `device: cpu`. A run that used a GPU backend cannot back a CPU host's recipe, and a GPU backend with
+    no device named means the file was edited. Attach the run to the recipe of the hardware it ran on
+    (measure with only the recipe's GPUs visible), or add the GPU's device name to its `device_names`
+    with the output it was seen in.
     """
     meta = run.meta
     if meta is None or meta.synthetic is None:
         return
     found = gpu_problem(
-        meta.hardware.gpu, catalog.hardware.get(meta.hardware.gpu), meta.synthetic.gpu_info, meta.synthetic.backends
+        meta.hardware.gpu,
+        catalog.hardware.get(meta.hardware.gpu),
+        meta.hardware.count,
+        meta.synthetic.gpu_info,
+        meta.synthetic.backends,
+        catalog.hardware,
     )
+    if found is not None:
+        yield Finding(run.path, found.message, found.hint, at=tuple(found.field.split(".")))
+
+
+@check(
+    "ORV228", Severity.ERROR, "llama-bench loaded a GGUF of another quantisation than the run states", scope="run-file"
+)
+def llama_bench_quant_is_the_runs(run: Any, catalog: Catalog) -> Iterator[Finding]:
+    """
+    llama-bench writes the GGUF's file type in `model_type` as llama.cpp names it (`qwen3 8B Q4_K -
+    Medium`, `llama 7B Q2_K - Medium`, `... IQ4_XS - 4.25 bpw`, `... BF16`; llama.cpp's
+    `llama_model_ftype_name`). The run's `quant` (its recipe's) must be that file type, written as
+    llama.cpp's own name for it (q4_k_m, q2_k, iq4_xs, bf16, q8_0, f32; case, `-` and `_` are one, and
+    llama-quantize's aliases q4_k = q4_k_m, q5_k = q5_k_m, q3_k = q3_k_m hold): a Q2_K file measured for a
+    q4_k_m recipe is a smaller, faster model. Attach the run to the recipe of the file it loaded, or
+    measure the file the recipe names.
+    """
+    meta = run.meta
+    if meta is None or meta.synthetic is None:
+        return
+    found = gguf_quant_problem(meta.quant, meta.synthetic.model_type)
     if found is not None:
         yield Finding(run.path, found.message, found.hint, at=tuple(found.field.split(".")))

@@ -7,7 +7,10 @@ T2 verified  a T1 run with raw samples whose recomputed headline is within 1% of
              figure it can recompute, the recipe has no physics error (ORV5xx), for inference the
              samples prove the recipe's workload (lengths, prompts, concurrency: workload_fit.py;
              an `unspecified` row reaches at most T1), and for training the loss curve passes the
-             convergence check against its model's reference curve for the workload
+             convergence check against its model's reference curve for the workload; a run that names the
+             checkpoint it served must name one its catalog model lists (`checkpoints`, exact
+             repositories with a source): for a model that lists none the checkpoint cannot be checked
+             and the run reaches at most T1 (validator/evidence/identity.py, `unchecked_checkpoint`)
 Claims come from one run (evidence/agreement.py): the claim is held within 1% to its primary run (the
              first run listed at the point with raw samples, the one `orv add-run` filled the claim
              from); a later run there (a reproduction) is T2 quality when it agrees with the primary
@@ -50,6 +53,7 @@ from validator.evidence.agreement import (
     primary_of,
     workload_problems,
 )
+from validator.evidence.identity import unchecked_checkpoint
 from validator.evidence.signing import signer
 from validator.models import UNSPECIFIED, InferenceRecipe, Recipe, TrainingRecipe
 from validator.quality import status as quality
@@ -150,6 +154,10 @@ def _figures_problem(snapshot: Snapshot, entry_path: str, recipe: Recipe, run: R
 def _is_verified(snapshot: Snapshot, entry_path: str, recipe: Recipe, run: RunEntry, physics_ok: bool) -> str | None:
     if run.facts is None or not run.facts.has_samples:
         return "run has no raw samples"
+    assert run.meta is not None  # a reported run's metadata loaded
+    unchecked = unchecked_checkpoint(run.meta.model, snapshot.catalog.models.get(run.meta.model), run.meta.checkpoint)
+    if unchecked:
+        return unchecked
     why = _figures_problem(snapshot, entry_path, recipe, run)
     if why:
         return why

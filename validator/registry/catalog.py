@@ -203,6 +203,19 @@ def catalog_entry(root: str, rel: str, entry_id: str) -> Any:
         return None
 
 
+def typed_entries(root: str, rel: str) -> dict[str, Any]:
+    """Every entry of a catalog file that types, read without the schema (add-run's identity gate matches
+    a tool's device name against every GPU's); entries that do not type are left out, {} when unreadable."""
+    _, model = TABLES[rel]
+    out: dict[str, Any] = {}
+    for entry_id, raw in raw_entries(root, rel).items():
+        try:
+            out[str(entry_id)] = model.model_validate(raw)
+        except (ValidationError, TypeError):
+            continue
+    return out
+
+
 def raw_entries(root: str, rel: str) -> dict[str, Any]:
     """A catalog file's entries as written (no schema, not typed); {} when it cannot be read."""
     try:
