@@ -21,7 +21,7 @@ from tests.testing.checking import check
 from tests.testing.factories import store_run, write_recipe
 from tests.testing.git import commit_all, git
 from tests.testing.llamabench import BOTH_JSON, BUILD, add_llama_catalog
-from tests.testing.registry import REPO, TOOLS, make_registry
+from tests.testing.registry import INFERENCE_RECIPE_TEXT, REPO, TOOLS, VLLM, make_registry
 from validator.cli import main
 from validator.engine.evaluate import analyse
 from validator.evidence.tiers import derive
@@ -67,8 +67,8 @@ def _stored(root: Path, out: str) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def honest(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:
-    """The run documents `orv add-run` stores from the real outputs, with the claim it wrote in the recipe:
-    llama-bench's tg128 on the CPU host it ran on, trtllm-bench's FP8 report on one H100."""
+    """The run documents `orv add-run` stores from the real outputs, with the recipe it wrote: llama-bench's
+    tg128 on the CPU host it ran on, trtllm-bench's FP8 report and vLLM's serve result on one H100."""
     root = _registry(tmp_path_factory.mktemp("scratch") / "registry")
     out: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
     args = ["new", "inference", "--root", str(root), "--model", "tinyllama-test", "--gpu", "amd-epyc"]
@@ -80,14 +80,16 @@ def honest(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[dict[str
     trt = root / "recipes" / "inference" / "qwen3.8-27b" / "scratch.yaml"
     trt.parent.mkdir(parents=True, exist_ok=True)
     trt.write_text(TRT_RECIPE, encoding="utf-8")
-    for recipe, source in (
-        (llama, [str(BOTH_JSON)]),
-        (trt, [str(TRT / "streaming-requests.json"), "--report", str(TRT / "streaming-report.json")]),
+    vllm = root / "recipes" / "inference" / "qwen3.8-27b" / "qwen3-8-27b-h100-vllm-fp8-c1.yaml"
+    vllm.write_text(INFERENCE_RECIPE_TEXT, encoding="utf-8")
+    for key, recipe, source in (
+        ("llama", llama, [str(BOTH_JSON)]),
+        ("trt", trt, [str(TRT / "streaming-requests.json"), "--report", str(TRT / "streaming-report.json")]),
+        ("vllm", vllm, ["--from", "vllm", str(VLLM)]),
     ):
         with _quiet() as printed:
             assert main(["add-run", *source, "--root", str(root), "--recipe", str(recipe), "--write-recipe"]) == 0
-        claimed = yaml.safe_load(recipe.read_text(encoding="utf-8"))["claimed"]
-        out["llama" if recipe == llama else "trt"] = (_stored(root, printed()), claimed)
+        out[key] = (_stored(root, printed()), yaml.safe_load(recipe.read_text(encoding="utf-8")))
     return out
 
 
@@ -160,7 +162,7 @@ def _llama(
     quant: str = "f32",
     model_type: str | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    document, claimed = copy.deepcopy(honest["llama"][0]), honest["llama"][1]
+    document, claimed = copy.deepcopy(honest["llama"][0]), honest["llama"][1]["claimed"]
     document["hardware"] = {"gpu": gpu, "count": count}
     document["quant"] = quant
     if gpu_info or backends != "CUDA":
@@ -280,7 +282,7 @@ def _trt(
     checkpoint: str = "Qwen/Qwen3.8-27B",
     rid: str = "qwen3-8-27b-h100-trtllm-row",
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    document, claimed = copy.deepcopy(honest["trt"][0]), honest["trt"][1]
+    document, claimed = copy.deepcopy(honest["trt"][0]), honest["trt"][1]["claimed"]
     document["quant"] = quant
     document["checkpoint"] = checkpoint
     edit(document)
@@ -393,3 +395,22 @@ def test_without_a_catalog_list_the_models_own_name_reaches_only_t1(repo: Path, 
 @pytest.mark.git
 def test_a_listed_checkpoint_reaches_t2(repo: Path, honest: dict[str, Any]) -> None:
     _accepted(_pull_request(repo, *_trt(honest)))
+
+
+@pytest.mark.git
+@pytest.mark.parametrize(
+    ("checkpoint", "refused"), [("Qwen/Qwen3-14B", True), ("Qwen/Qwen3.8-27B-FP8", False)], ids=["qwen3-14b", "its-own"]
+)
+def test_a_vllm_run_serving_another_qwen_is_refused(
+    repo: Path, honest: dict[str, Any], checkpoint: str, refused: bool
+) -> None:
+    """vLLM's `model_id` (the run's checkpoint) on the qwen3.8-27b recipe it was measured for; the twin is the
+    real output as vLLM wrote it."""
+    document, recipe = copy.deepcopy(honest["vllm"][0]), dict(honest["vllm"][1])
+    document["checkpoint"] = checkpoint
+    del recipe["runs"]
+    outcome = _pull_request(repo, document, recipe)
+    if refused:
+        _refused(outcome, "ORV226", "`Qwen/Qwen3-14B`", "not a checkpoint of catalog model `qwen3.8-27b`")
+    else:
+        _accepted(outcome)

@@ -299,3 +299,24 @@ def test_a_log_starting_with_a_bracket_is_still_a_log() -> None:
         b"[NeMo I 2026-01-01 nemo_logging:1] start\n" + (TOOLS / "nemo" / "qwen3-8-27b-nemo.log").read_bytes()
     )
     assert found is not None and found.fmt == "nemo"
+
+
+def test_add_run_refuses_the_fp8_report_for_a_bf16_recipe(registry: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """add-run's identity gate says what `orv check` says (ORV261): a refusal, no longer a note."""
+    recipe = write_recipe(registry, id="qwen3-8-27b-h100-trtllm-bf16-single-stream-256-c1")
+    recipe.write_text(recipe.read_text(encoding="utf-8").replace("quant: fp8", "quant: bf16"), encoding="utf-8")
+    code, out, err = add_run(
+        capsys,
+        registry,
+        str(TRT / "streaming-requests.json"),
+        "--report",
+        str(TRT / "streaming-report.json"),
+        "--recipe",
+        str(recipe),
+    )
+    assert code == 1 and out == "" and "ORV261" in err and "quantized (FP8)" in err and "`bf16`" in err
+    report = saved("streaming-report.json")
+    report["machine"]["name"] = "NVIDIA B200"
+    requests, edited = files(registry.parent, report=report)
+    code, _, err = add_run(capsys, registry, str(requests), "--report", str(edited), "--recipe", str(recipe))
+    assert code == 1 and "ORV229" in err and "`NVIDIA B200` is catalog GPU `b200`" in err
