@@ -78,6 +78,10 @@ def test_reproduce_then_the_benchmark_it_prints_then_add_run_accepts_the_run(
 ) -> None:
     catalog = registry / "catalog" / "workloads.yaml"
     catalog.write_text(catalog.read_text() + RANGE_WORKLOAD)
+    # the served checkpoint proves the model only when the catalog lists it (else T1: docs/metrics.md, "Identity")
+    models = registry / "catalog" / "models.yaml"
+    listed = "    name: GLM-5.3-Flash\n    checkpoints: [zai-org/GLM-5.3-Flash]\n    checkpoints_source: test\n"
+    models.write_text(models.read_text().replace("    name: GLM-5.3-Flash\n", listed, 1))
     path = _new_recipe(registry, workload, concurrency, capsys)
     monkeypatch.chdir(registry)
     rel = str(path.relative_to(registry))
