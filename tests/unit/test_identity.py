@@ -17,9 +17,16 @@ from tests.testing.registry import INFERENCE_RECIPE_TEXT, TOOLS, VALID_TRAINING_
 from validator.adapters import Source, convert, metadata
 from validator.cli import main
 from validator.engine.evaluate import Config, run
-from validator.evidence.identity import PARAMS_TOLERANCE, checkpoint_problem
-from validator.models import ModelSpec
+from validator.evidence.identity import (
+    PARAMS_TOLERANCE,
+    checkpoint_problem,
+    gguf_quant_problem,
+    reported_layout_problems,
+    reported_quant_problem,
+)
+from validator.models import ModelSpec, RunMeta
 from validator.registry.store import store_run_document
+from validator.stacks.llamacpp import GGUF_FTYPE_NAMES, gguf_ftype, quant_ftype
 
 INFERENCE_PATH = "recipes/inference/qwen3.8-27b/qwen3-8-27b-h100-vllm-fp8-c1.yaml"
 TRAINING_PATH = "recipes/training/qwen3.8-27b/qwen3-8-27b-h100-tp1-pp4-dp2.yaml"
@@ -182,3 +189,75 @@ def test_parameter_tolerance_is_stated_and_applied() -> None:
     assert PARAMS_TOLERANCE == 0.10
     assert checkpoint_problem("qwen3-30b-a3b", spec, "Qwen/Qwen3-30B-A3B", None) is None
     assert checkpoint_problem("qwen3-30b-a3b", spec, "Qwen/Qwen3-30B-A3B-Base", None) is not None
+
+
+# ---- llama.cpp's file-type names and trtllm-bench's quantization, normalised once (validator/stacks/llamacpp.py,
+# validator/evidence/identity.py)
+
+
+@pytest.mark.parametrize(("printed", "ftype"), sorted(GGUF_FTYPE_NAMES.items()))
+def test_every_llama_cpp_file_type_name_reads_back_as_its_quant(printed: str, ftype: str) -> None:
+    assert gguf_ftype(f"qwen3 8B {printed}") == ftype
+    assert gguf_ftype(f"qwen3 8B {printed} (guessed)") == ftype
+    assert quant_ftype(ftype) == quant_ftype(ftype.replace("_", "-")) == quant_ftype(ftype.upper()) == ftype
+    assert gguf_quant_problem(ftype, f"qwen3 8B {printed}") is None
+    others = [o for o in GGUF_FTYPE_NAMES.values() if o != ftype]
+    assert all(gguf_quant_problem(o, f"qwen3 8B {printed}") is not None for o in others)
+
+
+def test_a_file_type_llama_cpp_does_not_name_is_refused_not_guessed() -> None:
+    found = gguf_quant_problem("q4_k_m", "qwen3 8B Q4_K - Enormous")
+    assert found is not None and "names no GGUF file type" in found.message
+
+
+def _trt_run(quant: str, **reported: object) -> RunMeta:
+    return RunMeta.model_validate(
+        {
+            "kind": "inference",
+            "tool": {"name": "trtllm-bench", "version": "1.2.1"},
+            "model": "m",
+            "hardware": {"gpu": "h100", "count": 1},
+            "software": {"engine": {"name": "tensorrt-llm", "version": "1.2.1"}},
+            "quant": quant,
+            "serving": {"concurrency": 1},
+            "measured_at": "2026-12-05T10:00:00Z",
+            "measured_by": "t",
+            "summary": {"decode_tok_s": 50.0},
+            "reported": {
+                "tool": "trtllm-bench",
+                "machine_name": "NVIDIA H100 80GB HBM3",
+                "tp_size": 1,
+                "pp_size": 1,
+                "world_size": 1,
+                **reported,
+            },
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    ("quant", "reported", "refused"),
+    [
+        ("fp8", {"quantization": "FP8"}, False),
+        ("w4a16-awq-g128", {"quantization": "W4A16_AWQ"}, False),
+        ("nvfp4", {"quantization": "NVFP4"}, False),
+        ("bf16", {"quantization": "FP8"}, True),  # a quantized engine on an unquantized recipe
+        ("fp8", {"quantization": "FP8_BLOCK_SCALES"}, True),  # another recipe: fp8-block-scales
+        ("w4a16", {"quantization": "W4A16_AWQ"}, True),
+        ("fp8", {}, True),  # an unquantized engine on a quantized recipe
+        ("fp8", {"quantization": "None", "dtype": "bfloat16"}, True),
+        ("bf16", {"dtype": "bfloat16"}, False),
+        ("bf16", {"quantization": "None", "dtype": "bfloat16"}, False),
+        ("fp16", {"dtype": "bfloat16"}, True),
+    ],
+)
+def test_trtllm_quantization_is_the_recipes(quant: str, reported: dict[str, str], refused: bool) -> None:
+    assert (reported_quant_problem(_trt_run(quant, **reported)) is not None) is refused
+
+
+def test_trtllm_layout_is_whole_and_the_runs() -> None:
+    assert reported_layout_problems(_trt_run("fp8")) == []
+    assert [p.field for p in reported_layout_problems(_trt_run("fp8", tp_size=2))] == ["reported.world_size"]
+    # tp 2 on 2 GPUs is whole, but not the run's one GPU
+    found = reported_layout_problems(_trt_run("fp8", tp_size=2, world_size=2))
+    assert [p.field for p in found] == ["reported.world_size"] and "1 × `h100`" in found[0].message
