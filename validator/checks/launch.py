@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Iterator
+from typing import Any
 
 from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
 from validator.models import InferenceRecipe, TrainingRecipe
+from validator.quality.status import kv_quantized
 from validator.registry.snapshot import Snapshot
+from validator.stacks import launch_args
+from validator.stacks.launch_args import Parsed, Setting
 from validator.stacks.megatron_args import PRECISION_FLAGS, implied_args, same_value, stated
 
-E = Severity.ERROR
+E, W = Severity.ERROR, Severity.WARNING
 
 
 def _split(arg: str) -> list[str] | None:
@@ -49,16 +53,30 @@ def launch_args_are_a_list(snapshot: Snapshot) -> Iterator[Finding]:
                 )
 
 
-def _flag(args: list[str], *names: str) -> tuple[int | None, str | None]:
-    """(index of the value, value) of the last `--name VALUE` or `--name=VALUE` among args."""
-    found: tuple[int | None, str | None] = (None, None)
-    for i, arg in enumerate(args):
-        for name in names:
-            if arg == name and i + 1 < len(args):
-                found = (i + 1, args[i + 1])
-            elif arg.startswith(name + "="):
-                found = (i, arg.split("=", 1)[1])
-    return found
+# The canonical flag (stacks/flags/<engine>.json) that sets each figure-changing setting, per engine.
+INFERENCE_FLAGS: dict[str, dict[str, str]] = {
+    "vllm": {
+        "tp": "--tensor-parallel-size",
+        "pp": "--pipeline-parallel-size",
+        "dp": "--data-parallel-size",
+        "seqs": "--max-num-seqs",
+        "context": "--max-model-len",
+        "kv": "--kv-cache-dtype",
+        "model": "--model",
+    },
+    "sglang": {
+        "tp": "--tp-size",
+        "pp": "--pp-size",
+        "dp": "--dp-size",
+        "ep": "--ep-size",
+        "seqs": "--max-running-requests",
+        "context": "--context-length",
+        "kv": "--kv-cache-dtype",
+        "model": "--model-path",
+    },
+}
+# KV-cache dtypes that keep the model's own precision (vLLM's and SGLang's choices)
+UNQUANTIZED_KV = frozenset({"auto", "bf16", "bfloat16", "fp16", "float16", "half", "float32", "fp32"})
 
 
 def _int(value: str | None) -> int | None:
@@ -68,58 +86,228 @@ def _int(value: str | None) -> int | None:
         return None
 
 
+def _inference_launches(snapshot: Snapshot) -> Iterator[tuple[Any, InferenceRecipe, Parsed, dict[str, str]]]:
+    for entry, recipe in snapshot.valid_recipes():
+        if isinstance(recipe, InferenceRecipe):
+            parsed = launch_args.parsed(recipe)
+            if parsed is not None and parsed.table.engine in INFERENCE_FLAGS:
+                yield entry, recipe, parsed, INFERENCE_FLAGS[parsed.table.engine]
+
+
 @check("ORV251", E, "launch disagrees with the recipe", per_file=True)
 def launch_agrees_with_recipe(snapshot: Snapshot) -> Iterator[Finding]:
     """
-    An inference recipe's `launch.args` (the serve command) must describe the configuration the
-    rest of the recipe states: `--tensor-parallel-size`/`--tp` equal to `serving.tp` (or, without
-    it, at most `hardware.count`); `--max-num-seqs`/`--max-running-requests` not below
-    `serving.concurrency` (the server would queue what the benchmark sends at once, measuring
-    another concurrency); and the model path (`--model`, `--model-path` or vLLM's positional
-    `serve MODEL`) equal to the recipe's `checkpoint` when it names one. Fix whichever side is wrong.
+    An inference recipe's `launch.args` (the serve command), read as its engine parses it (vLLM's
+    `_`/`-` equivalence, `--flag=value`, a unique prefix of a flag, the last of a repeated flag), must
+    describe the configuration the rest of the recipe states: tensor parallel size equal to
+    `serving.tp` (or, without it, at most `hardware.count`); pipeline parallel size equal to
+    `serving.pp` (1 unstated); SGLang's expert parallel size equal to `serving.ep`; tensor × pipeline ×
+    data parallel sizes within `hardware.count`; the maximum number of running sequences
+    (`--max-num-seqs`, `--max-running-requests`) not below `serving.concurrency` (the server would queue
+    what the benchmark sends at once, measuring another concurrency); the context length
+    (`--max-model-len`, `--context-length`) equal to `serving.context_len`; and the served model equal
+    to the recipe's `checkpoint` when it names one. Fix whichever side is wrong.
+    """
+    for entry, recipe, parsed, flags in _inference_launches(snapshot):
+        serving, count = recipe.serving, recipe.hardware.count
+
+        def finding(setting: Setting, message: str, hint: str, path: str = entry.path) -> Finding:
+            return Finding(path, message, hint, at=("launch", "args", setting.index))
+
+        degrees: dict[str, int] = {}
+        for key, field in (("tp", "tp"), ("pp", "pp"), ("ep", "ep")):
+            setting = parsed.value(flags[key]) if key in flags else None
+            n = _int(setting.value) if setting else None
+            if setting is None or n is None:
+                continue
+            degrees[key] = n
+            want = getattr(serving, field)
+            if want is None and key != "tp":
+                want = 1 if key == "pp" else None
+            if want is not None and n != want:
+                yield finding(
+                    setting,
+                    f"launch sets {setting.spelled} {n} ({setting.flag}), serving.{field} is {want}",
+                    f"make them agree: `serving.{field}: {n}` or `{setting.flag} {want}`",
+                )
+            elif want is None and key == "tp" and n > count:
+                yield finding(
+                    setting,
+                    f"launch sets {setting.spelled} {n} ({setting.flag}) on {count} GPU(s)",
+                    f"tensor parallelism cannot exceed hardware.count ({count})",
+                )
+        dp = parsed.value(flags["dp"])
+        dp_n = _int(dp.value) if dp else None
+        world = degrees.get("tp", serving.tp or 1) * degrees.get("pp", serving.pp or 1) * (dp_n or 1)
+        if world > count:
+            where = dp or parsed.value(flags["pp"])  # tensor parallelism alone: the finding above
+            if where is not None:
+                yield finding(
+                    where,
+                    f"launch needs {world} GPUs (tensor × pipeline × data parallel sizes), hardware.count is {count}",
+                    f"state the GPUs the server really used (`hardware.count: {world}`), or fix {where.flag}",
+                )
+        seqs = parsed.value(flags["seqs"])
+        seqs_n = _int(seqs.value) if seqs else None
+        if seqs and seqs_n is not None and serving.concurrency is not None and seqs_n < serving.concurrency:
+            yield finding(
+                seqs,
+                f"launch caps the server at {seqs_n} sequences ({seqs.spelled} → {seqs.flag}), "
+                f"below serving.concurrency {serving.concurrency}",
+                f"raise the cap to at least {serving.concurrency}, or state the concurrency the server really ran",
+            )
+        context = parsed.value(flags["context"])
+        context_n = _int(context.value) if context else None
+        if context and context_n is not None and serving.context_len is not None and context_n != serving.context_len:
+            yield finding(
+                context,
+                f"launch sets {context.flag} {context_n}, serving.context_len is {serving.context_len}",
+                f"make them agree: `serving.context_len: {context_n}` or `{context.flag} {serving.context_len}`",
+            )
+        model = parsed.value(flags["model"])
+        if model and model.value and recipe.checkpoint and model.value != recipe.checkpoint:
+            yield finding(
+                model,
+                f"launch serves `{model.value}`, the recipe's checkpoint is `{recipe.checkpoint}`",
+                f"serve the checkpoint the recipe names (`{recipe.checkpoint}`), or fix `checkpoint:`",
+            )
+
+
+@check("ORV253", W, "launch flag unknown to the engine", per_file=True)
+def launch_flags_are_known(snapshot: Snapshot) -> Iterator[Finding]:
+    """
+    Every flag of `launch.args` must be one the engine's parser accepts (stacks/flags/, the engine's own
+    flags at the version and commit docs/protocols.md names), spelled as it accepts it or a prefix of
+    exactly one. An unknown or ambiguous flag stops the engine at start-up: the launch did not run as
+    written. A warning, since the recipe may pin another version whose flags differ: check the spelling
+    against the engine's `--help` at the pinned version (the hint names the nearest known flag).
     """
     for entry, recipe in snapshot.valid_recipes():
-        if not isinstance(recipe, InferenceRecipe) or recipe.launch is None:
+        parsed = launch_args.parsed(recipe)
+        if parsed is None:
             continue
-        args = list(recipe.launch.args)
-        i, tp = _flag(args, "--tensor-parallel-size", "--tp", "--tp-size", "-tp")
-        tp_n = _int(tp)
-        if tp_n is not None and i is not None:
-            want = recipe.serving.tp
-            if want is not None and tp_n != want:
-                yield Finding(
-                    entry.path,
-                    f"launch sets tensor parallel size {tp_n}, serving.tp is {want}",
-                    f"make them agree: `serving.tp: {tp_n}` or `{args[i - 1] if tp == args[i] else '--tensor-parallel-size'} {want}`",
-                    at=("launch", "args", i),
-                )
-            elif want is None and tp_n > recipe.hardware.count:
-                yield Finding(
-                    entry.path,
-                    f"launch sets tensor parallel size {tp_n} on {recipe.hardware.count} GPU(s)",
-                    f"tensor parallelism cannot exceed hardware.count ({recipe.hardware.count})",
-                    at=("launch", "args", i),
-                )
-        i, seqs = _flag(args, "--max-num-seqs", "--max-running-requests")
-        seqs_n = _int(seqs)
-        concurrency = recipe.serving.concurrency
-        if seqs_n is not None and i is not None and concurrency is not None and seqs_n < concurrency:
+        table = parsed.table
+        known = f"{table.engine} {table.version}"
+        for i, token, near in parsed.unknown:
+            if any(c.isspace() for c in token):
+                continue  # several tokens in one item: ORV250's finding
             yield Finding(
                 entry.path,
-                f"launch caps the server at {seqs_n} sequences, below serving.concurrency {concurrency}",
-                f"raise the cap to at least {concurrency}, or state the concurrency the server really ran",
+                f"launch.args[{i}] `{token}` is not a {known} flag",
+                f"did you mean `{near}`?" if near else f"see `{' '.join(table.program)} --help` at the pinned version",
                 at=("launch", "args", i),
             )
-        i, model = _flag(args, "--model", "--model-path")
-        if model is None and len(args) >= 2 and args[0] == "serve" and not args[1].startswith("-"):
-            i, model = 1, args[1]
-        if model is not None and i is not None and recipe.checkpoint and model != recipe.checkpoint:
+        for i, token, candidates in parsed.ambiguous:
             yield Finding(
                 entry.path,
-                f"launch serves `{model}`, the recipe's checkpoint is `{recipe.checkpoint}`",
-                f"serve the checkpoint the recipe names (`{recipe.checkpoint}`), or fix `checkpoint:`",
+                f"launch.args[{i}] `{token}` is an ambiguous prefix for {known}: "
+                + ", ".join(candidates[:5])
+                + (" …" if len(candidates) > 5 else ""),
+                "write the full flag name: the engine refuses an ambiguous prefix",
                 at=("launch", "args", i),
             )
+
+
+def launch_speculation(parsed: Parsed) -> tuple[Setting, str, int | None] | None:
+    """(where, method, draft length) of the speculative decoding a launch turns on; None if it does not."""
+    if parsed.table.engine == "vllm":
+        setting = parsed.value("--speculative-config")
+        config = launch_args.json_value(setting)
+        if setting is None or not config:
+            return None
+        method = str(config.get("method") or ("draft_model" if config.get("model") else "unknown")).lower()
+        k = config.get("num_speculative_tokens")
+        return setting, method, k if isinstance(k, int) else None
+    if parsed.table.engine == "sglang":
+        setting = parsed.value("--speculative-algorithm")
+        if setting is None or setting.value is None:
+            return None
+        steps = parsed.value("--speculative-num-steps") or parsed.value("--speculative-num-draft-tokens")
+        return setting, setting.value.lower(), _int(steps.value) if steps else None
+    return None
+
+
+@check("ORV254", E, "launch's speculative decoding disagrees with serving.speculative", per_file=True)
+def launch_speculation_agrees(snapshot: Snapshot) -> Iterator[Finding]:
+    """
+    Speculative decoding changes the decode figure (ORV512's bound) and what the model answers (the
+    quality gate), so a launch that turns it on (vLLM's `--speculative-config`, SGLang's
+    `--speculative-algorithm`) must be stated as `serving.speculative` with the same method and draft
+    length (`num_speculative_tokens`; SGLang's `--speculative-num-steps`). A recipe stating it while
+    its launch runs none is wrong the other way. Fix whichever side is wrong.
+    """
+    for entry, recipe, parsed, _ in _inference_launches(snapshot):
+        found = launch_speculation(parsed)
+        stated_spec = recipe.serving.speculative
+        if found is None:
+            continue
+        setting, method, k = found
+        at = ("launch", "args", setting.index)
+        k_text = f", draft length {k}" if k is not None else ""
+        if stated_spec is None:
+            yield Finding(
+                entry.path,
+                f"launch runs speculative decoding ({setting.flag}: method {method}{k_text}); "
+                "the recipe states no serving.speculative",
+                f"state it: `serving: {{speculative: {{method: {method}"
+                + (f", k: {k}" if k is not None else "")
+                + "}}`, so the decode bound and the quality gate judge it",
+                at=at,
+            )
+            continue
+        if stated_spec.method.replace("_", "-") != method.replace("_", "-"):
+            yield Finding(
+                entry.path,
+                f"launch's speculative method is {method} ({setting.flag}), serving.speculative.method is "
+                f"{stated_spec.method}",
+                "make them agree",
+                at=at,
+            )
+        if k is not None and stated_spec.k is not None and k != stated_spec.k:
+            yield Finding(
+                entry.path,
+                f"launch drafts {k} tokens ({setting.flag}), serving.speculative.k is {stated_spec.k}",
+                "make them agree",
+                at=at,
+            )
+
+
+def launch_kv_dtype(parsed: Parsed) -> Setting | None:
+    """The launch's KV-cache dtype when it quantizes the cache (fp8, int8, fp4 …); None otherwise."""
+    flag = INFERENCE_FLAGS.get(parsed.table.engine, {}).get("kv")
+    setting = parsed.value(flag) if flag else None
+    if setting is None or setting.value is None or setting.value.lower() in UNQUANTIZED_KV:
+        return None
+    return setting
+
+
+@check("ORV255", E, "launch quantizes the KV cache the quant does not state", per_file=True)
+def launch_kv_cache_is_stated(snapshot: Snapshot) -> Iterator[Finding]:
+    """
+    A quantized KV cache (`--kv-cache-dtype fp8`, `int8`, `fp4` …) changes both speed and answers, as
+    a quantized model does: the recipe's `quant` must say it (`…-fp8-kv`, `kv-int8`), so that the
+    boards show it and the quality gate asks for quality evidence. A launch that quantizes the cache
+    under a quant that does not say so is judged as the quantized-KV configuration it ran.
+    """
+    for entry, recipe, parsed, _ in _inference_launches(snapshot):
+        setting = launch_kv_dtype(parsed)
+        if setting is not None and setting.value is not None and not kv_quantized(recipe.quant):
+            yield Finding(
+                entry.path,
+                f"launch sets {setting.flag} {setting.value}, quant `{recipe.quant}` states no quantized KV cache",
+                f"name it in quant (e.g. `{recipe.quant}-{setting.value.lower().split('_')[0]}-kv`) and add "
+                "quality evidence, or drop the flag",
+                at=("launch", "args", setting.index),
+            )
+
+
+def _megatron_given(recipe: TrainingRecipe) -> dict[str, tuple[int, str | None]]:
+    """canonical flag -> (index, value) as Megatron-LM's parser reads the launch (stacks/flags/megatron.json);
+    a framework without a table: the literal `--flag VALUE` reading."""
+    parsed = launch_args.parse(launch_args.load_table("megatron"), list(recipe.launch.args)) if recipe.launch else None
+    if parsed is None or launch_args.engine_of(recipe) not in (None, "megatron"):
+        return stated(list(recipe.launch.args)) if recipe.launch else {}
+    return {flag: (s.index, s.value) for flag, s in parsed.settings.items()}
 
 
 @check("ORV252", E, "training launch disagrees with the layout, tuning or workload", per_file=True)
@@ -140,8 +328,7 @@ def training_launch_agrees_with_recipe(snapshot: Snapshot) -> Iterator[Finding]:
     for entry, recipe in snapshot.valid_recipes():
         if not isinstance(recipe, TrainingRecipe) or recipe.launch is None:
             continue
-        args = list(recipe.launch.args)
-        given = stated(args)
+        given = _megatron_given(recipe)
         implied = implied_args(recipe, snapshot.catalog.workloads.get(recipe.workload))
         for arg in implied:
             if arg.value is None or arg.flag not in given:
@@ -164,3 +351,78 @@ def training_launch_agrees_with_recipe(snapshot: Snapshot) -> Iterator[Finding]:
                     f"drop {flag}: the workload fixes the precision ({precision})",
                     at=("launch", "args", given[flag][0]),
                 )
+
+
+# Megatron-LM flags that set the pipeline's stages, the precision or the batch schedule beyond what a recipe's
+# layout and workload state (megatron/training/arguments.py, the FP8/FP4 fields of TransformerConfig).
+VIRTUAL_STAGE_FLAGS = ("--num-layers-per-virtual-pipeline-stage", "--pipeline-model-parallel-layout")
+UNEVEN_STAGE_FLAGS = {"--decoder-first-pipeline-num-layers": 0, "--decoder-last-pipeline-num-layers": -1}
+LOW_PRECISION_FLAGS = {"--fp8-format": "fp8", "--fp8-recipe": "fp8", "--fp4-format": "fp4", "--fp4-recipe": "fp4"}
+
+
+@check("ORV256", E, "training launch sets stages, precision or batch schedule the recipe does not state", per_file=True)
+def training_launch_states_nothing_else(snapshot: Snapshot) -> Iterator[Finding]:
+    """
+    A Megatron-LM launch can change what a step measures through flags no recipe field restates, so
+    each is compared with the field it changes: virtual pipeline stages
+    (`--num-layers-per-virtual-pipeline-stage`, `--pipeline-model-parallel-layout`) with `layout.vpp`
+    (and `layout.layer_split`); uneven first and last stages (`--decoder-first-pipeline-num-layers`,
+    `--decoder-last-pipeline-num-layers`) with `layout.layer_split`; FP8 or FP4 training
+    (`--fp8-format`, `--fp8-recipe`, `--fp4-format`, `--fp4-recipe`) with the workload's dtype; and a
+    batch-size ramp-up (`--rampup-batch-size`) with the workload's constant global batch. State the
+    setting in the recipe (another layout, another workload) or drop the flag.
+    """
+    for entry, recipe in snapshot.valid_recipes():
+        if not isinstance(recipe, TrainingRecipe) or recipe.launch is None:
+            continue
+        if launch_args.engine_of(recipe) not in (None, "megatron"):
+            continue
+        given = _megatron_given(recipe)
+        lay = recipe.layout
+        workload = snapshot.catalog.workloads.get(recipe.workload)
+
+        def finding(
+            flag: str, message: str, hint: str, path: str = entry.path, given: dict[str, Any] = given
+        ) -> Finding:
+            return Finding(path, message, hint, at=("launch", "args", given[flag][0]))
+
+        for flag in VIRTUAL_STAGE_FLAGS:
+            if flag in given and lay.vpp in (None, 1) and not (flag.endswith("layout") and lay.layer_split):
+                yield finding(
+                    flag,
+                    f"launch sets {flag} {given[flag][1]} (virtual pipeline stages), layout.vpp is 1",
+                    "state the virtual stages in the layout (`vpp:`, `layer_split:`), or drop the flag",
+                )
+        for flag, end in UNEVEN_STAGE_FLAGS.items():
+            if flag not in given:
+                continue
+            split = lay.layer_split
+            if not split:
+                yield finding(
+                    flag,
+                    f"launch sets {flag} {given[flag][1]} (uneven pipeline stages), the layout states no layer_split",
+                    "state every stage's layers in `layout.layer_split`, or drop the flag",
+                )
+            elif not same_value(str(split[end]), given[flag][1]):
+                yield finding(
+                    flag,
+                    f"launch sets {flag} {given[flag][1]}, layout.layer_split gives that stage {split[end]} layers",
+                    "make them agree",
+                )
+        dtype = (workload.dtype if workload else None) or "unstated"
+        for flag, precision in LOW_PRECISION_FLAGS.items():
+            if flag in given and dtype != precision:
+                yield finding(
+                    flag,
+                    f"launch trains in {precision.upper()} ({flag} {given[flag][1]}), workload `{recipe.workload}` "
+                    f"dtype is {dtype}",
+                    f"file the recipe under an {precision.upper()} workload, or drop {flag}",
+                )
+        if "--rampup-batch-size" in given:
+            batch = workload.global_batch if workload else None
+            yield finding(
+                "--rampup-batch-size",
+                f"launch ramps the batch size up (--rampup-batch-size {given['--rampup-batch-size'][1]}), "
+                f"workload `{recipe.workload}` trains at a constant global batch {batch}",
+                "drop --rampup-batch-size: the workload's figure is measured at its global batch from the first step",
+            )

@@ -1,0 +1,274 @@
+"""A recipe's `launch.args` read as its engine's parser reads them, once, into canonical settings.
+
+The tables under stacks/flags/ are the engines' own flags at a cited version (stacks/flag_source.py derives
+them from the source). Parsing follows each parser's rules: vLLM turns `_` into `-` in a `--key`;
+`--flag=value` equals `--flag value`; argparse resolves a unique prefix of a long option where the parser
+allows it (vLLM, SGLang; never Megatron-LM); a repeated flag's last value wins; a `--no-X` negation sets X
+false. Every rule that reads a launch (ORV250–259, ORV302's identity, the quality gate, `orv reproduce`)
+reads the `Parsed` form, so two spellings the engine treats alike are alike to orv.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from validator.models import InferenceRecipe, Recipe
+from validator.stacks.engines import SGLANG_NAMES, VLLM_NAMES
+
+FLAGS_DIR = Path(__file__).parent / "flags"
+MEGATRON_NAMES = frozenset({"megatron", "megatron-lm", "megatron-core", "megatron_core", "nvidia/megatron-lm"})
+
+# Settings that change no figure: where the server listens, what it logs, how it names the model. ORV302
+# leaves them out of a recipe's identity (the same configuration on another port is the same configuration).
+NO_FIGURE = {
+    "vllm": frozenset(
+        {
+            "--host",
+            "--port",
+            "--uvicorn-log-level",
+            "--disable-log-stats",
+            "--disable-log-requests",
+            "--served-model-name",
+            "--api-key",
+            "--enable-log-requests",
+            "--disable-uvicorn-access-log",
+            "--ssl-keyfile",
+            "--ssl-certfile",
+            "--allowed-origins",
+            "--root-path",
+            "--download-dir",
+        }
+    ),
+    "sglang": frozenset(
+        {
+            "--host",
+            "--port",
+            "--log-level",
+            "--log-level-http",
+            "--log-requests",
+            "--served-model-name",
+            "--api-key",
+            "--download-dir",
+            "--show-time-cost",
+        }
+    ),
+    "megatron": frozenset(
+        {
+            "--log-interval",
+            "--tensorboard-dir",
+            "--wandb-project",
+            "--wandb-exp-name",
+            "--save",
+            "--load",
+            "--save-interval",
+            "--eval-interval",
+            "--log-throughput",
+            "--timing-log-level",
+        }
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Table:
+    engine: str
+    version: str
+    commit: str
+    source: str
+    underscores: bool
+    abbrev: bool
+    program: tuple[str, ...]
+    flags: dict[str, dict[str, Any]]  # canonical -> {aliases, nargs, negation?}
+    names: dict[str, tuple[str, bool]]  # every accepted spelling -> (canonical, negated)
+
+
+@cache
+def load_table(engine: str) -> Table:
+    data = json.loads((FLAGS_DIR / f"{engine}.json").read_text(encoding="utf-8"))
+    names: dict[str, tuple[str, bool]] = {}
+    for canonical, entry in data["flags"].items():
+        names[canonical] = (canonical, False)
+        for alias in entry.get("aliases", []):
+            names[alias] = (canonical, False)
+        if entry.get("negation"):
+            names[entry["negation"]] = (canonical, True)
+    parser = data["parser"]
+    return Table(
+        engine,
+        data["version"],
+        data["commit"],
+        data["source"],
+        parser["underscores"],
+        parser["abbrev"],
+        tuple(parser["program"]),
+        data["flags"],
+        names,
+    )
+
+
+def engine_of(recipe: Recipe) -> str | None:
+    """Which table reads this recipe's launch: its engine (inference) or framework (training)."""
+    component = recipe.software.get("engine") or recipe.software.get("framework")
+    name = component.name.lower() if component else ""
+    if name in VLLM_NAMES:
+        return "vllm"
+    if name in SGLANG_NAMES:
+        return "sglang"
+    if name in MEGATRON_NAMES or (not isinstance(recipe, InferenceRecipe) and name.startswith("megatron")):
+        return "megatron"
+    return None
+
+
+@dataclass(frozen=True)
+class Setting:
+    flag: str  # canonical
+    value: str | None  # None: a switch turned on; "false": turned off by its negation
+    index: int  # where it was written (the flag's token)
+    spelled: str  # as the recipe wrote it
+
+
+@dataclass
+class Parsed:
+    table: Table
+    settings: dict[str, Setting] = field(default_factory=dict)  # canonical -> last occurrence
+    positionals: list[tuple[int, str]] = field(default_factory=list)
+    unknown: list[tuple[int, str, str | None]] = field(default_factory=list)  # (index, token, nearest)
+    ambiguous: list[tuple[int, str, list[str]]] = field(default_factory=list)
+
+    def value(self, *flags: str) -> Setting | None:
+        return next((self.settings[f] for f in flags if f in self.settings), None)
+
+    def figure_settings(self) -> list[tuple[str, str | None]]:
+        """The settings that can change a figure, canonical and sorted: ORV302's view of a launch."""
+        skip = NO_FIGURE.get(self.table.engine, frozenset())
+        out = [(s.flag, s.value) for s in self.settings.values() if s.flag not in skip]
+        out += [("<positional>", v) for _, v in self.positionals]
+        return sorted(out, key=lambda kv: (kv[0], kv[1] or ""))
+
+
+def _looks_like_option(token: str) -> bool:
+    if not token.startswith("-") or token == "-":
+        return False
+    try:
+        float(token)
+        return False  # argparse reads a negative number as a value
+    except ValueError:
+        return True
+
+
+def _resolve(table: Table, key: str) -> tuple[str, bool] | list[str] | None:
+    """(canonical, negated) for a spelling; a list of candidates when a prefix is ambiguous; None unknown."""
+    if key in table.names:
+        return table.names[key]
+    if table.abbrev and key.startswith("--") and len(key) > 2:
+        matches = sorted({n for n in table.names if n.startswith(key) and n.startswith("--")})
+        canon = {table.names[n] for n in matches}
+        if len(canon) == 1:
+            return canon.pop()
+        if matches:
+            return matches
+    return None
+
+
+def nearest(table: Table, key: str) -> str | None:
+    found = difflib.get_close_matches(key, list(table.flags), n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
+def parse(table: Table, args: list[str]) -> Parsed:
+    out = Parsed(table)
+    tokens = list(args)
+    start = 0
+    if table.engine == "vllm" and tokens[:1] == ["serve"]:
+        start = 1
+    i = start
+    while i < len(tokens):
+        token = tokens[i]
+        if not _looks_like_option(token):
+            out.positionals.append((i, token))
+            i += 1
+            continue
+        key, eq, inline = token.partition("=")
+        if table.underscores and key.startswith("--"):
+            base, dot, rest = key[2:].partition(".")
+            key = "--" + base.replace("_", "-") + dot + rest
+        sub = ""
+        if table.engine == "vllm" and "." in key:  # --speculative-config.method ngram: one JSON key
+            key, _, sub = key.partition(".")
+        resolved = _resolve(table, key)
+        if resolved is None:
+            out.unknown.append((i, token, nearest(table, key)))
+            # its value, if any, is not a positional argument (a guess: the table cannot say)
+            i += 1 if eq or i + 1 >= len(tokens) or _looks_like_option(tokens[i + 1]) else 2
+            continue
+        if isinstance(resolved, list):
+            out.ambiguous.append((i, token, resolved))
+            i += 1
+            continue
+        canonical, negated = resolved
+        at = i
+        nargs = table.flags[canonical].get("nargs", 1)
+        value: str | None
+        if negated:
+            value, i = "false", i + 1
+        elif nargs == 0:
+            value, i = None, i + 1
+        elif eq:
+            value, i = inline, i + 1
+        elif nargs == "?":
+            take = i + 1 < len(tokens) and not _looks_like_option(tokens[i + 1])
+            value, i = (tokens[i + 1], i + 2) if take else (None, i + 1)
+        elif nargs in ("+", "*") or (isinstance(nargs, int) and nargs > 1):
+            j = i + 1
+            limit = nargs if isinstance(nargs, int) else len(tokens)
+            while j < len(tokens) and j - i - 1 < limit and not _looks_like_option(tokens[j]):
+                j += 1
+            value, i = " ".join(tokens[i + 1 : j]), j
+        else:
+            value = tokens[i + 1] if i + 1 < len(tokens) else None
+            i += 2
+        if sub:
+            merged = _json_object(out.settings[canonical].value) if canonical in out.settings else {}
+            merged[sub] = _scalar(value)
+            value = json.dumps(merged, sort_keys=True)
+        elif value is not None and value.lstrip().startswith("{"):
+            value = json.dumps(_json_object(value), sort_keys=True)  # one spelling of the same JSON
+        out.settings.pop(canonical, None)  # the last occurrence wins, and is the last in order
+        out.settings[canonical] = Setting(canonical, value, at, token)
+    if table.engine == "vllm" and out.positionals and "--model" not in out.settings:
+        # `vllm serve MODEL` and `--model MODEL` are one setting (FlexibleArgumentParser moves --model to the front)
+        at, model = out.positionals.pop(0)
+        out.settings["--model"] = Setting("--model", model, at, model)
+    return out
+
+
+def _scalar(value: str | None) -> Any:
+    try:
+        return json.loads(value) if value is not None else None
+    except ValueError:
+        return value
+
+
+def _json_object(value: str | None) -> dict[str, Any]:
+    try:
+        data = json.loads(value or "{}")
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def json_value(setting: Setting | None) -> dict[str, Any]:
+    return _json_object(setting.value) if setting is not None else {}
+
+
+def parsed(recipe: Recipe) -> Parsed | None:
+    """The recipe's launch through its engine's table; None when no table reads it."""
+    engine = engine_of(recipe)
+    if engine is None or recipe.launch is None or not recipe.launch.args:
+        return None
+    return parse(load_table(engine), list(recipe.launch.args))
