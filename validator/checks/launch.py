@@ -13,7 +13,7 @@ from validator.models import InferenceRecipe, TrainingRecipe
 from validator.quality.status import kv_quantized
 from validator.registry.snapshot import Snapshot
 from validator.stacks import launch_args
-from validator.stacks.launch_args import Parsed, Setting
+from validator.stacks.launch_args import Parsed, Setting, as_int
 from validator.stacks.megatron_args import PRECISION_FLAGS, implied_args, same_value, stated
 
 E, W = Severity.ERROR, Severity.WARNING
@@ -53,45 +53,12 @@ def launch_args_are_a_list(snapshot: Snapshot) -> Iterator[Finding]:
                 )
 
 
-# The canonical flag (stacks/flags/<engine>.json) that sets each figure-changing setting, per engine.
-INFERENCE_FLAGS: dict[str, dict[str, str]] = {
-    "vllm": {
-        "tp": "--tensor-parallel-size",
-        "pp": "--pipeline-parallel-size",
-        "dp": "--data-parallel-size",
-        "seqs": "--max-num-seqs",
-        "context": "--max-model-len",
-        "kv": "--kv-cache-dtype",
-        "model": "--model",
-    },
-    "sglang": {
-        "tp": "--tp-size",
-        "pp": "--pp-size",
-        "dp": "--dp-size",
-        "ep": "--ep-size",
-        "seqs": "--max-running-requests",
-        "context": "--context-length",
-        "kv": "--kv-cache-dtype",
-        "model": "--model-path",
-    },
-}
-# KV-cache dtypes that keep the model's own precision (vLLM's and SGLang's choices)
-UNQUANTIZED_KV = frozenset({"auto", "bf16", "bfloat16", "fp16", "float16", "half", "float32", "fp32"})
-
-
-def _int(value: str | None) -> int | None:
-    try:
-        return int(value) if value is not None else None
-    except ValueError:
-        return None
-
-
 def _inference_launches(snapshot: Snapshot) -> Iterator[tuple[Any, InferenceRecipe, Parsed, dict[str, str]]]:
     for entry, recipe in snapshot.valid_recipes():
         if isinstance(recipe, InferenceRecipe):
             parsed = launch_args.parsed(recipe)
-            if parsed is not None and parsed.table.engine in INFERENCE_FLAGS:
-                yield entry, recipe, parsed, INFERENCE_FLAGS[parsed.table.engine]
+            if parsed is not None and parsed.table.engine in launch_args.INFERENCE_FLAGS:
+                yield entry, recipe, parsed, launch_args.INFERENCE_FLAGS[parsed.table.engine]
 
 
 @check("ORV251", E, "launch disagrees with the recipe", per_file=True)
@@ -117,7 +84,7 @@ def launch_agrees_with_recipe(snapshot: Snapshot) -> Iterator[Finding]:
         degrees: dict[str, int] = {}
         for key, field in (("tp", "tp"), ("pp", "pp"), ("ep", "ep")):
             setting = parsed.value(flags[key]) if key in flags else None
-            n = _int(setting.value) if setting else None
+            n = as_int(setting.value) if setting else None
             if setting is None or n is None:
                 continue
             degrees[key] = n
@@ -137,7 +104,7 @@ def launch_agrees_with_recipe(snapshot: Snapshot) -> Iterator[Finding]:
                     f"tensor parallelism cannot exceed hardware.count ({count})",
                 )
         dp = parsed.value(flags["dp"])
-        dp_n = _int(dp.value) if dp else None
+        dp_n = as_int(dp.value) if dp else None
         world = degrees.get("tp", serving.tp or 1) * degrees.get("pp", serving.pp or 1) * (dp_n or 1)
         if world > count:
             where = dp or parsed.value(flags["pp"])  # tensor parallelism alone: the finding above
@@ -148,7 +115,7 @@ def launch_agrees_with_recipe(snapshot: Snapshot) -> Iterator[Finding]:
                     f"state the GPUs the server really used (`hardware.count: {world}`), or fix {where.flag}",
                 )
         seqs = parsed.value(flags["seqs"])
-        seqs_n = _int(seqs.value) if seqs else None
+        seqs_n = as_int(seqs.value) if seqs else None
         if seqs and seqs_n is not None and serving.concurrency is not None and seqs_n < serving.concurrency:
             yield finding(
                 seqs,
@@ -157,7 +124,7 @@ def launch_agrees_with_recipe(snapshot: Snapshot) -> Iterator[Finding]:
                 f"raise the cap to at least {serving.concurrency}, or state the concurrency the server really ran",
             )
         context = parsed.value(flags["context"])
-        context_n = _int(context.value) if context else None
+        context_n = as_int(context.value) if context else None
         if context and context_n is not None and serving.context_len is not None and context_n != serving.context_len:
             yield finding(
                 context,
@@ -208,25 +175,6 @@ def launch_flags_are_known(snapshot: Snapshot) -> Iterator[Finding]:
             )
 
 
-def launch_speculation(parsed: Parsed) -> tuple[Setting, str, int | None] | None:
-    """(where, method, draft length) of the speculative decoding a launch turns on; None if it does not."""
-    if parsed.table.engine == "vllm":
-        setting = parsed.value("--speculative-config")
-        config = launch_args.json_value(setting)
-        if setting is None or not config:
-            return None
-        method = str(config.get("method") or ("draft_model" if config.get("model") else "unknown")).lower()
-        k = config.get("num_speculative_tokens")
-        return setting, method, k if isinstance(k, int) else None
-    if parsed.table.engine == "sglang":
-        setting = parsed.value("--speculative-algorithm")
-        if setting is None or setting.value is None:
-            return None
-        steps = parsed.value("--speculative-num-steps") or parsed.value("--speculative-num-draft-tokens")
-        return setting, setting.value.lower(), _int(steps.value) if steps else None
-    return None
-
-
 @check("ORV254", E, "launch's speculative decoding disagrees with serving.speculative", per_file=True)
 def launch_speculation_agrees(snapshot: Snapshot) -> Iterator[Finding]:
     """
@@ -237,7 +185,7 @@ def launch_speculation_agrees(snapshot: Snapshot) -> Iterator[Finding]:
     its launch runs none is wrong the other way. Fix whichever side is wrong.
     """
     for entry, recipe, parsed, _ in _inference_launches(snapshot):
-        found = launch_speculation(parsed)
+        found = launch_args.launch_speculation(parsed)
         stated_spec = recipe.serving.speculative
         if found is None:
             continue
@@ -272,15 +220,6 @@ def launch_speculation_agrees(snapshot: Snapshot) -> Iterator[Finding]:
             )
 
 
-def launch_kv_dtype(parsed: Parsed) -> Setting | None:
-    """The launch's KV-cache dtype when it quantizes the cache (fp8, int8, fp4 …); None otherwise."""
-    flag = INFERENCE_FLAGS.get(parsed.table.engine, {}).get("kv")
-    setting = parsed.value(flag) if flag else None
-    if setting is None or setting.value is None or setting.value.lower() in UNQUANTIZED_KV:
-        return None
-    return setting
-
-
 @check("ORV255", E, "launch quantizes the KV cache the quant does not state", per_file=True)
 def launch_kv_cache_is_stated(snapshot: Snapshot) -> Iterator[Finding]:
     """
@@ -290,7 +229,7 @@ def launch_kv_cache_is_stated(snapshot: Snapshot) -> Iterator[Finding]:
     under a quant that does not say so is judged as the quantized-KV configuration it ran.
     """
     for entry, recipe, parsed, _ in _inference_launches(snapshot):
-        setting = launch_kv_dtype(parsed)
+        setting = launch_args.launch_kv_dtype(parsed)
         if setting is not None and setting.value is not None and not kv_quantized(recipe.quant):
             yield Finding(
                 entry.path,

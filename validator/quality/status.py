@@ -16,6 +16,7 @@ from typing import Any
 
 from validator.models import InferenceRecipe, ModelSpec
 from validator.registry.layout import MODELS_PATH
+from validator.stacks.launch_args import launch_quality_reasons
 
 DEFAULT_BOUND = 0.99  # MLPerf Inference's accuracy target: 99% of the reference
 DEFAULT_TASK = "gsm8k"
@@ -87,6 +88,10 @@ def needs_quality(recipe: InferenceRecipe, ref_quant: str | None) -> list[str]:
         why.append(f"speculative decoding ({recipe.serving.speculative.method})")
     if kv_quantized(recipe.quant):
         why.append("quantized KV cache")
+    # what the launch turns on is judged as that setting, stated or not (ORV254, ORV255 ask to state it)
+    why += [
+        w for w in launch_quality_reasons(recipe) if not (w.startswith("quantized KV") and kv_quantized(recipe.quant))
+    ]
     return why
 
 

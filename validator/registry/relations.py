@@ -28,6 +28,7 @@ from validator.models import Recipe, TrainingRecipe
 from validator.registry.layout import classify, misplaced_run, run_digest_from_path
 from validator.registry.snapshot import RecipeEntry, RunEntry
 from validator.science.independence import buckets
+from validator.stacks import launch_args
 
 Keys = tuple[str, ...]
 
@@ -76,7 +77,11 @@ def identity(recipe: Recipe) -> str:
             fields["workload"] = recipe.workload
     if recipe.launch is not None and (recipe.launch.args or recipe.launch.env):
         # how it was launched is part of what was measured (issue 28): other flags, another configuration
-        fields["launch"] = {"args": list(recipe.launch.args), "env": dict(sorted(recipe.launch.env.items()))}
+        # read as the engine reads it (stacks/launch_args.py): `--max_num_seqs 4` and `--max-num-seqs=4` are one
+        # setting, and a port or a log level changes no figure
+        parsed = launch_args.parsed(recipe)
+        args: Any = list(recipe.launch.args) if parsed is None else parsed.figure_settings()
+        fields["launch"] = {"args": args, "env": dict(sorted(recipe.launch.env.items()))}
     return _canonical(fields)
 
 

@@ -130,6 +130,7 @@ class Setting:
     value: str | None  # None: a switch turned on; "false": turned off by its negation
     index: int  # where it was written (the flag's token)
     spelled: str  # as the recipe wrote it
+    end: int = 0  # one past its last token
 
 
 @dataclass
@@ -148,6 +149,8 @@ class Parsed:
         skip = NO_FIGURE.get(self.table.engine, frozenset())
         out = [(s.flag, s.value) for s in self.settings.values() if s.flag not in skip]
         out += [("<positional>", v) for _, v in self.positionals]
+        out += [("<unknown>", token) for _, token, _ in self.unknown]  # the engine would refuse it: keep it
+        out += [("<ambiguous>", token) for _, token, _ in self.ambiguous]
         return sorted(out, key=lambda kv: (kv[0], kv[1] or ""))
 
 
@@ -239,11 +242,11 @@ def parse(table: Table, args: list[str]) -> Parsed:
         elif value is not None and value.lstrip().startswith("{"):
             value = json.dumps(_json_object(value), sort_keys=True)  # one spelling of the same JSON
         out.settings.pop(canonical, None)  # the last occurrence wins, and is the last in order
-        out.settings[canonical] = Setting(canonical, value, at, token)
+        out.settings[canonical] = Setting(canonical, value, at, token, i)
     if table.engine == "vllm" and out.positionals and "--model" not in out.settings:
         # `vllm serve MODEL` and `--model MODEL` are one setting (FlexibleArgumentParser moves --model to the front)
         at, model = out.positionals.pop(0)
-        out.settings["--model"] = Setting("--model", model, at, model)
+        out.settings["--model"] = Setting("--model", model, at, model, at + 1)
     return out
 
 
@@ -272,3 +275,95 @@ def parsed(recipe: Recipe) -> Parsed | None:
     if engine is None or recipe.launch is None or not recipe.launch.args:
         return None
     return parse(load_table(engine), list(recipe.launch.args))
+
+
+# The canonical flag (stacks/flags/<engine>.json) that sets each figure-changing setting, per engine.
+INFERENCE_FLAGS: dict[str, dict[str, str]] = {
+    "vllm": {
+        "tp": "--tensor-parallel-size",
+        "pp": "--pipeline-parallel-size",
+        "dp": "--data-parallel-size",
+        "seqs": "--max-num-seqs",
+        "context": "--max-model-len",
+        "kv": "--kv-cache-dtype",
+        "model": "--model",
+    },
+    "sglang": {
+        "tp": "--tp-size",
+        "pp": "--pp-size",
+        "dp": "--dp-size",
+        "ep": "--ep-size",
+        "seqs": "--max-running-requests",
+        "context": "--context-length",
+        "kv": "--kv-cache-dtype",
+        "model": "--model-path",
+    },
+}
+# KV-cache dtypes that keep the model's own precision (vLLM's and SGLang's choices)
+UNQUANTIZED_KV = frozenset({"auto", "bf16", "bfloat16", "fp16", "float16", "half", "float32", "fp32"})
+
+
+def as_int(value: str | None) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def launch_speculation(parsed: Parsed) -> tuple[Setting, str, int | None] | None:
+    """(where, method, draft length) of the speculative decoding a launch turns on; None if it does not."""
+    if parsed.table.engine == "vllm":
+        setting = parsed.value("--speculative-config")
+        config = json_value(setting)
+        if setting is None or not config:
+            return None
+        method = str(config.get("method") or ("draft_model" if config.get("model") else "unknown")).lower()
+        k = config.get("num_speculative_tokens")
+        return setting, method, k if isinstance(k, int) else None
+    if parsed.table.engine == "sglang":
+        setting = parsed.value("--speculative-algorithm")
+        if setting is None or setting.value is None:
+            return None
+        steps = parsed.value("--speculative-num-steps") or parsed.value("--speculative-num-draft-tokens")
+        return setting, setting.value.lower(), as_int(steps.value) if steps else None
+    return None
+
+
+def launch_kv_dtype(parsed: Parsed) -> Setting | None:
+    """The launch's KV-cache dtype when it quantizes the cache (fp8, int8, fp4 …); None otherwise."""
+    flag = INFERENCE_FLAGS.get(parsed.table.engine, {}).get("kv")
+    setting = parsed.value(flag) if flag else None
+    if setting is None or setting.value is None or setting.value.lower() in UNQUANTIZED_KV:
+        return None
+    return setting
+
+
+def launch_quality_reasons(recipe: InferenceRecipe) -> list[str]:
+    """What the launch turns on that asks for quality evidence as a quantized model does (the quality gate)."""
+    parsed_launch = parsed(recipe)
+    if parsed_launch is None:
+        return []
+    why = []
+    kv = launch_kv_dtype(parsed_launch)
+    if kv is not None:
+        why.append(f"quantized KV cache (launch {kv.flag} {kv.value})")
+    spec = launch_speculation(parsed_launch)
+    if spec is not None and recipe.serving.speculative is None:
+        why.append(f"speculative decoding (launch {spec[0].flag}: {spec[1]})")
+    return why
+
+
+# Flags an engine's own validation requires together: printing one prints the other (Megatron-LM
+# megatron/training/arguments.py validate_args: "The optimizer cpu offload must be used in conjunction with
+# `--use-precision-aware-optimizer`").
+REQUIRES: dict[str, dict[str, tuple[str, ...]]] = {
+    "megatron": {"--optimizer-cpu-offload": ("--use-precision-aware-optimizer",)},
+}
+# The program that reads each engine's arguments (what `orv reproduce` prints before them)
+PROGRAMS: dict[str, tuple[str, ...]] = {
+    "vllm": ("vllm", "serve"),
+    "sglang": ("python", "-m", "sglang.launch_server"),
+    "llama.cpp": ("llama.cpp/build/bin/llama-server",),
+    "tensorrt-llm": ("trtllm-serve",),
+    "tabbyapi": ("python", "main.py"),
+}

@@ -62,6 +62,8 @@ def implied_args(recipe: TrainingRecipe, workload: WorkloadSpec | None) -> list[
         if tuning.optimizer_cpu_offload is not None and tuning.optimizer_cpu_offload > 0:
             out += [
                 Implied("--optimizer-cpu-offload", None, "tuning.optimizer_cpu_offload"),
+                # validate_args asserts it with --optimizer-cpu-offload (stacks/launch_args.REQUIRES)
+                Implied("--use-precision-aware-optimizer", None, "tuning.optimizer_cpu_offload"),
                 Implied(
                     "--optimizer-offload-fraction", f"{tuning.optimizer_cpu_offload:g}", "tuning.optimizer_cpu_offload"
                 ),

@@ -17,8 +17,16 @@ from validator.adapters import load_gpu, load_recipe, load_workload
 from validator.git.plumbing import tracked
 from validator.git.sparse import materialize
 from validator.models import Component, InferenceRecipe, Recipe, TrainingRecipe, WorkloadSpec
-from validator.stacks.engines import CLIENT_MEASURED, LLAMA_CPP_NAMES, SGLANG_NAMES, TRT_LLM_ENGINES, VLLM_NAMES
-from validator.stacks.megatron_args import Implied, implied_args, printed, same_value, stated
+from validator.stacks.engines import (
+    CLIENT_MEASURED,
+    LLAMA_CPP_NAMES,
+    LLAMA_CPP_SERVED,
+    SGLANG_NAMES,
+    TRT_LLM_ENGINES,
+    VLLM_NAMES,
+)
+from validator.stacks.launch_args import PROGRAMS, load_table, parse
+from validator.stacks.megatron_args import Implied, implied_args, printed, same_value
 
 
 @dataclass
@@ -169,6 +177,25 @@ def _trtllm_bench(
     ]
 
 
+def _program(name: str | None, args: list[str]) -> list[str]:
+    """The program that reads the launch's arguments, unless the arguments already start with it: a printed
+    command always runs (vLLM's `serve` subcommand is the one word a launch may carry)."""
+    key = (name or "").lower()
+    if key in VLLM_NAMES:
+        return ["vllm"] if args[:1] == ["serve"] else ["vllm", "serve"]
+    if key in SGLANG_NAMES:
+        program = list(PROGRAMS["sglang"])
+    elif key in LLAMA_CPP_SERVED:
+        program = list(PROGRAMS["llama.cpp"])
+    elif key in TRT_LLM_ENGINES:
+        program = list(PROGRAMS["tensorrt-llm"])
+    elif key == "tabbyapi":
+        program = list(PROGRAMS["tabbyapi"])
+    else:
+        return [f"<{name or 'engine'} server>"] if args[:1] and args[0].startswith("-") else []
+    return [] if args[: len(program)] == program or (args and args[0] == program[-1]) else program
+
+
 def _inference(recipe: InferenceRecipe, path: str, workload: WorkloadSpec | None, out: Reproduction) -> None:
     if workload is not None and workload.is_llama_bench:
         _llama_bench(recipe, path, workload, out)
@@ -181,9 +208,7 @@ def _inference(recipe: InferenceRecipe, path: str, workload: WorkloadSpec | None
     out.lines.append("# 2. launch the server")
     if recipe.launch and recipe.launch.args:
         env = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(recipe.launch.env.items()))
-        command = shlex.join(
-            (["vllm"] if name in VLLM_NAMES and recipe.launch.args[0] == "serve" else []) + list(recipe.launch.args)
-        )
+        command = shlex.join(_program(name, list(recipe.launch.args)) + list(recipe.launch.args))
         out.lines.append((env + " " if env else "") + command)
     elif name in TRT_LLM_ENGINES:
         out.lines.append("# trtllm-bench loads the model itself (PyTorch backend): no server to launch")
@@ -280,19 +305,57 @@ def _inference(recipe: InferenceRecipe, path: str, workload: WorkloadSpec | None
 
 
 def _extra(launch: list[str], implied: list[Implied]) -> list[str]:
-    """The recipe's launch.args less the flags that restate an implied argument with the same value
-    (ORV252 finds the ones that disagree): each flag is printed once."""
-    given = stated(launch)
-    restated = {a.flag for a in implied if a.flag in given and same_value(a.value, given[a.flag][1])}
-    out, i = [], 0
-    while i < len(launch):
-        if launch[i].split("=", 1)[0] in restated:
-            takes_next = "=" not in launch[i] and i + 1 < len(launch) and not launch[i + 1].startswith("--")
-            i += 2 if takes_next else 1
-            continue
-        out.append(launch[i])
-        i += 1
-    return out
+    """The recipe's launch.args, read as Megatron-LM reads them, less the flags that restate an implied argument
+    with the same value (ORV252 finds the ones that disagree): each flag is printed once."""
+    parsed = parse(load_table("megatron"), launch)
+    drop: set[int] = set()
+    for arg in implied:
+        setting = parsed.settings.get(arg.flag)
+        if setting is not None and same_value(arg.value, setting.value):
+            drop.update(range(setting.index, setting.end))
+    return [token for i, token in enumerate(launch) if i not in drop]
+
+
+GPUS_PER_NODE = 8  # the largest NVLink/NVSwitch domain recipes in the registry use (HGX, DGX)
+
+
+def _launcher_lines(recipe: TrainingRecipe, arguments: list[str], env: str, out: Reproduction) -> list[str]:
+    """torchrun lines: one on a single node, else one per node (`--nnodes N --node-rank R --master-addr`),
+    together starting `hardware.count` ranks, the world size the layout must fill."""
+    count = recipe.hardware.count
+    per_node = min(count, GPUS_PER_NODE)
+    nodes = -(-count // per_node)
+    lay = recipe.layout
+    model_parallel = lay.tp * lay.pp * lay.cp
+    if count % per_node:
+        out.missing.append(f"a node shape for {count} GPUs ({count} is not a multiple of {per_node} per node)")
+    if count % model_parallel or (lay.dp and model_parallel * lay.dp != count):
+        out.lines.append(
+            f"# the layout (tp {lay.tp} × pp {lay.pp} × cp {lay.cp} × dp {lay.dp}) does not fill {count} GPUs: "
+            "Megatron-LM will refuse the world size"
+        )
+    head = (env + " ") if env else ""
+    tail = " 2>&1 | tee train.log"
+    if nodes == 1:
+        return [head + shlex.join(["torchrun", f"--nproc-per-node={per_node}", *arguments]) + tail]
+    lines = [
+        f"# {nodes} nodes × {per_node} GPUs = {nodes * per_node} ranks: run line R on node R; MASTER_ADDR is node 0"
+    ]
+    for rank in range(nodes):
+        launcher = [
+            "torchrun",
+            f"--nnodes={nodes}",
+            f"--node-rank={rank}",
+            f"--nproc-per-node={per_node}",
+            "--master-addr=$MASTER_ADDR",
+            "--master-port=29500",
+        ]
+        # $MASTER_ADDR is left for the shell to expand: shlex would quote it
+        command = shlex.join(launcher).replace("'--master-addr=$MASTER_ADDR'", "--master-addr=$MASTER_ADDR")
+        lines.append(
+            head + command + " " + shlex.join(arguments) + (tail if rank == 0 else f" > train.node{rank}.log 2>&1")
+        )
+    return lines
 
 
 def _training(recipe: TrainingRecipe, path: str, workload: WorkloadSpec | None, out: Reproduction) -> None:
@@ -318,19 +381,7 @@ def _training(recipe: TrainingRecipe, path: str, workload: WorkloadSpec | None, 
             "launch.args (the framework arguments the layout and tuning do not imply: model, data, optimizer)"
         )
     env = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(recipe.launch.env.items())) if recipe.launch else ""
-    command = (
-        shlex.join(
-            [
-                "torchrun",
-                f"--nproc-per-node={min(recipe.hardware.count, 8)}",
-                "pretrain_gpt.py",
-                *printed(implied),
-                *extra,
-            ]
-        )
-        + " 2>&1 | tee train.log"
-    )
-    out.lines.append((env + " " if env else "") + command)
+    out.lines += _launcher_lines(recipe, ["pretrain_gpt.py", *printed(implied), *extra], env, out)
     out.lines.append("# 3. store the evidence")
     out.lines.append(f"orv add-run train.log --from megatron --recipe {path} --write-recipe")
 
