@@ -370,3 +370,31 @@ def test_reproduce_of_a_256_gpu_job_prints_one_torchrun_per_node_filling_the_lay
             assert flag not in given or all(r in given for r in required), (flag, required)
         assert "--use-precision-aware-optimizer" in given and "--optimizer-cpu-offload" in given
     assert len(ranks) == 256 and 256 % (tp * pp) == 0 and 256 // (tp * pp) == 8  # the world the layout fills
+
+
+@pytest.mark.git
+def test_vllm_s_expert_parallel_size_is_tensor_times_data_parallel(repo: Path) -> None:
+    rel = INFERENCE.format(rid="glm-5-3-flash-h100-ep")
+    args = [*VLLM_SERVE, "-tp", "2", "-ep"]
+    text = inference_text("glm-5-3-flash-h100-ep", "vllm", args, count=2, extra=", tp: 2, ep: 2")
+    assert [f for f in pr_findings(repo, rel, text) if f[0].startswith("ORV25")] == []
+    text = inference_text("glm-5-3-flash-h100-ep", "vllm", args[:-1], count=2, extra=", tp: 2, ep: 2")
+    assert [f for f in pr_findings(repo, rel, text) if f[0].startswith("ORV25")] == [
+        (
+            "ORV251",
+            "launch runs expert parallel size 1 (--enable-expert-parallel off: tensor × data parallel), serving.ep is 2",
+        )
+    ]
+
+
+def test_reproduce_leaves_out_a_launch_flag_that_would_override_the_recipe(repo: Path) -> None:
+    """argparse keeps the last value: a contradicting launch flag printed after the implied ones would run
+    another layout than the recipe's (and ORV252 refuses the recipe); the printed command runs the recipe's."""
+    text = (repo / TRAINING).read_text(encoding="utf-8")
+    write(repo, TRAINING, text + "launch:\n  args: [--tensor-model-parallel-size, '2', --fp16, --lr, '1e-5']\n")
+    lines = reproduce(str(repo), str(repo / TRAINING)).lines
+    (command,) = _commands(lines, "torchrun")
+    parsed = parse(load_table("megatron"), command[command.index("pretrain_gpt.py") + 1 :])
+    assert parsed.settings["--tensor-model-parallel-size"].value == "1" and "--fp16" not in parsed.settings
+    assert command.count("--tensor-model-parallel-size") == 1 and parsed.settings["--lr"].value == "1e-5"
+    assert "# launch.args' --tensor-model-parallel-size 2 left out: layout.tp is 1" in lines

@@ -68,7 +68,8 @@ def launch_agrees_with_recipe(snapshot: Snapshot) -> Iterator[Finding]:
     `_`/`-` equivalence, `--flag=value`, a unique prefix of a flag, the last of a repeated flag), must
     describe the configuration the rest of the recipe states: tensor parallel size equal to
     `serving.tp` (or, without it, at most `hardware.count`); pipeline parallel size equal to
-    `serving.pp` (1 unstated); SGLang's expert parallel size equal to `serving.ep`; tensor × pipeline ×
+    `serving.pp` (1 unstated); the expert parallel size (SGLang's `--ep-size`; vLLM's tensor × data
+    parallel size with `--enable-expert-parallel`, else 1) equal to `serving.ep`; tensor × pipeline ×
     data parallel sizes within `hardware.count`; the maximum number of running sequences
     (`--max-num-seqs`, `--max-running-requests`) not below `serving.concurrency` (the server would queue
     what the benchmark sends at once, measuring another concurrency); the context length
@@ -105,6 +106,20 @@ def launch_agrees_with_recipe(snapshot: Snapshot) -> Iterator[Finding]:
                 )
         dp = parsed.value(flags["dp"])
         dp_n = as_int(dp.value) if dp else None
+        expert = parsed.value("--enable-expert-parallel") if parsed.table.engine == "vllm" else None
+        if serving.ep is not None and parsed.table.engine == "vllm":
+            # vLLM's expert parallel group spans the tensor × data parallel ranks, or is 1 when off
+            on = expert is not None and expert.value != "false"
+            ep = degrees.get("tp", serving.tp or 1) * (dp_n or 1) if on else 1
+            if ep != serving.ep:
+                where = expert or parsed.value(flags["tp"]) or parsed.value(flags["model"])
+                if where is not None:
+                    yield finding(
+                        where,
+                        f"launch runs expert parallel size {ep} (--enable-expert-parallel "
+                        f"{'on' if on else 'off'}: tensor × data parallel), serving.ep is {serving.ep}",
+                        "make them agree: vLLM's expert parallel size is tp × dp with --enable-expert-parallel",
+                    )
         world = degrees.get("tp", serving.tp or 1) * degrees.get("pp", serving.pp or 1) * (dp_n or 1)
         if world > count:
             where = dp or parsed.value(flags["pp"])  # tensor parallelism alone: the finding above

@@ -26,7 +26,7 @@ from validator.stacks.engines import (
     VLLM_NAMES,
 )
 from validator.stacks.launch_args import PROGRAMS, load_table, parse
-from validator.stacks.megatron_args import Implied, implied_args, printed, same_value
+from validator.stacks.megatron_args import PRECISION_FLAGS, Implied, implied_args, printed, same_value
 
 
 @dataclass
@@ -304,15 +304,28 @@ def _inference(recipe: InferenceRecipe, path: str, workload: WorkloadSpec | None
             out.lines.append(f"orv add-run result.json --from vllm{version} --recipe {path} --write-recipe")
 
 
-def _extra(launch: list[str], implied: list[Implied]) -> list[str]:
-    """The recipe's launch.args, read as Megatron-LM reads them, less the flags that restate an implied argument
-    with the same value (ORV252 finds the ones that disagree): each flag is printed once."""
+def _extra(launch: list[str], implied: list[Implied], out: Reproduction) -> list[str]:
+    """The recipe's launch.args, read as Megatron-LM reads them, less every flag that restates an implied
+    argument: printed after the implied ones, a disagreeing value would win (argparse keeps the last) and the
+    command would run another configuration than the recipe's (ORV252 refuses such a recipe)."""
     parsed = parse(load_table("megatron"), launch)
     drop: set[int] = set()
     for arg in implied:
         setting = parsed.settings.get(arg.flag)
-        if setting is not None and same_value(arg.value, setting.value):
-            drop.update(range(setting.index, setting.end))
+        if setting is None:
+            continue
+        # every occurrence of the flag, not only the last
+        for i, token in enumerate(launch):
+            if token == arg.flag or token.startswith(arg.flag + "="):
+                end = i + 1 if "=" in token or arg.value is None else min(i + 2, len(launch))
+                drop.update(range(i, end))
+        if not same_value(arg.value, setting.value):
+            out.lines.append(f"# launch.args' {arg.flag} {setting.value} left out: {arg.source} is {arg.value}")
+    precision = next((a.flag for a in implied if a.flag in PRECISION_FLAGS), None)
+    for flag in PRECISION_FLAGS:
+        if precision is not None and flag != precision and flag in parsed.settings:
+            drop.update(i for i, token in enumerate(launch) if token == flag)
+            out.lines.append(f"# launch.args' {flag} left out: the workload trains in {precision[2:].upper()}")
     return [token for i, token in enumerate(launch) if i not in drop]
 
 
@@ -365,7 +378,7 @@ def _training(recipe: TrainingRecipe, path: str, workload: WorkloadSpec | None, 
     implied = implied_args(recipe, workload)
     if workload is None or not workload.seq_len or not workload.global_batch:
         out.missing.append(f"a training workload (`{recipe.workload}` states no sequence length and batch)")
-    extra = _extra(list(recipe.launch.args), implied) if recipe.launch else []
+    extra = _extra(list(recipe.launch.args), implied, out) if recipe.launch else []
     out.lines.append(
         "# 2. train (Megatron-LM pretrain_gpt.py: the workload, layout and tuning give these arguments; "
         "launch.args the rest)"
