@@ -398,3 +398,47 @@ def test_reproduce_leaves_out_a_launch_flag_that_would_override_the_recipe(repo:
     assert parsed.settings["--tensor-model-parallel-size"].value == "1" and "--fp16" not in parsed.settings
     assert command.count("--tensor-model-parallel-size") == 1 and parsed.settings["--lr"].value == "1e-5"
     assert "# launch.args' --tensor-model-parallel-size 2 left out: layout.tp is 1" in lines
+
+
+@pytest.mark.git
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (
+            ["-m", "glm.gguf", "-np", "4"],
+            [
+                (
+                    "ORV251",
+                    "launch caps the server at 4 sequences (-np → --parallel), below serving.concurrency 16",
+                ),
+                ("ORV251", "launch sets --parallel 4 (server slots), serving.slots is 16"),
+            ],
+        ),
+        (
+            ["-m", "glm.gguf", "--parallel", "16", "-ctk", "q8_0"],
+            [("ORV255", "launch sets --cache-type-k q8_0, quant `bf16` states no quantized KV cache")],
+        ),
+        # llama.cpp looks the whole token up: `--flag=value` and a prefix are not its flags
+        (
+            ["-m", "glm.gguf", "--parallel=16"],
+            [("ORV253", "launch.args[2] `--parallel=16` is not a llama.cpp (llama-cpp-python 0.3.36) flag")],
+        ),
+        (["-m", "glm.gguf", "--parallel", "16", "--ctx_size", "8192", "--cache_type_k", "f16"], []),
+    ],
+)
+def test_a_llama_server_launch_is_read_as_llama_cpp_reads_it(
+    repo: Path, args: list[str], expected: list[tuple[str, str]]
+) -> None:
+    rel = INFERENCE.format(rid="glm-5-3-flash-h100-llama")
+    text = inference_text("glm-5-3-flash-h100-llama", "llama.cpp", args, extra=", slots: 16")
+    assert sorted(f for f in pr_findings(repo, rel, text) if f[0].startswith("ORV25")) == sorted(expected)
+
+
+def test_reproduce_prints_llama_server_before_its_arguments(repo: Path) -> None:
+    rel = INFERENCE.format(rid="glm-5-3-flash-h100-llama")
+    write(repo, rel, inference_text("glm-5-3-flash-h100-llama", "llama.cpp", ["-m", "glm.gguf", "-np", "16"]))
+    lines = reproduce(str(repo), str(repo / rel)).lines
+    (command,) = _commands([line for line in lines if line.startswith("llama.cpp/build/bin/llama-server")], "llama")
+    assert command[0] == "llama.cpp/build/bin/llama-server"
+    parsed = parse(load_table("llama.cpp"), command[1:])
+    assert not parsed.unknown and parsed.settings["--parallel"].value == "16"

@@ -27,7 +27,7 @@ from validator.stacks.flag_source import EXTRACTORS
 from validator.stacks.launch_args import FLAGS_DIR, INFERENCE_FLAGS, NO_FIGURE, REQUIRES, load_table, parse
 from validator.stacks.megatron_args import implied_args
 
-ENGINES = ("vllm", "sglang", "megatron")
+ENGINES = ("vllm", "sglang", "megatron", "llama.cpp")
 # flags that read a file, print and exit, or take a JSON sub-key: not settings a launch list states
 NOT_SETTINGS = {"--config", "--help", "--version", "-h"}
 
@@ -75,7 +75,7 @@ def launches(draw: st.DrawFn, engine: str) -> tuple[list[str], list[str]]:
         name = draw(st.sampled_from(spellings))
         if draw(st.booleans()) and nargs != 0:  # an earlier value the last occurrence overrides
             respelled += [name, *(["99"] * len(values))]
-        if nargs in (1, "?") and name.startswith("--") and draw(st.booleans()):
+        if nargs in (1, "?") and name.startswith("--") and table.equals and draw(st.booleans()):
             respelled.append(f"{name}={values[0]}")
         else:
             respelled += [name, *values]
@@ -110,7 +110,7 @@ def _inference(args: list[str], engine: str = "vllm") -> InferenceRecipe:
     return InferenceRecipe.model_validate(doc)
 
 
-@pytest.mark.parametrize("engine", ("vllm", "sglang"))
+@pytest.mark.parametrize("engine", ("vllm", "sglang", "llama.cpp"))
 @given(data=st.data())
 def test_orv302_sees_a_respelled_launch_and_a_no_figure_setting_as_one_configuration(
     engine: str, data: st.DataObject
@@ -131,7 +131,14 @@ def test_a_figure_setting_is_another_configuration() -> None:
 
 
 def test_the_parser_rules_follow_each_engine() -> None:
-    vllm, sglang, megatron = (load_table(e) for e in ENGINES)
+    vllm, sglang, megatron, llama = (load_table(e) for e in ENGINES)
+    # llama.cpp: `_` -> `-`, but neither a prefix nor `--flag=value` (the token is looked up whole)
+    assert parse(llama, ["--ctx_size", "4096", "-np", "4"]).figure_settings() == [
+        ("--ctx-size", "4096"),
+        ("--parallel", "4"),
+    ]
+    assert parse(llama, ["--ctx-size=4096"]).unknown and parse(llama, ["--ctx", "4096"]).unknown
+    assert parse(llama, ["--cont-batching", "-nocb"]).settings["--cont-batching"].value == "false"
     # vLLM: `_` -> `-`, prefixes (allow_abbrev left at argparse's default), `--no-X` for a boolean
     p = parse(vllm, ["serve", "m", "--enable_prefix_caching", "--no-enable-prefix-caching", "--max-num-b", "8"])
     assert p.settings["--enable-prefix-caching"].value == "false"
@@ -152,7 +159,7 @@ def test_every_flag_orv_compares_is_in_its_engine_table() -> None:
     for engine, flags in INFERENCE_FLAGS.items():
         table = load_table(engine)
         assert set(flags.values()) <= set(table.flags), engine
-        assert NO_FIGURE[engine] <= set(table.names), engine
+        assert NO_FIGURE[engine] <= set(table.flags), engine  # canonical names: what settings are keyed by
     megatron = load_table("megatron")
     recipe = TrainingRecipe.model_validate(
         yaml.safe_load(

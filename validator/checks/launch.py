@@ -84,7 +84,7 @@ def launch_agrees_with_recipe(snapshot: Snapshot) -> Iterator[Finding]:
 
         degrees: dict[str, int] = {}
         for key, field in (("tp", "tp"), ("pp", "pp"), ("ep", "ep")):
-            setting = parsed.value(flags[key]) if key in flags else None
+            setting = parsed.value(flags.get(key))
             n = as_int(setting.value) if setting else None
             if setting is None or n is None:
                 continue
@@ -104,7 +104,7 @@ def launch_agrees_with_recipe(snapshot: Snapshot) -> Iterator[Finding]:
                     f"launch sets {setting.spelled} {n} ({setting.flag}) on {count} GPU(s)",
                     f"tensor parallelism cannot exceed hardware.count ({count})",
                 )
-        dp = parsed.value(flags["dp"])
+        dp = parsed.value(flags.get("dp"))
         dp_n = as_int(dp.value) if dp else None
         expert = parsed.value("--enable-expert-parallel") if parsed.table.engine == "vllm" else None
         if serving.ep is not None and parsed.table.engine == "vllm":
@@ -112,7 +112,7 @@ def launch_agrees_with_recipe(snapshot: Snapshot) -> Iterator[Finding]:
             on = expert is not None and expert.value != "false"
             ep = degrees.get("tp", serving.tp or 1) * (dp_n or 1) if on else 1
             if ep != serving.ep:
-                where = expert or parsed.value(flags["tp"]) or parsed.value(flags["model"])
+                where = expert or parsed.value(flags.get("tp")) or parsed.value(flags.get("model"))
                 if where is not None:
                     yield finding(
                         where,
@@ -122,14 +122,14 @@ def launch_agrees_with_recipe(snapshot: Snapshot) -> Iterator[Finding]:
                     )
         world = degrees.get("tp", serving.tp or 1) * degrees.get("pp", serving.pp or 1) * (dp_n or 1)
         if world > count:
-            where = dp or parsed.value(flags["pp"])  # tensor parallelism alone: the finding above
+            where = dp or parsed.value(flags.get("pp"))  # tensor parallelism alone: the finding above
             if where is not None:
                 yield finding(
                     where,
                     f"launch needs {world} GPUs (tensor × pipeline × data parallel sizes), hardware.count is {count}",
                     f"state the GPUs the server really used (`hardware.count: {world}`), or fix {where.flag}",
                 )
-        seqs = parsed.value(flags["seqs"])
+        seqs = parsed.value(flags.get("seqs"))
         seqs_n = as_int(seqs.value) if seqs else None
         if seqs and seqs_n is not None and serving.concurrency is not None and seqs_n < serving.concurrency:
             yield finding(
@@ -138,7 +138,13 @@ def launch_agrees_with_recipe(snapshot: Snapshot) -> Iterator[Finding]:
                 f"below serving.concurrency {serving.concurrency}",
                 f"raise the cap to at least {serving.concurrency}, or state the concurrency the server really ran",
             )
-        context = parsed.value(flags["context"])
+        if seqs and seqs_n is not None and parsed.table.engine == "llama.cpp" and serving.slots not in (None, seqs_n):
+            yield finding(
+                seqs,
+                f"launch sets {seqs.flag} {seqs_n} (server slots), serving.slots is {serving.slots}",
+                f"make them agree: `serving.slots: {seqs_n}` or `{seqs.flag} {serving.slots}`",
+            )
+        context = parsed.value(flags.get("context"))
         context_n = as_int(context.value) if context else None
         if context and context_n is not None and serving.context_len is not None and context_n != serving.context_len:
             yield finding(
@@ -146,7 +152,7 @@ def launch_agrees_with_recipe(snapshot: Snapshot) -> Iterator[Finding]:
                 f"launch sets {context.flag} {context_n}, serving.context_len is {serving.context_len}",
                 f"make them agree: `serving.context_len: {context_n}` or `{context.flag} {serving.context_len}`",
             )
-        model = parsed.value(flags["model"])
+        model = parsed.value(flags.get("model"))
         if model and model.value and recipe.checkpoint and model.value != recipe.checkpoint:
             yield finding(
                 model,

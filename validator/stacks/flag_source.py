@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -45,7 +46,7 @@ class Table:
     def __init__(self) -> None:
         self.flags: dict[str, dict[str, Any]] = {}
 
-    def add(self, names: list[str], nargs: Any, negatable: bool = False) -> None:
+    def add(self, names: list[str], nargs: Any, negatable: bool = False, negations: list[str] | None = None) -> None:
         names = [n for n in names if n.startswith("-")]
         if not names:
             return
@@ -57,6 +58,8 @@ class Table:
                 entry["aliases"].append(name)
         if negatable:
             entry["negation"] = "--no-" + canonical[2:]
+        if negations:  # llama.cpp names its own (`--no-mmap`, `-fa off` is a value, not one)
+            entry["negations"] = sorted(set(entry.get("negations", [])) | set(negations))
 
     def as_json(self) -> dict[str, Any]:
         return {k: self.flags[k] for k in sorted(self.flags)}
@@ -308,7 +311,46 @@ def megatron(src: Path) -> dict[str, Any]:
     return table.as_json()
 
 
-EXTRACTORS = {"vllm": vllm, "sglang": sglang, "megatron": megatron}
+_CPP_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
+_LAMBDA = re.compile(r"\[[^\]]*\]\s*\(([^)]*)\)")
+_EXAMPLES = re.compile(r"\.set_(examples|excludes)\(\{([^}]*)\}\)")
+
+
+def llama_cpp(src: Path) -> dict[str, Any]:
+    """llama.cpp's llama-server: each `common_arg({names}, [{negations},] [VALUE_HINT, [VALUE_HINT_2,]] help,
+    handler)` in common/arg.cpp whose `.set_examples` includes LLAMA_EXAMPLE_SERVER (or that sets none) and
+    whose `.set_excludes` does not; the handler's parameters say how many values it takes
+    (`(common_params &)` or `(…, bool)`: none; one more parameter: one; two strings: two)."""
+    text = (src / "common" / "arg.cpp").read_text(encoding="utf-8")
+    starts = [m.start() for m in re.finditer(r"\bcommon_arg\(", text)]
+    table = Table()
+    for n, start in enumerate(starts):
+        chunk = text[start : starts[n + 1] if n + 1 < len(starts) else len(text)]
+        lists = re.findall(r"\{\s*(\"[^{}]*)\}", chunk[: chunk.find("[") if "[" in chunk else len(chunk)])
+        if not lists:
+            continue
+        names = _CPP_STRING.findall(lists[0])
+        negations = _CPP_STRING.findall(lists[1]) if len(lists) > 1 else []
+        lam = _LAMBDA.search(chunk)
+        if not names or lam is None:
+            continue
+        params = [p.strip() for p in lam.group(1).split(",") if p.strip()]
+        extra = params[1:]
+        if not extra or "bool" in extra[0]:
+            nargs: Any = 0
+        else:
+            nargs = len(extra)
+        examples = {kind: body for kind, body in _EXAMPLES.findall(chunk)}
+        served = ("LLAMA_EXAMPLE_SERVER", "LLAMA_EXAMPLE_COMMON")  # every option inherits COMMON (add_opt)
+        if "examples" in examples and not any(e in examples["examples"] for e in served):
+            continue
+        if "LLAMA_EXAMPLE_SERVER" in examples.get("excludes", ""):
+            continue
+        table.add(names, nargs, negations=negations)
+    return table.as_json()
+
+
+EXTRACTORS = {"vllm": vllm, "sglang": sglang, "megatron": megatron, "llama.cpp": llama_cpp}
 
 # Each parser's rules, read in the same source: vLLM's FlexibleArgumentParser (vllm/utils/argparse_utils.py)
 # turns `_` into `-` in every `--key` before argparse sees it and never sets allow_abbrev (argparse's default,
@@ -318,6 +360,14 @@ PARSERS: dict[str, dict[str, Any]] = {
     "vllm": {"underscores": True, "abbrev": True, "program": ["vllm", "serve"], "positional": "--model"},
     "sglang": {"underscores": False, "abbrev": True, "program": ["python", "-m", "sglang.launch_server"]},
     "megatron": {"underscores": False, "abbrev": False, "program": ["pretrain_gpt.py"]},
+    # common/arg.cpp common_params_parse_ex: `_` -> `-` in a `--` argument, then an exact match (no prefix,
+    # no `--flag=value`: the token is looked up whole); a repeated argument's last value is used
+    "llama.cpp": {
+        "underscores": True,
+        "abbrev": False,
+        "equals": False,
+        "program": ["llama.cpp/build/bin/llama-server"],
+    },
 }
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from validator.models import InferenceRecipe, Recipe
-from validator.stacks.engines import SGLANG_NAMES, VLLM_NAMES
+from validator.stacks.engines import LLAMA_CPP_SERVED, SGLANG_NAMES, VLLM_NAMES
 
 FLAGS_DIR = Path(__file__).parent / "flags"
 MEGATRON_NAMES = frozenset({"megatron", "megatron-lm", "megatron-core", "megatron_core", "nvidia/megatron-lm"})
@@ -60,6 +60,26 @@ NO_FIGURE = {
             "--show-time-cost",
         }
     ),
+    "llama.cpp": frozenset(
+        {
+            "--host",
+            "--port",
+            "--api-key",
+            "--alias",
+            "--verbosity",
+            "--log-disable",
+            "--log-timestamps",
+            "--log-prefix",
+            "--log-file",
+            "--log-colors",
+            "--verbose",
+            "--timeout",
+            "--threads-http",
+            "--metrics",
+            "--slots",
+            "--props",
+        }
+    ),
     "megatron": frozenset(
         {
             "--log-interval",
@@ -85,6 +105,7 @@ class Table:
     source: str
     underscores: bool
     abbrev: bool
+    equals: bool  # `--flag=value` accepted (argparse); llama.cpp looks the whole token up
     program: tuple[str, ...]
     flags: dict[str, dict[str, Any]]  # canonical -> {aliases, nargs, negation?}
     names: dict[str, tuple[str, bool]]  # every accepted spelling -> (canonical, negated)
@@ -98,8 +119,8 @@ def load_table(engine: str) -> Table:
         names[canonical] = (canonical, False)
         for alias in entry.get("aliases", []):
             names[alias] = (canonical, False)
-        if entry.get("negation"):
-            names[entry["negation"]] = (canonical, True)
+        for negation in ([entry["negation"]] if entry.get("negation") else []) + entry.get("negations", []):
+            names[negation] = (canonical, True)
     parser = data["parser"]
     return Table(
         engine,
@@ -108,6 +129,7 @@ def load_table(engine: str) -> Table:
         data["source"],
         parser["underscores"],
         parser["abbrev"],
+        parser.get("equals", True),
         tuple(parser["program"]),
         data["flags"],
         names,
@@ -122,6 +144,8 @@ def engine_of(recipe: Recipe) -> str | None:
         return "vllm"
     if name in SGLANG_NAMES:
         return "sglang"
+    if name in LLAMA_CPP_SERVED and isinstance(recipe, InferenceRecipe):
+        return "llama.cpp"
     if name in MEGATRON_NAMES or (not isinstance(recipe, InferenceRecipe) and name.startswith("megatron")):
         return "megatron"
     return None
@@ -144,8 +168,8 @@ class Parsed:
     unknown: list[tuple[int, str, str | None]] = field(default_factory=list)  # (index, token, nearest)
     ambiguous: list[tuple[int, str, list[str]]] = field(default_factory=list)
 
-    def value(self, *flags: str) -> Setting | None:
-        return next((self.settings[f] for f in flags if f in self.settings), None)
+    def value(self, *flags: str | None) -> Setting | None:
+        return next((self.settings[f] for f in flags if f is not None and f in self.settings), None)
 
     def figure_settings(self) -> list[tuple[str, str | None]]:
         """The settings that can change a figure, canonical and sorted: ORV302's view of a launch."""
@@ -199,7 +223,7 @@ def parse(table: Table, args: list[str]) -> Parsed:
             out.positionals.append((i, token))
             i += 1
             continue
-        key, eq, inline = token.partition("=")
+        key, eq, inline = token.partition("=") if table.equals else (token, "", "")
         if table.underscores and key.startswith("--"):
             base, dot, rest = key[2:].partition(".")
             key = "--" + base.replace("_", "-") + dot + rest
@@ -291,6 +315,13 @@ INFERENCE_FLAGS: dict[str, dict[str, str]] = {
         "kv": "--kv-cache-dtype",
         "model": "--model",
     },
+    # llama-server: -np/--parallel slots; -c is the context all slots share (per slot: c / np), so it is not
+    # compared with serving.context_len; the model is a GGUF path, not the recipe's checkpoint name
+    "llama.cpp": {
+        "seqs": "--parallel",
+        "kv": "--cache-type-k",
+        "kv_v": "--cache-type-v",
+    },
     "sglang": {
         "tp": "--tp-size",
         "pp": "--pp-size",
@@ -303,7 +334,7 @@ INFERENCE_FLAGS: dict[str, dict[str, str]] = {
     },
 }
 # KV-cache dtypes that keep the model's own precision (vLLM's and SGLang's choices)
-UNQUANTIZED_KV = frozenset({"auto", "bf16", "bfloat16", "fp16", "float16", "half", "float32", "fp32"})
+UNQUANTIZED_KV = frozenset({"auto", "bf16", "bfloat16", "fp16", "float16", "half", "float32", "fp32", "f16", "f32"})
 
 
 def as_int(value: str | None) -> int | None:
@@ -333,12 +364,13 @@ def launch_speculation(parsed: Parsed) -> tuple[Setting, str, int | None] | None
 
 
 def launch_kv_dtype(parsed: Parsed) -> Setting | None:
-    """The launch's KV-cache dtype when it quantizes the cache (fp8, int8, fp4 …); None otherwise."""
-    flag = INFERENCE_FLAGS.get(parsed.table.engine, {}).get("kv")
-    setting = parsed.value(flag) if flag else None
-    if setting is None or setting.value is None or setting.value.lower() in UNQUANTIZED_KV:
-        return None
-    return setting
+    """The launch's KV-cache dtype when it quantizes the cache (fp8, int8, q8_0 …); None otherwise."""
+    flags = INFERENCE_FLAGS.get(parsed.table.engine, {})
+    for key in ("kv", "kv_v"):
+        setting = parsed.value(flags.get(key))
+        if setting is not None and setting.value is not None and setting.value.lower() not in UNQUANTIZED_KV:
+            return setting
+    return None
 
 
 def launch_quality_reasons(recipe: InferenceRecipe) -> list[str]:
