@@ -442,3 +442,14 @@ def test_reproduce_prints_llama_server_before_its_arguments(repo: Path) -> None:
     assert command[0] == "llama.cpp/build/bin/llama-server"
     parsed = parse(load_table("llama.cpp"), command[1:])
     assert not parsed.unknown and parsed.settings["--parallel"].value == "16"
+
+
+@pytest.mark.git
+def test_a_launch_without_the_stated_tensor_parallelism_runs_the_engine_s_default_of_one(repo: Path) -> None:
+    rel = INFERENCE.format(rid="glm-5-3-flash-h100-tp2")
+    text = inference_text("glm-5-3-flash-h100-tp2", "sglang", SGLANG, count=2, extra=", tp: 2")
+    assert [f for f in pr_findings(repo, rel, text) if f[0].startswith("ORV25")] == [
+        ("ORV251", "launch leaves --tp-size at the engine's default 1, serving.tp is 2")
+    ]
+    text = inference_text("glm-5-3-flash-h100-tp2", "sglang", [*SGLANG, "--tp", "2"], count=2, extra=", tp: 2")
+    assert [f for f in pr_findings(repo, rel, text) if f[0].startswith("ORV25")] == []

@@ -67,7 +67,8 @@ def launch_agrees_with_recipe(snapshot: Snapshot) -> Iterator[Finding]:
     An inference recipe's `launch.args` (the serve command), read as its engine parses it (vLLM's
     `_`/`-` equivalence, `--flag=value`, a unique prefix of a flag, the last of a repeated flag), must
     describe the configuration the rest of the recipe states: tensor parallel size equal to
-    `serving.tp` (or, without it, at most `hardware.count`); pipeline parallel size equal to
+    `serving.tp` (or, without it, at most `hardware.count`; a launch that leaves a degree the recipe
+    states above 1 at the engine's default of 1 disagrees too); pipeline parallel size equal to
     `serving.pp` (1 unstated); the expert parallel size (SGLang's `--ep-size`; vLLM's tensor × data
     parallel size with `--enable-expert-parallel`, else 1) equal to `serving.ep`; tensor × pipeline ×
     data parallel sizes within `hardware.count`; the maximum number of running sequences
@@ -86,6 +87,22 @@ def launch_agrees_with_recipe(snapshot: Snapshot) -> Iterator[Finding]:
         for key, field in (("tp", "tp"), ("pp", "pp"), ("ep", "ep")):
             setting = parsed.value(flags.get(key))
             n = as_int(setting.value) if setting else None
+            stated_degree = getattr(serving, field)
+            shell_string = any(any(c.isspace() for c in token) for _, token, _ in parsed.unknown)  # ORV250's
+            if (
+                setting is None
+                and key in flags
+                and stated_degree is not None
+                and stated_degree > 1
+                and not shell_string
+            ):
+                # the engine's default is 1: the server ran without the parallelism the recipe states
+                yield Finding(
+                    entry.path,
+                    f"launch leaves {flags[key]} at the engine's default 1, serving.{field} is {stated_degree}",
+                    f"add `{flags[key]} {stated_degree}` to launch.args, or state the degree the server ran",
+                    at=("launch", "args"),
+                )
             if setting is None or n is None:
                 continue
             degrees[key] = n
