@@ -185,3 +185,22 @@ def test_the_stored_table_is_what_the_engine_source_gives(engine: str) -> None:
         pytest.skip(f"no {engine} source at hand (set ORV_ENGINE_SOURCES; docs/protocols.md names the version)")
     stored = json.loads((FLAGS_DIR / f"{engine}.json").read_text(encoding="utf-8"))
     assert EXTRACTORS[engine](source) == stored["flags"]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@given(
+    tokens=st.lists(
+        st.one_of(
+            st.text(max_size=12),
+            st.sampled_from(["--", "-", "--=", "--.x", "-1.5", "--speculative-config.method", "{", "--max-num"]),
+        ),
+        max_size=12,
+    )
+)
+def test_no_launch_makes_the_parser_raise(engine: str, tokens: list[str]) -> None:
+    parsed = parse(load_table(engine), tokens)
+    parsed.figure_settings()
+    for index, _token, _near in parsed.unknown:
+        assert 0 <= index < len(tokens)
+    for setting in parsed.settings.values():
+        assert 0 <= setting.index < max(len(tokens), 1)
