@@ -453,3 +453,38 @@ def test_a_launch_without_the_stated_tensor_parallelism_runs_the_engine_s_defaul
     ]
     text = inference_text("glm-5-3-flash-h100-tp2", "sglang", [*SGLANG, "--tp", "2"], count=2, extra=", tp: 2")
     assert [f for f in pr_findings(repo, rel, text) if f[0].startswith("ORV25")] == []
+
+
+@pytest.mark.git
+@pytest.mark.parametrize(
+    "engine, args, method, agrees",
+    [
+        (
+            "vllm",
+            [*VLLM_SERVE, "--speculative-config", '{"method": "deepseek_mtp", "num_speculative_tokens": 3}'],
+            "mtp",
+            True,
+        ),
+        ("sglang", [*SGLANG, "--speculative-algorithm", "NEXTN", "--speculative-num-steps", "3"], "mtp", True),
+        ("sglang", [*SGLANG, "--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3"], "mtp", True),
+        (
+            "vllm",
+            [*VLLM_SERVE, "--speculative-config", '{"method": "ngram", "num_speculative_tokens": 3}'],
+            "mtp",
+            False,
+        ),
+    ],
+)
+def test_a_speculative_method_is_compared_however_the_engine_spells_it(
+    repo: Path, engine: str, args: list[str], method: str, agrees: bool
+) -> None:
+    rel = INFERENCE.format(rid="glm-5-3-flash-h100-spec")
+    text = inference_text("glm-5-3-flash-h100-spec", engine, args, extra=f", speculative: {{method: {method}, k: 3}}")
+    found = [f for f in pr_findings(repo, rel, text) if f[0] == "ORV254"]
+    assert found == (
+        []
+        if agrees
+        else [
+            ("ORV254", "launch's speculative method is ngram (--speculative-config), serving.speculative.method is mtp")
+        ]
+    )

@@ -219,8 +219,9 @@ def launch_speculation_agrees(snapshot: Snapshot) -> Iterator[Finding]:
     Speculative decoding changes the decode figure (ORV512's bound) and what the model answers (the
     quality gate), so a launch that turns it on (vLLM's `--speculative-config`, SGLang's
     `--speculative-algorithm`) must be stated as `serving.speculative` with the same method and draft
-    length (`num_speculative_tokens`; SGLang's `--speculative-num-steps`). A recipe stating it while
-    its launch runs none is wrong the other way. Fix whichever side is wrong.
+    length (`num_speculative_tokens`; SGLang's `--speculative-num-steps`). Methods compare however the
+    engine spells them: vLLM's `deepseek_mtp` and SGLang's `NEXTN` (or `EAGLE` without a draft model)
+    run the model's own MTP heads, `mtp` in a recipe. Fix whichever side is wrong.
     """
     for entry, recipe, parsed, _ in _inference_launches(snapshot):
         found = launch_args.launch_speculation(parsed)
@@ -241,7 +242,7 @@ def launch_speculation_agrees(snapshot: Snapshot) -> Iterator[Finding]:
                 at=at,
             )
             continue
-        if stated_spec.method.replace("_", "-") != method.replace("_", "-"):
+        if not launch_args.same_speculation(parsed.table.engine, method, stated_spec.method):
             yield Finding(
                 entry.path,
                 f"launch's speculative method is {method} ({setting.flag}), serving.speculative.method is "

@@ -363,6 +363,20 @@ def launch_speculation(parsed: Parsed) -> tuple[Setting, str, int | None] | None
     return None
 
 
+def _method_family(method: str) -> str:
+    """One name per speculative method however an engine spells it: vLLM's `deepseek_mtp`, `qwen3_next_mtp` …
+    and SGLang's `NEXTN` are the model's own MTP heads (`mtp`, as recipes name it)."""
+    m = method.lower().replace("-", "_")
+    return "mtp" if m.endswith("mtp") or m == "nextn" else m
+
+
+def same_speculation(engine: str, launch_method: str, recipe_method: str) -> bool:
+    """Does the launch's method run what the recipe's names? SGLang runs a model's MTP heads through its EAGLE
+    worker (`--speculative-algorithm EAGLE` with no separate draft model), so EAGLE there may be `mtp`."""
+    launch, recipe = _method_family(launch_method), _method_family(recipe_method)
+    return launch == recipe or (engine == "sglang" and launch == "eagle" and recipe == "mtp")
+
+
 def launch_kv_dtype(parsed: Parsed) -> Setting | None:
     """The launch's KV-cache dtype when it quantizes the cache (fp8, int8, q8_0 …); None otherwise."""
     flags = INFERENCE_FLAGS.get(parsed.table.engine, {})
