@@ -488,3 +488,12 @@ def test_a_speculative_method_is_compared_however_the_engine_spells_it(
             ("ORV254", "launch's speculative method is ngram (--speculative-config), serving.speculative.method is mtp")
         ]
     )
+
+
+@pytest.mark.git
+def test_a_stated_speculation_the_launch_does_not_run_is_orv254(repo: Path) -> None:
+    rel = INFERENCE.format(rid="glm-5-3-flash-h100-spec")
+    text = inference_text("glm-5-3-flash-h100-spec", "vllm", VLLM_SERVE, extra=", speculative: {method: mtp, k: 3}")
+    assert [f for f in pr_findings(repo, rel, text) if f[0] == "ORV254"] == [
+        ("ORV254", "the launch runs no speculative decoding, serving.speculative is mtp")
+    ]

@@ -221,12 +221,20 @@ def launch_speculation_agrees(snapshot: Snapshot) -> Iterator[Finding]:
     `--speculative-algorithm`) must be stated as `serving.speculative` with the same method and draft
     length (`num_speculative_tokens`; SGLang's `--speculative-num-steps`). Methods compare however the
     engine spells them: vLLM's `deepseek_mtp` and SGLang's `NEXTN` (or `EAGLE` without a draft model)
-    run the model's own MTP heads, `mtp` in a recipe. Fix whichever side is wrong.
+    run the model's own MTP heads, `mtp` in a recipe. A recipe stating speculation while its launch
+    runs none is wrong the other way. Fix whichever side is wrong.
     """
     for entry, recipe, parsed, _ in _inference_launches(snapshot):
         found = launch_args.launch_speculation(parsed)
         stated_spec = recipe.serving.speculative
         if found is None:
+            if stated_spec is not None and not parsed.value("--config"):  # a config file may hold it
+                yield Finding(
+                    entry.path,
+                    f"the launch runs no speculative decoding, serving.speculative is {stated_spec.method}",
+                    "add the engine's speculative flags to launch.args, or drop serving.speculative",
+                    at=("launch", "args"),
+                )
             continue
         setting, method, k = found
         at = ("launch", "args", setting.index)
