@@ -70,7 +70,8 @@ def code_files() -> list[Traversable]:
     schemas = sorted(
         (entry for entry in schema_dir().iterdir() if entry.name.endswith(".json")), key=lambda entry: entry.name
     )
-    return [*sorted(package.rglob("*.py")), *schemas]
+    flag_tables = sorted((package / "stacks" / "flags").glob("*.json"))  # how a launch reads (ORV25x, ORV302)
+    return [*sorted(package.rglob("*.py")), *flag_tables, *schemas]
 
 
 def derivation_key(root: str) -> str:
