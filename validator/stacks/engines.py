@@ -15,6 +15,8 @@ TRT_LLM_NAMES = TRT_LLM_ENGINES | {"trt-llm", "nvidia/tensorrt-llm"}
 
 VLLM_NAMES = frozenset({"vllm", "vllm-project/vllm"})
 SGLANG_NAMES = frozenset({"sglang", "sgl-project/sglang"})
+# Megatron-LM as a training recipe's framework (its launch is read through stacks/flags/megatron.json)
+MEGATRON_NAMES = frozenset({"megatron", "megatron-lm", "megatron-core", "megatron_core", "nvidia/megatron-lm"})
 
 # Engines that ship no serving benchmark of their own: measured through their OpenAI-compatible server
 # with vLLM's client (docs/contributing.md, "Any OpenAI-compatible server").

@@ -4,7 +4,7 @@ The tables under stacks/flags/ are the engines' own flags at a cited version (st
 them from the source). Parsing follows each parser's rules: vLLM turns `_` into `-` in a `--key`;
 `--flag=value` equals `--flag value`; argparse resolves a unique prefix of a long option where the parser
 allows it (vLLM, SGLang; never Megatron-LM); a repeated flag's last value wins; a `--no-X` negation sets X
-false. Every rule that reads a launch (ORV250–259, ORV302's identity, the quality gate, `orv reproduce`)
+false. Every rule that reads a launch (ORV251–256, ORV302's identity, the quality gate, `orv reproduce`)
 reads the `Parsed` form, so two spellings the engine treats alike are alike to orv.
 """
 
@@ -18,10 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from validator.models import InferenceRecipe, Recipe
-from validator.stacks.engines import LLAMA_CPP_SERVED, SGLANG_NAMES, VLLM_NAMES
+from validator.stacks.engines import LLAMA_CPP_SERVED, MEGATRON_NAMES, SGLANG_NAMES, VLLM_NAMES
 
 FLAGS_DIR = Path(__file__).parent / "flags"
-MEGATRON_NAMES = frozenset({"megatron", "megatron-lm", "megatron-core", "megatron_core", "nvidia/megatron-lm"})
 
 # Settings that change no figure: where the server listens, what it logs, how it names the model. ORV302
 # leaves them out of a recipe's identity (the same configuration on another port is the same configuration).
