@@ -497,3 +497,17 @@ def test_a_stated_speculation_the_launch_does_not_run_is_orv254(repo: Path) -> N
     assert [f for f in pr_findings(repo, rel, text) if f[0] == "ORV254"] == [
         ("ORV254", "the launch runs no speculative decoding, serving.speculative is mtp")
     ]
+
+
+@pytest.mark.git
+def test_sglang_s_dp_attention_needs_no_more_gpus_and_a_deprecated_switch_takes_no_value(repo: Path) -> None:
+    rel = INFERENCE.format(rid="glm-5-3-flash-h100-dpa")
+    args = [*SGLANG, "--tp", "8", "--dp", "8", "--enable-dp-attention", "--disable-cuda-graph", "--max-running", "16"]
+    text = inference_text("glm-5-3-flash-h100-dpa", "sglang", args, count=8, extra=", tp: 8")
+    assert [f for f in pr_findings(repo, rel, text) if f[0].startswith("ORV25")] == []
+    text = inference_text(
+        "glm-5-3-flash-h100-dpa", "sglang", [a for a in args if a != "--enable-dp-attention"], count=8, extra=", tp: 8"
+    )
+    assert [f for f in pr_findings(repo, rel, text) if f[0].startswith("ORV25")] == [
+        ("ORV251", "launch needs 64 GPUs (tensor × pipeline × data parallel sizes), hardware.count is 8")
+    ]

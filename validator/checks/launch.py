@@ -123,6 +123,8 @@ def launch_agrees_with_recipe(snapshot: Snapshot) -> Iterator[Finding]:
                 )
         dp = parsed.value(flags.get("dp"))
         dp_n = as_int(dp.value) if dp else None
+        if parsed.value("--enable-dp-attention"):
+            dp, dp_n = None, None  # SGLang's deprecated spelling: attention DP inside the TP ranks, no more GPUs
         expert = parsed.value("--enable-expert-parallel") if parsed.table.engine == "vllm" else None
         if serving.ep is not None and parsed.table.engine == "vllm":
             # vLLM's expert parallel group spans the tensor × data parallel ranks, or is 1 when off

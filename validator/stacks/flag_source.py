@@ -19,6 +19,8 @@ from typing import Any
 
 # argparse actions that take no value (BooleanOptionalAction also gives --no-X)
 _SWITCH_ACTIONS = {"store_true", "store_false", "store_const", "count", "help", "version", "append_const"}
+# SGLang's own argparse actions for deprecated switches (srt/arg_groups/argparse_actions.py: nargs=0 by default)
+_SWITCH_ACTIONS |= {"DeprecatedAction", "DeprecatedStoreTrueAction", "DeprecatedStoreConstAction"}
 
 
 def _const(node: ast.AST | None) -> Any:
@@ -88,6 +90,8 @@ def literal_add_arguments(tree: ast.AST, table: Table, kwarg_nargs: Any = None) 
             continue
         kw = {k.arg: k.value for k in node.keywords if k.arg}
         nargs, negatable = _nargs_of(_action_name(kw.get("action")), _const(kw.get("nargs")))
+        if "nargs" in kw and _const(kw["nargs"]) is None and not negatable:
+            nargs = 1  # an explicit nargs=None: one value, whatever the action's default
         if "action" not in kw and "nargs" not in kw and kwarg_nargs is not None:
             derived = kwarg_nargs(node)
             if derived is not None:
