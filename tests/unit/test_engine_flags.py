@@ -142,6 +142,8 @@ def test_the_parser_rules_follow_each_engine() -> None:
     # vLLM: `_` -> `-`, prefixes (allow_abbrev left at argparse's default), `--no-X` for a boolean
     p = parse(vllm, ["serve", "m", "--enable_prefix_caching", "--no-enable-prefix-caching", "--max-num-b", "8"])
     assert p.settings["--enable-prefix-caching"].value == "false"
+    # EnableDisableAction: `--disable-x` is the other half of a boolean `--enable-x`
+    assert parse(vllm, ["serve", "m", "--disable_prefix_caching"]).settings["--enable-prefix-caching"].value == "false"
     assert p.settings["--max-num-batched-tokens"].value == "8"
     # an ambiguous prefix is refused, as argparse refuses it
     assert parse(vllm, ["serve", "m", "--max-num", "8"]).ambiguous

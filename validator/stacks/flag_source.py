@@ -231,6 +231,16 @@ def vllm(src: Path) -> dict[str, Any]:
             kind = _type_kind(ast.unparse(stmt.annotation))
             nargs, neg = {"bool": (0, True), "bool|str": ("?", False), "list": ("+", False)}.get(kind, (1, False))
             table.add(["--" + stmt.target.id.replace("_", "-")], nargs, neg)  # type: ignore[union-attr]
+    # FlexibleArgumentParser registers EnableDisableAction for BooleanOptionalAction (utils/argparse_utils.py):
+    # `--enable-x` pairs with `--disable-x` (and the reverse), besides argparse's `--no-` forms
+    inverse = {"--enable-": "--disable-", "--disable-": "--enable-"}
+    for canonical, entry in table.flags.items():
+        if "negation" in entry:
+            names = [canonical, *entry["aliases"]]
+            extra = [inverse[p] + n.removeprefix(p) for n in names for p in inverse if n.startswith(p)]
+            extra += ["--no-" + n[2:] for n in entry["aliases"] if n.startswith("--")]
+            if extra:
+                entry["negations"] = sorted(set(extra))
     return table.as_json()
 
 
