@@ -30,7 +30,7 @@ from tests.testing.signing import keygen, measured, register, sign, tier
 from validator.cli import main
 from validator.engine.evaluate import Config, run
 from validator.hashing import canonical_bytes, content_address, run_path
-from validator.science.independence import can_tell_a_copy, same_measurement, sample_fingerprint
+from validator.science.independence import buckets, can_tell_a_copy, same_measurement, sample_fingerprint
 
 LMEVAL = FIXTURES / "lmeval"
 QUALITY_RECIPE = "recipes/inference/qwen3.8-27b/qwen3-8-27b-h100-vllm-fp8-c1.yaml"
@@ -89,12 +89,64 @@ def sorting_first(doc: dict[str, Any], other: str) -> dict[str, Any]:
 # --------------------------------------------------------------------------- the calibration corpus
 
 
-def test_the_calibration_corpus_has_no_false_positive_and_no_false_negative() -> None:
+# Forgeries the test cannot see (docs/metrics.md, "What the copy test can and cannot see"): once
+# jittered, a copy is recognised by aligning its samples with the original's, and a fixed-length
+# workload's requests (one token count) align only by their order; a copy that also drops or merges
+# samples and reorders them has no alignment left, nor the original's count for the sorted values.
+UNSEEN = {
+    "inference: jitter 0.01% + drop 10 + reorder + merge",
+    "inference: jitter 0.01%, drop 10, reorder",
+    "inference: jitter at the floor's edge, drop 10",
+    "training: jitter 0.01% + drop 10 + reorder + merge",
+}
+
+
+def test_the_calibration_corpus_has_no_false_positive_and_no_false_negative_below_the_floor() -> None:
     """A smaller copy of docs/metrics.md's corpus (bench/copies.py publishes the full one)."""
     rates = evaluate(scale=1, reruns=3)
-    assert rates.honest_pairs == 180 and rates.forgeries == 720
+    assert rates.honest_pairs == 270 and rates.forgeries == 1458
     assert rates.false_positives == 0, rates.as_dict()
-    assert rates.false_negatives == 0, rates.as_dict()
+    assert set(rates.missed or {}) <= UNSEEN, rates.as_dict()
+    assert rates.false_negatives <= 108, rates.as_dict()  # of 1458; what bench/copies.py publishes
+
+
+def test_a_stable_cluster_of_66_runs_of_one_recipe_is_never_one_measurement() -> None:
+    """Megatron's 0.1 ms log on a cluster whose per-step noise is 0.05% (the shared data-dependent part
+    1%): every pair of 66 re-measurements that the bucket search offers is independent."""
+    workload = Workload("training", 200, 7, jitter=0.0005)
+    prints = [sample_fingerprint("training", measure(workload, r)) for r in range(66)]
+    keys = [set(buckets(p)) for p in prints]
+    flagged = [
+        (i, j)
+        for i in range(66)
+        for j in range(i + 1, 66)
+        if keys[i] & keys[j] and same_measurement(prints[i], prints[j])
+    ]
+    assert flagged == []
+    assert sum(1 for i in range(66) for j in range(i + 1, 66) if keys[i] & keys[j]) > 0  # they were compared
+
+
+def test_a_jitter_and_drop_copy_always_shares_a_bucket_with_its_original() -> None:
+    """Issue #51: 1e-4 jitter and 10 random drops of 40 requests missed the old 12-bit shape bucket in 31
+    of 40 drops; alignment keys with the run's level never do."""
+    workload = Workload("inference", 40, 11)
+    original = measure(workload, 0)
+    first = sample_fingerprint("inference", original)
+    for seed in range(40):
+        gone = set(random.Random(seed).sample(range(40), 10))
+        rng = random.Random(1000 + seed)
+        copied = [
+            {
+                **s,
+                "ttft_ms": s["ttft_ms"] * (1 + rng.uniform(-1e-4, 1e-4)),
+                "e2e_ms": s["e2e_ms"] * (1 + rng.uniform(-1e-4, 1e-4)),
+            }
+            for i, s in enumerate(original)
+            if i not in gone
+        ]
+        fake = sample_fingerprint("inference", copied)
+        assert set(buckets(first)) & set(buckets(fake)), seed
+        assert same_measurement(first, fake) is not None, seed
 
 
 def test_identical_token_counts_alone_never_make_a_copy() -> None:
@@ -116,7 +168,12 @@ def test_each_forgery_is_worded_by_what_it_shares() -> None:
         for name, f in forgeries("inference", original, 9)
     }
     assert "samples added, dropped, duplicated or reordered" in (words["append 1"] or "")
-    assert "sample by sample" in (words["x1.0003, jitter 0.01%"] or "")
+    assert "sorted values agree" in (words["x1.0003, jitter 0.01%"] or "")
+    assert "sample by sample" in (words["jitter 0.01%, append 3"] or "")
+    assert "`e2e_ms` values are the other's, bit for bit" in (words["permute (TTFT, TPOT)"] or "") or (
+        "`ttft_ms` values" in (words["permute (TTFT, TPOT)"] or "")
+    )
+    assert words["partial edit (a third +-2%)"] is not None
 
 
 # --------------------------------------------------------------------------- the gate on a pull request

@@ -29,8 +29,8 @@ from validator.registry.catalog import file_bytes
 from validator.registry.layout import MODELS_PATH
 
 # The key also hashes every source file, so any change to orv invalidates stored results; the
-# version says so explicitly when what a result means changes (2: the exact sample fingerprint; 3: the near-copy sketch and quality responses).
-CACHE_VERSION = "3"
+# version says so explicitly when what a result means changes (2: the exact sample fingerprint; 3: the near-copy sketch and quality responses; 4: calibrated copy test, value sketches).
+CACHE_VERSION = "4"
 _SCOPE = ("recipes", "runs")
 
 

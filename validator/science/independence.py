@@ -6,13 +6,18 @@ to a fingerprint of its timing columns (training `time_s`; inference `ttft_ms` a
 
   exact     SHA-256 of the samples as a multiset: identical samples in any order (1 and 1.0, or 0.0
             and -0.0, count as different values, as they are written differently)
-  columns   per timing column with at least 3 distinct values: the sample count and 65 quantiles of
-            the sorted column after the affine normalisation (x - min) / (max - min)
+  columns   per timing column with at least 3 distinct values: the sample count, 65 quantiles of
+            the sorted column after the affine normalisation (x - min) / (max - min), and how close
+            two such prints must be (distribution_tolerance: scaled by the sample count)
+  values    per timing column: a sketch of its distinct values and how often the run repeats its
+            own values (exact-value sharing, calibrated by each run's own clock)
+  near      a sketch of whole timing rows and of samples aligned by step or request (near copies)
 
 Sorting removes the order; the normalisation removes any constant scale a > 0 and offset b
 (a*x + b has the same normalised quantiles). Two runs are one measurement when their exact hashes
 are equal, or when every timing column of both has the same count and its normalised quantiles
-agree within 1e-6 (a float rescale leaves ~1e-15; two real measurements differ by far more).
+agree within the column's tolerance (a float rescale leaves ~1e-15; an inference column, whose
+requests a copy may shuffle, within a tenth of the gap between neighbouring order statistics).
 Step counts, token counts and losses are left out: a deterministic recipe reproduces them.
 
 The exact hash is of the multiset of whole samples, not of each column's multiset on its own:
@@ -30,11 +35,12 @@ Equal multisets have equal column prints, so the exact hash decides alone only f
 informative timing column: elsewhere it changes how ORV304 words a copy, never whether it is one.
 `orv boards` therefore leaves it out where a column is informative (sample_fingerprint's exact=False).
 
-Comparing every pair of runs would be quadratic, so runs are grouped by `buckets`: the sample count
-and cells of 1e-3 of three normalised quantiles of the first timing column. A run near a cell's edge
-(within the tolerance) is also put in the neighbouring cell, so two runs within the tolerance always
-share a bucket — the grouping never misses a copy, and the same keys tie a pull request's new run to
-the runs it could copy (validator/pr/neighbourhood.py).
+Comparing every pair of runs would be quadratic, so runs are grouped by `buckets` (its docstring
+lists the keys): every rule above has keys that any pair it flags shares — quantile cells at least
+4x the tolerance wide (with the neighbouring cell near an edge), every hash of a value sketch, the
+lowest row hashes, and the lowest alignment hashes with the run's level — and the same keys tie a
+pull request's new run to the runs it could copy (validator/pr/neighbourhood.py). docs/metrics.md,
+"What the copy test can and cannot see", gives the noise floors and the measured error rates.
 """
 
 from __future__ import annotations
@@ -46,6 +52,7 @@ import json
 import math
 import operator
 import statistics
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -56,7 +63,8 @@ from validator.science.samples import Columns
 TIMING_COLUMNS = {"training": ("time_s",), "inference": ("ttft_ms", "e2e_ms")}
 QUANTILES = 64
 TOLERANCE = 1e-6
-CELL = 1e-3  # bucket width on a normalised quantile
+DISTRIBUTION_GAP = 0.1  # of the gap between order statistics (distribution_tolerance)
+CELL = 1e-3  # smallest bucket width on a normalised quantile (at least 4x the column's tolerance)
 KEY_QUANTILES = (16, 32, 48)  # of QUANTILES: the quartiles
 
 # ("exact", hex, or None where left out), then (column, count, quantiles) per informative column
@@ -64,9 +72,10 @@ Fingerprint = tuple[Any, ...]
 
 
 def _column_print(
-    values: Sequence[float], ordered: Sequence[float] | None = None
-) -> tuple[int, tuple[float, ...]] | None:
-    """`ordered`: the values sorted, when the caller has sorted them already."""
+    values: Sequence[float], ordered: Sequence[float] | None = None, tolerance: float = TOLERANCE
+) -> tuple[int, tuple[float, ...], float] | None:
+    """`ordered`: the values sorted, when the caller has sorted them already; `tolerance`: how close
+    two runs' normalised quantiles must be to be one measurement (distribution_tolerance)."""
     if ordered is None:
         ordered = sorted(values)
     low, high = float(ordered[0]), float(ordered[-1])
@@ -74,7 +83,24 @@ def _column_print(
     if high <= low or bisect.bisect_right(ordered, ordered[0]) >= bisect.bisect_left(ordered, ordered[-1]):
         return None  # a constant or two-valued column says nothing about where it came from
     span, last = high - low, len(ordered) - 1
-    return len(ordered), tuple((float(ordered[round(i * last / QUANTILES)]) - low) / span for i in range(QUANTILES + 1))
+    quantiles = tuple((float(ordered[round(i * last / QUANTILES)]) - low) / span for i in range(QUANTILES + 1))
+    return len(ordered), quantiles, tolerance
+
+
+def distribution_tolerance(kind: str, count: int) -> float:
+    """How close (normalised) two sorted columns of `count` samples must be to be one measurement.
+
+    Two independent samples of one distribution differ at each order statistic by about the gap
+    between neighbouring order statistics (~1/count of the range) or, where run-to-run noise is
+    larger than that gap, by the noise; a copy reordered and jittered differs by its jitter. An
+    inference column (requests whose order a copy can shuffle freely, so only its distribution is
+    left to compare) is one measurement below DISTRIBUTION_GAP of that gap. A training column keeps
+    the float-rescale tolerance: its shared data-dependent structure keeps two honest stable-cluster
+    runs' sorted step times within a fraction of a gap, and its steps align samples anyway.
+    """
+    if kind == "inference" and count >= MIN_DISTINCT:
+        return max(TOLERANCE, DISTRIBUTION_GAP / count)
+    return TOLERANCE
 
 
 def _sample_rows(samples: Sequence[Any]) -> list[bytes]:
@@ -223,13 +249,20 @@ def sample_fingerprint(
         values = columns.get(column)
         if values is not None and columns.types(column) <= {int, float}:
             # a column sorted above (the lead) or by the schema's fast path is not sorted again
-            found = _column_print(values, ordered.get(column) or columns.ordered(column))
+            tolerance = distribution_tolerance(kind, len(values))
+            found = _column_print(values, ordered.get(column) or columns.ordered(column), tolerance)
             if found is not None:
                 prints.append((column, *found))
     if hashed is None and not prints:
         hashed, _ = _exact(kind, samples, columns)
+    shared_values = _values_print(kind, columns)
     near = _near_print(kind, columns)
-    return (("exact", hashed), *prints, *((near,) if near is not None else ()))
+    return (
+        ("exact", hashed),
+        *prints,
+        *((shared_values,) if shared_values is not None else ()),
+        *((near,) if near is not None else ()),
+    )
 
 
 # ---- near copies: shared samples, and timings that agree sample by sample (docs/metrics.md) ----
@@ -239,27 +272,45 @@ def sample_fingerprint(
 # request's token counts, with its occurrence among requests of equal counts in list order.
 ALIGN_COLUMNS = {"training": ("step",), "inference": ("prompt_tokens", "output_tokens")}
 SKETCH = 64  # samples kept per sketch (all of them in a run this small)
-SHARED_KEYS = 11  # lowest row hashes published as buckets: a copy with <= 10 added and <= 10 dropped shares one
+SHARED_KEYS = 11  # lowest row hashes published as buckets: a copy with <= 10 dropped shares one
+ALIGN_KEYS = 21  # lowest alignment hashes published: a copy with <= 10 dropped and <= 10 added shares one
 MIN_DISTINCT = 8  # distinct timing rows a run needs before shared rows say anything
 DISTINCT_SHARE = 0.5  # ... and at least this share of its samples distinct (coarse clocks repeat values)
 SHARED_CONTAINMENT = 0.7  # a copy: this share of the smaller run's distinct timing rows is in the other
 MIN_MATCHED = 8  # aligned samples both runs must have before their timings are compared one by one
-# Calibrated on tests/testing/corpus.py (docs/metrics.md): the 75th percentile of |residual| / value
-# after the affine fit is <= 0.085% for every forgery (jitter up to 0.1%) and >= 0.33% for every
-# honest pair; the threshold sits between, ~2x from each.
-AGREE_RELATIVE = 0.0017
+# The 75th percentile of |residual| / value after the affine fit, per column, below which two runs'
+# aligned timings are one measurement: each a quarter or less of the honest noise floor of its
+# column (docs/metrics.md, "What the copy test can and cannot see"). Training: a stable cluster's
+# per-step noise is >= 0.05% (75th percentile of an honest pair's residual >= 0.08%); TTFT moves by
+# >= 5% between re-runs, a request's end-to-end time by >= 1.5%.
+AGREE_RELATIVE = {"training": {"time_s": 0.0002}, "inference": {"ttft_ms": 0.01, "e2e_ms": 0.004}}
 AGREE_QUANTILE = 0.75
 # median |residual| / the column's own median deviation: forgeries <= 0.15, re-runs ~1 (their noise
-# is their own); a second guard for runs whose own noise is below 0.2%
+# is their own); a second guard, for columns whose spread is all noise (fixed-length requests,
+# llama-bench's repetitions), where it is the run's own noise that sets "too close"
 AGREE_SPREAD = 0.3
-SHAPE_BITS = 12  # order bits of aligned pairs that bucket near copies
-SHAPE_AMBIGUOUS = 0.003  # a pair this close (relative) may flip under 0.1% jitter: both bits are emitted
-SHAPE_MAX_AMBIGUOUS = 5  # at most 2**5 shape keys per run; beyond, one "flat" key
-_ROW_SALT, _KEY_SALT = 0x6F7276, 0x616C6E  # mix CPython's numeric hashes, so the lowest are not the smallest values
+# Exact values shared per timing column: independent runs share a bit-identical float timing only
+# as often as one run repeats its own values (a coarse clock, Megatron's 0.1 ms), so the chance is
+# read off the run itself (its own repeated pairs).
+VALUE_SKETCH = 32  # lowest hashes of a column's distinct values kept (all published as buckets)
+VALUE_FINE = 0.25  # a column speaks when a run's own repeats predict at most this share by chance
+VALUE_SHARE = 0.3  # a copy: at least this share of the smaller run's distinct values in the other ...
+VALUE_OVER_CHANCE = 4  # ... and this many times what the runs' own repeats predict
+MIN_SHARED_VALUES = 4
+# The level of a run (median of its first informative LEVEL_COLUMNS column) buckets aligned samples: a copy
+# backing a claim keeps its level within T3's 5% (LEVEL_RESCALE), and dropping up to a quarter of
+# the samples moves a median by at most about half the column's median deviation (LEVEL_DROP).
+LEVEL_CELL = math.log(1.25)
+LEVEL_COLUMNS = {"training": ("time_s",), "inference": ("e2e_ms", "ttft_ms")}  # the least dispersed first
+LEVEL_RESCALE = 0.05
+LEVEL_DROP = 0.5
+_ROW_SALT, _KEY_SALT, _VALUE_SALT = 0x6F7276, 0x616C6E, 0x76616C  # so the lowest hashes are not the smallest values
 
 # ("near", distinct timing rows, their lowest SKETCH hashes sorted, aligned samples ((key, timings), ...)
-#  by key, (first alignment key, first timing of the samples the shape bits compare))
+#  by key, (log level, margin) or None, kind)
 NearPrint = tuple[Any, ...]
+# ("values", ((column, samples, distinct values, pairs of equal values, lowest VALUE_SKETCH hashes), ...))
+ValuesPrint = tuple[Any, ...]
 
 
 def _numeric(columns: Columns, names: Sequence[str]) -> list[list[Any]] | None:
@@ -270,6 +321,85 @@ def _numeric(columns: Columns, names: Sequence[str]) -> list[list[Any]] | None:
             return None
         found.append(values)
     return found
+
+
+def _values_print(kind: str, columns: Columns) -> ValuesPrint | None:
+    """Per numeric timing column: its distinct values' sketch and how often the run repeats itself."""
+    found = []
+    for name in TIMING_COLUMNS.get(kind, ()):
+        values = columns.get(name)
+        if values is None or not columns.types(name) or not columns.types(name) <= {int, float}:
+            continue
+        if any(v != v for v in values):  # NaN equals nothing: no value sharing to speak of
+            continue
+        counts = Counter(values)
+        repeats = sum(c * (c - 1) // 2 for c in counts.values())
+        sketch = tuple(sorted(hash((_VALUE_SALT, v)) for v in counts)[:VALUE_SKETCH])
+        found.append((name, len(values), len(counts), repeats, sketch))
+    return ("values", tuple(found)) if found else None
+
+
+def _chance(samples: int, repeats: int) -> float:
+    """The chance that two of a run's values are equal, from its own repeated pairs (one added, so
+    a run that never repeats itself is not taken to be incapable of it)."""
+    return (repeats + 1) / (samples * (samples - 1) / 2 + 1)
+
+
+def _speaks(samples: int, distinct: int, repeats: int) -> bool:
+    """Whether a column's exact values can tell a copy: distinct enough, and its own repeats
+    predict little sharing by chance (VALUE_FINE)."""
+    return distinct >= MIN_DISTINCT and min(1.0, samples * _chance(samples, repeats)) <= VALUE_FINE
+
+
+def _bottom_k_share(sketch_a: Sequence[int], na: int, sketch_b: Sequence[int], nb: int, k: int) -> float:
+    """The estimated share of the smaller set that the other holds too, from bottom-k sketches
+    (Jaccard J from the k lowest of the union; |A ∩ B| = J (|A| + |B|) / (1 + J)). 0.0 whenever the
+    sketches share no hash — so a pair this flags always shares a published hash."""
+    set_a, set_b = set(sketch_a), set(sketch_b)
+    if set_a.isdisjoint(set_b):
+        return 0.0
+    union = sorted(set_a | set_b)[:k]
+    both = sum(1 for h in union if h in set_a and h in set_b)
+    jaccard = both / len(union)
+    return jaccard * (na + nb) / (1 + jaccard) / min(na, nb)
+
+
+def shared_values(a: ValuesPrint, b: ValuesPrint) -> tuple[str, float] | None:
+    """The first timing column whose exact values the two runs share far beyond chance, with the
+    share of the smaller run's distinct values found in the other; None when none does."""
+    by_name = {entry[0]: entry for entry in b[1]}
+    for name, na, da, ra, sa in a[1]:
+        other = by_name.get(name)
+        if other is None:
+            continue
+        _, nb, db, rb, sb = other
+        # the clock's resolution is read off the run that repeats itself least: a resampled copy
+        # repeats its own values (bit-identical draws) where its original never did
+        if min(da, db) < MIN_DISTINCT or not (_speaks(na, da, ra) or _speaks(nb, db, rb)):
+            continue
+        share = _bottom_k_share(sa, da, sb, db, VALUE_SKETCH)
+        chance = min(_chance(na, ra), _chance(nb, rb))
+        expected = min(1.0, (nb if da <= db else na) * chance)
+        if share >= max(VALUE_SHARE, VALUE_OVER_CHANCE * expected) and share * min(da, db) >= MIN_SHARED_VALUES:
+            return name, share
+    return None
+
+
+def _level(kind: str, columns: Columns) -> tuple[float, float] | None:
+    """(log of the median, margin) of the first informative column of LEVEL_COLUMNS: a fixed
+    choice, so that a copy (whose dispersions differ a little) takes its level from the same column."""
+    for name in LEVEL_COLUMNS.get(kind, ()):
+        if columns.get(name) is None or not columns.types(name) <= {int, float}:
+            continue
+        ordered = columns.ordered(name)
+        if not ordered or ordered[0] != ordered[0] or ordered[0] == ordered[-1]:
+            continue
+        middle = statistics.median(ordered)
+        if not middle > 0:
+            continue
+        relative = statistics.median(abs(v - middle) for v in ordered) / middle
+        return math.log(middle), LEVEL_RESCALE + LEVEL_DROP * relative
+    return None
 
 
 def _near_print(kind: str, columns: Columns) -> NearPrint | None:
@@ -285,7 +415,12 @@ def _near_print(kind: str, columns: Columns) -> NearPrint | None:
     rows = set(map(hash, zip(itertools.repeat(_ROW_SALT), *timing)))
     shared = tuple(sorted(rows)[:SKETCH])  # one C sort beats heapq.nsmallest's Python-level heap here
     keys = list(map(hash, zip(itertools.repeat(_KEY_SALT), *align)))
-    distinct = set(keys)
+    counts = Counter(keys)
+    unique = [key for key, count in counts.items() if count == 1]
+    # Samples whose key the run holds once align without regard to order; where enough do (a random
+    # dataset's requests, a training log's steps), only they align, so that dropping one of two equal
+    # requests cannot shift the other's occurrence. A fixed-length workload aligns by occurrence.
+    distinct = set(unique) if len(unique) >= MIN_MATCHED else set(keys)
     chosen = set(sorted(distinct)[:SKETCH])
     seen: dict[int, int] = {}
     picked = []  # (key, occurrence, timings)
@@ -293,12 +428,7 @@ def _near_print(kind: str, columns: Columns) -> NearPrint | None:
         occurrence = seen[keys[i]] = seen.get(keys[i], -1) + 1
         picked.append((keys[i], occurrence, tuple(float(column[i]) for column in timing)))
     aligned = sorted((hash((key, occurrence)), values) for key, occurrence, values in picked)[:SKETCH]
-    # The shape bits read samples in (occurrence, key) order: every first occurrence before any
-    # repeat, so a repeated step or request moves no bit, and a fixed-length workload's requests
-    # (one key) in list order, so appended ones come last.
-    ordered = sorted(picked, key=lambda p: (p[1], p[0]))
-    shape = (ordered[0][0] if ordered else 0, tuple(p[2][0] for p in ordered[: 2 * SHAPE_BITS]), len(ordered))
-    return ("near", len(rows), shared, tuple(aligned), shape)
+    return ("near", len(rows), shared, tuple(aligned), _level(kind, columns), kind)
 
 
 def can_tell_a_copy(fingerprint: Fingerprint) -> bool:
@@ -314,60 +444,90 @@ def _near_of(fingerprint: Fingerprint) -> NearPrint | None:
     return last if last is not None and last[0] == "near" else None
 
 
+def _values_of(fingerprint: Fingerprint) -> ValuesPrint | None:
+    return next((entry for entry in fingerprint[1:] if entry[0] == "values"), None)
+
+
 def _prints_of(fingerprint: Fingerprint) -> dict[str, tuple[Any, ...]]:
     """The per-column quantile prints, by column."""
-    return {entry[0]: entry for entry in fingerprint[1:] if entry[0] != "near"}
+    return {entry[0]: entry for entry in fingerprint[1:] if entry[0] not in ("near", "values")}
 
 
 def shared_share(a: NearPrint, b: NearPrint) -> float | None:
     """The estimated share of the smaller run's distinct timing rows that the other run holds too;
     None when either run's rows are too few or too coarse to say (MIN_DISTINCT, DISTINCT_SHARE).
-
-    Bottom-k estimation: the SKETCH lowest hashes of the union are read off both sketches; the share
-    of them in both estimates the Jaccard index J, and |A ∩ B| = J (|A| + |B|) / (1 + J). Exact when
-    both runs have at most SKETCH distinct rows.
-    """
-    (_, na, ha, aligned_a, _), (_, nb, hb, aligned_b, _) = a, b
+    Exact when both runs have at most SKETCH distinct rows."""
+    na, ha, aligned_a = a[1], a[2], a[3]
+    nb, hb, aligned_b = b[1], b[2], b[3]
     for n, aligned in ((na, aligned_a), (nb, aligned_b)):
         samples = max(len(aligned), 1)  # aligned holds min(samples, SKETCH): a floor for the sample count
         if n < MIN_DISTINCT or (samples < SKETCH and n < DISTINCT_SHARE * samples):
             return None
-    set_a, set_b = set(ha), set(hb)
-    if set_a.isdisjoint(set_b):  # most pairs: no row of either sketch in the other, so none in both (J = 0)
-        return 0.0
-    union = sorted(set_a | set_b)[:SKETCH]  # what heapq.nsmallest gives; one C sort of <= 2 * SKETCH is cheaper
-    both = sum(1 for h in union if h in set_a and h in set_b)
-    jaccard = both / len(union)
-    return jaccard * (na + nb) / (1 + jaccard) / min(na, nb)
+    return _bottom_k_share(ha, na, hb, nb, SKETCH)
 
 
-def timing_agreement(a: NearPrint, b: NearPrint) -> float | None:
-    """How closely b's timings follow a's sample by sample, after the best affine map a*x + b per
-    column: the largest relative residual (its AGREE_QUANTILE) over the timing columns, when every
-    column also agrees far closer than its own spread (AGREE_SPREAD); None when they do not agree
-    so, or when fewer than MIN_MATCHED samples align.
+def aligned_equal(a: NearPrint, b: NearPrint) -> float | None:
+    """The share of aligned samples whose timings are bit-identical in both runs, when that share is
+    far beyond what the runs' own resolution and noise allow by chance; None otherwise.
 
-    A re-measurement's residual is its own noise: relative to the value it is what the tool's
-    repeat spread is (>= ~0.3%), relative to the column's spread ~1 where the noise is all the
-    variation there is (a step-time column). A copy's residual is the jitter put on it.
+    Chance, per varying column, is the clock's resolution (the smallest gap between the matched
+    values) over the spread of the differing pairs' differences: a coarse log (Megatron's 0.1 ms) on
+    a quiet cluster repeats a step time by chance, full-precision floats never do. An edit of some
+    samples leaves the rest equal and its differences large, so its chance is small.
     """
     by_key = dict(a[3])
     matched = [(by_key[key], values) for key, values in b[3] if key in by_key]
     if len(matched) < MIN_MATCHED:
         return None
+    equal = sum(1 for x, y in matched if x == y)
+    if equal < MIN_SHARED_VALUES:
+        return None
+    chance = 1.0
+    for column in range(len(matched[0][0])):
+        pooled = sorted({v for pair in matched for v in (pair[0][column], pair[1][column])})
+        if len(pooled) < 2:
+            continue  # constant: equal by construction, no evidence either way
+        resolution = min(y - x for x, y in zip(pooled, pooled[1:]))
+        differences = [abs(x[column] - y[column]) for x, y in matched if x[column] != y[column]]
+        if not differences:
+            return None  # every sample equal in this column: the other rules speak for such a copy
+        spread = 1.4826 * statistics.median(differences)
+        chance *= min(1.0, resolution / (spread * math.sqrt(2 * math.pi)))
+    share = equal / len(matched)
+    return share if share >= max(VALUE_SHARE, VALUE_OVER_CHANCE * chance) else None
+
+
+def timing_agreement(a: NearPrint, b: NearPrint) -> float | None:
+    """How closely b's timings follow a's sample by sample, after the best affine map a*x + b per
+    column: the largest relative residual (its AGREE_QUANTILE) over the informative timing columns,
+    when each is below its column's limit (AGREE_RELATIVE) and agrees far closer than its own spread
+    (AGREE_SPREAD); None when they do not agree so, or when fewer than MIN_MATCHED samples align.
+
+    A column constant in both runs (llama-bench's ttft_ms = 0.0 on a generation test) says nothing
+    and is skipped; at least one column must be informative.
+    """
+    by_key = dict(a[3])
+    matched = [(by_key[key], values) for key, values in b[3] if key in by_key]
+    if len(matched) < MIN_MATCHED:
+        return None
+    limits = AGREE_RELATIVE.get(a[5], {})
+    names = TIMING_COLUMNS.get(a[5], ())
     worst, informative = 0.0, False
     for column in range(len(matched[0][0])):
         xs = [x[column] for x, _ in matched]
         ys = [y[column] for _, y in matched]
+        if min(xs) == max(xs) and min(ys) == max(ys):
+            continue  # constant in both: no identity either way
+        if any(y <= 0 for y in ys):
+            return None
         mean_x, mean_y = statistics.fmean(xs), statistics.fmean(ys)
         var_x = sum([(x - mean_x) ** 2 for x in xs])  # lists, not generators: the same sums, sooner
         slope = sum([(x - mean_x) * (y - mean_y) for x, y in zip(xs, ys)]) / var_x if var_x > 0 else 0.0
         residuals = [abs(y - (mean_y + slope * (x - mean_x))) for x, y in zip(xs, ys)]
-        if any(y <= 0 for y in ys):
-            return None
         ranked = sorted([r / y for r, y in zip(residuals, ys)])
         relative = ranked[int(AGREE_QUANTILE * (len(ranked) - 1))]
-        if relative > AGREE_RELATIVE:  # nearly every pair: the spread's two medians are not needed
+        limit = limits.get(names[column], 0.0) if column < len(names) else 0.0
+        if relative > limit:  # nearly every pair: the spread's two medians are not needed
             return None
         spread = statistics.median(abs(y - statistics.median(ys)) for y in ys)
         if spread > 0:
@@ -378,49 +538,34 @@ def timing_agreement(a: NearPrint, b: NearPrint) -> float | None:
     return worst if informative else None
 
 
-def _cells(value: float) -> list[int]:
+def _cells(value: float, tolerance: float, width: float) -> list[int]:
     """The cell of value, and the neighbouring one when value is within the tolerance of their edge."""
-    cell = math.floor(value / CELL)
+    cell = math.floor(value / width)
     cells = [cell]
-    if value - cell * CELL <= TOLERANCE:
+    if value - cell * width <= tolerance:
         cells.append(cell - 1)
-    if (cell + 1) * CELL - value <= TOLERANCE:
+    if (cell + 1) * width - value <= tolerance:
         cells.append(cell + 1)
     return sorted(cells)
 
 
-def _shape_keys(near: NearPrint) -> list[str]:
-    """Keys a run shares with any copy whose timings follow its own within 0.1% (module docstring).
-
-    Bit j says whether the shape samples 2j and 2j+1 (_near_print) rise or fall, under the run's
-    first alignment key: an affine map with a > 0 keeps every bit, and jitter can flip only a pair
-    closer than SHAPE_AMBIGUOUS, for which both bits are emitted.
-    """
-    first, values, count = near[4]
-    anchor = format(first & 0xFFFFFFFFFFFF, "x")
-    keys = []
-    # 12 bits from 24 samples; a small run (< 24 + 10) also 4 bits from 8, so a copy with up to 10
-    # samples more or fewer always shares one width with its original
-    for bits, needed, below in ((SHAPE_BITS, 2 * SHAPE_BITS, math.inf), (4, 8, 2 * SHAPE_BITS + 10)):
-        if not needed <= count < below:
-            continue
-        choices: list[tuple[str, ...]] = []
-        for j in range(bits):
-            x, y = values[2 * j], values[2 * j + 1]
-            if abs(x - y) <= SHAPE_AMBIGUOUS * max(abs(x), abs(y)):
-                choices.append(("0", "1"))
-            else:
-                choices.append(("1",) if y > x else ("0",))
-        ambiguous = sum(len(c) > 1 for c in choices)
-        if ambiguous > SHAPE_MAX_AMBIGUOUS:  # timings that barely vary: one key for all such runs
-            keys.append(f"n{bits}:{anchor}:flat")
-        else:
-            keys += [f"n{bits}:{anchor}:" + "".join(b) for b in itertools.product(*choices)]
-    return keys
+def _level_cells(level: tuple[float, float]) -> range:
+    """Every level cell the run's margin touches: two runs whose margins overlap share one."""
+    centre, margin = level
+    return range(math.floor((centre - margin) / LEVEL_CELL), math.floor((centre + margin) / LEVEL_CELL) + 1)
 
 
 def buckets(fingerprint: Fingerprint) -> tuple[str, ...]:
-    """Keys that a run shares with every run it could be one measurement with (module docstring)."""
+    """Keys that a run shares with every run it could be one measurement with (module docstring):
+
+    - same count, sorted quantiles within the column's tolerance: cells of >= 4x the tolerance on
+      three quantiles, the neighbouring cell too near an edge;
+    - exact values beyond chance: every hash of a speaking column's value sketch (the test needs a
+      hash both sketches hold);
+    - shared rows: the SHARED_KEYS lowest row hashes;
+    - aligned timings: each of the ALIGN_KEYS lowest alignment hashes with every level cell the
+      run's margin touches (a copy rescaled within T3's 5%, up to a quarter of its samples dropped).
+    """
     if not fingerprint:
         return ()
     keys: list[str] = []
@@ -428,16 +573,24 @@ def buckets(fingerprint: Fingerprint) -> tuple[str, ...]:
     if not prints:  # no informative timing column: an identical copy matches by its exact hash
         keys.append("exact:" + str(fingerprint[0][1]))
     else:
-        column, count, quantiles = prints[0]
-        per_quantile = [_cells(quantiles[i]) for i in KEY_QUANTILES]
+        column, count, quantiles, tolerance = prints[0]
+        width = max(CELL, 4 * tolerance)
+        per_quantile = [_cells(quantiles[i], tolerance, width) for i in KEY_QUANTILES]
         keys += [f"{column}:{count}:" + ",".join(map(str, combo)) for combo in itertools.product(*per_quantile)]
+    values = _values_of(fingerprint)
+    if values is not None:
+        for name, _samples, distinct, _repeats, sketch in values[1]:
+            if distinct >= MIN_DISTINCT:  # shared_values may speak for it (the other run's clock)
+                keys += [f"v:{name}:{h & 0xFFFFFFFFFFFF:x}" for h in sketch]
     near = _near_of(fingerprint)
     if near is not None:
         if near[1] >= MIN_DISTINCT:  # below, shared rows say nothing (shared_share)
             keys += [f"x:{h & 0xFFFFFFFFFFFF:x}" for h in near[2][:SHARED_KEYS]]
-        if prints:  # a constant or two-valued timing column has no shape to share
-            keys += _shape_keys(near)
-    return tuple(keys)
+        # a constant or two-valued timing column has no shape to follow (the old shape keys' rule)
+        if prints and near[4] is not None and len(near[3]) >= MIN_MATCHED:
+            cells = _level_cells(near[4])
+            keys += [f"a:{h & 0xFFFFFFFFFFFF:x}:{cell}" for h, _ in near[3][:ALIGN_KEYS] for cell in cells]
+    return tuple(dict.fromkeys(keys))
 
 
 def same_measurement(a: Fingerprint, b: Fingerprint) -> str | None:
@@ -453,19 +606,35 @@ def same_measurement(a: Fingerprint, b: Fingerprint) -> str | None:
         cols_a
         and set(cols_a) == set(cols_b)
         and all(
-            n == cols_b[name][1] and max(abs(x - y) for x, y in zip(qa, cols_b[name][2])) <= TOLERANCE
-            for name, (_, n, qa) in cols_a.items()
+            n == cols_b[name][1]
+            and max(abs(x - y) for x, y in zip(qa, cols_b[name][2])) <= min(tolerance, cols_b[name][3])
+            for name, (_, n, qa, tolerance) in cols_a.items()
         )
     ):
-        return "the same timings rescaled, offset or reordered"
+        return "the same timings rescaled, offset or reordered (their sorted values agree far closer than two runs' do)"
     near_a, near_b = _near_of(a), _near_of(b)
-    if near_a is None or near_b is None:
-        return None
-    share = shared_share(near_a, near_b)
+    share = shared_share(near_a, near_b) if near_a is not None and near_b is not None else None
     if share is not None and share >= SHARED_CONTAINMENT:
         return (
             f"{min(share, 1.0):.0%} of the smaller run's samples are the other's, exactly "
             "(samples added, dropped, duplicated or reordered)"
+        )
+    values_a, values_b = _values_of(a), _values_of(b)
+    if values_a is not None and values_b is not None:
+        found = shared_values(values_a, values_b)
+        if found is not None:
+            name, share = found
+            return (
+                f"{min(share, 1.0):.0%} of the smaller run's `{name}` values are the other's, bit for bit "
+                "(independent runs share almost none; values moved between samples, resampled or merged)"
+            )
+    if near_a is None or near_b is None:
+        return None
+    equal = aligned_equal(near_a, near_b)
+    if equal is not None:
+        return (
+            f"{equal:.0%} of the samples both runs hold are bit-identical in every timing, far more than "
+            "their clocks and noise allow by chance (the rest edited)"
         )
     agreement = timing_agreement(near_a, near_b)
     if agreement is not None:
