@@ -260,3 +260,47 @@ def evaluate(scale: int = 1, reruns: int = 3) -> Rates:
                 label = f"{workload.tool or workload.kind}: {name}"
                 rates.missed[label] = 1 + rates.missed.get(label, 0)
     return rates
+
+
+TOOLS = {
+    "megatron (training, 0.1 ms log)": lambda seed, size: Workload("training", size, 100 + seed, jitter=0.0005),
+    "vllm (random dataset)": lambda seed, size: Workload("inference", size, 200 + seed),
+    "vllm (fixed-length)": lambda seed, size: Workload("inference", size, 200 + seed, variable=False),
+    "llama-bench tg128 -r 10": lambda seed, size: Workload("inference", 10, 300 + seed, tool="llama-bench"),
+}
+WIDTHS = (1e-6, 1e-5, 1e-4, 2e-4, 5e-4, 1e-3, 3e-3, 1e-2, 3e-2)
+
+
+def detection(scale: int = 1, sizes: tuple[int, ...] = (64, 200)) -> dict[str, dict[str, dict[str, float]]]:
+    """Per tool: the share of copies caught by relative jitter width (uniform, on every timing),
+    alone and with one sample dropped, and the share of honest pairs flagged (the corpus's
+    stable-cluster noise for training). A copy counts as caught only if it also shares a bucket."""
+    from validator.science.independence import buckets, same_measurement, sample_fingerprint
+
+    found: dict[str, dict[str, dict[str, float]]] = {}
+    for tool, make in TOOLS.items():
+        caught: dict[str, list[int]] = {}
+        honest = [0, 0]
+        for seed in range(3 * scale):
+            for size in sizes:
+                workload = make(seed, size)
+                original = measure(workload, 0)
+                first = sample_fingerprint(workload.kind, original)
+                second = sample_fingerprint(workload.kind, measure(workload, 1))
+                honest[0] += 1
+                honest[1] += bool(set(buckets(first)) & set(buckets(second)) and same_measurement(first, second))
+                for width in WIDTHS:
+                    for label, copy in (
+                        ("jitter", _map(workload.kind, original, 1.0, 0.0, width, seed)),
+                        ("jitter, drop 1", _drop(_map(workload.kind, original, 1.0, 0.0, width, seed), 1, seed)),
+                    ):
+                        fake = sample_fingerprint(workload.kind, copy)
+                        hit = bool(set(buckets(first)) & set(buckets(fake)) and same_measurement(first, fake))
+                        tally = caught.setdefault(f"{label} {width:g}", [0, 0])
+                        tally[0] += 1
+                        tally[1] += hit
+        found[tool] = {
+            "caught": {key: hits / total for key, (total, hits) in caught.items()},
+            "honest flagged": {"pairs": float(honest[0]), "rate": honest[1] / honest[0]},
+        }
+    return found

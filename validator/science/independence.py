@@ -307,7 +307,7 @@ LEVEL_DROP = 0.5
 _ROW_SALT, _KEY_SALT, _VALUE_SALT = 0x6F7276, 0x616C6E, 0x76616C  # so the lowest hashes are not the smallest values
 
 # ("near", distinct timing rows, their lowest SKETCH hashes sorted, aligned samples ((key, timings), ...)
-#  by key, (log level, margin) or None, kind)
+#  by key, (log level, margin) or None, kind, the first SKETCH samples' timings in order or None)
 NearPrint = tuple[Any, ...]
 # ("values", ((column, samples, distinct values, pairs of equal values, lowest VALUE_SKETCH hashes), ...))
 ValuesPrint = tuple[Any, ...]
@@ -420,7 +420,8 @@ def _near_print(kind: str, columns: Columns) -> NearPrint | None:
     # Samples whose key the run holds once align without regard to order; where enough do (a random
     # dataset's requests, a training log's steps), only they align, so that dropping one of two equal
     # requests cannot shift the other's occurrence. A fixed-length workload aligns by occurrence.
-    distinct = set(unique) if len(unique) >= MIN_MATCHED else set(keys)
+    by_order = len(unique) < MIN_MATCHED
+    distinct = set(keys) if by_order else set(unique)
     chosen = set(sorted(distinct)[:SKETCH])
     seen: dict[int, int] = {}
     picked = []  # (key, occurrence, timings)
@@ -428,7 +429,10 @@ def _near_print(kind: str, columns: Columns) -> NearPrint | None:
         occurrence = seen[keys[i]] = seen.get(keys[i], -1) + 1
         picked.append((keys[i], occurrence, tuple(float(column[i]) for column in timing)))
     aligned = sorted((hash((key, occurrence)), values) for key, occurrence, values in picked)[:SKETCH]
-    return ("near", len(rows), shared, tuple(aligned), _level(kind, columns), kind)
+    # aligned by occurrence (a fixed-length workload): the first samples in list order too, which
+    # timing_agreement aligns in order with gaps, so one dropped request does not shift the rest
+    sequence = tuple(zip(*(map(float, column[:SKETCH]) for column in timing))) if by_order else None
+    return ("near", len(rows), shared, tuple(aligned), _level(kind, columns), kind, sequence)
 
 
 def can_tell_a_copy(fingerprint: Fingerprint) -> bool:
@@ -507,11 +511,72 @@ def timing_agreement(a: NearPrint, b: NearPrint) -> float | None:
     and is skipped; at least one column must be informative.
     """
     by_key = dict(a[3])
-    matched = [(by_key[key], values) for key, values in b[3] if key in by_key]
-    if len(matched) < MIN_MATCHED:
+    found = _agreement([(by_key[key], values) for key, values in b[3] if key in by_key], a[5])
+    if found is None and len(a) > 6 and a[6] is not None and b[6] is not None:
+        found = _agreement(_in_order(a[6], b[6]), a[5], SEQUENCE_MATCHED)
+    return found
+
+
+SEQUENCE_CLOSE = 0.15  # of the run's own typical step: how close two steps must be to pair samples in order
+SEQUENCE_RUN = 4  # ... and so must the next ones (an honest pair meets that by chance ~1e-4 of the time)
+SEQUENCE_SKIP = 10  # samples dropped or added in a row that the alignment steps over
+# pairs found in order that suffice (each needed a run of SEQUENCE_RUN agreeing steps: a copy of
+# llama-bench's ten repetitions with one dropped keeps 6 or 7)
+SEQUENCE_MATCHED = 6
+
+
+def _in_order(xs: Sequence[tuple[float, ...]], ys: Sequence[tuple[float, ...]]) -> list[tuple[Any, Any]]:
+    """Samples of two runs paired in list order with gaps (a diff of the two sequences): a pair only
+    where the steps from it to the next SEQUENCE_RUN samples agree within SEQUENCE_CLOSE of the runs'
+    own typical step, on the first column that varies. Steps are log-ratios of consecutive samples,
+    so a rescale keeps them and a dropped sample changes only the steps around it."""
+
+    def steps(rows: Sequence[tuple[float, ...]], column: int) -> list[float] | None:
+        values = [row[column] for row in rows]
+        if min(values) <= 0:
+            return None
+        logs = [math.log(v) for v in values]
+        found = [b - a for a, b in zip(logs, logs[1:])]
+        return found if found and statistics.median(map(abs, found)) > 0 else None
+
+    if not xs or not ys:
+        return []
+    for column in range(len(xs[0])):
+        zx, zy = steps(xs, column), steps(ys, column)
+        if zx is not None and zy is not None:
+            break
+    else:
+        return []
+    close = SEQUENCE_CLOSE * min(statistics.median(map(abs, zx)), statistics.median(map(abs, zy)))
+
+    def runs_from(i: int, j: int) -> bool:
+        length = min(SEQUENCE_RUN, len(zx) - i, len(zy) - j)
+        return length > 0 and all(abs(zx[i + k] - zy[j + k]) <= close for k in range(length))
+
+    pairs, i, j = [], 0, 0
+    while i < len(zx) and j < len(zy):
+        if runs_from(i, j):
+            pairs.append((xs[i], ys[j]))
+            i, j = i + 1, j + 1
+            continue
+        step = next(
+            (
+                (i + d, j) if runs_from(i + d, j) else (i, j + d)
+                for d in range(1, SEQUENCE_SKIP + 1)
+                if runs_from(i + d, j) or runs_from(i, j + d)
+            ),
+            (i + 1, j + 1),
+        )
+        i, j = step
+    return pairs
+
+
+def _agreement(matched: list[tuple[Any, Any]], kind: str, needed: int = MIN_MATCHED) -> float | None:
+    """timing_agreement on samples already paired (at least `needed` of them)."""
+    if len(matched) < needed:
         return None
-    limits = AGREE_RELATIVE.get(a[5], {})
-    names = TIMING_COLUMNS.get(a[5], ())
+    limits = AGREE_RELATIVE.get(kind, {})
+    names = TIMING_COLUMNS.get(kind, ())
     worst, informative = 0.0, False
     for column in range(len(matched[0][0])):
         xs = [x[column] for x, _ in matched]

@@ -1,0 +1,197 @@
+"""Issue #51's forgery table, each row a pull request through the gate as action.yml runs it.
+
+main holds lab-a's signed inference run (40 requests of one fixed-length workload, latencies with a
+real run's noise) behind a recipe; lab-b offers a forgery of it, signed with lab-b's own registered
+key. Each forgery must fail with ORV304 on the file the pull request adds, naming lab-a's run, and
+the recipe must not reach T3. Its honest twin — lab-b's own measurement of the same workload —
+passes and reaches T3.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import random
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.testing.factories import inference_recipe, store_run, write_recipe
+from tests.testing.git import commit_all
+from tests.testing.signing import keygen, register, sign, tier
+from tests.unit.test_copies import gate, on_main, open_pr
+from validator.engine.evaluate import Config, run
+from validator.hashing import run_path
+from validator.science.throughput import inference_facts
+
+Samples = list[dict[str, Any]]
+REQUESTS = 40
+
+
+def measure(seed: int, count: int = REQUESTS) -> Samples:
+    """One honest run: TTFT log-normal (sigma 25%), time per output token +-3% per request, its
+    means set to 100 ms and 25 ms (so every run meets the recipe's claims, which ORV207 holds to 1%)."""
+    rng = random.Random(seed)
+    ttfts = [math.exp(rng.gauss(0.0, 0.25)) for _ in range(count)]
+    tpots = [1 + rng.gauss(0.0, 0.03) for _ in range(count)]
+    ttft_scale, tpot_scale = 100.0 * count / sum(ttfts), 25.0 * count / sum(tpots)
+    return [
+        {
+            "prompt_tokens": 1000,
+            "output_tokens": 101,
+            "ttft_ms": t * ttft_scale,
+            "e2e_ms": t * ttft_scale + 100 * p * tpot_scale,
+        }
+        for t, p in zip(ttfts, tpots)
+    ]
+
+
+def recipe_for(rid: str, samples: Samples) -> dict[str, Any]:
+    headline = inference_facts(samples, None).headline
+    doc = inference_recipe(
+        rid, decode=headline["decode_tok_s"], prefill=headline["prefill_tok_s"], ttft=headline["ttft_ms"]
+    )
+    doc["quant"] = "bf16"  # the model's published precision: T3 then rests on the runs alone
+    return doc
+
+
+def run_doc(recipe: dict[str, Any], samples: Samples, who: str, when: str) -> dict[str, Any]:
+    from tests.testing.factories import inference_run
+
+    doc = inference_run(recipe, measured_by=who)
+    doc["quant"] = recipe["quant"]
+    doc["samples"] = samples
+    doc["summary"] = {"decode_tok_s": recipe["claimed"]["decode_tok_s"]}
+    doc["measured_at"] = when
+    return doc
+
+
+def _moved(samples: Samples, seed: int, replace: bool) -> Samples:
+    rng = random.Random(seed)
+    pairs = [(s["ttft_ms"], s["e2e_ms"] - s["ttft_ms"]) for s in samples]
+    chosen = [rng.choice(pairs) for _ in pairs] if replace else rng.sample(pairs, len(pairs))
+    return [{**s, "ttft_ms": t, "e2e_ms": t + d} for s, (t, d) in zip(samples, chosen)]
+
+
+def _jitter(samples: Samples, width: float, seed: int, columns: tuple[str, ...] = ("ttft_ms", "e2e_ms")) -> Samples:
+    rng = random.Random(seed)
+    return [{**s, **{c: s[c] * (1 + rng.uniform(-width, width)) for c in columns}} for s in samples]
+
+
+def _partial(samples: Samples, seed: int) -> Samples:
+    rng = random.Random(seed)
+    edited = set(rng.sample(range(len(samples)), 13))
+    return [
+        {**s, "ttft_ms": s["ttft_ms"] * (1 + rng.choice((-0.02, 0.02)))} if i in edited else s
+        for i, s in enumerate(samples)
+    ]
+
+
+def _reordered(samples: Samples, seed: int) -> Samples:
+    out = _jitter(samples, 1e-6, seed)
+    random.Random(seed).shuffle(out)
+    return out
+
+
+def _dropped(samples: Samples, seed: int) -> Samples:
+    """Three requests dropped, 1e-4 jitter: a fixed-length workload's requests then pair only in
+    order with gaps (docs/metrics.md says how many drops that survives)."""
+    gone = set(random.Random(seed).sample(range(len(samples)), 3))
+    return _jitter([s for i, s in enumerate(samples) if i not in gone], 1e-4, seed)
+
+
+FORGERIES: dict[str, Callable[[Samples, Samples], Samples]] = {
+    "permute": lambda a, _: _moved(a, 1, replace=False),
+    "bootstrap": lambda a, _: _moved(a, 2, replace=True),
+    "partial edit": lambda a, _: _partial(a, 3),
+    "TTFT only": lambda a, _: _jitter(a, 3e-3, 4, ("ttft_ms",)),
+    "plain jitter": lambda a, _: _jitter(a, 3e-3, 5),
+    "merge": lambda a, b: [s for pair in zip(a, b) for s in pair],
+    "fixed-length reorder": lambda a, _: _reordered(a, 6),
+    "drop + jitter": lambda a, _: _dropped(a, 7),
+}
+
+
+def _pr(
+    tmp_path: Path, forge: Callable[[Samples, Samples], Samples] | None, new_recipe: bool = False
+) -> tuple[Path, str, str, str]:
+    """(repo, the recipe the offered run backs, lab-a's run path, the offered run's path)."""
+    repo = on_main(tmp_path)
+    alice, bob = keygen(tmp_path, "lab-a"), keygen(tmp_path, "lab-b")
+    register(repo, ("lab-a", alice), ("lab-b", bob))
+    first, other = measure(1), measure(2)
+    recipe = recipe_for("reproduced", first)
+    a1 = store_run(repo, run_doc(recipe, first, "lab-a", "2026-10-18T10:00:00Z"))
+    recipe["runs"] = [a1]
+    rel = write_recipe(repo, recipe)
+    sign(repo, a1, alice)
+    # lab-a's second signed run, of another recipe of the same workload
+    sibling = recipe_for("sibling", other)
+    sibling["serving"]["concurrency"] = 2
+    a2 = store_run(repo, run_doc(sibling, other, "lab-a", "2026-10-18T12:00:00Z"))
+    sibling["runs"] = [a2]
+    write_recipe(repo, sibling)
+    sign(repo, a2, alice)
+    open_pr(repo)
+    offered = forge(first, other) if forge is not None else measure(3)
+    if new_recipe:  # a copy backing a recipe of its own
+        target = recipe_for("newcomer", offered)
+        target["serving"]["concurrency"] = 4
+        b = store_run(repo, run_doc(target, offered, "lab-b", "2026-10-19T11:00:00Z"))
+        target["runs"] = [b]
+        rel = write_recipe(repo, target)
+    else:
+        b = store_run(repo, run_doc(recipe, offered, "lab-b", "2026-10-19T11:00:00Z"))
+        recipe["runs"] = [a1, b]
+        write_recipe(repo, recipe)
+    sign(repo, b, bob)
+    commit_all(repo, "a reproduction")
+    return repo, rel, run_path(a1.split(":")[1]), run_path(b.split(":")[1])
+
+
+@pytest.mark.git
+@pytest.mark.parametrize("forge", FORGERIES.values(), ids=FORGERIES.keys())
+def test_each_forgery_of_the_table_fails_the_gate_naming_both_runs(
+    forge: Callable[[Samples, Samples], Samples], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo, rel, original, added = _pr(tmp_path, forge)
+    code, errors, _ = gate(repo, capsys)
+    assert code == 1 and ("ORV304", added) in errors, errors
+    message = next(d.message for d in run(Config(root=str(repo), skip_boards=True)).diagnostics if d.code == "ORV304")
+    assert original in message  # names the run it copies
+    assert tier(repo, rel).tier != "T3"
+
+
+@pytest.mark.git
+def test_a_drop_and_jitter_copy_backing_a_new_recipe_fails_the_gate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo, _, original, added = _pr(tmp_path, FORGERIES["drop + jitter"], new_recipe=True)
+    code, errors, _ = gate(repo, capsys)
+    assert code == 1 and ("ORV304", added) in errors, errors
+    found = [d for d in run(Config(root=str(repo), skip_boards=True)).diagnostics if d.code == "ORV304"]
+    assert [d.path for d in found] == [added] and original in found[0].message
+
+
+@pytest.mark.git
+def test_the_honest_twin_passes_and_reaches_t3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo, rel, _, _ = _pr(tmp_path, None)
+    code, errors, outputs = gate(repo, capsys)
+    assert (code, errors, outputs["errors"]) == (0, [], "0")
+    assert tier(repo, rel).tier == "T3"
+
+
+def test_every_row_is_a_copy_below_the_honest_floor_and_the_twin_is_not() -> None:
+    """The same rows on the fingerprints alone (fast): each forgery is one measurement with lab-a's run."""
+    from validator.science.independence import buckets, same_measurement, sample_fingerprint
+
+    first, other = measure(1), measure(2)
+    original = sample_fingerprint("inference", first)
+    for name, forge in FORGERIES.items():
+        fake = sample_fingerprint("inference", forge(copy.deepcopy(first), other))
+        assert set(buckets(original)) & set(buckets(fake)), name
+        assert same_measurement(original, fake), name
+    twin = sample_fingerprint("inference", measure(3))
+    assert same_measurement(original, twin) is None
