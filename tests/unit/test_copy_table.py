@@ -10,8 +10,10 @@ passes and reaches T3.
 from __future__ import annotations
 
 import copy
+import json
 import math
 import random
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,8 +22,9 @@ import pytest
 
 from tests.testing.factories import inference_recipe, store_run, write_recipe
 from tests.testing.git import commit_all
+from tests.testing.quality import reworded
 from tests.testing.signing import keygen, register, sign, tier
-from tests.unit.test_copies import gate, on_main, open_pr
+from tests.unit.test_copies import LMEVAL, QUALITY_RECIPE, _quality_pr, gate, on_main, open_pr
 from validator.engine.evaluate import Config, run
 from validator.hashing import run_path
 from validator.science.throughput import inference_facts
@@ -195,3 +198,97 @@ def test_every_row_is_a_copy_below_the_honest_floor_and_the_twin_is_not() -> Non
         assert same_measurement(original, fake), name
     twin = sample_fingerprint("inference", measure(3))
     assert same_measurement(original, twin) is None
+
+
+# --------------------------------------------------------------------------- quality runs (ORV239, status)
+
+
+def _lines(folder: Path) -> tuple[Path, list[dict[str, Any]]]:
+    path = next(folder.glob("samples_*.jsonl"))
+    return path, [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _write_lines(path: Path, lines: list[dict[str, Any]]) -> None:
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+
+
+def _trailing_spaces(source: Path, dest: Path, documents: int = 5) -> Path:
+    """lm-eval output copied with a trailing space on the responses of `documents` documents (on every
+    filter's line of each, as lm-eval logs one response per document)."""
+    shutil.copytree(source, dest)
+    path, lines = _lines(dest)
+    for line in lines:
+        if line["doc_id"] < documents:
+            line["resps"] = [[line["resps"][0][0] + " "]]
+    _write_lines(path, lines)
+    return dest
+
+
+@pytest.mark.git
+def test_a_reference_copy_with_trailing_spaces_fails_the_gate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue #51: 5 of 200 responses with a trailing space read 97.5% identical, under the 98% rule;
+    compared as the scorer reads them (whitespace normalised) they are the reference's, all 200."""
+    folder = _trailing_spaces(LMEVAL / "reference", tmp_path / "spaced")
+    repo, added, reference = _quality_pr(tmp_path, capsys, folder)
+    code, errors, _ = gate(repo, capsys)
+    assert code == 1 and ("ORV239", added) in errors, errors
+    message = next(d.message for d in run(Config(root=str(repo), skip_boards=True)).diagnostics if d.code == "ORV239")
+    assert reference in message and "200 of 200" in message
+    assert tier(repo, QUALITY_RECIPE).quality.status != "verified"
+
+
+@pytest.mark.git
+def test_its_honest_twin_with_a_few_real_edits_in_its_own_words_verifies(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    own = reworded(LMEVAL / "q995", tmp_path / "own")
+    repo, _, _ = _quality_pr(tmp_path, capsys, _trailing_spaces(own, tmp_path / "own-spaced"))
+    code, errors, _ = gate(repo, capsys)
+    assert [c for c, _ in errors if c == "ORV239"] == []
+    assert tier(repo, QUALITY_RECIPE).quality.status == "verified"
+
+
+def test_another_quants_run_copied_with_trailing_spaces_repeats_it() -> None:
+    """The same trick on another recipe's (int4) quality run: the two runs' responses, normalised, are one."""
+    from validator.quality import lmeval
+    from validator.quality import status as quality_status
+    from validator.quality.verify import check as verify_check
+
+    def facts(folder: Path) -> Any:
+        doc = lmeval.to_document(
+            lmeval.read_output(str(folder)), {"model": "qwen3.8-27b", "quant": "int4", "measured_by": "lab-a"}
+        )
+        return verify_check(doc)[1].tasks["gsm8k"]
+
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as scratch:
+        int4 = reworded(LMEVAL / "q97", Path(scratch) / "int4")
+        copied = _trailing_spaces(int4, Path(scratch) / "copied")
+        own = reworded(LMEVAL / "q995", Path(scratch) / "own")
+        assert quality_status.repeats(facts(copied), facts(int4))
+        assert not quality_status.repeats(facts(own), facts(int4))
+
+
+@pytest.mark.git
+def test_a_three_shot_run_with_the_references_hashes_pasted_in_does_not_verify(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The hashes say 5-shot, the run says `n_shot: 3`: the stated settings are compared, not only hashes."""
+    folder = reworded(LMEVAL / "fewshot3", tmp_path / "three")
+    _, reference_lines = _lines(LMEVAL / "reference")
+    prompt_of = {line["doc_id"]: line["prompt_hash"] for line in reference_lines}
+    path, lines = _lines(folder)
+    for line in lines:
+        line["prompt_hash"] = prompt_of[line["doc_id"]]
+    _write_lines(path, lines)
+    results = next(folder.glob("results_*.json"))
+    data = json.loads(results.read_text(encoding="utf-8"))
+    reference_results = json.loads(next((LMEVAL / "reference").glob("results_*.json")).read_text(encoding="utf-8"))
+    data["task_hashes"] = reference_results["task_hashes"]
+    results.write_text(json.dumps(data), encoding="utf-8")
+    repo, _, _ = _quality_pr(tmp_path, capsys, folder)
+    quality = tier(repo, QUALITY_RECIPE).quality
+    assert quality.status != "verified" and "few-shot count (3)" in quality.why, quality

@@ -283,6 +283,18 @@ def _compare(digest: str, facts: Any, ref: Any, task: str, bound: float) -> Qual
             why=f"{task} run covers {facts.n} of {facts.original} documents (--limit or a chosen subset)",
             **base,
         )
+    # hashes alone can be pasted in: the settings a score depends on are compared as they are stated
+    for label, mine, theirs in (
+        ("few-shot count", facts.n_shot, ref.n_shot),
+        ("task version", facts.version, ref.version),
+        ("few-shot and generation settings", facts.settings, ref.settings),
+    ):
+        if mine != theirs:
+            return QualityResult(
+                status="partial",
+                why=f"{task} run's {label} ({mine}) is not the reference's ({theirs}): the scores do not compare",
+                **base,
+            )
     if facts.task_hash != ref.task_hash:
         return QualityResult(
             status="partial",

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -53,6 +54,10 @@ class TaskFacts:
     # (doc_id, 16-hex BLAKE2b of the response) per document, by doc_id: what the model answered,
     # compared with the reference's and other quality runs' (status.identical_responses)
     responses: tuple[tuple[int, str], ...] = ()
+    # what must equal the reference's for the scores to be comparable (status._compare): the task's
+    # version, its configured few-shot count and its generation settings, as canonical JSON
+    version: Any = None
+    settings: str = ""
 
 
 @dataclass(frozen=True)
@@ -249,10 +254,20 @@ def _task_problems(name: str, task: Mapping[str, Any], out: list[Problem]) -> Ta
     )
     responses = tuple(
         sorted(
-            (s["doc_id"], hashlib.blake2b(s["response"].encode("utf-8"), digest_size=8).hexdigest())
+            (
+                s["doc_id"],
+                hashlib.blake2b(normalised_response(s["response"]).encode("utf-8"), digest_size=8).hexdigest(),
+            )
             for s in samples
             if type(s.get("doc_id")) is int and isinstance(s.get("response"), str)
         )
+    )
+    stated = task.get("config")
+    config: Mapping[str, Any] = stated if isinstance(stated, dict) else {}
+    settings = json.dumps(
+        {"num_fewshot": config.get("num_fewshot"), "generation_kwargs": config.get("generation_kwargs")},
+        sort_keys=True,
+        default=str,
     )
     return TaskFacts(
         name,
@@ -265,7 +280,16 @@ def _task_problems(name: str, task: Mapping[str, Any], out: list[Problem]) -> Ta
         recomputed,
         task.get("n_shot"),
         responses,
+        task.get("version"),
+        settings,
     )
+
+
+def normalised_response(text: str) -> str:
+    """A response as the scorer reads it: runs of whitespace are one space and the ends stripped
+    (gsm8k's filters match on words and numbers; a trailing space changes no score), so an added
+    space cannot make a copied response look like the model's own."""
+    return " ".join(text.split())
 
 
 def check(doc: Mapping[str, Any]) -> tuple[list[Problem], QualityFacts]:
