@@ -323,3 +323,110 @@ def test_without_ssh_keygen_a_signature_is_unverified_not_trusted(
     assert [(d.code, d.path) for d in found if d.path.endswith(".sig")][0] == ("ORV220", str(sig.relative_to(root)))
     assert "ssh-keygen is not installed" in found[0].message
     assert tier(root, two_labs["rel"]).tier == "T2"
+
+
+# --------------------------------------------------------------------------- accountable measurers (issue #51)
+
+
+def _rows_of(node: Any, recipe_id: str) -> list[dict[str, Any]]:
+    """Every board row (a mapping with `recipe` and `tier`) of the recipe, anywhere in a boards file."""
+    if isinstance(node, dict):
+        here = [node] if node.get("recipe") == recipe_id and "tier" in node else []
+        return here + [row for value in node.values() for row in _rows_of(value, recipe_id)]
+    if isinstance(node, list):
+        return [row for value in node for row in _rows_of(value, recipe_id)]
+    return []
+
+
+def _board_tiers(root: Path, recipe_id: str) -> set[str]:
+    import json
+
+    assert main(["boards", "--root", str(root)]) == 0
+    tiers: set[str] = set()
+    for path in (root / "boards").rglob("*.json"):
+        tiers |= {row["tier"] for row in _rows_of(json.loads(path.read_text(encoding="utf-8")), recipe_id)}
+    return tiers
+
+
+def _mark(root: Path, principal: str, mark: str) -> None:
+    """Append a comment mark (`revoked:<date>`, `github:<user>`) to the principal's key line."""
+    path = root / "measurers" / "allowed_signers"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    path.write_text(
+        "\n".join(f"{line} {mark}" if line.startswith(principal + " ") else line for line in lines) + "\n",
+        encoding="utf-8",
+    )
+
+
+def test_a_revoked_keys_runs_stop_counting_in_the_gate_and_on_the_next_boards(
+    two_labs: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    root, rel = two_labs["root"], two_labs["rel"]
+    sign(root, two_labs["a"], two_labs["alice"])
+    sign(root, two_labs["b"], two_labs["bob"])
+    assert tier(root, rel).tier == "T3"
+    assert _board_tiers(root, "signed") == {"T3"}
+    _mark(root, "lab-b", "revoked:2026-12-01")
+    result = run(Config(root=str(root), skip_boards=True))
+    revoked = [d for d in result.diagnostics if d.code == "ORV611"]
+    assert [d.path for d in revoked] == [run_path(two_labs["b"].split(":")[1]) + ".sig"]
+    assert "revoked 2026-12-01" in revoked[0].message and "lab-b" in revoked[0].message
+    assert codes(root) == []  # a warning: the run stays, unsigned
+    assert tier(root, rel).tier == "T2" and tier(root, rel).reasons == (NEEDS_SECOND_SIGNER,)
+    assert _board_tiers(root, "signed") == {"T2"}
+    # lab-a's key, not revoked, still signs: one signer left (NEEDS_SECOND_SIGNER, not NEEDS_SIGNED)
+
+
+def test_one_key_listed_for_two_measurers_signs_as_neither(
+    registry: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue #51: `lab-b,lab-c KEY` let one key sign as two measurers and reach T3 alone."""
+    key = keygen(tmp_path, "lab-bc")
+    public = Path(str(key) + ".pub").read_text(encoding="utf-8").split()[:2]
+    (registry / "measurers").mkdir(exist_ok=True)
+    (registry / "measurers" / "allowed_signers").write_text(f"lab-b,lab-c {' '.join(public)}\n", encoding="utf-8")
+    recipe = training_recipe("one-lab", 1480.4)
+    b = store_run(registry, measured(recipe, 1480.4, "lab-b", "2026-10-18T10:00:00Z", 1))
+    c = store_run(registry, measured(recipe, 1475.0, "lab-c", "2026-10-19T08:30:00Z", 2))
+    recipe["runs"] = [b, c]
+    rel = write_recipe(registry, recipe)
+    sign(registry, b, key)
+    sign(registry, c, key)
+    found_codes = codes(registry)
+    assert "ORV610 measurers/allowed_signers" in found_codes
+    assert f"ORV222 {run_path(b.split(':')[1])}.sig" in found_codes
+    assert tier(registry, rel).tier == "T2"
+
+
+def test_the_same_key_on_two_lines_of_one_measurer_each_still_signs(
+    registry: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The honest twin: one principal per line, two labs, two keys: T3 and no finding."""
+    alice, bob = keygen(tmp_path, "lab-a"), keygen(tmp_path, "lab-b")
+    register(registry, ("lab-a", alice), ("lab-b", bob))
+    _mark(registry, "lab-a", "github:alice-lab verified:2026-12-01")
+    recipe = training_recipe("two-labs", 1480.4)
+    a = store_run(registry, measured(recipe, 1480.4, "lab-a", "2026-10-18T10:00:00Z", 1))
+    b = store_run(registry, measured(recipe, 1475.0, "lab-b", "2026-10-19T08:30:00Z", 2))
+    recipe["runs"] = [a, b]
+    rel = write_recipe(registry, recipe)
+    sign(registry, a, alice)
+    sign(registry, b, bob)
+    assert codes(registry) == []
+    assert tier(registry, rel).tier == "T3"
+
+
+@pytest.mark.git
+def test_a_key_added_to_an_existing_measurer_is_orv608(tmp_path: Path) -> None:
+    repo = registry_repo(tmp_path)
+    git(repo, "checkout", "-q", "main")
+    alice = keygen(tmp_path, "lab-a")
+    register(repo, ("lab-a", alice))
+    commit_all(repo, "register lab-a")
+    git(repo, "checkout", "-q", "-b", "second-key")
+    register(repo, ("lab-a", alice), ("lab-a", keygen(tmp_path, "lab-a-laptop")))
+    commit_all(repo, "a second key for lab-a")
+    result = check(repo, waive=("ORV607",))
+    assert found(result) == ["ORV608 measurers/allowed_signers:1"]
+    assert "gains a key" in result.result.diagnostics[0].message
+    assert found(check(repo, waive=("ORV607", "ORV608"))) == []

@@ -44,6 +44,8 @@ COVERED_ELSEWHERE = {
     "ORV703": "tests/unit/test_boards.py::test_changing_one_recipe_moves_rank_fastest_and_check",  # needs git history
     # Pull-request rules need a base commit: each is triggered on a real git repository.
     "ORV601": "tests/e2e/test_pr.py::test_orv601_a_modified_run_file",
+    # a revoked key's runs need real signatures (ssh-keygen), made in the test
+    "ORV611": "tests/e2e/test_signing.py::test_a_revoked_keys_runs_stop_counting_in_the_gate_and_on_the_next_boards",
     "ORV602": "tests/e2e/test_pr.py::test_orv602_a_renamed_recipe",
     "ORV603": "tests/e2e/test_pr.py::test_orv603_a_changed_claim_without_a_new_run",
     "ORV604": "tests/e2e/test_pr.py::test_orv604_a_stray_file_under_runs_replaces_orv107",

@@ -464,17 +464,19 @@ def measurers_need_a_maintainer(change: Change) -> Iterator[Finding]:
         )
 
 
-@check("ORV608", E, "measurer's key replaced or removed", scope="pr")
+@check("ORV608", E, "measurer's key added, replaced or removed", scope="pr")
 def measurer_keys_never_change_silently(change: Change) -> Iterator[Finding]:
     """
-    A pull request replaces or removes the key registered for an existing measurer in
-    `measurers/allowed_signers`. Runs that measurer signed with the old key stop verifying
-    (ORV222), and a replaced key could let someone else speak as that measurer. A key change is
-    therefore its own finding, waived separately from ORV607 only when a maintainer has confirmed
-    the rotation with the measurer.
+    A pull request adds, replaces or removes a key registered for an existing measurer in
+    `measurers/allowed_signers`. A key added to a measurer speaks as that measurer from then on —
+    it needs the same check of its owner as a new measurer's key (docs/maintainers.md); runs
+    signed with a removed key stop verifying (ORV222), and a replaced key could let someone else
+    speak as that measurer. A key change is therefore its own finding, waived separately from
+    ORV607 only when a maintainer has confirmed the key with the measurer (`orv measurers verify`
+    where the entry names its GitHub account).
 
     Add the new key on a line of its own next to the old one if old runs should stay verified;
-    remove a key only to revoke it (a compromised key), and re-sign or retire its runs.
+    to revoke a key, keep its line and mark it `revoked:YYYY-MM-DD` (its runs then count as unsigned).
     """
     c = _signers_change(change)
     if c is None or not c.present_at_base:
@@ -483,6 +485,16 @@ def measurer_keys_never_change_silently(change: Change) -> Iterator[Finding]:
     after = _signers_at(_head_signers(change) if c.present_at_head else None)
     for principal in sorted(before):
         gone = before[principal] - after.get(principal, set())
+        added = after.get(principal, set()) - before[principal]
+        if added and not gone:
+            yield Finding(
+                SIGNERS_PATH,
+                f"measurer `{principal}` gains a key ({len(added)} added): it would sign as `{principal}`",
+                "a maintainer checks the new key's owner as for a new measurer and waives ORV608",
+                line=1,
+                col=1,
+            )
+            continue
         if not gone:
             continue
         if after.get(principal):

@@ -11,7 +11,7 @@ from validator.evidence import signing
 from validator.registry.layout import SIGNERS_PATH
 from validator.registry.snapshot import Snapshot
 
-E = Severity.ERROR
+E, W = Severity.ERROR, Severity.WARNING
 
 _SIGN_HINT = (
     f"re-sign the unchanged run file with `orv sign RUN --key ~/.ssh/id_ed25519` (namespace "
@@ -190,6 +190,54 @@ def signers_file_wellformed(snapshot: Snapshot) -> Iterator[Finding]:
                 col=1,
             )
         owners.setdefault(entry.key, owner)
+
+
+@check("ORV610", E, "one allowed_signers line names several measurers", per_file=True)
+def one_measurer_per_key_line(snapshot: Snapshot) -> Iterator[Finding]:
+    """
+    A line of `measurers/allowed_signers` lists several principals (`lab-b,lab-c ssh-ed25519 …`).
+    OpenSSH accepts that, but then one key signs as every measurer listed, and one lab's runs
+    would count as two measurers' — exactly what T3's second signer is meant to rule out. orv
+    registers no one from such a line (its signatures are unregistered, ORV222).
+
+    Write one line per measurer and key: `<measurer-id> ssh-ed25519 AAAA… github:<user>`.
+    """
+    if SIGNERS_PATH not in snapshot.files:
+        return
+    raw = signing.read_limited(os.path.join(snapshot.root, SIGNERS_PATH), 1024 * 1024)
+    if raw is None:
+        return  # ORV225 says so
+    entries, _ = signing.parse_signers(raw.decode("utf-8", "replace"))
+    for entry in entries:
+        if len(entry.principals) > 1:
+            yield Finding(
+                SIGNERS_PATH,
+                f"one key is registered for {len(entry.principals)} measurers ({', '.join(entry.principals)})",
+                "register the key for one measurer only; each measurer signs with a key of its own",
+                line=entry.line,
+                col=1,
+            )
+
+
+@check("ORV611", W, "run signed by a revoked key counts as unsigned", related_by="r")
+def revoked_signatures(snapshot: Snapshot) -> Iterator[Finding]:
+    """
+    The signature verifies, but `measurers/allowed_signers` marks its key `revoked:<date>` (a
+    compromised or retired key). Nothing it signed can say who measured the run any more, so the
+    run counts as unsigned everywhere — in the gate's tiers and on the boards — and the recipes
+    whose T3 rested on it drop (`orv measurers audit MEASURER` lists them).
+
+    The measurer re-measures, or re-signs runs they can vouch for with their current key.
+    """
+    for sig, verdict in _verdicts(snapshot, signing.REVOKED):
+        yield Finding(
+            sig.path,
+            f"signed by `{verdict.principal}` with key {verdict.fingerprint}, revoked {verdict.detail}: "
+            "the run counts as unsigned",
+            "re-sign the run with the measurer's current key, or re-measure it",
+            line=1,
+            col=1,
+        )
 
 
 def _measurer_id(principal: str) -> bool:

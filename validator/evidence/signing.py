@@ -44,6 +44,7 @@ WRONG_NAMESPACE = "namespace"
 INVALID = "invalid"  # does not verify over the run's bytes: signature or run file altered
 UNREGISTERED = "unregistered"  # the key is not in allowed_signers (or no longer: replaced, revoked)
 WRONG_PRINCIPAL = "principal"  # a registered key, but of another measurer than measured_by
+REVOKED = "revoked"  # a valid signature by a key its line marks `revoked:YYYY-MM-DD`: counts as unsigned
 NO_TOOL = "no-tool"  # ssh-keygen is not installed
 
 
@@ -115,6 +116,21 @@ class SignerLine:
     principals: tuple[str, ...]
     options: str
     key: str  # "<type> <base64>", what identifies the key
+    # from the line's comment (OpenSSH ignores it): `github:<user>` the account whose published
+    # signing keys hold this key, `verified:<date>` when `orv measurers verify` found it there,
+    # `revoked:<date>` a key no longer trusted (its runs count as unsigned)
+    account: str | None = None
+    verified: str | None = None
+    revoked: str | None = None
+
+
+def _marks(comment: list[str]) -> dict[str, str]:
+    marks: dict[str, str] = {}
+    for field in comment:
+        name, sep, value = field.partition(":")
+        if sep and name in ("github", "verified", "revoked") and value:
+            marks.setdefault(name, value)
+    return marks
 
 
 _KEY_TYPES = ("ssh-", "ecdsa-", "sk-ssh-", "sk-ecdsa-")
@@ -156,8 +172,45 @@ def parse_signers(text: str) -> tuple[list[SignerLine], list[tuple[int, str]]]:
             problems.append((number, "the key is not base64"))
             continue
         principals = tuple(p for p in fields[0].strip('"').split(",") if p)
-        entries.append(SignerLine(number, principals, fields[1] if at == 2 else "", f"{fields[at]} {fields[at + 1]}"))
+        marks = _marks(fields[at + 2 :])
+        entries.append(
+            SignerLine(
+                number,
+                principals,
+                fields[1] if at == 2 else "",
+                f"{fields[at]} {fields[at + 1]}",
+                marks.get("github"),
+                marks.get("verified"),
+                marks.get("revoked"),
+            )
+        )
     return entries, problems
+
+
+def trusted_signers(signers: bytes) -> bytes:
+    """The allowed_signers text ssh-keygen is given: only lines naming exactly one measurer.
+
+    OpenSSH lets one line list several principals (`lab-b,lab-c KEY`), so one key could sign as two
+    measurers and make a single lab look like two (ORV610 refuses such a line; here it registers no
+    one). Comments and blank lines are kept, so line numbers stay those of the file.
+    """
+    text = signers.decode("utf-8", "replace")
+    kept = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line and not line.startswith("#"):
+            fields = _fields(line)
+            if "," in fields[0].strip('"'):
+                kept.append("# (refused: more than one principal)")
+                continue
+        kept.append(raw)
+    return ("\n".join(kept) + "\n").encode("utf-8")
+
+
+def revoked_keys(signers: bytes) -> dict[str, str]:
+    """{"<type> <base64>": revocation date} of the lines marked `revoked:<date>`."""
+    entries, _ = parse_signers(signers.decode("utf-8", "replace"))
+    return {entry.key: entry.revoked for entry in entries if entry.revoked}
 
 
 def keys_by_principal(entries: list[SignerLine]) -> dict[str, set[str]]:
@@ -216,7 +269,21 @@ def _memo_key(armoured: bytes, data: bytes, signers: bytes, measured_by: str) ->
 
 
 def verify(armoured: bytes, data: bytes, signers: bytes, measured_by: str) -> Verdict:
-    """Does `armoured` sign `data` in our namespace with the key `signers` registers for measured_by?"""
+    """Does `armoured` sign `data` in our namespace with the key `signers` registers for measured_by?
+    A line naming several measurers registers no one (trusted_signers); a valid signature by a key
+    marked revoked is REVOKED, which counts as unsigned."""
+    verdict = _verify_trusted(armoured, data, trusted_signers(signers), measured_by)
+    if verdict.ok:
+        try:
+            revoked = revoked_keys(signers).get(parse_signature(armoured).public_key)
+        except ValueError:
+            revoked = None
+        if revoked is not None:
+            return Verdict(REVOKED, verdict.principal, revoked, verdict.fingerprint)
+    return verdict
+
+
+def _verify_trusted(armoured: bytes, data: bytes, signers: bytes, measured_by: str) -> Verdict:
     key = _memo_key(armoured, data, signers, measured_by)
     hit = _MEMO.get(key)
     if hit is None:
@@ -368,7 +435,7 @@ def _verify_all(snapshot: Snapshot) -> Mapping[str, RunSignature]:
         else:
             verdict = verify(armoured, data, signers or b"", measured_by)
             if verdict.status != NO_TOOL:  # NO_TOOL is this machine's state, not the files'
-                used[_memo_key(armoured, data, signers or b"", measured_by)] = verdict
+                used[_memo_key(armoured, data, trusted_signers(signers or b""), measured_by)] = verdict
         out[digest] = RunSignature(rel, run_rel, digest, verdict)
     if stored is not None and used != stored.value:
         stored.save(used)  # this registry's verdicts only, so the file never outgrows it
