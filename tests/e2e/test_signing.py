@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -430,3 +431,112 @@ def test_a_key_added_to_an_existing_measurer_is_orv608(tmp_path: Path) -> None:
     assert found(result) == ["ORV608 measurers/allowed_signers:1"]
     assert "gains a key" in result.result.diagnostics[0].message
     assert found(check(repo, waive=("ORV607", "ORV608"))) == []
+
+
+def _github(keys_by_user: dict[str, list[str]]) -> tuple[str, Callable[[], None]]:
+    """A local stand-in for GitHub's REST API (`GET /users/<user>/ssh_signing_keys`): (its URL, stop)."""
+    import http.server
+    import json
+    import threading
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            parts = self.path.strip("/").split("/")
+            if len(parts) == 3 and parts[0] == "users" and parts[2] == "ssh_signing_keys" and parts[1] in keys_by_user:
+                body = json.dumps([{"id": i, "key": k, "title": "t"} for i, k in enumerate(keys_by_user[parts[1]])])
+                self.send_response(200)
+            else:
+                body = json.dumps({"message": "Not Found"})
+                self.send_response(404)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(body.encode())
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+
+    def stop() -> None:
+        server.shutdown()
+        server.server_close()
+
+    return f"http://127.0.0.1:{server.server_address[1]}", stop
+
+
+def test_measurers_verify_marks_keys_github_publishes_and_refuses_the_rest(
+    registry: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import re
+
+    alice, bob, other = keygen(tmp_path, "lab-a"), keygen(tmp_path, "lab-b"), keygen(tmp_path, "someone")
+
+    def public(key: Path) -> str:
+        return " ".join(Path(str(key) + ".pub").read_text(encoding="utf-8").split()[:2])
+
+    register(registry, ("lab-a", alice), ("lab-b", bob))
+    _mark(registry, "lab-a", "github:alice-lab")
+    _mark(registry, "lab-b", "github:bob-lab")
+    url, stop = _github({"alice-lab": [public(alice) + " laptop"], "bob-lab": [public(other)]})
+    try:
+        capsys.readouterr()
+        code = main(["measurers", "verify", "--root", str(registry), "--api-url", url])
+    finally:
+        stop()
+    out, err = capsys.readouterr()
+    assert code == 1  # lab-b's key is not among bob-lab's published keys
+    text = (registry / "measurers" / "allowed_signers").read_text(encoding="utf-8")
+    lab_a = next(line for line in text.splitlines() if line.startswith("lab-a "))
+    lab_b = next(line for line in text.splitlines() if line.startswith("lab-b "))
+    assert re.search(r" github:alice-lab verified:\d{4}-\d\d-\d\d$", lab_a), lab_a
+    assert "verified:" not in lab_b and "not among the signing keys GitHub publishes for `bob-lab`" in err
+    assert out.startswith("lab-a\talice-lab\tverified ")
+    # the gate reads the marks offline; a verified line changes no verdict
+    assert codes(registry) == []
+
+
+def test_measurers_verify_takes_the_fetch_as_a_parameter(registry: Path, tmp_path: Path) -> None:
+    import datetime
+
+    from validator.commands.measurers import verify
+
+    alice = keygen(tmp_path, "lab-a")
+    register(registry, ("lab-a", alice))
+    _mark(registry, "lab-a", "github:alice-lab")
+    key = " ".join(Path(str(alice) + ".pub").read_text(encoding="utf-8").split()[:2])
+    asked: list[str] = []
+
+    def fetch(url: str) -> bytes:
+        asked.append(url)
+        return ('[{"id": 1, "key": "' + key + '"}]').encode()
+
+    day = datetime.date(2026, 1, 2)
+    assert verify(str(registry), day, "https://api.example", fetch).exit_code == 0
+    assert asked == ["https://api.example/users/alice-lab/ssh_signing_keys"]
+    assert "github:alice-lab verified:2026-01-02" in (registry / "measurers" / "allowed_signers").read_text()
+    # run again a day later: the mark is replaced, not repeated
+    verify(str(registry), datetime.date(2026, 1, 3), "https://api.example", fetch)
+    text = (registry / "measurers" / "allowed_signers").read_text()
+    assert text.count("verified:") == 1 and "verified:2026-01-03" in text
+
+
+def test_measurers_audit_lists_the_recipes_resting_on_a_measurer(
+    two_labs: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = two_labs["root"]
+    sign(root, two_labs["a"], two_labs["alice"])
+    sign(root, two_labs["b"], two_labs["bob"])
+    capsys.readouterr()
+    assert main(["measurers", "audit", "lab-b", "--root", str(root)]) == 0
+    out, err = capsys.readouterr()
+    assert out.splitlines() == [f"{two_labs['rel']}\tT3\t{two_labs['b'].split(':')[1][:12]}"]
+    assert "1 recipe(s) rest on runs signed by `lab-b`" in err
+    _mark(root, "lab-b", "revoked:2026-12-01")
+    assert main(["measurers", "audit", "lab-b", "--root", str(root)]) == 0
+    out, _ = capsys.readouterr()
+    assert out.splitlines() == [f"{two_labs['rel']}\tT2\t{two_labs['b'].split(':')[1][:12]} (revoked key)"]
+    assert main(["measurers", "audit", "nobody", "--root", str(root)]) == 0
+    out, err = capsys.readouterr()
+    assert out == "" and "0 recipe(s)" in err

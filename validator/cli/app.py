@@ -571,6 +571,42 @@ def sign_cmd(run: str, key: str, root: Root) -> None:
     _run(lambda: sign(root.path(), run, key))
 
 
+@cli.group("measurers")
+def measurers_group() -> None:
+    """Who stands behind a measurer's key (verify, network) and what rests on a measurer (audit)."""
+
+
+@measurers_group.command("verify")
+@click.option(
+    "--api-url",
+    default="https://api.github.com",
+    show_default=True,
+    help="GitHub's REST API (another address for GitHub Enterprise, or a test server).",
+)
+@root_option("Registry root (default: found from the current folder).")
+def measurers_verify_cmd(api_url: str, root: Root) -> None:
+    """Check each measurer key against the signing keys its GitHub account publishes; mark it verified.
+
+    A maintainer runs this before waiving ORV607/ORV608: every line of measurers/allowed_signers must
+    name its account (`github:<user>` after the key); a key GitHub publishes for that account gets
+    `verified:<today>` on its line, so the gate itself never needs the network. Exit 1 when a line
+    names no account or its key is not published there.
+    """
+    from validator.commands.measurers import verify
+
+    _run(lambda: verify(root.path(), datetime.date.today(), api_url))
+
+
+@measurers_group.command("audit")
+@click.argument("name")
+@root_option("Registry root (default: found from the current folder).")
+def measurers_audit_cmd(name: str, root: Root) -> None:
+    """List every recipe with a run signed by measurer NAME, with its tier (what a revocation moves)."""
+    from validator.commands.measurers import audit
+
+    _run(lambda: audit(root.path(), name))
+
+
 @cli.command("explain")
 @click.argument("code")
 def explain_cmd(code: str) -> None:
@@ -721,6 +757,9 @@ SUMMARIES = {
     "site": "Render the boards as a static website",
     "wanted": "List where a contribution counts most",
     "catalog add-model": "Add a model from its Hugging Face config.json",
+    "measurers": "Verify measurers' keys on GitHub; audit what rests on one",
+    "measurers verify": "Check measurer keys against GitHub; mark them verified",
+    "measurers audit": "List the recipes resting on a measurer's runs",
     "import leaderboard": "Seed 000's training leaderboard -> training recipes",
     "import legacy-boards": "Seed 004's boards export -> inference recipes, run files",
 }
