@@ -292,3 +292,76 @@ def test_a_three_shot_run_with_the_references_hashes_pasted_in_does_not_verify(
     repo, _, _ = _quality_pr(tmp_path, capsys, folder)
     quality = tier(repo, QUALITY_RECIPE).quality
     assert quality.status != "verified" and "few-shot count (3)" in quality.why, quality
+
+
+# --------------------------------------------------------------------------- honest rows and llama-bench
+
+
+def _stable_cluster_run(recipe: dict[str, Any], who: str, when: str, seed: int) -> dict[str, Any]:
+    """A training run on a stable cluster: step time = base x a data-dependent part both runs share
+    (sigma 1%, the same seed) x per-step noise of its own (sigma 0.05%), printed at Megatron's 0.1 ms."""
+    from tests.testing.factories import training_run
+
+    doc = training_run(recipe, 1480.4, measured_by=who, steps=200)
+    data, noise = random.Random(42), random.Random(seed)
+    shape = [1 + data.gauss(0.0, 0.01) for _ in doc["samples"]]
+    raw = [s["time_s"] * d * (1 + noise.gauss(0.0, 0.0005)) for s, d in zip(doc["samples"], shape)]
+    mean = sum(raw[2:]) / len(raw[2:])
+    target = doc["samples"][5]["time_s"]  # the steady step time the claim implies
+    for sample, seconds in zip(doc["samples"], raw):
+        sample["time_s"] = round(seconds * target / mean, 4)
+    doc["measured_at"] = when
+    return doc
+
+
+@pytest.mark.git
+def test_a_stable_cluster_re_measurement_reaches_t3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue #51's honest training row: per-step noise 0.05%, a data-dependent part both runs share."""
+    from tests.testing.factories import training_recipe
+
+    repo = on_main(tmp_path)
+    alice, bob = keygen(tmp_path, "lab-a"), keygen(tmp_path, "lab-b")
+    register(repo, ("lab-a", alice), ("lab-b", bob))
+    recipe = training_recipe("stable", 1480.4)
+    first = store_run(repo, _stable_cluster_run(recipe, "lab-a", "2026-10-18T10:00:00Z", 1))
+    recipe["runs"] = [first]
+    rel = write_recipe(repo, recipe)
+    sign(repo, first, alice)
+    open_pr(repo)
+    second = store_run(repo, _stable_cluster_run(recipe, "lab-b", "2026-10-19T11:00:00Z", 2))
+    recipe["runs"] = [first, second]
+    write_recipe(repo, recipe)
+    sign(repo, second, bob)
+    commit_all(repo, "a re-measurement on a stable cluster")
+    code, errors, outputs = gate(repo, capsys)
+    assert (code, errors, outputs["errors"]) == (0, [], "0")
+    assert tier(repo, rel).tier == "T3"
+
+
+@pytest.mark.parametrize("repetitions", [10, 8])
+def test_llama_bench_tg128_copies_with_1e5_jitter_are_one_measurement(repetitions: int) -> None:
+    """Issue #51: `-r 10` and `-r 8` runs store ttft_ms = 0.0; the copy test skips that constant column
+    rather than give up, and the repetitions' own spread sets "too close". The honest twin (another
+    run, its own 0.3% repetition noise) is not a copy."""
+    from validator.science.independence import buckets, same_measurement, sample_fingerprint
+
+    def run_of(seed: int) -> Samples:
+        rng = random.Random(seed)
+        return [
+            {
+                "prompt_tokens": 0,
+                "output_tokens": 128,
+                "ttft_ms": 0.0,
+                "e2e_ms": round(3200 * (1 + rng.gauss(0, 0.003)), 6),
+            }
+            for _ in range(repetitions)
+        ]
+
+    original = run_of(1)
+    forged = [
+        {**s, "e2e_ms": s["e2e_ms"] * (1 + random.Random(i).uniform(-1e-5, 1e-5))} for i, s in enumerate(original)
+    ]
+    a, b = sample_fingerprint("inference", original), sample_fingerprint("inference", forged)
+    assert set(buckets(a)) & set(buckets(b)) and same_measurement(a, b)
+    twin = sample_fingerprint("inference", run_of(2))
+    assert same_measurement(a, twin) is None
