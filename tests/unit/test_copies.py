@@ -107,7 +107,7 @@ def test_the_calibration_corpus_has_no_false_positive_and_no_false_negative_belo
     assert rates.honest_pairs == 270 and rates.forgeries == 1458
     assert rates.false_positives == 0, rates.as_dict()
     assert set(rates.missed or {}) <= UNSEEN, rates.as_dict()
-    assert rates.false_negatives <= 99, rates.as_dict()  # of 1458; what bench/copies.py publishes
+    assert rates.false_negatives <= 51, rates.as_dict()  # of 1458; what bench/copies.py publishes
 
 
 def test_a_stable_cluster_of_66_runs_of_one_recipe_is_never_one_measurement() -> None:

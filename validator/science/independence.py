@@ -307,7 +307,8 @@ LEVEL_DROP = 0.5
 _ROW_SALT, _KEY_SALT, _VALUE_SALT = 0x6F7276, 0x616C6E, 0x76616C  # so the lowest hashes are not the smallest values
 
 # ("near", distinct timing rows, their lowest SKETCH hashes sorted, aligned samples ((key, timings), ...)
-#  by key, (log level, margin) or None, kind, the first SKETCH samples' timings in order or None)
+#  by key, (log level, margin) or None, kind, the first SKETCH samples' timings in order or None,
+#  ((key, every occurrence's timings), ...) where no key repeats more than FEW_OCCURRENCES times, or None)
 NearPrint = tuple[Any, ...]
 # ("values", ((column, samples, distinct values, pairs of equal values, lowest VALUE_SKETCH hashes), ...))
 ValuesPrint = tuple[Any, ...]
@@ -432,7 +433,16 @@ def _near_print(kind: str, columns: Columns) -> NearPrint | None:
     # aligned by occurrence (a fixed-length workload): the first samples in list order too, which
     # timing_agreement aligns in order with gaps, so one dropped request does not shift the rest
     sequence = tuple(zip(*(map(float, column[:SKETCH]) for column in timing))) if by_order else None
-    return ("near", len(rows), shared, tuple(aligned), _level(kind, columns), kind, sequence)
+    # keys held a few times each (a merge of two runs holds every step twice): every occurrence,
+    # so timing_agreement can pair each sample with the nearest of the other run's under its key
+    few = None
+    if len(counts) >= MIN_MATCHED and max(counts.values()) <= FEW_OCCURRENCES:
+        wanted = set(sorted(counts)[:SKETCH])
+        grouped: dict[int, list[tuple[float, ...]]] = {}
+        for i in itertools.compress(range(len(keys)), map(wanted.__contains__, keys)):
+            grouped.setdefault(keys[i], []).append(tuple(float(column[i]) for column in timing))
+        few = tuple(sorted((key, tuple(sorted(rows))) for key, rows in grouped.items()))
+    return ("near", len(rows), shared, tuple(aligned), _level(kind, columns), kind, sequence, few)
 
 
 def can_tell_a_copy(fingerprint: Fingerprint) -> bool:
@@ -514,7 +524,31 @@ def timing_agreement(a: NearPrint, b: NearPrint) -> float | None:
     found = _agreement([(by_key[key], values) for key, values in b[3] if key in by_key], a[5])
     if found is None and len(a) > 6 and a[6] is not None and b[6] is not None:
         found = _agreement(_in_order(a[6], b[6]), a[5], SEQUENCE_MATCHED)
+    if found is None and len(a) > 7 and a[7] is not None and b[7] is not None:
+        found = _agreement(_nearest_under_key(a[7], b[7]), a[5])
     return found
+
+
+FEW_OCCURRENCES = 4  # a key held at most this often: its samples pair with the nearest under the key
+
+
+def _nearest_under_key(a: Sequence[Any], b: Sequence[Any]) -> list[tuple[Any, Any]]:
+    """Samples paired by key where a key holds several (merged, duplicated): under each key, each
+    sample of the run holding fewer with the nearest of the other's (by the last timing column).
+    Only where some key repeats in either run; otherwise the alignment by key has said all there is."""
+    if all(len(rows) == 1 for _, rows in a) and all(len(rows) == 1 for _, rows in b):
+        return []
+    by_key = dict(a)
+    pairs = []
+    for key, rows in b:
+        candidates = by_key.get(key)
+        if not candidates:
+            continue
+        if len(rows) >= len(candidates):  # the fewer side's samples each find theirs among the other's
+            pairs += [(x, min(rows, key=lambda y: abs(x[-1] - y[-1]))) for x in candidates]
+        else:
+            pairs += [(min(candidates, key=lambda x: abs(x[-1] - y[-1])), y) for y in rows]
+    return pairs
 
 
 SEQUENCE_CLOSE = 0.15  # of the run's own typical step: how close two steps must be to pair samples in order
@@ -571,6 +605,16 @@ def _in_order(xs: Sequence[tuple[float, ...]], ys: Sequence[tuple[float, ...]]) 
     return pairs
 
 
+def _fit_residuals(xs: Sequence[float], ys: Sequence[float], using: Sequence[int] | None = None) -> list[float]:
+    """|y - (a*x + b)| for every pair, the line fitted (least squares) on the pairs `using` (all)."""
+    fx = [xs[i] for i in using] if using is not None else xs
+    fy = [ys[i] for i in using] if using is not None else ys
+    mean_x, mean_y = statistics.fmean(fx), statistics.fmean(fy)
+    var_x = sum([(x - mean_x) ** 2 for x in fx])  # lists, not generators: the same sums, sooner
+    slope = sum([(x - mean_x) * (y - mean_y) for x, y in zip(fx, fy)]) / var_x if var_x > 0 else 0.0
+    return [abs(y - (mean_y + slope * (x - mean_x))) for x, y in zip(xs, ys)]
+
+
 def _agreement(matched: list[tuple[Any, Any]], kind: str, needed: int = MIN_MATCHED) -> float | None:
     """timing_agreement on samples already paired (at least `needed` of them)."""
     if len(matched) < needed:
@@ -585,10 +629,13 @@ def _agreement(matched: list[tuple[Any, Any]], kind: str, needed: int = MIN_MATC
             continue  # constant in both: no identity either way
         if any(y <= 0 for y in ys):
             return None
-        mean_x, mean_y = statistics.fmean(xs), statistics.fmean(ys)
-        var_x = sum([(x - mean_x) ** 2 for x in xs])  # lists, not generators: the same sums, sooner
-        slope = sum([(x - mean_x) * (y - mean_y) for x, y in zip(xs, ys)]) / var_x if var_x > 0 else 0.0
-        residuals = [abs(y - (mean_y + slope * (x - mean_x))) for x, y in zip(xs, ys)]
+        residuals = _fit_residuals(xs, ys)
+        # once more on the three quarters that fit best, so that a quarter of strays (samples a
+        # merge or a drop paired wrongly) cannot tilt the line the rest follow
+        cut = sorted(residuals)[int(AGREE_QUANTILE * (len(residuals) - 1))]
+        inner = [i for i, r in enumerate(residuals) if r <= cut]
+        if MIN_MATCHED <= len(inner) < len(residuals):
+            residuals = _fit_residuals(xs, ys, inner)
         ranked = sorted([r / y for r, y in zip(residuals, ys)])
         relative = ranked[int(AGREE_QUANTILE * (len(ranked) - 1))]
         limit = limits.get(names[column], 0.0) if column < len(names) else 0.0
