@@ -540,3 +540,23 @@ def test_measurers_audit_lists_the_recipes_resting_on_a_measurer(
     assert main(["measurers", "audit", "nobody", "--root", str(root)]) == 0
     out, err = capsys.readouterr()
     assert out == "" and "0 recipe(s)" in err
+
+
+@pytest.mark.git
+def test_a_registration_pull_request_listing_two_measurers_on_one_line_is_refused_beyond_orv607(
+    tmp_path: Path,
+) -> None:
+    """Issue #51: such a line showed only ORV607, which maintainers waive after checking the key's owner."""
+    repo = registry_repo(tmp_path)
+    git(repo, "checkout", "-q", "main")
+    alice = keygen(tmp_path, "lab-a")
+    register(repo, ("lab-a", alice))
+    commit_all(repo, "register lab-a")
+    git(repo, "checkout", "-q", "-b", "add-two")
+    key = keygen(tmp_path, "lab-bc")
+    public = " ".join(Path(str(key) + ".pub").read_text(encoding="utf-8").split()[:2])
+    path = repo / "measurers" / "allowed_signers"
+    path.write_text(path.read_text(encoding="utf-8") + f"lab-b,lab-c {public}\n", encoding="utf-8")
+    commit_all(repo, "register lab-b and lab-c with one key")
+    waived = found(check(repo, waive=("ORV607",)))
+    assert len(waived) == 1 and waived[0].startswith("ORV610 measurers/allowed_signers:"), waived
