@@ -181,8 +181,9 @@ def test_a_record_edited_to_inflate_output_is_a_finding(tmp_path: Path, registry
     records[5]["metrics"]["output_sequence_length"]["value"] = 300  # more tokens in the same time
     with pytest.raises(AdapterError) as exc:
         adapt(artifacts(tmp_path, records=records), recipe, registry)
-    assert set(refused_codes(exc)) == {"ORV109"}
-    assert any("output_sequence_length" in d.message for d in exc.value.diagnostics)
+    # the record's own inter_token_latency and output_token_count contradict it before any summary is read
+    assert set(refused_codes(exc)) == {"ORV216"}
+    assert any("output_sequence_length` 300" in d.message for d in exc.value.diagnostics)
 
 
 def test_a_summary_that_counts_warm_up_records_is_refused(tmp_path: Path, registry: Path) -> None:

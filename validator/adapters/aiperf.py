@@ -174,6 +174,8 @@ def _samples(done: Sequence[JsonRecord], problems: Problems) -> list[dict[str, A
                 record.first_line,
             )
             continue
+        if _contradicted(record, values, problems):
+            continue
         out.append(
             {
                 "prompt_tokens": values["input_sequence_length"],
@@ -184,6 +186,34 @@ def _samples(done: Sequence[JsonRecord], problems: Problems) -> list[dict[str, A
             }
         )
     return out
+
+
+def _contradicted(record: JsonRecord, values: dict[str, Any], problems: Problems) -> bool:
+    """A record's output length must agree with the other fields that state it (ORV216): AIPerf's own
+    inter_token_latency is (request_latency − TTFT) ÷ (output_sequence_length − 1) (its
+    InterTokenLatencyMetric), and output_token_count counts the same tokens when no reasoning is split out."""
+    data, osl = record.data, values["output_sequence_length"]
+    found = []
+    itl = _metric(data, "inter_token_latency")
+    if _is_number(itl) and osl > 1:
+        decode = values["request_latency"] - values["time_to_first_token"]
+        if not printed_matches(itl * (osl - 1), decode, RECOMPUTED * 1000):
+            found.append(
+                f"`output_sequence_length` {osl} but its `inter_token_latency` {itl!r} ms × {osl - 1} gaps is "
+                f"{itl * (osl - 1)!r} ms against `request_latency` − `time_to_first_token` = {decode!r} ms "
+                f"(implying {decode / itl + 1:.1f} tokens)"
+            )
+    count = _metric(data, "output_token_count")
+    if isinstance(count, int) and _metric(data, "reasoning_token_count") is None and count != osl:
+        found.append(f"`output_sequence_length` {osl} but `output_token_count` {count}")
+    for text in found:
+        problems.add(
+            "ORV216",
+            f"a profiling record states {text}",
+            f"the record's token count was edited; give AIPerf's {RECORDS} unchanged",
+            record.first_line,
+        )
+    return bool(found)
 
 
 def benchmark_duration_s(done: Sequence[JsonRecord]) -> float:

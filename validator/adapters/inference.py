@@ -33,6 +33,14 @@ PER_REQUEST = ("input_lens", "output_lens", "ttfts", "itls")
 # The tools' own means, and the recomputed figure each must equal (docs/metrics.md).
 PRINTED = (("mean_ttft_ms", "ttft_ms"), ("mean_tpot_ms", "tpot_ms"), ("output_throughput", "output_tok_s"))
 EXACT = 1e-6  # float rounding between the tool's numpy means and orv's sums
+# a request's latency and its TTFT + inter-token gaps are read from one clock: equal but for float rounding
+LATENCY_ROUNDING_S = 1e-6
+# the tool's own totals, under each tool's name, and the per-request array each sums (ORV215)
+TOTALS = (
+    (("completed",), None),
+    (("total_input_tokens", "total_input"), "input_lens"),
+    (("total_output_tokens", "total_output"), "output_lens"),
+)
 RECONSTRUCTED_E2E = 0.02  # see docs/metrics.md: e2e rebuilt as TTFT + sum(ITL) misses the stream's tail
 
 
@@ -114,12 +122,22 @@ def build_samples(requests: Requests, problems: Problems) -> list[dict[str, Any]
             )
             continue
         # Without recorded latencies, a request ends at its last token: TTFT + sum of inter-token gaps.
-        e2e = latency if latency is not None else ttft + math.fsum(itl)
+        last_token = ttft + math.fsum(itl)
+        e2e = latency if latency is not None else last_token
+        if e2e < last_token - LATENCY_ROUNDING_S:  # refused, never clamped (ORV216, as ORV214 for a document)
+            problems.add(
+                "ORV216",
+                f"request {i}: `latencies` holds {e2e!r} s but its `ttfts` {ttft!r} s + Σ `itls` "
+                f"{math.fsum(itl)!r} s = {last_token!r} s: it ends before its last token",
+                "give the result file the benchmark wrote, unchanged",
+                *requests.record.locate(requests.where + ("latencies", i)),
+            )
+            continue
         sample: dict[str, Any] = {
             "prompt_tokens": prompt,
             "output_tokens": output,
             "ttft_ms": ms(ttft),
-            "e2e_ms": ms(max(e2e, ttft)),
+            "e2e_ms": ms(e2e),
         }
         if starts and _is_number(starts[i]):
             sample["start_ms"] = ms(starts[i] - first_start)
@@ -132,6 +150,33 @@ def _failed(requests: Requests) -> int:
     a = requests.arrays
     errors = a.get("errors") or [""] * len(a.get("ttfts", []))
     return sum(1 for i, error in enumerate(errors) if error or a["output_lens"][i] == 0)
+
+
+def check_totals(requests: Requests, problems: Problems) -> None:
+    """The tool's own count and token totals must equal what its per-request arrays give, over the
+    requests it counts as completed (no error message), as vLLM's and SGLang's calculate_metrics sum them."""
+    a = requests.arrays
+    count = len(a.get("ttfts", []))
+    errors = a.get("errors") or [""] * count
+    done = [i for i in range(count) if not errors[i]]
+    for names, array in TOTALS:
+        name = next((n for n in names if n in requests.record.data), None)
+        stated = requests.record.data.get(name) if name else None
+        if name is None or not isinstance(stated, int) or isinstance(stated, bool):
+            continue
+        values = a.get(array) if array else None
+        if array and (values is None or not all(isinstance(values[i], int) for i in done)):
+            continue
+        recomputed = sum(values[i] for i in done) if values is not None else len(done)
+        if stated != recomputed:
+            what = f"Σ `{array}`" if array else "the requests without an error"
+            problems.add(
+                "ORV215",
+                f"`{name}` is {stated} but {what} over the {len(done)} completed requests is {recomputed}",
+                "the per-request arrays were edited or the file mixes two runs; give the result file the "
+                "benchmark wrote, unchanged",
+                *requests.record.locate((name,)),
+            )
 
 
 def _bad_request(prompt: Any, output: Any, ttft: Any, itl: Any) -> str | None:
@@ -250,6 +295,8 @@ def convert_result(
             f"the {tool} run set no --max-concurrency (requests were not limited); serving.concurrency "
             f"{meta.serving['concurrency']} is taken from the {meta.origin.get('serving', 'metadata')}"
         )
+    if requests is not None:
+        check_totals(requests, problems)
     samples = build_samples(requests, problems) if requests else None
     summary = printed_summary(record, problems)
     problems.raise_if_any()

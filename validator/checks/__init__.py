@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from validator.checks import (  # noqa: F401
     calendar,
+    consistency,
     convergence,
     duplicates,
     freshness,

@@ -22,7 +22,9 @@ from validator.registry.layout import MODELS_PATH
 from validator.registry.snapshot import Catalog, RecipeEntry, RunEntry, RunFile, Snapshot
 from validator.science.physics import (
     DECODE_READ_FRACTION,
+    ComputeBound,
     DecodeBound,
+    compute_bound_for,
     decode_bound_for,
     implied_mfu,
     is_moe,
@@ -673,3 +675,124 @@ def sweep_headline_measured(snapshot: Snapshot) -> Iterator[Finding]:
         if why:
             head, _, hint = why.partition("; ")
             yield Finding(entry.path, f"{head}: the recipe stays a claim (T0)", hint, at=("serving", "concurrency"))
+
+
+# --------------------------------------------------------------------------- inference: compute bounds
+
+
+def _compute_bound(catalog: Catalog, model_id: str, gpu_id: str, gpus: int, quant: str) -> ComputeBound | None:
+    return compute_bound_for(catalog.models.get(model_id), catalog.hardware.get(gpu_id), gpus, quant)
+
+
+@check("ORV513", E, "prefill faster than the GPUs' peak compute allows", per_file=True)
+def prefill_within_compute(snapshot: Snapshot) -> Iterator[Finding]:
+    """
+    Prefill runs the model's forward pass over every prompt token: 2 FLOP per active parameter per
+    token, so one stream cannot prefill faster than GPUs × peak FLOP/s ÷ (2 × active parameters),
+    whatever it shares with other streams. The peak is the catalog's dense BF16 figure
+    (catalog/hardware.yaml) × the quant's operand speed-up (8-bit ×2, 4-bit or an unread width ×4,
+    as tensor cores run them) × 1.10 for clocks above the datasheet's; attention's FLOPs are left
+    out. So the bound is above anything possible (validator/science/physics.py). Checked for
+    recipes' claimed.prefill_tok_s and runs' prefill rate (Σ prompt tokens ÷ Σ TTFT from the
+    samples, else summary.prefill_tok_s). Skipped when the model's active parameters or the GPU's
+    peak is unknown. A prompt served from the prefix cache is not computed: measure prefill with
+    prompts that do not repeat (the benchmarks' random dataset), and do not edit prompt lengths.
+    """
+    for entry, recipe in _inference(snapshot):
+        if recipe.claimed.prefill_tok_s is not None:
+            yield from _compute_finding(
+                snapshot.catalog,
+                entry.path,
+                ("claimed", "prefill_tok_s"),
+                "claimed.prefill_tok_s",
+                recipe.claimed.prefill_tok_s,
+                recipe.model,
+                recipe.hardware.gpu,
+                recipe.hardware.count,
+                recipe.quant,
+                None,
+                "one stream's prefill",
+            )
+    for run in snapshot.runs.values():
+        meta = run.meta
+        if meta is None or meta.kind != "inference" or meta.quant is None or meta.synthetic is not None:
+            continue
+        got = _run_figure(run, "prefill_tok_s")
+        if got is not None:
+            yield from _compute_finding(
+                snapshot.catalog,
+                run.path,
+                (),
+                got[1],
+                got[0],
+                meta.model,
+                meta.hardware.gpu,
+                meta.hardware.count,
+                meta.quant,
+                1,
+                "one stream's prefill",
+            )
+
+
+@check("ORV514", E, "run's aggregate token rate above the GPUs' peak compute", per_file=True)
+def aggregate_within_compute(snapshot: Snapshot) -> Iterator[Finding]:
+    """
+    Every prompt and every output token of a serving run passes through the model's forward pass
+    (2 FLOP per active parameter), so over the run's `duration_s` the GPUs processed
+    (Σ prompt tokens + Σ output tokens) ÷ duration_s tokens per second, which cannot exceed
+    GPUs × peak FLOP/s ÷ (2 × active parameters) — the bound ORV513 uses, with the same peak,
+    operand speed-up and 1.10 margin. Without samples, summary.output_tok_s alone is held to it.
+    A run that is over it has a `duration_s` too short or token counts too large.
+    """
+    for run in snapshot.runs.values():
+        meta, facts = run.meta, run.facts
+        if meta is None or meta.kind != "inference" or meta.quant is None or meta.synthetic is not None:
+            continue
+        figure: tuple[float, str] | None = None
+        stats = facts.lengths if facts is not None and facts.has_samples else None
+        if stats is not None and meta.duration_s:
+            tokens = stats.requests * (stats.prompt_mean + stats.output_mean)
+            figure = (tokens / meta.duration_s, "(Σ prompt tokens + Σ output tokens) ÷ duration_s")
+        elif "output_tok_s" in meta.summary:
+            figure = (meta.summary["output_tok_s"], "summary.output_tok_s")
+        if figure is not None:
+            yield from _compute_finding(
+                snapshot.catalog,
+                run.path,
+                (),
+                figure[1],
+                figure[0],
+                meta.model,
+                meta.hardware.gpu,
+                meta.hardware.count,
+                meta.quant,
+                1,
+                "the GPUs' forward passes",
+            )
+
+
+def _compute_finding(
+    catalog: Catalog,
+    path: str,
+    at: tuple[Any, ...],
+    label: str,
+    value: float,
+    model_id: str,
+    gpu_id: str,
+    gpus: int,
+    quant: str,
+    line: int | None,
+    what: str,
+) -> Iterator[Finding]:
+    bound = _compute_bound(catalog, model_id, gpu_id, gpus, quant)
+    if bound is None or not value > bound.tok_s:
+        return
+    yield Finding(
+        path,
+        f"{label} = {_fig(value)} tok/s exceeds the compute bound on {what}: {bound.derivation()} = "
+        f"{_fig(bound.tok_s)} tok/s",
+        f"{gpus} × {gpu_id} cannot run {model_id}'s forward pass faster than {_fig(bound.tok_s)} tok/s; check the "
+        "prompt lengths, TTFTs and duration against the tool's output (a prefix-cache hit is not prefill)",
+        at=at,
+        line=line,
+    )

@@ -42,7 +42,7 @@ from validator.registry.catalog import load_catalog
 from validator.registry.catalog_edits import set_model_references
 from validator.registry.layout import MODELS_PATH
 from validator.registry.recipe_edits import disagreeing_claims, recipe_write_problem, record_run_in_recipe
-from validator.registry.store import StoredRun, add_run, store_run_document
+from validator.registry.store import StoredRun, add_run, refuse_inconsistent, store_run_document
 
 ADAPTER_FORMATS = tuple(sorted(ADAPTER_BY_NAME))
 QUALITY_FORMATS = ("lm-eval",)
@@ -164,6 +164,7 @@ def _add_run(request: AddRunRequest, outcome: Outcome) -> StoredRun:
             raise AddRunError(exc.result) from None
         for text in converted.notes:
             outcome.note(f"note: {text}")
+        refuse_inconsistent(converted.document, request.file)
         recomputed = recompute(converted.document, meta)
         if request.reference_for is not None:  # asked before storing: a reference ORV244 refuses is not recorded
             _refuse_unusable_reference(request, converted.document)

@@ -19,6 +19,7 @@ from validator.load.documents import (
 )
 from validator.load.pipeline import validate_run_data
 from validator.load.run_budget import over_budget
+from validator.science.consistency import inconsistencies
 
 
 @dataclass(frozen=True)
@@ -79,4 +80,27 @@ def add_run(root: str, raw: bytes, source_name: str = "-") -> StoredRun:
             Diagnostic(i.code, Severity.ERROR, source_name, *doc.locate(i.path), i.message, i.hint) for i in issues
         )
         raise AddRunError(Result(diags))
+    refuse_inconsistent(data, source_name, Document(source_name, data, decode_utf8(raw)))
     return store_run_document(root, data, source_name)
+
+
+def refuse_inconsistent(document: Any, source_name: str, located: Document | None = None) -> None:
+    """Refuse a run whose own fields disagree (ORV212-ORV214), as `orv check` would report the stored
+    file: a run document located in its own text, a tool's converted output at its file's first line."""
+    found = inconsistencies(document) if isinstance(document, dict) else []
+    if found:
+        raise AddRunError(
+            Result(
+                tuple(
+                    Diagnostic(
+                        i.code,
+                        Severity.ERROR,
+                        source_name,
+                        *(located.locate(i.at) if located is not None else (1, 1)),
+                        i.message,
+                        i.hint,
+                    )
+                    for i in found
+                )
+            )
+        )

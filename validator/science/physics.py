@@ -1,6 +1,7 @@
-"""Every physics formula orv uses, in one place: implied MFU, cost per 1M tokens, bits per weight, the decode bound.
+"""Every physics formula orv uses, in one place: implied MFU, cost per 1M tokens, bits per weight, the decode
+bound, the compute bounds on prefill and on a run's aggregate.
 
-The checks (ORV509/510 MFU, ORV512 decode bound), the boards (mfu, cost_per_1m) and the legacy
+The checks (ORV509/510 MFU, ORV512 decode bound, ORV513/514 compute bounds), the boards (mfu, cost_per_1m) and the legacy
 importer's physics screen all call these functions, so a bound can never be stricter in one place
 than in another (tests/unit/test_physics.py holds them to it).
 
@@ -173,3 +174,52 @@ def decode_bound_for(
     if model is None or gpu is None or not gpu.hbm_tb_s or bits is None or model.active_b is None:
         return None
     return decode_bound(gpus, gpu.hbm_tb_s, model.active_b, bits, speculative_k)
+
+
+# --------------------------------------------------------------------------- inference: the compute bounds
+
+# A forward pass costs 2 FLOP per active parameter per token (a multiply and an add); attention's own
+# FLOPs are left out, so the bound is looser than the truth, never tighter.
+FLOPS_PER_PARAM_FORWARD = 2.0
+# Tensor cores run 8-bit operands at 2× and 4-bit at 4× the BF16 rate (H100/B200 datasheets); a
+# weight width we cannot read might be either, so it gets the 4× too (looser, never wrong).
+LOWEST_COMPUTE_BITS = 4.0
+# The catalog's peaks are datasheet figures at boost clock; 10% covers a part that clocks higher.
+COMPUTE_MARGIN = 1.10
+
+
+@dataclass(frozen=True)
+class ComputeBound:
+    """The most tokens per second GPUs can push through a model's forward pass at their peak."""
+
+    tok_s: float
+    gpus: int
+    peak_tflops: float  # BF16 dense, per GPU
+    speedup: float  # of the quant's operand width over BF16
+    active_b: float
+
+    def derivation(self) -> str:
+        return (
+            f"{self.gpus} × {self.peak_tflops:g} TFLOP/s BF16 × {self.speedup:g} (operand width) × "
+            f"{COMPUTE_MARGIN:g} ÷ ({FLOPS_PER_PARAM_FORWARD:g} FLOP × {self.active_b:g}B active parameters)"
+        )
+
+
+def operand_speedup(quant: str) -> float:
+    """How much faster than BF16 the quant's operands may run: 16 ÷ its width, at least 1, at most 4
+    (a width read from a name is the lowest it can mean; an unread one gets the most permissive 4)."""
+    bits = bits_per_weight(quant)
+    width = max(bits.bits, LOWEST_COMPUTE_BITS) if bits is not None else LOWEST_COMPUTE_BITS
+    return max(1.0, 16.0 / width)
+
+
+def compute_bound_for(model: ModelSpec | None, gpu: GpuSpec | None, gpus: int, quant: str) -> ComputeBound | None:
+    """Tokens/s the GPUs' peak compute allows for the model's forward pass (prefill: prompt tokens; a run's
+    aggregate: prompt and output tokens), or None when the catalog lacks the active parameters or the peak."""
+    if model is None or gpu is None or not model.active_b or not gpu.bf16_dense_tflops or gpus <= 0:
+        return None
+    speedup = operand_speedup(quant)
+    flops = gpus * gpu.bf16_dense_tflops * 1e12 * speedup * COMPUTE_MARGIN
+    return ComputeBound(
+        flops / (FLOPS_PER_PARAM_FORWARD * model.active_b * 1e9), gpus, gpu.bf16_dense_tflops, speedup, model.active_b
+    )
