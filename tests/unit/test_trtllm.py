@@ -151,6 +151,28 @@ def test_a_tampered_report_is_a_finding(tmp_path: Path, registry: Path, path: tu
     assert exc.value.diagnostics[0].path.endswith("streaming-report.json")  # located in the report
 
 
+def test_output_tokens_inflated_with_the_report_edited_to_match_are_refused(tmp_path: Path, registry: Path) -> None:
+    """The report recomputes from the requests, so a forger edits both; each request's own redundant
+    fields (num_total_output_tokens, num_generated_tokens, intertoken_latency) still tell (ORV216)."""
+    recipe = write_recipe(registry)
+    requests, report = saved("streaming-requests.json"), saved("streaming-report.json")
+    for request in requests:
+        request["output_tokens"] += 10  # +3.9% output in the same time
+    for path, value in trtllm.recomputed_report(requests, True).items():  # every figure the report derives
+        node = report
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = value
+    with pytest.raises(AdapterError) as exc:
+        adapt(*files(tmp_path, requests=requests, report=report), recipe, registry)
+    codes = {d.code for d in exc.value.diagnostics}
+    assert codes == {"ORV216"}, [d.message for d in exc.value.diagnostics]
+    assert (
+        "request 0: `num_total_output_tokens` is 256 but its `output_tokens` give 266"
+        in exc.value.diagnostics[0].message
+    )
+
+
 def test_a_non_streaming_run_is_refused(tmp_path: Path, registry: Path) -> None:
     recipe = write_recipe(registry)
     with pytest.raises(AdapterError) as exc:

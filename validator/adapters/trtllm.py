@@ -122,6 +122,38 @@ def _streamed(requests: Sequence[dict[str, Any]]) -> bool:
     )
 
 
+def _stated_twice(r: dict[str, Any]) -> list[tuple[str, Any, float, str]]:
+    """(field, stated, recomputed, from what) for each fact a streamed RequestRecord states twice: its
+    properties (statistics.py) are computed from the three stamps and the token count, so each must match."""
+    start, first, end, tokens = r["start_timestamp"], r["first_token_timestamp"], r["end_timestamp"], r["output_tokens"]
+    pairs: list[tuple[str, Any, float, str]] = [
+        ("num_total_output_tokens", r.get("num_total_output_tokens"), tokens, "`output_tokens`"),
+        ("num_generated_tokens", r.get("num_generated_tokens"), tokens - 1, "`output_tokens` − 1"),
+        ("time_to_first_token", r.get("time_to_first_token"), first - start, "first_token − start stamps"),
+        ("end_to_end_latency", r.get("end_to_end_latency"), end - start, "end − start stamps"),
+        ("generation_time", r.get("generation_time"), end - first, "end − first_token stamps"),
+    ]
+    if tokens > 1:
+        pairs.append(
+            ("intertoken_latency", r.get("intertoken_latency"), (end - first) / (tokens - 1), "generation time ÷ gaps")
+        )
+    return [(k, v, want, how) for k, v, want, how in pairs if _number(v)]
+
+
+def _check_requests(record: JsonRecord, requests: Sequence[dict[str, Any]], problems: Problems) -> None:
+    """Each request's redundant fields agree with its stamps and token count (ORV216): an edited output
+    count or latency shows against the fields left as trtllm-bench wrote them."""
+    for i, r in enumerate(requests):
+        for key, stated, recomputed, how in _stated_twice(r):
+            if not printed_matches(float(stated), float(recomputed), RECOMPUTED):
+                problems.add(
+                    "ORV216",
+                    f"request {i}: `{key}` is {stated!r} but its {how} give {recomputed!r}",
+                    f"a request's fields were edited; give {SAVE_FLAG}'s file unchanged",
+                    *record.locate((i, key)),
+                )
+
+
 def _samples(requests: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     first = min(r["start_timestamp"] for r in requests)
     return [
@@ -251,6 +283,8 @@ def convert(source: Source, meta: RunMetadata) -> Converted:
         )
     raise_if_any(problems, about_report)
     _check_report(report, requests, streamed, about_report)
+    _check_requests(requests_record, requests, problems)
+    raise_if_any(problems, about_report)
     notes: list[str] = []
     engine, world = report.data["engine"], report.data.get("world_info")
     world = world if isinstance(world, dict) else {}
