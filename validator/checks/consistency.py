@@ -44,9 +44,11 @@ def duration_matches_span(run: RunFile, catalog: Catalog) -> Iterator[Finding]:
 def concurrency_matches_timestamps(run: RunFile, catalog: Catalog) -> Iterator[Finding]:
     """
     An inference run's `serving.concurrency` (the tool's `max_concurrency`) must be what its own
-    start and end times show: with at least `concurrency` requests, at least half of it in flight
-    at the busiest instant and — with at least 4 × `concurrency` requests — at least half of it on
-    average (Σ e2e ÷ span, Little's law). Requests run one after another are a concurrency-1
+    start and end times show: with at least `concurrency` requests, all of it in flight at the
+    busiest instant (at an unlimited request rate the tool starts its first `concurrency` requests
+    together) and — with at least 2 × `concurrency` requests — at least half of it on average from
+    the first request's start to the last's (while requests wait, a freed slot is refilled at once;
+    the tail after the last start, one long request, does not count). Requests run one after another are a concurrency-1
     measurement whatever the file says. More requests in flight than stated is ORV243 (the run
     against its recipe's concurrency). Measure with `--max-concurrency N` and an unlimited request
     rate, and state N.

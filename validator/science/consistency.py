@@ -12,9 +12,11 @@ refuses a run whose fields disagree (docs/metrics.md, "Fields of each tool"):
           times: duration_s ≥ the longest request (and ORV511 holds the aggregate to
           concurrency × one stream's rate, i.e. duration_s ≥ Σ e2e ÷ concurrency).
   ORV213  serving.concurrency against the requests in flight (from start_ms): with at least
-          `concurrency` requests, at least half of it at the busiest instant, and (with
-          4 × concurrency requests or more) at least half of it on average (Σ e2e ÷ span): a run
-          kept at one request in flight is not a measurement at 16. More in flight than stated
+          `concurrency` requests, all of it at the busiest instant (a benchmark at an unlimited
+          request rate starts its first `concurrency` requests together), and (with
+          2 × concurrency requests or more) at least half of it on average from the first start
+          to the last (it refills a slot the moment one frees while requests wait): a run kept at
+          one request in flight is not a measurement at 16. More in flight than stated
           is ORV243's (the run against its recipe's concurrency).
   ORV214  every request's e2e_ms ≥ ttft_ms, strictly when it produced more than one token: its
           last token cannot come before its first.
@@ -35,8 +37,8 @@ from validator.science.workload_fit import peak_in_flight
 ROUNDING_MS = 1.0  # start_ms and e2e_ms are stored to the nanosecond; a tool's own clock reads to the µs
 OVERHEAD_RATIO = 1.25  # duration may exceed the span by failed requests the samples leave out …
 OVERHEAD_S = 5.0  # … and the tool's start-up and shut-down
-FEWEST_IN_FLIGHT = 0.5  # of the stated concurrency, at the busiest instant and on average
-MEAN_NEEDS_ROUNDS = 4  # the average is only asked of runs with ≥ 4 × concurrency requests (tails)
+FEWEST_IN_FLIGHT = 0.5  # of the stated concurrency, on average over the span
+MEAN_NEEDS_ROUNDS = 2  # the average is asked of runs that refilled every slot at least once
 
 
 @dataclass(frozen=True)
@@ -78,10 +80,16 @@ def measured_span_ms(starts: Sequence[float], e2es: Sequence[float]) -> float:
     return max(s + e for s, e in zip(starts, e2es)) - min(starts)
 
 
-def mean_in_flight(starts: Sequence[float], e2es: Sequence[float]) -> float:
-    """Requests open on average over the span: Σ e2e ÷ span (Little's law over the run)."""
-    span = measured_span_ms(starts, e2es)
-    return math.fsum(e2es) / span if span > 0 else math.inf
+def mean_in_flight_queued(starts: Sequence[float], e2es: Sequence[float]) -> float | None:
+    """Requests open on average while requests were still waiting to start: from the first start to the
+    last. A benchmark at an unlimited request rate refills a slot the moment one frees, so every slot is
+    busy until the queue is empty; the tail after the last start (one long request) does not count.
+    None when every request started at once."""
+    first, last = min(starts), max(starts)
+    if last <= first:
+        return None
+    busy = math.fsum(max(0.0, min(s + e, last) - s) for s, e in zip(starts, e2es))
+    return busy / (last - first)
 
 
 def inconsistencies(document: Mapping[str, Any]) -> list[Inconsistency]:
@@ -188,19 +196,19 @@ def _concurrency(concurrency: int, starts: Sequence[float], e2es: Sequence[float
     at: tuple[str | int, ...] = ("serving", "concurrency")
     if peak > concurrency or len(starts) < concurrency:  # more in flight than stated is ORV243's
         return []
-        return []
-    floor = FEWEST_IN_FLIGHT * concurrency
-    if peak < floor:
+    if peak < concurrency:  # an unlimited request rate starts the first `concurrency` requests at once
         message = (
             f"serving.concurrency is {concurrency} but the requests' own start and end times never have "
-            f"more than {peak} in flight (fewer than {_fig(floor)}, half of it)"
+            f"more than {peak} in flight"
         )
         return [Inconsistency("ORV213", "serving.concurrency", at, message, hint)]
-    mean = mean_in_flight(starts, e2es)
-    if len(starts) >= MEAN_NEEDS_ROUNDS * concurrency and mean < floor:
+    floor = FEWEST_IN_FLIGHT * concurrency
+    mean = mean_in_flight_queued(starts, e2es)
+    if len(starts) >= MEAN_NEEDS_ROUNDS * concurrency and mean is not None and mean < floor:
         message = (
             f"serving.concurrency is {concurrency} but the requests' own start and end times have "
-            f"{_fig(mean)} in flight on average (Σ e2e ÷ span; fewer than {_fig(floor)}, half of it)"
+            f"{_fig(mean)} in flight on average from the first request's start to the last's (fewer than "
+            f"{_fig(floor)}, half of it)"
         )
         return [Inconsistency("ORV213", "serving.concurrency", at, message, hint)]
     return []
