@@ -100,7 +100,11 @@ def gate(repo: Path, recipe: RecipeSpec, document: dict[str, Any]) -> list[Diagn
         recipe_text(recipe.rid, digest, claimed, recipe.gpus, recipe.concurrency, recipe.workload), encoding="utf-8"
     )
     commit_all(repo, "a recipe with its run")
-    return list(check(repo).result.diagnostics)
+    found = list(check(repo).result.diagnostics)
+    # and as action.yml runs it: `orv check --base main`, failing exactly when there is an error
+    code = main(["check", "--root", str(repo), "--base", "main", "--widen", "--format", "github"])
+    assert code == (1 if errors(found) else 0)
+    return found
 
 
 def errors(found: list[Diagnostic]) -> list[str]:
