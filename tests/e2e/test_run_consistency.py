@@ -165,7 +165,9 @@ def test_serial_starts_with_their_true_duration_are_still_refused_under_16(tmp_p
 def test_an_8_gpu_run_whose_duration_is_3000_times_too_long_is_refused(tmp_path: Path) -> None:
     requests = serial(8)
     found = forged_or_honest(tmp_path, requests, span_s(requests) * 3000, 1, gpus=8)
-    assert errors(found) == ["ORV212"]
+    # ORV212 names the field against the measured span; ORV217 (boards/figures.py) refuses it too when the
+    # rate it leaves would show as 0.00 on the boards — either alone would keep it off main
+    assert "ORV212" in errors(found) and set(errors(found)) <= {"ORV212", "ORV217"}, errors(found)
     assert f"duration_s is {span_s(requests) * 3000:,.1f} s" in message(found, "ORV212")
     assert "milliseconds given as seconds" in message(found, "ORV212")
 
