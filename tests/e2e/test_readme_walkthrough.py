@@ -1,7 +1,8 @@
-"""README's "Submit a recipe" block, executed command by command as written, in a fresh clone of a
-small registry, with a real `vllm bench serve --save-result --save-detailed` output as result.json and
-the registry's own pre-commit hook installed: no YAML edited by hand, `orv check --base origin/main` exits 0.
-The same journey for training, with a real Megatron-LM log (docs/contributing.md)."""
+"""README's "Submit a recipe" block, executed command by command as written (extracted from README.md),
+in a fresh clone of this repository with its shipped catalog, with a real `vllm bench serve --save-result
+--save-detailed` output as result.json and the registry's own pre-commit hook installed: no YAML edited by
+hand, the recipe reaches T2 and `orv check --base origin/main` has no finding. The same journey for
+training, with a real Megatron-LM log, and for llama.cpp (docs/contributing.md)."""
 
 from __future__ import annotations
 
@@ -48,11 +49,28 @@ def readme_commands() -> list[str]:
 def test_the_readme_block_is_the_documented_journey() -> None:
     commands = readme_commands()
     verbs = [" ".join(shlex.split(c)[:2]) for c in commands]
-    assert verbs == ["git switch", "orv new", "orv add-run", "orv check", "git add", "git commit", "orv check"]
+    assert verbs == [
+        "git switch",
+        "orv new",
+        "orv reproduce",  # the benchmark command comes before the measurement (issue 52)
+        "orv add-run",
+        "orv check",
+        "git add",
+        "git commit",
+        "orv check",
+    ]
     assert commands[-1] == "orv check --base origin/main"
+    # everything orv writes is committed: `orv catalog add-model` writes catalog/ (issue 52)
+    assert shlex.split(next(c for c in commands if c.startswith("git add")))[2:] == ["recipes", "runs", "catalog"]
     # docs/contributing.md walks the same journey and names the same base (issue 29)
     contributing = (REPO / "docs" / "contributing.md").read_text(encoding="utf-8")
     assert set(re.findall(r"orv check --base \S+", contributing.split("\n## ", 2)[1])) == {commands[-1]}
+    # ... with the same workload and recipe, and `orv reproduce` before the measurement (issue 52)
+    walkthrough = contributing.split("\n## Walkthrough\n", 1)[1].split("\n## ", 1)[0]
+    recipe = shlex.split(next(c for c in commands if c.startswith("orv reproduce")))[2]
+    assert f"orv reproduce {recipe}" in walkthrough and f"--recipe {recipe}" in walkthrough
+    assert walkthrough.index("orv reproduce") < walkthrough.index("orv add-run")
+    assert "git add recipes runs catalog" in walkthrough
 
 
 @pytest.fixture
@@ -116,32 +134,102 @@ def _no_findings(clone: Path) -> None:
         assert done.returncode == 0 and json.loads(done.stdout)["findings"] == [], done.stdout
 
 
+@pytest.fixture
+def shipped_clone(tmp_path: Path) -> Path:
+    """A fresh clone of this repository as it stands (every tracked file, the shipped catalog, recipes and
+    runs, its hooks), with `main` as the branch a contributor's `origin/main` names."""
+    origin = tmp_path / "origin"
+    tracked = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=REPO, env=git_env(tmp_path), capture_output=True, check=True
+    ).stdout.decode()
+    for name in filter(None, tracked.split("\0")):
+        source = REPO / name
+        if source.is_file() and not source.is_symlink():  # a file deleted but not yet committed is gone
+            (origin / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, origin / name)
+    git(origin, "init", "-q", "-b", "main")
+    git(origin, "add", "-A")
+    git(origin, "commit", "-q", "-m", "the registry as shipped")
+    git(tmp_path, "clone", "-q", str(origin), str(tmp_path / "clone"))
+    return tmp_path / "clone"
+
+
+def _tier(clone: Path, recipe: str) -> str:
+    """The recipe's tier as `orv boards` derives it, in a separate interpreter (the clone's own registry)."""
+    script = (
+        "import sys; from validator.engine.evaluate import analyse; from validator.evidence.tiers import derive; "
+        "a = analyse(sys.argv[1]); print(derive(a.snapshot, a.diagnostics)[sys.argv[2]].tier)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(clone), recipe], capture_output=True, text=True, env=_env(clone.parent)
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def _no_findings_in_the_pull_request(clone: Path) -> None:
+    """The shipped registry's legacy rows keep their warnings on a whole check; the pull request has none."""
+    whole = subprocess.run(
+        ["orv", "check", "--format", "json"], cwd=clone, env=_env(clone.parent), capture_output=True, text=True
+    )
+    assert whole.returncode == 0 and json.loads(whole.stdout)["summary"]["errors"] == 0, whole.stdout
+    done = subprocess.run(
+        ["orv", "check", "--format", "json", "--show-all", "--base", "origin/main"],
+        cwd=clone,
+        env=_env(clone.parent),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0 and json.loads(done.stdout)["findings"] == [], done.stdout
+
+
 @pytest.mark.slow
 @pytest.mark.git
-def test_the_readme_walkthrough_runs_as_written(clone: Path) -> None:
+def test_the_readme_walkthrough_runs_as_written(shipped_clone: Path) -> None:
+    """The README's commands verbatim, the shipped catalog, the shipped real vLLM output: T2, a clean PR."""
+    clone = shipped_clone
     shutil.copy(TOOLS / "vllm" / "serve-detailed.json", clone.parent / "result.json")
     hooked = _install_hook(clone)
-    outputs = {}
-    for command in readme_commands():
-        # The shipped vLLM output (tests/fixtures/tools/vllm) was measured at ~512-token prompts and
-        # 64-token answers, not the README's single-stream 256/256: run the README's commands on the
-        # test catalog's workload that output really used (the workload check would refuse it otherwise).
-        command = command.replace("single-stream-256", "random-512-64")
-        outputs[command] = _run(clone, command)
-    new, add_run, commit = (
+    outputs = {command: _run(clone, command) for command in readme_commands()}
+    new, reproduce, add_run, commit = (
         next(d for c, d in outputs.items() if c.startswith(prefix))
-        for prefix in ("orv new", "orv add-run", "git commit")
+        for prefix in ("orv new", "orv reproduce", "orv add-run", "git commit")
     )
     recipe = clone / new.stdout.strip()
-    assert recipe.is_file() and recipe.relative_to(clone).as_posix() in " ".join(outputs)  # the README's path
+    rel = recipe.relative_to(clone).as_posix()
+    assert recipe.is_file() and rel in " ".join(outputs)  # the README's path is the one orv new wrote
     data = yaml.safe_load(recipe.read_text(encoding="utf-8"))
-    reference = add_run.stdout.strip()
-    assert data["runs"] == [reference] and data["claimed"]
+    # the README names a shipped workload, and orv reproduce printed the benchmark that measures it
+    workloads = yaml.safe_load((clone / "catalog" / "workloads.yaml").read_text(encoding="utf-8"))["workloads"]
+    spec = workloads[data["workload"]]
+    assert f"--random-input-len {spec['input_len']} --random-output-len {spec['output_len']}" in reproduce.stdout
+    assert data["runs"] == [add_run.stdout.strip()] and data["claimed"]
     assert "1 of 9 requests failed and is excluded" in add_run.stderr
     if hooked:
         assert re.search(r"orv check\.+Passed", commit.stdout + commit.stderr)
-    assert git(clone, "status", "--porcelain", "--", "recipes", "runs") == ""  # everything was committed
-    _no_findings(clone)
+    assert git(clone, "status", "--porcelain", "--", "recipes", "runs", "catalog") == ""  # all committed
+    assert _tier(clone, rel) == "T2"
+    _no_findings_in_the_pull_request(clone)
+
+
+@pytest.mark.slow
+@pytest.mark.git
+def test_the_shipped_sglang_output_fits_the_readmes_workload_too(shipped_clone: Path) -> None:
+    """The README's workload is what the shipped SGLang output measured as well (~512/64, one stream)."""
+    clone = shipped_clone
+    shutil.copy(TOOLS / "sglang" / "bench_serving-details.jsonl", clone.parent / "result.jsonl")
+    _run(clone, "git switch -c qwen3-8-27b-h100-sglang")
+    path = _run(
+        clone,
+        "orv new inference --model qwen3.8-27b --gpu H100 --engine sglang@0.5.23 --quant fp8 --context-len 8192 "
+        "--concurrency 1 --workload quick-512-64 --author your-name",
+    ).stdout.strip()
+    _run(clone, f"orv add-run ../result.jsonl --from sglang --recipe {path} --write-recipe")
+    _run(clone, "git add recipes runs catalog")
+    _run(clone, "git commit -q -m sglang")
+    assert _tier(clone, path) == "T2"
+    _no_findings_in_the_pull_request(clone)
 
 
 @pytest.mark.slow
