@@ -702,3 +702,27 @@ def test_wanted_references_after_a_pull_request_agree_in_both_modes(repo: Path) 
     (item,) = lists[0]
     assert item["model"] == "qwen3.8-27b" and "qwen3-8-27b-h100-tp2-pp2-dp2" in item["recipes"]
     assert "qwen3-8-27b-h100-tp8-pp1-dp1" not in item["recipes"] and "qwen3-8-27b-h100-tp4-pp1-dp2" in item["recipes"]
+
+
+# --------------------------------------------------------------------------- what would be pushed (issue 52)
+
+
+@pytest.mark.git
+def test_check_base_warns_of_uncommitted_registry_files_with_the_git_add_to_run(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--base judges the working tree; a change under catalog/ not yet committed would pass here and be
+    missing from the pull request, so orv says so and names the `git add`. Committed: no warning."""
+    git(repo, "switch", "-q", "-c", "feature")
+    hardware = repo / "catalog" / "hardware.yaml"
+    hardware.write_text(hardware.read_text(encoding="utf-8") + "# a note\n", encoding="utf-8")
+    (repo / "recipes" / "draft.txt").write_text("untracked\n", encoding="utf-8")
+    main(["check", "--root", str(repo), "--base", "main"])
+    err = capsys.readouterr().err
+    assert "2 file(s) under recipes/, runs/, catalog/, measurers/ are not committed" in err
+    assert "catalog/hardware.yaml" in err and "recipes/draft.txt" in err
+    assert "Run `git add recipes catalog && git commit`" in err
+    (repo / "recipes" / "draft.txt").unlink()
+    commit_all(repo, "catalog note")
+    main(["check", "--root", str(repo), "--base", "main"])
+    assert "not committed" not in capsys.readouterr().err

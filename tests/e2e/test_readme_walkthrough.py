@@ -24,6 +24,7 @@ from tests.testing.llamabench import BOTH_JSON as LLAMA_BENCH
 from tests.testing.llamabench import add_llama_catalog
 from tests.testing.paths import REPO
 from tests.testing.registry import TOOLS, make_registry, write
+from validator.stacks.reproduce import LLAMA_BENCH_REPETITIONS
 
 BIN = os.path.dirname(sys.executable)  # this interpreter's orv and pre-commit
 
@@ -294,7 +295,7 @@ def test_the_llama_cpp_journey_with_llama_bench(llama_clone: Path) -> None:
     assert "reading it as --from llama-bench" in added.stderr and "llama-bench test tg128" in added.stderr
     assert "a CPU-only run backs only a CPU host's recipe" in added.stderr
     reproduced = _run(clone, f"orv reproduce {path}").stdout
-    assert "-p 0 -n 128 -d 0 -r 5 -o json > llama-bench.json" in reproduced
+    assert f"-p 0 -n 128 -d 0 -r {LLAMA_BENCH_REPETITIONS} -o json > llama-bench.json" in reproduced
     _run(clone, "orv check")
     _run(clone, "git add recipes runs")
     commit = _run(clone, "git commit -m 'tinyllama-test on an AMD EPYC, llama.cpp b11312 CPU build, llama-bench tg128'")
@@ -329,4 +330,6 @@ def test_the_llama_cpp_block_of_contributing_md_names_a_real_recipe(tmp_path: Pa
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == recipe
     gguf = shlex.split(next(line for line in lines if "llama-bench -m" in line))
+    # the repetitions docs/contributing.md measures are the ones `orv reproduce` prints (one source)
+    assert gguf[gguf.index("-r") + 1] == str(LLAMA_BENCH_REPETITIONS) and f"`-r {LLAMA_BENCH_REPETITIONS}`" in section
     assert "qwen332b" in re.sub(r"[^a-z0-9]", "", gguf[gguf.index("-m") + 1].lower())  # named after the model (ORV226)

@@ -108,8 +108,8 @@ def test_reproduce_then_the_benchmark_it_prints_then_add_run_accepts_the_run(
 def test_a_benchmark_on_other_lengths_is_refused_for_the_same_recipe(
     registry: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The cheapest forgery: run the printed command with the lengths changed; the run is stored, and
-    orv says which length was off."""
+    """The cheapest forgery: run the printed command with the lengths changed; add-run refuses to store it
+    (issue 52) and says which length was off, and the tree holds no run."""
     path = _new_recipe(registry, "single-stream-256", 1, capsys)
     monkeypatch.chdir(registry)
     rel = str(path.relative_to(registry))
@@ -119,7 +119,7 @@ def test_a_benchmark_on_other_lengths_is_refused_for_the_same_recipe(
     add_run = lines[lines.index("# 4. store the evidence") + 1]
     with fake_server(token_ms=1.0) as url:
         bench_serving(bench.replace("--random-input-len 256", "--random-input-len 64"), url)
-    main(shlex.split(add_run)[1:])
-    capsys.readouterr()
-    found = [d.message for d in run(Config(root=str(registry), skip_boards=True)).diagnostics if d.code == "ORV241"]
+    assert main(shlex.split(add_run)[1:]) == 1
+    found = [line for line in capsys.readouterr().err.splitlines() if "ORV241 error" in line]
     assert len(found) == 1 and "mean input length 64 tokens" in found[0], found
+    assert not list((registry / "runs").rglob("*.json"))

@@ -184,6 +184,22 @@ def test_add_run_sign_with_stores_and_signs(
     assert "verified: signature by registered measurer `lab-b`" in err
 
 
+def test_add_run_from_lm_eval_sign_with_signs_the_quality_run_too(
+    two_labs: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A quality run is a run like any other: --sign-with signs what add-run stored (issue 52)."""
+    from tests.testing.paths import FIXTURES
+
+    root = two_labs["root"]
+    args = ["add-run", "--root", str(root), "--from", "lm-eval", str(FIXTURES / "lmeval" / "reference")]
+    args += ["--reference-for", "qwen3.8-27b", "--quant", "bf16", "--measured-by", "lab-b"]
+    assert main([*args, "--sign-with", str(two_labs["bob"])]) == 0
+    out, err = capsys.readouterr()
+    digest = out.strip().split(":")[1]
+    assert (root / (run_path(digest) + ".sig")).is_file()
+    assert "verified: signature by registered measurer `lab-b`" in err
+
+
 def test_signatures_are_verified_by_ssh_keygen_not_by_parsing(two_labs: dict[str, Any]) -> None:
     """A well-formed SSHSIG blob with our namespace and a registered key but a forged signature fails."""
     root = two_labs["root"]

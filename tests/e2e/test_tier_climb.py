@@ -132,25 +132,17 @@ def test_a_diverged_run_alone_is_an_error_beside_a_converging_one_a_warning(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     reg = Registry(make_registry(tmp_path / "registry"), TRAINING_PATH, TRAINING)
-    diverged = reg.add_run(
-        capsys,
-        "--from",
-        "megatron",
-        str(TOOLS / "megatron" / "diverged.log"),
-        "--recipe",
-        str(reg.root / TRAINING_PATH),
-    )
-    reg.write_runs([diverged])
-    alone = run(Config(root=str(reg.root), skip_boards=True))
-    assert sorted((d.code, d.severity.value) for d in alone.diagnostics) == [("ORV210", "warning"), ("ORV219", "error")]
+    recipe = str(reg.root / TRAINING_PATH)
+    diverged_log = str(TOOLS / "megatron" / "diverged.log")
+    # alone it would be the recipe's only run, all diverged (ORV219): refused before it is stored (issue 52)
+    code = main(["add-run", "--root", str(reg.root), "--from", "megatron", diverged_log, "--recipe", recipe])
+    err = capsys.readouterr().err
+    assert code == 1 and "ORV219 error" in err and not list((reg.root / "runs").rglob("*.json"))
     converged = reg.add_run(
-        capsys,
-        "--from",
-        "megatron",
-        str(TOOLS / "megatron" / "qwen3-8-27b-tp1-pp4-dp2.log"),
-        "--recipe",
-        str(reg.root / TRAINING_PATH),
+        capsys, "--from", "megatron", str(TOOLS / "megatron" / "qwen3-8-27b-tp1-pp4-dp2.log"), "--recipe", recipe
     )
+    reg.write_runs([converged])
+    diverged = reg.add_run(capsys, "--from", "megatron", diverged_log, "--recipe", recipe)  # beside it: a warning
     result = reg.tier([diverged, converged])
     assert result.tier == "T2" and result.verified_runs == (converged,)
     assert reg.warnings == ["ORV210"]

@@ -404,12 +404,29 @@ def test_any_mutation_of_aiperfs_files_gives_a_run_or_a_finding(
 
 
 def test_the_records_must_prove_the_recipes_workload(registry: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """256/256-token requests stored for a recipe naming the ~512/64 workload: ORV241 from the run's own lengths."""
+    """256/256-token requests for a recipe naming the ~512/64 workload: ORV241 from the run's own lengths, said
+    by add-run before anything is stored (issue 52), as `orv check` would say it."""
     recipe = write_recipe(registry, id="qwen3-8-27b-h100-vllm-fp8-random-512-64-c1", workload="random-512-64")
     code, _, err = add_run(capsys, registry, str(STREAMING), "--recipe", str(recipe), "--write-recipe")
-    assert code == 0, err
+    assert code == 1 and err.count("ORV241 error") == 2 and "nothing was stored" in err
+    assert not list((registry / "runs").rglob("*.json"))
     result = run(Config(root=str(registry), skip_boards=True))
-    assert {d.code for d in result.diagnostics if d.severity.value == "error"} == {"ORV241"}
+    assert "ORV241" not in {d.code for d in result.diagnostics}  # nothing stored, nothing to refuse
+
+
+def test_the_run_is_dated_by_aiperfs_own_start_time_and_says_so(
+    registry: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """AIPerf's summary states when the profiling began (`start_time`): that is the run's date, as vLLM's
+    `date` and llama-bench's `test_time` are, and a recipe saying otherwise is told (issue 52)."""
+    recipe = write_recipe(registry)
+    recipe.write_text(recipe.read_text(encoding="utf-8").replace('measured: "2026-12-05"', 'measured: "2026-12-01"'))
+    code, out, err = add_run(capsys, registry, str(STREAMING), "--recipe", str(recipe))
+    assert code == 0, err
+    digest = out.strip().removeprefix("sha256:")
+    stored = json.loads((registry / "runs" / digest[:2] / f"{digest}.json").read_text(encoding="utf-8"))
+    assert stored["measured_at"] == "2026-12-05T06:55:59"
+    assert "aiperf output states measured_at = '2026-12-05T06:55:59'" in err
 
 
 def test_aiperfs_output_throughput_is_checked_within_its_windows_rounding(tmp_path: Path, registry: Path) -> None:

@@ -4,6 +4,9 @@ and every caller resolves a written name to the same catalog id."""
 from __future__ import annotations
 
 import ast
+from pathlib import Path
+
+import pytest
 
 from tests.testing.paths import REPO
 from validator.load import schema as schemas
@@ -102,3 +105,47 @@ def test_one_folding_for_every_caller() -> None:
 def test_the_importers_read_the_catalog_orv_check_reads() -> None:
     view = load_catalog(str(REPO))
     assert view.gpu_id("H100") == "h100" and view.model_id(next(iter(view.models))) == next(iter(view.models))
+
+
+# --------------------------------------------------------------------------- orv catalog add-host (issue 52)
+
+
+def test_add_host_writes_a_cpu_host_a_recipe_can_name_and_keeps_the_rest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.testing.registry import make_registry
+    from validator.cli import main
+
+    root = make_registry(tmp_path / "registry")
+    hardware = root / "catalog" / "hardware.yaml"
+    before = hardware.read_text(encoding="utf-8")
+    args = ["catalog", "add-host", "--root", str(root), "--id", "epyc-9654", "--name", "AMD EPYC 9654"]
+    args += ["--vendor", "amd", "--device", "cpu", "--memory-gib", "768", "--memory-tb-s", "0.4608"]
+    args += ["--memory-kind", "DDR5", "--alias", "EPYC 9654", "--source", "https://www.amd.com/ (12 x DDR5-4800)"]
+    assert main(args) == 0
+    after = hardware.read_text(encoding="utf-8")
+    assert after.startswith(before.rstrip("\n")) and "  epyc-9654:\n    name: AMD EPYC 9654\n" in after
+    assert "device: cpu" in after and "hbm_tb_s: 0.4608" in after
+    assert "added CPU host epyc-9654" in capsys.readouterr().out
+    # a recipe names it, and the whole registry stays clean of catalog findings
+    code = main(
+        ["new", "inference", "--root", str(root), "--model", "qwen3.8-27b", "--gpu", "EPYC 9654", "--no-interactive"]
+        + ["--engine", "llama.cpp@b6800", "--quant", "q4-k-m", "--workload", "random-512-64", "--author", "a"]
+    )
+    out, err = capsys.readouterr()
+    assert code == 0 and "epyc-9654" in out, err
+    # a second time, the id is refused and the file is as it was
+    assert main(args) == 2 and "is in catalog/hardware.yaml already" in capsys.readouterr().err
+    assert hardware.read_text(encoding="utf-8") == after
+
+
+def test_add_host_needs_a_source(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.testing.registry import make_registry
+    from validator.cli import main
+
+    root = make_registry(tmp_path / "registry")
+    before = (root / "catalog" / "hardware.yaml").read_bytes()
+    args = ["catalog", "add-host", "--root", str(root), "--id", "rtx-4090", "--name", "NVIDIA GeForce RTX 4090"]
+    args += ["--vendor", "nvidia", "--memory-gib", "24", "--memory-tb-s", "1.008", "--memory-kind", "GDDR6X"]
+    assert main(args) == 2 and "--source" in capsys.readouterr().err
+    assert (root / "catalog" / "hardware.yaml").read_bytes() == before

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import click
+import pytest
 from click.testing import CliRunner
 
+from validator.cli import main
 from validator.cli.app import SUMMARIES, cli
 
 
@@ -44,3 +46,24 @@ def test_every_option_of_orv_new_has_help_text() -> None:
     for flag in ("--vpp", "--cp", "--ep", "--etp"):
         line = next(line for line in text.splitlines() if line.strip().startswith(flag + " "))
         assert "Training:" in line, line
+
+
+def test_orv606s_explanation_its_hint_and_contributing_md_agree_on_a_new_model(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A new model or GPU for the recipe goes in the recipe's pull request; a change to an existing entry in its
+    own: `orv explain ORV606`, the finding's hint and docs/contributing.md say the same (issue 52)."""
+    from tests.testing.paths import REPO
+    from validator.checks.pr import _review_reason
+    from validator.git.diff import FileChange
+
+    assert main(["explain", "ORV606"]) == 0
+    explained = " ".join(capsys.readouterr().out.split())
+    assert "a new model or GPU that this pull request's recipe needs belongs in the same pull request" in explained
+    assert "a change to an existing catalog entry" in explained and "belongs in a pull request of its own" in explained
+    _, hint = _review_reason(FileChange("catalog/models.yaml", "M", 0o100644, 0o100644), "main")
+    assert "a new model or GPU for this pull request's recipe belongs here" in hint
+    assert "a change to an existing entry, in a pull request of its own" in hint
+    guide = " ".join((REPO / "docs" / "contributing.md").read_text(encoding="utf-8").split())
+    assert "Appending a model or GPU for your recipe belongs in the recipe's pull request" in guide
+    assert "changing an existing entry" in guide and "belongs in a pull request of its own" in guide

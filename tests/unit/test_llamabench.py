@@ -30,12 +30,15 @@ from tests.testing.llamabench import (
 )
 from tests.testing.registry import VLLM, make_registry
 from tests.unit.test_fuzz_inputs import BUDGET, _add_run, odd_values
+from validator.adapters import Source, convert, metadata, recomputed
 from validator.adapters.detect import detect
 from validator.boards.build import GitStamp, build
 from validator.cli import main
 from validator.engine.evaluate import analyse
 from validator.errors import UsageError
 from validator.evidence.tiers import derive
+from validator.registry.recipe_edits import record_run_in_recipe
+from validator.registry.store import store_run_document
 from validator.science import llamabench as science
 from validator.stacks.reproduce import reproduce
 
@@ -146,6 +149,16 @@ def add_run(
     return orv(capsys, "add-run", str(fixture), "--root", str(root), "--recipe", recipe, "--write-recipe", *extra)
 
 
+def store_unjudged(root: Path, fixture: Path, recipe: str) -> str:
+    """What add-run stored before it judged (issue 52): the converted run, listed in its recipe, for a test of
+    what `orv check` then says (add-run itself refuses such a run; its own tests say so)."""
+    meta = metadata("llama-bench", str(root), recipe, {})
+    doc = convert("llama-bench", Source(fixture.name, fixture.read_bytes()), meta).document
+    ref = f"sha256:{store_run_document(str(root), doc).digest}"
+    record_run_in_recipe(recipe, ref, recomputed(doc, meta).claim())
+    return ref
+
+
 def errors(root: Path) -> list[Any]:
     analysis = analyse(str(root))
     return [d for d in analysis.diagnostics if d.severity.value == "error"]
@@ -191,8 +204,9 @@ def test_llama_bench_ranks_only_against_the_same_test(registry: Path, capsys: py
     tg_b = new_recipe(capsys, registry, "llama-bench-tg128", rid="tiny-tg128-b")
     pp = new_recipe(capsys, registry, "llama-bench-pp512", rid="tiny-pp512")
     served = new_recipe(capsys, registry, "random-512-64", engine="vllm@0.11.0", rid="tiny-served")
-    for recipe, fixture in ((tg_a, BOTH_JSON), (tg_b, THREE_REPS), (pp, BOTH_JSON)):
+    for recipe, fixture in ((tg_a, BOTH_JSON), (pp, BOTH_JSON)):
         assert add_run(capsys, registry, fixture, recipe)[0] == 0
+    store_unjudged(registry, THREE_REPS, tg_b)  # 3 repetitions: add-run refuses it (ORV242), the boards rank it
     # the served recipe: a summary-only run document (T1), on the measured board beside the llama-bench rows
     served_run = {
         "kind": "inference",
@@ -508,7 +522,10 @@ def test_the_depth_is_part_of_the_test(registry: Path, capsys: pytest.CaptureFix
 
 def test_too_few_repetitions_are_a_finding(registry: Path, capsys: pytest.CaptureFixture[str]) -> None:
     recipe = new_recipe(capsys, registry, "llama-bench-tg128")
-    assert add_run(capsys, registry, THREE_REPS, recipe)[0] == 0
+    code, _, err = add_run(capsys, registry, THREE_REPS, recipe)  # refused before it is stored (issue 52)
+    assert code == 1 and "ORV242 error" in err and "kept 3 llama-bench repetition(s)" in err
+    assert not list((registry / "runs").rglob("*.json"))
+    store_unjudged(registry, THREE_REPS, recipe)  # stored past add-run, `orv check` says the same
     found = [d for d in errors(registry) if d.code == "ORV242"]
     assert (
         len(found) == 1
@@ -522,7 +539,9 @@ def test_llama_bench_and_served_workloads_never_back_each_other(
     registry: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     served = new_recipe(capsys, registry, "random-512-64", engine=f"llama.cpp@{BUILD}", rid="tiny-served-llama")
-    assert add_run(capsys, registry, THREE_REPS, served)[0] == 0  # one test in the file: converted, then checked
+    code, _, err = add_run(capsys, registry, THREE_REPS, served)  # one test in the file: converted, then judged
+    assert code == 1 and err.count("ORV247 error") == 1 and "workload `random-512-64` is a served benchmark" in err
+    store_unjudged(registry, THREE_REPS, served)  # and `orv check` says the same of it stored
     found = [d for d in errors(registry) if d.code == "ORV247"]
     assert len(found) == 1 and "workload `random-512-64` is a served benchmark" in found[0].message
 
@@ -555,7 +574,7 @@ def test_reproduce_prints_the_llama_bench_command(registry: Path, capsys: pytest
     assert any(
         line.startswith(
             "llama.cpp/build/bin/llama-bench -m '<the GGUF file of tinyllama-test>' -p 0 -n 128 "
-            "-d 0 -r 5 -o json > llama-bench.json"
+            "-d 0 -r 10 -o json > llama-bench.json"
         )
         for line in lines
     ), lines

@@ -18,6 +18,7 @@ from validator.adapters import AdapterError, Source, convert, metadata
 from validator.cli import main
 from validator.engine.evaluate import Config, analyse, run
 from validator.evidence.tiers import derive
+from validator.registry.store import store_run_document
 from validator.science.throughput import training_facts
 
 BASE = str(CASES / "_base")
@@ -52,11 +53,21 @@ def test_the_convergence_finding_names_iteration_77(tmp_path: Path, capsys: pyte
     (root / TRAINING_PATH).parent.mkdir(parents=True)
     recipe = root / TRAINING_PATH
     recipe.write_text(VALID_TRAINING_RECIPE.read_text())
-    assert (
-        main(["add-run", "--root", str(root), "--from", "megatron", str(MEGATRON / "nan.log"), "--recipe", str(recipe)])
-        == 0
+    before = recipe.read_bytes()
+    code = main(
+        ["add-run", "--root", str(root), "--from", "megatron", str(MEGATRON / "nan.log"), "--recipe", str(recipe)]
     )
-    digest = capsys.readouterr().out.strip().split(":")[1]
+    err = capsys.readouterr().err
+    # refused before it is stored (issue 52): its only run diverged, so `orv check` would reject the recipe
+    assert code == 1 and "ORV219 error" in err and "nothing was stored" in err
+    assert recipe.read_bytes() == before and not list((root / "runs").rglob("*.json"))
+    # stored anyway (a run document needs no recipe), `orv check` names the iteration
+    doc = convert(
+        "megatron",
+        Source("nan.log", (MEGATRON / "nan.log").read_bytes()),
+        metadata("megatron", str(root), str(recipe), {"workload": None}),
+    ).document
+    digest = store_run_document(str(root), doc).digest
     recipe.write_text(recipe.read_text().replace("runs: []", f'runs: ["sha256:{digest}"]'))
     found = {d.code: d for d in run(Config(root=str(root), skip_boards=True)).diagnostics}
     assert "loss is nan at step 77" in found["ORV210"].message

@@ -266,3 +266,48 @@ def test_an_inference_recipe_names_a_workload_of_its_kind(tmp_path: Path, capsys
         code, _, err = new(root, [*without, "--workload", wrong], capsys)
         assert code == 2 and words in err
         assert "isl1k-osl1k" in err  # the hint lists the inference workloads
+
+
+# --------------------------------------------------------------------------- a newcomer's second try (issue 52)
+
+
+def test_force_replaces_an_untracked_draft_and_never_a_committed_recipe(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.testing.git import commit_all, git
+
+    root = make_registry(tmp_path / "registry")
+    git(root, "init", "-q", "-b", "main")
+    code, first, _ = new(root, INFERENCE, capsys)
+    assert code == 0
+    draft = (root / first).read_text(encoding="utf-8")
+    # without --force a second attempt is a second recipe (-2), as before
+    code, second, err = new(root, [*INFERENCE[:-2], "--measured", "2026-10-19"], capsys)
+    assert code == 0 and second.endswith("-c1-2.yaml") and "is taken by" in err
+    (root / second).unlink()
+    # with --force it replaces the untracked first attempt
+    code, again, err = new(root, [*INFERENCE[:-2], "--measured", "2026-10-19", "--force"], capsys)
+    assert code == 0 and again == first and "replacing the untracked draft" in err
+    assert (root / first).read_text(encoding="utf-8") != draft and "2026-10-19" in (root / first).read_text()
+    # once committed, --force refuses and the file is kept
+    commit_all(root, "recipe")
+    kept = (root / first).read_bytes()
+    code, _, err = new(root, [*INFERENCE, "--force"], capsys)
+    assert code == 2 and "is committed" in err and (root / first).read_bytes() == kept
+
+
+def test_a_missing_option_lists_the_ids_it_may_take(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = make_registry(tmp_path / "registry")
+    args = [a for a in INFERENCE if a not in ("--workload", "random-512-64")]
+    code, _, err = new(root, args, capsys)
+    assert code == 2 and "missing --workload" in err
+    listed = err.split("valid --workload ids:", 1)[1].splitlines()[0]
+    assert "random-512-64" in listed and "sft-8k-gb128-bf16" not in listed and "unspecified" not in listed
+
+
+def test_an_inference_recipe_names_orv_reproduce_before_add_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = make_registry(tmp_path / "registry")
+    code, rel, err = new(root, INFERENCE, capsys)
+    assert code == 0 and err.index(f"orv reproduce {rel}") < err.index("orv add-run")

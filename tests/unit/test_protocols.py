@@ -3,6 +3,7 @@ and boards compare only within model × GPU × workload."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -139,6 +140,29 @@ def test_an_unknown_workload_is_a_finding_with_a_hint(registry: Path) -> None:
     result = run(Config(root=str(registry), skip_boards=True))
     found = [d for d in result.diagnostics if d.code == "ORV115"]
     assert len(found) == 1 and found[0].path == rel and "did you mean `isl1k-osl1k`" in found[0].hint
+
+
+@pytest.mark.parametrize(
+    "engine, typed, offered",
+    [
+        ("vllm", "pp512", None),  # a served engine is never offered llama-bench's test (issue 52) ...
+        ("llama.cpp", "pp512", "llama-bench-pp512"),  # ... a llama.cpp recipe is
+        ("vllm", "quick-512", "quick-512-64"),
+    ],
+)
+def test_an_unknown_workloads_hint_offers_only_workloads_of_the_recipes_kind(
+    registry: Path, engine: str, typed: str, offered: str | None
+) -> None:
+    shutil.copy(REPO / "catalog" / "workloads.yaml", registry / "catalog" / "workloads.yaml")  # the shipped ones
+    recipe_with_run(
+        registry, "unknown", typed, SHORT_PROMPTS, software={"engine": {"name": engine, "version": "b11312"}}
+    )
+    found = [d for d in run(Config(root=str(registry), skip_boards=True)).diagnostics if d.code == "ORV115"]
+    assert len(found) == 1
+    if offered is None:
+        assert "llama-bench" not in found[0].hint
+    else:
+        assert f"did you mean `{offered}`" in found[0].hint
 
 
 @pytest.mark.parametrize(
@@ -665,26 +689,17 @@ def test_a_vllm_run_of_240_token_prompts_is_refused_on_1k1k_and_accepted_on_a_ma
     recipe = registry / "recipes" / "inference" / "qwen3.8-27b" / "qwen3-8-27b-h100-vllm-fp8-c1.yaml"
     recipe.parent.mkdir(parents=True, exist_ok=True)
     recipe.write_text(INFERENCE_RECIPE_TEXT.replace("workload: random-512-64", f"workload: {workload}"))
-    assert (
-        main(
-            [
-                "add-run",
-                str(output),
-                "--from",
-                "vllm",
-                "--recipe",
-                str(recipe),
-                "--write-recipe",
-                "--root",
-                str(registry),
-            ]
-        )
-        == 0
-    ), capsys.readouterr().err
-    found = [d.message for d in run(Config(root=str(registry), skip_boards=True)).diagnostics if d.code == "ORV241"]
-    if flagged:  # the 64-token answers are off too: one finding per length, each naming measured and expected
-        (message,) = [m for m in found if "input length" in m]
+    code = main(
+        ["add-run", str(output), "--from", "vllm", "--recipe", str(recipe), "--write-recipe", "--root", str(registry)]
+    )
+    err = capsys.readouterr().err
+    if flagged:  # refused before it is stored (issue 52), with what `orv check` would say: one finding per length
+        assert code == 1 and "nothing was stored" in err and not list((registry / "runs").rglob("*.json"))
+        (message,) = [line for line in err.splitlines() if "ORV241" in line and "input length" in line]
         assert "mean input length 241.9 tokens, 577.1 below the range" in message  # measured (8 completed), by how much
         assert "workload `isl1k-osl1k` (1k/1k) expects 819–1,024 tokens per request" in message  # expected
+        assert "ORV241" in err and "mean output length" in err
     else:
+        assert code == 0, err
+        found = [d.message for d in run(Config(root=str(registry), skip_boards=True)).diagnostics if d.code == "ORV241"]
         assert found == []

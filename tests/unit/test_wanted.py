@@ -333,3 +333,33 @@ def test_models_whose_training_recipes_wait_for_a_convergence_reference(
         "  Qwen3.8-27B (sft-8k-gb128-bf16): 2 recipes waiting\n    first: workload `sft-8k-gb128-bf16` has no "
         "convergence rule (tolerance, window) in catalog/workloads.yaml\n"
     ) in text
+
+
+# --------------------------------------------------------------------------- narrowing the lists (issue 52)
+
+
+def test_wanted_narrows_to_a_model_gpu_workload_and_a_limit(capsys: pytest.CaptureFixture[str]) -> None:
+    """This repository's own lists: --model keeps that model's items only, --limit cuts each list and says by how
+    much, and a filter naming nothing there leaves every list empty rather than everything."""
+    assert main(["wanted", "--root", str(REPO), "--format", "json"]) == 0
+    whole = json.loads(capsys.readouterr().out)
+    assert main(["wanted", "--root", str(REPO), "--format", "json", "--model", "qwen3.8-27b"]) == 0
+    narrowed = json.loads(capsys.readouterr().out)
+    recipes = {item["recipe"] for items in narrowed.values() for item in items if "recipe" in item}
+    assert recipes and all(r.startswith("qwen3-8-27b") for r in recipes)
+    assert sum(map(len, narrowed.values())) < sum(map(len, whole.values()))
+    assert main(["wanted", "--root", str(REPO), "--kind", "inference", "--model", "qwen3.8-27b", "--limit", "1"]) == 0
+    text = capsys.readouterr().out
+    quality = [item for item in narrowed["quality"]]
+    assert len(quality) > 1 and f"… and {len(quality) - 1} more (--limit)" in text
+    assert main(["wanted", "--root", str(REPO), "--format", "json", "--gpu", "no-such-gpu", "--kind", "inference"]) == 0
+    assert all(items == [] for items in json.loads(capsys.readouterr().out).values())
+
+
+def test_wanted_says_how_a_measurers_key_is_registered() -> None:
+    from validator.report.wanted import render_text
+
+    item = {"recipe": "r", "kind": "training", "tier": "T2", "needs": ["a second measurer"], "command": "orv add-run"}
+    text = render_text({"reproductions": [item]})
+    assert "measurers/allowed_signers" in text and "ORV607" in text
+    assert "allowed_signers" not in render_text({"reproductions": []})

@@ -293,6 +293,14 @@ def _phase_window_s(summary: JsonRecord) -> float | None:
     return window if window > 0 else None
 
 
+def _started(summary: JsonRecord) -> str | None:
+    """When the profiling phase began (the summary's `start_time`), to the second: the run's measured_at."""
+    try:
+        return datetime.fromisoformat(summary.data["start_time"]).strftime("%Y-%m-%dT%H:%M:%S")
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
 def _at(data: Any, path: Sequence[str]) -> Any:
     for key in path:
         data = data.get(key) if isinstance(data, dict) else None
@@ -366,7 +374,12 @@ def convert(source: Source, meta: RunMetadata) -> Converted:
     raise_if_any(about_summary)
     version = summary.data.get("aiperf_version")
     meta = stated_meta(
-        meta, TOOL, notes, checkpoint=model, tool_version=version if isinstance(version, str) and version else None
+        meta,
+        TOOL,
+        notes,
+        checkpoint=model,
+        tool_version=version if isinstance(version, str) and version else None,
+        measured_at=_started(summary),  # the tool's own date, as the vLLM and llama-bench adapters take it
     )
     if concurrency is not None:
         meta = merge_mapping(meta, "serving", {"concurrency": concurrency}, TOOL, notes)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import difflib
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from validator.checks.base import Finding, check, declare
 from validator.diagnostics import Severity
+from validator.models import WorkloadSpec
 from validator.registry.catalog import catalog_names
 from validator.registry.layout import (
     HARDWARE_PATH,
@@ -18,6 +19,7 @@ from validator.registry.layout import (
     misplaced_run,
 )
 from validator.registry.snapshot import Snapshot
+from validator.stacks.engines import LLAMA_CPP_NAMES
 
 E = Severity.ERROR
 
@@ -243,8 +245,9 @@ def unknown_catalog_reference(snapshot: Snapshot) -> Iterator[Finding]:
     """
     A recipe, run or starting point (catalog/starting-points.yaml) names a model, GPU or workload
     that catalog/ does not define. Use the
-    catalog's id (the hint offers the closest one); a new model or GPU is added to catalog/ in
-    its own pull request, with sources, for a maintainer to review.
+    catalog's id (the hint offers the closest one, of the recipe's kind for a workload); a new model or
+    GPU is appended to catalog/ with its sources in the recipe's own pull request (`orv catalog add-model`;
+    docs/contributing.md), for a maintainer to review.
     """
     if not snapshot.catalog_ok:
         return  # the catalog's own findings come first; guessing against a broken one misleads
@@ -252,19 +255,20 @@ def unknown_catalog_reference(snapshot: Snapshot) -> Iterator[Finding]:
     value: str | None  # a recipe's or run's id, or a starting point's (which may name none)
     for entry, recipe in snapshot.valid_recipes():
         refs = [
-            (("model",), recipe.model, cat.models, MODELS_PATH),
-            (("hardware", "gpu"), recipe.hardware.gpu, cat.hardware, HARDWARE_PATH),
+            (("model",), recipe.model, cat.models, MODELS_PATH, cat.models),
+            (("hardware", "gpu"), recipe.hardware.gpu, cat.hardware, HARDWARE_PATH, cat.hardware),
         ]
         if recipe.workload is not None:  # an imported inference row may name none (unspecified)
-            refs.append((("workload",), recipe.workload, cat.workloads, WORKLOADS_PATH))
+            offered = _workloads_for(recipe, cat.workloads)
+            refs.append((("workload",), recipe.workload, cat.workloads, WORKLOADS_PATH, offered))
         names = snapshot.memo("catalog-names", lambda: catalog_names(cat))
-        for at, value, table, where in refs:
+        for at, value, table, where, offered_ids in refs:
             if value not in table:
                 known = names[at].resolve(value)
                 hint = (
                     f"`{value}` is a name or alias of `{known}` in {where}: write the catalog id, `{at[-1]}: {known}`"
                     if known
-                    else _did_you_mean(value, table, where)
+                    else _did_you_mean(value, offered_ids, where)
                 )
                 yield Finding(entry.path, f"`{'.'.join(at)}: {value}` is not in {where}", hint, at=at)
     for i, point in enumerate(cat.starting_points):
@@ -292,6 +296,18 @@ def unknown_catalog_reference(snapshot: Snapshot) -> Iterator[Finding]:
                 yield Finding(
                     run.path, f"`{'.'.join(at)}: {value}` is not in {where}", _did_you_mean(value, table, where)
                 )
+
+
+def _workloads_for(recipe: object, workloads: Mapping[str, WorkloadSpec]) -> dict[str, WorkloadSpec]:
+    """The workloads a recipe of this kind could name, for the did-you-mean hint: training recipes the
+    training protocols, served engines the serving benchmarks, llama.cpp also llama-bench's tests (issue 52).
+    `unspecified` is never offered (a new recipe cannot name it, ORV240)."""
+    kinds = {"sft", "pretrain"} if getattr(recipe, "kind", None) == "training" else {"inference"}
+    software = getattr(recipe, "software", {}) or {}
+    engine = software.get("engine") if isinstance(software, Mapping) else None
+    if kinds == {"inference"} and engine is not None and str(getattr(engine, "name", "")).lower() in LLAMA_CPP_NAMES:
+        kinds.add("llama-bench")
+    return {wid: w for wid, w in workloads.items() if w.kind in kinds}
 
 
 def _did_you_mean(value: str, table: object, where: str) -> str:

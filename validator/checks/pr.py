@@ -357,9 +357,11 @@ def outside_contributions_need_review(change: Change) -> Iterator[Finding]:
     schemas, the workflows, documentation. Such changes are not contributions of recipes or
     evidence and need a maintainer's review; the gate does not judge them.
 
-    Contributors: keep recipes and run files in a pull request of their own. A change to the
-    validator, the schemas or the workflows means this check ran the pull request's own version of
-    them. The generated boards/ files (the index, the model files, the keys) are not this check's: changing
+    Contributors: a new model or GPU that this pull request's recipe needs belongs in the same pull
+    request (appended to the catalog, `orv catalog add-model`; docs/contributing.md, "Review"); a change
+    to an existing catalog entry, to the validator, the schemas, the workflows or the documentation
+    belongs in a pull request of its own. A change to the validator, the schemas or the workflows means
+    this check ran the pull request's own version of them. The generated boards/ files (the index, the model files, the keys) are not this check's: changing
     them is an error (ORV609). A
     `.pre-commit-config.yaml` configures a contributor's own hooks and is not reported.
     """

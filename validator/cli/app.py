@@ -391,6 +391,7 @@ def add_run_cmd(
         fmt=fmt,
         recipe_path=recipe_path,
         write_recipe=sys.stdout.isatty() if write_recipe is None else write_recipe,
+        write_recipe_chosen=write_recipe is not None,
         reference_for=reference_for,
         sign_key=sign_key,
         report=report,
@@ -473,11 +474,17 @@ def add_run_cmd(
     help="Ask for missing values (default: when standard input is a terminal).",
 )
 @click.option("--dry-run", is_flag=True, help="Print the recipe instead of writing it.")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Replace an untracked draft holding the derived id (never a committed recipe) instead of writing -2.",
+)
 def new_cmd(
     kind: str,
     root: Root,
     interactive: bool | None,
     dry_run: bool,
+    force: bool,
     components: tuple[str, ...],
     engine: str | None,
     framework: str | None,
@@ -504,12 +511,66 @@ def new_cmd(
     )
     asking = interactive if interactive is not None else sys.stdin.isatty()
     ask = (lambda text, default: click.prompt(text, default=default)) if asking else None
-    _run(lambda: new_recipe(root.path(), answers, components, engine, framework, ask, dry_run, datetime.date.today()))
+    _run(
+        lambda: new_recipe(
+            root.path(), answers, components, engine, framework, ask, dry_run, datetime.date.today(), force
+        )
+    )
 
 
 @cli.group("catalog")
 def catalog_group() -> None:
-    """Add to the catalog: models (from a config.json). GPUs are added by hand (docs/contributing.md)."""
+    """Add to the catalog: models (from a config.json), GPUs and CPU hosts (from a datasheet)."""
+
+
+@catalog_group.command("add-host")
+@click.option("--id", "host_id", required=True, help="Catalog id, e.g. rtx-4090 or epyc-9654.")
+@click.option("--name", required=True, help="The vendor's name, e.g. 'AMD EPYC 9654'.")
+@click.option("--vendor", type=click.Choice(["nvidia", "amd", "intel", "apple", "other"]), required=True)
+@click.option(
+    "--device",
+    type=click.Choice(["gpu", "cpu"]),
+    default="gpu",
+    show_default=True,
+    help="cpu: a CPU host (a llama.cpp CPU build); its memory figures are the system memory's, all sockets.",
+)
+@click.option("--memory-gib", type=click.FloatRange(min=0, min_open=True), required=True, help="Memory, GB.")
+@click.option(
+    "--memory-tb-s", type=click.FloatRange(min=0, min_open=True), required=True, help="Peak memory bandwidth, TB/s."
+)
+@click.option("--memory-kind", required=True, help="HBM3, GDDR6X, LPDDR5X, DDR5, …")
+@click.option(
+    "--bf16-tflops",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Dense BF16 TFLOP/s (without sparsity), where the vendor publishes one.",
+)
+@click.option("--alias", "aliases", multiple=True, help="A name people type (repeatable), e.g. 'RTX 4090'.")
+@click.option("--source", "sources", multiple=True, help="Where the figures come from (repeatable; at least one).")
+@click.option("--dry-run", is_flag=True, help="Check the entry without writing it.")
+@root_option("Registry root (default: found from the current folder).")
+def add_host_cmd(
+    host_id: str,
+    name: str,
+    vendor: str,
+    device: str,
+    memory_gib: float,
+    memory_tb_s: float,
+    memory_kind: str,
+    bf16_tflops: float | None,
+    aliases: tuple[str, ...],
+    sources: tuple[str, ...],
+    dry_run: bool,
+    root: Root,
+) -> None:
+    """Add a GPU or a CPU host the catalog lacks to catalog/hardware.yaml, from its vendor's datasheet.
+
+    Everything else in the file is kept byte for byte; the entry is checked against the catalog schema
+    before it is written (docs/contributing.md, "Adding a GPU")."""
+    from validator.commands.catalog import Host, add_host_command
+
+    host = Host(host_id, name, vendor, device, memory_gib, memory_tb_s, memory_kind, sources, bf16_tflops, aliases)
+    _run(lambda: add_host_command(root.path(), host, dry_run))
 
 
 @catalog_group.command("add-model")
@@ -696,17 +757,31 @@ def site_cmd(directory: str, boards_file: str | None, root: Root, repo_url: str 
     default=None,
     help="Only the lists for one kind of recipe (default: both).",
 )
+@click.option("--model", default=None, help="Only items about this catalog model id.")
+@click.option("--gpu", default=None, help="Only items about this catalog GPU id.")
+@click.option("--workload", default=None, help="Only items about this catalog workload id.")
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="At most this many items a list.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @root_option("Registry root (default: found from the current folder).")
-def wanted_cmd(kind: str | None, fmt: str, root: Root) -> None:
+def wanted_cmd(
+    kind: str | None,
+    model: str | None,
+    gpu: str | None,
+    workload: str | None,
+    limit: int | None,
+    fmt: str,
+    root: Root,
+) -> None:
     """Where a contribution counts: models and GPUs with no training recipe yet, T2 recipes waiting for an
     independent reproduction, recipes waiting for quality evidence — each with the command that starts it.
 
     The same lists as boards' `wanted` object (docs/boards.md), from the registry as it is now.
     """
     from validator.commands.wanted import wanted
+    from validator.report.wanted import Scope
 
-    _run(lambda: wanted(root.path(), kind, fmt, _progress_line(fmt=fmt)))
+    scope = Scope(model, gpu, workload, limit)
+    _run(lambda: wanted(root.path(), kind, fmt, _progress_line(fmt=fmt), scope))
 
 
 @cli.group("import")
@@ -745,7 +820,7 @@ _import_command("legacy-boards", "Seed 004's tier-boards JSON export (FILE) -> i
 SUMMARIES = {
     "add-run": "Store a tool's output as a run file; record it in a recipe",
     "boards": "Regenerate boards/: an index, a file per model, keys.json",
-    "catalog": "Add a model to the catalog from its config.json",
+    "catalog": "Add a model, a GPU or a CPU host to the catalog",
     "check": "Check the registry and report findings",
     "explain": "Print the documentation of a check code, or of all",
     "hash": "Print the content address a file is stored under",
@@ -757,6 +832,7 @@ SUMMARIES = {
     "site": "Render the boards as a static website",
     "wanted": "List where a contribution counts most",
     "catalog add-model": "Add a model from its Hugging Face config.json",
+    "catalog add-host": "Add a GPU or CPU host from its vendor's datasheet",
     "measurers": "Verify measurers' keys on GitHub; audit what rests on one",
     "measurers verify": "Check measurer keys against GitHub; mark them verified",
     "measurers audit": "List the recipes resting on a measurer's runs",

@@ -27,7 +27,8 @@ from validator.adapters import (
 from validator.adapters import recomputed as recompute
 from validator.adapters.detect import RUN, detect
 from validator.commands.outcome import Outcome
-from validator.diagnostics import Result
+from validator.diagnostics import Diagnostic, Result
+from validator.engine.prospect import would_refuse
 from validator.errors import AdapterError, AddRunError, ExitCode, InputFileError, Refusal, UsageError
 from validator.evidence.signing import NO_TOOL, OK, SigningError, sign_run
 from validator.files.atomic import transaction
@@ -71,6 +72,7 @@ class AddRunRequest:
     sign_key: str | None = None
     report: str | None = None  # a tool's second file of the run (trtllm-bench --report_json, AIPerf's summary)
     given: Mapping[str, Any] = field(default_factory=dict)  # metadata flags the user set (--model, --gpu, …)
+    write_recipe_chosen: bool = True  # False: --write-recipe was left to its default (on only on a terminal)
 
 
 def execute(request: AddRunRequest) -> Outcome:
@@ -96,9 +98,21 @@ def execute(request: AddRunRequest) -> Outcome:
             "rerun, or rerun without --write-recipe"
         )
     try:
+        prepared = None if request.fmt in QUALITY_FORMATS else _prepare(request, outcome)
+        if prepared is not None:
+            refused = _judged(request, prepared)
+            if refused:  # judged before anything is written: the tree stays as it was
+                outcome.findings = Result(refused)
+                outcome.exit_code = ExitCode.FINDINGS
+                outcome.note(
+                    f"orv: nothing was stored: `orv check` would refuse this run in {request.recipe_path} "
+                    f"({len(refused)} error(s), all listed); measure again as `orv reproduce "
+                    f"{request.recipe_path}` prints, or attach the output to the recipe it measured"
+                )
+                return outcome
         with transaction(request.root):  # the run file and the recipe's new line land together (docs/durability.md)
             stored = (
-                _add_quality_run(request, outcome) if request.fmt in QUALITY_FORMATS else _add_run(request, outcome)
+                _add_quality_run(request, outcome) if prepared is None else _store_prepared(request, prepared, outcome)
             )
     except AddRunError as exc:
         outcome.findings = exc.result
@@ -107,6 +121,49 @@ def execute(request: AddRunRequest) -> Outcome:
     if stored is not None and request.sign_key and outcome.exit_code == ExitCode.OK:  # signs the file now in place
         sign_stored(request.root, os.path.join(request.root, stored.path), request.sign_key, outcome)
     return outcome
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """A run ready to store: its document (or, for a run document given as it is, its bytes) and what
+    the recipe is told about it. Nothing is written yet."""
+
+    raw: bytes | None
+    document: Any | None
+    recomputed: Recomputed | None
+    stated: dict[str, dict[str, Any]]
+    measured_at: str | None
+
+
+def _recipe_rel(request: AddRunRequest) -> str | None:
+    if not request.recipe_path:
+        return None
+    rel = os.path.relpath(os.path.abspath(request.recipe_path), os.path.abspath(request.root)).replace(os.sep, "/")
+    return None if rel.startswith("../") else rel
+
+
+def _judged(request: AddRunRequest, prepared: _Prepared) -> tuple[Diagnostic, ...]:
+    """Every error `orv check` would report once the run is stored and listed in its recipe (as
+    --write-recipe would list it), judged by the check engine on the registry as it would be
+    (engine/prospect.py). Only a tool's output for a recipe inside the registry is judged so."""
+    rel = _recipe_rel(request)
+    if rel is None or prepared.document is None:
+        return ()
+    document = prepared.document
+    claim = prepared.recomputed.claim() if prepared.recomputed is not None else {}
+
+    def change(scratch: str) -> list[str]:
+        stored = store_run_document(scratch, document, request.file)
+        record_run_in_recipe(
+            os.path.join(scratch, rel), f"sha256:{stored.digest}", claim, prepared.stated, prepared.measured_at
+        )
+        return [stored.path]
+
+    try:
+        refused, _ = would_refuse(request.root, rel, change)
+    except (EditError, OSError):
+        return ()  # the recipe cannot be edited safely: the real edit says so, and what to write by hand
+    return refused
 
 
 def _in_checkout(root: str, recipe_path: str | None) -> None:
@@ -121,17 +178,18 @@ def _in_checkout(root: str, recipe_path: str | None) -> None:
     materialize(root, wanted)
 
 
-def _add_quality_run(request: AddRunRequest, outcome: Outcome) -> StoredRun | None:  # never signed here: None
+def _add_quality_run(request: AddRunRequest, outcome: Outcome) -> StoredRun:
     stored, notes = add_quality(request.root, request.file, request.recipe_path, request.given, request.reference_for)
     for text in notes:
         outcome.note(f"note: {text}")
     _report_stored(stored, outcome)
     if request.recipe_path:  # a quality run is listed in `runs:` like any other (docs/quality.md)
         _record_in_recipe(request, f"sha256:{stored.digest}", None, {}, outcome)
-    return None  # not signed here: execute() skips --sign-with for a quality run (`orv sign` signs it)
+    return stored  # signed by execute() with --sign-with, like any other run
 
 
-def _add_run(request: AddRunRequest, outcome: Outcome) -> StoredRun:
+def _prepare(request: AddRunRequest, outcome: Outcome) -> _Prepared:
+    """Read and convert the output (every refusal of the adapters raised here), writing nothing."""
     try:
         inside = records_in(request.file, request.fmt) if os.path.isdir(request.file) else None
     except InputFileError as exc:
@@ -149,37 +207,44 @@ def _add_run(request: AddRunRequest, outcome: Outcome) -> StoredRun:
     fmt = request.fmt
     if fmt is None:
         fmt = detected_format(request.file, raw, bool(request.given or request.recipe_path), outcome)
-    recomputed: Recomputed | None = None
-    stated: dict[str, dict[str, Any]] = {}
-    measured_at = None
     if fmt is None:
-        stored = add_run(request.root, raw, source_name=request.file)
+        return _Prepared(raw, None, None, {}, None)
+    try:
+        source = with_report(fmt, inside or request.file, raw, request.report)
+        meta = metadata(fmt, request.root, request.recipe_path, request.given)
+        converted = convert(fmt, source, meta)
+        check_identity(request.root, request.recipe_path, source, converted)
+    except AdapterError as exc:
+        raise AddRunError(exc.result) from None
+    for text in converted.notes:
+        outcome.note(f"note: {text}")
+    refuse_inconsistent(converted.document, request.file)  # the tool's own fields disagree: ORV212-216
+    if request.reference_for is not None:  # asked before storing: a reference ORV244 refuses is not recorded
+        _refuse_unusable_reference(request, converted.document)
+    stated = {
+        k: {n: x for n, x in v.items() if not (x == 1 and n in SIZE_ONE_BY_DEFAULT)}
+        for k, v in converted.document.items()
+        if k in ("layout", "serving")
+    }
+    return _Prepared(
+        None, converted.document, recompute(converted.document, meta), stated, converted.document.get("measured_at")
+    )
+
+
+def _store_prepared(request: AddRunRequest, prepared: _Prepared, outcome: Outcome) -> StoredRun:
+    if prepared.document is None:
+        assert prepared.raw is not None
+        stored = add_run(request.root, prepared.raw, source_name=request.file)
     else:
-        try:
-            source = with_report(fmt, inside or request.file, raw, request.report)
-            meta = metadata(fmt, request.root, request.recipe_path, request.given)
-            converted = convert(fmt, source, meta)
-            check_identity(request.root, request.recipe_path, source, converted)
-        except AdapterError as exc:
-            raise AddRunError(exc.result) from None
-        for text in converted.notes:
-            outcome.note(f"note: {text}")
-        refuse_inconsistent(converted.document, request.file)
-        recomputed = recompute(converted.document, meta)
-        if request.reference_for is not None:  # asked before storing: a reference ORV244 refuses is not recorded
-            _refuse_unusable_reference(request, converted.document)
-        stored = store_run_document(request.root, converted.document, request.file)
-        stated = {
-            k: {n: x for n, x in v.items() if not (x == 1 and n in SIZE_ONE_BY_DEFAULT)}
-            for k, v in converted.document.items()
-            if k in ("layout", "serving")
-        }
-        measured_at = converted.document.get("measured_at")
+        stored = store_run_document(request.root, prepared.document, request.file)
+    recomputed = prepared.recomputed
     _report_stored(stored, outcome)
     if recomputed is not None:
         outcome.note(headline_text(recomputed))
     if request.recipe_path:
-        _record_in_recipe(request, f"sha256:{stored.digest}", recomputed, stated, outcome, measured_at)
+        _record_in_recipe(
+            request, f"sha256:{stored.digest}", recomputed, prepared.stated, outcome, prepared.measured_at
+        )
     if outcome.exit_code != ExitCode.OK:
         return stored
     if request.reference_for is not None:
@@ -299,7 +364,10 @@ def _record_in_recipe(
             "5%, ORV245)"
         )
     if not request.write_recipe:
-        outcome.note(f'next: add `- "{reference}"` under `runs:` in {recipe_path} (or rerun with --write-recipe)')
+        why = (
+            "" if request.write_recipe_chosen else " (standard output is not a terminal, so the recipe was not edited)"
+        )
+        outcome.note(f'next: add `- "{reference}"` under `runs:` in {recipe_path} (or rerun with --write-recipe){why}')
         return
     try:
         update = record_run_in_recipe(recipe_path, reference, claim, stated, measured_at)
@@ -319,7 +387,8 @@ def _record_in_recipe(
         )
     if update.dated:
         done.append(f"set `measured:` to the run's date {update.dated} (it was orv new's default, today)")
-    outcome.note(f"{recipe_path}: {'; '.join(done) if done else 'already lists this run'}")
+    chosen = "" if request.write_recipe_chosen else " (--write-recipe: on by default on a terminal)"
+    outcome.note(f"{recipe_path}: {'; '.join(done) if done else 'already lists this run'}{chosen}")
     if update.kept_date:
         outcome.note(
             f"note: the recipe says measured {update.kept_date[0]} but the run was measured "

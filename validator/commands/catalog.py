@@ -1,4 +1,5 @@
-"""`orv catalog add-model`: a catalog/models.yaml entry from a Hugging Face config.json, written in place with ruamel.
+"""`orv catalog add-model`: a catalog/models.yaml entry from a Hugging Face config.json, written in place with ruamel;
+`orv catalog add-host`: a catalog/hardware.yaml entry for a GPU or CPU host the catalog lacks, from its datasheet.
 
 The figures come from validator/science/params.py (one formula, documented there); the file is
 edited with ruamel.yaml's round-trip mode, so every other entry, comment and quote stays as it was.
@@ -23,8 +24,8 @@ from validator.files.atomic import writer_lock
 from validator.load import schema as schemas
 from validator.load.contributor import HF_CONFIG, parse_json, read_named
 from validator.load.documents import locate_json
-from validator.registry.catalog_edits import models_text, write_models
-from validator.registry.layout import MODELS_PATH
+from validator.registry.catalog_edits import hardware_text, models_text, write_hardware, write_models
+from validator.registry.layout import HARDWARE_PATH, MODELS_PATH
 from validator.science.params import ConfigError, ParamCount, count
 
 MODELS = MODELS_PATH  # the path messages name
@@ -249,5 +250,92 @@ def add_model_command(
     outcome.out(
         f"{'would add' if dry_run else 'added'} {model_id} to {MODELS}: {e['params_b']}B parameters, "
         f"{e['active_b']}B active, {e['layers']} layers{experts}"
+    )
+    return outcome
+
+
+@dataclass(frozen=True)
+class Host:
+    """A GPU or CPU host as its vendor's datasheet gives it (docs/contributing.md, "Adding a GPU")."""
+
+    host_id: str
+    name: str
+    vendor: str
+    device: str  # gpu or cpu
+    memory_gib: float
+    memory_tb_s: float
+    memory_kind: str
+    sources: tuple[str, ...]
+    bf16_dense_tflops: float | None = None
+    aliases: tuple[str, ...] = ()
+
+
+def add_host_command(root: str, host: Host, dry_run: bool) -> Outcome:
+    """`orv catalog add-host`: append the entry to catalog/hardware.yaml (everything else kept byte for byte),
+    checked by the catalog schema first; a recipe can then name it (`orv new --gpu ID`)."""
+    if not CATALOG_ID.match(host.host_id) or len(host.host_id) > 96:
+        raise CatalogToolError(
+            f"`{host.host_id}` is not a catalog id",
+            "lower-case letters and digits, parts joined by `-` or `.`, e.g. rtx-4090 or epyc-9654",
+        )
+    if not host.sources:
+        raise CatalogToolError(
+            "a catalog entry cites where its figures come from", "pass --source URL (the vendor's datasheet)"
+        )
+    entry: dict[str, Any] = {"name": host.name, "vendor": host.vendor}
+    if host.device == "cpu":
+        entry["device"] = "cpu"  # an entry without it is a GPU
+    if host.bf16_dense_tflops is not None:
+        entry["bf16_dense_tflops"] = host.bf16_dense_tflops
+    entry.update(hbm_gib=host.memory_gib, hbm_tb_s=host.memory_tb_s, memory_kind=host.memory_kind)
+    if host.aliases:
+        entry["aliases"] = list(host.aliases)
+    entry["sources"] = list(host.sources)
+    with writer_lock(root):  # read, edit and write hardware.yaml while no other orv writes it
+        try:
+            original = hardware_text(root)
+        except OSError as exc:
+            raise CatalogFileError(
+                f"cannot read {HARDWARE_PATH}: {exc.strerror}",
+                "run from the registry (or pass --root)",
+                HARDWARE_PATH,
+                "ORV110",
+            ) from None
+
+        def change(data: Any) -> None:
+            table = data.get("hardware")
+            if not isinstance(table, CommentedMap):
+                raise CatalogFileError(
+                    f"{HARDWARE_PATH} has no `hardware:` mapping", "restore the file from git", HARDWARE_PATH, "ORV108"
+                )
+            if host.host_id.lower() in {k.lower() for k in table}:
+                raise CatalogToolError(
+                    f"`{host.host_id}` is in {HARDWARE_PATH} already", "edit its entry, or choose another --id"
+                )
+            node = CommentedMap(entry)
+            if "aliases" in entry:
+                aliases = CommentedSeq(entry["aliases"])
+                aliases.fa.set_flow_style()
+                node["aliases"] = aliases
+            node["sources"] = CommentedSeq(entry["sources"])
+            table[host.host_id] = node
+
+        try:
+            edited = yamledit.edit(original, change)
+        except yamledit.EditError as exc:
+            raise CatalogFileError(
+                f"{HARDWARE_PATH} cannot be edited safely: {exc}", "fix the file, then retry", HARDWARE_PATH
+            ) from None
+        issues = schemas.validate("catalog-hardware", yaml.safe_load(edited))
+        if issues:
+            raise CatalogToolError(f"the entry does not fit the catalog schema: {issues[0].message}", issues[0].hint)
+        if not dry_run:
+            write_hardware(root, edited)
+    outcome = Outcome()
+    kind = "CPU host" if host.device == "cpu" else "GPU"
+    outcome.out(f"{'would add' if dry_run else 'added'} {kind} {host.host_id} to {HARDWARE_PATH}: {host.name}")
+    outcome.note(
+        f"next: orv new inference --gpu {host.host_id} …; a maintainer checks the figures against the sources "
+        "(ORV606): commit the catalog with the recipe (`git add recipes runs catalog`)"
     )
     return outcome

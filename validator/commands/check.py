@@ -13,6 +13,7 @@ from validator.engine import shard as shards
 from validator.engine.evaluate import Config, Evaluation, evaluate, evaluate_loaded
 from validator.engine.shard import PartialRefused, Shard, default_partial_path, merge
 from validator.errors import BadOptions, ExitCode
+from validator.git.plumbing import uncommitted
 from validator.load.pipeline import default_jobs
 from validator.registry.layout import REGISTRY_DIRS
 from validator.registry.snapshot import imported_paths
@@ -62,7 +63,32 @@ def check(
                 widen=widen,
             )
         )
-    return report(evaluation, options)
+    outcome = report(evaluation, options)
+    if base is not None:
+        _warn_uncommitted(root, outcome)
+    return outcome
+
+
+PUSHED_DIRS = ("recipes", "runs", "catalog", "measurers")  # what a contributor's pull request carries
+
+
+def _warn_uncommitted(root: str, outcome: Outcome) -> None:
+    """--base judges the working tree; the pull request gets only what is committed. Say which registry
+    files differ between the two, and the `git add` that closes the gap (issue 52)."""
+    pending = uncommitted(root, PUSHED_DIRS)
+    if not pending:
+        return
+    shown = ", ".join(pending[:5]) + (f" and {len(pending) - 5} more" if len(pending) > 5 else "")
+    folders = " ".join(d for d in PUSHED_DIRS if any(p.startswith(d + "/") for p in pending)) or " ".join(PUSHED_DIRS)
+    outcome.lines.insert(
+        0,
+        (
+            "err",
+            f"orv: warning: {len(pending)} file(s) under {', '.join(d + '/' for d in PUSHED_DIRS)} are not "
+            f"committed ({shown}): this check judged them, but the pull request gets only what is committed. "
+            f"Run `git add {folders} && git commit`, then `orv check --base` again.",
+        ),
+    )
 
 
 def check_shard(root: str, shard: Shard, partial_out: str | None, jobs: int | None, progress: ProgressLine) -> Outcome:

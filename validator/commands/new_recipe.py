@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 
 from validator import dates
 from validator.commands.outcome import Outcome
-from validator.errors import BadOptions, ExitCode, ImportInputError, Refusal
+from validator.errors import BadOptions, ExitCode, ImportInputError, OrvError, Refusal
 from validator.files import yamledit
 from validator.files.atomic import write_atomic, writer_lock
 from validator.git.plumbing import configured_user_name, tracked
@@ -285,7 +285,7 @@ class Scaffold(NamedTuple):
     note: str | None
 
 
-def build(root: str, catalog: CatalogView, answers: Answers, today: datetime.date) -> Scaffold:
+def build(root: str, catalog: CatalogView, answers: Answers, today: datetime.date, force: bool = False) -> Scaffold:
     """The new recipe's repository-relative path and YAML text; ScaffoldError for unusable answers.
 
     When the naming rule's id is taken, the recipe gets the next free `-N` and the note says which
@@ -353,7 +353,15 @@ def build(root: str, catalog: CatalogView, answers: Answers, today: datetime.dat
     else:
         base = derive_id(kind, model, gpu, count, doc)
         recipe_id, holder = unique_id(root, base)
-        if holder:
+        if holder and force:
+            if holder in (tracked(root, holder) or []):
+                raise ScaffoldError(
+                    f"--force replaces only a draft git does not track; {holder} is committed",
+                    "edit that recipe, or leave out --force to write the next free id",
+                )
+            recipe_id, holder = base, None
+            note = f"--force: replacing the untracked draft {recipe_path(kind, model, base)}"
+        elif holder:
             same = "layout" if kind == "training" else "engine, quantization, concurrency and speculation"
             note = (
                 f"the id `{base}` is taken by {holder} (the naming rule gives one id to the same model, GPU, "
@@ -387,13 +395,13 @@ def render(document: Mapping[str, Any], dated_today: bool = False) -> str:
     )
 
 
-def write(root: str, rel_path: str, text: str) -> str:
-    """Write the new recipe (atomically); never over an existing file."""
+def write(root: str, rel_path: str, text: str, replace_draft: bool = False) -> str:
+    """Write the new recipe (atomically); never over an existing file, except an untracked draft with --force."""
 
     full = os.path.join(root, rel_path)
     with writer_lock(root):  # no other orv creates the same file between the look and the write
         materialize(root, [rel_path])  # a sparse checkout keeps it (and shows a tracked one, refused below)
-        if os.path.lexists(full):
+        if os.path.lexists(full) and not (replace_draft and rel_path not in (tracked(root, rel_path) or [])):
             raise ScaffoldError(f"{rel_path} exists already", "pass another --id, or edit that file")
         write_atomic(full, text.encode("utf-8"))
     return full
@@ -462,6 +470,7 @@ def new_recipe(
     ask: Ask | None,
     dry_run: bool,
     today: datetime.date,
+    force: bool = False,
 ) -> Outcome:
     """`orv new`: fill what the person did not say (asking, when `ask` is given), write the recipe, say what next.
 
@@ -483,22 +492,43 @@ def new_recipe(
         answers.author = default_author(root)
     left = missing(answers)
     if left:
-        raise BadOptions(f"missing {', '.join(left)} (or run on a terminal to be asked)")
+        raise BadOptions(
+            f"missing {', '.join(left)} (or run on a terminal to be asked){_valid_ids(root, answers, left)}"
+        )
     outcome = Outcome()
     try:
-        rel, text, note = build(root, catalog_of(root), answers, today)
+        rel, text, note = build(root, catalog_of(root), answers, today, force)
         if note:
             outcome.note(f"orv: note: {note}")
         if dry_run:
             outcome.report = text
             return outcome
         with outcome.said_before():
-            write(root, rel, text)
+            write(root, rel, text, replace_draft=force)
     except ScaffoldError as exc:
         return outcome.fail(exc.words(), ExitCode.USAGE)  # after the note it may follow
     outcome.out(rel)
     fmt = "vllm|sglang|aiperf|trtllm-bench" if answers.kind == "inference" else "megatron|nemo"
     if answers.components.get("engine", "").split("@")[0] in LLAMA_CPP_SERVED:
         fmt = "llama-bench"  # llama.cpp recipes are measured with llama-bench (docs/contributing.md)
+    if answers.kind == "inference":  # the benchmark command comes before the measurement (issue 52)
+        outcome.note(f"next: `orv reproduce {rel}` prints the launch and the benchmark that measure its workload;")
     outcome.note(f"next: orv add-run --from {fmt} --recipe {rel} --write-recipe OUTPUT")
     return outcome
+
+
+def _valid_ids(root: str, answers: Answers, left: list[str]) -> str:
+    """The catalog ids a missing --model, --gpu or --workload may take, so the next try can succeed."""
+    try:
+        catalog = catalog_of(root)
+    except OrvError:
+        return ""  # a broken catalog says so when the recipe is built
+    lists = []
+    if "--model" in left:
+        lists.append(("--model", sorted(catalog.models)))
+    if "--gpu" in left:
+        lists.append(("--gpu", sorted(catalog.hardware)))
+    if "--workload" in left:
+        kinds = {"inference", "llama-bench"} if answers.kind == "inference" else {"sft", "pretrain"}
+        lists.append(("--workload", sorted(w for w, spec in catalog.workloads.items() if spec.kind in kinds)))
+    return "".join(f"\n  valid {option} ids: {', '.join(ids)}" for option, ids in lists if ids)

@@ -8,7 +8,9 @@ from validator.git.sparse import WHOLE_CHECKOUT, refuse_sparse
 from validator.report import wanted as wanted_lists
 
 
-def wanted(root: str, kind: str | None, fmt: str, progress: ProgressLine) -> Outcome:
+def wanted(
+    root: str, kind: str | None, fmt: str, progress: ProgressLine, scope: wanted_lists.Scope | None = None
+) -> Outcome:
     refuse_sparse(
         root,
         "`orv wanted`",
@@ -17,4 +19,4 @@ def wanted(root: str, kind: str | None, fmt: str, progress: ProgressLine) -> Out
     )
     with progress("orv wanted: loading") as show:
         document = wanted_lists.document_for(analyse(root, progress=show))
-    return Outcome(report=wanted_lists.render(document, kind, fmt))
+    return Outcome(report=wanted_lists.render(document, kind, fmt, scope or wanted_lists.Scope()))

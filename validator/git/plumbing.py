@@ -93,6 +93,15 @@ def clean_blobs(root: str, tops: tuple[str, ...]) -> dict[str, str] | None:
     return blobs
 
 
+def uncommitted(root: str, tops: tuple[str, ...]) -> list[str] | None:
+    """Registry-relative paths under `tops` whose working-tree state is not committed: modified, staged,
+    deleted or untracked (what .gitignore does not exclude); None outside git."""
+    status = plumbing(root, "status", "--porcelain", "-z", "--untracked-files=all", "--no-renames", "--", *tops)
+    if status is None:
+        return None
+    return sorted({entry[3:] for entry in status.decode(errors="surrogateescape").split("\0") if len(entry) > 3})
+
+
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's id of the tree with nothing in it
 
 

@@ -1,4 +1,5 @@
-"""Edits orv makes to catalog/models.yaml: a new model, a model's quality and convergence references."""
+"""Edits orv makes to the catalog: a new model, a model's quality and convergence references (catalog/models.yaml);
+a new GPU or CPU host (catalog/hardware.yaml)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
 from validator.files import yamledit
 from validator.files.atomic import write_atomic, writer_lock
-from validator.registry.layout import MODELS_PATH
+from validator.registry.layout import HARDWARE_PATH, MODELS_PATH
 
 
 def models_text(root: str) -> str:
@@ -22,6 +23,16 @@ def models_text(root: str) -> str:
 
 def write_models(root: str, text: str) -> None:
     write_atomic(os.path.join(root, MODELS_PATH), text.encode("utf-8"))
+
+
+def hardware_text(root: str) -> str:
+    """catalog/hardware.yaml's text, to edit round-trip (OSError when it cannot be read)."""
+    with open(os.path.join(root, HARDWARE_PATH), encoding="utf-8") as fh:
+        return fh.read()
+
+
+def write_hardware(root: str, text: str) -> None:
+    write_atomic(os.path.join(root, HARDWARE_PATH), text.encode("utf-8"))
 
 
 def set_model_references(root: str, model: str, field: str, refs: Mapping[str, str]) -> None:

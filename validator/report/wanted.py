@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import shlex
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from validator.adapters import KIND_OF
@@ -147,7 +148,48 @@ def _label(section: str, item: Mapping[str, Any]) -> str:
     return f"{item['recipe']} ({status}): {'; '.join(item['needs'])}"
 
 
-def render_text(items: Mapping[str, list[dict[str, Any]]]) -> str:
+@dataclass(frozen=True)
+class Scope:
+    """`orv wanted --model/--gpu/--workload/--limit`: only the items about these (catalog ids), at most `limit`
+    a list. An item that does not say (a model with no recipe yet names no GPU) is kept."""
+
+    model: str | None = None
+    gpu: str | None = None
+    workload: str | None = None
+    limit: int | None = None
+
+
+def _rows(document: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """Recipe id -> its board row (model, GPU, workload), from every board."""
+    return {row["recipe"]: row for rows in document.get("boards", {}).values() for row in rows}
+
+
+def scoped(
+    items: Mapping[str, list[dict[str, Any]]], document: Mapping[str, Any], scope: Scope
+) -> tuple[dict[str, list[dict[str, Any]]], dict[str, int]]:
+    """The items `scope` keeps, and per list how many --limit left out."""
+    rows = _rows(document)
+    wanted = {"model": scope.model, "gpu": scope.gpu, "workload": scope.workload}
+
+    def keeps(item: Mapping[str, Any]) -> bool:
+        row = rows.get(item.get("recipe", ""), {})
+        for field_name, value in wanted.items():
+            stated = item.get(field_name, row.get(field_name))
+            if value is not None and stated is not None and str(stated).lower() != value.lower():
+                return False
+        return True
+
+    out, left = {}, {}
+    for section, entries in items.items():
+        kept = [item for item in entries if keeps(item)]
+        if scope.limit is not None and len(kept) > scope.limit:
+            left[section] = len(kept) - scope.limit
+            kept = kept[: scope.limit]
+        out[section] = kept
+    return out, left
+
+
+def render_text(items: Mapping[str, list[dict[str, Any]]], left: Mapping[str, int] | None = None) -> str:
     lines: list[str] = []
     for section, title in _TITLES.items():
         if section not in items:
@@ -161,17 +203,25 @@ def render_text(items: Mapping[str, list[dict[str, Any]]]) -> str:
             if section == "references" and "orv add-run" not in item["why"]:
                 lines.append(f"    first: {item['why']}")  # e.g. the workload has no rule to judge a curve by
             lines.append(f"    $ {item['command']}")
+        if left and left.get(section):
+            lines.append(f"  … and {left[section]} more (--limit)")
         lines.append("")
     lines.append(
         "GPUS, TP, PP, LOG, BASELINE, OUTPUT, DIR and KEY are yours to fill in; `orv new --help` and "
         "`orv add-run --help` say what each takes."
     )
+    if items.get("reproductions"):
+        lines.append(
+            "KEY is your SSH private key (`ssh-keygen -t ed25519`): a reproduction counts toward T3 once its public "
+            "half is registered, a line `NAME KEYTYPE PUBLICKEY` in measurers/allowed_signers, added in a pull "
+            "request of its own that a maintainer checks (ORV607; docs/pull-requests.md)."
+        )
     return "\n".join(lines) + "\n"
 
 
-def render(document: Mapping[str, Any], kind: str | None = None, fmt: str = "text") -> str:
+def render(document: Mapping[str, Any], kind: str | None = None, fmt: str = "text", scope: Scope | None = None) -> str:
     """`orv wanted` output: text for a terminal, or JSON with the same lists and commands."""
-    items = wanted_items(document, kind)
+    items, left = scoped(wanted_items(document, kind), document, scope or Scope())
     if fmt == "json":
         return json.dumps(items, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-    return render_text(items)
+    return render_text(items, left)

@@ -82,6 +82,12 @@ def _symmetric(workload: WorkloadSpec, nominal: int) -> tuple[int, float]:
     return round(centre), round((high - low) / (high + low), 4) if high > low else 0.0
 
 
+# llama-bench's -r, one source for `orv reproduce` and docs/contributing.md: the workload's minimum (5) verifies a
+# figure (T2), but a run that is to count toward a reproduction (T3) needs MIN_DISTINCT (8) distinct timings
+# (science/independence.py); 10 is llama-bench's -r the docs name, with room for a coarse clock's repeats.
+LLAMA_BENCH_REPETITIONS = 10
+
+
 def llama_bench_command(workload: WorkloadSpec, model: str, output: str = "llama-bench.json") -> str:
     """The llama-bench run whose output proves a llama-bench workload (docs/contributing.md)."""
     return (
@@ -97,7 +103,7 @@ def llama_bench_command(workload: WorkloadSpec, model: str, output: str = "llama
                 "-d",
                 str(workload.n_depth),
                 "-r",
-                str(workload.min_repetitions),
+                str(max(workload.min_repetitions or 1, LLAMA_BENCH_REPETITIONS)),
                 "-o",
                 "json",
             ]
