@@ -726,3 +726,23 @@ def test_check_base_warns_of_uncommitted_registry_files_with_the_git_add_to_run(
     commit_all(repo, "catalog note")
     main(["check", "--root", str(repo), "--base", "main"])
     assert "not committed" not in capsys.readouterr().err
+
+
+@pytest.mark.git
+def test_the_generated_site_folder_is_ignored_by_this_repositorys_gitignore(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`orv site _site` (docs/site.md) writes generated output into the clone; this repository's .gitignore
+    keeps it out of the pull request (no ORV606 per page). Without it, the same folder is reported."""
+    from tests.testing.paths import REPO
+
+    git(repo, "switch", "-q", "-c", "feature")
+    (repo / "_site").mkdir()
+    (repo / "_site" / "index.html").write_text("<html></html>\n", encoding="utf-8")
+    main(["check", "--root", str(repo), "--base", "main", "--format", "json", "--show-all"])
+    assert "ORV606" in {f["code"] for f in json.loads(capsys.readouterr().out)["findings"]}
+    (repo / ".gitignore").write_text((REPO / ".gitignore").read_text(encoding="utf-8"), encoding="utf-8")
+    commit_all(repo, "the repository's .gitignore")
+    main(["check", "--root", str(repo), "--base", "main", "--format", "json", "--show-all"])
+    found = json.loads(capsys.readouterr().out)["findings"]
+    assert not [f for f in found if f["path"].startswith("_site/")], found
