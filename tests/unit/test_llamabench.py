@@ -714,3 +714,15 @@ def test_orv_wanted_reproduces_a_llama_bench_recipe_with_llama_bench(
     rel = str(Path(recipe).relative_to(registry))
     (repro,) = [r for r in json.loads(out)["reproductions"] if r["recipe"] == Path(recipe).stem]
     assert repro["command"] == f"orv add-run --from llama-bench OUTPUT --recipe {rel} --sign-with KEY"
+
+
+def test_every_reason_to_refuse_is_said_in_one_answer(registry: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The tiny CPU run on a recipe of another model on a GPU: the model it loaded (ORV226), the CPU it ran on
+    (ORV249) and the figure no H100 reaches for that model (ORV512), together, and nothing stored (issue 52).
+    The honest twin, the same file on the CPU host's recipe, is stored (test_the_llama_cpp_journey_with_llama_bench)."""
+    recipe = new_recipe(capsys, registry, "llama-bench-tg128", model="qwen3.8-27b", gpu="h100")
+    before = Path(recipe).read_bytes()
+    code, out, err = add_run(capsys, registry, BOTH_JSON, recipe)
+    assert code == 1 and out == "" and "nothing was stored" in err
+    assert {"ORV226 error", "ORV249 error", "ORV512 error"} <= set(re.findall(r"ORV\d+ error", err))
+    assert Path(recipe).read_bytes() == before and not list((registry / "runs").rglob("*.json"))

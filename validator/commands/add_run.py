@@ -100,7 +100,11 @@ def execute(request: AddRunRequest) -> Outcome:
     try:
         prepared = None if request.fmt in QUALITY_FORMATS else _prepare(request, outcome)
         if prepared is not None:
-            refused = _judged(request, prepared)
+            judged = _judged(request, prepared)
+            seen = {(d.code, d.message) for d in prepared.identity}
+            refused = prepared.identity + tuple(d for d in judged if (d.code, d.message) not in seen)
+            if refused and not judged:  # the identity alone: as before, no judgement to name
+                raise AddRunError(Result(prepared.identity))
             if refused:  # judged before anything is written: the tree stays as it was
                 outcome.findings = Result(refused)
                 outcome.exit_code = ExitCode.FINDINGS
@@ -133,6 +137,7 @@ class _Prepared:
     recomputed: Recomputed | None
     stated: dict[str, dict[str, Any]]
     measured_at: str | None
+    identity: tuple[Diagnostic, ...] = ()  # the tool's output names another model or GPU (ORV226, ORV227, ORV249)
 
 
 def _recipe_rel(request: AddRunRequest) -> str | None:
@@ -213,9 +218,13 @@ def _prepare(request: AddRunRequest, outcome: Outcome) -> _Prepared:
         source = with_report(fmt, inside or request.file, raw, request.report)
         meta = metadata(fmt, request.root, request.recipe_path, request.given)
         converted = convert(fmt, source, meta)
-        check_identity(request.root, request.recipe_path, source, converted)
     except AdapterError as exc:
         raise AddRunError(exc.result) from None
+    identity: tuple[Diagnostic, ...] = ()
+    try:  # a run of another model or GPU: said together with everything else `orv check` would say
+        check_identity(request.root, request.recipe_path, source, converted)
+    except AdapterError as exc:
+        identity = exc.result.diagnostics
     for text in converted.notes:
         outcome.note(f"note: {text}")
     refuse_inconsistent(converted.document, request.file)  # the tool's own fields disagree: ORV212-216
@@ -227,7 +236,12 @@ def _prepare(request: AddRunRequest, outcome: Outcome) -> _Prepared:
         if k in ("layout", "serving")
     }
     return _Prepared(
-        None, converted.document, recompute(converted.document, meta), stated, converted.document.get("measured_at")
+        None,
+        converted.document,
+        recompute(converted.document, meta),
+        stated,
+        converted.document.get("measured_at"),
+        identity,
     )
 
 
