@@ -414,3 +414,13 @@ def test_a_vllm_run_serving_another_qwen_is_refused(
         _refused(outcome, "ORV226", "`Qwen/Qwen3-14B`", "not a checkpoint of catalog model `qwen3.8-27b`")
     else:
         _accepted(outcome)
+
+
+@pytest.mark.git
+@pytest.mark.parametrize("checkpoint", ["attacker/Qwen3.8-27B", "someone/Qwen3.8-27B-FP8"])
+def test_another_owners_repository_of_the_same_name_is_refused(
+    repo: Path, honest: dict[str, Any], checkpoint: str
+) -> None:
+    """A review found a Hub id of another owner passing by its last path part; a Hub id names exactly its
+    repository (its honest twin, the listed repository, is test_a_listed_checkpoint_reaches_t2)."""
+    _refused(_pull_request(repo, *_trt(honest, checkpoint=checkpoint)), "ORV226", f"`{checkpoint}`", "`qwen3.8-27b`")

@@ -92,3 +92,24 @@ def test_a_reference_run_is_held_to_the_same_rule(tmp_path: Path, capsys: pytest
         quality_add.build(str(root), str(other), None, {"quant": "bf16", "measured_by": "t"}, MODEL)
     assert "does not mention" in refused.value.result.diagnostics[0].message
     assert LMEVAL.is_dir()
+
+
+@pytest.mark.parametrize(
+    ("served", "named"),
+    [
+        ("Qwen/Qwen3-32B", True),  # the listed repository
+        ("qwen/qwen3-32b", True),  # the Hub resolves ids case-insensitively
+        ("/data/models/Qwen3-32B", True),  # a local path names by its last folder
+        ("/srv/hf/Qwen/Qwen3-32B/", True),  # ... or its last two
+        ("attacker/Qwen3-32B", False),  # another owner's repository, whatever name it copies
+        ("someone/Qwen3-32B-FP8", False),
+        ("Qwen/Qwen3-32B@main", False),  # not an id the Hub serves (a revision is vLLM's --revision)
+        ("Qwen/Qwen3-14B", False),
+    ],
+)
+def test_a_hub_id_names_exactly_its_repository(served: str, named: bool) -> None:
+    """Issue 49, "identity that matches, not resembles": a Hugging Face id must be the listed repository
+    (owner included); a review found `attacker/Qwen3.8-27B` passing by its last path part."""
+    from validator.evidence.identity import names_checkpoint
+
+    assert names_checkpoint(served, "Qwen/Qwen3-32B") is named

@@ -50,10 +50,18 @@ def _names(checkpoint: str) -> set[str]:
     return out
 
 
+_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")  # owner/name, as the Hugging Face Hub spells a repository
+
+
 def names_checkpoint(checkpoint: str, listed: str) -> bool:
-    """Does a tool's model path or Hugging Face id name the listed checkpoint? Case ignored; a local path
-    by its last one or two folders."""
-    names = _names(checkpoint)
+    """Does a tool's model path or Hugging Face id name the listed checkpoint? Case ignored (the Hub
+    resolves ids so). A Hub id names exactly its repository: `someone/Qwen3-8B` is not `Qwen/Qwen3-8B`,
+    whoever's name it copies. A local path (absolute, or deeper than owner/name) names by its last one or
+    two folders, the only part of it that says which model it holds."""
+    served = checkpoint.strip().rstrip("/")
+    if "/" in listed and _HUB_ID.fullmatch(served):
+        return served.lower() == listed.lower()
+    names = _names(served)
     return listed.lower() in names or listed.split("/")[-1].lower() in names
 
 
