@@ -190,7 +190,10 @@ def test_every_page_is_self_contained_and_every_link_resolves(landed_site: Path)
             if link.startswith("#") or link == "data:,":
                 continue
             assert not re.match(r"^[a-z]+:|^//", link), (page, link)
-            assert (page.parent / link).resolve().is_file(), (page, link)
+            file, _, fragment = link.partition("#")
+            assert (page.parent / file).resolve().is_file(), (page, link)
+            if fragment:  # a link to a part of a page names an id that page has
+                assert f'id="{fragment}"' in (page.parent / file).resolve().read_text(encoding="utf-8"), (page, link)
 
 
 def test_recipe_without_loss_samples_says_none_recorded(fixture_site: Path, landed_site: Path) -> None:
@@ -513,11 +516,18 @@ def test_browser_training_board_shows_every_row_and_model(
     assert set(rows) == {r["recipe"] for r in boards["boards"]["training"]}
     for want in boards["boards"]["training"]:
         row = rows[want["recipe"]]
-        assert _cells(row, "td.tok") == num(want["tok_s_per_gpu"])
+        assert _cells(row, "td.tok .fig") == num(want["tok_s_per_gpu"])
+        assert _cells(row, "td.tok .tier") == want["tier"]  # the figure's badge
         assert _cells(row, "td.cost") == (f"${want['cost_per_1m']:,.2f}" if want["cost_per_1m"] is not None else "–")
         assert _cells(row, "td.rank") == f"#{want['rank']} of {want['rank_of']}"
-        assert _cells(row, ".tier") == want["tier"]
-        assert row.find_element("css selector", ".tier").get_attribute("title") == "; ".join(want["tier_reasons"])
+        assert _cells(row, "td.tiercell .tier") == want["tier"]
+        assert row.find_element("css selector", "td.tiercell .tier").get_attribute("title") == (
+            want["tier"] + (": " + "; ".join(want["tier_reasons"]) if want["tier_reasons"] else "")
+        )
+        if want["tier_reasons"]:  # one short phrase, the full reasons one tap away
+            why = row.find_element("css selector", "td.tiercell details.reasons")
+            assert why.get_attribute("textContent").endswith("; ".join(want["tier_reasons"]))
+            assert len(_cells(why, "summary")) <= 64
     for model in boards["models"]:
         card = browser.find_element("id", f"model-{model['model']}")
         for gpu in model["gpus"]:
@@ -527,7 +537,9 @@ def test_browser_training_board_shows_every_row_and_model(
                 continue
             fastest = card.find_element("css selector", f'tr.fastest[data-gpu="{gpu["gpu"]}"]')
             assert fastest.get_attribute("data-recipe") == gpu["recipe"]
-            assert _cells(fastest, "td.tok") == num(gpu["tok_s_per_gpu"])
+            assert _cells(fastest, "td.tok .fig") == num(gpu["tok_s_per_gpu"])
+            tier = next(r["tier"] for r in boards["boards"]["training"] if r["recipe"] == gpu["recipe"])
+            assert _cells(fastest, "td.tok .tier") == tier  # every card figure has its badge
             assert _cells(fastest, "td.cost") == f"${gpu['cost_per_1m']:,.2f}"
             if gpu["starting_point"]:
                 start = card.find_element("css selector", f'tr.start[data-gpu="{gpu["gpu"]}"]').text
@@ -547,12 +559,16 @@ def test_browser_sorting_and_filtering(browser: Any, serve: Any, landed_site: Pa
     boards = load(LANDED_BOARDS)["boards"]["training"]
     _open(browser, serve(landed_site) + "index.html")
     header = browser.find_element("xpath", "//table[@id='latest']//th[normalize-space()='Tok/s/GPU']")
+    # verified first by default, then newest first
+    tiers = [c.get_attribute("data-sort") for c in browser.find_elements("css selector", "#latest td.tiercell")]
+    assert tiers == sorted(tiers, key=["T3", "T2", "T1", "T0"].index)
+    header.click()  # the first click: the best (fastest) first
+    figures = [float(c.get_attribute("data-sort")) for c in browser.find_elements("css selector", "#latest td.tok")]
+    assert figures == sorted((r["tok_s_per_gpu"] for r in boards), reverse=True)
+    assert header.get_attribute("aria-sort") == "descending"
     header.click()
     figures = [float(c.get_attribute("data-sort")) for c in browser.find_elements("css selector", "#latest td.tok")]
     assert figures == sorted(r["tok_s_per_gpu"] for r in boards) and header.get_attribute("aria-sort") == "ascending"
-    header.click()
-    figures = [float(c.get_attribute("data-sort")) for c in browser.find_elements("css selector", "#latest td.tok")]
-    assert figures == sorted((r["tok_s_per_gpu"] for r in boards), reverse=True)
 
     from selenium.webdriver.support.ui import Select
 
@@ -588,10 +604,11 @@ def test_browser_inference_board_shows_every_row_with_its_tier(browser: Any, ser
         assert set(rows) == {r["recipe"] for r in boards[name]}
         for want in boards[name]:
             row = rows[want["recipe"]]
-            assert _cells(row, ".tier") == want["tier"]
-            assert "; ".join(want["tier_reasons"]) in row.text
-            assert _cells(row, "td.decode") == num(want[decode], 2)
-            assert _cells(row, "td.quant") == want["quant"]
+            assert _cells(row, "td.tiercell .tier") == _cells(row, "td.decode .tier") == want["tier"]
+            assert "; ".join(want["tier_reasons"]) in row.get_attribute("textContent")
+            assert _cells(row, "td.decode .fig") == num(want[decode], 2)
+            # an optional column (the column chooser shows it): in the page, hidden by default
+            assert row.find_element("css selector", "td.quant").get_attribute("textContent") == want["quant"]
             assert _cells(row, "td.engine") == " ".join(v for v in (want["engine"], want["engine_ver"]) if v)
     from selenium.webdriver.support.ui import Select
 
@@ -988,6 +1005,7 @@ def test_the_inference_board_shows_each_figures_workload_and_groups_by_it(
     page = (fixture_site / "inference.html").read_text(encoding="utf-8")
     row = re.search(r'<tr data-recipe="glm-rtx-3090-x2"[^>]*data-workload="chat-1000-100">.*?</tr>', page, re.S)
     assert row and '<td class="workload" data-sort="chat-1000-100">1000/101' in row.group(0)
-    assert '<option value="chat-1000-100">1000/101</option>' in page
+    assert re.search(r'<option value="chat-1000-100"( selected)?>1000/101</option>', page)
     landed = (landed_site / "inference.html").read_text(encoding="utf-8")
-    assert 'data-workload="unspecified"' in landed and '<option value="unspecified">unspecified</option>' in landed
+    assert 'data-workload="unspecified"' in landed
+    assert re.search(r'<option value="unspecified"( selected)?>unspecified</option>', landed)

@@ -26,8 +26,9 @@ import jinja2
 from validator.errors import Refusal
 from validator.files.atomic import staged_folder, swap_in
 from validator.load import schema as schemas
+from validator.report.wanted import wanted_items
 from validator.site import format as fmt
-from validator.site.frontier_chart import frontier_chart
+from validator.site.frontier_chart import GPU_COLOURS, NARROW_HEIGHT, NARROW_WIDTH, comparison_chart, frontier_chart
 
 SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")  # a recipe id (boards schema: slug), safe as a file name
 REPO_PATH = re.compile(
@@ -121,6 +122,7 @@ def _environment(hrefs: Mapping[str, str], base: str = "") -> jinja2.Environment
         quality_detail=fmt.quality_detail,
         quality_meaning=fmt.quality_meaning,
         headline=fmt.headline,
+        why=fmt.short_reason,
         recipe_href=recipe_href,
         groupby_ordered=groupby_ordered,
         needs=needs,
@@ -188,7 +190,12 @@ def render_site(
     cards = []
     for m in sorted(models, key=lambda m: (order.get(m["model"], len(order)), str(m.get("family") or ""), m["model"])):
         gpus = [
-            dict(g, mfu=(by_id.get(g["recipe"]) or {}).get("mfu") if g.get("recipe") else None)
+            dict(
+                g,
+                mfu=(by_id.get(g["recipe"]) or {}).get("mfu") if g.get("recipe") else None,
+                tier=(by_id.get(g["recipe"]) or {}).get("tier") if g.get("recipe") else None,
+                tier_reasons=(by_id.get(g["recipe"]) or {}).get("tier_reasons") if g.get("recipe") else None,
+            )
             for g in sorted(m.get("gpus") or [], key=lambda g: (by_gpu(g["gpu"]), str(g.get("workload") or "")))
         ]
         cards.append(dict(m, gpus=gpus))
@@ -206,9 +213,9 @@ def render_site(
         "gpu_names": [gpu_names[g] for g in gpu_ids],
     }
     workloads = sorted({str(r["workload"]) for r in training if r.get("workload")})
-    latest = sorted(
-        training, key=lambda r: str(r.get("measured") or ""), reverse=True
-    )  # stable: boards order within a day
+    # verified first, then newest first (stable: boards order within a tier and day)
+    latest = sorted(training, key=lambda r: str(r.get("measured") or ""), reverse=True)
+    latest.sort(key=lambda r: fmt.tier_rank(r.get("tier")))
     latest_chunks = _chunks(latest, LATEST_PER_PAGE)
     card_chunks = _chunks(cards, CARDS_PER_PAGE)
 
@@ -218,6 +225,8 @@ def render_site(
     def cards_name(n: int) -> str:
         return "index.html" if n == 1 else f"training/models-{n}.html"
 
+    # `orv wanted`'s lists with their commands (validator/report/wanted.py), linked from every heading
+    wanted_lists = wanted_items(boards) if wanted else {}
     common = {"stats": stats, "families": families, "workloads": workloads, "script": True}
     for n, chunk in enumerate(card_chunks, 1):
         path = cards_name(n)
@@ -229,6 +238,7 @@ def render_site(
             card_pages=_pages(len(cards), CARDS_PER_PAGE, cards_name, n, up),
             latest=latest_chunks[0] if n == 1 else [],
             wanted=wanted if n == 1 else None,
+            wanted_lists=wanted_lists if n == 1 else {},
             latest_pages=_pages(len(latest), LATEST_PER_PAGE, latest_name, 1, up),
             **common,
         )
@@ -246,7 +256,14 @@ def render_site(
     def inference_name(n: int) -> str:
         return "inference.html" if n == 1 else f"inference/page-{n}.html"
 
+    # verified first (stable: the boards' order within a tier)
+    measured.sort(key=lambda r: fmt.tier_rank(r.get("tier")))
+    claimed.sort(key=lambda r: fmt.tier_rank(r.get("tier")))
     inference_rows = {"measured": measured, "claimed": claimed}
+    labels = {
+        str(r.get("workload") or "unspecified"): str(r.get("workload_label") or r.get("workload") or "unspecified")
+        for r in measured + claimed
+    }
     chunks = {name: _chunks(rows, INFERENCE_PER_PAGE) for name, rows in inference_rows.items()}
     count = max(len(c) for c in chunks.values())
     for n in range(1, count + 1):
@@ -269,16 +286,12 @@ def render_site(
                     "gpus": sorted({str(r["gpu"]) for r in all_rows if r.get("gpu")}),
                     # the filter that groups a board by workload: ids with their labels, by id
                     "workloads": [
-                        {"id": wid, "label": label}
-                        for wid, label in sorted(
-                            {
-                                str(r.get("workload") or "unspecified"): str(
-                                    r.get("workload_label") or r.get("workload") or "unspecified"
-                                )
-                                for r in all_rows
-                            }.items()
-                        )
+                        {"id": wid, "label": labels[wid]}
+                        for wid in sorted({str(r.get("workload") or "unspecified") for r in all_rows})
                     ],
+                    # one workload at a time by default (figures of two workloads do not compare): the
+                    # most populated, ties by id
+                    "default_workload": _most_common(str(r.get("workload") or "unspecified") for r in all_rows),
                     "quality": any(r.get("quality") is not None for r in all_rows),
                 }
             )
@@ -289,21 +302,31 @@ def render_site(
             script=True,
             measured_pages={"total": len(measured)},
             claimed_pages={"total": len(claimed)},
+            verified=sum(1 for r in measured if r.get("tier") in ("T2", "T3")),
         )
 
     groups = []
     names = {row["model"]: row.get("model_name") or row["model"] for row in measured + claimed}
     for i, g in enumerate(boards.get("frontiers") or []):
-        groups.append(dict(g, id=f"f{i + 1}", model_name=names.get(g["model"], g["model"]), chart=frontier_chart(g)))
-    charted = {(g["model"], g["gpu"]) for g in groups}
-    empty = sorted(
-        {
-            f"{names.get(r['model'], r['model'])} · {str(r['gpu']).upper()}"
-            for r in measured
-            if (r["model"], r["gpu"]) not in charted
-        }
+        groups.append(
+            dict(
+                g,
+                id=f"f{i + 1}",
+                model_name=names.get(g["model"], g["model"]),
+                workload_label=labels.get(str(g.get("workload")), str(g.get("workload"))),
+                chart=frontier_chart(g),
+                narrow=frontier_chart(g, NARROW_WIDTH, NARROW_HEIGHT),
+            )
+        )
+    page(
+        "frontier.html",
+        "frontier.html",
+        groups=groups,
+        comparisons=_comparisons(groups, measured, by_gpu),
+        single_stream=_single_stream(groups, measured, labels),
+        empty_pairs=_empty_pairs(groups, measured, names),
+        script=True,
     )
-    page("frontier.html", "frontier.html", groups=groups, empty_pairs=empty, script=True)
 
     page("tiers.html", "tiers.html", script=False)
 
@@ -342,6 +365,80 @@ def render_site(
     files["site.css"] = env.loader.get_source(env, "site.css")[0].encode("utf-8")  # type: ignore[union-attr]
     files[MARKER] = b"written by orv site; `orv site` replaces this folder only when this file is in it\n"
     return files
+
+
+def _most_common(values: Iterable[str]) -> str:
+    counts: dict[str, int] = {}
+    for value in values:
+        counts[value] = counts.get(value, 0) + 1
+    return min(counts, key=lambda v: (-counts[v], v)) if counts else ""
+
+
+def _comparisons(
+    groups: Sequence[Mapping[str, Any]], measured: Sequence[Mapping[str, Any]], by_gpu: Callable[[str], Any]
+) -> list[dict[str, Any]]:
+    """One chart per model × workload with every GPU's points and frontier (the comparison a reader
+    choosing a GPU makes), GPUs in catalog order, each GPU the same colour on every chart."""
+    engines = {str(r["recipe"]): str(r.get("engine") or "") for r in measured}
+    colours = {
+        gpu: GPU_COLOURS[i % len(GPU_COLOURS)]
+        for i, gpu in enumerate(sorted({str(g["gpu"]) for g in groups}, key=by_gpu))
+    }
+    together: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for g in groups:
+        together.setdefault((str(g["model"]), str(g.get("workload"))), []).append(g)
+    out = []
+    for i, ((model, _), members) in enumerate(together.items()):
+        members = sorted(members, key=lambda g: by_gpu(str(g["gpu"])))
+        coloured = [dict(g, colour=colours[str(g["gpu"])]) for g in members]
+        charts = {}
+        for measure in ("tok_s_per_gpu", "cost_per_1m"):
+            wide = comparison_chart(coloured, measure, engines)
+            if wide is not None:
+                narrow = comparison_chart(coloured, measure, engines, NARROW_WIDTH, NARROW_HEIGHT)
+                charts[measure] = {"wide": wide, "narrow": narrow}
+        point_recipes = {
+            str(p.get("recipe")) for g in members for p in list(g.get("points") or []) + list(g.get("apart") or [])
+        }
+        out.append(
+            {
+                "id": f"c{i + 1}",
+                "model": model,
+                "model_name": members[0]["model_name"],
+                "workload": members[0].get("workload"),
+                "workload_label": members[0]["workload_label"],
+                "gpus": [{"gpu": g["gpu"], "colour": colours[str(g["gpu"])], "pair": g["id"]} for g in members],
+                "engines": sorted({engines.get(r, "") for r in point_recipes} - {""}),
+                "charts": charts,
+            }
+        )
+    return out
+
+
+def _single_stream(
+    groups: Sequence[Mapping[str, Any]], measured: Sequence[Mapping[str, Any]], labels: Mapping[str, str]
+) -> list[Mapping[str, Any]]:
+    """Measured rows of pairs with no chart whose tool measures one stream (llama-bench): what they are,
+    single-stream decode and prefill rates, rather than a point lacking an aggregate."""
+    charted = {(g["model"], g["gpu"]) for g in groups}
+    return [
+        dict(r, workload_label=labels.get(str(r.get("workload") or "unspecified")))
+        for r in measured
+        if (r["model"], r["gpu"]) not in charted and r.get("tool") == "llama-bench"
+    ]
+
+
+def _empty_pairs(
+    groups: Sequence[Mapping[str, Any]], measured: Sequence[Mapping[str, Any]], names: Mapping[str, str]
+) -> list[str]:
+    charted = {(g["model"], g["gpu"]) for g in groups}
+    return sorted(
+        {
+            f"{names.get(r['model'], r['model'])} · {str(r['gpu']).upper()}"
+            for r in measured
+            if (r["model"], r["gpu"]) not in charted and r.get("tool") != "llama-bench"
+        }
+    )
 
 
 def _chart(

@@ -99,6 +99,31 @@ def quality_detail(value: Any) -> str:
     return "; ".join(p for p in ((what + (": " if what and figures else "") + ", ".join(figures)), said) if p)
 
 
+TIER_RANK = {"T3": 0, "T2": 1, "T1": 2, "T0": 3}  # verified first in every default order
+
+
+def tier_rank(tier: Any) -> int:
+    """A tier's place in a default order: T3, T2, T1, T0, then anything else."""
+    return TIER_RANK.get(tier, len(TIER_RANK)) if isinstance(tier, str) else len(TIER_RANK)
+
+
+SHORT_REASON = 48  # characters of the one phrase a badge carries; the full reasons are one tap away
+
+
+def short_reason(reasons: Any) -> str:
+    """A tier's reasons as one short phrase: the first reason up to its first colon or parenthesis,
+    cut at a word, and how many more there are ("needs verified quality (+1 more)")."""
+    items = [str(r) for r in reasons] if isinstance(reasons, (list, tuple)) else ([str(reasons)] if reasons else [])
+    if not items:
+        return ""
+    first = items[0]
+    for stop in (":", " (", ";"):
+        first = first.split(stop, 1)[0]
+    if len(first) > SHORT_REASON:
+        first = first[:SHORT_REASON].rsplit(" ", 1)[0] + "…"
+    return first + (f" (+{len(items) - 1} more)" if len(items) > 1 else "")
+
+
 def _text(value: Any) -> str:
     if isinstance(value, list):
         return "; ".join(_text(v) for v in value)
