@@ -41,11 +41,18 @@ def independent_point(samples: list[dict[str, float]], duration: float, gpus: in
 
 
 def sweep_registry(
-    root: Path, off_by: float = 1.0, stray: int | None = None, names: str = "abc"
+    root: Path,
+    off_by: float = 1.0,
+    stray: int | None = None,
+    names: str = "abc",
+    gpu: str = "rtx-3090",
+    prefix: str = "cfg",
+    speed: float = 1.0,
 ) -> dict[tuple[str, int], tuple[float, float]]:
     """Three configurations of one model × GPU, each one recipe swept over CONCURRENCIES with one run
     per point; returns each point's figures recomputed here, independently of orv, from the samples.
-    `off_by` scales the claim at concurrency 8 of configuration a; `stray` adds a run at that concurrency."""
+    `off_by` scales the claim at concurrency 8 of configuration a; `stray` adds a run at that concurrency.
+    `gpu`, `prefix` (of the recipe ids) and `speed` (scales every stream's rate) sweep a second GPU."""
     expected: dict[tuple[str, int], tuple[float, float]] = {}
     shapes = {"a": (60.0, 0.02), "b": (45.0, 0.005), "c": (75.0, 0.08)}
     for name, version in ENGINES.items():
@@ -53,7 +60,8 @@ def sweep_registry(
             continue
         software = {"engine": {**VLLM["engine"], "version": version}}
         recipe = inference_recipe(
-            f"cfg-{name}",
+            f"{prefix}-{name}",
+            gpu=gpu,
             prefill=None,
             ttft=None,
             software=software,
@@ -63,7 +71,8 @@ def sweep_registry(
         recipe["sweep"] = {"concurrency": list(CONCURRENCIES), "claimed": []}
         runs = []
         for c in CONCURRENCIES + ((stray,) if stray and name == "a" else ()):
-            samples, duration = samples_at(*shapes[name], c)
+            base, slowdown = shapes[name]
+            samples, duration = samples_at(base * speed, slowdown, c)
             decode, per_gpu = independent_point(samples, duration, 2)
             claim = round(decode * (off_by if (name, c) == ("a", 8) else 1.0), 2)
             if c == 1:

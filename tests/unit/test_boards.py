@@ -1118,3 +1118,25 @@ def test_tiers_read_the_physics_checks_that_can_fail_and_no_finding_outranks_its
         REGISTRY["ORV512"], Finding("a.yaml", "m", "h", line=1, col=1, severity=Severity.WARNING), {}
     )
     assert raised.severity is Severity.WARNING and lowered.severity is Severity.WARNING
+
+
+def test_every_measured_row_with_an_output_rate_and_a_priced_gpu_carries_its_cost(tmp_path: Path) -> None:
+    """Issue 53: $ per 1M output tokens on every measured inference row, recomputed here from the catalog
+    price and the run's samples; the honest twin: a GPU without a price shows none (never invented)."""
+    from tests.testing.sweeps import independent_point, samples_at, sweep_registry
+
+    root = make_registry(tmp_path / "registry")
+    sweep_registry(root, gpu="h100", prefix="hop", names="ab", speed=2.5)  # the test catalog prices the H100
+    sweep_registry(root, names="a")  # the RTX 3090 has no price
+    doc = document(root)
+    assert schemas.validate("boards", doc) == []
+    price = next(g["price_per_gpu_hour"] for g in doc["frontiers"] if g["gpu"] == "h100")
+    assert price
+    shapes = {"hop-a": (60.0 * 2.5, 0.02), "hop-b": (45.0 * 2.5, 0.005)}
+    rows = rows_by_recipe(doc, "measured")
+    for rid, (base, slowdown) in shapes.items():
+        samples, duration = samples_at(base, slowdown, 1)  # the headline point: concurrency 1
+        _, per_gpu = independent_point(samples, duration, 2)
+        assert rows[rid]["cost_per_1m"] == pytest.approx(price * 1e6 / (3600 * per_gpu), abs=0.011)
+        assert rows[rid]["gpu_name"] != "h100"  # the catalog's name, not the id
+    assert rows["cfg-a"]["cost_per_1m"] is None

@@ -478,6 +478,7 @@ def _inference_common(
         "quant": recipe.quant,
         "hardware": hardware_display(recipe.hardware.gpu, recipe.hardware.count),
         "gpu": recipe.hardware.gpu,
+        "gpu_name": _gpu_name(catalog, recipe.hardware.gpu),
         "gpus": recipe.hardware.count,
         "engine": engine.name if engine else None,
         "engine_ver": component_display(engine),
@@ -490,6 +491,20 @@ def _inference_common(
         "workload": recipe.workload_id,
         "workload_label": workload.display() if workload is not None else recipe.workload_id,
     }
+
+
+def _gpu_name(catalog: Catalog, gpu: str) -> str:
+    spec = catalog.hardware.get(gpu)
+    return spec.name if spec else gpu
+
+
+def _inference_cost(catalog: Catalog, recipe: InferenceRecipe, output_tok_s: float | None) -> float | None:
+    """$ per 1M output tokens of a measured row: the training formula on the run's output throughput of all
+    streams per GPU (as the frontier's points, validator/boards/frontier.py); null without a price or a figure."""
+    spec = catalog.hardware.get(recipe.hardware.gpu)
+    if output_tok_s is None or output_tok_s <= 0 or spec is None or recipe.hardware.count < 1:
+        return None
+    return fixed(cost_per_1m(spec.price_per_gpu_hour, round(output_tok_s / recipe.hardware.count, 2)), "usd")
 
 
 def _quality_row(tier: TierResult) -> dict[str, Any]:
@@ -511,6 +526,7 @@ def _measured_row(
             "prefill_tok_s": figures.get("prefill_tok_s"),
             "decode_tok_s": figures.get("decode_tok_s"),
             "output_tok_s": figures.get("output_tok_s"),
+            "cost_per_1m": _inference_cost(snapshot.catalog, recipe, figures.get("output_tok_s")),
             "ttft_ms": figures.get("ttft_ms"),
             "stddev": None,  # kept for seed 004's readers; orv does not compute a spread
             "slot_ceiling": recipe.serving.slots,
