@@ -17,6 +17,7 @@ import os
 import re
 import sys
 import threading
+import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -188,6 +189,9 @@ def test_every_page_is_self_contained_and_every_link_resolves(landed_site: Path)
         assert "@import" not in text and "url(" not in text, page
         for link in re.findall(r'(?:href|src)="([^"]*)"', text):
             if link.startswith("#") or link == "data:,":
+                continue
+            if link.startswith("file://"):  # a registry file, linked where the registry is (never fetched)
+                assert Path(urllib.parse.unquote(link[len("file://") :])).is_file(), (page, link)
                 continue
             assert not re.match(r"^[a-z]+:|^//", link), (page, link)
             file, _, fragment = link.partition("#")
@@ -648,7 +652,13 @@ def test_browser_recipe_page_shows_evidence_and_loss_chart(
     assert num(4011.4) in figures and f"${row['cost_per_1m']:,.2f}" in figures
     assert browser.find_element("css selector", "h2 + p .tier").text == row["tier"]
     if row["tier_reasons"]:
-        assert browser.find_element("id", "tier-reasons").text == "Why not higher: " + "; ".join(row["tier_reasons"])
+        why = browser.find_element("id", "tier-reasons")  # a short phrase; the whole text one tap away
+        summary = why.find_element("tag name", "summary")
+        assert summary.text.startswith("Why not higher: ") and len(summary.text) < 90
+        assert why.get_attribute("open") is None
+        summary.click()
+        assert why.get_attribute("open") is not None
+        assert why.text.endswith("; ".join(row["tier_reasons"]))
     _no_console_errors(browser)
     _open(browser, base + "recipe/training/qwen-h100-claimed.html")
     assert browser.find_element("id", "no-loss").text == "No loss curve recorded."
@@ -895,8 +905,9 @@ def test_run_and_recipe_files_are_links_into_the_repository(
     page = page_path.read_text(encoding="utf-8")
     links = re.findall(r'<a href="([^"]+)"><code[^>]*>([^<]+)</code></a>', page)
     assert [text for _, text in links] == [run_file, "recipes/inference/glm-5.3-flash/glm-rtx-3090-x2.yaml"]
-    for href, text in links:  # by default, a relative link from the site folder to the registry's file
-        assert (page_path.parent / href).resolve() == (fixture_registry / text).resolve()
+    for href, text in links:  # by default, a file: link to the registry's own file, whatever the site folder
+        assert href.startswith("file://")
+        assert Path(urllib.parse.unquote(href[len("file://") :])) == (fixture_registry / text).resolve()
     out = tmp_path / "published"
     assert main(["site", str(out), "--root", str(fixture_registry), "--repo-url", "https://github.com/o/r/"]) == 0
     published = (out / "recipe" / "inference" / "glm-rtx-3090-x2.html").read_text(encoding="utf-8")
@@ -1009,3 +1020,242 @@ def test_the_inference_board_shows_each_figures_workload_and_groups_by_it(
     landed = (landed_site / "inference.html").read_text(encoding="utf-8")
     assert 'data-workload="unspecified"' in landed
     assert re.search(r'<option value="unspecified"( selected)?>unspecified</option>', landed)
+
+
+# --------------------------------------------------------------------------- issue 53: the reader's board
+
+
+def verified_registry(root: Path) -> Path:
+    """Verified (T2) inference sweeps on two GPUs — an H100 the test catalog prices, an RTX 3090 it does
+    not — beside a claim and two training recipes (one with a run): what a reader choosing a GPU meets
+    once verified recipes land (the shipped registry has none yet). bench/screenshots.py photographs it."""
+    make_registry(root)
+    sweep_registry(root)  # RTX 3090 ×2: three configurations
+    sweep_registry(root, gpu="h100", prefix="hop", names="ab", speed=2.5)  # H100 ×2: two configurations
+    write_recipe(root, inference_recipe("glm-h100-claimed", decode=120.0, gpu="h100"))
+    fast = training_recipe("qwen-h100-pp4", 1480.4)
+    fast["runs"] = [store_run(root, training_run(fast))]
+    write_recipe(root, fast)
+    write_recipe(root, training_recipe("qwen-b200-claimed", 3858.5, gpu="b200"))
+    return root
+
+
+@pytest.fixture(scope="module")
+def verified_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = verified_registry(tmp_path_factory.mktemp("verified") / "registry")
+    assert main(["boards", "--root", str(root)]) == 0
+    return root
+
+
+@pytest.fixture(scope="module")
+def verified_site(verified_root: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    root = verified_root
+    out = tmp_path_factory.mktemp("verified-out") / "site"
+    assert main(["site", str(out), "--root", str(root)]) == 0
+    return out, load(root / "boards")
+
+
+DESKTOP = (1280, 900)
+READER_PAGES = ("index.html", "inference.html", "frontier.html", "recipe/inference/hop-a.html")
+
+# the widest table, chart or scrolling box shown, against the viewport (a box scrolled sideways is too wide)
+_TOO_WIDE = """
+const w = document.documentElement.clientWidth, out = [];
+for (const el of document.querySelectorAll('table, svg, .scroll, pre')) {
+  const r = el.getBoundingClientRect();
+  if (r.width === 0 || el.closest('[hidden]') || getComputedStyle(el).display === 'none') continue;
+  if (r.right > w + 1 || el.scrollWidth > el.clientWidth + 1 && el.matches('.scroll'))
+    out.push([el.tagName, el.id || el.className.baseVal || el.className, Math.round(r.right), el.scrollWidth]);
+}
+return out;
+"""
+# every figure shown and the badge beside it
+_FIGURES = """
+return Array.from(document.querySelectorAll('.fig')).filter(f => f.offsetParent !== null)
+  .map(f => [f.textContent.trim(), f.nextElementSibling ? f.nextElementSibling.className : '']);
+"""
+# each chart text's rendered size: its font size times the chart's scale
+_CHART_TEXT = """
+const out = [];
+for (const svg of document.querySelectorAll('svg.chart')) {
+  const r = svg.getBoundingClientRect();
+  if (r.width === 0) continue;
+  const scale = r.width / svg.viewBox.baseVal.width;
+  for (const t of svg.querySelectorAll('text')) out.push(parseFloat(getComputedStyle(t).fontSize) * scale);
+}
+return out;
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+@pytest.mark.parametrize("size", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_browser_every_page_fits_and_every_figure_has_its_tier(
+    browser: Any, serve: Any, verified_site: tuple[Path, dict[str, Any]], landed_site: Path, size: tuple[int, int]
+) -> None:
+    """Issue 53, at 1,280 × 900 and 390 × 844: no table or chart wider than the viewport with the default
+    columns, a tier badge beside every figure, chart text of 11 px or more — on a registry with verified
+    recipes on two GPUs and on the shipped one (long reasons, 61 training recipes)."""
+    site, _ = verified_site
+    try:
+        browser.set_window_size(*size)
+        for folder, pages in ((site, READER_PAGES), (landed_site, READER_PAGES[:3])):
+            base = serve(folder)
+            for page in pages:
+                _open(browser, base + page)
+                assert browser.execute_script(_TOO_WIDE) == [], (folder, page)
+                figures = browser.execute_script(_FIGURES)
+                assert figures or (folder, page) == (landed_site, "frontier.html"), page  # the shipped: no point
+                assert all("tier" in badge for text, badge in figures if text not in ("–", "")), page
+                sizes = browser.execute_script(_CHART_TEXT)
+                if page == "frontier.html" and folder == site:
+                    assert sizes, "the comparison and per-pair charts are drawn"
+                assert all(s >= 11 - 0.05 for s in sizes), (page, min(sizes))
+                _no_console_errors(browser)
+    finally:
+        browser.set_window_size(1280, 2000)
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_browser_first_click_sorts_best_first_and_a_filtered_url_reloads_the_view(
+    browser: Any, serve: Any, verified_site: tuple[Path, dict[str, Any]]
+) -> None:
+    from selenium.webdriver.support.ui import Select
+
+    site, boards = verified_site
+    measured = boards["boards"]["measured"]
+    _open(browser, serve(site) + "inference.html")
+
+    def order(column: str) -> list[float]:
+        cells = _visible_rows(browser, f"#measured-table tbody td.{column}")
+        return [float(c.get_attribute("data-sort")) for c in cells if c.get_attribute("data-sort")]
+
+    decode = browser.find_element("css selector", "#measured-table th[data-key=decode]")
+    decode.click()  # throughput: the highest first
+    assert order("decode") == sorted((r["decode_tok_s"] for r in measured), reverse=True)
+    cost = browser.find_element("css selector", "#measured-table th[data-key=cost]")
+    cost.click()  # cost: the cheapest first
+    costs = [r["cost_per_1m"] for r in measured if r["cost_per_1m"] is not None]
+    assert len(costs) == 2 and order("cost") == sorted(costs)
+    # one workload at a time by default: the most populated
+    workload = Select(browser.find_element("css selector", "#measured-filters select[data-param=workload]"))
+    assert workload.first_selected_option.get_attribute("value") == "fixed-1024-256"
+    Select(browser.find_element("css selector", "#measured-filters select[data-param=gpu]")).select_by_value("h100")
+    browser.find_element("css selector", "#measured-filters details.columns summary").click()
+    browser.find_element("css selector", "#measured-filters input[data-column=ttft]").click()
+    decode.click()
+    shown = [r.get_attribute("data-recipe") for r in _visible_rows(browser, "#measured-table tbody tr")]
+    assert shown == ["hop-a", "hop-b"]  # the H100's, fastest first
+    assert browser.find_element("css selector", "#measured-table td.ttft").is_displayed()
+    url = browser.current_url
+    assert "measured.gpu=h100" in url and "measured.sort=decode.desc" in url and "ttft" in url
+    _open(browser, serve(site) + "index.html")  # elsewhere, then back by the link alone
+    _open(browser, url)
+    assert [r.get_attribute("data-recipe") for r in _visible_rows(browser, "#measured-table tbody tr")] == shown
+    assert (
+        Select(
+            browser.find_element("css selector", "#measured-filters select[data-param=gpu]")
+        ).first_selected_option.get_attribute("value")
+        == "h100"
+    )
+    assert browser.find_element("css selector", "#measured-table td.ttft").is_displayed()
+    assert (
+        browser.find_element("css selector", "#measured-table th[data-key=decode]").get_attribute("aria-sort")
+        == "descending"
+    )
+    # the honest twin: the page without a query shows its defaults, every GPU of the default workload
+    _open(browser, serve(site) + "inference.html")
+    assert len(_visible_rows(browser, "#measured-table tbody tr")) == len(measured)
+    assert not browser.find_element("css selector", "#measured-table td.ttft").is_displayed()
+    _no_console_errors(browser)
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+@pytest.mark.parametrize("size", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_browser_comparison_chart_puts_each_gpus_points_where_the_data_says(
+    browser: Any, serve: Any, verified_site: tuple[Path, dict[str, Any]], size: tuple[int, int]
+) -> None:
+    """One chart per model × workload with every GPU: each point at its figures' place, in its GPU's
+    colour, each GPU's frontier joined; the legend hides a GPU; the workload by its label."""
+    site, boards = verified_site
+    groups = boards["frontiers"]
+    assert {g["gpu"] for g in groups} == {"h100", "rtx-3090"}
+    try:
+        browser.set_window_size(*size)
+        _open(browser, serve(site) + "frontier.html")
+        (section,) = browser.find_elements("css selector", "section.comparison")
+        assert "workload 1024/256" in section.find_element("tag name", "h3").text  # the label, not the id
+        svg = next(s for s in section.find_elements("css selector", "svg.compare-chart") if s.is_displayed())
+        assert svg.size["width"] <= size[0]
+        circles = svg.find_elements("css selector", "circle.point")
+        want = {(g["gpu"], p["recipe"], str(p["concurrency"])) for g in groups for p in g["points"] + g["apart"]}
+        got = {
+            (c.get_attribute("data-gpu"), c.get_attribute("data-recipe"), c.get_attribute("data-concurrency"))
+            for c in circles
+        }
+        assert got == want and len(circles) == len(want)
+        rect = [float(svg.find_element("css selector", "rect").get_attribute(k)) for k in ("x", "y", "width", "height")]
+        ticks = browser.execute_script(
+            "return Array.from(arguments[0].querySelectorAll('text')).map(t => [t.getAttribute('y'), t.textContent])",
+            svg,
+        )
+        x_top = max(
+            float(t.replace(",", ""))
+            for y, t in ticks
+            if float(y) > rect[1] + rect[3] and t.replace(",", "").replace(".", "").isdigit()
+        )
+        y_top = max(
+            float(t.replace(",", ""))
+            for y, t in ticks
+            if float(y) <= rect[1] + rect[3] + 1 and t.replace(",", "").replace(".", "").isdigit()
+        )
+        left, top, width, _, vw = browser.execute_script(
+            "const r = arguments[0].getBoundingClientRect(); return [r.left, r.top, r.width, r.height, arguments[0].viewBox.baseVal.width]",
+            svg,
+        )
+        scale = width / vw
+        for circle in circles:
+            x, y = float(circle.get_attribute("data-x")), float(circle.get_attribute("data-y"))
+            cx, cy = browser.execute_script(
+                "const r = arguments[0].getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]",
+                circle,
+            )
+            assert abs((cx - left) / scale - (rect[0] + x / x_top * rect[2])) < 1.5
+            assert abs((cy - top) / scale - (rect[1] + (1 - y / y_top) * rect[3])) < 1.5
+        colours = {
+            c.get_attribute("data-gpu"): c.get_attribute("fill")
+            for c in circles
+            if "apart" not in c.get_attribute("class")
+        }
+        assert len(set(colours.values())) == 2  # each GPU its own colour
+        lines = svg.find_elements("css selector", "polyline.frontier-line")
+        assert {ln.get_attribute("data-gpu") for ln in lines} == {"h100", "rtx-3090"}
+        for line in lines:
+            gpu = line.get_attribute("data-gpu")
+            front = [p for g in groups if g["gpu"] == gpu for p in g["points"] if p["on_frontier"]]
+            assert len(line.get_attribute("points").split()) == len(front)
+        # the legend hides a GPU and shows it again
+        button = section.find_element("css selector", ".legend-toggles button[data-value=h100]")
+        button.click()
+        assert not any(c.is_displayed() for c in circles if c.get_attribute("data-gpu") == "h100")
+        assert all(c.is_displayed() for c in circles if c.get_attribute("data-gpu") == "rtx-3090")
+        button.click()
+        assert all(c.is_displayed() for c in circles)
+        _no_console_errors(browser)
+    finally:
+        browser.set_window_size(1280, 2000)
+
+
+def test_pages_are_byte_identical_wherever_they_are_built(verified_root: Path, tmp_path: Path) -> None:
+    """Issue 53: a registry file's link no longer depends on the build folder's depth."""
+    root = verified_root
+    near, far = tmp_path / "a", tmp_path / "deep" / "er" / "b"
+    assert main(["site", str(near), "--root", str(root)]) == 0
+    assert main(["site", str(far), "--root", str(root)]) == 0
+    files = sorted(p.relative_to(near) for p in near.rglob("*") if p.is_file())
+    assert files and all((near / f).read_bytes() == (far / f).read_bytes() for f in files)
+    page = (near / "recipe" / "inference" / "hop-a.html").read_text(encoding="utf-8")
+    assert f'href="{root.resolve().as_uri()}/recipes/inference/' in page  # still a link to the registry's file
+    assert 'href="' + root.resolve().as_uri() + '/docs/metrics.md"' in page  # the method's doc, linked

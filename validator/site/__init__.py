@@ -10,6 +10,7 @@ registry. docs/site.md describes the pages.
 from __future__ import annotations
 
 import os
+import pathlib
 import re
 import urllib.parse
 from collections.abc import (
@@ -32,7 +33,7 @@ from validator.site.frontier_chart import GPU_COLOURS, NARROW_HEIGHT, NARROW_WID
 
 SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")  # a recipe id (boards schema: slug), safe as a file name
 REPO_PATH = re.compile(
-    r"(?:runs|recipes)(?:/[A-Za-z0-9_-][A-Za-z0-9._-]*)+"
+    r"(?:runs|recipes|docs)(?:/[A-Za-z0-9_-][A-Za-z0-9._-]*)+"
 )  # a file that may be linked: no "..", no URL
 MARKER = ".orv-site"  # names a folder orv site wrote, so it may replace it, and only such a folder
 LATEST_PER_PAGE = 500  # rows of the "Latest recipes" list per page (~0.5 KB each)
@@ -48,9 +49,8 @@ class SiteContext:
     references: workload id -> {"points": [(step, loss)], "tolerance", "tolerance_kind", "window"}.
     model_order: catalog model ids in catalog order (model cards follow it; unknown ids go last).
     gpu_order: catalog GPU ids in catalog order (H100, H200, B200 first, as seed 000 lists them).
-    file_base: what turns a repository path (runs/…, recipes/…) into a link — a URL prefix ending in
-      "/" (see `file_base`), or a path from the site folder to the registry root ending in "/";
-      empty: paths are shown, not linked.
+    file_base: what turns a repository path (runs/…, recipes/…, docs/…) into a link — a URL prefix
+      ending in "/" (see `file_base`); empty: paths are shown, not linked.
     """
 
     losses: Mapping[str, Sequence[tuple[int, Any]]] = field(default_factory=dict)
@@ -58,16 +58,19 @@ class SiteContext:
     model_order: Sequence[str] = ()
     gpu_order: Sequence[str] = ()
     file_base: str = ""
+    reproduce: Mapping[str, Sequence[str]] = field(default_factory=dict)  # recipe id -> `orv reproduce`'s lines
 
 
 def file_base(directory: str, root: str | None, repo_url: str | None, commit: Any) -> str:
-    """Where the site links a repository file: `repo_url`'s view of it at the boards' commit, else a
-    relative path from the site folder `directory` to the registry `root`, else nowhere ("")."""
+    """Where the site links a repository file: `repo_url`'s view of it at the boards' commit, else the
+    registry `root`'s own file (a file: URL), else nowhere (""). Never relative to the site folder
+    `directory`: the same boards give the same pages wherever they are built (issue 53)."""
+    del directory  # kept in the signature: where the site goes must not change what it links
     if repo_url:
         ref = commit if isinstance(commit, str) and re.fullmatch(r"[0-9a-f]{7,64}", commit) else "HEAD"
         return f"{repo_url.rstrip('/')}/blob/{ref}/"
     if root:
-        return os.path.relpath(os.path.abspath(root), os.path.abspath(directory)).replace(os.sep, "/") + "/"
+        return pathlib.Path(os.path.abspath(root)).as_uri().rstrip("/") + "/"
     return ""
 
 
@@ -110,7 +113,7 @@ def _environment(hrefs: Mapping[str, str], base: str = "") -> jinja2.Environment
         # only a plain relative path of the repository is linked: never a URL or a path out of it
         if not base or not isinstance(path, str) or not REPO_PATH.fullmatch(path):
             return ""
-        return (base if "://" in base else up + base) + urllib.parse.quote(path)
+        return base + urllib.parse.quote(path)
 
     env.filters.update(
         num=fmt.num,
@@ -358,6 +361,7 @@ def render_site(
                 kind=kind,
                 runs=row_runs,
                 facts=_facts(kind, row),
+                plan=context.reproduce.get(row["recipe"]) or (),
                 chart=chart,
                 diverged=diverged,
                 script=False,
@@ -496,7 +500,7 @@ def _facts(kind: str, r: Mapping[str, Any]) -> list[tuple[str, str]]:
         measured = "decode_tok_s" in r
         facts = [
             ("Model", r.get("model_name") or r.get("model")),
-            ("Hardware", r.get("hardware")),
+            ("Hardware", f"{r.get('gpu_name') or str(r.get('gpu') or '').upper()} ×{r.get('gpus')}"),
             ("Engine", " ".join(str(v) for v in (r.get("engine"), r.get("engine_ver")) if v) or "not stated"),
             ("Quantization", r.get("quant")),
             ("Workload", r.get("workload_label") or r.get("workload") or "unspecified"),
@@ -511,6 +515,16 @@ def _facts(kind: str, r: Mapping[str, Any]) -> list[tuple[str, str]]:
             (
                 "TTFT ms" + ("" if measured else " (claimed)"),
                 fmt.num(r.get("ttft_ms") if measured else r.get("claimed_ttft_ms"), 2),
+            ),
+            *(
+                [
+                    (
+                        "$ per 1M output tokens (orv, from the run's output rate and the catalog price)",
+                        fmt.usd(r.get("cost_per_1m")),
+                    )
+                ]
+                if measured
+                else []
             ),
             ("Context length", fmt.num(r.get("context_len"), 0)),
             ("Concurrency", fmt.num(r.get("concurrency"), 0)),

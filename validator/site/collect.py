@@ -13,11 +13,13 @@ from typing import Any
 
 import orjson
 
+from validator.errors import OrvError
 from validator.files.interrupts import quiet_map
 from validator.registry.catalog import plain_data
 from validator.registry.layout import HARDWARE_PATH, MODELS_PATH, WORKLOADS_PATH
-from validator.site import SiteContext
+from validator.site import REPO_PATH, SiteContext
 from validator.site.format import MAX_POINTS
+from validator.stacks.reproduce import reproduce
 
 RUN_FILE = re.compile(r"runs/[0-9a-f]{2}/[0-9a-f]{64}\.json")
 PARALLEL_FROM = 200  # training run files; below this a process pool costs more than it saves
@@ -53,7 +55,36 @@ def collect_context(root: str, boards: Mapping[str, Any]) -> SiteContext:
     else:
         curves = [read_losses(path) for _, path in wanted]
     losses = {digest: points for (digest, _), points in zip(wanted, curves) if points}
-    return SiteContext(losses=losses, references=references, model_order=model_order, gpu_order=gpu_order)
+    return SiteContext(
+        losses=losses,
+        references=references,
+        model_order=model_order,
+        gpu_order=gpu_order,
+        reproduce=reproduce_plans(root, boards),
+    )
+
+
+PLANS = 200  # recipe pages that carry `orv reproduce`'s whole plan (~15 ms each: a recipe file parsed)
+
+
+def reproduce_plans(root: str, boards: Mapping[str, Any]) -> dict[str, list[str]]:
+    """`orv reproduce`'s commands (validator/stacks/reproduce.py) for the recipes whose reproduction is
+    worth most — verified ones, T3 first, as the wanted list's reproductions — up to PLANS of them; every
+    other page names the command. Bounded so a 10,000-recipe site costs no more to build (bench/site.py)."""
+    rows = [row for board in (boards.get("boards") or {}).values() for row in board or ()]
+    verified = sorted(
+        (row for row in rows if row.get("tier") in ("T2", "T3")), key=lambda r: (r.get("tier") != "T2", r["recipe"])
+    )
+    plans: dict[str, list[str]] = {}
+    for row in verified[:PLANS]:
+        path = row.get("path")
+        if not isinstance(path, str) or not REPO_PATH.fullmatch(path):
+            continue
+        try:
+            plans[row["recipe"]] = reproduce(root, os.path.join(root, *path.split("/"))).lines
+        except OrvError:
+            continue  # a recipe that does not load: `orv check` reports it; the page names the command
+    return plans
 
 
 def read_losses(path: str) -> list[tuple[int, Any]]:
