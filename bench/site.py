@@ -43,9 +43,11 @@ LIMIT_S, LIMIT_PAGE = 30.0, 2 * 1024 * 1024
 
 def orv(*args: str, checkout: Path | None = None) -> subprocess.CompletedProcess[str]:
     """Run orv: this checkout's, or the one in `checkout` (a baseline to compare with)."""
-    env = dict(os.environ, PYTHONPATH=str(checkout or HERE.parent))
+    # `python -m` puts the working folder first on sys.path, before PYTHONPATH: run in the checkout itself
+    where = checkout or HERE.parent
+    env = dict(os.environ, PYTHONPATH=str(where))
     return subprocess.run(
-        [sys.executable, "-m", "validator", *args], capture_output=True, text=True, check=False, env=env
+        [sys.executable, "-m", "validator", *args], capture_output=True, text=True, check=False, env=env, cwd=where
     )
 
 
@@ -76,7 +78,9 @@ def main() -> int:
     )
     args = parser.parse_args()
     root = generate(HERE / "out" / f"registry-{args.n}", args.n)
-    if args.regenerate_boards or not (root / "boards" / "index.json").exists():
+    # generate() refreshes the boards with this orv; a baseline rewrites them with its own (an older boards
+    # schema refuses newer fields), and both render those
+    if args.baseline or args.regenerate_boards or not (root / "boards" / "index.json").exists():
         boards = orv("boards", "--root", str(root), checkout=args.baseline)
         if boards.returncode != 0:
             print(boards.stdout + boards.stderr, file=sys.stderr)

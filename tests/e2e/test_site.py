@@ -264,6 +264,34 @@ def test_empty_cells_and_wanted_lists_are_shown_when_present() -> None:
     assert "a verified run by a second measurer" in wanted
 
 
+def test_the_index_shows_the_first_wanted_items_with_their_commands_and_counts_the_rest() -> None:
+    """Issue 53: the index links `orv wanted`'s lists with their commands; at 10,000 recipes thousands are
+    wanted, so each list shows its first WANTED_SHOWN and says how many more `orv wanted` prints."""
+    from validator.site import WANTED_SHOWN
+
+    boards = load(LANDED_BOARDS)
+    quality = boards["wanted"]["quality"]
+    assert quality  # the shipped boards want quality evidence
+    for extra in (0, 3 * WANTED_SHOWN):
+        shaped = copy.deepcopy(boards)
+        shaped["wanted"]["quality"] = (
+            (quality * (1 + extra // len(quality)))[: len(quality) + extra] if extra else quality
+        )
+        index = render_site(shaped)["index.html"].decode().split('id="wanted"')[1]
+        total = len(shaped["wanted"]["quality"])
+        shown = index.count('class="wanted-quality"')
+        assert shown == min(total, WANTED_SHOWN)
+        assert index.count("orv add-run --from lm-eval DIR --recipe") == shown  # each with its command
+        if total > WANTED_SHOWN:
+            assert f"… and {total - WANTED_SHOWN:,} more: <code>orv wanted</code> lists them all." in index
+        else:
+            assert "more: <code>orv wanted</code>" not in index
+    headline = render_site(boards)["index.html"].decode().split('id="headline">')[1].split("</h2>")[0]
+    verified = sum(r["tier"] in ("T2", "T3") for r in boards["boards"]["training"])
+    assert headline.startswith(f"{len(boards['boards']['training'])} training recipes, {verified} verified")
+    assert '<a href="#wanted">reproduce one</a>' in headline
+
+
 def test_long_lists_are_split_into_pages_and_no_row_is_lost() -> None:
     boards = load(LANDED_BOARDS)
     template = boards["boards"]["training"][0]

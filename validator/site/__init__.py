@@ -38,6 +38,7 @@ REPO_PATH = re.compile(
 MARKER = ".orv-site"  # names a folder orv site wrote, so it may replace it, and only such a folder
 LATEST_PER_PAGE = 500  # rows of the "Latest recipes" list per page (~0.5 KB each)
 CARDS_PER_PAGE = 200  # model cards per page (~2 KB each)
+WANTED_SHOWN = 25  # items of each wanted list on the index; `orv wanted` prints them all
 INFERENCE_PER_PAGE = 500  # rows per inference board page (~0.9 KB each; long reasons make them longer)
 
 
@@ -229,7 +230,16 @@ def render_site(
         return "index.html" if n == 1 else f"training/models-{n}.html"
 
     # `orv wanted`'s lists with their commands (validator/report/wanted.py), linked from every heading
-    wanted_lists = wanted_items(boards) if wanted else {}
+    # each list cut to its first WANTED_SHOWN (the boards' order: most worth doing first), so the index
+    # stays small at 10,000 recipes; the page says how many more `orv wanted` lists
+    wanted_lists = {k: v[:WANTED_SHOWN] for k, v in wanted_items(boards).items()} if wanted else {}
+    wanted_more = (
+        {k: len(v) - WANTED_SHOWN for k, v in wanted.items() if isinstance(v, list) and len(v) > WANTED_SHOWN}
+        if isinstance(wanted, Mapping)
+        else {}
+    )
+    if isinstance(wanted, Mapping):
+        wanted = {k: v[:WANTED_SHOWN] if isinstance(v, list) and k != "models" else v for k, v in wanted.items()}
     common = {"stats": stats, "families": families, "workloads": workloads, "script": True}
     for n, chunk in enumerate(card_chunks, 1):
         path = cards_name(n)
@@ -242,6 +252,7 @@ def render_site(
             latest=latest_chunks[0] if n == 1 else [],
             wanted=wanted if n == 1 else None,
             wanted_lists=wanted_lists if n == 1 else {},
+            wanted_more=wanted_more,
             latest_pages=_pages(len(latest), LATEST_PER_PAGE, latest_name, 1, up),
             **common,
         )
