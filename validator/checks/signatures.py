@@ -148,8 +148,11 @@ def signature_has_run(snapshot: Snapshot) -> Iterator[Finding]:
 def signers_file_wellformed(snapshot: Snapshot) -> Iterator[Finding]:
     """
     A line of `measurers/allowed_signers` that is not `<principal> [options] <key type> <base64 key>`
-    (OpenSSH's ALLOWED SIGNERS format), or a principal that is not a measurer id, or one key
-    registered for two measurers (its signatures could be claimed by either).
+    (OpenSSH's ALLOWED SIGNERS format), or a principal that is not a measurer id (a wildcard pattern
+    such a line registers no one), or one key registered for two measurers (its signatures could be
+    claimed by either), or a comment field meant as a mark but not spelled as orv reads it
+    (`revoked: 2026-12-01`, `Revoked:…`, `REVOKED`, a date that is no date): a misspelled revocation
+    still revokes the key, and the finding asks for `revoked:YYYY-MM-DD`.
 
     Write one line per key: the measurer id, then the public key exactly as `ssh-keygen` prints it
     (e.g. the line GitHub publishes at https://github.com/<user>.keys).
@@ -180,6 +183,16 @@ def signers_file_wellformed(snapshot: Snapshot) -> Iterator[Finding]:
                     line=entry.line,
                     col=1,
                 )
+        for field in entry.misspelled:
+            yield Finding(
+                SIGNERS_PATH,
+                f"`{field}` is not a mark orv reads"
+                + (" (the key is treated as revoked all the same)" if field.lower().startswith("revoked") else ""),
+                "write marks as one field each, lowercase, no space after the colon: `revoked:YYYY-MM-DD`, "
+                "`verified:YYYY-MM-DD`, `github:<user>` (docs/maintainers.md)",
+                line=entry.line,
+                col=1,
+            )
         owner = ",".join(entry.principals)
         if entry.key in owners and owners[entry.key] != owner:
             yield Finding(
@@ -241,5 +254,4 @@ def revoked_signatures(snapshot: Snapshot) -> Iterator[Finding]:
 
 
 def _measurer_id(principal: str) -> bool:
-    # allowed_signers principals may be wildcard patterns; a measurer is one exact id
-    return bool(principal) and not any(ch in principal for ch in "*?!") and len(principal) <= 100
+    return signing.is_measurer_id(principal)

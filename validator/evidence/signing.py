@@ -14,6 +14,7 @@ signature's plain fields (namespace, public key) to word findings precisely.
 from __future__ import annotations
 
 import base64
+import datetime
 import hashlib
 import os
 import shutil
@@ -122,15 +123,54 @@ class SignerLine:
     account: str | None = None
     verified: str | None = None
     revoked: str | None = None
+    misspelled: tuple[str, ...] = ()  # comment fields meant as marks, not as orv reads them (ORV225)
+
+
+MARKS = ("github", "verified", "revoked")
 
 
 def _marks(comment: list[str]) -> dict[str, str]:
     marks: dict[str, str] = {}
     for field in comment:
         name, sep, value = field.partition(":")
-        if sep and name in ("github", "verified", "revoked") and value:
+        if sep and name in MARKS and value:
             marks.setdefault(name, value)
     return marks
+
+
+def misspelled_marks(comment: list[str]) -> list[str]:
+    """The comment's fields that look meant as a mark but are not `<mark>:<value>` as orv reads it
+    (`revoked: 2026-12-01`, `Revoked:…`, `REVOKED`, `revoked=…`, `revoked:` with no date), and marks whose
+    date is not a real date: said (ORV225) rather than silently left a comment."""
+    wrong = []
+    for i, field in enumerate(comment):
+        name, sep, value = field.partition(":")
+        lowered = name.lower().split("=", 1)[0]
+        if lowered not in MARKS:
+            continue
+        if not (sep and name in MARKS and value) or (name != "github" and not is_date(value)):
+            wrong.append(field if value or i + 1 >= len(comment) else f"{field} {comment[i + 1]}")
+    return wrong
+
+
+def is_date(text: str) -> bool:
+    try:
+        datetime.date.fromisoformat(text)
+    except ValueError:
+        return False
+    return len(text) == 10
+
+
+def means_revoked(comment: list[str]) -> bool:
+    """Does the comment say, in any spelling, that the key is revoked? A misspelled revocation still
+    revokes (and ORV225 asks for the right spelling): the safe reading of a maintainer's intent."""
+    return any(field.lower().startswith("revoked") for field in comment)
+
+
+def is_measurer_id(principal: str) -> bool:
+    """One exact measurer id: allowed_signers principals may be lists (`a,b`) or wildcard patterns
+    (`lab-*`), and a measurer is one id, so such a line registers no one."""
+    return bool(principal) and not any(ch in principal for ch in ',*?!"') and len(principal) <= 100
 
 
 _KEY_TYPES = ("ssh-", "ecdsa-", "sk-ssh-", "sk-ecdsa-")
@@ -172,7 +212,9 @@ def parse_signers(text: str) -> tuple[list[SignerLine], list[tuple[int, str]]]:
             problems.append((number, "the key is not base64"))
             continue
         principals = tuple(p for p in fields[0].strip('"').split(",") if p)
-        marks = _marks(fields[at + 2 :])
+        comment = fields[at + 2 :]
+        marks = _marks(comment)
+        revoked = marks.get("revoked") or ("(misspelled)" if means_revoked(comment) else None)
         entries.append(
             SignerLine(
                 number,
@@ -181,7 +223,8 @@ def parse_signers(text: str) -> tuple[list[SignerLine], list[tuple[int, str]]]:
                 f"{fields[at]} {fields[at + 1]}",
                 marks.get("github"),
                 marks.get("verified"),
-                marks.get("revoked"),
+                revoked,
+                tuple(misspelled_marks(comment)),
             )
         )
     return entries, problems
@@ -192,7 +235,7 @@ def trusted_signers(signers: bytes) -> bytes:
 
     OpenSSH lets one line list several principals (`lab-b,lab-c KEY`), so one key could sign as two
     measurers and make a single lab look like two (ORV610 refuses such a line; here it registers no
-    one). Comments and blank lines are kept, so line numbers stay those of the file.
+    one); a wildcard pattern (`lab-*`, `*`) would let one key sign as any measurer (ORV225): the same. Comments and blank lines are kept, so line numbers stay those of the file.
     """
     text = signers.decode("utf-8", "replace")
     kept = []
@@ -200,8 +243,8 @@ def trusted_signers(signers: bytes) -> bytes:
         line = raw.strip()
         if line and not line.startswith("#"):
             fields = _fields(line)
-            if "," in fields[0].strip('"'):
-                kept.append("# (refused: more than one principal)")
+            if not is_measurer_id(fields[0].strip('"')):  # a list or a pattern: ORV610 / ORV225 refuse it
+                kept.append("# (refused: not one measurer id)")
                 continue
         kept.append(raw)
     return ("\n".join(kept) + "\n").encode("utf-8")
