@@ -343,10 +343,37 @@ def test_an_unquantized_bfloat16_engine_on_a_bf16_recipe_is_accepted(repo: Path,
     def unquantized(d: dict[str, Any]) -> None:
         d["reported"].pop("quantization")
         d["reported"]["dtype"] = "bfloat16"
+        d["reported"]["kv_cache_dtype"] = "bfloat16"
 
     document, recipe = _trt(honest, unquantized, quant="bf16", rid="qwen3-8-27b-h100-trtllm-bf16")
     exit_code, errors, _ = _pull_request(repo, document, recipe)
     assert exit_code == 0 and errors == [], errors
+
+
+@pytest.mark.git
+def test_a_quantized_kv_cache_on_a_bf16_recipe_is_refused(repo: Path, honest: dict[str, Any]) -> None:
+    """A review found `reported.kv_cache_dtype: FP8` stored but never compared: an unquantized engine with an
+    FP8 KV cache backed a bf16 recipe at T2. Its twin is the unquantized engine above."""
+
+    def fp8_kv(d: dict[str, Any]) -> None:
+        d["reported"].pop("quantization")
+        d["reported"]["dtype"] = "bfloat16"
+        d["reported"]["kv_cache_dtype"] = "FP8"
+
+    outcome = _pull_request(repo, *_trt(honest, fp8_kv, quant="bf16", rid="qwen3-8-27b-h100-trtllm-bf16"))
+    _refused(outcome, "ORV261", "reported.kv_cache_dtype", "(FP8)", "`bf16`")
+
+
+@pytest.mark.git
+def test_a_report_stripped_of_its_quantization_and_dtype_is_refused(repo: Path, honest: dict[str, Any]) -> None:
+    """Deleting both optional fields from the FP8 run made it back a bf16 recipe at T2 (a review's find)."""
+
+    def stripped(d: dict[str, Any]) -> None:
+        d["reported"].pop("quantization")
+        d["reported"].pop("dtype")
+
+    outcome = _pull_request(repo, *_trt(honest, stripped, quant="bf16", rid="qwen3-8-27b-h100-trtllm-bf16"))
+    _refused(outcome, "ORV261", "neither the engine's quantization nor its dtype")
 
 
 # --------------------------------------------------------------------------- the checkpoint served

@@ -162,7 +162,10 @@ def trtllm_quant_is_the_runs(run: Any, catalog: Catalog) -> Iterator[Finding]:
     an unquantized (bf16, fp16) recipe — it is another configuration, with its own quality evidence —
     nor an unquantized engine a quantized recipe; a quantized recipe's quant begins with the algorithm's
     words (FP8 → `fp8`, W4A16_AWQ → `w4a16-awq`), an unquantized one is the engine's dtype (bfloat16 →
-    `bf16`). Attach the run to the recipe of the model it served.
+    `bf16`). A KV cache the engine quantized (`engine.kv_cache_dtype` FP8, INT8 …) under an unquantized
+    quant is refused the same way (name it in quant, `bf16-fp8-kv`, with its quality evidence), and a
+    report that states neither quantization nor dtype cannot be checked: it is refused, not trusted.
+    Attach the run to the recipe of the model it served.
     """
     if run.meta is not None and (found := reported_quant_problem(run.meta)) is not None:
         yield _located(run, found)

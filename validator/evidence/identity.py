@@ -20,8 +20,10 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from validator.models import DerivedCheckpoint, GpuSpec, ModelSpec, RunMeta
+from validator.models import DerivedCheckpoint, EngineReport, GpuSpec, ModelSpec, RunMeta
+from validator.quality.status import kv_quantized
 from validator.registry.layout import HARDWARE_PATH, MODELS_PATH
+from validator.stacks.launch_args import UNQUANTIZED_KV
 from validator.stacks.llamacpp import gguf_ftype, quant_ftype
 
 PARAMS_TOLERANCE = 0.10  # Megatron's theoretical count vs the catalog's rounded figure (30 for 30.5B)
@@ -486,6 +488,34 @@ def reported_quant_problem(run: RunMeta) -> Problem | None:
         return None
     quant = run.quant
     algo = rep.quantization if rep.quantization and rep.quantization.strip().lower() not in ("none", "null") else None
+    if algo is None and not rep.dtype:  # the report always states one of them: a run without both was edited
+        return Problem(
+            "reported.dtype",
+            f"reported: trtllm-bench's report states neither the engine's quantization nor its dtype, so the run "
+            f"cannot be checked against its quant `{quant}`",
+            "store the run from trtllm-bench's --report_json output as written (`orv add-run --from trtllm-bench "
+            "… --report REPORT`); never remove fields from a run file",
+        )
+    return _quant_problem(rep, algo, quant) or _kv_problem(rep, quant)
+
+
+def _kv_problem(rep: EngineReport, quant: str) -> Problem | None:
+    """A KV cache the engine quantized (FP8, INT8 …) under an unquantized quant: the run measured another
+    configuration (ORV255 says the same of a launch's --kv-cache-dtype)."""
+    kv = (rep.kv_cache_dtype or "").strip().lower()
+    if kv and kv not in UNQUANTIZED_KV and kv not in ("none", "null") and quant.lower() in UNQUANTIZED:
+        if not kv_quantized(quant):
+            return Problem(
+                "reported.kv_cache_dtype",
+                f"reported.kv_cache_dtype: trtllm-bench's engine quantized its KV cache ({rep.kv_cache_dtype}); the "
+                f"run's quant (its recipe's) is `{quant}`, unquantized",
+                f"attach the run to a recipe whose quant states the quantized KV cache (`{quant}-{kv}-kv`), with "
+                "its quality evidence, or measure with the model's own KV-cache precision",
+            )
+    return None
+
+
+def _quant_problem(rep: EngineReport, algo: str | None, quant: str) -> Problem | None:
     if algo is None:
         dtype = _DTYPES.get((rep.dtype or "").lower(), (rep.dtype or "").lower())
         want = _DTYPES.get(quant.lower(), quant.lower())
