@@ -29,7 +29,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 
-from bench.generate import _store_run, _write, build_once  # noqa: E402
+from bench.generate import BOARDS_LIMIT, _store_run, _write, build_once  # noqa: E402
 from validator.boards.frontier import frontiers  # noqa: E402
 from validator.registry.snapshot import Catalog  # noqa: E402
 from validator.science.throughput import inference_facts  # noqa: E402
@@ -145,7 +145,7 @@ def time_boards(roots: list[Path], repeat: int) -> tuple[list[float], list[float
         for i, root in enumerate(roots):
             start, start_cpu = time.perf_counter(), _children_cpu()
             subprocess.run(
-                [sys.executable, "-m", "validator", "boards", "--root", str(root), "--no-cache"],
+                [sys.executable, "-m", "validator", "boards", "--root", str(root), "--no-cache", *BOARDS_LIMIT],
                 cwd=REPO,
                 check=True,
                 stdout=subprocess.DEVNULL,

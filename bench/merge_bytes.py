@@ -56,7 +56,7 @@ from bench.generate import GIT, GIT_ENV, REPO, RUNS_PER_RECIPE, git, inference, 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "merge-bytes-results.json"
 RECIPES_PER_MODEL = 25
-STAMP = "merge-bytes 2"
+STAMP = "merge-bytes 3"  # 3: the combined boards.json is no longer committed
 KEYS = "boards/keys.json"  # the registry; the measurement around it may change freely
 
 
@@ -128,11 +128,11 @@ def build(root: Path, n: int, seed: int = 20261205) -> tuple[list[str], dict[str
 def generated(root: Path) -> dict[str, dict[str, bytes]]:
     """The generated files of the registry as it is, in both layouts: {layout: {path: bytes}}."""
     boards = root / "boards"
-    # the split layout alone: boards/boards.json, which orv writes beside it for readers while it stays in
-    # git (docs/boards.md), is the one-file layout's own file, measured there
-    split = {
-        str(p.relative_to(root)): p.read_bytes() for p in sorted(boards.rglob("*.json")) if p != boards / "boards.json"
-    }
+    # the split layout is what orv commits; the one-file layout's boards.json is the combined document the boards
+    # workflow publishes (`orv boards --combined`), as orv committed it before it left git
+    split = {str(p.relative_to(root)): p.read_bytes() for p in sorted(boards.rglob("*.json"))}
+    if "boards/boards.json" in split:  # an orv from before the combined document left git
+        raise SystemExit("orv boards wrote boards/boards.json: measure an orv that no longer commits it")
     with tempfile.TemporaryDirectory() as tmp:
         combined = Path(tmp) / "boards.json"
         orv(root, "boards", "--combined", str(combined))
@@ -350,6 +350,8 @@ def measure(n: int, out: Path) -> dict[str, Any]:
             }
             for layout, files in before.items()
         },
+        "largest_by_kind": largest_by_kind(before["split"]),
+        "combined_bytes": len(before["one-file"]["boards/boards.json"]),
         "keys_json_bytes": len(before["one-file"][KEYS]),
         "keys_sharded": {
             "header_bytes": len(before["split"][KEYS]),
@@ -377,6 +379,67 @@ def measure(n: int, out: Path) -> dict[str, Any]:
     return result
 
 
+def file_kind(path: str) -> str:
+    """A generated file's kind, by what its size grows with (docs/boards.md, "File sizes")."""
+    if path.startswith("boards/models/"):
+        return "model file"
+    if path.startswith("boards/standings/"):
+        return "standings"
+    if path.startswith("boards/keys/"):
+        return "key shard"
+    return {KEYS: "keys header", "boards/index.json": "index"}.get(path, "other")
+
+
+def largest_by_kind(files: dict[str, bytes]) -> dict[str, dict[str, Any]]:
+    """The largest generated file of each kind: {kind: {path, bytes}}."""
+    out: dict[str, dict[str, Any]] = {}
+    for path, data in sorted(files.items()):
+        kind = file_kind(path)
+        if kind not in out or len(data) > out[kind]["bytes"]:
+            out[kind] = {"path": path, "bytes": len(data)}
+    return out
+
+
+def _harmonic(m: int) -> float:
+    return sum(1 / k for k in range(1, m + 1))
+
+
+def largest_model_growth(measured: dict[str, Any], n: int) -> float:
+    """How much the largest model's recipes grow from the measured registry to n recipes: by Zipf's law it
+    holds about 1/H(M) of its kind's recipes, M = the kind's models (N // 25 // 2)."""
+    scale = n / measured["recipes"]
+    half = measured["models"] // 2
+    return scale * _harmonic(half) / _harmonic(int(half * scale))
+
+
+def shard_digits(total: float) -> int:
+    """The hex digits keyfile shards `total` bytes of keys by (keyfile.SHARD_TARGET_BYTES, MAX_DIGITS)."""
+    from validator.boards.keyfile import MAX_DIGITS, SHARD_TARGET_BYTES
+
+    digits = 1
+    while digits < MAX_DIGITS and total > SHARD_TARGET_BYTES * 16**digits:
+        digits += 1
+    return digits
+
+
+def largest_files(measured: dict[str, Any], n: int) -> dict[str, int]:
+    """The size model: the largest generated file of each kind at n recipes, from one measured registry, each
+    scaled by what it grows with: a model's file and its standings with the largest model's recipes, the index
+    with the models, a key shard with the keys over the shards (keyfile adds a hex digit as they grow), the
+    keys' header not at all. The combined document (published, not committed) grows with the recipes."""
+    scale = n / measured["recipes"]
+    growth = largest_model_growth(measured, n)
+    kinds = measured["largest_by_kind"]
+    keys_total = measured["keys_sharded"]["bytes"]
+    shard_growth = (keys_total * scale / 16 ** shard_digits(keys_total * scale)) / (
+        keys_total / 16 ** shard_digits(keys_total)
+    )
+    by = {"model file": growth, "standings": growth, "index": scale, "key shard": shard_growth, "keys header": 1.0}
+    out = {kind: int(kinds[kind]["bytes"] * factor) for kind, factor in by.items() if kind in kinds}
+    out["combined boards.json (published, not committed)"] = int(measured["combined_bytes"] * scale)
+    return out
+
+
 def extrapolate(results: list[dict[str, Any]], n: int) -> dict[str, Any]:
     """The loose bytes at n recipes, from the largest measured registry, part by part, each scaled by what it
     grows with: the one-file boards.json and keys.json with the recipes; a model's file with that model's
@@ -395,6 +458,8 @@ def extrapolate(results: list[dict[str, Any]], n: int) -> dict[str, Any]:
         "recipes": n,
         "extrapolated_from": base["recipes"],
         "models": int(base["models"] * scale),
+        "largest_model_recipes": int(base["largest_model_recipes"] * largest_model_growth(base, n)),
+        "largest_files": largest_files(base, n),
         "merge": {},
     }
     # a shard's size grows with the keys until the index takes one more hex digit (keyfile.SHARD_TARGET_BYTES):

@@ -35,7 +35,7 @@ sys.path.insert(0, str(REPO))
 
 import random  # noqa: E402
 
-from bench.generate import GIT, GIT_ENV, generate, training  # noqa: E402
+from bench.generate import BOARDS_LIMIT, GIT, GIT_ENV, generate, training  # noqa: E402
 
 
 def measure(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, float, int, float]:
@@ -188,7 +188,7 @@ def prepare_pr(root: Path, work: Path) -> Path:
 
 
 FULL = "orv check --no-cache (boards committed)"
-NO_BOARDS = "orv check --no-cache, no boards.json"  # the row results.json names: no boards committed at all
+NO_BOARDS = "orv check --no-cache, no boards.json"  # the row results.json names (kept): no boards committed at all
 BOARDS = "orv boards --no-cache"
 FLOOR = "floor: read+hash+parse"
 ACTION = "Action: check --base --summary, cold clone"
@@ -241,7 +241,11 @@ def main() -> int:
                 {
                     FULL: (check, REPO, contextlib.nullcontext),
                     NO_BOARDS: (check, REPO, lambda: boards_aside(root)),
-                    BOARDS: ([*orv, "boards", "--root", str(root), "--no-cache"], REPO, contextlib.nullcontext),
+                    BOARDS: (
+                        [*orv, "boards", "--root", str(root), "--no-cache", *BOARDS_LIMIT],
+                        REPO,
+                        contextlib.nullcontext,
+                    ),
                     FLOOR: ([python, str(HERE / "floor.py"), str(root)], REPO, contextlib.nullcontext),
                 },
                 args.repeat,

@@ -134,6 +134,30 @@ def test_adding_a_boards_file_in_a_pull_request_says_to_remove_it(
 
 
 @pytest.mark.git
+def test_committing_the_combined_document_in_a_pull_request_is_orv609(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """SPEC §7: boards/boards.json is published by the boards workflow, never committed, so a pull request that
+    adds it (written with `orv boards --combined`, as a reader might) is refused like any generated file."""
+    repo = main_with_boards(tmp_path)
+    assert orv("boards", "--combined", str(repo / "boards" / "boards.json"), "--root", str(repo)) == 0
+    commit_all(repo, "the combined boards, for readers")
+    capsys.readouterr()
+    assert orv("check", "--root", str(repo), "--base", "main") == 1
+    out = capsys.readouterr().out
+    assert "ORV609 error" in out and "publishes with the site and never commits" in out
+    assert "git rm boards/boards.json" in out
+    assert found(check(repo)) == ["ORV609 boards/boards.json:1"]
+    # and any other file under boards/ is an error too, never a silent addition
+    git(repo, "rm", "-q", "boards/boards.json")
+    (repo / "boards" / "notes.md").write_text("hand-kept notes\n", encoding="utf-8")
+    commit_all(repo, "notes beside the boards")
+    capsys.readouterr()
+    assert orv("check", "--root", str(repo), "--base", "main") == 1
+    assert "boards/notes.md" in capsys.readouterr().out
+
+
+@pytest.mark.git
 def test_hook_configuration_is_not_a_finding(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     repo = registry_repo(tmp_path)
     add_contribution(repo)

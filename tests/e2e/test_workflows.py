@@ -213,6 +213,24 @@ def test_the_boards_workflow_regenerates_and_commits_on_main_only() -> None:
     assert checkout["with"]["persist-credentials"] is False  # the token reaches git only for the push
 
 
+def test_the_boards_workflow_publishes_the_combined_document_with_the_site_and_never_commits_it() -> None:
+    """SPEC §1 and §7: the combined boards document is published at <pages URL>/boards.json, not committed."""
+    job = load(ROOT / ".github" / "workflows" / "boards.yml")["jobs"]["boards"]
+    runs = [step.get("run", step.get("uses", "")) for step in job["steps"]]
+    commit = next(i for i, r in enumerate(runs) if "git add -A -- boards/" in r)
+    site = next(i for i, r in enumerate(runs) if 'orv" site "$RUNNER_TEMP/site"' in r)
+    (combined,) = [i for i, r in enumerate(runs) if "--combined" in r]
+    upload = next(i for i, r in enumerate(runs) if r.startswith("actions/upload-pages-artifact@"))
+    # written into the uploaded site folder after the boards are committed, so it is the split files assembled
+    assert commit < site < combined < upload
+    assert runs[combined] == '"$RUNNER_TEMP/orv-venv/bin/orv" boards --combined "$RUNNER_TEMP/site/boards.json"'
+    assert job["steps"][upload]["with"] == {"path": "${{ runner.temp }}/site"}
+    assert "boards/boards.json" not in "\n".join(runs)  # nothing writes it into the work tree
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "https://<owner>.github.io/<repository>/boards.json" in readme  # the stable URL, named
+    assert not (ROOT / "boards" / "boards.json").exists()
+
+
 def test_the_action_outputs_come_from_the_check_step() -> None:
     action = load(ACTION)
     assert action["runs"]["using"] == "composite"

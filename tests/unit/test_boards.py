@@ -495,11 +495,10 @@ def test_changing_one_recipe_moves_rank_fastest_and_check(tmp_path: Path, capsys
     assert orv("boards", "--check", "--root", str(root)) == 1
     assert "out of date" in capsys.readouterr().out
     found = run(Config(root=str(root))).diagnostics
-    document, index, part, standing = [d for d in found if d.code == "ORV701"]  # by path
-    # one finding per stale file: the whole document, the index (counts and stamp move with every data
-    # commit) and the one model the edit touched (its file and its standings); no other model's file
+    index, part, standing = [d for d in found if d.code == "ORV701"]  # by path
+    # one finding per stale file: the index (counts and stamp move with every data commit) and the one model
+    # the edit touched (its file and its standings); no other model's file, and no combined document
     assert (standing.path, standing.severity.value) == ("boards/standings/qwen3.8-27b.json", "error")
-    assert (document.code, document.path, document.severity.value) == ("ORV701", "boards/boards.json", "error")
     assert (index.code, index.path, index.severity.value) == ("ORV701", BOARDS, "error")
     assert (part.code, part.path, part.severity.value) == ("ORV701", "boards/models/qwen3.8-27b.json", "error")
     stale_line = (root / part.path).read_text().splitlines()[part.line - 1]
@@ -507,7 +506,7 @@ def test_changing_one_recipe_moves_rank_fastest_and_check(tmp_path: Path, capsys
     # the keys' header names the trees they were made from (recipes/ moved), and the edited recipe's
     # entries name its old blob id: ORV703 points at the header and at each shard's first line that lists it
     keys = [d for d in found if d.code == "ORV703"]
-    assert len(found) == 4 + len(keys) and all(d.severity.value == "error" for d in keys)
+    assert len(found) == 3 + len(keys) and all(d.severity.value == "error" for d in keys)
     assert keys[0].path == "boards/keys.json" and '"trees"' in keys[0].message
     assert len(keys) > 1 and all(d.path.startswith("boards/keys/") for d in keys[1:])
     assert all(old_blob in (root / d.path).read_text().splitlines()[d.line - 1] for d in keys[1:])
@@ -559,8 +558,7 @@ def test_write_is_atomic_and_unchanged_file_is_left_alone(registry: Path) -> Non
     assert orv("boards", "--root", str(registry)) == 0
     assert path.stat().st_mtime == 1
     # no temporary file left
-    assert sorted(p.name for p in path.parent.iterdir()) == [
-        "boards.json",
+    assert sorted(p.name for p in path.parent.iterdir()) == [  # and no combined boards.json (SPEC §7)
         "index.json",
         "keys",
         "keys.json",
@@ -1009,8 +1007,8 @@ def test_repository_boards_are_committed_and_fresh() -> None:
         pytest.skip("shallow clone: updated_at cannot be derived (docs/boards.md)")
     committed = read_boards(str(REPO))
     assert committed is not None and schemas.validate("boards", committed) == []
-    # the whole document readers fetch (SPEC §7) is the split files assembled, byte for byte
-    assert (REPO / "boards" / "boards.json").read_bytes() == render(committed)
+    # the combined document readers fetch (SPEC §7) is published by the boards workflow, never committed
+    assert not (REPO / "boards" / "boards.json").exists()
     # Every row is exact; the stamp may name the data commit before the one that holds the boards
     # (ORV702, a warning) when data and boards were committed together.
     comparison = compare_boards(analyse(str(REPO)))

@@ -108,7 +108,7 @@ def test_combined_is_the_one_file_document_byte_for_byte(tmp_path: Path) -> None
 
 
 @pytest.mark.git
-def test_a_one_recipe_change_rewrites_its_model_file_the_index_and_the_whole_document_only(tmp_path: Path) -> None:
+def test_a_one_recipe_change_rewrites_its_model_file_its_standings_and_the_index_only(tmp_path: Path) -> None:
     root = _registry(tmp_path)
     before = committed_files(str(root))
     write_recipe(root, training_recipe("b200-pp8", 3000.0, gpu="b200"))
@@ -117,7 +117,6 @@ def test_a_one_recipe_change_rewrites_its_model_file_the_index_and_the_whole_doc
     after = committed_files(str(root))
     changed = sorted(path for path in set(before) | set(after) if before.get(path) != after.get(path))
     assert changed == [
-        "boards/boards.json",
         INDEX,
         "boards/models/qwen3.8-27b.json",
         "boards/standings/qwen3.8-27b.json",
@@ -187,21 +186,35 @@ def test_an_index_that_hides_a_model_is_stale_and_a_missing_part_is_unreadable(t
 
 
 @pytest.mark.git
-def test_the_whole_document_is_written_beside_the_split_files_and_checked_like_them(tmp_path: Path) -> None:
-    """SPEC §7: boards/boards.json is the readers' contract, so `orv boards` keeps writing it whole."""
+def test_the_combined_document_is_never_committed_and_a_committed_copy_is_left_over(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """SPEC §1 and §7: the combined document is published by the boards workflow (`orv boards --combined`),
+    never committed. A copy in the tree (from an orv before the document left git, or added by hand) is a
+    generated file no regeneration writes: ORV701 names it, `orv boards --check` fails, `orv boards`
+    removes it, and no reader takes anything from it."""
     root = _registry(tmp_path)
     whole = root / "boards/boards.json"
-    assert whole.read_bytes() == regenerate(analyse(str(root)))  # the one-file document, byte for byte
-    assert json.loads(whole.read_bytes()) == read_boards(str(root))  # and the split files assemble to it
-    whole.write_bytes(whole.read_bytes().replace(b'"T1"', b'"T3"', 1))  # a hand edit of what readers fetch
-    assert [(d.code, d.path) for d in run(Config(root=str(root))).diagnostics] == [("ORV701", "boards/boards.json")]
+    assert not whole.exists()  # orv boards wrote the split files only
+    assert [(d.code, d.path) for d in run(Config(root=str(root))).diagnostics] == []  # the honest twin
+    combined = regenerate(analyse(str(root)))
+    whole.write_bytes(combined.replace(b'"T1"', b'"T3"', 1))  # a committed copy, hand-raised a tier
+    (finding,) = run(Config(root=str(root))).diagnostics
+    assert (finding.code, finding.path, finding.severity.value) == ("ORV701", "boards/boards.json", "error")
+    assert "published by the boards workflow, never committed" in finding.message
+    assert json.loads(combined) == read_boards(str(root))  # readers read the split files, never the copy
+    capsys.readouterr()
+    assert orv("boards", "--check", "--root", str(root)) == 1
+    assert "boards/boards.json is left over: the combined document is published" in capsys.readouterr().out
     assert orv("boards", "--root", str(root)) == 0
-    assert whole.read_bytes() == regenerate(analyse(str(root)))
-    # a registry with only the whole document is still read whole (a merge base from before the split)
+    assert "boards/boards.json removed" in capsys.readouterr().out
+    assert not whole.exists()
+    assert orv("boards", "--check", "--root", str(root)) == 0
+    # a registry with only a boards.json (no index) publishes no boards: it is not read whole either
     for path in split_files(_document(root)):
-        if path != "boards/boards.json":
-            (root / path).unlink()
-    assert read_boards(str(root)) == json.loads(whole.read_bytes())
+        (root / path).unlink()
+    whole.write_bytes(combined)
+    assert read_boards(str(root)) is None
 
 
 @pytest.mark.git

@@ -12,8 +12,8 @@ and no read of a model's whole boards part (`pull_request_boards`):
 
 Each side's groups are then ranked by build's rules, so an entry the change only pushes down a rank is
 found without its full row. Every list under a document's `boards` holds rows with `recipe` and `tier`,
-and `rank`/`rank_of` where ranked. A merge base from before the split (one boards.json) is read whole and
-patched as before (`board_document_for`).
+and `rank`/`rank_of` where ranked. A merge base whose standings cannot be read has its touched models' parts
+read and patched instead (`board_document_for`); the combined boards.json is never read (it is not committed).
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """How the boards are regenerated: the git stamp, tiers -> build -> schema check -> bytes, and comparing.
 
-The document is built and checked whole, then stored whole (boards/boards.json, for readers) and
-split (boards/split.py: boards/index.json and one file per model under boards/models/, for the gate).
+The document is built and checked whole, then stored split (boards/split.py: boards/index.json and one file
+per model under boards/models/ and boards/standings/); the combined document readers fetch is assembled
+from those files and published by the boards workflow (`orv boards --combined`), never committed.
 
 The only input besides the registry files is git: `updated_at` is the committer time of the
 newest commit touching recipes/, runs/ or catalog/ (docs/boards.md explains why a boards commit
@@ -24,6 +25,17 @@ from validator.registry.layout import BOARDS_PATH
 from validator.registry.snapshot import Analysis
 
 STAMP_DIRS = ("recipes", "runs", "catalog")
+# No generated file may pass this: GitHub warns at 50 MB and refuses a file over 100 MB, and every merge
+# rewrites a touched model's file. At the bench's largest registry (100,000 recipes, bench/merge_bytes.py's
+# size model) the largest is ~18 MB (tests/unit/test_boards_size.py holds it below the limit).
+FILE_LIMIT_MB = 25
+MB = 1_000_000
+
+
+def oversized(files: Mapping[str, bytes], limit_bytes: int = FILE_LIMIT_MB * MB) -> list[tuple[str, int]]:
+    """The generated files over `limit_bytes`: [(path, bytes)], largest first."""
+    over = [(path, len(data)) for path, data in files.items() if len(data) > limit_bytes]
+    return sorted(over, key=lambda item: (-item[1], item[0]))
 
 
 def git_stamp(root: str) -> GitStamp:
@@ -43,7 +55,7 @@ def regenerate(analysis: Analysis, stamp: GitStamp | None = None) -> bytes:
 
 
 def regenerate_files(analysis: Analysis, stamp: GitStamp | None = None) -> dict[str, bytes]:
-    """The files `orv boards` writes for the boards: {path: bytes}: the whole document, the index and one file per model."""
+    """The files `orv boards` writes for the boards: {path: bytes}: the index and one file per model (its part, its standings)."""
     document = fresh_document(analysis, stamp if stamp is not None else git_stamp(analysis.snapshot.root))
     return split_files(document)
 
@@ -63,7 +75,7 @@ def fresh_document(analysis: Analysis, stamp: GitStamp) -> dict[str, Any]:
 
 
 def restamped(document: Mapping[str, Any], stamp: GitStamp) -> dict[str, bytes]:
-    """The same boards' files under another git stamp (only the index and the whole document carry it)."""
+    """The same boards' files under another git stamp (only the index carries it)."""
     meta = {**document["meta"], "updated_at": stamp.updated_at, "source_commit": stamp.source_commit}
     return split_files({**document, "meta": meta})
 

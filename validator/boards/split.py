@@ -1,8 +1,10 @@
-"""The boards on disk: the whole document for readers, and a small index plus one file per model for the gate.
+"""The boards on disk: a small index plus one file per model, for the gate and for every reader.
 
-One boards document (build.py) is what every reader works with. SPEC §1 and §7 make boards/boards.json,
-the whole document, the public contract (the site, seed 004's shape), so `orv boards` writes it. The
-pull-request gate reads the base's boards a model at a time instead, from the same document stored split:
+One boards document (build.py) is what every reader works with. SPEC §1 and §7 make the combined document
+(seed 004's shape) the readers' contract, but it is never committed: at 100,000 recipes it would be ~244 MB,
+past GitHub's 100 MB limit for a file, and every merge would rewrite it. The boards workflow assembles it
+from the split files (`orv boards --combined OUT`, `read_boards`) and publishes it with the site. What is
+committed is the same document stored split, each file bounded by what one model holds:
 
 - boards/index.json: `format`, `meta` (the git stamp, counts, tiers, rounding), `wanted.models`
   (catalog models with no training recipe: bounded by the catalog) and `model_files` (the ids of
@@ -16,7 +18,9 @@ pull-request gate reads the base's boards a model at a time instead, from the sa
   it) and ~30x smaller: at 100,000 run files a one-recipe pull request read a 142 MB part for the ranks
   of one group (issue 32).
 
-The gate's checkout never fetches boards/boards.json. Of the split files, a merge that adds one recipe rewrites its model's file,
+A boards/boards.json left in a working tree (committed before the document left git) is a generated
+file no regeneration writes: `orv boards` removes it and ORV701 names it; nothing reads it. Of the split
+files, a merge that adds one recipe rewrites its model's file,
 its standings and the index (whose stamp and counts move with every data commit), nothing else; bench/merge_bytes.py measures the bytes that adds to git
 history. `split` and `assemble` are inverses: every list of the document is sorted by model first,
 or is re-sorted here by the document's own key (runs by digest, wanted items by kind and recipe),
@@ -234,14 +238,12 @@ def _owner(owner: Mapping[tuple[str, str], str], kind: str, recipe: str) -> str:
 
 
 def split_files(document: Mapping[str, Any]) -> dict[str, bytes]:
-    """The bytes `orv boards` writes: {path: bytes}: the whole document at DOCUMENT_PATH for readers
-    (SPEC §7), the index and model files, and the models' standings the pull-request gate reads."""
-    files = {
+    """The bytes `orv boards` writes: {path: bytes}: the index and model files, and the models' standings
+    the pull-request gate reads. Never the combined document (`orv boards --combined` assembles it)."""
+    return {
         path: render_standing(content) if path.startswith(BOARDS_STANDINGS_DIR + "/") else render(content)
         for path, content in split(document).items()
     }
-    files[DOCUMENT_PATH] = render(document)
-    return files
 
 
 def assemble(index: Mapping[str, Any], parts: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
@@ -395,11 +397,11 @@ def _is_part(part: Any, model: str) -> bool:
 
 def read_document(read: Reader, models: Iterable[str] | None = None) -> dict[str, Any] | None:
     """The boards document through `read`: every model's part, or only `models`' (those the index lists).
-    A registry with only the whole document boards/boards.json (a base from before the split) is read whole. None when neither exists;
-    BoardsUnreadable when the files are malformed or a listed part is missing."""
+    None when there is no index (a registry that publishes no boards); BoardsUnreadable when the files are
+    malformed or a listed part is missing. A boards/boards.json beside them is never read."""
     index = read_index(read(BOARDS_PATH))
     if index is None:
-        return _legacy(read(DOCUMENT_PATH))
+        return None
     listed = index["model_files"]
     wanted = listed if models is None else sorted(set(models) & set(listed))
     parts = []
@@ -409,15 +411,6 @@ def read_document(read: Reader, models: Iterable[str] | None = None) -> dict[str
             raise BoardsUnreadable(f"{BOARDS_PATH} lists {model_path(model)}, which is missing")
         parts.append(part)
     return assemble(index, parts)
-
-
-def _legacy(raw: bytes | None) -> dict[str, Any] | None:
-    if raw is None:
-        return None
-    document = _json(raw, DOCUMENT_PATH)
-    if not isinstance(document, dict) or not isinstance(document.get("boards"), dict):
-        raise BoardsUnreadable(f"{DOCUMENT_PATH} is not a boards document")
-    return document
 
 
 def file_reader(root: str) -> Reader:
@@ -446,7 +439,7 @@ def read_boards(root: str, models: Iterable[str] | None = None) -> dict[str, Any
 def committed_files(root: str) -> dict[str, bytes]:
     """Every generated boards file in the working tree: the index, each file under boards/models/ and
     boards/standings/ (whatever its name: a file left over for a model no longer on the boards counts)
-    and the whole document."""
+    and a boards/boards.json still in the tree (never written now: only so that it counts as left over)."""
     read = file_reader(root)
     out = {}
     for rel in (BOARDS_PATH, DOCUMENT_PATH):

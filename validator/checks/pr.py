@@ -15,7 +15,14 @@ from validator.evidence.signing import keys_by_principal, parse_signers
 from validator.git.diff import ADDED, DELETED, MODE_SUBMODULE, MODE_SYMLINK, FileChange
 from validator.load.documents import decode_utf8, parse_yaml
 from validator.pr.change import Change
-from validator.registry.layout import REGISTRY_DIRS, SIGNERS_PATH, classify, is_generated, run_digest_from_path
+from validator.registry.layout import (
+    DOCUMENT_PATH,
+    REGISTRY_DIRS,
+    SIGNERS_PATH,
+    classify,
+    is_generated,
+    run_digest_from_path,
+)
 
 E, W = Severity.ERROR, Severity.WARNING
 
@@ -402,8 +409,9 @@ def _review_reason(c: FileChange, base_ref: str) -> tuple[str, str]:
 def boards_are_mains_business(change: Change) -> Iterator[Finding]:
     """
     A pull request adds, edits or deletes a generated file: boards/index.json, a model's file under
-    boards/models/ or boards/standings/, the whole document boards/boards.json, the published keys' header boards/keys.json or a
-    shard under boards/keys/. The boards are what the public leaderboard shows, and the keys tell
+    boards/models/ or boards/standings/, the published keys' header boards/keys.json or a shard under
+    boards/keys/, or boards/boards.json (the combined document, which the boards workflow publishes with the
+    site and never commits). The boards are what the public leaderboard shows, and the keys tell
     the gate which files a change can affect; both are generated: main's boards workflow regenerates them from the merged recipes
     and run files after every merge. A hand-edited boards file (a tier raised from T0 to T3, a rank
     moved) would be published as it is until the next regeneration, so the gate fails the pull
@@ -417,9 +425,14 @@ def boards_are_mains_business(change: Change) -> Iterator[Finding]:
         if not is_generated(c.path):
             continue
         undo = f"git checkout {change.base_ref} -- {c.path}" if c.present_at_base else f"git rm {c.path}"
+        what = (
+            "which main's boards workflow publishes with the site and never commits"
+            if c.path == DOCUMENT_PATH
+            else "which main's boards workflow generates after every merge"
+        )
         yield Finding(
             c.path,
-            f"this pull request {_verb(c)} {c.path}, which main's boards workflow generates after every merge",
+            f"this pull request {_verb(c)} {c.path}, {what}",
             f"drop the change (`{undo}`); the job summary shows how the boards will change",
             line=1,
             col=1,

@@ -693,7 +693,7 @@ def explain_cmd(code: str) -> None:
     default=None,
     metavar="OUT",
     help="Regenerate nothing: write the committed boards assembled into one document (seed 004's "
-    "one-file shape) to OUT.",
+    "one-file shape, the readers' contract; the boards workflow publishes it with the site) to OUT.",
 )
 @root_option("Registry root (default: found from the current folder).")
 @click.option(
@@ -709,18 +709,28 @@ def explain_cmd(code: str) -> None:
     show_default=True,
     help="Reuse `orv check`'s results for files git reports unchanged (kept in the .git folder).",
 )
-def boards_cmd(check_only: bool, combined: str | None, root: Root, jobs: int | None, cache: bool) -> None:
-    """Regenerate the boards (boards/boards.json, and the same split into boards/index.json and one file per
-    model under boards/models/, tiers derived
-    from the evidence on record) and the keys (boards/keys.json and its shards under boards/keys/: each file's
-    relation keys, for pull-request checks on a fresh runner), or --check them, or write them --combined
-    into one file."""
+@click.option(
+    "--max-file-mb",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Refuse, writing nothing, when a generated file would pass this many MB (default 25; GitHub warns "
+    "at 50 and refuses 100); raise it only for a registry not hosted on GitHub.",
+)
+def boards_cmd(
+    check_only: bool, combined: str | None, root: Root, jobs: int | None, cache: bool, max_file_mb: int | None
+) -> None:
+    """Regenerate the boards (boards/index.json and one file per model under boards/models/ and
+    boards/standings/, tiers derived from the evidence on record) and the keys (boards/keys.json and its
+    shards under boards/keys/: each file's relation keys, for pull-request checks on a fresh runner), or
+    --check them, or write them --combined into the one document readers fetch (published by the boards
+    workflow, never committed)."""
     from validator.commands import boards
 
     if combined is not None:
         _run(lambda: boards.combined(root.path(), combined))
         return
-    _run(lambda: boards.boards(root.path(), check_only, jobs, cache, _progress_line()))
+    limit = max_file_mb * 1_000_000 if max_file_mb is not None else None
+    _run(lambda: boards.boards(root.path(), check_only, jobs, cache, _progress_line(), limit))
 
 
 @cli.command("site")

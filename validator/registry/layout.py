@@ -23,12 +23,12 @@ CATALOG_FILES = {
 BOARDS_PATH = "boards/index.json"  # the boards' index; each model's part in BOARDS_MODELS_DIR (boards/split.py)
 BOARDS_MODELS_DIR = "boards/models"
 BOARDS_STANDINGS_DIR = "boards/standings"  # per model, what the pull-request gate reads of it (boards/split.py)
-DOCUMENT_PATH = (
-    "boards/boards.json"  # the whole boards document readers fetch (SPEC §7), written beside the split files
-)
+# The combined boards document (SPEC §7) is published by the boards workflow, never committed: a copy in
+# the tree is a generated file no regeneration writes (ORV701 left over, ORV609 in a pull request)
+DOCUMENT_PATH = "boards/boards.json"
 KEYS_PATH = "boards/keys.json"  # the published relation keys' header (boards/keyfile.py) ...
 KEYS_DIR = "boards/keys"  # ... and their shards, by key: boards/keys/<hex>.json, past 2 digits <ab>/<rest>.json
-GENERATED_FILES = (BOARDS_PATH, DOCUMENT_PATH, KEYS_PATH)  # written by `orv boards` on main, never by hand
+GENERATED_FILES = (BOARDS_PATH, DOCUMENT_PATH, KEYS_PATH)  # orv boards' names on main, never edited by hand
 _BOARDS_MODEL_PATH = re.compile(r"^boards/(models|standings)/[^/]+\.json$")
 # any name, one folder deep at most (boards/keys/ab/c.json): a hand-made shard is a generated file too
 _KEYS_SHARD_PATH = re.compile(r"^boards/keys/([^/]+/)?[^/]+\.json$")
@@ -51,8 +51,8 @@ def filed_model(rel: str) -> str | None:
 
 
 def is_generated(rel: str) -> bool:
-    """Is this a file `orv boards` writes (the boards' index and model parts, the old one-file boards, the
-    keys' header and shards)?"""
+    """Is this a generated boards file (the boards' index and model parts, the keys' header and shards, and
+    boards/boards.json, the combined document that is published, never committed)?"""
     return (
         rel in GENERATED_FILES or _BOARDS_MODEL_PATH.match(rel) is not None or _KEYS_SHARD_PATH.match(rel) is not None
     )

@@ -115,7 +115,7 @@ def build(evaluation: Evaluation) -> PullRequestReport:
         documents: tuple[Mapping[str, Any], Mapping[str, Any]] | None = (
             pull_request_boards(evaluation) if evaluation.partial else None
         )
-        if documents is None:  # a full check, or a merge base with one boards.json or unreadable standings
+        if documents is None:  # a full check, or a merge base with unreadable standings
             base = base_board_document(evaluation)
             documents = (base, board_document_for(evaluation, base)) if base is not None else None
         if documents is None:
