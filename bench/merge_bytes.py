@@ -30,6 +30,7 @@ pull-request gate reads of them for a one-recipe pull request on a fresh runner 
 the whole file before, the header and the shards of the change's keys after (BaseTree.read counted).
 
 Usage: python -m bench.merge_bytes --n 1000 --n 10000 [--save]   (results: bench/merge-bytes-results.json)
+       python -m bench.merge_bytes --table   (the largest generated files' table in docs/boards.md, from the results)
 100,000 recipes (about 7 GB of run files and an hour of `orv boards` on this host) is extrapolated
 from the measured per-recipe and per-model figures, and the results say so.
 """
@@ -517,12 +518,45 @@ def extrapolate(results: list[dict[str, Any]], n: int) -> dict[str, Any]:
     return out
 
 
+def _size(n: float) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 1e6 else f"{n / 1e3:.1f} KB" if n >= 1e3 else f"{int(n)} B"
+
+
+def size_table(document: dict[str, Any]) -> str:
+    """The largest generated file of each kind, measured and extrapolated, as docs/boards.md and
+    docs/benchmarks.md show it (tests/unit/test_boards_size.py holds both to this)."""
+    lines = [
+        "| recipes (models) | largest model file | largest standings | index | largest key shard | keys header "
+        "| largest committed file | combined boards.json (published, not committed) |",
+        "|" + "---|" * 8,
+    ]
+    kinds = ("model file", "standings", "index", "key shard", "keys header")
+    for m in sorted(document["measured"], key=lambda r: r["recipes"]):
+        sizes = [m["largest_by_kind"][kind]["bytes"] for kind in kinds]
+        cells = [_size(v) for v in sizes] + [_size(max(sizes)), _size(m["combined_bytes"])]
+        lines.append(f"| {m['recipes']:,} ({m['models']:,}), measured | " + " | ".join(cells) + " |")
+    for e in document["extrapolated"]:
+        files = e["largest_files"]
+        sizes = [files[kind] for kind in kinds]
+        cells = ["~" + _size(v) for v in sizes[:-1]] + [_size(sizes[-1])]
+        combined = files["combined boards.json (published, not committed)"]
+        cells += [f"**~{_size(max(sizes))}** (limit 25 MB)", f"~{_size(combined)}: over GitHub's 100 MB limit"]
+        lines.append(f"| {e['recipes']:,} ({e['models']:,}), extrapolated | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, action="append", help="recipes (repeatable; default 1000 and 10000)")
     parser.add_argument("--out", type=Path, default=HERE / "out")
     parser.add_argument("--save", action="store_true", help=f"write {RESULTS.name}")
+    parser.add_argument(
+        "--table", action="store_true", help=f"print the file-size table of {RESULTS.name}, measure nothing"
+    )
     args = parser.parse_args()
+    if args.table:
+        print(size_table(json.loads(RESULTS.read_text())))
+        return 0
     results = []
     for n in args.n or [1000, 10000]:
         result = measure(n, args.out)
@@ -536,6 +570,7 @@ def main() -> int:
     if args.save:
         RESULTS.write_text(json.dumps(document, indent=2) + "\n")
     print(json.dumps(document["extrapolated"], indent=2))
+    print(size_table(document))
     return 0
 
 

@@ -8,15 +8,69 @@ would write passes the limit anyway.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from bench import merge_bytes
 from tests.testing.factories import training_recipe, write_recipe
-from validator.boards.regenerate import oversized
+from validator.boards.regenerate import FILE_LIMIT_MB, MB, oversized
 from validator.cli import main
 from validator.commands.boards import FileTooLarge, boards
 from validator.commands.outcome import Outcome, no_progress
+
+RESULTS = json.loads(merge_bytes.RESULTS.read_text())
+GITHUB_REFUSES = 100 * 1024 * 1024  # GitHub refuses a file over 100 MiB
+LARGEST_REGISTRY = 100_000
+
+
+def _largest_measured() -> dict:
+    return max(RESULTS["measured"], key=lambda r: r["recipes"])
+
+
+def test_every_committed_file_stays_under_the_limit_at_the_benchs_largest_registry() -> None:
+    files = merge_bytes.largest_files(_largest_measured(), LARGEST_REGISTRY)
+    committed = {kind: size for kind, size in files.items() if "not committed" not in kind}
+    # every kind orv commits is in the model: a kind missing from the measurement would pass unseen
+    assert set(committed) == {"model file", "standings", "index", "key shard", "keys header"}
+    over = {kind: size for kind, size in committed.items() if size >= FILE_LIMIT_MB * MB}
+    assert over == {}, f"at {LARGEST_REGISTRY:,} recipes these generated files pass {FILE_LIMIT_MB} MB: {over}"
+
+
+def test_the_size_model_sees_what_pushed_the_combined_document_out_of_git() -> None:
+    """The model is not blind: the combined document it would have committed passes GitHub's refusal limit
+    at the same size, so committing it again would fail the guard above (the published document is fine)."""
+    files = merge_bytes.largest_files(_largest_measured(), LARGEST_REGISTRY)
+    assert files["combined boards.json (published, not committed)"] > GITHUB_REFUSES
+    # and the figures the results file states (docs/boards.md quotes them) are the model's, recomputed
+    (saved,) = RESULTS["extrapolated"]
+    assert saved["recipes"] == LARGEST_REGISTRY and saved["largest_files"] == files
+
+
+def test_the_docs_show_the_table_the_bench_prints_from_its_results() -> None:
+    """docs/boards.md and docs/benchmarks.md state the largest files as `python -m bench.merge_bytes --table`
+    prints them from the committed results, never edited by hand; an edited figure is caught."""
+    table = merge_bytes.size_table(RESULTS)
+    for doc in ("boards.md", "benchmarks.md"):
+        text = (merge_bytes.REPO / "docs" / doc).read_text(encoding="utf-8")
+        assert table in text, doc
+        assert "python -m bench.merge_bytes --n 1000 --n 10000 --save" in text
+    last = table.splitlines()[-1]  # the extrapolated row, with a figure changed
+    edited = table.replace(last, last.replace("| ~", "| ~9", 1))
+    assert edited != table and edited not in (merge_bytes.REPO / "docs" / "boards.md").read_text(encoding="utf-8")
+
+
+def test_the_model_file_grows_with_its_models_recipes_not_the_registry() -> None:
+    measured = sorted(RESULTS["measured"], key=lambda r: r["recipes"])
+    small, large = measured[0], measured[-1]
+    assert large["recipes"] >= 10 * small["recipes"]
+    growth = merge_bytes.largest_model_growth(small, large["recipes"])
+    # the Zipf model predicts the largest model's recipes at the larger size within 15%
+    assert abs(small["largest_model_recipes"] * growth / large["largest_model_recipes"] - 1) < 0.15
+    # and its file grows by about as much (within 30%: the largest inference and training models differ)
+    predicted = small["largest_by_kind"]["model file"]["bytes"] * growth
+    assert abs(predicted / large["largest_by_kind"]["model file"]["bytes"] - 1) < 0.3
 
 
 def test_oversized_names_only_the_files_over_the_limit_largest_first() -> None:
