@@ -82,7 +82,7 @@ def trained_architecture_is_the_model(run: Any, catalog: Catalog) -> Iterator[Fi
         yield Finding(run.path, problem.message, problem.hint, at=tuple(problem.field.split(".")))
 
 
-@check("ORV263", Severity.ERROR, "one device name listed for two catalog GPUs", scope="registry")
+@check("ORV263", Severity.ERROR, "one device name listed for two catalog GPUs", scope="registry", per_file=True)
 def device_names_name_one_gpu(snapshot: Snapshot) -> Iterator[Finding]:
     """
     A GPU's `device_names` in catalog/hardware.yaml are the names its driver reports (nvidia-smi, CUDA's
