@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import time
 import traceback
-from collections.abc import Iterable
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from validator.checks.base import REGISTRY, Check, Finding
@@ -17,6 +20,50 @@ def severity_of(code: str) -> Severity:
     """A code's registered severity (a code raised by the loader before its family is imported: error)."""
     entry = REGISTRY.get(code)
     return entry.severity if entry else Severity.ERROR
+
+
+@dataclass
+class Timings:
+    """Seconds per check and per pipeline stage, for `orv check --profile`: counted only while
+    `profiling()` is on, and only in this process (the command loads in one process then)."""
+
+    checks: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    stages: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+
+
+TIMINGS: Timings | None = None  # None: nothing is timed (every check and stage pays one comparison)
+
+
+@contextlib.contextmanager
+def profiling() -> Iterator[Timings]:
+    """Time every check and stage run inside; the Timings are complete when the block ends."""
+    global TIMINGS  # noqa: PLW0603 - one switch read by every Collector, off outside the block
+    TIMINGS = timings = Timings()
+    try:
+        yield timings
+    finally:
+        TIMINGS = None
+
+
+@contextlib.contextmanager
+def stage(name: str) -> Iterator[None]:
+    """Count the block's seconds under `name` when profiling (stages may nest: "load > parse")."""
+    timings = TIMINGS
+    if timings is None:
+        yield
+        return
+    timings.stages.setdefault(name, 0.0)  # listed in the order stages begin, an outer one first
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        timings.stages[name] += time.perf_counter() - start
+
+
+def check_label(check: Check) -> str:
+    func = check.func
+    where = f"{func.__module__.rsplit('.', 1)[-1]}.{func.__name__}" if func is not None else "?"
+    return f"{check.code} {where}"
 
 
 @dataclass
@@ -40,11 +87,15 @@ class Collector:
             self.add(Diagnostic(issue.code, severity_of(issue.code), doc.path, line, col, issue.message, issue.hint))
 
     def findings(self, check: Check, findings: Iterable[Finding], documents: dict[str, Document]) -> None:
+        timings = TIMINGS
+        start = time.perf_counter() if timings is not None else 0.0
         try:
             for f in findings:
                 self.add(to_diagnostic(check, f, documents))
         except Exception:  # noqa: BLE001 - a raising check is orv's bug, reported, never a traceback
             self.add(internal_error(check.code))
+        if timings is not None:  # a check is a generator: its work happens as its findings are read
+            timings.checks[check_label(check)] += time.perf_counter() - start
 
 
 def to_diagnostic(check: Check, f: Finding, documents: dict[str, Document]) -> Diagnostic:

@@ -147,6 +147,13 @@ def cli() -> None:
     "measurers/ or a submodule), check them all out instead of refusing (a partial clone "
     "downloads them). The pull-request gate passes it.",
 )
+@click.option(
+    "--profile",
+    is_flag=True,
+    default=False,
+    help="Also print on stderr the seconds each pipeline stage and each check took (everything runs in "
+    "one process then, so the per-file checks are counted; for finding what is slow, docs/benchmarks.md).",
+)
 def check_cmd(
     paths: tuple[str, ...],
     base: str | None,
@@ -166,6 +173,7 @@ def check_cmd(
     shard_spec: str | None,
     partial_out: str | None,
     widen: bool,
+    profile: bool,
 ) -> None:
     """Check the registry; report findings in PATHS (default: everything).
 
@@ -190,7 +198,17 @@ def check_cmd(
     report = _report_options(fmt, summary_file, outputs_file, least, quiet, statistics, show_all, color_choice)
     _run(
         lambda: check.check(
-            root.path(), paths, base, waive, with_boards, jobs, cache, widen, report, _progress_line(quiet, fmt)
+            root.path(),
+            paths,
+            base,
+            waive,
+            with_boards,
+            jobs,
+            cache,
+            widen,
+            report,
+            _progress_line(quiet, fmt),
+            profile,
         )
     )
 

@@ -4,9 +4,11 @@ report the findings in the format asked, with the job summary and step outputs."
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, replace
 
 from validator.checks import all_checks
+from validator.checks.collect import profiling, stage
 from validator.commands.outcome import Outcome, ProgressLine
 from validator.diagnostics import Result, Severity
 from validator.engine import shard as shards
@@ -18,6 +20,7 @@ from validator.load.pipeline import default_jobs
 from validator.registry.layout import REGISTRY_DIRS
 from validator.registry.snapshot import imported_paths
 from validator.report import REPORTER_BY_NAME, summary
+from validator.report.profile import render as render_profile
 from validator.report.text import TextOptions, render_with
 
 
@@ -46,24 +49,33 @@ def check(
     widen: bool,
     options: ReportOptions,
     progress: ProgressLine,
+    profile: bool = False,
 ) -> Outcome:
-    """The whole registry, or a pull request against the merge base with `base`; PATHS limit what is reported."""
+    """The whole registry, or a pull request against the merge base with `base`; PATHS limit what is reported.
+    `profile`: also say on stderr how many seconds each stage and check took (in one process, so that
+    the per-file checks are counted too)."""
     rel_paths = tuple(relative(root, p) for p in paths)
-    with progress("orv check: loading") as show:
-        evaluation = evaluate(
-            Config(
-                root=root,
-                paths=tuple(p for p in rel_paths if p),
-                base=base,
-                waive=tuple(w.upper() for w in waive),
-                skip_boards=not with_boards,
-                jobs=jobs or default_jobs(),
-                progress=show,
-                cache=cache,
-                widen=widen,
-            )
-        )
-    outcome = report(evaluation, options)
+    config = Config(
+        root=root,
+        paths=tuple(p for p in rel_paths if p),
+        base=base,
+        waive=tuple(w.upper() for w in waive),
+        skip_boards=not with_boards,
+        jobs=1 if profile else jobs or default_jobs(),
+        cache=cache,
+        widen=widen,
+    )
+    if not profile:
+        with progress("orv check: loading") as show:
+            outcome = report(evaluate(replace(config, progress=show)), options)
+    else:
+        start = time.perf_counter()
+        with profiling() as timings:
+            with stage("evaluate (everything above)"):
+                evaluation = evaluate(config)
+            with stage("report (format, job summary, outputs)"):
+                outcome = report(evaluation, options)
+        outcome.note(render_profile(timings, time.perf_counter() - start).rstrip("\n"))
     if base is not None:
         _warn_uncommitted(root, outcome)
     return outcome

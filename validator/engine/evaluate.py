@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from validator.checks import Keep, by_scope
-from validator.checks.collect import Collector
+from validator.checks.collect import Collector, stage
 from validator.diagnostics import Diagnostic, Result
 from validator.engine.evaluation import (
     BaseView,
@@ -106,21 +106,24 @@ def _conclude(config: Config, snapshot: Snapshot, out: Collector) -> Evaluation:
     documents = dict(snapshot.documents)
     change: Change | None = None
     if config.base is not None:
-        change = compare(snapshot, config.base)
-        for check in by_scope("pr"):
-            assert check.func is not None
-            out.findings(check, check.func(change), documents)
+        with stage("pull-request checks"):
+            change = compare(snapshot, config.base)
+            for check in by_scope("pr"):
+                assert check.func is not None
+                out.findings(check, check.func(change), documents)
     if not config.skip_boards and config.base is None:
-        analysis = Analysis(snapshot, tuple(out.diagnostics))
-        for check in by_scope("boards"):
-            assert check.func is not None
-            out.findings(check, check.func(analysis), documents)
+        with stage("boards checks"):
+            analysis = Analysis(snapshot, tuple(out.diagnostics))
+            for check in by_scope("boards"):
+                assert check.func is not None
+                out.findings(check, check.func(analysis), documents)
     found = sorted_unique(out.diagnostics)
     kept: list[Diagnostic] = list(found)
     base: BaseView | None = None
     pre_existing: list[Diagnostic] = []
     if change is not None:
-        kept, base, pre_existing = introduced(found, change)
+        with stage("pull request: the merge base checked, its findings subtracted"):
+            kept, base, pre_existing = introduced(found, change)
     kept, waived = apply_options(config, kept)
     result = Result(tuple(kept), files_checked=len(snapshot.files), notes=waiver_notes(waived, pre_existing))
     return Evaluation(result, snapshot, found, change, base, tuple(waived), tuple(pre_existing))

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from validator.checks import Keep, all_checks, by_scope
-from validator.checks.collect import Collector
+from validator.checks.collect import Collector, stage
 from validator.diagnostics import Diagnostic, Result
 from validator.errors import UsageError
 from validator.load.cache import Store
@@ -68,9 +68,10 @@ def check_waivers(codes: tuple[str, ...]) -> None:
 def run_registry_checks(snapshot: Snapshot, out: Collector, keep: Keep | None = None) -> Snapshot:
     """The registry-scope checks (those `keep` accepts, when given)."""
     documents = dict(snapshot.documents)
-    for check in by_scope("registry", keep):
-        assert check.func is not None
-        out.findings(check, check.func(snapshot), documents)
+    with stage("registry checks"):
+        for check in by_scope("registry", keep):
+            assert check.func is not None
+            out.findings(check, check.func(snapshot), documents)
     return snapshot
 
 
@@ -85,8 +86,11 @@ def check_tree(
 ) -> tuple[Snapshot, Loaded]:
     """Load the tree at root and run the run-file and registry checks on it (those `keep` accepts,
     when given); `keys`: each entry carries its relation keys, computed where it loads."""
-    loaded = load_tree(root, jobs, progress, store, keep=keep, keys=keys)
-    return run_registry_checks(assemble_loaded(root, loaded, out), out, keep), loaded
+    with stage("load"):
+        loaded = load_tree(root, jobs, progress, store, keep=keep, keys=keys)
+    with stage("snapshot: assemble"):
+        snapshot = assemble_loaded(root, loaded, out)
+    return run_registry_checks(snapshot, out, keep), loaded
 
 
 def apply_options(config: Config, kept: list[Diagnostic]) -> tuple[list[Diagnostic], list[Diagnostic]]:

@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from validator.checks import Keep, by_scope
-from validator.checks.collect import Collector
+from validator.checks.collect import Collector, stage
 from validator.diagnostics import Diagnostic, Severity
 from validator.errors import LoadError
 from validator.files.atomic import settle
@@ -320,12 +320,13 @@ def compute_facts(
 
 def load_run(root: str, rel: str, catalog: Catalog, out: Collector, exact: bool = True) -> RunFile | None:
     try:
-        raw = read_bytes(root, rel, MAX_JSON_BYTES)
-        text = decode_utf8(raw)
-        data = parse_json(raw, text)
-        canonical = is_canonical(raw, data)
-        if not canonical:
-            find_duplicate_json_keys(text)  # only a non-canonical file can hide a duplicate key
+        with stage("load > run files: read, decode, parse, canonical form"):
+            raw = read_bytes(root, rel, MAX_JSON_BYTES)
+            text = decode_utf8(raw)
+            data = parse_json(raw, text)
+            canonical = is_canonical(raw, data)
+            if not canonical:
+                find_duplicate_json_keys(text)  # only a non-canonical file can hide a duplicate key
     except LoadError as exc:
         out.load_error(rel, exc)
         return None
@@ -351,18 +352,20 @@ def load_run(root: str, rel: str, catalog: Catalog, out: Collector, exact: bool 
             quality,
             tuple(problems),
         )
-    samples = data.get("samples", []) if kind in ("training", "inference") else None
-    columns = Columns(samples) if type(samples) is list else None  # read once, shared with the facts
-    if kind in ("training", "inference") and samples_fast_ok(kind, samples, columns):
-        meta = _validated(RunMeta, strip_samples(data), "run", doc, out)
-    else:  # the samples (or the kind) look wrong: let jsonschema say exactly where
-        issues = validate_run_data(data)
-        if issues:
-            out.schema_issues(doc, "run", issues)
-        else:
+    with stage("load > run files: samples' columns, schema, model"):
+        samples = data.get("samples", []) if kind in ("training", "inference") else None
+        columns = Columns(samples) if type(samples) is list else None  # read once, shared with the facts
+        if kind in ("training", "inference") and samples_fast_ok(kind, samples, columns):
             meta = _validated(RunMeta, strip_samples(data), "run", doc, out)
+        else:  # the samples (or the kind) look wrong: let jsonschema say exactly where
+            issues = validate_run_data(data)
+            if issues:
+                out.schema_issues(doc, "run", issues)
+            else:
+                meta = _validated(RunMeta, strip_samples(data), "run", doc, out)
     if meta is not None:
-        facts = compute_facts(meta, data, catalog, columns, exact)
+        with stage("load > run files: facts from samples (figures, workload, convergence, fingerprint)"):
+            facts = compute_facts(meta, data, catalog, columns, exact)
     return RunFile(rel, raw, doc, run_digest_from_path(rel), content_address(raw), canonical, meta, facts)
 
 
@@ -395,14 +398,16 @@ def _load_entry(rel: str) -> FileResult:
     out = Collector()
     kind = classify(rel)
     if kind in ("recipe-training", "recipe-inference"):
-        return _load_recipe(root, rel, kind, out, {}, catalog), out.diagnostics
+        with stage("load > recipes: read, parse, schema, model"):
+            return _load_recipe(root, rel, kind, out, {}, catalog), out.diagnostics
     run = load_run(root, rel, catalog, out, _WORKER["exact"])
     if run is None:
         return RunEntry(rel, run_digest_from_path(rel) or "", "", False, None, None), out.diagnostics
     single = {rel: run.doc}
-    for check in _WORKER["run_checks"]:
-        assert check.func is not None
-        out.findings(check, check.func(run, catalog), single)
+    with stage("load > run-file checks"):
+        for check in _WORKER["run_checks"]:
+            assert check.func is not None
+            out.findings(check, check.func(run, catalog), single)
     # The bytes and samples go out of scope here: only the reduced entry is kept.
     return (
         RunEntry(

@@ -28,7 +28,7 @@ from itertools import accumulate
 
 from validator.boards.keyfile import KeysUnusable
 from validator.checks import by_scope
-from validator.checks.collect import Collector
+from validator.checks.collect import Collector, stage
 from validator.diagnostics import Result
 from validator.engine.evaluation import (
     BaseView,
@@ -62,14 +62,16 @@ from validator.registry.snapshot import Catalog, Snapshot
 def evaluate_change(config: Config) -> Evaluation | None:
     """The Evaluation of a pull request from its neighbourhood, or None when everything must be checked."""
     assert config.base is not None
-    change = diff(config.root, config.base)  # a GitError is a UsageError: exit 2 with its message
+    with stage("pull request: git diff"):
+        change = diff(config.root, config.base)  # a GitError is a UsageError: exit 2 with its message
     changed = {c.path: c for c in change.files if c.path.split("/", 1)[0] in REGISTRY_DIRS}
     # the catalog and the measurers file bear on every file's judgement: check everything
     if any(path.startswith(("catalog/", "measurers/")) for path in changed) or any(
         MODE_SUBMODULE in (c.base_mode, c.head_mode) for c in change.files
     ):
         return None
-    base_files = change.base.listing(REGISTRY_DIRS)
+    with stage("pull request: the merge base's listing"):
+        base_files = change.base.listing(REGISTRY_DIRS)
     if any(mode == MODE_SUBMODULE for mode, _ in base_files.values()):
         return None
     head_files = {rel for rel in base_files if rel not in changed}
@@ -95,13 +97,15 @@ def evaluate_change(config: Config) -> Evaluation | None:
     loader = _Loader(root, catalog, config.jobs, config.progress)
     index = open_index(store)
 
-    loader.load_changed(changed, change)
+    with stage("pull request: the changed files loaded (both sides)"):
+        loader.load_changed(changed, change)
     head_keys = {rel: _keys(rel, loader.head.get(rel)) for rel, c in changed.items() if c.present_at_head}
-    published = open_published(root, change.base, change.base_commit, derivation_key(root), base_files)
-    try:
-        near = _BaseKeys(base_files, changed, index, published, loader).neighbourhood(head_keys)
-    except KeysUnusable:  # a malformed shard on the base: find every key by loading, as without keys
-        near = _BaseKeys(base_files, changed, index, None, loader).neighbourhood(head_keys)
+    with stage("pull request: the neighbourhood (published keys, key index)"):
+        published = open_published(root, change.base, change.base_commit, derivation_key(root), base_files)
+        try:
+            near = _BaseKeys(base_files, changed, index, published, loader).neighbourhood(head_keys)
+        except KeysUnusable:  # a malformed shard on the base: find every key by loading, as without keys
+            near = _BaseKeys(base_files, changed, index, None, loader).neighbourhood(head_keys)
     # the measurers file decides every signature (ORV222, T3): it is part of any neighbourhood
     near |= {SIGNERS_PATH} & (head_files | set(base_files))
     # Every recipe's quality status is judged against its model's reference run (docs/quality.md):
@@ -110,7 +114,10 @@ def evaluate_change(config: Config) -> Evaluation | None:
         run_path(ref.split(":", 1)[-1]) for spec in catalog.models.values() for ref in spec.quality_reference.values()
     } & set(base_files)
     materialize(root, sorted(near & head_files))  # the snapshot's files, .sig companions included
-    loader.load_unchanged([rel for rel in sorted(near) if rel not in changed and _loadable(rel, base_files[rel][0])])
+    with stage("pull request: the neighbourhood loaded"):
+        loader.load_unchanged(
+            [rel for rel in sorted(near) if rel not in changed and _loadable(rel, base_files[rel][0])]
+        )
     index.save()
 
     head_out, base_out = Collector(), Collector()
