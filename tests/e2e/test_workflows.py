@@ -45,8 +45,25 @@ def load(path: Path) -> Any:
     return yaml.safe_load(path.read_text(encoding="utf-8"))
 
 
-def test_there_are_three_workflows() -> None:
-    assert [p.name for p in WORKFLOWS] == ["boards.yml", "pull-request.yml", "tests.yml"]
+def test_there_are_four_workflows() -> None:
+    assert [p.name for p in WORKFLOWS] == ["bench.yml", "boards.yml", "pull-request.yml", "tests.yml"]
+
+
+def test_the_bench_workflow_prints_the_ratios_and_never_blocks() -> None:
+    """bench.yml (issue 55): the bench's ratios on every pull request, read-only, never failing it."""
+    document = load(ROOT / ".github" / "workflows" / "bench.yml")
+    triggers = _triggers(document)
+    assert triggers["pull_request"] is None and triggers["push"] == {"branches": ["main"]}
+    assert document["permissions"] == {"contents": "read"}
+    (job,) = document["jobs"].values()
+    assert job["continue-on-error"] is True and "permissions" not in job
+    checkout, _, install, bench = job["steps"]
+    assert checkout["with"]["persist-credentials"] is False
+    assert "--require-hashes" in install["run"] and "--no-index" in install["run"]
+    command = shlex.split(bench["run"])
+    assert command[:2] == ["python", "bench/run.py"] and "--skip-cjs" in command
+    sizes = command[command.index("--n") + 1 : command.index("--repeat")]
+    assert len(sizes) >= 2  # two sizes: a growth exponent is printed
 
 
 # --------------------------------------------------------------------------- public schemas and zizmor
