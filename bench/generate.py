@@ -1,6 +1,7 @@
 """Deterministic synthetic registry for benchmarks, shaped like main: N recipes, about N run files.
 
-Half training, half inference. Each recipe has 0-3 runs (30% none, 50% one, 10% two, 10% three:
+Half training, half inference; every 25th recipe an inference recipe swept over five concurrencies
+(one run per point). Each other recipe has 0-3 runs (30% none, 50% one, 10% two, 10% three:
 about one run file per recipe) from several measurers, each run 64-3,000 raw samples; about 5% of
 run files carry non-ASCII notes. Every recipe passes every check, so `orv check` does all of its
 work. The registry is a git repository whose last commit adds the boards (`orv boards`: boards/index.json,
@@ -25,6 +26,8 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 
+from tests.testing.factories import inference_recipe, inference_run, write_recipe  # noqa: E402
+from tests.testing.sweeps import independent_point, samples_at  # noqa: E402
 from validator.hashing import canonical_bytes, is_canonical  # noqa: E402
 from validator.science.throughput import inference_facts, training_facts  # noqa: E402
 
@@ -32,7 +35,8 @@ from validator.science.throughput import inference_facts, training_facts  # noqa
 # model's file is 142 MB), so `orv boards` may write files past the 25 MB a GitHub-hosted registry allows
 # (docs/boards.md, "File sizes"); these registries are measured, never pushed
 BOARDS_LIMIT = ("--max-file-mb", "1000")
-GENERATOR_VERSION = "5"  # 4: boards/keys.json committed with the boards; 5: boards stored split
+GENERATOR_VERSION = "6"  # 4: boards/keys.json committed with the boards; 5: boards stored split; 6: sweeps
+SWEEP_EVERY = 25  # every 25th recipe is an inference recipe swept over concurrency, one run per point
 RUNS_PER_RECIPE = ([0] * 3) + ([1] * 5) + [2, 3]  # drawn uniformly: 30% / 50% / 10% / 10%, mean 1.0
 SAMPLES = (64, 3000)
 NON_ASCII_NOTES = [
@@ -206,6 +210,44 @@ runs: {orjson.dumps([f"sha256:{d}" for d in digests]).decode()}
     _write(root / "recipes" / "inference" / model / f"{rid}.yaml", text.encode())
 
 
+def swept(root: Path, i: int, rng: random.Random, concurrencies: tuple[int, ...] = (1, 2, 4, 8, 16)) -> None:
+    """An inference recipe swept over `concurrencies` (its `sweep:` claims), one run per point whose
+    figures are recomputed from its samples (tests/testing/sweeps.py's requests on the test workload
+    fixed-1024-256): what the sweeps' checks (ORV243, ORV511, the per-point claims) read."""
+    base_decode, slowdown = round(rng.uniform(40, 80), 3), round(rng.uniform(0.005, 0.08), 4)
+    software = {"engine": {"name": "vllm", "version": "0.30.0", "commit": f"{i:07x}abcdef"}}
+    recipe = inference_recipe(
+        f"glm-5-3-flash-rtx-3090-x2-sweep-{i:06d}",
+        prefill=None,
+        ttft=None,
+        software=software,
+        serving={"context_len": 8192, "concurrency": 1},
+        workload="fixed-1024-256",
+        author="bench",
+    )
+    recipe["sweep"] = {"concurrency": list(concurrencies), "claimed": []}
+    runs = []
+    for c in concurrencies:
+        samples, duration = samples_at(base_decode, slowdown, c)
+        decode, _ = independent_point(samples, duration, recipe["hardware"]["count"])
+        if c == concurrencies[0]:
+            recipe["claimed"] = {"decode_tok_s": round(decode, 2)}
+        else:
+            recipe["sweep"]["claimed"].append({"concurrency": c, "decode_tok_s": round(decode, 2)})
+        run = inference_run(
+            recipe,
+            decode,
+            samples=False,
+            duration_s=duration,
+            serving={"context_len": 8192, "concurrency": c},
+            measured_by=f"bench-{i % 5}",
+        )
+        run["samples"] = samples
+        runs.append(f"sha256:{_store_run(root, run)}")  # written as every generated run (no scratch folder)
+    recipe["runs"] = runs
+    write_recipe(root, recipe)
+
+
 GIT = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.invalid", "-c", "commit.gpgsign=false"]
 # Fixed commit dates: the boards stamp (committer time of the data commit) is part of the bytes.
 GIT_ENV = {
@@ -265,7 +307,10 @@ def generate(root: Path, n: int, seed: int = 20261202) -> Path:
     def write_data(root: Path) -> None:
         for i in range(n):
             rng = random.Random(seed * 1_000_003 + i)
-            (training if i % 2 == 0 else inference)(root, i, rng, rng.choice(RUNS_PER_RECIPE))
+            if i % SWEEP_EVERY == SWEEP_EVERY - 1:
+                swept(root, i, rng)
+            else:
+                (training if i % 2 == 0 else inference)(root, i, rng, rng.choice(RUNS_PER_RECIPE))
 
     if not build_once(root, f"{GENERATOR_VERSION} {n} {seed}\n", write_data):
         refresh_boards(root)  # the same data; the orv measured may be another
