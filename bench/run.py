@@ -211,9 +211,56 @@ def growth(report: list[dict]) -> dict[str, float]:
     return out
 
 
+# The figures docs/benchmarks.md says a change must not worsen, from a results file: (label, ratio key).
+GUARDED = (
+    ("check / floor, wall", "check/floor (wall)"),
+    ("check / floor, CPU", "check/floor (CPU)"),
+    ("boards / check, wall", "boards/check"),
+    ("boards / check, CPU", "boards/check (CPU)"),
+    ("Action / check, wall", "action-cold/check"),
+    ("Action / check, CPU", "action-cold/check (CPU)"),
+)
+
+
+def table(report: list[dict]) -> str:
+    """The Markdown table docs/benchmarks.md shows for one results file (`--table FILE` prints it):
+    the guarded ratios per N side by side, peak memory, the host's load, then the growth exponents."""
+    sizes = [entry for entry in report if "n" in entry]
+    head = "| figure | " + " | ".join(f"N = {e['n']:,}" for e in sizes) + " |"
+    lines = [head, "|---|" + "---|" * len(sizes)]
+    for label, key in GUARDED:
+        lines.append(f"| {label} | " + " | ".join(f"{e['ratios'][key]:.3f}" for e in sizes) + " |")
+    lines.append(
+        "| peak memory, largest orv process | "
+        + " | ".join(
+            f"{max(r['peak_mib'] for k, r in e['rows'].items() if k.startswith(('orv', 'Action')))} MiB" for e in sizes
+        )
+        + " |"
+    )
+    if all("load" in e for e in sizes):
+        lines.append(
+            "| host load average (1 min) before / after | "
+            + " | ".join(f"{e['load'][0]:.1f} / {e['load'][1]:.1f}" for e in sizes)
+            + " |"
+        )
+    growth = next((entry["growth"] for entry in report if "growth" in entry), {})
+    if growth:
+        lines += ["", f"| growth exponent, N = {sizes[0]['n']:,} → {sizes[-1]['n']:,} | wall | CPU |", "|---|---|---|"]
+        for row in (FULL, BOARDS, FLOOR, ACTION):
+            lines.append(
+                f"| {row} | {growth.get(row + ' (wall)', float('nan')):.2f} | {growth.get(row + ' (cpu)', float('nan')):.2f} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, nargs="+", default=[1000], help="registry sizes (recipes = run files)")
+    parser.add_argument(
+        "--table",
+        type=Path,
+        help="print docs/benchmarks.md's table of the guarded ratios from this results file; measure nothing",
+    )
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--skip-cjs", action="store_true", help="skip check-jsonschema (~0.75 s per run file)")
     parser.add_argument(
@@ -224,12 +271,16 @@ def main() -> int:
     )
     parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
     args = parser.parse_args()
+    if args.table is not None:
+        print(table(json.loads(args.table.read_text())), end="")
+        return 0
     python = sys.executable
     report = []
     for n in args.n:
         root = generate(HERE / "out" / f"registry-{n}", n)
         runs = files(root, "runs", ".json")
         rows: dict[str, tuple[float, float, int]] = {}
+        load_before = os.getloadavg()[0]  # how busy the shared host was: ratios are read against it
         warm_page_cache(root)
         print(
             f"\nN = {n:,} recipes + {len(runs):,} run files ({sum((root / r).stat().st_size for r in runs) / 2**20:.0f} MiB)"
@@ -324,6 +375,7 @@ def main() -> int:
                 },
                 "ratios": {k: round(v, 4) for k, v in ratios.items()},
                 "check_cpu_s": round(full_cpu, 3),
+                "load": [round(load_before, 2), round(os.getloadavg()[0], 2)],
                 "cores": os.cpu_count(),
             }
         )

@@ -40,3 +40,22 @@ def test_an_edited_figure_is_caught() -> None:
     doc = DOC.read_text(encoding="utf-8")
     edited = doc.replace(tables[0].splitlines()[2], tables[0].splitlines()[2].replace("|", "| 9", 1), 1)
     assert missing_tables(edited, tables) == [tables[0].splitlines()[0]]
+
+
+def test_the_guarded_ratios_table_is_what_bench_run_prints() -> None:
+    """Issue 55: the table of the figures a change must not worsen is `bench/run.py --table`'s output
+    for the committed results file, never edited by hand."""
+    done = subprocess.run(
+        [sys.executable, "bench/run.py", "--table", "bench/results-main-shape.json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    tables = [block for block in done.stdout.strip().split("\n\n") if block.strip()]
+    assert len(tables) == 2  # the ratios per N, the growth exponents
+    doc = DOC.read_text(encoding="utf-8")
+    assert missing_tables(doc, tables) == []
+    edited = doc.replace(tables[0].splitlines()[3], tables[0].splitlines()[3].replace("|", "| 9", 1), 1)
+    assert missing_tables(edited, tables) == [tables[0].splitlines()[0]]
