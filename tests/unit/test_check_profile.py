@@ -62,3 +62,9 @@ def test_profile_of_a_pull_request_names_its_stages(tmp_path: Path) -> None:
     stages = _rows(err, "stages:")
     assert "pull request: git diff" in stages
     assert "pull request: the neighbourhood (published keys, key index)" in stages
+
+
+def test_profile_does_not_go_with_a_shard(tmp_path: Path) -> None:
+    repo = registry_repo(tmp_path)
+    result = CliRunner().invoke(cli, ["check", "--root", str(repo), "--shard", "1/2", "--profile"])
+    assert result.exit_code == 2 and "--profile" in result.output

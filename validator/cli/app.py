@@ -185,6 +185,8 @@ def check_cmd(
     from validator.engine.shard import parse_shard
 
     if shard_spec is not None:
+        if profile:
+            raise click.UsageError("--profile times a whole check in one process; it does not go with --shard")
         _refuse_reporting_options_with_a_shard()
         shard = parse_shard(shard_spec)
         _run(lambda: check.check_shard(root.path(), shard, partial_out, jobs, _progress_line()))
