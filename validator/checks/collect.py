@@ -45,7 +45,9 @@ def profiling() -> Iterator[Timings]:
         TIMINGS = None
 
 
-_OFF = contextlib.nullcontext()  # reusable: profiling off, a stage costs ~0.7 µs (a generator context ~3 µs, measured with timeit)
+_OFF = (
+    contextlib.nullcontext()
+)  # reusable: profiling off, a stage costs ~0.7 µs (a generator context ~3 µs, measured with timeit)
 
 
 def stage(name: str) -> contextlib.AbstractContextManager[None]:
