@@ -511,3 +511,69 @@ def test_sglang_s_dp_attention_needs_no_more_gpus_and_a_deprecated_switch_takes_
     assert [f for f in pr_findings(repo, rel, text) if f[0].startswith("ORV25")] == [
         ("ORV251", "launch needs 64 GPUs (tensor × pipeline × data parallel sizes), hardware.count is 8")
     ]
+
+
+TRTLLM = ["zai-org/GLM-5.3-Flash"]
+
+
+@pytest.mark.git
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        # trtllm-serve's Click options are spelled with `_`: `--tp_size` is `--tensor_parallel_size`
+        (
+            [*TRTLLM, "--tp_size", "2"],
+            [("ORV251", "launch sets --tp_size 2 (--tensor_parallel_size) on 1 GPU(s)")],
+        ),
+        (
+            ["serve", *TRTLLM, "--max_batch_size=4"],
+            [
+                (
+                    "ORV251",
+                    "launch caps the server at 4 sequences (--max_batch_size=4 → --max_batch_size), "
+                    "below serving.concurrency 16",
+                )
+            ],
+        ),
+        (
+            [*TRTLLM, "--max_seq_len", "2048"],
+            [("ORV251", "launch sets --max_seq_len 2048, serving.context_len is 8192")],
+        ),
+        # Click rewrites no `-` to `_` and resolves no prefix: the server refuses both at start-up
+        (
+            [*TRTLLM, "--tp-size", "1"],
+            [("ORV253", "launch.args[1] `--tp-size` is not a tensorrt-llm main@00209af1 flag")],
+        ),
+        (
+            [*TRTLLM, "--tensor_parallel", "1"],
+            [("ORV253", "launch.args[1] `--tensor_parallel` is not a tensorrt-llm main@00209af1 flag")],
+        ),
+    ],
+)
+def test_a_trtllm_serve_launch_is_read_as_click_reads_it(
+    repo: Path, args: list[str], expected: list[tuple[str, str]]
+) -> None:
+    rel = INFERENCE.format(rid="glm-5-3-flash-h100-trt")
+    found = pr_findings(repo, rel, inference_text("glm-5-3-flash-h100-trt", "tensorrt-llm", args))
+    assert sorted(f for f in found if f[0].startswith("ORV25")) == sorted(expected)
+
+
+@pytest.mark.git
+def test_the_honest_trtllm_serve_twin_passes(repo: Path) -> None:
+    rel = INFERENCE.format(rid="glm-5-3-flash-h100-trt")
+    args = ["serve", *TRTLLM, "--tp_size", "1", "--max_batch_size=16", "--max_seq_len", "8192", "--port", "8001"]
+    found = pr_findings(repo, rel, inference_text("glm-5-3-flash-h100-trt", "tensorrt-llm", args))
+    assert [f for f in found if f[0].startswith(("ORV25", "ORV3"))] == []
+
+
+def test_reproduce_prints_trtllm_serve_and_arguments_its_table_accepts(repo: Path) -> None:
+    rel = INFERENCE.format(rid="glm-5-3-flash-h100-trt")
+    args = [*TRTLLM, "--tp_size", "1", "--max_batch_size", "16", "--max_seq_len", "8192"]
+    write(repo, rel, inference_text("glm-5-3-flash-h100-trt", "tensorrt-llm", args))
+    lines = reproduce(str(repo), str(repo / rel)).lines
+    (command,) = _commands([line for line in lines if line.startswith("trtllm-serve")], "trtllm-serve")
+    assert command[0] == "trtllm-serve"
+    parsed = parse(load_table("tensorrt-llm"), command[1:])
+    assert not parsed.unknown and parsed.positionals == [(0, "zai-org/GLM-5.3-Flash")]
+    assert parsed.settings["--tensor_parallel_size"].value == "1"
+    assert parsed.settings["--max_batch_size"].value == "16" and parsed.settings["--max_seq_len"].value == "8192"

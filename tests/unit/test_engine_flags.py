@@ -4,7 +4,8 @@ A property test: a launch built from a table parses to the same canonical settin
 engine accepts (vLLM's `_` for `-`, `--flag=value`, an alias, a unique prefix where the parser allows it, a
 repeated flag whose last value wins), and ORV302's identity sees recipes differing only in spelling, or in a
 setting that changes no figure (a port, a log level), as one configuration. Where the engines' source is at
-hand (ORV_ENGINE_SOURCES=DIR holding vllm/, sglang/, megatron/ source trees) the tables are re-derived from it.
+hand (ORV_ENGINE_SOURCES=DIR holding vllm/, sglang/, megatron/, llama.cpp/, tensorrt-llm/ source trees) the
+tables are re-derived from it.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import click
 import pytest
 import yaml
 from hypothesis import given
@@ -27,7 +29,7 @@ from validator.stacks.flag_source import EXTRACTORS
 from validator.stacks.launch_args import FLAGS_DIR, INFERENCE_FLAGS, NO_FIGURE, REQUIRES, load_table, parse
 from validator.stacks.megatron_args import implied_args
 
-ENGINES = ("vllm", "sglang", "megatron", "llama.cpp")
+ENGINES = ("vllm", "sglang", "megatron", "llama.cpp", "tensorrt-llm")
 # flags that read a file, print and exit, or take a JSON sub-key: not settings a launch list states
 NOT_SETTINGS = {"--config", "--help", "--version", "-h"}
 
@@ -73,7 +75,8 @@ def launches(draw: st.DrawFn, engine: str) -> tuple[list[str], list[str]]:
         if prefix:
             spellings.append(prefix)
         name = draw(st.sampled_from(spellings))
-        if draw(st.booleans()) and nargs != 0:  # an earlier value the last occurrence overrides
+        multiple = table.flags[flag].get("multiple")  # Click collects those: no value is overridden
+        if draw(st.booleans()) and nargs != 0 and not multiple:  # an earlier value the last occurrence overrides
             respelled += [name, *(["99"] * len(values))]
         if nargs in (1, "?") and name.startswith("--") and table.equals and draw(st.booleans()):
             respelled.append(f"{name}={values[0]}")
@@ -110,7 +113,7 @@ def _inference(args: list[str], engine: str = "vllm") -> InferenceRecipe:
     return InferenceRecipe.model_validate(doc)
 
 
-@pytest.mark.parametrize("engine", ("vllm", "sglang", "llama.cpp"))
+@pytest.mark.parametrize("engine", ("vllm", "sglang", "llama.cpp", "tensorrt-llm"))
 @given(data=st.data())
 def test_orv302_sees_a_respelled_launch_and_a_no_figure_setting_as_one_configuration(
     engine: str, data: st.DataObject
@@ -131,7 +134,7 @@ def test_a_figure_setting_is_another_configuration() -> None:
 
 
 def test_the_parser_rules_follow_each_engine() -> None:
-    vllm, sglang, megatron, llama = (load_table(e) for e in ENGINES)
+    vllm, sglang, megatron, llama = (load_table(e) for e in ENGINES[:4])
     # llama.cpp: `_` -> `-`, but neither a prefix nor `--flag=value` (the token is looked up whole)
     assert parse(llama, ["--ctx_size", "4096", "-np", "4"]).figure_settings() == [
         ("--ctx-size", "4096"),
@@ -206,3 +209,53 @@ def test_no_launch_makes_the_parser_raise(engine: str, tokens: list[str]) -> Non
         assert 0 <= index < len(tokens)
     for setting in parsed.settings.values():
         assert 0 <= setting.index < max(len(tokens), 1)
+
+
+def _click_command(table: launch_args.Table) -> click.Command:
+    """trtllm-serve's `serve` rebuilt from its table with Click itself: what Click's parser makes of a launch."""
+    params: list[click.Parameter] = [click.Argument(["model"])]
+    for canonical, entry in table.flags.items():
+        if canonical == "--help":
+            continue
+        names = [canonical, *entry["aliases"], canonical[2:]]
+        if entry["nargs"] == 0:
+            params.append(click.Option(names, is_flag=True))
+        else:
+            params.append(click.Option(names, multiple=bool(entry.get("multiple"))))
+    return click.Command("serve", params=params)
+
+
+@given(data=st.data())
+def test_trtllm_serve_s_table_parses_a_launch_as_click_does(data: st.DataObject) -> None:
+    """Every spelling the table accepts, Click accepts with the same values; what Click refuses (a `-` for `_`,
+    a prefix), the table calls unknown."""
+    table = load_table("tensorrt-llm")
+    _, respelled = data.draw(launches("tensorrt-llm"))
+    tokens = ["org/model", *respelled]
+    ctx = _click_command(table).make_context("trtllm-serve", list(tokens))
+    parsed = parse(table, tokens)
+    assert not parsed.unknown
+    for canonical, setting in parsed.settings.items():
+        got = ctx.params[canonical[2:]]
+        if table.flags[canonical]["nargs"] == 0:
+            assert got is True
+        else:
+            assert (" ".join(got) if isinstance(got, tuple) else got) == setting.value, (tokens, canonical)
+    respelled_wrong = ["org/model", "--tp-size", "2"]
+    with pytest.raises(click.NoSuchOption):
+        _click_command(table).make_context("trtllm-serve", list(respelled_wrong))
+    assert parse(table, respelled_wrong).unknown
+    with pytest.raises(click.NoSuchOption):  # Click resolves no prefix
+        _click_command(table).make_context("trtllm-serve", ["m", "--tensor_parallel", "2"])
+    assert parse(table, ["m", "--tensor_parallel", "2"]).unknown
+
+
+def test_trtllm_serve_s_rules() -> None:
+    table = load_table("tensorrt-llm")
+    p = parse(table, ["serve", "m", "--tp_size=2", "--tensor_parallel_size", "4", "--ep_size", "2"])
+    assert p.settings["--tensor_parallel_size"].value == "4"  # the last wins, alias or not
+    assert p.settings["--moe_expert_parallel_size"].value == "2"
+    assert p.positionals == [(1, "m")]  # `serve` is the default subcommand: written or not, the same launch
+    assert p.figure_settings() == parse(table, ["m", "--tp_size", "4", "--ep_size", "2"]).figure_settings()
+    both = parse(table, ["m", "--custom_module_dirs", "a", "--custom_module_dirs", "b"])
+    assert both.settings["--custom_module_dirs"].value == "a b"  # multiple=True: Click keeps both

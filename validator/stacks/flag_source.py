@@ -364,7 +364,61 @@ def llama_cpp(src: Path) -> dict[str, Any]:
     return table.as_json()
 
 
-EXTRACTORS = {"vllm": vllm, "sglang": sglang, "megatron": megatron, "llama.cpp": llama_cpp}
+def _click_nargs(kw: dict[str, ast.expr]) -> Any:
+    """Click's value count for an option: a flag (`is_flag`, `count`, or a `--x/--no-x` pair) takes none;
+    `nargs=-1` any number; else `nargs` (default 1)."""
+    if _const(kw.get("is_flag")) is True or _const(kw.get("count")) is True:
+        return 0
+    nargs = _const(kw.get("nargs"))
+    if nargs == -1:
+        return "*"
+    return nargs if isinstance(nargs, int) and nargs > 1 else 1
+
+
+def trtllm_serve(src: Path) -> dict[str, Any]:
+    """TensorRT-LLM's trtllm-serve: the `@click.option(...)` decorators of the function decorated
+    `@click.command("serve")` in tensorrt_llm/commands/serve.py (the DefaultGroup runs `serve` when the first
+    argument names no other command). Click takes each declaration as written: the first `--` name is the
+    canonical one here, the others aliases, a bare identifier the parameter's name; `--x/--no-x` declares the
+    negation; `multiple=True` collects every occurrence instead of keeping the last."""
+    tree = ast.parse((src / "tensorrt_llm" / "commands" / "serve.py").read_text(encoding="utf-8"))
+    table = Table()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        commands = [
+            d for d in node.decorator_list if isinstance(d, ast.Call) and ast.unparse(d.func) == "click.command"
+        ]
+        if not commands or [_const(a) for a in commands[0].args[:1]] != ["serve"]:
+            continue
+        for deco in node.decorator_list:
+            if not (isinstance(deco, ast.Call) and ast.unparse(deco.func) == "click.option"):
+                continue
+            decls = [a.value for a in deco.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+            kw = {k.arg: k.value for k in deco.keywords if k.arg}
+            names: list[str] = []
+            negations: list[str] = []
+            for decl in decls:
+                first, slash, second = decl.partition("/")
+                names.append(first.strip())
+                if slash:
+                    negations.append(second.strip())
+            nargs = 0 if negations else _click_nargs(kw)
+            table.add(names, nargs, negations=negations or None)
+            canonical = next((n for n in names if n.startswith("--")), None)
+            if canonical and _const(kw.get("multiple")) is True:
+                table.flags[canonical]["multiple"] = True
+    table.add(["--help"], 0)  # Click adds it to every command (help_option_names)
+    return table.as_json()
+
+
+EXTRACTORS = {
+    "vllm": vllm,
+    "sglang": sglang,
+    "megatron": megatron,
+    "llama.cpp": llama_cpp,
+    "tensorrt-llm": trtllm_serve,
+}
 
 # Each parser's rules, read in the same source: vLLM's FlexibleArgumentParser (vllm/utils/argparse_utils.py)
 # turns `_` into `-` in every `--key` before argparse sees it and never sets allow_abbrev (argparse's default,
@@ -381,6 +435,16 @@ PARSERS: dict[str, dict[str, Any]] = {
         "abbrev": False,
         "equals": False,
         "program": ["llama.cpp/build/bin/llama-server"],
+    },
+    # click/parser.py (OptionParser): a long option is looked up whole (no prefix: an unknown one is refused
+    # with close matches), no `_`/`-` rewriting (the command sets no token_normalize_func), `--flag=value`
+    # accepted, a repeated option's last value kept (all of them with multiple=True); `serve` is the default
+    # subcommand and MODEL its positional argument
+    "tensorrt-llm": {
+        "underscores": False,
+        "abbrev": False,
+        "subcommand": "serve",
+        "program": ["trtllm-serve"],
     },
 }
 

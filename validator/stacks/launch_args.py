@@ -3,7 +3,8 @@
 The tables under stacks/flags/ are the engines' own flags at a cited version (stacks/flag_source.py derives
 them from the source). Parsing follows each parser's rules: vLLM turns `_` into `-` in a `--key`;
 `--flag=value` equals `--flag value`; argparse resolves a unique prefix of a long option where the parser
-allows it (vLLM, SGLang; never Megatron-LM); a repeated flag's last value wins; a `--no-X` negation sets X
+allows it (vLLM, SGLang; never Megatron-LM, nor trtllm-serve's Click, which also takes a flag only as declared,
+`_` and all); a repeated flag's last value wins (Click's `multiple=True` options keep every value); a `--no-X` negation sets X
 false. Every rule that reads a launch (ORV251–256, ORV302's identity, the quality gate, `orv reproduce`)
 reads the `Parsed` form, so two spellings the engine treats alike are alike to orv.
 """
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from validator.models import InferenceRecipe, Recipe
-from validator.stacks.engines import LLAMA_CPP_SERVED, MEGATRON_NAMES, SGLANG_NAMES, VLLM_NAMES
+from validator.stacks.engines import LLAMA_CPP_SERVED, MEGATRON_NAMES, SGLANG_NAMES, TRT_LLM_ENGINES, VLLM_NAMES
 
 FLAGS_DIR = Path(__file__).parent / "flags"
 
@@ -79,6 +80,7 @@ NO_FIGURE = {
             "--props",
         }
     ),
+    "tensorrt-llm": frozenset({"--host", "--port", "--log_level", "--otlp_traces_endpoint"}),
     "megatron": frozenset(
         {
             "--log-interval",
@@ -145,6 +147,8 @@ def engine_of(recipe: Recipe) -> str | None:
         return "sglang"
     if name in LLAMA_CPP_SERVED and isinstance(recipe, InferenceRecipe):
         return "llama.cpp"
+    if name in TRT_LLM_ENGINES and isinstance(recipe, InferenceRecipe):
+        return "tensorrt-llm"
     if name in MEGATRON_NAMES or (not isinstance(recipe, InferenceRecipe) and name.startswith("megatron")):
         return "megatron"
     return None
@@ -213,8 +217,8 @@ def parse(table: Table, args: list[str]) -> Parsed:
     out = Parsed(table)
     tokens = list(args)
     start = 0
-    if table.engine == "vllm" and tokens[:1] == ["serve"]:
-        start = 1
+    if table.engine in ("vllm", "tensorrt-llm") and tokens[:1] == ["serve"]:
+        start = 1  # `vllm serve`; trtllm-serve's default subcommand, written or not
     i = start
     while i < len(tokens):
         token = tokens[i]
@@ -267,6 +271,8 @@ def parse(table: Table, args: list[str]) -> Parsed:
             value = json.dumps(merged, sort_keys=True)
         elif value is not None and value.lstrip().startswith("{"):
             value = json.dumps(_json_object(value), sort_keys=True)  # one spelling of the same JSON
+        if table.flags[canonical].get("multiple") and canonical in out.settings and value is not None:
+            value = f"{out.settings[canonical].value} {value}"  # Click's multiple=True collects every occurrence
         out.settings.pop(canonical, None)  # the last occurrence wins, and is the last in order
         out.settings[canonical] = Setting(canonical, value, at, token, i)
     if table.engine == "vllm" and out.positionals and "--model" not in out.settings:
@@ -320,6 +326,16 @@ INFERENCE_FLAGS: dict[str, dict[str, str]] = {
         "seqs": "--parallel",
         "kv": "--cache-type-k",
         "kv_v": "--cache-type-v",
+    },
+    # trtllm-serve (Click, tensorrt_llm/commands/serve.py): --max_batch_size is the most requests the engine
+    # schedules at once; --max_seq_len a request's prompt and output together. The KV-cache dtype and attention
+    # DP live only in the --config/--extra_llm_api_options YAML file
+    "tensorrt-llm": {
+        "tp": "--tensor_parallel_size",
+        "pp": "--pipeline_parallel_size",
+        "ep": "--moe_expert_parallel_size",
+        "seqs": "--max_batch_size",
+        "context": "--max_seq_len",
     },
     "sglang": {
         "tp": "--tp-size",
