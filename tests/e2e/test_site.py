@@ -15,6 +15,7 @@ import http.server
 import json
 import os
 import re
+import shutil
 import sys
 import threading
 import urllib.parse
@@ -931,11 +932,10 @@ def test_run_and_recipe_files_are_links_into_the_repository(
     run_file = next(r["run_file"] for r in boards["runs"] if "glm-rtx-3090-x2" in r["recipes"])
     page_path = fixture_site / "recipe" / "inference" / "glm-rtx-3090-x2.html"
     page = page_path.read_text(encoding="utf-8")
-    links = re.findall(r'<a href="([^"]+)"><code[^>]*>([^<]+)</code></a>', page)
-    assert [text for _, text in links] == [run_file, "recipes/inference/glm-5.3-flash/glm-rtx-3090-x2.yaml"]
-    for href, text in links:  # by default, a file: link to the registry's own file, whatever the site folder
-        assert href.startswith("file://")
-        assert Path(urllib.parse.unquote(href[len("file://") :])) == (fixture_registry / text).resolve()
+    # by default the paths are shown, not linked: no link depends on where the registry or the site sits
+    assert not re.findall(r'<a href="([^"]+)"><code[^>]*>([^<]+)</code></a>', page)
+    assert f">{run_file}</code>" in page and "file://" not in page
+    assert "recipes/inference/glm-5.3-flash/glm-rtx-3090-x2.yaml" in page
     out = tmp_path / "published"
     assert main(["site", str(out), "--root", str(fixture_registry), "--repo-url", "https://github.com/o/r/"]) == 0
     published = (out / "recipe" / "inference" / "glm-rtx-3090-x2.html").read_text(encoding="utf-8")
@@ -1277,13 +1277,21 @@ def test_browser_comparison_chart_puts_each_gpus_points_where_the_data_says(
 
 
 def test_pages_are_byte_identical_wherever_they_are_built(verified_root: Path, tmp_path: Path) -> None:
-    """Issue 53: a registry file's link no longer depends on the build folder's depth."""
+    """Issue 53: a page depends neither on the build folder's depth nor on where the registry sits (a copy
+    of it elsewhere builds the same bytes); with --repo-url its files and docs are links at the commit."""
     root = verified_root
-    near, far = tmp_path / "a", tmp_path / "deep" / "er" / "b"
+    moved = tmp_path / "elsewhere" / "registry"
+    shutil.copytree(root, moved, symlinks=True)
+    near, far, other = tmp_path / "a", tmp_path / "deep" / "er" / "b", tmp_path / "c"
     assert main(["site", str(near), "--root", str(root)]) == 0
     assert main(["site", str(far), "--root", str(root)]) == 0
+    assert main(["site", str(other), "--root", str(moved)]) == 0
     files = sorted(p.relative_to(near) for p in near.rglob("*") if p.is_file())
-    assert files and all((near / f).read_bytes() == (far / f).read_bytes() for f in files)
+    assert files and all((near / f).read_bytes() == (far / f).read_bytes() == (other / f).read_bytes() for f in files)
     page = (near / "recipe" / "inference" / "hop-a.html").read_text(encoding="utf-8")
-    assert f'href="{root.resolve().as_uri()}/recipes/inference/' in page  # still a link to the registry's file
-    assert 'href="' + root.resolve().as_uri() + '/docs/metrics.md"' in page  # the method's doc, linked
+    assert "file://" not in page and "<code>recipes/inference/" in page  # shown, not linked to this machine
+    published = tmp_path / "published"
+    assert main(["site", str(published), "--root", str(root), "--repo-url", "https://github.com/o/r"]) == 0
+    page = (published / "recipe" / "inference" / "hop-a.html").read_text(encoding="utf-8")
+    assert re.search(r'href="https://github.com/o/r/blob/[0-9a-fA-Z]+/recipes/inference/', page)
+    assert re.search(r'href="https://github.com/o/r/blob/[0-9a-fA-Z]+/docs/metrics.md"', page)

@@ -10,7 +10,6 @@ registry. docs/site.md describes the pages.
 from __future__ import annotations
 
 import os
-import pathlib
 import re
 import urllib.parse
 from collections.abc import (
@@ -63,15 +62,14 @@ class SiteContext:
 
 
 def file_base(directory: str, root: str | None, repo_url: str | None, commit: Any) -> str:
-    """Where the site links a repository file: `repo_url`'s view of it at the boards' commit, else the
-    registry `root`'s own file (a file: URL), else nowhere (""). Never relative to the site folder
-    `directory`: the same boards give the same pages wherever they are built (issue 53)."""
-    del directory  # kept in the signature: where the site goes must not change what it links
+    """Where the site links a repository file: `repo_url`'s view of it at the boards' commit, else nowhere
+    ("": the path is shown, not linked). Never relative to the site folder `directory`, nor to where the
+    registry `root` sits on this machine (a file: URL): the same boards give the same pages wherever
+    they are built, and no link breaks once the site is deployed elsewhere (issue 53)."""
+    del directory, root  # kept in the signature: where the site or the registry is must not change a page
     if repo_url:
         ref = commit if isinstance(commit, str) and re.fullmatch(r"[0-9a-f]{7,64}", commit) else "HEAD"
         return f"{repo_url.rstrip('/')}/blob/{ref}/"
-    if root:
-        return pathlib.Path(os.path.abspath(root)).as_uri().rstrip("/") + "/"
     return ""
 
 
