@@ -21,7 +21,9 @@ drop 1 or 10, duplicate 5, reorder, rescale (x 1.0003 or x 0.97) and offset, add
 uniform) below the column's honest floor, or combine jitter with a rescale, appended, dropped and
 reordered samples; and issue #51's table: permute or bootstrap (TTFT, TPOT) between requests, edit
 a third of the samples by 2%, jitter only TTFT, merge two runs, reorder a fixed-length workload
-with 1e-6 jitter, and combinations (jitter + drop + reorder + merge).
+with 1e-6 jitter, and combinations (jitter + drop + reorder + merge); and issue #51's review: a
+moving average of neighbouring samples (of 2, of 3, of 3 rescaled), and TTFTs x1.01 with the
+decode times of the two halves swapped and x1.005.
 """
 
 from __future__ import annotations
@@ -136,6 +138,35 @@ def _edit_third(kind: str, samples: Samples, seed: int) -> Samples:
     ]
 
 
+def _smoothed(kind: str, samples: Samples, taps: tuple[int, ...]) -> Samples:
+    """Each sample's timings the average of the samples at the offsets `taps` from it (in list
+    order, wrapping): a moving average of the original. Inference averages TTFT and decode time
+    (e2e - TTFT) and adds them up again; training keeps Megatron's 0.1 ms."""
+    n = len(samples)
+
+    def mean(values: list[float], i: int) -> float:
+        return sum(values[(i + t) % n] for t in taps) / len(taps)
+
+    if kind == "training":
+        times = [s["time_s"] for s in samples]
+        return [{**s, "time_s": round(mean(times, i) * 1000, 1) / 1000} for i, s in enumerate(samples)]
+    ttft = [s["ttft_ms"] for s in samples]
+    decode = [s["e2e_ms"] - s["ttft_ms"] for s in samples]
+    return [{**s, "ttft_ms": mean(ttft, i), "e2e_ms": mean(ttft, i) + mean(decode, i)} for i, s in enumerate(samples)]
+
+
+def _halves_swapped(samples: Samples, ttft_scale: float, decode_scale: float) -> Samples:
+    """Every TTFT rescaled, and the decode times (e2e - TTFT) of the two halves of the run swapped and
+    rescaled: the TTFT column a rescaled copy, the e2e column a reshuffled one."""
+    half = len(samples) // 2
+    decode = [s["e2e_ms"] - s["ttft_ms"] for s in samples]
+    decode = decode[half:] + decode[:half]
+    return [
+        {**s, "ttft_ms": s["ttft_ms"] * ttft_scale, "e2e_ms": s["ttft_ms"] * ttft_scale + d * decode_scale}
+        for s, d in zip(samples, decode)
+    ]
+
+
 def _drop(samples: Samples, count: int, seed: int) -> Samples:
     gone = set(random.Random(seed).sample(range(len(samples)), min(count, len(samples) // 3)))
     return [s for i, s in enumerate(samples) if i not in gone]
@@ -180,10 +211,14 @@ def forgeries(kind: str, samples: Samples, seed: int, second: Samples | None = N
     yield "jitter at the floor's edge, drop 10", _drop(_map(kind, samples, 1.0, 0.0, floor, seed), 10, seed)
     yield "jitter 0.01%, drop 10, reorder", _shuffled(_drop(_map(kind, samples, 1.0, 0.0, 1e-4, seed), 10, seed), seed)
     yield "partial edit (a third +-2%)", _edit_third(kind, samples, seed)
+    yield "neighbour average", _smoothed(kind, samples, (0, 1))
+    yield "moving average of 3", _smoothed(kind, samples, (-1, 0, 1))
+    yield "moving average of 3, x1.01", _map(kind, _smoothed(kind, samples, (-1, 0, 1)), 1.01, 0.0, 0.0, seed)
     if kind == "inference":
         yield "permute (TTFT, TPOT)", _moved(samples, seed, replace=False)
         yield "bootstrap (TTFT, TPOT)", _moved(samples, seed, replace=True)
         yield "TTFT only +-0.3%", _jitter_only(samples, "ttft_ms", 3e-3, seed)
+        yield "TTFT x1.01, decode x1.005 with its halves swapped", _halves_swapped(samples, 1.01, 1.005)
         yield "fixed-length reorder, jitter 1e-6", _shuffled(_map(kind, samples, 1.0, 0.0, 1e-6, seed), seed)
     if second is not None:
         yield "merge", _merged(samples, second)

@@ -11,7 +11,9 @@ to a fingerprint of its timing columns (training `time_s`; inference `ttft_ms` a
             two such prints must be (distribution_tolerance: scaled by the sample count)
   values    per timing column: a sketch of its distinct values and how often the run repeats its
             own values (exact-value sharing, calibrated by each run's own clock)
-  near      a sketch of whole timing rows and of samples aligned by step or request (near copies)
+  near      a sketch of whole timing rows and of samples aligned by step or request, each with its
+            neighbours in list order (near copies: shared rows, timings that follow the other's
+            sample by sample, and filtered_agreement's moving averages of the other's samples)
 
 Sorting removes the order; the normalisation removes any constant scale a > 0 and offset b
 (a*x + b has the same normalised quantiles). Two runs are one measurement when their exact hashes
@@ -56,6 +58,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+import numpy
 import orjson
 
 from validator.science.samples import Columns
@@ -425,11 +428,22 @@ def _near_print(kind: str, columns: Columns) -> NearPrint | None:
     distinct = set(keys) if by_order else set(unique)
     chosen = set(sorted(distinct)[:SKETCH])
     seen: dict[int, int] = {}
-    picked = []  # (key, occurrence, timings)
+    picked = []  # (key, occurrence, timings, index in list order)
     for i in itertools.compress(range(len(keys)), map(chosen.__contains__, keys)):
         occurrence = seen[keys[i]] = seen.get(keys[i], -1) + 1
-        picked.append((keys[i], occurrence, tuple(float(column[i]) for column in timing)))
-    aligned = sorted((hash((key, occurrence)), values) for key, occurrence, values in picked)[:SKETCH]
+        picked.append((keys[i], occurrence, tuple(float(column[i]) for column in timing), i))
+    picked.sort(key=lambda entry: hash((entry[0], entry[1])))
+    aligned = tuple((hash((key, occurrence)), values) for key, occurrence, values, _ in picked[:SKETCH])
+    # each aligned sample's neighbours in list order (WINDOW either side; None at the run's ends),
+    # so that filtered_agreement can fit a copy made of a moving average of the original
+    count = len(keys)
+    windows = tuple(
+        tuple(
+            tuple(float(column[k]) for column in timing) if 0 <= k < count else None
+            for k in range(i - WINDOW, i + WINDOW + 1)
+        )
+        for _, _, _, i in picked[:SKETCH]
+    )
     # aligned by occurrence (a fixed-length workload): the first samples in list order too, which
     # timing_agreement aligns in order with gaps, so one dropped request does not shift the rest
     sequence = tuple(zip(*(map(float, column[:SKETCH]) for column in timing))) if by_order else None
@@ -442,7 +456,7 @@ def _near_print(kind: str, columns: Columns) -> NearPrint | None:
         for i in itertools.compress(range(len(keys)), map(wanted.__contains__, keys)):
             grouped.setdefault(keys[i], []).append(tuple(float(column[i]) for column in timing))
         few = tuple(sorted((key, tuple(sorted(rows))) for key, rows in grouped.items()))
-    return ("near", len(rows), shared, tuple(aligned), _level(kind, columns), kind, sequence, few)
+    return ("near", len(rows), shared, aligned, _level(kind, columns), kind, sequence, few, windows)
 
 
 def can_tell_a_copy(fingerprint: Fingerprint) -> bool:
@@ -527,6 +541,65 @@ def timing_agreement(a: NearPrint, b: NearPrint) -> float | None:
     if found is None and len(a) > 7 and a[7] is not None and b[7] is not None:
         found = _agreement(_nearest_under_key(a[7], b[7]), a[5])
     return found
+
+
+WINDOW = 2  # neighbours either side of a sample that filtered_agreement fits a copy on
+WINDOW_MATCHED = 3  # aligned samples with whole windows needed, per fitted weight (2 * width + 2 of them)
+
+
+def filtered_agreement(a: NearPrint, b: NearPrint) -> tuple[str, float] | None:
+    """A timing column of one run that is a linear filter of the other's: a rescale, an offset, a
+    moving average of neighbouring samples, or any mix of them (weights found by least squares).
+
+    Null hypothesis: the runs are independent measurements of one workload, so each sample of y is
+    the workload's shared, data-dependent part g plus the run's own noise e_y, independent of every
+    sample of the other run. Then no filter of the other run's samples x[i-WINDOW..i+WINDOW] predicts
+    e_y: the fit's residuals are at least e_y (corrected for the p fitted weights by sqrt(n/(n-p))),
+    whose relative spread is at least the column's honest noise floor (docs/metrics.md). The
+    threshold is AGREE_RELATIVE, a quarter or less of that floor, on the residuals' 75th
+    percentile: for Gaussian noise at the floor that percentile is 0.67 floor, so an honest pair
+    falls below a quarter floor only if its residuals' 75th percentile is ~2.7x below its
+    expectation (> 2.5 standard errors at the fewest samples allowed, 16 for a window of 1; and never seen on the corpus: bench/copies.py).
+    A copy's residual is its rounding or added jitter. AGREE_SPREAD guards columns whose spread is
+    all noise, as in timing_agreement. Each column on its own (a copy may keep one column and
+    reshuffle another, e.g. the TTFTs rescaled while the decode times of two halves are swapped),
+    in both directions. Returns (column, relative residual) or None.
+    """
+    if len(a) <= 8 or len(b) <= 8 or a[5] != b[5]:
+        return None
+    names = TIMING_COLUMNS.get(a[5], ())
+    limits = AGREE_RELATIVE.get(a[5], {})
+    for x, y in ((a, b), (b, a)):
+        for width in range(WINDOW, 0, -1):  # the widest window the aligned samples can support
+            taps = slice(WINDOW - width, WINDOW + width + 1)
+            windows = {key: window[taps] for (key, _), window in zip(x[3], x[8]) if None not in window[taps]}
+            matched = [(windows[key], values) for key, values in y[3] if key in windows]
+            if len(matched) >= WINDOW_MATCHED * (2 * width + 2):
+                break
+        else:
+            continue
+        for column, name in enumerate(names[: len(matched[0][1])]):
+            found = _filter_fit([[row[column] for row in w] for w, _ in matched], [v[column] for _, v in matched])
+            if found is not None and found <= limits.get(name, 0.0):
+                return name, found
+    return None
+
+
+def _filter_fit(windows: list[list[float]], ys: list[float]) -> float | None:
+    """The 75th percentile of |residual| / y after the least-squares fit of ys on their windows
+    (with an intercept), scaled by sqrt(n / (n - p)); None where the column cannot tell."""
+    if min(ys) <= 0 or min(ys) == max(ys):
+        return None
+    design = numpy.column_stack([numpy.ones(len(ys)), numpy.asarray(windows, dtype=float)])
+    target = numpy.asarray(ys, dtype=float)
+    weights, *_ = numpy.linalg.lstsq(design, target, rcond=None)
+    residuals = numpy.abs(target - design @ weights)
+    n, p = design.shape
+    relative = float(numpy.quantile(residuals / target, AGREE_QUANTILE)) * math.sqrt(n / (n - p))
+    spread = float(numpy.median(numpy.abs(target - numpy.median(target))))
+    if spread <= 0 or float(numpy.median(residuals)) > AGREE_SPREAD * spread:
+        return None
+    return relative
 
 
 FEW_OCCURRENCES = 4  # a key held at most this often: its samples pair with the nearest under the key
@@ -675,8 +748,10 @@ def buckets(fingerprint: Fingerprint) -> tuple[str, ...]:
     - exact values beyond chance: every hash of a speaking column's value sketch (the test needs a
       hash both sketches hold);
     - shared rows: the SHARED_KEYS lowest row hashes;
-    - aligned timings: each of the ALIGN_KEYS lowest alignment hashes with every level cell the
-      run's margin touches (a copy rescaled within T3's 5%, up to a quarter of its samples dropped).
+    - aligned timings (timing_agreement, filtered_agreement): each of the ALIGN_KEYS lowest
+      alignment hashes with every level cell the run's margin touches (a copy rescaled within T3's
+      5%, up to a quarter of its samples dropped; a moving average keeps the level, and the
+      alignment keys, of its original).
     """
     if not fingerprint:
         return ()
@@ -753,5 +828,12 @@ def same_measurement(a: Fingerprint, b: Fingerprint) -> str | None:
         return (
             f"timings that follow the other's sample by sample within {agreement:.3%} after rescaling "
             "(re-measurements differ by far more)"
+        )
+    filtered = filtered_agreement(near_a, near_b)
+    if filtered is not None:
+        name, residual = filtered
+        return (
+            f"`{name}` values that a weighted average of the other run's neighbouring samples predicts "
+            f"within {residual:.3%} (rescaled, smoothed or averaged; re-measurements differ by far more)"
         )
     return None
