@@ -579,15 +579,19 @@ def filtered_agreement(a: NearPrint, b: NearPrint) -> tuple[str, float] | None:
         else:
             continue
         for column, name in enumerate(names[: len(matched[0][1])]):
-            found = _filter_fit([[row[column] for row in w] for w, _ in matched], [v[column] for _, v in matched])
-            if found is not None and found <= limits.get(name, 0.0):
+            limit = limits.get(name, 0.0)
+            found = _filter_fit(
+                [[row[column] for row in w] for w, _ in matched], [v[column] for _, v in matched], limit
+            )
+            if found is not None:
                 return name, found
     return None
 
 
-def _filter_fit(windows: list[list[float]], ys: list[float]) -> float | None:
+def _filter_fit(windows: list[list[float]], ys: list[float], limit: float) -> float | None:
     """The 75th percentile of |residual| / y after the least-squares fit of ys on their windows
-    (with an intercept), scaled by sqrt(n / (n - p)); None where the column cannot tell."""
+    (with an intercept), scaled by sqrt(n / (n - p)), when it is at most `limit` and the column can
+    tell (its residuals far below its own spread); None otherwise."""
     if min(ys) <= 0 or min(ys) == max(ys):
         return None
     design = numpy.column_stack([numpy.ones(len(ys)), numpy.asarray(windows, dtype=float)])
@@ -595,9 +599,15 @@ def _filter_fit(windows: list[list[float]], ys: list[float]) -> float | None:
     weights, *_ = numpy.linalg.lstsq(design, target, rcond=None)
     residuals = numpy.abs(target - design @ weights)
     n, p = design.shape
-    relative = float(numpy.quantile(residuals / target, AGREE_QUANTILE)) * math.sqrt(n / (n - p))
-    spread = float(numpy.median(numpy.abs(target - numpy.median(target))))
-    if spread <= 0 or float(numpy.median(residuals)) > AGREE_SPREAD * spread:
+    ranked = numpy.sort(residuals / target)  # sorts, not numpy.quantile: ~10x less overhead at n <= 64
+    # the order statistic at or above the 75th percentile: with as few as 16 samples the one below
+    # it is nearer the 69th, which honest stable-cluster pairs reach ~0.2% of the time
+    relative = float(ranked[math.ceil(AGREE_QUANTILE * (n - 1))]) * math.sqrt(n / (n - p))
+    if relative > limit:
+        return None
+    middle = n // 2  # medians as the lower middle value: a sort each, as above
+    spread = float(numpy.sort(numpy.abs(target - numpy.sort(target)[middle]))[middle])
+    if spread <= 0 or float(numpy.sort(residuals)[middle]) > AGREE_SPREAD * spread:
         return None
     return relative
 
