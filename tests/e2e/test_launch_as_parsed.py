@@ -423,7 +423,8 @@ def test_reproduce_leaves_out_a_launch_flag_that_would_override_the_recipe(repo:
             ["-m", "glm.gguf", "--parallel=16"],
             [("ORV253", "launch.args[2] `--parallel=16` is not a llama.cpp (llama-cpp-python 0.3.36) flag")],
         ),
-        (["-m", "glm.gguf", "--parallel", "16", "--ctx_size", "8192", "--cache_type_k", "f16"], []),
+        # -c is the context the 16 slots share: 16 × 8192
+        (["-m", "glm.gguf", "--parallel", "16", "--ctx_size", "131072", "--cache_type_k", "f16"], []),
     ],
 )
 def test_a_llama_server_launch_is_read_as_llama_cpp_reads_it(

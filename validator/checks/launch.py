@@ -10,10 +10,10 @@ from typing import Any
 from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
 from validator.models import InferenceRecipe, TrainingRecipe
-from validator.quality.status import kv_quantized
+from validator.quality.status import full_precision_weights, kv_quantized, weight_quant
 from validator.registry.snapshot import Snapshot
 from validator.stacks import launch_args
-from validator.stacks.launch_args import Parsed, Setting, as_int
+from validator.stacks.launch_args import Parsed, Setting, Unreadable, setting_int
 from validator.stacks.megatron_args import PRECISION_FLAGS, implied_args, same_value, stated
 
 E, W = Severity.ERROR, Severity.WARNING
@@ -75,18 +75,31 @@ def launch_agrees_with_recipe(snapshot: Snapshot) -> Iterator[Finding]:
     (`--max-num-seqs`, `--max-running-requests`) not below `serving.concurrency` (the server would queue
     what the benchmark sends at once, measuring another concurrency); the context length
     (`--max-model-len`, `--context-length`) equal to `serving.context_len`; and the served model equal
-    to the recipe's `checkpoint` when it names one. Fix whichever side is wrong.
+    to the recipe's `checkpoint` when it names one. llama-server's `-c` is the context all `-np` slots
+    share: each request gets c / np (all of c with a unified KV cache, `-kvu`, the default when `-np` is
+    left to auto), and that is compared with `serving.context_len`. llama.cpp's `LLAMA_ARG_*` variables
+    in `launch.env` are read as the flags they stand for (the command line overrides them). vLLM's
+    `--max-model-len auto` (or -1) and llama.cpp's `-c 0` take the model's own length, as when the flag
+    is absent. Values are read as the engine reads them (ORV259 names one it would not). Fix whichever
+    side is wrong.
     """
     for entry, recipe, parsed, flags in _inference_launches(snapshot):
         serving, count = recipe.serving, recipe.hardware.count
 
         def finding(setting: Setting, message: str, hint: str, path: str = entry.path) -> Finding:
-            return Finding(path, message, hint, at=("launch", "args", setting.index))
+            return Finding(path, message, hint, at=setting.at)
+
+        def number(setting: Setting | None, engine: str = parsed.table.engine) -> int | None:
+            """The value as the engine reads it; None when unset or unreadable (ORV259 names the latter)."""
+            try:
+                return setting_int(engine, setting) if setting is not None else None
+            except Unreadable:
+                return None
 
         degrees: dict[str, int] = {}
         for key, field in (("tp", "tp"), ("pp", "pp"), ("ep", "ep")):
             setting = parsed.value(flags.get(key))
-            n = as_int(setting.value) if setting else None
+            n = number(setting)
             stated_degree = getattr(serving, field)
             shell_string = any(any(c.isspace() for c in token) for _, token, _ in parsed.unknown)  # ORV250's
             if (
@@ -122,7 +135,7 @@ def launch_agrees_with_recipe(snapshot: Snapshot) -> Iterator[Finding]:
                     f"tensor parallelism cannot exceed hardware.count ({count})",
                 )
         dp = parsed.value(flags.get("dp"))
-        dp_n = as_int(dp.value) if dp else None
+        dp_n = number(dp)
         if parsed.value("--enable-dp-attention"):
             dp, dp_n = None, None  # SGLang's deprecated spelling: attention DP inside the TP ranks, no more GPUs
         expert = parsed.value("--enable-expert-parallel") if parsed.table.engine == "vllm" else None
@@ -149,7 +162,7 @@ def launch_agrees_with_recipe(snapshot: Snapshot) -> Iterator[Finding]:
                     f"state the GPUs the server really used (`hardware.count: {world}`), or fix {where.flag}",
                 )
         seqs = parsed.value(flags.get("seqs"))
-        seqs_n = as_int(seqs.value) if seqs else None
+        seqs_n = number(seqs)
         if seqs and seqs_n is not None and serving.concurrency is not None and seqs_n < serving.concurrency:
             yield finding(
                 seqs,
@@ -164,11 +177,29 @@ def launch_agrees_with_recipe(snapshot: Snapshot) -> Iterator[Finding]:
                 f"make them agree: `serving.slots: {seqs_n}` or `{seqs.flag} {serving.slots}`",
             )
         context = parsed.value(flags.get("context"))
-        context_n = as_int(context.value) if context else None
-        if context and context_n is not None and serving.context_len is not None and context_n != serving.context_len:
+        context_n = number(context)
+        if context_n is not None and context_n <= 0:
+            context_n = None  # vLLM's -1/auto, llama.cpp's 0: the model's own length, as when the flag is absent
+        if context and context_n is not None and parsed.table.engine == "llama.cpp" and serving.context_len:
+            per_slot, how = launch_args.per_slot_context(parsed, context_n)
+            if per_slot != serving.context_len:
+                yield finding(
+                    context,
+                    f"launch gives each request {per_slot} tokens of context ({context.said} "
+                    f"{context_n}: {how}), serving.context_len is {serving.context_len}",
+                    "make them agree: llama-server's -c is the context all -np slots share (each gets c / np "
+                    "unless -kvu), so state one request's context or size -c for every slot",
+                )
+        elif context and context_n is not None and serving.context_len is not None and context_n != serving.context_len:
             yield finding(
                 context,
-                f"launch sets {context.flag} {context_n}, serving.context_len is {serving.context_len}",
+                f"launch sets {context.flag} {context_n}"
+                + (
+                    f" (`{context.value}` as {parsed.table.engine} reads it)"
+                    if (context.value or "").strip() != str(context_n)
+                    else ""
+                )
+                + f", serving.context_len is {serving.context_len}",
                 f"make them agree: `serving.context_len: {context_n}` or `{context.flag} {serving.context_len}`",
             )
         model = parsed.value(flags.get("model"))
@@ -220,8 +251,11 @@ def launch_speculation_agrees(snapshot: Snapshot) -> Iterator[Finding]:
     """
     Speculative decoding changes the decode figure (ORV512's bound) and what the model answers (the
     quality gate), so a launch that turns it on (vLLM's `--speculative-config`, SGLang's
-    `--speculative-algorithm`) must be stated as `serving.speculative` with the same method and draft
-    length (`num_speculative_tokens`; SGLang's `--speculative-num-steps`). Methods compare however the
+    `--speculative-algorithm`, llama-server's `--spec-type` or draft model `-md`/`--model-draft`, as flags
+    or `LLAMA_ARG_*` variables) must be stated as `serving.speculative` with the same method and draft
+    length (`num_speculative_tokens`; SGLang's `--speculative-num-steps`; llama.cpp's
+    `--spec-draft-n-max`). A llama.cpp draft model without `--spec-type` takes its type from the GGUF's
+    metadata, which orv does not read: only its draft length is compared. Methods compare however the
     engine spells them: vLLM's `deepseek_mtp` and SGLang's `NEXTN` (or `EAGLE` without a draft model)
     run the model's own MTP heads, `mtp` in a recipe. A recipe stating speculation while its launch
     runs none is wrong the other way. Fix whichever side is wrong.
@@ -239,14 +273,15 @@ def launch_speculation_agrees(snapshot: Snapshot) -> Iterator[Finding]:
                 )
             continue
         setting, method, k = found
-        at = ("launch", "args", setting.index)
+        at = setting.at
         k_text = f", draft length {k}" if k is not None else ""
         if stated_spec is None:
             yield Finding(
                 entry.path,
                 f"launch runs speculative decoding ({setting.flag}: method {method}{k_text}); "
                 "the recipe states no serving.speculative",
-                f"state it: `serving: {{speculative: {{method: {method}"
+                "state it: `serving: {speculative: {method: "
+                + ("<the draft GGUF's type>" if method == launch_args.FROM_DRAFT_FILE else method)
                 + (f", k: {k}" if k is not None else "")
                 + "}}`, so the decode bound and the quality gate judge it",
                 at=at,
@@ -285,8 +320,103 @@ def launch_kv_cache_is_stated(snapshot: Snapshot) -> Iterator[Finding]:
                 f"launch sets {setting.flag} {setting.value}, quant `{recipe.quant}` states no quantized KV cache",
                 f"name it in quant (e.g. `{recipe.quant}-{setting.value.lower().split('_')[0]}-kv`) and add "
                 "quality evidence, or drop the flag",
-                at=("launch", "args", setting.index),
+                at=setting.at,
             )
+
+
+@check("ORV257", E, "launch loads the weights in another format than the quant states", per_file=True)
+def launch_weights_are_the_quant(snapshot: Snapshot) -> Iterator[Finding]:
+    """
+    vLLM's and SGLang's `--quantization` (`-q`) quantizes the weights as they load, and `--dtype` sets
+    their floating-point type: what the server ran is that format, whatever the recipe's `quant`
+    says. A launch that quantizes the weights (`-q fp8`) under a full-precision quant (`bf16`), that
+    loads a format the quant does not name (`--quantization awq` under `fp8`), or whose `--dtype`
+    (`float16`) is not the quant's precision (`bf16`) ran another configuration than the one the
+    boards rank: state the quant the server ran (and its quality evidence; the quality gate judges a
+    quantized launch as quantized) or drop the flag. Methods that load whatever the checkpoint's own
+    config holds (`compressed-tensors`, `modelopt` …) are compared by that config, which orv does not read.
+    """
+    for entry, recipe, parsed, _ in _inference_launches(snapshot):
+        weights = weight_quant(recipe.quant)
+        setting = launch_args.launch_weight_quant(parsed)
+        if setting is not None and setting.value is not None:
+            method = setting.value.strip().lower()
+            if full_precision_weights(recipe.quant):
+                yield Finding(
+                    entry.path,
+                    f"launch quantizes the weights ({setting.said} {method}), quant "
+                    f"`{recipe.quant}` states {weights} weights",
+                    f"state the quant the server ran (e.g. `quant: {method}`) with its quality evidence, or drop "
+                    f"{setting.flag}",
+                    at=setting.at,
+                )
+            elif launch_args.quant_words_agree(method, weights) is False:
+                yield Finding(
+                    entry.path,
+                    f"launch loads the weights as {method} ({setting.said}), quant "
+                    f"`{recipe.quant}` names another format",
+                    f"make them agree: a quant naming {method}, or the --quantization method of `{recipe.quant}`",
+                    at=setting.at,
+                )
+        dtype = parsed.value(launch_args.DTYPE_FLAG.get(parsed.table.engine))
+        named = launch_args.DTYPES.get((dtype.value or "").strip().lower()) if dtype is not None else None
+        if dtype is not None and named is not None and full_precision_weights(recipe.quant) and named != weights:
+            yield Finding(
+                entry.path,
+                f"launch runs the model in {named} ({dtype.said} {dtype.value}), quant `{recipe.quant}` is {weights}",
+                f"make them agree: `quant: {named}` or `{dtype.flag} {'bfloat16' if weights == 'bf16' else weights}`",
+                at=dtype.at,
+            )
+
+
+@check("ORV258", E, "launch reads settings from a file orv cannot see", per_file=True)
+def launch_has_no_config_file(snapshot: Snapshot) -> Iterator[Finding]:
+    """
+    vLLM's and SGLang's `--config FILE` read flags from a YAML file: tensor parallelism, context
+    length, quantization, speculative decoding … all hidden from the recipe. The file is not in the
+    registry and orv never reads it, so no rule (ORV251, ORV254, ORV255, ORV257, the quality gate,
+    ORV302's identity) could compare what it set. Spell every setting of the file as flags in
+    `launch.args`, which `orv reproduce` then prints as run.
+    """
+    for entry, _recipe, parsed, _ in _inference_launches(snapshot):
+        setting = launch_args.launch_config_file(parsed)
+        if setting is not None:
+            yield Finding(
+                entry.path,
+                f"launch reads its settings from `{setting.value}` ({setting.said}), a file "
+                "orv never reads: nothing it sets can be compared with the recipe",
+                f"spell the file's settings as flags in launch.args and drop {setting.flag}",
+                at=setting.at,
+            )
+
+
+@check("ORV259", E, "launch value the engine does not read as a number", per_file=True)
+def launch_numbers_are_readable(snapshot: Snapshot) -> Iterator[Finding]:
+    """
+    Each setting orv compares with the recipe (parallel sizes, maximum sequences or slots, context
+    length) is read as its engine reads it: argparse's `int` for vLLM and SGLang, except vLLM's
+    `--max-model-len`, which takes `2k` (2000), `2K` (2048), `25.6k` and `auto`; llama.cpp's `std::stoi`
+    for its flags and `LLAMA_ARG_*` variables. A value the engine's parser would refuse (`8 k`, `2.5K`,
+    `eight`, a flag with no value) stopped the server, or ran something orv cannot know; either way
+    the comparison cannot be made, so it is a finding rather than a silent skip.
+    """
+    for entry, _recipe, parsed, flags in _inference_launches(snapshot):
+        engine = parsed.table.engine
+        for key in ("tp", "pp", "dp", "ep", "seqs", "context"):
+            setting = parsed.value(flags.get(key))
+            if setting is None:
+                continue
+            try:
+                setting_int(engine, setting)
+            except Unreadable:
+                yield Finding(
+                    entry.path,
+                    f"launch sets {setting.said} to {setting.value!r}, which {engine} "
+                    f"{parsed.table.version} does not read as a number",
+                    "write a whole number"
+                    + (" (vLLM's --max-model-len also takes 8k = 8000, 8K = 8192, auto)" if key == "context" else ""),
+                    at=setting.at,
+                )
 
 
 def _megatron_given(recipe: TrainingRecipe) -> dict[str, tuple[int, str | None]]:

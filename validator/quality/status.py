@@ -72,6 +72,18 @@ def kv_quantized(quant: str) -> bool:
     return bool(_KV_QUANT.search(quant))
 
 
+_UNQUANTIZED_KV = re.compile(r"[-_]?(bf16|fp16|fp32)[-_]?kv$")
+
+
+def weight_quant(quant: str) -> str:
+    """The part of a quant that names the weights' format: `bf16-fp8-kv` -> `bf16`."""
+    return _UNQUANTIZED_KV.sub("", _KV_QUANT.sub("", quant)).strip("-_") or quant
+
+
+def full_precision_weights(quant: str) -> bool:
+    return weight_quant(quant) in FULL_PRECISION
+
+
 def reference_quant(runs: Mapping[str, Any], spec: ModelSpec | None, task: str) -> str | None:
     ref = _reference_entry(runs, spec, task)
     return ref.quality.quant if ref is not None else None
@@ -89,9 +101,11 @@ def needs_quality(recipe: InferenceRecipe, ref_quant: str | None) -> list[str]:
     if kv_quantized(recipe.quant):
         why.append("quantized KV cache")
     # what the launch turns on is judged as that setting, stated or not (ORV254, ORV255 ask to state it)
-    why += [
-        w for w in launch_quality_reasons(recipe) if not (w.startswith("quantized KV") and kv_quantized(recipe.quant))
-    ]
+    already = {
+        "quantized KV": kv_quantized(recipe.quant),
+        "quantized weights": not full_precision_weights(recipe.quant),
+    }
+    why += [w for w in launch_quality_reasons(recipe) if not any(w.startswith(k) and v for k, v in already.items())]
     return why
 
 

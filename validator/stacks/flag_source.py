@@ -48,7 +48,14 @@ class Table:
     def __init__(self) -> None:
         self.flags: dict[str, dict[str, Any]] = {}
 
-    def add(self, names: list[str], nargs: Any, negatable: bool = False, negations: list[str] | None = None) -> None:
+    def add(
+        self,
+        names: list[str],
+        nargs: Any,
+        negatable: bool = False,
+        negations: list[str] | None = None,
+        env: str | None = None,
+    ) -> None:
         names = [n for n in names if n.startswith("-")]
         if not names:
             return
@@ -62,6 +69,8 @@ class Table:
             entry["negation"] = "--no-" + canonical[2:]
         if negations:  # llama.cpp names its own (`--no-mmap`, `-fa off` is a value, not one)
             entry["negations"] = sorted(set(entry.get("negations", [])) | set(negations))
+        if env:  # llama.cpp reads the option from this environment variable too (`.set_env`)
+            entry["env"] = env
 
     def as_json(self) -> dict[str, Any]:
         return {k: self.flags[k] for k in sorted(self.flags)}
@@ -328,13 +337,15 @@ def megatron(src: Path) -> dict[str, Any]:
 _CPP_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
 _LAMBDA = re.compile(r"\[[^\]]*\]\s*\(([^)]*)\)")
 _EXAMPLES = re.compile(r"\.set_(examples|excludes)\(\{([^}]*)\}\)")
+_ENV = re.compile(r'\.set_env\("([A-Z0-9_]+)"\)')
 
 
 def llama_cpp(src: Path) -> dict[str, Any]:
     """llama.cpp's llama-server: each `common_arg({names}, [{negations},] [VALUE_HINT, [VALUE_HINT_2,]] help,
     handler)` in common/arg.cpp whose `.set_examples` includes LLAMA_EXAMPLE_SERVER (or that sets none) and
     whose `.set_excludes` does not; the handler's parameters say how many values it takes
-    (`(common_params &)` or `(…, bool)`: none; one more parameter: one; two strings: two)."""
+    (`(common_params &)` or `(…, bool)`: none; one more parameter: one; two strings: two); `.set_env("…")`
+    names the environment variable common_params_parse_ex reads the option from before the command line."""
     text = (src / "common" / "arg.cpp").read_text(encoding="utf-8")
     starts = [m.start() for m in re.finditer(r"\bcommon_arg\(", text)]
     table = Table()
@@ -360,7 +371,8 @@ def llama_cpp(src: Path) -> dict[str, Any]:
             continue
         if "LLAMA_EXAMPLE_SERVER" in examples.get("excludes", ""):
             continue
-        table.add(names, nargs, negations=negations)
+        env = _ENV.search(chunk)
+        table.add(names, nargs, negations=negations, env=env.group(1) if env else None)
     return table.as_json()
 
 

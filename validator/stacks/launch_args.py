@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+from validator.errors import OrvError
 from validator.models import InferenceRecipe, Recipe
 from validator.stacks.engines import LLAMA_CPP_SERVED, MEGATRON_NAMES, SGLANG_NAMES, TRT_LLM_ENGINES, VLLM_NAMES
 
@@ -110,6 +113,7 @@ class Table:
     program: tuple[str, ...]
     flags: dict[str, dict[str, Any]]  # canonical -> {aliases, nargs, negation?}
     names: dict[str, tuple[str, bool]]  # every accepted spelling -> (canonical, negated)
+    env: dict[str, str] = field(default_factory=dict)  # environment variable -> canonical (llama.cpp's set_env)
 
 
 @cache
@@ -134,6 +138,7 @@ def load_table(engine: str) -> Table:
         tuple(parser["program"]),
         data["flags"],
         names,
+        {entry["env"]: canonical for canonical, entry in data["flags"].items() if entry.get("env")},
     )
 
 
@@ -161,6 +166,18 @@ class Setting:
     index: int  # where it was written (the flag's token)
     spelled: str  # as the recipe wrote it
     end: int = 0  # one past its last token
+    env: str | None = None  # set by this variable of launch.env, not by a token of launch.args
+
+    @property
+    def said(self) -> str:
+        """How the recipe named it, and the canonical flag when that differs (`-q → --quantization`)."""
+        key = self.spelled.partition("=")[0]
+        return self.flag if key == self.flag else f"{self.spelled} → {self.flag}"
+
+    @property
+    def at(self) -> tuple[str | int, ...]:
+        """Where a finding points: the launch.args token, or the launch.env variable."""
+        return ("launch", "env", self.env) if self.env else ("launch", "args", self.index)
 
 
 @dataclass
@@ -213,8 +230,38 @@ def nearest(table: Table, key: str) -> str | None:
     return found[0] if found else None
 
 
-def parse(table: Table, args: list[str]) -> Parsed:
+# llama.cpp's is_truthy / is_falsey (common/arg.cpp): how an environment variable turns a switch on or off
+_TRUTHY = frozenset({"on", "enabled", "true", "1"})
+
+
+def _from_env(table: Table, env: dict[str, str], out: Parsed) -> None:
+    """The settings an engine reads from its environment before the command line (which overrides them):
+    llama.cpp's common_params_parse_ex reads each option's LLAMA_ARG_* variable, and LLAMA_ARG_NO_* for one
+    with a negation."""
+    for var, value in sorted(env.items()):
+        negated = var.startswith("LLAMA_ARG_NO_") and var.replace("LLAMA_ARG_NO_", "LLAMA_ARG_", 1) in table.env
+        canonical = table.env.get(var.replace("LLAMA_ARG_NO_", "LLAMA_ARG_", 1) if negated else var)
+        if canonical is None:
+            continue
+        entry = table.flags[canonical]
+        if negated:
+            value_: str | None = "false"
+        elif entry.get("nargs", 1) == 0:
+            if entry.get("negations"):
+                value_ = None if value.strip().lower() in _TRUTHY else "false"  # parse_bool_value
+            elif value.strip().lower() in _TRUTHY:
+                value_ = None  # handler_void runs only for a truthy value
+            else:
+                continue
+        else:
+            value_ = value
+        out.settings[canonical] = Setting(canonical, value_, 0, f"{var}={value}", 0, env=var)
+
+
+def parse(table: Table, args: list[str], env: dict[str, str] | None = None) -> Parsed:
     out = Parsed(table)
+    if env and table.env:
+        _from_env(table, env, out)
     tokens = list(args)
     start = 0
     if table.engine in ("vllm", "tensorrt-llm") and tokens[:1] == ["serve"]:
@@ -304,9 +351,16 @@ def json_value(setting: Setting | None) -> dict[str, Any]:
 def parsed(recipe: Recipe) -> Parsed | None:
     """The recipe's launch through its engine's table; None when no table reads it."""
     engine = engine_of(recipe)
-    if engine is None or recipe.launch is None or not recipe.launch.args:
+    if engine is None or recipe.launch is None:
         return None
-    return parse(load_table(engine), list(recipe.launch.args))
+    table = load_table(engine)
+    if not recipe.launch.args and not any(_env_setting(table, var) for var in recipe.launch.env):
+        return None
+    return parse(table, list(recipe.launch.args), dict(recipe.launch.env))
+
+
+def _env_setting(table: Table, var: str) -> bool:
+    return var in table.env or var.replace("LLAMA_ARG_NO_", "LLAMA_ARG_", 1) in table.env
 
 
 # The canonical flag (stacks/flags/<engine>.json) that sets each figure-changing setting, per engine.
@@ -320,10 +374,11 @@ INFERENCE_FLAGS: dict[str, dict[str, str]] = {
         "kv": "--kv-cache-dtype",
         "model": "--model",
     },
-    # llama-server: -np/--parallel slots; -c is the context all slots share (per slot: c / np), so it is not
-    # compared with serving.context_len; the model is a GGUF path, not the recipe's checkpoint name
+    # llama-server: -np/--parallel slots; -c the context all slots share (per_slot_context); the model is a GGUF
+    # path, not the recipe's checkpoint name
     "llama.cpp": {
         "seqs": "--parallel",
+        "context": "--ctx-size",  # the context all slots share: per_slot_context() gives one request's
         "kv": "--cache-type-k",
         "kv_v": "--cache-type-v",
     },
@@ -352,7 +407,71 @@ INFERENCE_FLAGS: dict[str, dict[str, str]] = {
 UNQUANTIZED_KV = frozenset({"auto", "bf16", "bfloat16", "fp16", "float16", "half", "float32", "fp32", "f16", "f32"})
 
 
+class Unreadable(OrvError, ValueError):
+    """A compared setting's value its engine's parser would not read as a number either."""
+
+
+def argparse_int(text: str) -> int:
+    """argparse's `type=int` (vLLM's and SGLang's integer flags): Python's int()."""
+    return int(text)
+
+
+_HUMAN = re.compile(r"(\d+(?:\.\d+)?)([kKmMgGtT])")
+_DECIMAL = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
+_BINARY = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def vllm_human_readable_int(text: str) -> int:
+    """vLLM 0.34.0's vllm/utils/argparse_utils.py human_readable_int: `2k` is 2000, `2K` is 2048, `25.6k` is
+    25600; a decimal with a binary suffix (`2.5K`) is refused; otherwise a plain int()."""
+    value = text.strip()
+    match = _HUMAN.fullmatch(value)
+    if match:
+        number, suffix = match.groups()
+        if suffix in _DECIMAL:
+            return int(float(number) * _DECIMAL[suffix])
+        return int(number) * _BINARY[suffix]  # ValueError for a decimal, as vLLM's ArgumentTypeError
+    return int(value)
+
+
+def vllm_human_readable_int_or_auto(text: str) -> int:
+    """vLLM's human_readable_int_or_auto (its `--max-model-len`): `-1` or `auto` is -1, the model's own length."""
+    value = text.strip()
+    return -1 if value == "-1" or value.lower() == "auto" else vllm_human_readable_int(value)
+
+
+_STOI = re.compile(r"\s*([+-]?\d+)")
+
+
+def cpp_stoi(text: str) -> int:
+    """std::stoi, as llama.cpp's common/arg.cpp reads an integer option (and its LLAMA_ARG_* variable):
+    leading spaces, a sign and digits; what follows the digits is ignored; no digits is an error."""
+    match = _STOI.match(text)
+    if match is None:
+        raise ValueError(text)
+    return int(match.group(1))
+
+
+# The type each engine's parser gives a compared integer flag (argparse's int unless listed): vLLM's
+# EngineArgs.add_cli_args gives --max-model-len human_readable_int_or_auto; llama.cpp reads every int with stoi.
+INT_TYPES: dict[str, dict[str, Callable[[str], int]]] = {
+    "vllm": {"--max-model-len": vllm_human_readable_int_or_auto},
+}
+
+
+def setting_int(engine: str, setting: Setting) -> int:
+    """The number the engine reads from a compared setting; Unreadable when its parser would refuse it."""
+    reader = INT_TYPES.get(engine, {}).get(setting.flag) or (cpp_stoi if engine == "llama.cpp" else argparse_int)
+    if setting.value is None:
+        raise Unreadable(f"{setting.spelled} has no value")
+    try:
+        return reader(setting.value)
+    except ValueError as exc:
+        raise Unreadable(f"{setting.spelled} {setting.value}") from exc
+
+
 def as_int(value: str | None) -> int | None:
+    """A plain integer where a value is only read, never compared (a draft length's first reading)."""
     try:
         return int(value) if value is not None else None
     except ValueError:
@@ -375,19 +494,41 @@ def launch_speculation(parsed: Parsed) -> tuple[Setting, str, int | None] | None
             return None
         steps = parsed.value("--speculative-num-steps") or parsed.value("--speculative-num-draft-tokens")
         return setting, setting.value.lower(), as_int(steps.value) if steps else None
+    if parsed.table.engine == "llama.cpp":
+        # common/arg.cpp: a draft model (-md, or --spec-draft-hf) or a --spec-type other than none drafts; with no
+        # --spec-type the type comes from the draft GGUF's metadata, which orv does not read
+        draft = parsed.value("--spec-draft-model", "--spec-draft-hf")
+        kind = parsed.value("--spec-type")
+        types = [t.strip().lower() for t in (kind.value or "").split(",")] if kind else []
+        types = [t for t in types if t and t != "none"]
+        if kind is not None and types:
+            where, method = kind, types[0]
+        elif draft is not None and draft.value:
+            where, method = draft, FROM_DRAFT_FILE
+        else:
+            return None
+        n_max = parsed.value("--spec-draft-n-max")
+        return where, method, as_int(n_max.value) if n_max else None
     return None
+
+
+# llama.cpp's speculative type when only a draft model is named: read from the GGUF's metadata at start-up
+FROM_DRAFT_FILE = "draft model (type from its GGUF)"
 
 
 def _method_family(method: str) -> str:
     """One name per speculative method however an engine spells it: vLLM's `deepseek_mtp`, `qwen3_next_mtp` …
     and SGLang's `NEXTN` are the model's own MTP heads (`mtp`, as recipes name it)."""
     m = method.lower().replace("-", "_")
+    m = m.removeprefix("draft_") if m != "draft_model" else m  # llama.cpp's --spec-type draft-mtp, draft-dflash
     return "mtp" if m.endswith("mtp") or m == "nextn" else m
 
 
 def same_speculation(engine: str, launch_method: str, recipe_method: str) -> bool:
     """Does the launch's method run what the recipe's names? SGLang runs a model's MTP heads through its EAGLE
     worker (`--speculative-algorithm EAGLE` with no separate draft model), so EAGLE there may be `mtp`."""
+    if launch_method == FROM_DRAFT_FILE:
+        return True  # the method is in a file orv does not read: the draft length is still compared
     launch, recipe = _method_family(launch_method), _method_family(recipe_method)
     return launch == recipe or (engine == "sglang" and launch == "eagle" and recipe == "mtp")
 
@@ -402,12 +543,77 @@ def launch_kv_dtype(parsed: Parsed) -> Setting | None:
     return None
 
 
+# The flag that quantizes the weights as they load, and the one that sets the weights' floating-point type
+WEIGHT_QUANT_FLAG = {"vllm": "--quantization", "sglang": "--quantization"}
+DTYPE_FLAG = {"vllm": "--dtype", "sglang": "--dtype"}
+# --dtype values (vLLM's and SGLang's choices) as a recipe's quant names them
+DTYPES = {"float16": "fp16", "half": "fp16", "bfloat16": "bf16", "float32": "fp32", "float": "fp32"}
+# What a recipe's quant calls each weight format an engine's --quantization loads (vLLM's and SGLang's method
+# names): a quant naming none of a method's words states another format. A method not listed (compressed-tensors,
+# modelopt, quark …) loads whatever format the checkpoint's own config holds, which orv cannot see.
+QUANT_METHOD_WORDS: dict[str, tuple[str, ...]] = {
+    "fp8": ("fp8",),
+    "fbgemm_fp8": ("fp8",),
+    "ptpc_fp8": ("fp8",),
+    "w8a8_fp8": ("fp8",),
+    "awq": ("awq", "int4", "w4a16"),
+    "awq_marlin": ("awq", "int4", "w4a16"),
+    "gptq": ("gptq", "int4", "int8", "w4a16", "w8a16"),
+    "gptq_marlin": ("gptq", "int4", "int8", "w4a16", "w8a16"),
+    "mxfp4": ("mxfp4",),
+    "modelopt_fp4": ("nvfp4", "fp4"),
+    "bitsandbytes": ("bnb", "nf4", "int8", "int4"),
+    "w8a8_int8": ("int8", "w8a8"),
+    "gguf": ("gguf", "q2", "q3", "q4", "q5", "q6", "q8", "iq"),
+}
+
+
+def launch_weight_quant(parsed: Parsed) -> Setting | None:
+    """The launch's weight quantization method (`-q fp8`, `--quantization=awq`); None when it loads as stored."""
+    setting = parsed.value(WEIGHT_QUANT_FLAG.get(parsed.table.engine))
+    if setting is None or setting.value is None or setting.value.strip().lower() in ("", "none"):
+        return None
+    return setting
+
+
+def quant_words_agree(method: str, weight_quant: str) -> bool | None:
+    """Does the quant name the format this --quantization method loads? None: the method does not say."""
+    words = QUANT_METHOD_WORDS.get(method.strip().lower().replace("-", "_"))
+    if words is None:
+        return None
+    tokens = re.split(r"[-_]", weight_quant.lower())
+    return any(w in t for t in tokens for w in words)
+
+
+def launch_config_file(parsed: Parsed) -> Setting | None:
+    """vLLM's and SGLang's `--config FILE`: settings read from a YAML file orv never sees."""
+    return parsed.value("--config") if parsed.table.engine in ("vllm", "sglang") else None
+
+
+def per_slot_context(parsed: Parsed, ctx: int) -> tuple[int, str]:
+    """(one request's context, how) for llama-server's `-c`: each of the `-np` slots gets c / np, unless the KV
+    cache is unified (`-kvu`; the default when -np is left to auto), where one request may use all c."""
+    np_setting = parsed.value("--parallel")
+    try:
+        slots = setting_int("llama.cpp", np_setting) if np_setting else -1
+    except Unreadable:
+        slots = -1
+    unified = parsed.value("--kv-unified")
+    is_unified = unified.value != "false" if unified is not None else slots < 0
+    if is_unified or slots <= 1:
+        return ctx, "unified KV cache: one request may use all of it" if is_unified else "one slot"
+    return ctx // slots, f"{ctx} shared by {slots} slots"
+
+
 def launch_quality_reasons(recipe: InferenceRecipe) -> list[str]:
     """What the launch turns on that asks for quality evidence as a quantized model does (the quality gate)."""
     parsed_launch = parsed(recipe)
     if parsed_launch is None:
         return []
     why = []
+    weights = launch_weight_quant(parsed_launch)
+    if weights is not None:
+        why.append(f"quantized weights (launch {weights.flag} {weights.value})")
     kv = launch_kv_dtype(parsed_launch)
     if kv is not None:
         why.append(f"quantized KV cache (launch {kv.flag} {kv.value})")
