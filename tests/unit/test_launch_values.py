@@ -21,6 +21,9 @@ from validator.stacks.launch_args import (
     Setting,
     Unreadable,
     cpp_stoi,
+    load_table,
+    parse,
+    per_slot_context,
     setting_int,
     vllm_human_readable_int_or_auto,
 )
@@ -85,3 +88,24 @@ def test_orv_reads_max_model_len_as_vllm_s_own_function_does(text: str) -> None:
             return "refused"
 
     assert outcome(vllm_human_readable_int_or_auto) == outcome(theirs)
+
+
+@given(
+    env=st.dictionaries(
+        st.sampled_from(
+            ["LLAMA_ARG_CTX_SIZE", "LLAMA_ARG_N_PARALLEL", "LLAMA_ARG_NO_KV_UNIFIED", "LLAMA_ARG_KV_UNIFIED"]
+        ),
+        st.text(max_size=8),
+    ),
+    args=st.lists(st.sampled_from(["-c", "-np", "2048", "-kvu", "x", "--ctx-size"]), max_size=6),
+)
+def test_no_llama_cpp_environment_makes_the_reading_raise(env: dict[str, str], args: list[str]) -> None:
+    parsed = parse(load_table("llama.cpp"), args, env)
+    for setting in parsed.settings.values():
+        try:
+            number = setting_int("llama.cpp", setting)
+        except Unreadable:
+            continue
+        if setting.flag == "--ctx-size" and number > 0:
+            per_slot, _how = per_slot_context(parsed, number)
+            assert 0 <= per_slot <= number

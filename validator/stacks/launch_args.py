@@ -5,8 +5,10 @@ them from the source). Parsing follows each parser's rules: vLLM turns `_` into 
 `--flag=value` equals `--flag value`; argparse resolves a unique prefix of a long option where the parser
 allows it (vLLM, SGLang; never Megatron-LM, nor trtllm-serve's Click, which also takes a flag only as declared,
 `_` and all); a repeated flag's last value wins (Click's `multiple=True` options keep every value); a `--no-X` negation sets X
-false. Every rule that reads a launch (ORV251–256, ORV302's identity, the quality gate, `orv reproduce`)
-reads the `Parsed` form, so two spellings the engine treats alike are alike to orv.
+false. Every rule that reads a launch (ORV251–259, ORV302's identity, the quality gate, `orv reproduce`)
+reads the `Parsed` form, so two spellings the engine treats alike are alike to orv. llama.cpp options set by
+their `LLAMA_ARG_*` variable in `launch.env` are read first, and the command line overrides them, as
+common_params_parse_ex does.
 """
 
 from __future__ import annotations
