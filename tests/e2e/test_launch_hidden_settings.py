@@ -208,21 +208,34 @@ def test_a_config_file_hiding_the_settings_is_refused(
 @pytest.mark.parametrize(
     "args, env, expected",
     [
-        # -c is shared by the -np slots: 2048 / 16 = 128 tokens a request
+        # -c is shared by the -np slots: 2048 / 16 = 128, rounded up to 256 tokens a request
         (
             ["-m", "glm.gguf", "-np", "16", "-c", "2048"],
             None,
             [
                 (
                     "ORV251",
-                    "launch gives each request 128 tokens of context (-c → --ctx-size 2048: 2048 shared by 16 slots), "
-                    "serving.context_len is 8192",
+                    "launch gives each request 256 tokens of context (-c → --ctx-size 2048: 2048 shared by 16 slots, "
+                    "each rounded up to a multiple of 256), serving.context_len is 8192",
                 )
             ],
         ),
         (["-m", "glm.gguf", "-np", "16", "-c", "131072"], None, []),  # 16 slots × 8192
         (["-m", "glm.gguf", "-np", "16", "-kvu", "-c", "8192"], None, []),  # unified: a request may use all
-        (["-m", "glm.gguf", "-c", "8192"], None, []),  # -np left to auto: unified by default
+        (["-m", "glm.gguf", "-c", "8192"], None, []),  # -np left to auto: 4 slots, unified
+        (["-m", "glm.gguf", "-np", "16", "-c", "131000"], None, []),  # 131072 after padding: 8192 a slot
+        (
+            ["-m", "glm.gguf", "-np", "16", "-kvu", "-c", "32768", "--kv-unified-per-slot", "4096"],
+            None,
+            [
+                (
+                    "ORV251",
+                    "launch gives each request 4096 tokens of context (-c → --ctx-size 32768: a unified KV cache of "
+                    "32768: one request may use all of it, capped by --kv-unified-per-slot 4096), "
+                    "serving.context_len is 8192",
+                )
+            ],
+        ),
         # LLAMA_ARG_* variables are the flags they stand for
         (
             ["-m", "glm.gguf"],
@@ -241,8 +254,8 @@ def test_a_config_file_hiding_the_settings_is_refused(
             [
                 (
                     "ORV251",
-                    "launch gives each request 128 tokens of context (LLAMA_ARG_CTX_SIZE=2048 → --ctx-size 2048: "
-                    "2048 shared by 16 slots), serving.context_len is 8192",
+                    "launch gives each request 256 tokens of context (LLAMA_ARG_CTX_SIZE=2048 → --ctx-size 2048: "
+                    "2048 shared by 16 slots, each rounded up to a multiple of 256), serving.context_len is 8192",
                 )
             ],
         ),

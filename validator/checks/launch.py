@@ -76,8 +76,9 @@ def launch_agrees_with_recipe(snapshot: Snapshot) -> Iterator[Finding]:
     what the benchmark sends at once, measuring another concurrency); the context length
     (`--max-model-len`, `--context-length`) equal to `serving.context_len`; and the served model equal
     to the recipe's `checkpoint` when it names one. llama-server's `-c` is the context all `-np` slots
-    share: each request gets c / np (all of c with a unified KV cache, `-kvu`, the default when `-np` is
-    left to auto), and that is compared with `serving.context_len`. llama.cpp's `LLAMA_ARG_*` variables
+    share: each request gets c / np, rounded up to a multiple of 256 (all of c with a unified KV cache,
+    `-kvu`, as when `-np` is left to auto: 4 slots), capped by `--kv-unified-per-slot`, and that is
+    compared with `serving.context_len`. llama.cpp's `LLAMA_ARG_*` variables
     in `launch.env` are read as the flags they stand for (the command line overrides them). vLLM's
     `--max-model-len auto` (or -1) and llama.cpp's `-c 0` take the model's own length, as when the flag
     is absent. Values are read as the engine reads them (ORV259 names one it would not). Fix whichever
@@ -188,7 +189,8 @@ def launch_agrees_with_recipe(snapshot: Snapshot) -> Iterator[Finding]:
                     f"launch gives each request {per_slot} tokens of context ({context.said} "
                     f"{context_n}: {how}), serving.context_len is {serving.context_len}",
                     "make them agree: llama-server's -c is the context all -np slots share (each gets c / np "
-                    "unless -kvu), so state one request's context or size -c for every slot",
+                    "unless -kvu), so state one request's context or size -c for every slot "
+                    f"(`-c {serving.context_len * max(1, number(parsed.value('--parallel')) or 1)}`)",
                 )
         elif context and context_n is not None and serving.context_len is not None and context_n != serving.context_len:
             yield finding(

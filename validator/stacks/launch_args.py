@@ -592,19 +592,39 @@ def launch_config_file(parsed: Parsed) -> Setting | None:
     return parsed.value("--config") if parsed.table.engine in ("vllm", "sglang") else None
 
 
+def _pad256(n: int) -> int:
+    return (n + 255) // 256 * 256  # GGML_PAD(n, 256)
+
+
 def per_slot_context(parsed: Parsed, ctx: int) -> tuple[int, str]:
-    """(one request's context, how) for llama-server's `-c`: each of the `-np` slots gets c / np, unless the KV
-    cache is unified (`-kvu`; the default when -np is left to auto), where one request may use all c."""
-    np_setting = parsed.value("--parallel")
-    try:
-        slots = setting_int("llama.cpp", np_setting) if np_setting else -1
-    except Unreadable:
-        slots = -1
-    unified = parsed.value("--kv-unified")
-    is_unified = unified.value != "false" if unified is not None else slots < 0
-    if is_unified or slots <= 1:
-        return ctx, "unified KV cache: one request may use all of it" if is_unified else "one slot"
-    return ctx // slots, f"{ctx} shared by {slots} slots"
+    """(one request's context, how) for llama-server's `-c`, as the pinned llama.cpp computes it: -np left to auto
+    (or -1) is 4 slots with a unified KV cache (tools/server/server.cpp); src/llama-context.cpp pads n_ctx to a
+    multiple of 256, and a slot gets all of it when the cache is unified (`-kvu`), else n_ctx / np padded to 256;
+    `--kv-unified-per-slot N` caps a slot at N (server-context.cpp)."""
+
+    def number(flag: str) -> int | None:
+        setting = parsed.value(flag)
+        try:
+            return setting_int("llama.cpp", setting) if setting is not None else None
+        except Unreadable:
+            return None
+
+    slots = number("--parallel")
+    unified_flag = parsed.value("--kv-unified")
+    if slots is None or slots < 0:
+        slots, unified = 4, True
+    else:
+        unified = unified_flag is not None and unified_flag.value != "false"
+    n_ctx = _pad256(ctx)
+    if unified:
+        per_slot, how = n_ctx, f"a unified KV cache of {n_ctx}: one request may use all of it"
+    else:
+        per_slot = _pad256(n_ctx // max(slots, 1))
+        how = f"{n_ctx} shared by {slots} slots, each rounded up to a multiple of 256"
+    cap = number("--kv-unified-per-slot")
+    if cap is not None and 0 < cap < per_slot:
+        per_slot, how = cap, how + f", capped by --kv-unified-per-slot {cap}"
+    return per_slot, how
 
 
 def launch_quality_reasons(recipe: InferenceRecipe) -> list[str]:
