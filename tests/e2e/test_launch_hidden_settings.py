@@ -20,7 +20,7 @@ import pytest
 from tests.e2e.test_launch_as_parsed import INFERENCE, SGLANG, VLLM_SERVE, inference_text, pr_findings
 from tests.testing.checking import check
 from tests.testing.factories import registry_repo
-from tests.testing.git import commit_all
+from tests.testing.git import commit_all, git
 from tests.testing.registry import write
 from validator.engine.evaluate import analyse
 from validator.evidence.tiers import derive
@@ -327,3 +327,20 @@ def test_a_finding_on_a_launch_variable_points_at_its_line(repo: Path) -> None:
     (found,) = [d for d in check(repo).result.diagnostics if d.path == rel and d.code == "ORV251"]
     lines = (repo / rel).read_text(encoding="utf-8").splitlines()
     assert found.line is not None and "LLAMA_ARG_N_PARALLEL" in lines[found.line - 1]
+
+
+@pytest.mark.git
+def test_orv302_sees_a_llama_arg_variable_and_its_flag_as_one_configuration(repo: Path) -> None:
+    git(repo, "checkout", "-q", "main")
+    write(repo, INFERENCE.format(rid="glm-5-3-flash-h100-llama"), llama(["-m", "glm.gguf", "-np", "16"]))
+    commit_all(repo, "an inference recipe on main")
+    git(repo, "checkout", "-q", "-B", "pr", "main")
+    rid = "glm-5-3-flash-h100-llamaenv"  # after main's in path order: ORV302 is reported on it
+
+    def codes(env: dict[str, str]) -> list[str]:
+        text = llama(["-m", "glm.gguf"], env).replace("id: glm-5-3-flash-h100-llama\n", f"id: {rid}\n")
+        return [code for code, _ in pr_findings(repo, INFERENCE.format(rid=rid), text)]
+
+    assert "ORV302" in codes({"LLAMA_ARG_N_PARALLEL": "16"})
+    # its honest twin: a variable that changes a figure is another configuration
+    assert "ORV302" not in codes({"LLAMA_ARG_N_PARALLEL": "16", "LLAMA_ARG_CACHE_TYPE_K": "q8_0"})

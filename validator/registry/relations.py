@@ -81,7 +81,13 @@ def identity(recipe: Recipe) -> str:
         # setting, and a port or a log level changes no figure
         parsed = launch_args.parsed(recipe)
         args: Any = list(recipe.launch.args) if parsed is None else parsed.figure_settings()
-        fields["launch"] = {"args": args, "env": dict(sorted(recipe.launch.env.items()))}
+        # a variable the engine reads as a flag (llama.cpp's LLAMA_ARG_*) is in the parsed settings already
+        env = {
+            k: v
+            for k, v in recipe.launch.env.items()
+            if parsed is None or not launch_args.is_flag_variable(parsed.table, k)
+        }
+        fields["launch"] = {"args": args, "env": dict(sorted(env.items()))}
     return _canonical(fields)
 
 

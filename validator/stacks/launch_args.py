@@ -356,12 +356,13 @@ def parsed(recipe: Recipe) -> Parsed | None:
     if engine is None or recipe.launch is None:
         return None
     table = load_table(engine)
-    if not recipe.launch.args and not any(_env_setting(table, var) for var in recipe.launch.env):
+    if not recipe.launch.args and not any(is_flag_variable(table, var) for var in recipe.launch.env):
         return None
     return parse(table, list(recipe.launch.args), dict(recipe.launch.env))
 
 
-def _env_setting(table: Table, var: str) -> bool:
+def is_flag_variable(table: Table, var: str) -> bool:
+    """Is this environment variable one the engine reads as a flag (llama.cpp's LLAMA_ARG_*, LLAMA_ARG_NO_*)?"""
     return var in table.env or var.replace("LLAMA_ARG_NO_", "LLAMA_ARG_", 1) in table.env
 
 
