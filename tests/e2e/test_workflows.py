@@ -28,7 +28,22 @@ from tests.testing.registry import write
 from validator.registry.layout import GATE_CHECKOUT
 
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
-EXAMPLES = sorted((ROOT / "docs" / "examples").glob("*.yml"))  # documented, not run: held to the same rules
+# documented, not run: held to the same rules (zizmor.yml is the audit's configuration a registry copies with them)
+EXAMPLES = sorted(p for p in (ROOT / "docs" / "examples").glob("*.yml") if p.name != "zizmor.yml")
+EXAMPLES_ZIZMOR = ROOT / "docs" / "examples" / "zizmor.yml"
+# The one action not pinned by SHA, in the examples only: this project's own release, by its series tag
+# (docs/releasing.md, "What a pin pins"): v0.Y while the version is 0.Y.Z, vX from 1.0.
+OWN_ACTION = "openrecipes/openrecipes"
+
+
+def release_series() -> str:
+    """The series tag of the version in pyproject.toml, as .ci/release moves it."""
+    match = re.search(r'^version = "(\d+)\.(\d+)\.\d+"$', (ROOT / "pyproject.toml").read_text(encoding="utf-8"), re.M)
+    assert match, "pyproject.toml has no X.Y.Z version"
+    major, minor = match.groups()
+    return f"v0.{minor}" if major == "0" else f"v{major}"
+
+
 ACTION = ROOT / "action.yml"
 HOOKS = ROOT / ".pre-commit-hooks.yaml"
 PINNED = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_./-]+@[0-9a-f]{40}$")
@@ -130,8 +145,12 @@ def test_zizmor_reports_nothing_for_the_repository() -> None:
 
 
 def test_zizmor_reports_nothing_for_the_example_workflows() -> None:
-    findings = _zizmor_findings(*map(str, EXAMPLES))
+    """With the zizmor configuration the examples ship (the OpenRecipes Action by its release tag, every
+    other action by SHA); without it, that one reference is the only finding."""
+    findings = _zizmor_findings("--config", str(EXAMPLES_ZIZMOR), *map(str, EXAMPLES))
     assert EXAMPLES and findings == [], [(f["ident"], f["locations"][0]["symbolic"]["key"]) for f in findings]
+    default = _zizmor_findings(*map(str, EXAMPLES))
+    assert [f["ident"] for f in default] == ["unpinned-uses"], [f["ident"] for f in default]
 
 
 def test_zizmor_would_catch_an_injection(tmp_path: Path) -> None:
@@ -168,7 +187,9 @@ def test_no_expression_inside_run_scripts_and_every_action_pinned(path: Path) ->
         if "uses" in step:
             uses = step["uses"]
             local = uses == "$/" or uses.startswith("./")  # checked in the test of the workflow that uses it
-            assert local or PINNED.match(uses), f"{path.name}: {uses} is not pinned by full SHA"
+            own = path in EXAMPLES and uses == f"{OWN_ACTION}@{release_series()}"
+            assert local or own or PINNED.match(uses), f"{path.name}: {uses} is not pinned by full SHA"
+            assert not uses.startswith(OWN_ACTION + "@") or own, f"{path.name}: {uses}: use @{release_series()}"
     triggers = _triggers(document) or {}
     assert "pull_request_target" not in (triggers if isinstance(triggers, (dict, list)) else [triggers])
 
@@ -204,6 +225,45 @@ def test_the_pull_request_workflow_judges_the_pull_request_with_the_bases_rules(
     )
     assert gate["uses"] == "./base-rules"
     assert gate["with"] == {"root": data["with"]["path"]}
+
+
+def test_the_example_gate_checks_out_like_the_repositorys_and_runs_the_released_action() -> None:
+    document = load(ROOT / "docs" / "examples" / "pull-request.yml")
+    own = load(ROOT / ".github" / "workflows" / "pull-request.yml")
+    assert _triggers(document) == _triggers(own) and document["permissions"] == {"contents": "read"}
+    assert document["concurrency"] == own["concurrency"]
+    (job,) = document["jobs"].values()
+    assert "permissions" not in job
+    data, gate = job["steps"]
+    own_data = next(iter(own["jobs"].values()))["steps"][0]
+    assert data["uses"] == own_data["uses"]  # the same SHA as this repository's workflow
+    assert data["with"] == {k: v for k, v in own_data["with"].items() if k != "path"}  # the registry at the root
+    assert gate["uses"] == f"{OWN_ACTION}@{release_series()}" and "with" not in gate  # the action's defaults
+
+
+def test_the_example_boards_workflow_installs_the_same_release_and_pushes_past_a_ruleset_with_a_deploy_key() -> None:
+    document = load(ROOT / "docs" / "examples" / "boards.yml")
+    own = load(ROOT / ".github" / "workflows" / "boards.yml")
+    assert _triggers(document) == _triggers(own) and document["permissions"] == {}
+    assert document["concurrency"] == own["concurrency"]
+    boards = document["jobs"]["boards"]
+    assert boards["permissions"] == {"contents": "write"} and boards["environment"] == "boards"
+    assert document["jobs"]["pages"]["permissions"] == own["jobs"]["pages"]["permissions"]
+    release = next(s for s in boards["steps"] if s.get("with", {}).get("repository") == OWN_ACTION)
+    assert release["with"]["ref"] == release_series() and release["with"]["persist-credentials"] is False
+    commit = next(s for s in boards["steps"] if s.get("name") == "Commit the boards if they changed")
+    assert commit["env"]["DEPLOY_KEY"] == "${{ secrets.BOARDS_DEPLOY_KEY }}"
+    assert 'push -q "$remote" HEAD:refs/heads/main' in commit["run"]
+    own_runs = [
+        s.get("run") for job in own["jobs"].values() for s in job["steps"] if "orv-venv/bin/orv" in s.get("run", "")
+    ]
+    runs = [
+        s.get("run")
+        for job in document["jobs"].values()
+        for s in job["steps"]
+        if "orv-venv/bin/orv" in s.get("run", "")
+    ]
+    assert runs == own_runs  # the same orv commands as this repository's boards workflow
 
 
 def test_the_only_zizmor_ignore_is_the_base_rules_action() -> None:
