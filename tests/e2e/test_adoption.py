@@ -134,3 +134,82 @@ def test_a_bad_pull_request_to_an_adopting_registry_fails_with_its_finding(tmp_p
     run = run_gate(origin, released, tmp_path)
     assert run.failed and run.exit_codes["check"] == 1, run.log
     assert (rel, "ORV402") in {(a.properties["file"], a.properties["title"]) for a in run.of_level("error")}
+
+
+# --------------------------------------------------------------------------- the boards workflow, replayed
+
+
+def run_boards_workflow(origin: Path, project: Path, tmp: Path) -> list[str]:
+    """The registry's boards job after a push to main, step by step up to the Pages upload; the logs.
+
+    The commit step runs without BOARDS_DEPLOY_KEY (no ruleset here), so it pushes with the token,
+    which a file:// remote ignores. setup-python is the test interpreter; the hash-pinned download
+    of the dependencies is not repeated (install_orv_from, as test_gate_model does), the rest of the
+    install step is: orv from the release checkout alone, which is then removed.
+    """
+    sha = git(origin, "rev-parse", "main")
+    workflow: dict[str, Any] = yaml.safe_load(git(origin, "show", f"{sha}:.github/workflows/boards.yml"))
+    job = workflow["jobs"]["boards"]
+    workspace, runner_tmp = tmp / "boards-workspace", tmp / "boards-runner"
+    runner_tmp.mkdir(parents=True)
+    logs = []
+    for step in job["steps"]:
+        uses, given = step.get("uses", ""), step.get("with") or {}
+        if uses.startswith("actions/checkout@") and given.get("repository") == OWN_ACTION:
+            download_action(project, f"{OWN_ACTION}@{given['ref']}", workspace / given["path"])
+        elif uses.startswith("actions/checkout@"):
+            # main's commit with its history, every file (no sparse patterns in this step), no credentials
+            assert given == {"fetch-depth": 0, "persist-credentials": False}, given
+            workspace.mkdir()
+            git(workspace, "init", "-q")
+            git(workspace, "remote", "add", "origin", origin.as_uri())
+            git(workspace, "fetch", "-q", "--no-tags", "origin", "+refs/heads/*:refs/remotes/origin/*")
+            git(workspace, "checkout", "-q", "-B", "main", sha)
+        elif uses.startswith(("actions/setup-python@", "actions/upload-pages-artifact@")):
+            continue
+        elif "run" in step and "requirements/action.txt" in step["run"]:
+            release = workspace / ".orv-release"
+            bin_dir = install_orv_from(release, runner_tmp / "orv-venv")
+            (bin_dir / "orv").write_text('#!/bin/sh\nexec "$(dirname "$0")/python" -I -m validator "$@"\n')
+            (bin_dir / "orv").chmod(0o755)
+            shutil.rmtree(release)
+        elif "run" in step:
+            env = {
+                **git_env(tmp),
+                "GITHUB_TOKEN": "not-a-token",
+                "DEPLOY_KEY": "",
+                "GITHUB_SHA": sha,
+                "GITHUB_WORKSPACE": str(workspace),
+                "GITHUB_REPOSITORY": "someone/registry",
+                "GITHUB_SERVER_URL": "https://github.com",
+                "RUNNER_TEMP": str(runner_tmp),
+            }
+            env.pop("PYTHONPATH", None)
+            done = subprocess.run(
+                ["bash", "-e", "-c", step["run"]], cwd=workspace, env=env, capture_output=True, text=True
+            )
+            assert done.returncode == 0, f"step `{step.get('name')}` failed: {done.stdout}{done.stderr}"
+            logs.append(done.stdout)
+        else:
+            raise AssertionError(f"{uses or step.get('name')}: a step this replay does not know")
+    return logs
+
+
+def test_the_boards_workflow_regenerates_and_commits_only_the_boards(tmp_path: Path, released: Path) -> None:
+    origin = adopting_registry(tmp_path)
+    digest = add_training_run(origin, 1612.0, measured_by="lab-b", layout="tp2-pp2-dp2")
+    rid = "qwen3-8-27b-h100-tp2-pp2-dp2"
+    write(origin, training_recipe_path(rid), recipe_text(rid, claimed=1612.0, runs=(digest,), layout="tp2-pp2-dp2"))
+    merged = commit_all(origin, "contributor: a TP2 PP2 recipe and its run")
+    git(origin, "checkout", "-q", "main")
+    git(origin, "merge", "-q", "--ff-only", "pr")
+    git(origin, "checkout", "-q", "--detach")  # a remote's checked-out branch cannot be pushed to
+    logs = run_boards_workflow(origin, released, tmp_path / "first")
+    boards = git(origin, "rev-parse", "main")
+    assert git(origin, "rev-parse", f"{boards}^") == merged  # one commit on top of the merge
+    changed = git(origin, "diff", "--name-only", merged, boards).splitlines()
+    assert changed and all(p.startswith("boards/") for p in changed), changed
+    assert any(rid in git(origin, "show", f"{boards}:{p}") for p in changed)
+    # run again on the boards commit: nothing to regenerate, nothing pushed, and ORV7xx passes
+    logs = run_boards_workflow(origin, released, tmp_path / "second")
+    assert "boards/ is up to date" in "".join(logs) and git(origin, "rev-parse", "main") == boards
