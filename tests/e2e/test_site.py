@@ -42,6 +42,7 @@ from validator.boards.split import read_boards
 from validator.cli import main
 from validator.engine.evaluate import analyse
 from validator.load import schema as schemas
+from validator.science.frontier import Point, frontier
 from validator.site import (
     CARDS_PER_PAGE,
     INFERENCE_PER_PAGE,
@@ -1295,3 +1296,103 @@ def test_pages_are_byte_identical_wherever_they_are_built(verified_root: Path, t
     page = (published / "recipe" / "inference" / "hop-a.html").read_text(encoding="utf-8")
     assert re.search(r'href="https://github.com/o/r/blob/[0-9a-fA-Z]+/recipes/inference/', page)
     assert re.search(r'href="https://github.com/o/r/blob/[0-9a-fA-Z]+/docs/metrics.md"', page)
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_browser_hiding_an_engine_shows_the_frontier_of_the_points_left(
+    browser: Any, serve: Any, verified_site: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    """Gap of issue 53: the legend's engine toggle hid an engine's points but left the GPU's frontier
+    line drawn through them. Now the line shown is the frontier (science.frontier, the boards' rule) of
+    exactly the points still shown: every vertex is a visible point, and it is the frontier of them."""
+    _, shipped = verified_site
+    boards = copy.deepcopy(shipped)
+    for row in boards["boards"]["measured"]:  # the H100's second configuration served by another engine
+        if row["recipe"] == "hop-b":
+            row["engine"] = "sglang"
+    engines = {r["recipe"]: r["engine"] for r in boards["boards"]["measured"]}
+    (h100,) = [g for g in boards["frontiers"] if g["gpu"] == "h100"]
+    assert {engines[p["recipe"]] for p in h100["points"]} == {"vllm", "sglang"}
+    site = tmp_path / "site"
+    write_site(str(site), render_site(boards))
+    _open(browser, serve(site) + "frontier.html")
+    svg = next(s for s in browser.find_elements("css selector", "svg.compare-chart") if s.is_displayed())
+
+    def shown(selector: str) -> list[Any]:
+        return [e for e in svg.find_elements("css selector", selector) if e.is_displayed()]
+
+    def vertices(line: Any) -> list[tuple[float, float]]:
+        return [tuple(map(float, xy.split(","))) for xy in line.get_attribute("points").split()]  # type: ignore[misc]
+
+    def h100_line() -> list[tuple[float, float]]:
+        (line,) = [ln for ln in shown("polyline.frontier-line") if ln.get_attribute("data-gpu") == "h100"]
+        return vertices(line)
+
+    def front_of(kept: set[str]) -> int:
+        pts = [p for p in h100["points"] if engines[p["recipe"]] in kept]
+        return len(frontier([Point(p["interactivity"], p["tok_s_per_gpu"], p) for p in pts]))
+
+    both = h100_line()
+    assert len(both) == sum(1 for p in h100["points"] if p["on_frontier"]) == front_of({"vllm", "sglang"})
+    for hidden, kept in (("sglang", "vllm"), ("vllm", "sglang")):
+        button = browser.find_element("css selector", f".legend-toggles button[data-value={hidden}]")
+        button.click()
+        line = h100_line()
+        visible = {
+            (float(c.get_attribute("cx")), float(c.get_attribute("cy")))
+            for c in shown("circle.point")
+            if c.get_attribute("data-gpu") == "h100"
+        }
+        assert set(line) <= visible  # never a vertex at a hidden point
+        assert len(line) == front_of({kept})
+        assert all(
+            c.get_attribute("data-engine") == kept
+            for c in shown("circle.point")
+            if c.get_attribute("data-gpu") == "h100"
+        )
+        button.click()
+        assert h100_line() == both  # both engines again: the boards' frontier
+    _no_console_errors(browser)
+
+
+def test_model_cards_put_verified_first_then_the_fastest_then_catalog_order() -> None:
+    """Gap of issue 53: cards stayed in catalog order while a T0 claim looked like a measurement. The
+    cards follow the site's one default order (format.default_order): verified first, then the fastest
+    recipe, then catalog order; the latest list uses the same key."""
+    boards = load(LANDED_BOARDS)
+    card = boards["models"][0]
+    recipe = next(g["recipe"] for g in card["gpus"] if g["recipe"])
+    row = next(r for r in boards["boards"]["training"] if r["recipe"] == recipe)
+    specs = [  # model, its one recipe's tier and tok/s/GPU ("" = a card with no recipe)
+        ("m-a", "T0", 900.0),
+        ("m-b", "T2", 100.0),
+        ("m-c", "T0", 2000.0),
+        ("m-d", "", None),
+        ("m-e", "T3", 50.0),
+        ("m-f", "T2", 300.0),
+        ("m-g", "T0", 900.0),  # ties m-a: catalog order decides
+    ]
+    boards["models"], boards["boards"]["training"] = [], []
+    for model, tier, tok in specs:
+        gpu = dict(card["gpus"][0], gpu="h100", recipe=f"{model}-r" if tier else None, tok_s_per_gpu=tok)
+        boards["models"].append(dict(card, model=model, model_name=model.upper(), gpus=[gpu]))
+        if tier:
+            boards["boards"]["training"].append(
+                dict(row, recipe=f"{model}-r", model=model, tier=tier, tok_s_per_gpu=tok)
+            )
+    order = tuple(m for m, _, _ in specs)
+    page = render_site(boards, SiteContext(model_order=order))["index.html"].decode()
+    shown = re.findall(r'<section class="card" id="model-([^"]+)"', page)
+    assert shown == ["m-e", "m-f", "m-b", "m-c", "m-a", "m-g", "m-d"]
+    # catalog order reversed: only the tie between m-a and m-g turns round
+    page = render_site(boards, SiteContext(model_order=order[::-1]))["index.html"].decode()
+    assert re.findall(r'<section class="card" id="model-([^"]+)"', page) == [
+        "m-e",
+        "m-f",
+        "m-b",
+        "m-c",
+        "m-g",
+        "m-a",
+        "m-d",
+    ]

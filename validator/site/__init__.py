@@ -47,7 +47,8 @@ class SiteContext:
 
     losses: run content hash -> [(step, loss)] in step order, losses as floats or "nan"/"inf".
     references: workload id -> {"points": [(step, loss)], "tolerance", "tolerance_kind", "window"}.
-    model_order: catalog model ids in catalog order (model cards follow it; unknown ids go last).
+    model_order: catalog model ids in catalog order (model cards follow it after verified first and the
+      fastest, fmt.default_order; unknown ids go last).
     gpu_order: catalog GPU ids in catalog order (H100, H200, B200 first, as seed 000 lists them).
     file_base: what turns a repository path (runs/…, recipes/…, docs/…) into a link — a URL prefix
       ending in "/" (see `file_base`); empty: paths are shown, not linked.
@@ -181,7 +182,7 @@ def render_site(
         html = env.get_template(template).render(meta=meta, up=up, **values)
         files[path] = html.encode("utf-8")
 
-    # ---- training board: model cards in catalog order, then the newest-first list
+    # ---- training board: model cards (verified first, fastest, catalog order), then the newest-first list
     by_id = {row["recipe"]: row for row in training}
     order = {model: i for i, model in enumerate(context.model_order)}
     gpu_rank = {gpu: i for i, gpu in enumerate(context.gpu_order)}
@@ -201,6 +202,8 @@ def render_site(
             for g in sorted(m.get("gpus") or [], key=lambda g: (by_gpu(g["gpu"]), str(g.get("workload") or "")))
         ]
         cards.append(dict(m, gpus=gpus))
+    # verified first, then the fastest, then catalog order (stable): a card ranks by its best recipe
+    cards.sort(key=lambda m: _card_order(m["gpus"]))
     families = list(dict.fromkeys(str(m.get("family") or "Other") for m in cards))
     with_recipe = [(m["model"], g["gpu"], str(g.get("workload"))) for m in cards for g in m["gpus"] if g.get("recipe")]
     gpu_ids = sorted({g for _, g, _ in with_recipe}, key=by_gpu)
@@ -217,7 +220,7 @@ def render_site(
     workloads = sorted({str(r["workload"]) for r in training if r.get("workload")})
     # verified first, then newest first (stable: boards order within a tier and day)
     latest = sorted(training, key=lambda r: str(r.get("measured") or ""), reverse=True)
-    latest.sort(key=lambda r: fmt.tier_rank(r.get("tier")))
+    latest.sort(key=lambda r: fmt.default_order(r.get("tier")))
     latest_chunks = _chunks(latest, LATEST_PER_PAGE)
     card_chunks = _chunks(cards, CARDS_PER_PAGE)
 
@@ -269,8 +272,8 @@ def render_site(
         return "inference.html" if n == 1 else f"inference/page-{n}.html"
 
     # verified first (stable: the boards' order within a tier)
-    measured.sort(key=lambda r: fmt.tier_rank(r.get("tier")))
-    claimed.sort(key=lambda r: fmt.tier_rank(r.get("tier")))
+    measured.sort(key=lambda r: fmt.default_order(r.get("tier")))
+    claimed.sort(key=lambda r: fmt.default_order(r.get("tier")))
     inference_rows = {"measured": measured, "claimed": claimed}
     labels = {
         str(r.get("workload") or "unspecified"): str(r.get("workload_label") or r.get("workload") or "unspecified")
@@ -378,6 +381,13 @@ def render_site(
     files["site.css"] = env.loader.get_source(env, "site.css")[0].encode("utf-8")  # type: ignore[union-attr]
     files[MARKER] = b"written by orv site; `orv site` replaces this folder only when this file is in it\n"
     return files
+
+
+def _card_order(gpus: Sequence[Mapping[str, Any]]) -> tuple[int, int, float]:
+    """A model card's place: the best default_order of its GPU rows that have a recipe (a card with
+    none goes last)."""
+    keys = [fmt.default_order(g.get("tier"), g.get("tok_s_per_gpu")) for g in gpus if g.get("recipe")]
+    return min(keys, default=(len(fmt.TIER_RANK) + 1, 1, 0.0))
 
 
 def _most_common(values: Iterable[str]) -> str:

@@ -107,6 +107,15 @@ def tier_rank(tier: Any) -> int:
     return TIER_RANK.get(tier, len(TIER_RANK)) if isinstance(tier, str) else len(TIER_RANK)
 
 
+def default_order(tier: Any, figure: Any = None, higher_is_better: bool = True) -> tuple[int, int, float]:
+    """The sort key of every default order on the site: verified first (tier_rank), then the best
+    figure first (a missing figure last); callers sort stably, so ties keep the order they came in
+    (catalog order for model cards, newest first for the latest list, the boards' order for rows)."""
+    if not is_number(figure):
+        return tier_rank(tier), 1, 0.0
+    return tier_rank(tier), 0, -float(figure) if higher_is_better else float(figure)
+
+
 SHORT_REASON = 48  # characters of the one phrase a badge carries; the full reasons are one tap away
 
 

@@ -11,13 +11,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from itertools import combinations
 from typing import Any
+
+from validator.science.frontier import Point, frontier
+from validator.site.format import is_number
 
 WIDTH, HEIGHT = 640, 340
 NARROW_WIDTH, NARROW_HEIGHT = 340, 300  # fits a 390 px phone's column (370 px) at a scale of 1 or more
 LEFT, RIGHT, TOP, BOTTOM = 64, 16, 16, 44
 TICKS = 5
 # a GPU's colour on the comparison chart, in catalog order (colour-blind-safe Okabe-Ito hues)
+# engines of one GPU for which every shown subset gets its own frontier line (2^n - 1 lines); past it,
+# hiding an engine hides the GPU's line rather than drawing a frontier that no longer holds
+MAX_ENGINE_SUBSETS = 4
 GPU_COLOURS = ("#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#000000")
 
 
@@ -117,13 +124,43 @@ def comparison_chart(
             }
             for p, verified in pts
         ]
-        front = [q for q in placed if q["verified"] and q.get("on_frontier")]
         out.append(
             {
                 "gpu": g["gpu"],
                 "colour": colour,
                 "points": placed,
-                "frontier": " ".join(f"{q['cx']},{q['cy']}" for q in sorted(front, key=lambda q: q["cx"])),
+                "frontiers": _frontiers_by_engines(placed),
             }
         )
     return {**_public(frame), "series": out, "measure": measure}
+
+
+def _frontiers_by_engines(placed: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One frontier line per non-empty set of this GPU's engines: the frontier (science.frontier, the
+    boards' own rule) of the verified points of those engines. The legend shows the line of exactly the
+    engines left visible, so hiding an engine never leaves a line drawn through points that are hidden,
+    and the line shown is the frontier of what is shown. Each line: {"engines": "a b", "points": "x,y …"}."""
+    verified = [q for q in placed if q["verified"]]
+    # "-" stands for a point with no engine named: no legend button hides it
+    engines = sorted({str(q.get("engine") or "-") for q in verified})
+    if len(engines) > MAX_ENGINE_SUBSETS:
+        subsets: list[tuple[str, ...]] = [tuple(engines)]
+    else:
+        subsets = [c for n in range(1, len(engines) + 1) for c in combinations(engines, n)]
+    lines = []
+    for subset in subsets:
+        members = [
+            Point(float(q["interactivity"]), float(q["tok_s_per_gpu"]), q)
+            for q in verified
+            if str(q.get("engine") or "-") in subset and is_number(q.get("tok_s_per_gpu"))
+        ]
+        front = sorted((p.item for p in frontier(members)), key=lambda q: (q["cx"], q["cy"]))
+        if front:
+            lines.append(
+                {
+                    "engines": " ".join(subset),
+                    "all": " ".join(engines),
+                    "points": " ".join(f"{q['cx']},{q['cy']}" for q in front),
+                }
+            )
+    return lines

@@ -133,6 +133,14 @@
       figure.querySelectorAll("[data-gpu]").forEach(function (el) {
         var hide = off["gpu:" + el.getAttribute("data-gpu")] ||
           (el.hasAttribute("data-engine") && off["engine:" + el.getAttribute("data-engine")]);
+        if (el.hasAttribute("data-engines")) {
+          // a GPU has one frontier line per set of its engines: show the one of exactly the engines
+          // still shown, the frontier of the points on view (never a line through hidden points)
+          var shown = el.getAttribute("data-all-engines").split(" ").filter(function (e) {
+            return !off["engine:" + e];
+          }).join(" ");
+          hide = hide || el.getAttribute("data-engines") !== shown;
+        }
         el.style.display = hide ? "none" : "";
       });
     }
