@@ -1396,3 +1396,50 @@ def test_model_cards_put_verified_first_then_the_fastest_then_catalog_order() ->
         "m-a",
         "m-d",
     ]
+
+
+def _with_single_stream(boards: dict[str, Any]) -> dict[str, Any]:
+    """Two llama-bench rows on pairs with no chart: a T1 on one CMP 170HX, a faster T2 on two RTX 3090."""
+    out = copy.deepcopy(boards)
+    base = next(r for r in out["boards"]["measured"] if r["gpu"] == "h100")
+    for rid, gpu, gpus, tier, decode in (
+        ("lb-cmp", "cmp-170hx", 1, "T1", 41.72),
+        ("lb-3090", "rtx-3090", 2, "T2", 90.5),
+    ):
+        out["boards"]["measured"].append(
+            dict(base, recipe=rid, gpu=gpu, gpu_name=gpu.upper(), gpus=gpus, tier=tier, tool="llama-bench",
+                 model="glm-9", model_name="GLM 9", decode_tok_s=decode, prefill_tok_s=900.0, workload="tg128")
+        )  # fmt: skip
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+@pytest.mark.parametrize("size", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_browser_single_stream_rates_are_shown_as_what_they_are(
+    browser: Any, serve: Any, verified_site: tuple[Path, dict[str, Any]], tmp_path: Path, size: tuple[int, int]
+) -> None:
+    """Gap of issue 53 (a llama-bench point shown as what it is): each llama-bench row as a single stream —
+    tok/s per user = its decode rate, tok/s per GPU = decode rate ÷ GPUs, each with its tier badge —
+    verified first, the page saying why they are not drawn among served points; no point on a chart for
+    them, and the table fits the screen."""
+    boards = _with_single_stream(verified_site[1])
+    site = tmp_path / "site"
+    write_site(str(site), render_site(boards))
+    try:
+        browser.set_window_size(*size)
+        _open(browser, serve(site) + "frontier.html")
+        rows = browser.find_elements("css selector", "table.single-stream tbody tr")
+        assert [r.get_attribute("data-recipe") for r in rows] == ["lb-3090", "lb-cmp"]  # verified first
+        for row, (decode, gpus, tier) in zip(rows, ((90.5, 2, "T2"), (41.72, 1, "T1")), strict=True):
+            assert _cells(row, "td.decode .fig") == num(decode, 2) and _cells(row, "td.decode .tier") == tier
+            assert _cells(row, "td.per-gpu .fig") == num(decode / gpus, 2) and _cells(row, "td.per-gpu .tier") == tier
+        text = browser.find_element("id", "single-stream").find_element("xpath", "following-sibling::p").text
+        assert "one stream at a time" in text and "rather than drawn on the charts" in text
+        recipes = {c.get_attribute("data-recipe") for c in browser.find_elements("css selector", "circle.point")}
+        assert recipes and not recipes & {"lb-3090", "lb-cmp"}
+        assert "lb-cmp" not in browser.find_element("tag name", "main").text.split("Pairs with no point yet")[-1]
+        assert browser.execute_script(_TOO_WIDE) == []
+        _no_console_errors(browser)
+    finally:
+        browser.set_window_size(1280, 2000)

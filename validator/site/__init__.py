@@ -444,11 +444,20 @@ def _single_stream(
     """Measured rows of pairs with no chart whose tool measures one stream (llama-bench): what they are,
     single-stream decode and prefill rates, rather than a point lacking an aggregate."""
     charted = {(g["model"], g["gpu"]) for g in groups}
-    return [
-        dict(r, workload_label=labels.get(str(r.get("workload") or "unspecified")))
+    rows = [
+        dict(
+            r,
+            workload_label=labels.get(str(r.get("workload") or "unspecified")),
+            # one stream: the user's speed is the decode rate; the GPUs' output is that one stream's
+            per_gpu=r["decode_tok_s"] / r["gpus"]
+            if fmt.is_number(r.get("decode_tok_s")) and fmt.is_number(r.get("gpus")) and r["gpus"] > 0
+            else None,
+        )
         for r in measured
         if (r["model"], r["gpu"]) not in charted and r.get("tool") == "llama-bench"
     ]
+    # the site's one default order: verified first, then the fastest single stream
+    return sorted(rows, key=lambda r: fmt.default_order(r.get("tier"), r.get("decode_tok_s")))
 
 
 def _empty_pairs(
