@@ -64,7 +64,7 @@ def collect_context(root: str, boards: Mapping[str, Any]) -> SiteContext:
     )
 
 
-PLANS = 200  # recipe pages that carry `orv reproduce`'s whole plan (~15 ms each: a recipe file parsed)
+PLANS = 200  # pages with `orv reproduce`'s whole plan: each parses its recipe (~6-20 ms); docs/site.md says why not all
 
 
 def reproduce_plans(root: str, boards: Mapping[str, Any]) -> dict[str, list[str]]:
@@ -76,12 +76,13 @@ def reproduce_plans(root: str, boards: Mapping[str, Any]) -> dict[str, list[str]
         (row for row in rows if row.get("tier") in ("T2", "T3")), key=lambda r: (r.get("tier") != "T2", r["recipe"])
     )
     plans: dict[str, list[str]] = {}
+    catalog: dict[tuple[str, str], Any] = {}  # each GPU and workload read from the catalog once
     for row in verified[:PLANS]:
         path = row.get("path")
         if not isinstance(path, str) or not REPO_PATH.fullmatch(path):
             continue
         try:
-            plans[row["recipe"]] = reproduce(root, os.path.join(root, *path.split("/"))).lines
+            plans[row["recipe"]] = reproduce(root, os.path.join(root, *path.split("/")), catalog).lines
         except OrvError:
             continue  # a recipe that does not load: `orv check` reports it; the page names the command
     return plans
