@@ -6,7 +6,8 @@ Builds the browser tests' registry (tests/e2e/test_site.py's verified_registry) 
 which the test catalog prices, and an RTX 3090, which it does not) besides claimed and training
 recipes, renders it with `orv site`, serves it on loopback and photographs, in Debian's headless
 Chromium (the browser tests' driver, tests/e2e/test_site.py), the training board (index), the
-inference board, the comparison chart and one recipe page at both widths. Deterministic data, so a
+inference board, the comparison chart (also with a second engine hidden from the legend and two llama-bench
+rows, from the same boards altered) and one recipe page at both widths. Deterministic data, so a
 change to the pages shows as a change to the images.
 """
 
@@ -24,8 +25,16 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from tests.e2e.test_site import CHROMEDRIVER, CHROMIUM, _QuietHandler, verified_registry  # noqa: E402
+from tests.e2e.test_site import (  # noqa: E402
+    CHROMEDRIVER,
+    CHROMIUM,
+    _QuietHandler,
+    _with_single_stream,
+    load,
+    verified_registry,
+)
 from validator.cli import main as orv  # noqa: E402
+from validator.site import render_site, write_site  # noqa: E402
 
 WIDTHS = {"desktop": (1280, 900), "phone": (390, 844)}
 PAGES = {
@@ -33,7 +42,11 @@ PAGES = {
     "inference": "inference.html",
     "comparison": "frontier.html",
     "recipe": "recipe/inference/hop-a.html",
+    # the same boards with the H100's hop-b served by a second engine (hidden by its legend button, so
+    # the H100's line is the frontier of vLLM's points alone) and two llama-bench rows (single stream)
+    "comparison-engines": "engines/frontier.html",
 }
+CLICK = {"comparison-engines": ".legend-toggles button[data-value=sglang]"}
 
 
 def build_site(work: Path) -> Path:
@@ -41,6 +54,11 @@ def build_site(work: Path) -> Path:
     out = work / "site"
     if orv(["boards", "--root", str(root)]) != 0 or orv(["site", str(out), "--root", str(root)]) != 0:
         raise SystemExit("orv boards / orv site failed")
+    boards = _with_single_stream(load(root / "boards"))
+    for row in boards["boards"]["measured"]:
+        if row["recipe"] == "hop-b":
+            row["engine"] = "sglang"
+    write_site(str(out / "engines"), render_site(boards))
     return out
 
 
@@ -69,6 +87,8 @@ def main() -> int:
                 for name, page in PAGES.items():
                     driver.set_window_size(width, height)
                     driver.get(base + page)
+                    if name in CLICK:
+                        driver.find_element("css selector", CLICK[name]).click()
                     # the whole page, as tall as it is (capped so an image stays a few hundred kB)
                     full = driver.execute_script("return document.documentElement.scrollHeight")
                     driver.set_window_size(width, min(max(height, full), 4 * height))

@@ -1408,7 +1408,8 @@ def _with_single_stream(boards: dict[str, Any]) -> dict[str, Any]:
     ):
         out["boards"]["measured"].append(
             dict(base, recipe=rid, gpu=gpu, gpu_name=gpu.upper(), gpus=gpus, tier=tier, tool="llama-bench",
-                 model="glm-9", model_name="GLM 9", decode_tok_s=decode, prefill_tok_s=900.0, workload="tg128")
+                 model="glm-9", model_name="GLM 9", decode_tok_s=decode, prefill_tok_s=900.0, workload="tg128",
+                 workload_label="tg128, one stream")
         )  # fmt: skip
     return out
 
