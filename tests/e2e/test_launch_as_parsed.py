@@ -578,3 +578,15 @@ def test_reproduce_prints_trtllm_serve_and_arguments_its_table_accepts(repo: Pat
     assert not parsed.unknown and parsed.positionals == [(0, "zai-org/GLM-5.3-Flash")]
     assert parsed.settings["--tensor_parallel_size"].value == "1"
     assert parsed.settings["--max_batch_size"].value == "16" and parsed.settings["--max_seq_len"].value == "8192"
+
+
+@pytest.mark.git
+@pytest.mark.parametrize("flag", ["--extra_llm_api_options", "--config"])
+def test_a_trtllm_serve_yaml_file_is_refused(repo: Path, flag: str) -> None:
+    """trtllm-serve applies its YAML over the flags (update_llm_args_with_extra_dict): a KV-cache dtype or
+    speculative decoding set there would be unseen, so the file is refused like vLLM's --config (ORV258).
+    Its twin is test_the_honest_trtllm_serve_twin_passes."""
+    rel = INFERENCE.format(rid="glm-5-3-flash-h100-trt")
+    args = ["serve", *TRTLLM, "--tp_size", "1", "--max_batch_size=16", "--max_seq_len", "8192", flag, "extra.yaml"]
+    found = pr_findings(repo, rel, inference_text("glm-5-3-flash-h100-trt", "tensorrt-llm", args))
+    assert [code for code, _ in found if code == "ORV258"] == ["ORV258"], found

@@ -374,8 +374,9 @@ def launch_weights_are_the_quant(snapshot: Snapshot) -> Iterator[Finding]:
 @check("ORV258", E, "launch reads settings from a file orv cannot see", per_file=True)
 def launch_has_no_config_file(snapshot: Snapshot) -> Iterator[Finding]:
     """
-    vLLM's and SGLang's `--config FILE` read flags from a YAML file: tensor parallelism, context
-    length, quantization, speculative decoding … all hidden from the recipe. The file is not in the
+    vLLM's and SGLang's `--config FILE`, and trtllm-serve's `--config`/`--extra_llm_api_options FILE`
+    (which it applies over the flags), read settings from a YAML file: tensor parallelism, context
+    length, quantization, the KV-cache dtype, speculative decoding … all hidden from the recipe. The file is not in the
     registry and orv never reads it, so no rule (ORV251, ORV254, ORV255, ORV257, the quality gate,
     ORV302's identity) could compare what it set. Spell every setting of the file as flags in
     `launch.args`, which `orv reproduce` then prints as run.

@@ -589,8 +589,9 @@ def quant_words_agree(method: str, weight_quant: str) -> bool | None:
 
 
 def launch_config_file(parsed: Parsed) -> Setting | None:
-    """vLLM's and SGLang's `--config FILE`: settings read from a YAML file orv never sees."""
-    return parsed.value("--config") if parsed.table.engine in ("vllm", "sglang") else None
+    """vLLM's and SGLang's `--config FILE`, trtllm-serve's `--config`/`--extra_llm_api_options FILE`: settings
+    read from a YAML file orv never sees (trtllm-serve even applies it over the flags)."""
+    return parsed.value("--config") if parsed.table.engine in ("vllm", "sglang", "tensorrt-llm") else None
 
 
 def _pad256(n: int) -> int:
