@@ -1,0 +1,192 @@
+"""Property (issue 49): for SGLang's bench_serving, AIPerf, llama-bench and Megatron-LM, an honest output's every
+derived field recomputes within the tool's precision, and moving any one field the tool wrote by 1% or more is
+refused (at add-run or by `orv check`) or moves nothing orv shows.
+
+tests/unit/test_run_consistency.py does the same for vLLM and trtllm-bench; its request-by-request model of a
+benchmark (`served`) draws the honest runs here too, written in each tool's own format (the real fixtures under
+tests/fixtures/tools/ give the structure). "Refused" is the adapter's findings (as `orv add-run --from TOOL`),
+the run's own consistency (ORV212-ORV214) and ORV511 (the aggregate against concurrency × one stream's rate),
+the run-file check that holds a result without start times; "moves nothing" compares every figure the boards
+take from the run with the honest run's.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import statistics
+from collections.abc import Callable
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.testing.serving import Request
+from tests.unit.test_run_consistency import FACTORS, PROPERTY, _scaled, recipe, same, served, shown
+from tests.unit.test_run_consistency import refused as refused_at_add_run
+from validator.adapters import Source, convert, metadata
+from validator.checks.physics import aggregate_within_streams
+from validator.models import RunMeta
+from validator.science.throughput import inference_facts
+
+# --------------------------------------------------------------------------- SGLang bench_serving
+
+
+def sglang_line(requests: list[Request], duration_s: float, max_concurrency: int) -> dict[str, Any]:
+    """The line `bench_serving --output-file F --output-details` appends for these requests, in the fixture's
+    (sglang 0.4+) form: the summary at the top level under SGLang's names, the per-request arrays under `details`
+    (no `latencies`, no `start_times`: SGLang saves neither), its means computed as its calculate_metrics does."""
+    tpots = [(r.latency_s - r.ttft_s) / (r.output - 1) for r in requests if r.output > 1]
+    itls = [[r.itl_s] * (r.output - 1) for r in requests]
+    latencies = [r.latency_s for r in requests]
+    total_in, total_out = sum(r.prompt for r in requests), sum(r.output for r in requests)
+    return {
+        "backend": "sglang",
+        "dataset_name": "random",
+        "request_rate": math.inf,
+        "max_concurrency": max_concurrency,
+        "random_input_len": 512,
+        "random_output_len": 64,
+        "random_range_ratio": 0.0,
+        "duration": duration_s,
+        "completed": len(requests),
+        "total_input": total_in,
+        "total_output": total_out,
+        "request_throughput": len(requests) / duration_s,
+        "input_throughput": total_in / duration_s,
+        "output_throughput": total_out / duration_s,
+        "total_throughput": (total_in + total_out) / duration_s,
+        "mean_ttft_ms": statistics.fmean(r.ttft_s for r in requests) * 1000,
+        "mean_tpot_ms": statistics.fmean(tpots) * 1000,
+        "mean_itl_ms": statistics.fmean([x for row in itls for x in row]) * 1000,
+        "mean_e2e_latency_ms": statistics.fmean(latencies) * 1000,
+        "concurrency": math.fsum(latencies) / duration_s,
+        "details": {
+            "input_lens": [r.prompt for r in requests],
+            "output_lens": [r.output for r in requests],
+            "ttfts": [r.ttft_s for r in requests],
+            "itls": itls,
+            "generated_texts": ["x" * r.output for r in requests],
+            "errors": [""] * len(requests),
+        },
+    }
+
+
+def refused(convert_it: Callable[[], dict[str, Any]]) -> tuple[bool, dict[str, Any] | None]:
+    """add-run's refusal and ORV212-ORV214/ORV243 (test_run_consistency.refused), and ORV511 as `orv check`
+    runs it on the stored run file."""
+    is_refused, document = refused_at_add_run(convert_it)
+    if is_refused or document is None:
+        return is_refused, document
+    facts = inference_facts(document["samples"], document.get("duration_s"))
+    run = SimpleNamespace(
+        path="run.json", meta=RunMeta.model_validate({k: v for k, v in document.items() if k != "samples"}), facts=facts
+    )
+    return bool(list(aggregate_within_streams(run, None))), document
+
+
+def sglang(root: Path, line: dict[str, Any], concurrency: int) -> Callable[[], dict[str, Any]]:
+    path = recipe(root, concurrency, "sglang", "0.5.2")
+    source = Source("bench_serving.jsonl", (json.dumps(line) + "\n").encode())  # one JSON line, as appended
+    return lambda: convert("sglang", source, metadata("sglang", "", path, {})).document
+
+
+@PROPERTY
+@given(served())
+def test_an_honest_sglang_run_recomputes_every_derived_field(root: Path, run: tuple[list[Request], float, int]) -> None:
+    requests, duration, concurrency = run
+    line = sglang_line(requests, duration, concurrency)
+    is_refused, document = refused(sglang(root, line, concurrency))
+    assert not is_refused and document is not None
+    facts = inference_facts(document["samples"], document["duration_s"])
+    assert math.isclose(facts.headline["ttft_ms"], line["mean_ttft_ms"], rel_tol=1e-6)
+    assert math.isclose(facts.headline["tpot_ms"], line["mean_tpot_ms"], rel_tol=1e-6)
+    assert math.isclose(facts.headline["output_tok_s"], line["output_throughput"], rel_tol=1e-6)
+    samples = document["samples"]
+    assert len(samples) == line["completed"]
+    assert sum(s["prompt_tokens"] for s in samples) == line["total_input"]
+    assert sum(s["output_tokens"] for s in samples) == line["total_output"]
+    # e2e rebuilt as TTFT + Σ ITL (SGLang saves no latency): equal to the request's own here
+    assert math.isclose(statistics.fmean(s["e2e_ms"] for s in samples), line["mean_e2e_latency_ms"], rel_tol=1e-6)
+    assert document["serving"]["concurrency"] == concurrency
+
+
+def _in_details(key: str) -> Callable[[dict[str, Any], float], None]:
+    return lambda line, f: line["details"].__setitem__(key, _scaled(line["details"][key], f))
+
+
+def _at_top(key: str) -> Callable[[dict[str, Any], float], None]:
+    return lambda line, f: line.__setitem__(key, _scaled(line[key], f))
+
+
+# Every field of SGLang's line that orv reads (docs/metrics.md, "vLLM … and SGLang").
+SGLANG_FIELDS: dict[str, Callable[[dict[str, Any], float], None]] = {
+    **{
+        k: _at_top(k)
+        for k in (
+            "duration",
+            "completed",
+            "total_input",
+            "total_output",
+            "output_throughput",
+            "mean_ttft_ms",
+            "mean_tpot_ms",
+            "max_concurrency",
+        )
+    },
+    **{k: _in_details(k) for k in ("input_lens", "output_lens", "ttfts", "itls")},
+}
+
+
+# moves of 1-2% first (what a tolerance would let through), then any
+NEAR_AND_FAR = st.one_of(st.sampled_from((1.01, 0.99, 1.02, 0.98)), FACTORS)
+# SGLang saves no start times, so nothing it writes shows how many requests were in flight: a raised
+# `max_concurrency` is refused by nothing (docs/metrics.md, "What a consistent forger can still do"); a lowered
+# one by ORV511.
+SGLANG_GAPS = {("max_concurrency", "up")}
+
+
+def moved(
+    field: str, factor: float, honest: dict[str, Any], mutate: Callable[[dict[str, Any], float], None], check: Any
+) -> str | None:
+    """None when `field` × `factor` is refused or moves nothing orv shows; else what it moved."""
+    forged = copy.deepcopy(honest)
+    mutate(forged, factor)
+    is_refused, document = refused(check(forged))
+    if is_refused:
+        return None
+    assert document is not None
+    _, original = refused(check(honest))
+    assert original is not None
+    before, after = shown(original), shown(document)
+    if same(after, before):
+        return None
+    return f"{field} × {factor} was accepted and moved " + ", ".join(
+        f"{k} {before.get(k)} -> {after.get(k)}"
+        for k in sorted(after.keys() | before.keys())
+        if before.get(k) != after.get(k)
+    )
+
+
+@PROPERTY
+@given(served(), NEAR_AND_FAR)
+def test_moving_any_sglang_field_by_one_percent_is_refused_or_moves_nothing(
+    root: Path, run: tuple[list[Request], float, int], factor: float
+) -> None:
+    requests, duration, concurrency = run
+    honest = sglang_line(requests, duration, concurrency)
+    for field, mutate in SGLANG_FIELDS.items():
+        if (field, "up" if factor > 1 else "down") in SGLANG_GAPS:
+            continue
+        assert moved(field, factor, honest, mutate, lambda line: sglang(root, line, concurrency)) is None
+
+
+def test_a_raised_sglang_concurrency_is_the_documented_gap(root: Path) -> None:
+    """The one SGLang field nothing refuses (SGLANG_GAPS): when a check closes it, drop it from the gaps and
+    from docs/metrics.md."""
+    requests = [Request(500 + i, 50, 0.05, 0.02, 5000.0 + 1.05 * (i // 2) + 1e-4 * (i % 2)) for i in range(12)]
+    honest = sglang_line(requests, 6.4, 2)
+    assert moved("max_concurrency", 1.5, honest, SGLANG_FIELDS["max_concurrency"], lambda line: sglang(root, line, 2))
