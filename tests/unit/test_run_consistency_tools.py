@@ -21,15 +21,20 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.testing.llamabench import BUILD, COMMIT, CPU_HOST, THREE_REPS, add_llama_catalog, bench_tests
+from tests.testing.registry import make_registry
 from tests.testing.serving import Request
 from tests.unit.test_run_consistency import FACTORS, PROPERTY, _scaled, recipe, same, served, shown
 from tests.unit.test_run_consistency import refused as refused_at_add_run
 from validator.adapters import Source, convert, metadata
 from validator.checks.physics import aggregate_within_streams
+from validator.errors import AdapterError
 from validator.models import RunMeta
+from validator.science import llamabench
 from validator.science.throughput import inference_facts
 
 # --------------------------------------------------------------------------- SGLang bench_serving
@@ -190,3 +195,122 @@ def test_a_raised_sglang_concurrency_is_the_documented_gap(root: Path) -> None:
     requests = [Request(500 + i, 50, 0.05, 0.02, 5000.0 + 1.05 * (i // 2) + 1e-4 * (i % 2)) for i in range(12)]
     honest = sglang_line(requests, 6.4, 2)
     assert moved("max_concurrency", 1.5, honest, SGLANG_FIELDS["max_concurrency"], lambda line: sglang(root, line, 2))
+
+
+# --------------------------------------------------------------------------- llama-bench
+
+LLAMA_TEMPLATE = bench_tests(THREE_REPS)[0]  # a real tg128 test object (b11312, -o jsonl)
+LLAMA_RECIPE = f"""\
+id: tinyllama-test-amd-epyc-llama-cpp-f32-llama-bench-tg128-c1
+kind: inference
+model: tinyllama-test
+hardware: {{gpu: {CPU_HOST}, count: 1}}
+author: ann
+measured: "2026-12-05"
+software:
+  engine: {{name: llama.cpp, version: "{BUILD}", commit: "{COMMIT}"}}
+quant: f32
+serving: {{concurrency: 1}}
+workload: llama-bench-tg128
+claimed: {{}}
+runs: []
+"""
+
+
+@pytest.fixture(scope="module")
+def llama_recipe(tmp_path_factory: pytest.TempPathFactory) -> str:
+    root = add_llama_catalog(make_registry(tmp_path_factory.mktemp("llama") / "registry"))
+    path = root / "tinyllama-tg128.yaml"
+    path.write_text(LLAMA_RECIPE, encoding="utf-8")
+    return str(path)
+
+
+def llama_test(samples_ns: list[int]) -> dict[str, Any]:
+    """The tg128 test object llama-bench prints for these repetitions (llama-bench.cpp `struct test`, written here
+    from its definitions, not orv's: the rate of each repetition, their mean and n − 1 deviation; "%f" for the
+    figures, six significant digits for samples_ts)."""
+    tokens = LLAMA_TEMPLATE["n_prompt"] + LLAMA_TEMPLATE["n_gen"]
+    rates = [1e9 * tokens / t for t in samples_ns]
+    spread = statistics.stdev(rates) if len(rates) > 1 else 0.0
+    return LLAMA_TEMPLATE | {
+        "avg_ns": sum(samples_ns) // len(samples_ns),
+        "stddev_ns": round(statistics.stdev(samples_ns)) if len(samples_ns) > 1 else 0,
+        "avg_ts": round(statistics.fmean(rates), 6),
+        "stddev_ts": round(spread, 6),
+        "samples_ns": samples_ns,
+        "samples_ts": [float(f"{r:.6g}") for r in rates],
+    }
+
+
+def llama(recipe_path: str, test: dict[str, Any]) -> tuple[bool, dict[str, Any] | None]:
+    source = Source("llama-bench.jsonl", (json.dumps(test) + "\n").encode())
+    try:
+        return False, convert("llama-bench", source, metadata("llama-bench", "", recipe_path, {})).document
+    except AdapterError:
+        return True, None
+
+
+def llama_shown(document: dict[str, Any]) -> dict[str, float]:
+    """What the boards take from a llama-bench run: its avg_ts, the rate recomputed from the repetitions, one
+    stream's rate (ORV511) and the test it ran."""
+    facts = llamabench.facts(document["samples"], document["synthetic"])
+    figures = {f"summary.{k}": v for k, v in document["summary"].items()}
+    figures.update({f"recomputed.{k}": v for k, v in facts.headline.items()})
+    figures["stream_tok_s"] = facts.stream_tok_s or 0.0
+    figures.update({f"synthetic.{k}": document["synthetic"][k] for k in ("n_prompt", "n_gen", "n_depth")})
+    figures["serving.concurrency"] = document["serving"]["concurrency"]
+    return figures
+
+
+REPETITIONS = st.lists(st.integers(10**7, 10**10), min_size=1, max_size=8)
+
+
+@PROPERTY
+@given(REPETITIONS)
+def test_an_honest_llama_bench_run_recomputes_every_derived_field(llama_recipe: str, samples_ns: list[int]) -> None:
+    test = llama_test(samples_ns)
+    is_refused, document = llama(llama_recipe, test)
+    assert not is_refused and document is not None
+    facts = llamabench.facts(document["samples"], document["synthetic"])
+    assert [llamabench.ms_to_ns(s["e2e_ms"]) for s in document["samples"]] == samples_ns  # ns come back exactly
+    assert math.isclose(facts.headline["decode_tok_s"], test["avg_ts"], rel_tol=1e-9, abs_tol=5e-7)
+    assert document["summary"]["decode_tok_s"] == test["avg_ts"]
+
+
+def _llama_field(key: str) -> Callable[[dict[str, Any], float], None]:
+    return lambda test, f: test.__setitem__(key, _scaled(test[key], f))
+
+
+def _one_repetition(test: dict[str, Any], f: float) -> None:
+    test["samples_ns"] = [_scaled(test["samples_ns"][0], f)] + test["samples_ns"][1:]
+
+
+# Every number of llama-bench's test object that states the measurement (identity fields are the identity
+# gate's: ORV226, ORV248, ORV249).
+LLAMA_FIELDS: dict[str, Callable[[dict[str, Any], float], None]] = {
+    **{
+        k: _llama_field(k)
+        for k in ("samples_ns", "samples_ts", "avg_ns", "avg_ts", "stddev_ts", "stddev_ns", "n_prompt", "n_gen")
+    },
+    "n_depth": lambda test, f: test.__setitem__("n_depth", 256),  # 0 moved: a test after 256 tokens of context
+    "samples_ns[0]": _one_repetition,
+}
+
+
+@PROPERTY
+@given(REPETITIONS, NEAR_AND_FAR)
+def test_moving_any_llama_bench_field_by_one_percent_is_refused_or_moves_nothing(
+    llama_recipe: str, samples_ns: list[int], factor: float
+) -> None:
+    honest = llama_test(samples_ns)
+    _, original = llama(llama_recipe, honest)
+    assert original is not None
+    for field, mutate in LLAMA_FIELDS.items():
+        forged = copy.deepcopy(honest)
+        mutate(forged, factor)
+        is_refused, document = llama(llama_recipe, forged)
+        if is_refused:
+            continue
+        assert document is not None
+        before, after = llama_shown(original), llama_shown(document)
+        assert same(after, before), f"{field} × {factor} was accepted and moved a figure: {before} -> {after}"
