@@ -26,11 +26,19 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.testing.llamabench import BUILD, COMMIT, CPU_HOST, THREE_REPS, add_llama_catalog, bench_tests
-from tests.testing.registry import make_registry
+from tests.testing.registry import TOOLS, make_registry
 from tests.testing.serving import Request
-from tests.unit.test_run_consistency import FACTORS, PROPERTY, _scaled, recipe, same, served, shown
+from tests.unit.test_run_consistency import (
+    FACTORS,
+    PROPERTY,
+    _scaled,
+    recipe,
+    same,
+    served,
+    shown,
+)
 from tests.unit.test_run_consistency import refused as refused_at_add_run
-from validator.adapters import Source, convert, metadata
+from validator.adapters import Source, aiperf, convert, metadata
 from validator.checks.physics import aggregate_within_streams
 from validator.errors import AdapterError
 from validator.models import RunMeta
@@ -78,6 +86,11 @@ def sglang_line(requests: list[Request], duration_s: float, max_concurrency: int
             "errors": [""] * len(requests),
         },
     }
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_registry(tmp_path_factory.mktemp("tools") / "registry")
 
 
 def refused(convert_it: Callable[[], dict[str, Any]]) -> tuple[bool, dict[str, Any] | None]:
@@ -314,3 +327,145 @@ def test_moving_any_llama_bench_field_by_one_percent_is_refused_or_moves_nothing
         assert document is not None
         before, after = llama_shown(original), llama_shown(document)
         assert same(after, before), f"{field} × {factor} was accepted and moved a figure: {before} -> {after}"
+
+
+# --------------------------------------------------------------------------- AIPerf
+# The honest run is AIPerf's own (aiperf 0.13.0, tests/fixtures/tools/aiperf/streaming: 2 warm-up and 10 profiling
+# records and the summary): its figures are AIPerf's to compute, and a generated summary would copy orv's formulas.
+# What is drawn is the forgery: which field, of which profiling record (or all of them), by how much.
+
+AIPERF_DIR = TOOLS / "aiperf" / "streaming"
+AIPERF_RECORDS = [json.loads(x) for x in (AIPERF_DIR / aiperf.RECORDS).read_text().splitlines() if x.strip()]
+AIPERF_SUMMARY = json.loads((AIPERF_DIR / aiperf.SUMMARY).read_text())
+PROFILING = [i for i, r in enumerate(AIPERF_RECORDS) if r["metadata"]["benchmark_phase"] == "profiling"]
+AIPERF_RECIPE = """\
+id: qwen3-8-27b-h100-vllm-fp8-single-stream-256-c1
+kind: inference
+model: qwen3.8-27b
+checkpoint: Qwen/Qwen3.8-27B
+hardware: {gpu: h100, count: 1}
+author: ATTUNE
+measured: "2026-12-05"
+software:
+  engine: {name: vllm, version: "0.11.0"}
+quant: fp8
+serving: {context_len: 8192, concurrency: 1}
+workload: single-stream-256
+claimed: {}
+runs: []
+"""
+
+
+@pytest.fixture(scope="module")
+def aiperf_recipe(root: Path) -> str:
+    path = root / "aiperf-recipe.yaml"
+    path.write_text(AIPERF_RECIPE, encoding="utf-8")
+    return str(path)
+
+
+def aiperf_run(recipe_path: str, records: list[dict[str, Any]], summary: dict[str, Any]) -> Callable[[], Any]:
+    raw = "".join(json.dumps(r) + "\n" for r in records).encode()
+    source = Source(aiperf.RECORDS, raw, {"report": Source(aiperf.SUMMARY, json.dumps(summary).encode())})
+    return lambda: convert("aiperf", source, metadata("aiperf", "", recipe_path, {})).document
+
+
+def test_aiperfs_own_run_recomputes_every_derived_field(aiperf_recipe: str) -> None:
+    is_refused, document = refused(aiperf_run(aiperf_recipe, AIPERF_RECORDS, AIPERF_SUMMARY))
+    assert not is_refused and document is not None
+    facts = inference_facts(document["samples"], document["duration_s"])
+    assert len(document["samples"]) == AIPERF_SUMMARY["request_count"]["avg"] == len(PROFILING)
+    assert math.isclose(facts.headline["ttft_ms"], AIPERF_SUMMARY["time_to_first_token"]["avg"], rel_tol=1e-9)
+    assert math.isclose(document["duration_s"], AIPERF_SUMMARY["benchmark_duration"]["avg"], rel_tol=1e-9)
+    total = sum(s["output_tokens"] for s in document["samples"])
+    assert total == AIPERF_SUMMARY["output_sequence_length"]["sum"]
+    # AIPerf divides by the phase's window, orv by the requests' span: the two differ by the phase's edges only
+    assert math.isclose(facts.headline["output_tok_s"], AIPERF_SUMMARY["output_token_throughput"]["avg"], rel_tol=0.01)
+
+
+def _metric(tag: str) -> Callable[[dict[str, Any], float], None]:
+    def move(record: dict[str, Any], f: float) -> None:
+        record["metrics"][tag]["value"] = _scaled(record["metrics"][tag]["value"], f)
+
+    return move
+
+
+def _start(record: dict[str, Any], f: float) -> None:  # by 1% of the request's own latency
+    latency_ns = round(record["metrics"]["request_latency"]["value"] * 1e6)
+    record["metadata"]["request_start_ns"] += round(latency_ns * (f - 1))
+
+
+# Every field of a record orv reads (docs/metrics.md, "AIPerf").
+AIPERF_RECORD_FIELDS: dict[str, Callable[[dict[str, Any], float], None]] = {
+    **{
+        tag: _metric(tag)
+        for tag in (
+            "time_to_first_token",
+            "request_latency",
+            "inter_token_latency",
+            "input_sequence_length",
+            "output_sequence_length",
+            "output_token_count",
+        )
+    },
+    "request_start_ns": _start,
+}
+
+
+def _summary_stat(tag: str, stat: str = "avg") -> Callable[[dict[str, Any], float], None]:
+    return lambda s, f: s[tag].__setitem__(stat, _scaled(s[tag][stat], f))
+
+
+def _phase_concurrency(s: dict[str, Any], f: float) -> None:
+    phase = next(p for p in s["input_config"]["phases"] if p["kind"] == "profiling")
+    phase["concurrency"] = _scaled(phase["concurrency"], f)
+
+
+AIPERF_SUMMARY_FIELDS: dict[str, Callable[[dict[str, Any], float], None]] = {
+    **{
+        f"{tag}.avg": _summary_stat(tag)
+        for tag in (
+            "request_count",
+            "time_to_first_token",
+            "request_latency",
+            "inter_token_latency",
+            "input_sequence_length",
+            "output_sequence_length",
+            "benchmark_duration",
+            "output_token_throughput",
+        )
+    },
+    "output_sequence_length.sum": _summary_stat("output_sequence_length", "sum"),
+    "input_sequence_length.sum": _summary_stat("input_sequence_length", "sum"),
+    "profiling concurrency": _phase_concurrency,
+}
+
+
+@PROPERTY
+@given(st.sampled_from(sorted(AIPERF_RECORD_FIELDS)), st.sampled_from([None, *PROFILING]), NEAR_AND_FAR)
+def test_moving_any_aiperf_record_field_by_one_percent_is_refused_or_moves_nothing(
+    aiperf_recipe: str, field: str, which: int | None, factor: float
+) -> None:
+    records = copy.deepcopy(AIPERF_RECORDS)
+    for i in PROFILING if which is None else [which]:  # one profiling record, or every one
+        AIPERF_RECORD_FIELDS[field](records[i], factor)
+    is_refused, document = refused(aiperf_run(aiperf_recipe, records, AIPERF_SUMMARY))
+    if is_refused:
+        return
+    _, original = refused(aiperf_run(aiperf_recipe, AIPERF_RECORDS, AIPERF_SUMMARY))
+    assert document is not None and original is not None
+    assert same(shown(document), shown(original)), f"{field} of record {which} × {factor} moved a figure"
+
+
+@PROPERTY
+@given(st.sampled_from(sorted(AIPERF_SUMMARY_FIELDS)), NEAR_AND_FAR)
+def test_moving_any_aiperf_summary_field_by_one_percent_is_refused_or_moves_nothing(
+    aiperf_recipe: str, field: str, factor: float
+) -> None:
+    summary = copy.deepcopy(AIPERF_SUMMARY)
+    AIPERF_SUMMARY_FIELDS[field](summary, factor)
+    is_refused, document = refused(aiperf_run(aiperf_recipe, AIPERF_RECORDS, summary))
+    if is_refused:
+        return
+    _, original = refused(aiperf_run(aiperf_recipe, AIPERF_RECORDS, AIPERF_SUMMARY))
+    assert document is not None and original is not None
+    assert same(shown(document), shown(original)), f"summary {field} × {factor} moved a figure"
