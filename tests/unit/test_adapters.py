@@ -159,9 +159,24 @@ def test_megatron_layout_in_the_log_wins_over_the_recipe_with_a_note() -> None:
     raw = edited_megatron(
         "  tensor_model_parallel_size ...................... 1", "  tensor_model_parallel_size ...................... 2"
     )
+    # the same 8 GPUs as tp2 × pp4 × dp1 (Megatron derives dp from the world size)
+    raw = raw.replace(
+        b"data_parallel_size .............................. 2", b"data_parallel_size .............................. 1"
+    )
     converted = adapt("megatron", raw, str(TRAINING_RECIPE))
     assert converted.document["layout"]["tp"] == 2
     assert any("layout.tp = 2; the recipe says 1" in n for n in converted.notes)
+
+
+def test_a_megatron_world_size_that_is_not_its_layouts_product_is_refused() -> None:
+    raw = edited_megatron(
+        "  world_size ...................................... 8",
+        "  world_size ...................................... 16",
+    )
+    with pytest.raises(AdapterError) as exc:
+        adapt("megatron", raw, str(TRAINING_RECIPE))
+    assert ("ORV109", line_of(raw, "  world_size ..")) in codes(exc)
+    assert "1 × 4 × 1 × 2 = 8" in str([d.message for d in exc.value.diagnostics])
 
 
 def test_megatron_log_without_iterations_is_refused() -> None:

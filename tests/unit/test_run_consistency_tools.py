@@ -15,8 +15,10 @@ from __future__ import annotations
 import copy
 import json
 import math
+import re
 import statistics
 from collections.abc import Callable
+from datetime import datetime, timedelta
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -26,7 +28,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.testing.llamabench import BUILD, COMMIT, CPU_HOST, THREE_REPS, add_llama_catalog, bench_tests
-from tests.testing.registry import TOOLS, make_registry
+from tests.testing.registry import TOOLS, VALID_TRAINING_RECIPE, make_registry
 from tests.testing.serving import Request
 from tests.unit.test_run_consistency import (
     FACTORS,
@@ -43,7 +45,7 @@ from validator.checks.physics import aggregate_within_streams
 from validator.errors import AdapterError
 from validator.models import RunMeta
 from validator.science import llamabench
-from validator.science.throughput import inference_facts
+from validator.science.throughput import inference_facts, training_facts
 
 # --------------------------------------------------------------------------- SGLang bench_serving
 
@@ -469,3 +471,120 @@ def test_moving_any_aiperf_summary_field_by_one_percent_is_refused_or_moves_noth
     _, original = refused(aiperf_run(aiperf_recipe, AIPERF_RECORDS, AIPERF_SUMMARY))
     assert document is not None and original is not None
     assert same(shown(document), shown(original)), f"summary {field} × {factor} moved a figure"
+
+
+# --------------------------------------------------------------------------- Megatron-LM
+# Honest logs: the real tp1-pp4-dp2 log (tests/fixtures/tools/megatron) with each iteration's time and loss drawn,
+# its line stamps moved to match (each line printed when its iteration ends), as Megatron's training_log prints them.
+
+MEGATRON_LOG = (TOOLS / "megatron" / "qwen3-8-27b-tp1-pp4-dp2.log").read_text()
+ITERATION = re.compile(
+    r"^ \[(?P<stamp>[^\]]+)\] iteration +(?P<step>\d+)/.*?elapsed time per iteration \(ms\): (?P<ms>[\d.]+)"
+    r".*?lm loss: (?P<loss>[\d.E+-]+)"
+)
+
+
+def megatron_log(times_ms: list[float], losses: list[float]) -> str:
+    """The log with iteration i's elapsed time and loss replaced, "%.1f" and "%E" as Megatron prints them."""
+    lines, clock, i = [], None, 0
+    for line in MEGATRON_LOG.splitlines(keepends=True):
+        m = ITERATION.match(line)
+        if m:
+            clock = clock or datetime.fromisoformat(m["stamp"]) - timedelta(milliseconds=times_ms[0])
+            clock += timedelta(milliseconds=times_ms[i])
+            line = (
+                line[: m.start("stamp")]
+                + clock.strftime("%Y-%m-%d %H:%M:%S.%f")
+                + line[m.end("stamp") : m.start("ms")]
+                + f"{times_ms[i]:.1f}"
+                + line[m.end("ms") : m.start("loss")]
+                + f"{losses[i]:E}"
+                + line[m.end("loss") :]
+            )
+            i += 1
+        lines.append(line)
+    return "".join(lines)
+
+
+STEPS = sum(1 for line in MEGATRON_LOG.splitlines() if ITERATION.match(line))
+STEP_TIMES = st.lists(st.floats(20_000.0, 200_000.0).map(lambda x: round(x, 1)), min_size=STEPS, max_size=STEPS)
+LOSSES = st.lists(st.floats(1.5, 2.5), min_size=STEPS, max_size=STEPS)
+
+
+def megatron(text: str) -> tuple[bool, dict[str, Any] | None]:
+    meta = metadata("megatron", "", str(VALID_TRAINING_RECIPE), {})
+    try:
+        return False, convert("megatron", Source("train.log", text.encode()), meta).document
+    except AdapterError:
+        return True, None
+
+
+def megatron_shown(document: dict[str, Any]) -> dict[str, float]:
+    """What the boards take from a training run: its summary, tokens/s/GPU recomputed from the steps, GPUs."""
+    figures = {f"summary.{k}": v for k, v in document["summary"].items()}
+    facts = training_facts(document["samples"], document["hardware"]["count"], 0)
+    figures.update({f"recomputed.{k}": v for k, v in facts.headline.items()})
+    figures["gpus"] = document["hardware"]["count"]
+    return figures
+
+
+@PROPERTY
+@given(STEP_TIMES, LOSSES)
+def test_an_honest_megatron_log_recomputes_every_derived_field(times_ms: list[float], losses: list[float]) -> None:
+    is_refused, document = megatron(megatron_log(times_ms, losses))
+    assert not is_refused and document is not None
+    samples = document["samples"]
+    assert [s["step"] for s in samples] == list(range(1, STEPS + 1))
+    assert [s["time_s"] for s in samples] == pytest.approx([t / 1000 for t in times_ms], rel=1e-12)
+    assert [s["loss"] for s in samples] == [float(f"{x:E}") for x in losses]
+    assert {s["tokens"] for s in samples} == {128 * 8192}  # global batch × seq_length
+    assert document["summary"]["final_loss"] == float(f"{losses[-1]:E}")
+
+
+def _log_field(pattern: str) -> Callable[[str, float], str]:
+    """Every value of `pattern`'s second group moved by the factor (ints stay ints)."""
+
+    def move(text: str, f: float) -> str:
+        return re.sub(pattern, lambda m: m.group(1) + str(_scaled(int(m.group(2)), f)), text)
+
+    return move
+
+
+# The fields of a Megatron log orv reads besides the step times and losses (docs/metrics.md, "Megatron-LM").
+MEGATRON_FIELDS: dict[str, Callable[[str, float], str]] = {
+    "consumed samples": _log_field(r"(consumed samples: +)(\d+)"),
+    "global batch size": _log_field(r"(global batch size: +)(\d+)"),
+    "global_batch_size": _log_field(r"(global_batch_size \.+ )(\d+)"),
+    "seq_length": _log_field(r"(seq_length \.+ )(\d+)"),
+    "world_size": _log_field(r"(world_size \.+ )(\d+)"),
+    "data_parallel_size": _log_field(r"(data_parallel_size \.+ )(\d+)"),
+    "pipeline_model_parallel_size": _log_field(r"(pipeline_model_parallel_size \.+ )(\d+)"),
+    "tensor_model_parallel_size": _log_field(r"(tensor_model_parallel_size \.+ )(\d+)"),
+}
+
+
+@PROPERTY
+@given(STEP_TIMES, LOSSES, NEAR_AND_FAR)
+def test_moving_any_megatron_field_by_one_percent_is_refused_or_moves_nothing(
+    times_ms: list[float], losses: list[float], factor: float
+) -> None:
+    honest = megatron_log(times_ms, losses)
+    _, original = megatron(honest)
+    assert original is not None
+    for field, mutate in MEGATRON_FIELDS.items():
+        is_refused, document = megatron(mutate(honest, factor))
+        if is_refused:
+            continue
+        assert document is not None
+        before, after = megatron_shown(original), megatron_shown(document)
+        assert same(after, before), f"{field} × {factor} was accepted and moved a figure: {before} -> {after}"
+
+
+def test_a_faster_megatron_log_with_its_stamps_to_match_is_the_documented_gap() -> None:
+    """Every iteration's time lowered by 2% (and its stamp with it) passes add-run and raises tokens/s/GPU by 2%:
+    Megatron's log states each time once (docs/metrics.md); when a check closes this, turn this test round."""
+    times = [88_500.0] * STEPS
+    _, honest = megatron(megatron_log(times, [2.0] * STEPS))
+    is_refused, forged = megatron(megatron_log([t * 0.98 for t in times], [2.0] * STEPS))
+    assert honest is not None and not is_refused and forged is not None
+    assert not same(megatron_shown(forged), megatron_shown(honest))

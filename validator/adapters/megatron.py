@@ -275,6 +275,24 @@ def argument_bounds_hold(args: Mapping[str, tuple[str, int]], problems: Problems
     return held
 
 
+def _check_world(args: Mapping[str, tuple[str, int]], problems: Problems) -> None:
+    """Megatron derives its data-parallel size as world_size ÷ (tp × pp × cp) (arguments.py), so the block states the
+    GPU count twice: a world size that is not their product was edited, and would divide tokens/s by another count."""
+    names = ("tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size")
+    sizes = [_int(args[n][0]) if n in args else None for n in (*names, "data_parallel_size", "world_size")]
+    if any(size is None or size <= 0 for size in sizes):
+        return  # a size not stated: the recipe's layout and ORV206 stand
+    tp, pp, cp, dp, world = (size for size in sizes if size is not None)
+    if tp * pp * cp * dp != world:
+        problems.add(
+            "ORV109",
+            f"argument `world_size` is {world} but tensor × pipeline × context × data parallel sizes are "
+            f"{tp} × {pp} × {cp} × {dp} = {tp * pp * cp * dp}",
+            "give the log Megatron-LM wrote, unchanged: Megatron derives the data-parallel size from the world size",
+            args["world_size"][1],
+        )
+
+
 def _layout_from_args(args: Mapping[str, tuple[str, int]]) -> dict[str, Any]:
     def value(name: str) -> int | None:
         return _int(args[name][0]) if name in args else None
@@ -364,6 +382,7 @@ def convert_megatron(source: Source, meta: RunMetadata) -> Converted:
     _check_protocol(args, meta, problems)
     if not argument_bounds_hold(args, problems):
         problems.raise_if_any()  # before any size drives the layout, the split or the arithmetic
+    _check_world(args, problems)
     seq_len = _int(args["seq_length"][0]) if "seq_length" in args else meta.seq_len
     args_batch = _int(args["global_batch_size"][0]) if "global_batch_size" in args else None
     meta = merge_mapping(meta, "layout", _layout_from_args(args), "Megatron-LM", notes)
