@@ -588,3 +588,8 @@ def test_a_faster_megatron_log_with_its_stamps_to_match_is_the_documented_gap() 
     is_refused, forged = megatron(megatron_log([t * 0.98 for t in times], [2.0] * STEPS))
     assert honest is not None and not is_refused and forged is not None
     assert not same(megatron_shown(forged), megatron_shown(honest))
+    # the times alone, the stamps left as the honest run printed them: passes too
+    text = megatron_log(times, [2.0] * STEPS).replace("(ms): 88500.0", "(ms): 86730.0")
+    is_refused, forged = megatron(text)
+    assert not is_refused and forged is not None
+    assert not same(megatron_shown(forged), megatron_shown(honest))
