@@ -58,7 +58,6 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-import numpy
 import orjson
 
 from validator.science.samples import Columns
@@ -594,6 +593,8 @@ def _filter_fit(windows: list[list[float]], ys: list[float], limit: float) -> fl
     tell (its residuals far below its own spread); None otherwise."""
     if min(ys) <= 0 or min(ys) == max(ys):
         return None
+    import numpy  # only when two runs share a bucket: the gate's start-up does not pay for it (issue 55)
+
     design = numpy.column_stack([numpy.ones(len(ys)), numpy.asarray(windows, dtype=float)])
     target = numpy.asarray(ys, dtype=float)
     weights, *_ = numpy.linalg.lstsq(design, target, rcond=None)
