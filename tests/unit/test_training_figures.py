@@ -94,7 +94,9 @@ def test_the_site_shows_the_runs_figure_with_the_claim_beside_it(tmp_path: Path)
     board_cells = [c for c in cells if "data-sort" in c]  # the training board's rows (model cards: bare figure)
     assert board_cells and len(cells) > len(board_cells)
     for cell in board_cells:
-        assert f">{shown:,.1f} <span" in cell and "claimed 1,480.4" in cell
+        assert (
+            f'<span class="fig">{shown:,.1f}</span>' in cell and "claimed 1,480.4" in cell
+        )  # the run's, then the claim
     for cell in cells:
         assert f">{shown:,.1f}" in cell
     for page in files.values():  # a claim-only row shows its claim once, nothing beside it
