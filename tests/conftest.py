@@ -12,6 +12,9 @@ from hypothesis import settings
 # failure is reproducible and a pass is not luck. HYPOTHESIS_PROFILE=explore draws new random
 # inputs each run and, for tests that leave max_examples to the profile, many more of them; a
 # failure it finds becomes an explicit case in tests/unit/test_crash_regressions.py.
+# "The same inputs" holds for the same set of loaded modules: Hypothesis mixes constants from every module in
+# sys.modules into its draws, so one test file run alone can draw other examples than in the full suite
+# (each deterministic). Reproduce a full-suite failure with the full suite, or pin it with @example.
 settings.register_profile("ci", derandomize=True, database=None, deadline=None, print_blob=True)
 settings.register_profile(
     "explore",
