@@ -14,9 +14,9 @@ signature's plain fields (namespace, public key) to word findings precisely.
 from __future__ import annotations
 
 import base64
-import datetime
 import hashlib
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -24,6 +24,7 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from validator.dates import DATE_PATTERN, moment
 from validator.errors import LoadError, Refusal
 from validator.files.atomic import write_atomic
 from validator.git.sparse import materialize
@@ -148,17 +149,14 @@ def misspelled_marks(comment: list[str]) -> list[str]:
         lowered = name.lower().split("=", 1)[0]
         if lowered not in MARKS:
             continue
-        if not (sep and name in MARKS and value) or (name != "github" and not is_date(value)):
+        if not (sep and name in MARKS and value) or (name != "github" and not _is_day(value)):
             wrong.append(field if value or i + 1 >= len(comment) else f"{field} {comment[i + 1]}")
     return wrong
 
 
-def is_date(text: str) -> bool:
-    try:
-        datetime.date.fromisoformat(text)
-    except ValueError:
-        return False
-    return len(text) == 10
+def _is_day(text: str) -> bool:
+    """A `YYYY-MM-DD` the calendar has (validator/dates.py, the one rule for dates)."""
+    return re.fullmatch(DATE_PATTERN, text) is not None and moment(text) is not None
 
 
 def means_revoked(comment: list[str]) -> bool:
