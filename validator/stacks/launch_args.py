@@ -18,7 +18,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -351,14 +351,21 @@ def json_value(setting: Setting | None) -> dict[str, Any]:
 
 
 def parsed(recipe: Recipe) -> Parsed | None:
-    """The recipe's launch through its engine's table; None when no table reads it."""
+    """The recipe's launch through its engine's table; None when no table reads it. Every launch rule,
+    the quality gate and ORV302's relation keys ask for it: a launch is parsed once and the one result,
+    which no caller changes, is shared."""
     engine = engine_of(recipe)
     if engine is None or recipe.launch is None:
         return None
+    return _parsed_launch(engine, tuple(recipe.launch.args), tuple(recipe.launch.env.items()))
+
+
+@lru_cache(maxsize=4096)
+def _parsed_launch(engine: str, args: tuple[str, ...], env: tuple[tuple[str, str], ...]) -> Parsed | None:
     table = load_table(engine)
-    if not recipe.launch.args and not any(is_flag_variable(table, var) for var in recipe.launch.env):
+    if not args and not any(is_flag_variable(table, var) for var, _ in env):
         return None
-    return parse(table, list(recipe.launch.args), dict(recipe.launch.env))
+    return parse(table, list(args), dict(env))
 
 
 def is_flag_variable(table: Table, var: str) -> bool:
