@@ -713,25 +713,10 @@ def prefill_within_compute(snapshot: Snapshot) -> Iterator[Finding]:
                 None,
                 "one stream's prefill",
             )
-    for run in snapshot.runs.values():
-        meta = run.meta
-        if meta is None or meta.kind != "inference" or meta.quant is None or meta.synthetic is not None:
-            continue
+    for run, _meta in _measured_inference_runs(snapshot):
         got = _run_figure(run, "prefill_tok_s")
         if got is not None:
-            yield from _compute_finding(
-                snapshot.catalog,
-                run.path,
-                (),
-                got[1],
-                got[0],
-                meta.model,
-                meta.hardware.gpu,
-                meta.hardware.count,
-                meta.quant,
-                1,
-                "one stream's prefill",
-            )
+            yield from _run_compute_finding(snapshot.catalog, run, got[1], got[0], "one stream's prefill")
 
 
 @check("ORV514", E, "run's aggregate token rate above the GPUs' peak compute", per_file=True)
@@ -744,10 +729,8 @@ def aggregate_within_compute(snapshot: Snapshot) -> Iterator[Finding]:
     operand speed-up and 1.10 margin. Without samples, summary.output_tok_s alone is held to it.
     A run that is over it has a `duration_s` too short or token counts too large.
     """
-    for run in snapshot.runs.values():
-        meta, facts = run.meta, run.facts
-        if meta is None or meta.kind != "inference" or meta.quant is None or meta.synthetic is not None:
-            continue
+    for run, meta in _measured_inference_runs(snapshot):
+        facts = run.facts
         figure: tuple[float, str] | None = None
         stats = facts.lengths if facts is not None and facts.has_samples else None
         if stats is not None and meta.duration_s:
@@ -756,19 +739,24 @@ def aggregate_within_compute(snapshot: Snapshot) -> Iterator[Finding]:
         elif "output_tok_s" in meta.summary:
             figure = (meta.summary["output_tok_s"], "summary.output_tok_s")
         if figure is not None:
-            yield from _compute_finding(
-                snapshot.catalog,
-                run.path,
-                (),
-                figure[1],
-                figure[0],
-                meta.model,
-                meta.hardware.gpu,
-                meta.hardware.count,
-                meta.quant,
-                1,
-                "the GPUs' forward passes",
-            )
+            yield from _run_compute_finding(snapshot.catalog, run, figure[1], figure[0], "the GPUs' forward passes")
+
+
+def _measured_inference_runs(snapshot: Snapshot) -> Iterator[tuple[RunEntry, RunMeta]]:
+    """The inference runs a compute bound applies to (a quant stated, not synthetic), with their metadata."""
+    for run in snapshot.runs.values():
+        meta = run.meta
+        if meta is not None and meta.kind == "inference" and meta.quant is not None and meta.synthetic is None:
+            yield run, meta
+
+
+def _run_compute_finding(catalog: Catalog, run: RunEntry, label: str, value: float, what: str) -> Iterator[Finding]:
+    """A run's figure against the compute bound of the model, GPUs and quant its metadata states."""
+    meta = run.meta
+    assert meta is not None and meta.quant is not None  # _measured_inference_runs
+    yield from _compute_finding(
+        catalog, run.path, (), label, value, meta.model, meta.hardware.gpu, meta.hardware.count, meta.quant, 1, what
+    )
 
 
 def _compute_finding(
