@@ -149,3 +149,54 @@ def test_add_host_needs_a_source(tmp_path: Path, capsys: pytest.CaptureFixture[s
     args += ["--vendor", "nvidia", "--memory-gib", "24", "--memory-tb-s", "1.008", "--memory-kind", "GDDR6X"]
     assert main(args) == 2 and "--source" in capsys.readouterr().err
     assert (root / "catalog" / "hardware.yaml").read_bytes() == before
+
+
+def _add_host_args(root: Path, name: str = "AMD EPYC 9654") -> list[str]:
+    args = ["catalog", "add-host", "--root", str(root), "--id", "epyc-9654", "--name", name, "--vendor", "amd"]
+    args += ["--device", "cpu", "--memory-gib", "768", "--memory-tb-s", "0.4608", "--memory-kind", "DDR5"]
+    return args + ["--source", "https://www.amd.com/"]
+
+
+@pytest.mark.parametrize("kind", ["dev-zero", "fifo"])
+def test_add_host_refuses_a_hardware_file_that_is_no_regular_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
+    """catalog/hardware.yaml replaced by a link to /dev/zero or a FIFO: exit 1 in moments with a located finding,
+    nothing written (the catalog reader's size and type limits, not an endless read or a hang)."""
+    import os
+    import time
+
+    from tests.testing.registry import make_registry
+    from validator.cli import main
+
+    root = make_registry(tmp_path / "registry")
+    hardware = root / "catalog" / "hardware.yaml"
+    hardware.unlink()
+    if kind == "dev-zero":
+        hardware.symlink_to("/dev/zero")
+    else:
+        os.mkfifo(hardware)
+    started = time.monotonic()
+    code = main(_add_host_args(root))
+    err = capsys.readouterr().err
+    assert code == 1 and "catalog/hardware.yaml" in err and "Traceback" not in err, (code, err)
+    assert time.monotonic() - started < 30
+    assert hardware.is_symlink() if kind == "dev-zero" else hardware.is_fifo()
+
+
+def test_add_host_keeps_line_separators_in_a_name_as_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """U+2028 and U+0085 in a name are written so that YAML reads the same name back, not split into lines."""
+    import yaml
+
+    from tests.testing.registry import make_registry
+    from validator.cli import main
+
+    root = make_registry(tmp_path / "registry")
+    name = "AMD\u2028EPYC\u0085 9654"
+    code = main(_add_host_args(root, name))
+    err = capsys.readouterr().err
+    if code == 0:
+        data = yaml.safe_load((root / "catalog" / "hardware.yaml").read_text(encoding="utf-8"))
+        assert data["gpus" if "gpus" in data else next(iter(data))]["epyc-9654"]["name"] == name
+    else:  # refused: said, and nothing written
+        assert code in (1, 2) and "Traceback" not in err, err

@@ -3,6 +3,7 @@ a new GPU or CPU host (catalog/hardware.yaml)."""
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -10,15 +11,26 @@ from typing import Any
 from ruamel.yaml.comments import CommentedMap
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
+from validator.errors import LoadError
 from validator.files import yamledit
 from validator.files.atomic import write_atomic, writer_lock
+from validator.load.documents import MAX_YAML_BYTES, decode_utf8, read_bytes
 from validator.registry.layout import HARDWARE_PATH, MODELS_PATH
+
+
+def _catalog_text(root: str, rel: str) -> str:
+    """A catalog file's text through the loader's own read (no link followed, a regular file only — never a
+    FIFO's endless wait or /dev/zero's endless read —, within the YAML size limit, UTF-8); OSError naming
+    why when it cannot be read, as the callers expect of a read."""
+    try:
+        return decode_utf8(read_bytes(root, rel, MAX_YAML_BYTES))
+    except LoadError as exc:
+        raise OSError(errno.EINVAL, exc.message) from None
 
 
 def models_text(root: str) -> str:
     """catalog/models.yaml's text, to edit round-trip (OSError when it cannot be read)."""
-    with open(os.path.join(root, MODELS_PATH), encoding="utf-8") as fh:
-        return fh.read()
+    return _catalog_text(root, MODELS_PATH)
 
 
 def write_models(root: str, text: str) -> None:
@@ -27,8 +39,7 @@ def write_models(root: str, text: str) -> None:
 
 def hardware_text(root: str) -> str:
     """catalog/hardware.yaml's text, to edit round-trip (OSError when it cannot be read)."""
-    with open(os.path.join(root, HARDWARE_PATH), encoding="utf-8") as fh:
-        return fh.read()
+    return _catalog_text(root, HARDWARE_PATH)
 
 
 def write_hardware(root: str, text: str) -> None:
