@@ -299,6 +299,9 @@ VALUE_FINE = 0.25  # a column speaks when a run's own repeats predict at most th
 VALUE_SHARE = 0.3  # a copy: at least this share of the smaller run's distinct values in the other ...
 VALUE_OVER_CHANCE = 4  # ... and this many times what the runs' own repeats predict
 MIN_SHARED_VALUES = 4
+CHANCE_TAIL = (
+    1e-6  # per compared pair and column: a registry compares only runs sharing a bucket (measured: docs/metrics.md)
+)
 # The level of a run (median of its first informative LEVEL_COLUMNS column) buckets aligned samples: a copy
 # backing a claim keeps its level within T3's 5% (LEVEL_RESCALE), and dropping up to a quarter of
 # the samples moves a median by at most about half the column's median deviation (LEVEL_DROP).
@@ -306,11 +309,21 @@ LEVEL_CELL = math.log(1.25)
 LEVEL_COLUMNS = {"training": ("time_s",), "inference": ("e2e_ms", "ttft_ms")}  # the least dispersed first
 LEVEL_RESCALE = 0.05
 LEVEL_DROP = 0.5
+# A run's own noise per timing column, read off the run itself: the median |second difference| of
+# the column with the samples in alignment-key order (a step's number; a request's prompt and output
+# lengths), / sqrt(6), relative to the column's median: the noise's median deviation where the
+# column's data-dependent part is smooth in the key (an uneven part only raises it). "Too close" is
+# then AGREE_SPREAD of it: a stable machine whose requests repeat their latencies within 1% is
+# not one measurement with a second such run of another recipe (bench/generate.py's 3,000-run
+# registry had 365 such pairs), while a copy's residual is its own jitter, far below either run's noise.
+NOISE_SAMPLES = 256  # samples, evenly spaced in list order, the noise is read from (cheap at any size)
+NOISE_MIN = 8
 _ROW_SALT, _KEY_SALT, _VALUE_SALT = 0x6F7276, 0x616C6E, 0x76616C  # so the lowest hashes are not the smallest values
 
 # ("near", distinct timing rows, their lowest SKETCH hashes sorted, aligned samples ((key, timings), ...)
 #  by key, (log level, margin) or None, kind, the first SKETCH samples' timings in order or None,
-#  ((key, every occurrence's timings), ...) where no key repeats more than FEW_OCCURRENCES times, or None)
+#  ((key, every occurrence's timings), ...) where no key repeats more than FEW_OCCURRENCES times, or None,
+#  each aligned sample's window of neighbours, the run's own relative noise per timing column or None)
 NearPrint = tuple[Any, ...]
 # ("values", ((column, samples, distinct values, pairs of equal values, lowest VALUE_SKETCH hashes), ...))
 ValuesPrint = tuple[Any, ...]
@@ -354,17 +367,44 @@ def _speaks(samples: int, distinct: int, repeats: int) -> bool:
     return distinct >= MIN_DISTINCT and min(1.0, samples * _chance(samples, repeats)) <= VALUE_FINE
 
 
-def _bottom_k_share(sketch_a: Sequence[int], na: int, sketch_b: Sequence[int], nb: int, k: int) -> float:
-    """The estimated share of the smaller set that the other holds too, from bottom-k sketches
-    (Jaccard J from the k lowest of the union; |A ∩ B| = J (|A| + |B|) / (1 + J)). 0.0 whenever the
-    sketches share no hash — so a pair this flags always shares a published hash."""
+def _in_common(sketch_a: Sequence[int], na: int, sketch_b: Sequence[int], nb: int) -> tuple[int, int]:
+    """From bottom-k sketches (sorted), how many of the smaller set's items fall in the hash range
+    both sketches cover completely (below the lower of their last hashes; a sketch of a set no
+    larger than it covers every hash), and how many of those the other set holds: an unbiased
+    sample of the smaller set, whatever the two sizes. (The Jaccard estimate from the union's k
+    lowest, used before, turned one shared value between a run of 100 values and one of 3,000 into
+    "86% shared".)"""
     set_a, set_b = set(sketch_a), set(sketch_b)
     if set_a.isdisjoint(set_b):
-        return 0.0
-    union = sorted(set_a | set_b)[:k]
-    both = sum(1 for h in union if h in set_a and h in set_b)
-    jaccard = both / len(union)
-    return jaccard * (na + nb) / (1 + jaccard) / min(na, nb)
+        return 0, 0
+    top = min(
+        sketch_a[-1] if na > len(sketch_a) else math.inf,
+        sketch_b[-1] if nb > len(sketch_b) else math.inf,
+    )
+    smaller, other = (set_a, set_b) if na <= nb else (set_b, set_a)
+    in_range = [h for h in smaller if h <= top]
+    return len(in_range), sum(1 for h in in_range if h in other)
+
+
+def _beyond_chance(trials: int, hits: int, chance: float) -> bool:
+    """Whether `hits` of `trials` is beyond what a share of `chance` gives, even after every pair a
+    registry compares (the binomial tail at most CHANCE_TAIL): four values of a run that happen to
+    be among another run's are no evidence when one in eight of its values is (a narrow latency
+    range on a millisecond grid); four of a full-precision float's are."""
+    return hits >= MIN_SHARED_VALUES and _binomial_tail(trials, hits, chance) <= CHANCE_TAIL
+
+
+def _binomial_tail(trials: int, hits: int, chance: float) -> float:
+    """P(at least `hits` of `trials` events of probability `chance`)."""
+    chance = min(max(chance, 0.0), 1.0)
+    return sum(math.comb(trials, k) * chance**k * (1 - chance) ** (trials - k) for k in range(hits, trials + 1))
+
+
+def _bottom_k_share(sketch_a: Sequence[int], na: int, sketch_b: Sequence[int], nb: int, k: int) -> float:
+    """The estimated share of the smaller set that the other holds too (_in_common); 0.0 unless at
+    least MIN_SHARED_VALUES items are shared, so a pair this flags always shares a published hash."""
+    trials, hits = _in_common(sketch_a, na, sketch_b, nb)
+    return hits / trials if hits >= MIN_SHARED_VALUES else 0.0
 
 
 def shared_values(a: ValuesPrint, b: ValuesPrint) -> tuple[str, float] | None:
@@ -380,10 +420,13 @@ def shared_values(a: ValuesPrint, b: ValuesPrint) -> tuple[str, float] | None:
         # repeats its own values (bit-identical draws) where its original never did
         if min(da, db) < MIN_DISTINCT or not (_speaks(na, da, ra) or _speaks(nb, db, rb)):
             continue
-        share = _bottom_k_share(sa, da, sb, db, VALUE_SKETCH)
+        trials, hits = _in_common(sa, da, sb, db)
+        if not trials:
+            continue
+        share = hits / trials
         chance = min(_chance(na, ra), _chance(nb, rb))
         expected = min(1.0, (nb if da <= db else na) * chance)
-        if share >= max(VALUE_SHARE, VALUE_OVER_CHANCE * expected) and share * min(da, db) >= MIN_SHARED_VALUES:
+        if share >= max(VALUE_SHARE, VALUE_OVER_CHANCE * expected) and _beyond_chance(trials, hits, expected):
             return name, share
     return None
 
@@ -403,6 +446,51 @@ def _level(kind: str, columns: Columns) -> tuple[float, float] | None:
         relative = statistics.median(abs(v - middle) for v in ordered) / middle
         return math.log(middle), LEVEL_RESCALE + LEVEL_DROP * relative
     return None
+
+
+def _own_noise(timing: list[list[Any]], align: list[list[Any]]) -> tuple[float | None, ...]:
+    """Each timing column's own relative noise (NOISE_SAMPLES above), None where it cannot be read."""
+    count = len(timing[0])
+    step = max(1, count // NOISE_SAMPLES)
+    picked = range(0, count, step)
+    order = sorted(picked, key=lambda i: tuple(column[i] for column in align)) if align else list(picked)
+    found: list[float | None] = []
+    for column in timing:
+        values = [float(column[i]) for i in order]
+        middle = statistics.median(values) if len(values) >= NOISE_MIN else 0.0
+        if middle <= 0 or middle != middle:
+            found.append(None)
+            continue
+        second = statistics.median(abs(x - 2 * y + z) for x, y, z in zip(values, values[1:], values[2:]))
+        found.append(second / math.sqrt(6) / middle if second > 0 else None)  # 0: a coarse clock's repeats
+    return tuple(found)
+
+
+def _below_noise(residuals: Sequence[float], ys: Sequence[float], fitted: int, noise: float | None) -> bool:
+    """Whether residuals this small are beyond chance for two independent runs whose noise is at
+    least `noise` (a median deviation, relative: _own_noise), given how many samples were fitted with
+    how many weights. Under that null each |residual| / y is below m with chance erf(m / sigma / sqrt 2),
+    so k of n below m is a binomial tail; m is their AGREE_QUANTILE (so that a quarter of strays,
+    samples a merge or a drop paired wrongly, cannot hide a copy), and the tail must be at most
+    CHANCE_TAIL. True when the noise is not known (the limits alone then speak, as before)."""
+    if not noise:
+        return True
+    count = len(residuals)
+    if count <= fitted:
+        return False
+    sigma = noise / 0.6745  # the median deviation of a normal variable is 0.6745 of its sigma
+    relative = sorted(r / y for r, y in zip(residuals, ys))
+    at = math.ceil(AGREE_QUANTILE * (count - 1))
+    m = relative[at] * math.sqrt(count / (count - fitted)) / sigma
+    return _binomial_tail(count, at + 1, math.erf(m / math.sqrt(2))) <= CHANCE_TAIL
+
+
+def _noise_floor(a: NearPrint, b: NearPrint, column: int) -> float | None:
+    """The larger of the two runs' own relative noise in a column (a copy cannot lower its
+    original's), None when neither run's is known."""
+    known = [n[9][column] for n in (a, b) if len(n) > 9 and n[9] is not None and column < len(n[9])]
+    known = [value for value in known if value is not None]
+    return max(known) if known else None
 
 
 def _near_print(kind: str, columns: Columns) -> NearPrint | None:
@@ -455,7 +543,8 @@ def _near_print(kind: str, columns: Columns) -> NearPrint | None:
         for i in itertools.compress(range(len(keys)), map(wanted.__contains__, keys)):
             grouped.setdefault(keys[i], []).append(tuple(float(column[i]) for column in timing))
         few = tuple(sorted((key, tuple(sorted(rows))) for key, rows in grouped.items()))
-    return ("near", len(rows), shared, aligned, _level(kind, columns), kind, sequence, few, windows)
+    noise = _own_noise(timing, align)
+    return ("near", len(rows), shared, aligned, _level(kind, columns), kind, sequence, few, windows, noise)
 
 
 def can_tell_a_copy(fingerprint: Fingerprint) -> bool:
@@ -534,11 +623,12 @@ def timing_agreement(a: NearPrint, b: NearPrint) -> float | None:
     and is skipped; at least one column must be informative.
     """
     by_key = dict(a[3])
-    found = _agreement([(by_key[key], values) for key, values in b[3] if key in by_key], a[5])
+    noise = [_noise_floor(a, b, column) for column in range(len(TIMING_COLUMNS.get(a[5], ())))]
+    found = _agreement([(by_key[key], values) for key, values in b[3] if key in by_key], a[5], noise=noise)
     if found is None and len(a) > 6 and a[6] is not None and b[6] is not None:
-        found = _agreement(_in_order(a[6], b[6]), a[5], SEQUENCE_MATCHED)
+        found = _agreement(_in_order(a[6], b[6]), a[5], SEQUENCE_MATCHED, noise)
     if found is None and len(a) > 7 and a[7] is not None and b[7] is not None:
-        found = _agreement(_nearest_under_key(a[7], b[7]), a[5])
+        found = _agreement(_nearest_under_key(a[7], b[7]), a[5], noise=noise)
     return found
 
 
@@ -580,17 +670,21 @@ def filtered_agreement(a: NearPrint, b: NearPrint) -> tuple[str, float] | None:
         for column, name in enumerate(names[: len(matched[0][1])]):
             limit = limits.get(name, 0.0)
             found = _filter_fit(
-                [[row[column] for row in w] for w, _ in matched], [v[column] for _, v in matched], limit
+                [[row[column] for row in w] for w, _ in matched],
+                [v[column] for _, v in matched],
+                limit,
+                _noise_floor(a, b, column),
             )
             if found is not None:
                 return name, found
     return None
 
 
-def _filter_fit(windows: list[list[float]], ys: list[float], limit: float) -> float | None:
+def _filter_fit(windows: list[list[float]], ys: list[float], limit: float, noise: float | None = None) -> float | None:
     """The 75th percentile of |residual| / y after the least-squares fit of ys on their windows
     (with an intercept), scaled by sqrt(n / (n - p)), when it is at most `limit` and the column can
-    tell (its residuals far below its own spread); None otherwise."""
+    tell (its residuals far below its own spread, and below the runs' own relative `noise` where
+    known: _noise_floor); None otherwise."""
     if min(ys) <= 0 or min(ys) == max(ys):
         return None
     import numpy  # only when two runs share a bucket: the gate's start-up does not pay for it (issue 55)
@@ -607,8 +701,13 @@ def _filter_fit(windows: list[list[float]], ys: list[float], limit: float) -> fl
     if relative > limit:
         return None
     middle = n // 2  # medians as the lower middle value: a sort each, as above
-    spread = float(numpy.sort(numpy.abs(target - numpy.sort(target)[middle]))[middle])
+    centre = float(numpy.sort(target)[middle])
+    spread = float(numpy.sort(numpy.abs(target - centre))[middle])
+    if noise:
+        spread = min(spread, noise * centre)
     if spread <= 0 or float(numpy.sort(residuals)[middle]) > AGREE_SPREAD * spread:
+        return None
+    if not _below_noise(residuals.tolist(), ys, p, noise):
         return None
     return relative
 
@@ -699,8 +798,11 @@ def _fit_residuals(xs: Sequence[float], ys: Sequence[float], using: Sequence[int
     return [abs(y - (mean_y + slope * (x - mean_x))) for x, y in zip(xs, ys)]
 
 
-def _agreement(matched: list[tuple[Any, Any]], kind: str, needed: int = MIN_MATCHED) -> float | None:
-    """timing_agreement on samples already paired (at least `needed` of them)."""
+def _agreement(
+    matched: list[tuple[Any, Any]], kind: str, needed: int = MIN_MATCHED, noise: Sequence[float | None] = ()
+) -> float | None:
+    """timing_agreement on samples already paired (at least `needed` of them); `noise`, the runs' own
+    relative noise per column (_noise_floor), bounds "far closer" where known."""
     if len(matched) < needed:
         return None
     limits = AGREE_RELATIVE.get(kind, {})
@@ -725,9 +827,13 @@ def _agreement(matched: list[tuple[Any, Any]], kind: str, needed: int = MIN_MATC
         limit = limits.get(names[column], 0.0) if column < len(names) else 0.0
         if relative > limit:  # nearly every pair: the spread's two medians are not needed
             return None
-        spread = statistics.median(abs(y - statistics.median(ys)) for y in ys)
+        centre = statistics.median(ys)
+        spread = statistics.median(abs(y - centre) for y in ys)
+        own = noise[column] if column < len(noise) else None
         if spread > 0:
-            if statistics.median(residuals) > AGREE_SPREAD * spread:
+            if statistics.median(residuals) > AGREE_SPREAD * min(spread, own * centre if own else spread):
+                return None
+            if not _below_noise(residuals, ys, 2, own):  # the affine map's two weights
                 return None
             informative = True
         worst = max(worst, relative)
