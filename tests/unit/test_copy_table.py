@@ -22,7 +22,8 @@ import pytest
 
 from tests.testing.factories import inference_recipe, store_run, write_recipe
 from tests.testing.git import commit_all
-from tests.testing.quality import reworded
+from tests.testing.quality import pasted_hashes, reworded
+from tests.testing.registry import INFERENCE_RECIPE_TEXT
 from tests.testing.signing import keygen, register, sign, tier
 from tests.unit.test_copies import LMEVAL, QUALITY_RECIPE, _quality_pr, gate, on_main, open_pr
 from validator.engine.evaluate import Config, run
@@ -278,7 +279,7 @@ def test_its_honest_twin_with_a_few_real_edits_in_its_own_words_verifies(
 
 
 def test_another_quants_run_copied_with_trailing_spaces_repeats_it() -> None:
-    """The same trick on another recipe's (int4) quality run: the two runs' responses, normalised, are one."""
+    """The same rows on the quality facts alone (fast): normalised, the copy's responses are int4's."""
     from validator.quality import lmeval
     from validator.quality import status as quality_status
     from validator.quality.verify import check as verify_check
@@ -299,26 +300,40 @@ def test_another_quants_run_copied_with_trailing_spaces_repeats_it() -> None:
         assert not quality_status.repeats(facts(own), facts(int4))
 
 
+BY_LAB_B = (INFERENCE_RECIPE_TEXT, "--measured-by", "lab-b")
+
+
 @pytest.mark.git
-def test_a_three_shot_run_with_the_references_hashes_pasted_in_does_not_verify(
+def test_a_three_shot_run_with_the_references_hashes_pasted_in_fails_the_gate(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The hashes say 5-shot, the run says `n_shot: 3`: the stated settings are compared, not only hashes."""
-    folder = reworded(LMEVAL / "fewshot3", tmp_path / "three")
-    _, reference_lines = _lines(LMEVAL / "reference")
-    prompt_of = {line["doc_id"]: line["prompt_hash"] for line in reference_lines}
-    path, lines = _lines(folder)
-    for line in lines:
-        line["prompt_hash"] = prompt_of[line["doc_id"]]
-    _write_lines(path, lines)
-    results = next(folder.glob("results_*.json"))
-    data = json.loads(results.read_text(encoding="utf-8"))
-    reference_results = json.loads(next((LMEVAL / "reference").glob("results_*.json")).read_text(encoding="utf-8"))
-    data["task_hashes"] = reference_results["task_hashes"]
-    results.write_text(json.dumps(data), encoding="utf-8")
-    repo, _, _ = _quality_pr(tmp_path, capsys, folder)
+    """The hashes say the reference's 5-shot prompts, the run says `n_shot: 3`: ORV246 on the offered run
+    naming the reference, and the status says why the scores do not compare."""
+    folder = pasted_hashes(reworded(LMEVAL / "fewshot3", tmp_path / "three"), LMEVAL / "reference")
+    repo, added, reference = _quality_pr(tmp_path, capsys, folder, *BY_LAB_B, signed=True)
+    code, errors, _ = gate(repo, capsys)
+    assert code == 1 and ("ORV246", added) in errors, errors
+    assert all(path != reference for _, path in errors)
+    found = [d for d in run(Config(root=str(repo), skip_boards=True)).diagnostics if d.code == "ORV246"]
+    assert [d.path for d in found] == [added] and reference in found[0].message
+    assert "n_shot 3" in found[0].message and "n_shot 5" in found[0].message
     quality = tier(repo, QUALITY_RECIPE).quality
     assert quality.status != "verified" and "few-shot count (3)" in quality.why, quality
+    assert "ORV246" in quality.why
+
+
+@pytest.mark.git
+def test_its_honest_twin_a_genuine_three_shot_run_passes_the_gate_and_says_why_it_does_not_compare(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A real 3-shot run states n_shot: 3 with its own prompt hashes: no finding, and `partial` (its
+    scores do not compare with the 5-shot reference's), never a copy."""
+    genuine = reworded(LMEVAL / "fewshot3", tmp_path / "three")
+    repo, _, _ = _quality_pr(tmp_path, capsys, genuine, *BY_LAB_B, signed=True)
+    code, errors, outputs = gate(repo, capsys)
+    assert (code, errors, outputs["errors"]) == (0, [], "0")
+    quality = tier(repo, QUALITY_RECIPE).quality
+    assert quality.status == "partial" and "few-shot count (3)" in quality.why and "ORV246" not in quality.why
 
 
 # --------------------------------------------------------------------------- honest rows and llama-bench
@@ -416,3 +431,4 @@ def test_llama_bench_tg128_copies_with_1e5_jitter_are_one_measurement(repetition
     assert set(buckets(a)) & set(buckets(b)) and same_measurement(a, b)
     twin = sample_fingerprint("inference", run_of(2))
     assert same_measurement(a, twin) is None
+

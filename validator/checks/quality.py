@@ -333,6 +333,72 @@ def quality_runs_are_their_own(snapshot: Snapshot) -> Iterator[Finding]:
         )
 
 
+@check("ORV246", E, "quality run's prompt hashes are another run's at another few-shot count", related_by="q")
+def quality_prompts_are_their_own(snapshot: Snapshot) -> Iterator[Finding]:
+    """
+    lm-eval hashes each document's whole prompt (`prompt_hash`), few-shot examples included, and
+    `task_hashes` hashes those per-document hashes. Two runs of one model and task whose task
+    hashes are equal therefore sent the same prompts, and cannot state different few-shot counts
+    (`n-shot`, or the task config's `num_fewshot`): one run's hashes were pasted from the other's,
+    or its count edited. Such a run would pass for the other's comparable evaluation while saying
+    it is something else. Reported on the run that is not the model's quality reference (between
+    two other runs, on the later by merge order), naming the other. Store lm-eval's own output of
+    the run, unchanged: its own `prompt_hash`es and `task_hashes`.
+    """
+    references = {
+        (model, task): ref.split(":", 1)[-1]
+        for model, spec in snapshot.catalog.models.items()
+        for task, ref in spec.quality_reference.items()
+    }
+    groups: dict[tuple[Any, ...], list[str]] = {}
+    for digest, run in sorted(snapshot.runs.items()):
+        if run.quality is None:
+            continue
+        for task, facts in sorted(run.quality.tasks.items()):
+            if facts.task_hash is not None:
+                groups.setdefault((run.quality.model, task, facts.task_hash), []).append(digest)
+    flagged: dict[tuple[str, str], str] = {}
+    for (model, task, _), digests in sorted(groups.items(), key=lambda item: repr(item[0])):
+        # runs sharing prompts almost always share a count: compare each run with one run of every
+        # other count (not every pair: a model's runs at one count are many)
+        by_count: dict[tuple[Any, ...], list[str]] = {}
+        for digest in digests:
+            quality = snapshot.runs[digest].quality
+            assert quality is not None
+            by_count.setdefault(quality_status.few_shot_counts(quality.tasks[task]), []).append(digest)
+        if len(by_count) < 2:
+            continue
+        reference = references.get((model, task))
+        for shots, members in sorted(by_count.items(), key=repr):
+            for digest in members:
+                if digest == reference:
+                    continue
+                others = [reference] if reference in digests else [m[0] for s, m in by_count.items() if s != shots]
+                for other in others:
+                    if other is None or other in members:
+                        continue
+                    run, other_run = snapshot.runs[digest], snapshot.runs[other]
+                    if other != reference and later_of(snapshot, (run.path, ""), (other_run.path, ""))[1] != run.path:
+                        continue  # the other is the later: it is the one flagged, beside its own class's first
+                    assert other_run.quality is not None
+                    theirs = quality_status.few_shot_counts(other_run.quality.tasks[task])
+                    flagged.setdefault(
+                        (run.path, task),
+                        f"its {task} prompts are `{other_run.path}`'s, document for document (the same "
+                        f"task_hashes), but it states {quality_status.describe_shots(shots)} where that run "
+                        f"states {quality_status.describe_shots(theirs)}: a prompt holds its few-shot "
+                        "examples, so these hashes are not this run's",
+                    )
+    for (path, task), why in sorted(flagged.items()):
+        yield Finding(
+            path,
+            f"this quality run's prompt hashes belong to another run: {why}",
+            "store lm-eval's own output of this run unchanged (`orv add-run --from lm-eval DIR`): its own "
+            "samples' prompt_hash and its own task_hashes; compare with the reference at its few-shot count",
+            at=("tasks", task, "n_shot"),
+        )
+
+
 @check("ORV620", E, "pull request changes a model's quality reference or bound", scope="pr")
 def quality_gate_changed(change: Change) -> Iterator[Finding]:
     """

@@ -9,6 +9,7 @@ no quality run. `no-reference`: the model names no (usable) reference run for th
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -107,6 +108,23 @@ def needs_quality(recipe: InferenceRecipe, ref_quant: str | None) -> list[str]:
     }
     why += [w for w in launch_quality_reasons(recipe) if not any(w.startswith(k) and v for k, v in already.items())]
     return why
+
+
+def few_shot_counts(facts: Any) -> tuple[Any, Any]:
+    """The few-shot count a quality run states for a task: lm-eval's `n-shot` and its task config's
+    `num_fewshot` (both are lm-eval's own; either differing from another run's means other prompts)."""
+    try:
+        configured = json.loads(facts.settings).get("num_fewshot") if facts.settings else None
+    except (ValueError, AttributeError):
+        configured = None
+    return facts.n_shot, configured
+
+
+def describe_shots(counts: tuple[Any, Any]) -> str:
+    n_shot, configured = counts
+    if n_shot == configured or configured is None:
+        return f"n_shot {n_shot}"
+    return f"n_shot {n_shot} (num_fewshot {configured})"
 
 
 def identical_responses(a: Any, b: Any) -> tuple[int, int]:
@@ -304,9 +322,15 @@ def _compare(digest: str, facts: Any, ref: Any, task: str, bound: float) -> Qual
         ("few-shot and generation settings", facts.settings, ref.settings),
     ):
         if mine != theirs:
+            pasted = (
+                " although its prompt hashes are the reference's (ORV246)"
+                if label == "few-shot count" and facts.task_hash == ref.task_hash
+                else ""
+            )
             return QualityResult(
                 status="partial",
-                why=f"{task} run's {label} ({mine}) is not the reference's ({theirs}): the scores do not compare",
+                why=f"{task} run's {label} ({mine}) is not the reference's ({theirs}){pasted}: "
+                "the scores do not compare",
                 **base,
             )
     if facts.task_hash != ref.task_hash:
