@@ -23,9 +23,10 @@ import pytest
 from tests.testing.factories import inference_recipe, store_run, write_recipe
 from tests.testing.git import commit_all
 from tests.testing.quality import pasted_hashes, reworded
-from tests.testing.registry import INFERENCE_RECIPE_TEXT
+from tests.testing.registry import INFERENCE_RECIPE_TEXT, TOOLS
 from tests.testing.signing import keygen, register, sign, tier
 from tests.unit.test_copies import LMEVAL, QUALITY_RECIPE, _quality_pr, gate, on_main, open_pr
+from validator.cli import main
 from validator.engine.evaluate import Config, run
 from validator.hashing import run_path
 from validator.science.throughput import inference_facts
@@ -278,6 +279,86 @@ def test_its_honest_twin_with_a_few_real_edits_in_its_own_words_verifies(
     assert tier(repo, QUALITY_RECIPE).quality.status == "verified"
 
 
+def _orv(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    """`orv ARGS` that must succeed; the digest it printed."""
+    capsys.readouterr()
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    return out.strip().split(":", 1)[1]
+
+
+INT4_RECIPE = QUALITY_RECIPE.replace("fp8", "int4")
+
+
+def _two_quants_pr(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], offered: Callable[[Path], Path]
+) -> tuple[Path, str, str]:
+    """main holds the bf16 reference and an int4 recipe whose quality run (its own words) lab-a signed;
+    the pull request adds the fp8 recipe with two signed performance runs (lab-a's vLLM run, lab-b's
+    SGLang run of the same server: T3 but for quality) and offers `offered(int4's lm-eval output)` as
+    its quality run, signed by lab-b. (repo, the offered run's path, the int4 run's path)"""
+    repo = on_main(tmp_path)
+    alice, bob = keygen(tmp_path, "lab-a"), keygen(tmp_path, "lab-b")
+    register(repo, ("lab-a", alice), ("lab-b", bob))
+    root = ["--root", str(repo)]
+    reference = [str(LMEVAL / "reference"), "--reference-for", "qwen3.8-27b", "--quant", "bf16"]
+    _orv(capsys, "add-run", *root, "--from", "lm-eval", *reference, "--measured-by", "lab-a")
+    int4_output = reworded(LMEVAL / "q97", tmp_path / "int4")
+    int4 = repo / INT4_RECIPE
+    int4.parent.mkdir(parents=True, exist_ok=True)
+    int4_text = INFERENCE_RECIPE_TEXT.replace("fp8", "int4")
+    int4.write_text(int4_text, encoding="utf-8")
+    lab_a, lab_b = (
+        ["--measured-by", "lab-a", "--sign-with", str(alice)],
+        ["--measured-by", "lab-b", "--sign-with", str(bob)],
+    )
+    int4_run = _orv(capsys, "add-run", *root, "--from", "lm-eval", str(int4_output), "--recipe", str(int4), *lab_a)
+    int4.write_text(int4_text.replace("runs: []", f'runs: ["sha256:{int4_run}"]'), encoding="utf-8")
+    open_pr(repo)
+    recipe = repo / QUALITY_RECIPE
+    recipe.write_text(INFERENCE_RECIPE_TEXT, encoding="utf-8")
+    on = ["--recipe", str(recipe)]
+    vllm = _orv(capsys, "add-run", *root, "--from", "vllm", str(TOOLS / "vllm" / "serve-detailed.json"), *on, *lab_a)
+    sglang = _orv(
+        capsys, "add-run", *root, "--from", "sglang", str(TOOLS / "sglang" / "bench_serving.jsonl"), "--record", "2",
+        "--tool-version", "0.5.4", *on, *lab_b,
+    )  # fmt: skip
+    quality = _orv(capsys, "add-run", *root, "--from", "lm-eval", str(offered(int4_output)), *on, *lab_b)
+    refs = json.dumps([f"sha256:{d}" for d in (vllm, sglang, quality)])
+    recipe.write_text(INFERENCE_RECIPE_TEXT.replace("runs: []", f"runs: {refs}"), encoding="utf-8")
+    commit_all(repo, "an fp8 recipe, its runs and its quality run")
+    return repo, run_path(quality), run_path(int4_run)
+
+
+@pytest.mark.git
+def test_another_quants_run_copied_with_trailing_spaces_fails_the_gate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue #51: the trailing-space trick on the int4 recipe's signed quality run, offered (signed by
+    lab-b) as the fp8 recipe's: ORV239 on the offered run naming the int4 run, quality not verified, no T3."""
+    repo, added, int4 = _two_quants_pr(tmp_path, capsys, lambda out: _trailing_spaces(out, tmp_path / "copied"))
+    code, errors, _ = gate(repo, capsys)
+    assert code == 1 and ("ORV239", added) in errors, errors
+    assert all(path != int4 for _, path in errors)
+    found = [d for d in run(Config(root=str(repo), skip_boards=True)).diagnostics if d.code == "ORV239"]
+    assert [d.path for d in found] == [added] and int4 in found[0].message
+    result = tier(repo, QUALITY_RECIPE)
+    assert result.quality.status != "verified" and result.tier != "T3", result
+
+
+@pytest.mark.git
+def test_its_honest_twin_an_fp8_run_of_its_own_reaches_t3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The same pull request with the fp8 configuration's own lm-eval run (its own words, its own
+    mistakes; trailing spaces too): no finding, quality verified, T3."""
+    own = reworded(LMEVAL / "q995", tmp_path / "own")
+    repo, _, _ = _two_quants_pr(tmp_path, capsys, lambda _: _trailing_spaces(own, tmp_path / "own-spaced"))
+    code, errors, outputs = gate(repo, capsys)
+    assert (code, errors, outputs["errors"]) == (0, [], "0")
+    result = tier(repo, QUALITY_RECIPE)
+    assert result.quality.status == "verified" and result.tier == "T3", result
+
+
 def test_another_quants_run_copied_with_trailing_spaces_repeats_it() -> None:
     """The same rows on the quality facts alone (fast): normalised, the copy's responses are int4's."""
     from validator.quality import lmeval
@@ -432,3 +513,113 @@ def test_llama_bench_tg128_copies_with_1e5_jitter_are_one_measurement(repetition
     twin = sample_fingerprint("inference", run_of(2))
     assert same_measurement(a, twin) is None
 
+
+def _llama_bench_output(samples_ns: list[int], when: str) -> list[dict[str, Any]]:
+    """llama-bench's tg128 test object (the fixture's, b11312 on the tiny GGUF) for these repetitions,
+    every derived figure recomputed with llama-bench's own formulas, as a forger's copy would be."""
+    from tests.testing.llamabench import BOTH_JSON, bench_tests
+    from validator.science import llamabench as science
+
+    test = dict(bench_tests(BOTH_JSON)[1])
+    rates = science.rates(samples_ns, test["n_prompt"] + test["n_gen"])
+    test.update(
+        samples_ns=samples_ns,
+        samples_ts=[float(f"{r:.6g}") for r in rates],
+        avg_ns=science.avg_ns(samples_ns),
+        avg_ts=round(science.avg(rates), 6),
+        stddev_ts=round(science.stdev(rates), 6),
+        test_time=when,
+    )
+    return [test]
+
+
+def _repetitions(seed: int, count: int) -> list[int]:
+    """One honest tg128 run in nanoseconds, by docs/metrics.md's llama-bench noise model: a per-run
+    level (sigma 1%) and per-repetition noise (sigma 0.3%) around 100 ms."""
+    rng = random.Random(seed)
+    level = 1 + rng.gauss(0.0, 0.01)
+    return [round(100_000_000 * level * (1 + rng.gauss(0.0, 0.003))) for _ in range(count)]
+
+
+def _llama_bench_pr(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], repetitions: int, copied: bool
+) -> tuple[Path, str, str, str]:
+    """main holds a tg128 recipe (the tiny GGUF at f32 on a CPU host) and lab-a's signed `-r N` run,
+    stored by add-run; the pull request adds lab-b's signed run: its own measurement (by add-run), or
+    (`copied`) lab-a's repetitions with +-1e-5 jitter, recomputed and stored by hand, since add-run
+    refuses it. (repo, recipe, lab-a's run path, lab-b's run path)"""
+    from tests.testing.llamabench import BUILD, CPU_HOST, add_llama_catalog
+    from validator.adapters import Source, convert, metadata, recomputed
+    from validator.registry.recipe_edits import record_run_in_recipe
+    from validator.registry.store import store_run_document
+
+    repo = add_llama_catalog(on_main(tmp_path))
+    alice, bob = keygen(tmp_path, "lab-a"), keygen(tmp_path, "lab-b")
+    register(repo, ("lab-a", alice), ("lab-b", bob))
+    capsys.readouterr()
+    new = ["new", "inference", "--root", str(repo), "--model", "tinyllama-test", "--gpu", CPU_HOST, "--engine",
+           f"llama.cpp@{BUILD}", "--quant", "f32", "--workload", "llama-bench-tg128", "--author", "lab-a",
+           "--measured", "2026-12-05", "--no-interactive"]  # fmt: skip
+    assert main(new) == 0
+    rel = capsys.readouterr().out.strip()
+    recipe = str(repo / rel)
+    first_ns = _repetitions(1, repetitions)
+    first_out = tmp_path / "lab-a.json"
+    first_out.write_text(json.dumps(_llama_bench_output(first_ns, "2026-12-05T07:00:00Z")), encoding="utf-8")
+    add = ["add-run", "--root", str(repo), "--recipe", recipe, "--write-recipe"]
+    first = _orv(capsys, *add, str(first_out), "--measured-by", "lab-a", "--sign-with", str(alice))
+    open_pr(repo)
+    if copied:
+        rng = random.Random(9)
+        second_ns = [round(t * (1 + rng.uniform(-1e-5, 1e-5))) for t in first_ns]
+    else:
+        second_ns = _repetitions(2, repetitions)
+    second_out = tmp_path / "lab-b.json"
+    second_out.write_text(json.dumps(_llama_bench_output(second_ns, "2026-12-06T09:00:00Z")), encoding="utf-8")
+    by_lab_b = ["--measured-by", "lab-b", "--sign-with", str(bob)]
+    if copied:
+        capsys.readouterr()
+        assert main([*add, str(second_out), *by_lab_b]) == 1  # add-run judges the copy before storing it
+        assert "ORV304" in capsys.readouterr().err
+        meta = metadata("llama-bench", str(repo), recipe, {"measured_by": "lab-b"})
+        doc = convert("llama-bench", Source(second_out.name, second_out.read_bytes()), meta).document
+        second = store_run_document(str(repo), doc).digest
+        record_run_in_recipe(recipe, f"sha256:{second}", recomputed(doc, meta).claim())
+        sign(repo, second, bob)
+    else:
+        second = _orv(capsys, *add, str(second_out), *by_lab_b)
+    commit_all(repo, "a reproduction")
+    return repo, rel, run_path(first), run_path(second)
+
+
+@pytest.mark.git
+@pytest.mark.parametrize("repetitions", [10, 8])
+def test_a_llama_bench_copy_with_1e5_jitter_fails_the_gate(
+    repetitions: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue #51's llama-bench row through the gate: lab-a's tg128 `-r 10` / `-r 8` run (ttft_ms = 0.0 on
+    every repetition), copied by lab-b with +-1e-5 jitter and every figure recomputed: ORV304 on the
+    copy naming lab-a's run, and no T3."""
+    repo, rel, original, added = _llama_bench_pr(tmp_path, capsys, repetitions, copied=True)
+    stored = json.loads((repo / added).read_text(encoding="utf-8"))
+    assert len(stored["samples"]) == repetitions and {s["ttft_ms"] for s in stored["samples"]} == {0.0}
+    code, errors, _ = gate(repo, capsys)
+    assert code == 1 and ("ORV304", added) in errors, errors
+    assert all(path != original for _, path in errors)
+    found = [d for d in run(Config(root=str(repo), skip_boards=True)).diagnostics if d.code == "ORV304"]
+    assert [d.path for d in found] == [added] and original in found[0].message
+    assert tier(repo, rel).tier != "T3"
+
+
+@pytest.mark.git
+@pytest.mark.parametrize("repetitions", [10, 8])
+def test_its_honest_twin_an_independent_llama_bench_run_reaches_t3(
+    repetitions: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """lab-b's own tg128 run of the same recipe (its own level and repetition noise, llama-bench's
+    documented spread), stored by add-run: the gate passes and the recipe reaches T3."""
+    repo, rel, _, _ = _llama_bench_pr(tmp_path, capsys, repetitions, copied=False)
+    code, errors, outputs = gate(repo, capsys)
+    assert (code, errors, outputs["errors"]) == (0, [], "0")
+    result = tier(repo, rel)
+    assert result.tier == "T3", result.reasons

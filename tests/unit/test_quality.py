@@ -384,6 +384,24 @@ def test_a_bf16_recipe_without_speculation_needs_no_quality_for_t3() -> None:
     assert needs_quality(kv, "bf16") == ["quant bf16-fp8-kv differs from the reference's bf16", "quantized KV cache"]
 
 
+def test_a_gguf_at_f32_or_f16_is_at_full_precision_as_fp32_and_fp16_are() -> None:
+    """llama.cpp names a GGUF's unquantized file types f32 and f16 (the quant a llama.cpp recipe must
+    state, ORV228): with no reference they need no quality evidence, as fp32 and fp16 need none; a
+    quantized GGUF still does."""
+    import yaml
+
+    from validator.models import InferenceRecipe
+    from validator.quality.status import needs_quality
+
+    data = yaml.safe_load(INFERENCE_RECIPE_TEXT)
+    for quant in ("f32", "f16", "fp32", "fp16", "bf16"):
+        assert needs_quality(InferenceRecipe.model_validate({**data, "quant": quant}), None) == [], quant
+    assert needs_quality(InferenceRecipe.model_validate({**data, "quant": "q4_k_m"}), None) == [
+        "quant q4_k_m is not a published full precision"
+    ]
+    assert needs_quality(InferenceRecipe.model_validate({**data, "quant": "f16-q8_0-kv"}), None) != []
+
+
 # --------------------------------------------------------------------------- identity and credentials
 
 

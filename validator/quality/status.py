@@ -22,6 +22,9 @@ from validator.stacks.launch_args import launch_quality_reasons
 DEFAULT_BOUND = 0.99  # MLPerf Inference's accuracy target: 99% of the reference
 DEFAULT_TASK = "gsm8k"
 FULL_PRECISION = frozenset({"bf16", "fp16", "fp32"})
+# llama.cpp names a GGUF's unquantized file types f16 and f32 (validator/stacks/llamacpp.py, GGUF_FTYPE_NAMES):
+# the same precisions, so an F32 or F16 GGUF recipe is at full precision as an fp32 or fp16 one is
+GGUF_SPELLING = {"f16": "fp16", "f32": "fp32"}
 _KV_QUANT = re.compile(r"(fp8|int8|int4|fp4|nvfp4|q[2-8])[-_]?kv|kv[-_]?(cache[-_]?)?(fp8|int8|int4|fp4|nvfp4|q[2-8])")
 STATUS_ORDER = ("verified", "below", "partial", "missing", "no-reference")
 # Each status in words for a reader who does not know them: a short word (the site's board cell)
@@ -81,8 +84,12 @@ def weight_quant(quant: str) -> str:
     return _UNQUANTIZED_KV.sub("", _KV_QUANT.sub("", quant)).strip("-_") or quant
 
 
+def full_precision(quant: str) -> bool:
+    return GGUF_SPELLING.get(quant, quant) in FULL_PRECISION
+
+
 def full_precision_weights(quant: str) -> bool:
-    return weight_quant(quant) in FULL_PRECISION
+    return full_precision(weight_quant(quant))
 
 
 def reference_quant(runs: Mapping[str, Any], spec: ModelSpec | None, task: str) -> str | None:
@@ -95,7 +102,7 @@ def needs_quality(recipe: InferenceRecipe, ref_quant: str | None) -> list[str]:
     why = []
     if ref_quant is not None and recipe.quant != ref_quant:
         why.append(f"quant {recipe.quant} differs from the reference's {ref_quant}")
-    elif ref_quant is None and recipe.quant not in FULL_PRECISION:
+    elif ref_quant is None and not full_precision(recipe.quant):
         why.append(f"quant {recipe.quant} is not a published full precision")
     if recipe.serving.speculative is not None:
         why.append(f"speculative decoding ({recipe.serving.speculative.method})")
