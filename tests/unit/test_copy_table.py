@@ -623,3 +623,54 @@ def test_its_honest_twin_an_independent_llama_bench_run_reaches_t3(
     assert (code, errors, outputs["errors"]) == (0, [], "0")
     result = tier(repo, rel)
     assert result.tier == "T3", result.reasons
+
+
+@pytest.mark.git
+@pytest.mark.parametrize("pasted_first", [False, True], ids=["pasted run added later", "pasted run on main"])
+def test_without_a_reference_the_later_of_two_runs_sharing_prompts_at_two_counts_is_blamed(
+    pasted_first: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The model names no quality reference: two recipes' quality runs with one set of prompt hashes
+    (one 5-shot, one stating 3-shot) cannot both be what they say; the gate blames the run the pull
+    request adds, whichever it is, naming the other."""
+    repo = on_main(tmp_path)
+    models = repo / "catalog" / "models.yaml"
+    assert "quality_reference" not in models.read_text(encoding="utf-8")
+    five = reworded(LMEVAL / "q97", tmp_path / "five")
+    three = pasted_hashes(reworded(LMEVAL / "fewshot3", tmp_path / "three"), LMEVAL / "q97")
+    first, second = (three, five) if pasted_first else (five, three)
+
+    def offer(quant: str, folder: Path) -> str:
+        rel = QUALITY_RECIPE.replace("fp8", quant)
+        recipe = repo / rel
+        recipe.parent.mkdir(parents=True, exist_ok=True)
+        text = INFERENCE_RECIPE_TEXT.replace("fp8", quant)
+        recipe.write_text(text, encoding="utf-8")
+        digest = _orv(capsys, "add-run", "--root", str(repo), "--from", "lm-eval", str(folder), "--recipe", str(recipe))
+        recipe.write_text(text.replace("runs: []", f'runs: ["sha256:{digest}"]'), encoding="utf-8")
+        return run_path(digest)
+
+    on_base = offer("int4", first)
+    open_pr(repo)
+    added = offer("int8", second)
+    commit_all(repo, "another quant's quality run")
+    code, errors, _ = gate(repo, capsys)
+    assert code == 1 and [(c, p) for c, p in errors if c == "ORV246"] == [("ORV246", added)], errors
+    found = [d for d in run(Config(root=str(repo), skip_boards=True)).diagnostics if d.code == "ORV246"]
+    assert [d.path for d in found] == [added] and on_base in found[0].message
+
+
+def test_few_shot_counts_of_any_stated_form_compare_without_error() -> None:
+    """A task config may state num_fewshot as anything (it is the tool's free-form config): the counts
+    are compared as JSON, never hashed as they are."""
+    from validator.quality.status import describe_shots, few_shot_counts
+    from validator.quality.verify import TaskFacts
+
+    def facts(n_shot: Any, settings: str) -> TaskFacts:
+        return TaskFacts("gsm8k", None, "h", 1, 1, True, True, n_shot=n_shot, settings=settings)
+
+    assert few_shot_counts(facts(5, json.dumps({"num_fewshot": 5}))) == (5, 5)
+    assert few_shot_counts(facts(3, json.dumps({"num_fewshot": [5, {"x": 1}]}))) == (3, [5, {"x": 1}])
+    assert few_shot_counts(facts(3, "not json")) == (3, None)
+    assert few_shot_counts(facts(3, "")) == (3, None)
+    assert describe_shots((3, [5])) == "n_shot 3 (num_fewshot [5])" and describe_shots((5, 5)) == "n_shot 5"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -361,15 +362,19 @@ def quality_prompts_are_their_own(snapshot: Snapshot) -> Iterator[Finding]:
     for (model, task, _), digests in sorted(groups.items(), key=lambda item: repr(item[0])):
         # runs sharing prompts almost always share a count: compare each run with one run of every
         # other count (not every pair: a model's runs at one count are many)
-        by_count: dict[tuple[Any, ...], list[str]] = {}
+        by_count: dict[str, list[str]] = {}  # keyed by the counts as JSON: a config may state any value
+        counts_of: dict[str, tuple[Any, Any]] = {}
         for digest in digests:
             quality = snapshot.runs[digest].quality
             assert quality is not None
-            by_count.setdefault(quality_status.few_shot_counts(quality.tasks[task]), []).append(digest)
+            counts = quality_status.few_shot_counts(quality.tasks[task])
+            key = json.dumps(counts, sort_keys=True, default=str)
+            by_count.setdefault(key, []).append(digest)
+            counts_of[digest] = counts
         if len(by_count) < 2:
             continue
         reference = references.get((model, task))
-        for shots, members in sorted(by_count.items(), key=repr):
+        for shots, members in sorted(by_count.items()):
             for digest in members:
                 if digest == reference:
                     continue
@@ -380,13 +385,11 @@ def quality_prompts_are_their_own(snapshot: Snapshot) -> Iterator[Finding]:
                     run, other_run = snapshot.runs[digest], snapshot.runs[other]
                     if other != reference and later_of(snapshot, (run.path, ""), (other_run.path, ""))[1] != run.path:
                         continue  # the other is the later: it is the one flagged, beside its own class's first
-                    assert other_run.quality is not None
-                    theirs = quality_status.few_shot_counts(other_run.quality.tasks[task])
                     flagged.setdefault(
                         (run.path, task),
                         f"its {task} prompts are `{other_run.path}`'s, document for document (the same "
-                        f"task_hashes), but it states {quality_status.describe_shots(shots)} where that run "
-                        f"states {quality_status.describe_shots(theirs)}: a prompt holds its few-shot "
+                        f"task_hashes), but it states {quality_status.describe_shots(counts_of[digest])} where that "
+                        f"run states {quality_status.describe_shots(counts_of[other])}: a prompt holds its few-shot "
                         "examples, so these hashes are not this run's",
                     )
     for (path, task), why in sorted(flagged.items()):
