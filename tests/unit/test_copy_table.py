@@ -542,7 +542,7 @@ def _repetitions(seed: int, count: int) -> list[int]:
 
 
 def _llama_bench_pr(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], repetitions: int, copied: bool
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], repetitions: int, copied: bool, seeds: tuple[int, int] = (1, 2)
 ) -> tuple[Path, str, str, str]:
     """main holds a tg128 recipe (the tiny GGUF at f32 on a CPU host) and lab-a's signed `-r N` run,
     stored by add-run; the pull request adds lab-b's signed run: its own measurement (by add-run), or
@@ -563,7 +563,7 @@ def _llama_bench_pr(
     assert main(new) == 0
     rel = capsys.readouterr().out.strip()
     recipe = str(repo / rel)
-    first_ns = _repetitions(1, repetitions)
+    first_ns = _repetitions(seeds[0], repetitions)
     first_out = tmp_path / "lab-a.json"
     first_out.write_text(json.dumps(_llama_bench_output(first_ns, "2026-12-05T07:00:00Z")), encoding="utf-8")
     add = ["add-run", "--root", str(repo), "--recipe", recipe, "--write-recipe"]
@@ -573,7 +573,7 @@ def _llama_bench_pr(
         rng = random.Random(9)
         second_ns = [round(t * (1 + rng.uniform(-1e-5, 1e-5))) for t in first_ns]
     else:
-        second_ns = _repetitions(2, repetitions)
+        second_ns = _repetitions(seeds[1], repetitions)
     second_out = tmp_path / "lab-b.json"
     second_out.write_text(json.dumps(_llama_bench_output(second_ns, "2026-12-06T09:00:00Z")), encoding="utf-8")
     by_lab_b = ["--measured-by", "lab-b", "--sign-with", str(bob)]
@@ -674,3 +674,25 @@ def test_few_shot_counts_of_any_stated_form_compare_without_error() -> None:
     assert few_shot_counts(facts(3, "not json")) == (3, None)
     assert few_shot_counts(facts(3, "")) == (3, None)
     assert describe_shots((3, [5])) == "n_shot 3 (num_fewshot [5])" and describe_shots((5, 5)) == "n_shot 5"
+
+
+@pytest.mark.git
+@pytest.mark.xfail(
+    strict=True,
+    reason="validator/science/independence.py, _agreement (rule 6, fixed-length pairing in list order): on "
+    "llama-bench's 8-10 repetitions the affine fit of two independent noise vectors leaves, when they happen to "
+    "correlate, a median |residual| under AGREE_SPREAD (0.3) x the column's own median deviation, and the 75th "
+    "percentile is always under e2e's 0.4% limit: ORV304 on an honest re-measurement. Measured on this model "
+    "(level sigma 1%, repetitions 0.3%): 24 of 20,000 honest pairs at -r 10 (0.12%), 73 of 20,000 at -r 8 (0.37%); "
+    "docs/metrics.md says 0",
+)
+@pytest.mark.parametrize(("repetitions", "seeds"), [(10, (1, 84)), (8, (3, 258))], ids=["-r 10", "-r 8"])
+def test_honest_llama_bench_pairs_the_sample_by_sample_rule_takes_for_copies_reach_t3(
+    repetitions: int, seeds: tuple[int, int], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two independent tg128 runs from the same noise model as the honest twin above (found by searching
+    seeds: see the xfail reason); each must pass the gate and reach T3 as every honest pair must."""
+    repo, rel, _, _ = _llama_bench_pr(tmp_path, capsys, repetitions, copied=False, seeds=seeds)
+    code, errors, outputs = gate(repo, capsys)
+    assert (code, errors, outputs["errors"]) == (0, [], "0")
+    assert tier(repo, rel).tier == "T3"
