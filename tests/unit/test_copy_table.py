@@ -663,7 +663,7 @@ def test_without_a_reference_the_later_of_two_runs_sharing_prompts_at_two_counts
 def test_few_shot_counts_of_any_stated_form_compare_without_error() -> None:
     """A task config may state num_fewshot as anything (it is the tool's free-form config): the counts
     are compared as JSON, never hashed as they are."""
-    from validator.quality.status import describe_shots, few_shot_counts
+    from validator.quality.status import describe_shots, few_shot_counts, shots_conflict
     from validator.quality.verify import TaskFacts
 
     def facts(n_shot: Any, settings: str) -> TaskFacts:
@@ -674,6 +674,9 @@ def test_few_shot_counts_of_any_stated_form_compare_without_error() -> None:
     assert few_shot_counts(facts(3, "not json")) == (3, None)
     assert few_shot_counts(facts(3, "")) == (3, None)
     assert describe_shots((3, [5])) == "n_shot 3 (num_fewshot [5])" and describe_shots((5, 5)) == "n_shot 5"
+    # what both state is compared; an older lm-eval's missing `n-shot` contradicts nothing
+    assert shots_conflict((3, 3), (5, 5)) and shots_conflict((5, 3), (5, 5)) and shots_conflict((5, [5]), (5, 5))
+    assert not shots_conflict((None, 5), (5, 5)) and not shots_conflict((None, None), (3, 3))
 
 
 @pytest.mark.git

@@ -340,8 +340,8 @@ def quality_prompts_are_their_own(snapshot: Snapshot) -> Iterator[Finding]:
     lm-eval hashes each document's whole prompt (`prompt_hash`), few-shot examples included, and
     `task_hashes` hashes those per-document hashes. Two runs of one model and task whose task
     hashes are equal therefore sent the same prompts, and cannot state different few-shot counts
-    (`n-shot`, or the task config's `num_fewshot`): one run's hashes were pasted from the other's,
-    or its count edited. Such a run would pass for the other's comparable evaluation while saying
+    (`n-shot`, or the task config's `num_fewshot`; a run that states none contradicts nothing): one
+    run's hashes were pasted from the other's, or its count edited. Such a run would pass for the other's comparable evaluation while saying
     it is something else. Reported on the run that is not the model's quality reference (between
     two other runs, on the later by merge order), naming the other. Store lm-eval's own output of
     the run, unchanged: its own `prompt_hash`es and `task_hashes`.
@@ -380,7 +380,7 @@ def quality_prompts_are_their_own(snapshot: Snapshot) -> Iterator[Finding]:
                     continue
                 others = [reference] if reference in digests else [m[0] for s, m in by_count.items() if s != shots]
                 for other in others:
-                    if other is None or other in members:
+                    if other is None or not quality_status.shots_conflict(counts_of[digest], counts_of[other]):
                         continue
                     run, other_run = snapshot.runs[digest], snapshot.runs[other]
                     if other != reference and later_of(snapshot, (run.path, ""), (other_run.path, ""))[1] != run.path:

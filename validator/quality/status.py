@@ -127,6 +127,12 @@ def few_shot_counts(facts: Any) -> tuple[Any, Any]:
     return facts.n_shot, configured
 
 
+def shots_conflict(a: tuple[Any, Any], b: tuple[Any, Any]) -> bool:
+    """Do two runs' stated few-shot counts contradict each other? Only what both state counts: a run
+    that states none (an older lm-eval writes no `n-shot`) contradicts nothing."""
+    return any(x is not None and y is not None and x != y for x, y in zip(a, b))
+
+
 def describe_shots(counts: tuple[Any, Any]) -> str:
     n_shot, configured = counts
     if n_shot == configured or configured is None:
