@@ -542,12 +542,17 @@ def _repetitions(seed: int, count: int) -> list[int]:
 
 
 def _llama_bench_pr(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], repetitions: int, copied: bool, seeds: tuple[int, int] = (1, 2)
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    repetitions: int,
+    copied: bool,
+    seeds: tuple[int, int] = (1, 2),
+    reordered: bool = False,
 ) -> tuple[Path, str, str, str]:
     """main holds a tg128 recipe (the tiny GGUF at f32 on a CPU host) and lab-a's signed `-r N` run,
     stored by add-run; the pull request adds lab-b's signed run: its own measurement (by add-run), or
-    (`copied`) lab-a's repetitions with +-1e-5 jitter, recomputed and stored by hand, since add-run
-    refuses it. (repo, recipe, lab-a's run path, lab-b's run path)"""
+    (`copied`) lab-a's repetitions with +-1e-5 jitter (`reordered` too), recomputed and stored by hand,
+    since add-run refuses it. (repo, recipe, lab-a's run path, lab-b's run path)"""
     from tests.testing.llamabench import BUILD, CPU_HOST, add_llama_catalog
     from validator.adapters import Source, convert, metadata, recomputed
     from validator.registry.recipe_edits import record_run_in_recipe
@@ -572,6 +577,8 @@ def _llama_bench_pr(
     if copied:
         rng = random.Random(9)
         second_ns = [round(t * (1 + rng.uniform(-1e-5, 1e-5))) for t in first_ns]
+        if reordered:
+            rng.shuffle(second_ns)
     else:
         second_ns = _repetitions(seeds[1], repetitions)
     second_out = tmp_path / "lab-b.json"
@@ -593,14 +600,15 @@ def _llama_bench_pr(
 
 
 @pytest.mark.git
+@pytest.mark.parametrize("reordered", [False, True], ids=["in order", "reordered"])
 @pytest.mark.parametrize("repetitions", [10, 8])
 def test_a_llama_bench_copy_with_1e5_jitter_fails_the_gate(
-    repetitions: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    repetitions: int, reordered: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Issue #51's llama-bench row through the gate: lab-a's tg128 `-r 10` / `-r 8` run (ttft_ms = 0.0 on
-    every repetition), copied by lab-b with +-1e-5 jitter and every figure recomputed: ORV304 on the
-    copy naming lab-a's run, and no T3."""
-    repo, rel, original, added = _llama_bench_pr(tmp_path, capsys, repetitions, copied=True)
+    every repetition), copied by lab-b with +-1e-5 jitter (and its repetitions reordered) and every
+    figure recomputed: ORV304 on the copy naming lab-a's run, and no T3."""
+    repo, rel, original, added = _llama_bench_pr(tmp_path, capsys, repetitions, copied=True, reordered=reordered)
     stored = json.loads((repo / added).read_text(encoding="utf-8"))
     assert len(stored["samples"]) == repetitions and {s["ttft_ms"] for s in stored["samples"]} == {0.0}
     code, errors, _ = gate(repo, capsys)
