@@ -591,10 +591,11 @@ def aligned_equal(a: NearPrint, b: NearPrint) -> float | None:
     a quiet cluster repeats a step time by chance, full-precision floats never do. An edit of some
     samples leaves the rest equal and its differences large, so its chance is small.
     """
-    by_key = dict(a[3])
-    matched = [(by_key[key], values) for key, values in b[3] if key in by_key]
-    if len(matched) < MIN_MATCHED:
+    view_a, view_b = _view(a), _view(b)
+    if len(view_a.keys & view_b.keys) < MIN_MATCHED:
         return None
+    by_key = view_a.by_key
+    matched = [(by_key[key], values) for key, values in b[3] if key in by_key]
     equal = sum(1 for x, y in matched if x == y)
     if equal < MIN_SHARED_VALUES:
         return None
@@ -613,6 +614,43 @@ def aligned_equal(a: NearPrint, b: NearPrint) -> float | None:
     return share if share >= max(VALUE_SHARE, VALUE_OVER_CHANCE * chance) else None
 
 
+class _View:
+    """What comparing a run's near print with others needs, built once per run rather than once per
+    pair (ORV304 compares a run with every run sharing a bucket): its aligned samples by key, their
+    windows by width, and whether any key repeats."""
+
+    __slots__ = ("by_key", "keys", "windows", "repeats")
+
+    def __init__(self, near: NearPrint) -> None:
+        self.by_key = dict(near[3])
+        self.keys = frozenset(self.by_key)
+        self.windows: dict[int, dict[int, Any]] = {}
+        if len(near) > 8:
+            for width in range(WINDOW, 0, -1):
+                taps = slice(WINDOW - width, WINDOW + width + 1)
+                self.windows[width] = {
+                    key: window[taps] for (key, _), window in zip(near[3], near[8]) if None not in window[taps]
+                }
+        few = near[7] if len(near) > 7 else None
+        self.repeats = few is not None and any(len(rows) > 1 for _, rows in few)
+
+
+_VIEWS: dict[int, tuple[NearPrint, _View]] = {}
+_VIEWS_KEPT = 4096  # runs whose views are kept: a bucket's runs are compared one after another
+
+
+def _view(near: NearPrint) -> _View:
+    """The run's _View, kept for the runs compared most recently (by identity: a print is immutable)."""
+    found = _VIEWS.get(id(near))
+    if found is not None and found[0] is near:
+        return found[1]
+    if len(_VIEWS) >= _VIEWS_KEPT:
+        _VIEWS.clear()
+    made = _View(near)
+    _VIEWS[id(near)] = (near, made)
+    return made
+
+
 def timing_agreement(a: NearPrint, b: NearPrint) -> float | None:
     """How closely b's timings follow a's sample by sample, after the best affine map a*x + b per
     column: the largest relative residual (its AGREE_QUANTILE) over the informative timing columns,
@@ -622,12 +660,15 @@ def timing_agreement(a: NearPrint, b: NearPrint) -> float | None:
     A column constant in both runs (llama-bench's ttft_ms = 0.0 on a generation test) says nothing
     and is skipped; at least one column must be informative.
     """
-    by_key = dict(a[3])
+    view_a, view_b = _view(a), _view(b)
     noise = [_noise_floor(a, b, column) for column in range(len(TIMING_COLUMNS.get(a[5], ())))]
-    found = _agreement([(by_key[key], values) for key, values in b[3] if key in by_key], a[5], noise=noise)
+    found = None
+    if len(view_a.keys & view_b.keys) >= MIN_MATCHED:
+        by_key = view_a.by_key
+        found = _agreement([(by_key[key], values) for key, values in b[3] if key in by_key], a[5], noise=noise)
     if found is None and len(a) > 6 and a[6] is not None and b[6] is not None:
         found = _agreement(_in_order(a[6], b[6]), a[5], SEQUENCE_MATCHED, noise)
-    if found is None and len(a) > 7 and a[7] is not None and b[7] is not None:
+    if found is None and len(a) > 7 and a[7] is not None and b[7] is not None and (view_a.repeats or view_b.repeats):
         found = _agreement(_nearest_under_key(a[7], b[7]), a[5], noise=noise)
     return found
 
@@ -658,10 +699,13 @@ def filtered_agreement(a: NearPrint, b: NearPrint) -> tuple[str, float] | None:
         return None
     names = TIMING_COLUMNS.get(a[5], ())
     limits = AGREE_RELATIVE.get(a[5], {})
+    view_a, view_b = _view(a), _view(b)
+    if len(view_a.keys & view_b.keys) < WINDOW_MATCHED * 4:  # too few for the narrowest window (2 * 1 + 2)
+        return None
     for x, y in ((a, b), (b, a)):
+        view_x = view_a if x is a else view_b
         for width in range(WINDOW, 0, -1):  # the widest window the aligned samples can support
-            taps = slice(WINDOW - width, WINDOW + width + 1)
-            windows = {key: window[taps] for (key, _), window in zip(x[3], x[8]) if None not in window[taps]}
+            windows = view_x.windows[width]
             matched = [(windows[key], values) for key, values in y[3] if key in windows]
             if len(matched) >= WINDOW_MATCHED * (2 * width + 2):
                 break
