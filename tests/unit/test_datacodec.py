@@ -4,6 +4,7 @@ encode -> JSON -> decode unchanged, and decode builds only the declared type fro
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,11 +56,18 @@ def test_the_repositorys_own_results_survive_the_encoding() -> None:
 
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats()
+    | st.text(max_size=5)
+    | st.binary(max_size=8)  # a fingerprint's packed near print
+    | st.lists(st.floats(), max_size=3).map(lambda v: array("d", v))  # its quantiles
+    | st.lists(st.integers(-(2**63), 2**63 - 1), max_size=3).map(lambda v: array("q", v)),  # its value sketch
     lambda inner: (
         st.lists(inner, max_size=3)
         | st.tuples(inner, inner)
-        | st.dictionaries(st.sampled_from(["tuple", "float", "dict", "a", ""]), inner, max_size=3)
+        | st.dictionaries(st.sampled_from(["tuple", "float", "dict", "bytes", "array", "a", ""]), inner, max_size=3)
     ),
     max_leaves=12,
 )
@@ -77,7 +85,7 @@ def _nan_equal(a: Any, b: Any) -> bool:
         return a == b or (math.isnan(a) and math.isnan(b))
     if type(a) is not type(b):
         return False
-    if isinstance(a, (list, tuple)):
+    if isinstance(a, (list, tuple, array)):
         return len(a) == len(b) and all(map(_nan_equal, a, b))
     if isinstance(a, dict):
         return a.keys() == b.keys() and all(_nan_equal(a[k], b[k]) for k in a)
@@ -107,6 +115,23 @@ class _Point:
 def test_decode_refuses_anything_but_the_declared_shape(value: Any, message: str) -> None:
     with pytest.raises(ShapeError, match=message.replace("(", r"\(")):
         decode(_Point, value)
+
+
+@pytest.mark.parametrize(
+    "tagged,message",
+    [
+        ({"bytes": "not base64!"}, "not base64"),
+        ({"array": ["u", ["x"]]}, "`array` holds list"),  # only doubles and 64-bit integers
+        ({"array": ["q", [1.5]]}, "`array` holds list"),
+        ({"array": ["q", [2**64]]}, "`array` holds list"),
+        ({"array": ["d", ["1"]]}, "`array` holds list"),
+    ],
+)
+def test_a_packed_fingerprint_part_is_read_back_only_as_what_it_was(tagged: Any, message: str) -> None:
+    """Bytes and arrays (a run's packed near print and its sketches, issue 54) come back as bytes and as
+    arrays of numbers, or are refused: a partial cannot make them anything else."""
+    with pytest.raises(ShapeError, match=message):
+        decode_any({"tagged": tagged})
 
 
 def test_decode_builds_the_declared_type_and_nothing_the_data_names() -> None:

@@ -11,12 +11,16 @@ Encoding of values typed `Any` (a document's parsed data, a run's fingerprint): 
 the value is plain JSON already (only mappings with text keys, lists, text, finite floats, 64-bit
 integers, booleans and null: a parsed document always is), so reading it back is one JSON parse with
 no walk; otherwise {"tagged": value} with a tuple as {"tuple": [...]}, a non-finite float as
-{"float": "nan"|"inf"|"-inf"}, an integer beyond 64 bits as {"int": "digits"}, and a mapping whose
-one key is one of those tags wrapped as {"dict": {...}}, so the encoding is one-to-one.
+{"float": "nan"|"inf"|"-inf"}, an integer beyond 64 bits as {"int": "digits"}, bytes as {"bytes":
+"base64"}, an array of doubles or 64-bit integers (a fingerprint's sketches) as {"array": ["d"|"q",
+[numbers]]}, and a mapping whose one key is one of those tags wrapped as {"dict": {...}}, so the
+encoding is one-to-one.
 """
 
 from __future__ import annotations
 
+import array
+import base64
 import collections.abc
 import dataclasses
 import enum
@@ -32,7 +36,8 @@ import pydantic
 
 from validator.errors import Refusal
 
-_TAGS = ("tuple", "float", "int", "dict")
+_TAGS = ("tuple", "float", "int", "dict", "bytes", "array")
+_ARRAY_TYPES = {"d": float, "q": int}  # the array types a fingerprint holds, and the numbers each takes
 _INT64 = range(-(2**63), 2**64)  # what JSON readers (orjson among them) take as a number
 _NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 
@@ -175,6 +180,10 @@ def _tagged(value: Any, shallow: bool = False) -> Any:
         return {"tuple": [_tagged(v) for v in value]}
     if isinstance(value, list):
         return [_tagged(v) for v in value]
+    if isinstance(value, bytes):
+        return {"bytes": base64.b64encode(value).decode("ascii")}
+    if isinstance(value, array.array) and value.typecode in _ARRAY_TYPES:
+        return {"array": [value.typecode, [_tagged(v) for v in value]]}
     if isinstance(value, dict):
         if not all(isinstance(k, str) for k in value):
             raise TypeError("a mapping with keys other than text has no data encoding")
@@ -231,6 +240,13 @@ def _untag(value: Any) -> Any:
                 return _NON_FINITE[inner]
             if tag == "int" and _big_int(inner):
                 return int(inner)
+            if tag == "bytes" and isinstance(inner, str):
+                try:
+                    return base64.b64decode(inner, validate=True)
+                except ValueError:
+                    raise ShapeError((), "`bytes` holds text that is not base64") from None
+            if tag == "array" and _array_shaped(inner):
+                return array.array(inner[0], [_untag(v) for v in inner[1]])
             if tag == "dict" and isinstance(inner, dict):
                 items = inner.items()
             elif tag in _TAGS:
@@ -265,6 +281,17 @@ def _located(decoder: Callable[[Any], Any], items: Iterable[tuple[Any, Any]], ma
     except ShapeError as exc:
         _named(exc, decoder, items)
         raise
+
+
+def _array_shaped(inner: Any) -> bool:
+    """["d", [floats]] or ["q", [64-bit integers]]: what array.array builds from without surprise."""
+    if not (isinstance(inner, list) and len(inner) == 2 and inner[0] in _ARRAY_TYPES and isinstance(inner[1], list)):
+        return False
+    want = _ARRAY_TYPES[inner[0]]
+    items = [_untag(v) for v in inner[1]]
+    if want is int:
+        return all(type(v) is int and -(2**63) <= v < 2**63 for v in items)
+    return all(type(v) in (int, float) for v in items)
 
 
 def _big_int(text: Any) -> bool:

@@ -54,6 +54,8 @@ import json
 import math
 import operator
 import statistics
+import zlib
+from array import array
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -75,7 +77,7 @@ Fingerprint = tuple[Any, ...]
 
 def _column_print(
     values: Sequence[float], ordered: Sequence[float] | None = None, tolerance: float = TOLERANCE
-) -> tuple[int, tuple[float, ...], float] | None:
+) -> tuple[int, Sequence[float], float] | None:
     """`ordered`: the values sorted, when the caller has sorted them already; `tolerance`: how close
     two runs' normalised quantiles must be to be one measurement (distribution_tolerance)."""
     if ordered is None:
@@ -85,7 +87,8 @@ def _column_print(
     if high <= low or bisect.bisect_right(ordered, ordered[0]) >= bisect.bisect_left(ordered, ordered[-1]):
         return None  # a constant or two-valued column says nothing about where it came from
     span, last = high - low, len(ordered) - 1
-    quantiles = tuple((float(ordered[round(i * last / QUANTILES)]) - low) / span for i in range(QUANTILES + 1))
+    # an array, not a tuple of floats: a quarter of the memory for the whole registry's prints (issue 54)
+    quantiles = array("d", ((float(ordered[round(i * last / QUANTILES)]) - low) / span for i in range(QUANTILES + 1)))
     return len(ordered), quantiles, tolerance
 
 
@@ -318,12 +321,15 @@ LEVEL_DROP = 0.5
 # registry had 365 such pairs), while a copy's residual is its own jitter, far below either run's noise.
 NOISE_SAMPLES = 256  # samples, evenly spaced in list order, the noise is read from (cheap at any size)
 NOISE_MIN = 8
+PACKED_LIMIT = 1 << 20  # bytes a packed near print may inflate to (~40 KB at SKETCH = 64)
 _ROW_SALT, _KEY_SALT, _VALUE_SALT = 0x6F7276, 0x616C6E, 0x76616C  # so the lowest hashes are not the smallest values
 
 # ("near", distinct timing rows, their lowest SKETCH hashes sorted, aligned samples ((key, timings), ...)
 #  by key, (log level, margin) or None, kind, the first SKETCH samples' timings in order or None,
 #  ((key, every occurrence's timings), ...) where no key repeats more than FEW_OCCURRENCES times, or None,
 #  each aligned sample's window of neighbours, the run's own relative noise per timing column or None)
+# In a fingerprint it is stored packed: ("near", distinct timing rows, zlib of the JSON of (hashes, aligned samples,
+# first samples, keys held a few times, windows), level, kind, own noise); _near_of unpacks it.
 NearPrint = tuple[Any, ...]
 # ("values", ((column, samples, distinct values, pairs of equal values, lowest VALUE_SKETCH hashes), ...))
 ValuesPrint = tuple[Any, ...]
@@ -350,7 +356,7 @@ def _values_print(kind: str, columns: Columns) -> ValuesPrint | None:
             continue
         counts = Counter(values)
         repeats = sum(c * (c - 1) // 2 for c in counts.values())
-        sketch = tuple(sorted(hash((_VALUE_SALT, v)) for v in counts)[:VALUE_SKETCH])
+        sketch = array("q", sorted(hash((_VALUE_SALT, v)) for v in counts)[:VALUE_SKETCH])  # as above
         found.append((name, len(values), len(counts), repeats, sketch))
     return ("values", tuple(found)) if found else None
 
@@ -544,7 +550,31 @@ def _near_print(kind: str, columns: Columns) -> NearPrint | None:
             grouped.setdefault(keys[i], []).append(tuple(float(column[i]) for column in timing))
         few = tuple(sorted((key, tuple(sorted(rows))) for key, rows in grouped.items()))
     noise = _own_noise(timing, align)
-    return ("near", len(rows), shared, aligned, _level(kind, columns), kind, sequence, few, windows, noise)
+    # kept packed (JSON text, ~10 KB) while the registry is in memory; unpacked for the runs being compared
+    # (_near_of): as tuples of floats the sketch took ~50 KB a run, 5 GB at 100,000 run files (issue 54).
+    # JSON rather than marshal: a shard's partial carries it to `orv merge-results`, and reading JSON
+    # from a file can build nothing but data.
+    parts = (shared, aligned, sequence, few, windows)
+    finite = all(all(map(math.isfinite, column)) for column in timing)
+    # orjson writes inf as null; the stdlib's Infinity reads back as it was (a value past a float's range)
+    text = orjson.dumps(parts) if finite else json.dumps(parts, allow_nan=True).encode()
+    packed = zlib.compress(text, 1)  # a third of the text (the windows repeat every aligned value)
+    return ("near", len(rows), packed, _level(kind, columns), kind, noise)
+
+
+def _unpack(packed: NearPrint) -> NearPrint:
+    """The near print in the layout the comparisons read (NearPrint, above; lists where it was built with
+    tuples), from its packed form."""
+    inflate = zlib.decompressobj()
+    text = inflate.decompress(packed[2], PACKED_LIMIT)
+    if inflate.unconsumed_tail:
+        raise ValueError("a packed near print inflates past its limit")
+    try:
+        parts = orjson.loads(text)
+    except orjson.JSONDecodeError:  # written by the stdlib for an infinite value (above)
+        parts = json.loads(text)
+    shared, aligned, sequence, few, windows = parts
+    return ("near", packed[1], shared, aligned, packed[3], packed[4], sequence, few, windows, packed[5])
 
 
 def can_tell_a_copy(fingerprint: Fingerprint) -> bool:
@@ -555,9 +585,23 @@ def can_tell_a_copy(fingerprint: Fingerprint) -> bool:
     return near is not None and near[1] >= MIN_DISTINCT
 
 
+_UNPACKED: dict[int, tuple[NearPrint, NearPrint]] = {}
+_UNPACKED_KEPT = 2048  # runs kept unpacked: ORV304 compares a bucket's runs one after another
+
+
 def _near_of(fingerprint: Fingerprint) -> NearPrint | None:
+    """The run's near print, unpacked (kept for the runs used most recently, by identity)."""
     last = fingerprint[-1] if fingerprint else None
-    return last if last is not None and last[0] == "near" else None
+    if last is None or last[0] != "near":
+        return None
+    found = _UNPACKED.get(id(last))
+    if found is not None and found[0] is last:
+        return found[1]
+    if len(_UNPACKED) >= _UNPACKED_KEPT:
+        _UNPACKED.clear()
+    near = _unpack(last)
+    _UNPACKED[id(last)] = (last, near)
+    return near
 
 
 def _values_of(fingerprint: Fingerprint) -> ValuesPrint | None:
@@ -636,7 +680,7 @@ class _View:
 
 
 _VIEWS: dict[int, tuple[NearPrint, _View]] = {}
-_VIEWS_KEPT = 4096  # runs whose views are kept: a bucket's runs are compared one after another
+_VIEWS_KEPT = 2048  # runs whose views are kept: a bucket's runs are compared one after another
 
 
 def _view(near: NearPrint) -> _View:
