@@ -557,3 +557,74 @@ def test_copies_of_a_quiet_run_are_still_one_measurement(forge: Callable[..., An
         a, b = sample_fingerprint("inference", original), sample_fingerprint("inference", forged)
         assert set(buckets(a)) & set(buckets(b)), count
         assert same_measurement(a, b) is not None, count
+
+
+def _megatron_constant(count: int, seed: int, run: int, level_sigma: float = 0.001) -> list[dict[str, Any]]:
+    """A stable cluster logging at Megatron's 0.1 ms: a constant step cost, per-step jitter 0.05%."""
+    noise = random.Random(run * 7919 + seed)
+    level = 1 + noise.gauss(0, level_sigma)
+    return [
+        {"step": s, "time_s": round(2.0 * level * (3.0 if s <= 2 else 1.0) * (1 + noise.gauss(0, 5e-4)) * 1e4) / 1e4}
+        for s in range(1, count + 1)
+    ]
+
+
+@pytest.mark.parametrize(("small", "big"), [(200, 200), (1000, 1000), (64, 3000)])
+def test_stable_cluster_runs_that_repeat_rows_by_the_clock_are_not_shared_rows(small: int, big: int) -> None:
+    """Review of issue 51's change: rule 3 (shared rows) had no chance guard, and two honest runs on one
+    machine at a 0.1 ms log repeat whole rows (7-13 of 20 such pairs were ORV304). A row now counts as
+    shared only beyond what the runs' own repeated values predict."""
+    flagged = 0
+    for seed in range(20):
+        a = sample_fingerprint("training", _megatron_constant(small, seed, 0))
+        b = sample_fingerprint("training", _megatron_constant(big, seed, 1))
+        flagged += bool(set(buckets(a)) & set(buckets(b)) and same_measurement(a, b))
+    assert flagged == 0
+
+
+def test_a_copy_padded_with_fresh_requests_still_shares_values() -> None:
+    """Review: padding a copy (TTFTs bit-identical, e2e jittered, order shuffled) with other runs' requests
+    narrows the hash range both value sketches cover; two shared values there, beyond chance, now suffice."""
+    for seed in range(5):
+        original = measure(Workload("inference", 200, 200 + seed), 0)
+        pad = [s for k in range(7) for s in measure(Workload("inference", 200, 900 + 10 * seed + k), 5)]
+        rng = random.Random(seed)
+        forged = [{**s, "e2e_ms": s["e2e_ms"] * (1 + rng.uniform(-1e-4, 1e-4))} for s in original] + pad
+        rng.shuffle(forged)
+        a, b = sample_fingerprint("inference", original), sample_fingerprint("inference", forged)
+        assert set(buckets(a)) & set(buckets(b)) and same_measurement(a, b), seed
+
+
+def test_an_original_whose_noise_cannot_be_read_does_not_hand_the_floor_to_its_copy() -> None:
+    """Review: a 0.1 ms log on a very stable step repeats itself, so the original's own noise is unread;
+    the copy's jitter then set the noise floor alone and the copy passed. Now the floor needs both runs'."""
+    caught = 0
+    for seed in range(8):
+        noise = random.Random(40 + seed)
+        level = 1 + noise.gauss(0, 0.01)
+        original = []
+        for step in range(1, 65):
+            shape = 3.0 if step <= 2 else (1.2 if step % 50 == 0 else 1.0)  # warm-up, a save
+            stage = 1.02 if step > 32 else 1.0  # two curriculum stages, each constant to the 0.1 ms log
+            original.append(
+                {"step": step, "time_s": round(0.5 * stage * shape * level * (1 + noise.gauss(0, 2e-5)) * 1e4) / 1e4}
+            )
+        jitter = random.Random(seed)
+        forged = [{**s, "time_s": s["time_s"] * 1.0003 * (1 + jitter.uniform(-5e-5, 5e-5))} for s in original]
+        a, b = sample_fingerprint("training", original), sample_fingerprint("training", forged)
+        caught += bool(set(buckets(a)) & set(buckets(b)) and same_measurement(a, b))
+    assert caught == 8  # the floor from the copy alone let 7 of these 8 pass
+
+
+@pytest.mark.parametrize("bad", [1e308, float("nan"), float("inf")])
+def test_absurd_timings_never_break_the_copy_test(bad: float) -> None:
+    """A schema-valid 1e308 (or a non-finite value) made the fits overflow with a traceback: such a column
+    is no evidence, and identical runs are still one measurement by their exact hash."""
+    samples = measure(Workload("inference", 64, 200), 0)
+    broken = [{**s, "e2e_ms": bad} if i % 9 == 0 else s for i, s in enumerate(samples)]
+    for forged in forgeries("inference", broken, 0):
+        a, b = sample_fingerprint("inference", broken), sample_fingerprint("inference", forged[1])
+        buckets(a), buckets(b)
+        same_measurement(a, b)
+    a = sample_fingerprint("inference", broken)
+    assert same_measurement(a, sample_fingerprint("inference", [dict(s) for s in broken])) == "identical samples"

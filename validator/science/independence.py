@@ -335,12 +335,20 @@ NearPrint = tuple[Any, ...]
 ValuesPrint = tuple[Any, ...]
 
 
+SANE = 1e150  # beyond this a timing is no measurement (sums and squares of it overflow a float)
+
+
 def _numeric(columns: Columns, names: Sequence[str]) -> list[list[Any]] | None:
+    """The columns, when each holds numbers only, every one finite and of a size a clock can give
+    (a schema-valid 1e308 or a non-finite value made the fits overflow: such a column says nothing)."""
     found = []
     for name in names:
         values = columns.get(name)
         if values is None or not columns.types(name) or not columns.types(name) <= {int, float}:
             return None
+        ordered = columns.ordered(name)
+        if not ordered or not (-SANE < ordered[0] and ordered[-1] < SANE) or not math.isfinite(sum(values)):
+            return None  # (a NaN may sort anywhere; the sum finds it)
         found.append(values)
     return found
 
@@ -392,12 +400,12 @@ def _in_common(sketch_a: Sequence[int], na: int, sketch_b: Sequence[int], nb: in
     return len(in_range), sum(1 for h in in_range if h in other)
 
 
-def _beyond_chance(trials: int, hits: int, chance: float) -> bool:
+def _beyond_chance(trials: int, hits: int, chance: float, least: int = MIN_SHARED_VALUES) -> bool:
     """Whether `hits` of `trials` is beyond what a share of `chance` gives, even after every pair a
     registry compares (the binomial tail at most CHANCE_TAIL): four values of a run that happen to
     be among another run's are no evidence when one in eight of its values is (a narrow latency
     range on a millisecond grid); four of a full-precision float's are."""
-    return hits >= MIN_SHARED_VALUES and _binomial_tail(trials, hits, chance) <= CHANCE_TAIL
+    return hits >= least and _binomial_tail(trials, hits, chance) <= CHANCE_TAIL
 
 
 def _binomial_tail(trials: int, hits: int, chance: float) -> float:
@@ -432,7 +440,7 @@ def shared_values(a: ValuesPrint, b: ValuesPrint) -> tuple[str, float] | None:
         share = hits / trials
         chance = min(_chance(na, ra), _chance(nb, rb))
         expected = min(1.0, (nb if da <= db else na) * chance)
-        if share >= max(VALUE_SHARE, VALUE_OVER_CHANCE * expected) and _beyond_chance(trials, hits, expected):
+        if share >= max(VALUE_SHARE, VALUE_OVER_CHANCE * expected) and _beyond_chance(trials, hits, expected, 2):
             return name, share
     return None
 
@@ -444,7 +452,7 @@ def _level(kind: str, columns: Columns) -> tuple[float, float] | None:
         if columns.get(name) is None or not columns.types(name) <= {int, float}:
             continue
         ordered = columns.ordered(name)
-        if not ordered or ordered[0] != ordered[0] or ordered[0] == ordered[-1]:
+        if not ordered or not (-SANE < ordered[0] < ordered[-1] < SANE):  # NaN, inf, constant: no level
             continue
         middle = statistics.median(ordered)
         if not middle > 0:
@@ -493,10 +501,11 @@ def _below_noise(residuals: Sequence[float], ys: Sequence[float], fitted: int, n
 
 def _noise_floor(a: NearPrint, b: NearPrint, column: int) -> float | None:
     """The larger of the two runs' own relative noise in a column (a copy cannot lower its
-    original's), None when neither run's is known."""
+    original's), None unless both runs' are known."""
     known = [n[9][column] for n in (a, b) if len(n) > 9 and n[9] is not None and column < len(n[9])]
-    known = [value for value in known if value is not None]
-    return max(known) if known else None
+    if len(known) < 2 or None in known:  # one run's noise unread (a coarse clock's repeats): the limits alone;
+        return None  # else a copy's own jitter would set the floor its original could not
+    return max(known)
 
 
 def _near_print(kind: str, columns: Columns) -> NearPrint | None:
@@ -985,6 +994,25 @@ def buckets(fingerprint: Fingerprint) -> tuple[str, ...]:
     return tuple(dict.fromkeys(keys))
 
 
+def _rows_by_chance(a: Fingerprint, b: Fingerprint, near_a: NearPrint, near_b: NearPrint) -> bool:
+    """Whether the rows two runs share are within what their own repeats predict: a row repeats by
+    chance at most as often as its least repeating column's value (values print). Megatron's 0.1 ms
+    log on a stable cluster repeats whole rows between honest runs; rule 3 had no such guard."""
+    values_a, values_b = _values_of(a), _values_of(b)
+    if values_a is None or values_b is None:
+        return False
+    per_b = {entry[0]: entry for entry in values_b[1]}
+    chance = 1.0
+    for name, na, _da, ra, _ in values_a[1]:
+        if name in per_b:
+            nb, rb = per_b[name][1], per_b[name][3]
+            chance = min(chance, max(_chance(na, ra), _chance(nb, rb)))
+    trials, hits = _in_common(near_a[2], near_a[1], near_b[2], near_b[1])
+    other = near_b[1] if near_a[1] <= near_b[1] else near_a[1]
+    expected = min(1.0, other * chance)
+    return not (hits >= VALUE_OVER_CHANCE * expected * trials and _beyond_chance(trials, hits, expected))
+
+
 def same_measurement(a: Fingerprint, b: Fingerprint) -> str | None:
     """How b copies a (or a copies b), in words for ORV304, or None."""
     if not a or not b:
@@ -1005,7 +1033,12 @@ def same_measurement(a: Fingerprint, b: Fingerprint) -> str | None:
     ):
         return "the same timings rescaled, offset or reordered (their sorted values agree far closer than two runs' do)"
     near_a, near_b = _near_of(a), _near_of(b)
-    share = shared_share(near_a, near_b) if near_a is not None and near_b is not None else None
+    if near_a is not None and near_b is not None:
+        share = shared_share(near_a, near_b)
+        if share is not None and share >= SHARED_CONTAINMENT and _rows_by_chance(a, b, near_a, near_b):
+            share = None
+    else:
+        share = None
     if share is not None and share >= SHARED_CONTAINMENT:
         return (
             f"{min(share, 1.0):.0%} of the smaller run's samples are the other's, exactly "
