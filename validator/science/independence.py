@@ -57,7 +57,7 @@ import statistics
 import zlib
 from array import array
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
@@ -321,6 +321,14 @@ LEVEL_DROP = 0.5
 # registry had 365 such pairs), while a copy's residual is its own jitter, far below either run's noise.
 NOISE_SAMPLES = 256  # samples, evenly spaced in list order, the noise is read from (cheap at any size)
 NOISE_MIN = 8
+# Read off the lower tenth of the |second differences|, not their median: where the shared part is
+# rough in the key (a prefix cache that some requests hit), most triples straddle its steps and the
+# median reads them as noise; a tenth of the triples lying on one step suffices. For Gaussian noise
+# the tenth percentile of a deviation from the neighbours' line, over its own sigma, is 0.1257; with
+# fewer than NOISE_LOW_MIN deviations (llama-bench's ten repetitions) the median is read instead.
+NOISE_QUANTILE = 0.1
+NOISE_LOW_MIN = 40
+_HALF_NORMAL = statistics.NormalDist()
 PACKED_LIMIT = 1 << 20  # bytes a packed near print may inflate to (~40 KB at SKETCH = 64)
 _ROW_SALT, _KEY_SALT, _VALUE_SALT = 0x6F7276, 0x616C6E, 0x76616C  # so the lowest hashes are not the smallest values
 
@@ -463,21 +471,44 @@ def _level(kind: str, columns: Columns) -> tuple[float, float] | None:
 
 
 def _own_noise(timing: list[list[Any]], align: list[list[Any]]) -> tuple[float | None, ...]:
-    """Each timing column's own relative noise (NOISE_SAMPLES above), None where it cannot be read."""
+    """Each timing column's own relative noise (NOISE_SAMPLES above), None where it cannot be read: the
+    smallest over the orders of the key's parts (a request's e2e follows its output length, its TTFT its
+    prompt: sorted by the one that drives it, neighbours differ by noise alone; the larger estimate of
+    the other order would let more honest pairs pass as "far below the noise"). Each sample is compared
+    with the line through its two neighbours at their key values (uneven spacing is no noise)."""
     count = len(timing[0])
     step = max(1, count // NOISE_SAMPLES)
     picked = range(0, count, step)
-    order = sorted(picked, key=lambda i: tuple(column[i] for column in align)) if align else list(picked)
-    found: list[float | None] = []
-    for column in timing:
-        values = [float(column[i]) for i in order]
-        middle = statistics.median(values) if len(values) >= NOISE_MIN else 0.0
-        if middle <= 0 or middle != middle:
-            found.append(None)
-            continue
-        second = statistics.median(abs(x - 2 * y + z) for x, y, z in zip(values, values[1:], values[2:]))
-        found.append(second / math.sqrt(6) / middle if second > 0 else None)  # 0: a coarse clock's repeats
+    keys = [align[i:] + align[:i] for i in range(len(align))] or [[]]  # each part of the key leading once
+    found: list[float | None] = [None] * len(timing)
+    for key in keys:
+        order = sorted(picked, key=_key_of(key))
+        lead = [float(key[0][i]) for i in order] if key else [float(i) for i in order]
+        # the weight of each sample's right neighbour on the line through both (1/2 where keys tie)
+        weights = [(b - a) / (c - a) if c > a else 0.5 for a, b, c in zip(lead, lead[1:], lead[2:])]
+        scales = [math.sqrt(1 + w * w + (1 - w) ** 2) for w in weights]  # the noise's sigma in each deviation
+        for n, column in enumerate(timing):
+            values = [float(column[i]) for i in order]
+            middle = statistics.median(values) if len(values) >= NOISE_MIN else 0.0
+            if middle <= 0 or middle != middle:
+                continue
+            deviations = sorted(
+                abs(y - (x + w * (z - x))) / scale
+                for x, y, z, w, scale in zip(values, values[1:], values[2:], weights, scales)
+            )
+            # the lower tenth where there are enough deviations to read it, else their median
+            at = int(NOISE_QUANTILE * len(deviations)) if len(deviations) >= NOISE_LOW_MIN else len(deviations) // 2
+            low = deviations[at]
+            if low > 0:  # 0: a coarse clock's repeats
+                z = _HALF_NORMAL.inv_cdf((1 + (at + 0.5) / len(deviations)) / 2)  # that rank's share of |noise|
+                noise = low / z * 0.6745 / middle  # as a median deviation
+                found[n] = min(found[n] or noise, noise)
     return tuple(found)
+
+
+def _key_of(columns: list[list[Any]]) -> Callable[[int], tuple[Any, ...]]:
+    """A sample's key from these columns, by index: what sorted() orders samples by."""
+    return lambda i: tuple(column[i] for column in columns)
 
 
 def _below_noise(residuals: Sequence[float], ys: Sequence[float], fitted: int, noise: float | None) -> bool:
