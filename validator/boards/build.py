@@ -190,13 +190,13 @@ def _training_row(item: _TrainingItem, catalog: Catalog, rank: tuple[int, int]) 
 
 
 def _starting_point(
-    pair_items: Sequence[_TrainingItem], catalog: Catalog, pair: tuple[str, str, str]
+    pair_rows: Sequence[Mapping[str, Any]], catalog: Catalog, pair: tuple[str, str, str]
 ) -> dict[str, Any] | None:
     """The pair's `baseline: true` recipe, else the catalog's reference figure for the pair."""
-    baselines = sorted((i for i in pair_items if i.recipe.baseline), key=lambda i: (i.recipe.measured, i.recipe.id))
+    baselines = sorted((r for r in pair_rows if r["baseline"]), key=lambda r: (r["measured"], r["recipe"]))
     if baselines:
         first = baselines[0]
-        return {"tok_s_per_gpu": first.tok_s, "recipe": first.recipe.id, "source": first.entry.path}
+        return {"tok_s_per_gpu": first["tok_s_per_gpu"], "recipe": first["recipe"], "source": first["path"]}
     model, gpu, workload = pair
     points = [
         p for p in catalog.starting_points if p.model == model and p.gpu == gpu and p.workload in (None, workload)
@@ -207,24 +207,30 @@ def _starting_point(
     return {"tok_s_per_gpu": fixed(point.tokens_per_s_per_gpu, "tok_s"), "recipe": None, "source": point.source}
 
 
+def _fastest_row(rows: Iterable[Mapping[str, Any]]) -> Mapping[str, Any]:
+    """A pair's shown row: the fastest, ties by recipe id (_fastest_first's order)."""
+    return min(rows, key=lambda r: (-r["tok_s_per_gpu"], r["recipe"]))
+
+
 def _filled_cell(
-    pair: tuple[str, str, str], pair_items: Sequence[_TrainingItem], catalog: Catalog, top: float
+    pair: tuple[str, str, str], pair_rows: Sequence[Mapping[str, Any]], catalog: Catalog, top: float
 ) -> dict[str, Any]:
-    best = _fastest_first(pair_items)[0]
-    hardware = catalog.hardware.get(best.recipe.hardware.gpu)
-    start = _starting_point(pair_items, catalog, pair)
-    gain = (best.tok_s / start["tok_s_per_gpu"] - 1.0) * 100.0 if start and start["tok_s_per_gpu"] else None
+    best = _fastest_row(pair_rows)
+    hardware = catalog.hardware.get(best["gpu"])
+    start = _starting_point(pair_rows, catalog, pair)
+    tok_s = best["tok_s_per_gpu"]
+    gain = (tok_s / start["tok_s_per_gpu"] - 1.0) * 100.0 if start and start["tok_s_per_gpu"] else None
     return {
         "gpu": pair[1],
         "gpu_name": hardware.name if hardware else pair[1],
         "workload": pair[2],
-        "recipe": best.recipe.id,
-        "recipes": len(pair_items),
-        "tok_s_per_gpu": best.tok_s,
-        "claimed_tok_s_per_gpu": best.claimed,
-        "gpus": best.recipe.hardware.count,
-        "cost_per_1m": fixed(cost_per_1m(hardware.price_per_gpu_hour if hardware else None, best.tok_s), "usd"),
-        "vs_fastest": fixed(best.tok_s / top if top else None, "ratio"),
+        "recipe": best["recipe"],
+        "recipes": len(pair_rows),
+        "tok_s_per_gpu": tok_s,
+        "claimed_tok_s_per_gpu": best["claimed_tok_s_per_gpu"],
+        "gpus": best["gpus"],
+        "cost_per_1m": fixed(cost_per_1m(hardware.price_per_gpu_hour if hardware else None, tok_s), "usd"),
+        "vs_fastest": fixed(tok_s / top if top else None, "ratio"),
         "starting_point": start,
         "gain_pct": fixed(gain, "pct"),
     }
@@ -261,20 +267,23 @@ def _cell_order(catalog: Catalog, workload: str, with_recipes: Iterable[str]) ->
     return list(protocol) + sorted(set(with_recipes) - set(protocol))
 
 
-def _model_entries(items: Sequence[_TrainingItem], catalog: Catalog) -> list[dict[str, Any]]:
-    by_model: dict[str, list[_TrainingItem]] = {}
-    for item in items:
-        by_model.setdefault(item.recipe.model, []).append(item)
+def model_entries(training: Iterable[Mapping[str, Any]], catalog: Catalog) -> list[dict[str, Any]]:
+    """The `models` entries (one per model with a training row: its cells per GPU × workload), from the
+    training board's rows alone, so a merge's update (boards/update.py) recomputes a touched model's entry
+    from its patched rows exactly as a full build does."""
+    by_model: dict[str, list[Mapping[str, Any]]] = {}
+    for row in training:
+        by_model.setdefault(row["model"], []).append(row)
     out = []
     for model_id in sorted(by_model):
         members = by_model[model_id]
         spec = catalog.models.get(model_id)
-        pairs: dict[tuple[str, str, str], list[_TrainingItem]] = {}
-        for item in members:
-            pairs.setdefault(item.pair, []).append(item)
+        pairs: dict[tuple[str, str, str], list[Mapping[str, Any]]] = {}
+        for row in members:
+            pairs.setdefault((row["model"], row["gpu"], row["workload"]), []).append(row)
         model_best: dict[str, float] = {}  # workload -> the model's fastest figure on that workload
-        for pair, pair_items in pairs.items():
-            best = _fastest_first(pair_items)[0].tok_s
+        for pair, pair_rows in pairs.items():
+            best = _fastest_row(pair_rows)["tok_s_per_gpu"]
             model_best[pair[2]] = max(model_best.get(pair[2], 0.0), best)
         gpus = []
         for workload in sorted(model_best):
@@ -293,7 +302,7 @@ def _model_entries(items: Sequence[_TrainingItem], catalog: Catalog) -> list[dic
                 "params_b": fixed(spec.params_b, "params_b") if spec else None,
                 "active_b": fixed(spec.active_b, "params_b") if spec else None,
                 "recipes": len(members),
-                "newest": max(i.recipe.measured for i in members),
+                "newest": max(row["measured"] for row in members),
                 "gpus": gpus,
             }
         )
@@ -585,8 +594,17 @@ def _inference_rows(
             claimed.append(_claimed_row(entry, recipe, tier, snapshot.catalog))
     rank_inference(measured, "decode_tok_s")
     rank_inference(claimed, "claimed_tok_s")
-    key = lambda row: (row["model"], row["gpu"], row["workload"], row["gpus"], row["quant"], row["recipe"])  # noqa: E731
-    return sorted(measured, key=key), sorted(claimed, key=key), points
+    return sorted(measured, key=inference_order), sorted(claimed, key=inference_order), points
+
+
+def inference_order(row: Mapping[str, Any]) -> tuple[Any, ...]:
+    """The order of the measured and claimed boards' rows."""
+    return (row["model"], row["gpu"], row["workload"], row["gpus"], row["quant"], row["recipe"])
+
+
+def training_order(row: Mapping[str, Any]) -> tuple[Any, ...]:
+    """The order of the training board's rows."""
+    return (row["model"], row["gpu"], row["workload"], row["rank"], row["recipe"])
 
 
 PREFILL_OF = {"decode_tok_s": "prefill_tok_s", "claimed_tok_s": "claimed_prefill_tok_s"}
@@ -615,10 +633,14 @@ def rank_inference(rows: list[dict[str, Any]], figure: str) -> None:
 # --------------------------------------------------------------------------- runs
 
 
-def _run_rows(snapshot: Snapshot) -> list[dict[str, Any]]:
+def run_rows(snapshot: Snapshot, only: Iterable[str] | None = None) -> list[dict[str, Any]]:
+    """The `runs` rows, by digest: every run's, or (`only`) those digests' (a merge's update)."""
     referenced = snapshot.references()
     rows = []
+    wanted = None if only is None else set(only)
     for digest, run in sorted(snapshot.runs.items()):
+        if wanted is not None and digest not in wanted:
+            continue
         if not run.verified or run.meta is None:
             continue  # unreadable or altered files are findings, not evidence
         meta = run.meta
@@ -657,9 +679,9 @@ def build(snapshot: Snapshot, tiers: Mapping[str, TierResult], stamp: GitStamp) 
     items = _training_items(snapshot, tiers)
     ranks = _ranks(items)
     training = [_training_row(i, snapshot.catalog, ranks[i.recipe.id]) for i in items]
-    training.sort(key=lambda row: (row["model"], row["gpu"], row["workload"], row["rank"], row["recipe"]))
+    training.sort(key=training_order)
     measured, claimed, points = _inference_rows(snapshot, tiers)
-    runs = _run_rows(snapshot)
+    runs = run_rows(snapshot)
     return {
         "meta": {
             "schema": BOARDS_SCHEMA_ID,
@@ -676,7 +698,7 @@ def build(snapshot: Snapshot, tiers: Mapping[str, TierResult], stamp: GitStamp) 
             },
         },
         "boards": {"measured": measured, "claimed": claimed, "training": training},
-        "models": _model_entries(items, snapshot.catalog),
+        "models": model_entries(training, snapshot.catalog),
         "frontiers": frontiers(points, snapshot.catalog),
         "runs": runs,
         "wanted": _wanted(snapshot, training, measured, claimed, quality_needs(tiers, measured + claimed)),

@@ -214,14 +214,18 @@ def base_board_document(evaluation: Evaluation) -> Mapping[str, Any] | None:
     return committed_base_boards(evaluation.change, touched_models(evaluation) if evaluation.partial else None)
 
 
-def board_document_for(evaluation: Evaluation, base: Mapping[str, Any]) -> Mapping[str, Any]:
+def board_document_for(
+    evaluation: Evaluation, base: Mapping[str, Any], fresh: Mapping[str, Any] | None = None
+) -> Mapping[str, Any]:
     """The pull request's boards: built from the whole snapshot after a full check; in
     pull-request mode, the base document with the rows of changed recipe files (and of recipes
-    whose run files changed) rebuilt from the neighbourhood, and their groups reranked."""
+    whose run files changed) rebuilt from the neighbourhood (`fresh`: its board_document, when the caller
+    has it), and their groups reranked."""
     if not evaluation.partial:
         return board_document(evaluation.snapshot, evaluation.found)
     changed = changed_recipe_paths(evaluation)  # a recipe's row also moves when a run file it references changed
-    fresh = board_document(evaluation.snapshot, evaluation.found)  # the neighbourhood's rows
+    if fresh is None:
+        fresh = board_document(evaluation.snapshot, evaluation.found)  # the neighbourhood's rows
     boards: dict[str, Sequence[Mapping[str, Any]]] = {}
     regroup: set[tuple[Any, ...]] = set()
     for name in sorted(set(base["boards"]) | set(fresh["boards"])):
@@ -238,8 +242,12 @@ def board_document_for(evaluation: Evaluation, base: Mapping[str, Any]) -> Mappi
     changed_ids = {
         row.get("recipe") for name in fresh["boards"] for row in fresh["boards"][name] if row.get("path") in changed
     }
+    # with the base's rows of changed files: a removed recipe's row, references and frontier points go too
+    either_ids = changed_ids | {
+        row.get("recipe") for rows in base["boards"].values() for row in _rows(rows) if row.get("path") in changed
+    }
     base_wanted = base["wanted"] if isinstance(base.get("wanted"), Mapping) else {}
-    quality = [item for item in _rows(base_wanted.get("quality")) if item.get("recipe") not in changed_ids]
+    quality = [item for item in _rows(base_wanted.get("quality")) if item.get("recipe") not in either_ids]
     quality += [item for item in fresh["wanted"]["quality"] if item.get("recipe") in changed_ids]
     # the base holds only the touched models' rows: any other catalog model keeps its base standing
     touched = touched_models(evaluation)
@@ -251,13 +259,7 @@ def board_document_for(evaluation: Evaluation, base: Mapping[str, Any]) -> Mappi
         "references": _references(
             _rows(base_wanted.get("references")),
             fresh["wanted"]["references"],
-            changed_ids
-            | {
-                row.get("recipe")
-                for rows in base["boards"].values()
-                for row in _rows(rows)
-                if row.get("path") in changed
-            },
+            either_ids,
         ),
         "reproductions": sorted(
             wanted_reproductions(boards["training"], "training")
@@ -270,7 +272,7 @@ def board_document_for(evaluation: Evaluation, base: Mapping[str, Any]) -> Mappi
     return {
         "boards": boards,
         "wanted": wanted,
-        "frontiers": patched(base_frontiers, fresh["frontiers"], {r for r in changed_ids if isinstance(r, str)}),
+        "frontiers": patched(base_frontiers, fresh["frontiers"], {r for r in either_ids if isinstance(r, str)}),
     }
 
 

@@ -129,18 +129,8 @@ def patched(
     of every group they enter or leave recomputed. Untouched groups are left out (nothing moved)."""
     base_groups = {group_key(g): g for g in base if isinstance(g, Mapping)}
     fresh_groups = {group_key(g): g for g in fresh}
-    touched = {
-        key
-        for key, g in base_groups.items()
-        if any(p.get("recipe") in changed for p in list(g["points"]) + list(g["apart"]))
-    }
-    touched |= {
-        key
-        for key, g in fresh_groups.items()
-        if any(p["recipe"] in changed for p in list(g["points"]) + list(g["apart"]))
-    }
     out = []
-    for key in sorted(touched):
+    for key in sorted(_touched(base_groups, fresh_groups, changed)):
         kept = [
             p
             for g in (base_groups.get(key),)
@@ -159,6 +149,36 @@ def patched(
         if kept or new:
             out.append(group(key, kept + new, source.get("price_per_gpu_hour")))
     return out
+
+
+def merged(base: Iterable[Mapping[str, Any]], fresh: Iterable[Mapping[str, Any]], changed: set[str]) -> list[Any]:
+    """Every group after a change (a merge's boards update): the base's untouched groups as they were and
+    the touched ones `patched`, in `frontiers`' order; a group left with no point is gone."""
+    base, fresh = list(base), list(fresh)
+    base_groups = {group_key(g): g for g in base if isinstance(g, Mapping)}
+    touched = _touched(base_groups, {group_key(g): g for g in fresh}, changed)
+    out = {key: g for key, g in base_groups.items() if key not in touched}
+    out.update((group_key(g), g) for g in patched(base, fresh, changed))
+    return [out[key] for key in sorted(out)]
+
+
+def _touched(
+    base_groups: Mapping[tuple[str, str, str], Mapping[str, Any]],
+    fresh_groups: Mapping[tuple[str, str, str], Mapping[str, Any]],
+    changed: set[str],
+) -> set[tuple[str, str, str]]:
+    """The groups a changed recipe has a point in, before or after."""
+    touched = {
+        key
+        for key, g in base_groups.items()
+        if any(p.get("recipe") in changed for p in list(g["points"]) + list(g["apart"]))
+    }
+    touched |= {
+        key
+        for key, g in fresh_groups.items()
+        if any(p["recipe"] in changed for p in list(g["points"]) + list(g["apart"]))
+    }
+    return touched
 
 
 def frontier_wins(g: Mapping[str, Any], recipe: str) -> list[tuple[float, float]]:

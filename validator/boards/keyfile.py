@@ -42,7 +42,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 import orjson
@@ -76,6 +76,7 @@ class KeysUnusable(Refusal):
 class Header:
     digits: int
     trees: Mapping[str, str]  # top folder -> git tree id the keys were made from
+    total: int | None = None  # the shard lines' bytes (header_bytes), None in keys written before it
 
 
 def blob_id(raw: bytes) -> str:
@@ -112,22 +113,97 @@ def fresh_key_files(snapshot: Snapshot) -> dict[str, bytes]:
     for blob, keys in files.values():
         for key in keys:
             inverted.setdefault(key, set()).add(blob)
-    lines = {key: orjson.dumps(key) + b":" + orjson.dumps(sorted(blobs)) for key, blobs in inverted.items()}
+    lines = {key: key_line(key, blobs) for key, blobs in inverted.items()}
     total = sum(len(line) + 2 for line in lines.values())
-    digits = 1
-    while digits < MAX_DIGITS and total > SHARD_TARGET_BYTES * 16**digits:
-        digits += 1
+    digits = digits_for(total)
     shards: dict[str, list[bytes]] = {}
     for key in sorted(lines):
         shards.setdefault(shard_name(key, digits), []).append(lines[key])
     trees = worktree_trees(snapshot.root, TREE_DIRS)
-    header = {"format": FORMAT, "orv": derivation_key(snapshot.root), "digits": digits, "trees": trees}
-    out = {KEYS_PATH: orjson.dumps(header, option=orjson.OPT_SORT_KEYS) + b"\n"}
+    out = {KEYS_PATH: header_bytes(derivation_key(snapshot.root), digits, trees, total)}
     for name in sorted(shards):
-        out[shard_path(name)] = (
-            b'{"format":%d,"shard":"%s","keys":{\n' % (FORMAT, name.encode()) + b",\n".join(shards[name]) + b"\n}}\n"
-        )
+        out[shard_path(name)] = shard_bytes(name, shards[name])
     return out
+
+
+def key_line(key: str, blobs: Iterable[str]) -> bytes:
+    """One shard line: `"key":["blob",...]`, the blobs sorted."""
+    return orjson.dumps(key) + b":" + orjson.dumps(sorted(blobs))
+
+
+def digits_for(total: int) -> int:
+    """How many hex digits name a shard, for lines of `total` bytes (SHARD_TARGET_BYTES)."""
+    digits = 1
+    while digits < MAX_DIGITS and total > SHARD_TARGET_BYTES * 16**digits:
+        digits += 1
+    return digits
+
+
+def header_bytes(stamp: str, digits: int, trees: Mapping[str, str] | None, total: int) -> bytes:
+    """boards/keys.json: `bytes` is the lines' total (each + 2), so a merge's update (patched_key_files)
+    knows when the shards would take one more digit without reading them all."""
+    header = {"format": FORMAT, "orv": stamp, "digits": digits, "trees": trees, "bytes": total}
+    return orjson.dumps(header, option=orjson.OPT_SORT_KEYS) + b"\n"
+
+
+def shard_bytes(name: str, lines: Iterable[bytes]) -> bytes:
+    return b'{"format":%d,"shard":"%s","keys":{\n' % (FORMAT, name.encode()) + b",\n".join(lines) + b"\n}}\n"
+
+
+@dataclass(frozen=True)
+class FileKeys:
+    """One version of a changed keyed file: its git blob id and content keys."""
+
+    blob: str
+    keys: Keys
+
+
+def patched_key_files(
+    read: Callable[[str], bytes | None],
+    header: Header,
+    total: int,
+    changes: Iterable[tuple[FileKeys | None, FileKeys | None]],
+    still_held: Callable[[str], bool],
+    stamp: str,
+    trees: Mapping[str, str] | None,
+) -> tuple[dict[str, bytes], list[str]] | None:
+    """A merge's update of the keys (`orv boards --incremental`): ({path: bytes} to write, paths to remove)
+    — the header and the shards of the keys the changed files had or have — or None when the shards would
+    take another digit (every shard moves: regenerate them all). `changes` holds each changed file's
+    (old version, new version), None where absent or without keys; `still_held(blob)`: does an unchanged
+    keyed file of the new tree hold those bytes (then its keys keep that blob). Raises KeysUnusable when a
+    shard it reads is malformed."""
+    changes = list(changes)
+    affected = {key for pair in changes for side in pair if side is not None for key in side.keys}
+    names = sorted({shard_name(key, header.digits) for key in affected})
+    shards = {name: dict(read_shard(read(shard_path(name)), name)) for name in names}
+    for key in affected:
+        entries = shards[shard_name(key, header.digits)]
+        before = entries.get(key, ())
+        after = set(before)
+        for old, _new in changes:
+            if old is not None and key in old.keys and not still_held(old.blob):
+                after.discard(old.blob)
+        for _old, new in changes:
+            if new is not None and key in new.keys:
+                after.add(new.blob)
+        if before:
+            total -= len(key_line(key, before)) + 2
+        if after:
+            total += len(key_line(key, after)) + 2
+            entries[key] = tuple(sorted(after))
+        else:
+            entries.pop(key, None)
+    if digits_for(total) != header.digits:
+        return None
+    files = {KEYS_PATH: header_bytes(stamp, header.digits, trees, total)}
+    removed = []
+    for name, entries in shards.items():
+        if entries:
+            files[shard_path(name)] = shard_bytes(name, [key_line(key, entries[key]) for key in sorted(entries)])
+        else:
+            removed.append(shard_path(name))
+    return files, removed
 
 
 def _hash_file(root: str, rel: str) -> str | None:
@@ -159,7 +235,8 @@ def read_header(raw: bytes | None, stamp: str) -> Header | None:
         or not all(isinstance(t, str) and _BLOB.match(t) for t in trees.values())
     ):
         return None
-    return Header(digits, dict(trees))
+    total = document.get("bytes")
+    return Header(digits, dict(trees), total if type(total) is int and total >= 0 else None)
 
 
 def read_shard(raw: bytes | None, name: str) -> Entries:

@@ -63,7 +63,12 @@ def regenerate_files(analysis: Analysis, stamp: GitStamp | None = None) -> dict[
 def fresh_document(analysis: Analysis, stamp: GitStamp) -> dict[str, Any]:
     """The boards document, built once and checked: shape by the schema, one row per key by build.duplicate_row."""
     snapshot = analysis.snapshot
-    document = build(snapshot, derive(snapshot, analysis.diagnostics), stamp)
+    return checked(build(snapshot, derive(snapshot, analysis.diagnostics), stamp))
+
+
+def checked(document: dict[str, Any]) -> dict[str, Any]:
+    """The document, once the schema and build.duplicate_row find nothing wrong with it (a full build's or a
+    merge's patched one, boards/update.py); RuntimeError otherwise: orv's bug, never written."""
     issues = [] if schemas.is_valid("boards", document) else schemas.validate("boards", document)
     if issues:  # the generator and its schema disagree: orv's bug, never written
         first = issues[0]

@@ -707,6 +707,15 @@ def explain_cmd(code: str) -> None:
     "from a fresh regeneration.",
 )
 @click.option(
+    "--incremental",
+    is_flag=True,
+    help="After a merge on main: rewrite only what the data changed since the commit the committed boards "
+    "were made from (the touched models' files, the index, the changed files' key shards); works in a "
+    "sparse, partial clone. Regenerates everything instead, saying why, when orv's code, schemas or catalog "
+    "changed, the committed boards cannot be read, or the data changed outside recipes/ and runs/ "
+    "(docs/boards.md).",
+)
+@click.option(
     "--combined",
     "combined",
     type=click.Path(dir_okay=False),
@@ -737,7 +746,13 @@ def explain_cmd(code: str) -> None:
     "at 50 and refuses 100); raise it only for a registry not hosted on GitHub.",
 )
 def boards_cmd(
-    check_only: bool, combined: str | None, root: Root, jobs: int | None, cache: bool, max_file_mb: int | None
+    check_only: bool,
+    incremental: bool,
+    combined: str | None,
+    root: Root,
+    jobs: int | None,
+    cache: bool,
+    max_file_mb: int | None,
 ) -> None:
     """Regenerate the boards (boards/index.json and one file per model under boards/models/ and
     boards/standings/, tiers derived from the evidence on record) and the keys (boards/keys.json and its
@@ -750,6 +765,11 @@ def boards_cmd(
         _run(lambda: boards.combined(root.path(), combined))
         return
     limit = max_file_mb * 1_000_000 if max_file_mb is not None else None
+    if incremental and check_only:
+        raise click.UsageError("--incremental writes the boards; --check compares them in full: give one of them")
+    if incremental:
+        _run(lambda: boards.update(root.path(), jobs, cache, _progress_line(), limit))
+        return
     _run(lambda: boards.boards(root.path(), check_only, jobs, cache, _progress_line(), limit))
 
 

@@ -3,25 +3,37 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 from validator.boards import keyfile
-from validator.boards.build import render
-from validator.boards.regenerate import FILE_LIMIT_MB, MB, first_difference, oversized, regenerate_files
-from validator.boards.split import BoardsUnreadable, committed_files, read_boards
+from validator.boards.build import GitStamp, render
+from validator.boards.regenerate import FILE_LIMIT_MB, MB, STAMP_DIRS, first_difference, oversized, regenerate_files
+from validator.boards.split import BoardsUnreadable, committed_files, file_reader, read_boards, read_index
+from validator.boards.update import BoardsNotPatchable, patched_files, reach
 from validator.commands.outcome import Outcome, ProgressLine
 from validator.engine.evaluate import analyse
+from validator.engine.evaluation import Config, Evaluation
 from validator.errors import ExitCode, Refusal
 from validator.files.atomic import environment_problem, remove, transaction, write_atomic
-from validator.git.sparse import WHOLE_CHECKOUT, refuse_sparse
+from validator.git.diff import MODE_SYMLINK, FileChange
+from validator.git.history import newest_commit_touching
+from validator.git.plumbing import commit_trees, worktree_trees
+from validator.git.sparse import WHOLE_CHECKOUT, materialize, refuse_sparse, widen
+from validator.load.cache import catalog_references, derivation_key
 from validator.load.pipeline import default_jobs
+from validator.pr.incremental import evaluate_change
 from validator.registry.layout import (
     BOARDS_MODELS_DIR,
     BOARDS_PATH,
     BOARDS_STANDINGS_DIR,
+    CATALOG_FILES,
     DOCUMENT_PATH,
     KEYS_DIR,
     KEYS_PATH,
+    SIGNERS_PATH,
+    classify,
 )
+from validator.registry.relations import content_keys
 
 
 class FileTooLarge(Refusal):
@@ -104,6 +116,141 @@ def boards(
         said.append(f"{folder}/: {written} written, {len(inside) - written} unchanged, {removed} removed")
     outcome.out("\n".join(said))  # once they are in place: a refused write says only that
     return outcome
+
+
+def update(
+    root: str,
+    jobs: int | None,
+    cache: bool,
+    progress: ProgressLine,
+    max_file_bytes: int | None = None,
+) -> Outcome:
+    """`orv boards --incremental`: after a merge, rewrite only what the data changed since the commit the
+    committed boards were made from (boards/update.py): the touched models' files, the index and the key
+    shards of the changed files' keys. Works in a sparse, partial clone (it checks out just what it reads
+    and writes). Regenerates everything instead, saying why, whenever a patch cannot be trusted to equal
+    a regeneration; in a sparse checkout it first checks every file out (`git sparse-checkout disable`)."""
+    try:
+        return _update(root, jobs or default_jobs(), cache, max_file_bytes or FILE_LIMIT_MB * MB)
+    except BoardsNotPatchable as exc:
+        reason = str(exc)
+    widen(root, f"orv boards --incremental: {reason}")
+    outcome = boards(root, False, jobs, cache, progress, max_file_bytes)
+    outcome.lines.insert(0, ("out", f"full regeneration: {reason}"))
+    return outcome
+
+
+def _update(root: str, jobs: int, cache: bool, limit_bytes: int) -> Outcome:
+    """The incremental update, or BoardsNotPatchable saying why a full regeneration must run."""
+    outcome = Outcome()
+    # what is read before the diff: the index (its stamp names the commit the boards were made from), the
+    # keys' header (its orv stamp: this orv's code, schemas and catalog), and what the stamp is made of
+    materialize(root, [BOARDS_PATH, KEYS_PATH, *CATALOG_FILES, SIGNERS_PATH])
+    materialize(root, sorted(catalog_references(root)))
+    read = file_reader(root)
+    try:
+        index = read_index(read(BOARDS_PATH))
+    except BoardsUnreadable as exc:
+        raise BoardsNotPatchable(f"the committed boards cannot be read ({exc})") from None
+    if index is None:
+        raise BoardsNotPatchable(f"there are no committed boards ({BOARDS_PATH})")
+    since = index["meta"].get("source_commit")
+    if not isinstance(since, str) or not since:
+        raise BoardsNotPatchable(f"{BOARDS_PATH} names no data commit they were made from")
+    stamp = derivation_key(root)
+    header = keyfile.read_header(read(KEYS_PATH), stamp)
+    if header is None:
+        raise BoardsNotPatchable(
+            f"{KEYS_PATH} is missing, unreadable or stamped by another orv (its code, schemas or catalog changed)"
+        )
+    if header.total is None:
+        raise BoardsNotPatchable(f"{KEYS_PATH} was written before it recorded its shards' size")
+    if commit_trees(root, since, keyfile.TREE_DIRS) != dict(header.trees):
+        raise BoardsNotPatchable(f"{KEYS_PATH} was not made from data commit {since[:12]}, which {BOARDS_PATH} names")
+    evaluation = evaluate_change(Config(root=root, base=since, jobs=jobs, cache=cache), data_only=True)
+    if evaluation is None:
+        raise BoardsNotPatchable(
+            f"the data changed since {since[:12]} outside recipes/ and runs/ (catalog, measurers or a submodule)"
+        )
+    assert evaluation.change is not None and evaluation.base is not None
+    data = [c for c in evaluation.change.files if c.path.split("/", 1)[0] in keyfile.TREE_DIRS]
+    if not data:
+        outcome.out(f"boards up to date: nothing changed in recipes/ or runs/ since {since[:12]}")
+        return outcome
+    found = reach(evaluation)
+    newest = newest_commit_touching(root, STAMP_DIRS, since)
+    materialize(root, found.paths())
+    files, removed = patched_files(evaluation, read, found, GitStamp(*newest) if newest else None)
+    # the keys: each changed keyed file's old and new version, and the shards their keys fall in
+    changes, still = _key_changes(evaluation, data)
+    shard_paths = {
+        keyfile.shard_path(keyfile.shard_name(k, header.digits))
+        for pair in changes
+        for side in pair
+        if side
+        for k in side.keys
+    }
+    materialize(root, sorted(shard_paths))
+    try:
+        keys = keyfile.patched_key_files(
+            read, header, header.total, changes, still, stamp, worktree_trees(root, keyfile.TREE_DIRS)
+        )
+    except keyfile.KeysUnusable as exc:
+        raise BoardsNotPatchable(f"a key shard cannot be read ({exc})") from None
+    if keys is None:
+        raise BoardsNotPatchable("the key shards would take one more hex digit (every shard is renamed)")
+    files.update(keys[0])
+    removed += keys[1]
+    _refuse_oversized(files, limit_bytes)
+    changed = sorted(path for path, data in files.items() if read(path) != data)
+    gone = [path for path in removed if read(path) is not None]
+    with outcome.said_before(), transaction(root):
+        for path in sorted(changed, key=lambda p: p in (BOARDS_PATH, KEYS_PATH)):  # the index last, as boards() does
+            write_atomic(os.path.join(root, path), files[path])
+        for path in gone:
+            remove(os.path.join(root, path))
+    outcome.out(
+        f"incremental update since {since[:12]}: {len(data)} changed file(s) in recipes/ and runs/ touch "
+        f"{len(found.models)} model(s) ({', '.join(sorted(found.models)) or 'none'}); "
+        f"{len(changed)} generated file(s) written, {len(files) - len(changed)} unchanged, {len(gone)} removed"
+    )
+    return outcome
+
+
+def _key_changes(
+    evaluation: Evaluation, data: list[FileChange]
+) -> tuple[list[tuple[keyfile.FileKeys | None, keyfile.FileKeys | None]], Callable[[str], bool]]:
+    """Each changed keyed file's (old, new) blob and content keys, as `orv boards` would publish them
+    (keyfile.published_files: the files the snapshot loaded), and whether an unchanged file keeps a blob."""
+    assert evaluation.change is not None and evaluation.base is not None
+    root = evaluation.snapshot.root
+    changes = []
+    for c in data:
+        old = new = None
+        loaded = evaluation.base.snapshot.loaded.get(c.path)
+        if loaded is not None and c.present_at_base:
+            raw = evaluation.change.base.read(c.path)
+            if raw is not None:
+                old = keyfile.FileKeys(keyfile.blob_id(raw), tuple(content_keys(loaded[0])))
+        loaded = evaluation.snapshot.loaded.get(c.path)
+        if loaded is not None and c.present_at_head:
+            with open(os.path.join(root, c.path), "rb") as fh:
+                new = keyfile.FileKeys(keyfile.blob_id(fh.read()), tuple(content_keys(loaded[0])))
+        changes.append((old, new))
+    changed_paths = {c.path for c in data}
+    by_blob: dict[str, list[str]] | None = None
+
+    def still_held(blob: str) -> bool:
+        nonlocal by_blob
+        if by_blob is None:  # the base's listing, once and only when a file's old bytes may live on elsewhere
+            assert evaluation.change is not None
+            by_blob = {}
+            for rel, (mode, object_id) in evaluation.change.base.listing(keyfile.TREE_DIRS).items():
+                if rel not in changed_paths and mode != MODE_SYMLINK and classify(rel) in keyfile.KEYED:
+                    by_blob.setdefault(object_id, []).append(rel)
+        return blob in by_blob
+
+    return changes, still_held
 
 
 def _refuse_oversized(fresh: dict[str, bytes], limit_bytes: int) -> None:

@@ -66,10 +66,12 @@ def _shallow_boundary(repo: Any, sha: str) -> bool:
         return sha in {line.strip() for line in fh}
 
 
-def newest_commit_touching(root: str, dirs: tuple[str, ...]) -> tuple[str, str] | None:
+def newest_commit_touching(root: str, dirs: tuple[str, ...], since: str | None = None) -> tuple[str, str] | None:
     """(ISO committer time in UTC, SHA) of the newest commit on HEAD touching `dirs` under root.
 
-    None outside a git work tree or before the first such commit. Inside one, any failure to read
+    None outside a git work tree or before the first such commit. With `since` (a commit of HEAD's history),
+    only the commits after it are walked (None when none of them touches `dirs`): a merge's boards update
+    needs the trees of those few commits only, never the whole history's. Inside one, any failure to read
     the history raises HistoryError rather than answering None, so two machines never disagree.
     """
     if not _inside_git(root):
@@ -85,8 +87,9 @@ def newest_commit_touching(root: str, dirs: tuple[str, ...]) -> tuple[str, str] 
         paths = [d if rel == "." else f"{rel}/{d}" for d in dirs]
         if not repo.head.is_valid():
             return None
-        fetch_history_trees(root)
-        newest = next(iter(repo.iter_commits("HEAD", paths=paths, max_count=1)), None)
+        if since is None:
+            fetch_history_trees(root)
+        newest = next(iter(repo.iter_commits(f"{since}..HEAD" if since else "HEAD", paths=paths, max_count=1)), None)
         if newest is None:
             return None
         if _shallow_boundary(repo, newest.hexsha):

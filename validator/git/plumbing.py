@@ -195,6 +195,21 @@ def worktree_trees(root: str, tops: tuple[str, ...]) -> dict[str, str] | None:
                 pass
 
 
+def commit_trees(root: str, commit: str, tops: tuple[str, ...]) -> dict[str, str] | None:
+    """top -> the git tree id each registry folder has in `commit` (the empty tree's id when absent); None
+    outside git or when git cannot read the commit."""
+    prefix = registry_prefix(root)
+    if prefix is None:
+        return None
+    trees = {}
+    for top in tops:
+        found = plumbing(root, "rev-parse", "--verify", "-q", f"{commit}:{prefix}{top}")
+        if found is None and plumbing(root, "rev-parse", "--verify", "-q", f"{commit}^{{commit}}") is None:
+            return None
+        trees[top] = found.decode().strip() if found else EMPTY_TREE
+    return trees
+
+
 def registry_prefix(root: str) -> str | None:
     prefix = plumbing(root, "rev-parse", "--show-prefix")
     return prefix.decode().strip() if prefix is not None else None

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
 from itertools import accumulate
 
 from validator.boards.keyfile import KeysUnusable
@@ -54,16 +55,21 @@ from validator.load.pipeline import (
 from validator.pr.base import load_at_base, subtract_base
 from validator.pr.change import on_snapshot
 from validator.pr.published import PublishedKeys, open_published
-from validator.registry.layout import CATALOG_FILES, REGISTRY_DIRS, SIGNERS_PATH, classify
+from validator.registry.layout import CATALOG_FILES, REGISTRY_DIRS, SIGNERS_PATH, classify, is_generated
 from validator.registry.relations import Keys, keys_of, path_keys
 from validator.registry.snapshot import Catalog, Snapshot
 
 
-def evaluate_change(config: Config) -> Evaluation | None:
-    """The Evaluation of a pull request from its neighbourhood, or None when everything must be checked."""
+def evaluate_change(config: Config, data_only: bool = False) -> Evaluation | None:
+    """The Evaluation of a pull request from its neighbourhood, or None when everything must be checked.
+    `data_only` leaves the generated files (boards/) out of the change: a merge's boards update
+    (boards/update.py) compares the data since the commit the boards were made from, and the boards
+    commit after it is no part of that."""
     assert config.base is not None
     with stage("pull request: git diff"):
         change = diff(config.root, config.base)  # a GitError is a UsageError: exit 2 with its message
+    if data_only:
+        change = replace(change, files=tuple(c for c in change.files if not is_generated(c.path)))
     changed = {c.path: c for c in change.files if c.path.split("/", 1)[0] in REGISTRY_DIRS}
     # the catalog and the measurers file bear on every file's judgement: check everything
     if any(path.startswith(("catalog/", "measurers/")) for path in changed) or any(

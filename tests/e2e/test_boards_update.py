@@ -1,0 +1,267 @@
+"""`orv boards --incremental`: a merge's boards update writes exactly what a full regeneration writes.
+
+Random sequences of merges on a small registry (a recipe added with its run, a run added to a recipe, a
+claim edited, a recipe deleted, a second model's inference recipes, one run shared by copies across
+recipes): after each, the incremental update leaves boards/ byte for byte as `orv boards` then does. The
+fallbacks are held too: keys stamped by another orv (its code, schemas or catalog changed) and a merge
+that edits the catalog regenerate everything, and say so; the update runs in a blobless, tree-less,
+sparse clone as the boards workflow makes it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.testing.factories import (
+    LAYOUTS,
+    inference_recipe,
+    inference_run,
+    store_run,
+    training_recipe,
+    training_run,
+    write_recipe,
+)
+from tests.testing.git import commit_all, git
+from tests.testing.registry import make_registry
+from validator.cli import main
+
+pytestmark = pytest.mark.git
+
+OPS = ("add", "add", "add-run", "edit-claim", "delete", "share", "add-inference", "inference-run")
+
+
+def boards_tree(root: Path) -> dict[str, bytes]:
+    """Every file under boards/, by path."""
+    out = {}
+    for here, _dirs, names in os.walk(root / "boards"):
+        for name in names:
+            full = Path(here) / name
+            out[full.relative_to(root).as_posix()] = full.read_bytes()
+    return out
+
+
+def orv(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out + captured.err
+
+
+class Registry:
+    """A scratch registry on `main` whose merges the tests make, recipe by recipe."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.count = 0
+        self.recipes: dict[str, dict[str, Any]] = {}  # path -> document
+        self.runs: list[str] = []  # every stored run's `sha256:` reference
+
+    def write(self, recipe: dict[str, Any]) -> str:
+        rel = write_recipe(self.root, recipe)
+        self.recipes[rel] = recipe
+        return rel
+
+    def new_id(self, stem: str) -> str:
+        self.count += 1
+        return f"{stem}-{self.count}"
+
+    def add_training(self, tok: float, with_run: bool = True) -> None:
+        layout = sorted(LAYOUTS)[self.count % len(LAYOUTS)]
+        recipe = training_recipe(self.new_id("train"), tok, layout=LAYOUTS[layout], count=8)
+        recipe["layout"] = dict(LAYOUTS[layout])
+        if with_run:
+            ref = store_run(self.root, training_run(recipe, measured_by=f"lab-{self.count}"))
+            recipe["runs"] = [ref]
+            self.runs.append(ref)
+        self.write(recipe)
+
+    def add_inference(self, decode: float) -> None:
+        recipe = inference_recipe(self.new_id("serve"), decode=decode, count=1 + self.count % 4)
+        ref = store_run(self.root, inference_run(recipe, measured_by=f"lab-{self.count}"))
+        recipe["runs"] = [ref]
+        self.runs.append(ref)
+        self.write(recipe)
+
+    def apply(self, op: str, pick: int, figure: float) -> None:
+        paths = sorted(self.recipes)
+        target = paths[pick % len(paths)] if paths else None
+        if op == "add" or target is None:
+            self.add_training(figure)
+        elif op == "add-inference":
+            self.add_inference(round(figure / 40, 1))
+        elif op == "add-run":
+            recipe = self.recipes[target]
+            make = training_run if recipe["kind"] == "training" else inference_run
+            ref = store_run(self.root, make(recipe, measured_by=f"second-{pick}"))
+            recipe["runs"] = [*recipe["runs"], ref]
+            self.runs.append(ref)
+            self.write(recipe)
+        elif op == "inference-run":
+            inference = [p for p in paths if self.recipes[p]["kind"] == "inference"]
+            if not inference:
+                self.add_inference(round(figure / 40, 1))
+                return
+            self.apply("add-run", paths.index(inference[pick % len(inference)]), figure)
+        elif op == "edit-claim":
+            recipe = self.recipes[target]
+            if recipe["kind"] == "training":
+                recipe["claimed"]["tokens_per_s_per_gpu"] = figure
+            else:
+                recipe["claimed"]["decode_tok_s"] = round(figure / 40, 1)
+            self.write(recipe)
+        elif op == "delete":
+            os.remove(self.root / target)
+            del self.recipes[target]
+        elif op == "share" and self.runs:  # a copy: another recipe naming a run already on record
+            source = self.recipes[target]
+            copy = yaml.safe_load(yaml.safe_dump(source))
+            copy["id"] = self.new_id("copy")
+            if copy["kind"] == "training":
+                copy["claimed"]["tokens_per_s_per_gpu"] = figure
+            self.write(copy)
+
+
+def scratch(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Registry:
+    root = make_registry(tmp_path / "repo")
+    git(root, "init", "-q", "-b", "main")
+    registry = Registry(root)
+    registry.add_training(1480.4)
+    registry.add_inference(40.0)
+    commit_all(root, "registry")
+    code, said = orv(capsys, "boards", "--root", str(root))
+    assert code == 0, said
+    commit_all(root, "boards")
+    return registry
+
+
+def merge_and_update(registry: Registry, capsys: pytest.CaptureFixture[str], message: str) -> str:
+    """Commit a merge, update incrementally, hold the result to a full regeneration, commit the boards."""
+    root = registry.root
+    commit_all(root, message)
+    code, said = orv(capsys, "boards", "--incremental", "--root", str(root))
+    assert code == 0, said
+    incremental = boards_tree(root)
+    code, full_said = orv(capsys, "boards", "--root", str(root))
+    assert code == 0, full_said
+    full = boards_tree(root)
+    assert sorted(incremental) == sorted(full), said
+    for path in full:
+        assert incremental[path] == full[path], f"{path} differs after {message}: {said}"
+    if git(root, "status", "--porcelain", "--", "boards"):
+        commit_all(root, "boards")
+    return said
+
+
+merges = st.lists(
+    st.lists(
+        st.tuples(st.sampled_from(OPS), st.integers(0, 50), st.sampled_from([1400.0, 1480.4, 1612.0, 1700.0])),
+        min_size=1,
+        max_size=2,
+    ),
+    min_size=1,
+    max_size=3,
+)
+
+
+@settings(max_examples=20, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(sequence=merges)
+def test_random_merges_update_the_boards_as_a_full_regeneration_does(
+    tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str], sequence: list[Any]
+) -> None:
+    registry = scratch(tmp_path_factory.mktemp("merges"), capsys)
+    for number, ops in enumerate(sequence):
+        for op, pick, figure in ops:
+            registry.apply(op, pick, figure)
+        said = merge_and_update(registry, capsys, f"merge {number}: {ops}")
+        assert "full regeneration" not in said, said  # the honest path: no fallback for a data-only merge
+
+
+@pytest.mark.parametrize("op", ["add", "add-run", "edit-claim", "delete", "share", "add-inference"])
+def test_each_kind_of_merge_is_patched_not_regenerated(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], op: str
+) -> None:
+    registry = scratch(tmp_path, capsys)
+    registry.apply(op, 0, 1612.0)
+    said = merge_and_update(registry, capsys, op)
+    assert said.startswith("incremental update since"), said
+
+
+def test_keys_stamped_by_another_orv_regenerate_everything(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """What the boards look like after orv's code, schemas or catalog changed: keys under another stamp."""
+    registry = scratch(tmp_path, capsys)
+    keys = registry.root / "boards/keys.json"
+    header = orjson.loads(keys.read_bytes())
+    header["orv"] = "0" * 32
+    keys.write_bytes(orjson.dumps(header, option=orjson.OPT_SORT_KEYS) + b"\n")
+    commit_all(registry.root, "keys made by another orv")
+    registry.apply("add", 0, 1612.0)
+    said = merge_and_update(registry, capsys, "a recipe")
+    assert said.startswith("full regeneration: boards/keys.json is missing, unreadable or stamped by another orv")
+
+
+def test_a_catalog_change_regenerates_everything(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    registry = scratch(tmp_path, capsys)
+    hardware = registry.root / "catalog/hardware.yaml"
+    hardware.write_text(hardware.read_text(encoding="utf-8").replace("price_per_gpu_hour: ", "price_per_gpu_hour: 1"))
+    registry.apply("add", 0, 1612.0)
+    said = merge_and_update(registry, capsys, "a price and a recipe")
+    # the keys' stamp covers the catalog, so it says that first; either reason regenerates everything
+    assert said.startswith("full regeneration: "), said
+    assert "stamped by another orv" in said or "outside recipes/ and runs/" in said
+
+
+def test_missing_boards_regenerate_everything(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    registry = scratch(tmp_path, capsys)
+    git(registry.root, "rm", "-q", "-r", "boards")
+    commit_all(registry.root, "no boards")
+    registry.apply("add", 0, 1612.0)
+    said = merge_and_update(registry, capsys, "a recipe")
+    assert said.startswith("full regeneration: there are no committed boards"), said
+
+
+def test_a_merge_with_no_data_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    registry = scratch(tmp_path, capsys)
+    (registry.root / "README.md").write_text("# notes\n", encoding="utf-8")
+    before = boards_tree(registry.root)
+    said = merge_and_update(registry, capsys, "docs only")
+    assert said.startswith("boards up to date: nothing changed in recipes/ or runs/")
+    assert boards_tree(registry.root) == before
+
+
+def test_the_update_runs_in_a_treeless_sparse_clone(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The boards workflow's checkout: commits only (`--filter=tree:0`), nothing checked out but the root's
+    files; the update checks out what it reads and writes, and leaves what a full clone's regeneration does."""
+    registry = scratch(tmp_path, capsys)
+    origin = registry.root
+    git(origin, "config", "uploadpack.allowFilter", "true")
+    git(origin, "config", "uploadpack.allowAnySHA1InWant", "true")
+    for _ in range(6):
+        registry.add_training(1500.0)
+    commit_all(origin, "more recipes")
+    assert orv(capsys, "boards", "--root", str(origin))[0] == 0
+    commit_all(origin, "boards")
+    registry.apply("add-run", 1, 1500.0)
+    registry.apply("add", 0, 1700.0)
+    commit_all(origin, "a merge")
+
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", "--filter=tree:0", "--sparse", origin.as_uri(), str(clone))
+    git(clone, "sparse-checkout", "set", "--no-cone", "/catalog/", "/measurers/")
+    code, said = orv(capsys, "boards", "--incremental", "--root", str(clone))
+    assert code == 0 and said.startswith("incremental update since"), said
+    assert not (clone / "recipes").exists() or len(list((clone / "recipes").rglob("*.yaml"))) < len(registry.recipes)
+    updated = boards_tree(clone)
+    assert orv(capsys, "boards", "--root", str(origin))[0] == 0
+    full = boards_tree(origin)
+    for path, data in updated.items():
+        assert full.get(path) == data, path
+    # every file the full regeneration wrote that the update had to write is there; the rest are unchanged
+    git(clone, "sparse-checkout", "disable")
+    assert boards_tree(clone) == full
