@@ -278,7 +278,9 @@ def test_the_only_zizmor_ignore_is_the_base_rules_action() -> None:
 
 def test_the_boards_workflow_regenerates_and_commits_on_main_only() -> None:
     document = load(ROOT / ".github" / "workflows" / "boards.yml")
-    assert _triggers(document) == {"push": {"branches": ["main"]}}
+    triggers = _triggers(document)
+    assert triggers["push"] == {"branches": ["main"]} and "workflow_dispatch" in triggers
+    assert [len(item["cron"].split()) for item in triggers["schedule"]] == [5]  # a full regeneration daily
     assert document["permissions"] == {}
     assert document["concurrency"]["cancel-in-progress"] is False
     job = document["jobs"]["boards"]  # the other job publishes the site (tests/e2e/test_site.py)
@@ -286,8 +288,12 @@ def test_the_boards_workflow_regenerates_and_commits_on_main_only() -> None:
     runs = "\n".join(step.get("run", "") for step in job["steps"])
     assert 'orv" boards' in runs and "git add -A -- boards/" in runs
     assert "--require-hashes" in runs
-    checkout = job["steps"][0]
-    assert checkout["with"]["persist-credentials"] is False  # the token reaches git only for the push
+    checkouts = [s for s in job["steps"] if str(s.get("uses", "")).startswith("actions/checkout@")]
+    assert all(s["with"]["persist-credentials"] is False for s in checkouts)  # the token reaches git only for the push
+    # a push: tree-less and sparse, the incremental update; otherwise every file and a full regeneration
+    push = next(s for s in checkouts if s["if"] == "github.event_name == 'push'")
+    assert push["with"]["filter"] == "tree:0" and push["with"]["fetch-depth"] == 0
+    assert "--incremental" in runs and "check --boards" in runs
 
 
 def test_the_boards_workflow_publishes_the_combined_document_with_the_site_and_never_commits_it() -> None:
