@@ -32,6 +32,7 @@ from tests.testing.factories import (
 from tests.testing.git import commit_all, git
 from tests.testing.registry import make_registry
 from validator.cli import main
+from validator.load import pipeline
 
 pytestmark = pytest.mark.git
 
@@ -191,6 +192,38 @@ def test_each_kind_of_merge_is_patched_not_regenerated(
     registry.apply(op, 0, 1612.0)
     said = merge_and_update(registry, capsys, op)
     assert said.startswith("incremental update since"), said
+
+
+def test_the_update_loads_only_what_the_rows_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A recipe with another's configuration (ORV302's key) and claims: pull-request mode would load that one
+    and its run too, to judge the duplicate; no tier reads ORV302, so the update loads the new files only
+    (and the measurers file), and still writes what a full regeneration writes."""
+    registry = scratch(tmp_path, capsys)
+    source = next(p for p, r in registry.recipes.items() if r["kind"] == "training")
+    twin = yaml.safe_load(yaml.safe_dump(registry.recipes[source]))
+    twin["id"] = registry.new_id("twin")
+    ref = store_run(registry.root, training_run(twin, measured_by="lab-twin"))
+    twin["runs"] = [ref]
+    rel = registry.write(twin)
+    loads: list[str] = []
+    real = pipeline._load_one
+
+    def counted(path: str) -> Any:
+        loads.append(path)
+        return real(path)
+
+    monkeypatch.setattr(pipeline, "_load_one", counted)
+    commit_all(registry.root, "a twin configuration")
+    code, said = orv(capsys, "boards", "--incremental", "--root", str(registry.root))
+    assert code == 0 and said.startswith("incremental update since"), said
+    digest = ref.removeprefix("sha256:")
+    assert sorted(set(loads)) == sorted({rel, f"runs/{digest[:2]}/{digest}.json"}), loads
+    monkeypatch.undo()
+    incremental = boards_tree(registry.root)
+    assert orv(capsys, "boards", "--root", str(registry.root))[0] == 0
+    assert boards_tree(registry.root) == incremental
 
 
 def test_keys_stamped_by_another_orv_regenerate_everything(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -54,6 +54,13 @@ from validator.errors import OrvError
 from validator.registry.layout import BOARDS_PATH
 from validator.registry.snapshot import Snapshot
 
+# The relation keys (registry/relations.py) a row is read across files by, besides those of the checks a tier
+# reads (tiers.tier_reads: pull-request mode follows those itself): "r", a recipe and the run files it names
+# (a row's runs, a run's `recipes`, their signatures); "i" and "f", a row's id and path, so a recipe sharing
+# either with a changed one is rebuilt beside it. The others (a run's sample sketch, ORV304; a quality run's
+# task, ORV239; a configuration or its claims, ORV302/303) join files only for findings no tier reads.
+ROWS_RELATED_BY = frozenset({"r", "i", "f"})
+
 
 class BoardsNotPatchable(OrvError):
     """The committed boards cannot be patched: only a full regeneration can write them (its message says why)."""

@@ -9,11 +9,12 @@ from validator.boards import keyfile
 from validator.boards.build import GitStamp, render
 from validator.boards.regenerate import FILE_LIMIT_MB, MB, STAMP_DIRS, first_difference, oversized, regenerate_files
 from validator.boards.split import BoardsUnreadable, committed_files, file_reader, read_boards, read_index
-from validator.boards.update import BoardsNotPatchable, patched_files, reach
+from validator.boards.update import ROWS_RELATED_BY, BoardsNotPatchable, patched_files, reach
 from validator.commands.outcome import Outcome, ProgressLine
 from validator.engine.evaluate import analyse
 from validator.engine.evaluation import Config, Evaluation
 from validator.errors import ExitCode, Refusal
+from validator.evidence.tiers import tier_reads
 from validator.files.atomic import environment_problem, remove, transaction, write_atomic
 from validator.git.diff import MODE_SYMLINK, FileChange
 from validator.git.history import newest_commit_touching
@@ -167,7 +168,14 @@ def _update(root: str, jobs: int, cache: bool, limit_bytes: int) -> Outcome:
         raise BoardsNotPatchable(f"{KEYS_PATH} was written before it recorded its shards' size")
     if commit_trees(root, since, keyfile.TREE_DIRS) != dict(header.trees):
         raise BoardsNotPatchable(f"{KEYS_PATH} was not made from data commit {since[:12]}, which {BOARDS_PATH} names")
-    evaluation = evaluate_change(Config(root=root, base=since, jobs=jobs, cache=cache), data_only=True)
+    # only what a tier reads is checked (as `orv boards` does), over the relations a row is read across
+    evaluation = evaluate_change(
+        Config(root=root, base=since, jobs=jobs, cache=cache),
+        data_only=True,
+        keep=tier_reads,
+        rows_related_by=ROWS_RELATED_BY,
+        keys_at="HEAD",  # the committed keys, made from `since` (checked above)
+    )
     if evaluation is None:
         raise BoardsNotPatchable(
             f"the data changed since {since[:12]} outside recipes/ and runs/ (catalog, measurers or a submodule)"

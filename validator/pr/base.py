@@ -16,7 +16,7 @@ import tempfile
 from collections import Counter
 from collections.abc import Iterable, Mapping
 
-from validator.checks import all_checks, by_scope
+from validator.checks import Keep, all_checks, by_scope
 from validator.checks.collect import Collector
 from validator.diagnostics import Diagnostic
 from validator.engine.evaluation import (
@@ -142,8 +142,11 @@ def _check_registry_from(head: Snapshot, change: Change, changed: dict[str, File
     )
 
 
-def load_at_base(change: Change | Diff, changed: Mapping[str, FileChange], catalog: Catalog) -> dict[str, FileResult]:
-    """Per-file results of the merge-base versions of the changed files (written to a temporary folder)."""
+def load_at_base(
+    change: Change | Diff, changed: Mapping[str, FileChange], catalog: Catalog, keep: Keep | None = None
+) -> dict[str, FileResult]:
+    """Per-file results of the merge-base versions of the changed files (written to a temporary folder);
+    `keep`: only the run-file checks it accepts (load.pipeline.load_all)."""
     to_load = [
         path
         for path, c in changed.items()
@@ -155,4 +158,4 @@ def load_at_base(change: Change | Diff, changed: Mapping[str, FileChange], catal
             os.makedirs(os.path.dirname(full), exist_ok=True)
             with open(full, "wb") as fh:
                 fh.write(change.base.read(path) or b"")
-        return dict(zip(to_load, load_all(tmp, to_load, catalog, 1, None)))
+        return dict(zip(to_load, load_all(tmp, to_load, catalog, 1, None, keep)))

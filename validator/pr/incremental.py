@@ -28,7 +28,7 @@ from dataclasses import replace
 from itertools import accumulate
 
 from validator.boards.keyfile import KeysUnusable
-from validator.checks import by_scope
+from validator.checks import Keep, by_scope
 from validator.checks.collect import Collector, stage
 from validator.diagnostics import Result
 from validator.engine.evaluation import (
@@ -40,7 +40,7 @@ from validator.engine.evaluation import (
     sorted_unique,
     waiver_notes,
 )
-from validator.git.diff import MODE_SUBMODULE, MODE_SYMLINK, Diff, FileChange, diff
+from validator.git.diff import MODE_SUBMODULE, MODE_SYMLINK, BaseTree, Diff, FileChange, diff
 from validator.git.sparse import materialize
 from validator.hashing import run_path
 from validator.load.cache import KeyIndex, Store, catalog_references, derivation_key, open_index, open_store
@@ -60,11 +60,22 @@ from validator.registry.relations import Keys, keys_of, path_keys
 from validator.registry.snapshot import Catalog, Snapshot
 
 
-def evaluate_change(config: Config, data_only: bool = False) -> Evaluation | None:
+def evaluate_change(
+    config: Config,
+    data_only: bool = False,
+    keep: Keep | None = None,
+    rows_related_by: frozenset[str] = frozenset(),
+    keys_at: str | None = None,
+) -> Evaluation | None:
     """The Evaluation of a pull request from its neighbourhood, or None when everything must be checked.
     `data_only` leaves the generated files (boards/) out of the change: a merge's boards update
     (boards/update.py) compares the data since the commit the boards were made from, and the boards
-    commit after it is no part of that."""
+    commit after it is no part of that. `keep`: only the checks it accepts run (tiers.tier_reads for the
+    boards update), and the neighbourhood follows only the relation keys those checks join files by
+    (`related_by`) and the key kinds in `rows_related_by` (what the caller itself reads across files):
+    a run's sample sketch keys (ORV304) reach a third of the registry, and no tier reads ORV304. `keys_at`:
+    the revision whose published keys (boards/keys.json) are used instead of the merge base's: a merge's
+    boards update takes HEAD's, made from the base it diffs with, which holds none of its own."""
     assert config.base is not None
     with stage("pull request: git diff"):
         change = diff(config.root, config.base)  # a GitError is a UsageError: exit 2 with its message
@@ -100,18 +111,20 @@ def evaluate_change(config: Config, data_only: bool = False) -> Evaluation | Non
     catalog_out = Collector()
     documents: dict[str, Document] = {}
     catalog, catalog_ok = load_catalog(root, set(CATALOG_FILES) & head_files, catalog_out, documents, store)
-    loader = _Loader(root, catalog, config.jobs, config.progress)
+    loader = _Loader(root, catalog, config.jobs, config.progress, keep)
     index = open_index(store)
+    follows = None if keep is None else followed_keys(keep) | rows_related_by
 
     with stage("pull request: the changed files loaded (both sides)"):
         loader.load_changed(changed, change)
     head_keys = {rel: _keys(rel, loader.head.get(rel)) for rel, c in changed.items() if c.present_at_head}
     with stage("pull request: the neighbourhood (published keys, key index)"):
-        published = open_published(root, change.base, change.base_commit, derivation_key(root), base_files)
+        holder = None if keys_at is None else BaseTree(change.base.commit.repo.commit(keys_at), change.base.prefix)
+        published = open_published(root, change.base, change.base_commit, derivation_key(root), base_files, holder)
         try:
-            near = _BaseKeys(base_files, changed, index, published, loader).neighbourhood(head_keys)
+            near = _BaseKeys(base_files, changed, index, published, loader).neighbourhood(head_keys, follows)
         except KeysUnusable:  # a malformed shard on the base: find every key by loading, as without keys
-            near = _BaseKeys(base_files, changed, index, None, loader).neighbourhood(head_keys)
+            near = _BaseKeys(base_files, changed, index, None, loader).neighbourhood(head_keys, follows)
     # the measurers file decides every signature (ORV222, T3): it is part of any neighbourhood
     near |= {SIGNERS_PATH} & (head_files | set(base_files))
     # Every recipe's quality status is judged against its model's reference run (docs/quality.md):
@@ -128,14 +141,14 @@ def evaluate_change(config: Config, data_only: bool = False) -> Evaluation | Non
 
     head_out, base_out = Collector(), Collector()
     head = _snapshot(
-        root, sorted(near & head_files), catalog, catalog_ok, documents, catalog_out, loader.head, head_out
+        root, sorted(near & head_files), catalog, catalog_ok, documents, catalog_out, loader.head, head_out, keep
     )
     base = _snapshot(
-        root, sorted(near & set(base_files)), catalog, catalog_ok, documents, catalog_out, loader.base, base_out
+        root, sorted(near & set(base_files)), catalog, catalog_ok, documents, catalog_out, loader.base, base_out, keep
     )
     pr_change = on_snapshot(change, head)
     head_documents = dict(head.documents)
-    for check in by_scope("pr"):
+    for check in by_scope("pr", keep):
         assert check.func is not None
         head_out.findings(check, check.func(pr_change), head_documents)
     found = sorted_unique(head_out.diagnostics)
@@ -153,6 +166,11 @@ def evaluate_change(config: Config, data_only: bool = False) -> Evaluation | Non
     )
 
 
+def followed_keys(keep: Keep) -> frozenset[str]:
+    """The relation key kinds ("r", "s", ...: relations.py) the registry checks `keep` accepts join files by."""
+    return frozenset(c.related_by for c in by_scope("registry", keep) if c.related_by)
+
+
 def _loadable(rel: str, mode: int) -> bool:
     return mode != MODE_SYMLINK and classify(rel) in LOADABLE
 
@@ -165,23 +183,28 @@ class _Loader:
     """Per-file results of both sides: unchanged files are loaded once and shared."""
 
     def __init__(
-        self, root: str, catalog: Catalog, jobs: int, progress: Callable[[int, int], None] | None = None
+        self,
+        root: str,
+        catalog: Catalog,
+        jobs: int,
+        progress: Callable[[int, int], None] | None = None,
+        keep: Keep | None = None,
     ) -> None:
-        self.root, self.catalog, self.jobs, self.progress = root, catalog, jobs, progress
+        self.root, self.catalog, self.jobs, self.progress, self.keep = root, catalog, jobs, progress, keep
         self.head: dict[str, FileResult] = {}
         self.base: dict[str, FileResult] = {}
 
     def load_unchanged(self, rels: list[str]) -> None:
         todo = [rel for rel in rels if rel not in self.head]
         for rel, result in zip(
-            todo, load_all(self.root, todo, self.catalog, self.jobs, self.progress, keys=True)
+            todo, load_all(self.root, todo, self.catalog, self.jobs, self.progress, self.keep, keys=True)
         ):  # their keys are what is wanted
             self.head[rel] = self.base[rel] = result
 
     def load_changed(self, changed: dict[str, FileChange], change: Diff) -> None:
         at_head = [rel for rel, c in changed.items() if c.present_at_head and _loadable(rel, c.head_mode)]
-        self.head.update(zip(at_head, load_all(self.root, at_head, self.catalog, 1, None)))
-        self.base.update(load_at_base(change, changed, self.catalog))
+        self.head.update(zip(at_head, load_all(self.root, at_head, self.catalog, 1, None, self.keep)))
+        self.base.update(load_at_base(change, changed, self.catalog, self.keep))
 
 
 class _BaseKeys:
@@ -230,14 +253,16 @@ class _BaseKeys:
             for key in keys:
                 self.by_key.setdefault(key, set()).add(rel)
 
-    def neighbourhood(self, head: dict[str, Keys]) -> set[str]:
+    def neighbourhood(self, head: dict[str, Keys], follows: frozenset[str] | None = None) -> set[str]:
         """Changed files plus two hops over shared keys, on both sides of the change (neighbourhood.py
-        says why); the same set neighbourhood.neighbourhood gives from every base file's keys."""
+        says why); the same set neighbourhood.neighbourhood gives from every base file's keys. `follows`:
+        only keys of these kinds (None: every key)."""
         changed = set(self.changed)
 
         def keys_of(rels: set[str]) -> set[str]:
             self._look_at(rels)
-            return {key for rel in rels for side in (self.known, head) for key in side.get(rel, ())}
+            found = {key for rel in rels for side in (self.known, head) for key in side.get(rel, ())}
+            return found if follows is None else {key for key in found if key.split(":", 1)[0] in follows}
 
         def sharing(keys: set[str]) -> set[str]:
             found = {rel for key in keys for rel in self.by_key.get(key, ())} | self.paths.holders(keys)
@@ -323,8 +348,9 @@ def _snapshot(
     catalog_out: Collector,
     results: dict[str, FileResult],
     out: Collector,
+    keep: Keep | None = None,
 ) -> Snapshot:
     wanted = set(files)
     picked = {rel: result for rel, result in results.items() if rel in wanted}
     snapshot = assemble(root, files, catalog, catalog_ok, dict(documents), tuple(catalog_out.diagnostics), picked, out)
-    return run_registry_checks(snapshot, out)
+    return run_registry_checks(snapshot, out, keep)

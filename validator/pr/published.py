@@ -49,13 +49,21 @@ class PublishedKeys:
 
 
 def open_published(
-    root: str, base: BaseTree, commit: str, stamp: str, base_files: Mapping[str, tuple[int, str]]
+    root: str,
+    base: BaseTree,
+    commit: str,
+    stamp: str,
+    base_files: Mapping[str, tuple[int, str]],
+    holder: BaseTree | None = None,
 ) -> PublishedKeys | None:
     """The merge base's published keys, or None when it has none this orv can use (absent, malformed,
-    another orv's, made from an uncommitted working tree, or trees git cannot compare)."""
-    if KEYS_PATH not in base_files:
+    another orv's, made from an uncommitted working tree, or trees git cannot compare). `holder`: the
+    commit whose keys to read instead (a merge's boards update reads HEAD's, made from the data commit its
+    boards name, which is `base` there and holds no keys of its own); files are stale against `commit`."""
+    if holder is None and KEYS_PATH not in base_files:
         return None
-    header = read_header(base.read(KEYS_PATH), stamp)
+    holder = holder or base
+    header = read_header(holder.read(KEYS_PATH), stamp)
     if header is None:
         return None
     stale: set[str] = set()
@@ -64,4 +72,4 @@ def open_published(
         if moved is None:
             return None
         stale |= moved
-    return PublishedKeys(root, commit, base, header, stale)
+    return PublishedKeys(root, holder.commit.hexsha, holder, header, stale)
