@@ -472,6 +472,35 @@ def test_the_tree_less_gate_fetches_of_the_merge_base_only_the_trees_that_differ
     assert extra < head_trees // 2, (extra, head_trees)
 
 
+def test_a_merges_boards_update_fetches_of_the_commits_since_only_the_trees_that_differ(
+    origin: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`orv boards --incremental` reads the trees of the commits since the data commit its boards name (the
+    newest one touching the data, the keys' trees of that commit, the diff): git would fetch each commit's
+    whole tree (~1 MB a commit at 10,000 run files). fetch_range_trees brings only the folders that differ
+    from HEAD's; the boards are what a full clone's regeneration writes."""
+    long_history(origin, 12)
+    assert orv(capsys, "boards", "--root", str(origin))[0] == 0
+    commit_all(origin, "boards and keys")
+    one_recipe_pull_request(origin)
+    full = full_clone(origin, tmp_path / "full")
+    git(full, "switch", "-q", "pr")
+    assert orv(capsys, "boards", "--root", str(full))[0] == 0
+    cheap = treeless_clone(origin, tmp_path / "cheap")
+    head_trees = trees_received(cheap)
+    assert head_trees >= 20, head_trees
+    code, out, err = orv(capsys, "boards", "--incremental", "--root", str(cheap))
+    assert code == 0 and out.startswith("incremental update since"), (out, err)
+    # of the data commit, the boards commit and the merge: root, recipes/, recipes/training/, the model's
+    # folder, boards/ and its folders; never a whole tree again
+    extra = trees_received(cheap) - head_trees
+    assert 0 < extra < head_trees // 2, (extra, head_trees)
+    written = git(cheap, "ls-files", "--modified", "--others", "--", "boards").split()
+    assert "boards/index.json" in written, written
+    for rel in written:
+        assert (cheap / rel).read_bytes() == (full / rel).read_bytes(), rel
+
+
 def test_a_remote_gone_after_the_checkout_is_a_clear_error_not_an_internal_one(
     origin: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

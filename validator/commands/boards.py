@@ -18,6 +18,7 @@ from validator.evidence.tiers import tier_reads
 from validator.files.atomic import environment_problem, remove, transaction, write_atomic
 from validator.git.diff import MODE_SYMLINK, FileChange
 from validator.git.history import newest_commit_touching
+from validator.git.partial import fetch_range_trees
 from validator.git.plumbing import commit_trees, worktree_trees
 from validator.git.sparse import WHOLE_CHECKOUT, materialize, refuse_sparse, widen
 from validator.load.cache import catalog_references, derivation_key
@@ -158,6 +159,9 @@ def _update(root: str, jobs: int, cache: bool, limit_bytes: int) -> Outcome:
     since = index["meta"].get("source_commit")
     if not isinstance(since, str) or not since:
         raise BoardsNotPatchable(f"{BOARDS_PATH} names no data commit they were made from")
+    # a tree-less clone: the trees of the commits since then, only where they differ from HEAD's (reading
+    # `since`'s folders below, the diff and the walk for the newest data commit would each fetch a whole tree)
+    fetch_range_trees(root, since)
     stamp = derivation_key(root)
     header = keyfile.read_header(read(KEYS_PATH), stamp)
     if header is None:

@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from validator.errors import HistoryError
-from validator.git.partial import fetch_history_trees
+from validator.git.partial import fetch_history_trees, fetch_range_trees
 from validator.git.plumbing import plumbing
 
 
@@ -89,6 +89,8 @@ def newest_commit_touching(root: str, dirs: tuple[str, ...], since: str | None =
             return None
         if since is None:
             fetch_history_trees(root)
+        else:
+            fetch_range_trees(root, since)
         newest = next(iter(repo.iter_commits(f"{since}..HEAD" if since else "HEAD", paths=paths, max_count=1)), None)
         if newest is None:
             return None
