@@ -191,8 +191,6 @@ def _update(root: str, jobs: int, cache: bool, limit_bytes: int) -> Outcome:
         return outcome
     found = reach(evaluation)
     newest = newest_commit_touching(root, STAMP_DIRS, since)
-    materialize(root, found.paths())
-    files, removed = patched_files(evaluation, read, found, GitStamp(*newest) if newest else None)
     # the keys: each changed keyed file's old and new version, and the shards their keys fall in
     changes, still = _key_changes(evaluation, data)
     shard_paths = {
@@ -202,7 +200,9 @@ def _update(root: str, jobs: int, cache: bool, limit_bytes: int) -> Outcome:
         if side
         for k in side.keys
     }
-    materialize(root, sorted(shard_paths))
+    # what is read and written, checked out in one call (each rewrites git's index and fetches once)
+    materialize(root, [*found.paths(), *sorted(shard_paths)])
+    files, removed = patched_files(evaluation, read, found, GitStamp(*newest) if newest else None)
     try:
         keys = keyfile.patched_key_files(
             read, header, header.total, changes, still, stamp, worktree_trees(root, keyfile.TREE_DIRS)

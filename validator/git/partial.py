@@ -76,16 +76,20 @@ def fetch_tree_differences(root: str, have_tree: str, want_trees: Iterable[str])
     """fetch_tree_difference for several trees at once: one request per level for all of them."""
     remote = _tree_filtered_remote(root)
     wanted_trees = sorted({w for w in want_trees if w and w != have_tree})
-    if not remote or not have_tree or not wanted_trees or not _present(root, have_tree):
+    if not remote or not have_tree or not wanted_trees:
+        return 0
+    here = _local_objects(root)  # one listing, not one `git rev-list` per tree (a merge's commits: hundreds)
+    if here is None or have_tree not in here:
         return 0
     fetched = 0
     pairs = [(have_tree, want) for want in wanted_trees]
     while pairs:
         # a tree already here (the workflow's rules step fetched the base's top-level one) is not asked
         # for again; the trees below it may still be missing, so the walk goes on regardless
-        wanted = [w for _, w in pairs if not _present(root, w)]
+        wanted = sorted({w for _, w in pairs if w not in here})
         if wanted and not _fetch_exact(root, remote, wanted):
             return fetched
+        here.update(wanted)
         fetched += len(wanted)
         following = _differing_subtrees(root, pairs)
         if following is None:
@@ -136,10 +140,11 @@ def _differing_subtrees(root: str, pairs: list[tuple[str, str]]) -> list[tuple[s
     return following
 
 
-def _present(root: str, tree: str) -> bool:
-    """Is this tree here? (rev-list with `--missing=print` never fetches; a missing id is "bad object".)"""
-    listed = plumbing(root, "rev-list", "--objects", "--missing=print", "--filter=tree:1", "--no-walk", tree)
-    return listed is not None and bool(listed.strip()) and not listed.startswith(b"?")
+def _local_objects(root: str) -> set[str] | None:
+    """The ids of every object this clone holds (never fetches: git lists its own object store). A tree-less
+    clone holds its commits, HEAD's trees and the few blobs checked out: thousands of ids, not millions."""
+    listed = plumbing(root, "cat-file", "--batch-check=%(objectname)", "--batch-all-objects", "--unordered")
+    return None if listed is None else set(listed.decode().split())
 
 
 def _read_trees(root: str, trees: list[str]) -> dict[str, dict[str, tuple[str, str]]] | None:
