@@ -12,7 +12,9 @@ boards after it:
 
 it records the bytes the remote sent (lazy fetches included), wall seconds of the clone and of orv, and
 orv's peak resident memory (`/usr/bin/time`), and whether the new update's files equal the old
-regeneration's byte for byte (`equal`). Times are local (no network) and machine-dependent; the results
+regeneration's byte for byte (`equal`). `site` is the push's next step, the same either way: `orv site`
+reads every training run file for its loss curves, so the new clone first checks every file out
+(`git sparse-checkout disable`: `widen_bytes`, `widen_s`); the old clone has them already. Times are local (no network) and machine-dependent; the results
 file is the record, never a test's expectation.
 
     python bench/boards_update.py --runs 1000 10000 --results bench/boards-update-results.json
@@ -127,6 +129,18 @@ def measure(runs: int, orv: str) -> dict[str, Any]:
             ).stdout.count("\n")
         )
         rows["largest_generated_file_bytes"] = max(len(data) for data in full.values())
+
+        # the push's next step, the same either way: `orv site` reads every training run file (loss curves),
+        # so the new way first checks every file out of its sparse clone; the old one has them already
+        meter.log.unlink(missing_ok=True)
+        start = time.perf_counter()
+        meter.git(new, "sparse-checkout", "disable")
+        widen_s = round(time.perf_counter() - start, 2)
+        rows["site"] = {
+            "widen_s": widen_s,
+            "widen_bytes": meter.sent(),
+            **orv_measured(meter, ["site", str(scratch / "site"), "--root", str(new)], new),
+        }
         shutil.rmtree(old, ignore_errors=True)
         shutil.rmtree(new, ignore_errors=True)
     for side in ("old", "new"):
