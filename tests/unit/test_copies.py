@@ -628,3 +628,22 @@ def test_absurd_timings_never_break_the_copy_test(bad: float) -> None:
         same_measurement(a, b)
     a = sample_fingerprint("inference", broken)
     assert same_measurement(a, sample_fingerprint("inference", [dict(s) for s in broken])) == "identical samples"
+
+
+@pytest.mark.parametrize("size", [64, 200, 1000])
+def test_a_fixed_length_copy_reordered_and_thinned_is_caught_and_its_honest_twin_is_not(size: int) -> None:
+    """Issue 51's 'jitter + drop + reorder' on a fixed-length workload (nothing to align by key, the count
+    changed): the samples with the least timings, in that order, pair in order with gaps, and every other
+    timing column must follow too — another run's fastest requests come with other e2e times."""
+    from tests.testing.corpus import _drop, _map, _shuffled
+
+    caught = flagged = 0
+    for seed in range(6):
+        workload = Workload("inference", size, 4000 + seed, variable=False)
+        original, honest = measure(workload, 0), measure(workload, 1)
+        forged = _shuffled(_drop(_map("inference", original, 1.0, 0.0, 1e-4, seed), 10, seed), seed)
+        a = sample_fingerprint("inference", original)
+        b, c = sample_fingerprint("inference", forged), sample_fingerprint("inference", honest)
+        caught += bool(set(buckets(a)) & set(buckets(b)) and same_measurement(a, b))
+        flagged += bool(set(buckets(a)) & set(buckets(c)) and same_measurement(a, c))
+    assert (caught, flagged) == (6, 0)

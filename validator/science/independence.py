@@ -335,7 +335,8 @@ _ROW_SALT, _KEY_SALT, _VALUE_SALT = 0x6F7276, 0x616C6E, 0x76616C  # so the lowes
 # ("near", distinct timing rows, their lowest SKETCH hashes sorted, aligned samples ((key, timings), ...)
 #  by key, (log level, margin) or None, kind, the first SKETCH samples' timings in order or None,
 #  ((key, every occurrence's timings), ...) where no key repeats more than FEW_OCCURRENCES times, or None,
-#  each aligned sample's window of neighbours, the run's own relative noise per timing column or None)
+#  each aligned sample's window of neighbours, the run's own relative noise per timing column or None,
+#  on a fixed-length workload the SKETCH samples with the least timings in that order, else None)
 # In a fingerprint it is stored packed: ("near", distinct timing rows, zlib of the JSON of (hashes, aligned samples,
 # first samples, keys held a few times, windows), level, kind, own noise); _near_of unpacks it.
 NearPrint = tuple[Any, ...]
@@ -580,6 +581,9 @@ def _near_print(kind: str, columns: Columns) -> NearPrint | None:
     # aligned by occurrence (a fixed-length workload): the first samples in list order too, which
     # timing_agreement aligns in order with gaps, so one dropped request does not shift the rest
     sequence = tuple(zip(*(map(float, column[:SKETCH]) for column in timing))) if by_order else None
+    # ... and its samples sorted by their timings, the SKETCH fastest: a copy reordered *and* thinned keeps
+    # them in the same order with gaps, while another run's come with other second columns
+    ranked = [list(map(float, row)) for row in sorted(zip(*timing))[:SKETCH]] if by_order else None
     # keys held a few times each (a merge of two runs holds every step twice): every occurrence,
     # so timing_agreement can pair each sample with the nearest of the other run's under its key
     few = None
@@ -594,7 +598,7 @@ def _near_print(kind: str, columns: Columns) -> NearPrint | None:
     # (_near_of): as tuples of floats the sketch took ~50 KB a run, 5 GB at 100,000 run files (issue 54).
     # JSON rather than marshal: a shard's partial carries it to `orv merge-results`, and reading JSON
     # from a file can build nothing but data.
-    parts = (shared, aligned, sequence, few, windows)
+    parts = (shared, aligned, sequence, few, windows, ranked)
     finite = all(all(map(math.isfinite, column)) for column in timing)
     # orjson writes inf as null; the stdlib's Infinity reads back as it was (a value past a float's range)
     text = orjson.dumps(parts) if finite else json.dumps(parts, allow_nan=True).encode()
@@ -613,8 +617,8 @@ def _unpack(packed: NearPrint) -> NearPrint:
         parts = orjson.loads(text)
     except orjson.JSONDecodeError:  # written by the stdlib for an infinite value (above)
         parts = json.loads(text)
-    shared, aligned, sequence, few, windows = parts
-    return ("near", packed[1], shared, aligned, packed[3], packed[4], sequence, few, windows, packed[5])
+    shared, aligned, sequence, few, windows, ranked = parts
+    return ("near", packed[1], shared, aligned, packed[3], packed[4], sequence, few, windows, packed[5], ranked)
 
 
 def can_tell_a_copy(fingerprint: Fingerprint) -> bool:
@@ -754,6 +758,8 @@ def timing_agreement(a: NearPrint, b: NearPrint) -> float | None:
         found = _agreement(_in_order(a[6], b[6]), a[5], SEQUENCE_MATCHED, noise)
     if found is None and len(a) > 7 and a[7] is not None and b[7] is not None and (view_a.repeats or view_b.repeats):
         found = _agreement(_nearest_under_key(a[7], b[7]), a[5], noise=noise)
+    if found is None and len(a) > 10 and a[10] is not None and b[10] is not None:
+        found = _agreement(_in_order(a[10], b[10]), a[5], SEQUENCE_MATCHED, noise)
     return found
 
 
