@@ -57,7 +57,7 @@ import statistics
 import zlib
 from array import array
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import orjson
@@ -369,11 +369,13 @@ def _values_print(kind: str, columns: Columns) -> ValuesPrint | None:
         values = columns.get(name)
         if values is None or not columns.types(name) or not columns.types(name) <= {int, float}:
             continue
-        if any(v != v for v in values):  # NaN equals nothing: no value sharing to speak of
+        total = sum(values)  # one C pass: a NaN anywhere makes it NaN (an inf - inf too: then look)
+        if total != total and any(v != v for v in values):  # NaN equals nothing: no value sharing to speak of
             continue
         counts = Counter(values)
-        repeats = sum(c * (c - 1) // 2 for c in counts.values())
-        sketch = array("q", sorted(hash((_VALUE_SALT, v)) for v in counts)[:VALUE_SKETCH])  # as above
+        held = list(counts.values())
+        repeats = (sum(map(operator.mul, held, held)) - len(values)) // 2  # pairs of equal values
+        sketch = array("q", sorted(map(hash, zip(itertools.repeat(_VALUE_SALT), counts)))[:VALUE_SKETCH])
         found.append((name, len(values), len(counts), repeats, sketch))
     return ("values", tuple(found)) if found else None
 
@@ -466,7 +468,7 @@ def _level(kind: str, columns: Columns) -> tuple[float, float] | None:
         middle = statistics.median(ordered)
         if not middle > 0:
             continue
-        relative = statistics.median(abs(v - middle) for v in ordered) / middle
+        relative = statistics.median(map(abs, map(operator.sub, ordered, itertools.repeat(middle)))) / middle
         return math.log(middle), LEVEL_RESCALE + LEVEL_DROP * relative
     return None
 
@@ -480,11 +482,13 @@ def _own_noise(timing: list[list[Any]], align: list[list[Any]]) -> tuple[float |
     count = len(timing[0])
     step = max(1, count // NOISE_SAMPLES)
     picked = range(0, count, step)
-    keys = [align[i:] + align[:i] for i in range(len(align))] or [[]]  # each part of the key leading once
+    parts = [column[::step] for column in align]  # the picked samples' key parts (C slices)
+    keys = [parts[i:] + parts[:i] for i in range(len(parts))] or [[]]  # each part of the key leading once
     found: list[float | None] = [None] * len(timing)
     for key in keys:
-        order = sorted(picked, key=_key_of(key))
-        lead = [float(key[0][i]) for i in order] if key else [float(i) for i in order]
+        ranked = sorted(zip(*key, picked))  # by the key, then list order: tuples compared in C
+        order = [row[-1] for row in ranked]
+        lead = [float(row[0]) for row in ranked] if key else [float(i) for i in order]
         # the weight of each sample's right neighbour on the line through both (1/2 where keys tie)
         weights = [(b - a) / (c - a) if c > a else 0.5 for a, b, c in zip(lead, lead[1:], lead[2:])]
         scales = [math.sqrt(1 + w * w + (1 - w) ** 2) for w in weights]  # the noise's sigma in each deviation
@@ -505,11 +509,6 @@ def _own_noise(timing: list[list[Any]], align: list[list[Any]]) -> tuple[float |
                 noise = low / z * 0.6745 / middle  # as a median deviation
                 found[n] = min(found[n] or noise, noise)
     return tuple(found)
-
-
-def _key_of(columns: list[list[Any]]) -> Callable[[int], tuple[Any, ...]]:
-    """A sample's key from these columns, by index: what sorted() orders samples by."""
-    return lambda i: tuple(column[i] for column in columns)
 
 
 def _below_noise(residuals: Sequence[float], ys: Sequence[float], fitted: int, noise: float | None) -> bool:
