@@ -3,7 +3,9 @@
 - strict pydantic models accept only what the JSON Schemas accept (the engine skips jsonschema
   when pydantic accepts);
 - the column-wise samples check accepts only what the schema's `samples` accepts;
-- the orjson canonical-form test agrees with rfc8785.
+- the orjson canonical-form test agrees with rfc8785;
+- the run's own consistency (ORV212-ORV214) read from decoded columns, in C, agrees with the
+  value-by-value definitions.
 """
 
 from __future__ import annotations
@@ -28,6 +30,9 @@ from validator.load import schema
 from validator.load.pipeline import samples_fast_ok
 from validator.models import InferenceRecipe, RunMeta, TrainingRecipe
 from validator.registry.snapshot import strip_samples
+from validator.science import consistency
+from validator.science.samples import Columns
+from validator.science.workload_fit import peak_in_flight
 
 TRAINING = {
     "id": "qwen3-8-27b-h100-tp1-pp4-dp2",
@@ -347,3 +352,61 @@ def test_a_file_that_grew_after_lstat_is_read_whole_or_refused(
         with pytest.raises(LoadError) as raised:
             documents.read_bytes(str(tmp_path), "f.json", limit)
         assert raised.value.code == "ORV111"
+
+
+class _Float(float):
+    """A float subclass (numpy's float64 is one): not a JSON file's type, still a number."""
+
+
+COLUMN_VALUE = st.one_of(
+    st.integers(-5, 10**6),
+    st.floats(-1, 1e4, allow_nan=False),
+    st.sampled_from([True, None, "1.5", math.inf, -math.inf, math.nan, 10**400, 2**53 + 1, _Float(2.5), 0.0, -0.0]),
+)
+COLUMN_SAMPLE = st.one_of(
+    st.fixed_dictionaries({"ttft_ms": COLUMN_VALUE}, optional={"e2e_ms": COLUMN_VALUE}),
+    st.sampled_from([[], "x", 3]),  # not a mapping
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(COLUMN_SAMPLE, min_size=1, max_size=6))
+def test_consistency_columns_agree_with_reading_value_by_value(samples: list[Any]) -> None:
+    for key in ("ttft_ms", "e2e_ms"):
+        fast = consistency._column(Columns(samples), key)
+        plain = consistency._column_of_values(samples, key)
+        assert fast == plain and (fast is None or all(type(v) is float for v in fast)), samples
+
+
+def _peak_by_events(starts: list[float], e2es: list[float]) -> int:
+    """The definition: every start and end as an event in time order, an end before a start at one instant."""
+    events = sorted([(s + e, 0) for s, e in zip(starts, e2es)] + [(s, 1) for s in starts])
+    open_now = peak = 0
+    for _, is_start in events:
+        open_now += 1 if is_start else -1
+        peak = max(peak, open_now)
+    return peak
+
+
+TIME = st.one_of(st.integers(0, 20), st.floats(0, 20, allow_nan=False), st.sampled_from([0, 0.0, 1.0, 2**53 - 1]))
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(st.tuples(TIME, TIME), max_size=30))
+def test_peak_in_flight_agrees_with_an_event_sweep(requests: list[tuple[float, float]]) -> None:
+    starts, e2es = [s for s, _ in requests], [e for _, e in requests]
+    assert peak_in_flight(starts, e2es) == _peak_by_events(starts, e2es)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.tuples(st.floats(0, 1e6, allow_nan=False), st.floats(0, 1e5, allow_nan=False)), min_size=1))
+def test_span_and_mean_in_flight_agree_with_their_definitions(requests: list[tuple[float, float]]) -> None:
+    starts, e2es = [s for s, _ in requests], [e for _, e in requests]
+    assert consistency.measured_span_ms(starts, e2es) == max(s + e for s, e in requests) - min(starts)
+    first, last = min(starts), max(starts)
+    mean = consistency.mean_in_flight_queued(starts, e2es)
+    if last <= first:
+        assert mean is None
+    else:
+        busy = math.fsum(max(0.0, min(s + e, last) - s) for s, e in requests)
+        assert mean == busy / (last - first)

@@ -18,9 +18,14 @@ from validator.science.consistency import Inconsistency, inconsistencies
 E = Severity.ERROR
 
 
+def _found(run: RunFile) -> list[Inconsistency]:
+    data = run.doc.data
+    return inconsistencies(data, run.columns) if isinstance(data, dict) else []
+
+
 def _findings(run: RunFile, code: str) -> Iterator[Finding]:
-    found: list[Inconsistency] = inconsistencies(run.doc.data) if isinstance(run.doc.data, dict) else []
-    for item in found:
+    # one pass over the samples' columns the loader decoded, for ORV212, ORV213 and ORV214 together
+    for item in run.memo("inconsistencies", lambda: _found(run)):
         if item.code == code:
             yield Finding(run.path, item.message, item.hint, at=item.at)
 

@@ -366,7 +366,9 @@ def load_run(root: str, rel: str, catalog: Catalog, out: Collector, exact: bool 
     if meta is not None:
         with stage("load > run files: facts from samples (figures, workload, convergence, fingerprint)"):
             facts = compute_facts(meta, data, catalog, columns, exact)
-    return RunFile(rel, raw, doc, run_digest_from_path(rel), content_address(raw), canonical, meta, facts)
+    return RunFile(
+        rel, raw, doc, run_digest_from_path(rel), content_address(raw), canonical, meta, facts, columns=columns
+    )
 
 
 POOL_MIN_FILES = 256  # a process pool costs ~0.1 s to start; smaller registries load in this process

@@ -19,6 +19,7 @@ from validator.models import (
     WorkloadSpec,
 )
 from validator.quality.verify import Problem, QualityFacts
+from validator.science.samples import Columns
 from validator.science.throughput import RunFacts
 
 T = TypeVar("T")
@@ -72,6 +73,17 @@ class RunFile:
     facts: RunFacts | None
     quality: QualityFacts | None = None  # for a `kind: quality` run
     quality_problems: tuple[Problem, ...] = ()  # its integrity problems, found once by the loader
+    # the samples' columns the loader decoded once (schema fast path, facts), for checks to read again
+    columns: Columns | None = field(default=None, compare=False, repr=False)
+    # Values derived from this file that several run-file checks ask for (memo()).
+    derived: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def memo(self, key: Any, compute: Callable[[], T]) -> T:
+        """compute() once per run file: one pass for what several run-file checks derive."""
+        if key not in self.derived:
+            self.derived[key] = compute()
+        value: T = self.derived[key]
+        return value
 
 
 @dataclass(frozen=True)

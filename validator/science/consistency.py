@@ -22,7 +22,9 @@ refuses a run whose fields disagree (docs/metrics.md, "Fields of each tool"):
           last token cannot come before its first.
 Each function is pure; the run-file checks (validator/checks/consistency.py) and `orv add-run` (both
 a tool's output and a run document) call the same ones, so a run refused at add-run is refused
-by `orv check` too, and a run file edited by hand is caught.
+by `orv check` too, and a run file edited by hand is caught. The loader's decoded columns
+(validator/science/samples.py) are read, not the samples again, and each honest-run test is one
+C-level pass (a request-by-request loop runs only to word a fault).
 """
 
 from __future__ import annotations
@@ -30,8 +32,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import repeat
+from operator import add, le, sub
 from typing import Any, TypeGuard
 
+from validator.science.samples import Columns
 from validator.science.workload_fit import peak_in_flight
 
 ROUNDING_MS = 1.0  # start_ms and e2e_ms are stored to the nanosecond; a tool's own clock reads to the µs
@@ -64,8 +69,25 @@ def _number(value: Any) -> TypeGuard[float]:
         return False
 
 
-def _column(samples: Sequence[Any], key: str) -> list[float] | None:
-    """A numeric column every sample has, else None (the schema reports a malformed sample)."""
+_NUMBERS = frozenset({int, float})  # exactly: bool, and subclasses of either, take the general path
+
+
+def _column(columns: Columns, key: str) -> list[float] | None:
+    """A numeric column every sample has, as floats, else None (the schema reports a malformed sample).
+    A JSON file's column is ints and floats: one C-level pass each for its types (read once by
+    Columns), finiteness and the conversion; any other column is read value by value."""
+    values, types = columns.get(key), columns.types(key)
+    if values is None or not types <= _NUMBERS:
+        return _column_of_values(columns.samples, key)
+    try:
+        if not all(map(math.isfinite, values)):
+            return None
+    except OverflowError:  # an integer past 1e308 is the schema's ORV109, not a number here
+        return None
+    return values if types == {float} else list(map(float, values))
+
+
+def _column_of_values(samples: Sequence[Any], key: str) -> list[float] | None:
     out = []
     for sample in samples:
         value = sample.get(key) if isinstance(sample, Mapping) else None
@@ -77,7 +99,7 @@ def _column(samples: Sequence[Any], key: str) -> list[float] | None:
 
 def measured_span_ms(starts: Sequence[float], e2es: Sequence[float]) -> float:
     """First request's start to the last request's end."""
-    return max(s + e for s, e in zip(starts, e2es)) - min(starts)
+    return max(map(add, starts, e2es)) - min(starts)
 
 
 def mean_in_flight_queued(starts: Sequence[float], e2es: Sequence[float]) -> float | None:
@@ -88,23 +110,27 @@ def mean_in_flight_queued(starts: Sequence[float], e2es: Sequence[float]) -> flo
     first, last = min(starts), max(starts)
     if last <= first:
         return None
-    busy = math.fsum(max(0.0, min(s + e, last) - s) for s, e in zip(starts, e2es))
+    # max(0, min(s + e, last) - s) per request, in C
+    busy = math.fsum(map(max, repeat(0.0), map(sub, map(min, map(add, starts, e2es), repeat(last)), starts)))
     return busy / (last - first)
 
 
-def inconsistencies(document: Mapping[str, Any]) -> list[Inconsistency]:
+def inconsistencies(document: Mapping[str, Any], columns: Columns | None = None) -> list[Inconsistency]:
     """Every disagreement between an inference run document's fields (empty for other kinds, for
-    llama-bench's synthetic repetitions, and for runs without samples)."""
+    llama-bench's synthetic repetitions, and for runs without samples). `columns`, of the document's
+    samples, when the caller has read them already (the loader has)."""
     samples = document.get("samples")
     if document.get("kind") != "inference" or "synthetic" in document or not isinstance(samples, list):
         return []
     if not samples:
         return []
-    ttfts, e2es = _column(samples, "ttft_ms"), _column(samples, "e2e_ms")
+    if columns is None or columns.samples is not samples:
+        columns = Columns(samples)
+    ttfts, e2es = _column(columns, "ttft_ms"), _column(columns, "e2e_ms")
     if ttfts is None or e2es is None:
         return []
     out = list(_e2e_before_ttft(samples, ttfts, e2es))
-    starts = _column(samples, "start_ms")
+    starts = _column(columns, "start_ms")
     serving = document.get("serving")
     concurrency = serving.get("concurrency") if isinstance(serving, Mapping) else None
     concurrency = concurrency if isinstance(concurrency, int) and not isinstance(concurrency, bool) else None
@@ -117,6 +143,8 @@ def inconsistencies(document: Mapping[str, Any]) -> list[Inconsistency]:
 
 
 def _e2e_before_ttft(samples: Sequence[Any], ttfts: Sequence[float], e2es: Sequence[float]) -> list[Inconsistency]:
+    if not any(map(le, e2es, ttfts)):  # every request ends after its first token: nothing to word
+        return []
     out = []
     for i, (ttft, e2e) in enumerate(zip(ttfts, e2es)):
         tokens = samples[i].get("output_tokens")

@@ -15,8 +15,11 @@ The samples are reduced to LengthStats while the run's bytes are in memory (load
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
+from operator import add, sub
 
 from validator.models import SyntheticTest, WorkloadSpec
 
@@ -49,13 +52,16 @@ def length_stats(
 
 
 def peak_in_flight(starts: Sequence[float], e2es: Sequence[float]) -> int:
-    """The most requests open at one instant; a request ending when another starts does not overlap it."""
-    events = sorted([(s + e, 0) for s, e in zip(starts, e2es)] + [(s, 1) for s in starts])
-    open_now = peak = 0
-    for _, is_start in events:
-        open_now += 1 if is_start else -1
-        peak = max(peak, open_now)
-    return peak
+    """The most requests open at one instant; a request ending when another starts does not overlap it.
+
+    The count rises only at a start, so the peak is reached just after some start time t: the
+    requests started by t less those ended by t (an end at t closes before a start at t opens).
+    Two sorts and a bisection per start, all in C (a Python loop over 2n events cost ~10x more).
+    """
+    if not starts:
+        return 0
+    opened, ended = sorted(starts), sorted(map(add, starts, e2es))
+    return max(0, max(map(sub, map(partial(bisect_right, opened), opened), map(partial(bisect_right, ended), opened))))
 
 
 @dataclass(frozen=True)
