@@ -32,7 +32,7 @@ from validator.models import InferenceRecipe, RunMeta, TrainingRecipe
 from validator.registry.snapshot import strip_samples
 from validator.science import consistency
 from validator.science.samples import Columns
-from validator.science.workload_fit import peak_in_flight
+from validator.science.workload_fit import LengthStats, length_stats, peak_in_flight
 
 TRAINING = {
     "id": "qwen3-8-27b-h100-tp1-pp4-dp2",
@@ -410,3 +410,23 @@ def test_span_and_mean_in_flight_agree_with_their_definitions(requests: list[tup
     else:
         busy = math.fsum(max(0.0, min(s + e, last) - s) for s, e in requests)
         assert mean == busy / (last - first)
+
+
+REQUEST = st.tuples(st.integers(0, 5000), st.integers(0, 3), st.floats(0, 1e5, allow_nan=False), st.floats(0, 1e4))
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(REQUEST, max_size=12), st.booleans())
+def test_length_stats_are_over_the_completed_requests(requests: list[Any], timed: bool) -> None:
+    done = [r for r in requests if r[1] > 0]
+    prompts, outputs, starts, e2es = (list(column) for column in zip(*requests)) if requests else ([], [], [], [])
+    found = length_stats(prompts, outputs, starts if timed else None, e2es)
+    if not done:
+        assert found is None
+        return
+    p, o = [r[0] for r in done], [r[1] for r in done]
+    peak = peak_in_flight([r[2] for r in done], [r[3] for r in done]) if timed else None
+    expected = LengthStats(
+        len(done), math.fsum(p) / len(p), min(p), max(p), math.fsum(o) / len(o), min(o), max(o), peak
+    )
+    assert found == expected

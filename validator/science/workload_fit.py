@@ -42,13 +42,16 @@ def length_stats(
     prompts: Sequence[int], outputs: Sequence[int], starts: Sequence[float] | None, e2es: Sequence[float]
 ) -> LengthStats | None:
     """Over completed requests (output > 0), as the tools' own means are; None when there are none."""
-    done = [i for i, o in enumerate(outputs) if o > 0]
-    if not done:
-        return None
-    p = [prompts[i] for i in done]
-    o = [outputs[i] for i in done]
-    peak = peak_in_flight([starts[i] for i in done], [e2es[i] for i in done]) if starts is not None else None
-    return LengthStats(len(done), math.fsum(p) / len(p), min(p), max(p), math.fsum(o) / len(o), min(o), max(o), peak)
+    if outputs and min(outputs) > 0:  # the usual case: every request completed, no copies to make
+        p, o, s, e = prompts, outputs, starts, e2es
+    else:
+        done = [i for i, o in enumerate(outputs) if o > 0]
+        if not done:
+            return None
+        p, o = [prompts[i] for i in done], [outputs[i] for i in done]
+        s, e = ([starts[i] for i in done] if starts is not None else None), [e2es[i] for i in done]
+    peak = peak_in_flight(s, e) if s is not None else None
+    return LengthStats(len(o), math.fsum(p) / len(p), min(p), max(p), math.fsum(o) / len(o), min(o), max(o), peak)
 
 
 def peak_in_flight(starts: Sequence[float], e2es: Sequence[float]) -> int:
