@@ -315,7 +315,10 @@ def compute_facts(
         facts = llama_bench_facts(samples, meta.synthetic.model_dump())
     else:
         facts = inference_facts(samples, meta.duration_s, columns)
-    return replace(facts, fingerprint=sample_fingerprint(meta.kind, samples, columns, exact))
+    # timed on its own: ORV304's share of the per-file load (science/independence.py)
+    with stage("load > run files: facts from samples > of which the copy fingerprint (ORV304's)"):
+        fingerprint = sample_fingerprint(meta.kind, samples, columns, exact)
+    return replace(facts, fingerprint=fingerprint)
 
 
 def load_run(root: str, rel: str, catalog: Catalog, out: Collector, exact: bool = True) -> RunFile | None:
