@@ -647,3 +647,25 @@ def test_a_fixed_length_copy_reordered_and_thinned_is_caught_and_its_honest_twin
         caught += bool(set(buckets(a)) & set(buckets(b)) and same_measurement(a, b))
         flagged += bool(set(buckets(a)) & set(buckets(c)) and same_measurement(a, c))
     assert (caught, flagged) == (6, 0)
+
+
+@pytest.mark.parametrize("size", [64, 200, 1000])
+def test_a_merge_of_two_runs_thinned_and_reordered_is_caught_and_the_two_runs_are_not_one(size: int) -> None:
+    """Issue 51's 'jitter + drop + reorder + merge' on training logs: the merged run holds every step twice,
+    so it aligns by occurrence and publishes the keys its originals hold (before, only its few unpaired
+    steps: 274 of 600 such copies missed). Its honest twin: the two runs merged are not one measurement."""
+    from tests.testing.corpus import _drop, _map, _merged, _shuffled
+
+    caught = flagged = 0
+    for seed in range(6):
+        workload = Workload("training", size, 5000 + seed, jitter=0.0005)
+        first, second = measure(workload, 0), measure(workload, 99)
+        merged = _merged(
+            _map("training", first, 1.0, 0.0, 1e-4, seed), _map("training", second, 1.0, 0.0, 1e-4, seed + 1)
+        )
+        forged = _shuffled(_drop(merged, 10, seed), seed)
+        a, b = sample_fingerprint("training", first), sample_fingerprint("training", forged)
+        c = sample_fingerprint("training", second)
+        caught += bool(set(buckets(a)) & set(buckets(b)) and same_measurement(a, b))
+        flagged += bool(set(buckets(a)) & set(buckets(c)) and same_measurement(a, c))
+    assert (caught, flagged) == (6, 0)

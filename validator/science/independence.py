@@ -556,8 +556,10 @@ def _near_print(kind: str, columns: Columns) -> NearPrint | None:
     unique = [key for key, count in counts.items() if count == 1]
     # Samples whose key the run holds once align without regard to order; where enough do (a random
     # dataset's requests, a training log's steps), only they align, so that dropping one of two equal
-    # requests cannot shift the other's occurrence. A fixed-length workload aligns by occurrence.
-    by_order = len(unique) < MIN_MATCHED
+    # requests cannot shift the other's occurrence. A fixed-length workload aligns by occurrence, and
+    # so does a run most of whose keys repeat (a merge of two runs holds every step twice: its few
+    # unpaired keys would be all it published, and its original would share none of them)
+    by_order = len(unique) < max(MIN_MATCHED, len(counts) // 2)
     distinct = set(keys) if by_order else set(unique)
     chosen = set(sorted(distinct)[:SKETCH])
     seen: dict[int, int] = {}
