@@ -107,7 +107,7 @@ def test_the_calibration_corpus_has_no_false_positive_and_no_false_negative_belo
     assert rates.honest_pairs == 270 and rates.forgeries == 1734
     assert rates.false_positives == 0, rates.as_dict()
     assert set(rates.missed or {}) <= UNSEEN, rates.as_dict()
-    assert rates.false_negatives <= 51, rates.as_dict()  # of 1734; what bench/copies.py publishes
+    assert rates.false_negatives <= 10, rates.as_dict()  # of 1734 (51 at the start of 2026-12-07); bench/copies.py publishes the full corpus
 
 
 def test_a_stable_cluster_of_66_runs_of_one_recipe_is_never_one_measurement() -> None:
@@ -669,3 +669,43 @@ def test_a_merge_of_two_runs_thinned_and_reordered_is_caught_and_the_two_runs_ar
         caught += bool(set(buckets(a)) & set(buckets(b)) and same_measurement(a, b))
         flagged += bool(set(buckets(a)) & set(buckets(c)) and same_measurement(a, c))
     assert (caught, flagged) == (6, 0)
+
+
+@pytest.mark.parametrize(("size", "least"), [(64, 5), (200, 6), (1000, 6)])
+def test_a_fixed_length_merge_thinned_and_reordered_is_caught_and_quiet_honest_runs_are_not(
+    size: int, least: int
+) -> None:
+    """Issue 51's 'jitter + drop + reorder + merge' on a fixed-length workload: the merged run's fastest
+    requests interleave with the other run's, so they pair by their TTFT over the range both cover, and
+    their e2e must then follow on its own. Honest twins: the two runs merged, and two quiet runs (TTFT
+    σ 0.2%, ITL σ 0.1%) whose fastest requests pair by TTFT just as closely, are not one measurement. At 64
+    requests a merge thinned by 10 sometimes leaves too few of the original's fastest paired (docs/metrics.md)."""
+    from tests.testing.corpus import _drop, _map, _merged, _shuffled
+
+    caught = flagged = 0
+    for seed in range(6):
+        workload = Workload("inference", size, 6000 + seed, variable=False)
+        first, second = measure(workload, 0), measure(workload, 99)
+        merged = _merged(
+            _map("inference", first, 1.0, 0.0, 1e-4, seed), _map("inference", second, 1.0, 0.0, 1e-4, seed + 1)
+        )
+        forged = _shuffled(_drop(merged, 10, seed), seed)
+        a, b = sample_fingerprint("inference", first), sample_fingerprint("inference", forged)
+        c = sample_fingerprint("inference", second)
+        caught += bool(set(buckets(a)) & set(buckets(b)) and same_measurement(a, b))
+        flagged += bool(set(buckets(a)) & set(buckets(c)) and same_measurement(a, c))
+        quiet = [
+            [
+                {
+                    "prompt_tokens": 1024,
+                    "output_tokens": 256,
+                    "ttft_ms": t,
+                    "e2e_ms": t + 255 * 20.0 * (1 + r.gauss(0, 0.001)),
+                }
+                for t in (80.0 * (1 + r.gauss(0, 0.002)) for _ in range(size))
+            ]
+            for r in (random.Random(seed), random.Random(seed + 100))
+        ]
+        q1, q2 = (sample_fingerprint("inference", run) for run in quiet)
+        flagged += bool(set(buckets(q1)) & set(buckets(q2)) and same_measurement(q1, q2))
+    assert caught >= least and flagged == 0

@@ -761,7 +761,32 @@ def timing_agreement(a: NearPrint, b: NearPrint) -> float | None:
         found = _agreement(_nearest_under_key(a[7], b[7]), a[5], noise=noise)
     if found is None and len(a) > 10 and a[10] is not None and b[10] is not None:
         found = _agreement(_in_order(a[10], b[10]), a[5], SEQUENCE_MATCHED, noise)
+        if found is None and len(a[10][0]) > 1:  # merged with another run: its fastest interleave
+            found = _agreement(_nearest_in_value(a[10], b[10]), a[5], SEQUENCE_MATCHED, noise)
     return found
+
+
+def _nearest_in_value(xs: Sequence[Sequence[float]], ys: Sequence[Sequence[float]]) -> list[tuple[Any, Any]]:
+    """Two runs' fastest samples (sorted by their first timing) paired by that timing: over the range
+    both cover, each sample of the run with fewer there with the other's nearest. Only with a second
+    timing column, which must then follow on its own: the first agrees by construction."""
+    if not xs or not ys:
+        return []
+    top = min(xs[-1][0], ys[-1][0])
+    low = max(xs[0][0], ys[0][0])
+    inside_x = [row for row in xs if low <= row[0] <= top]
+    inside_y = [row for row in ys if low <= row[0] <= top]
+    flip = len(inside_x) > len(inside_y)
+    few, many = (inside_y, inside_x) if flip else (inside_x, inside_y)
+    if not many:
+        return []
+    leads = [row[0] for row in many]
+    pairs = []
+    for row in few:
+        at = bisect.bisect_left(leads, row[0])
+        near = min((i for i in (at - 1, at) if 0 <= i < len(many)), key=lambda i: abs(leads[i] - row[0]))
+        pairs.append((many[near], row) if flip else (row, many[near]))
+    return pairs
 
 
 WINDOW = 2  # neighbours either side of a sample that filtered_agreement fits a copy on
