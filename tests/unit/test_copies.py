@@ -107,7 +107,8 @@ def test_the_calibration_corpus_has_no_false_positive_and_no_false_negative_belo
     assert rates.honest_pairs == 270 and rates.forgeries == 1734
     assert rates.false_positives == 0, rates.as_dict()
     assert set(rates.missed or {}) <= UNSEEN, rates.as_dict()
-    assert rates.false_negatives <= 10, rates.as_dict()  # of 1734 (51 at the start of 2026-12-07); bench/copies.py publishes the full corpus
+    # of 1,734 (51 at the start of 2026-12-07); bench/copies.py publishes the full corpus
+    assert rates.false_negatives <= 10, rates.as_dict()
 
 
 def test_a_stable_cluster_of_66_runs_of_one_recipe_is_never_one_measurement() -> None:
