@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -39,18 +38,10 @@ sys.path.insert(0, str(REPO))
 
 from bench.clone import ORV, Meter  # noqa: E402
 from bench.history import generate_history  # noqa: E402
+from tests.testing.registry import boards_tree  # noqa: E402
 
 RESULTS = HERE / "boards-update-results.json"
 SPARSE = ["/catalog/", "/measurers/"]
-
-
-def boards_files(root: Path) -> dict[str, bytes]:
-    out = {}
-    for here, _dirs, names in os.walk(root / "boards"):
-        for name in names:
-            full = Path(here) / name
-            out[full.relative_to(root).as_posix()] = full.read_bytes()
-    return out
 
 
 def orv_measured(meter: Meter, args: list[str], cwd: Path) -> dict[str, Any]:
@@ -121,7 +112,7 @@ def measure(runs: int, orv: str) -> dict[str, Any]:
         rows["new"]["bytes"] = clone_bytes + meter.sent()
         rows["new"]["fetches_by_orv"] = meter.fetches()
 
-        full, updated = boards_files(old), boards_files(new)
+        full, updated = boards_tree(old), boards_tree(new)
         rows["equal"] = all(full.get(path) == data for path, data in updated.items())
         rows["files_written_by_update"] = int(
             subprocess.run(

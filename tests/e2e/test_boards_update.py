@@ -30,23 +30,13 @@ from tests.testing.factories import (
     write_recipe,
 )
 from tests.testing.git import commit_all, git
-from tests.testing.registry import make_registry
+from tests.testing.registry import boards_tree, make_registry
 from validator.cli import main
 from validator.load import pipeline
 
 pytestmark = pytest.mark.git
 
 OPS = ("add", "add", "add-run", "edit-claim", "delete", "share", "add-inference", "inference-run")
-
-
-def boards_tree(root: Path) -> dict[str, bytes]:
-    """Every file under boards/, by path."""
-    out = {}
-    for here, _dirs, names in os.walk(root / "boards"):
-        for name in names:
-            full = Path(here) / name
-            out[full.relative_to(root).as_posix()] = full.read_bytes()
-    return out
 
 
 def orv(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 from pathlib import Path
 
@@ -98,3 +99,13 @@ def hand_written_registry(dest: Path) -> tuple[Path, Path]:
     recipe.parent.mkdir(parents=True)
     recipe.write_text(HAND_WRITTEN, encoding="utf-8")
     return root, recipe
+
+
+def boards_tree(root: Path) -> dict[str, bytes]:
+    """Every file under a registry's boards/, by path (what a full and an incremental update must agree on)."""
+    out = {}
+    for here, _dirs, names in os.walk(root / "boards"):
+        for name in names:
+            full = Path(here) / name
+            out[full.relative_to(root).as_posix()] = full.read_bytes()
+    return out

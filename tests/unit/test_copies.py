@@ -650,26 +650,28 @@ def test_a_fixed_length_copy_reordered_and_thinned_is_caught_and_its_honest_twin
     assert (caught, flagged) == (6, 0)
 
 
+def _merge_verdicts(workload: Workload, seed: int) -> tuple[bool, bool]:
+    """(the first run's copy merged with the second, jittered 0.01%, 10 dropped and reordered, is caught;
+    the two honest runs are flagged) — each counting only where the pair also shares a bucket."""
+    from tests.testing.corpus import _drop, _map, _merged, _shuffled
+
+    kind = workload.kind
+    first, second = measure(workload, 0), measure(workload, 99)
+    merged = _merged(_map(kind, first, 1.0, 0.0, 1e-4, seed), _map(kind, second, 1.0, 0.0, 1e-4, seed + 1))
+    forged = _shuffled(_drop(merged, 10, seed), seed)
+    a, b, c = (sample_fingerprint(kind, run) for run in (first, forged, second))
+    caught = bool(set(buckets(a)) & set(buckets(b)) and same_measurement(a, b))
+    return caught, bool(set(buckets(a)) & set(buckets(c)) and same_measurement(a, c))
+
+
 @pytest.mark.parametrize("size", [64, 200, 1000])
 def test_a_merge_of_two_runs_thinned_and_reordered_is_caught_and_the_two_runs_are_not_one(size: int) -> None:
     """Issue 51's 'jitter + drop + reorder + merge' on training logs: the merged run holds every step twice,
     so it aligns by occurrence and publishes the keys its originals hold (before, only its few unpaired
     steps: 274 of 600 such copies missed). Its honest twin: the two runs merged are not one measurement."""
-    from tests.testing.corpus import _drop, _map, _merged, _shuffled
-
-    caught = flagged = 0
-    for seed in range(6):
-        workload = Workload("training", size, 5000 + seed, jitter=0.0005)
-        first, second = measure(workload, 0), measure(workload, 99)
-        merged = _merged(
-            _map("training", first, 1.0, 0.0, 1e-4, seed), _map("training", second, 1.0, 0.0, 1e-4, seed + 1)
-        )
-        forged = _shuffled(_drop(merged, 10, seed), seed)
-        a, b = sample_fingerprint("training", first), sample_fingerprint("training", forged)
-        c = sample_fingerprint("training", second)
-        caught += bool(set(buckets(a)) & set(buckets(b)) and same_measurement(a, b))
-        flagged += bool(set(buckets(a)) & set(buckets(c)) and same_measurement(a, c))
-    assert (caught, flagged) == (6, 0)
+    verdicts = [_merge_verdicts(Workload("training", size, 5000 + seed, jitter=0.0005), seed) for seed in range(6)]
+    assert [caught for caught, _ in verdicts] == [True] * 6
+    assert not any(flagged for _, flagged in verdicts)
 
 
 @pytest.mark.parametrize(("size", "least"), [(64, 5), (200, 6), (1000, 6)])
@@ -681,20 +683,11 @@ def test_a_fixed_length_merge_thinned_and_reordered_is_caught_and_quiet_honest_r
     their e2e must then follow on its own. Honest twins: the two runs merged, and two quiet runs (TTFT
     σ 0.2%, ITL σ 0.1%) whose fastest requests pair by TTFT just as closely, are not one measurement. At 64
     requests a merge thinned by 10 sometimes leaves too few of the original's fastest paired (docs/metrics.md)."""
-    from tests.testing.corpus import _drop, _map, _merged, _shuffled
-
     caught = flagged = 0
     for seed in range(6):
-        workload = Workload("inference", size, 6000 + seed, variable=False)
-        first, second = measure(workload, 0), measure(workload, 99)
-        merged = _merged(
-            _map("inference", first, 1.0, 0.0, 1e-4, seed), _map("inference", second, 1.0, 0.0, 1e-4, seed + 1)
-        )
-        forged = _shuffled(_drop(merged, 10, seed), seed)
-        a, b = sample_fingerprint("inference", first), sample_fingerprint("inference", forged)
-        c = sample_fingerprint("inference", second)
-        caught += bool(set(buckets(a)) & set(buckets(b)) and same_measurement(a, b))
-        flagged += bool(set(buckets(a)) & set(buckets(c)) and same_measurement(a, c))
+        merge_caught, twins_flagged = _merge_verdicts(Workload("inference", size, 6000 + seed, variable=False), seed)
+        caught += merge_caught
+        flagged += twins_flagged
         quiet = [
             [
                 {

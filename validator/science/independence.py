@@ -57,7 +57,7 @@ import statistics
 import zlib
 from array import array
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
@@ -630,23 +630,31 @@ def can_tell_a_copy(fingerprint: Fingerprint) -> bool:
     return near is not None and near[1] >= MIN_DISTINCT
 
 
-_UNPACKED: dict[int, tuple[NearPrint, NearPrint]] = {}
-_UNPACKED_KEPT = 2048  # runs kept unpacked: ORV304 compares a bucket's runs one after another
+_UNPACKED: dict[int, tuple[Any, Any]] = {}
+
+
+def _kept(cache: dict[int, tuple[Any, Any]], of: Any, make: Callable[[Any], Any]) -> Any:
+    """make(of), kept in `cache` for the CACHE_KEPT runs used most recently, by identity (`of` is
+    immutable and stays alive while kept beside its result, so its id is not reused meanwhile)."""
+    found = cache.get(id(of))
+    if found is not None and found[0] is of:
+        return found[1]
+    if len(cache) >= CACHE_KEPT:
+        cache.clear()
+    made = make(of)
+    cache[id(of)] = (of, made)
+    return made
+
+
+CACHE_KEPT = 2048  # runs kept unpacked and viewed: ORV304 compares a bucket's runs one after another
 
 
 def _near_of(fingerprint: Fingerprint) -> NearPrint | None:
-    """The run's near print, unpacked (kept for the runs used most recently, by identity)."""
+    """The run's near print, unpacked (kept for the runs used most recently)."""
     last = fingerprint[-1] if fingerprint else None
     if last is None or last[0] != "near":
         return None
-    found = _UNPACKED.get(id(last))
-    if found is not None and found[0] is last:
-        return found[1]
-    if len(_UNPACKED) >= _UNPACKED_KEPT:
-        _UNPACKED.clear()
-    near = _unpack(last)
-    _UNPACKED[id(last)] = (last, near)
-    return near
+    return _kept(_UNPACKED, last, _unpack)
 
 
 def _values_of(fingerprint: Fingerprint) -> ValuesPrint | None:
@@ -724,20 +732,12 @@ class _View:
         self.repeats = few is not None and any(len(rows) > 1 for _, rows in few)
 
 
-_VIEWS: dict[int, tuple[NearPrint, _View]] = {}
-_VIEWS_KEPT = 2048  # runs whose views are kept: a bucket's runs are compared one after another
+_VIEWS: dict[int, tuple[Any, Any]] = {}
 
 
 def _view(near: NearPrint) -> _View:
-    """The run's _View, kept for the runs compared most recently (by identity: a print is immutable)."""
-    found = _VIEWS.get(id(near))
-    if found is not None and found[0] is near:
-        return found[1]
-    if len(_VIEWS) >= _VIEWS_KEPT:
-        _VIEWS.clear()
-    made = _View(near)
-    _VIEWS[id(near)] = (near, made)
-    return made
+    """The run's _View, kept for the runs compared most recently."""
+    return _kept(_VIEWS, near, _View)
 
 
 def timing_agreement(a: NearPrint, b: NearPrint) -> float | None:
