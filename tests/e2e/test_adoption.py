@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.e2e.test_action import ActionRun, ActionRunner
-from tests.e2e.test_gate_model import check_out, evaluate, install_orv_from, open_pull_request
+from tests.e2e.test_action import ActionRun
+from tests.e2e.test_gate_model import check_out, evaluate, install_orv_from, open_pull_request, run_installed_action
 from tests.e2e.test_release import RELEASED
 from tests.e2e.test_workflows import OWN_ACTION, release_series
 from tests.testing.factories import add_training_run, commit_boards, recipe_text, training_recipe_path
@@ -94,13 +94,7 @@ def run_gate(origin: Path, project: Path, tmp: Path) -> ActionRun:
         elif uses.startswith(OWN_ACTION + "@"):
             action_dir = download_action(project, uses, tmp / "action")
             assert not {"recipes", "runs", "catalog", "boards"} & {p.name for p in action_dir.iterdir()}
-            orv = install_orv_from(action_dir, tmp / "orv-venv")
-            runner_tmp = tmp / "runner"
-            runner_tmp.mkdir()
-            inputs = {name: str(value) for name, value in given.items()}
-            return ActionRunner(
-                workspace, event, runner_tmp, {**inputs, "install": "false"}, action_dir=action_dir, bin=orv
-            ).run()
+            return run_installed_action(action_dir, workspace, event, given, tmp)
         else:
             raise AssertionError(f"{uses or step.get('name')}: a step this replay does not know")
     raise AssertionError("the example pull-request workflow has no step that runs the OpenRecipes Action")

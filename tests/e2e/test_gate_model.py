@@ -126,6 +126,20 @@ def evaluate(value: Any, event: dict[str, Any]) -> Any:
     return EXPRESSION.sub(lookup, value) if isinstance(value, str) else value
 
 
+def run_installed_action(
+    action_dir: Path, workspace: Path, event: dict[str, Any], given: dict[str, Any], tmp: Path
+) -> ActionRun:
+    """The Action's step as a runner takes it: orv installed from `action_dir` into a fresh environment,
+    then action.yml's steps run with the workflow's inputs (`given`) on `workspace`."""
+    orv = install_orv_from(action_dir, tmp / "orv-venv")
+    runner_tmp = tmp / "runner"
+    runner_tmp.mkdir()
+    inputs = {name: str(value) for name, value in given.items()}
+    return ActionRunner(
+        workspace, event, runner_tmp, {**inputs, "install": "false"}, action_dir=action_dir, bin=orv
+    ).run()
+
+
 def install_orv_from(folder: Path, where: Path) -> Path:
     """A fresh virtual environment with `folder`'s orv installed as its wheel lays it out; its bin directory.
 
@@ -206,14 +220,7 @@ def run_pull_request_workflow(origin: Path, tmp: Path, full: bool = False) -> Ac
         elif uses.startswith("actions/checkout@"):
             check_out({**step, "with": given}, origin, workspace, merge, full)
         elif uses.startswith("./"):
-            action_dir = workspace / uses[2:]
-            orv = install_orv_from(action_dir, tmp / "orv-venv")
-            runner_tmp = tmp / "runner"
-            runner_tmp.mkdir()
-            inputs = {name: str(value) for name, value in given.items()}
-            return ActionRunner(
-                workspace, event, runner_tmp, {**inputs, "install": "false"}, action_dir=action_dir, bin=orv
-            ).run()
+            return run_installed_action(workspace / uses[2:], workspace, event, given, tmp)
         else:
             raise AssertionError(f"{uses}: a step this emulation does not know")
     raise AssertionError(f"{WORKFLOW} has no step that runs the gate")

@@ -25,6 +25,14 @@ from validator.science.throughput import RunFacts
 T = TypeVar("T")
 
 
+def _memo(derived: dict[Any, Any], key: Any, compute: Callable[[], T]) -> T:
+    """derived[key], computed once (a frozen dataclass's memo: its dict is the one mutable field)."""
+    if key not in derived:
+        derived[key] = compute()
+    value: T = derived[key]
+    return value
+
+
 @dataclass(frozen=True)
 class RecipeEntry:
     path: str
@@ -80,10 +88,7 @@ class RunFile:
 
     def memo(self, key: Any, compute: Callable[[], T]) -> T:
         """compute() once per run file: one pass for what several run-file checks derive."""
-        if key not in self.derived:
-            self.derived[key] = compute()
-        value: T = self.derived[key]
-        return value
+        return _memo(self.derived, key, compute)
 
 
 @dataclass(frozen=True)
@@ -133,10 +138,7 @@ class Snapshot:
 
     def memo(self, key: Any, compute: Callable[[], T]) -> T:
         """compute() once per snapshot: one home for what several checks (and the tiers) derive."""
-        if key not in self.derived:
-            self.derived[key] = compute()
-        value: T = self.derived[key]
-        return value
+        return _memo(self.derived, key, compute)
 
     def valid_recipes(self) -> Iterator[tuple[RecipeEntry, Recipe]]:
         for entry in self.recipes:
