@@ -48,6 +48,7 @@ pull request's new run to the runs it could copy (validator/pr/neighbourhood.py)
 from __future__ import annotations
 
 import bisect
+import functools
 import hashlib
 import itertools
 import json
@@ -57,7 +58,7 @@ import statistics
 import zlib
 from array import array
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 import orjson
@@ -139,24 +140,28 @@ def sorted_alone(kind: str) -> tuple[str, ...]:
     return tuple(column for column in TIMING_COLUMNS.get(kind, ()) if column != _LEAD.get(kind))
 
 
-def _row_order(values: list[list[Any]], lead_types: frozenset[type], comparable: bool) -> Sequence[int] | None:
-    """Indices of the rows (one value from each column) in lexicographic order; None when that
-    order is not the multiset's alone: two rows are equal (1 and 1.0 are equal but written
-    differently) or a value compared is NaN (equal to nothing, itself included).
+def _row_order(
+    values: list[list[Any]], lead_types: frozenset[type], comparable: bool
+) -> tuple[Sequence[int], bool] | None:
+    """Indices of the rows (one value from each column) in lexicographic order, and whether no two lead
+    values are equal; None when that order is not the multiset's alone: two rows are equal (1 and 1.0
+    are equal but written differently) or a value compared is NaN (equal to nothing, itself included).
 
     Rows are sorted by the lead column (a homogeneous sort, no tuples); only the few runs of equal
     lead values are then ordered by whole rows.
     """
     head = values[0]
-    try:
-        if float in lead_types and any(map(math.isnan, head)):
+    try:  # a NaN makes the sum NaN (one C pass, cheaper than isnan's; inf - inf does too: then look)
+        if float in lead_types and (total := sum(head)) != total and any(map(math.isnan, head)):
             return None
     except OverflowError:  # an integer beyond the doubles: no NaN, but no cheap order either
         return None
     if all(map(operator.lt, head, itertools.islice(head, 1, None))):  # already in order (a training log)
-        return range(len(head))
+        return range(len(head)), True
     order = sorted(range(len(head)), key=head.__getitem__)
     lead = operator.itemgetter(*order)(head)  # a tuple: len(head) >= 2 here
+    if all(map(operator.lt, lead, itertools.islice(lead, 1, None))):  # no ties (the usual case): one pass
+        return order, True
     ties = list(itertools.compress(range(len(lead) - 1), map(operator.eq, lead, itertools.islice(lead, 1, None))))
     if ties and not comparable:
         return None
@@ -171,12 +176,12 @@ def _row_order(values: list[list[Any]], lead_types: frozenset[type], comparable:
             return None
         order[first:last] = [k for _, k in rows]
         i = j + 1
-    return order
+    return order, False
 
 
-def _multiset_text(kind: str, samples: Sequence[Any], columns: Columns) -> tuple[bytes, str, list[Any]] | None:
-    """The samples as bytes that only the multiset decides, with the lead column (sorted) and its
-    key; None when the samples do not allow it cheaply.
+def _multiset_text(kind: str, samples: Sequence[Any], columns: Columns) -> tuple[bytes, str, list[Any], bool] | None:
+    """The samples as bytes that only the multiset decides, with the lead column (sorted), its key and
+    whether no two of its values are equal; None when the samples do not allow it cheaply.
 
     They do when every sample is a flat mapping with the same keys and scalar values, the lead
     column holds only numbers or only text, and no two rows are equal: then the columns with their
@@ -207,14 +212,15 @@ def _multiset_text(kind: str, samples: Sequence[Any], columns: Columns) -> tuple
     if columns.types(lead) not in _SORTABLE:
         return None
     # whole rows are compared only where lead values tie: then every column must have an order
-    order = _row_order(values, columns.types(lead), all(columns.types(key) in _SORTABLE for key in keys))
-    if order is None:
+    found = _row_order(values, columns.types(lead), all(columns.types(key) in _SORTABLE for key in keys))
+    if found is None:
         return None
+    order, distinct = found
     if not isinstance(order, range) and len(order) > 1:
         permute = operator.itemgetter(*order)  # one C loop per column (a tuple of the values in order)
         values = [permute(column) for column in values]
     try:
-        return b"columns\n" + orjson.dumps([keys, values]), lead, values[0]
+        return b"columns\n" + orjson.dumps([keys, values]), lead, values[0], distinct
     except orjson.JSONEncodeError:  # an integer beyond 64 bits
         return None
 
@@ -229,7 +235,9 @@ def _exact(kind: str, samples: Sequence[Any], columns: Columns) -> tuple[str, di
     found = _multiset_text(kind, samples, columns)
     if found is None:
         return hashlib.sha256(b"\n".join(sorted(_sample_rows(samples)))).hexdigest(), {}
-    text, lead, ordered = found
+    text, lead, ordered, distinct = found
+    if distinct and lead in TIMING_COLUMNS.get(kind, ()):
+        columns.sorted_already(lead, ordered)  # no two equal: the column sorted, which the level reads (no sort)
     return hashlib.sha256(text).hexdigest(), {lead: ordered}
 
 
@@ -347,6 +355,26 @@ ValuesPrint = tuple[Any, ...]
 SANE = 1e150  # beyond this a timing is no measurement (sums and squares of it overflow a float)
 
 
+_HASH_LOW, _HASH_SPAN = -(1 << 63), 1 << 64  # the range of CPython's (64-bit) hashes
+
+
+def _lowest(hashes: Collection[int], k: int) -> list[int]:
+    """sorted(hashes)[:k], sorting only the hashes below a bound: n hashes spread evenly over their range
+    put ~3k of them below 3k/n of it, and when at least k are there the k lowest are among them (fewer:
+    the whole sort, so the answer never depends on how evenly they spread)."""
+    if len(hashes) <= 8 * k:
+        return sorted(hashes)[:k]
+    bound = _HASH_LOW + 3 * k * _HASH_SPAN // len(hashes)
+    below = sorted([h for h in hashes if h < bound])
+    return below[:k] if len(below) >= k else sorted(hashes)[:k]
+
+
+def _median_of_sorted(ordered: Sequence[Any]) -> Any:
+    """statistics.median of values already sorted (it would copy and sort them again)."""
+    half = len(ordered) // 2
+    return ordered[half] if len(ordered) % 2 else (ordered[half - 1] + ordered[half]) / 2
+
+
 def _numeric(columns: Columns, names: Sequence[str]) -> list[list[Any]] | None:
     """The columns, when each holds numbers only, every one finite and of a size a clock can give
     (a schema-valid 1e308 or a non-finite value made the fits overflow: such a column says nothing)."""
@@ -355,11 +383,81 @@ def _numeric(columns: Columns, names: Sequence[str]) -> list[list[Any]] | None:
         values = columns.get(name)
         if values is None or not columns.types(name) or not columns.types(name) <= {int, float}:
             return None
-        ordered = columns.ordered(name)
-        if not ordered or not (-SANE < ordered[0] and ordered[-1] < SANE) or not math.isfinite(sum(values)):
+        low, high = columns.bounds(name)  # the sorted ends if sorted already, else min and max: no sort for this
+        if not (-SANE < low and high < SANE) or not math.isfinite(sum(values)):
             return None  # (a NaN may sort anywhere; the sum finds it)
         found.append(values)
     return found
+
+
+def _window(timing: list[list[Any]], i: int, count: int) -> tuple[Any, ...]:
+    """Sample i's timings with WINDOW neighbours either side in list order (None past the run's ends):
+    one slice per column."""
+    low, high = i - WINDOW, i + WINDOW + 1
+    inside = tuple(zip(*(map(float, column[max(low, 0) : high]) for column in timing)))
+    if low >= 0 and high <= count:
+        return inside
+    return (None,) * max(0, -low) + inside + (None,) * max(0, high - count)
+
+
+def _near_parts(timing: list[list[Any]], align: list[list[Any]]) -> tuple[Any, ...]:
+    """_near_print's sketches of the numeric timing and alignment columns: (distinct row hashes, their lowest
+    SKETCH, aligned samples, first samples, keys held a few times, windows, fastest samples) (NearPrint)."""
+    rows = set(map(hash, zip(itertools.repeat(_ROW_SALT), *timing)))
+    shared = tuple(_lowest(rows, SKETCH))
+    keys = list(map(hash, zip(itertools.repeat(_KEY_SALT), *align)))
+    count = len(keys)
+    distinct = set(keys)
+    counts = Counter(keys) if len(distinct) < count else None  # None: every key held once (no Counter pass)
+    unique = distinct if counts is None else list(itertools.compress(counts, map((1).__eq__, counts.values())))
+    # Samples whose key the run holds once align without regard to order; where enough do (a random
+    # dataset's requests, a training log's steps), only they align, so that dropping one of two equal
+    # requests cannot shift the other's occurrence. A fixed-length workload aligns by occurrence, and
+    # so does a run most of whose keys repeat (a merge of two runs holds every step twice: its few
+    # unpaired keys would be all it published, and its original would share none of them)
+    by_order = len(unique) < max(MIN_MATCHED, len(distinct) // 2)
+    chosen = set(_lowest(distinct if by_order else unique, SKETCH))
+    seen: dict[int, int] = {}
+    picked = []  # (hash of key and occurrence, index in list order, key): sorted as tuples, ties by index
+    for i in itertools.compress(range(count), map(chosen.__contains__, keys)):
+        key = keys[i]
+        occurrence = seen[key] = seen.get(key, -1) + 1
+        picked.append((hash((key, occurrence)), i, key))
+    picked.sort()
+    del picked[SKETCH:]
+    # each aligned sample's neighbours in list order (WINDOW either side; None at the run's ends),
+    # so that filtered_agreement can fit a copy made of a moving average of the original
+    windows = tuple(_window(timing, i, count) for _, i, _ in picked)
+    aligned = tuple((aligned_key, window[WINDOW]) for (aligned_key, _, _), window in zip(picked, windows))
+    # aligned by occurrence (a fixed-length workload): the first samples in list order too, which
+    # timing_agreement aligns in order with gaps, so one dropped request does not shift the rest
+    sequence = tuple(zip(*(map(float, column[:SKETCH]) for column in timing))) if by_order else None
+    # ... and its samples sorted by their timings, the SKETCH fastest: a copy reordered *and* thinned keeps
+    # them in the same order with gaps, while another run's come with other second columns
+    ranked = [list(map(float, row)) for row in _fastest(timing)] if by_order else None
+    # keys held a few times each (a merge of two runs holds every step twice): every occurrence,
+    # so timing_agreement can pair each sample with the nearest of the other run's under its key
+    few: tuple[tuple[int, tuple[Any, ...]], ...] | None = None
+    if len(distinct) >= MIN_MATCHED and (counts is None or max(counts.values()) <= FEW_OCCURRENCES):
+        if counts is None:  # the keys wanted are the ones chosen above, each once: their rows are the aligned ones
+            few = tuple(sorted((key, (window[WINDOW],)) for (_, _, key), window in zip(picked, windows)))
+        else:
+            wanted = chosen if by_order else set(_lowest(distinct, SKETCH))
+            grouped: dict[int, list[tuple[float, ...]]] = {}
+            for i in itertools.compress(range(count), map(wanted.__contains__, keys)):
+                grouped.setdefault(keys[i], []).append(tuple(float(column[i]) for column in timing))
+            few = tuple(sorted((key, tuple(sorted(rows))) for key, rows in grouped.items()))
+    return rows, shared, aligned, sequence, few, windows, ranked
+
+
+def _fastest(timing: list[list[Any]]) -> list[tuple[Any, ...]]:
+    """sorted(zip(*timing))[:SKETCH], sorting only the rows whose first timing is among the SKETCH lowest
+    (the SKETCH lowest rows are; the rest keep their order, so ties come out as the full sort's)."""
+    lead = timing[0]
+    if len(lead) <= 2 * SKETCH:
+        return sorted(zip(*timing))[:SKETCH]
+    bound = sorted(lead)[SKETCH - 1]
+    return sorted(itertools.compress(zip(*timing), map(functools.partial(operator.ge, bound), lead)))[:SKETCH]
 
 
 def _values_print(kind: str, columns: Columns) -> ValuesPrint | None:
@@ -372,11 +470,15 @@ def _values_print(kind: str, columns: Columns) -> ValuesPrint | None:
         total = sum(values)  # one C pass: a NaN anywhere makes it NaN (an inf - inf too: then look)
         if total != total and any(v != v for v in values):  # NaN equals nothing: no value sharing to speak of
             continue
-        counts = Counter(values)
-        held = list(counts.values())
-        repeats = (sum(map(operator.mul, held, held)) - len(values)) // 2  # pairs of equal values
-        sketch = array("q", sorted(map(hash, zip(itertools.repeat(_VALUE_SALT), counts)))[:VALUE_SKETCH])
-        found.append((name, len(values), len(counts), repeats, sketch))
+        ordered = columns.ordered(name)  # sorted for the level and the column print anyway
+        distinct: Collection[Any] = values
+        repeats = 0
+        if any(map(operator.eq, ordered, itertools.islice(ordered, 1, None))):  # equal values are neighbours
+            counts = Counter(values)
+            held = list(counts.values())
+            distinct, repeats = counts, (sum(map(operator.mul, held, held)) - len(values)) // 2  # pairs of equal values
+        sketch = array("q", _lowest(list(map(hash, zip(itertools.repeat(_VALUE_SALT), distinct))), VALUE_SKETCH))
+        found.append((name, len(values), len(distinct), repeats, sketch))
     return ("values", tuple(found)) if found else None
 
 
@@ -465,10 +567,11 @@ def _level(kind: str, columns: Columns) -> tuple[float, float] | None:
         ordered = columns.ordered(name)
         if not ordered or not (-SANE < ordered[0] < ordered[-1] < SANE):  # NaN, inf, constant: no level
             continue
-        middle = statistics.median(ordered)
+        middle = _median_of_sorted(ordered)
         if not middle > 0:
             continue
-        relative = statistics.median(map(abs, map(operator.sub, ordered, itertools.repeat(middle)))) / middle
+        deviations = sorted(map(abs, map(operator.sub, ordered, itertools.repeat(middle))))  # two runs: O(n)
+        relative = _median_of_sorted(deviations) / middle
         return math.log(middle), LEVEL_RESCALE + LEVEL_DROP * relative
     return None
 
@@ -549,51 +652,7 @@ def _near_print(kind: str, columns: Columns) -> NearPrint | None:
     align = _numeric(columns, ALIGN_COLUMNS.get(kind, ()))
     if not timing or align is None:  # no timing column: nothing to sketch (and zip below would never end)
         return None
-    rows = set(map(hash, zip(itertools.repeat(_ROW_SALT), *timing)))
-    shared = tuple(sorted(rows)[:SKETCH])  # one C sort beats heapq.nsmallest's Python-level heap here
-    keys = list(map(hash, zip(itertools.repeat(_KEY_SALT), *align)))
-    counts = Counter(keys)
-    unique = [key for key, count in counts.items() if count == 1]
-    # Samples whose key the run holds once align without regard to order; where enough do (a random
-    # dataset's requests, a training log's steps), only they align, so that dropping one of two equal
-    # requests cannot shift the other's occurrence. A fixed-length workload aligns by occurrence, and
-    # so does a run most of whose keys repeat (a merge of two runs holds every step twice: its few
-    # unpaired keys would be all it published, and its original would share none of them)
-    by_order = len(unique) < max(MIN_MATCHED, len(counts) // 2)
-    distinct = set(keys) if by_order else set(unique)
-    chosen = set(sorted(distinct)[:SKETCH])
-    seen: dict[int, int] = {}
-    picked = []  # (key, occurrence, timings, index in list order)
-    for i in itertools.compress(range(len(keys)), map(chosen.__contains__, keys)):
-        occurrence = seen[keys[i]] = seen.get(keys[i], -1) + 1
-        picked.append((keys[i], occurrence, tuple(float(column[i]) for column in timing), i))
-    picked.sort(key=lambda entry: hash((entry[0], entry[1])))
-    aligned = tuple((hash((key, occurrence)), values) for key, occurrence, values, _ in picked[:SKETCH])
-    # each aligned sample's neighbours in list order (WINDOW either side; None at the run's ends),
-    # so that filtered_agreement can fit a copy made of a moving average of the original
-    count = len(keys)
-    windows = tuple(
-        tuple(
-            tuple(float(column[k]) for column in timing) if 0 <= k < count else None
-            for k in range(i - WINDOW, i + WINDOW + 1)
-        )
-        for _, _, _, i in picked[:SKETCH]
-    )
-    # aligned by occurrence (a fixed-length workload): the first samples in list order too, which
-    # timing_agreement aligns in order with gaps, so one dropped request does not shift the rest
-    sequence = tuple(zip(*(map(float, column[:SKETCH]) for column in timing))) if by_order else None
-    # ... and its samples sorted by their timings, the SKETCH fastest: a copy reordered *and* thinned keeps
-    # them in the same order with gaps, while another run's come with other second columns
-    ranked = [list(map(float, row)) for row in sorted(zip(*timing))[:SKETCH]] if by_order else None
-    # keys held a few times each (a merge of two runs holds every step twice): every occurrence,
-    # so timing_agreement can pair each sample with the nearest of the other run's under its key
-    few = None
-    if len(counts) >= MIN_MATCHED and max(counts.values()) <= FEW_OCCURRENCES:
-        wanted = set(sorted(counts)[:SKETCH])
-        grouped: dict[int, list[tuple[float, ...]]] = {}
-        for i in itertools.compress(range(len(keys)), map(wanted.__contains__, keys)):
-            grouped.setdefault(keys[i], []).append(tuple(float(column[i]) for column in timing))
-        few = tuple(sorted((key, tuple(sorted(rows))) for key, rows in grouped.items()))
+    rows, shared, aligned, sequence, few, windows, ranked = _near_parts(timing, align)
     noise = _own_noise(timing, align)
     # kept packed (JSON text, ~10 KB) while the registry is in memory; unpacked for the runs being compared
     # (_near_of): as tuples of floats the sketch took ~50 KB a run, 5 GB at 100,000 run files (issue 54).

@@ -66,6 +66,10 @@ class Columns:
             found = self._sorted[key] = sorted(self.get(key) or ())
         return found
 
+    def sorted_already(self, key: str, ordered: Sequence[Any]) -> None:
+        """`ordered` is the column sorted (a caller sorted it on the way to something else): ordered() returns it."""
+        self._sorted.setdefault(key, list(ordered))
+
     def bounds(self, key: str) -> tuple[Any, Any]:
         """The lowest and the highest value of a non-empty column whose values compare: the ends of the
         sorted column when it was sorted already (no further pass), else min and max."""
