@@ -6,9 +6,10 @@ Reads every training and inference run file of REGISTRY (e.g. `python bench/gene
 --out /tmp/b1k`) once, then times `sample_fingerprint` on each, as the loader calls it (the columns
 the schema's fast path read and sorted, validator/load/pipeline.py): with the helpers as they were
 (tests/testing/fingerprint_reference.py) and as they are, alternately, the best of --repeat rounds,
-so both see the same host moment. Then the current fingerprint's time per component (the exact
-hash, the column prints, the value sketch, the numeric checks, the near sketches, the own noise,
-the level, and the near print's packing: what is left).
+so both see the same host moment. The time is this process's CPU time (time.process_time), which
+other processes on a busy host do not inflate as they do wall time. Then the current fingerprint's
+time per component: the exact hash, the column prints, the value sketch, the numeric checks, the
+near sketches, the own noise, the level, and the rest (mostly the near print's packing).
 """
 
 from __future__ import annotations
@@ -76,9 +77,9 @@ def timed(runs: Runs) -> float:
     for kind, samples in runs:
         columns = Columns(samples)
         samples_fast_ok(kind, samples, columns)
-        start = time.perf_counter()
+        start = time.process_time()
         independence.sample_fingerprint(kind, samples, columns)
-        spent += time.perf_counter() - start
+        spent += time.process_time() - start
     return spent
 
 
@@ -88,11 +89,11 @@ def per_component(runs: Runs) -> dict[str, float]:
 
     def timer(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
         def wrapped(*args: Any, **kwargs: Any) -> Any:
-            start = time.perf_counter()
+            start = time.process_time()
             try:
                 return func(*args, **kwargs)
             finally:
-                spent[name] += time.perf_counter() - start
+                spent[name] += time.process_time() - start
 
         return wrapped
 

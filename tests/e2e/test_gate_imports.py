@@ -73,6 +73,28 @@ def test_the_actions_command_imports_only_what_a_pull_request_needs(tmp_path: Pa
     assert code in (0, 1)  # it ran to its verdict
     assert "validator.pr.incremental" in modules  # the probe saw the gate's path
     assert unneeded(modules) == []
+    # every file schema-valid: the compiled validators and pydantic judged them, jsonschema never loaded
+    assert "jsonschema" not in modules and "referencing" not in modules
+
+
+def test_an_invalid_catalog_is_still_worded_by_jsonschema(tmp_path: Path) -> None:
+    # the honest twin of the above: the compiled catalog check only spares a valid file jsonschema
+    repo = registry_repo(tmp_path, boards=True)
+    hardware = repo / "catalog" / "hardware.yaml"
+    hardware.write_text(hardware.read_text(encoding="utf-8") + "unexpected_top_level_field: 1\n", encoding="utf-8")
+    commit_all(repo, "a catalog change the schema refuses")
+    done = subprocess.run(
+        [sys.executable, "-m", "validator", "check", "--root", str(repo), "--base", "main", "--no-cache"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", "HOME": "/nonexistent"},
+    )
+    assert done.returncode == 1, done.stderr
+    assert "catalog/hardware.yaml" in done.stdout and "ORV103" in done.stdout  # an unknown field, located
+    _, modules = imported(["check", "--root", str(repo), "--base", "main", "--no-cache"])
+    assert "jsonschema" in modules
 
 
 def test_check_help_loads_no_check() -> None:

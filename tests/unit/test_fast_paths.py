@@ -27,8 +27,10 @@ from validator import hashing
 from validator.boards.split import read_boards
 from validator.hashing import is_canonical
 from validator.load import schema
+from validator.load.documents import load_yaml_document
 from validator.load.pipeline import samples_fast_ok
 from validator.models import InferenceRecipe, RunMeta, TrainingRecipe
+from validator.registry.layout import CATALOG_FILES
 from validator.registry.snapshot import strip_samples
 from validator.science import consistency
 from validator.science.samples import Columns
@@ -315,6 +317,41 @@ def test_compiled_boards_check_agrees_with_jsonschema(path: tuple[Any, ...], val
     else:
         doc = value
     assert schema.is_valid("boards", doc) == (schema.validate("boards", doc) == [])
+
+
+CATALOG_DOCS = {
+    kind: load_yaml_document(str(REPO), rel).data for rel, kind in CATALOG_FILES.items() if (REPO / rel).is_file()
+}
+CATALOG_PATHS = [(kind, path) for kind, doc in CATALOG_DOCS.items() for path in _boards_paths(doc)]
+
+
+@pytest.mark.slow
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(CATALOG_PATHS), MUTANT, st.booleans())
+def test_compiled_catalog_check_agrees_with_jsonschema(
+    where: tuple[str, tuple[Any, ...]], value: Any, drop: bool
+) -> None:
+    """The compiled validator that checks the catalog first (registry/catalog.py) accepts exactly what jsonschema does."""
+    kind, path = where
+    doc = copy.deepcopy(CATALOG_DOCS[kind])
+    if path:
+        parent = doc
+        for part in path[:-1]:
+            parent = parent[part]
+        if drop and isinstance(parent, dict):
+            del parent[path[-1]]
+        else:
+            parent[path[-1]] = value
+    else:
+        doc = value
+    assert schema.is_valid(kind, doc) == (schema.validate(kind, doc) == [])
+
+
+def test_the_shipped_catalog_is_valid_to_both() -> None:
+    assert len(CATALOG_DOCS) >= 3
+    for kind, doc in CATALOG_DOCS.items():
+        assert schema.is_valid(kind, doc) and schema.validate(kind, doc) == []
+        assert not schema.is_valid(kind, {**doc, "unexpected": 1}) and schema.validate(kind, {**doc, "unexpected": 1})
 
 
 def test_small_numbers_orjson_writes_as_jcs_does_take_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:

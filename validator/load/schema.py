@@ -207,7 +207,10 @@ def is_valid(kind: str, data: Any) -> bool:
     """Does data satisfy the schema? jsonschema-rs (compiled, ~1,000x jsonschema on the boards
     document); only a False needs `validate` to word the findings. tests/unit/test_fast_paths.py checks
     that it accepts nothing jsonschema rejects."""
-    return bool(_compiled(kind).is_valid(data))
+    try:
+        return bool(_compiled(kind).is_valid(data))
+    except ValueError:  # a value JSON has no type for (jsonschema-rs cannot judge it): jsonschema words it
+        return False
 
 
 def first_error(kind: str, data: Any) -> tuple[tuple[str | int, ...], str] | None:
