@@ -15,13 +15,14 @@ class Columns:
     is not a mapping or lacks the key. `types(key)` is the set of the column's value types.
     """
 
-    __slots__ = ("samples", "_values", "_types", "_sorted", "_key_count")
+    __slots__ = ("samples", "_values", "_types", "_sorted", "_bounds", "_key_count")
 
     def __init__(self, samples: Sequence[Any]) -> None:
         self.samples = samples
         self._values: dict[str, list[Any] | None] = {}
         self._types: dict[str, frozenset[type]] = {}
         self._sorted: dict[str, list[Any]] = {}
+        self._bounds: dict[str, tuple[Any, Any]] = {}
         self._key_count: int | None = None
 
     def get(self, key: str) -> list[Any] | None:
@@ -72,9 +73,13 @@ class Columns:
 
     def bounds(self, key: str) -> tuple[Any, Any]:
         """The lowest and the highest value of a non-empty column whose values compare: the ends of the
-        sorted column when it was sorted already (no further pass), else min and max."""
+        sorted column when it was sorted already (no further pass), else min and max, once (the schema's
+        fast path and the copy fingerprint both ask for a request's token counts)."""
         found = self._sorted.get(key)
         if found is not None:
             return found[0], found[-1]
-        values = self.get(key) or ()
-        return min(values), max(values)
+        known = self._bounds.get(key)
+        if known is None:
+            values = self.get(key) or ()
+            known = self._bounds[key] = (min(values), max(values))
+        return known
