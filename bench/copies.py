@@ -3,8 +3,9 @@
     python -m bench.copies [--scale 4] [--reruns 4]   -> prints and writes bench/copies-results.json
 
 docs/metrics.md ("Independent runs" and "What the copy test can and cannot see") publishes the
-figures with the corpus parameters: false positives and negatives on the corpus, and per tool the
-share of copies caught by jitter width (`detection`).
+figures with the corpus parameters: false positives and negatives on the corpus, per tool the
+share of copies caught by jitter width (`detection`), and the prefix-cache class by hit share and
+request count (`prefix_cache`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from tests.testing.corpus import detection, evaluate  # noqa: E402
+from tests.testing.corpus import detection, evaluate, prefix_cache  # noqa: E402
 
 
 def main() -> int:
@@ -33,6 +34,7 @@ def main() -> int:
         "false_positive_rate": rates.false_positives / rates.honest_pairs,
         "false_negative_rate": rates.false_negatives / rates.forgeries,
         "detection_by_jitter": detection(args.scale),
+        "prefix_cache": prefix_cache(args.scale),
     }
     (HERE / "copies-results.json").write_text(json.dumps(found, indent=2) + "\n")
     print(json.dumps(found, indent=2))

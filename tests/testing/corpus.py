@@ -13,6 +13,12 @@ as a deterministic benchmark does) with the noise real tools show between runs (
              heavy tail); e2e = TTFT + (output - 1) x inter-token latency, the ITL moved per run
              (sigma 2%) and per request (sigma 3%). Token counts varying (random dataset) or fixed
              (ignore_eos at ISL/OSL).
+  prefix cache  a quiet machine (vLLM's random dataset at concurrency 1) on a dataset a share of whose
+             requests (30% or 50%) hit the prefix cache: TTFT = prefill of the prompt's uncached tokens
+             x (1 + per-run, per-request noise, sigma 0.5%); a hit's cached prefix is 30-90% of its
+             prompt in 16-token blocks, fixed by the dataset (a shared per-request part, rough in the
+             prompt's order: neighbours in prompt length may be cached or not); e2e = TTFT + (output - 1)
+             x inter-token latency (per run sigma 0.5%, per request 0.3%). No heavy tail.
   llama-bench  tg128 with `-r 10` or `-r 8`: ttft_ms = 0.0, e2e = the repetition's wall time
              (per-run level sigma 1%, per-repetition sigma 0.3%), to the nanosecond.
 
@@ -45,6 +51,7 @@ class Workload:
     variable: bool = True  # inference: token counts vary per request (else fixed ISL/OSL)
     jitter: float = 0.01  # training: per-step jitter (relative sigma)
     tool: str = ""  # "llama-bench": repetitions of one generation test
+    cached: float = 0.0  # inference: the share of requests that hit the prefix cache (a quiet machine)
 
 
 def _gauss(rng: random.Random, sigma: float) -> float:
@@ -83,6 +90,8 @@ def measure(workload: Workload, run_seed: int) -> Samples:
             }
             for _ in range(workload.size)
         ]
+    if workload.cached:
+        return _cached_run(workload, shape, noise)
     isl, osl = shape.choice([(1024, 1024), (1024, 8192), (8192, 1024), (128, 128)])
     prefill_per_token = shape.uniform(0.02, 0.2)  # ms
     itl = shape.uniform(8, 40) * (1 + _gauss(noise, 0.02))
@@ -93,6 +102,21 @@ def measure(workload: Workload, run_seed: int) -> Samples:
         tail = noise.uniform(2, 6) if noise.random() < 0.05 else 1.0  # a request queued behind others
         ttft = (5 + prompt * prefill_per_token) * math.exp(noise.gauss(0.0, 0.25)) * tail
         e2e = ttft + (output - 1) * itl * (1 + _gauss(noise, 0.03))
+        samples.append({"prompt_tokens": prompt, "output_tokens": output, "ttft_ms": ttft, "e2e_ms": e2e})
+    return samples
+
+
+def _cached_run(workload: Workload, shape: random.Random, noise: random.Random) -> Samples:
+    """A quiet inference run on a dataset part of whose requests hit the prefix cache (module docstring)."""
+    prefill_per_token = shape.uniform(0.02, 0.1)  # ms
+    itl = shape.uniform(8, 30) * (1 + _gauss(noise, 0.005))
+    samples = []
+    for _ in range(workload.size):
+        prompt, output = shape.randint(100, 2000), shape.randint(50, 500)
+        hit = shape.random() < workload.cached
+        cached = int(prompt * shape.uniform(0.3, 0.9)) // 16 * 16 if hit else 0
+        ttft = (10 + (prompt - cached) * prefill_per_token) * (1 + _gauss(noise, 0.005))
+        e2e = ttft + (output - 1) * itl * (1 + _gauss(noise, 0.003))
         samples.append({"prompt_tokens": prompt, "output_tokens": output, "ttft_ms": ttft, "e2e_ms": e2e})
     return samples
 
@@ -183,16 +207,21 @@ def _merged(first: Samples, second: Samples) -> Samples:
 
 
 # Below each kind's honest floor (docs/metrics.md): training per-step noise >= 0.05%, TTFT >= 5%,
-# e2e >= 1.5%, llama-bench's repetitions their own spread.
-FORGED_JITTER = {"training": 1e-4, "inference": 3e-3}
+# e2e >= 1.5%, llama-bench's repetitions their own spread; a quiet prefix-cache run's own noise (TTFT
+# sigma 0.5%, e2e ~0.3%): +-0.1% (sigma 0.06%). Its +-0.3% copies, half its own noise, are measured
+# apart (bench/copies.py, `quiet_jitter`): docs/metrics.md states what they show.
+FORGED_JITTER = {"training": 1e-4, "inference": 3e-3, "prefix cache": 1e-3}
 
 
-def forgeries(kind: str, samples: Samples, seed: int, second: Samples | None = None) -> Iterator[tuple[str, Samples]]:
+def forgeries(
+    kind: str, samples: Samples, seed: int, second: Samples | None = None, floor: float | None = None
+) -> Iterator[tuple[str, Samples]]:
     """(name, forged samples) for every forgery of the corpus, made from one run's samples (and
-    `second`, another run of the same measurer and workload, for merges)."""
+    `second`, another run of the same measurer and workload, for merges); `floor`, the jitter "at the
+    floor's edge" (FORGED_JITTER of the kind unless given)."""
     rng = random.Random(seed)
     n = len(samples)
-    floor = FORGED_JITTER[kind]
+    floor = FORGED_JITTER[kind] if floor is None else floor
     yield "append 1", samples + [dict(rng.choice(samples))]
     yield "append 10", samples + [dict(rng.choice(samples)) for _ in range(10)]
     gone = rng.randrange(n)
@@ -243,6 +272,9 @@ def workloads(scale: int = 1) -> Iterator[Workload]:
                 yield Workload("inference", size, 200 + seed, variable=variable)
         for repetitions in (10, 8):
             yield Workload("inference", repetitions, 300 + seed, variable=False, tool="llama-bench")
+        for size in (64, 200, 1000):  # 16 requests: see docs/metrics.md (too few unmoved ones to read the noise)
+            for share in (0.3, 0.5):
+                yield Workload("inference", size, 400 + seed, cached=share)
 
 
 @dataclass
@@ -266,6 +298,15 @@ class Rates:
         }
 
 
+def _class(workload: Workload) -> str:
+    """The corpus class a workload's figures are reported under."""
+    return workload.tool or ("inference (prefix cache)" if workload.cached else workload.kind)
+
+
+def _floor(workload: Workload) -> float | None:
+    return FORGED_JITTER["prefix cache"] if workload.cached else None
+
+
 def evaluate(scale: int = 1, reruns: int = 3) -> Rates:
     """FP and FN of independence.same_measurement with its bucketing: a forgery counts as caught
     only when the pair also shares a bucket (what keeps ORV304 near-linear finds it)."""
@@ -284,7 +325,7 @@ def evaluate(scale: int = 1, reruns: int = 3) -> Rates:
         made = (
             llama_bench_forgeries(runs[0], workload.seed)
             if workload.tool
-            else forgeries(workload.kind, runs[0], workload.seed, measure(workload, 99))
+            else forgeries(workload.kind, runs[0], workload.seed, measure(workload, 99), _floor(workload))
         )
         for name, forged in made:
             rates.forgeries += 1
@@ -292,7 +333,7 @@ def evaluate(scale: int = 1, reruns: int = 3) -> Rates:
             if not (set(buckets(original)) & set(buckets(fake)) and same_measurement(original, fake)):
                 rates.false_negatives += 1
                 assert rates.missed is not None
-                label = f"{workload.tool or workload.kind}: {name}"
+                label = f"{_class(workload)}: {name}"
                 rates.missed[label] = 1 + rates.missed.get(label, 0)
     return rates
 
@@ -338,4 +379,29 @@ def detection(scale: int = 1, sizes: tuple[int, ...] = (64, 200)) -> dict[str, d
             "caught": {key: hits / total for key, (total, hits) in caught.items()},
             "honest flagged": {"pairs": float(honest[0]), "rate": honest[1] / honest[0]},
         }
+    return found
+
+
+def prefix_cache(scale: int = 1, sizes: tuple[int, ...] = (16, 64, 200, 1000)) -> dict[str, dict[str, Any]]:
+    """The prefix-cache class (module docstring) at hit shares 30%, 50% and 80%: honest pairs flagged, and
+    copies caught at +-0.1% and +-0.3% jitter on every timing (uniform; the run's own TTFT noise is sigma
+    0.5%), per share and request count. A pair counts as flagged only if it also shares a bucket."""
+    from validator.science.independence import buckets, same_measurement, sample_fingerprint
+
+    def flagged(a: Samples, b: Samples) -> bool:
+        first, second = sample_fingerprint("inference", a), sample_fingerprint("inference", b)
+        return bool(set(buckets(first)) & set(buckets(second)) and same_measurement(first, second))
+
+    found: dict[str, dict[str, Any]] = {}
+    for share in (0.3, 0.5, 0.8):
+        for size in sizes:
+            tally = {"pairs": 0, "honest flagged": 0, "caught +-0.1%": 0, "caught +-0.3%": 0}
+            for seed in range(3 * scale):
+                workload = Workload("inference", size, 500 + seed, cached=share)
+                original = measure(workload, 0)
+                tally["pairs"] += 1
+                tally["honest flagged"] += flagged(original, measure(workload, 1))
+                tally["caught +-0.1%"] += flagged(original, _map("inference", original, 1.0, 0.0, 1e-3, seed))
+                tally["caught +-0.3%"] += flagged(original, _map("inference", original, 1.0, 0.0, 3e-3, seed))
+            found[f"{share:.0%} hits, {size} requests"] = tally
     return found
