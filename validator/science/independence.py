@@ -768,11 +768,13 @@ def _fit_noise(values: list[float], parts: list[list[float]]) -> float | None:
     return sigma * 0.6745
 
 
-def _below_noise(residuals: Sequence[float], ys: Sequence[float], fitted: int, noise: float | None) -> bool:
+def _below_noise(
+    residuals: Sequence[float], ys: Sequence[float], fitted: int, noise: float | None, quantile: float = AGREE_QUANTILE
+) -> bool:
     """Whether residuals this small are beyond chance for two independent runs whose noise is at
     least `noise` (a median deviation, relative: _own_noise), given how many samples were fitted with
     how many weights. Under that null each |residual| / y is below m with chance erf(m / sigma / sqrt 2),
-    so k of n below m is a binomial tail; m is their AGREE_QUANTILE (so that a quarter of strays,
+    so k of n below m is a binomial tail; m is their AGREE_QUANTILE (or `quantile`) (so that a quarter of strays,
     samples a merge or a drop paired wrongly, cannot hide a copy), and the tail must be at most
     CHANCE_TAIL. True when the noise is not known (the limits alone then speak, as before)."""
     if not noise:
@@ -782,7 +784,7 @@ def _below_noise(residuals: Sequence[float], ys: Sequence[float], fitted: int, n
         return False
     sigma = noise / 0.6745  # the median deviation of a normal variable is 0.6745 of its sigma
     relative = sorted(r / y for r, y in zip(residuals, ys))
-    at = math.ceil(AGREE_QUANTILE * (count - 1))
+    at = math.ceil(quantile * (count - 1))
     m = relative[at] * math.sqrt(count / (count - fitted)) / sigma
     return _binomial_tail(count, at + 1, math.erf(m / math.sqrt(2))) <= CHANCE_TAIL
 
@@ -971,7 +973,7 @@ def timing_agreement(a: NearPrint, b: NearPrint) -> float | None:
     if found is None and len(a) > 6 and a[6] is not None and b[6] is not None:
         found = _agreement(_in_order(a[6], b[6]), a[5], SEQUENCE_MATCHED, noise)
     if found is None and len(a) > 7 and a[7] is not None and b[7] is not None and (view_a.repeats or view_b.repeats):
-        found = _agreement(_nearest_under_key(a[7], b[7]), a[5], noise=noise)
+        found = _agreement(_nearest_under_key(a[7], b[7]), a[5], noise=noise, quantile=KEY_QUANTILE)
     if found is None and len(a) > 10 and a[10] is not None and b[10] is not None:
         found = _agreement(_in_order(a[10], b[10]), a[5], SEQUENCE_MATCHED, noise)
         if found is None and len(a[10][0]) > 1:  # merged with another run: its fastest interleave
@@ -1086,6 +1088,9 @@ def _filter_fit(windows: list[list[float]], ys: list[float], limit: float, noise
 
 
 FEW_OCCURRENCES = 4  # a key held at most this often: its samples pair with the nearest under the key
+# ... read at this quantile of the residuals, not AGREE_QUANTILE: a merge of two runs thinned by a third
+# leaves a key only the other run's sample under a quarter or more of the original's keys (strays)
+KEY_QUANTILE = 0.6
 
 
 def _nearest_under_key(a: Sequence[Any], b: Sequence[Any]) -> list[tuple[Any, Any]]:
@@ -1172,10 +1177,15 @@ def _fit_residuals(xs: Sequence[float], ys: Sequence[float], using: Sequence[int
 
 
 def _agreement(
-    matched: list[tuple[Any, Any]], kind: str, needed: int = MIN_MATCHED, noise: Sequence[float | None] = ()
+    matched: list[tuple[Any, Any]],
+    kind: str,
+    needed: int = MIN_MATCHED,
+    noise: Sequence[float | None] = (),
+    quantile: float = AGREE_QUANTILE,
 ) -> float | None:
     """timing_agreement on samples already paired (at least `needed` of them); `noise`, the runs' own
-    relative noise per column (_noise_floor), bounds "far closer" where known."""
+    relative noise per column (_noise_floor), bounds "far closer" where known; `quantile`, the share of
+    the pairs that must agree (the rest may be strays a merge or a drop paired wrongly)."""
     if len(matched) < needed:
         return None
     limits = AGREE_RELATIVE.get(kind, {})
@@ -1191,12 +1201,12 @@ def _agreement(
         residuals = _fit_residuals(xs, ys)
         # once more on the three quarters that fit best, so that a quarter of strays (samples a
         # merge or a drop paired wrongly) cannot tilt the line the rest follow
-        cut = sorted(residuals)[int(AGREE_QUANTILE * (len(residuals) - 1))]
+        cut = sorted(residuals)[int(quantile * (len(residuals) - 1))]
         inner = [i for i, r in enumerate(residuals) if r <= cut]
-        if MIN_MATCHED <= len(inner) < len(residuals):
+        if min(needed, MIN_MATCHED) <= len(inner) < len(residuals):  # (as few as the pairing needs)
             residuals = _fit_residuals(xs, ys, inner)
         ranked = sorted([r / y for r, y in zip(residuals, ys)])
-        relative = ranked[int(AGREE_QUANTILE * (len(ranked) - 1))]
+        relative = ranked[int(quantile * (len(ranked) - 1))]
         limit = limits.get(names[column], 0.0) if column < len(names) else 0.0
         if relative > limit:  # nearly every pair: the spread's two medians are not needed
             return None
@@ -1206,7 +1216,7 @@ def _agreement(
         if spread > 0:
             if statistics.median(residuals) > AGREE_SPREAD * min(spread, own * centre if own else spread):
                 return None
-            if not _below_noise(residuals, ys, 2, own):  # the affine map's two weights
+            if not _below_noise(residuals, ys, 2, own, quantile):  # the affine map's two weights
                 return None
             informative = True
         worst = max(worst, relative)
