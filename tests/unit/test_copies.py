@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import random
 import re
 import shutil
+import statistics
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -108,8 +110,8 @@ def test_the_calibration_corpus_has_no_false_positive_and_no_false_negative_belo
     assert rates.honest_pairs == 324 and rates.forgeries == 2166
     assert rates.false_positives == 0, rates.as_dict()
     assert set(rates.missed or {}) <= UNSEEN, rates.as_dict()
-    # of 2,166 (51 of 1,734 at the start of 2026-12-07); bench/copies.py publishes the full corpus
-    assert rates.false_negatives <= 10, rates.as_dict()
+    # of 2,166 (51 of 1,734 at the start of 2026-12-07, 10 before the 16-sample refits); bench/copies.py publishes the full corpus
+    assert rates.false_negatives <= 8, rates.as_dict()
 
 
 def test_a_stable_cluster_of_66_runs_of_one_recipe_is_never_one_measurement() -> None:
@@ -825,3 +827,35 @@ def test_a_16_request_fixed_length_copy_with_a_third_dropped_is_caught_and_a_rer
         verdicts = [_flagged(original, run) for run in (*copies, rerun)]
         reordered, edge, flagged = reordered + verdicts[0], edge + verdicts[1], flagged + verdicts[2]
     assert reordered >= 27 and edge >= 21 and flagged == 0
+
+
+@pytest.mark.parametrize(
+    ("size", "seed", "share", "first", "second"),
+    [
+        (64, 407, 0.3, 1, 2),
+        (200, 415, 0.3, 0, 1),
+        (1000, 418, 0.5, 2, 3),
+        (64, 422, 0.3, 2, 3),
+        (64, 422, 0.5, 0, 1),
+        (200, 422, 0.3, 1, 2),
+        (64, 429, 0.3, 0, 3),
+        (64, 429, 0.5, 0, 2),
+    ],
+)
+def test_the_e2e_of_a_prefix_cache_rerun_is_read_as_ttft_plus_decode(
+    size: int, seed: int, share: float, first: int, second: int
+) -> None:
+    """The 8 honest pairs of 6,480 that the full corpus (bench/copies.py) flagged once TTFT's noise was read
+    right: their e2e = TTFT + decode carries the cache's shared part too, so e2e's own reading was 2-7x
+    its noise and a filter of the other run's e2e "agreed far below" it. e2e's noise is now read as
+    TTFT's plus the decode's (independence._cumulative_noise): 0.6-1.0x the truth on these runs."""
+    workload = Workload("inference", size, seed, cached=share)
+    runs = [measure(workload, first), measure(workload, second)]
+    assert not _flagged(*runs)
+    for samples in runs:
+        near = independence._near_of(sample_fingerprint("inference", samples))
+        assert near is not None
+        truth = 0.6745 * statistics.median(
+            math.hypot(0.005 * s["ttft_ms"], 0.003 * (s["e2e_ms"] - s["ttft_ms"])) / s["e2e_ms"] for s in samples
+        )
+        assert 0.5 < near[9][1] / truth < 1.6  # (the lower of several readings: a little low at worst)

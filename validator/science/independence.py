@@ -634,12 +634,51 @@ def _own_noise(timing: list[list[Any]], align: list[list[Any]]) -> tuple[float |
         # that fit), so there it counts only where it is far below the neighbours' reading
         if fitted is not None and (len(picked) >= NOISE_LOW_MIN or fitted * FIT_GAP < read):
             found[n] = min(read, fitted)
-    return tuple(found)
+    return tuple(_cumulative_noise(timing, parts, picked, found))
+
+
+def _cumulative_noise(
+    timing: list[list[Any]], parts: list[list[Any]], picked: range, found: list[float | None]
+) -> list[float | None]:
+    """A column that holds an earlier one (e2e = TTFT + decode: never below it) read as the sum of the
+    two parts' noise: the earlier column's, and its own increment's (decode = e2e - TTFT) read as above.
+    A shared part of the earlier column (a prefix cache moves TTFT) then does not count as the later
+    column's noise; where the parts' reading is no lower, the column's own stands. From NOISE_LOW_MIN
+    samples (the fit's reading below it counts only far below the neighbours', which this has not)."""
+    if len(picked) < NOISE_LOW_MIN:
+        return found
+    for n in range(1, len(timing)):
+        later = [float(timing[n][i]) for i in picked]
+        for j in range(n):
+            earlier = [float(timing[j][i]) for i in picked]
+            own, first = found[n], found[j]
+            if own is None or first is None or not min(map(operator.sub, later, earlier)) > 0:
+                continue
+            increment = list(map(operator.sub, later, earlier))
+            step = _fit_noise(increment, [[float(v) for v in part] for part in parts])
+            if step is None:
+                continue
+            combined = statistics.median(
+                math.hypot(first * x, step * d) / y for x, d, y in zip(earlier, increment, later)
+            )
+            found[n] = min(own, combined)
+    return found
 
 
 def _solve(matrix: list[list[float]], target: list[float]) -> list[float] | None:
     """x with matrix @ x = target (Gaussian elimination, partial pivoting), None when singular."""
     size = len(target)
+    if size == 3:  # Cramer's rule: the fit's elemental sets are all 3 x 3 (an intercept, two parts)
+        (a, b, c), (d, e, f), (g, h, i) = matrix
+        p, q, r = target
+        det = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
+        if not abs(det) > 1e-12 * max(map(abs, (a, b, c, d, e, f, g, h, i))) ** 3:
+            return None
+        return [
+            (p * (e * i - f * h) - b * (q * i - f * r) + c * (q * h - e * r)) / det,
+            (a * (q * i - f * r) - p * (d * i - f * g) + c * (d * r - q * g)) / det,
+            (a * (e * r - q * h) - b * (d * r - q * g) + p * (d * h - e * g)) / det,
+        ]
     rows = [row[:] + [value] for row, value in zip(matrix, target)]
     for c in range(size):
         pivot = max(range(c, size), key=lambda r: abs(rows[r][c]))
@@ -684,10 +723,10 @@ def _fit_noise(values: list[float], parts: list[list[float]]) -> float | None:
     """A column's relative noise (as a median deviation) read off a fit on its key's parts, None where it
     cannot be read. y = w0 + w1 * part (+ the other parts) is fitted relative to each sample (noise is
     a share of the timing) by least trimmed squares: of the lines through two samples half the run
-    apart in the part's order, the one whose FIT_SHARE-th smallest residual is least, refined on the
-    samples it fits best (with the part alone, and with every part: the fewer weights where they fit
-    as well); so samples a shared part moves off the line (a cached prefix skips part of a prompt's
-    prefill) do not tilt it. From NOISE_LOW_MIN samples the residuals are then read as a mixture of
+    apart in the part's order (and, where the key has two parts, the planes through three samples a
+    third apart), the one whose FIT_SHARE-th smallest residual is least, refined on the samples it fits
+    best; the fewer weights where they fit as well. So samples a shared part moves off the line (a
+    cached prefix skips part of a prompt's prefill) do not tilt it. From NOISE_LOW_MIN samples the residuals are then read as a mixture of
     the run's noise, normal, and what the shared part leaves, uniform over their range (EM from the
     trimmed samples' spread): the noise is the normal's. The line-through-neighbours reading counts a
     triple as noise only when none of its three samples is moved; this needs one unmoved sample per
@@ -728,11 +767,26 @@ def _fit_noise(values: list[float], parts: list[list[float]]) -> float | None:
         return None
     _, chosen, start = best
     variants = [(chosen, _refit(chosen, start, kept))]
-    if len(design) > 1:
+    if len(design) > 1:  # every part: elemental fits through one sample in each third of the first part's order
         whole = [inverse, *design]
-        variants.append(
-            (whole, _refit(whole, [start[0]] + [start[1] if c is chosen[1] else 0.0 for c in design], kept))
-        )
+        rows = list(zip(*whole))
+        third = m // len(whole)
+        found = None
+        for i in range(0, m, 2):  # half the starts: enough sets of three unmoved samples, at half the cost
+            weights = _solve(
+                [list(rows[orders[0][(i + j * third) % m]]) for j in range(len(whole))], [1.0] * len(whole)
+            )
+            if weights is None:
+                continue
+            if len(weights) == 3:  # the key's two parts (a request's prompt and output): one pass
+                w0, w1, w2 = weights
+                score = sorted([abs(1 - w0 * a - w1 * b - w2 * c) for a, b, c in rows])[kept - 1]
+            else:
+                score = sorted(map(abs, _residuals(whole, weights)))[kept - 1]
+            if found is None or score < found[0]:
+                found = (score, weights)
+        if found is not None:
+            variants.append((whole, _refit(whole, found[1], kept)))
     trimmed = []
     for used, weights in variants:
         spread = sorted(map(abs, _residuals(used, weights)))
