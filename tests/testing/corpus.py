@@ -308,9 +308,10 @@ def _floor(workload: Workload) -> float | None:
 
 
 def evaluate(scale: int = 1, reruns: int = 3) -> Rates:
-    """FP and FN of independence.same_measurement with its bucketing: a forgery counts as caught
-    only when the pair also shares a bucket (what keeps ORV304 near-linear finds it)."""
-    from validator.science.independence import buckets, same_measurement, sample_fingerprint
+    """FP and FN of ORV304 as a registry runs it (independence.compared): a forgery counts as caught
+    only when the pair also shares a bucket (what keeps ORV304 near-linear finds it), and by the rules
+    its shared keys lead to."""
+    from validator.science.independence import buckets, compared, sample_fingerprint
 
     rates = Rates(missed={})
     for workload in workloads(scale):
@@ -319,7 +320,7 @@ def evaluate(scale: int = 1, reruns: int = 3) -> Rates:
         for i in range(reruns):
             for j in range(i + 1, reruns):
                 rates.honest_pairs += 1
-                if set(buckets(prints[i])) & set(buckets(prints[j])) and same_measurement(prints[i], prints[j]):
+                if compared(prints[i], prints[j], buckets(prints[i]), buckets(prints[j])):
                     rates.false_positives += 1
         original = prints[0]
         made = (
@@ -330,7 +331,7 @@ def evaluate(scale: int = 1, reruns: int = 3) -> Rates:
         for name, forged in made:
             rates.forgeries += 1
             fake = sample_fingerprint(workload.kind, forged)
-            if not (set(buckets(original)) & set(buckets(fake)) and same_measurement(original, fake)):
+            if not compared(original, fake, buckets(original), buckets(fake)):
                 rates.false_negatives += 1
                 assert rates.missed is not None
                 label = f"{_class(workload)}: {name}"
@@ -351,7 +352,7 @@ def detection(scale: int = 1, sizes: tuple[int, ...] = (64, 200)) -> dict[str, d
     """Per tool: the share of copies caught by relative jitter width (uniform, on every timing),
     alone and with one sample dropped, and the share of honest pairs flagged (the corpus's
     stable-cluster noise for training). A copy counts as caught only if it also shares a bucket."""
-    from validator.science.independence import buckets, same_measurement, sample_fingerprint
+    from validator.science.independence import buckets, compared, sample_fingerprint
 
     found: dict[str, dict[str, dict[str, float]]] = {}
     for tool, make in TOOLS.items():
@@ -364,14 +365,14 @@ def detection(scale: int = 1, sizes: tuple[int, ...] = (64, 200)) -> dict[str, d
                 first = sample_fingerprint(workload.kind, original)
                 second = sample_fingerprint(workload.kind, measure(workload, 1))
                 honest[0] += 1
-                honest[1] += bool(set(buckets(first)) & set(buckets(second)) and same_measurement(first, second))
+                honest[1] += bool(compared(first, second, buckets(first), buckets(second)))
                 for width in WIDTHS:
                     for label, copy in (
                         ("jitter", _map(workload.kind, original, 1.0, 0.0, width, seed)),
                         ("jitter, drop 1", _drop(_map(workload.kind, original, 1.0, 0.0, width, seed), 1, seed)),
                     ):
                         fake = sample_fingerprint(workload.kind, copy)
-                        hit = bool(set(buckets(first)) & set(buckets(fake)) and same_measurement(first, fake))
+                        hit = bool(compared(first, fake, buckets(first), buckets(fake)))
                         tally = caught.setdefault(f"{label} {width:g}", [0, 0])
                         tally[0] += 1
                         tally[1] += hit
@@ -386,11 +387,11 @@ def prefix_cache(scale: int = 1, sizes: tuple[int, ...] = (16, 64, 200, 1000)) -
     """The prefix-cache class (module docstring) at hit shares 30%, 50% and 80%: honest pairs flagged, and
     copies caught at +-0.1% and +-0.3% jitter on every timing (uniform; the run's own TTFT noise is sigma
     0.5%), per share and request count. A pair counts as flagged only if it also shares a bucket."""
-    from validator.science.independence import buckets, same_measurement, sample_fingerprint
+    from validator.science.independence import buckets, compared, sample_fingerprint
 
     def flagged(a: Samples, b: Samples) -> bool:
         first, second = sample_fingerprint("inference", a), sample_fingerprint("inference", b)
-        return bool(set(buckets(first)) & set(buckets(second)) and same_measurement(first, second))
+        return bool(compared(first, second, buckets(first), buckets(second)))
 
     found: dict[str, dict[str, Any]] = {}
     for share in (0.3, 0.5, 0.8):

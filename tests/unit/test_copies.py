@@ -110,8 +110,10 @@ def test_the_calibration_corpus_has_no_false_positive_and_no_false_negative_belo
     assert rates.honest_pairs == 324 and rates.forgeries == 2166
     assert rates.false_positives == 0, rates.as_dict()
     assert set(rates.missed or {}) <= UNSEEN, rates.as_dict()
-    # of 2,166 (51 of 1,734 at the start of 2026-12-07, 10 before the 16-sample refits); bench/copies.py publishes the full corpus
-    assert rates.false_negatives <= 8, rates.as_dict()
+    # of 2,166 (51 of 1,734 at the start of 2026-12-07, 10 before the 16-sample refits, 8 when every pair of a
+    # workload was compared: the candidate keys, science/candidates.py, miss one thinned 16-step merge);
+    # bench/copies.py publishes the full corpus, bench/candidates.py the keys' recall against all pairs
+    assert rates.false_negatives <= 9, rates.as_dict()
 
 
 def test_a_stable_cluster_of_66_runs_of_one_recipe_is_never_one_measurement() -> None:
@@ -525,14 +527,9 @@ def test_honest_quiet_runs_of_other_recipes_and_sizes_are_never_one_measurement(
         _stable_prefill_run(rng, rng.choice((64, 101, 300, 1500, 2957)), rng.uniform(1800, 2200)) for _ in range(60)
     ]
     prints = [sample_fingerprint("inference", run) for run in runs]
-    compared = flagged = 0
-    for i in range(len(prints)):
-        for j in range(i + 1, len(prints)):
-            if set(buckets(prints[i])) & set(buckets(prints[j])):
-                compared += 1
-                flagged += same_measurement(prints[i], prints[j]) is not None
-    assert compared > 400  # quiet runs of one shape: most pairs are candidates
-    assert flagged == 0
+    # every pair, whatever its keys (the candidate keys now tie few of them: science/candidates.py)
+    flagged = [(i, j) for i in range(60) for j in range(i + 1, 60) if same_measurement(prints[i], prints[j])]
+    assert flagged == []
 
 
 @pytest.mark.parametrize(
@@ -677,7 +674,7 @@ def test_a_merge_of_two_runs_thinned_and_reordered_is_caught_and_the_two_runs_ar
     assert not any(flagged for _, flagged in verdicts)
 
 
-@pytest.mark.parametrize(("size", "least"), [(64, 5), (200, 6), (1000, 6)])
+@pytest.mark.parametrize(("size", "least"), [(64, 4), (200, 5), (1000, 5)])
 def test_a_fixed_length_merge_thinned_and_reordered_is_caught_and_quiet_honest_runs_are_not(
     size: int, least: int
 ) -> None:
@@ -685,7 +682,10 @@ def test_a_fixed_length_merge_thinned_and_reordered_is_caught_and_quiet_honest_r
     requests interleave with the other run's, so they pair by their TTFT over the range both cover, and
     their e2e must then follow on its own. Honest twins: the two runs merged, and two quiet runs (TTFT
     σ 0.2%, ITL σ 0.1%) whose fastest requests pair by TTFT just as closely, are not one measurement. At 64
-    requests a merge thinned by 10 sometimes leaves too few of the original's fastest paired (docs/metrics.md)."""
+    requests a merge thinned by 10 sometimes leaves too few of the original's fastest paired; and since the
+    candidate keys (science/candidates.py) group a fixed-length run's fastest requests as they come, a merge
+    that interleaves another run's among them shares a key with its original less often: 4 of 6 at 64
+    requests, 5 of 6 at 200 and at 1,000 (5, 6 and 6 when every pair was compared; docs/metrics.md)."""
     caught = flagged = 0
     for seed in range(6):
         merge_caught, twins_flagged = _merge_verdicts(Workload("inference", size, 6000 + seed, variable=False), seed)

@@ -8,7 +8,7 @@ from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
 from validator.evidence.arrival import later_of
 from validator.registry.snapshot import RunEntry, Snapshot
-from validator.science.independence import buckets, same_measurement
+from validator.science.independence import buckets, same_measurement, values_copied
 
 
 @check("ORV304", Severity.ERROR, "run copies another run's samples", related_by="s")
@@ -40,12 +40,23 @@ def runs_are_separate_measurements(snapshot: Snapshot) -> Iterator[Finding]:
         keyed.append((run, keys))
     copies: dict[str, tuple[str, str]] = {}  # the later run's path -> (the earlier's, how)
     # each run with the runs after it (by path) that share a bucket with it: every pair once, with no
-    # registry-wide set of the pairs compared (millions at 100,000 run files: issue 54)
+    # registry-wide set of the pairs compared (millions at 100,000 run files: issue 54). A pair tied
+    # only by value-sketch keys is judged by the exact-values rule alone (science/independence.py `compared`)
     for one, shared in keyed:
-        others = {id(other): other for key in shared for other in groups[key] if other.path > one.path}
-        for other in sorted(others.values(), key=lambda run: run.path):
+        others = {
+            id(other): other for key in shared if key[1][:2] != "v:" for other in groups[key] if other.path > one.path
+        }
+        by_values = {
+            id(other): other
+            for key in shared
+            if key[1][:2] == "v:"
+            for other in groups[key]
+            if other.path > one.path and id(other) not in others
+        }
+        for other in sorted([*others.values(), *by_values.values()], key=lambda run: run.path):
             assert one.facts is not None and other.facts is not None
-            how = same_measurement(one.facts.fingerprint, other.facts.fingerprint)
+            judge = values_copied if id(other) in by_values else same_measurement
+            how = judge(one.facts.fingerprint, other.facts.fingerprint)
             if how:
                 assert one.meta is not None and other.meta is not None
                 earlier, later = later_of(

@@ -40,7 +40,8 @@ informative timing column: elsewhere it changes how ORV304 words a copy, never w
 Comparing every pair of runs would be quadratic, so runs are grouped by `buckets` (its docstring
 lists the keys): every rule above has keys that any pair it flags shares — quantile cells at least
 4x the tolerance wide (with the neighbouring cell near an edge), every hash of a value sketch, the
-lowest row hashes, and the lowest alignment hashes with the run's level — and the same keys tie a
+lowest row hashes; the sample-by-sample rules, locality-sensitive keys of each run's noise
+(science/candidates.py), whose recall is measured rather than guaranteed — and the same keys tie a
 pull request's new run to the runs it could copy (validator/pr/neighbourhood.py). docs/metrics.md,
 "What the copy test can and cannot see", gives the noise floors and the measured error rates.
 """
@@ -63,6 +64,7 @@ from typing import Any
 
 import orjson
 
+from validator.science import candidates
 from validator.science.samples import Columns
 
 TIMING_COLUMNS = {"training": ("time_s",), "inference": ("ttft_ms", "e2e_ms")}
@@ -286,7 +288,6 @@ def sample_fingerprint(
 ALIGN_COLUMNS = {"training": ("step",), "inference": ("prompt_tokens", "output_tokens")}
 SKETCH = 64  # samples kept per sketch (all of them in a run this small)
 SHARED_KEYS = 11  # lowest row hashes published as buckets: a copy with <= 10 dropped shares one
-ALIGN_KEYS = 21  # lowest alignment hashes published: a copy with <= 10 dropped and <= 10 added shares one
 MIN_DISTINCT = 8  # distinct timing rows a run needs before shared rows say anything
 DISTINCT_SHARE = 0.5  # ... and at least this share of its samples distinct (coarse clocks repeat values)
 SHARED_CONTAINMENT = 0.7  # a copy: this share of the smaller run's distinct timing rows is in the other
@@ -313,10 +314,10 @@ MIN_SHARED_VALUES = 4
 CHANCE_TAIL = (
     1e-6  # per compared pair and column: a registry compares only runs sharing a bucket (measured: docs/metrics.md)
 )
-# The level of a run (median of its first informative LEVEL_COLUMNS column) buckets aligned samples: a copy
+# The level of a run (median of its first informative LEVEL_COLUMNS column), kept in the near print: a copy
 # backing a claim keeps its level within T3's 5% (LEVEL_RESCALE), and dropping up to a quarter of
-# the samples moves a median by at most about half the column's median deviation (LEVEL_DROP).
-LEVEL_CELL = math.log(1.25)
+# the samples moves a median by at most about half the column's median deviation (LEVEL_DROP). It keyed
+# the aligned samples' buckets until the candidate keys (science/candidates.py), which need no level.
 LEVEL_COLUMNS = {"training": ("time_s",), "inference": ("e2e_ms", "ttft_ms")}  # the least dispersed first
 LEVEL_RESCALE = 0.05
 LEVEL_DROP = 0.5
@@ -864,6 +865,8 @@ def _near_print(kind: str, columns: Columns) -> NearPrint | None:
         return None
     rows, shared, aligned, sequence, few, windows, ranked = _near_parts(timing, align)
     noise = _own_noise(timing, align)
+    spreads = [candidates.spread(columns.ordered(name)) for name in TIMING_COLUMNS[kind][: len(timing)]]
+    keys = candidates.sample_keys(spreads, aligned, windows, few, sequence, ranked)
     # kept packed (JSON text, ~10 KB) while the registry is in memory; unpacked for the runs being compared
     # (_near_of): as tuples of floats the sketch took ~50 KB a run, 5 GB at 100,000 run files (issue 54).
     # JSON rather than marshal: a shard's partial carries it to `orv merge-results`, and reading JSON
@@ -873,7 +876,7 @@ def _near_print(kind: str, columns: Columns) -> NearPrint | None:
     # orjson writes inf as null; the stdlib's Infinity reads back as it was (a value past a float's range)
     text = orjson.dumps(parts) if finite else json.dumps(parts, allow_nan=True).encode()
     packed = zlib.compress(text, 1)  # a third of the text (the windows repeat every aligned value)
-    return ("near", len(rows), packed, _level(kind, columns), kind, noise)
+    return ("near", len(rows), packed, _level(kind, columns), kind, noise, keys)
 
 
 def _unpack(packed: NearPrint) -> NearPrint:
@@ -888,7 +891,20 @@ def _unpack(packed: NearPrint) -> NearPrint:
     except orjson.JSONDecodeError:  # written by the stdlib for an infinite value (above)
         parts = json.loads(text)
     shared, aligned, sequence, few, windows, ranked = parts
-    return ("near", packed[1], shared, aligned, packed[3], packed[4], sequence, few, windows, packed[5], ranked)
+    return (
+        "near",
+        packed[1],
+        shared,
+        aligned,
+        packed[3],
+        packed[4],
+        sequence,
+        few,
+        windows,
+        packed[5],
+        ranked,
+        *packed[6:],
+    )
 
 
 def can_tell_a_copy(fingerprint: Fingerprint) -> bool:
@@ -1288,12 +1304,6 @@ def _cells(value: float, tolerance: float, width: float) -> list[int]:
     return sorted(cells)
 
 
-def _level_cells(level: tuple[float, float]) -> range:
-    """Every level cell the run's margin touches: two runs whose margins overlap share one."""
-    centre, margin = level
-    return range(math.floor((centre - margin) / LEVEL_CELL), math.floor((centre + margin) / LEVEL_CELL) + 1)
-
-
 def buckets(fingerprint: Fingerprint) -> tuple[str, ...]:
     """Keys that a run shares with every run it could be one measurement with (module docstring):
 
@@ -1302,10 +1312,10 @@ def buckets(fingerprint: Fingerprint) -> tuple[str, ...]:
     - exact values beyond chance: every hash of a speaking column's value sketch (the test needs a
       hash both sketches hold);
     - shared rows: the SHARED_KEYS lowest row hashes;
-    - aligned timings (timing_agreement, filtered_agreement): each of the ALIGN_KEYS lowest
-      alignment hashes with every level cell the run's margin touches (a copy rescaled within T3's
-      5%, up to a quarter of its samples dropped; a moving average keeps the level, and the
-      alignment keys, of its original).
+    - aligned timings (aligned_equal, timing_agreement, filtered_agreement): the run's candidate keys,
+      locality-sensitive hashes of where its samples' timings fall (science/candidates.py): a copy
+      whose timings follow the original's within the noise these rules allow keeps them, an
+      independent run rarely does (measured, not assumed: `python -m bench.candidates`).
     """
     if not fingerprint:
         return ()
@@ -1328,9 +1338,8 @@ def buckets(fingerprint: Fingerprint) -> tuple[str, ...]:
         if near[1] >= MIN_DISTINCT:  # below, shared rows say nothing (shared_share)
             keys += [f"x:{h & 0xFFFFFFFFFFFF:x}" for h in near[2][:SHARED_KEYS]]
         # a constant or two-valued timing column has no shape to follow (the old shape keys' rule)
-        if prints and near[4] is not None and len(near[3]) >= MIN_MATCHED:
-            cells = _level_cells(near[4])
-            keys += [f"a:{h & 0xFFFFFFFFFFFF:x}:{cell}" for h, _ in near[3][:ALIGN_KEYS] for cell in cells]
+        if prints and len(near) > 11 and len(near[3]) >= MIN_MATCHED:
+            keys += [f"n:{h:x}" for h in near[11]]
     return tuple(dict.fromkeys(keys))
 
 
@@ -1351,6 +1360,34 @@ def _rows_by_chance(a: Fingerprint, b: Fingerprint, near_a: NearPrint, near_b: N
     other = near_b[1] if near_a[1] <= near_b[1] else near_a[1]
     expected = min(1.0, other * chance)
     return not (hits >= VALUE_OVER_CHANCE * expected * trials and _beyond_chance(trials, hits, expected))
+
+
+def values_copied(a: Fingerprint, b: Fingerprint) -> str | None:
+    """same_measurement's exact-values rule alone (shared_values), in words for ORV304, or None: all
+    that two runs sharing only value-sketch keys (`v:`, buckets) are compared by, since no other rule's
+    keys tie them (on a coarse clock, runs of one workload share values by chance, and so those keys)."""
+    values_a, values_b = _values_of(a), _values_of(b)
+    if values_a is None or values_b is None:
+        return None
+    found = shared_values(values_a, values_b)
+    if found is None:
+        return None
+    name, share = found
+    return (
+        f"{min(share, 1.0):.0%} of the smaller run's `{name}` values are the other's, bit for bit "
+        "(independent runs share almost none; values moved between samples, resampled or merged)"
+    )
+
+
+def compared(a: Fingerprint, b: Fingerprint, keys_a: Collection[str], keys_b: Collection[str]) -> str | None:
+    """What ORV304 says about two runs, given their buckets: nothing unless they share a key; only the
+    exact-values rule when all they share is value-sketch keys; else every rule (same_measurement)."""
+    common = set(keys_a).intersection(keys_b)
+    if not common:
+        return None
+    if all(key.startswith("v:") for key in common):
+        return values_copied(a, b)
+    return same_measurement(a, b)
 
 
 def same_measurement(a: Fingerprint, b: Fingerprint) -> str | None:
@@ -1384,15 +1421,9 @@ def same_measurement(a: Fingerprint, b: Fingerprint) -> str | None:
             f"{min(share, 1.0):.0%} of the smaller run's samples are the other's, exactly "
             "(samples added, dropped, duplicated or reordered)"
         )
-    values_a, values_b = _values_of(a), _values_of(b)
-    if values_a is not None and values_b is not None:
-        found = shared_values(values_a, values_b)
-        if found is not None:
-            name, share = found
-            return (
-                f"{min(share, 1.0):.0%} of the smaller run's `{name}` values are the other's, bit for bit "
-                "(independent runs share almost none; values moved between samples, resampled or merged)"
-            )
+    values = values_copied(a, b)
+    if values is not None:
+        return values
     if near_a is None or near_b is None:
         return None
     equal = aligned_equal(near_a, near_b)
