@@ -31,6 +31,7 @@ from tests.testing.factories import (
 )
 from tests.testing.git import commit_all, git
 from tests.testing.registry import boards_tree, make_registry
+from validator.boards.keyfile import blob_id
 from validator.cli import main
 from validator.load import pipeline
 
@@ -277,14 +278,67 @@ def test_the_update_runs_in_a_treeless_sparse_clone(tmp_path: Path, capsys: pyte
     clone = tmp_path / "clone"
     git(tmp_path, "clone", "-q", "--filter=tree:0", "--sparse", origin.as_uri(), str(clone))
     git(clone, "sparse-checkout", "set", "--no-cone", "/catalog/", "/measurers/")
+    committed_standings = {
+        line.split()[2]
+        for line in git(clone, "ls-tree", "-r", "HEAD", "--", "boards/standings").splitlines()
+        if line.split()[1] == "blob"
+    }
     code, said = orv(capsys, "boards", "--incremental", "--root", str(clone))
     assert code == 0 and said.startswith("incremental update since"), said
     assert not (clone / "recipes").exists() or len(list((clone / "recipes").rglob("*.yaml"))) < len(registry.recipes)
+    # the standings are only written (derived from the parts): their committed versions were never fetched
+    assert committed_standings and not committed_standings & local_objects(clone), said
     updated = boards_tree(clone)
     assert orv(capsys, "boards", "--root", str(origin))[0] == 0
     full = boards_tree(origin)
+    assert any(path.startswith("boards/standings/") for path in updated)
     for path, data in updated.items():
         assert full.get(path) == data, path
+    # the workflow's commit takes every file written, the standings written while left out included
+    git(clone, "add", "-A", "--", "boards/")
+    git(clone, "-c", "user.name=bot", "-c", "user.email=bot@example.com", "commit", "-q", "-m", "boards")
+    assert git(clone, "status", "--porcelain", "--", "boards/") == ""
+    committed = dict(
+        line.split("\t", 1)[::-1] for line in git(clone, "ls-tree", "-r", "HEAD", "--", "boards").splitlines()
+    )
+    assert {path: oid.split()[2] for path, oid in committed.items()} == {
+        path: blob_id(data) for path, data in full.items()
+    }
+
+    # the site, as the workflow renders it next: from the same sparse clone, checking out only what it reads
+    git(origin, "add", "-A")
+    git(origin, "-c", "user.name=bot", "-c", "user.email=bot@example.com", "commit", "-q", "-m", "boards")
+    url = "https://github.com/example/registry"
+    before = files_on_disk(clone)
+    assert main(["site", str(tmp_path / "site-sparse"), "--root", str(clone), "--repo-url", url]) == 0
+    assert main(["site", str(tmp_path / "site-full"), "--root", str(origin), "--repo-url", url]) == 0
+    capsys.readouterr()
+    assert site_files(tmp_path / "site-sparse") == site_files(tmp_path / "site-full")
+    checked_out = files_on_disk(clone) - before
+    assert not any(p.startswith(("boards/keys", "boards/standings/")) for p in checked_out), sorted(checked_out)
+    training = {r.removeprefix("sha256:") for r in registry.runs if registry_kind(registry, r) == "training"}
+    inference = {r.removeprefix("sha256:") for r in registry.runs} - training
+    names = {p.split("/")[-1].removesuffix(".json") for p in checked_out if p.startswith("runs/")}
+    assert inference and not names & inference, sorted(checked_out)  # no inference run file: no page reads one
+    assert names and names <= training, sorted(checked_out)  # the loss curves' run files
     # every file the full regeneration wrote that the update had to write is there; the rest are unchanged
     git(clone, "sparse-checkout", "disable")
     assert boards_tree(clone) == full
+
+
+def files_on_disk(clone: Path) -> set[str]:
+    return {p.relative_to(clone).as_posix() for p in clone.rglob("*") if p.is_file() and ".git" not in p.parts}
+
+
+def registry_kind(registry: Registry, ref: str) -> str:
+    """The kind of the recipes naming a run ("training" or "inference")."""
+    return next(r["kind"] for r in registry.recipes.values() if ref in r.get("runs", ()))
+
+
+def local_objects(clone: Path) -> set[str]:
+    """The ids of the objects a clone holds (never fetches)."""
+    return set(git(clone, "cat-file", "--batch-all-objects", "--batch-check=%(objectname)", "--unordered").split())
+
+
+def site_files(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()}

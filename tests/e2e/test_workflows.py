@@ -296,6 +296,33 @@ def test_the_boards_workflow_regenerates_and_commits_on_main_only() -> None:
     assert "--incremental" in runs and "check --boards" in runs
 
 
+def test_the_boards_workflows_push_checkout_holds_what_pip_installs_and_nothing_of_the_data(tmp_path: Path) -> None:
+    """A push's sparse checkout is the one `pip install .` builds orv from: its patterns applied to this
+    repository check out pyproject.toml, README.md, validator/, schema/ and requirements/ (a checkout of the
+    catalog and the measurers file alone has no pyproject.toml), and no recipe, run file or boards file: orv
+    checks those out itself. Nothing widens the checkout to every file (`orv site` checks out what it renders)."""
+    job = load(ROOT / ".github" / "workflows" / "boards.yml")["jobs"]["boards"]
+    push = next(
+        s
+        for s in job["steps"]
+        if str(s.get("uses", "")).startswith("actions/checkout@") and s["if"] == "github.event_name == 'push'"
+    )
+    assert push["with"]["sparse-checkout-cone-mode"] is False
+    patterns = [line.strip() for line in push["with"]["sparse-checkout"].splitlines() if line.strip()]
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", "--no-checkout", str(ROOT), str(clone))
+    git(clone, "sparse-checkout", "set", "--no-cone", *patterns)
+    git(clone, "checkout", "-q", git(ROOT, "rev-parse", "HEAD"))
+    for needed in ("pyproject.toml", "README.md", "validator/__init__.py", "schema/boards.schema.json"):
+        assert (clone / needed).is_file(), needed
+    assert (clone / "requirements" / "action.txt").is_file() and (clone / "catalog" / "models.yaml").is_file()
+    assert (clone / "measurers" / "allowed_signers").is_file()
+    for data in ("recipes", "runs", "boards", "tests", "docs"):
+        assert not (clone / data).exists(), data
+    runs = "\n".join(step.get("run", "") for step in job["steps"])
+    assert "sparse-checkout disable" not in runs
+
+
 def test_the_boards_workflow_publishes_the_combined_document_with_the_site_and_never_commits_it() -> None:
     """SPEC §1 and §7: the combined boards document is published at <pages URL>/boards.json, not committed."""
     job = load(ROOT / ".github" / "workflows" / "boards.yml")["jobs"]["boards"]

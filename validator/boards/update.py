@@ -74,9 +74,14 @@ class Reach:
     runs: frozenset[str]  # run digests whose `runs` rows are rebuilt
     models: frozenset[str]  # models whose files are rewritten
 
-    def paths(self) -> list[str]:
-        """The boards files read or written for it (a sparse checkout materializes them first)."""
-        return [BOARDS_PATH] + [path for m in sorted(self.models) for path in (model_path(m), standings_path(m))]
+    def read_paths(self) -> list[str]:
+        """The boards files read for it (a sparse checkout materializes them first): the index and the parts."""
+        return [BOARDS_PATH] + [model_path(m) for m in sorted(self.models)]
+
+    def written_paths(self) -> list[str]:
+        """The boards files only written for it, never read: the touched models' standings (derived from their
+        parts). A sparse checkout need not fetch them: they are written, then made part of it."""
+        return [standings_path(m) for m in sorted(self.models)]
 
 
 def reach(evaluation: Evaluation) -> Reach:

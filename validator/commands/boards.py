@@ -20,7 +20,7 @@ from validator.git.diff import MODE_SYMLINK, FileChange
 from validator.git.history import newest_commit_touching
 from validator.git.partial import fetch_range_trees
 from validator.git.plumbing import commit_trees, worktree_trees
-from validator.git.sparse import WHOLE_CHECKOUT, materialize, refuse_sparse, widen
+from validator.git.sparse import WHOLE_CHECKOUT, hidden_blobs, keep_written, materialize, refuse_sparse, widen
 from validator.load.cache import catalog_references, derivation_key
 from validator.load.pipeline import default_jobs
 from validator.pr.incremental import evaluate_change
@@ -200,8 +200,9 @@ def _update(root: str, jobs: int, cache: bool, limit_bytes: int) -> Outcome:
         if side
         for k in side.keys
     }
-    # what is read and written, checked out in one call (each rewrites git's index and fetches once)
-    materialize(root, [*found.paths(), *sorted(shard_paths)])
+    # what is read, checked out in one call (each rewrites git's index and fetches once); the standings are
+    # only written (derived from the parts), so a sparse checkout never fetches them
+    materialize(root, [*found.read_paths(), *sorted(shard_paths)])
     files, removed = patched_files(evaluation, read, found, GitStamp(*newest) if newest else None)
     try:
         keys = keyfile.patched_key_files(
@@ -214,13 +215,22 @@ def _update(root: str, jobs: int, cache: bool, limit_bytes: int) -> Outcome:
     files.update(keys[0])
     removed += keys[1]
     _refuse_oversized(files, limit_bytes)
-    changed = sorted(path for path, data in files.items() if read(path) != data)
+    materialize(root, removed)  # a model leaving the boards (rare): its files are removed from the checkout
+    # a file left out of the checkout (written only) is compared by git's blob id, without fetching it
+    left_out = hidden_blobs(root, files)
+    changed = sorted(
+        path
+        for path, data in files.items()
+        if (left_out[path] != keyfile.blob_id(data) if path in left_out else read(path) != data)
+    )
     gone = [path for path in removed if read(path) is not None]
     with outcome.said_before(), transaction(root):
         for path in sorted(changed, key=lambda p: p in (BOARDS_PATH, KEYS_PATH)):  # the index last, as boards() does
             write_atomic(os.path.join(root, path), files[path])
         for path in gone:
             remove(os.path.join(root, path))
+    # written while left out: a pattern each, so the workflow's `git add -A -- boards/` takes them
+    keep_written(root, [path for path in changed if path in left_out])
     outcome.out(
         f"incremental update since {since[:12]}: {len(data)} changed file(s) in recipes/ and runs/ touch "
         f"{len(found.models)} model(s) ({', '.join(sorted(found.models)) or 'none'}); "

@@ -8,7 +8,8 @@ import shutil
 import tempfile
 from collections.abc import Iterable
 
-from validator.git.plumbing import plumbing, trees_only_env
+from validator.errors import GitError
+from validator.git.plumbing import REMOTE_HINT, cat_file_batch, plumbing, trees_only_env
 from validator.git.sparse import read_config
 
 
@@ -33,6 +34,53 @@ def prefetch(root: str, commit: str, paths: Iterable[str]) -> int:
     if not fetch_by_id(root, remote, blobs, "blob:none"):
         return 0
     return len(blobs)
+
+
+CHECK_OUT_BATCH = 1000  # blobs read from git per `cat-file --batch` (run files: ~14-110 KB each)
+
+
+def check_out_files(root: str, paths: Iterable[str]) -> int:
+    """Write tracked files a sparse checkout leaves out (registry-relative `paths`) to disk from git's objects,
+    their missing blobs fetched in one request, without adding a sparse pattern per file: for a reader of
+    thousands of files (`orv site`: every training run file's loss curve), where materialize would widen to
+    whole folders (a pattern per file costs patterns x index entries in git). git then counts them as
+    checked out (it clears the skip-worktree bit of a file on disk); a later `git sparse-checkout add`
+    removes them from disk again, since no pattern selects them, so read them before changing the patterns.
+    Returns how many files were written; 0 outside a sparse checkout. A GitError when a blob cannot be had."""
+    wanted = set(paths)
+    if not wanted or read_config(root, "--bool", "core.sparseCheckout") != "true":
+        return 0
+    listing = plumbing(root, "ls-files", "-t", "-s", "-z", "--", ".")  # git's index: fetches nothing
+    left_out: dict[str, str] = {}
+    for entry in (listing or b"").decode(errors="surrogateescape").split("\0"):
+        meta, tab, rel = entry.partition("\t")  # "S <mode> <blob> <stage>\t<path>": S, left out
+        fields = meta.split()
+        if tab and rel in wanted and len(fields) == 4 and fields[0] == "S" and fields[1] == "100644":
+            if not os.path.lexists(os.path.join(root, rel)):
+                left_out[rel] = fields[2]
+    if not left_out:
+        return 0
+    blobs = sorted(set(left_out.values()))
+    here = _local_objects(root) or set()
+    remote = _promisor_remote(root)
+    missing = [b for b in blobs if b not in here]
+    if missing and remote:
+        fetch_by_id(root, remote, missing, "blob:none")
+    by_blob: dict[str, list[str]] = {}
+    for rel, blob in sorted(left_out.items()):
+        by_blob.setdefault(blob, []).append(rel)
+    for start in range(0, len(blobs), CHECK_OUT_BATCH):  # bounded memory: a batch's bytes at a time
+        batch = blobs[start : start + CHECK_OUT_BATCH]
+        found = cat_file_batch(root, batch)
+        if found is None or any(found.get(b) is None for b in batch):
+            raise GitError(f"cannot check out the {len(blobs):,} file(s) left out of this sparse checkout{REMOTE_HINT}")
+        for blob in batch:
+            for rel in by_blob[blob]:
+                target = os.path.join(root, rel)
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                with open(target, "wb") as fh:  # committed bytes checked out, as git's own checkout writes them
+                    fh.write(found[blob] or b"")
+    return len(left_out)
 
 
 def _promisor_remote(root: str) -> str:

@@ -142,6 +142,49 @@ def materialize(root: str, paths: Iterable[str]) -> list[str]:
     return patterns
 
 
+def keep_written(root: str, paths: Iterable[str]) -> list[str]:
+    """Give files just written at paths a sparse checkout leaves out (registry-relative `paths`) a pattern
+    each, so `git add` takes them: git counts a file on disk as checked out, but `git add` still skips a path
+    no pattern selects. git keeps the written bytes (a modified file is never overwritten) and fetches
+    nothing. The patterns added; a no-op outside a sparse checkout."""
+    wanted = sorted({p for p in paths if p})
+    if not wanted or read_config(root, "--bool", "core.sparseCheckout") != "true":
+        return []
+    prefix = plumbing(root, "rev-parse", "--show-prefix")
+    if prefix is None:
+        return []
+    patterns = _patterns(
+        prefix.decode().strip(), wanted, read_config(root, "--bool", "core.sparseCheckoutCone") == "true"
+    )
+    _sparse_checkout_command(
+        root,
+        ["add", "--stdin"],
+        "\n".join(patterns) + "\n",
+        f"add the {len(wanted)} file(s) orv wrote to the sparse checkout",
+        f"add the {len(wanted)} file(s) orv wrote to the sparse checkout",
+    )
+    return patterns
+
+
+def hidden_blobs(root: str, paths: Iterable[str]) -> dict[str, str]:
+    """path -> git's blob id of each of `paths` (registry-relative) that a sparse checkout tracks but leaves
+    off disk, read from git's index (nothing is fetched): whether a file about to be written differs from
+    the committed one, without fetching its bytes. Empty outside a sparse checkout."""
+    wanted = sorted({p for p in paths if p})
+    if not wanted or read_config(root, "--bool", "core.sparseCheckout") != "true":
+        return {}
+    asked = ("--", *wanted) if len(wanted) <= 256 else ("--", ".")
+    listing = plumbing(root, "--literal-pathspecs", "ls-files", "-t", "-s", "-z", *asked)
+    out = {}
+    for entry in (listing or b"").decode(errors="surrogateescape").split("\0"):
+        # "S <mode> <blob> <stage>\t<path>": S marks a skip-worktree entry
+        meta, tab, rel = entry.partition("\t")
+        fields = meta.split()
+        if tab and len(fields) == 4 and fields[0] == "S" and fields[3] == "0" and rel in wanted:
+            out[rel] = fields[2]
+    return out
+
+
 def _sparse_checkout_command(root: str, args: list[str], stdin: str, doing: str, failing: str, hint: str = "") -> None:
     """`git sparse-checkout ARGS` (which checks files out, fetching what a partial clone lacks), or a
     GitError: "cannot <doing>: <error>" when git cannot run, "cannot <failing> (`git sparse-checkout

@@ -44,11 +44,7 @@ def collect_context(root: str, boards: Mapping[str, Any]) -> SiteContext:
                 "tolerance_kind": conv.get("tolerance_kind", "relative"),
                 "window": conv.get("window"),
             }
-    wanted = [
-        (run["content_hash"], os.path.join(root, *run["run_file"].split("/")))
-        for run in boards.get("runs") or []
-        if run.get("kind") == "training" and run.get("samples") and RUN_FILE.fullmatch(str(run.get("run_file")))
-    ]  # only ever a file under runs/
+    wanted = [(digest, os.path.join(root, *rel.split("/"))) for digest, rel in _curves(boards)]
     if len(wanted) >= PARALLEL_FROM and (os.cpu_count() or 1) > 1:
         # parsing the run files is most of the build at scale (10,000 recipes: ~350 MB of JSON)
         curves = list(quiet_map(read_losses, [path for _, path in wanted], min(os.cpu_count() or 1, 8), chunksize=64))
@@ -64,25 +60,48 @@ def collect_context(root: str, boards: Mapping[str, Any]) -> SiteContext:
     )
 
 
+def _curves(boards: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(digest, registry-relative run file) of every training run whose loss curve a page draws."""
+    return [
+        (run["content_hash"], run["run_file"])
+        for run in boards.get("runs") or []
+        if run.get("kind") == "training" and run.get("samples") and RUN_FILE.fullmatch(str(run.get("run_file")))
+    ]  # only ever a file under runs/
+
+
 PLANS = 200  # pages with `orv reproduce`'s whole plan: each parses its recipe (~6-20 ms); docs/site.md says why not all
 
 
-def reproduce_plans(root: str, boards: Mapping[str, Any]) -> dict[str, list[str]]:
-    """`orv reproduce`'s commands (validator/stacks/reproduce.py) for the recipes whose reproduction is
-    worth most — verified ones, T3 first, as the wanted list's reproductions — up to PLANS of them; every
-    other page names the command. Bounded so a 10,000-recipe site costs no more to build (bench/site.py)."""
+def _planned(boards: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(recipe id, registry-relative path) of the recipes whose reproduction is worth most — verified ones, T3
+    first, as the wanted list's reproductions — up to PLANS of them."""
     rows = [row for board in (boards.get("boards") or {}).values() for row in board or ()]
     verified = sorted(
         (row for row in rows if row.get("tier") in ("T2", "T3")), key=lambda r: (r.get("tier") != "T2", r["recipe"])
     )
+    return [
+        (row["recipe"], row["path"])
+        for row in verified[:PLANS]
+        if isinstance(row.get("path"), str) and REPO_PATH.fullmatch(row["path"])
+    ]
+
+
+def files_read(boards: Mapping[str, Any]) -> list[str]:
+    """The registry files the site reads besides the boards and the catalog (registry-relative): the training
+    run files of the loss curves and the recipes of the reproduction plans. What a sparse checkout must hold
+    for `orv site` (commands/site.py checks them out): no inference run file, key shard or other recipe."""
+    return sorted({rel for _, rel in _curves(boards)} | {path for _, path in _planned(boards)})
+
+
+def reproduce_plans(root: str, boards: Mapping[str, Any]) -> dict[str, list[str]]:
+    """`orv reproduce`'s commands (validator/stacks/reproduce.py) for the PLANS recipes whose reproduction
+    is worth most (_planned); every other page names the command. Bounded so a 10,000-recipe site costs no
+    more to build (bench/site.py)."""
     plans: dict[str, list[str]] = {}
     catalog: dict[tuple[str, str], Any] = {}  # each GPU and workload read from the catalog once
-    for row in verified[:PLANS]:
-        path = row.get("path")
-        if not isinstance(path, str) or not REPO_PATH.fullmatch(path):
-            continue
+    for recipe, path in _planned(boards):
         try:
-            plans[row["recipe"]] = reproduce(root, os.path.join(root, *path.split("/")), catalog).lines
+            plans[recipe] = reproduce(root, os.path.join(root, *path.split("/")), catalog).lines
         except OrvError:
             continue  # a recipe that does not load: `orv check` reports it; the page names the command
     return plans
