@@ -273,6 +273,11 @@ def test_the_update_runs_in_a_treeless_sparse_clone(tmp_path: Path, capsys: pyte
     commit_all(origin, "boards")
     registry.apply("add-run", 1, 1500.0)
     registry.apply("add", 0, 1700.0)
+    # the first recipe of a model with no boards file yet: its part and standings are new files
+    recipe = inference_recipe(registry.new_id("serve"), decode=41.0, model="qwen3.5-122b-a10b")
+    recipe["runs"] = [store_run(origin, inference_run(recipe, measured_by="lab-new"))]
+    registry.runs.extend(recipe["runs"])
+    registry.write(recipe)
     commit_all(origin, "a merge")
 
     clone = tmp_path / "clone"
@@ -291,7 +296,7 @@ def test_the_update_runs_in_a_treeless_sparse_clone(tmp_path: Path, capsys: pyte
     updated = boards_tree(clone)
     assert orv(capsys, "boards", "--root", str(origin))[0] == 0
     full = boards_tree(origin)
-    assert any(path.startswith("boards/standings/") for path in updated)
+    assert "boards/standings/qwen3.5-122b-a10b.json" in updated and "boards/models/qwen3.5-122b-a10b.json" in updated
     for path, data in updated.items():
         assert full.get(path) == data, path
     # the workflow's commit takes every file written, the standings written while left out included

@@ -229,8 +229,10 @@ def _update(root: str, jobs: int, cache: bool, limit_bytes: int) -> Outcome:
             write_atomic(os.path.join(root, path), files[path])
         for path in gone:
             remove(os.path.join(root, path))
-    # written while left out: a pattern each, so the workflow's `git add -A -- boards/` takes them
-    keep_written(root, [path for path in changed if path in left_out])
+    # written, never read (the standings: left out, or new for a model new to the boards): a pattern each, so
+    # the workflow's `git add -A -- boards/` takes them
+    written_only = set(found.written_paths()) | set(left_out)
+    keep_written(root, [path for path in changed if path in written_only])
     outcome.out(
         f"incremental update since {since[:12]}: {len(data)} changed file(s) in recipes/ and runs/ touch "
         f"{len(found.models)} model(s) ({', '.join(sorted(found.models)) or 'none'}); "
