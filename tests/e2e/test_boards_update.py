@@ -326,6 +326,15 @@ def test_the_update_runs_in_a_treeless_sparse_clone(tmp_path: Path, capsys: pyte
     names = {p.split("/")[-1].removesuffix(".json") for p in checked_out if p.startswith("runs/")}
     assert inference and not names & inference, sorted(checked_out)  # no inference run file: no page reads one
     assert names and names <= training, sorted(checked_out)  # the loss curves' run files
+    # the combined document from a fresh sparse clone (nothing of boards/ checked out): the same bytes
+    fresh = tmp_path / "fresh"
+    git(tmp_path, "clone", "-q", "--filter=tree:0", "--sparse", origin.as_uri(), str(fresh))
+    git(fresh, "sparse-checkout", "set", "--no-cone", "/catalog/", "/measurers/")
+    assert main(["boards", "--combined", str(tmp_path / "sparse.json"), "--root", str(fresh)]) == 0
+    assert main(["boards", "--combined", str(tmp_path / "full.json"), "--root", str(origin)]) == 0
+    capsys.readouterr()
+    assert (tmp_path / "sparse.json").read_bytes() == (tmp_path / "full.json").read_bytes()
+    assert not (fresh / "boards" / "keys").exists() and not (fresh / "boards" / "standings").exists()
     # every file the full regeneration wrote that the update had to write is there; the rest are unchanged
     git(clone, "sparse-checkout", "disable")
     assert boards_tree(clone) == full

@@ -40,6 +40,7 @@ import orjson
 
 from validator.boards.build import render
 from validator.errors import Refusal
+from validator.git.partial import check_out_files
 from validator.registry.layout import BOARDS_MODELS_DIR, BOARDS_PATH, BOARDS_STANDINGS_DIR, DOCUMENT_PATH
 
 FORMAT = 1
@@ -434,6 +435,16 @@ def read_boards(root: str, models: Iterable[str] | None = None) -> dict[str, Any
     seed 004's shape, `orv boards --combined`); with `models`, only those models' rows. None when the
     registry publishes no boards; BoardsUnreadable when they cannot be assembled."""
     return read_document(file_reader(root), models)
+
+
+def check_out_boards(root: str) -> None:
+    """In a sparse checkout (the boards workflow's, after a push), the split files a reader of the whole
+    document reads (read_boards: the site, `--combined`): the index, then the parts it lists; never the
+    standings or the keys. Elsewhere nothing happens. Raises BoardsUnreadable when the index is malformed."""
+    check_out_files(root, [BOARDS_PATH])
+    index = read_index(file_reader(root)(BOARDS_PATH))
+    if index is not None:
+        check_out_files(root, [model_path(model) for model in index["model_files"]])
 
 
 def committed_files(root: str) -> dict[str, bytes]:

@@ -8,7 +8,14 @@ from collections.abc import Callable
 from validator.boards import keyfile
 from validator.boards.build import GitStamp, render
 from validator.boards.regenerate import FILE_LIMIT_MB, MB, STAMP_DIRS, first_difference, oversized, regenerate_files
-from validator.boards.split import BoardsUnreadable, committed_files, file_reader, read_boards, read_index
+from validator.boards.split import (
+    BoardsUnreadable,
+    check_out_boards,
+    committed_files,
+    file_reader,
+    read_boards,
+    read_index,
+)
 from validator.boards.update import ROWS_RELATED_BY, BoardsNotPatchable, patched_files, reach
 from validator.commands.outcome import Outcome, ProgressLine
 from validator.engine.evaluate import analyse
@@ -297,6 +304,7 @@ def combined(root: str, out: str) -> Outcome:
     """`orv boards --combined OUT`: the committed boards as one document, written atomically."""
     outcome = Outcome()
     try:
+        check_out_boards(root)  # a push's sparse checkout: the index and the parts, nothing else
         document = read_boards(root)
     except BoardsUnreadable as exc:
         raise Refusal(

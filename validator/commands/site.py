@@ -8,12 +8,12 @@ from typing import Any
 
 import orjson
 
-from validator.boards.split import BoardsUnreadable, file_reader, model_path, read_boards, read_index
+from validator.boards.split import BoardsUnreadable, check_out_boards, read_boards
 from validator.commands.outcome import Outcome, ProgressLine
 from validator.errors import Refusal
 from validator.files.atomic import environment_problem
 from validator.git.partial import check_out_files
-from validator.registry.layout import BOARDS_PATH, CATALOG_FILES
+from validator.registry.layout import CATALOG_FILES
 from validator.site import SiteContext, boards_problem, file_base, render_site, write_site
 from validator.site.collect import collect_context, files_read
 
@@ -31,7 +31,7 @@ def site(
                 boards = orjson.loads(fh.read())
         else:
             assert root is not None  # the CLI finds the registry when no boards file is given
-            _check_out_boards(root)
+            check_out_boards(root)
             boards = read_boards(root)
             if boards is None:
                 raise BoardsUnreadable("the registry has no boards/index.json")
@@ -61,12 +61,3 @@ def site(
         return outcome.fail(environment)  # a full disk or a read-only folder: the machine's condition, exit 1
     outcome.out(f"{directory}: {len(files):,} files, {sum(map(len, files.values())):,} bytes")
     return outcome
-
-
-def _check_out_boards(root: str) -> None:
-    """In a sparse checkout (the boards workflow's, after a push), the split files the site reads: the index,
-    then the parts it lists; never the standings or the keys. Elsewhere nothing happens."""
-    check_out_files(root, [BOARDS_PATH])
-    index = read_index(file_reader(root)(BOARDS_PATH))  # BoardsUnreadable when malformed: the caller says so
-    if index is not None:
-        check_out_files(root, [model_path(model) for model in index["model_files"]])
