@@ -92,3 +92,72 @@ def test_independent_runs_mostly_share_no_key() -> None:
     keys = [_keys("training", run) for run in runs]
     sharing = sum(1 for i in range(20) for j in range(i + 1, 20) if keys[i] & keys[j])
     assert sharing <= 38, sharing
+
+
+def _in_order_before(xs: list[tuple[float, ...]], ys: list[tuple[float, ...]]) -> list[tuple[Any, Any]]:
+    """independence._in_order as it was before its steps were counted per diagonal (one comparison per step)."""
+    import math
+    import statistics
+
+    from validator.science.independence import SEQUENCE_CLOSE, SEQUENCE_RUN, SEQUENCE_SKIP
+
+    def steps(rows: list[tuple[float, ...]], column: int) -> list[float] | None:
+        values = [row[column] for row in rows]
+        if min(values) <= 0:
+            return None
+        logs = [math.log(v) for v in values]
+        found = [b - a for a, b in zip(logs, logs[1:])]
+        return found if found and statistics.median(map(abs, found)) > 0 else None
+
+    if not xs or not ys:
+        return []
+    for column in range(len(xs[0])):
+        zx, zy = steps(xs, column), steps(ys, column)
+        if zx is not None and zy is not None:
+            break
+    else:
+        return []
+    close = SEQUENCE_CLOSE * min(statistics.median(map(abs, zx)), statistics.median(map(abs, zy)))
+
+    def runs_from(i: int, j: int) -> bool:
+        length = min(SEQUENCE_RUN, len(zx) - i, len(zy) - j)
+        return length > 0 and all(abs(zx[i + k] - zy[j + k]) <= close for k in range(length))
+
+    pairs, i, j = [], 0, 0
+    while i < len(zx) and j < len(zy):
+        if runs_from(i, j):
+            pairs.append((xs[i], ys[j]))
+            i, j = i + 1, j + 1
+            continue
+        i, j = next(
+            (
+                (i + d, j) if runs_from(i + d, j) else (i, j + d)
+                for d in range(1, SEQUENCE_SKIP + 1)
+                if runs_from(i + d, j) or runs_from(i, j + d)
+            ),
+            (i + 1, j + 1),
+        )
+    return pairs
+
+
+def test_the_in_order_walk_pairs_exactly_as_it_did() -> None:
+    """_in_order counts agreeing steps per diagonal once instead of comparing them at every probe: the same
+    pairs for copies (rescaled, jittered, thinned, reordered in part) and for independent runs."""
+    from validator.science.independence import _in_order
+
+    rng = random.Random(11)
+    for trial in range(300):
+        size = rng.choice((3, 8, 16, 40, 64))
+        xs = [(rng.uniform(50, 150), rng.uniform(1000, 3000)) for _ in range(size)]
+        kind = trial % 4
+        if kind == 0:  # a copy: rescaled, jittered, a few dropped
+            ys = [(a * 1.01 * (1 + rng.uniform(-1e-4, 1e-4)), b) for a, b in xs if rng.random() > 0.2]
+        elif kind == 1:  # independent
+            ys = [(rng.uniform(50, 150), rng.uniform(1000, 3000)) for _ in range(rng.choice((3, 16, 64)))]
+        elif kind == 2:  # a copy with its middle reordered and samples added
+            ys = xs[: size // 3] + rng.sample(xs[size // 3 :], len(xs[size // 3 :])) + xs[:3]
+        else:  # coarse values: ties and zero steps
+            ys = [(float(round(a, -1)), b) for a, b in xs]
+            xs = [(float(round(a, -1)), b) for a, b in xs]
+        assert _in_order(xs, ys) == _in_order_before(xs, ys), trial
+        assert _in_order(ys, xs) == _in_order_before(ys, xs), trial

@@ -1214,9 +1214,21 @@ def _in_order(xs: Sequence[tuple[float, ...]], ys: Sequence[tuple[float, ...]]) 
         return []
     close = SEQUENCE_CLOSE * min(statistics.median(map(abs, zx)), statistics.median(map(abs, zy)))
 
+    # per diagonal j - i, how many of its steps agree up to each position (one C pass the first time the
+    # walk meets it), so that whether SEQUENCE_RUN steps from (i, j) all agree is one subtraction: ORV304
+    # walks every candidate pair of fixed-length runs this way (most of its time before, issue 55)
+    agreeing: dict[int, list[int]] = {}
+
     def runs_from(i: int, j: int) -> bool:
         length = min(SEQUENCE_RUN, len(zx) - i, len(zy) - j)
-        return length > 0 and all(abs(zx[i + k] - zy[j + k]) <= close for k in range(length))
+        if length <= 0:
+            return False
+        first = max(0, i - j)  # where the diagonal starts in zx
+        counts = agreeing.get(j - i)
+        if counts is None:
+            along = zip(zx[first:], zy[first + j - i :])
+            counts = agreeing[j - i] = [0, *itertools.accumulate(abs(a - b) <= close for a, b in along)]
+        return counts[i - first + length] - counts[i - first] == length
 
     pairs, i, j = [], 0, 0
     while i < len(zx) and j < len(zy):
