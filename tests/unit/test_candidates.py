@@ -161,3 +161,23 @@ def test_the_in_order_walk_pairs_exactly_as_it_did() -> None:
             xs = [(float(round(a, -1)), b) for a, b in xs]
         assert _in_order(xs, ys) == _in_order_before(xs, ys), trial
         assert _in_order(ys, xs) == _in_order_before(ys, xs), trial
+
+
+def test_honest_sweep_points_of_other_recipes_are_never_one_measurement() -> None:
+    """bench/generate.py's sweeps: 10-38 fixed-length requests per point, TTFT ±10%, decode ±3%, of recipes
+    with their own decode rates. Found at 3,435 run files: 3 honest pairs of 10-14 requests flagged once a
+    refit on the best-agreeing three quarters was allowed on fewer than MIN_MATCHED pairs (issue 51's
+    16-sample refit; reverted). Every pair, in both orders (the rule is not symmetric)."""
+    from tests.testing.sweeps import samples_at
+
+    rng = random.Random(3435)
+    for concurrency in (2, 4):
+        prints = [
+            sample_fingerprint(
+                "inference",
+                samples_at(round(rng.uniform(40, 80), 3), round(rng.uniform(0.005, 0.08), 4), concurrency)[0],
+            )
+            for _ in range(80)
+        ]
+        flagged = [(i, j) for i in range(80) for j in range(80) if i != j and same_measurement(prints[i], prints[j])]
+        assert flagged == [], (concurrency, flagged[:5])

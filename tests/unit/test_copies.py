@@ -110,10 +110,11 @@ def test_the_calibration_corpus_has_no_false_positive_and_no_false_negative_belo
     assert rates.honest_pairs == 324 and rates.forgeries == 2166
     assert rates.false_positives == 0, rates.as_dict()
     assert set(rates.missed or {}) <= UNSEEN, rates.as_dict()
-    # of 2,166 (51 of 1,734 at the start of 2026-12-07, 10 before the 16-sample refits, 8 when every pair of a
-    # workload was compared: the candidate keys, science/candidates.py, miss one thinned 16-step merge);
-    # bench/copies.py publishes the full corpus, bench/candidates.py the keys' recall against all pairs
-    assert rates.false_negatives <= 9, rates.as_dict()
+    # of 2,166 (51 of 1,734 at the start of 2026-12-07; 8 with the 16-sample refit on fewer pairs, taken back
+    # for refusing honest sweep points, and every pair of a workload compared; the candidate keys,
+    # science/candidates.py, miss one thinned 16-step merge); bench/copies.py publishes the full corpus,
+    # bench/candidates.py the keys' recall against all pairs
+    assert rates.false_negatives <= 11, rates.as_dict()
 
 
 def test_a_stable_cluster_of_66_runs_of_one_recipe_is_never_one_measurement() -> None:
@@ -809,11 +810,13 @@ def test_a_16_step_merge_thinned_and_reordered_is_caught_more_often_and_a_restar
 
 def test_a_16_request_fixed_length_copy_with_a_third_dropped_is_caught_and_a_rerun_is_not() -> None:
     """Most of the corpus's misses were 16-request runs with a third dropped: the few samples paired in
-    order or by TTFT carried a stray or two, and the refit on the pairs that fit best needed 8 of them,
-    so a stray tilted the line. The refit now needs only what the pairing does: jitter 0.01% with a
-    third dropped and reordered, 29 of 30 caught (were 24); jitter ±0.3% with a third dropped, 24 (were
-    17). Honest twin: another run of the same 16 requests, never (nor in 150 such pairs, nor llama-bench's
-    -r 10 and -r 8, nor quiet fixed-length runs of 16 and 64)."""
+    order or by TTFT carry a stray or two, and the refit on the pairs that fit best needs 8 of them, so a
+    stray tilts the line: jitter 0.01% with a third dropped and reordered, 24 of 30 caught; jitter ±0.3%
+    with a third dropped, 17. A refit on as few as the pairing needs (6) caught 29 and 24, but made
+    honest sweep points of 10-14 requests agree (3 of 3,435 bench run files refused:
+    tests/unit/test_candidates.py), so it was taken back: an honest run refused costs more than a small
+    copy missed. Honest twin: another run of the same 16 requests, never (nor llama-bench's -r 10 and
+    -r 8, nor quiet fixed-length runs of 16 and 64)."""
     from tests.testing.corpus import _drop, _map, _shuffled
 
     reordered = edge = flagged = 0
@@ -826,7 +829,7 @@ def test_a_16_request_fixed_length_copy_with_a_third_dropped_is_caught_and_a_rer
         )
         verdicts = [_flagged(original, run) for run in (*copies, rerun)]
         reordered, edge, flagged = reordered + verdicts[0], edge + verdicts[1], flagged + verdicts[2]
-    assert reordered >= 27 and edge >= 21 and flagged == 0
+    assert reordered >= 24 and edge >= 17 and flagged == 0
 
 
 @pytest.mark.parametrize(
