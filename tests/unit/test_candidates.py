@@ -181,3 +181,19 @@ def test_honest_sweep_points_of_other_recipes_are_never_one_measurement() -> Non
         ]
         flagged = [(i, j) for i in range(80) for j in range(80) if i != j and same_measurement(prints[i], prints[j])]
         assert flagged == [], (concurrency, flagged[:5])
+
+
+def test_runs_hypothesis_found_fingerprint_without_a_traceback() -> None:
+    """Found by tests/unit/test_properties.py: a timing column whose interquartile range is subnormal
+    (2.2e-308) divided a position to infinity (the candidate keys' cells), and a noise fit's 3 x 3 solve
+    cubed a scale with ** (OverflowError past a float's range). Both runs now fingerprint."""
+    zero = {"prompt_tokens": 0, "output_tokens": 0, "ttft_ms": 0.0}
+    subnormal = 2.2250738585072014e-308
+    first = [{**zero, "e2e_ms": e} for e in (0.0, 0.0, 0.0, 1.0, subnormal)]
+    second = [{**zero, "e2e_ms": 1.0} for _ in range(5)] + [
+        {**zero, "e2e_ms": 2.0},
+        {**zero, "output_tokens": 1, "e2e_ms": subnormal},
+        {**zero, "prompt_tokens": 1, "e2e_ms": 1.0},
+    ]
+    for samples in (first, second):
+        assert sample_fingerprint("inference", samples)

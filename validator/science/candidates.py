@@ -54,6 +54,7 @@ SEQUENCE_STRIDE = 5  # smoothed first samples: every 5th (the means of 2 * WINDO
 PROBE = 0.3  # of a cell: a merged run's occurrences publish the neighbouring cell this near an edge
 FEW = 4  # at most this many occurrences per key for a merged run's keys (independence.FEW_OCCURRENCES)
 MASK = 0xFFFFFFFFFFFF  # 48 bits a key (as the module's other keys)
+LAST_CELL = 1e15
 # What each key is of, as numbers: a key is CPython's hash of a tuple of numbers, the same in every
 # process (a str's hash is salted per process, and boards/keys.json publishes these keys)
 RAW, WINDOW, SMOOTHED, SEQUENCE, SEQUENCE_SMOOTHED, RANKED, RANKED_WINDOW = range(0x6E0, 0x6E7)
@@ -92,14 +93,19 @@ def spread(ordered: Sequence[float]) -> tuple[float, float] | None:
 
 
 def _cell(value: float, centre: float, width: float) -> int:
-    return math.floor((value - centre) / width)
+    return _floor((value - centre) / width)
+
+
+def _floor(position: float) -> int:
+    """floor, with a position past any cell (a subnormal spread divides to infinity) in the last one."""
+    return math.floor(max(-LAST_CELL, min(LAST_CELL, position)))
 
 
 def _window_cells(values: Sequence[float]) -> tuple[int, ...] | None:
     low, high = min(values), max(values)
     if not high > low:
         return None
-    return tuple(math.floor((v - low) / (high - low) / WINDOW_CELL) for v in values)
+    return tuple(_floor((v - low) / (high - low) / WINDOW_CELL) for v in values)
 
 
 def _smoothed(rows: Sequence[Sequence[float] | None], column: int) -> float:
@@ -204,7 +210,7 @@ def _merged_keys(
                 near: set[int] = set()
                 for row in held[i]:
                     position = (row[c] - centre) / width
-                    near.update((math.floor(position - PROBE), math.floor(position + PROBE)))
+                    near.update((_floor(position - PROBE), _floor(position + PROBE)))
                 probes.append(sorted(near))
             for cells in itertools.product(*probes):
                 found.add(hash((RAW, c, *(hashes[i] for i in group), *cells)))

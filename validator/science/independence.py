@@ -673,7 +673,8 @@ def _solve(matrix: list[list[float]], target: list[float]) -> list[float] | None
         (a, b, c), (d, e, f), (g, h, i) = matrix
         p, q, r = target
         det = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
-        if not abs(det) > 1e-12 * max(map(abs, (a, b, c, d, e, f, g, h, i))) ** 3:
+        scale = max(map(abs, (a, b, c, d, e, f, g, h, i)))  # cubed by products: ** raises past a float's range
+        if not abs(det) > 1e-12 * scale * scale * scale:
             return None
         return [
             (p * (e * i - f * h) - b * (q * i - f * r) + c * (q * h - e * r)) / det,
