@@ -24,15 +24,19 @@ per timing column, so that a copy keeping one column and reshuffling another sti
 A run aligned by occurrence (a fixed-length workload, where every request has the same key) has no
 key to group by: its first samples in list order are grouped as they come (raw and smoothed), and its
 fastest samples (sorted by the first timing) by their second timing, as `timing_agreement` pairs
-them. A run whose keys each repeat a few times (two runs merged) publishes, for every choice of one
-occurrence per key, the window key its original would have.
+them.
 
-Runs with fewer than SMALL samples aligned also group samples with up to GAP others skipped between
-them, so that a copy with a third of its samples dropped still forms some of its original's groups.
+A run with fewer than 2 * SMALL samples aligned also groups one sample fewer with up to GAP others
+skipped between them (below SMALL only so), so that a copy with a third of its samples dropped still
+forms some of its original's groups; a small fixed-length run also groups its fastest by their own range.
+A run whose keys repeat (two runs merged) also publishes, for every choice of one occurrence per key, the
+raw key (both neighbouring cells near an edge: a merge's median and spread are the mixture's) and the
+window key its original would have.
 
-Recall is measured, not assumed: every forgery of the calibration corpus that `same_measurement`
-flags, and forgeries of the bench registries' runs, must share a key with their original
-(`python -m bench.candidates`; docs/metrics.md, "Which runs are compared").
+Recall is measured against all pairs, not assumed, and it is not complete: of the forgeries that
+`same_measurement` flags, those of the calibration corpus and of the bench registries' runs that share
+no key with their original are counted and named (`python -m bench.candidates`; docs/metrics.md,
+"Which runs are compared sample by sample").
 """
 
 from __future__ import annotations
@@ -47,14 +51,14 @@ CELL = 0.25  # of the column's interquartile range (raw keys)
 WINDOW_CELL = 0.25  # of the group's own range (window keys)
 SMOOTH_CELL = 0.5  # of the smoothed values' interquartile range
 SAMPLES = {"raw": 5, "window": 6, "smoothed": 5, "sequence": 6}  # samples a key holds
-SMALL = 32  # below this many aligned samples, groups may skip samples ...
+SMALL = 32  # below 2 * SMALL aligned samples, groups may also skip samples ...
 GAP = 2  # ... up to this many
 FIRST = 60  # groups started at the first FIRST samples
 SEQUENCE_STRIDE = 5  # smoothed first samples: every 5th (the means of 2 * WINDOW + 1 samples do not overlap)
 PROBE = 0.3  # of a cell: a merged run's occurrences publish the neighbouring cell this near an edge
 FEW = 4  # at most this many occurrences per key for a merged run's keys (independence.FEW_OCCURRENCES)
 MASK = 0xFFFFFFFFFFFF  # 48 bits a key (as the module's other keys)
-LAST_CELL = 1e15
+LAST_CELL = 1e15  # cells end here (a subnormal spread divides a position to infinity)
 # What each key is of, as numbers: a key is CPython's hash of a tuple of numbers, the same in every
 # process (a str's hash is salted per process, and boards/keys.json publishes these keys)
 RAW, WINDOW, SMOOTHED, SEQUENCE, SEQUENCE_SMOOTHED, RANKED, RANKED_WINDOW = range(0x6E0, 0x6E7)
