@@ -1,7 +1,8 @@
 """The copy fingerprint's helpers as they were before issue 55 made them cheaper (main a7e2f51),
 kept verbatim as the reference tests/unit/test_fingerprint_speed.py holds the fast ones to: the
 fingerprint's values must not change by a bit. The constants, the salts and the helpers nobody
-rewrote come from the live module."""
+rewrote come from the live module. Also `_in_order` as it was before it counted each diagonal once
+(tests/unit/test_candidates.py holds the live one to it)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,9 @@ from validator.science.independence import (
     MIN_MATCHED,
     QUANTILES,
     SANE,
+    SEQUENCE_CLOSE,
+    SEQUENCE_RUN,
+    SEQUENCE_SKIP,
     SKETCH,
     TIMING_COLUMNS,
     TOLERANCE,
@@ -252,3 +256,45 @@ def _near_parts(timing: list[list[Any]], align: list[list[Any]]) -> tuple[Any, .
             grouped.setdefault(keys[i], []).append(tuple(float(column[i]) for column in timing))
         few = tuple(sorted((key, tuple(sorted(rows))) for key, rows in grouped.items()))
     return rows, shared, aligned, sequence, few, windows, ranked
+
+
+def _in_order(xs: list[tuple[float, ...]], ys: list[tuple[float, ...]]) -> list[tuple[Any, Any]]:
+    """independence._in_order as it was before its steps were counted per diagonal (main 56859be)."""
+
+    def steps(rows: list[tuple[float, ...]], column: int) -> list[float] | None:
+        values = [row[column] for row in rows]
+        if min(values) <= 0:
+            return None
+        logs = [math.log(v) for v in values]
+        found = [b - a for a, b in zip(logs, logs[1:])]
+        return found if found and statistics.median(map(abs, found)) > 0 else None
+
+    if not xs or not ys:
+        return []
+    for column in range(len(xs[0])):
+        zx, zy = steps(xs, column), steps(ys, column)
+        if zx is not None and zy is not None:
+            break
+    else:
+        return []
+    close = SEQUENCE_CLOSE * min(statistics.median(map(abs, zx)), statistics.median(map(abs, zy)))
+
+    def runs_from(i: int, j: int) -> bool:
+        length = min(SEQUENCE_RUN, len(zx) - i, len(zy) - j)
+        return length > 0 and all(abs(zx[i + k] - zy[j + k]) <= close for k in range(length))
+
+    pairs, i, j = [], 0, 0
+    while i < len(zx) and j < len(zy):
+        if runs_from(i, j):
+            pairs.append((xs[i], ys[j]))
+            i, j = i + 1, j + 1
+            continue
+        i, j = next(
+            (
+                (i + d, j) if runs_from(i + d, j) else (i, j + d)
+                for d in range(1, SEQUENCE_SKIP + 1)
+                if runs_from(i + d, j) or runs_from(i, j + d)
+            ),
+            (i + 1, j + 1),
+        )
+    return pairs

@@ -94,55 +94,10 @@ def test_independent_runs_mostly_share_no_key() -> None:
     assert sharing <= 38, sharing
 
 
-def _in_order_before(xs: list[tuple[float, ...]], ys: list[tuple[float, ...]]) -> list[tuple[Any, Any]]:
-    """independence._in_order as it was before its steps were counted per diagonal (one comparison per step)."""
-    import math
-    import statistics
-
-    from validator.science.independence import SEQUENCE_CLOSE, SEQUENCE_RUN, SEQUENCE_SKIP
-
-    def steps(rows: list[tuple[float, ...]], column: int) -> list[float] | None:
-        values = [row[column] for row in rows]
-        if min(values) <= 0:
-            return None
-        logs = [math.log(v) for v in values]
-        found = [b - a for a, b in zip(logs, logs[1:])]
-        return found if found and statistics.median(map(abs, found)) > 0 else None
-
-    if not xs or not ys:
-        return []
-    for column in range(len(xs[0])):
-        zx, zy = steps(xs, column), steps(ys, column)
-        if zx is not None and zy is not None:
-            break
-    else:
-        return []
-    close = SEQUENCE_CLOSE * min(statistics.median(map(abs, zx)), statistics.median(map(abs, zy)))
-
-    def runs_from(i: int, j: int) -> bool:
-        length = min(SEQUENCE_RUN, len(zx) - i, len(zy) - j)
-        return length > 0 and all(abs(zx[i + k] - zy[j + k]) <= close for k in range(length))
-
-    pairs, i, j = [], 0, 0
-    while i < len(zx) and j < len(zy):
-        if runs_from(i, j):
-            pairs.append((xs[i], ys[j]))
-            i, j = i + 1, j + 1
-            continue
-        i, j = next(
-            (
-                (i + d, j) if runs_from(i + d, j) else (i, j + d)
-                for d in range(1, SEQUENCE_SKIP + 1)
-                if runs_from(i + d, j) or runs_from(i, j + d)
-            ),
-            (i + 1, j + 1),
-        )
-    return pairs
-
-
 def test_the_in_order_walk_pairs_exactly_as_it_did() -> None:
     """_in_order counts agreeing steps per diagonal once instead of comparing them at every probe: the same
     pairs for copies (rescaled, jittered, thinned, reordered in part) and for independent runs."""
+    from tests.testing.fingerprint_reference import _in_order as _in_order_before
     from validator.science.independence import _in_order
 
     rng = random.Random(11)

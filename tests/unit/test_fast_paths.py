@@ -300,22 +300,27 @@ BOARDS_PATHS = _boards_paths(BOARDS_DOC)
 MUTANT = st.one_of(JSON_VALUES, st.sampled_from(["T4", "", "sha256:x", "runs/aa/b.json", -1, 0, 1.5, 2**40]))
 
 
+def _mutated(original: Any, path: tuple[Any, ...], value: Any, drop: bool) -> Any:
+    """A copy of `original` with the item at `path` set to `value` (or dropped from its mapping)."""
+    if not path:
+        return value
+    doc = copy.deepcopy(original)
+    parent = doc
+    for part in path[:-1]:
+        parent = parent[part]
+    if drop and isinstance(parent, dict):
+        del parent[path[-1]]
+    else:
+        parent[path[-1]] = value
+    return doc
+
+
 @pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(st.sampled_from(BOARDS_PATHS), MUTANT, st.booleans())
 def test_compiled_boards_check_agrees_with_jsonschema(path: tuple[Any, ...], value: Any, drop: bool) -> None:
     """The compiled validator (jsonschema-rs) that checks generated boards accepts exactly what jsonschema does."""
-    doc = copy.deepcopy(BOARDS_DOC)
-    if path:
-        parent = doc
-        for part in path[:-1]:
-            parent = parent[part]
-        if drop and isinstance(parent, dict):
-            del parent[path[-1]]
-        else:
-            parent[path[-1]] = value
-    else:
-        doc = value
+    doc = _mutated(BOARDS_DOC, path, value, drop)
     assert schema.is_valid("boards", doc) == (schema.validate("boards", doc) == [])
 
 
@@ -333,17 +338,7 @@ def test_compiled_catalog_check_agrees_with_jsonschema(
 ) -> None:
     """The compiled validator that checks the catalog first (registry/catalog.py) accepts exactly what jsonschema does."""
     kind, path = where
-    doc = copy.deepcopy(CATALOG_DOCS[kind])
-    if path:
-        parent = doc
-        for part in path[:-1]:
-            parent = parent[part]
-        if drop and isinstance(parent, dict):
-            del parent[path[-1]]
-        else:
-            parent[path[-1]] = value
-    else:
-        doc = value
+    doc = _mutated(CATALOG_DOCS[kind], path, value, drop)
     assert schema.is_valid(kind, doc) == (schema.validate(kind, doc) == [])
 
 

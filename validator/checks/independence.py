@@ -8,7 +8,7 @@ from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
 from validator.evidence.arrival import later_of
 from validator.registry.snapshot import RunEntry, Snapshot
-from validator.science.independence import buckets, same_measurement, values_copied
+from validator.science.independence import buckets, is_value_key, judged
 
 
 @check("ORV304", Severity.ERROR, "run copies another run's samples", related_by="s")
@@ -43,20 +43,17 @@ def runs_are_separate_measurements(snapshot: Snapshot) -> Iterator[Finding]:
     # registry-wide set of the pairs compared (millions at 100,000 run files: issue 54). A pair tied
     # only by value-sketch keys is judged by the exact-values rule alone (science/independence.py `compared`)
     for one, shared in keyed:
-        others = {
-            id(other): other for key in shared if key[1][:2] != "v:" for other in groups[key] if other.path > one.path
-        }
-        by_values = {
-            id(other): other
-            for key in shared
-            if key[1][:2] == "v:"
-            for other in groups[key]
-            if other.path > one.path and id(other) not in others
-        }
-        for other in sorted([*others.values(), *by_values.values()], key=lambda run: run.path):
+        after: dict[int, RunEntry] = {}  # the runs after `one` that share a bucket with it
+        by_more: set[int] = set()  # ... tied by a key other than a value sketch's
+        for kind_and_key in shared:
+            for other in groups[kind_and_key]:
+                if other.path > one.path:
+                    after[id(other)] = other
+                    if not is_value_key(kind_and_key[1]):
+                        by_more.add(id(other))
+        for other in sorted(after.values(), key=lambda run: run.path):
             assert one.facts is not None and other.facts is not None
-            judge = values_copied if id(other) in by_values else same_measurement
-            how = judge(one.facts.fingerprint, other.facts.fingerprint)
+            how = judged(one.facts.fingerprint, other.facts.fingerprint, values_only=id(other) not in by_more)
             if how:
                 assert one.meta is not None and other.meta is not None
                 earlier, later = later_of(

@@ -45,7 +45,6 @@ import itertools
 import math
 from array import array
 from collections.abc import Iterator, Sequence
-from typing import Any
 
 CELL = 0.25  # of the column's interquartile range (raw keys)
 WINDOW_CELL = 0.25  # of the group's own range (window keys)
@@ -56,7 +55,6 @@ GAP = 2  # ... up to this many
 FIRST = 60  # groups started at the first FIRST samples
 SEQUENCE_STRIDE = 5  # smoothed first samples: every 5th (the means of 2 * WINDOW + 1 samples do not overlap)
 PROBE = 0.3  # of a cell: a merged run's occurrences publish the neighbouring cell this near an edge
-FEW = 4  # at most this many occurrences per key for a merged run's keys (independence.FEW_OCCURRENCES)
 MASK = 0xFFFFFFFFFFFF  # 48 bits a key (as the module's other keys)
 LAST_CELL = 1e15  # cells end here (a subnormal spread divides a position to infinity)
 # What each key is of, as numbers: a key is CPython's hash of a tuple of numbers, the same in every
@@ -163,7 +161,7 @@ def sample_keys(
             for group in _groups(count, SAMPLES["sequence"], GAP if count < SMALL else 0):
                 found.add(hash((SEQUENCE, c, *(positions[i] for i in group))))
             reach = len(windows[0]) // 2 if windows else 2
-            means = [sum(col) / len(col) for col in _running(sequence, c, reach)]
+            means = [_smoothed(sequence[max(0, i - reach) : i + reach + 1], c) for i in range(count)]
             spread = _spread(means)
             if spread is not None:
                 smooth = [_cell(m, spread[0], spread[1] * SMOOTH_CELL) for m in means]
@@ -189,11 +187,6 @@ def sample_keys(
     return array("q", sorted({h & MASK for h in found}))
 
 
-def _running(sequence: Sequence[Sequence[float]], column: int, reach: int) -> Iterator[list[float]]:
-    for i in range(len(sequence)):
-        yield [row[column] for row in sequence[max(0, i - reach) : i + reach + 1]]
-
-
 def _merged_keys(
     found: set[int],
     spreads: Sequence[tuple[float, float] | None],
@@ -203,7 +196,7 @@ def _merged_keys(
     """A run whose keys repeat (two runs merged): for each group of keys, every choice of one occurrence
     per key gives the raw key (both neighbouring cells near an edge: the merged run's median and spread
     are the mixture's) and the window key the run holding those occurrences alone would publish."""
-    order = sorted((hash((key, 0)), occurrences) for key, occurrences in few if len(occurrences) <= FEW)
+    order = sorted((hash((key, 0)), occurrences) for key, occurrences in few)
     hashes = [h for h, _ in order]
     held = [occurrences for _, occurrences in order]
     for c in columns:
@@ -223,8 +216,3 @@ def _merged_keys(
                 window = _window_cells([row[c] for row in choice])
                 if window is not None:
                     found.add(hash((WINDOW, c, *(hashes[i] for i in group), *window)))
-
-
-def shared(a: Any, b: Any) -> bool:
-    """Whether two runs' candidate key arrays share a key (both sorted)."""
-    return not set(a).isdisjoint(b)

@@ -1400,9 +1400,18 @@ def compared(a: Fingerprint, b: Fingerprint, keys_a: Collection[str], keys_b: Co
     common = set(keys_a).intersection(keys_b)
     if not common:
         return None
-    if all(key.startswith("v:") for key in common):
-        return values_copied(a, b)
-    return same_measurement(a, b)
+    return judged(a, b, values_only=all(map(is_value_key, common)))
+
+
+def is_value_key(key: str) -> bool:
+    """Whether a bucket key is a value sketch's (`v:`): a pair tied by these alone is judged by values_copied."""
+    return key.startswith("v:")
+
+
+def judged(a: Fingerprint, b: Fingerprint, values_only: bool) -> str | None:
+    """ORV304's verdict on two runs that share a bucket: the exact-values rule alone when only value-sketch
+    keys tie them, else every rule."""
+    return values_copied(a, b) if values_only else same_measurement(a, b)
 
 
 def same_measurement(a: Fingerprint, b: Fingerprint) -> str | None:
