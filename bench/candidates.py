@@ -1,6 +1,7 @@
 """Which runs ORV304 compares, and whether it still finds every copy it would flag (issue 54, 55).
 
     python -m bench.candidates --corpus 3                 # recall on the calibration corpus
+    python bench/generate.py --n 1000 --out /tmp/b1k        # a bench registry, then:
     python -m bench.candidates --registry /tmp/b1k ...    # pairs compared, and recall on copies of its runs
 
 Recall is counted against all pairs: of the forgeries `same_measurement` flags (compared with their
