@@ -29,7 +29,14 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from tests.testing.corpus import forgeries, llama_bench_forgeries, measure, workloads  # noqa: E402
-from validator.science.independence import buckets, compared, same_measurement, sample_fingerprint  # noqa: E402
+from validator.science.independence import (  # noqa: E402
+    buckets,
+    compared,
+    is_value_key,
+    same_measurement,
+    sample_fingerprint,
+    ties_by_values,
+)
 
 
 def corpus(scale: int, reruns: int = 4) -> dict[str, Any]:
@@ -84,14 +91,19 @@ def registry(root: Path, every: int) -> dict[str, Any]:
         keys.append(set(buckets(fingerprint)))
         for key in keys[-1]:
             groups[(kind, key)].append(index)
-    pairs_by_kind: collections.Counter[str] = collections.Counter()
-    pairs = set()
-    for (_, key), members in groups.items():
-        for x in range(len(members)):
-            for y in range(x + 1, len(members)):
-                if (members[x], members[y]) not in pairs:
-                    pairs.add((members[x], members[y]))
-                    pairs_by_kind[key.split(":")[0]] += 1
+    pairs_by_kind: collections.Counter[str] = collections.Counter()  # "v": by value keys alone; else a key tying them
+    pairs = 0
+    for index, (kind, _) in enumerate(runs):
+        shared: dict[int, list[str]] = {}  # each later run sharing a key with this one, and the keys
+        for key in sorted(keys[index]):
+            for other in groups[(kind, key)]:
+                if other > index:
+                    shared.setdefault(other, []).append(key)
+        for common in shared.values():
+            if not all(map(is_value_key, common)) or ties_by_values(common):  # as ORV304 (compared) ties them
+                pairs += 1
+                tying = [key for key in common if not is_value_key(key)] or common
+                pairs_by_kind[tying[0].split(":")[0]] += 1
     loaded = time.process_time() - started
     flagged = found = 0
     neighbours: list[int] = []
@@ -114,7 +126,7 @@ def registry(root: Path, every: int) -> dict[str, Any]:
     return {
         "registry": str(root),
         "runs": len(runs),
-        "pairs_compared": len(pairs),
+        "pairs_compared": pairs,
         "pairs_by_first_key_kind": dict(pairs_by_kind.most_common()),
         "fingerprint_and_keys_cpu_s": round(loaded, 1),
         "flagged_forgeries": flagged,

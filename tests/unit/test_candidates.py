@@ -9,8 +9,14 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import fuzz_examples
 from tests.testing.corpus import Workload, _drop, _map, _merged, _shuffled, _smoothed, measure
-from validator.science import candidates
+from validator.pr.neighbourhood import neighbourhood
+from validator.registry.relations import ties
+from validator.science import candidates, independence
 from validator.science.independence import _near_of, buckets, same_measurement, sample_fingerprint
 
 
@@ -152,3 +158,81 @@ def test_runs_hypothesis_found_fingerprint_without_a_traceback() -> None:
     ]
     for samples in (first, second):
         assert sample_fingerprint("inference", samples)
+
+
+# --------------------------------------------------------------------------- value-sketch keys tie two at a time
+
+
+def _rounded_run(rng: random.Random, count: int, grid: float, level: float) -> list[dict[str, Any]]:
+    """Requests of one workload timed on a coarse clock: values fall on a grid in a narrow band, so honest
+    runs share single values by chance (the bench's 1 us TTFT in a +-2% band)."""
+    return [
+        {
+            "prompt_tokens": 100 + i,
+            "output_tokens": 50 + i % 7,
+            "ttft_ms": round(level * (1 + rng.uniform(-0.02, 0.02)) / grid) * grid,
+            "e2e_ms": round(10 * level * (1 + rng.uniform(-0.02, 0.02)) / grid) * grid,
+        }
+        for i in range(count)
+    ]
+
+
+@settings(max_examples=fuzz_examples(200))
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    count=st.integers(8, 120),
+    kept=st.floats(0.0, 1.0),
+    grid=st.sampled_from([1e-3, 1e-2, 0.1]),
+)
+def test_every_pair_the_values_rule_flags_shares_two_value_keys_of_a_column(
+    seed: int, count: int, kept: float, grid: float
+) -> None:
+    """VALUE_KEYS_TIE is no loss: whenever values_copied flags two runs (a resample, a partial copy or
+    chance on a coarse clock), they share two or more value-sketch keys of one column, so the check,
+    compared() and pull-request mode's neighbourhood, which skip pairs sharing fewer, skip none it flags."""
+    rng = random.Random(seed)
+    original = _rounded_run(rng, count, grid, 80.0)
+    other = _rounded_run(rng, count, grid, 80.0)
+    mixed = [
+        {**mine, "ttft_ms": theirs["ttft_ms"], "e2e_ms": theirs["e2e_ms"]} if rng.random() < kept else mine
+        for mine, theirs in zip(other, rng.sample(original, len(original)))
+    ]
+    a, b = sample_fingerprint("inference", original), sample_fingerprint("inference", mixed)
+    common = set(buckets(a)) & set(buckets(b))
+    if independence.values_copied(a, b) is not None:
+        assert independence.ties_by_values(k for k in common if independence.is_value_key(k))
+
+
+def test_two_runs_sharing_one_value_are_not_compared_and_two_are() -> None:
+    ttft = independence.value_key_column("v:ttft_ms:1f")
+    assert ttft == "ttft_ms" and independence.value_key_column("n:1f") is None
+    assert not independence.ties_by_values(["v:ttft_ms:1", "v:e2e_ms:2"])  # one of each column: chance
+    assert independence.ties_by_values(["v:ttft_ms:1", "v:ttft_ms:2"])
+    assert not independence.ties_by_values([])
+    rng = random.Random(5)
+    a = sample_fingerprint("inference", _rounded_run(rng, 40, 1e-3, 80.0))
+    b = sample_fingerprint("inference", _rounded_run(rng, 40, 1e-3, 80.0))
+    keys_a, keys_b = set(buckets(a)), set(buckets(b))
+    value_keys = sorted(k for k in keys_a if independence.is_value_key(k) and k.startswith("v:ttft_ms:"))
+    one, two = value_keys[:1], value_keys[:2]
+    # b given exactly one (then two) of a's TTFT value keys and nothing else of a's
+    assert independence.values_copied(a, a) is not None  # a run and itself share every value ...
+    assert independence.compared(a, a, keys_a, set(one)) is None  # ... but tied by one key they are not compared
+    assert independence.compared(a, a, keys_a, set(two)) is not None
+    assert independence.compared(a, b, keys_a, keys_b) is None
+
+
+def test_relation_keys_tie_as_the_value_rule_does_per_kind() -> None:
+    v = "s:inference:v:ttft_ms:"
+    assert not ties([v + "1"]) and ties([v + "1", v + "2"])
+    assert not ties([v + "1", "s:training:v:ttft_ms:2"])  # two kinds: never one pair of runs
+    assert ties([v + "1", "s:inference:n:5"]) and ties(["r:abc"]) and not ties([])
+    base = {
+        "one value": (v + "1", v + "9"),
+        "two values": (v + "1", v + "2"),
+        "two columns": (v + "1", "s:inference:v:e2e_ms:2"),
+        "another kind": ("s:training:v:ttft_ms:1", "s:training:v:ttft_ms:2"),
+        "a shape key": ("s:inference:n:5",),
+    }
+    found = neighbourhood(base, {"new": (v + "1", v + "2", "s:inference:n:5")}, {"new"})
+    assert found == {"new", "two values", "a shape key"}

@@ -56,7 +56,7 @@ from validator.pr.base import load_at_base, subtract_base
 from validator.pr.change import on_snapshot
 from validator.pr.published import PublishedKeys, open_published
 from validator.registry.layout import CATALOG_FILES, REGISTRY_DIRS, SIGNERS_PATH, classify, is_generated
-from validator.registry.relations import Keys, keys_of, path_keys
+from validator.registry.relations import Keys, keys_of, path_keys, ties
 from validator.registry.snapshot import Catalog, Snapshot
 
 
@@ -265,10 +265,15 @@ class _BaseKeys:
             return found if follows is None else {key for key in found if key.split(":", 1)[0] in follows}
 
         def sharing(keys: set[str]) -> set[str]:
-            found = {rel for key in keys for rel in self.by_key.get(key, ())} | self.paths.holders(keys)
+            held: dict[str, set[str]] = {}  # file -> the keys it holds of these (relations.ties judges them)
+            for key in keys:
+                for rel in self.by_key.get(key, ()):
+                    held.setdefault(rel, set()).add(key)
             if self.published is not None:
-                found |= self.published.holders(sorted(keys), self.covered_by_blob)
-            return found | {rel for rel in changed if not keys.isdisjoint(head.get(rel, ()))}
+                for rel, listed in self.published.holders(sorted(keys), self.covered_by_blob).items():
+                    held.setdefault(rel, set()).update(listed)
+            found = {rel for rel, shared in held.items() if ties(shared)} | self.paths.holders(keys)
+            return found | {rel for rel in changed if ties(keys.intersection(head.get(rel, ())))}
 
         near = changed | sharing(keys_of(changed))
         return near | sharing(keys_of(near))

@@ -20,11 +20,11 @@ from collections.abc import Iterable, Mapping
 
 from validator.load.cache import Store, open_index
 from validator.load.pipeline import FileResult
-from validator.registry.relations import Keys, keys_of
+from validator.registry.relations import Keys, keys_of, ties
 
 
 def neighbourhood(base: Mapping[str, Keys], head: Mapping[str, Keys], changed: Iterable[str]) -> set[str]:
-    """Changed files plus two hops over shared keys, on both sides of the change.
+    """Changed files plus two hops over shared keys (that tie: relations.ties), on both sides of the change.
 
     base and head map every file on that side to its keys; files not in `changed` have the same
     keys on both sides, so only the changed ones are looked up in head.
@@ -35,8 +35,8 @@ def neighbourhood(base: Mapping[str, Keys], head: Mapping[str, Keys], changed: I
         return {key for rel in rels for side in (base, head) for key in side.get(rel, ())}
 
     def sharing(keys: set[str]) -> set[str]:  # one pass with C-level set tests; no index of every key
-        found = {rel for rel, own in base.items() if not keys.isdisjoint(own)}
-        return found | {rel for rel in changed if not keys.isdisjoint(head.get(rel, ()))}
+        found = {rel for rel, own in base.items() if not keys.isdisjoint(own) and ties(keys.intersection(own))}
+        return found | {rel for rel in changed if ties(keys.intersection(head.get(rel, ())))}
 
     near = changed | sharing(keys_of(changed))
     return near | sharing(keys_of(near))

@@ -31,11 +31,11 @@ class PublishedKeys:
         """Are this base file's content keys in the shards (its blob is the one they were made from)?"""
         return mode != MODE_SYMLINK and rel not in self.stale and classify(rel) in KEYED
 
-    def holders(self, keys: Iterable[str], paths: Callable[[str], Iterable[str]]) -> set[str]:
-        """The files listed under any of `keys`: the paths `paths` names for each blob id listed (the base
-        tree's covered files holding exactly those bytes); a blob no such path has is stale and names
-        nothing. Raises KeysUnusable when a shard needed is malformed."""
-        found: set[str] = set()
+    def holders(self, keys: Iterable[str], paths: Callable[[str], Iterable[str]]) -> dict[str, set[str]]:
+        """The files listed under any of `keys`, each with the keys it is listed under: the paths `paths`
+        names for each blob id listed (the base tree's covered files holding exactly those bytes); a blob
+        no such path has is stale and names nothing. Raises KeysUnusable when a shard needed is malformed."""
+        found: dict[str, set[str]] = {}
         keys = [key for key in keys if not key.startswith(PATH_ONLY)]  # no file has it by content: in no shard
         names = {shard_name(key, self.header.digits) for key in keys}
         unread = {shard_path(name): name for name in sorted(names - set(self.shards))}
@@ -44,7 +44,8 @@ class PublishedKeys:
             self.shards[unread[path]] = read_shard(data, unread[path])
         for key in keys:
             for blob in self.shards[shard_name(key, self.header.digits)].get(key, ()):
-                found.update(paths(blob))
+                for rel in paths(blob):
+                    found.setdefault(rel, set()).add(key)
         return found
 
 

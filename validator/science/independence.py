@@ -59,7 +59,7 @@ import statistics
 import zlib
 from array import array
 from collections import Counter
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
 import orjson
@@ -1395,17 +1395,37 @@ def values_copied(a: Fingerprint, b: Fingerprint) -> str | None:
 
 
 def compared(a: Fingerprint, b: Fingerprint, keys_a: Collection[str], keys_b: Collection[str]) -> str | None:
-    """What ORV304 says about two runs, given their buckets: nothing unless they share a key; only the
-    exact-values rule when all they share is value-sketch keys; else every rule (same_measurement)."""
+    """What ORV304 says about two runs, given their buckets: nothing unless they share a key (and value-sketch
+    keys only as ties_by_values says); only the exact-values rule when all they share is value-sketch keys;
+    else every rule (same_measurement)."""
     common = set(keys_a).intersection(keys_b)
-    if not common:
+    values_only = all(map(is_value_key, common))
+    if not common or (values_only and not ties_by_values(common)):
         return None
-    return judged(a, b, values_only=all(map(is_value_key, common)))
+    return judged(a, b, values_only=values_only)
 
 
 def is_value_key(key: str) -> bool:
     """Whether a bucket key is a value sketch's (`v:`): a pair tied by these alone is judged by values_copied."""
     return key.startswith("v:")
+
+
+# Two runs sharing one value of a column are no pair to compare: shared_values flags only at two or
+# more of one column's sketch hashes, every one of which is published as a key (buckets). On a coarse
+# clock, honest runs of one workload share single values by chance, and each such tie cost a
+# comparison and, in a pull request, a neighbour loaded (issue 55).
+VALUE_KEYS_TIE = 2
+
+
+def value_key_column(key: str) -> str | None:
+    """The column a value-sketch key (`v:<column>:<hash>`) is of; None for any other key."""
+    return key.split(":", 2)[1] if key.startswith("v:") and key.count(":") >= 2 else None
+
+
+def ties_by_values(shared: Iterable[str]) -> bool:
+    """Whether the value-sketch keys two runs share can tie them: VALUE_KEYS_TIE of one column's."""
+    held = Counter(column for column in map(value_key_column, shared) if column is not None)
+    return any(count >= VALUE_KEYS_TIE for count in held.values())
 
 
 def judged(a: Fingerprint, b: Fingerprint, values_only: bool) -> str | None:
