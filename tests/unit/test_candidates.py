@@ -101,14 +101,15 @@ def test_independent_runs_mostly_share_no_key() -> None:
 
 
 def test_the_in_order_walk_pairs_exactly_as_it_did() -> None:
-    """_in_order counts agreeing steps per diagonal once instead of comparing them at every probe: the same
-    pairs for copies (rescaled, jittered, thinned, reordered in part) and for independent runs."""
+    """_in_order finds where runs of agreeing steps start per diagonal once, and steps over stretches where
+    none starts, instead of probing every position: the same pairs as the walk that probed each, for copies
+    (rescaled, jittered, thinned, reordered in part) and independent runs, short and long."""
     from tests.testing.fingerprint_reference import _in_order as _in_order_before
     from validator.science.independence import _in_order
 
     rng = random.Random(11)
     for trial in range(300):
-        size = rng.choice((3, 8, 16, 40, 64))
+        size = rng.choice((3, 8, 16, 40, 64, 64, 300))
         xs = [(rng.uniform(50, 150), rng.uniform(1000, 3000)) for _ in range(size)]
         kind = trial % 4
         if kind == 0:  # a copy: rescaled, jittered, a few dropped

@@ -55,6 +55,7 @@ import itertools
 import json
 import math
 import operator
+import re
 import statistics
 import zlib
 from array import array
@@ -1186,6 +1187,7 @@ def _nearest_under_key(a: Sequence[Any], b: Sequence[Any]) -> list[tuple[Any, An
 SEQUENCE_CLOSE = 0.15  # of the run's own typical step: how close two steps must be to pair samples in order
 SEQUENCE_RUN = 4  # ... and so must the next ones (an honest pair meets that by chance ~1e-4 of the time)
 SEQUENCE_SKIP = 10  # samples dropped or added in a row that the alignment steps over
+_SEQUENCE_RUN_AHEAD = re.compile(b"(?=\x01{%d})" % SEQUENCE_RUN)  # where SEQUENCE_RUN agreeing steps start
 # pairs found in order that suffice (each needed a run of SEQUENCE_RUN agreeing steps: a copy of
 # llama-bench's ten repetitions with one dropped keeps 6 or 7)
 SEQUENCE_MATCHED = 6
@@ -1215,21 +1217,32 @@ def _in_order(xs: Sequence[tuple[float, ...]], ys: Sequence[tuple[float, ...]]) 
         return []
     close = SEQUENCE_CLOSE * min(statistics.median(map(abs, zx)), statistics.median(map(abs, zy)))
 
-    # per diagonal j - i, how many of its steps agree up to each position (one C pass the first time the
-    # walk meets it), so that whether SEQUENCE_RUN steps from (i, j) all agree is one subtraction: ORV304
-    # walks every candidate pair of fixed-length runs this way (most of its time before, issue 55)
-    agreeing: dict[int, list[int]] = {}
+    # per diagonal j - i, the positions in zx where SEQUENCE_RUN steps along it all agree (fewer at the end,
+    # as many as are left), found in one pass the first time the walk meets the diagonal: ORV304 walks every
+    # candidate pair of fixed-length runs this way (most of its time before, issue 55)
+    starts: dict[int, list[int]] = {}
+
+    def starts_on(diagonal: int) -> list[int]:
+        found = starts.get(diagonal)
+        if found is None:
+            first = max(0, -diagonal)  # where the diagonal starts in zx
+            agree = bytes(abs(a - b) <= close for a, b in zip(zx[first:], zy[first + diagonal :]))
+            length = len(agree)
+            last = length - len(agree.rstrip(b"\x01"))  # the agreeing steps it ends with
+            found = starts[diagonal] = [first + m.start() for m in _SEQUENCE_RUN_AHEAD.finditer(agree)] + [
+                first + p for p in range(max(0, length - SEQUENCE_RUN + 1, length - last), length)
+            ]
+        return found
 
     def runs_from(i: int, j: int) -> bool:
-        length = min(SEQUENCE_RUN, len(zx) - i, len(zy) - j)
-        if length <= 0:
-            return False
-        first = max(0, i - j)  # where the diagonal starts in zx
-        counts = agreeing.get(j - i)
-        if counts is None:
-            along = zip(zx[first:], zy[first + j - i :])
-            counts = agreeing[j - i] = [0, *itertools.accumulate(abs(a - b) <= close for a, b in along)]
-        return counts[i - first + length] - counts[i - first] == length
+        held = starts_on(j - i)
+        at = bisect.bisect_left(held, i)
+        return at < len(held) and held[at] == i
+
+    def next_start(diagonal: int, i: int) -> int | None:
+        held = starts_on(diagonal)
+        at = bisect.bisect_left(held, i)
+        return held[at] if at < len(held) else None
 
     pairs, i, j = [], 0, 0
     while i < len(zx) and j < len(zy):
@@ -1243,9 +1256,22 @@ def _in_order(xs: Sequence[tuple[float, ...]], ys: Sequence[tuple[float, ...]]) 
                 for d in range(1, SEQUENCE_SKIP + 1)
                 if runs_from(i + d, j) or runs_from(i, j + d)
             ),
-            (i + 1, j + 1),
+            None,
         )
-        i, j = step
+        if step is not None:
+            i, j = step
+            continue
+        # nothing starts here, so the walk steps along its diagonal until something could: the first step
+        # t at which a run starts on it (at i + t), on one d below (at i + t + d) or d above (at i + t)
+        diagonal, ahead = j - i, []
+        for d in range(SEQUENCE_SKIP + 1):
+            for on, at in ((diagonal - d, i + 1 + d), (diagonal + d, i + 1)):
+                found = next_start(on, at)
+                if found is not None:
+                    ahead.append(found - at + 1)
+        if not ahead:
+            break
+        i, j = i + min(ahead), j + min(ahead)
     return pairs
 
 
