@@ -30,12 +30,13 @@ sys.path.insert(0, str(HERE.parent))
 
 from tests.testing.corpus import forgeries, llama_bench_forgeries, measure, workloads  # noqa: E402
 from validator.science.independence import (  # noqa: E402
+    ALL,
     buckets,
     compared,
-    is_value_key,
+    counted_column,
     same_measurement,
     sample_fingerprint,
-    ties_by_values,
+    tie,
 )
 
 
@@ -91,7 +92,7 @@ def registry(root: Path, every: int) -> dict[str, Any]:
         keys.append(set(buckets(fingerprint)))
         for key in keys[-1]:
             groups[(kind, key)].append(index)
-    pairs_by_kind: collections.Counter[str] = collections.Counter()  # "v": by value keys alone; else a key tying them
+    pairs_by_kind: collections.Counter[str] = collections.Counter()  # a key tying them alone, else "m" or "v"
     pairs = 0
     for index, (kind, _) in enumerate(runs):
         shared: dict[int, list[str]] = {}  # each later run sharing a key with this one, and the keys
@@ -100,10 +101,11 @@ def registry(root: Path, every: int) -> dict[str, Any]:
                 if other > index:
                     shared.setdefault(other, []).append(key)
         for common in shared.values():
-            if not all(map(is_value_key, common)) or ties_by_values(common):  # as ORV304 (compared) ties them
+            how = tie(common)  # as ORV304 (compared) ties them
+            if how is not None:
                 pairs += 1
-                tying = [key for key in common if not is_value_key(key)] or common
-                pairs_by_kind[tying[0].split(":")[0]] += 1
+                alone = [key for key in common if counted_column(key) is None]  # keys that tie one at a time
+                pairs_by_kind[alone[0].split(":")[0] if alone else "m" if how == ALL else "v"] += 1
     loaded = time.process_time() - started
     flagged = found = 0
     neighbours: list[int] = []

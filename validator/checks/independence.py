@@ -8,7 +8,7 @@ from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
 from validator.evidence.arrival import later_of
 from validator.registry.snapshot import RunEntry, Snapshot
-from validator.science.independence import buckets, is_value_key, judged, ties_by_values
+from validator.science.independence import VALUES, buckets, judged, tie
 
 
 @check("ORV304", Severity.ERROR, "run copies another run's samples", related_by="s")
@@ -41,26 +41,20 @@ def runs_are_separate_measurements(snapshot: Snapshot) -> Iterator[Finding]:
     copies: dict[str, tuple[str, str]] = {}  # the later run's path -> (the earlier's, how)
     # each run with the runs after it (by path) that share a bucket with it: every pair once, with no
     # registry-wide set of the pairs compared (millions at 100,000 run files: issue 54). A pair tied
-    # only by value-sketch keys is judged by the exact-values rule alone, and only when they share two of
-    # a column's (science/independence.py `compared`, `ties_by_values`)
+    # only by value-sketch keys is judged by the exact-values rule alone; value-sketch and merge keys tie
+    # only several of a column at a time (science/independence.py `tie`)
     for one, shared in keyed:
-        after: dict[int, RunEntry] = {}  # the runs after `one` that share a bucket with it
-        by_more: set[int] = set()  # ... tied by a key other than a value sketch's
-        by_values: dict[int, list[str]] = {}  # ... the value-sketch keys they share
+        after: dict[int, tuple[RunEntry, list[str]]] = {}  # the runs after `one` sharing a bucket, and the keys
         for kind_and_key in shared:
-            value_key = is_value_key(kind_and_key[1])
             for other in groups[kind_and_key]:
                 if other.path > one.path:
-                    after[id(other)] = other
-                    if value_key:
-                        by_values.setdefault(id(other), []).append(kind_and_key[1])
-                    else:
-                        by_more.add(id(other))
-        for other in sorted(after.values(), key=lambda run: run.path):
-            if id(other) not in by_more and not ties_by_values(by_values[id(other)]):
-                continue  # one shared value of a column: chance, and shared_values never flags it
+                    after.setdefault(id(other), (other, []))[1].append(kind_and_key[1])
+        for other, tying in sorted(after.values(), key=lambda found: found[0].path):
+            how_tied = tie(tying)
+            if how_tied is None:
+                continue  # e.g. one shared value of a column: chance, and shared_values never flags it
             assert one.facts is not None and other.facts is not None
-            how = judged(one.facts.fingerprint, other.facts.fingerprint, values_only=id(other) not in by_more)
+            how = judged(one.facts.fingerprint, other.facts.fingerprint, values_only=how_tied == VALUES)
             if how:
                 assert one.meta is not None and other.meta is not None
                 earlier, later = later_of(

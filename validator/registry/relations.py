@@ -11,8 +11,8 @@ them; boards/keys.json publishes each committed file's content keys, validator/b
     d:<configuration>              ORV302 one recipe per configuration
     c:<claims but the GPU count>   ORV303 claims copied across GPU counts
     s:<kind, sample sketch keys>   ORV304 run files that could hold one measurement (science/independence.py);
-                                   its value-sketch keys (`s:<kind>:v:...`) tie two files only two of a column
-                                   at a time (`ties`)
+                                   its value-sketch and merge keys (`s:<kind>:v:...`, `s:<kind>:m:...`) tie two
+                                   files only several of a column at a time (`ties`)
     q:<model, task, task hash>     ORV239 quality runs whose responses could repeat each other's
 """
 
@@ -30,7 +30,7 @@ from validator.hashing import RUN_REF
 from validator.models import Recipe, TrainingRecipe
 from validator.registry.layout import classify, misplaced_run, run_digest_from_path
 from validator.registry.snapshot import RecipeEntry, RunEntry
-from validator.science.independence import buckets, is_value_key, ties_by_values
+from validator.science.independence import buckets, counted_column, tie
 from validator.stacks import launch_args
 
 Keys = tuple[str, ...]
@@ -38,15 +38,15 @@ Keys = tuple[str, ...]
 
 def ties(shared: Iterable[str]) -> bool:
     """Whether the keys two files share relate them (pull-request mode's neighbourhood): any one key does,
-    but ORV304's value-sketch keys only as science/independence.py `ties_by_values` says, per kind (one
-    value of a column in common is chance, and no check ever joins two files by it)."""
+    but ORV304's value-sketch and merge keys only as science/independence.py `tie` says, per kind (one value
+    of a column in common is chance, and no check ever joins two files by it)."""
     by_kind: dict[str, list[str]] = {}
     for key in shared:
         kind, _, bucket = key[2:].partition(":") if key.startswith("s:") else ("", "", "")
-        if not is_value_key(bucket):
+        if counted_column(bucket) is None:
             return True
         by_kind.setdefault(kind, []).append(bucket)
-    return any(map(ties_by_values, by_kind.values()))
+    return any(tie(buckets) is not None for buckets in by_kind.values())
 
 
 def _canonical(value: Any) -> str:

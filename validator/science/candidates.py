@@ -41,8 +41,10 @@ no key with their original are counted and named (`python -m bench.candidates`; 
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import math
+import operator
 from array import array
 from collections.abc import Iterator, Sequence
 
@@ -216,3 +218,38 @@ def _merged_keys(
                 window = _window_cells([row[c] for row in choice])
                 if window is not None:
                     found.add(hash((WINDOW, c, *(hashes[i] for i in group), *window)))
+
+
+# Merge keys: a copy merged with a run of *another* dataset interleaves foreign requests between its
+# original's in every group above, so it keeps none of those keys. A bottom-k sketch of single samples
+# survives that: each element is one sample, (its alignment key, the cell its timing falls in on a log
+# scale MERGE_CELL wide), and the MERGE_SKETCH lowest of a run's elements are published. Whatever a copy
+# keeps of its original (a subset: samples dropped, another run's added, any order) holds those of the
+# original's lowest it kept among its own lowest, so a copy and its original share about MERGE_SKETCH x
+# the share of the copy that is the original's. Cells are of the timing itself, not normalised (a merge
+# moves the median and spread), so a rescaled copy is left to the keys above; jitter much below a cell
+# keeps most cells. Two honest runs of one dataset share an element only where their timings fall in
+# one cell, and few such among their lowest: a pair ties at MERGE_KEYS_TIE shared keys of one column
+# (independence.tie), measured on the bench registries (docs/metrics.md).
+MERGE_CELL = 1e-3  # relative width of a cell (log scale)
+MERGE_SKETCH = 32  # lowest elements kept per timing column
+MERGE = 0x6E8  # what a merge key is of (as RAW etc.: numbers only, the same hash in every process)
+COLUMN_SHIFT = 48  # a merge key carries its column above its 48 bits
+_LOG_CELL = math.log1p(MERGE_CELL)
+
+
+def merge_keys(alignment: Sequence[int], timing: Sequence[Sequence[float]]) -> array:
+    """The run's merge keys (sorted; each column's index above COLUMN_SHIFT bits) from its samples'
+    alignment hashes and timing columns; for a run aligned by key (each request or step held once or a
+    few times), not by occurrence."""
+    found: list[int] = []
+    for c, column in enumerate(timing):
+        keys, values = alignment, column
+        total = sum(column)  # one C pass: NaN or inf anywhere makes it so; then keep only what a log can place
+        if not (total < math.inf and min(column, default=0) > 0):
+            kept = [(key, value) for key, value in zip(alignment, column) if 0 < value < math.inf]
+            keys, values = [key for key, _ in kept], [value for _, value in kept]
+        cells = map(math.floor, map(operator.mul, map(math.log, values), itertools.repeat(1 / _LOG_CELL)))
+        elements = set(map(hash, zip(itertools.repeat(MERGE), itertools.repeat(c), keys, cells)))
+        found += sorted({(c << COLUMN_SHIFT) | (h & MASK) for h in heapq.nsmallest(MERGE_SKETCH, elements)})
+    return array("q", found)

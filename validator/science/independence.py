@@ -360,9 +360,11 @@ _ROW_SALT, _KEY_SALT, _VALUE_SALT = 0x6F7276, 0x616C6E, 0x76616C  # so the lowes
 #  by key, (log level, margin) or None, kind, the first SKETCH samples' timings in order or None,
 #  ((key, every occurrence's timings), ...) where no key repeats more than FEW_OCCURRENCES times, or None,
 #  each aligned sample's window of neighbours, the run's own relative noise per timing column or None,
-#  on a fixed-length workload the SKETCH samples with the least timings in that order, else None)
+#  on a fixed-length workload the SKETCH samples with the least timings in that order, else None,
+#  the candidate keys (candidates.sample_keys), the merge keys (candidates.merge_keys))
 # In a fingerprint it is stored packed: ("near", distinct timing rows, zlib of the JSON of (hashes, aligned samples,
-# first samples, keys held a few times, windows), level, kind, own noise); _near_of unpacks it.
+# first samples, keys held a few times, windows), level, kind, own noise, candidate keys, merge keys); _near_of
+# unpacks it.
 NearPrint = tuple[Any, ...]
 # ("values", ((column, samples, distinct values, pairs of equal values, lowest VALUE_SKETCH hashes), ...))
 ValuesPrint = tuple[Any, ...]
@@ -421,7 +423,7 @@ def _near_parts(timing: list[list[Any]], align: list[list[Any]]) -> tuple[Any, .
     SKETCH, aligned samples, first samples, keys held a few times, windows, fastest samples) (NearPrint)."""
     rows = set(map(hash, zip(itertools.repeat(_ROW_SALT), *timing)))
     shared = tuple(_lowest(rows, SKETCH))
-    keys = list(map(hash, zip(itertools.repeat(_KEY_SALT), *align)))
+    keys = _alignment_hashes(align)
     count = len(keys)
     distinct = set(keys)
     counts = Counter(keys) if len(distinct) < count else None  # None: every key held once (no Counter pass)
@@ -869,6 +871,8 @@ def _near_print(kind: str, columns: Columns) -> NearPrint | None:
     noise = _own_noise(timing, align)
     spreads = [candidates.spread(columns.ordered(name)) for name in TIMING_COLUMNS[kind][: len(timing)]]
     keys = candidates.sample_keys(spreads, aligned, windows, few, sequence, ranked)
+    # a run aligned by key also keeps the merge keys (a copy merged with another dataset's run keeps them)
+    merged = array("q") if sequence is not None else candidates.merge_keys(_alignment_hashes(align), timing)
     # kept packed (JSON text, ~10 KB) while the registry is in memory; unpacked for the runs being compared
     # (_near_of): as tuples of floats the sketch took ~50 KB a run, 5 GB at 100,000 run files (issue 54).
     # JSON rather than marshal: a shard's partial carries it to `orv merge-results`, and reading JSON
@@ -878,7 +882,12 @@ def _near_print(kind: str, columns: Columns) -> NearPrint | None:
     # orjson writes inf as null; the stdlib's Infinity reads back as it was (a value past a float's range)
     text = orjson.dumps(parts) if finite else json.dumps(parts, allow_nan=True).encode()
     packed = zlib.compress(text, 1)  # a third of the text (the windows repeat every aligned value)
-    return ("near", len(rows), packed, _level(kind, columns), kind, noise, keys)
+    return ("near", len(rows), packed, _level(kind, columns), kind, noise, keys, merged)
+
+
+def _alignment_hashes(align: list[list[Any]]) -> list[int]:
+    """Each sample's alignment key, hashed as _near_parts hashes it."""
+    return list(map(hash, zip(itertools.repeat(_KEY_SALT), *align)))
 
 
 def _unpack(packed: NearPrint) -> NearPrint:
@@ -1381,6 +1390,8 @@ def buckets(fingerprint: Fingerprint) -> tuple[str, ...]:
         # a constant or two-valued timing column has no shape to follow (the old shape keys' rule)
         if prints and len(near) > 11 and len(near[3]) >= MIN_MATCHED:
             keys += [f"n:{h:x}" for h in near[11]]
+            if len(near) > 12:
+                keys += [f"m:{k >> candidates.COLUMN_SHIFT}:{k & candidates.MASK:x}" for k in near[12]]
     return tuple(dict.fromkeys(keys))
 
 
@@ -1421,14 +1432,10 @@ def values_copied(a: Fingerprint, b: Fingerprint) -> str | None:
 
 
 def compared(a: Fingerprint, b: Fingerprint, keys_a: Collection[str], keys_b: Collection[str]) -> str | None:
-    """What ORV304 says about two runs, given their buckets: nothing unless they share a key (and value-sketch
-    keys only as ties_by_values says); only the exact-values rule when all they share is value-sketch keys;
-    else every rule (same_measurement)."""
-    common = set(keys_a).intersection(keys_b)
-    values_only = all(map(is_value_key, common))
-    if not common or (values_only and not ties_by_values(common)):
-        return None
-    return judged(a, b, values_only=values_only)
+    """What ORV304 says about two runs, given their buckets: nothing unless the keys they share tie them
+    (`tie`); only the exact-values rule when value-sketch keys alone do; else every rule (same_measurement)."""
+    how = tie(set(keys_a).intersection(keys_b))
+    return None if how is None else judged(a, b, values_only=how == VALUES)
 
 
 def is_value_key(key: str) -> bool:
@@ -1436,22 +1443,37 @@ def is_value_key(key: str) -> bool:
     return key.startswith("v:")
 
 
-# Two runs sharing one value of a column are no pair to compare: shared_values flags only at two or
-# more of one column's sketch hashes, every one of which is published as a key (buckets). On a coarse
-# clock, honest runs of one workload share single values by chance, and each such tie cost a
-# comparison and, in a pull request, a neighbour loaded (issue 55).
-VALUE_KEYS_TIE = 2
+# Keys that tie two runs only several of one column at a time (the others tie at one):
+# - value-sketch keys (`v:<column>:<hash>`), two: shared_values flags only at two or more of a column's
+#   sketch hashes, every one of which is published (buckets), so this loses nothing; on a coarse clock
+#   honest runs of one workload share single values by chance, and each such tie cost a comparison and, in
+#   a pull request, a loaded neighbour (issue 55);
+# - merge keys (`m:<column>:<hash>`, candidates.merge_keys), MERGE_KEYS_TIE: honest runs of one dataset
+#   share a few by chance, a copy about half its sketch.
+COUNTED_TIES = {"v": 2, "m": 4}
+VALUES, ALL = "values", "all"  # tie(): judged by the exact-values rule alone, or by every rule
 
 
-def value_key_column(key: str) -> str | None:
-    """The column a value-sketch key (`v:<column>:<hash>`) is of; None for any other key."""
-    return key.split(":", 2)[1] if key.startswith("v:") and key.count(":") >= 2 else None
+def counted_column(key: str) -> tuple[str, str] | None:
+    """(kind of key, column) of a key that ties only several at a time (COUNTED_TIES); None for any other."""
+    kind, _, rest = key.partition(":")
+    if kind not in COUNTED_TIES or ":" not in rest:
+        return None
+    return kind, rest.split(":", 1)[0]
 
 
-def ties_by_values(shared: Iterable[str]) -> bool:
-    """Whether the value-sketch keys two runs share can tie them: VALUE_KEYS_TIE of one column's."""
-    held = Counter(column for column in map(value_key_column, shared) if column is not None)
-    return any(count >= VALUE_KEYS_TIE for count in held.values())
+def tie(shared: Iterable[str]) -> str | None:
+    """How the bucket keys two runs share tie them: ALL (compared by every rule) when one key does that ties
+    alone, or enough merge keys of a column; VALUES (the exact-values rule alone) when only enough value-sketch
+    keys of a column do; None when nothing ties them."""
+    held: Counter[tuple[str, str]] = Counter()
+    for key in shared:
+        counted = counted_column(key)
+        if counted is None:
+            return ALL
+        held[counted] += 1
+    tied = {kind for (kind, _), count in held.items() if count >= COUNTED_TIES[kind]}
+    return ALL if "m" in tied else VALUES if tied else None
 
 
 def judged(a: Fingerprint, b: Fingerprint, values_only: bool) -> str | None:
