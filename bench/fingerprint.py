@@ -5,11 +5,12 @@
 Reads every training and inference run file of REGISTRY (e.g. `python bench/generate.py --n 1000
 --out /tmp/b1k`) once, then times `sample_fingerprint` on each, as the loader calls it (the columns
 the schema's fast path read and sorted, validator/load/pipeline.py): with the helpers as they were
-(tests/testing/fingerprint_reference.py) and as they are, alternately, the best of --repeat rounds,
-so both see the same host moment. The time is this process's CPU time (time.process_time), which
+before issue 55 (tests/testing/fingerprint_reference.py), with the near print and candidate keys as they
+were before its second pass (main 23db4bb: fingerprint_reference._near_print, candidates_reference), and
+as they are, in turn, the best of --repeat rounds, so all three see the same host moment. The time is this process's CPU time (time.process_time), which
 other processes on a busy host do not inflate as they do wall time. Then the current fingerprint's
 time per component: the exact hash, the column prints, the value sketch, the numeric checks, the
-near sketches, the own noise, the level, and the rest (mostly the near print's packing).
+near sketches, the own noise, the candidate keys, and the rest (mostly the near print's packing).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ sys.path.insert(0, str(HERE.parent))
 
 import tests.testing.fingerprint_reference as reference  # noqa: E402
 from validator.load.pipeline import samples_fast_ok  # noqa: E402
-from validator.science import independence  # noqa: E402
+from validator.science import candidates, independence  # noqa: E402
 from validator.science.samples import Columns  # noqa: E402
 
 REWRITTEN = (
@@ -41,10 +42,11 @@ REWRITTEN = (
     "_column_print",
     "_numeric",
     "_values_print",
-    "_level",
     "_near_parts",
+    "_near_print",
 )
-COMPONENTS = ("_exact", "_column_print", "_values_print", "_numeric", "_near_parts", "_own_noise", "_level")
+SECOND_PASS = ("_near_print",)  # the reference's: main 23db4bb's level and candidate keys
+COMPONENTS = ("_exact", "_column_print", "_values_print", "_numeric", "_near_parts", "_own_noise")
 Runs = list[tuple[str, list[Any]]]
 
 
@@ -60,15 +62,15 @@ def run_files(root: str) -> Runs:
 
 
 @contextmanager
-def swapped(names: tuple[str, ...], source: Any) -> Iterator[None]:
-    kept = {name: getattr(independence, name) for name in names}
+def swapped(names: tuple[str, ...], source: Any, module: Any = independence) -> Iterator[None]:
+    kept = {name: getattr(module, name) for name in names}
     for name in names:
-        setattr(independence, name, getattr(source, name))
+        setattr(module, name, getattr(source, name))
     try:
         yield
     finally:
         for name, func in kept.items():
-            setattr(independence, name, func)
+            setattr(module, name, func)
 
 
 def timed(runs: Runs) -> float:
@@ -100,10 +102,13 @@ def per_component(runs: Runs) -> dict[str, float]:
     wrappers = type(
         "Wrappers", (), {name: staticmethod(timer(name, getattr(independence, name))) for name in COMPONENTS}
     )
-    with swapped(COMPONENTS, wrappers):
+    keys = type("Keys", (), {"sample_keys": staticmethod(timer("sample_keys", candidates.sample_keys))})
+    with swapped(COMPONENTS, wrappers), swapped(("sample_keys",), keys, candidates):
         spent["sample_fingerprint"] = timed(runs)
     # _exact's inner helpers are its own; the near print's _numeric calls are counted under _numeric
-    spent["packing and the rest"] = spent["sample_fingerprint"] - sum(spent[name] for name in COMPONENTS)
+    spent["packing and the rest"] = spent["sample_fingerprint"] - sum(
+        spent[name] for name in (*COMPONENTS, "sample_keys")
+    )
     return dict(spent)
 
 
@@ -113,14 +118,17 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     runs = run_files(args.registry)
-    before, after = [], []
+    before, second, after = [], [], []
     for _ in range(args.repeat):
         with swapped(REWRITTEN, reference):
             before.append(timed(runs))
+        with swapped(SECOND_PASS, reference):
+            second.append(timed(runs))
         after.append(timed(runs))
-    old, new = min(before) / len(runs) * 1e3, min(after) / len(runs) * 1e3
+    old, mid, new = (min(times) / len(runs) * 1e3 for times in (before, second, after))
     print(f"{len(runs)} run files, {sum(len(s) for _, s in runs):,} samples")
-    print(f"fingerprint per run: before {old:.3f} ms, after {new:.3f} ms ({new / old:.2f}x)")
+    print(f"fingerprint per run, CPU: before issue 55 {old:.3f} ms, before its second pass (23db4bb) {mid:.3f} ms,")
+    print(f"  now {new:.3f} ms ({new / old:.2f}x and {new / mid:.2f}x)")
     parts = per_component(runs)
     total = parts["sample_fingerprint"]
     for name, seconds in sorted(parts.items(), key=lambda item: -item[1]):

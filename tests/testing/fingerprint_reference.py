@@ -2,16 +2,19 @@
 kept verbatim as the reference tests/unit/test_fingerprint_speed.py holds the fast ones to: the
 fingerprint's values must not change by a bit. The constants, the salts and the helpers nobody
 rewrote come from the live module. Also `_in_order` as it was before it counted each diagonal once
-(tests/unit/test_candidates.py holds the live one to it)."""
+(tests/unit/test_candidates.py holds the live one to it), and `_near_print` as it was before the second
+pass (main 23db4bb: with the level nothing read, and candidates_reference's keys)."""
 
 from __future__ import annotations
 
 import bisect
 import hashlib
 import itertools
+import json
 import math
 import operator
 import statistics
+import zlib
 from array import array
 from collections import Counter
 from collections.abc import Sequence
@@ -19,6 +22,8 @@ from typing import Any
 
 import orjson
 
+import tests.testing.candidates_reference as candidates_reference
+from validator.science import candidates, independence
 from validator.science.independence import (
     _KEY_SALT,
     _LEAD,
@@ -27,9 +32,6 @@ from validator.science.independence import (
     _SORTABLE,
     _VALUE_SALT,
     FEW_OCCURRENCES,
-    LEVEL_COLUMNS,
-    LEVEL_DROP,
-    LEVEL_RESCALE,
     MIN_MATCHED,
     QUANTILES,
     SANE,
@@ -191,6 +193,12 @@ def _values_print(kind: str, columns: Columns) -> ValuesPrint | None:
     return ("values", tuple(found)) if found else None
 
 
+# the level's constants, which went with it (main 23db4bb)
+LEVEL_COLUMNS = {"training": ("time_s",), "inference": ("e2e_ms", "ttft_ms")}
+LEVEL_RESCALE = 0.05
+LEVEL_DROP = 0.5
+
+
 def _level(kind: str, columns: Columns) -> tuple[float, float] | None:
     """(log of the median, margin) of the first informative column of LEVEL_COLUMNS: a fixed
     choice, so that a copy (whose dispersions differ a little) takes its level from the same column."""
@@ -298,3 +306,22 @@ def _in_order(xs: list[tuple[float, ...]], ys: list[tuple[float, ...]]) -> list[
             (i + 1, j + 1),
         )
     return pairs
+
+
+def _near_print(kind: str, columns: Columns) -> tuple[Any, ...] | None:
+    """independence._near_print as it was at main 23db4bb: its level (read by nothing) in the packed
+    print's fourth slot, its keys from candidates_reference. Its parts and noise from the module's
+    helpers as they are looked up at the call (the test swaps the reference ones in)."""
+    timing = independence._numeric(columns, TIMING_COLUMNS.get(kind, ()))
+    align = independence._numeric(columns, independence.ALIGN_COLUMNS.get(kind, ()))
+    if not timing or align is None:
+        return None
+    rows, shared, aligned, sequence, few, windows, ranked = independence._near_parts(timing, align)
+    noise = independence._own_noise(timing, align)
+    spreads = [candidates.spread(columns.ordered(name)) for name in TIMING_COLUMNS[kind][: len(timing)]]
+    keys = candidates_reference.sample_keys(spreads, aligned, windows, few, sequence, ranked)
+    parts = (shared, aligned, sequence, few, windows, ranked)
+    finite = all(all(map(math.isfinite, column)) for column in timing)
+    text = orjson.dumps(parts) if finite else json.dumps(parts, allow_nan=True).encode()
+    packed = zlib.compress(text, 1)
+    return ("near", len(rows), packed, _level(kind, columns), kind, noise, keys)

@@ -3,7 +3,9 @@
 The reference is the helpers as they were (tests/testing/fingerprint_reference.py). Each helper is
 compared with its reference on the same samples, and so is the whole fingerprint with the reference
 helpers swapped into the module (the packing and the own-noise estimate, which nobody rewrote,
-then run on both). "The same" is strict: equal types, floats equal by their bits (0.0 is not -0.0,
+then run on both). The near print and its candidate keys are held to the ones of main 23db4bb
+(fingerprint_reference._near_print, candidates_reference), less the level it no longer computes (nothing
+read it), so the keys a registry publishes (boards/keys.json) do not change. "The same" is strict: equal types, floats equal by their bits (0.0 is not -0.0,
 1 is not 1.0), arrays by type code and bytes.
 """
 
@@ -14,8 +16,10 @@ import random
 import struct
 from array import array
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -26,7 +30,7 @@ from validator.science import independence
 from validator.science.samples import Columns
 
 Samples = list[dict[str, Any]]
-REWRITTEN = ("_row_order", "_multiset_text", "_exact", "_column_print", "_numeric", "_values_print", "_level")
+REWRITTEN = ("_row_order", "_multiset_text", "_exact", "_column_print", "_numeric", "_values_print", "_near_print")
 
 
 def same(a: Any, b: Any) -> bool:
@@ -61,7 +65,15 @@ def _reference_fingerprint(monkeypatch: pytest.MonkeyPatch, kind: str, samples: 
     with monkeypatch.context() as patched:
         for name in (*REWRITTEN, "_near_parts"):
             patched.setattr(independence, name, getattr(reference, name))
-        return independence.sample_fingerprint(kind, samples, _warm(kind, samples), exact)
+        return _without_level(independence.sample_fingerprint(kind, samples, _warm(kind, samples), exact))
+
+
+def _without_level(fingerprint: Any) -> Any:
+    """The reference fingerprint less its near print's level (packed, its fourth slot), which went."""
+    if fingerprint and fingerprint[-1][0] == "near":
+        near = fingerprint[-1]
+        return (*fingerprint[:-1], (*near[:3], *near[4:]))
+    return fingerprint
 
 
 def agree(new: Callable[[], Any], old: Callable[[], Any]) -> None:
@@ -91,11 +103,10 @@ def assert_same_prints(monkeypatch: pytest.MonkeyPatch, kind: str, samples: Samp
             lambda: independence._exact(kind, samples, fresh(samples)),
             lambda: reference._exact(kind, samples, fresh(samples)),
         )
-        for name in ("_values_print", "_level"):
-            agree(
-                lambda: getattr(independence, name)(kind, fresh(samples)),
-                lambda: getattr(reference, name)(kind, fresh(samples)),
-            )
+        agree(
+            lambda: independence._values_print(kind, fresh(samples)),
+            lambda: reference._values_print(kind, fresh(samples)),
+        )
         for names in (independence.TIMING_COLUMNS.get(kind, ()), independence.ALIGN_COLUMNS.get(kind, ())):
             agree(
                 lambda: independence._numeric(fresh(samples), names), lambda: reference._numeric(fresh(samples), names)
@@ -186,6 +197,29 @@ def shapes(seed: int) -> Iterator[tuple[str, str, Samples]]:
     )
     repeated = _inference(rnd, 200, False, _gauss(560, 20), _gauss(6000, 1500))
     yield "inference", "a copy merged in (keys and rows twice)", repeated + [dict(s) for s in repeated[::-1]]
+
+
+def test_a_bench_registrys_runs_keep_their_fingerprints(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Every run file bench/generate.py writes for its first 50 recipes (training, inference, two swept
+    recipes' fixed-length points; 64-3,000 samples a run) has the fingerprint, candidate keys included,
+    that the reference gives it: the keys a registry publishes stay as they are."""
+    from bench import generate
+
+    for i in range(50):  # generate.generate's recipes, without its git repository and boards
+        rng = random.Random(20261202 * 1_000_003 + i)
+        if i % generate.SWEEP_EVERY == generate.SWEEP_EVERY - 1:
+            generate.swept(tmp_path, i, rng)
+        else:
+            (generate.training if i % 2 == 0 else generate.inference)(
+                tmp_path, i, rng, rng.choice(generate.RUNS_PER_RECIPE)
+            )
+    documents = [orjson.loads(path.read_bytes()) for path in sorted((tmp_path / "runs").rglob("*.json"))]
+    assert len(documents) >= 40 and {"training", "inference"} <= {d["kind"] for d in documents}
+    for document in documents:
+        kind, samples = document["kind"], document["samples"]
+        new = independence.sample_fingerprint(kind, samples, _warm(kind, samples))
+        assert new[-1][0] == "near" and len(new[-1][-1]) > 0  # candidate keys, compared below
+        assert same(new, _reference_fingerprint(monkeypatch, kind, samples, True))
 
 
 @pytest.mark.parametrize("seed", range(6))

@@ -41,12 +41,13 @@ no key with their original are counted and named (`python -m bench.candidates`; 
 
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
 import math
 import operator
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 CELL = 0.25  # of the column's interquartile range (raw keys)
 WINDOW_CELL = 0.25  # of the group's own range (window keys)
@@ -82,6 +83,15 @@ def _spans(count: int, size: int, gap: int) -> Iterator[tuple[int, ...]]:
             yield (first, *rest)
 
 
+@functools.lru_cache(maxsize=1024)
+def _pickers(count: int, size: int, gap: int = GAP, spans: bool = False) -> tuple[operator.itemgetter, ...]:
+    """_groups(count, size, gap) (or _spans), each as an itemgetter that takes its samples' values out
+    of a list in one C call (a group holds at least 4, so each gives a tuple). Runs hold at most a
+    sketch's samples (64), so the few shapes there are are built once per process."""
+    groups = _spans(count, size, gap) if spans else _groups(count, size, gap)
+    return tuple(operator.itemgetter(*group) for group in groups)
+
+
 def _spread(values: Sequence[float]) -> tuple[float, float] | None:
     return spread(sorted(values))
 
@@ -96,8 +106,9 @@ def spread(ordered: Sequence[float]) -> tuple[float, float] | None:
     return (ordered[n // 2], iqr) if iqr > 0 else None
 
 
-def _cell(value: float, centre: float, width: float) -> int:
-    return _floor((value - centre) / width)
+def _cells(values: Iterable[float], centre: float, width: float) -> list[int]:
+    """Each value's cell: _floor((value - centre) / width), inlined (two calls a value were most of it)."""
+    return [math.floor(max(-LAST_CELL, min(LAST_CELL, (v - centre) / width))) for v in values]
 
 
 def _floor(position: float) -> int:
@@ -109,7 +120,9 @@ def _window_cells(values: Sequence[float]) -> tuple[int, ...] | None:
     low, high = min(values), max(values)
     if not high > low:
         return None
-    return tuple(_floor((v - low) / (high - low) / WINDOW_CELL) for v in values)
+    span = high - low
+    # (v - low) / span is in [0, 1] (finite values: the near print's are), so its cell is int's: no clamp, no floor
+    return tuple([int((v - low) / span / WINDOW_CELL) for v in values])
 
 
 def _smoothed(rows: Sequence[Sequence[float] | None], column: int) -> float:
@@ -130,7 +143,11 @@ def sample_keys(
     `spreads`, each timing column's (median, interquartile range) or None; `aligned`, (alignment hash,
     timings) of the aligned samples in hash order; `windows`, each aligned sample's neighbours in list
     order; `few`, (key, every occurrence's timings) where keys repeat a few times; `sequence`, the first
-    samples in list order and `ranked`, the fastest, for a run aligned by occurrence (else None)."""
+    samples in list order and `ranked`, the fastest, for a run aligned by occurrence (else None).
+
+    A key is the hash of (what it is of, column, the group's alignment hashes, its cells): each sample's
+    cell is computed once (not once per group holding it), and each group's alignment hashes once for
+    every column and kind of key (issue 55)."""
     found: set[int] = set()
     columns = [c for c, spread in enumerate(spreads) if spread is not None]
     # keys held twice or more: a merge (a quarter or more of them; a few repeats by chance publish nothing more)
@@ -138,35 +155,48 @@ def sample_keys(
         _merged_keys(found, spreads, columns, few)
     if sequence is None:
         hashes = [h for h, _ in aligned]
-        rows = [row for _, row in aligned]
+        held: dict[tuple[int, int], list[tuple[int, ...]]] = {}
+
+        def grouped(count: int, size: int) -> Iterator[tuple[tuple[int, ...], operator.itemgetter]]:
+            """Each group's alignment hashes and its picker (the hashes taken once per shape)."""
+            pickers = _pickers(count, size)
+            if (count, size) not in held:
+                held[count, size] = [pick(hashes) for pick in pickers]
+            return zip(held[count, size], pickers)
+
         for c in columns:
             centre, width = spreads[c][0], spreads[c][1] * CELL  # type: ignore[index]
-            for group in _groups(len(rows), SAMPLES["raw"]):
-                cells = tuple(_cell(rows[i][c], centre, width) for i in group)
-                found.add(hash((RAW, c, *(hashes[i] for i in group), *cells)))
-            for group in _groups(len(rows), SAMPLES["window"]):
-                window = _window_cells([rows[i][c] for i in group])
+            values = [row[c] for _, row in aligned]
+            cells = _cells(values, centre, width)
+            head = (RAW, c)
+            found.update([hash(head + part + pick(cells)) for part, pick in grouped(len(values), SAMPLES["raw"])])
+            head = (WINDOW, c)
+            for part, pick in grouped(len(values), SAMPLES["window"]):
+                window = _window_cells(pick(values))
                 if window is not None:
-                    found.add(hash((WINDOW, c, *(hashes[i] for i in group), *window)))
+                    found.add(hash(head + part + window))
         for c in range(len(spreads)):
             means = [_smoothed(window, c) for window in windows]
             spread = _spread(means)
             if spread is not None:
-                for group in _groups(len(means), SAMPLES["smoothed"]):
-                    cells = tuple(_cell(means[i], spread[0], spread[1] * SMOOTH_CELL) for i in group)
-                    found.add(hash((SMOOTHED, c, *(hashes[i] for i in group), *cells)))
+                cells = _cells(means, spread[0], spread[1] * SMOOTH_CELL)
+                head = (SMOOTHED, c)
+                found.update(
+                    [hash(head + part + pick(cells)) for part, pick in grouped(len(means), SAMPLES["smoothed"])]
+                )
     else:
         count = len(sequence)
         for c in columns:
             centre, width = spreads[c][0], spreads[c][1] * CELL  # type: ignore[index]
-            positions = [_cell(row[c], centre, width) for row in sequence]
-            for group in _groups(count, SAMPLES["sequence"], GAP if count < SMALL else 0):
-                found.add(hash((SEQUENCE, c, *(positions[i] for i in group))))
+            positions = _cells([row[c] for row in sequence], centre, width)
+            head = (SEQUENCE, c)
+            pickers = _pickers(count, SAMPLES["sequence"], GAP if count < SMALL else 0)
+            found.update([hash(head + pick(positions)) for pick in pickers])
             reach = len(windows[0]) // 2 if windows else 2
             means = [_smoothed(sequence[max(0, i - reach) : i + reach + 1], c) for i in range(count)]
             spread = _spread(means)
             if spread is not None:
-                smooth = [_cell(m, spread[0], spread[1] * SMOOTH_CELL) for m in means]
+                smooth = tuple(_cells(means, spread[0], spread[1] * SMOOTH_CELL))
                 # every SEQUENCE_STRIDE-th mean; a small run (as _groups) must hold a few: every other, one fewer
                 modes = (
                     [(SAMPLES["smoothed"] - 1, 2 if count < SMALL else SEQUENCE_STRIDE)] if count < 2 * SMALL else []
@@ -174,16 +204,19 @@ def sample_keys(
                 modes += [(SAMPLES["smoothed"], SEQUENCE_STRIDE)] if count >= SMALL else []
                 for size, stride in modes:
                     span = (size - 1) * stride
-                    for first in range(max(0, count - span)):
-                        found.add(hash((SEQUENCE_SMOOTHED, c, stride, *smooth[first : first + span + 1 : stride])))
+                    strided = (SEQUENCE_SMOOTHED, c, stride)
+                    found.update(
+                        [hash(strided + smooth[first : first + span + 1 : stride]) for first in range(count - span)]
+                    )
         if ranked is not None and len(spreads) > 1 and spreads[1] is not None:
             centre, width = spreads[1][0], spreads[1][1] * CELL
-            positions = [_cell(row[1], centre, width) for row in ranked]
-            for group in _groups(len(positions), SAMPLES["sequence"], GAP if len(positions) < SMALL else 0):
-                found.add(hash((RANKED, *(positions[i] for i in group))))
+            seconds = [row[1] for row in ranked]
+            positions = _cells(seconds, centre, width)
+            pickers = _pickers(len(positions), SAMPLES["sequence"], GAP if len(positions) < SMALL else 0)
+            found.update([hash((RANKED, *pick(positions))) for pick in pickers])
             if len(positions) < SMALL:  # a third of a small run dropped moves its spread: groups by their own range
-                for group in _spans(len(ranked), SAMPLES["window"], GAP):
-                    window = _window_cells([ranked[i][1] for i in group])
+                for pick in _pickers(len(ranked), SAMPLES["window"], GAP, spans=True):
+                    window = _window_cells(pick(seconds))
                     if window is not None:
                         found.add(hash((RANKED_WINDOW, *window)))
     return array("q", sorted({h & MASK for h in found}))
@@ -203,21 +236,25 @@ def _merged_keys(
     held = [occurrences for _, occurrences in order]
     for c in columns:
         centre, width = spreads[c][0], spreads[c][1] * CELL  # type: ignore[index]
-        for group in _groups(len(held), SAMPLES["raw"]):
-            probes = []
-            for i in group:
-                near: set[int] = set()
-                for row in held[i]:
-                    position = (row[c] - centre) / width
-                    near.update((_floor(position - PROBE), _floor(position + PROBE)))
-                probes.append(sorted(near))
-            for cells in itertools.product(*probes):
-                found.add(hash((RAW, c, *(hashes[i] for i in group), *cells)))
-        for group in _groups(len(held), SAMPLES["window"]):
-            for choice in itertools.product(*(held[i] for i in group)):
+        # each key's cells near its occurrences' positions, once (not once per group holding the key)
+        probes = []
+        for rows in held:
+            near: set[int] = set()
+            for row in rows:
+                position = (row[c] - centre) / width
+                near.update((_floor(position - PROBE), _floor(position + PROBE)))
+            probes.append(sorted(near))
+        head = (RAW, c)
+        for pick in _pickers(len(held), SAMPLES["raw"]):
+            part = head + pick(hashes)
+            found.update([hash(part + cells) for cells in itertools.product(*pick(probes))])
+        head = (WINDOW, c)
+        for pick in _pickers(len(held), SAMPLES["window"]):
+            part = head + pick(hashes)
+            for choice in itertools.product(*pick(held)):
                 window = _window_cells([row[c] for row in choice])
                 if window is not None:
-                    found.add(hash((WINDOW, c, *(hashes[i] for i in group), *window)))
+                    found.add(hash(part + window))
 
 
 # Merge keys: a copy merged with a run of *another* dataset interleaves foreign requests between its

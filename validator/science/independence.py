@@ -240,7 +240,7 @@ def _exact(kind: str, samples: Sequence[Any], columns: Columns) -> tuple[str, di
         return hashlib.sha256(b"\n".join(sorted(_sample_rows(samples)))).hexdigest(), {}
     text, lead, ordered, distinct = found
     if distinct and lead in TIMING_COLUMNS.get(kind, ()):
-        columns.sorted_already(lead, ordered)  # no two equal: the column sorted, which the level reads (no sort)
+        columns.sorted_already(lead, ordered)  # no two equal: the column sorted, which the prints read (no sort)
     return hashlib.sha256(text).hexdigest(), {lead: ordered}
 
 
@@ -315,13 +315,6 @@ MIN_SHARED_VALUES = 4
 CHANCE_TAIL = (
     1e-6  # per compared pair and column: a registry compares only runs sharing a bucket (measured: docs/metrics.md)
 )
-# The level of a run (median of its first informative LEVEL_COLUMNS column), kept in the near print: a copy
-# backing a claim keeps its level within T3's 5% (LEVEL_RESCALE), and dropping up to a quarter of
-# the samples moves a median by at most about half the column's median deviation (LEVEL_DROP). It keyed
-# the aligned samples' buckets until the candidate keys (science/candidates.py), which need no level.
-LEVEL_COLUMNS = {"training": ("time_s",), "inference": ("e2e_ms", "ttft_ms")}  # the least dispersed first
-LEVEL_RESCALE = 0.05
-LEVEL_DROP = 0.5
 # A run's own noise per timing column, read off the run itself: the median |second difference| of
 # the column with the samples in alignment-key order (a step's number; a request's prompt and output
 # lengths), / sqrt(6), relative to the column's median: the noise's median deviation where the
@@ -357,13 +350,15 @@ PACKED_LIMIT = 1 << 20  # bytes a packed near print may inflate to (~40 KB at SK
 _ROW_SALT, _KEY_SALT, _VALUE_SALT = 0x6F7276, 0x616C6E, 0x76616C  # so the lowest hashes are not the smallest values
 
 # ("near", distinct timing rows, their lowest SKETCH hashes sorted, aligned samples ((key, timings), ...)
-#  by key, (log level, margin) or None, kind, the first SKETCH samples' timings in order or None,
+#  by key, None (the run's level once, which nothing read: no longer computed, its slot keeps the indices
+#  after it), kind, the first SKETCH samples' timings in order or None,
 #  ((key, every occurrence's timings), ...) where no key repeats more than FEW_OCCURRENCES times, or None,
 #  each aligned sample's window of neighbours, the run's own relative noise per timing column or None,
 #  on a fixed-length workload the SKETCH samples with the least timings in that order, else None,
-#  the candidate keys (candidates.sample_keys), the merge keys (candidates.merge_keys))
+#  the candidate keys (science/candidates.py), the merge keys (candidates.merge_keys))
 # In a fingerprint it is stored packed: ("near", distinct timing rows, zlib of the JSON of (hashes, aligned samples,
-# first samples, keys held a few times, windows), level, kind, own noise, candidate keys, merge keys); _near_of
+# first samples, keys held a few times, windows, fastest samples), kind, own noise, candidate keys, merge keys);
+# _near_of
 # unpacks it.
 NearPrint = tuple[Any, ...]
 # ("values", ((column, samples, distinct values, pairs of equal values, lowest VALUE_SKETCH hashes), ...))
@@ -385,12 +380,6 @@ def _lowest(hashes: Collection[int], k: int) -> list[int]:
     bound = _HASH_LOW + 3 * k * _HASH_SPAN // len(hashes)
     below = sorted([h for h in hashes if h < bound])
     return below[:k] if len(below) >= k else sorted(hashes)[:k]
-
-
-def _median_of_sorted(ordered: Sequence[Any]) -> Any:
-    """statistics.median of values already sorted (it would copy and sort them again)."""
-    half = len(ordered) // 2
-    return ordered[half] if len(ordered) % 2 else (ordered[half - 1] + ordered[half]) / 2
 
 
 def _numeric(columns: Columns, names: Sequence[str]) -> list[list[Any]] | None:
@@ -488,7 +477,7 @@ def _values_print(kind: str, columns: Columns) -> ValuesPrint | None:
         total = sum(values)  # one C pass: a NaN anywhere makes it NaN (an inf - inf too: then look)
         if total != total and any(v != v for v in values):  # NaN equals nothing: no value sharing to speak of
             continue
-        ordered = columns.ordered(name)  # sorted for the level and the column print anyway
+        ordered = columns.ordered(name)  # sorted for the column print and the candidate keys anyway
         distinct: Collection[Any] = values
         repeats = 0
         if any(map(operator.eq, ordered, itertools.islice(ordered, 1, None))):  # equal values are neighbours
@@ -573,24 +562,6 @@ def shared_values(a: ValuesPrint, b: ValuesPrint) -> tuple[str, float] | None:
         expected = min(1.0, (nb if da <= db else na) * chance)
         if share >= max(VALUE_SHARE, VALUE_OVER_CHANCE * expected) and _beyond_chance(trials, hits, expected, 2):
             return name, share
-    return None
-
-
-def _level(kind: str, columns: Columns) -> tuple[float, float] | None:
-    """(log of the median, margin) of the first informative column of LEVEL_COLUMNS: a fixed
-    choice, so that a copy (whose dispersions differ a little) takes its level from the same column."""
-    for name in LEVEL_COLUMNS.get(kind, ()):
-        if columns.get(name) is None or not columns.types(name) <= {int, float}:
-            continue
-        ordered = columns.ordered(name)
-        if not ordered or not (-SANE < ordered[0] < ordered[-1] < SANE):  # NaN, inf, constant: no level
-            continue
-        middle = _median_of_sorted(ordered)
-        if not middle > 0:
-            continue
-        deviations = sorted(map(abs, map(operator.sub, ordered, itertools.repeat(middle))))  # two runs: O(n)
-        relative = _median_of_sorted(deviations) / middle
-        return math.log(middle), LEVEL_RESCALE + LEVEL_DROP * relative
     return None
 
 
@@ -882,7 +853,7 @@ def _near_print(kind: str, columns: Columns) -> NearPrint | None:
     # orjson writes inf as null; the stdlib's Infinity reads back as it was (a value past a float's range)
     text = orjson.dumps(parts) if finite else json.dumps(parts, allow_nan=True).encode()
     packed = zlib.compress(text, 1)  # a third of the text (the windows repeat every aligned value)
-    return ("near", len(rows), packed, _level(kind, columns), kind, noise, keys, merged)
+    return ("near", len(rows), packed, kind, noise, keys, merged)
 
 
 def _alignment_hashes(align: list[list[Any]]) -> list[int]:
@@ -907,14 +878,14 @@ def _unpack(packed: NearPrint) -> NearPrint:
         packed[1],
         shared,
         aligned,
+        None,  # the level's slot (NearPrint): the comparisons' indices stay as they were
         packed[3],
-        packed[4],
         sequence,
         few,
         windows,
-        packed[5],
+        packed[4],
         ranked,
-        *packed[6:],
+        *packed[5:],
     )
 
 
