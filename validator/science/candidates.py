@@ -125,10 +125,11 @@ def _window_cells(values: Sequence[float]) -> tuple[int, ...] | None:
     return tuple([int((v - low) / span / WINDOW_CELL) for v in values])
 
 
-def _smoothed(rows: Sequence[Sequence[float] | None], column: int) -> float:
-    """The mean of the column over a window of neighbouring samples (None beyond the run's ends)."""
-    held = [row[column] for row in rows if row is not None]
-    return sum(held) / len(held)
+def _smoothed(windows: Iterable[Sequence[Sequence[float] | None]], column: int) -> list[float]:
+    """The mean of the column over each window of neighbouring samples (None beyond the run's ends: left
+    out; a row holds a timing or more, so it is true)."""
+    pick = operator.itemgetter(column)
+    return [sum(map(pick, filter(None, rows))) / (len(rows) - rows.count(None)) for rows in windows]
 
 
 def sample_keys(
@@ -176,7 +177,7 @@ def sample_keys(
                 if window is not None:
                     found.add(hash(head + part + window))
         for c in range(len(spreads)):
-            means = [_smoothed(window, c) for window in windows]
+            means = _smoothed(windows, c)
             spread = _spread(means)
             if spread is not None:
                 cells = _cells(means, spread[0], spread[1] * SMOOTH_CELL)
@@ -193,7 +194,7 @@ def sample_keys(
             pickers = _pickers(count, SAMPLES["sequence"], GAP if count < SMALL else 0)
             found.update([hash(head + pick(positions)) for pick in pickers])
             reach = len(windows[0]) // 2 if windows else 2
-            means = [_smoothed(sequence[max(0, i - reach) : i + reach + 1], c) for i in range(count)]
+            means = _smoothed((sequence[max(0, i - reach) : i + reach + 1] for i in range(count)), c)
             spread = _spread(means)
             if spread is not None:
                 smooth = tuple(_cells(means, spread[0], spread[1] * SMOOTH_CELL))
