@@ -55,7 +55,6 @@ import itertools
 import json
 import math
 import operator
-import re
 import statistics
 import zlib
 from array import array
@@ -1167,7 +1166,6 @@ def _nearest_under_key(a: Sequence[Any], b: Sequence[Any]) -> list[tuple[Any, An
 SEQUENCE_CLOSE = 0.15  # of the run's own typical step: how close two steps must be to pair samples in order
 SEQUENCE_RUN = 4  # ... and so must the next ones (an honest pair meets that by chance ~1e-4 of the time)
 SEQUENCE_SKIP = 10  # samples dropped or added in a row that the alignment steps over
-_SEQUENCE_RUN_AHEAD = re.compile(b"(?=\x01{%d})" % SEQUENCE_RUN)  # where SEQUENCE_RUN agreeing steps start
 # pairs found in order that suffice (each needed a run of SEQUENCE_RUN agreeing steps: a copy of
 # llama-bench's ten repetitions with one dropped keeps 6 or 7)
 SEQUENCE_MATCHED = 6
@@ -1197,22 +1195,23 @@ def _in_order(xs: Sequence[tuple[float, ...]], ys: Sequence[tuple[float, ...]]) 
         return []
     close = SEQUENCE_CLOSE * min(statistics.median(map(abs, zx)), statistics.median(map(abs, zy)))
 
-    # per diagonal j - i, the positions in zx where SEQUENCE_RUN steps along it all agree (fewer at the end,
-    # as many as are left), found in one pass the first time the walk meets the diagonal: ORV304 walks every
-    # candidate pair of fixed-length runs this way (most of its time before, issue 55)
+    import numpy  # only when two runs are compared (as _filter_fit): the gate's start-up does not pay for it
+
+    # where the SEQUENCE_RUN steps from (i, j) along its diagonal all agree (fewer at the end: as many as are
+    # left), for every (i, j) at once, then per diagonal j - i in increasing i: ORV304 walks every candidate
+    # pair of fixed-length runs this way (its largest cost, issue 55)
+    nx, ny = len(zx), len(zy)
+    agree = numpy.ones((nx + SEQUENCE_RUN, ny + SEQUENCE_RUN), dtype=bool)  # past either end nothing disagrees
+    agree[:nx, :ny] = numpy.abs(numpy.subtract.outer(numpy.asarray(zx), numpy.asarray(zy))) <= close
+    start = agree[:nx, :ny].copy()
+    for t in range(1, SEQUENCE_RUN):
+        start &= agree[t : nx + t, t : ny + t]
     starts: dict[int, list[int]] = {}
+    for i, j in zip(*(found.tolist() for found in numpy.nonzero(start))):  # row by row: i increases
+        starts.setdefault(j - i, []).append(i)
 
     def starts_on(diagonal: int) -> list[int]:
-        found = starts.get(diagonal)
-        if found is None:
-            first = max(0, -diagonal)  # where the diagonal starts in zx
-            agree = bytes(abs(a - b) <= close for a, b in zip(zx[first:], zy[first + diagonal :]))
-            length = len(agree)
-            last = length - len(agree.rstrip(b"\x01"))  # the agreeing steps it ends with
-            found = starts[diagonal] = [first + m.start() for m in _SEQUENCE_RUN_AHEAD.finditer(agree)] + [
-                first + p for p in range(max(0, length - SEQUENCE_RUN + 1, length - last), length)
-            ]
-        return found
+        return starts.get(diagonal, [])
 
     def runs_from(i: int, j: int) -> bool:
         held = starts_on(j - i)
