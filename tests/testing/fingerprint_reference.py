@@ -325,7 +325,5 @@ def _near_print(kind: str, columns: Columns) -> tuple[Any, ...] | None:
     finite = all(all(map(math.isfinite, column)) for column in timing)
     text = orjson.dumps(parts) if finite else json.dumps(parts, allow_nan=True).encode()
     packed = zlib.compress(text, 1)
-    merged = (
-        array("q") if sequence is not None else candidates.merge_keys(independence._alignment_hashes(align), timing)
-    )
+    merged = candidates.merge_keys(independence._alignment_hashes(align), timing)
     return ("near", len(rows), packed, _level(kind, columns), kind, noise, keys, merged)

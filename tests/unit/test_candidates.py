@@ -282,3 +282,21 @@ def test_a_rerun_of_the_same_requests_at_a_millionth_apart_ties_by_merge_keys() 
     scaled = _merge_keys(sample_fingerprint("inference", _map("inference", original, 1.01, 0.0, 0.0, 3)))
     assert len(first & close) >= 0.9 * len(first) and len(first) == 2 * candidates.MERGE_SKETCH
     assert independence.tie(first & scaled) is None
+
+
+def test_a_training_copy_merged_with_another_recipes_log_keeps_its_merge_keys_and_a_fixed_length_run_has_none() -> None:
+    """A merge of two training logs holds every step twice; the merge keys stay (each step's cell is the
+    original's), so a jittered, thinned, reordered merge with another recipe's log ties to its original
+    (2 of 3 such bench forgeries were missed without them). A fixed-length workload's requests share one
+    key: its samples' cells alone would tie honest runs, so it publishes none."""
+    caught = 0
+    for seed in range(10):
+        original = measure(Workload("training", 500, seed), 0)
+        other = measure(Workload("training", 500, 100 + seed), 0)
+        jittered = [_map("training", run, 1.0, 0.0, 1e-4, seed) for run in (original, other)]
+        fake = _shuffled(_drop(_merged(*jittered), 10, seed), seed)
+        first, forged = sample_fingerprint("training", original), sample_fingerprint("training", fake)
+        caught += independence.tie(_merge_keys(first) & _merge_keys(forged)) == independence.ALL
+    assert caught >= 9, caught
+    fixed = measure(Workload("inference", 200, 3, variable=False), 0)
+    assert not _merge_keys(sample_fingerprint("inference", fixed))

@@ -274,13 +274,18 @@ MERGE_CELL = 1e-3  # relative width of a cell (log scale)
 MERGE_SKETCH = 32  # lowest elements kept per timing column
 MERGE = 0x6E8  # what a merge key is of (as RAW etc.: numbers only, the same hash in every process)
 COLUMN_SHIFT = 48  # a merge key carries its column above its 48 bits
+MERGE_DISTINCT, MERGE_REPEATS = 8, 4  # distinct alignment keys a run needs, and how often each at most on average
 _LOG_CELL = math.log1p(MERGE_CELL)
 
 
 def merge_keys(alignment: Sequence[int], timing: Sequence[Sequence[float]]) -> array:
     """The run's merge keys (sorted; each column's index above COLUMN_SHIFT bits) from its samples'
-    alignment hashes and timing columns; for a run aligned by key (each request or step held once or a
-    few times), not by occurrence."""
+    alignment hashes and timing columns; none for a run whose keys say little of which sample is which
+    (a fixed-length workload holds one key: fewer than MERGE_DISTINCT, or a key held over MERGE_REPEATS
+    times on average). A merge of two runs of one training log holds each step twice, and keeps them."""
+    distinct = len(set(alignment))
+    if distinct < MERGE_DISTINCT or distinct * MERGE_REPEATS < len(alignment):
+        return array("q")
     found: list[int] = []
     for c, column in enumerate(timing):
         keys, values = alignment, column

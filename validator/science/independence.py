@@ -841,8 +841,8 @@ def _near_print(kind: str, columns: Columns) -> NearPrint | None:
     noise = _own_noise(timing, align)
     spreads = [candidates.spread(columns.ordered(name)) for name in TIMING_COLUMNS[kind][: len(timing)]]
     keys = candidates.sample_keys(spreads, aligned, windows, few, sequence, ranked)
-    # a run aligned by key also keeps the merge keys (a copy merged with another dataset's run keeps them)
-    merged = array("q") if sequence is not None else candidates.merge_keys(_alignment_hashes(align), timing)
+    # the merge keys: a copy merged with another dataset's run keeps them (none where keys repeat too often)
+    merged = candidates.merge_keys(_alignment_hashes(align), timing)
     # kept packed (JSON text, ~10 KB) while the registry is in memory; unpacked for the runs being compared
     # (_near_of): as tuples of floats the sketch took ~50 KB a run, 5 GB at 100,000 run files (issue 54).
     # JSON rather than marshal: a shard's partial carries it to `orv merge-results`, and reading JSON
