@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
 from validator.evidence.arrival import later_of
+from validator.registry.relations import content_keys
 from validator.registry.snapshot import RunEntry, Snapshot
 from validator.science.independence import VALUES, buckets, judged, tie
 
@@ -29,14 +30,26 @@ def runs_are_separate_measurements(snapshot: Snapshot) -> Iterator[Finding]:
     Remove the copy and its reference; a reproduction is a new run of the recipe, stored from that
     run's own output.
     """
-    groups: dict[tuple[str, str], list[RunEntry]] = {}
-    keyed: list[tuple[RunEntry, list[tuple[str, str]]]] = []
+    # the runs holding each `s:` relation key (relations.content_keys: the strings the loader made, not a
+    # second copy): a key one run holds maps to it alone, a list only where several do, since most of
+    # ~300 keys a run are its own (~1,000,000 keys at 3,435 run files: issue 55's peak memory)
+    groups: dict[str, RunEntry | list[RunEntry]] = {}
+    keyed: list[tuple[RunEntry, list[str]]] = []
     for run in sorted(snapshot.runs.values(), key=lambda run: run.path):
         if run.meta is None or run.facts is None or not run.facts.fingerprint:
             continue
-        keys: list[tuple[str, str]] = [(run.meta.kind, key) for key in buckets(run.facts.fingerprint)]
+        if run.quality is None:
+            keys = [key for key in content_keys(run) if key.startswith("s:")]
+        else:  # a quality run's relation keys are its task hashes' (ORV239); its samples' buckets as any run's
+            keys = [f"s:{run.meta.kind}:{key}" for key in buckets(run.facts.fingerprint)]
         for key in keys:
-            groups.setdefault(key, []).append(run)
+            held = groups.get(key)
+            if held is None:
+                groups[key] = run
+            elif isinstance(held, list):
+                held.append(run)
+            else:
+                groups[key] = [held, run]
         keyed.append((run, keys))
     copies: dict[str, tuple[str, str]] = {}  # the later run's path -> (the earlier's, how)
     # each run with the runs after it (by path) that share a bucket with it: every pair once, with no
@@ -45,10 +58,12 @@ def runs_are_separate_measurements(snapshot: Snapshot) -> Iterator[Finding]:
     # only several of a column at a time (science/independence.py `tie`)
     for one, shared in keyed:
         after: dict[int, tuple[RunEntry, list[str]]] = {}  # the runs after `one` sharing a bucket, and the keys
-        for kind_and_key in shared:
-            for other in groups[kind_and_key]:
-                if other.path > one.path:
-                    after.setdefault(id(other), (other, []))[1].append(kind_and_key[1])
+        for key in shared:
+            held = groups[key]
+            if isinstance(held, list):
+                for other in held:
+                    if other.path > one.path:
+                        after.setdefault(id(other), (other, []))[1].append(key.split(":", 2)[2])  # the bucket
         for other, tying in sorted(after.values(), key=lambda found: found[0].path):
             how_tied = tie(tying)
             if how_tied is None:
