@@ -149,7 +149,7 @@ def test_the_summary_reads_only_the_touched_models_boards_from_the_base(
     commit_all(repo, "data")
     assert main(["boards", "--root", str(repo)]) == 0
     commit_all(repo, "boards")
-    models = sorted(p.name for p in (repo / "boards" / "models").iterdir())
+    models = sorted(p.name for p in (repo / "boards" / "models").glob("*.json"))  # manifests; chunks in folders
     assert len(models) == 2 and "qwen3.8-27b.json" in models
     git(repo, "checkout", "-q", "-b", "pr")
     digest = add_training_run(repo, 1612.0, measured_by="lab-b", layout="tp2-pp2-dp2")
@@ -195,7 +195,8 @@ def test_the_summary_reads_only_the_touched_models_boards_from_the_base(
     assert [p for p in read if p.startswith("boards/") and not p.startswith("boards/keys")] == [
         "boards/index.json",
         "boards/standings/qwen3.8-27b.json",
-        "boards/models/qwen3.8-27b.json",
+        "boards/models/qwen3.8-27b.json",  # its manifest, then its chunk
+        "boards/models/qwen3.8-27b/0.json",
     ]
     assert older.delta == partial.delta
 

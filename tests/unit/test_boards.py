@@ -495,9 +495,11 @@ def test_changing_one_recipe_moves_rank_fastest_and_check(tmp_path: Path, capsys
     assert orv("boards", "--check", "--root", str(root)) == 1
     assert "out of date" in capsys.readouterr().out
     found = run(Config(root=str(root))).diagnostics
-    index, part, standing = [d for d in found if d.code == "ORV701"]  # by path
+    index, part, chunk, standing = [d for d in found if d.code == "ORV701"]  # by path
     # one finding per stale file: the index (counts and stamp move with every data commit) and the one model
-    # the edit touched (its file and its standings); no other model's file, and no combined document
+    # the edit touched (its manifest: its fastest recipe moved; the chunk of the recipe's row; its standings);
+    # no other model's file, and no combined document
+    assert (chunk.path, chunk.severity.value) == ("boards/models/qwen3.8-27b/0.json", "error")
     assert (standing.path, standing.severity.value) == ("boards/standings/qwen3.8-27b.json", "error")
     assert (index.code, index.path, index.severity.value) == ("ORV701", BOARDS, "error")
     assert (part.code, part.path, part.severity.value) == ("ORV701", "boards/models/qwen3.8-27b.json", "error")
@@ -506,7 +508,7 @@ def test_changing_one_recipe_moves_rank_fastest_and_check(tmp_path: Path, capsys
     # the keys' header names the trees they were made from (recipes/ moved), and the edited recipe's
     # entries name its old blob id: ORV703 points at the header and at each shard's first line that lists it
     keys = [d for d in found if d.code == "ORV703"]
-    assert len(found) == 3 + len(keys) and all(d.severity.value == "error" for d in keys)
+    assert len(found) == 4 + len(keys) and all(d.severity.value == "error" for d in keys)
     assert keys[0].path == "boards/keys.json" and '"trees"' in keys[0].message
     assert len(keys) > 1 and all(d.path.startswith("boards/keys/") for d in keys[1:])
     assert all(old_blob in (root / d.path).read_text().splitlines()[d.line - 1] for d in keys[1:])
@@ -538,11 +540,11 @@ def test_missing_boards(registry: Path, capsys: pytest.CaptureFixture[str]) -> N
 def test_a_hand_edit_is_caught(registry: Path) -> None:
     write_recipe(registry, training_recipe("x", 100.0))
     assert orv("boards", "--root", str(registry)) == 0
-    path = registry / "boards/models/qwen3.8-27b.json"
-    path.write_text(path.read_text().replace('"rank": 1', '"rank": 2'))
+    path = registry / "boards/models/qwen3.8-27b/0.json"  # the chunk holding the recipe's row
+    path.write_text(path.read_text().replace('"tok_s_per_gpu": 100.0', '"tok_s_per_gpu": 200.0'))
     (finding,) = run(Config(root=str(registry))).diagnostics
-    assert finding.code == "ORV701" and '"rank": 2' in finding.message
-    assert path.read_text().splitlines()[finding.line - 1].strip() == '"rank": 2,'
+    assert finding.code == "ORV701" and '"tok_s_per_gpu": 200.0' in finding.message
+    assert path.read_text().splitlines()[finding.line - 1].strip() == '"tok_s_per_gpu": 200.0,'
 
 
 def test_boards_check_skipped_for_pull_request_rules_and_golden_cases(registry: Path) -> None:
@@ -565,7 +567,8 @@ def test_write_is_atomic_and_unchanged_file_is_left_alone(registry: Path) -> Non
         "models",
         "standings",
     ]
-    assert sorted(p.name for p in (path.parent / "models").iterdir()) == ["qwen3.8-27b.json"]
+    assert sorted(p.name for p in (path.parent / "models").iterdir()) == ["qwen3.8-27b", "qwen3.8-27b.json"]
+    assert sorted(p.name for p in (path.parent / "models/qwen3.8-27b").iterdir()) == ["0.json"]
     assert sorted(p.name for p in (path.parent / "standings").iterdir()) == ["qwen3.8-27b.json"]
 
 

@@ -91,12 +91,13 @@ def _tree(folder: Path) -> dict[str, bytes]:
 def test_orv_boards_refuses_a_file_over_the_limit_before_writing_anything(registry: Path) -> None:
     write_recipe(registry, training_recipe("x", 100.0))
     assert main(["boards", "--root", str(registry)]) == 0
-    write_recipe(registry, training_recipe("y", 200.0))  # something to write: the model's file grows
+    write_recipe(registry, training_recipe("y", 200.0))  # something to write: the model's chunk grows
     before = _tree(registry / "boards")
-    model_file = len((registry / "boards/models/qwen3.8-27b.json").read_bytes())
+    model_file = len((registry / "boards/models/qwen3.8-27b/0.json").read_bytes())
     with pytest.raises(FileTooLarge) as refused:
         boards(str(registry), False, 1, False, no_progress, max_file_bytes=model_file)
-    assert "boards/models/qwen3.8-27b.json" in refused.value.message and "nothing was written" in refused.value.message
+    assert "boards/models/qwen3.8-27b/0.json" in refused.value.message
+    assert "nothing was written" in refused.value.message
     assert "--max-file-mb" in refused.value.hint and refused.value.exit_code == 1
     assert _tree(registry / "boards") == before  # not one file written or removed
     with pytest.raises(

@@ -20,12 +20,16 @@ from tests.testing.factories import inference_recipe, training_recipe, write_rec
 from tests.testing.git import commit_all, git, git_init
 from tests.testing.paths import REPO
 from tests.testing.registry import make_registry
+from validator.boards import split as split_module
 from validator.boards.build import GitStamp, build, render
 from validator.boards.regenerate import regenerate
 from validator.boards.split import (
+    RANKS,
     SHOWN,
     BoardsUnreadable,
     assemble,
+    chunk_of,
+    chunk_path,
     committed_files,
     file_reader,
     model_path,
@@ -38,6 +42,7 @@ from validator.boards.split import (
     standing,
     standing_rows,
     standings_path,
+    unstored,
 )
 from validator.cli import main
 from validator.engine.evaluate import Config, analyse, run
@@ -72,17 +77,39 @@ def _registry(tmp_path: Path) -> Path:
     return root
 
 
-def test_split_and_assemble_are_inverses_on_the_repository() -> None:
+def _parts(files: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each model's part from split's files (its manifest and chunks, `unstored`), popping them from `files`."""
+    parts = {}
+    for model in files[INDEX]["model_files"]:
+        manifest = files.pop(model_path(model))
+        chunks = [files.pop(chunk_path(model, i)) for i in range(manifest["chunks"])]
+        for i, chunk in enumerate(chunks):
+            assert chunk["model"] == model and chunk["chunk"] == i
+            rows = [row for rows in chunk["boards"].values() for row in rows]
+            assert not any(key in row for row in rows for key in RANKS)  # ranks follow from the figures
+            assert {chunk_of(row["recipe"], manifest["chunks"]) for row in rows} <= {i}
+            assert {chunk_of(run["content_hash"], manifest["chunks"]) for run in chunk["runs"]} <= {i}
+        parts[model] = unstored(manifest, chunks)
+    return parts
+
+
+@pytest.mark.parametrize("chunk_items", [split_module.CHUNK_ITEMS, 1])
+def test_split_and_assemble_are_inverses_on_the_repository(chunk_items: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Byte for byte, with the shipped chunk size and with every model in as many chunks as it has items."""
+    monkeypatch.setattr(split_module, "CHUNK_ITEMS", chunk_items)
     document = _document(REPO)
-    files = split(document)
+    files: dict[str, Any] = split(document)
+    parts = _parts(files)
     index = files.pop(INDEX)
     standings = {path: files.pop(path) for path in list(files) if path.startswith("boards/standings/")}
-    assert render(assemble(index, files.values())) == render(document)
-    # each model's rows are in its own file and nowhere else
-    for path, part in files.items():
-        assert path == model_path(part["model"])
-        assert {row["model"] for rows in part["boards"].values() for row in rows} <= {part["model"]}
-        assert {run["model"] for run in part["runs"]} <= {part["model"]}
+    assert files == {}  # every file is the index, a manifest, a chunk or a standing
+    assert render(assemble(index, parts.values())) == render(document)
+    if chunk_items == 1:
+        assert max(len(p["runs"]) + sum(map(len, p["boards"].values())) for p in parts.values()) > 2
+    # each model's rows are in its own files and nowhere else
+    for model, part in parts.items():
+        assert {row["model"] for rows in part["boards"].values() for row in rows} <= {model}
+        assert {run["model"] for run in part["runs"]} <= {model}
         # its standings: every row again, with what ranks it and what the summary shows of it, nothing lost
         kept = standings.pop(standings_path(part["model"]))
         assert kept == standing(part) and kept["models"] == part["models"] and kept["frontiers"] == part["frontiers"]
@@ -96,6 +123,24 @@ def test_split_and_assemble_are_inverses_on_the_repository() -> None:
                 assert short == {key: full.get(key) for key in short}, (name, short["recipe"])
                 assert set(short) >= {"tier", "tier_reasons", "model", "gpu", "workload", *SHOWN[name]}
     assert standings == {}
+
+
+def test_a_model_is_stored_in_more_chunks_as_it_grows_each_chunk_splitting_in_two() -> None:
+    assert [split_module.chunk_count(n) for n in (0, 1, 512, 513, 1024, 1025, 100_000)] == [1, 1, 1, 2, 2, 4, 256]
+    keys = [f"recipe-{i}" for i in range(2000)]
+    for count in (1, 2, 4, 256):
+        at = [chunk_of(key, count) for key in keys]
+        assert set(at) == set(range(count))  # every chunk used: the keys spread
+        doubled = [chunk_of(key, 2 * count) for key in keys]
+        assert all(d // 2 == a for a, d in zip(at, doubled))  # chunk i splits into 2i and 2i + 1
+    # at the bench's largest model (~85,000 rows and runs at 100,000 run files) no chunk holds much more
+    # than CHUNK_ITEMS: the largest of 256 chunks of hashed keys within 20% of the mean
+    big = [f"sha256:{i:064x}" for i in range(85_000)]
+    count = split_module.chunk_count(len(big))
+    sizes = [0] * count
+    for key in big:
+        sizes[chunk_of(key, count)] += 1
+    assert max(sizes) <= 1.2 * split_module.CHUNK_ITEMS
 
 
 @pytest.mark.git
@@ -118,10 +163,44 @@ def test_a_one_recipe_change_rewrites_its_model_file_its_standings_and_the_index
     changed = sorted(path for path in set(before) | set(after) if before.get(path) != after.get(path))
     assert changed == [
         INDEX,
-        "boards/models/qwen3.8-27b.json",
+        "boards/models/qwen3.8-27b.json",  # its manifest: the model's `models` entry counts the recipe
+        "boards/models/qwen3.8-27b/0.json",  # its one chunk
         "boards/standings/qwen3.8-27b.json",
     ]
     assert orv("boards", "--check", "--root", str(root)) == 0
+
+
+@pytest.mark.git
+def test_a_recipe_that_moves_every_rank_of_its_group_rewrites_one_chunk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fastest recipe of a group pushes every other down a rank and changes every `rank_of`: stored with
+    ranks, every chunk holding a row of the group would be rewritten; stored without, only its own."""
+    monkeypatch.setattr(split_module, "CHUNK_ITEMS", 1)
+    root = _registry(tmp_path)
+    for i in range(5):  # with b200-pp4 and the inference claim: 7 rows, 8 chunks (and still 8 with one more)
+        write_recipe(root, training_recipe(f"b200-more-{i}", 3000.0 + i, gpu="b200"))
+    commit_all(root, "more", "2026-10-19T09:30:00+00:00")
+    assert orv("boards", "--root", str(root)) == 0
+    commit_all(root, "boards", "2026-10-19T10:00:00+00:00")
+    before = committed_files(str(root))
+    manifest = json.loads(before[model_path("qwen3.8-27b")])
+    assert manifest["chunks"] == 8
+    write_recipe(root, training_recipe("b200-fastest", 5000.0, gpu="b200"))
+    commit_all(root, "the fastest", "2026-10-20T09:30:00+00:00")
+    assert orv("boards", "--root", str(root)) == 0
+    after = committed_files(str(root))
+    changed = sorted(path for path in set(before) | set(after) if before.get(path) != after.get(path))
+    assert changed == sorted(
+        [
+            INDEX,
+            "boards/models/qwen3.8-27b.json",
+            chunk_path("qwen3.8-27b", chunk_of("b200-fastest", 8)),
+            "boards/standings/qwen3.8-27b.json",
+        ]
+    )
+    ranks = {row["recipe"]: (row["rank"], row["rank_of"]) for row in read_boards(str(root))["boards"]["training"]}
+    assert ranks["b200-fastest"] == (1, 7) and ranks["b200-pp4"] == (2, 7) and ranks["b200-more-0"] == (7, 7)
 
 
 @pytest.mark.git
@@ -140,7 +219,8 @@ def test_reading_some_models_reads_only_their_rows(tmp_path: Path) -> None:
     part = read_document(reader, ["qwen3.5-122b-a10b", "not-a-model"])
     assert part is not None and [r["recipe"] for r in part["boards"]["training"]] == ["h200-a"]
     assert part["wanted"]["models"] == whole["wanted"]["models"]  # global lists come whole from the index
-    assert read == [INDEX, "boards/models/qwen3.5-122b-a10b.json"]  # no other model's file is opened
+    # no other model's file is opened
+    assert read == [INDEX, "boards/models/qwen3.5-122b-a10b.json", "boards/models/qwen3.5-122b-a10b/0.json"]
 
 
 @pytest.mark.git
@@ -152,7 +232,7 @@ def test_a_model_gone_from_the_boards_loses_its_file(tmp_path: Path) -> None:
     commit_all(root, "remove", "2026-10-19T09:30:00+00:00")
     assert orv("boards", "--check", "--root", str(root)) == 1
     assert orv("boards", "--root", str(root)) == 0
-    assert not gone.exists()
+    assert not gone.exists() and not (root / "boards/models/qwen3.5-122b-a10b/0.json").exists()
     assert orv("boards", "--check", "--root", str(root)) == 0
 
 
@@ -241,28 +321,36 @@ def test_a_model_id_that_is_no_file_name_gets_a_portable_name_inside_boards_mode
 
 @pytest.mark.git
 @pytest.mark.parametrize(
-    "damage",
+    ("rel", "damage", "said"),
     [
-        lambda part: part["boards"].update(training=5),
-        lambda part: part["runs"].append({"no": "hash"}),
-        lambda part: part["wanted"].pop("quality"),
-        lambda part: part.update(model="another"),
+        ("qwen3.8-27b/0.json", lambda c: c["boards"].update(training=5), "is not chunk 0 of model"),
+        ("qwen3.8-27b/0.json", lambda c: c["runs"].append({"no": "hash"}), "is not chunk 0 of model"),
+        ("qwen3.8-27b/0.json", lambda c: c["wanted"].pop("quality"), "is not chunk 0 of model"),
+        ("qwen3.8-27b/0.json", lambda c: c.update(model="another"), "is not chunk 0 of model"),
+        ("qwen3.8-27b/0.json", lambda c: c.update(chunk=1), "is not chunk 0 of model"),
+        ("qwen3.8-27b/0.json", lambda c: c["boards"]["training"][0].pop("gpu"), "is not chunk 0 of model"),
+        ("qwen3.8-27b/0.json", lambda c: c["boards"]["training"][0].pop("workload"), "hold a malformed row"),
+        ("qwen3.8-27b/0.json", lambda c: c["boards"]["training"][0].update(tok_s_per_gpu="fast"), "is not chunk 0"),
+        ("qwen3.8-27b.json", lambda m: m.update(chunks=3), "is not the boards manifest of model"),
+        ("qwen3.8-27b.json", lambda m: m.update(chunks=2), "which is missing"),
+        ("qwen3.8-27b.json", lambda m: m.pop("frontiers"), "is not the boards manifest of model"),
+        ("qwen3.8-27b.json", lambda m: m.update(model="another"), "is not the boards manifest of model"),
     ],
 )
 def test_a_damaged_model_file_is_unreadable_never_a_crash(
-    tmp_path: Path, damage: Any, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, rel: str, damage: Any, said: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     root = _registry(tmp_path)
-    path = root / "boards/models/qwen3.8-27b.json"
-    part = json.loads(path.read_text())
-    damage(part)
-    path.write_text(json.dumps(part))
+    path = root / "boards/models" / rel
+    content = json.loads(path.read_text())
+    damage(content)
+    path.write_text(json.dumps(content))
     with pytest.raises(BoardsUnreadable, match="qwen3.8-27b"):
         read_boards(str(root))
     assert orv("site", str(tmp_path / "site"), "--root", str(root)) == 2
     assert orv("boards", "--combined", str(tmp_path / "c.json"), "--root", str(root)) == 1
     err = capsys.readouterr().err
-    assert "is not the boards part of model" in err and "Traceback" not in err
+    assert said in err and "Traceback" not in err
 
 
 @pytest.mark.git

@@ -630,6 +630,17 @@ def rank_inference(rows: list[dict[str, Any]], figure: str) -> None:
             row["rank"] = rank
 
 
+def rank_training(rows: Iterable[dict[str, Any]]) -> None:
+    """`rank`/`rank_of` of training rows within their model × GPU × workload pair by the figure shown, as
+    `_ranks` gives them to a full build: how a reader of the stored chunks (boards/split.py) restores them."""
+    pairs: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for row in rows:
+        pairs.setdefault((row["model"], row["gpu"], row["workload"]), []).append(row)
+    for members in pairs.values():
+        for row, rank in zip(members, competition_ranks([row["tok_s_per_gpu"] for row in members])):
+            row["rank"], row["rank_of"] = rank, len(members)
+
+
 # --------------------------------------------------------------------------- runs
 
 

@@ -38,13 +38,19 @@ from typing import Any
 
 import orjson
 
-from validator.boards.build import render
+from validator.boards.build import inference_order, rank_inference, rank_training, render, training_order
 from validator.errors import Refusal
 from validator.git.partial import check_out_files
 from validator.registry.layout import BOARDS_MODELS_DIR, BOARDS_PATH, BOARDS_STANDINGS_DIR, DOCUMENT_PATH
 
 FORMAT = 1
 STANDINGS_FORMAT = 1
+PART_FORMAT = 2  # a model's manifest and its chunks (format 1 was the whole part in one file)
+# A model's rows and runs are stored in 2^k chunks, k the least with items <= CHUNK_ITEMS * 2^k, so a chunk
+# averages between a half and the whole of CHUNK_ITEMS (~1.7 KB an item in the bench's registries: under
+# 1 MB a chunk, however large the model) and a merge rewrites the chunk(s) of what it changed, not its model
+CHUNK_ITEMS = 512
+RANKS = ("rank", "rank_of")  # never stored in a chunk: they follow from the figures (restored by `unstored`)
 BOARD_NAMES = ("measured", "claimed", "training")
 # board -> the row fields a standing keeps: the figure its rank is by, then (inference) the one a group without
 # it ranks by (build.rank_inference, build._ranks), then what the summary's tables show beside them
@@ -73,6 +79,105 @@ def model_path(model: str) -> str:
 def standings_path(model: str) -> str:
     """The file of a model's standings: named as its part is (model_path), in boards/standings/."""
     return BOARDS_STANDINGS_DIR + model_path(model)[len(BOARDS_MODELS_DIR) :]
+
+
+def chunk_path(model: str, index: int) -> str:
+    """The file of a model's chunk `index`: boards/models/<model>/<index>.json, beside its manifest."""
+    return f"{model_path(model)[: -len('.json')]}/{index}.json"
+
+
+def chunk_count(items: int) -> int:
+    """How many chunks a model of `items` rows and runs is stored in: the least power of two with at most
+    CHUNK_ITEMS items a chunk on average. A function of the model's size alone, so a regeneration and a
+    merge's update agree; it doubles (every chunk rewritten) only when the model doubles."""
+    count = 1
+    while items > CHUNK_ITEMS * count:
+        count *= 2
+    return count
+
+
+def chunk_of(key: str, count: int) -> int:
+    """The chunk of a row, a wanted item (by recipe id) or a run (by content hash) among `count` chunks: the
+    leading bits of the key's SHA-256, so when the count doubles chunk i splits into 2i and 2i + 1."""
+    return int.from_bytes(hashlib.sha256(key.encode("utf-8")).digest()[:4], "big") * count >> 32
+
+
+def _part_items(part: Mapping[str, Any]) -> int:
+    return sum(len(part["boards"][name]) for name in BOARD_NAMES) + len(part["runs"])
+
+
+def stored(part: Mapping[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A model's part as it is stored: (manifest, chunks). The manifest holds what belongs to the model as a
+    whole (its `models` entries, `frontiers`, `wanted.references`) and the chunk count; each chunk the rows,
+    runs and wanted items whose key falls in it (chunk_of), in the part's order, rows without `rank` and
+    `rank_of` (one row more in a group changes every row's `rank_of`: stored, every chunk would move)."""
+    model = part["model"]
+    count = chunk_count(_part_items(part))
+    chunks = [_empty_chunk(model, index) for index in range(count)]
+    for name in BOARD_NAMES:
+        for row in part["boards"][name]:
+            kept = {key: value for key, value in row.items() if key not in RANKS}
+            chunks[chunk_of(row["recipe"], count)]["boards"][name].append(kept)
+    for run in part["runs"]:
+        chunks[chunk_of(run["content_hash"], count)]["runs"].append(run)
+    for kind in ("reproductions", "quality"):
+        for item in part["wanted"][kind]:
+            chunks[chunk_of(item["recipe"], count)]["wanted"][kind].append(item)
+    manifest = {
+        "format": PART_FORMAT,
+        "model": model,
+        "chunks": count,
+        "models": part["models"],
+        "frontiers": part["frontiers"],
+        "wanted": {"references": part["wanted"]["references"]},
+    }
+    return manifest, chunks
+
+
+def _empty_chunk(model: str, index: int) -> dict[str, Any]:
+    return {
+        "format": PART_FORMAT,
+        "model": model,
+        "chunk": index,
+        "boards": {name: [] for name in BOARD_NAMES},
+        "runs": [],
+        "wanted": {"reproductions": [], "quality": []},
+    }
+
+
+def unstored(manifest: Mapping[str, Any], chunks: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """A model's part from its manifest and chunks (`stored`'s inverse): rows ranked in their groups as a
+    full build ranks them (build.rank_training, build.rank_inference) and every list in the document's order.
+    Raises BoardsUnreadable when a row lacks what ranking or ordering reads."""
+    chunks = list(chunks)
+    boards = {name: [dict(row) for c in chunks for row in c["boards"][name]] for name in BOARD_NAMES}
+    try:
+        rank_training(boards["training"])
+        rank_inference(boards["measured"], "decode_tok_s")
+        rank_inference(boards["claimed"], "claimed_tok_s")
+        boards["training"].sort(key=training_order)
+        boards["measured"].sort(key=inference_order)
+        boards["claimed"].sort(key=inference_order)
+        runs = sorted((run for c in chunks for run in c["runs"]), key=lambda run: run["content_hash"])
+        wanted = {
+            "references": manifest["wanted"]["references"],
+            "reproductions": sorted(
+                (i for c in chunks for i in c["wanted"]["reproductions"]), key=lambda i: (i["kind"], i["recipe"])
+            ),
+            "quality": sorted((i for c in chunks for i in c["wanted"]["quality"]), key=lambda i: i["recipe"]),
+        }
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise BoardsUnreadable(
+            f"the chunks of {model_path(manifest['model'])} hold a malformed row ({exc!r})"
+        ) from None
+    return {
+        "model": manifest["model"],
+        "boards": boards,
+        "models": manifest["models"],
+        "frontiers": manifest["frontiers"],
+        "runs": runs,
+        "wanted": wanted,
+    }
 
 
 def standing(part: Mapping[str, Any]) -> dict[str, Any]:
@@ -191,7 +296,8 @@ def _empty_part(model: str) -> dict[str, Any]:
 
 
 def split(document: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """The document as files: {path: part}, the index at BOARDS_PATH, one part per model."""
+    """The document as files: {path: content}, the index at BOARDS_PATH and per model its manifest, chunks
+    (`stored`) and standings."""
     parts: dict[str, dict[str, Any]] = {}
 
     def part(model: str) -> dict[str, Any]:
@@ -222,11 +328,15 @@ def split(document: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
         "wanted": {"models": wanted["models"]},
         "model_files": sorted(parts),
     }
-    files = {BOARDS_PATH: index}
+    files: dict[str, dict[str, Any]] = {BOARDS_PATH: index}
+    expected = 1
     for model, content in parts.items():
-        files[model_path(model)] = content
+        manifest, chunks = stored(content)
+        files[model_path(model)] = manifest
+        files.update((chunk_path(model, i), chunk) for i, chunk in enumerate(chunks))
         files[standings_path(model)] = standing(content)
-    if len(files) != 2 * len(parts) + 1:  # two ids hashed to one name: orv's bug, never written
+        expected += 2 + len(chunks)
+    if len(files) != expected:  # two ids hashed to one name: orv's bug, never written
         raise RuntimeError("two models' boards would share one file")
     return files
 
@@ -296,16 +406,51 @@ def read_index(raw: bytes | None) -> dict[str, Any] | None:
     return index
 
 
-def read_part(read: Reader, model: str) -> dict[str, Any] | None:
-    """One model's part, None when the file is absent. Raises BoardsUnreadable when malformed."""
+def read_manifest(read: Reader, model: str) -> dict[str, Any] | None:
+    """A model's manifest, None when the file is absent. Raises BoardsUnreadable when malformed."""
     path = model_path(model)
     raw = read(path)
     if raw is None:
         return None
-    part = _json(raw, path)
-    if not _is_part(part, model):
-        raise BoardsUnreadable(f"{path} is not the boards part of model {model!r}")
-    return part
+    manifest = _json(raw, path)
+    if not _is_manifest(manifest, model):
+        raise BoardsUnreadable(f"{path} is not the boards manifest of model {model!r} in format {PART_FORMAT}")
+    return manifest
+
+
+def read_chunk(read: Reader, model: str, index: int) -> dict[str, Any]:
+    """A model's chunk `index` (its manifest lists it). Raises BoardsUnreadable when missing or malformed."""
+    path = chunk_path(model, index)
+    raw = read(path)
+    if raw is None:
+        raise BoardsUnreadable(f"{model_path(model)} lists {path}, which is missing")
+    chunk = _json(raw, path)
+    if not _is_chunk(chunk, model, index):
+        raise BoardsUnreadable(f"{path} is not chunk {index} of model {model!r} in format {PART_FORMAT}")
+    return chunk
+
+
+def read_part(read: Reader, model: str) -> dict[str, Any] | None:
+    """One model's part (its manifest and every chunk, `unstored`), None when the manifest is absent. Raises
+    BoardsUnreadable when a file is malformed or a listed chunk missing."""
+    manifest = read_manifest(read, model)
+    if manifest is None:
+        return None
+    return unstored(manifest, (read_chunk(read, model, i) for i in range(manifest["chunks"])))
+
+
+def chunk_paths(read: Reader, models: Iterable[str]) -> list[str]:
+    """The chunk files the manifests of `models` list (a model without a readable manifest: none), for a
+    sparse checkout to materialize before reading them."""
+    out = []
+    for model in sorted(set(models)):
+        try:
+            manifest = read_manifest(read, model)
+        except BoardsUnreadable:
+            continue
+        if manifest is not None:
+            out += [chunk_path(model, i) for i in range(manifest["chunks"])]
+    return out
 
 
 def read_standing(read: Reader, model: str) -> dict[str, Any] | None:
@@ -370,29 +515,70 @@ def _is_standing(found: Any, model: str) -> bool:
     )
 
 
-def _is_part(part: Any, model: str) -> bool:
-    """Has the part the shape `assemble` reads (the schema checks the assembled document's rows)?"""
+def _rows(value: Any, *keys: str) -> bool:
+    return isinstance(value, list) and all(
+        isinstance(row, dict) and all(isinstance(row.get(key), str) for key in keys) for row in value
+    )
 
-    def rows(value: Any, *keys: str) -> bool:
-        return isinstance(value, list) and all(
-            isinstance(row, dict) and all(isinstance(row.get(key), str) for key in keys) for row in value
-        )
 
-    if not isinstance(part, dict) or set(part) != set(_empty_part(model)) or part["model"] != model:
+# board -> the figures its ranks are restored from (build.rank_training, build.rank_inference): numbers, or
+# null where a row may lack one (an inference group without decode figures ranks by prefill)
+RANKED_BY = {
+    "training": ("tok_s_per_gpu",),
+    "measured": ("decode_tok_s", "prefill_tok_s"),
+    "claimed": ("claimed_tok_s", "claimed_prefill_tok_s"),
+}
+
+
+def _figures(rows: list[dict[str, Any]], fields: tuple[str, ...]) -> bool:
+    allowed = {int, float} if fields == RANKED_BY["training"] else {int, float, type(None)}
+    return all(type(row.get(field)) in allowed for row in rows for field in fields)
+
+
+def _is_manifest(manifest: Any, model: str) -> bool:
+    """Has the manifest the shape `unstored` reads (the schema checks the assembled document's rows)?"""
+    if not isinstance(manifest, dict) or set(manifest) != {
+        "format",
+        "model",
+        "chunks",
+        "models",
+        "frontiers",
+        "wanted",
+    }:
         return False
-    boards, wanted = part["boards"], part["wanted"]
+    count = manifest["chunks"]
     return (
-        isinstance(boards, dict)
+        manifest["format"] == PART_FORMAT
+        and manifest["model"] == model
+        and type(count) is int
+        and 1 <= count <= 1 << 20
+        and count & (count - 1) == 0
+        and _rows(manifest["models"])
+        and _rows(manifest["frontiers"])
+        and isinstance(manifest["wanted"], dict)
+        and set(manifest["wanted"]) == {"references"}
+        and _rows(manifest["wanted"]["references"], "model")
+    )
+
+
+def _is_chunk(chunk: Any, model: str, index: int) -> bool:
+    """Has the chunk the shape `unstored` reads?"""
+    if not isinstance(chunk, dict) or set(chunk) != set(_empty_chunk(model, index)):
+        return False
+    boards, wanted = chunk["boards"], chunk["wanted"]
+    return (
+        chunk["format"] == PART_FORMAT
+        and chunk["model"] == model
+        and chunk["chunk"] == index
+        and isinstance(boards, dict)
         and set(boards) == set(BOARD_NAMES)
-        and all(rows(boards[n]) for n in BOARD_NAMES)
-        and rows(part["models"])
-        and rows(part["frontiers"])
-        and rows(part["runs"], "content_hash")
+        and all(_rows(boards[name], "recipe", "model", "gpu") for name in BOARD_NAMES)
+        and all(_figures(boards[name], RANKED_BY[name]) for name in BOARD_NAMES)
+        and _rows(chunk["runs"], "content_hash")
         and isinstance(wanted, dict)
-        and set(wanted) == {"references", "reproductions", "quality"}
-        and rows(wanted["references"], "model")
-        and rows(wanted["reproductions"], "kind", "recipe")
-        and rows(wanted["quality"], "recipe")
+        and set(wanted) == {"reproductions", "quality"}
+        and _rows(wanted["reproductions"], "kind", "recipe")
+        and _rows(wanted["quality"], "recipe")
     )
 
 
@@ -442,9 +628,11 @@ def check_out_boards(root: str) -> None:
     document reads (read_boards: the site, `--combined`): the index, then the parts it lists; never the
     standings or the keys. Elsewhere nothing happens. Raises BoardsUnreadable when the index is malformed."""
     check_out_files(root, [BOARDS_PATH])
-    index = read_index(file_reader(root)(BOARDS_PATH))
+    read = file_reader(root)
+    index = read_index(read(BOARDS_PATH))
     if index is not None:
         check_out_files(root, [model_path(model) for model in index["model_files"]])
+        check_out_files(root, chunk_paths(read, index["model_files"]))
 
 
 def committed_files(root: str) -> dict[str, bytes]:
@@ -464,6 +652,13 @@ def committed_files(root: str) -> dict[str, bytes]:
             names = []
         for name in names:
             rel = f"{folder}/{name}"
+            where = os.path.join(root, rel)
+            if folder == BOARDS_MODELS_DIR and os.path.isdir(where) and not os.path.islink(where):  # its chunks
+                for inner in sorted(os.listdir(os.path.join(root, rel))):
+                    raw = read(f"{rel}/{inner}")
+                    if raw is not None:
+                        out[f"{rel}/{inner}"] = raw
+                continue
             raw = read(rel)
             if raw is not None:
                 out[rel] = raw

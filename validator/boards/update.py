@@ -43,6 +43,7 @@ from validator.boards.split import (
     FORMAT,
     BoardsUnreadable,
     Reader,
+    chunk_paths,
     model_path,
     read_document,
     read_index,
@@ -158,6 +159,8 @@ def patched_files(
     }
     files[BOARDS_PATH] = render(new_index)
     removed = [path for m in sorted((found.models & listed) - parts) for path in (model_path(m), standings_path(m))]
+    # the chunks the touched models had that they no longer have (a model gone, or stored in fewer chunks)
+    removed += [path for path in chunk_paths(read, found.models & listed) if path not in files]
     return files, removed
 
 

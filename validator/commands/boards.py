@@ -11,6 +11,7 @@ from validator.boards.regenerate import FILE_LIMIT_MB, MB, STAMP_DIRS, first_dif
 from validator.boards.split import (
     BoardsUnreadable,
     check_out_boards,
+    chunk_paths,
     committed_files,
     file_reader,
     read_boards,
@@ -210,6 +211,8 @@ def _update(root: str, jobs: int, cache: bool, limit_bytes: int) -> Outcome:
     # what is read, checked out in one call (each rewrites git's index and fetches once); the standings are
     # only written (derived from the parts), so a sparse checkout never fetches them
     materialize(root, [*found.read_paths(), *sorted(shard_paths)])
+    chunks = chunk_paths(read, found.models)  # the chunks the touched models' manifests list
+    materialize(root, chunks)
     files, removed = patched_files(evaluation, read, found, GitStamp(*newest) if newest else None)
     try:
         keys = keyfile.patched_key_files(
@@ -238,7 +241,10 @@ def _update(root: str, jobs: int, cache: bool, limit_bytes: int) -> Outcome:
             remove(os.path.join(root, path))
     # written, never read (the standings: left out, or new for a model new to the boards): a pattern each, so
     # the workflow's `git add -A -- boards/` takes them
+    # and a chunk no manifest listed (a model new to the boards, or stored in more chunks than before)
     written_only = set(found.written_paths()) | set(left_out)
+    written_only |= {path for path in changed if path.startswith(BOARDS_MODELS_DIR + "/") and path.count("/") == 3}
+    written_only -= set(chunks)
     keep_written(root, [path for path in changed if path in written_only])
     outcome.out(
         f"incremental update since {since[:12]}: {len(data)} changed file(s) in recipes/ and runs/ touch "
@@ -293,10 +299,11 @@ def _refuse_oversized(fresh: dict[str, bytes], limit_bytes: int) -> None:
     more = f" and {len(over) - 5} more" if len(over) > 5 else ""
     raise FileTooLarge(
         f"a generated file would pass the limit of {limit_bytes:,} bytes: {named}{more}; nothing was written",
-        "a model's file grows with that model's recipes and GitHub refuses files over 100 MB (it warns at "
-        "50 MB), so the boards must be split finer before this registry can publish them: report it to orv's "
-        'maintainers with this message (docs/boards.md, "File sizes"). A registry not hosted on GitHub may '
-        "raise the limit: `orv boards --max-file-mb N`",
+        "a model's rows and runs are stored in chunks of about a fixed number each, but its manifest and "
+        "standings grow with its recipes (and a chunk with unusually large rows), and GitHub refuses files over "
+        "100 MB (it warns at 50 MB), so the boards must be split finer before this registry can publish them: "
+        'report it to orv\'s maintainers with this message (docs/boards.md, "File sizes"). A registry not '
+        "hosted on GitHub may raise the limit: `orv boards --max-file-mb N`",
     )
 
 

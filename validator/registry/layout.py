@@ -29,7 +29,8 @@ DOCUMENT_PATH = "boards/boards.json"
 KEYS_PATH = "boards/keys.json"  # the published relation keys' header (boards/keyfile.py) ...
 KEYS_DIR = "boards/keys"  # ... and their shards, by key: boards/keys/<hex>.json, past 2 digits <ab>/<rest>.json
 GENERATED_FILES = (BOARDS_PATH, DOCUMENT_PATH, KEYS_PATH)  # orv boards' names on main, never edited by hand
-_BOARDS_MODEL_PATH = re.compile(r"^boards/(models|standings)/[^/]+\.json$")
+# a model's manifest and standings, and its part's chunks one folder deeper (boards/models/<model>/<i>.json)
+_BOARDS_MODEL_PATH = re.compile(r"^boards/(models|standings)/[^/]+\.json$|^boards/models/[^/]+/[^/]+\.json$")
 # any name, one folder deep at most (boards/keys/ab/c.json): a hand-made shard is a generated file too
 _KEYS_SHARD_PATH = re.compile(r"^boards/keys/([^/]+/)?[^/]+\.json$")
 SIGNERS_PATH = "measurers/allowed_signers"  # OpenSSH allowed_signers: the registered measurers (signing.py)
