@@ -14,11 +14,11 @@ boards after it:
 it records the bytes the remote sent (lazy fetches included), wall seconds of the clone and of orv, and
 orv's peak resident memory (`/usr/bin/time`), and whether the new update's files equal the old
 regeneration's byte for byte (`equal`). `fetched` says what the new way's bytes are: the objects each step
-brought (the checkout, then orv), by kind and folder (trees of runs/, recipes/, boards/keys/; the parts,
-standings and key shards; run files, recipes), with their size in the clone's packs — what the remote sent
-for them. `site` is the push's next step: `orv site` in the same sparse clone, which checks out only what it
-renders (the boards' index and parts, the training run files of the loss curves, the recipes of its
-reproduction plans), with what it fetched (`bytes`, `fetched`); `site_old` renders from the old way's full
+brought (the checkout, then orv), by kind and folder (trees of runs/, recipes/, boards/keys/; the parts'
+manifests and chunks, standings and key shards; run files, recipes), with their size in the clone's packs —
+what the remote sent for them. `site` is the push's next step: `orv site` in the same sparse clone, which checks out only what it
+renders (the boards' index, manifests and chunks, the training run files of the loss curves, the recipes of
+its reproduction plans), with what it fetched (`bytes`, `fetched`); `site_old` renders from the old way's full
 clone, and `site_equal` says the two sites are the same files byte for byte. Times are local (no network)
 and machine-dependent; the results file is the record, never a test's expectation.
 
@@ -117,7 +117,8 @@ def remote_paths(remote: Path) -> dict[str, str]:
 
 def category(kind: str, path: str) -> str:
     """What an object is for the update: commits, the trees of a top folder (boards/ by its sub-folder), the
-    boards' parts, standings, key shards, their index and header, recipes, run files, the catalog."""
+    boards' part manifests and chunks, standings, key shards, their index and header, recipes, run files, the
+    catalog."""
     if kind != "blob":
         if kind != "tree":
             return kind + "s"
@@ -125,8 +126,9 @@ def category(kind: str, path: str) -> str:
         if not path:
             return "trees: root"
         return "trees: " + ("/".join(top[:2]) if top[0] == "boards" and len(top) > 1 else top[0]) + "/"
+    if path.startswith("boards/models/"):  # a model's manifest, or one of its chunks a folder deeper
+        return "blobs: boards/models/ (chunks)" if path.count("/") == 3 else "blobs: boards/models/ (manifests)"
     for prefix, name in (
-        ("boards/models/", "blobs: boards/models/ (parts)"),
         ("boards/standings/", "blobs: boards/standings/"),
         ("boards/keys/", "blobs: boards/keys/ (shards)"),
         ("boards/", "blobs: boards/index.json, keys.json"),
@@ -216,6 +218,7 @@ def measure(runs: int, orv: str) -> dict[str, Any]:
             ).stdout.count("\n")
         )
         rows["largest_generated_file_bytes"] = max(len(data) for data in full.values())
+        rows["largest_by_kind"] = largest_by_kind(full)
 
         # the push's next step: `orv site` from the same sparse clone, checking out what it renders (the index
         # and the parts, the training run files of the loss curves, the recipes of the reproduction plans)
@@ -231,6 +234,22 @@ def measure(runs: int, orv: str) -> dict[str, Any]:
     for side in ("old", "new"):
         rows[side]["total_s"] = round(rows[side]["clone_s"] + rows[side]["orv_s"], 2)
     return {"runs": runs, **rows}
+
+
+def largest_by_kind(files: dict[str, bytes]) -> dict[str, dict[str, Any]]:
+    """The largest generated file of each kind (a model's manifest, a chunk, standings, a key shard, the index,
+    the keys' header): {kind: {path, bytes}}."""
+    out: dict[str, dict[str, Any]] = {}
+    for path, data in sorted(files.items()):
+        if path.startswith("boards/models/"):
+            kind = "chunk" if path.count("/") == 3 else "manifest"
+        elif path.startswith(("boards/standings/", "boards/keys/")):
+            kind = "standings" if path.startswith("boards/standings/") else "key shard"
+        else:
+            kind = path
+        if kind not in out or len(data) > out[kind]["bytes"]:
+            out[kind] = {"path": path, "bytes": len(data)}
+    return out
 
 
 def site_files(folder: Path) -> dict[str, bytes]:

@@ -31,6 +31,7 @@ from tests.testing.factories import (
 )
 from tests.testing.git import commit_all, git
 from tests.testing.registry import boards_tree, make_registry
+from validator.boards import split
 from validator.boards.keyfile import blob_id
 from validator.cli import main
 from validator.load import pipeline
@@ -162,11 +163,20 @@ merges = st.lists(
 )
 
 
+@pytest.mark.parametrize("chunk_items", [split.CHUNK_ITEMS, 1, 3])
 @settings(max_examples=20, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(sequence=merges)
 def test_random_merges_update_the_boards_as_a_full_regeneration_does(
-    tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str], sequence: list[Any]
+    tmp_path_factory: pytest.TempPathFactory,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    chunk_items: int,
+    sequence: list[Any],
 ) -> None:
+    """With the shipped chunk size (one chunk a model here), and with small chunks: a model in as many chunks
+    as it has rows and runs, or a third of that, so a merge rewrites some chunks, reads the others' rows from
+    the standings, and doubles (or halves) a model's chunk count, every chunk then rewritten."""
+    monkeypatch.setattr(split, "CHUNK_ITEMS", chunk_items)
     registry = scratch(tmp_path_factory.mktemp("merges"), capsys)
     for number, ops in enumerate(sequence):
         for op, pick, figure in ops:
@@ -259,9 +269,13 @@ def test_a_merge_with_no_data_writes_nothing(tmp_path: Path, capsys: pytest.Capt
     assert boards_tree(registry.root) == before
 
 
-def test_the_update_runs_in_a_treeless_sparse_clone(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_update_runs_in_a_treeless_sparse_clone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The boards workflow's checkout: commits only (`--filter=tree:0`), nothing checked out but the root's
-    files; the update checks out what it reads and writes, and leaves what a full clone's regeneration does."""
+    files; the update checks out what it reads and writes, and leaves what a full clone's regeneration does.
+    With small chunks, a touched model's chunks that hold none of the merge's recipes and runs are never fetched."""
+    monkeypatch.setattr(split, "CHUNK_ITEMS", 3)  # the touched model: 8 chunks before the merge and after
     registry = scratch(tmp_path, capsys)
     origin = registry.root
     git(origin, "config", "uploadpack.allowFilter", "true")
@@ -283,19 +297,25 @@ def test_the_update_runs_in_a_treeless_sparse_clone(tmp_path: Path, capsys: pyte
     clone = tmp_path / "clone"
     git(tmp_path, "clone", "-q", "--filter=tree:0", "--sparse", origin.as_uri(), str(clone))
     git(clone, "sparse-checkout", "set", "--no-cone", "/catalog/", "/measurers/")
-    committed_standings = {
-        line.split()[2]
-        for line in git(clone, "ls-tree", "-r", "HEAD", "--", "boards/standings").splitlines()
-        if line.split()[1] == "blob"
+    committed_chunks = {
+        line.split("\t")[1]: line.split()[2]
+        for line in git(clone, "ls-tree", "-r", "HEAD", "--", "boards/models").splitlines()
+        if line.split("\t")[1].count("/") == 3
     }
     code, said = orv(capsys, "boards", "--incremental", "--root", str(clone))
     assert code == 0 and said.startswith("incremental update since"), said
+    fetched = local_objects(clone)
     assert not (clone / "recipes").exists() or len(list((clone / "recipes").rglob("*.yaml"))) < len(registry.recipes)
-    # the standings are only written (derived from the parts): their committed versions were never fetched
-    assert committed_standings and not committed_standings & local_objects(clone), said
     updated = boards_tree(clone)
     assert orv(capsys, "boards", "--root", str(origin))[0] == 0
     full = boards_tree(origin)
+    # of the touched model's chunks, those holding none of the merge's recipes and runs were never fetched
+    # (their rows came from the standings); each of those is unchanged, and each chunk rewritten was read
+    touched = {p: b for p, b in committed_chunks.items() if p.startswith("boards/models/qwen3.8-27b/")}
+    kept = {blob for path, blob in touched.items() if blob_id(full.get(path, b"")) == blob}
+    unfetched = set(touched.values()) - fetched
+    assert unfetched and unfetched <= kept, said
+    assert set(touched.values()) - kept and set(touched.values()) - kept <= fetched
     assert "boards/standings/qwen3.5-122b-a10b.json" in updated and "boards/models/qwen3.5-122b-a10b.json" in updated
     for path, data in updated.items():
         assert full.get(path) == data, path

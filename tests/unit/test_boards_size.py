@@ -15,6 +15,7 @@ import pytest
 
 from bench import merge_bytes
 from tests.testing.factories import training_recipe, write_recipe
+from validator.boards import split
 from validator.boards.regenerate import FILE_LIMIT_MB, MB, oversized
 from validator.cli import main
 from validator.commands.boards import FileTooLarge, boards
@@ -36,6 +37,23 @@ def test_every_committed_file_stays_under_the_limit_at_the_benchs_largest_regist
     assert set(committed) == {"model file", "standings", "index", "key shard", "keys header"}
     over = {kind: size for kind, size in committed.items() if size >= FILE_LIMIT_MB * MB}
     assert over == {}, f"at {LARGEST_REGISTRY:,} recipes these generated files pass {FILE_LIMIT_MB} MB: {over}"
+
+
+def test_a_models_chunks_stay_far_under_the_limit_however_large_the_model() -> None:
+    """A model's rows and runs are stored in chunks (boards/split.py): the count grows with the model so a
+    chunk averages at most CHUNK_ITEMS items, and hashed keys spread within 20% of the mean
+    (test_boards_split holds it at the bench's largest model). An item is at most a recipe's share of its
+    model's whole part (every recipe has a row), measured on the largest model: so the largest chunk at any
+    size is bounded by 1.2 x CHUNK_ITEMS of those shares. The size model's `model file` is that whole part
+    (what the manifest and the standings are each a subset of), held under the limit above."""
+    measured = _largest_measured()
+    share = measured["largest_by_kind"]["model file"]["bytes"] / measured["largest_model_recipes"]
+    chunk = 1.2 * split.CHUNK_ITEMS * share
+    assert chunk < FILE_LIMIT_MB * MB / 10, f"a chunk of ~{chunk / MB:.1f} MB"
+    # the bound is the model's size alone, not the registry's: at 100,000 recipes the largest model needs
+    # more chunks, not larger ones
+    items = merge_bytes.largest_files(measured, LARGEST_REGISTRY)["model file"] / share
+    assert split.chunk_count(int(items)) * split.CHUNK_ITEMS >= items
 
 
 def test_the_size_model_sees_what_pushed_the_combined_document_out_of_git() -> None:

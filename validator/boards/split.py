@@ -51,6 +51,10 @@ PART_FORMAT = 2  # a model's manifest and its chunks (format 1 was the whole par
 # 1 MB a chunk, however large the model) and a merge rewrites the chunk(s) of what it changed, not its model
 CHUNK_ITEMS = 512
 RANKS = ("rank", "rank_of")  # never stored in a chunk: they follow from the figures (restored by `unstored`)
+# What a model's `models` entries read of a training row (build.model_entries) that its standing does not
+# keep: the manifest lists them per training row, so a merge's update recomputes the entries without
+# reading every chunk
+TRAINING_EXTRAS = ("gpus", "baseline", "measured", "path")
 BOARD_NAMES = ("measured", "claimed", "training")
 # board -> the row fields a standing keeps: the figure its rank is by, then (inference) the one a group without
 # it ranks by (build.rank_inference, build._ranks), then what the summary's tables show beside them
@@ -106,13 +110,22 @@ def _part_items(part: Mapping[str, Any]) -> int:
     return sum(len(part["boards"][name]) for name in BOARD_NAMES) + len(part["runs"])
 
 
-def stored(part: Mapping[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def stored(
+    part: Mapping[str, Any],
+    count: int | None = None,
+    items: int | None = None,
+    training: Iterable[Mapping[str, Any]] | None = None,
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """A model's part as it is stored: (manifest, chunks). The manifest holds what belongs to the model as a
-    whole (its `models` entries, `frontiers`, `wanted.references`) and the chunk count; each chunk the rows,
+    whole (its `models` entries, `frontiers`, `wanted.references`), its chunk count and item count, and per
+    training row what its `models` entries read beyond the standing (TRAINING_EXTRAS); each chunk the rows,
     runs and wanted items whose key falls in it (chunk_of), in the part's order, rows without `rank` and
-    `rank_of` (one row more in a group changes every row's `rank_of`: stored, every chunk would move)."""
+    `rank_of` (one row more in a group changes every row's `rank_of`: stored, every chunk would move).
+    `count`, `items` and the `training` rows are the part's own unless given (a merge's update holds only the
+    rows and runs of the chunks it rewrites, and its standing's entries for the others)."""
     model = part["model"]
-    count = chunk_count(_part_items(part))
+    items = _part_items(part) if items is None else items
+    count = chunk_count(items) if count is None else count
     chunks = [_empty_chunk(model, index) for index in range(count)]
     for name in BOARD_NAMES:
         for row in part["boards"][name]:
@@ -123,10 +136,13 @@ def stored(part: Mapping[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]
     for kind in ("reproductions", "quality"):
         for item in part["wanted"][kind]:
             chunks[chunk_of(item["recipe"], count)]["wanted"][kind].append(item)
+    training = sorted(part["boards"]["training"] if training is None else training, key=lambda row: row["recipe"])
     manifest = {
         "format": PART_FORMAT,
         "model": model,
         "chunks": count,
+        "items": items,
+        "training": [[row["recipe"], *(row[key] for key in TRAINING_EXTRAS)] for row in training],
         "models": part["models"],
         "frontiers": part["frontiers"],
         "wanted": {"references": part["wanted"]["references"]},
@@ -182,7 +198,7 @@ def unstored(manifest: Mapping[str, Any], chunks: Iterable[Mapping[str, Any]]) -
 
 def standing(part: Mapping[str, Any]) -> dict[str, Any]:
     """What the pull-request summary reads of a model, from its part: per board, each model × GPU × workload
-    group (with its display names) and its entries in the part's order, each as [recipe, tier, tier reasons
+    group (with its display names, in the part's order) and its entries by recipe id, each as [recipe, tier, tier reasons
     (indices into `reasons`), quality (an index into `qualities`, or null), the SHOWN figures...]; the model's
     `models` entries and `frontiers` as they are. Ranks are not stored: they follow from the figures and the
     quality (a row `below` its quality bound has none). Reasons and quality records repeat across a model's
@@ -203,11 +219,14 @@ def standing(part: Mapping[str, Any]) -> dict[str, Any]:
     boards: dict[str, list[dict[str, Any]]] = {}
     for name in BOARD_NAMES:
         groups: dict[tuple[Any, ...], dict[str, Any]] = {}
-        for row in part["boards"][name]:
-            group = groups.setdefault(
-                (row.get("model"), row.get("gpu"), row.get("workload")),
-                {**{f: row.get(f) for f in _GROUP_FIELDS}, "entries": []},
-            )
+        for row in part["boards"][name]:  # groups in the part's order
+            key = (row.get("model"), row.get("gpu"), row.get("workload"))
+            if key not in groups:
+                groups[key] = {**{f: row.get(f) for f in _GROUP_FIELDS}, "entries": []}
+        # entries by recipe id within a group, not in the part's order (inference rows are sorted by fields a
+        # standing does not keep): a merge's update derives the standing from the standing it read (update.py)
+        for row in sorted(part["boards"][name], key=lambda row: str(row["recipe"])):
+            group = groups[(row.get("model"), row.get("gpu"), row.get("workload"))]
             group["entries"].append(
                 [
                     row["recipe"],
@@ -295,9 +314,8 @@ def _empty_part(model: str) -> dict[str, Any]:
     }
 
 
-def split(document: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """The document as files: {path: content}, the index at BOARDS_PATH and per model its manifest, chunks
-    (`stored`) and standings."""
+def parts_of(document: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """The document's parts: {model: everything keyed by that model}, each list in the document's order."""
     parts: dict[str, dict[str, Any]] = {}
 
     def part(model: str) -> dict[str, Any]:
@@ -322,13 +340,24 @@ def split(document: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
         part(_owner(owner, item["kind"], item["recipe"]))["wanted"]["reproductions"].append(item)
     for item in wanted["quality"]:
         part(_owner(owner, "inference", item["recipe"]))["wanted"]["quality"].append(item)
-    index = {
+    return parts
+
+
+def index_of(document: Mapping[str, Any], models: Iterable[str]) -> dict[str, Any]:
+    """The boards index of a document whose parts are those of `models`."""
+    return {
         "format": FORMAT,
         "meta": document["meta"],
-        "wanted": {"models": wanted["models"]},
-        "model_files": sorted(parts),
+        "wanted": {"models": document["wanted"]["models"]},
+        "model_files": sorted(models),
     }
-    files: dict[str, dict[str, Any]] = {BOARDS_PATH: index}
+
+
+def split(document: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """The document as files: {path: content}, the index at BOARDS_PATH and per model its manifest, chunks
+    (`stored`) and standings."""
+    parts = parts_of(document)
+    files: dict[str, dict[str, Any]] = {BOARDS_PATH: index_of(document, parts)}
     expected = 1
     for model, content in parts.items():
         manifest, chunks = stored(content)
@@ -536,23 +565,25 @@ def _figures(rows: list[dict[str, Any]], fields: tuple[str, ...]) -> bool:
 
 
 def _is_manifest(manifest: Any, model: str) -> bool:
-    """Has the manifest the shape `unstored` reads (the schema checks the assembled document's rows)?"""
-    if not isinstance(manifest, dict) or set(manifest) != {
-        "format",
-        "model",
-        "chunks",
-        "models",
-        "frontiers",
-        "wanted",
-    }:
+    """Has the manifest the shape `unstored` and a merge's update read (the schema checks the assembled
+    document's rows)?"""
+    keys = {"format", "model", "chunks", "items", "training", "models", "frontiers", "wanted"}
+    if not isinstance(manifest, dict) or set(manifest) != keys:
         return False
-    count = manifest["chunks"]
+    count, training = manifest["chunks"], manifest["training"]
     return (
         manifest["format"] == PART_FORMAT
         and manifest["model"] == model
         and type(count) is int
         and 1 <= count <= 1 << 20
         and count & (count - 1) == 0
+        and type(manifest["items"]) is int
+        and manifest["items"] >= 0
+        and isinstance(training, list)
+        and all(
+            type(t) is list and len(t) == 1 + len(TRAINING_EXTRAS) and isinstance(t[0], str) and isinstance(t[-1], str)
+            for t in training
+        )
         and _rows(manifest["models"])
         and _rows(manifest["frontiers"])
         and isinstance(manifest["wanted"], dict)

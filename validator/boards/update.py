@@ -28,7 +28,16 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from validator.boards.build import GitStamp, inference_order, model_entries, render, run_rows, training_order
+from validator.boards.build import (
+    GitStamp,
+    inference_order,
+    model_entries,
+    rank_inference,
+    rank_training,
+    render,
+    run_rows,
+    training_order,
+)
 from validator.boards.delta import (
     board_document,
     board_document_for,
@@ -40,15 +49,23 @@ from validator.boards.frontier import merged
 from validator.boards.regenerate import checked
 from validator.boards.split import (
     BOARD_NAMES,
-    FORMAT,
+    TRAINING_EXTRAS,
     BoardsUnreadable,
     Reader,
-    chunk_paths,
+    chunk_count,
+    chunk_of,
+    chunk_path,
+    index_of,
     model_path,
-    read_document,
+    read_chunk,
     read_index,
-    split_files,
+    read_manifest,
+    read_standing,
+    render_standing,
+    standing,
+    standing_rows,
     standings_path,
+    stored,
 )
 from validator.engine.evaluation import Evaluation
 from validator.errors import OrvError
@@ -76,13 +93,9 @@ class Reach:
     models: frozenset[str]  # models whose files are rewritten
 
     def read_paths(self) -> list[str]:
-        """The boards files read for it (a sparse checkout materializes them first): the index and the parts."""
-        return [BOARDS_PATH] + [model_path(m) for m in sorted(self.models)]
-
-    def written_paths(self) -> list[str]:
-        """The boards files only written for it, never read: the touched models' standings (derived from their
-        parts). A sparse checkout need not fetch them: they are written, then made part of it."""
-        return [standings_path(m) for m in sorted(self.models)]
+        """The boards files read for it before its chunks (a sparse checkout materializes them first): the
+        index, and the touched models' manifests and standings (touched_chunk_paths: the chunks)."""
+        return [BOARDS_PATH] + [path for m in sorted(self.models) for path in (model_path(m), standings_path(m))]
 
 
 def reach(evaluation: Evaluation) -> Reach:
@@ -106,20 +119,133 @@ def _named_by(snapshot: Snapshot, recipes: set[str]) -> set[str]:
     return {digest for digest, entries in snapshot.references().items() if any(e.path in recipes for e in entries)}
 
 
+class ChunksChange(OrvError):
+    """A touched model's chunk count changes with the merge: every chunk of `models` must be read and rewritten."""
+
+    def __init__(self, models: frozenset[str]) -> None:
+        super().__init__(f"the chunk count of {', '.join(sorted(models))} changes")
+        self.models = models
+
+
+def chunk_keys(evaluation: Evaluation, found: Reach) -> frozenset[str]:
+    """The keys of what a merge rewrites (split.chunk_of): the ids of the recipes it reaches, on either side,
+    and the run digests whose rows are rebuilt."""
+    assert evaluation.base is not None
+    ids = {
+        entry.id
+        for side in (evaluation.snapshot, evaluation.base.snapshot)
+        for entry in side.recipes
+        if entry.path in found.recipes and entry.id
+    }
+    return frozenset(ids | found.runs)
+
+
+def touched_chunk_paths(read: Reader, found: Reach, keys: frozenset[str]) -> list[str]:
+    """The chunk files of the touched models that hold `keys` (by the committed manifests' chunk counts):
+    what a merge's update reads of the models' rows, for a sparse checkout to materialize first."""
+    out = []
+    for model in sorted(found.models):
+        try:
+            manifest = read_manifest(read, model)
+        except BoardsUnreadable:
+            continue
+        if manifest is not None:
+            out += [chunk_path(model, i) for i in sorted({chunk_of(key, manifest["chunks"]) for key in keys})]
+    return out
+
+
+@dataclass(frozen=True)
+class _Held:
+    """What the update reads of a model on the committed boards."""
+
+    manifest: dict[str, Any]
+    standing: dict[str, Any]
+    chunks: dict[int, dict[str, Any]]  # index -> chunk: those holding the merge's keys (or every one)
+
+
+def _held(read: Reader, model: str, keys: frozenset[str], whole: bool) -> _Held:
+    manifest = read_manifest(read, model)
+    if manifest is None:
+        raise BoardsUnreadable(f"{BOARDS_PATH} lists {model_path(model)}, which is missing")
+    found = read_standing(read, model)
+    if found is None:
+        raise BoardsUnreadable(f"{BOARDS_PATH} lists model {model!r}, whose standings are missing")
+    count = manifest["chunks"]
+    indices = range(count) if whole else sorted({chunk_of(key, count) for key in keys})
+    return _Held(manifest, found, {i: read_chunk(read, model, i) for i in indices})
+
+
+def _base_document(index: Mapping[str, Any], held: Mapping[str, _Held]) -> dict[str, Any]:
+    """The touched models' committed boards as one document: the rows, runs and wanted items of the chunks
+    read, whole; every other row of those models as its standing has it (recipe, group, tier, reasons,
+    quality, the ranked and shown figures) with, for a training row, what its `models` entry reads
+    (the manifest's TRAINING_EXTRAS). Ranked as a full build ranks them."""
+    boards: dict[str, list[dict[str, Any]]] = {name: [] for name in BOARD_NAMES}
+    runs: list[dict[str, Any]] = []
+    reproductions: list[dict[str, Any]] = []
+    quality: list[dict[str, Any]] = []
+    for model, h in sorted(held.items()):
+        whole = {name: [dict(row) for c in h.chunks.values() for row in c["boards"][name]] for name in BOARD_NAMES}
+        extras = {t[0]: dict(zip(TRAINING_EXTRAS, t[1:])) for t in h.manifest["training"]}
+        for name, stubs in standing_rows(h.standing).items():
+            have = {row["recipe"] for row in whole[name]}
+            for stub in stubs:
+                if stub["recipe"] in have:
+                    continue
+                if name == "training":
+                    if stub["recipe"] not in extras:
+                        raise BoardsUnreadable(f"{model_path(model)} lacks training row {stub['recipe']!r}")
+                    stub.update(extras[stub["recipe"]])
+                boards[name].append(stub)
+            boards[name] += whole[name]
+        runs += [run for c in h.chunks.values() for run in c["runs"]]
+        reproductions += [item for c in h.chunks.values() for item in c["wanted"]["reproductions"]]
+        quality += [item for c in h.chunks.values() for item in c["wanted"]["quality"]]
+    try:
+        rank_training(boards["training"])
+        rank_inference(boards["measured"], "decode_tok_s")
+        rank_inference(boards["claimed"], "claimed_tok_s")
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise BoardsUnreadable(f"a touched model's rows cannot be ranked ({exc!r})") from None
+    ordered = sorted(held)
+    return {
+        "meta": index["meta"],
+        "boards": boards,
+        "models": [entry for m in ordered for entry in held[m].manifest["models"]],
+        "frontiers": [group for m in ordered for group in held[m].manifest["frontiers"]],
+        "runs": sorted(runs, key=lambda run: run["content_hash"]),
+        "wanted": {
+            "models": index["wanted"]["models"],
+            "references": [item for m in ordered for item in held[m].manifest["wanted"]["references"]],
+            "reproductions": sorted(reproductions, key=lambda item: (item["kind"], item["recipe"])),
+            "quality": sorted(quality, key=lambda item: item["recipe"]),
+        },
+    }
+
+
 def patched_files(
-    evaluation: Evaluation, read: Reader, found: Reach, stamp: GitStamp | None
+    evaluation: Evaluation,
+    read: Reader,
+    found: Reach,
+    stamp: GitStamp | None,
+    whole: frozenset[str] = frozenset(),
 ) -> tuple[dict[str, bytes], list[str]]:
     """({path: bytes} to write, paths to remove) of the boards (not the keys) after the merge; `stamp` is
-    the newest data commit the merge brought (None: the index keeps its own). Raises BoardsNotPatchable
-    when the committed boards cannot be read (then only a full regeneration can write them)."""
+    the newest data commit the merge brought (None: the index keeps its own). Of each touched model it reads
+    the manifest, the standings and the chunks holding the merge's keys (every chunk of the models in
+    `whole`), and writes those, the index, and any chunk new to it. Raises ChunksChange when a model's
+    chunk count moves (then every chunk of it must be read: call again with it in `whole`), and
+    BoardsNotPatchable when the committed boards cannot be read (then only a full regeneration can write them)."""
+    keys = chunk_keys(evaluation, found)
     try:
         index = read_index(read(BOARDS_PATH))
-        base = read_document(read, found.models) if index is not None else None
+        if index is None:
+            raise BoardsNotPatchable(f"there are no committed boards ({BOARDS_PATH})")
+        listed = set(index["model_files"])
+        held = {m: _held(read, m, keys, m in whole) for m in sorted(found.models & listed)}
+        base = _base_document(index, held)
     except BoardsUnreadable as exc:
         raise BoardsNotPatchable(f"the committed boards cannot be read ({exc})") from None
-    if index is None or base is None:
-        raise BoardsNotPatchable(f"there are no committed boards ({BOARDS_PATH})")
-    listed = set(index["model_files"])
 
     fresh = board_document(evaluation.snapshot, evaluation.found)
     head = board_document_for(evaluation, base, fresh)
@@ -130,7 +256,7 @@ def patched_files(
         for row in rows
         if row.get("path") in found.recipes
     }
-    boards = {name: sorted(head["boards"].get(name, ()), key=order) for name, order in _ORDER.items()}
+    boards = {name: list(head["boards"].get(name, ())) for name in BOARD_NAMES}
     catalog = evaluation.snapshot.catalog
     runs = [run for run in base["runs"] if run["content_hash"] not in found.runs]
     runs = sorted(runs + run_rows(evaluation.snapshot, found.runs), key=lambda run: run["content_hash"])
@@ -141,27 +267,105 @@ def patched_files(
         "models": model_entries(boards["training"], catalog),
         "frontiers": merged(base["frontiers"], fresh["frontiers"], {i for i in ids if isinstance(i, str)}),
         "runs": runs,
-        "wanted": {
-            "models": wanted["models"],
-            "references": wanted["references"],
-            "reproductions": wanted["reproductions"],
-            "quality": wanted["quality"],
-        },
+        "wanted": wanted,
     }
-    checked(document)
-    files = split_files(document)
-    parts = {m for m in found.models if model_path(m) in files}
-    new_index = {
-        "format": FORMAT,
-        "meta": document["meta"],
-        "wanted": {"models": wanted["models"]},
-        "model_files": sorted((listed - found.models) | parts),
-    }
-    files[BOARDS_PATH] = render(new_index)
-    removed = [path for m in sorted((found.models & listed) - parts) for path in (model_path(m), standings_path(m))]
-    # the chunks the touched models had that they no longer have (a model gone, or stored in fewer chunks)
-    removed += [path for path in chunk_paths(read, found.models & listed) if path not in files]
+    files, removed, present, counts_moved = _model_files(document, base, held, keys, whole)
+    if counts_moved:
+        raise ChunksChange(frozenset(counts_moved))
+    files[BOARDS_PATH] = render(index_of(document, (listed - found.models) | present))
     return files, removed
+
+
+def _model_files(
+    document: Mapping[str, Any],
+    base: Mapping[str, Any],
+    held: Mapping[str, _Held],
+    keys: frozenset[str],
+    whole: frozenset[str],
+) -> tuple[dict[str, bytes], list[str], set[str], set[str]]:
+    """The touched models' files after the merge: (files, removed, models with files, models whose chunk
+    count moves and were not read whole). Only the chunks read (or new) are written; the document's rows of
+    every other chunk are standings' entries, which only the standings and the manifest are derived from."""
+    touched = set(held) | {row["model"] for rows in document["boards"].values() for row in rows}
+    touched |= {run["model"] for run in document["runs"]}
+    base_rows = {m: 0 for m in touched}
+    for rows in base["boards"].values():
+        for row in rows:
+            base_rows[row["model"]] += 1
+    files: dict[str, bytes] = {}
+    removed: list[str] = []
+    present: set[str] = set()
+    moved: set[str] = set()
+    owner = {
+        ("training" if name == "training" else "inference", row["recipe"]): row["model"]
+        for name, rows in document["boards"].items()
+        for row in rows
+    }
+    checkable: dict[str, Any] = {**document, "boards": {name: [] for name in BOARD_NAMES}}
+    for model in sorted(touched):
+        h = held.get(model)
+        rows = {name: [row for row in document["boards"][name] if row["model"] == model] for name in BOARD_NAMES}
+        model_runs = [run for run in document["runs"] if run["model"] == model]
+        base_runs = sum(1 for run in base["runs"] if run["model"] == model)
+        runs_total = (h.manifest["items"] - base_rows[model] - base_runs if h else 0) + len(model_runs)
+        items = sum(map(len, rows.values())) + runs_total
+        entries = [entry for entry in document["models"] if entry["model"] == model]
+        frontiers = [group for group in document["frontiers"] if group["model"] == model]
+        references = [item for item in document["wanted"]["references"] if item["model"] == model]
+        if not (items or entries or frontiers or references):  # gone from the boards: every file of it
+            if h is not None:
+                removed += [model_path(model), standings_path(model)]
+                removed += [chunk_path(model, i) for i in range(h.manifest["chunks"])]
+            continue
+        present.add(model)
+        count = chunk_count(items)
+        if h is not None and count != h.manifest["chunks"]:
+            if model not in whole:
+                moved.add(model)
+                continue
+            removed += [chunk_path(model, i) for i in range(count, h.manifest["chunks"])]
+        written = set(range(count)) if h is None or model in whole else set(h.chunks)
+
+        def mine(kind: str, recipe: str, model: str = model, count: int = count, written: set[int] = written) -> bool:
+            return owner.get((kind, recipe)) == model and chunk_of(recipe, count) in written
+
+        full = {
+            name: sorted(
+                (row for row in rows[name] if chunk_of(row["recipe"], count) in written),
+                key=training_order if name == "training" else inference_order,
+            )
+            for name in BOARD_NAMES
+        }
+        for name in BOARD_NAMES:
+            checkable["boards"][name] += full[name]
+        part = {
+            "model": model,
+            "boards": full,
+            "models": entries,
+            "frontiers": frontiers,
+            "runs": model_runs,
+            "wanted": {
+                "references": references,
+                "reproductions": [i for i in document["wanted"]["reproductions"] if mine(i["kind"], i["recipe"])],
+                "quality": [i for i in document["wanted"]["quality"] if mine("inference", i["recipe"])],
+            },
+        }
+        manifest, chunks = stored(part, count, items, rows["training"])
+        files[model_path(model)] = render(manifest)
+        files.update((chunk_path(model, i), render(chunks[i])) for i in sorted(written))
+        every_row = {name: sorted(rows[name], key=_group_order) for name in BOARD_NAMES}
+        files[standings_path(model)] = render_standing(standing({**part, "boards": every_row}))
+    checkable["boards"] = {
+        name: sorted(rows, key=training_order if name == "training" else inference_order)
+        for name, rows in checkable["boards"].items()
+    }
+    checked(checkable)  # the rows written, whole, with everything else the document holds
+    return files, removed, present, moved
+
+
+def _group_order(row: Mapping[str, Any]) -> tuple[Any, ...]:
+    """Rows in their groups' order (the document's: by model, GPU, workload), by recipe within (a standing's)."""
+    return (row["model"], row["gpu"], row["workload"], row["recipe"])
 
 
 _ORDER = {"measured": inference_order, "claimed": inference_order, "training": training_order}

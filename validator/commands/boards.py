@@ -17,7 +17,15 @@ from validator.boards.split import (
     read_boards,
     read_index,
 )
-from validator.boards.update import ROWS_RELATED_BY, BoardsNotPatchable, patched_files, reach
+from validator.boards.update import (
+    ROWS_RELATED_BY,
+    BoardsNotPatchable,
+    ChunksChange,
+    chunk_keys,
+    patched_files,
+    reach,
+    touched_chunk_paths,
+)
 from validator.commands.outcome import Outcome, ProgressLine
 from validator.engine.evaluate import analyse
 from validator.engine.evaluation import Config, Evaluation
@@ -211,9 +219,17 @@ def _update(root: str, jobs: int, cache: bool, limit_bytes: int) -> Outcome:
     # what is read, checked out in one call (each rewrites git's index and fetches once); the standings are
     # only written (derived from the parts), so a sparse checkout never fetches them
     materialize(root, [*found.read_paths(), *sorted(shard_paths)])
-    chunks = chunk_paths(read, found.models)  # the chunks the touched models' manifests list
+    # of the touched models' rows, only the chunks holding the merge's recipes and runs
+    chunks = touched_chunk_paths(read, found, chunk_keys(evaluation, found))
     materialize(root, chunks)
-    files, removed = patched_files(evaluation, read, found, GitStamp(*newest) if newest else None)
+    newest_stamp = GitStamp(*newest) if newest else None
+    try:
+        files, removed = patched_files(evaluation, read, found, newest_stamp)
+    except ChunksChange as change:  # a model doubled (or halved): every chunk of it is rewritten
+        more = [path for path in chunk_paths(read, change.models) if path not in chunks]
+        materialize(root, more)
+        chunks += more
+        files, removed = patched_files(evaluation, read, found, newest_stamp, change.models)
     try:
         keys = keyfile.patched_key_files(
             read, header, header.total, changes, still, stamp, worktree_trees(root, keyfile.TREE_DIRS)
@@ -239,10 +255,9 @@ def _update(root: str, jobs: int, cache: bool, limit_bytes: int) -> Outcome:
             write_atomic(os.path.join(root, path), files[path])
         for path in gone:
             remove(os.path.join(root, path))
-    # written, never read (the standings: left out, or new for a model new to the boards): a pattern each, so
-    # the workflow's `git add -A -- boards/` takes them
-    # and a chunk no manifest listed (a model new to the boards, or stored in more chunks than before)
-    written_only = set(found.written_paths()) | set(left_out)
+    # written, never read (left out, or a chunk no manifest listed: a model new to the boards, or stored in
+    # more chunks than before): a pattern each, so the workflow's `git add -A -- boards/` takes them
+    written_only = set(left_out)
     written_only |= {path for path in changed if path.startswith(BOARDS_MODELS_DIR + "/") and path.count("/") == 3}
     written_only -= set(chunks)
     keep_written(root, [path for path in changed if path in written_only])
