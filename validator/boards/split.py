@@ -9,9 +9,12 @@ committed is the same document stored split, each file bounded by what one model
 - boards/index.json: `format`, `meta` (the git stamp, counts, tiers, rounding), `wanted.models`
   (catalog models with no training recipe: bounded by the catalog) and `model_files` (the ids of
   the models that have a file);
-- boards/models/<model-id>.json: everything keyed by that model: its rows of each board, its
-  `models` entry, its `frontiers` groups, its `runs`, and its items of `wanted.references`,
-  `wanted.reproductions` and `wanted.quality`;
+- boards/models/<model-id>.json and boards/models/<model-id>/<i>.json: everything keyed by that model (its
+  rows of each board, its `models` entry, its `frontiers` groups, its `runs`, and its items of
+  `wanted.references`, `wanted.reproductions` and `wanted.quality`) as a manifest (what belongs to the
+  model as a whole, and its chunk count) and chunks (the rows, runs and wanted items by a hash of their
+  key, rows without `rank`/`rank_of`), so no file grows with the model and a merge rewrites the chunks it
+  changed (`stored`, `unstored`);
 - boards/standings/<model-id>.json: what the gate's summary reads of a model (`standing`): per board and
   model × GPU × workload group, each entry's recipe, tier and the figures its rank is computed from, plus
   the model's `models` entry and `frontiers`. Derived from the model's part (so it cannot disagree with
@@ -20,7 +23,7 @@ committed is the same document stored split, each file bounded by what one model
 
 A boards/boards.json left in a working tree (committed before the document left git) is a generated
 file no regeneration writes: `orv boards` removes it and ORV701 names it; nothing reads it. Of the split
-files, a merge that adds one recipe rewrites its model's file,
+files, a merge that adds one recipe rewrites its model's manifest, the chunk of its row,
 its standings and the index (whose stamp and counts move with every data commit), nothing else; bench/merge_bytes.py measures the bytes that adds to git
 history. `split` and `assemble` are inverses: every list of the document is sorted by model first,
 or is re-sorted here by the document's own key (runs by digest, wanted items by kind and recipe),

@@ -5,12 +5,14 @@ mode already finds that reach and patches the boards for its summary (validator/
 change's two-hop neighbourhood, loaded on both sides; boards/delta.py: the changed recipes' rows rebuilt
 from it and reranked among the committed rows of their models). This module turns that patch into files:
 
-- the touched models (`touched`: those of the changed recipes on either side, of the recipes whose run
-  files changed, and of the runs those recipes name) get their part and standings rewritten from their
-  committed part with the rebuilt rows, their `models` entry recomputed from the patched training rows
-  (build.model_entries, the full build's own function), their frontier groups merged, their `runs` rows
-  rebuilt for the runs whose row can move (a changed run file, or one a changed recipe names: its
-  `recipes` list), every list in the full build's order;
+- the touched models (those of the changed recipes on either side, of the recipes whose run files
+  changed, and of the runs those recipes name): of each, the manifest, the standings and only the chunks
+  holding the reached recipes and runs are read (the other rows are the standings' entries, with the
+  manifest's training fields) and the manifest, standings and those chunks rewritten with the rebuilt
+  rows, the `models` entry recomputed from the patched training rows (build.model_entries, the full
+  build's own function), the frontier groups merged, the `runs` rows rebuilt for the runs whose row can
+  move (a changed run file, or one a changed recipe names: its `recipes` list); when the model's chunk
+  count moves, every chunk of it is read and rewritten (ChunksChange);
 - the index gets the new git stamp, the counts moved by what the touched models gained or lost, the
   wanted models and the list of model files;
 - the key shards of the keys the changed files had or have (keyfile.patched_key_files).
