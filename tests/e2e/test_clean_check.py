@@ -95,18 +95,22 @@ def test_the_boards_workflow_asks_for_the_boards_comparison() -> None:
 
 @pytest.mark.git
 @pytest.mark.parametrize(
-    "folder, before, after",
+    "files, before, after",
     [
-        ("models", '"tier": "T0"', '"tier": "T3"'),  # the model's part: what the site shows
-        ("standings", '"T0"', '"T3"'),  # its standings: what the gate's summary reads of the base (never a PR's own)
+        ("models/*/*.json", '"tier": "T0"', '"tier": "T3"'),  # the model's chunk of rows: what the site shows
+        (
+            "standings/*.json",
+            '"T0"',
+            '"T3"',
+        ),  # its standings: what the gate's summary reads of the base (never a PR's own)
     ],
 )
 def test_a_hand_forged_tier_fails_the_gate(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], folder: str, before: str, after: str
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], files: str, before: str, after: str
 ) -> None:
     repo = main_with_boards(tmp_path)
-    (path,) = (repo / "boards" / folder).iterdir()  # the one model's file
-    part = f"boards/{folder}/{path.name}"
+    (path,) = (repo / "boards").glob(files)  # the one model's file
+    part = path.relative_to(repo).as_posix()
     text = path.read_text(encoding="utf-8")
     assert before in text
     path.write_text(text.replace(before, after, 1), encoding="utf-8")
