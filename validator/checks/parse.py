@@ -185,8 +185,8 @@ def file_in_wrong_folder(snapshot: Snapshot) -> Iterator[Finding]:
     """
     Every file has one place: recipes/<kind>/<model-id>/<recipe-id>.yaml with kind and model
     matching the recipe, runs/<first two hex>/<64 hex>.json for run files, the four catalog files,
-    and the generated boards/index.json, boards/models/<model-id>.json, boards/standings/<model-id>.json
-    and boards/keys.json. A file
+    and the generated boards/index.json, boards/models/<model-id>.json (and its chunks
+    boards/models/<model-id>/<i>.json), boards/standings/<model-id>.json and boards/keys.json. A file
     anywhere else under those folders is rejected.
     """
     for rel in snapshot.files:

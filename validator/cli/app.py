@@ -754,8 +754,8 @@ def boards_cmd(
     cache: bool,
     max_file_mb: int | None,
 ) -> None:
-    """Regenerate the boards (boards/index.json and one file per model under boards/models/ and
-    boards/standings/, tiers derived from the evidence on record) and the keys (boards/keys.json and its
+    """Regenerate the boards (boards/index.json, per model a manifest and chunks under boards/models/ and
+    its standings under boards/standings/, tiers derived from the evidence on record) and the keys (boards/keys.json and its
     shards under boards/keys/: each file's relation keys, for pull-request checks on a fresh runner), or
     --check them, or write them --combined into the one document readers fetch (published by the boards
     workflow, never committed)."""
