@@ -2,7 +2,7 @@
 
 Random sequences of merges on a small registry (a recipe added with its run, a run added to a recipe, a
 claim edited, a recipe deleted, a second model's inference recipes, one run shared by copies across
-recipes): after each, the incremental update leaves boards/ byte for byte as `orv boards` then does. The
+recipes, a training recipe made or unmade its pair's baseline): after each, the incremental update leaves boards/ byte for byte as `orv boards` then does. The
 fallbacks are held too: keys stamped by another orv (its code, schemas or catalog changed) and a merge
 that edits the catalog regenerate everything, and say so; the update runs in a blobless, tree-less,
 sparse clone as the boards workflow makes it.
@@ -38,7 +38,7 @@ from validator.load import pipeline
 
 pytestmark = pytest.mark.git
 
-OPS = ("add", "add", "add-run", "edit-claim", "delete", "share", "add-inference", "inference-run")
+OPS = ("add", "add", "add-run", "edit-claim", "delete", "share", "add-inference", "inference-run", "baseline")
 
 
 def orv(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
@@ -102,6 +102,12 @@ class Registry:
                 self.add_inference(round(figure / 40, 1))
                 return
             self.apply("add-run", paths.index(inference[pick % len(inference)]), figure)
+        elif op == "baseline":  # a pair's starting point: its models entry reads the baseline's path
+            training = [p for p in paths if self.recipes[p]["kind"] == "training"]
+            if training:
+                recipe = self.recipes[training[pick % len(training)]]
+                recipe["baseline"] = not recipe.get("baseline", False)
+                self.write(recipe)
         elif op == "edit-claim":
             recipe = self.recipes[target]
             if recipe["kind"] == "training":
@@ -193,6 +199,41 @@ def test_each_kind_of_merge_is_patched_not_regenerated(
     registry.apply(op, 0, 1612.0)
     said = merge_and_update(registry, capsys, op)
     assert said.startswith("incremental update since"), said
+
+
+def test_a_baseline_in_a_chunk_the_merge_leaves_unread_still_sets_its_pairs_starting_point(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The models entry's starting point is a pair's baseline recipe (its figure and path): when a merge
+    touches another chunk of the model, the baseline's row is read from the standings and the manifest's
+    training fields, and the entry, the manifest and the standings still come out as a full regeneration's."""
+    monkeypatch.setattr(split, "CHUNK_ITEMS", 2)  # the model's 4 recipes and 4 runs: 4 chunks
+    registry = scratch(tmp_path, capsys)
+    for figure in (1400.0, 1500.0, 1600.0):
+        registry.add_training(figure)
+    merge_and_update(registry, capsys, "more recipes")
+    training = [p for p, r in registry.recipes.items() if r["kind"] == "training"]
+
+    def chunks(path: str) -> set[int]:  # the chunks an edit of the recipe reads: its row's and its runs'
+        recipe = registry.recipes[path]
+        return {split.chunk_of(key, 4) for key in [recipe["id"], *(r.removeprefix("sha256:") for r in recipe["runs"])]}
+
+    # a baseline and another recipe whose edit reads none of the baseline's row's chunk
+    first, edited = next(
+        (b, e) for b in training for e in training if split.chunk_of(registry.recipes[b]["id"], 4) not in chunks(e)
+    )
+    registry.recipes[first]["baseline"] = True
+    registry.write(registry.recipes[first])
+    merge_and_update(registry, capsys, "a baseline")
+    registry.recipes[edited]["claimed"]["tokens_per_s_per_gpu"] = 1234.5
+    registry.write(registry.recipes[edited])
+    said = merge_and_update(registry, capsys, "a claim edited beside the baseline")
+    assert said.startswith("incremental update since"), said
+    manifest = orjson.loads((registry.root / "boards/models/qwen3.8-27b.json").read_bytes())
+    assert manifest["chunks"] == 4 and [t for t in manifest["training"] if t[2]] == [
+        [registry.recipes[first]["id"], 8, True, registry.recipes[first]["measured"], first]
+    ]
+    assert any((cell["starting_point"] or {}).get("source") == first for cell in manifest["models"][0]["gpus"])
 
 
 def test_the_update_loads_only_what_the_rows_read(

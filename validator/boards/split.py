@@ -145,12 +145,18 @@ def stored(
         "model": model,
         "chunks": count,
         "items": items,
-        "training": [[row["recipe"], *(row[key] for key in TRAINING_EXTRAS)] for row in training],
+        "training": [_training_fields(row) for row in training],
         "models": part["models"],
         "frontiers": part["frontiers"],
         "wanted": {"references": part["wanted"]["references"]},
     }
     return manifest, chunks
+
+
+def _training_fields(row: Mapping[str, Any]) -> list[Any]:
+    """A training row's entry in its manifest: [recipe, *TRAINING_EXTRAS], the path only for a `baseline` row
+    (a `models` entry reads it as its starting point's source, of no other row): ~60 bytes less a row."""
+    return [row["recipe"], row["gpus"], row["baseline"], row["measured"], row["path"] if row["baseline"] else None]
 
 
 def _empty_chunk(model: str, index: int) -> dict[str, Any]:
@@ -584,7 +590,10 @@ def _is_manifest(manifest: Any, model: str) -> bool:
         and manifest["items"] >= 0
         and isinstance(training, list)
         and all(
-            type(t) is list and len(t) == 1 + len(TRAINING_EXTRAS) and isinstance(t[0], str) and isinstance(t[-1], str)
+            type(t) is list
+            and len(t) == 1 + len(TRAINING_EXTRAS)
+            and isinstance(t[0], str)
+            and (isinstance(t[-1], str) or (t[-1] is None and t[2] is False))
             for t in training
         )
         and _rows(manifest["models"])
