@@ -734,7 +734,7 @@ def test_quiet_reruns_on_a_dataset_that_hits_the_prefix_cache_are_never_one_meas
         for seed in range(4)
     ]
     assert not [i for i, (a, b) in enumerate(pairs) if _flagged(a, b)]
-    monkeypatch.setattr(independence, "_fit_noise", lambda values, parts: None)
+    monkeypatch.setattr(independence, "_fit_noise", lambda values, parts, along_edge=True: None)
     assert sum(_flagged(a, b) for a, b in pairs) >= 3  # the neighbours' reading alone refuses them
 
 
@@ -773,16 +773,17 @@ def test_the_fit_reads_a_runs_noise_whether_or_not_a_shared_part_is_rough_in_the
     for size in (64, 200, 1000):
         prompts = [float(rng.randint(100, 2000)) for _ in range(size)]
         plain = [(10 + 0.05 * p) * (1 + rng.gauss(0, 0.01)) for p in prompts]
-        assert 0.6 < independence._fit_noise(plain, [prompts]) / (0.01 * 0.6745) < 1.6, size
+        plain_fit = independence._fit_noise(plain, [prompts])
+        assert plain_fit is not None and not plain_fit[1] and 0.6 < plain_fit[0] / (0.01 * 0.6745) < 1.6, size
         run = measure(Workload("inference", size, 700 + size, cached=0.5), 0)
         columns = Columns(run)
         timing = independence._numeric(columns, ("ttft_ms",))
         parts = independence._numeric(columns, ("prompt_tokens", "output_tokens"))
         assert timing is not None and parts is not None
         truth = 0.005 * 0.6745
-        fitted = independence._fit_noise([float(v) for v in timing[0]], [[float(v) for v in p] for p in parts])
-        assert fitted is not None and 0.6 < fitted / truth < 1.6, size
-        assert independence._own_noise(timing, parts)[0] == pytest.approx(fitted)
+        fit = independence._fit_noise([float(v) for v in timing[0]], [[float(v) for v in p] for p in parts])
+        assert fit is not None and 0.6 < fit[0] / truth < 1.6, size
+        assert independence._own_noise(timing, parts)[0] == pytest.approx(fit[0])
 
 
 def test_a_16_step_merge_thinned_and_reordered_is_caught_more_often_and_a_restarted_honest_log_is_not() -> None:

@@ -345,6 +345,15 @@ FIT_FEW = 5  # ... and at least this many (up to half the samples)
 FIT_STEPS = 6  # concentration steps at most (they settle in two or three)
 FIT_GAP = 8  # below NOISE_LOW_MIN samples: how far below the neighbours' reading the fit must be to count
 FIT_KEPT = 0.8  # of those, the least the noise's component must hold at the end (else unread)
+# A prefix cache hit by more than two requests in three leaves fewer unmoved than the third the fit
+# follows (docs/metrics.md: 80% hits). A cache only skips work, so the unmoved requests are the slowest
+# for their prompt: the upper edge. So the fit also follows a twelfth (at least 4) of the samples along
+# that edge (_minority), which counts where its noise's component holds a minority (fewer than
+# FIT_SHARE of the samples; half below NOISE_LOW_MIN) and no sample lies far above it.
+FIT_MINORITY = 1 / 12
+FIT_ABOVE = 4  # sigma: no sample may lie this far above that line (the unmoved ones' noise does not) ...
+FIT_STRAYS = 32  # ... and at most one in this many samples from there to twice as far below it
+FIT_ROUNDS = 3  # refits of that line on the samples the noise's component holds
 PACKED_LIMIT = 1 << 20  # bytes a packed near print may inflate to (~40 KB at SKETCH = 64)
 _ROW_SALT, _KEY_SALT, _VALUE_SALT = 0x6F7276, 0x616C6E, 0x76616C  # so the lowest hashes are not the smallest values
 
@@ -603,11 +612,13 @@ def _own_noise(timing: list[list[Any]], align: list[list[Any]]) -> tuple[float |
         read = found[n]
         if read is None:  # unread stays unread (a coarse clock's repeats)
             continue
-        fitted = _fit_noise([float(column[i]) for i in picked], [[float(v) for v in part] for part in parts])
-        # below NOISE_LOW_MIN samples the fit reads low (it follows a third of them, chosen as the ones
-        # that fit), so there it counts only where it is far below the neighbours' reading
-        if fitted is not None and (len(picked) >= NOISE_LOW_MIN or fitted * FIT_GAP < read):
-            found[n] = min(read, fitted)
+        # the fit along the edge on the first column only: a later one holding it (e2e = TTFT + decode) is
+        # read as its parts' noise (_cumulative_noise), and the cache moves the earlier one
+        fitted = _fit_noise([float(column[i]) for i in picked], [[float(v) for v in part] for part in parts], n == 0)
+        # below NOISE_LOW_MIN samples the trimmed spread reads low (it follows a third of them, chosen as the
+        # ones that fit), so it counts only where it is far below the neighbours' reading
+        if fitted is not None and (not fitted[1] or fitted[0] * FIT_GAP < read):
+            found[n] = min(read, fitted[0])
     return tuple(_cumulative_noise(timing, parts, picked, found))
 
 
@@ -629,9 +640,11 @@ def _cumulative_noise(
             if own is None or first is None or not min(map(operator.sub, later, earlier)) > 0:
                 continue
             increment = list(map(operator.sub, later, earlier))
-            step = _fit_noise(increment, [[float(v) for v in part] for part in parts])
-            if step is None:
+            # (the decode part: the cache does not touch it, so no minority of it is unmoved)
+            fitted = _fit_noise(increment, [[float(v) for v in part] for part in parts], along_edge=False)
+            if fitted is None:
                 continue
+            step = fitted[0]
             combined = statistics.median(
                 math.hypot(first * x, step * d) / y for x, d, y in zip(earlier, increment, later)
             )
@@ -694,89 +707,34 @@ def _refit(design: list[list[float]], start: Sequence[float], kept: int) -> list
     return weights
 
 
-def _fit_noise(values: list[float], parts: list[list[float]]) -> float | None:
-    """A column's relative noise (as a median deviation) read off a fit on its key's parts, None where it
-    cannot be read. y = w0 + w1 * part (+ the other parts) is fitted relative to each sample (noise is
-    a share of the timing) by least trimmed squares: of the lines through two samples half the run
-    apart in the part's order (and, where the key has two parts, the planes through three samples a
-    third apart), the one whose FIT_SHARE-th smallest residual is least, refined on the samples it fits
-    best; the fewer weights where they fit as well. So samples a shared part moves off the line (a
-    cached prefix skips part of a prompt's prefill) do not tilt it. From NOISE_LOW_MIN samples the residuals are then read as a mixture of
-    the run's noise, normal, and what the shared part leaves, uniform over their range (EM from the
-    trimmed samples' spread): the noise is the normal's. The line-through-neighbours reading counts a
-    triple as noise only when none of its three samples is moved; this needs one unmoved sample per
-    residual (with half the requests cached, one in two rather than one in eight)."""
-    step = max(1, len(values) // FIT_SAMPLES)
-    ys = values[::step]
-    m = len(ys)
-    if m < NOISE_MIN or not min(ys) > 0:
-        return None
-    inverse = [1 / y for y in ys]
-    design, orders = [], []  # per varying part: scaled to [0, 1] and divided by the sample; its order
-    for part in parts:
-        xs = part[::step]
-        low, high = min(xs), max(xs)
-        if high > low:
-            design.append([(x - low) / (high - low) * v for x, v in zip(xs, inverse)])
-            orders.append(sorted(range(m), key=xs.__getitem__))
-    kept = max(len(design) + 3, int(FIT_SHARE * m), min(m // 2, FIT_FEW))
-    if kept >= m:
-        return None
-    best: tuple[float, list[list[float]], list[float]] | None = None
-    if not design:  # a fixed-length workload: the level the most samples agree on
-        ordered = sorted(inverse)
-        low, high = min(zip(ordered, ordered[kept - 1 :]), key=lambda pair: (pair[1] - pair[0]) / (pair[1] + pair[0]))
-        best = (0.0, [inverse], [2 / (low + high)])
-    half = m // 2
-    for column, order in zip(design, orders):
-        pairs = [inverse, column]
-        for j, k in zip(order, order[half:]):
-            det = inverse[j] * column[k] - inverse[k] * column[j]  # the line through samples j and k
-            if not abs(det) > 0:
-                continue
-            w0, w1 = (column[k] - column[j]) / det, (inverse[j] - inverse[k]) / det
-            score = sorted([abs(1 - w0 * a - w1 * c) for a, c in zip(inverse, column)])[kept - 1]
-            if best is None or score < best[0]:
-                best = (score, pairs, [w0, w1])
-    if best is None:
-        return None
-    _, chosen, start = best
-    variants = [(chosen, _refit(chosen, start, kept))]
-    if len(design) > 1:  # every part: elemental fits through one sample in each third of the first part's order
-        whole = [inverse, *design]
-        rows = list(zip(*whole))
-        third = m // len(whole)
-        found = None
-        for i in range(0, m, 2):  # half the starts: enough sets of three unmoved samples, at half the cost
-            weights = _solve(
-                [list(rows[orders[0][(i + j * third) % m]]) for j in range(len(whole))], [1.0] * len(whole)
-            )
-            if weights is None:
-                continue
-            if len(weights) == 3:  # the key's two parts (a request's prompt and output): one pass
-                w0, w1, w2 = weights
-                score = sorted([abs(1 - w0 * a - w1 * b - w2 * c) for a, b, c in rows])[kept - 1]
-            else:
-                score = sorted(map(abs, _residuals(whole, weights)))[kept - 1]
-            if found is None or score < found[0]:
-                found = (score, weights)
-        if found is not None:
-            variants.append((whole, _refit(whole, found[1], kept)))
-    trimmed = []
-    for used, weights in variants:
-        spread = sorted(map(abs, _residuals(used, weights)))
-        # the trimmed samples' spread as a normal's (their residuals shrunk by the weights fitted to them)
-        scale = spread[kept - 1] / _HALF_NORMAL.inv_cdf(0.5 + kept / (2 * m)) * math.sqrt(kept / (kept - len(used)))
-        trimmed.append((scale, used, weights))
-    sigma, used, weights = min(trimmed, key=operator.itemgetter(0))
-    if m < NOISE_LOW_MIN:  # too few residuals to tell two components apart: the trimmed spread (an upper reading)
-        return sigma * 0.6745
-    squares = [r * r for r in _residuals(used, weights)]
+def _upper_edge(order: Sequence[int], xs: Sequence[float], ys: Sequence[float]) -> list[tuple[int, int]]:
+    """The edges of the upper convex hull of the points (xs, ys), `order` sorting them by x: pairs of
+    sample indices. A shared part that only speeds samples up (a cache skips work) leaves the unmoved
+    ones at that edge, the slowest for their key, however few they are."""
+    hull: list[int] = []
+    for k in order:
+        while len(hull) > 1:
+            i, j = hull[-2], hull[-1]
+            if (xs[j] - xs[i]) * (ys[k] - ys[i]) - (ys[j] - ys[i]) * (xs[k] - xs[i]) < 0:
+                break  # a right turn: j stays on the upper hull
+            hull.pop()
+        hull.append(k)
+    return list(zip(hull, hull[1:]))
+
+
+def _mixture(
+    residuals: list[float], fitted: int, sigma: float, least: float
+) -> tuple[float, float, list[float]] | None:
+    """(sigma, samples held, each sample's share in it) of the normal component when `residuals` are read
+    as a mixture of the run's noise (normal) and what a shared part leaves (uniform over their range), by
+    EM from `sigma`; None where it shrinks onto fewer than `least` of them (no noise read) or onto none."""
+    squares = [r * r for r in residuals]
     widest = math.sqrt(max(squares))
     if not widest > 0:
         return None
+    m = len(squares)
     background = 1 / (2 * widest)  # the uniform's density over the residuals' range
-    share, held = 0.5, 0.0
+    share, held, ownership = 0.5, 0.0, []
     for _ in range(50):
         if not sigma > 0:
             return None
@@ -784,17 +742,175 @@ def _fit_noise(values: list[float], parts: list[list[float]]) -> float | None:
         rest = (1 - share) * background
         ownership = [d / (d + rest) for d in (peak * math.exp(q * spread2) for q in squares)]
         held = math.fsum(ownership)
-        if held <= len(used):
+        if held <= fitted:
             return None
         share = min(held / m, 1 - 1e-9)
-        updated = math.sqrt(math.fsum(map(operator.mul, ownership, squares)) / (held - len(used)))
+        updated = math.sqrt(math.fsum(map(operator.mul, ownership, squares)) / (held - fitted))
         done = abs(updated - sigma) <= 1e-3 * sigma
         sigma = updated
         if done:
             break
-    if held < FIT_KEPT * kept:  # the normal shrank onto a handful of residuals: no noise read
+    if held < least:  # the normal shrank onto a handful of residuals: no noise read
         return None
-    return sigma * 0.6745
+    return sigma, held, ownership
+
+
+def _weighted(design: list[list[float]], ownership: Sequence[float]) -> list[float] | None:
+    """Least squares of 1 on the design's columns, each sample weighted by its share in the noise's
+    component (_mixture): the line the unmoved samples follow, all of them rather than the few that
+    found it."""
+    scaled = [list(map(operator.mul, column, ownership)) for column in design]
+    normal = [[math.fsum(map(operator.mul, a, b)) for b in design] for a in scaled]
+    return _solve(normal, [math.fsum(a) for a in scaled])
+
+
+def _fit_noise(values: list[float], parts: list[list[float]], along_edge: bool = True) -> tuple[float, bool] | None:
+    """A column's relative noise (as a median deviation) read off a fit on its key's parts, None where it
+    cannot be read. y = w0 + w1 * part (+ the other parts) is fitted relative to each sample (noise is
+    a share of the timing) by least trimmed squares: of the lines through two samples half the run
+    apart in the part's order or along the upper edge of the samples (_upper_edge) (and, where the key
+    has two parts, the planes through three samples a third apart), the one whose FIT_SHARE-th smallest
+    residual is least, refined on the samples it fits best; the fewer weights where they fit as well.
+    So samples a shared part moves off the line (a cached prefix skips part of a prompt's prefill) do not
+    tilt it. From NOISE_LOW_MIN samples the residuals are then read as a mixture of the run's noise,
+    normal, and what the shared part leaves, uniform over their range (EM from the trimmed samples'
+    spread: _mixture): the noise is the normal's. The line-through-neighbours reading counts a triple as
+    noise only when none of its three samples is moved; this needs one unmoved sample per residual
+    (with half the requests cached, one in two rather than one in eight). Where fewer than FIT_SHARE of
+    the samples are unmoved (a cache hit by four requests in five), the fit that follows a third follows
+    moved ones too; so a fit along the upper edge that follows FIT_MINORITY of them is read too
+    (_minority), and where it holds, it counts, at any sample count. (reading, upper): `upper` where the
+    reading is the trimmed spread of fewer than NOISE_LOW_MIN samples, which reads low. `along_edge`: False
+    where no shared part can speed a majority up (the fit along the edge is then not read)."""
+    step = max(1, len(values) // FIT_SAMPLES)
+    ys = values[::step]
+    m = len(ys)
+    if m < NOISE_MIN or not min(ys) > 0:
+        return None
+    inverse = [1 / y for y in ys]
+    design, orders, scaled = [], [], []  # per varying part: scaled to [0, 1] and divided by the sample; its order
+    for part in parts:
+        xs = part[::step]
+        low, high = min(xs), max(xs)
+        if high > low:
+            unit = [(x - low) / (high - low) for x in xs]
+            design.append([x * v for x, v in zip(unit, inverse)])
+            orders.append(sorted(range(m), key=xs.__getitem__))
+            scaled.append(unit)
+    third = max(len(design) + 3, int(FIT_SHARE * m), min(m // 2, FIT_FEW))
+    if third >= m:
+        return None
+    few = min(third, max(4, int(FIT_MINORITY * m)))  # (a line: two weights, and two samples more)
+    shares = (third, few) if design and along_edge else (third,)
+    best: list[tuple[float, list[list[float]], list[float]] | None] = [None] * len(shares)
+    if not design:  # a fixed-length workload: the level the most samples agree on
+        ordered = sorted(inverse)
+        low, high = min(zip(ordered, ordered[third - 1 :]), key=lambda pair: (pair[1] - pair[0]) / (pair[1] + pair[0]))
+        best[0] = (0.0, [inverse], [2 / (low + high)])
+    half = m // 2
+    for column, order, unit in zip(design, orders, scaled):
+        pairs = [inverse, column]
+        edge = _upper_edge(order, unit, ys)
+        for n, (j, k) in enumerate((*edge, *zip(order, order[half:]))):
+            det = inverse[j] * column[k] - inverse[k] * column[j]  # the line through samples j and k
+            if not abs(det) > 0:
+                continue
+            w0, w1 = (column[k] - column[j]) / det, (inverse[j] - inverse[k]) / det
+            ranked = sorted([abs(1 - w0 * a - w1 * c) for a, c in zip(inverse, column)])
+            # the smaller share follows the upper edge alone: among the moved samples, lines through a
+            # chance alignment of a few are many
+            for s, kept in enumerate(shares if n < len(edge) else shares[:1]):
+                found = best[s]
+                if found is None or ranked[kept - 1] < found[0]:
+                    best[s] = (ranked[kept - 1], pairs, [w0, w1])
+    if best[0] is None:
+        return None
+    planes: list[tuple[float, list[float]] | None] = [None] * len(shares)
+    whole = [inverse, *design]
+    if len(design) > 1:  # every part: elemental fits through one sample in each third of the first part's order
+        rows = list(zip(*whole))
+        span = m // len(whole)
+        for i in range(0, m, 2):  # half the starts: enough sets of three unmoved samples, at half the cost
+            weights = _solve([list(rows[orders[0][(i + j * span) % m]]) for j in range(len(whole))], [1.0] * len(whole))
+            if weights is None:
+                continue
+            if len(weights) == 3:  # the key's two parts (a request's prompt and output): one pass
+                w0, w1, w2 = weights
+                ranked = sorted([abs(1 - w0 * a - w1 * b - w2 * c) for a, b, c in rows])
+            else:
+                ranked = sorted(map(abs, _residuals(whole, weights)))
+            for s, kept in enumerate(shares[:1]):  # (the smaller share: the edge's lines alone, above)
+                plane = planes[s]
+                if plane is None or ranked[kept - 1] < plane[0]:
+                    planes[s] = (ranked[kept - 1], weights)
+    readings = []
+    for s, kept in enumerate(shares):
+        found = best[s]
+        if found is None:  # the smaller share: no line along the edge
+            break
+        _, chosen, start = found
+        variants = [(chosen, _refit(chosen, start, kept))]
+        plane = planes[s]
+        if plane is not None:
+            variants.append((whole, _refit(whole, plane[1], kept)))
+        trimmed = []
+        for used, weights in variants:
+            spread = sorted(map(abs, _residuals(used, weights)))
+            # the trimmed samples' spread as a normal's (their residuals shrunk by the weights fitted to them)
+            scale = spread[kept - 1] / _HALF_NORMAL.inv_cdf(0.5 + kept / (2 * m)) * math.sqrt(kept / (kept - len(used)))
+            trimmed.append((scale, used, weights))
+        readings.append(min(trimmed, key=operator.itemgetter(0)))
+    sigma, used, weights = readings[0]
+    if len(readings) > 1:
+        found_few = _minority(readings[1], few, m, FIT_SHARE * m if m >= NOISE_LOW_MIN else m / 2)
+        if found_few is not None:
+            return found_few * 0.6745, False
+    if m < NOISE_LOW_MIN:  # too few residuals to tell two components apart: the trimmed spread (an upper reading)
+        return sigma * 0.6745, True
+    found_third = _mixture(_residuals(used, weights), len(used), sigma, FIT_KEPT * third)
+    return None if found_third is None else (found_third[0] * 0.6745, False)
+
+
+def _minority(reading: tuple[float, list[list[float]], list[float]], few: int, m: int, most: float) -> float | None:
+    """The noise's sigma read off a fit along the upper edge that follows `few` samples (_fit_noise), where
+    they are a minority unmoved: the mixture's normal holds fewer than `most` of the m samples (from
+    NOISE_LOW_MIN, FIT_SHARE of them: more, and the fit that follows a third reads them; below, half: the
+    trimmed third then holds moved samples too), and none of the rest lie far above them (a shared part
+    that only speeds samples up, as a cache skips work: _above; one normal component fails it, as half of
+    it lies above the line a few of its samples found). The moved samples lie far below, so even a few
+    residuals tell the two components apart. The line is refitted on the normal's samples by their share
+    in it (_weighted), a few times, so that it follows all the unmoved samples."""
+    sigma, used, weights = reading
+    found = None
+    for _ in range(FIT_ROUNDS):
+        residuals = _residuals(used, weights)
+        if _above(residuals, sigma):
+            return None
+        # (more than the few the line was found on: a line through a chance alignment holds those alone)
+        mixed = _mixture(residuals, len(used), sigma, few + len(used))
+        if mixed is None:
+            return None
+        sigma, held, ownership = mixed
+        if held >= most:
+            return None
+        found = sigma
+        refined = _weighted(used, ownership)
+        if refined is None:
+            break
+        weights = refined
+    if found is None:
+        return None
+    residuals = _residuals(used, weights)
+    # the moved samples lie far below, not right under the unmoved ones: a hard edge of one component
+    # (uniform noise) holds a few samples close to a line through them, and more just below it
+    below = sum(1 for r in residuals if -2 * FIT_ABOVE * found < r < -FIT_ABOVE * found)
+    return found if not _above(residuals, found) and below <= m // FIT_STRAYS else None
+
+
+def _above(residuals: Sequence[float], sigma: float) -> bool:
+    """Whether any sample lies more than FIT_ABOVE sigma above the fitted line (relative residual y - fit)."""
+    bound = FIT_ABOVE * sigma
+    return any(r > bound for r in residuals)
 
 
 def _below_noise(
