@@ -351,6 +351,7 @@ FIT_KEPT = 0.8  # of those, the least the noise's component must hold at the end
 # that edge (_minority), which counts where its noise's component holds a minority (fewer than
 # FIT_SHARE of the samples; half below NOISE_LOW_MIN) and no sample lies far above it.
 FIT_MINORITY = 1 / 12
+FIT_MINORITY_GAP = 2  # from NOISE_LOW_MIN samples, read only where that edge is this much tighter (_tighter)
 FIT_ABOVE = 4  # sigma: no sample may lie this far above that line (the unmoved ones' noise does not) ...
 FIT_STRAYS = 32  # ... and at most one in this many samples from there to twice as far below it
 FIT_ROUNDS = 3  # refits of that line on the samples the noise's component holds
@@ -810,19 +811,19 @@ def _fit_noise(values: list[float], parts: list[list[float]], along_edge: bool =
     half = m // 2
     for column, order, unit in zip(design, orders, scaled):
         pairs = [inverse, column]
-        edge = _upper_edge(order, unit, ys)
-        for n, (j, k) in enumerate((*edge, *zip(order, order[half:]))):
+        # the third follows lines through samples half the run apart; the smaller share, lines along the
+        # upper edge alone (among the moved samples, lines through a chance alignment of a few are many)
+        edge = _upper_edge(order, unit, ys) if len(shares) > 1 else []
+        for n, (j, k) in enumerate((*zip(order, order[half:]), *edge)):
             det = inverse[j] * column[k] - inverse[k] * column[j]  # the line through samples j and k
             if not abs(det) > 0:
                 continue
             w0, w1 = (column[k] - column[j]) / det, (inverse[j] - inverse[k]) / det
             ranked = sorted([abs(1 - w0 * a - w1 * c) for a, c in zip(inverse, column)])
-            # the smaller share follows the upper edge alone: among the moved samples, lines through a
-            # chance alignment of a few are many
-            for s, kept in enumerate(shares if n < len(edge) else shares[:1]):
-                found = best[s]
-                if found is None or ranked[kept - 1] < found[0]:
-                    best[s] = (ranked[kept - 1], pairs, [w0, w1])
+            s, kept = (0, third) if n < m - half else (1, few)
+            found = best[s]
+            if found is None or ranked[kept - 1] < found[0]:
+                best[s] = (ranked[kept - 1], pairs, [w0, w1])
     if best[0] is None:
         return None
     planes: list[tuple[float, list[float]] | None] = [None] * len(shares)
@@ -861,7 +862,8 @@ def _fit_noise(values: list[float], parts: list[list[float]], along_edge: bool =
             trimmed.append((scale, used, weights))
         readings.append(min(trimmed, key=operator.itemgetter(0)))
     sigma, used, weights = readings[0]
-    if len(readings) > 1:
+    # (from NOISE_LOW_MIN, only where the best few lie far tighter than one component would put them)
+    if len(readings) > 1 and (m < NOISE_LOW_MIN or _tighter(best[0], best[1], third / few)):
         found_few = _minority(readings[1], few, m, FIT_SHARE * m if m >= NOISE_LOW_MIN else m / 2)
         if found_few is not None:
             return found_few * 0.6745, False
@@ -869,6 +871,16 @@ def _fit_noise(values: list[float], parts: list[list[float]], along_edge: bool =
         return sigma * 0.6745, True
     found_third = _mixture(_residuals(used, weights), len(used), sigma, FIT_KEPT * third)
     return None if found_third is None else (found_third[0] * 0.6745, False)
+
+
+def _tighter(wide: tuple[float, Any, Any] | None, tight: tuple[float, Any, Any] | None, shares: float) -> bool:
+    """Whether the few-th residual of the fit along the edge (`tight`'s score) is FIT_MINORITY_GAP times
+    further below the third's (`wide`'s) than their ranks put it: for one component, whose density is
+    about flat near its line, the k-th smallest residual grows about as k does (`shares`, third / few); a
+    tight minority at the edge, with the rest moved far off it, puts the third's far further out."""
+    if wide is None or tight is None:
+        return False
+    return wide[0] > FIT_MINORITY_GAP * shares * tight[0]
 
 
 def _minority(reading: tuple[float, list[list[float]], list[float]], few: int, m: int, most: float) -> float | None:
@@ -881,13 +893,15 @@ def _minority(reading: tuple[float, list[list[float]], list[float]], few: int, m
     residuals tell the two components apart. The line is refitted on the normal's samples by their share
     in it (_weighted), a few times, so that it follows all the unmoved samples."""
     sigma, used, weights = reading
+    # from NOISE_LOW_MIN, more than the few the line was found on (a line through a chance alignment of a
+    # few holds those alone); below, a quarter of 16 requests may be all that is unmoved
+    least = few + len(used) if m >= NOISE_LOW_MIN else FIT_KEPT * few
     found = None
     for _ in range(FIT_ROUNDS):
         residuals = _residuals(used, weights)
         if _above(residuals, sigma):
             return None
-        # (more than the few the line was found on: a line through a chance alignment holds those alone)
-        mixed = _mixture(residuals, len(used), sigma, few + len(used))
+        mixed = _mixture(residuals, len(used), sigma, least)
         if mixed is None:
             return None
         sigma, held, ownership = mixed
