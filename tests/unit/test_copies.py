@@ -714,7 +714,7 @@ def _flagged(first: list[dict[str, Any]], second: list[dict[str, Any]]) -> bool:
     return bool(set(buckets(a)) & set(buckets(b)) and same_measurement(a, b))
 
 
-@pytest.mark.parametrize("share", [0.3, 0.5])
+@pytest.mark.parametrize("share", [0.3, 0.5, 0.8])
 def test_quiet_reruns_on_a_dataset_that_hits_the_prefix_cache_are_never_one_measurement(
     share: float, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -724,7 +724,8 @@ def test_quiet_reruns_on_a_dataset_that_hits_the_prefix_cache_are_never_one_meas
     part that is rough in prompt order, which the line through key-order neighbours read as noise, so
     an honest re-run "agreed far below its noise" (9-10 of 12 pairs at 50%). The fit on the key's parts
     (independence._fit_noise) reads the noise off the uncached requests. Without it, the same pairs are
-    flagged again: the runs below do exercise the case."""
+    flagged again: the runs below do exercise the case. At 80% hits a fifth of the requests is uncached, fewer
+    than the third the fit follows: the fit along the upper edge (independence._minority) reads them."""
     pairs = [
         (
             measure(Workload("inference", size, 600 + seed, cached=share), 0),
@@ -756,10 +757,53 @@ def test_copies_of_a_quiet_prefix_cache_run_are_still_one_measurement(forge: Cal
     """The forgery twins of the test above: the same quiet runs copied below their own noise (TTFT sigma
     0.5%) are still caught, now that the noise read off them is the machine's and not the cache's. (At
     +-0.3%, half that noise, most are: bench/copies.py's `prefix_cache` measures how many.)"""
-    for share in (0.3, 0.5):
+    for share in (0.3, 0.5, 0.8):
         for size in (64, 200, 1000):
             original = measure(Workload("inference", size, 600 + size, cached=share), 0)
             assert _flagged(original, forge(original, size)), (share, size)
+
+
+def test_sixteen_quiet_requests_half_of_them_cached_are_never_one_measurement() -> None:
+    """Issue 51's honest row at 16 requests and a 50% hit share: as few as 4 of the 16 may be uncached, too
+    few for the trimmed third (which then reads the cache as noise: 2 of 30 pairs were refused); the fit
+    along the upper edge reads them. Forgery twin: the same runs copied with +-0.1% jitter are caught."""
+    for seed in range(12):
+        workload = Workload("inference", 16, 600 + seed, cached=0.5)
+        first, second = measure(workload, 0), measure(workload, 1)
+        assert not _flagged(first, second), seed
+        assert _flagged(first, _map("inference", first, 1.0, 0.0, 1e-3, seed)), seed
+
+
+def test_the_fit_along_the_upper_edge_reads_a_run_most_of_whose_requests_hit_the_cache() -> None:
+    """At 80% hits the fit that follows a third of the requests follows cached ones (their TTFT a wedge
+    below the uncached line) and reads 30x the machine's noise or more; the fit along the upper edge (a cache
+    only speeds a request up, so the uncached are the slowest for their prompt) reads it within 0.6-1.6x."""
+    from validator.science.samples import Columns
+
+    truth = 0.005 * 0.6745
+    for size in (64, 200, 1000):
+        run = measure(Workload("inference", size, 700 + size, cached=0.8), 0)
+        columns = Columns(run)
+        timing = independence._numeric(columns, ("ttft_ms",))
+        parts = independence._numeric(columns, ("prompt_tokens", "output_tokens"))
+        assert timing is not None and parts is not None
+        values, keys = [float(v) for v in timing[0]], [[float(v) for v in p] for p in parts]
+        edge, third = independence._fit_noise(values, keys), independence._fit_noise(values, keys, along_edge=False)
+        assert edge is not None and 0.6 < edge[0] / truth < 1.6, size
+        assert third is None or third[0] > 10 * truth, size
+
+
+def test_the_fit_along_the_edge_reads_nothing_off_one_component_with_a_hard_edge() -> None:
+    """Honest twin of the test above: uniform noise (bench/generate.py's runs: step times x U(0.97, 1.03)) has
+    a hard upper edge where a few samples lie close to a line through them. Read as "a tight minority, the
+    rest moved below", it gave 0.01-0.2x the noise (a copy's jitter would then pass as noise); no such
+    reading counts (independence._tighter, _minority), so the noise read is the third's, as before."""
+    rng = random.Random(5)
+    for size in (64, 200, 419, 1000):
+        for _ in range(25):
+            steps = [float(step) for step in range(1, size + 1)]
+            times = [16.7 * rng.uniform(0.97, 1.03) for _ in steps]
+            assert independence._fit_noise(times, [steps]) == independence._fit_noise(times, [steps], along_edge=False)
 
 
 def test_the_fit_reads_a_runs_noise_whether_or_not_a_shared_part_is_rough_in_the_key() -> None:
