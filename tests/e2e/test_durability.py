@@ -99,8 +99,10 @@ def _with_site(dest: Path) -> Path:
     root = generated(dest, 12)
     assert cli.main(["site", str(root / "_site"), "--root", str(root)]) == 0  # an older site to replace
     (root / ".gitignore").write_text(".generated\n_site/\n")
-    part_path = next(
-        p for p in sorted((root / "boards" / "models").iterdir()) if json.loads(p.read_text())["boards"]["training"]
+    part_path = next(  # a model's chunk (boards/models/<model>/<i>.json) holding training rows
+        p
+        for p in sorted((root / "boards" / "models").glob("*/*.json"))
+        if json.loads(p.read_text())["boards"]["training"]
     )
     part = json.loads(part_path.read_text())
     part["boards"]["training"] = part["boards"]["training"][1:]  # the new site differs from the old
