@@ -632,6 +632,21 @@ def test_absurd_timings_never_break_the_copy_test(bad: float) -> None:
     assert same_measurement(a, sample_fingerprint("inference", [dict(s) for s in broken])) == "identical samples"
 
 
+@pytest.mark.parametrize("tiny", [1e-300, 1e-310, 5e-324])
+@pytest.mark.parametrize("kind", ["training", "inference"])
+def test_a_vanishing_timing_never_breaks_the_copy_test(kind: str, tiny: float) -> None:
+    """A schema-valid positive timing next to zero (1e-300 s among ~1 s steps) made the noise fits' relative
+    residuals overflow to infinity, and the mixture's EM divided 0 by 0: `orv check` stopped with an internal
+    error on the run file. Such a run is fingerprinted, and a copy of it is still one measurement."""
+    column = "time_s" if kind == "training" else "ttft_ms"
+    samples = measure(Workload(kind, 64, 201), 0)
+    for at in (0, 1, 31, 63):
+        broken = [{**s, column: tiny} if i == at else s for i, s in enumerate(samples)]
+        a = sample_fingerprint(kind, broken)
+        buckets(a)
+        assert same_measurement(a, sample_fingerprint(kind, [dict(s) for s in broken])) == "identical samples"
+
+
 @pytest.mark.parametrize("size", [64, 200, 1000])
 def test_a_fixed_length_copy_reordered_and_thinned_is_caught_and_its_honest_twin_is_not(size: int) -> None:
     """Issue 51's 'jitter + drop + reorder' on a fixed-length workload (nothing to align by key, the count

@@ -735,7 +735,9 @@ def _mixture(
     EM from `sigma`; None where it shrinks onto fewer than `least` of them (no noise read) or onto none."""
     squares = [r * r for r in residuals]
     widest = math.sqrt(max(squares))
-    if not widest > 0:
+    # (infinite: a timing next to zero, 1e-300 s among ~1 s steps, puts a relative residual past a float's
+    # range; the uniform's density is then 0 and so is the normal's, 0 / 0 below: such residuals say nothing)
+    if not 0 < widest < math.inf:
         return None
     m = len(squares)
     background = 1 / (2 * widest)  # the uniform's density over the residuals' range
