@@ -632,19 +632,49 @@ def test_absurd_timings_never_break_the_copy_test(bad: float) -> None:
     assert same_measurement(a, sample_fingerprint("inference", [dict(s) for s in broken])) == "identical samples"
 
 
-@pytest.mark.parametrize("tiny", [1e-300, 1e-310, 5e-324])
+@pytest.mark.parametrize(("level", "tiny"), [(1.0, 1e-300), (1.0, 5e-324), (1e100, 1e-140)])
 @pytest.mark.parametrize("kind", ["training", "inference"])
-def test_a_vanishing_timing_never_breaks_the_copy_test(kind: str, tiny: float) -> None:
-    """A schema-valid positive timing next to zero (1e-300 s among ~1 s steps) made the noise fits' relative
-    residuals overflow to infinity, and the mixture's EM divided 0 by 0: `orv check` stopped with an internal
-    error on the run file. Such a run is fingerprinted, and a copy of it is still one measurement."""
+def test_a_vanishing_timing_never_breaks_the_copy_test(kind: str, level: float, tiny: float) -> None:
+    """A schema-valid positive timing next to zero among the others (1e-300 s among ~1 s steps; 1e-140
+    among 1e100, both within what a column may hold) made the noise fits' relative residuals overflow to
+    infinity, and the mixture's EM divided 0 by 0: `orv check` stopped with an internal error on the run
+    file. Such a run is fingerprinted, and a copy of it is still one measurement."""
     column = "time_s" if kind == "training" else "ttft_ms"
-    samples = measure(Workload(kind, 64, 201), 0)
+    samples = [
+        {key: value * level if key in ("time_s", "ttft_ms", "e2e_ms") else value for key, value in s.items()}
+        for s in measure(Workload(kind, 64, 201), 0)
+    ]
     for at in (0, 1, 31, 63):
         broken = [{**s, column: tiny} if i == at else s for i, s in enumerate(samples)]
         a = sample_fingerprint(kind, broken)
         buckets(a)
         assert same_measurement(a, sample_fingerprint(kind, [dict(s) for s in broken])) == "identical samples"
+
+
+@pytest.mark.parametrize("scale", [5e-324, 1e-320, 2.3e-308, 1e-200])
+@pytest.mark.parametrize("kind", ["training", "inference"])
+@pytest.mark.parametrize("size", [8, 40, 200])
+def test_timings_all_near_zero_never_break_the_copy_test(kind: str, scale: float, size: int) -> None:
+    """Schema-valid positive timings that are all next to zero (multiples of 5e-324): the candidate keys'
+    cell width (a quarter of a subnormal spread) rounded to 0 and divided by it, and the noise fit's sums
+    of relative values overflowed (ZeroDivisionError, OverflowError: orv check's internal error). Such a
+    column is no measurement, as one past 1e150 is not; identical runs still match by their exact hash."""
+    rng = random.Random(size)
+    if kind == "training":
+        samples = [{"step": i, "time_s": scale * rng.randint(1, 9)} for i in range(size)]
+    else:
+        samples = [
+            {
+                "prompt_tokens": 100 + i,
+                "output_tokens": 50 + i % 7,
+                "ttft_ms": scale * rng.randint(1, 9),
+                "e2e_ms": scale * rng.randint(10, 19),
+            }
+            for i in range(size)
+        ]
+    a, b = sample_fingerprint(kind, samples), sample_fingerprint(kind, samples[::-1])
+    buckets(a), buckets(b)
+    assert same_measurement(a, b) == "identical samples"
 
 
 @pytest.mark.parametrize("size", [64, 200, 1000])

@@ -374,7 +374,8 @@ NearPrint = tuple[Any, ...]
 ValuesPrint = tuple[Any, ...]
 
 
-SANE = 1e150  # beyond this a timing is no measurement (sums and squares of it overflow a float)
+SANE = 1e150  # beyond this a timing is no measurement (sums and squares of it overflow a float) ...
+TINY = 1 / SANE  # ... nor is one this close to zero but not 0 (the fits divide by timings, keys by spreads)
 
 
 _HASH_LOW, _HASH_SPAN = -(1 << 63), 1 << 64  # the range of CPython's (64-bit) hashes
@@ -393,15 +394,20 @@ def _lowest(hashes: Collection[int], k: int) -> list[int]:
 
 def _numeric(columns: Columns, names: Sequence[str]) -> list[list[Any]] | None:
     """The columns, when each holds numbers only, every one finite and of a size a clock can give
-    (a schema-valid 1e308 or a non-finite value made the fits overflow: such a column says nothing)."""
+    (a schema-valid 1e308 or a non-finite value made the fits overflow, a 1e-300 next to ~1 s divided them
+    past a float's range and subnormal spreads to zero: such a column says nothing)."""
     found = []
     for name in names:
         values = columns.get(name)
-        if values is None or not columns.types(name) or not columns.types(name) <= {int, float}:
+        types = columns.types(name)
+        if values is None or not types or not types <= {int, float}:
             return None
         low, high = columns.bounds(name)  # the sorted ends if sorted already, else min and max: no sort for this
         if not (-SANE < low and high < SANE) or not math.isfinite(sum(values)):
             return None  # (a NaN may sort anywhere; the sum finds it)
+        # (a pass only where a value may lie that close to zero: floats reaching below TINY, say a 0.0 among them)
+        if low < TINY and float in types and any(0 < abs(v) < TINY for v in values):
+            return None
         found.append(values)
     return found
 
