@@ -188,7 +188,7 @@ def _rounded_run(rng: random.Random, count: int, grid: float, level: float) -> l
 def test_every_pair_the_values_rule_flags_shares_two_value_keys_of_a_column(
     seed: int, count: int, kept: float, grid: float
 ) -> None:
-    """VALUE_KEYS_TIE is no loss: whenever values_copied flags two runs (a resample, a partial copy or
+    """COUNTED_TIES["v"] (two value-sketch keys of a column) is no loss: whenever values_copied flags two runs (a resample, a partial copy or
     chance on a coarse clock), they share two or more value-sketch keys of one column, so the check,
     compared() and pull-request mode's neighbourhood, which skip pairs sharing fewer, skip none it flags."""
     rng = random.Random(seed)

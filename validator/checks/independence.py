@@ -9,7 +9,7 @@ from validator.diagnostics import Severity
 from validator.evidence.arrival import later_of
 from validator.registry.relations import content_keys
 from validator.registry.snapshot import RunEntry, Snapshot
-from validator.science.independence import VALUES, buckets, judged, tie
+from validator.science.independence import VALUES, judged, tie
 
 
 @check("ORV304", Severity.ERROR, "run copies another run's samples", related_by="s")
@@ -38,10 +38,9 @@ def runs_are_separate_measurements(snapshot: Snapshot) -> Iterator[Finding]:
     for run in sorted(snapshot.runs.values(), key=lambda run: run.path):
         if run.meta is None or run.facts is None or not run.facts.fingerprint:
             continue
-        if run.quality is None:
-            keys = [key for key in content_keys(run) if key.startswith("s:")]
-        else:  # a quality run's relation keys are its task hashes' (ORV239); its samples' buckets as any run's
-            keys = [f"s:{run.meta.kind}:{key}" for key in buckets(run.facts.fingerprint)]
+        # (a quality run never gets here: its loader keeps no meta or timing facts, and its relation keys are
+        # ORV239's `q:` task hashes alone, so neither this check nor pull-request mode ties it by samples)
+        keys = [key for key in content_keys(run) if key.startswith("s:")]
         for key in keys:
             held = groups.get(key)
             if held is None:

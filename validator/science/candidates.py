@@ -268,8 +268,8 @@ def _merged_keys(
 # the share of the copy that is the original's. Cells are of the timing itself, not normalised (a merge
 # moves the median and spread), so a rescaled copy is left to the keys above; jitter much below a cell
 # keeps most cells. Two honest runs of one dataset share an element only where their timings fall in
-# one cell, and few such among their lowest: a pair ties at MERGE_KEYS_TIE shared keys of one column
-# (independence.tie), measured on the bench registries (docs/metrics.md).
+# one cell, and few such among their lowest: a pair ties at COUNTED_TIES["m"] (4) shared keys of one
+# column (independence.tie), measured on the bench registries (docs/metrics.md).
 MERGE_CELL = 1e-3  # relative width of a cell (log scale)
 MERGE_SKETCH = 32  # lowest elements kept per timing column
 MERGE = 0x6E8  # what a merge key is of (as RAW etc.: numbers only, the same hash in every process)

@@ -1487,7 +1487,10 @@ def buckets(fingerprint: Fingerprint) -> tuple[str, ...]:
     - aligned timings (aligned_equal, timing_agreement, filtered_agreement): the run's candidate keys,
       locality-sensitive hashes of where its samples' timings fall (science/candidates.py): a copy
       whose timings follow the original's within the noise these rules allow keeps them, an
-      independent run rarely does (measured, not assumed: `python -m bench.candidates`).
+      independent run rarely does (measured, not assumed: `python -m bench.candidates`);
+    - the same, for a copy merged with another dataset's run: the merge keys (candidates.merge_keys).
+
+    Value-sketch (`v:`) and merge (`m:`) keys tie two runs only several of one column at a time (`tie`).
     """
     if not fingerprint:
         return ()
@@ -1570,7 +1573,7 @@ def is_value_key(key: str) -> bool:
 #   sketch hashes, every one of which is published (buckets), so this loses nothing; on a coarse clock
 #   honest runs of one workload share single values by chance, and each such tie cost a comparison and, in
 #   a pull request, a loaded neighbour (issue 55);
-# - merge keys (`m:<column>:<hash>`, candidates.merge_keys), MERGE_KEYS_TIE: honest runs of one dataset
+# - merge keys (`m:<column>:<hash>`, candidates.merge_keys), four: honest runs of one dataset
 #   share a few by chance, a copy about half its sketch.
 COUNTED_TIES = {"v": 2, "m": 4}
 VALUES, ALL = "values", "all"  # tie(): judged by the exact-values rule alone, or by every rule
