@@ -123,7 +123,9 @@ def registry(root: Path, every: int) -> dict[str, Any]:
                 found += 1
             else:
                 missed[f"{kind}, {len(samples)} samples: {name}"] += 1
-            neighbours.append(len({m for key in fake_keys for m in groups.get((kind, key), ())}))
+            # the runs pull-request mode loads beside the forgery: those the keys they share tie (relations.ties)
+            sharing = {m for key in fake_keys for m in groups.get((kind, key), ())}
+            neighbours.append(sum(1 for m in sharing if tie(fake_keys & keys[m]) is not None))
     neighbours.sort()
     return {
         "registry": str(root),

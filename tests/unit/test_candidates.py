@@ -7,13 +7,16 @@ is in tests/unit/test_copies.py (the CI subset) and `python -m bench.candidates`
 from __future__ import annotations
 
 import random
+from pathlib import Path
 from typing import Any
 
+import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bench.candidates import registry
 from tests.conftest import fuzz_examples
-from tests.testing.corpus import Workload, _drop, _map, _merged, _shuffled, _smoothed, measure
+from tests.testing.corpus import Workload, _drop, _map, _merged, _shuffled, _smoothed, forgeries, measure
 from validator.pr.neighbourhood import neighbourhood
 from validator.registry.relations import ties
 from validator.science import candidates, independence
@@ -300,3 +303,26 @@ def test_a_training_copy_merged_with_another_recipes_log_keeps_its_merge_keys_an
     assert caught >= 9, caught
     fixed = measure(Workload("inference", 200, 3, variable=False), 0)
     assert not _merge_keys(sample_fingerprint("inference", fixed))
+
+
+def test_the_bench_counts_a_forgerys_neighbours_as_pull_request_mode_loads_them(tmp_path: Path) -> None:
+    """`python -m bench.candidates` reports how many runs a forgery would be compared with (what a pull
+    request adding it costs): the runs whose shared keys tie it (relations.ties, as pull-request mode's
+    neighbourhood), not every run sharing one key (on a coarse clock honest runs share single values)."""
+    rng = random.Random(3)
+    runs = [_rounded_run(rng, 40, 1e-2, 80.0) for _ in range(6)]
+    for index, samples in enumerate(runs):
+        folder = tmp_path / "runs" / f"{index:02x}"
+        folder.mkdir(parents=True)
+        (folder / "run.json").write_bytes(orjson.dumps({"kind": "inference", "samples": samples}))
+    found = registry(tmp_path, every=6)
+    prints = [sample_fingerprint("inference", samples) for samples in runs]
+    counts = []
+    for _, forged in forgeries("inference", runs[0], 0, runs[1]):
+        fake = sample_fingerprint("inference", forged)
+        if same_measurement(prints[0], fake):
+            fake_keys = {f"s:inference:{key}" for key in buckets(fake)}
+            counts.append(sum(ties(fake_keys & {f"s:inference:{key}" for key in buckets(p)}) for p in prints))
+    counts.sort()
+    assert counts and found["forgery_neighbours_max"] == counts[-1]
+    assert found["forgery_neighbours_median"] == counts[len(counts) // 2]
