@@ -30,7 +30,7 @@ from validator.hashing import RUN_REF
 from validator.models import Recipe, TrainingRecipe
 from validator.registry.layout import classify, misplaced_run, run_digest_from_path
 from validator.registry.snapshot import RecipeEntry, RunEntry
-from validator.science.independence import buckets, counted_column, tie
+from validator.science.independence import buckets, tie
 from validator.stacks import launch_args
 
 Keys = tuple[str, ...]
@@ -38,13 +38,13 @@ Keys = tuple[str, ...]
 
 def ties(shared: Iterable[str]) -> bool:
     """Whether the keys two files share relate them (pull-request mode's neighbourhood): any one key does,
-    but ORV304's value-sketch and merge keys only as science/independence.py `tie` says, per kind (one value
-    of a column in common is chance, and no check ever joins two files by it)."""
+    but ORV304's sample keys (`s:<kind>:<bucket>`) only as science/independence.py `tie` says of their buckets,
+    per kind (one value of a column in common is chance, and no check ever joins two files by it)."""
     by_kind: dict[str, list[str]] = {}
     for key in shared:
-        kind, _, bucket = key[2:].partition(":") if key.startswith("s:") else ("", "", "")
-        if counted_column(bucket) is None:
+        if not key.startswith("s:"):
             return True
+        kind, _, bucket = key[2:].partition(":")
         by_kind.setdefault(kind, []).append(bucket)
     return any(tie(buckets) is not None for buckets in by_kind.values())
 

@@ -422,12 +422,13 @@ def _window(timing: list[list[Any]], i: int, count: int) -> tuple[Any, ...]:
     return (None,) * max(0, -low) + inside + (None,) * max(0, high - count)
 
 
-def _near_parts(timing: list[list[Any]], align: list[list[Any]]) -> tuple[Any, ...]:
+def _near_parts(timing: list[list[Any]], align: list[list[Any]], keys: list[int] | None = None) -> tuple[Any, ...]:
     """_near_print's sketches of the numeric timing and alignment columns: (distinct row hashes, their lowest
-    SKETCH, aligned samples, first samples, keys held a few times, windows, fastest samples) (NearPrint)."""
+    SKETCH, aligned samples, first samples, keys held a few times, windows, fastest samples) (NearPrint).
+    `keys`: the samples' alignment hashes where the caller has them already (_alignment_hashes)."""
     rows = set(map(hash, zip(itertools.repeat(_ROW_SALT), *timing)))
     shared = tuple(_lowest(rows, SKETCH))
-    keys = _alignment_hashes(align)
+    keys = _alignment_hashes(align) if keys is None else keys
     count = len(keys)
     distinct = set(keys)
     counts = Counter(keys) if len(distinct) < count else None  # None: every key held once (no Counter pass)
@@ -989,12 +990,13 @@ def _near_print(kind: str, columns: Columns) -> NearPrint | None:
     align = _numeric(columns, ALIGN_COLUMNS.get(kind, ()))
     if not timing or align is None:  # no timing column: nothing to sketch (and zip below would never end)
         return None
-    rows, shared, aligned, sequence, few, windows, ranked = _near_parts(timing, align)
+    alignment = _alignment_hashes(align)  # once, for the sketches and the merge keys
+    rows, shared, aligned, sequence, few, windows, ranked = _near_parts(timing, align, alignment)
     noise = _own_noise(timing, align)
     spreads = [candidates.spread(columns.ordered(name)) for name in TIMING_COLUMNS[kind][: len(timing)]]
     keys = candidates.sample_keys(spreads, aligned, windows, few, sequence, ranked)
     # the merge keys: a copy merged with another dataset's run keeps them (none where keys repeat too often)
-    merged = candidates.merge_keys(_alignment_hashes(align), timing)
+    merged = candidates.merge_keys(alignment, timing)
     # kept packed (JSON text, ~10 KB) while the registry is in memory; unpacked for the runs being compared
     # (_near_of): as tuples of floats the sketch took ~50 KB a run, 5 GB at 100,000 run files (issue 54).
     # JSON rather than marshal: a shard's partial carries it to `orv merge-results`, and reading JSON
@@ -1358,20 +1360,16 @@ def _in_order(xs: Sequence[tuple[float, ...]], ys: Sequence[tuple[float, ...]]) 
     start = agree[:nx, :ny].copy()
     for t in range(1, SEQUENCE_RUN):
         start &= agree[t : nx + t, t : ny + t]
-    starts: dict[int, list[int]] = {}
+    starts_at = start.tolist()
+    starts: dict[int, list[int]] = {}  # per diagonal j - i, the i where a run starts, increasing
     for i, j in zip(*(found.tolist() for found in numpy.nonzero(start))):  # row by row: i increases
         starts.setdefault(j - i, []).append(i)
 
-    def starts_on(diagonal: int) -> list[int]:
-        return starts.get(diagonal, [])
-
     def runs_from(i: int, j: int) -> bool:
-        held = starts_on(j - i)
-        at = bisect.bisect_left(held, i)
-        return at < len(held) and held[at] == i
+        return i < nx and j < ny and starts_at[i][j]
 
     def next_start(diagonal: int, i: int) -> int | None:
-        held = starts_on(diagonal)
+        held = starts.get(diagonal, ())
         at = bisect.bisect_left(held, i)
         return held[at] if at < len(held) else None
 
@@ -1561,11 +1559,6 @@ def compared(a: Fingerprint, b: Fingerprint, keys_a: Collection[str], keys_b: Co
     (`tie`); only the exact-values rule when value-sketch keys alone do; else every rule (same_measurement)."""
     how = tie(set(keys_a).intersection(keys_b))
     return None if how is None else judged(a, b, values_only=how == VALUES)
-
-
-def is_value_key(key: str) -> bool:
-    """Whether a bucket key is a value sketch's (`v:`): a pair tied by these alone is judged by values_copied."""
-    return key.startswith("v:")
 
 
 # Keys that tie two runs only several of one column at a time (the others tie at one):
