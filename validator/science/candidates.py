@@ -280,14 +280,18 @@ _LOG_CELL = math.log1p(MERGE_CELL)
 
 def merge_keys(alignment: Sequence[int], timing: Sequence[Sequence[float]]) -> array:
     """The run's merge keys (sorted; each column's index above COLUMN_SHIFT bits) from its samples'
-    alignment hashes and timing columns; none for a run whose keys say little of which sample is which
+    alignment hashes and timing columns, and where there are two, their ratio (the next index: a copy
+    rescaled as a whole, then merged, keeps it); none for a run whose keys say little of which sample is which
     (a fixed-length workload holds one key: fewer than MERGE_DISTINCT, or a key held over MERGE_REPEATS
     times on average). A merge of two runs of one training log holds each step twice, and keeps them."""
     distinct = len(set(alignment))
     if distinct < MERGE_DISTINCT or distinct * MERGE_REPEATS < len(alignment):
         return array("q")
+    columns = list(timing)
+    if len(columns) >= 2:  # each sample's first timing over its second: a copy rescaled as a whole keeps it
+        columns.append([a / b if 0 < b < math.inf else 0.0 for a, b in zip(columns[0], columns[1])])
     found: list[int] = []
-    for c, column in enumerate(timing):
+    for c, column in enumerate(columns):
         keys, values = alignment, column
         total = sum(column)  # one C pass: NaN or inf anywhere makes it so; then keep only what a log can place
         if not (total < math.inf and min(column, default=0) > 0):
