@@ -56,6 +56,21 @@ def test_two_hops_reach_the_groups_of_every_file_a_change_touches() -> None:
     assert neighbourhood(base, {"a": ("i:z",)}, {"a"}) == {"a", "b", "c"}  # the old version's keys count too
 
 
+def test_the_second_hop_follows_no_pairwise_key() -> None:
+    # x ties the changed run by a sample key (ORV304 judges the pair alone), y ties only x: y's pair with x is
+    # judged the same on both sides, so y stays out; the recipe naming x is reached (a group x belongs to)
+    base = {
+        "c": ("s:training:n:1",),
+        "x": ("r:x", "s:training:n:1", "s:training:n:2"),
+        "y": ("s:training:n:2",),
+        "recipe": ("r:x", "d:1"),
+        "twin": ("d:1",),
+    }
+    assert neighbourhood(base, {}, {"c"}) == {"c", "x", "recipe"}
+    # the same keys of a grouping kind are followed twice: the recipe's d:1 group is complete
+    assert neighbourhood(base, {}, {"x"}) == {"x", "c", "y", "recipe", "twin"}
+
+
 # --------------------------------------------------------------------------- random pull requests
 
 STEMS = ["qwen-a", "qwen-b", "qwen-c", "Qwen-a", "qwen-d"]
@@ -168,6 +183,7 @@ def test_random_pull_requests_are_judged_as_a_full_check_judges_them(tmp_path: P
     assert checked == 2 * SCENARIOS
     # The scenarios reach the cross-file checks, or the comparison proves little.
     assert len({code for code in codes if all_checks()[code].related_by}) >= 6, codes
+    assert "ORV304" in codes, codes  # copies among the runs: the pairwise rule's one hop is compared too
 
 
 # --------------------------------------------------------------------------- the key index

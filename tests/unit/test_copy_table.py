@@ -208,6 +208,16 @@ def test_a_drop_and_jitter_copy_backing_a_new_recipe_fails_the_gate(
 
 
 @pytest.mark.git
+def test_a_merge_of_two_runs_is_reported_once_for_each(tmp_path: Path) -> None:
+    # one finding a pair (a finding decided by its pair alone is what lets pull-request mode stop at one hop)
+    repo, _, original, added = _pr(tmp_path, FORGERIES["merge"])
+    found = [d for d in run(Config(root=str(repo), skip_boards=True)).diagnostics if d.code == "ORV304"]
+    assert [d.path for d in found] == [added, added], found
+    named = [d.message.split("`")[1] for d in found]
+    assert original in named and len(set(named)) == 2 and all(n.startswith("runs/") for n in named), named
+
+
+@pytest.mark.git
 def test_the_honest_twin_passes_and_reaches_t3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     repo, rel, _, _ = _pr(tmp_path, None)
     code, errors, outputs = gate(repo, capsys)

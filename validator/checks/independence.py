@@ -26,7 +26,8 @@ def runs_are_separate_measurements(snapshot: Snapshot) -> Iterator[Finding]:
     (docs/metrics.md gives the rule and its calibration). Token counts alone never make a copy.
 
     Reported on the newcomer: the run a pull request adds, or on main the later one by merge order
-    (when each file first appeared on the first-parent history), then by `measured_at`, then path.
+    (when each file first appeared on the first-parent history), then by `measured_at`, then path;
+    once for each earlier run it is one measurement with (a merge of two runs names both).
     Remove the copy and its reference; a reproduction is a new run of the recipe, stored from that
     run's own output.
     """
@@ -50,7 +51,9 @@ def runs_are_separate_measurements(snapshot: Snapshot) -> Iterator[Finding]:
             else:
                 groups[key] = [held, run]
         keyed.append((run, keys))
-    copies: dict[str, tuple[str, str]] = {}  # the later run's path -> (the earlier's, how)
+    # (the later run's path, the earlier's) -> how: one finding a pair, decided by that pair alone, so that
+    # pull-request mode need not reach past a changed file's own pairs (relations.PAIRWISE)
+    copies: dict[tuple[str, str], str] = {}
     # each run with the runs after it (by path) that share a bucket with it: every pair once, with no
     # registry-wide set of the pairs compared (millions at 100,000 run files: issue 54). A pair tied
     # only by value-sketch keys is judged by the exact-values rule alone; value-sketch and merge keys tie
@@ -74,8 +77,8 @@ def runs_are_separate_measurements(snapshot: Snapshot) -> Iterator[Finding]:
                 earlier, later = later_of(
                     snapshot, (one.path, one.meta.measured_at), (other.path, other.meta.measured_at)
                 )
-                copies.setdefault(later, (earlier, how))
-    for path, (earlier, how) in sorted(copies.items()):
+                copies[(later, earlier)] = how
+    for (path, earlier), how in sorted(copies.items()):
         yield Finding(
             path,
             f"this run is one measurement with `{earlier}`: {how}",

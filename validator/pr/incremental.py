@@ -56,7 +56,7 @@ from validator.pr.base import load_at_base, subtract_base
 from validator.pr.change import on_snapshot
 from validator.pr.published import PublishedKeys, open_published
 from validator.registry.layout import CATALOG_FILES, REGISTRY_DIRS, SIGNERS_PATH, classify, is_generated
-from validator.registry.relations import Keys, keys_of, path_keys, ties
+from validator.registry.relations import Keys, grouping, keys_of, path_keys, ties
 from validator.registry.snapshot import Catalog, Snapshot
 
 
@@ -254,8 +254,8 @@ class _BaseKeys:
                 self.by_key.setdefault(key, set()).add(rel)
 
     def neighbourhood(self, head: dict[str, Keys], follows: frozenset[str] | None = None) -> set[str]:
-        """Changed files plus two hops over shared keys, on both sides of the change (neighbourhood.py
-        says why); the same set neighbourhood.neighbourhood gives from every base file's keys. `follows`:
+        """Changed files plus two hops over shared keys (the second over grouping keys), on both sides of the
+        change (neighbourhood.py says why); the same set neighbourhood.neighbourhood gives from every base file's keys. `follows`:
         only keys of these kinds (None: every key)."""
         changed = set(self.changed)
 
@@ -276,7 +276,7 @@ class _BaseKeys:
             return found | {rel for rel in changed if ties(keys.intersection(head.get(rel, ())))}
 
         near = changed | sharing(keys_of(changed))
-        return near | sharing(keys_of(near))
+        return near | sharing(grouping(keys_of(near)))
 
     def covers(self, rel: str) -> bool:
         """Does the base's published index hold this unchanged file's content keys?"""

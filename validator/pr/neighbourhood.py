@@ -9,7 +9,10 @@ the neighbourhood — the changed files, every file sharing a key with them, and
 sharing a key with *those* (so each file whose findings can change sees all of its groups
 complete) — once as it is and once as it was, and counts what the first has and the second
 lacks. Files further out are judged identically on both sides, so leaving them out changes
-nothing. Every registry check says on its @check which it is (`related_by=` a key, or
+nothing. The second hop follows no pairwise key (relations.PAIRWISE: ORV304's sample keys): a
+check that judges two files at a time can change its verdict only on a pair holding a changed
+file, and every such pair is within the first hop; a pair of two unchanged files is judged the
+same on both sides, or on neither. Every registry check says on its @check which it is (`related_by=` a key, or
 `per_file=True`); tests fail when a check is added without saying, and compare this mode with
 checking everything.
 """
@@ -20,11 +23,12 @@ from collections.abc import Iterable, Mapping
 
 from validator.load.cache import Store, open_index
 from validator.load.pipeline import FileResult
-from validator.registry.relations import Keys, keys_of, ties
+from validator.registry.relations import Keys, grouping, keys_of, ties
 
 
 def neighbourhood(base: Mapping[str, Keys], head: Mapping[str, Keys], changed: Iterable[str]) -> set[str]:
-    """Changed files plus two hops over shared keys (that tie: relations.ties), on both sides of the change.
+    """Changed files plus two hops over shared keys (that tie: relations.ties; the second over grouping keys),
+    on both sides of the change.
 
     base and head map every file on that side to its keys; files not in `changed` have the same
     keys on both sides, so only the changed ones are looked up in head.
@@ -39,7 +43,7 @@ def neighbourhood(base: Mapping[str, Keys], head: Mapping[str, Keys], changed: I
         return found | {rel for rel in changed if ties(keys.intersection(head.get(rel, ())))}
 
     near = changed | sharing(keys_of(changed))
-    return near | sharing(keys_of(near))
+    return near | sharing(grouping(keys_of(near)))
 
 
 def index_keys(store: Store, blobs: Mapping[str, str], results: Mapping[str, FileResult]) -> None:

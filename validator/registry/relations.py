@@ -35,6 +35,17 @@ from validator.stacks import launch_args
 
 Keys = tuple[str, ...]
 
+# Key kinds whose check judges two files at a time, each finding decided by that pair alone (ORV304 names
+# both runs): a file such a key reaches can be judged differently after a change only in its pair with the
+# changed file, so pull-request mode's neighbourhood takes no second hop from it over these keys
+# (pr/neighbourhood.py). A run's sample keys tie it to ~20 others by chance (issue 55); two hops, to ~200.
+PAIRWISE = frozenset({"s"})
+
+
+def grouping(keys: Iterable[str]) -> set[str]:
+    """The keys not of a PAIRWISE kind: those a second hop follows."""
+    return {key for key in keys if key.split(":", 1)[0] not in PAIRWISE}
+
 
 def ties(shared: Iterable[str]) -> bool:
     """Whether the keys two files share relate them (pull-request mode's neighbourhood): any one key does,
