@@ -217,6 +217,34 @@ def test_a_merge_of_two_runs_is_reported_once_for_each(tmp_path: Path) -> None:
     assert original in named and len(set(named)) == 2 and all(n.startswith("runs/") for n in named), named
 
 
+def test_pull_request_mode_judges_only_the_pairs_holding_a_changed_run(tmp_path: Path) -> None:
+    # three files of one measurement: every pair is a finding; with the change's files named (pairs_with), only
+    # the pairs holding one are judged: the pair of two unchanged runs is the same on both sides of a change
+    from dataclasses import replace
+
+    from validator.checks.independence import runs_are_separate_measurements
+    from validator.engine.evaluate import analyse
+
+    repo = on_main(tmp_path)
+    samples = measure(1)
+    recipe = recipe_for("one", samples)
+    refs = [
+        store_run(repo, run_doc(recipe, samples, who, f"2026-10-1{day}T10:00:00Z"))
+        for day, who in ((1, "lab-a"), (2, "lab-b"), (3, "lab-c"))
+    ]
+    recipe["runs"] = refs
+    write_recipe(repo, recipe)
+    snapshot = analyse(str(repo)).snapshot
+    pairs = {(f.path, f.message.split("`")[1]) for f in runs_are_separate_measurements(snapshot)}
+    assert len(pairs) == 3, pairs
+    changed = run_path(refs[1].split(":")[1])
+    focused = {
+        (f.path, f.message.split("`")[1])
+        for f in runs_are_separate_measurements(replace(snapshot, pairs_with=frozenset({changed})))
+    }
+    assert focused == {pair for pair in pairs if changed in pair} and len(focused) == 2, focused
+
+
 @pytest.mark.git
 def test_the_honest_twin_passes_and_reaches_t3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     repo, rel, _, _ = _pr(tmp_path, None)

@@ -58,13 +58,15 @@ def runs_are_separate_measurements(snapshot: Snapshot) -> Iterator[Finding]:
     # registry-wide set of the pairs compared (millions at 100,000 run files: issue 54). A pair tied
     # only by value-sketch keys is judged by the exact-values rule alone; value-sketch and merge keys tie
     # only several of a column at a time (science/independence.py `tie`)
+    focus = snapshot.pairs_with  # pull-request mode: only the pairs holding a changed run can differ
     for one, shared in keyed:
         after: dict[int, tuple[RunEntry, list[str]]] = {}  # the runs after `one` sharing a bucket, and the keys
+        either = focus is None or one.path in focus
         for key in shared:
             held = groups[key]
             if isinstance(held, list):
                 for other in held:
-                    if other.path > one.path:
+                    if other.path > one.path and (either or other.path in focus):  # type: ignore[operator]
                         after.setdefault(id(other), (other, []))[1].append(key.split(":", 2)[2])  # the bucket
         for other, tying in sorted(after.values(), key=lambda found: found[0].path):
             how_tied = tie(tying)

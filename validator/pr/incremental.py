@@ -140,11 +140,30 @@ def evaluate_change(
     index.save()
 
     head_out, base_out = Collector(), Collector()
+    pairs_with = frozenset(changed)
     head = _snapshot(
-        root, sorted(near & head_files), catalog, catalog_ok, documents, catalog_out, loader.head, head_out, keep
+        root,
+        sorted(near & head_files),
+        catalog,
+        catalog_ok,
+        documents,
+        catalog_out,
+        loader.head,
+        head_out,
+        keep,
+        pairs_with,
     )
     base = _snapshot(
-        root, sorted(near & set(base_files)), catalog, catalog_ok, documents, catalog_out, loader.base, base_out, keep
+        root,
+        sorted(near & set(base_files)),
+        catalog,
+        catalog_ok,
+        documents,
+        catalog_out,
+        loader.base,
+        base_out,
+        keep,
+        pairs_with,
     )
     pr_change = on_snapshot(change, head)
     head_documents = dict(head.documents)
@@ -354,8 +373,9 @@ def _snapshot(
     results: dict[str, FileResult],
     out: Collector,
     keep: Keep | None = None,
+    pairs_with: frozenset[str] | None = None,
 ) -> Snapshot:
     wanted = set(files)
     picked = {rel: result for rel, result in results.items() if rel in wanted}
     snapshot = assemble(root, files, catalog, catalog_ok, dict(documents), tuple(catalog_out.diagnostics), picked, out)
-    return run_registry_checks(snapshot, out, keep)
+    return run_registry_checks(replace(snapshot, pairs_with=pairs_with), out, keep)

@@ -133,6 +133,9 @@ class Snapshot:
     # merge base be assembled from the unchanged files' results instead of loading them again.
     loaded: Mapping[str, tuple[Any, tuple[Any, ...]]] = field(default_factory=dict, compare=False, repr=False)
     catalog_findings: tuple[Diagnostic, ...] = field(default=(), compare=False, repr=False)
+    # Pull-request mode: the changed files. A pairwise check (relations.PAIRWISE: ORV304) judges only the
+    # pairs holding one; any other pair is judged alike on both sides of the change, so it adds nothing.
+    pairs_with: frozenset[str] | None = field(default=None, compare=False, repr=False)
     # Values derived from this snapshot that several checks and the tiers ask for (memo()).
     derived: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
