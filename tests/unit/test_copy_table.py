@@ -253,6 +253,61 @@ def test_the_honest_twin_passes_and_reaches_t3(tmp_path: Path, capsys: pytest.Ca
     assert tier(repo, rel).tier == "T3"
 
 
+def _prefix_cache_pr(tmp_path: Path, copied: bool) -> tuple[Path, str, str]:
+    """(repo, the recipe, the offered run's path): lab-a's run of 16 requests on a quiet machine, four in five of
+    them hitting the prefix cache (tests/testing/corpus.py), and lab-b's run of the same requests: its own
+    re-run, or lab-a's copied with +-0.1% jitter on every timing."""
+    from tests.testing.corpus import Workload, _map
+    from tests.testing.corpus import measure as corpus_measure
+
+    workload = Workload("inference", 16, 509, cached=0.8)  # a pair the noise read off the cache refused
+    first = corpus_measure(workload, 0)
+    offered = _map("inference", first, 1.0, 0.0, 1e-3, 9) if copied else corpus_measure(workload, 1)
+    repo = on_main(tmp_path)
+    with (repo / "catalog" / "workloads.yaml").open("a") as workloads:  # the corpus's lengths: 100-2,000 / 50-500
+        workloads.write(
+            "  cached-2000-500:\n    name: Test prefix-cache dataset\n    label: cached\n    kind: inference\n"
+            "    dataset: {name: random}\n    input_len: 2000\n    output_len: 500\n    range_ratio: 0.05\n"
+            "    ignore_eos: true\n    min_prompts: 8\n"
+        )
+    alice, bob = keygen(tmp_path, "lab-a"), keygen(tmp_path, "lab-b")
+    register(repo, ("lab-a", alice), ("lab-b", bob))
+    recipe = recipe_for("cached", first)
+    recipe["workload"] = "cached-2000-500"
+    a = store_run(repo, run_doc(recipe, first, "lab-a", "2026-10-18T10:00:00Z"))
+    recipe["runs"] = [a]
+    write_recipe(repo, recipe)
+    sign(repo, a, alice)
+    open_pr(repo)
+    doc = run_doc(recipe, offered, "lab-b", "2026-10-19T11:00:00Z")
+    doc["summary"] = {"decode_tok_s": inference_facts(offered, None).headline["decode_tok_s"]}  # its own (ORV208)
+    b = store_run(repo, doc)
+    recipe["runs"] = [a, b]
+    rel = write_recipe(repo, recipe)
+    sign(repo, b, bob)
+    commit_all(repo, "a reproduction")
+    return repo, rel, run_path(b.split(":")[1])
+
+
+@pytest.mark.git
+@pytest.mark.parametrize("copied", [False, True], ids=["honest re-run", "copy with 0.1% jitter"])
+def test_a_quiet_rerun_on_a_dataset_that_mostly_hits_the_prefix_cache_reaches_t3_and_its_copy_does_not(
+    copied: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 51's honest row through the gate: 16 requests, 80% of them cached, so 2 uncached, too few to read
+    a noise from; the run's TTFT then counts as at most twice its decode's noise (independence.QUIET_RATIO), and
+    lab-b's own re-run reaches T3 (it was ORV304: its noise read off the cache). Forgery twin: lab-a's run
+    copied with +-0.1% jitter on every timing fails with ORV304 on the file the pull request adds."""
+    repo, rel, added = _prefix_cache_pr(tmp_path, copied)
+    code, errors, outputs = gate(repo, capsys)
+    if copied:
+        assert code == 1 and ("ORV304", added) in errors, errors
+        assert tier(repo, rel).tier != "T3"
+    else:
+        assert (code, errors, outputs["errors"]) == (0, [], "0")
+        assert tier(repo, rel).tier == "T3"
+
+
 def test_every_row_is_a_copy_below_the_honest_floor_and_the_twin_is_not() -> None:
     """The same rows on the fingerprints alone (fast): each forgery is one measurement with lab-a's run."""
     from validator.science.independence import buckets, same_measurement, sample_fingerprint

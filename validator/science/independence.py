@@ -299,6 +299,24 @@ MIN_MATCHED = 8  # aligned samples both runs must have before their timings are 
 # >= 5% between re-runs, a request's end-to-end time by >= 1.5%.
 AGREE_RELATIVE = {"training": {"time_s": 0.0002}, "inference": {"ttft_ms": 0.01, "e2e_ms": 0.004}}
 AGREE_QUANTILE = 0.75
+# What a run's own noise reading counts as where it bounds the noise from above only (_own_noise: read from
+# fewer than NOISE_LOW_MIN samples, where the fits cannot tell a shared part rough in the key from noise, so a
+# run with 1-5 of 16 requests uncached looks like a noisy one; or a prefix cache that leaves too few requests
+# unmoved to read): agreement the run's own noise cannot calibrate is "far closer" only where it is far closer
+# than what the run shows where nothing shared moves it, or than the quietest honest noise.
+# - Where a later column holds it (e2e = TTFT + decode), the part between them (the decode, which no prefix
+#   cache moves) tells a quiet machine from a loaded one: below LOADED_DECODE (a median deviation, relative;
+#   sigma 0.67%, between a quiet GPU's 0.3% and a loaded server's 1.5%, docs/metrics.md) the column counts as
+#   at most QUIET_RATIO x the decode's noise (TTFT, one prefill and the wait before it, moves at least as much
+#   as a decode averaged over its tokens; the rules flag only residuals far below the noise, so twice it
+#   leaves honest pairs a margin: measured, the prefix-cache class's first refusals come at 4x), and the
+#   later column as at most its two parts' noise added (as _cumulative_noise); above, the readings stand.
+# - Else, where the column's limit (AGREE_RELATIVE) lies above it, at most QUIET_NOISE: a quiet
+#   random-dataset run's TTFT moves by sigma 0.1% (docs/metrics.md, "What the copy test can and cannot see").
+#   Training's limit lies below its floor (0.05% per step), so its reading counts as read.
+QUIET_RATIO = 2
+LOADED_DECODE = 0.0067 * 0.6745
+QUIET_NOISE = {"inference": {"ttft_ms": 0.001 * 0.6745}}
 # median |residual| / the column's own median deviation: forgeries <= 0.15, re-runs ~1 (their noise
 # is their own); a second guard, for columns whose spread is all noise (fixed-length requests,
 # llama-bench's repetitions), where it is the run's own noise that sets "too close"
@@ -586,12 +604,74 @@ def _own_noise(timing: list[list[Any]], align: list[list[Any]]) -> tuple[float |
     smallest over the orders of the key's parts (a request's e2e follows its output length, its TTFT its
     prompt: sorted by the one that drives it, neighbours differ by noise alone; the larger estimate of
     the other order would let more honest pairs pass as "far below the noise"). Each sample is compared
-    with the line through its two neighbours at their key values (uneven spacing is no noise)."""
+    with the line through its two neighbours at their key values (uneven spacing is no noise).
+
+    A reading that bounds the noise from above only (from fewer than NOISE_LOW_MIN samples, or the cache's
+    edge on too few unmoved samples: _fit_noise) is bounded by the decode's on a quiet machine (QUIET_RATIO);
+    where nothing bounds it, it is kept as its negative, which the comparisons count as at most the column's
+    QUIET_NOISE (_calibrated)."""
     count = len(timing[0])
     step = max(1, count // NOISE_SAMPLES)
     picked = range(0, count, step)
     parts = [column[::step] for column in align]  # the picked samples' key parts (C slices)
     keys = [parts[i:] + parts[:i] for i in range(len(parts))] or [[]]  # each part of the key leading once
+    found = _neighbour_noise(timing, keys, picked)
+    # below NOISE_LOW_MIN samples every reading is an upper one (QUIET_RATIO): the fits cannot tell a shared
+    # part rough in the key from noise (a run with 1-5 of 16 requests uncached looks like a noisy run)
+    upper = [len(picked) < NOISE_LOW_MIN] * len(timing)
+    for n, column in enumerate(timing):
+        read = found[n]
+        if read is None:  # unread stays unread (a coarse clock's repeats)
+            continue
+        # the fit along the edge on the first column only: a later one holding it (e2e = TTFT + decode) is
+        # read as its parts' noise (_cumulative_noise), and the cache moves the earlier one
+        fitted = _fit_noise([float(column[i]) for i in picked], [[float(v) for v in part] for part in parts], n == 0)
+        # below NOISE_LOW_MIN samples the trimmed spread reads low (it follows a third of them, chosen as the
+        # ones that fit), so it counts only where it is far below the neighbours' reading
+        if fitted is not None and (not fitted[1] or fitted[0] * FIT_GAP < read):
+            found[n] = min(read, fitted[0])
+        elif fitted is not None and fitted[2] is not None and fitted[2] * FIT_GAP < read:
+            found[n] = fitted[2]  # (the fit along the edge, where the third's could not count either)
+        if fitted is not None and fitted[1]:  # from NOISE_LOW_MIN: the cache's edge on too few unmoved samples
+            upper[n] = True
+    found = _cumulative_noise(timing, parts, picked, found)
+    for j, n, earlier, increment in _held(timing, picked) if any(upper) else ():
+        # a column a later one holds (TTFT in e2e) with an upper reading: the part between them (the decode),
+        # which no prefix cache moves, read as above, tells a quiet machine from a loaded one (QUIET_RATIO)
+        decode = _neighbour_noise([increment], keys, range(len(picked)))[0]
+        if not decode:  # unread (a coarse clock's repeats): QUIET_NOISE
+            continue
+        if decode >= LOADED_DECODE:  # a loaded machine: the readings stand
+            upper[j] = upper[n] = False
+            continue
+        first, own = found[j], found[n]
+        if upper[j] and first is not None:
+            first = found[j] = min(first, QUIET_RATIO * decode)
+            upper[j] = False
+        if upper[n] and own is not None and first is not None and first > 0:  # its parts' noise added
+            added = statistics.median(math.hypot(first * x, decode * d) / (x + d) for x, d in zip(earlier, increment))
+            found[n], upper[n] = min(own, added), False
+    # an upper reading is kept as its negative: the comparisons count it as at most the column's QUIET_NOISE
+    return tuple(-read if read is not None and high else read for read, high in zip(found, upper))
+
+
+def _held(timing: list[list[Any]], picked: range) -> list[tuple[int, int, list[float], list[float]]]:
+    """(earlier column, the first later column above it at every picked sample, the earlier one's picked values,
+    the later one's less them): e2e holds TTFT, and the decode between them."""
+    found = []
+    for j in range(len(timing) - 1):
+        earlier = [float(timing[j][i]) for i in picked]
+        for n in range(j + 1, len(timing)):
+            increment = [float(timing[n][i]) - x for i, x in zip(picked, earlier)]
+            if min(increment) > 0:
+                found.append((j, n, earlier, increment))
+                break
+    return found
+
+
+def _neighbour_noise(timing: list[list[Any]], keys: list[list[Any]], picked: range) -> list[float | None]:
+    """Each column's noise read off its samples' deviations from the line through their neighbours in each
+    order of the key's parts, the smallest (_own_noise)."""
     found: list[float | None] = [None] * len(timing)
     for key in keys:
         ranked = sorted(zip(*key, picked))  # by the key, then list order: tuples compared in C
@@ -618,20 +698,7 @@ def _own_noise(timing: list[list[Any]], align: list[list[Any]]) -> tuple[float |
                 z = _HALF_NORMAL.inv_cdf((1 + (at + 0.5) / len(deviations)) / 2)  # that rank's share of |noise|
                 noise = low / z * 0.6745 / middle  # as a median deviation
                 found[n] = min(found[n] or noise, noise)
-    for n, column in enumerate(timing):
-        read = found[n]
-        if read is None:  # unread stays unread (a coarse clock's repeats)
-            continue
-        # the fit along the edge on the first column only: a later one holding it (e2e = TTFT + decode) is
-        # read as its parts' noise (_cumulative_noise), and the cache moves the earlier one
-        fitted = _fit_noise([float(column[i]) for i in picked], [[float(v) for v in part] for part in parts], n == 0)
-        # below NOISE_LOW_MIN samples the trimmed spread reads low (it follows a third of them, chosen as the
-        # ones that fit), so it counts only where it is far below the neighbours' reading
-        if fitted is not None and (not fitted[1] or fitted[0] * FIT_GAP < read):
-            found[n] = min(read, fitted[0])
-        elif fitted is not None and fitted[2] is not None and fitted[2] * FIT_GAP < read:
-            found[n] = fitted[2]  # (the fit along the edge, where the third's could not count either)
-    return tuple(_cumulative_noise(timing, parts, picked, found))
+    return found
 
 
 def _cumulative_noise(
@@ -888,10 +955,15 @@ def _fit_noise(
             return found_few * 0.6745, False, None
         if found_few is not None:  # too few samples to trust it over the third: the caller's last resort
             return sigma * 0.6745, True, found_few * 0.6745
+        # the cache's edge holds, but on fewer unmoved samples than a noise is read from (its line's two weights
+        # and a few more): the third's reading is then the cache's, an upper reading (QUIET_NOISE)
+        few_unmoved = m >= NOISE_LOW_MIN and _minority(readings[1], few, m, FIT_SHARE * m, FIT_KEPT * few) is not None
+    else:
+        few_unmoved = False
     if m < NOISE_LOW_MIN:  # too few residuals to tell two components apart: the trimmed spread (an upper reading)
         return sigma * 0.6745, True, None
     found_third = _mixture(_residuals(used, weights), len(used), sigma, FIT_KEPT * third)
-    return None if found_third is None else (found_third[0] * 0.6745, False, None)
+    return None if found_third is None else (found_third[0] * 0.6745, few_unmoved, None)
 
 
 def _tighter(wide: tuple[float, Any, Any], kept: int, tight: tuple[float, Any, Any], few: int) -> bool:
@@ -906,7 +978,9 @@ def _tighter(wide: tuple[float, Any, Any], kept: int, tight: tuple[float, Any, A
     return outer * few > FIT_MINORITY_GAP * kept * inner
 
 
-def _minority(reading: tuple[float, list[list[float]], list[float]], few: int, m: int, most: float) -> float | None:
+def _minority(
+    reading: tuple[float, list[list[float]], list[float]], few: int, m: int, most: float, least: float | None = None
+) -> float | None:
     """The noise's sigma read off a fit along the upper edge that follows `few` samples (_fit_noise), where
     they are a minority unmoved: the mixture's normal holds fewer than `most` of the m samples (from
     NOISE_LOW_MIN, FIT_SHARE of them: more, and the fit that follows a third reads them; below, half: the
@@ -918,7 +992,8 @@ def _minority(reading: tuple[float, list[list[float]], list[float]], few: int, m
     sigma, used, weights = reading
     # from NOISE_LOW_MIN, more than the few the line was found on (a line through a chance alignment of a
     # few holds those alone); below, a quarter of 16 requests may be all that is unmoved
-    least = few + len(used) if m >= NOISE_LOW_MIN else FIT_KEPT * few
+    if least is None:
+        least = few + len(used) if m >= NOISE_LOW_MIN else FIT_KEPT * few
     found = None
     for _ in range(FIT_ROUNDS):
         residuals = _residuals(used, weights)
@@ -973,11 +1048,22 @@ def _below_noise(
 
 def _noise_floor(a: NearPrint, b: NearPrint, column: int) -> float | None:
     """The larger of the two runs' own relative noise in a column (a copy cannot lower its
-    original's), None unless both runs' are known."""
+    original's), None unless both runs' are known; a reading that bounds a run's noise from above only
+    counts as at most the column's QUIET_NOISE (_calibrated)."""
     known = [n[9][column] for n in (a, b) if len(n) > 9 and n[9] is not None and column < len(n[9])]
     if len(known) < 2 or None in known:  # one run's noise unread (a coarse clock's repeats): the limits alone;
         return None  # else a copy's own jitter would set the floor its original could not
-    return max(known)
+    names = TIMING_COLUMNS.get(a[5], ())
+    quiet = QUIET_NOISE.get(a[5], {}).get(names[column]) if column < len(names) else None
+    return max(_calibrated(read, quiet) for read in known)
+
+
+def _calibrated(read: float, quiet: float | None) -> float:
+    """A run's own noise reading as the comparisons count it: as read, except an upper one (_own_noise keeps it
+    as its negative), which counts as at most the column's QUIET_NOISE where it has one."""
+    if read >= 0:
+        return read
+    return -read if quiet is None else min(-read, quiet)
 
 
 def _near_print(kind: str, columns: Columns) -> NearPrint | None:
