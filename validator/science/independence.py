@@ -864,7 +864,9 @@ def _fit_noise(
     the samples are unmoved (a cache hit by four requests in five), the fit that follows a third follows
     moved ones too; so a fit along the upper edge that follows FIT_MINORITY of them is read too
     (_minority), and where it holds, it counts (from NOISE_LOW_MIN samples). (reading, upper, edge):
-    `upper` where the reading is the trimmed spread of fewer than NOISE_LOW_MIN samples, which reads low;
+    `upper` where the reading is the trimmed spread of fewer than NOISE_LOW_MIN samples, which reads low, or,
+    from NOISE_LOW_MIN, where the fit along the edge holds on fewer unmoved samples than a noise is read from
+    (_minority's `least` lowered to FIT_KEPT of the few: the third's reading is then the cache's, QUIET_RATIO);
     `edge`, below NOISE_LOW_MIN, the fit along the edge where it holds (the caller's, where the trimmed
     spread cannot count), else None. `along_edge`: False
     where no shared part can speed a majority up (the fit along the edge is then not read)."""
@@ -988,7 +990,8 @@ def _minority(
     that only speeds samples up, as a cache skips work: _above; one normal component fails it, as half of
     it lies above the line a few of its samples found). The moved samples lie far below, so even a few
     residuals tell the two components apart. The line is refitted on the normal's samples by their share
-    in it (_weighted), a few times, so that it follows all the unmoved samples."""
+    in it (_weighted), a few times, so that it follows all the unmoved samples. `least`: how many samples the
+    normal must hold (the default above; _fit_noise lowers it to tell a cache's edge on too few samples)."""
     sigma, used, weights = reading
     # from NOISE_LOW_MIN, more than the few the line was found on (a line through a chance alignment of a
     # few holds those alone); below, a quarter of 16 requests may be all that is unmoved
