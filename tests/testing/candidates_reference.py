@@ -1,6 +1,8 @@
 """science/candidates.py's candidate keys as they were before issue 55's second speed pass (main 23db4bb),
 kept verbatim as the reference tests/unit/test_fingerprint_speed.py holds the live ones to: the keys must
-not change by a bit. The constants come from the live module."""
+not change by a bit. The constants come from the live module. Issue 51 changed two key families on purpose
+(a small fixed-length run's fastest grouped every way, by both timings; a training merge's steps held twice):
+those are mirrored here, marked, so the speed pass is still held to everything else."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from collections.abc import Iterator, Sequence
 
 from validator.science.candidates import (
     CELL,
+    EXHAUSTIVE,
     FIRST,
     GAP,
     LAST_CELL,
@@ -92,6 +95,7 @@ def sample_keys(
     few: Sequence[tuple[int, Sequence[Sequence[float]]]] | None,
     sequence: Sequence[Sequence[float]] | None,
     ranked: Sequence[Sequence[float]] | None,
+    repeated: Sequence[tuple[int, Sequence[Sequence[float]]]] | None = None,
 ) -> array:
     """The run's candidate keys (sorted, 48-bit) from its near print's parts (independence._near_parts):
     `spreads`, each timing column's (median, interquartile range) or None; `aligned`, (alignment hash,
@@ -103,6 +107,8 @@ def sample_keys(
     # keys held twice or more: a merge (a quarter or more of them; a few repeats by chance publish nothing more)
     if few is not None and 4 * sum(len(occurrences) > 1 for _, occurrences in few) >= len(few):
         _merged_keys(found, spreads, columns, few)
+    if repeated is not None:  # issue 51 (after 23db4bb): a training merge's steps held twice
+        _merged_keys(found, spreads, columns, repeated)
     if sequence is None:
         hashes = [h for h, _ in aligned]
         rows = [row for _, row in aligned]
@@ -149,10 +155,13 @@ def sample_keys(
             for group in _groups(len(positions), SAMPLES["sequence"], GAP if len(positions) < SMALL else 0):
                 found.add(hash((RANKED, *(positions[i] for i in group))))
             if len(positions) < SMALL:  # a third of a small run dropped moves its spread: groups by their own range
-                for group in _spans(len(ranked), SAMPLES["window"], GAP):
+                # issue 51 (after 23db4bb): every group of a run of at most EXHAUSTIVE, by both timings' own range
+                gap = len(ranked) if len(ranked) <= EXHAUSTIVE else GAP
+                for group in _spans(len(ranked), SAMPLES["window"], gap):
                     window = _window_cells([ranked[i][1] for i in group])
-                    if window is not None:
-                        found.add(hash((RANKED_WINDOW, *window)))
+                    lead = _window_cells([ranked[i][0] for i in group])
+                    if window is not None and lead is not None:
+                        found.add(hash((RANKED_WINDOW, *window, *lead)))
     return array("q", sorted({h & MASK for h in found}))
 
 

@@ -28,10 +28,13 @@ them.
 
 A run with fewer than 2 * SMALL samples aligned also groups one sample fewer with up to GAP others
 skipped between them (below SMALL only so), so that a copy with a third of its samples dropped still
-forms some of its original's groups; a small fixed-length run also groups its fastest by their own range.
+forms some of its original's groups; a small fixed-length run also groups its fastest by both timings'
+own range, and one of at most EXHAUSTIVE samples every way (a third dropped anywhere leaves some group
+whole: within a span, 1 in 6 such copies of 10 requests kept none).
 A run whose keys repeat (two runs merged) also publishes, for every choice of one occurrence per key, the
 raw key (both neighbouring cells near an edge: a merge's median and spread are the mixture's) and the
-window key its original would have.
+window key its original would have; a training log merged with a longer one, for the steps it holds twice
+(the shorter log's own: `repeated`).
 
 Recall is measured against all pairs, not assumed, and it is not complete: of the forgeries that
 `same_measurement` flags, those of the calibration corpus and of the bench registries' runs that share
@@ -55,6 +58,7 @@ SMOOTH_CELL = 0.5  # of the smoothed values' interquartile range
 SAMPLES = {"raw": 5, "window": 6, "smoothed": 5, "sequence": 6}  # samples a key holds
 SMALL = 32  # below 2 * SMALL aligned samples, groups may also skip samples ...
 GAP = 2  # ... up to this many
+EXHAUSTIVE = 12  # a fixed-length run of at most this many samples groups its fastest every way (C(12, 6) = 924)
 FIRST = 60  # groups started at the first FIRST samples
 SEQUENCE_STRIDE = 5  # smoothed first samples: every 5th (the means of 2 * WINDOW + 1 samples do not overlap)
 PROBE = 0.3  # of a cell: a merged run's occurrences publish the neighbouring cell this near an edge
@@ -140,12 +144,14 @@ def sample_keys(
     few: Sequence[tuple[int, Sequence[Sequence[float]]]] | None,
     sequence: Sequence[Sequence[float]] | None,
     ranked: Sequence[Sequence[float]] | None,
+    repeated: Sequence[tuple[int, Sequence[Sequence[float]]]] | None = None,
 ) -> array:
     """The run's candidate keys (sorted, 48-bit) from its near print's parts (independence._near_parts):
     `spreads`, each timing column's (median, interquartile range) or None; `aligned`, (alignment hash,
     timings) of the aligned samples in hash order; `windows`, each aligned sample's neighbours in list
     order; `few`, (key, every occurrence's timings) where keys repeat a few times; `sequence`, the first
-    samples in list order and `ranked`, the fastest, for a run aligned by occurrence (else None).
+    samples in list order and `ranked`, the fastest, for a run aligned by occurrence (else None);
+    `repeated`, as `few` for the keys a merged training log holds twice (independence._repeated), or None.
 
     A key is the hash of (what it is of, column, the group's alignment hashes, its cells): each sample's
     cell is computed once (not once per group holding it), and each group's alignment hashes once for
@@ -155,6 +161,8 @@ def sample_keys(
     # keys held twice or more: a merge (a quarter or more of them; a few repeats by chance publish nothing more)
     if few is not None and 4 * sum(len(occurrences) > 1 for _, occurrences in few) >= len(few):
         _merged_keys(found, spreads, columns, few)
+    if repeated is not None:  # a merge of two logs: the keys both held, the shorter one's own
+        _merged_keys(found, spreads, columns, repeated)
     if sequence is None:
         hashes = [h for h, _ in aligned]
         held: dict[tuple[int, int], list[tuple[int, ...]]] = {}
@@ -217,10 +225,14 @@ def sample_keys(
             pickers = _pickers(len(positions), SAMPLES["sequence"], GAP if len(positions) < SMALL else 0)
             found.update([hash((RANKED, *pick(positions))) for pick in pickers])
             if len(positions) < SMALL:  # a third of a small run dropped moves its spread: groups by their own range
-                for pick in _pickers(len(ranked), SAMPLES["window"], GAP, spans=True):
+                # a run this small: every choice of its samples (a third dropped anywhere keeps some whole)
+                gap = len(ranked) if len(ranked) <= EXHAUSTIVE else GAP
+                firsts = [row[0] for row in ranked]
+                for pick in _pickers(len(ranked), SAMPLES["window"], gap, spans=True):
                     window = _window_cells(pick(seconds))
-                    if window is not None:
-                        found.add(hash((RANKED_WINDOW, *window)))
+                    lead = _window_cells(pick(firsts))
+                    if window is not None and lead is not None:
+                        found.add(hash((RANKED_WINDOW, *window, *lead)))
     return array("q", sorted({h & MASK for h in found}))
 
 
@@ -281,16 +293,19 @@ _LOG_CELL = math.log1p(MERGE_CELL)
 def merge_keys(alignment: Sequence[int], timing: Sequence[Sequence[float]]) -> array:
     """The run's merge keys (sorted; each column's index above COLUMN_SHIFT bits) from its samples'
     alignment hashes and timing columns, and where there are two, their ratio (the next index: a copy
-    rescaled as a whole, then merged, keeps it); none for a run whose keys say little of which sample is which
-    (a fixed-length workload holds one key: fewer than MERGE_DISTINCT, or a key held over MERGE_REPEATS
-    times on average). A merge of two runs of one training log holds each step twice, and keeps them."""
+    rescaled as a whole, then merged, keeps it) and the two together (_joint_keys); only the last for a run
+    whose keys say little of which sample is which (a fixed-length workload holds one key: fewer than
+    MERGE_DISTINCT, or a key held over MERGE_REPEATS times on average). A merge of two runs of one training
+    log holds each step twice, and keeps them."""
+    found: list[int] = []
+    if len(timing) >= 2:
+        found += _joint_keys(alignment, timing, len(timing) + 1)
     distinct = len(set(alignment))
     if distinct < MERGE_DISTINCT or distinct * MERGE_REPEATS < len(alignment):
-        return array("q")
+        return array("q", sorted(found))
     columns = list(timing)
     if len(columns) >= 2:  # each sample's first timing over its second: a copy rescaled as a whole keeps it
         columns.append([a / b if 0 < b < math.inf else 0.0 for a, b in zip(columns[0], columns[1])])
-    found: list[int] = []
     for c, column in enumerate(columns):
         keys, values = alignment, column
         total = sum(column)  # one C pass: NaN or inf anywhere makes it so; then keep only what a log can place
@@ -300,4 +315,19 @@ def merge_keys(alignment: Sequence[int], timing: Sequence[Sequence[float]]) -> a
         cells = map(math.floor, map(operator.mul, map(math.log, values), itertools.repeat(1 / _LOG_CELL)))
         elements = set(map(hash, zip(itertools.repeat(MERGE), itertools.repeat(c), keys, cells)))
         found += sorted({(c << COLUMN_SHIFT) | (h & MASK) for h in heapq.nsmallest(MERGE_SKETCH, elements)})
-    return array("q", found)
+    return array("q", sorted(found))
+
+
+def _joint_keys(alignment: Sequence[int], timing: Sequence[Sequence[float]], column: int) -> list[int]:
+    """The bottom-k sketch of each sample's (alignment key, cell of its first timing, cell of its second),
+    as merge keys of `column` (after the ratio's). A fixed-length workload's requests share one alignment
+    key, so the per-column sketches say nothing of which sample is which, but a sample's two timings
+    together do: a copy merged with another run (of any workload), thinned and reordered, keeps about the
+    share of them that it keeps of its original, as above."""
+    scale = 1 / _LOG_CELL
+    elements = {
+        hash((MERGE, column, key, math.floor(math.log(first) * scale), math.floor(math.log(second) * scale)))
+        for key, first, second in zip(alignment, timing[0], timing[1])
+        if 0 < first < math.inf and 0 < second < math.inf
+    }
+    return sorted({(column << COLUMN_SHIFT) | (h & MASK) for h in heapq.nsmallest(MERGE_SKETCH, elements)})

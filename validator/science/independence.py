@@ -1083,7 +1083,9 @@ def _near_print(kind: str, columns: Columns) -> NearPrint | None:
     rows, shared, aligned, sequence, few, windows, ranked = _near_parts(timing, align, alignment)
     noise = _own_noise(timing, align)
     spreads = [candidates.spread(columns.ordered(name)) for name in TIMING_COLUMNS[kind][: len(timing)]]
-    keys = candidates.sample_keys(spreads, aligned, windows, few, sequence, ranked)
+    # (a training log's steps: an honest log holds each once; requests of one length recur by chance)
+    repeated = _repeated(alignment, timing) if kind == "training" else None
+    keys = candidates.sample_keys(spreads, aligned, windows, few, sequence, ranked, repeated)
     # the merge keys: a copy merged with another dataset's run keeps them (none where keys repeat too often)
     merged = candidates.merge_keys(alignment, timing)
     # kept packed (JSON text, ~10 KB) while the registry is in memory; unpacked for the runs being compared
@@ -1096,6 +1098,29 @@ def _near_print(kind: str, columns: Columns) -> NearPrint | None:
     text = orjson.dumps(parts) if finite else json.dumps(parts, allow_nan=True).encode()
     packed = zlib.compress(text, 1)  # a third of the text (the windows repeat every aligned value)
     return ("near", len(rows), packed, kind, noise, keys, merged)
+
+
+MERGED_SHARE = 16  # a training log with at least 1 in this many of its steps held twice or more: a merge (_repeated)
+
+
+def _repeated(keys: list[int], timing: list[list[Any]]) -> tuple[tuple[int, tuple[Any, ...]], ...] | None:
+    """For the candidate keys of a merge of two logs (the steps both hold, twice): the SKETCH lowest keys held
+    2 to FEW_OCCURRENCES times, each with every occurrence's timings (as `few`), where they are at least
+    1 / MERGED_SHARE of the run's distinct keys and at least MIN_MATCHED. Those are the shorter log's own
+    keys, so a copy of it merged with a log five times longer forms its groups (candidates._merged_keys),
+    which `few`, the lowest of every key the merge holds, does not: it holds a fifth of them. None for a
+    run whose keys do not repeat so (honest runs: every step once)."""
+    counts = Counter(keys)
+    if len(counts) == len(keys) or max(counts.values()) > FEW_OCCURRENCES:
+        return None
+    held = [key for key, count in counts.items() if count > 1]
+    if len(held) < MIN_MATCHED or len(held) * MERGED_SHARE < len(counts):
+        return None
+    wanted = set(_lowest(held, SKETCH))
+    grouped: dict[int, list[tuple[float, ...]]] = {}
+    for i in itertools.compress(range(len(keys)), map(wanted.__contains__, keys)):
+        grouped.setdefault(keys[i], []).append(tuple(float(column[i]) for column in timing))
+    return tuple(sorted((key, tuple(sorted(rows))) for key, rows in grouped.items()))
 
 
 def _alignment_hashes(align: list[list[Any]]) -> list[int]:
@@ -1600,7 +1625,10 @@ def buckets(fingerprint: Fingerprint) -> tuple[str, ...]:
         if near[1] >= MIN_DISTINCT:  # below, shared rows say nothing (shared_share)
             keys += [f"x:{h & 0xFFFFFFFFFFFF:x}" for h in near[2][:SHARED_KEYS]]
         # a constant or two-valued timing column has no shape to follow (the old shape keys' rule)
-        if prints and len(near) > 11 and len(near[3]) >= MIN_MATCHED:
+        # as many aligned samples as the rules need: MIN_MATCHED, or SEQUENCE_MATCHED for a run aligned by
+        # occurrence (its first and fastest samples are paired in order: a copy of 8 requests, 2 dropped)
+        needed = SEQUENCE_MATCHED if len(near) > 6 and near[6] is not None else MIN_MATCHED
+        if prints and len(near) > 11 and len(near[3]) >= needed:
             keys += [f"n:{h:x}" for h in near[11]]
             if len(near) > 12:
                 keys += [f"m:{k >> candidates.COLUMN_SHIFT}:{k & candidates.MASK:x}" for k in near[12]]
