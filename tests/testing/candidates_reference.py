@@ -1,7 +1,8 @@
 """science/candidates.py's candidate keys as they were before issue 55's second speed pass (main 23db4bb),
 kept verbatim as the reference tests/unit/test_fingerprint_speed.py holds the live ones to: the keys must
 not change by a bit. The constants come from the live module. Issue 51 changed two key families on purpose
-(a small fixed-length run's fastest grouped every way, by both timings; a training merge's steps held twice):
+(a small fixed-length run's fastest grouped every way, by both timings; a training merge's steps held twice;
+means of 15 neighbours):
 those are mirrored here, marked, so the speed pass is still held to everything else."""
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from validator.science.candidates import (
     SMALL,
     SMOOTH_CELL,
     SMOOTHED,
+    WIDE,
     WINDOW,
     WINDOW_CELL,
 )
@@ -96,6 +98,7 @@ def sample_keys(
     sequence: Sequence[Sequence[float]] | None,
     ranked: Sequence[Sequence[float]] | None,
     repeated: Sequence[tuple[int, Sequence[Sequence[float]]]] | None = None,
+    wide: Sequence[Sequence[float]] | None = None,
 ) -> array:
     """The run's candidate keys (sorted, 48-bit) from its near print's parts (independence._near_parts):
     `spreads`, each timing column's (median, interquartile range) or None; `aligned`, (alignment hash,
@@ -128,6 +131,12 @@ def sample_keys(
                 for group in _groups(len(means), SAMPLES["smoothed"]):
                     cells = tuple(_cell(means[i], spread[0], spread[1] * SMOOTH_CELL) for i in group)
                     found.add(hash((SMOOTHED, c, *(hashes[i] for i in group), *cells)))
+        for c, means in enumerate(wide or ()):  # issue 51 (after 23db4bb): means of 15 in list order
+            spread = _spread(means)
+            if spread is not None:
+                for group in _groups(len(means), SAMPLES["smoothed"]):
+                    cells = tuple(_cell(means[i], spread[0], spread[1] * SMOOTH_CELL) for i in group)
+                    found.add(hash((WIDE, c, *(hashes[i] for i in group), *cells)))
     else:
         count = len(sequence)
         for c in columns:

@@ -321,7 +321,9 @@ def _near_print(kind: str, columns: Columns) -> tuple[Any, ...] | None:
     noise = independence._own_noise(timing, align)
     spreads = [candidates.spread(columns.ordered(name)) for name in TIMING_COLUMNS[kind][: len(timing)]]
     repeated = independence._repeated(independence._alignment_hashes(align), timing) if kind == "training" else None
-    keys = candidates_reference.sample_keys(spreads, aligned, windows, few, sequence, ranked, repeated)
+    alignment = independence._alignment_hashes(align)
+    wide = independence._wide_means(timing, alignment, aligned) if sequence is None else None
+    keys = candidates_reference.sample_keys(spreads, aligned, windows, few, sequence, ranked, repeated, wide)
     parts = (shared, aligned, sequence, few, windows, ranked)
     finite = all(all(map(math.isfinite, column)) for column in timing)
     text = orjson.dumps(parts) if finite else json.dumps(parts, allow_nan=True).encode()

@@ -19,6 +19,9 @@ same requests or steps forms the same groups) and, for each, the cell its timing
            added, or another run merged in)
   smoothed each sample's mean with its WINDOW neighbours either side in list order (a copy made of
            a moving average of the original keeps these means, not the samples)
+  wide     the same over WIDE_REACH neighbours either side (independence._wide_means), for a run aligned
+           by key: a moving average of 2 or 3 moves a mean of 15 far less, relative to the means' spread,
+           than a mean of 5 (6 of 10,466 bench forgeries, all training moving averages, kept no mean of 5)
 
 per timing column, so that a copy keeping one column and reshuffling another still meets its original.
 A run aligned by occurrence (a fixed-length workload, where every request has the same key) has no
@@ -145,13 +148,15 @@ def sample_keys(
     sequence: Sequence[Sequence[float]] | None,
     ranked: Sequence[Sequence[float]] | None,
     repeated: Sequence[tuple[int, Sequence[Sequence[float]]]] | None = None,
+    wide: Sequence[Sequence[float]] | None = None,
 ) -> array:
     """The run's candidate keys (sorted, 48-bit) from its near print's parts (independence._near_parts):
     `spreads`, each timing column's (median, interquartile range) or None; `aligned`, (alignment hash,
     timings) of the aligned samples in hash order; `windows`, each aligned sample's neighbours in list
     order; `few`, (key, every occurrence's timings) where keys repeat a few times; `sequence`, the first
     samples in list order and `ranked`, the fastest, for a run aligned by occurrence (else None);
-    `repeated`, as `few` for the keys a merged training log holds twice (independence._repeated), or None.
+    `repeated`, as `few` for the keys a merged training log holds twice (independence._repeated), or None;
+    `wide`, per timing column each aligned sample's mean of 15 in list order (independence._wide_means), or None.
 
     A key is the hash of (what it is of, column, the group's alignment hashes, its cells): each sample's
     cell is computed once (not once per group holding it), and each group's alignment hashes once for
@@ -193,6 +198,14 @@ def sample_keys(
                 head = (SMOOTHED, c)
                 found.update(
                     [hash(head + part + pick(cells)) for part, pick in grouped(len(means), SAMPLES["smoothed"])]
+                )
+        for c, wide_means in enumerate(wide or ()):
+            spread = _spread(wide_means)
+            if spread is not None:
+                cells = _cells(wide_means, spread[0], spread[1] * SMOOTH_CELL)
+                head = (WIDE, c)
+                found.update(
+                    [hash(head + part + pick(cells)) for part, pick in grouped(len(wide_means), SAMPLES["smoothed"])]
                 )
     else:
         count = len(sequence)
@@ -284,6 +297,7 @@ def _merged_keys(
 # column (independence.tie), measured on the bench registries (docs/metrics.md).
 MERGE_CELL = 1e-3  # relative width of a cell (log scale)
 MERGE_SKETCH = 32  # lowest elements kept per timing column
+WIDE = 0x6E9  # smoothed over WIDE_REACH neighbours either side (independence._wide_means)
 MERGE = 0x6E8  # what a merge key is of (as RAW etc.: numbers only, the same hash in every process)
 COLUMN_SHIFT = 48  # a merge key carries its column above its 48 bits
 MERGE_DISTINCT, MERGE_REPEATS = 8, 4  # distinct alignment keys a run needs, and how often each at most on average

@@ -1085,7 +1085,8 @@ def _near_print(kind: str, columns: Columns) -> NearPrint | None:
     spreads = [candidates.spread(columns.ordered(name)) for name in TIMING_COLUMNS[kind][: len(timing)]]
     # (a training log's steps: an honest log holds each once; requests of one length recur by chance)
     repeated = _repeated(alignment, timing) if kind == "training" else None
-    keys = candidates.sample_keys(spreads, aligned, windows, few, sequence, ranked, repeated)
+    wide = _wide_means(timing, alignment, aligned) if sequence is None else None
+    keys = candidates.sample_keys(spreads, aligned, windows, few, sequence, ranked, repeated, wide)
     # the merge keys: a copy merged with another dataset's run keeps them (none where keys repeat too often)
     merged = candidates.merge_keys(alignment, timing)
     # kept packed (JSON text, ~10 KB) while the registry is in memory; unpacked for the runs being compared
@@ -1121,6 +1122,28 @@ def _repeated(keys: list[int], timing: list[list[Any]]) -> tuple[tuple[int, tupl
     for i in itertools.compress(range(len(keys)), map(wanted.__contains__, keys)):
         grouped.setdefault(keys[i], []).append(tuple(float(column[i]) for column in timing))
     return tuple(sorted((key, tuple(sorted(rows))) for key, rows in grouped.items()))
+
+
+WIDE_REACH = 7  # neighbours either side a wide mean takes (_wide_means)
+
+
+def _wide_means(timing: list[list[Any]], keys: list[int], aligned: Sequence[tuple[int, Any]]) -> list[list[float]]:
+    """Per timing column, each aligned sample's mean with WIDE_REACH neighbours either side in list order
+    (fewer at the run's ends), for the candidate keys: a copy made of a moving average of 2 or 3 samples
+    moves a mean of 15 by a fifth of what it moves the windows' mean of 5, relative to their spread.
+    An aligned sample of a run aligned by key is a key the run holds once, so its hash is (key, 0)'s."""
+    where = {hash((key, 0)): i for i, key in enumerate(keys)}
+    count = len(keys)
+    found = []
+    for column in timing:
+        sums = [0.0, *itertools.accumulate(map(float, column))]
+        means = []
+        for aligned_key, _ in aligned:
+            i = where[aligned_key]
+            low, high = max(0, i - WIDE_REACH), min(count, i + WIDE_REACH + 1)
+            means.append((sums[high] - sums[low]) / (high - low))
+        found.append(means)
+    return found
 
 
 def _alignment_hashes(align: list[list[Any]]) -> list[int]:
