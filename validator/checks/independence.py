@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import sys
+from array import array
 from collections.abc import Iterator
+from typing import Any
 
 from validator.checks.base import Finding, check
 from validator.diagnostics import Severity
 from validator.evidence.arrival import later_of
 from validator.registry.relations import content_keys
 from validator.registry.snapshot import RunEntry, Snapshot
-from validator.science.independence import VALUES, judged, tie
+from validator.science.independence import COUNTED_TIES, VALUES, counted_column, judged, tie
 
 
 @check("ORV304", Severity.ERROR, "run copies another run's samples", related_by="s")
@@ -26,49 +29,25 @@ def runs_are_separate_measurements(snapshot: Snapshot) -> Iterator[Finding]:
     (docs/metrics.md gives the rule and its calibration). Token counts alone never make a copy.
 
     Reported on the newcomer: the run a pull request adds, or on main the later one by merge order
-    (when each file first appeared on the first-parent history), then by `measured_at`, then path;
-    once for each earlier run it is one measurement with (a merge of two runs names both).
+    (when each file first appeared on the first-parent history), then by `measured_at`, then path.
     Remove the copy and its reference; a reproduction is a new run of the recipe, stored from that
     run's own output.
     """
-    # the runs holding each `s:` relation key (relations.content_keys: the strings the loader made, not a
-    # second copy): a key one run holds maps to it alone, a list only where several do, since most of
-    # ~300 keys a run are its own (~1,000,000 keys at 3,435 run files: issue 55's peak memory)
-    groups: dict[str, RunEntry | list[RunEntry]] = {}
-    keyed: list[tuple[RunEntry, list[str]]] = []
-    for run in sorted(snapshot.runs.values(), key=lambda run: run.path):
-        if run.meta is None or run.facts is None or not run.facts.fingerprint:
-            continue
-        # (a quality run never gets here: its loader keeps no meta or timing facts, and its relation keys are
-        # ORV239's `q:` task hashes alone, so neither this check nor pull-request mode ties it by samples)
-        keys = [key for key in content_keys(run) if key.startswith("s:")]
-        for key in keys:
-            held = groups.get(key)
-            if held is None:
-                groups[key] = run
-            elif isinstance(held, list):
-                held.append(run)
-            else:
-                groups[key] = [held, run]
-        keyed.append((run, keys))
-    # (the later run's path, the earlier's) -> how: one finding a pair, decided by that pair alone, so that
-    # pull-request mode need not reach past a changed file's own pairs (relations.PAIRWISE)
-    copies: dict[tuple[str, str], str] = {}
+    runs = sorted(
+        (run for run in snapshot.runs.values() if run.meta is not None and run.facts and run.facts.fingerprint),
+        key=lambda run: run.path,
+    )
+    # (a quality run never gets here: its loader keeps no meta or timing facts, and its relation keys are
+    # ORV239's `q:` task hashes alone, so neither this check nor pull-request mode ties it by samples)
+    copies: dict[str, tuple[str, str]] = {}  # the later run's path -> (the earlier's, how)
     # each run with the runs after it (by path) that share a bucket with it: every pair once, with no
     # registry-wide set of the pairs compared (millions at 100,000 run files: issue 54). A pair tied
     # only by value-sketch keys is judged by the exact-values rule alone; value-sketch and merge keys tie
     # only several of a column at a time (science/independence.py `tie`)
-    focus = snapshot.pairs_with  # pull-request mode: only the pairs holding a changed run can differ
-    for one, shared in keyed:
-        after: dict[int, tuple[RunEntry, list[str]]] = {}  # the runs after `one` sharing a bucket, and the keys
-        either = focus is None or one.path in focus
-        for key in shared:
-            held = groups[key]
-            if isinstance(held, list):
-                for other in held:
-                    if other.path > one.path and (either or other.path in focus):  # type: ignore[operator]
-                        after.setdefault(id(other), (other, []))[1].append(key.split(":", 2)[2])  # the bucket
-        for other, tying in sorted(after.values(), key=lambda found: found[0].path):
+    for i, later_runs in _shared_buckets(runs):
+        one = runs[i]
+        for j, tying in later_runs:
+            other = runs[j]
             how_tied = tie(tying)
             if how_tied is None:
                 continue  # e.g. one shared value of a column: chance, and shared_values never flags it
@@ -79,8 +58,8 @@ def runs_are_separate_measurements(snapshot: Snapshot) -> Iterator[Finding]:
                 earlier, later = later_of(
                     snapshot, (one.path, one.meta.measured_at), (other.path, other.meta.measured_at)
                 )
-                copies[(later, earlier)] = how
-    for (path, earlier), how in sorted(copies.items()):
+                copies.setdefault(later, (earlier, how))
+    for path, (earlier, how) in sorted(copies.items()):
         yield Finding(
             path,
             f"this run is one measurement with `{earlier}`: {how}",
@@ -88,6 +67,93 @@ def runs_are_separate_measurements(snapshot: Snapshot) -> Iterator[Finding]:
             line=1,
             col=1,
         )
+
+
+# ORV304's buckets, grouped without keeping their strings: at 100,000 run files the runs hold ~38 million
+# bucket keys (~380 a run), and a dict of them by string took several GB (issue 54). Each key is kept as
+# its 64-bit hash and the class `tie` counts it by; the hashes held by two runs or more are found by
+# sorting them (numpy), a slice of the hash range at a time, so the sort's copies stay a fraction of them.
+_SLICES = 8  # slices of the hash range (by its top three bits) sorted one at a time
+_CHUNK = 1 << 20  # hashes matched against the repeated ones per numpy call
+
+
+def _shared_buckets(runs: list[RunEntry]) -> Iterator[tuple[int, list[tuple[int, list[str]]]]]:
+    """For each run (an index into `runs`, sorted by path) that shares a bucket key with a run after it:
+    those runs (indices, ascending) with, per shared key, a bucket `tie` reads as that key's (a stand-in
+    of its class: a key that ties alone, or a value-sketch or merge key of one column).
+
+    Keys are compared by 64-bit hash (Python's, within this process): two different keys with one hash
+    (~1 in 20,000 registries of 100,000 run files) would only add a pair for `judged` to compare."""
+    import numpy  # only here: the gate's start-up does not pay for it
+
+    hashes = array("q")
+    classes = array("B")  # 0: a key that ties alone; else 1 + its index in `stand_ins`
+    ends = array("q")  # where each run's keys end in `hashes`
+    stand_ins: list[str] = []  # per counted class, the bucket of the first key seen of it
+    class_ids: dict[tuple[str, str], int] = {}
+    for run in runs:
+        assert run.meta is not None
+        start = len(hashes)
+        keys = [key for key in content_keys(run) if key.startswith("s:")]
+        hashes.extend(map(hash, keys))
+        classes.extend(bytes(len(keys)))
+        skip = len(run.meta.kind) + 3  # "s:<kind>:"
+        for n in [n for n, key in enumerate(keys) if key.startswith(_COUNTED, skip)]:
+            bucket = keys[n][skip:]
+            counted = counted_column(bucket)
+            if counted is not None:
+                if counted not in class_ids:
+                    stand_ins.append(bucket)
+                    class_ids[counted] = len(stand_ins)
+                classes[start + n] = class_ids[counted]
+        ends.append(len(hashes))
+    if not hashes:
+        return
+    every = numpy.frombuffer(hashes, dtype=numpy.int64)
+    repeated = _repeated(numpy, every)
+    if not len(repeated):
+        return
+    found = []
+    for low in range(0, len(every), _CHUNK):
+        chunk = every[low : low + _CHUNK]
+        at = numpy.minimum(numpy.searchsorted(repeated, chunk), len(repeated) - 1)
+        found.append(numpy.flatnonzero(repeated[at] == chunk) + low)
+    held = numpy.concatenate(found)  # the positions of shared keys, in run order
+    owners = numpy.searchsorted(numpy.frombuffer(ends, dtype=numpy.int64), held, side="right")
+    key_of = numpy.searchsorted(repeated, every[held])  # each shared key's group: its hash's rank
+    bucket_of = ["tied"] + stand_ins  # counted_column("tied") is None: a key that ties alone
+    labels = [bucket_of[c] for c in numpy.frombuffer(classes, dtype=numpy.uint8)[held].tolist()]
+    by_key = numpy.argsort(key_of, kind="stable")  # stable: each group's runs stay in path order
+    members = owners[by_key].tolist()
+    group_start = numpy.searchsorted(key_of[by_key], numpy.arange(len(repeated) + 1)).tolist()
+    owner_list, key_list = owners.tolist(), key_of.tolist()
+    del every, held, owners, key_of, by_key
+    position = 0
+    while position < len(owner_list):
+        one = owner_list[position]
+        after: dict[int, list[str]] = {}  # the runs after `one` sharing a key, and those keys' classes
+        while position < len(owner_list) and owner_list[position] == one:
+            group, label = key_list[position], labels[position]
+            for other in members[group_start[group] : group_start[group + 1]]:
+                if other > one:
+                    after.setdefault(other, []).append(label)
+            position += 1
+        if after:
+            yield one, sorted(after.items())
+
+
+_COUNTED = tuple(f"{kind}:" for kind in COUNTED_TIES)
+
+
+def _repeated(numpy: Any, every: Any) -> Any:
+    """The values `every` holds more than once, sorted; found a slice of their range at a time (by the
+    top three bits), so that no sort copies more than a slice."""
+    top = every.view(numpy.uint8)[7 if sys.byteorder == "little" else 0 :: every.itemsize] >> 5
+    parts = []
+    for part in range(_SLICES):
+        chosen = numpy.sort(every[top == part])
+        parts.append(numpy.unique(chosen[1:][chosen[1:] == chosen[:-1]]))
+    return numpy.sort(numpy.concatenate(parts))
 
 
 @check("ORV305", Severity.WARNING, "two runs of a recipe share measured_at", related_by="r")

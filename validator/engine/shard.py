@@ -192,15 +192,26 @@ class Partial:
     path: str
     header: dict[str, Any]  # every field but the files
     files: list[Any]
+    digest: bytes = b""  # SHA-256 of the file's bytes as read
 
 
-def read_partial(path: str) -> Partial:
-    """A partial result as plain data, refused (PartialRefused) unless it has the schema's exact shape."""
+def read_partial(path: str, checked: bytes | None = None) -> Partial:
+    """A partial result as plain data, refused (PartialRefused) unless it has the schema's exact shape.
+    `checked`: the digest of the bytes a first read of this file found of that shape; read again, the
+    same bytes are not checked twice, and other bytes are refused."""
     try:
         with open(path, "rb") as fh:
             raw = fh.read()
     except OSError as exc:
         raise UsageError(f"{path}: cannot read: {exc.strerror}") from None
+    digest = hashlib.sha256(raw).digest()
+    if checked is not None:
+        if digest != checked:
+            raise PartialRefused(path, "the file changed while `orv merge-results` read it", _RERUN)
+        document = orjson.loads(raw)
+        del raw
+        files = document.pop("files")
+        return Partial(path, document, files, digest)
     try:
         document = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
@@ -226,7 +237,7 @@ def read_partial(path: str) -> Partial:
         where, message = problem
         raise PartialRefused(path, f"not the shape of a partial result at {where}: {message}", _RERUN)
     files = document.pop("files")
-    return Partial(path, document, files)
+    return Partial(path, document, files, digest)
 
 
 # What a file's entry is declared to be; decode builds nothing else.
@@ -326,7 +337,10 @@ def merge(root: str, paths: Iterable[str], progress: Callable[[int, int], None] 
 
 
 def _merge(root: str, paths: Iterable[str], progress: Callable[[int, int], None] | None) -> Loaded:
-    partials = [read_partial(p) for p in paths]
+    # Each partial is read twice: first whole, for its shape and header (kept: a few fields and a digest),
+    # then one at a time for its files, decoded and dropped before the next is read. At 100,000 run files
+    # the 8 partials held at once as plain data were most of the merge's 7.7 GB (issue 54).
+    partials = [_header_only(read_partial(p)) for p in paths]
     if not partials:
         raise UsageError("no partial results given: pass every `orv check --shard K/N --partial-out FILE` file")
     n = _refuse_mixing(partials, runtime(), tree_digest(root))
@@ -335,15 +349,22 @@ def _merge(root: str, paths: Iterable[str], progress: Callable[[int, int], None]
     for rel in loadable(root, loaded.files):
         expected[shard_of(rel, n)].add(rel)
     results: dict[str, FileResult] = {}
-    for done, partial in enumerate(sorted(partials, key=lambda p: p.header["shard"]), 1):
+    for done, header in enumerate(sorted(partials, key=lambda p: p.header["shard"]), 1):
+        partial = read_partial(header.path, checked=header.digest)
         part = read_results(partial)
+        partial.files.clear()  # decoded: its plain data is garbage now, not kept until the last shard's
         if progress:
             progress(done, len(partials))
-        if set(part) != expected[partial.header["shard"]]:
+        if set(part) != expected[header.header["shard"]]:
             raise UsageError(
-                f"{partial.path}: shard {partial.header['shard']}/{n} holds other files than this "
+                f"{partial.path}: shard {header.header['shard']}/{n} holds other files than this "
                 "checkout puts in it: run the shards and the merge on the same commit"
             )
         results.update(part)
-        partial.files.clear()  # decoded: its plain data is garbage now, not kept until the last shard's
+        del part
     return replace(loaded, results=results)
+
+
+def _header_only(partial: Partial) -> Partial:
+    """The partial without its files (read again when merged)."""
+    return replace(partial, files=[])
