@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from validator.checks.base import Finding, check
@@ -44,7 +44,8 @@ def runs_are_separate_measurements(snapshot: Snapshot) -> Iterator[Finding]:
     # registry-wide set of the pairs compared (millions at 100,000 run files: issue 54). A pair tied
     # only by value-sketch keys is judged by the exact-values rule alone; value-sketch and merge keys tie
     # only several of a column at a time (science/independence.py `tie`)
-    for i, later_runs in _shared_buckets(runs):
+    keyed = ((run.meta.kind, [key for key in content_keys(run) if key.startswith("s:")]) for run in runs if run.meta)
+    for i, later_runs in shared_buckets(keyed):
         one = runs[i]
         for j, tying in later_runs:
             other = runs[j]
@@ -77,10 +78,11 @@ _SLICES = 8  # slices of the hash range (by its top three bits) sorted one at a 
 _CHUNK = 1 << 20  # hashes matched against the repeated ones per numpy call
 
 
-def _shared_buckets(runs: list[RunEntry]) -> Iterator[tuple[int, list[tuple[int, list[str]]]]]:
-    """For each run (an index into `runs`, sorted by path) that shares a bucket key with a run after it:
-    those runs (indices, ascending) with, per shared key, a bucket `tie` reads as that key's (a stand-in
-    of its class: a key that ties alone, or a value-sketch or merge key of one column).
+def shared_buckets(keyed: Iterable[tuple[str, list[str]]]) -> Iterator[tuple[int, list[tuple[int, list[str]]]]]:
+    """Given each run's kind and `s:<kind>:<bucket>` keys (runs sorted by path), for each run (its index)
+    that shares a key with a run after it: those runs (indices, ascending) with, per shared key, a bucket
+    `tie` reads as that key's (a stand-in of its class: a key that ties alone, or a value-sketch or merge
+    key of one column).
 
     Keys are compared by 64-bit hash (Python's, within this process): two different keys with one hash
     (~1 in 20,000 registries of 100,000 run files) would only add a pair for `judged` to compare."""
@@ -91,13 +93,11 @@ def _shared_buckets(runs: list[RunEntry]) -> Iterator[tuple[int, list[tuple[int,
     ends = array("q")  # where each run's keys end in `hashes`
     stand_ins: list[str] = []  # per counted class, the bucket of the first key seen of it
     class_ids: dict[tuple[str, str], int] = {}
-    for run in runs:
-        assert run.meta is not None
+    for kind, keys in keyed:
         start = len(hashes)
-        keys = [key for key in content_keys(run) if key.startswith("s:")]
         hashes.extend(map(hash, keys))
         classes.extend(bytes(len(keys)))
-        skip = len(run.meta.kind) + 3  # "s:<kind>:"
+        skip = len(kind) + 3  # "s:<kind>:"
         for n in [n for n, key in enumerate(keys) if key.startswith(_COUNTED, skip)]:
             bucket = keys[n][skip:]
             counted = counted_column(bucket)
@@ -119,25 +119,28 @@ def _shared_buckets(runs: list[RunEntry]) -> Iterator[tuple[int, list[tuple[int,
         at = numpy.minimum(numpy.searchsorted(repeated, chunk), len(repeated) - 1)
         found.append(numpy.flatnonzero(repeated[at] == chunk) + low)
     held = numpy.concatenate(found)  # the positions of shared keys, in run order
-    owners = numpy.searchsorted(numpy.frombuffer(ends, dtype=numpy.int64), held, side="right")
-    key_of = numpy.searchsorted(repeated, every[held])  # each shared key's group: its hash's rank
-    bucket_of = ["tied"] + stand_ins  # counted_column("tied") is None: a key that ties alone
-    labels = [bucket_of[c] for c in numpy.frombuffer(classes, dtype=numpy.uint8)[held].tolist()]
+    del found
+    # per shared key: its run, its group (its hash's rank among the repeated ones) and its class; as numpy
+    # arrays, not lists: at 10,000 run files most keys are shared (millions)
+    owners = numpy.searchsorted(numpy.frombuffer(ends, dtype=numpy.int64), held, side="right").astype(numpy.int32)
+    key_of = numpy.searchsorted(repeated, every[held]).astype(numpy.int32)
+    class_of = numpy.frombuffer(classes, dtype=numpy.uint8)[held]
+    del every, held
     by_key = numpy.argsort(key_of, kind="stable")  # stable: each group's runs stay in path order
-    members = owners[by_key].tolist()
-    group_start = numpy.searchsorted(key_of[by_key], numpy.arange(len(repeated) + 1)).tolist()
-    owner_list, key_list = owners.tolist(), key_of.tolist()
-    del every, held, owners, key_of, by_key
-    position = 0
-    while position < len(owner_list):
-        one = owner_list[position]
+    members = owners[by_key]
+    group_start = numpy.searchsorted(key_of[by_key], numpy.arange(len(repeated) + 1, dtype=numpy.int32))
+    del by_key
+    bucket_of = ["tied", *stand_ins]  # counted_column("tied") is None: a key that ties alone
+    run_start = numpy.searchsorted(owners, numpy.arange(len(ends) + 1, dtype=numpy.int32))
+    for one in numpy.unique(owners).tolist():
         after: dict[int, list[str]] = {}  # the runs after `one` sharing a key, and those keys' classes
-        while position < len(owner_list) and owner_list[position] == one:
-            group, label = key_list[position], labels[position]
-            for other in members[group_start[group] : group_start[group + 1]]:
-                if other > one:
-                    after.setdefault(other, []).append(label)
-            position += 1
+        low, high = int(run_start[one]), int(run_start[one + 1])
+        for group, label in zip(key_of[low:high].tolist(), class_of[low:high].tolist()):
+            first, last = int(group_start[group]), int(group_start[group + 1])
+            group_members = members[first:last]
+            later = group_members[numpy.searchsorted(group_members, one, side="right") :].tolist()
+            for other in later:
+                after.setdefault(other, []).append(bucket_of[label])
         if after:
             yield one, sorted(after.items())
 

@@ -39,7 +39,7 @@ from validator.files.atomic import write_atomic
 from validator.git.plumbing import clean_blobs, git_dir_of_top_level
 from validator.load import schema as schemas
 from validator.load.cache import Store, code_files
-from validator.load.pipeline import FileResult, Loaded, load_tree, loadable
+from validator.load.pipeline import FileResult, Loaded, compact, load_tree, loadable
 from validator.registry.layout import REGISTRY_DIRS, discover
 from validator.registry.snapshot import RecipeEntry, RunEntry
 
@@ -265,7 +265,7 @@ def read_results(partial: Partial) -> dict[str, FileResult]:
         stray = next((d.path for d in findings if d.path != rel), None)
         if stray is not None:  # a shard reports on its own files; a finding elsewhere is not its to make
             raise PartialRefused(partial.path, f"files[{i}] ({rel}) carries a finding about {stray}", _RERUN)
-        results[rel] = (entry, findings)
+        results[rel] = compact((entry, findings))  # as a loaded one is kept (load/pipeline.py)
     return results
 
 
