@@ -29,7 +29,8 @@ def runs_are_separate_measurements(snapshot: Snapshot) -> Iterator[Finding]:
     (docs/metrics.md gives the rule and its calibration). Token counts alone never make a copy.
 
     Reported on the newcomer: the run a pull request adds, or on main the later one by merge order
-    (when each file first appeared on the first-parent history), then by `measured_at`, then path.
+    (when each file first appeared on the first-parent history), then by `measured_at`, then path;
+    once for each earlier run it is one measurement with (a merge of two runs names both).
     Remove the copy and its reference; a reproduction is a new run of the recipe, stored from that
     run's own output.
     """
@@ -39,7 +40,10 @@ def runs_are_separate_measurements(snapshot: Snapshot) -> Iterator[Finding]:
     )
     # (a quality run never gets here: its loader keeps no meta or timing facts, and its relation keys are
     # ORV239's `q:` task hashes alone, so neither this check nor pull-request mode ties it by samples)
-    copies: dict[str, tuple[str, str]] = {}  # the later run's path -> (the earlier's, how)
+    # (the later run's path, the earlier's) -> how: one finding a pair, decided by that pair alone, so that
+    # pull-request mode need not reach past a changed file's own pairs (relations.PAIRWISE)
+    copies: dict[tuple[str, str], str] = {}
+    focus = snapshot.pairs_with  # pull-request mode: only the pairs holding a changed run can differ
     # each run with the runs after it (by path) that share a bucket with it: every pair once, with no
     # registry-wide set of the pairs compared (millions at 100,000 run files: issue 54). A pair tied
     # only by value-sketch keys is judged by the exact-values rule alone; value-sketch and merge keys tie
@@ -49,6 +53,8 @@ def runs_are_separate_measurements(snapshot: Snapshot) -> Iterator[Finding]:
         one = runs[i]
         for j, tying in later_runs:
             other = runs[j]
+            if focus is not None and one.path not in focus and other.path not in focus:
+                continue  # judged alike on both sides of the change
             how_tied = tie(tying)
             if how_tied is None:
                 continue  # e.g. one shared value of a column: chance, and shared_values never flags it
@@ -59,8 +65,8 @@ def runs_are_separate_measurements(snapshot: Snapshot) -> Iterator[Finding]:
                 earlier, later = later_of(
                     snapshot, (one.path, one.meta.measured_at), (other.path, other.meta.measured_at)
                 )
-                copies.setdefault(later, (earlier, how))
-    for path, (earlier, how) in sorted(copies.items()):
+                copies[(later, earlier)] = how
+    for (path, earlier), how in sorted(copies.items()):
         yield Finding(
             path,
             f"this run is one measurement with `{earlier}`: {how}",
