@@ -190,22 +190,18 @@ def sample_keys(
                 window = _window_cells(pick(values))
                 if window is not None:
                     found.add(hash(head + part + window))
-        for c in range(len(spreads)):
-            means = _smoothed(windows, c)
+        # each column's smoothed means, then its wide means: the same keys of cells of their own spread
+        series: list[tuple[int, int, Sequence[float]]] = [
+            (SMOOTHED, c, _smoothed(windows, c)) for c in range(len(spreads))
+        ]
+        series += [(WIDE, c, wide_means) for c, wide_means in enumerate(wide or ())]
+        for what, c, means in series:
             spread = _spread(means)
             if spread is not None:
                 cells = _cells(means, spread[0], spread[1] * SMOOTH_CELL)
-                head = (SMOOTHED, c)
+                head = (what, c)
                 found.update(
                     [hash(head + part + pick(cells)) for part, pick in grouped(len(means), SAMPLES["smoothed"])]
-                )
-        for c, wide_means in enumerate(wide or ()):
-            spread = _spread(wide_means)
-            if spread is not None:
-                cells = _cells(wide_means, spread[0], spread[1] * SMOOTH_CELL)
-                head = (WIDE, c)
-                found.update(
-                    [hash(head + part + pick(cells)) for part, pick in grouped(len(wide_means), SAMPLES["smoothed"])]
                 )
     else:
         count = len(sequence)
