@@ -896,22 +896,24 @@ def _fit_noise(
         low, high = min(zip(ordered, ordered[third - 1 :]), key=lambda pair: (pair[1] - pair[0]) / (pair[1] + pair[0]))
         best[0] = (0.0, [inverse], [2 / (low + high)])
     half = m // 2
+    if design:
+        import numpy  # a run with a key's parts only (a training log, a random dataset): its line search
+
+        inverse_array = numpy.array(inverse)
     for column, order, unit in zip(design, orders, scaled):
         pairs = [inverse, column]
         # the third follows lines through samples half the run apart; the smaller share, lines along the
         # upper edge alone (among the moved samples, lines through a chance alignment of a few are many)
         edge = _upper_edge(order, unit, ys) if len(shares) > 1 else []
-        for n, (j, k) in enumerate((*zip(order, order[half:]), *edge)):
-            det = inverse[j] * column[k] - inverse[k] * column[j]  # the line through samples j and k
-            if not abs(det) > 0:
+        lines = (*zip(order, order[half:]), *edge)
+        scores = _line_scores(numpy, inverse_array, numpy.array(column), lines, m - half, third, few)
+        for n, (score, w0, w1) in enumerate(scores):
+            if score is None:  # the line's two samples fix no line (on one ray through the origin)
                 continue
-            w0, w1 = (column[k] - column[j]) / det, (inverse[j] - inverse[k]) / det
-            # squared residuals: ranked as |r| is, without a call per sample (the scores are only compared)
-            ranked = sorted([(r := 1 - w0 * a - w1 * c) * r for a, c in zip(inverse, column)])
-            s, kept = (0, third) if n < m - half else (1, few)
+            s = 0 if n < m - half else 1
             found = best[s]
-            if found is None or ranked[kept - 1] < found[0]:
-                best[s] = (ranked[kept - 1], pairs, [w0, w1])
+            if found is None or score < found[0]:
+                best[s] = (score, pairs, [w0, w1])
     if best[0] is None:
         return None
     planes: list[tuple[float, list[float]] | None] = [None] * len(shares)
@@ -919,19 +921,16 @@ def _fit_noise(
     if len(design) > 1:  # every part: elemental fits through one sample in each third of the first part's order
         rows = list(zip(*whole))
         span = m // len(whole)
+        found_weights = []
         for i in range(0, m, 2):  # half the starts: enough sets of three unmoved samples, at half the cost
             weights = _solve([list(rows[orders[0][(i + j * span) % m]]) for j in range(len(whole))], [1.0] * len(whole))
-            if weights is None:
-                continue
-            if len(weights) == 3:  # the key's two parts (a request's prompt and output): one pass
-                w0, w1, w2 = weights
-                ranked = sorted([abs(1 - w0 * a - w1 * b - w2 * c) for a, b, c in rows])
-            else:
-                ranked = sorted(map(abs, _residuals(whole, weights)))
-            for s, kept in enumerate(shares[:1]):  # (the smaller share: the edge's lines alone, above)
-                plane = planes[s]
-                if plane is None or ranked[kept - 1] < plane[0]:
-                    planes[s] = (ranked[kept - 1], weights)
+            if weights is not None:
+                found_weights.append(weights)
+        for weights, score in zip(found_weights, _plane_scores(numpy, whole, found_weights, shares[0])):
+            # (the smaller share: the edge's lines alone, above)
+            plane = planes[0]
+            if plane is None or score < plane[0]:
+                planes[0] = (score, weights)
     readings = []
     for s, kept in enumerate(shares):
         found = best[s]
@@ -966,6 +965,59 @@ def _fit_noise(
         return sigma * 0.6745, True, None
     found_third = _mixture(_residuals(used, weights), len(used), sigma, FIT_KEPT * third)
     return None if found_third is None else (found_third[0] * 0.6745, few_unmoved, None)
+
+
+def _line_scores(
+    numpy: Any, inverse: Any, column: Any, lines: Sequence[tuple[int, int]], thirds: int, third: int, few: int
+) -> list[tuple[float | None, float, float]]:
+    """Per line through samples j and k of the fit y = w0 + w1 * part (relative: 1 = w0 / y + w1 * part / y),
+    (its `kept`-th smallest squared residual, w0, w1): kept = third for the first `thirds` lines, else few;
+    None for a line the two samples do not fix. All lines at once (numpy), each value as the per-line loop it
+    replaced computed it (the same operations in the same order: tests/unit/test_fingerprint_speed.py)."""
+    if not lines:
+        return []
+    j, k = (numpy.array(side, dtype=numpy.intp) for side in zip(*lines))
+    det = inverse[j] * column[k] - inverse[k] * column[j]
+    with numpy.errstate(all="ignore"):  # a det of 0 or a residual past a float's range: that line is set apart
+        w0 = (column[k] - column[j]) / det
+        w1 = (inverse[j] - inverse[k]) / det
+        residuals = 1 - w0[:, None] * inverse[None, :] - w1[:, None] * column[None, :]
+        squares = residuals * residuals  # ranked as |r| is (the scores are only compared)
+    valid = (numpy.abs(det) > 0).tolist()
+    finite = numpy.isfinite(squares).all(axis=1).tolist()
+    ranks = [
+        *(numpy.partition(squares[:thirds], third - 1, axis=1)[:, third - 1].tolist() if thirds else []),
+        *(numpy.partition(squares[thirds:], few - 1, axis=1)[:, few - 1].tolist() if len(lines) > thirds else []),
+    ]
+    scores: list[tuple[float | None, float, float]] = []
+    for n, (a, b) in enumerate(zip(w0.tolist(), w1.tolist())):
+        kept = third if n < thirds else few
+        if not valid[n]:
+            scores.append((None, 0.0, 0.0))
+        elif finite[n]:
+            scores.append((ranks[n], a, b))
+        else:  # an infinity or NaN: ranked as Python's sort ranks them, as before
+            ranked = sorted([(r := 1 - a * x - b * c) * r for x, c in zip(inverse.tolist(), column.tolist())])
+            scores.append((ranked[kept - 1], a, b))
+    return scores
+
+
+def _plane_scores(numpy: Any, whole: list[list[float]], found: list[list[float]], kept: int) -> list[float]:
+    """Per elemental fit's weights, the `kept`-th smallest |residual| of 1 - whole . weights, all at once."""
+    if not found:
+        return []
+    weights = numpy.array(found)
+    residuals = numpy.ones((len(found), len(whole[0])))
+    with numpy.errstate(all="ignore"):
+        for column, w in zip(numpy.array(whole), weights.T):
+            residuals = residuals - w[:, None] * column[None, :]
+        magnitudes = numpy.abs(residuals)
+    finite = numpy.isfinite(magnitudes).all(axis=1).tolist()
+    ranks = numpy.partition(magnitudes, kept - 1, axis=1)[:, kept - 1].tolist()
+    return [
+        rank if good else sorted(map(abs, _residuals(whole, weights)))[kept - 1]  # as Python's sort ranks them
+        for rank, good, weights in zip(ranks, finite, found)
+    ]
 
 
 def _tighter(wide: tuple[float, Any, Any], kept: int, tight: tuple[float, Any, Any], few: int) -> bool:
