@@ -59,7 +59,7 @@ import statistics
 import zlib
 from array import array
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from typing import Any
 
 import orjson
@@ -1242,13 +1242,13 @@ def can_tell_a_copy(fingerprint: Fingerprint) -> bool:
 _UNPACKED: dict[int, tuple[Any, Any]] = {}
 
 
-def _kept(cache: dict[int, tuple[Any, Any]], of: Any, make: Callable[[Any], Any]) -> Any:
-    """make(of), kept in `cache` for the CACHE_KEPT runs used most recently, by identity (`of` is
-    immutable and stays alive while kept beside its result, so its id is not reused meanwhile)."""
+def _kept(cache: dict[int, tuple[Any, Any]], of: Any, make: Callable[[Any], Any], kept: int = 0) -> Any:
+    """make(of), kept in `cache` for the CACHE_KEPT runs used most recently (or `kept` objects), by identity
+    (`of` is not changed and stays alive while kept beside its result, so its id is not reused meanwhile)."""
     found = cache.get(id(of))
     if found is not None and found[0] is of:
         return found[1]
-    if len(cache) >= CACHE_KEPT:
+    if len(cache) >= (kept or CACHE_KEPT):
         cache.clear()
     made = make(of)
     cache[id(of)] = (of, made)
@@ -1323,9 +1323,10 @@ def aligned_equal(a: NearPrint, b: NearPrint) -> float | None:
 class _View:
     """What comparing a run's near print with others needs, built once per run rather than once per
     pair (ORV304 compares a run with every run sharing a bucket): its aligned samples by key, their
-    windows by width, and whether any key repeats."""
+    windows by width, and whether any key repeats; as numpy arrays, when first asked for
+    (filtered_agreement's fits)."""
 
-    __slots__ = ("by_key", "keys", "windows", "repeats")
+    __slots__ = ("by_key", "keys", "windows", "repeats", "_near", "_arrays", "_aligned")
 
     def __init__(self, near: NearPrint) -> None:
         self.by_key = dict(near[3])
@@ -1339,6 +1340,34 @@ class _View:
                 }
         few = near[7] if len(near) > 7 else None
         self.repeats = few is not None and any(len(rows) > 1 for _, rows in few)
+        self._near = near
+        self._arrays: dict[int, tuple[dict[int, int], Any]] = {}
+        self._aligned: tuple[list[int], Any] | None = None
+
+    def window_array(self, width: int) -> tuple[dict[int, int], Any]:
+        """The whole windows of `width` (self.windows): each key's row, and the windows as one numpy array
+        (row, neighbour, timing column)."""
+        found = self._arrays.get(width)
+        if found is None:
+            import numpy  # (as _filter_fit)
+
+            windows = self.windows[width]
+            columns = len(self._near[3][0][1]) if self._near[3] else 0
+            shape = (len(windows), 2 * width + 1, columns)
+            array = numpy.array(list(windows.values()), dtype=float).reshape(shape)
+            found = self._arrays[width] = ({key: row for row, key in enumerate(windows)}, array)
+        return found
+
+    def aligned_array(self) -> tuple[list[int], Any]:
+        """The aligned samples' keys in their order, and their timings as one numpy array (sample, column)."""
+        if self._aligned is None:
+            import numpy
+
+            aligned = self._near[3]
+            columns = len(aligned[0][1]) if aligned else 0
+            values = numpy.array([values for _, values in aligned], dtype=float).reshape(len(aligned), columns)
+            self._aligned = ([key for key, _ in aligned], values)
+        return self._aligned
 
 
 _VIEWS: dict[int, tuple[Any, Any]] = {}
@@ -1365,11 +1394,11 @@ def timing_agreement(a: NearPrint, b: NearPrint) -> float | None:
         by_key = view_a.by_key
         found = _agreement([(by_key[key], values) for key, values in b[3] if key in by_key], a[5], noise=noise)
     if found is None and len(a) > 6 and a[6] is not None and b[6] is not None:
-        found = _agreement(_in_order(a[6], b[6]), a[5], SEQUENCE_MATCHED, noise)
+        found = _agreement(_in_order(a[6], b[6], SEQUENCE_MATCHED), a[5], SEQUENCE_MATCHED, noise)
     if found is None and len(a) > 7 and a[7] is not None and b[7] is not None and (view_a.repeats or view_b.repeats):
         found = _agreement(_nearest_under_key(a[7], b[7]), a[5], noise=noise, quantile=KEY_QUANTILE)
     if found is None and len(a) > 10 and a[10] is not None and b[10] is not None:
-        found = _agreement(_in_order(a[10], b[10]), a[5], SEQUENCE_MATCHED, noise)
+        found = _agreement(_in_order(a[10], b[10], SEQUENCE_MATCHED), a[5], SEQUENCE_MATCHED, noise)
         if found is None and len(a[10][0]) > 1:  # merged with another run: its fastest interleave
             found = _agreement(_nearest_in_value(a[10], b[10]), a[5], SEQUENCE_MATCHED, noise)
     return found
@@ -1433,26 +1462,71 @@ def filtered_agreement(a: NearPrint, b: NearPrint) -> tuple[str, float] | None:
     view_a, view_b = _view(a), _view(b)
     if len(view_a.keys & view_b.keys) < WINDOW_MATCHED * 4:  # too few for the narrowest window (2 * 1 + 2)
         return None
-    for x, y in ((a, b), (b, a)):
-        view_x = view_a if x is a else view_b
+    import numpy  # (as _filter_fit)
+
+    floors: dict[int, float | None] = {}  # per column, the pair's noise floor (_noise_floor), once for both ways
+    for view_x, view_y in ((view_a, view_b), (view_b, view_a)):  # each run's windows predicting the other's samples
         for width in range(WINDOW, 0, -1):  # the widest window the aligned samples can support
-            windows = view_x.windows[width]
-            matched = [(windows[key], values) for key, values in y[3] if key in windows]
-            if len(matched) >= WINDOW_MATCHED * (2 * width + 2):
+            index, windows = view_x.window_array(width)
+            keys_y, values_y = view_y.aligned_array()
+            held = list(map(index.__contains__, keys_y))  # y's aligned samples with a whole window in x
+            if sum(held) >= WINDOW_MATCHED * (2 * width + 2):
                 break
         else:
             continue
-        for column, name in enumerate(names[: len(matched[0][1])]):
-            limit = limits.get(name, 0.0)
-            found = _filter_fit(
-                [[row[column] for row in w] for w, _ in matched],
-                [v[column] for _, v in matched],
-                limit,
-                _noise_floor(a, b, column),
-            )
+        # the pairs in y's order, as numpy rows of x's windows and of y's values (built once per run: _View)
+        rows = list(map(index.__getitem__, itertools.compress(keys_y, held)))
+        taken = list(itertools.compress(range(len(keys_y)), held))
+        gathered, targets = windows[rows], values_y[taken]
+        # per column: (design, target, its values) where it can be fitted, else None (_filter_fit)
+        fits: list[tuple[Any, Any, list[float]] | None] = []
+        for column in range(min(len(names), values_y.shape[1])):
+            target = numpy.ascontiguousarray(targets[:, column])  # (as lstsq's and the old asarray's)
+            ys = target.tolist()
+            if min(ys) <= 0 or min(ys) == max(ys):
+                fits.append(None)
+                continue
+            design = numpy.empty((len(ys), 2 * width + 2))  # (column_stack's: the intercept, then the windows)
+            design[:, 0] = 1.0
+            design[:, 1:] = gathered[:, :, column]
+            fits.append((design, target, ys))
+        weights = _least_squares([fit[:2] for fit in fits if fit is not None])
+        for (column, name), fit in zip(enumerate(names), fits):
+            if fit is None:
+                continue
+            if column not in floors:
+                floors[column] = _noise_floor(a, b, column)
+            found = _filter_verdict(*fit, next(weights), limits.get(name, 0.0), floors[column])
             if found is not None:
                 return name, found
     return None
+
+
+def _least_squares(systems: list[tuple[Any, Any]]) -> Iterator[Any]:
+    """numpy.linalg.lstsq(design, target, rcond=None)'s weights for each (design, target), those of one shape in
+    one call of the LAPACK routine lstsq calls (gelsd, for each system alone: the same weights, bit for bit;
+    bench/judging.py compares); lstsq itself for the rest, and wherever that call is not there or reports
+    trouble (so an SVD that does not converge raises as lstsq raises)."""
+    import numpy
+
+    if len(systems) > 1 and len({design.shape for design, _ in systems}) == 1:
+        try:
+            from numpy.linalg import _umath_linalg
+
+            rows, weights = systems[0][0].shape
+            with numpy.errstate(all="raise", under="ignore"):  # (lstsq: LinAlgError on invalid)
+                found = _umath_linalg.lstsq(
+                    numpy.stack([design for design, _ in systems]),
+                    numpy.stack([target for _, target in systems])[:, :, None],
+                    numpy.finfo(numpy.float64).eps * max(rows, weights),
+                    signature="ddd->ddid",
+                )[0]
+            yield from (numpy.ascontiguousarray(found[n, :, 0]) for n in range(len(systems)))
+            return
+        except (ImportError, AttributeError, TypeError, ArithmeticError):
+            pass
+    for design, target in systems:
+        yield numpy.linalg.lstsq(design, target, rcond=None)[0]
 
 
 def _filter_fit(windows: list[list[float]], ys: list[float], limit: float, noise: float | None = None) -> float | None:
@@ -1464,9 +1538,27 @@ def _filter_fit(windows: list[list[float]], ys: list[float], limit: float, noise
         return None
     import numpy  # only when two runs share a bucket: the gate's start-up does not pay for it (issue 55)
 
-    design = numpy.column_stack([numpy.ones(len(ys)), numpy.asarray(windows, dtype=float)])
-    target = numpy.asarray(ys, dtype=float)
-    weights, *_ = numpy.linalg.lstsq(design, target, rcond=None)
+    return _fitted_filter(numpy.asarray(windows, dtype=float), numpy.asarray(ys, dtype=float), limit, noise)
+
+
+def _fitted_filter(windows: Any, target: Any, limit: float, noise: float | None = None) -> float | None:
+    """_filter_fit on numpy arrays: `windows` (a row of the other run's neighbouring values per sample) and
+    `target` (the samples' values)."""
+    ys = target.tolist()
+    if min(ys) <= 0 or min(ys) == max(ys):
+        return None
+    import numpy
+
+    design = numpy.column_stack([numpy.ones(len(ys)), windows])
+    return _filter_verdict(design, target, ys, numpy.linalg.lstsq(design, target, rcond=None)[0], limit, noise)
+
+
+def _filter_verdict(
+    design: Any, target: Any, ys: list[float], weights: Any, limit: float, noise: float | None
+) -> float | None:
+    """_filter_fit's verdict given the least-squares weights of target on design (ys: target's values)."""
+    import numpy
+
     residuals = numpy.abs(target - design @ weights)
     n, p = design.shape
     ranked = numpy.sort(residuals / target)  # sorts, not numpy.quantile: ~10x less overhead at n <= 64
@@ -1532,29 +1624,28 @@ SEQUENCE_SKIP = 10  # samples dropped or added in a row that the alignment steps
 SEQUENCE_MATCHED = 6
 
 
-def _in_order(xs: Sequence[tuple[float, ...]], ys: Sequence[tuple[float, ...]]) -> list[tuple[Any, Any]]:
+def _in_order(
+    xs: Sequence[tuple[float, ...]], ys: Sequence[tuple[float, ...]], needed: int = 0
+) -> list[tuple[Any, Any]]:
     """Samples of two runs paired in list order with gaps (a diff of the two sequences): a pair only
     where the steps from it to the next SEQUENCE_RUN samples agree within SEQUENCE_CLOSE of the runs'
     own typical step, on the first column that varies. Steps are log-ratios of consecutive samples,
-    so a rescale keeps them and a dropped sample changes only the steps around it."""
-
-    def steps(rows: Sequence[tuple[float, ...]], column: int) -> list[float] | None:
-        values = [row[column] for row in rows]
-        if min(values) <= 0:
-            return None
-        logs = [math.log(v) for v in values]
-        found = [b - a for a, b in zip(logs, logs[1:])]
-        return found if found and statistics.median(map(abs, found)) > 0 else None
-
+    so a rescale keeps them and a dropped sample changes only the steps around it. `needed`: the pairs
+    the caller needs (_agreement's); [] where fewer can be found, without walking (every pair found starts
+    a run of agreeing steps in a row and a column of its own, so they are at most the rows, or the columns,
+    in which one starts)."""
     if not xs or not ys:
         return []
+    # (two sequences a run: its first samples and its fastest)
+    steps_x, steps_y = _kept(_STEPS, xs, _log_steps, 2 * CACHE_KEPT), _kept(_STEPS, ys, _log_steps, 2 * CACHE_KEPT)
     for column in range(len(xs[0])):
-        zx, zy = steps(xs, column), steps(ys, column)
-        if zx is not None and zy is not None:
+        found_x, found_y = steps_x[column], steps_y[column]
+        if found_x is not None and found_y is not None:
             break
     else:
         return []
-    close = SEQUENCE_CLOSE * min(statistics.median(map(abs, zx)), statistics.median(map(abs, zy)))
+    (zx, typical_x, array_x), (zy, typical_y, array_y) = found_x, found_y
+    close = SEQUENCE_CLOSE * min(typical_x, typical_y)
 
     import numpy  # only when two runs are compared (as _filter_fit): the gate's start-up does not pay for it
 
@@ -1562,11 +1653,13 @@ def _in_order(xs: Sequence[tuple[float, ...]], ys: Sequence[tuple[float, ...]]) 
     # left), for every (i, j) at once, then per diagonal j - i in increasing i: ORV304 walks every candidate
     # pair of fixed-length runs this way (its largest cost, issue 55)
     nx, ny = len(zx), len(zy)
-    agree = numpy.ones((nx + SEQUENCE_RUN, ny + SEQUENCE_RUN), dtype=bool)  # past either end nothing disagrees
-    agree[:nx, :ny] = numpy.abs(numpy.subtract.outer(numpy.asarray(zx), numpy.asarray(zy))) <= close
-    start = agree[:nx, :ny].copy()
-    for t in range(1, SEQUENCE_RUN):
-        start &= agree[t : nx + t, t : ny + t]
+    agree = numpy.abs(numpy.subtract.outer(array_x, array_y)) <= close
+    start = agree.copy()
+    for t in range(1, min(SEQUENCE_RUN, nx, ny)):  # past either end nothing disagrees: those cells stay
+        start[: nx - t, : ny - t] &= agree[t:, t:]
+    # (most candidate pairs of honest runs: a few chance starts, far fewer than a copy's; no walk for them)
+    if needed and (numpy.count_nonzero(start.any(axis=1)) < needed or numpy.count_nonzero(start.any(axis=0)) < needed):
+        return []
     starts_at = start.tolist()
     starts: dict[int, list[int]] = {}  # per diagonal j - i, the i where a run starts, increasing
     for i, j in zip(*(found.tolist() for found in numpy.nonzero(start))):  # row by row: i increases
@@ -1609,6 +1702,28 @@ def _in_order(xs: Sequence[tuple[float, ...]], ys: Sequence[tuple[float, ...]]) 
             break
         i, j = i + min(ahead), j + min(ahead)
     return pairs
+
+
+def _log_steps(rows: Sequence[tuple[float, ...]]) -> list[tuple[list[float], float, Any] | None]:
+    """Per timing column of a run's samples in list order (_in_order): the log-ratios of consecutive samples,
+    their median size and them as a numpy array; None where a value is not positive or they are all 0.
+    Once per run, not per pair compared (kept as _kept keeps views)."""
+    import numpy  # (as _in_order)
+
+    found: list[tuple[list[float], float, Any] | None] = []
+    for column in range(len(rows[0])):
+        values = [row[column] for row in rows]
+        if min(values) <= 0:
+            found.append(None)
+            continue
+        logs = [math.log(v) for v in values]
+        steps = [b - a for a, b in zip(logs, logs[1:])]
+        typical = statistics.median(map(abs, steps)) if steps else 0.0
+        found.append((steps, typical, numpy.asarray(steps)) if steps and typical > 0 else None)
+    return found
+
+
+_STEPS: dict[int, tuple[Any, Any]] = {}
 
 
 def _fit_residuals(xs: Sequence[float], ys: Sequence[float], using: Sequence[int] | None = None) -> list[float]:
@@ -1866,3 +1981,6 @@ def same_measurement(a: Fingerprint, b: Fingerprint) -> str | None:
             f"within {residual:.3%} (rescaled, smoothed or averaged; re-measurements differ by far more)"
         )
     return None
+
+
+_CACHES = (_UNPACKED, _VIEWS, _STEPS)  # every per-run cache (bench/judging.py empties them between passes)

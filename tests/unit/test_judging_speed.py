@@ -1,0 +1,104 @@
+"""ORV304's judging of a pair made cheaper (issue 55) says what it said, word for word.
+
+The fast paths of science/independence.py, held to the code as it was (tests/testing/judging_reference.py)
+on the calibration corpus's honest re-runs and forgeries (tests/testing/corpus.py): `filtered_agreement`
+gathering its fits from each run's numpy view and fitting a direction's columns in one LAPACK call,
+`_in_order` reading each run's steps once and refusing without a walk a pair that cannot reach the pairs
+`timing_agreement` needs, and `same_measurement` as a whole. bench/judging.py compares every tied pair of
+the bench's registries the same way, against the module at a git revision.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.testing import judging_reference as before
+from tests.testing.corpus import Workload, forgeries, llama_bench_forgeries, measure
+from validator.science import independence
+from validator.science.independence import (
+    SEQUENCE_MATCHED,
+    _in_order,
+    _near_of,
+    filtered_agreement,
+    same_measurement,
+    sample_fingerprint,
+)
+
+WORKLOADS = [
+    *(Workload("training", size, 100, jitter=jitter) for size in (64, 200) for jitter in (0.0005, 0.005)),
+    *(Workload("inference", size, 200, variable=variable) for size in (16, 64, 200) for variable in (True, False)),
+    Workload("inference", 10, 300, variable=False, tool="llama-bench"),
+    Workload("inference", 64, 400, cached=0.5),
+]
+
+
+def _pairs() -> list[tuple[str, object, object]]:
+    """(what, run, other run) fingerprints: honest re-runs both ways, each forgery against its original both ways."""
+    found = []
+    for workload in WORKLOADS:
+        runs = [measure(workload, r) for r in range(3)]
+        prints = [sample_fingerprint(workload.kind, run) for run in runs]
+        for i in range(3):
+            for j in range(3):
+                if i != j:
+                    found.append((f"{workload} honest", prints[i], prints[j]))
+        made = (
+            llama_bench_forgeries(runs[0], workload.seed)
+            if workload.tool
+            else forgeries(workload.kind, runs[0], workload.seed, measure(workload, 99))
+        )
+        for name, forged in made:
+            forged_print = sample_fingerprint(workload.kind, forged)
+            found.append((f"{workload} {name}", prints[0], forged_print))
+            found.append((f"{workload} {name}, reversed", forged_print, prints[0]))
+    return found
+
+
+PAIRS = _pairs()
+
+
+def test_filtered_agreement_says_what_it_said_on_honest_and_forged_pairs() -> None:
+    flagged = 0
+    for what, a, b in PAIRS:
+        near_a, near_b = _near_of(a), _near_of(b)
+        if near_a is None or near_b is None:
+            continue
+        found = filtered_agreement(near_a, near_b)
+        assert found == before.filtered_agreement(near_a, near_b), what
+        flagged += found is not None
+    assert flagged >= 20  # the moving averages and rescales of the corpus: the fast fit must flag them too
+
+
+def test_the_in_order_screen_refuses_only_pairs_too_few_to_agree() -> None:
+    """With `needed`, _in_order gives the walk's pairs, or [] where the walk finds fewer: never [] for a pair
+    timing_agreement could use (a copy paired in order)."""
+    walked = screened = enough = 0
+    for what, a, b in PAIRS:
+        near_a, near_b = _near_of(a), _near_of(b)
+        if near_a is None or near_b is None:
+            continue
+        for slot in (6, 10):
+            xs, ys = near_a[slot], near_b[slot]
+            if xs is None or ys is None:
+                continue
+            full = before._in_order(xs, ys)
+            assert _in_order(xs, ys) == full, what
+            fast = _in_order(xs, ys, SEQUENCE_MATCHED)
+            assert fast == full or (fast == [] and len(full) < SEQUENCE_MATCHED), what
+            walked += 1
+            enough += len(full) >= SEQUENCE_MATCHED
+            screened += fast != full
+    assert walked >= 200 and enough >= 50 and screened >= 1, (walked, enough, screened)
+
+
+def test_same_measurement_says_what_it_said_on_honest_and_forged_pairs(monkeypatch: pytest.MonkeyPatch) -> None:
+    now = [same_measurement(a, b) for _, a, b in PAIRS]
+    monkeypatch.setattr(independence, "filtered_agreement", before.filtered_agreement)
+    monkeypatch.setattr(independence, "_in_order", lambda xs, ys, needed=0: before._in_order(xs, ys))
+    for cache in independence._CACHES:
+        cache.clear()
+    then = [same_measurement(a, b) for _, a, b in PAIRS]
+    for (what, _, _), verdict, reference in zip(PAIRS, now, then):
+        assert verdict == reference, what
+    assert sum(v is not None for v in now) >= len(PAIRS) // 3  # most forgeries flagged, each the same way
+    assert sum(v is not None for (what, _, _), v in zip(PAIRS, now) if "honest" in what) == 0
