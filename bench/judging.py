@@ -114,6 +114,8 @@ def main() -> int:
     parser.add_argument("--registry", required=True)
     parser.add_argument("--fixed-length", action="store_true", help="fixed-length inference runs only")
     parser.add_argument("--old", default=None, help="the revision judged against (default: merge-base with main)")
+    parser.add_argument("--kind", choices=sorted(independence.TIMING_COLUMNS), help="only the pairs of this kind")
+    parser.add_argument("--part", default="1/1", help="K/N: only the K-th of N equal runs of pairs (in parallel)")
     parser.add_argument("--rounds", type=int, default=3, help="timed rounds (each: old and new)")
     parser.add_argument("--time-pairs", type=int, default=0, help="time only the first N pairs (0: all)")
     parser.add_argument("--no-equality", action="store_true", help="skip the pass comparing every verdict")
@@ -135,9 +137,19 @@ def main() -> int:
         if args.prints:
             Path(args.prints).write_bytes(pickle.dumps(runs))
     pairs = tied_pairs(runs)
+    if args.kind:
+        pairs = [pair for pair in pairs if runs[pair[0]][1] == args.kind]
+    part, parts = map(int, args.part.split("/"))
+    size = -(-len(pairs) // parts)
+    pairs = pairs[(part - 1) * size : part * size]
     kinds = Counter(runs[i][1] + (" (values only)" if values_only else "") for i, _, values_only in pairs)
     print(f"{len(runs)} runs, {len(pairs)} tied pairs: {dict(kinds)}; old code at {rev[:12]}", flush=True)
-    found: dict[str, Any] = {"registry": args.registry, "fixed_length": args.fixed_length, "old": rev}
+    found: dict[str, Any] = {
+        "registry": args.registry,
+        "fixed_length": args.fixed_length,
+        "kind": args.kind,
+        "old": rev,
+    }
     found.update(runs=len(runs), pairs=len(pairs), pairs_by_kind=dict(kinds))
     if not args.no_equality:
         old_time, old_verdicts = _timed(old, runs, pairs)

@@ -59,7 +59,7 @@ import statistics
 import zlib
 from array import array
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
 import orjson
@@ -1465,7 +1465,10 @@ def filtered_agreement(a: NearPrint, b: NearPrint) -> tuple[str, float] | None:
     import numpy  # (as _filter_fit)
 
     floors: dict[int, float | None] = {}  # per column, the pair's noise floor (_noise_floor), once for both ways
-    for view_x, view_y in ((view_a, view_b), (view_b, view_a)):  # each run's windows predicting the other's samples
+    # per direction (each run's windows predicting the other's samples) and column: (design, target, its values)
+    # where it can be fitted (_filter_fit), else None; then every fit's weights at once, then the verdicts in order
+    directions: list[list[tuple[Any, Any, list[float]] | None]] = []
+    for view_x, view_y in ((view_a, view_b), (view_b, view_a)):
         for width in range(WINDOW, 0, -1):  # the widest window the aligned samples can support
             index, windows = view_x.window_array(width)
             keys_y, values_y = view_y.aligned_array()
@@ -1478,7 +1481,6 @@ def filtered_agreement(a: NearPrint, b: NearPrint) -> tuple[str, float] | None:
         rows = list(map(index.__getitem__, itertools.compress(keys_y, held)))
         taken = list(itertools.compress(range(len(keys_y)), held))
         gathered, targets = windows[rows], values_y[taken]
-        # per column: (design, target, its values) where it can be fitted, else None (_filter_fit)
         fits: list[tuple[Any, Any, list[float]] | None] = []
         for column in range(min(len(names), values_y.shape[1])):
             target = numpy.ascontiguousarray(targets[:, column])  # (as lstsq's and the old asarray's)
@@ -1490,7 +1492,9 @@ def filtered_agreement(a: NearPrint, b: NearPrint) -> tuple[str, float] | None:
             design[:, 0] = 1.0
             design[:, 1:] = gathered[:, :, column]
             fits.append((design, target, ys))
-        weights = _least_squares([fit[:2] for fit in fits if fit is not None])
+        directions.append(fits)
+    weights = iter(_least_squares([fit[:2] for fits in directions for fit in fits if fit is not None]))
+    for fits in directions:
         for (column, name), fit in zip(enumerate(names), fits):
             if fit is None:
                 continue
@@ -1502,31 +1506,40 @@ def filtered_agreement(a: NearPrint, b: NearPrint) -> tuple[str, float] | None:
     return None
 
 
-def _least_squares(systems: list[tuple[Any, Any]]) -> Iterator[Any]:
+def _least_squares(systems: list[tuple[Any, Any]]) -> list[Any]:
     """numpy.linalg.lstsq(design, target, rcond=None)'s weights for each (design, target), those of one shape in
     one call of the LAPACK routine lstsq calls (gelsd, for each system alone: the same weights, bit for bit;
-    bench/judging.py compares); lstsq itself for the rest, and wherever that call is not there or reports
-    trouble (so an SVD that does not converge raises as lstsq raises)."""
+    bench/judging.py compares); lstsq itself for a shape held once, and wherever that call is not there or
+    reports trouble (so an SVD that does not converge raises as lstsq raises, where its fit is read)."""
     import numpy
 
-    if len(systems) > 1 and len({design.shape for design, _ in systems}) == 1:
-        try:
-            from numpy.linalg import _umath_linalg
+    found: list[Any] = [None] * len(systems)
+    shapes: dict[tuple[int, ...], list[int]] = {}
+    for n, (design, _) in enumerate(systems):
+        shapes.setdefault(design.shape, []).append(n)
+    for (rows, weights), held in shapes.items():
+        if len(held) > 1:
+            try:
+                from numpy.linalg import _umath_linalg
 
-            rows, weights = systems[0][0].shape
-            with numpy.errstate(all="raise", under="ignore"):  # (lstsq: LinAlgError on invalid)
-                found = _umath_linalg.lstsq(
-                    numpy.stack([design for design, _ in systems]),
-                    numpy.stack([target for _, target in systems])[:, :, None],
-                    numpy.finfo(numpy.float64).eps * max(rows, weights),
-                    signature="ddd->ddid",
-                )[0]
-            yield from (numpy.ascontiguousarray(found[n, :, 0]) for n in range(len(systems)))
-            return
-        except (ImportError, AttributeError, TypeError, ArithmeticError):
-            pass
-    for design, target in systems:
-        yield numpy.linalg.lstsq(design, target, rcond=None)[0]
+                with numpy.errstate(all="raise", under="ignore"):  # (lstsq: LinAlgError on invalid)
+                    solved = _umath_linalg.lstsq(
+                        numpy.stack([systems[n][0] for n in held]),
+                        numpy.stack([systems[n][1] for n in held])[:, :, None],
+                        numpy.finfo(numpy.float64).eps * max(rows, weights),
+                        signature="ddd->ddid",
+                    )[0]
+                for k, n in enumerate(held):
+                    found[n] = numpy.ascontiguousarray(solved[k, :, 0])
+                continue
+            except (ImportError, AttributeError, TypeError, ArithmeticError):
+                pass
+        for n in held:
+            try:
+                found[n] = numpy.linalg.lstsq(*systems[n], rcond=None)[0]
+            except numpy.linalg.LinAlgError as trouble:  # raised where the fit is read, as it was (_filter_verdict)
+                found[n] = trouble
+    return found
 
 
 def _filter_fit(windows: list[list[float]], ys: list[float], limit: float, noise: float | None = None) -> float | None:
@@ -1558,6 +1571,9 @@ def _filter_verdict(
 ) -> float | None:
     """_filter_fit's verdict given the least-squares weights of target on design (ys: target's values)."""
     import numpy
+
+    if isinstance(weights, Exception):  # (_least_squares)
+        raise weights
 
     residuals = numpy.abs(target - design @ weights)
     n, p = design.shape
