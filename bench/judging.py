@@ -8,7 +8,8 @@ code), the pairs ORV304 judges (checks/independence.py `shared_buckets` and `tie
 then each pair's verdict (science/independence.py `judged`) by the module as it was at `--old` (default
 main's merge base, read with `git show`) and as it is now. Prints how many verdicts are equal, word for
 word, and every one that is not; then the CPU time of judging the pairs by each, interleaved in rounds
-(old, new, new, old, ...; each pass from cold caches, the pairs in the check's order), best of the rounds
+(old, new, new, old, ...; each pass from cold caches, the pairs in each code's check's order: the old by path,
+the new by block, checks/independence.py `in_blocks`; `--order path`: both by path), best of the rounds
 (the host is shared). `--fixed-length`: only inference runs whose requests all have one prompt and output
 length (the bench's largest share of tied pairs at 10,000 run files, issue 55). Writes --json.
 """
@@ -32,7 +33,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
-from validator.checks.independence import shared_buckets  # noqa: E402
+from validator.checks.independence import in_blocks, shared_buckets  # noqa: E402
 from validator.science import independence  # noqa: E402
 
 MODULE = "validator/science/independence.py"
@@ -116,6 +117,12 @@ def main() -> int:
     parser.add_argument("--old", default=None, help="the revision judged against (default: merge-base with main)")
     parser.add_argument("--kind", choices=sorted(independence.TIMING_COLUMNS), help="only the pairs of this kind")
     parser.add_argument("--part", default="1/1", help="K/N: only the K-th of N equal runs of pairs (in parallel)")
+    parser.add_argument(
+        "--order",
+        choices=("check", "path"),
+        default="check",
+        help="check: each code in its check's order (the old by path, the new by block); path: both by path",
+    )
     parser.add_argument("--rounds", type=int, default=3, help="timed rounds (each: old and new)")
     parser.add_argument("--time-pairs", type=int, default=0, help="time only the first N pairs (0: all)")
     parser.add_argument("--no-equality", action="store_true", help="skip the pass comparing every verdict")
@@ -151,9 +158,13 @@ def main() -> int:
         "old": rev,
     }
     found.update(runs=len(runs), pairs=len(pairs), pairs_by_kind=dict(kinds))
+    ordered = list(in_blocks(pairs)) if args.order == "check" else pairs  # the new code's order
+    assert sorted(ordered) == sorted(pairs)
     if not args.no_equality:
         old_time, old_verdicts = _timed(old, runs, pairs)
-        new_time, new_verdicts = _timed(independence, runs, pairs)
+        new_time, new_found = _timed(independence, runs, ordered)
+        by_pair = dict(zip(ordered, new_found))
+        new_verdicts = [by_pair[pair] for pair in pairs]
         differ = [(p, a, b) for p, a, b in zip(pairs, old_verdicts, new_verdicts) if a != b]
         for (i, j, _), a, b in differ[:20]:
             print(f"DIFFERENT {runs[i][0]} {runs[j][0]}:\n  old {a!r}\n  new {b!r}")
@@ -166,11 +177,12 @@ def main() -> int:
         found.update(equal=len(pairs) - len(differ), different=len(differ), flagged=sum(map(bool, old_verdicts)))
         found.update(flagged_by=dict(flagged), first_pass_s={"old": old_time, "new": new_time})
     timed = pairs[: args.time_pairs] if args.time_pairs else pairs
+    timed_new = list(in_blocks(timed)) if args.order == "check" else timed
     times: dict[str, list[float]] = {"old": [], "new": []}
     for n in range(args.rounds):
         order = ((old, "old"), (independence, "new")) if n % 2 == 0 else ((independence, "new"), (old, "old"))
         for module, name in order:
-            times[name].append(_timed(module, runs, timed)[0])
+            times[name].append(_timed(module, runs, timed if module is old else timed_new)[0])
         print(f"round {n + 1}: old {times['old'][-1]:.2f} s, new {times['new'][-1]:.2f} s CPU", flush=True)
     if args.rounds:
         best_old, best_new = min(times["old"]), min(times["new"])

@@ -102,3 +102,38 @@ def test_same_measurement_says_what_it_said_on_honest_and_forged_pairs(monkeypat
         assert verdict == reference, what
     assert sum(v is not None for v in now) >= len(PAIRS) // 3  # most forgeries flagged, each the same way
     assert sum(v is not None for (what, _, _), v in zip(PAIRS, now) if "honest" in what) == 0
+
+
+def test_orv304_judges_every_tied_pair_once_a_block_of_runs_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """in_blocks reorders the pairs (each verdict is its pair's own, the findings are sorted) so that a stretch
+    of pairs reads few runs: every pair comes out once, a block's pairs by their later run's block."""
+    import random
+
+    from validator.checks import independence as check
+
+    monkeypatch.setattr(check, "_BLOCK", 8)
+    rng = random.Random(3)
+    pairs = sorted({(i, j, rng.random() < 0.3) for i in range(60) for j in range(i + 1, 60) if rng.random() < 0.4})
+    pairs = sorted({(i, j): v for i, j, v in pairs}.items())
+    given = [(i, j, v) for (i, j), v in pairs]
+    out = list(check.in_blocks(given))
+    assert sorted(out) == given and out != given
+    keys = [(i // 8, j // 8, i, j) for i, j, _ in out]
+    assert keys == sorted(keys)
+    monkeypatch.setattr(check, "_PENDING", 5)  # a block too large to hold is judged in parts, none lost
+    assert sorted(check.in_blocks(given)) == given
+
+
+def test_the_per_run_caches_keep_the_runs_used_most_recently() -> None:
+    cache: dict[int, tuple[object, object]] = {}
+    made: list[object] = []
+    runs = [("run", n) for n in range(5)]
+
+    def make(of: object) -> object:
+        made.append(of)
+        return ("made", of)
+
+    for n in (0, 1, 2, 0, 3, 0, 4):  # 0 used again each time: it stays while 1, then 2, leave
+        assert independence._kept(cache, runs[n], make, kept=3) == ("made", runs[n])
+    assert made == [runs[0], runs[1], runs[2], runs[3], runs[4]]
+    assert [of for of, _ in cache.values()] == [runs[3], runs[0], runs[4]]
