@@ -1,6 +1,7 @@
 """ORV304's pair judging as it was before issue 55's second pass made it cheaper (main 77aa2a8), kept verbatim
 as the reference tests/unit/test_judging_speed.py holds the fast ones to: `filtered_agreement` with its
-`_filter_fit` (a numpy fit per column, the windows gathered per pair) and `_in_order` (its steps read per pair,
+`_filter_fit` (a numpy fit per column, the windows gathered per pair; with 8f49c82's cap of the noise at the
+column's spread, a change of verdict the fast path carries too) and `_in_order` (its steps read per pair,
 every pair walked). The constants and the helpers nobody rewrote come from the live module."""
 
 from __future__ import annotations
@@ -99,6 +100,7 @@ def _filter_fit(windows: list[list[float]], ys: list[float], limit: float, noise
     centre = float(numpy.sort(target)[middle])
     spread = float(numpy.sort(numpy.abs(target - centre))[middle])
     if noise:
+        noise = min(noise, spread / centre)  # (8f49c82's cap, as the live module: the noise at most the spread)
         spread = min(spread, noise * centre)
     if spread <= 0 or float(numpy.sort(residuals)[middle]) > AGREE_SPREAD * spread:
         return None
