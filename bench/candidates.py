@@ -28,7 +28,7 @@ import orjson
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from tests.testing.corpus import forgeries, llama_bench_forgeries, measure, workloads  # noqa: E402
+from tests.testing.corpus import forgeries, forgeries_of, measure, workloads  # noqa: E402
 from validator.science.independence import (  # noqa: E402
     ALL,
     buckets,
@@ -52,11 +52,7 @@ def corpus(scale: int, reruns: int = 4) -> dict[str, Any]:
             for j in range(i + 1, reruns):
                 honest += 1
                 honest_sharing += bool(keys[i] & keys[j])
-        made = (
-            llama_bench_forgeries(runs[0], workload.seed)
-            if workload.tool
-            else forgeries(workload.kind, runs[0], workload.seed, measure(workload, 99))
-        )
+        made = forgeries_of(workload, runs[0])
         for name, forged in made:
             fake = sample_fingerprint(workload.kind, forged)
             if not same_measurement(prints[0], fake):

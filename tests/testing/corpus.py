@@ -303,6 +303,14 @@ def _class(workload: Workload) -> str:
     return workload.tool or ("inference (prefix cache)" if workload.cached else workload.kind)
 
 
+def forgeries_of(workload: Workload, samples: Samples, floor: float | None = None) -> Iterator[tuple[str, Samples]]:
+    """The corpus's forgeries of a run of `workload` (its `samples`): llama-bench's for that tool, else
+    `forgeries`, merging with another run of the workload (measure(workload, 99)); `floor` as `forgeries`'."""
+    if workload.tool:
+        return llama_bench_forgeries(samples, workload.seed)
+    return forgeries(workload.kind, samples, workload.seed, measure(workload, 99), floor)
+
+
 def _floor(workload: Workload) -> float | None:
     return FORGED_JITTER["prefix cache"] if workload.cached else None
 
@@ -323,11 +331,7 @@ def evaluate(scale: int = 1, reruns: int = 3) -> Rates:
                 if compared(prints[i], prints[j], buckets(prints[i]), buckets(prints[j])):
                     rates.false_positives += 1
         original = prints[0]
-        made = (
-            llama_bench_forgeries(runs[0], workload.seed)
-            if workload.tool
-            else forgeries(workload.kind, runs[0], workload.seed, measure(workload, 99), _floor(workload))
-        )
+        made = forgeries_of(workload, runs[0], _floor(workload))
         for name, forged in made:
             rates.forgeries += 1
             fake = sample_fingerprint(workload.kind, forged)

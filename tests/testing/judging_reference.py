@@ -1,24 +1,17 @@
 """ORV304's pair judging as it was before issue 55's second pass made it cheaper (main 77aa2a8), kept verbatim
 as the reference tests/unit/test_judging_speed.py holds the fast ones to: `filtered_agreement` with its
 `_filter_fit` (a numpy fit per column, the windows gathered per pair; with 8f49c82's cap of the noise at the
-column's spread, a change of verdict the fast path carries too) and `_in_order` (its steps read per pair,
-every pair walked). The constants and the helpers nobody rewrote come from the live module."""
+column's spread, a change of verdict the fast path carries too). `_in_order`'s reference is the walk as first
+written (tests/testing/fingerprint_reference.py), which the live one equals pair for pair. The constants and the helpers nobody rewrote come from the live module."""
 
 from __future__ import annotations
 
-import bisect
 import math
-import statistics
-from collections.abc import Sequence
-from typing import Any
 
 from validator.science.independence import (
     AGREE_QUANTILE,
     AGREE_RELATIVE,
     AGREE_SPREAD,
-    SEQUENCE_CLOSE,
-    SEQUENCE_RUN,
-    SEQUENCE_SKIP,
     TIMING_COLUMNS,
     WINDOW,
     WINDOW_MATCHED,
@@ -107,82 +100,3 @@ def _filter_fit(windows: list[list[float]], ys: list[float], limit: float, noise
     if not _below_noise(residuals.tolist(), ys, p, noise):
         return None
     return relative
-
-
-def _in_order(xs: Sequence[tuple[float, ...]], ys: Sequence[tuple[float, ...]]) -> list[tuple[Any, Any]]:
-    """Samples of two runs paired in list order with gaps (a diff of the two sequences): a pair only
-    where the steps from it to the next SEQUENCE_RUN samples agree within SEQUENCE_CLOSE of the runs'
-    own typical step, on the first column that varies. Steps are log-ratios of consecutive samples,
-    so a rescale keeps them and a dropped sample changes only the steps around it."""
-
-    def steps(rows: Sequence[tuple[float, ...]], column: int) -> list[float] | None:
-        values = [row[column] for row in rows]
-        if min(values) <= 0:
-            return None
-        logs = [math.log(v) for v in values]
-        found = [b - a for a, b in zip(logs, logs[1:])]
-        return found if found and statistics.median(map(abs, found)) > 0 else None
-
-    if not xs or not ys:
-        return []
-    for column in range(len(xs[0])):
-        zx, zy = steps(xs, column), steps(ys, column)
-        if zx is not None and zy is not None:
-            break
-    else:
-        return []
-    close = SEQUENCE_CLOSE * min(statistics.median(map(abs, zx)), statistics.median(map(abs, zy)))
-
-    import numpy  # only when two runs are compared (as _filter_fit): the gate's start-up does not pay for it
-
-    # where the SEQUENCE_RUN steps from (i, j) along its diagonal all agree (fewer at the end: as many as are
-    # left), for every (i, j) at once, then per diagonal j - i in increasing i: ORV304 walks every candidate
-    # pair of fixed-length runs this way (its largest cost, issue 55)
-    nx, ny = len(zx), len(zy)
-    agree = numpy.ones((nx + SEQUENCE_RUN, ny + SEQUENCE_RUN), dtype=bool)  # past either end nothing disagrees
-    agree[:nx, :ny] = numpy.abs(numpy.subtract.outer(numpy.asarray(zx), numpy.asarray(zy))) <= close
-    start = agree[:nx, :ny].copy()
-    for t in range(1, SEQUENCE_RUN):
-        start &= agree[t : nx + t, t : ny + t]
-    starts_at = start.tolist()
-    starts: dict[int, list[int]] = {}  # per diagonal j - i, the i where a run starts, increasing
-    for i, j in zip(*(found.tolist() for found in numpy.nonzero(start))):  # row by row: i increases
-        starts.setdefault(j - i, []).append(i)
-
-    def runs_from(i: int, j: int) -> bool:
-        return i < nx and j < ny and starts_at[i][j]
-
-    def next_start(diagonal: int, i: int) -> int | None:
-        held = starts.get(diagonal, ())
-        at = bisect.bisect_left(held, i)
-        return held[at] if at < len(held) else None
-
-    pairs, i, j = [], 0, 0
-    while i < len(zx) and j < len(zy):
-        if runs_from(i, j):
-            pairs.append((xs[i], ys[j]))
-            i, j = i + 1, j + 1
-            continue
-        step = next(
-            (
-                (i + d, j) if runs_from(i + d, j) else (i, j + d)
-                for d in range(1, SEQUENCE_SKIP + 1)
-                if runs_from(i + d, j) or runs_from(i, j + d)
-            ),
-            None,
-        )
-        if step is not None:
-            i, j = step
-            continue
-        # nothing starts here, so the walk steps along its diagonal until something could: the first step
-        # t at which a run starts on it (at i + t), on one d below (at i + t + d) or d above (at i + t)
-        diagonal, ahead = j - i, []
-        for d in range(SEQUENCE_SKIP + 1):
-            for on, at in ((diagonal - d, i + 1 + d), (diagonal + d, i + 1)):
-                found = next_start(on, at)
-                if found is not None:
-                    ahead.append(found - at + 1)
-        if not ahead:
-            break
-        i, j = i + min(ahead), j + min(ahead)
-    return pairs

@@ -1,6 +1,6 @@
 """ORV304's judging of a pair made cheaper (issue 55) says what it said, word for word.
 
-The fast paths of science/independence.py, held to the code as it was (tests/testing/judging_reference.py)
+The fast paths of science/independence.py, held to the code as it was (tests/testing/judging_reference.py; `_in_order` to fingerprint_reference's)
 on the calibration corpus's honest re-runs and forgeries (tests/testing/corpus.py): `filtered_agreement`
 gathering its fits from each run's numpy view and fitting a direction's columns in one LAPACK call,
 `_in_order` reading each run's steps once and refusing without a walk a pair that cannot reach the pairs
@@ -13,7 +13,8 @@ from __future__ import annotations
 import pytest
 
 from tests.testing import judging_reference as before
-from tests.testing.corpus import Workload, forgeries, llama_bench_forgeries, measure
+from tests.testing.corpus import Workload, forgeries_of, measure
+from tests.testing.fingerprint_reference import _in_order as _in_order_before
 from validator.science import independence
 from validator.science.independence import (
     SEQUENCE_MATCHED,
@@ -42,11 +43,7 @@ def _pairs() -> list[tuple[str, object, object]]:
             for j in range(3):
                 if i != j:
                     found.append((f"{workload} honest", prints[i], prints[j]))
-        made = (
-            llama_bench_forgeries(runs[0], workload.seed)
-            if workload.tool
-            else forgeries(workload.kind, runs[0], workload.seed, measure(workload, 99))
-        )
+        made = forgeries_of(workload, runs[0])
         for name, forged in made:
             forged_print = sample_fingerprint(workload.kind, forged)
             found.append((f"{workload} {name}", prints[0], forged_print))
@@ -81,7 +78,7 @@ def test_the_in_order_screen_refuses_only_pairs_too_few_to_agree() -> None:
             xs, ys = near_a[slot], near_b[slot]
             if xs is None or ys is None:
                 continue
-            full = before._in_order(xs, ys)
+            full = _in_order_before(xs, ys)
             assert _in_order(xs, ys) == full, what
             fast = _in_order(xs, ys, SEQUENCE_MATCHED)
             assert fast == full or (fast == [] and len(full) < SEQUENCE_MATCHED), what
@@ -94,7 +91,7 @@ def test_the_in_order_screen_refuses_only_pairs_too_few_to_agree() -> None:
 def test_same_measurement_says_what_it_said_on_honest_and_forged_pairs(monkeypatch: pytest.MonkeyPatch) -> None:
     now = [same_measurement(a, b) for _, a, b in PAIRS]
     monkeypatch.setattr(independence, "filtered_agreement", before.filtered_agreement)
-    monkeypatch.setattr(independence, "_in_order", lambda xs, ys, needed=0: before._in_order(xs, ys))
+    monkeypatch.setattr(independence, "_in_order", lambda xs, ys, needed=0: _in_order_before(xs, ys))
     for cache in independence._CACHES:
         cache.clear()
     then = [same_measurement(a, b) for _, a, b in PAIRS]

@@ -1355,7 +1355,7 @@ class _View:
         (row, neighbour, timing column)."""
         found = self._arrays.get(width)
         if found is None:
-            import numpy  # (as _filter_fit)
+            import numpy  # (as _filter_verdict)
 
             windows = self.windows[width]
             columns = len(self._near[3][0][1]) if self._near[3] else 0
@@ -1468,11 +1468,11 @@ def filtered_agreement(a: NearPrint, b: NearPrint) -> tuple[str, float] | None:
     view_a, view_b = _view(a), _view(b)
     if len(view_a.keys & view_b.keys) < WINDOW_MATCHED * 4:  # too few for the narrowest window (2 * 1 + 2)
         return None
-    import numpy  # (as _filter_fit)
+    import numpy  # (as _filter_verdict)
 
     floors: dict[int, float | None] = {}  # per column, the pair's noise floor (_noise_floor), once for both ways
     # per direction (each run's windows predicting the other's samples) and column: (design, target, its values)
-    # where it can be fitted (_filter_fit), else None; then every fit's weights at once, then the verdicts in order
+    # where it can be fitted, else None; then every fit's weights at once, then the verdicts in order
     directions: list[list[tuple[Any, Any, list[float]] | None]] = []
     for view_x, view_y in ((view_a, view_b), (view_b, view_a)):
         for width in range(WINDOW, 0, -1):  # the widest window the aligned samples can support
@@ -1548,35 +1548,14 @@ def _least_squares(systems: list[tuple[Any, Any]]) -> list[Any]:
     return found
 
 
-def _filter_fit(windows: list[list[float]], ys: list[float], limit: float, noise: float | None = None) -> float | None:
-    """The 75th percentile of |residual| / y after the least-squares fit of ys on their windows
-    (with an intercept), scaled by sqrt(n / (n - p)), when it is at most `limit` and the column can
-    tell (its residuals far below its own spread, and below the runs' own relative `noise` where
-    known: _noise_floor); None otherwise."""
-    if min(ys) <= 0 or min(ys) == max(ys):
-        return None
-    import numpy  # only when two runs share a bucket: the gate's start-up does not pay for it (issue 55)
-
-    return _fitted_filter(numpy.asarray(windows, dtype=float), numpy.asarray(ys, dtype=float), limit, noise)
-
-
-def _fitted_filter(windows: Any, target: Any, limit: float, noise: float | None = None) -> float | None:
-    """_filter_fit on numpy arrays: `windows` (a row of the other run's neighbouring values per sample) and
-    `target` (the samples' values)."""
-    ys = target.tolist()
-    if min(ys) <= 0 or min(ys) == max(ys):
-        return None
-    import numpy
-
-    design = numpy.column_stack([numpy.ones(len(ys)), windows])
-    return _filter_verdict(design, target, ys, numpy.linalg.lstsq(design, target, rcond=None)[0], limit, noise)
-
-
 def _filter_verdict(
     design: Any, target: Any, ys: list[float], weights: Any, limit: float, noise: float | None
 ) -> float | None:
-    """_filter_fit's verdict given the least-squares weights of target on design (ys: target's values)."""
-    import numpy
+    """The 75th percentile of |residual| / y after the least-squares fit (`weights`, or the error the fit
+    raised) of target (its values `ys`) on design (an intercept and the other run's windows), scaled by
+    sqrt(n / (n - p)), when it is at most `limit` and the column can tell (its residuals far below its own
+    spread, and below the runs' own relative `noise` where known: _noise_floor); None otherwise."""
+    import numpy  # only when two runs share a bucket: the gate's start-up does not pay for it (issue 55)
 
     if isinstance(weights, Exception):  # (_least_squares)
         raise weights
@@ -1609,7 +1588,7 @@ def _filter_verdict(
 
 
 def _within_spread(noise: float, spread: float) -> float:
-    """A noise reading (relative) counted as at most the fitted column's own spread (_filter_fit)."""
+    """A noise reading (relative) counted as at most the fitted column's own spread (_filter_verdict)."""
     return min(noise, spread)
 
 
@@ -1669,7 +1648,7 @@ def _in_order(
     (zx, typical_x, array_x), (zy, typical_y, array_y) = found_x, found_y
     close = SEQUENCE_CLOSE * min(typical_x, typical_y)
 
-    import numpy  # only when two runs are compared (as _filter_fit): the gate's start-up does not pay for it
+    import numpy  # only when two runs are compared (as _filter_verdict): the gate's start-up does not pay for it
 
     # where the SEQUENCE_RUN steps from (i, j) along its diagonal all agree (fewer at the end: as many as are
     # left), for every (i, j) at once, then per diagonal j - i in increasing i: ORV304 walks every candidate
