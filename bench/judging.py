@@ -184,7 +184,9 @@ def main() -> int:
         for module, name in order:
             times[name].append(_timed(module, runs, timed if module is old else timed_new)[0])
         print(f"round {n + 1}: old {times['old'][-1]:.2f} s, new {times['new'][-1]:.2f} s CPU", flush=True)
-    if args.rounds:
+    if args.rounds and not timed:
+        print("no tied pairs: nothing to time")
+    elif args.rounds:
         best_old, best_new = min(times["old"]), min(times["new"])
         print(
             f"{len(timed)} pairs, best of {args.rounds}: old {best_old:.2f} s ({1e6 * best_old / len(timed):.0f} us a "
