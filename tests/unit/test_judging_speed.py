@@ -10,6 +10,8 @@ the bench's registries the same way, against the module at a git revision.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 from tests.testing import judging_reference as before
@@ -134,3 +136,40 @@ def test_the_per_run_caches_keep_the_runs_used_most_recently() -> None:
         assert independence._kept(cache, runs[n], make, kept=3) == ("made", runs[n])
     assert made == [runs[0], runs[1], runs[2], runs[3], runs[4]]
     assert [of for of, _ in cache.values()] == [runs[3], runs[0], runs[4]]
+
+
+def test_orv304_judged_in_worker_processes_says_what_one_process_says(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past _SPREAD_FROM pairs ORV304 judges them in forked workers, a task of _PAIRS_PER_TASK pairs each
+    (checks/independence.py copied_pairs): the same flagged pairs with the same words, in the pairs' order."""
+    from validator.checks import independence as check
+
+    fingerprints = [print_ for _, a, b in PAIRS for print_ in (a, b)]
+    pairs = [(2 * n, 2 * n + 1, False) for n in range(len(PAIRS))]
+    alone = list(check.copied_pairs(fingerprints, pairs, jobs=1))
+    monkeypatch.setattr(check, "_SPREAD_FROM", 16)
+    monkeypatch.setattr(check, "_PAIRS_PER_TASK", 7)  # tasks that end mid-way through the pairs' list too
+    spread = list(check.copied_pairs(fingerprints, iter(pairs), jobs=2))
+    assert spread == alone
+    assert check._FINGERPRINTS == []  # the workers judged them: this process never held the list
+    assert len(alone) >= len(PAIRS) // 3  # the forgeries, flagged (the honest pairs are not: the test above)
+    few = pairs[:15]  # fewer than _SPREAD_FROM: judged in this process, alike
+    assert list(check.copied_pairs(fingerprints, few, jobs=2)) == [found for found in alone if found[0] < 30]
+
+
+def test_a_stream_of_work_is_never_taken_whole() -> None:
+    """quiet_stream (files/interrupts.py) answers in input order and takes at most 2 * jobs items ahead of
+    the answers it has given: ORV304's pairs at 100,000 run files are a generator of millions."""
+    from validator.files.interrupts import quiet_stream
+
+    taken: list[int] = []
+
+    def items() -> Iterator[int]:
+        for n in range(40):
+            taken.append(n)
+            yield n
+
+    answers = []
+    for answer in quiet_stream(abs, (-n for n in items()), jobs=2):
+        assert len(taken) - len(answers) <= 4
+        answers.append(answer)
+    assert answers == list(range(40))

@@ -142,7 +142,8 @@ def merge_results(
         except PartialRefused as exc:  # a finding on the partial (ORV901); nothing else can be reported
             return Outcome(findings=Result((exc.finding,)), exit_code=ExitCode.USAGE)
     evaluation = evaluate_loaded(
-        Config(root=root, waive=tuple(w.upper() for w in waive), skip_boards=not with_boards), loaded
+        Config(root=root, waive=tuple(w.upper() for w in waive), skip_boards=not with_boards, jobs=default_jobs()),
+        loaded,
     )
     return report(evaluation, options)
 

@@ -8,6 +8,7 @@ tree with the merge base's findings subtracted). `analyse` is what `orv boards` 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from validator.checks import Keep, by_scope
 from validator.checks.collect import Collector, stage
@@ -97,7 +98,7 @@ def evaluate_loaded(config: Config, loaded: Loaded) -> Evaluation:
         raise UsageError("merged shard results are a full check; a pull request (--base) is checked in one process")
     check_waivers(config.waive)
     out = Collector()
-    snapshot = run_registry_checks(assemble_loaded(config.root, loaded, out), out)
+    snapshot = run_registry_checks(replace(assemble_loaded(config.root, loaded, out), jobs=config.jobs), out)
     return _conclude(config, snapshot, out)
 
 

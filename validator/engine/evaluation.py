@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from validator.checks import Keep, all_checks, by_scope
 from validator.checks.collect import Collector, stage
@@ -89,7 +89,7 @@ def check_tree(
     with stage("load"):
         loaded = load_tree(root, jobs, progress, store, keep=keep, keys=keys)
     with stage("snapshot: assemble"):
-        snapshot = assemble_loaded(root, loaded, out)
+        snapshot = replace(assemble_loaded(root, loaded, out), jobs=jobs)
     return run_registry_checks(snapshot, out, keep), loaded
 
 

@@ -50,11 +50,7 @@ def quiet_map(
     initargs: tuple[Any, ...] = (),
 ) -> Iterator[R]:
     """pool.map over `jobs` forked workers that ignore Ctrl-C; interrupted, the pool drops its queue."""
-    import multiprocessing  # here: every write imports this module, few start workers
-    from concurrent.futures import ProcessPoolExecutor
-
-    context = multiprocessing.get_context("fork") if hasattr(os, "fork") else None
-    pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=_quiet_worker, initargs=(initializer, *initargs))
+    pool = _quiet_pool(jobs, initializer, initargs)
     try:
         # the workers start here: forked while Ctrl-C is held, they never see the default handler
         with interrupts_deferred():
@@ -64,3 +60,39 @@ def quiet_map(
         pool.shutdown(wait=True, cancel_futures=True)
         raise
     pool.shutdown(wait=True)
+
+
+def quiet_stream(
+    fn: Callable[[T], R],
+    items: Iterable[T],
+    jobs: int,
+    initializer: Callable[..., None] | None = None,
+    initargs: tuple[Any, ...] = (),
+) -> Iterator[R]:
+    """fn over items in `jobs` forked workers that ignore Ctrl-C, results in input order, with at most
+    2 * jobs items taken from `items` and not yet answered: unlike quiet_map (pool.map takes every
+    item at once), a long generator of work is never held whole."""
+    from collections import deque
+
+    pool = _quiet_pool(jobs, initializer, initargs)
+    pending: deque[Any] = deque()
+    try:
+        for item in items:
+            with interrupts_deferred():  # the first submit forks the workers: while Ctrl-C is held
+                pending.append(pool.submit(fn, item))
+            while len(pending) >= 2 * jobs:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+    except BaseException:
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+
+
+def _quiet_pool(jobs: int, initializer: Callable[..., None] | None, initargs: tuple[Any, ...]) -> Any:
+    import multiprocessing  # here: every write imports this module, few start workers
+    from concurrent.futures import ProcessPoolExecutor
+
+    context = multiprocessing.get_context("fork") if hasattr(os, "fork") else None
+    return ProcessPoolExecutor(jobs, mp_context=context, initializer=_quiet_worker, initargs=(initializer, *initargs))

@@ -136,6 +136,8 @@ class Snapshot:
     # Pull-request mode: the changed files. A pairwise check (relations.PAIRWISE: ORV304) judges only the
     # pairs holding one; any other pair is judged alike on both sides of the change, so it adds nothing.
     pairs_with: frozenset[str] | None = field(default=None, compare=False, repr=False)
+    # Processes a registry check may spread its work over (ORV304's pairs): the command's --jobs.
+    jobs: int = field(default=1, compare=False, repr=False)
     # Values derived from this snapshot that several checks and the tiers ask for (memo()).
     derived: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
