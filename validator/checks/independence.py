@@ -14,7 +14,7 @@ from validator.evidence.arrival import later_of
 from validator.files.interrupts import quiet_stream
 from validator.registry.relations import content_keys
 from validator.registry.snapshot import RunEntry, Snapshot
-from validator.science.independence import COUNTED_TIES, VALUES, counted_column, judged, tie
+from validator.science.independence import COUNTED_TIES, counted_column, judged
 
 
 @check("ORV304", Severity.ERROR, "run copies another run's samples", related_by="s")
@@ -53,16 +53,12 @@ def runs_are_separate_measurements(snapshot: Snapshot) -> Iterator[Finding]:
     keyed = ((run.meta.kind, [key for key in content_keys(run) if key.startswith("s:")]) for run in runs if run.meta)
 
     def tied() -> Iterator[tuple[int, int, bool]]:
-        for i, later_runs in shared_buckets(keyed):
+        for i, later_runs in tied_after(keyed):
             one = runs[i]
-            for j, tying in later_runs:
-                other = runs[j]
-                if focus is not None and one.path not in focus and other.path not in focus:
+            for j, values_only in later_runs:
+                if focus is not None and one.path not in focus and runs[j].path not in focus:
                     continue  # judged alike on both sides of the change
-                how_tied = tie(tying)
-                if how_tied is None:
-                    continue  # e.g. one shared value of a column: chance, and shared_values never flags it
-                yield i, j, how_tied == VALUES
+                yield i, j, values_only
 
     fingerprints = [run.facts.fingerprint if run.facts else () for run in runs]
     for i, j, how in copied_pairs(fingerprints, in_blocks(tied()), snapshot.jobs):
@@ -171,34 +167,38 @@ _SLICES = 8  # slices of the hash range (by its top three bits) sorted one at a 
 _CHUNK = 1 << 20  # hashes matched against the repeated ones per numpy call
 
 
-def shared_buckets(keyed: Iterable[tuple[str, list[str]]]) -> Iterator[tuple[int, list[tuple[int, list[str]]]]]:
+def tied_after(keyed: Iterable[tuple[str, list[str]]]) -> Iterator[tuple[int, list[tuple[int, bool]]]]:
     """Given each run's kind and `s:<kind>:<bucket>` keys (runs sorted by path), for each run (its index)
-    that shares a key with a run after it: those runs (indices, ascending) with, per shared key, a bucket
-    `tie` reads as that key's (a stand-in of its class: a key that ties alone, or a value-sketch or merge
-    key of one column).
+    that the keys tie (science/independence.py `tie`) to a run after it: those runs (indices, ascending),
+    each with whether only value-sketch keys tie them (judged by the exact-values rule alone).
 
     Keys are compared by 64-bit hash (Python's, within this process): two different keys with one hash
-    (~1 in 20,000 registries of 100,000 run files) would only add a pair for `judged` to compare."""
+    (~1 in 20,000 registries of 100,000 run files) would only add a pair for `judged` to compare. A run's
+    shared keys and what they tie are counted with numpy, not a Python loop per shared key (at the 3,000
+    bench registry ~850,000 of them: half of ORV304's time outside judging, issue 55)."""
     import numpy  # only here: the gate's start-up does not pay for it
 
     hashes = array("q")
-    classes = array("B")  # 0: a key that ties alone; else 1 + its index in `stand_ins`
+    classes = array("B")  # 0: a key that ties alone; else 1 + its index in `counted_classes`
     ends = array("q")  # where each run's keys end in `hashes`
-    stand_ins: list[str] = []  # per counted class, the bucket of the first key seen of it
-    class_ids: dict[tuple[str, str], int] = {}
+    class_ids: dict[tuple[str, str], int] = {}  # (kind of key, column) -> its class
+    by_prefix: dict[str, int] = {}  # a key's "<kind of key>:<column>" -> its class (0: it ties alone)
     for kind, keys in keyed:
         start = len(hashes)
         hashes.extend(map(hash, keys))
         classes.extend(bytes(len(keys)))
         skip = len(kind) + 3  # "s:<kind>:"
         for n in [n for n, key in enumerate(keys) if key.startswith(_COUNTED, skip)]:
-            bucket = keys[n][skip:]
-            counted = counted_column(bucket)
-            if counted is not None:
-                if counted not in class_ids:
-                    stand_ins.append(bucket)
-                    class_ids[counted] = len(stand_ins)
-                classes[start + n] = class_ids[counted]
+            key = keys[n]
+            end = key.find(":", skip + 2)
+            prefix = key[skip:end] if end > 0 else key  # "<kind of key>:<column>", the class's name
+            class_id = by_prefix.get(prefix)
+            if class_id is None:
+                counted = counted_column(key[skip:])
+                class_id = 0 if counted is None else class_ids.setdefault(counted, len(class_ids) + 1)
+                if end > 0:
+                    by_prefix[prefix] = class_id
+            classes[start + n] = class_id
         ends.append(len(hashes))
     if not hashes:
         return
@@ -215,27 +215,46 @@ def shared_buckets(keyed: Iterable[tuple[str, list[str]]]) -> Iterator[tuple[int
     del found
     # per shared key: its run, its group (its hash's rank among the repeated ones) and its class; as numpy
     # arrays, not lists: at 10,000 run files most keys are shared (millions)
-    owners = numpy.searchsorted(numpy.frombuffer(ends, dtype=numpy.int64), held, side="right").astype(numpy.int32)
-    key_of = numpy.searchsorted(repeated, every[held]).astype(numpy.int32)
+    runs = len(ends)
+    owners = numpy.searchsorted(numpy.frombuffer(ends, dtype=numpy.int64), held, side="right").astype(numpy.int64)
+    key_of = numpy.searchsorted(repeated, every[held]).astype(numpy.int64)
     class_of = numpy.frombuffer(classes, dtype=numpy.uint8)[held]
     del every, held
-    by_key = numpy.argsort(key_of, kind="stable")  # stable: each group's runs stay in path order
-    members = owners[by_key]
-    group_start = numpy.searchsorted(key_of[by_key], numpy.arange(len(repeated) + 1, dtype=numpy.int32))
+    # every shared key's holders, by group and within it in path order (a stable sort of keys in run order);
+    # a key's later holders are those of its group past its run: (group, run) ranks them in one sorted array
+    by_key = numpy.argsort(key_of, kind="stable")
+    ranked = key_of[by_key] * (runs + 1) + owners[by_key]
+    members = owners[by_key].astype(numpy.int32)
     del by_key
-    bucket_of = ["tied", *stand_ins]  # counted_column("tied") is None: a key that ties alone
-    run_start = numpy.searchsorted(owners, numpy.arange(len(ends) + 1, dtype=numpy.int32))
+    after = numpy.searchsorted(ranked, key_of * (runs + 1) + owners, side="right")
+    upto = numpy.searchsorted(ranked, (key_of + 1) * (runs + 1))
+    del ranked, key_of
+    # what one key of each class needs to tie (COUNTED_TIES; 1 for a key that ties alone), and whether it
+    # is a merge key (enough of them tie as any key does; enough value-sketch keys only for shared_values)
+    least = numpy.ones(len(class_ids) + 1, dtype=numpy.int64)
+    merge = numpy.zeros(len(class_ids) + 1, dtype=bool)
+    for (kind, _), class_id in class_ids.items():
+        least[class_id], merge[class_id] = COUNTED_TIES[kind], kind == "m"
+    run_start = numpy.searchsorted(owners, numpy.arange(runs + 1))
     for one in numpy.unique(owners).tolist():
-        after: dict[int, list[str]] = {}  # the runs after `one` sharing a key, and those keys' classes
         low, high = int(run_start[one]), int(run_start[one + 1])
-        for group, label in zip(key_of[low:high].tolist(), class_of[low:high].tolist()):
-            first, last = int(group_start[group]), int(group_start[group + 1])
-            group_members = members[first:last]
-            later = group_members[numpy.searchsorted(group_members, one, side="right") :].tolist()
-            for other in later:
-                after.setdefault(other, []).append(bucket_of[label])
-        if after:
-            yield one, sorted(after.items())
+        counts = upto[low:high] - after[low:high]
+        total = int(counts.sum())
+        if not total:
+            continue
+        # the later holders of each of this run's keys, one after another, with the key's class
+        firsts = numpy.repeat(after[low:high] - (numpy.cumsum(counts) - counts), counts)
+        others = members[firsts + numpy.arange(total)]
+        labels = numpy.repeat(class_of[low:high], counts)
+        alone = labels == 0
+        pairs, held_keys = numpy.unique(others[~alone].astype(numpy.int64) * 256 + labels[~alone], return_counts=True)
+        label = pairs & 255
+        enough = held_keys >= least[label]
+        by_all = numpy.union1d(others[alone], pairs[enough & merge[label]] >> 8)
+        by_values = numpy.setdiff1d(pairs[enough & ~merge[label]] >> 8, by_all)
+        if len(by_all) or len(by_values):
+            tied = [(j, False) for j in by_all.tolist()] + [(j, True) for j in by_values.tolist()]
+            yield one, sorted(tied)
 
 
 _COUNTED = tuple(f"{kind}:" for kind in COUNTED_TIES)
