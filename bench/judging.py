@@ -4,7 +4,7 @@
     python -m bench.judging --registry bench/out/registry-10000 --fixed-length --time-pairs 100000
 
 For a bench registry (bench/generate.py): every run file's fingerprint and buckets (the working tree's
-code), the pairs ORV304 judges (checks/independence.py `shared_buckets` and `tie`, as the check finds them),
+code), the pairs ORV304 judges (checks/independence.py `tied_after`, as the check finds them),
 then each pair's verdict (science/independence.py `judged`) by the module as it was at `--old` (default
 main's merge base, read with `git show`) and as it is now. Prints how many verdicts are equal, word for
 word, and every one that is not; then the CPU time of judging the pairs by each, interleaved in rounds
@@ -33,7 +33,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
-from validator.checks.independence import in_blocks, shared_buckets  # noqa: E402
+from validator.checks.independence import in_blocks, tied_after  # noqa: E402
 from validator.science import independence  # noqa: E402
 
 MODULE = "validator/science/independence.py"
@@ -83,13 +83,7 @@ def prints(registry: str, fixed_length: bool, jobs: int) -> list[tuple[str, str,
 def tied_pairs(runs: list[tuple[str, str, Any, tuple[str, ...]]]) -> list[tuple[int, int, bool]]:
     """The pairs ORV304 judges, in its order: (run, later run, judged by the exact-values rule alone)."""
     keyed = ((kind, [f"s:{kind}:{key}" for key in keys]) for _, kind, _, keys in runs)
-    found = []
-    for i, later in shared_buckets(keyed):
-        for j, tying in later:
-            how = independence.tie(tying)
-            if how is not None:
-                found.append((i, j, how == independence.VALUES))
-    return found
+    return [(i, j, values_only) for i, later in tied_after(keyed) for j, values_only in later]
 
 
 def _forget(module: types.ModuleType) -> None:
