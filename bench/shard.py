@@ -1,8 +1,10 @@
-"""Sharded check vs one process (docs/scaling.md): CPU and wall time of `orv check --no-cache -j1`, of
-every `orv check --shard K/N --no-cache -j1` and of `orv merge-results`, on a registry made by
-bench/generate.py. Checks that the merged report equals the single one. One line of JSON per step.
+"""Sharded check vs one process (docs/scaling.md): CPU and wall time of `orv check --no-cache -jJ`, of
+every `orv check --shard K/N --no-cache -jJ` and of `orv merge-results -jJ`, on a registry made by
+bench/generate.py (J: --jobs, default 1). Checks that the merged report equals the single one. One line
+of JSON per step.
 
     python bench/shard.py --root /tmp/reg3k --shards 2 4
+    python bench/shard.py --root /tmp/reg10k --shards 8 --jobs 2   # every step with a runner's two cores
 """
 
 from __future__ import annotations
@@ -44,9 +46,11 @@ def main() -> int:
     parser.add_argument("--root", required=True)
     parser.add_argument("--shards", type=int, nargs="+", default=[2, 4])
     parser.add_argument("--boards", action="store_true", help="check and merge with --boards")
+    parser.add_argument("--jobs", type=int, default=1, help="processes of each step (orv's -j)")
     opts = parser.parse_args()
     boards = ["--boards"] if opts.boards else []
-    single = timed(["check", "--root", opts.root, "--no-cache", "-j1", "--format", "json", *boards])
+    jobs = f"-j{opts.jobs}"
+    single = timed(["check", "--root", opts.root, "--no-cache", jobs, "--format", "json", *boards])
     print(json.dumps({"step": "check", **{k: v for k, v in single.items() if k != "out"}}), flush=True)
     with tempfile.TemporaryDirectory(prefix="orv-shards-") as tmp:
         for n in opts.shards:
@@ -54,7 +58,7 @@ def main() -> int:
             for k in range(1, n + 1):
                 out = os.path.join(tmp, f"{k}-of-{n}.partial")
                 step = timed(
-                    ["check", "--root", opts.root, "--no-cache", "-j1", "--shard", f"{k}/{n}", "--partial-out", out]
+                    ["check", "--root", opts.root, "--no-cache", jobs, "--shard", f"{k}/{n}", "--partial-out", out]
                 )
                 step["partial_mb"] = round(os.path.getsize(out) / 2**20, 1)
                 shards.append(step)
@@ -67,6 +71,7 @@ def main() -> int:
                     "merge-results",
                     "--root",
                     opts.root,
+                    jobs,
                     "--format",
                     "json",
                     *boards,

@@ -113,7 +113,7 @@ def cli() -> None:
     "-j",
     type=click.IntRange(min=1),
     default=None,
-    help="Processes for loading files (default: usable cores).",
+    help="Processes for loading files and judging ORV304's pairs of runs (default: usable cores).",
 )
 @click.option(
     "--cache/--no-cache",
@@ -253,6 +253,13 @@ def _refuse_reporting_options_with_a_shard() -> None:
 @options.SUMMARY
 @options.OUTPUTS
 @options.BOARDS
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Processes for judging ORV304's pairs of runs (default: usable cores).",
+)
 @options.display_options
 def merge_results_cmd(
     partials: tuple[str, ...],
@@ -262,6 +269,7 @@ def merge_results_cmd(
     summary_file: str | None,
     outputs_file: str | None,
     with_boards: bool,
+    jobs: int | None,
     least: str,
     quiet: bool,
     statistics: bool,
@@ -277,7 +285,7 @@ def merge_results_cmd(
     from validator.commands.check import merge_results
 
     report = _report_options(fmt, summary_file, outputs_file, least, quiet, statistics, show_all, color_choice)
-    _run(lambda: merge_results(root.path(), partials, waive, with_boards, report, _progress_line(quiet, fmt)))
+    _run(lambda: merge_results(root.path(), partials, waive, with_boards, report, _progress_line(quiet, fmt), jobs))
 
 
 @cli.command("reproduce")

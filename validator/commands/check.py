@@ -134,15 +134,19 @@ def merge_results(
     with_boards: bool,
     options: ReportOptions,
     progress: ProgressLine,
+    jobs: int | None = None,
 ) -> Outcome:
-    """Combine every shard's partial result, run the registry checks on them, and report once."""
+    """Combine every shard's partial result, run the registry checks on them (ORV304's pairs judged in
+    `jobs` processes, default the usable cores), and report once."""
     with progress("orv merge-results: reading partials") as show:
         try:
             loaded = merge(root, partials, show)
         except PartialRefused as exc:  # a finding on the partial (ORV901); nothing else can be reported
             return Outcome(findings=Result((exc.finding,)), exit_code=ExitCode.USAGE)
     evaluation = evaluate_loaded(
-        Config(root=root, waive=tuple(w.upper() for w in waive), skip_boards=not with_boards, jobs=default_jobs()),
+        Config(
+            root=root, waive=tuple(w.upper() for w in waive), skip_boards=not with_boards, jobs=jobs or default_jobs()
+        ),
         loaded,
     )
     return report(evaluation, options)
