@@ -150,6 +150,12 @@ def test_orv304_judged_in_worker_processes_says_what_one_process_says(monkeypatc
     monkeypatch.setattr(check, "_PAIRS_PER_TASK", 7)  # tasks that end mid-way through the pairs' list too
     spread = list(check.copied_pairs(fingerprints, iter(pairs), jobs=2))
     assert spread == alone
+    monkeypatch.setattr(check, "_BLOCK", 4)  # a task per block of runs and block of later runs
+    tasks = list(check._packed_tasks(check.in_blocks(pairs)))
+    assert len(tasks) > len(pairs) // 7 and sum(map(len, tasks)) == len(pairs)
+    assert list(check.copied_pairs(fingerprints, check.in_blocks(pairs), jobs=2)) == sorted(
+        alone, key=lambda found: (found[0] // 4, found[1] // 4, found[0], found[1])
+    )
     assert check._FINGERPRINTS == []  # the workers judged them: this process never held the list
     assert len(alone) >= len(PAIRS) // 3  # the forgeries, flagged (the honest pairs are not: the test above)
     few = pairs[:15]  # fewer than _SPREAD_FROM: judged in this process, alike
