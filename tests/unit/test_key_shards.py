@@ -6,7 +6,9 @@ from __future__ import annotations
 import hashlib
 import itertools
 import operator
+from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -48,3 +50,33 @@ def test_a_key_held_by_several_files_is_one_line_with_each_blob_once() -> None:
     lines = b",\n".join(joined for joined in shards.values())
     assert lines.count(b'"k":') == 1 and f'"k":["{blob_a}","{blob_b}"]'.encode() in lines
     assert digits == 1
+
+
+def test_the_committed_key_files_are_listed_whole_and_read_one_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """keyfile.committed_files lists every file under boards/keys/ (a left-over one, a symlink) without reading
+    any: `orv boards` compares 65,536 shards (385 MiB at 10,000 run files) one by one."""
+    import builtins
+    import os
+
+    from validator.boards import keyfile
+
+    (tmp_path / "boards" / "keys" / "ab").mkdir(parents=True)
+    (tmp_path / "boards" / "keys.json").write_bytes(b"{}\n")
+    (tmp_path / "boards" / "keys" / "ab" / "c.json").write_bytes(b"shard\n")
+    (tmp_path / "boards" / "keys" / "left-over.json").write_bytes(b"old\n")
+    os.symlink("/etc/hostname", tmp_path / "boards" / "keys" / "ab" / "d.json")
+    opened: list[str] = []
+    real_open = builtins.open
+    monkeypatch.setattr(builtins, "open", lambda path, *a, **k: opened.append(str(path)) or real_open(path, *a, **k))
+    files = keyfile.committed_files(str(tmp_path))
+    assert sorted(files) == [
+        "boards/keys.json",
+        "boards/keys/ab/c.json",
+        "boards/keys/ab/d.json",
+        "boards/keys/left-over.json",
+    ]
+    assert opened == []  # listed, none read
+    assert files["boards/keys/ab/c.json"] == b"shard\n" and files.get("boards/keys/ab/d.json") == b""
+    assert files.get("boards/keys/none.json") is None and len(opened) == 1

@@ -44,7 +44,7 @@ import itertools
 import operator
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 import orjson
@@ -283,10 +283,10 @@ def read_shard(raw: bytes | None, name: str) -> Entries:
     return entries
 
 
-def committed_files(root: str) -> dict[str, bytes]:
+def committed_files(root: str) -> Mapping[str, bytes]:
     """The header and every file under boards/keys/ in the working tree (a left-over shard counts);
-    a symlink reads as empty, so it always differs from a regeneration."""
-    out = {}
+    a symlink reads as empty, so it always differs from a regeneration. Each file is read when asked
+    for, never all at once: at 10,000 run files the shards hold 385 MiB (docs/scaling.md)."""
     paths = [KEYS_PATH]
     folder = os.path.join(root, KEYS_DIR)
     for here, dirs, names in os.walk(folder):  # a symlinked folder is listed, never followed
@@ -295,11 +295,34 @@ def committed_files(root: str) -> dict[str, bytes]:
         paths += [
             f"{rel}/{name}" for name in sorted(names + [d for d in dirs if os.path.islink(os.path.join(here, d))])
         ]
-    for rel in paths:
-        full = os.path.join(root, rel)
+    return _FilesOnDisk(root, [rel for rel in paths if _present(os.path.join(root, rel))])
+
+
+def _present(full: str) -> bool:
+    return os.path.islink(full) or os.path.isfile(full)
+
+
+class _FilesOnDisk(Mapping[str, bytes]):
+    """{path: bytes} of the files at `paths` under root, each read when looked up (a symlink as empty)."""
+
+    def __init__(self, root: str, paths: list[str]) -> None:
+        self._root = root
+        self._paths = dict.fromkeys(paths)
+
+    def __getitem__(self, rel: str) -> bytes:
+        if rel not in self._paths:
+            raise KeyError(rel)
+        full = os.path.join(self._root, rel)
         if os.path.islink(full):
-            out[rel] = b""
-        elif os.path.isfile(full):
+            return b""
+        try:
             with open(full, "rb") as fh:
-                out[rel] = fh.read()
-    return out
+                return fh.read()
+        except OSError:  # gone or unreadable since it was listed: it differs from any regeneration
+            return b""
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._paths)
+
+    def __len__(self) -> int:
+        return len(self._paths)

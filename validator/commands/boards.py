@@ -84,15 +84,22 @@ def boards(
     fresh = regenerate_files(analysis)  # a HistoryError (a shallow clone) ends the command: exit 2 with its hint
     fresh.update(keyfile.fresh_key_files(analysis.snapshot))
     _refuse_oversized(fresh, max_file_bytes or FILE_LIMIT_MB * MB)
-    committed = {**committed_files(root), **keyfile.committed_files(root)}
-    leftover = sorted(set(committed) - set(fresh))  # a model no longer on the boards, a key shard no longer used
-    changed = sorted(path for path, data in fresh.items() if committed.get(path) != data)
+    # the key shards are read one at a time as they are compared, never all held (keyfile.committed_files)
+    committed_keys, committed_boards = keyfile.committed_files(root), committed_files(root)
+
+    def committed(path: str) -> bytes | None:
+        return committed_keys.get(path) if path in committed_keys else committed_boards.get(path)
+
+    # a model no longer on the boards, a key shard no longer used
+    leftover = sorted((set(committed_keys) | set(committed_boards)) - set(fresh))
+    changed = sorted(path for path, data in fresh.items() if committed(path) != data)
     if check_only:
         for path in changed:
-            if path not in committed:
+            was = committed(path)
+            if was is None:
                 outcome.out(f"{path} is missing; run `orv boards`")
                 continue
-            diff = first_difference(committed[path], fresh[path])
+            diff = first_difference(was, fresh[path])
             assert diff is not None
             outcome.out(
                 f"{path}:{diff[0]}: out of date (committed `{diff[1]}`, regenerated `{diff[2]}`); run `orv boards`"
