@@ -78,5 +78,7 @@ def test_the_committed_key_files_are_listed_whole_and_read_one_at_a_time(
         "boards/keys/left-over.json",
     ]
     assert opened == []  # listed, none read
+    assert "boards/keys/ab/c.json" in files and "boards/keys/none.json" not in files
+    assert opened == []  # asking whether a file is there reads none (`orv boards` asks before each lookup)
     assert files["boards/keys/ab/c.json"] == b"shard\n" and files.get("boards/keys/ab/d.json") == b""
     assert files.get("boards/keys/none.json") is None and len(opened) == 1

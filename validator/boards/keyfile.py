@@ -321,6 +321,9 @@ class _FilesOnDisk(Mapping[str, bytes]):
         except OSError:  # gone or unreadable since it was listed: it differs from any regeneration
             return b""
 
+    def __contains__(self, rel: object) -> bool:  # listed, not read (Mapping's own would read the file)
+        return rel in self._paths
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._paths)
 
