@@ -10,6 +10,7 @@ exact, so a failure names the point to replay with tests/testing/faults.py.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -562,6 +563,54 @@ def test_ctrl_c_while_importing_leaves_no_temporary_and_old_or_new_files(
         assert _one_line(done.stderr).startswith("orv: interrupted")
         assert temporaries(root) == [], point  # not even in the scratch folder: Ctrl-C waits for the write
         assert_old_or_new(faults.tree(root), ready.before, ready.after)
+
+
+_LONG_TASKS = """
+import os, sys, time
+from validator.files.interrupts import quiet_stream
+
+def task(n):
+    open(os.path.join(sys.argv[1], f"started-{os.getpid()}"), "w").close()
+    time.sleep(60)
+    open(os.path.join(sys.argv[1], "finished"), "w").close()
+    return n
+
+try:
+    for _ in quiet_stream(task, range(8), 2):
+        pass
+except KeyboardInterrupt:
+    sys.exit(130)
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the workers are forked")
+def test_ctrl_c_stops_workers_mid_task(tmp_path: Path) -> None:
+    """A worker ignores Ctrl-C (the parent answers it), and one of ORV304's tasks judges up to 32,768 pairs:
+    on Ctrl-C the pool's workers are stopped mid-task, so the command answers then, not when they finish."""
+    import sys
+
+    child = subprocess.Popen(
+        [sys.executable, "-c", _LONG_TASKS, str(tmp_path)],
+        start_new_session=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+        stderr=subprocess.PIPE,
+    )
+    try:
+        while len(list(tmp_path.glob("started-*"))) < 2:  # both workers inside a task
+            assert child.poll() is None, child.stderr.read() if child.stderr else ""
+            time.sleep(0.05)
+        os.killpg(child.pid, signal.SIGINT)  # as a terminal does: every process of the command
+        _, err = child.communicate(timeout=30)  # a task takes 60 s: finishing one would time out
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(child.pid, signal.SIGKILL)  # whatever happened, nothing of it outlives the test
+    assert child.returncode == 130, err.decode()
+    assert not (tmp_path / "finished").exists()
+    for started in tmp_path.glob("started-*"):
+        worker = int(started.name.split("-")[1])
+        with pytest.raises(ProcessLookupError):
+            os.kill(worker, 0)  # gone, not left running
+    assert b"Traceback" not in err
 
 
 # --------------------------------------------------------------------------- the pieces

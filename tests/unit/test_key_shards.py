@@ -82,3 +82,5 @@ def test_the_committed_key_files_are_listed_whole_and_read_one_at_a_time(
     assert opened == []  # asking whether a file is there reads none (`orv boards` asks before each lookup)
     assert files["boards/keys/ab/c.json"] == b"shard\n" and files.get("boards/keys/ab/d.json") == b""
     assert files.get("boards/keys/none.json") is None and len(opened) == 1
+    (tmp_path / "boards" / "keys" / "left-over.json").unlink()  # removed after the listing: missing, not empty
+    assert files.get("boards/keys/left-over.json") is None

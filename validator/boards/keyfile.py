@@ -318,7 +318,9 @@ class _FilesOnDisk(Mapping[str, bytes]):
         try:
             with open(full, "rb") as fh:
                 return fh.read()
-        except OSError:  # gone or unreadable since it was listed: it differs from any regeneration
+        except FileNotFoundError:  # removed since it was listed: missing, as if never listed
+            raise KeyError(rel) from None
+        except OSError:  # unreadable: it differs from any regeneration
             return b""
 
     def __contains__(self, rel: object) -> bool:  # listed, not read (Mapping's own would read the file)

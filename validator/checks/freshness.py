@@ -219,7 +219,8 @@ def keys_out_of_date(analysis: Analysis) -> Iterator[Finding]:
             yield Finding(path, f"{path} is missing: a fresh regeneration writes it", BOARDS_HINT, line=1, col=1)
         else:
             difference = first_difference(old, new)
-            assert difference is not None
+            if difference is None:  # rewritten to the regeneration since it was compared (read again here)
+                continue
             line, was, now = difference
             yield Finding(
                 path,

@@ -56,8 +56,8 @@ def quiet_map(
         with interrupts_deferred():
             results = pool.map(fn, items, chunksize=chunksize)
         yield from results
-    except BaseException:
-        pool.shutdown(wait=True, cancel_futures=True)
+    except BaseException as exc:
+        _stop(pool, exc)
         raise
     pool.shutdown(wait=True)
 
@@ -84,10 +84,23 @@ def quiet_stream(
                 yield pending.popleft().result()
         while pending:
             yield pending.popleft().result()
-    except BaseException:
-        pool.shutdown(wait=True, cancel_futures=True)
+    except BaseException as exc:
+        _stop(pool, exc)
         raise
     pool.shutdown(wait=True)
+
+
+def _stop(pool: Any, exc: BaseException) -> None:
+    """The pool ended early: its queue dropped; on Ctrl-C its workers too, mid-task (a worker ignores
+    SIGINT, and one of ORV304's tasks takes seconds: the command answers now, not after it)."""
+    if isinstance(exc, KeyboardInterrupt):
+        terminate = getattr(pool, "terminate_workers", None)  # Python 3.14
+        if terminate is not None:
+            terminate()
+        else:  # before it, the pool's own table of its processes
+            for process in list((getattr(pool, "_processes", None) or {}).values()):
+                process.terminate()
+    pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _quiet_pool(jobs: int, initializer: Callable[..., None] | None, initargs: tuple[Any, ...]) -> Any:
