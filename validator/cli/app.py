@@ -108,13 +108,7 @@ def cli() -> None:
 @options.FORMAT
 @options.WAIVE
 @root_option("Registry root (default: found from PATHS or the current folder).", start_from="paths")
-@click.option(
-    "--jobs",
-    "-j",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Processes for loading files and judging ORV304's pairs of runs (default: usable cores).",
-)
+@options.jobs("loading files and judging ORV304's pairs of runs")
 @click.option(
     "--cache/--no-cache",
     default=True,
@@ -253,13 +247,7 @@ def _refuse_reporting_options_with_a_shard() -> None:
 @options.SUMMARY
 @options.OUTPUTS
 @options.BOARDS
-@click.option(
-    "--jobs",
-    "-j",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Processes for judging ORV304's pairs of runs (default: usable cores).",
-)
+@options.jobs("judging ORV304's pairs of runs")
 @options.display_options
 def merge_results_cmd(
     partials: tuple[str, ...],
@@ -733,13 +721,7 @@ def explain_cmd(code: str) -> None:
     "one-file shape, the readers' contract; the boards workflow publishes it with the site) to OUT.",
 )
 @root_option("Registry root (default: found from the current folder).")
-@click.option(
-    "--jobs",
-    "-j",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Processes for loading files (default: usable cores).",
-)
+@options.jobs("loading files")
 @click.option(
     "--cache/--no-cache",
     default=True,

@@ -36,6 +36,15 @@ BOARDS = click.option(
     help="Also compare boards/ with a fresh regeneration (ORV7xx). Main's business: "
     "the boards workflow runs it; a contributor's branch never needs it.",
 )
+
+
+def jobs(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """-j/--jobs: how many processes do `what` (`check`, `merge-results`, `boards`)."""
+    return click.option(
+        "--jobs", "-j", type=click.IntRange(min=1), default=None, help=f"Processes for {what} (default: usable cores)."
+    )
+
+
 _DISPLAY = (
     click.option(
         "--severity",
