@@ -49,6 +49,7 @@ from dataclasses import dataclass
 
 import orjson
 
+from validator.boards.split import file_reader
 from validator.errors import Refusal
 from validator.git.plumbing import clean_blobs, git_dir_of_top_level, worktree_trees
 from validator.load.cache import derivation_key
@@ -303,27 +304,20 @@ def _present(full: str) -> bool:
 
 
 class _FilesOnDisk(Mapping[str, bytes]):
-    """{path: bytes} of the files at `paths` under root, each read when looked up (a symlink as empty)."""
+    """{path: bytes} of the files at `paths` under root, each read when looked up (boards/split.py's
+    file_reader: a symlink as empty; one removed since the listing is missing)."""
 
     def __init__(self, root: str, paths: list[str]) -> None:
-        self._root = root
+        self._read = file_reader(root)
         self._paths = dict.fromkeys(paths)
 
     def __getitem__(self, rel: str) -> bytes:
-        if rel not in self._paths:
+        raw = self._read(rel) if rel in self._paths else None
+        if raw is None:
             raise KeyError(rel)
-        full = os.path.join(self._root, rel)
-        if os.path.islink(full):
-            return b""
-        try:
-            with open(full, "rb") as fh:
-                return fh.read()
-        except FileNotFoundError:  # removed since it was listed: missing, as if never listed
-            raise KeyError(rel) from None
-        except OSError:  # unreadable: it differs from any regeneration
-            return b""
+        return raw
 
-    def __contains__(self, rel: object) -> bool:  # listed, not read (Mapping's own would read the file)
+    def __contains__(self, rel: object) -> bool:  # the listing, without reading the file (Mapping's would)
         return rel in self._paths
 
     def __iter__(self) -> Iterator[str]:
