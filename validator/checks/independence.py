@@ -119,7 +119,7 @@ def _packed_tasks(pairs: Iterable[tuple[int, int, bool]]) -> Iterator[array[int]
             if task:
                 yield task
             task, blocks = array("q"), (i // _BLOCK, j // _BLOCK)
-        task.append(i << (_INDEX_BITS + 1) | j << 1 | values_only)
+        task.append(_packed(i, j, values_only))
     if task:
         yield task
 
@@ -130,8 +130,7 @@ def _remember(fingerprints: list[Any]) -> None:
 
 
 def _judge_task(task: array[int]) -> list[tuple[int, int, str]]:
-    unpacked = (((p >> (_INDEX_BITS + 1)) & _INDEX_MASK, (p >> 1) & _INDEX_MASK, bool(p & 1)) for p in task)
-    return list(_judge_all(_FINGERPRINTS, unpacked))
+    return list(_judge_all(_FINGERPRINTS, map(_pair, task)))
 
 
 # The order ORV304 judges its pairs in (a pair's verdict is its own, and the findings are sorted, so the order
@@ -155,13 +154,23 @@ def in_blocks(pairs: Iterable[tuple[int, int, bool]]) -> Iterator[tuple[int, int
             yield from _unpacked(pending)
             pending, block = [], i // _BLOCK
         assert i <= _INDEX_MASK and j <= _INDEX_MASK
-        pending.append((j // _BLOCK) << (2 * _INDEX_BITS + 1) | i << (_INDEX_BITS + 1) | j << 1 | values_only)
+        pending.append((j // _BLOCK) << (2 * _INDEX_BITS + 1) | _packed(i, j, values_only))
     yield from _unpacked(pending)
 
 
 def _unpacked(pending: list[int]) -> Iterator[tuple[int, int, bool]]:
     for packed in sorted(pending):
-        yield (packed >> (_INDEX_BITS + 1)) & _INDEX_MASK, (packed >> 1) & _INDEX_MASK, bool(packed & 1)
+        yield _pair(packed)
+
+
+def _packed(i: int, j: int, values_only: bool) -> int:
+    """A pair (run, later run, judged by the exact-values rule alone) in one integer (anything above its
+    2 * _INDEX_BITS + 1 bits is the packer's own: in_blocks' block)."""
+    return i << (_INDEX_BITS + 1) | j << 1 | values_only
+
+
+def _pair(packed: int) -> tuple[int, int, bool]:
+    return (packed >> (_INDEX_BITS + 1)) & _INDEX_MASK, (packed >> 1) & _INDEX_MASK, bool(packed & 1)
 
 
 # ORV304's buckets, grouped without keeping their strings: at 100,000 run files the runs hold ~38 million
