@@ -132,6 +132,18 @@ def _halves_swapped(samples: Samples) -> Samples:
     ]
 
 
+def _merged_thinned(samples: Samples, other: Samples, seed: int) -> Samples:
+    """The corpus's combination (issue #51): two of lab-a's runs, each jittered 1e-4, interleaved, a third of
+    the requests dropped and the rest shuffled. Nothing aligns by key (one token count), a third of the
+    original is gone and half of what is left is the other run: its requests keep their (TTFT, e2e) pairs."""
+    rng = random.Random(seed)
+    merged = [s for pair in zip(_jitter(samples, 1e-4, seed), _jitter(other, 1e-4, seed + 1)) for s in pair]
+    gone = set(rng.sample(range(len(merged)), len(merged) // 3))
+    kept = [s for i, s in enumerate(merged) if i not in gone]
+    rng.shuffle(kept)
+    return kept
+
+
 FORGERIES: dict[str, Callable[[Samples, Samples], Samples]] = {
     "permute": lambda a, _: _moved(a, 1, replace=False),
     "bootstrap": lambda a, _: _moved(a, 2, replace=True),
@@ -143,6 +155,8 @@ FORGERIES: dict[str, Callable[[Samples, Samples], Samples]] = {
     "drop + jitter": lambda a, _: _dropped(a, 7),
     "neighbour average": lambda a, _: _neighbour_average(a),
     "TTFT x1.01, decode halves swapped": lambda a, _: _halves_swapped(a),
+    # (seed 11: one of the 11 of 60 such copies the rules missed before matched_jointly; all 60 now, below)
+    "jitter + drop + reorder + merge": lambda a, b: _merged_thinned(a, b, 11),
 }
 
 
@@ -320,6 +334,22 @@ def test_every_row_is_a_copy_below_the_honest_floor_and_the_twin_is_not() -> Non
         assert same_measurement(original, fake), name
     twin = sample_fingerprint("inference", measure(3))
     assert same_measurement(original, twin) is None
+
+
+def test_every_merge_thinned_and_reordered_is_one_measurement_with_either_run() -> None:
+    """The combination row with 60 seeds (which third is dropped, how the rest is shuffled): every one is a
+    copy of lab-a's first run and of its second (49 of 60 before the fastest requests were matched in every
+    timing at once), and lab-b's honest runs are neither."""
+    from validator.science.independence import same_measurement, sample_fingerprint
+
+    first, other = measure(1), measure(2)
+    originals = [sample_fingerprint("inference", run) for run in (first, other)]
+    for seed in range(60):
+        fake = sample_fingerprint("inference", _merged_thinned(first, other, seed))
+        assert all(same_measurement(original, fake) for original in originals), seed
+    for seed in range(3, 13):
+        twin = sample_fingerprint("inference", measure(seed))
+        assert not any(same_measurement(original, twin) for original in originals), seed
 
 
 # --------------------------------------------------------------------------- quality runs (ORV239, status)

@@ -1332,7 +1332,7 @@ class _View:
     windows by width, and whether any key repeats; as numpy arrays, when first asked for
     (filtered_agreement's fits)."""
 
-    __slots__ = ("by_key", "keys", "windows", "repeats", "_near", "_arrays", "_aligned")
+    __slots__ = ("by_key", "keys", "windows", "repeats", "_near", "_arrays", "_aligned", "_fastest")
 
     def __init__(self, near: NearPrint) -> None:
         self.by_key = dict(near[3])
@@ -1349,6 +1349,7 @@ class _View:
         self._near = near
         self._arrays: dict[int, tuple[dict[int, int], Any]] = {}
         self._aligned: tuple[list[int], Any] | None = None
+        self._fastest: tuple[tuple[Any, Any] | None] | None = None
 
     def window_array(self, width: int) -> tuple[dict[int, int], Any]:
         """The whole windows of `width` (self.windows): each key's row, and the windows as one numpy array
@@ -1374,6 +1375,12 @@ class _View:
             values = numpy.array([values for _, values in aligned], dtype=float).reshape(len(aligned), columns)
             self._aligned = ([key for key, _ in aligned], values)
         return self._aligned
+
+    def fastest_logs(self) -> tuple[Any, Any] | None:
+        """_fastest_logs of the run, once."""
+        if self._fastest is None:
+            self._fastest = (_fastest_logs(self._near),)
+        return self._fastest[0]
 
 
 _VIEWS: dict[int, tuple[Any, Any]] = {}
@@ -1437,6 +1444,233 @@ def _nearest_in_value(xs: Sequence[Sequence[float]], ys: Sequence[Sequence[float
         if near not in nearest or distance < nearest[near][0]:
             nearest[near] = (distance, n)
     return [(many[i], few[n]) if flip else (few[n], many[i]) for i, (_, n) in sorted(nearest.items())]
+
+
+# Joint matches (matched_jointly): a fixed-length run's fastest requests against another's, in every timing at once
+JOINT_SPREAD = 4  # a match: within 1/JOINT_SPREAD of the pair's own spread (median deviation) in every column ...
+JOINT_CAP = 0.005  # ... and at most this far (relative): a copy's jitter below the floor (docs/metrics.md)
+JOINT_RING = 2  # the shifted windows chance is read off: this many either side per column (24 for two columns)
+JOINT_LEAST = 5  # matches a copy must have at least
+JOINT_STANDS_OUT = 1e-3  # a chance reading this unlikely under the pooled ones is structure, and counts alone
+
+
+def _joint_counts(xs: Any, ys: Any, width: Any, numpy: Any) -> Any:
+    """For every shift of ys by whole windows (2 * width per column, up to JOINT_RING either side): how many
+    of xs and of ys have a partner within `width` in every column, the smaller of the two (a sample can
+    stand for one match only, so neither run's count is more than its own). Indexed by the shift's cell.
+    Column by column on (x, y) arrays: a third axis for the columns costs ~8x as much in numpy."""
+    cells = 2 * JOINT_RING + 1
+    inside = None
+    offsets = []
+    for column in range(xs.shape[1]):  # the shift, in windows, that holds each (x, y)
+        offset = numpy.rint((xs[:, column, None] - ys[None, :, column]) / (2 * width[column]))
+        near = numpy.abs(offset) <= JOINT_RING
+        inside = near if inside is None else inside & near
+        offsets.append(offset)
+    xi, yi = numpy.nonzero(inside)
+    cell = numpy.zeros(len(xi), dtype=numpy.int64)
+    for offset in offsets:
+        cell = cell * cells + (offset[xi, yi].astype(numpy.int64) + JOINT_RING)
+    total = cells ** xs.shape[1]
+    rows = numpy.bincount(numpy.unique(cell * len(xs) + xi) // len(xs), minlength=total)
+    cols = numpy.bincount(numpy.unique(cell * len(ys) + yi) // len(ys), minlength=total)
+    return numpy.minimum(rows, cols)
+
+
+def _within(xs: Any, ys: Any, width: Any, numpy: Any) -> Any:
+    """(x, y): whether y lies within `width` of x in every column (column by column, as _joint_counts)."""
+    close = None
+    for column in range(xs.shape[1]):
+        near = numpy.abs(xs[:, column, None] - ys[None, :, column]) <= width[column]
+        close = near if close is None else close & near
+    return close
+
+
+def _clustered(values: Any, width: Any, numpy: Any) -> int:
+    """How many of a run's own samples have another of its samples within `width` in every column, a
+    bit-identical one not counted (a duplicate is a copy's trace, not the workload's clustering)."""
+    close = _within(values, values, width, numpy)
+    close &= ~_within(values, values, numpy.zeros(values.shape[1]), numpy)  # (a duplicate: every column equal)
+    return int(numpy.count_nonzero(close.any(axis=1)))
+
+
+def _poisson_tail(hits: int, expected: float) -> float:
+    """P(X >= hits) for X ~ Poisson(expected)."""
+    term, below = math.exp(-expected), 0.0
+    for k in range(hits):
+        below += term
+        term *= expected / (k + 1)
+    return max(0.0, 1.0 - below)
+
+
+def _fastest_logs(near: NearPrint) -> tuple[Any, Any] | None:
+    """A by-order run's fastest samples (NearPrint's slot 10) as logs, and each column's median deviation there
+    (0 where the column is constant); None where there are none or a timing is no positive finite number."""
+    ranked = near[10] if len(near) > 10 else None
+    if not ranked:
+        return None
+    import numpy  # (as _filter_verdict)
+
+    values = numpy.asarray(ranked, dtype=float)
+    if values.ndim != 2 or not (numpy.all(values > TINY) and numpy.all(values < SANE)):
+        return None
+    logs = numpy.log(values)
+    return logs, numpy.median(numpy.abs(logs - numpy.median(logs, axis=0)), axis=0)
+
+
+def joint_matches(a: NearPrint, b: NearPrint) -> tuple[int, int, float, float] | None:
+    """Two fixed-length runs' fastest requests that match in every timing column at once: (matches, samples
+    compared, the window's relative width, chance's expectation), or None where too few match to say.
+    A copy reordered, thinned and merged with another run keeps its original's requests, each with its
+    TTFT *and* its e2e; another run's requests of one length come with other pairs of them.
+
+    Null hypothesis: the runs are independent draws of one workload's requests, so near a sample of one run
+    the other's samples lie about as densely as they do a few windows away, and about as densely as the run's
+    own samples lie around each other. Chance's expectation is the larger of the matches counted with one
+    run shifted by whole windows (JOINT_RING either side per column) and of each run's own clustering at the
+    window's width (a workload whose requests fall in tight waves matches itself as often as another run);
+    the matches must lie beyond the Poisson tail CHANCE_TAIL of it. The window is 1/JOINT_SPREAD of the
+    pair's own spread per column (at most JOINT_CAP), so a quiet machine's re-run, whose requests lie within
+    a window of each other, matches as much shifted as not. Needs two informative columns: one column's
+    values alone fall near each other by chance (llama-bench's repetitions: the other rules).
+    """
+    found_a, found_b = _view(a).fastest_logs(), _view(b).fastest_logs()
+    if found_a is None or found_b is None:
+        return None
+    (xs, spread_x), (ys, spread_y) = found_a, found_b
+    if (
+        xs.shape[1] != ys.shape[1] or min(len(xs), len(ys)) < MIN_MATCHED
+    ):  # (as the candidate keys: science/candidates.py)
+        return None
+    import numpy  # (as _filter_verdict)
+
+    spread = numpy.minimum(spread_x, spread_y)
+    informative = numpy.maximum(spread_x, spread_y) > 0
+    if numpy.count_nonzero(informative) < 2 or not numpy.all(spread[informative] > 0):
+        return None
+    # far closer than the runs' own noise too, where read (as timing_agreement's AGREE_SPREAD): requests whose
+    # shared part differs by position (a long prompt's prefill queue: TTFT rising request by request) would
+    # else match their re-run's one by one, while no sample of either run lies near another of its own
+    noise = [_noise_floor(a, b, column) for column in range(len(spread))]
+    limit = numpy.array([AGREE_SPREAD * n if n else numpy.inf for n in noise])
+    if not informative.all():
+        xs, ys, spread, limit = xs[:, informative], ys[:, informative], spread[informative], limit[informative]
+    width = numpy.minimum(numpy.minimum(JOINT_CAP, spread / JOINT_SPREAD), limit)
+    close = _within(xs, ys, width, numpy)
+    # (most pairs stop here: too few matches for any chance to be beaten)
+    if min(numpy.count_nonzero(close.any(axis=1)), numpy.count_nonzero(close.any(axis=0))) < JOINT_LEAST:
+        return None
+    counts = _joint_counts(xs, ys, width, numpy)
+    centre = len(counts) // 2
+    hits = int(counts[centre])
+    if hits < JOINT_LEAST:
+        return None
+    shifted = numpy.delete(counts, centre)
+    # each run's own clustering, as matches the other run would have if it were drawn like this one
+    own = [
+        _clustered(xs, width, numpy) * min(1.0, len(ys) / (len(xs) - 1)),
+        _clustered(ys, width, numpy) * min(1.0, len(xs) / (len(ys) - 1)),
+    ]
+    expected = max((float(shifted.sum()) + sum(own)) / (len(shifted) + 2), 0.5 / len(shifted))
+    # ... pooled, unless one reading stands out from the rest: structure at the window's scale (waves)
+    for reading in (*own, float(shifted.max())):
+        if _poisson_tail(math.ceil(reading), expected) < JOINT_STANDS_OUT:
+            expected = max(expected, reading)
+    return hits, min(len(xs), len(ys)), float(width.max()), expected
+
+
+def _shifted_key_counts(residuals: Any, owners: Any, width: Any, numpy: Any) -> Any:
+    """For every shift by whole windows (2 * width per column, up to JOINT_RING either side): how many keys
+    have a residual (one per pair of samples under the key) within `width` of it in every column. Indexed
+    by the shift's cell, as _joint_counts."""
+    cells = 2 * JOINT_RING + 1
+    offset = numpy.rint(residuals / (2 * width))
+    inside = numpy.all(numpy.abs(offset) <= JOINT_RING, axis=1)
+    cell = numpy.zeros(int(numpy.count_nonzero(inside)), dtype=numpy.int64)
+    for column in range(offset.shape[1]):
+        cell = cell * cells + (offset[inside, column].astype(numpy.int64) + JOINT_RING)
+    keys = int(owners.max()) + 1 if len(owners) else 1
+    return numpy.bincount(numpy.unique(cell * keys + owners[inside]) // keys, minlength=cells ** offset.shape[1])
+
+
+def matched_under_key(a: NearPrint, b: NearPrint) -> tuple[int, int, float, float] | None:
+    """Samples under the keys both runs hold (a random dataset's requests by their token counts) that match
+    in every timing column at once far more often than chance: (keys matched, keys shared, the window's
+    relative width, chance's expectation), or None. A merge of a copy with another run, thinned, keeps half
+    or more of its original's requests, each a pair of timings within its jitter, while another run's sample
+    of the request differs by the runs' noise; the rules that read a quantile of the pairs (timing_agreement)
+    need three in four, or three in five, of the keys to agree.
+
+    Null hypothesis: under each key the two runs' samples differ by both runs' noise, so the differences
+    (one per pair of samples under a key, in logs) lie about as densely at zero as a few windows away. The
+    window is AGREE_SPREAD of the runs' own noise per column (_noise_floor, so a quiet machine's window is
+    narrow), at most JOINT_CAP; chance's expectation is the keys matched with the differences shifted by
+    whole windows (JOINT_RING either side), pooled, the closer ring alone where it holds more; the keys
+    matched must lie beyond its Poisson tail CHANCE_TAIL, at zero or at the differences' median (a copy
+    rescaled), each at half the tail. Needs two informative columns, as matched_jointly."""
+    if len(a) <= 7 or len(b) <= 7 or a[7] is None or b[7] is None:
+        return None
+    mine = dict(a[7])
+    shared = [(mine[key], rows) for key, rows in b[7] if key in mine]
+    if len(shared) < MIN_MATCHED or not shared[0][0] or not shared[0][1]:
+        return None
+    columns = len(shared[0][0][0])
+    noise = [_noise_floor(a, b, column) for column in range(columns)]
+    if sum(1 for n in noise if n) < 2:
+        return None
+    import numpy  # (as _filter_verdict)
+
+    combos, owners = [], []
+    for owner, (xs, ys) in enumerate(shared):
+        for x in xs:
+            for y in ys:
+                combos.append((x, y))
+                owners.append(owner)
+    pairs = numpy.asarray(combos, dtype=float)  # (pair, run, column)
+    if pairs.ndim != 3 or not (numpy.all(pairs > TINY) and numpy.all(pairs < SANE)):
+        return None
+    logs = numpy.log(pairs)
+    informative = [c for c in range(columns) if noise[c] and numpy.ptp(logs[:, :, c]) > 0]
+    if len(informative) < 2:
+        return None
+    residuals = logs[:, 1, informative] - logs[:, 0, informative]
+    width = numpy.minimum(JOINT_CAP, AGREE_SPREAD * numpy.array([noise[c] for c in informative]))
+    owned = numpy.asarray(owners)
+    best: tuple[int, int, float, float] | None = None
+    for centre in (numpy.zeros(len(informative)), numpy.median(residuals, axis=0)):
+        counts = _shifted_key_counts(residuals - centre, owned, width, numpy)
+        middle = len(counts) // 2
+        hits = int(counts[middle])
+        if hits < JOINT_LEAST:
+            continue
+        shifted = numpy.delete(counts, middle)
+        ring = _inner_ring(len(informative))
+        expected = max(float(shifted.mean()), float(counts[list(ring)].mean()), 0.5 / len(shifted))
+        if _poisson_tail(math.ceil(float(shifted.max())), expected) < JOINT_STANDS_OUT:
+            expected = max(expected, float(shifted.max()))
+        if _poisson_tail(hits, expected) <= CHANCE_TAIL / 2 and (best is None or hits > best[0]):
+            best = (hits, len(shared), float(width.max()), expected)
+    return best
+
+
+@functools.cache
+def _inner_ring(columns: int) -> tuple[int, ...]:
+    """The cells (as _joint_counts indexes them) one window from zero in some column and at most one in every."""
+    cells = 2 * JOINT_RING + 1
+    found = []
+    for shift in itertools.product(range(-JOINT_RING, JOINT_RING + 1), repeat=columns):
+        if max(map(abs, shift)) == 1:
+            index = 0
+            for step in shift:
+                index = index * cells + step + JOINT_RING
+            found.append(index)
+    return tuple(found)
+
+
+def matched_jointly(a: NearPrint, b: NearPrint) -> tuple[int, int, float, float] | None:
+    """joint_matches, where the matches lie beyond the Poisson tail CHANCE_TAIL of chance's expectation."""
+    found = joint_matches(a, b)
+    return found if found is not None and _poisson_tail(found[0], found[3]) <= CHANCE_TAIL else None
 
 
 WINDOW = 2  # neighbours either side of a sample that filtered_agreement fits a copy on
@@ -1980,6 +2214,22 @@ def same_measurement(a: Fingerprint, b: Fingerprint) -> str | None:
         return (
             f"`{name}` values that a weighted average of the other run's neighbouring samples predicts "
             f"within {residual:.3%} (rescaled, smoothed or averaged; re-measurements differ by far more)"
+        )
+    keyed = matched_under_key(near_a, near_b)
+    if keyed is not None:
+        hits, shared, width, expected = keyed
+        return (
+            f"{hits} of the {shared} requests both runs hold have a sample in the other within {width:.2%} in "
+            f"every timing at once, where the runs' own noise predicts {expected:.1f} (merged with another run "
+            "or thinned; re-measurements differ by far more)"
+        )
+    joint = matched_jointly(near_a, near_b)
+    if joint is not None:
+        hits, compared_, width, expected = joint
+        return (
+            f"{hits} of its {compared_} fastest requests have one of the other run's within {width:.2%} in "
+            f"every timing at once, where the runs' own spread predicts {expected:.1f} (reordered, thinned "
+            "or merged; re-measurements differ by far more)"
         )
     return None
 
