@@ -92,13 +92,13 @@ def sorting_first(doc: dict[str, Any], other: str) -> dict[str, Any]:
 # --------------------------------------------------------------------------- the calibration corpus
 
 
-# Forgeries the test cannot see (docs/metrics.md, "What the copy test can and cannot see"): once
-# jittered, a copy is recognised by aligning its samples with the original's, and a fixed-length
-# workload's requests (one token count) align only by their order; a copy that also drops or merges
-# samples and reorders them has no alignment left, nor the original's count for the sorted values.
+# Forgeries the test cannot see (docs/metrics.md, "What the copy test can and cannot see"): a 16-step
+# training log merged with another, a third dropped and reordered, leaves about half its steps to
+# align with the original's on a cluster whose honest re-runs agree step by step within ~5x the
+# copy's jitter; a fixed-length workload's requests (one token count) are matched by their pairs of
+# timings, which a moving average of neighbours on 16 requests can leave too few of.
 UNSEEN = {
-    "inference: jitter 0.01% + drop 10 + reorder + merge",
-    "inference: jitter at the floor's edge, drop 10",
+    "inference: neighbour average",  # one 16-request fixed-length run's, at scale 10 (docs/metrics.md)
     "training: jitter 0.01% + drop 10 + reorder + merge",
 }
 
@@ -112,9 +112,10 @@ def test_the_calibration_corpus_has_no_false_positive_and_no_false_negative_belo
     # of 2,166 (51 of 1,734 at the start of 2026-12-07; 8 with the 16-sample refit on fewer pairs, taken back
     # for refusing honest sweep points, and every pair of a workload compared; the candidate keys,
     # science/candidates.py, miss one thinned 16-step merge; 11 before a fixed-length run's fastest requests
-    # were matched in every timing at once, matched_jointly, 2026-12-08: the random dataset's merges are left);
+    # were matched in every timing at once, matched_jointly, and a random dataset's requests held a few times
+    # each kept their every occurrence in the near print, 2026-12-07: one thinned 16-step merge is left);
     # bench/copies.py publishes the full corpus, bench/candidates.py the keys' recall against all pairs
-    assert rates.false_negatives <= 5, rates.as_dict()
+    assert rates.false_negatives <= 1, rates.as_dict()
 
 
 def test_a_stable_cluster_of_66_runs_of_one_recipe_is_never_one_measurement() -> None:

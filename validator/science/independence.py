@@ -479,11 +479,15 @@ def _near_parts(timing: list[list[Any]], align: list[list[Any]], keys: list[int]
     # keys held a few times each (a merge of two runs holds every step twice): every occurrence,
     # so timing_agreement can pair each sample with the nearest of the other run's under its key
     few: tuple[tuple[int, tuple[Any, ...]], ...] | None = None
-    if len(distinct) >= MIN_MATCHED and (counts is None or max(counts.values()) <= FEW_OCCURRENCES):
-        if counts is None:  # the keys wanted are the ones chosen above, each once: their rows are the aligned ones
-            few = tuple(sorted((key, (window[WINDOW],)) for (_, _, key), window in zip(picked, windows)))
-        else:
-            wanted = chosen if by_order else set(_lowest(distinct, SKETCH))
+    if len(distinct) >= MIN_MATCHED and counts is None:
+        # the keys wanted are the ones chosen above, each once: their rows are the aligned ones
+        few = tuple(sorted((key, (window[WINDOW],)) for (_, _, key), window in zip(picked, windows)))
+    elif len(distinct) >= MIN_MATCHED and counts is not None:
+        # the lowest keys held at most FEW_OCCURRENCES times (a short random dataset's requests repeat token
+        # counts by chance, so a merge of two runs holds some 6-12 times: those alone are left out)
+        held = [key for key in distinct if counts[key] <= FEW_OCCURRENCES]
+        wanted = set(_lowest(held, SKETCH))
+        if len(wanted) >= MIN_MATCHED:
             grouped: dict[int, list[tuple[float, ...]]] = {}
             for i in itertools.compress(range(count), map(wanted.__contains__, keys)):
                 grouped.setdefault(keys[i], []).append(tuple(float(column[i]) for column in timing))
