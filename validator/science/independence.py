@@ -1598,20 +1598,24 @@ def _shifted_key_counts(residuals: Any, owners: Any, width: Any, numpy: Any) -> 
 
 
 def matched_under_key(a: NearPrint, b: NearPrint) -> tuple[int, int, float, float] | None:
-    """Samples under the keys both runs hold (a random dataset's requests by their token counts) that match
-    in every timing column at once far more often than chance: (keys matched, keys shared, the window's
-    relative width, chance's expectation), or None. A merge of a copy with another run, thinned, keeps half
-    or more of its original's requests, each a pair of timings within its jitter, while another run's sample
-    of the request differs by the runs' noise; the rules that read a quantile of the pairs (timing_agreement)
-    need three in four, or three in five, of the keys to agree.
+    """Samples under the keys both runs hold (a training log's steps, a random dataset's requests by their
+    token counts) that match in every timing column at once far more often than chance: (keys matched, keys
+    shared, the window's relative width, chance's expectation), or None. A merge of a copy with another
+    run, thinned, keeps half or more of its original's samples, each within its jitter, while another
+    run's sample under the key differs by the runs' noise; the rules that read a quantile of the pairs
+    (timing_agreement) need three in four, or three in five, of the keys to agree.
 
     Null hypothesis: under each key the two runs' samples differ by both runs' noise, so the differences
-    (one per pair of samples under a key, in logs) lie about as densely at zero as a few windows away. The
-    window is AGREE_SPREAD of the runs' own noise per column (_noise_floor, so a quiet machine's window is
-    narrow), at most JOINT_CAP; chance's expectation is the keys matched with the differences shifted by
-    whole windows (JOINT_RING either side), pooled, the closer ring alone where it holds more; the keys
-    matched must lie beyond its Poisson tail CHANCE_TAIL, at zero or at the differences' median (a copy
-    rescaled), each at half the tail. Needs two informative columns, as matched_jointly."""
+    (one per pair of samples under a key, in logs) lie about as densely at zero as a few windows away, and
+    no denser than a normal variable's whose spread is the runs' own noise. The window is AGREE_SPREAD of
+    that noise per column (_noise_floor: the larger run's reading, which a copy cannot lower), at most
+    JOINT_CAP and the column's AGREE_RELATIVE. Chance's expectation is the larger of the keys matched with
+    the differences shifted by whole windows (JOINT_RING either side; pooled, the closer ring alone where
+    it holds more, or one shift that stands out), and of the normal bound (per key, its pairs of samples
+    times the least of the columns' 2 * window / (noise * sqrt(2 pi))). The keys matched must lie beyond
+    its Poisson tail CHANCE_TAIL. Centred at zero, not at the differences' median: a window about the
+    median holds the middle differences by construction (4 honest training pairs of the bench's
+    3,435-run-file registry, 5-6 of 44-64 keys there); a rescaled copy is rules 2 and 6's."""
     if len(a) <= 7 or len(b) <= 7 or a[7] is None or b[7] is None:
         return None
     mine = dict(a[7])
@@ -1620,12 +1624,13 @@ def matched_under_key(a: NearPrint, b: NearPrint) -> tuple[int, int, float, floa
         return None
     columns = len(shared[0][0][0])
     noise = [_noise_floor(a, b, column) for column in range(columns)]
-    if sum(1 for n in noise if n) < 2:
+    if not any(noise):
         return None
     import numpy  # (as _filter_verdict)
 
-    combos, owners = [], []
+    combos, owners, per_key = [], [], []
     for owner, (xs, ys) in enumerate(shared):
+        per_key.append(len(xs) * len(ys))
         for x in xs:
             for y in ys:
                 combos.append((x, y))
@@ -1635,26 +1640,28 @@ def matched_under_key(a: NearPrint, b: NearPrint) -> tuple[int, int, float, floa
         return None
     logs = numpy.log(pairs)
     informative = [c for c in range(columns) if noise[c] and numpy.ptp(logs[:, :, c]) > 0]
-    if len(informative) < 2:
+    if not informative:
         return None
-    residuals = logs[:, 1, informative] - logs[:, 0, informative]
-    width = numpy.minimum(JOINT_CAP, AGREE_SPREAD * numpy.array([noise[c] for c in informative]))
-    owned = numpy.asarray(owners)
-    best: tuple[int, int, float, float] | None = None
-    for centre in (numpy.zeros(len(informative)), numpy.median(residuals, axis=0)):
-        counts = _shifted_key_counts(residuals - centre, owned, width, numpy)
-        middle = len(counts) // 2
-        hits = int(counts[middle])
-        if hits < JOINT_LEAST:
-            continue
-        shifted = numpy.delete(counts, middle)
-        ring = _inner_ring(len(informative))
-        expected = max(float(shifted.mean()), float(counts[list(ring)].mean()), 0.5 / len(shifted))
-        if _poisson_tail(math.ceil(float(shifted.max())), expected) < JOINT_STANDS_OUT:
-            expected = max(expected, float(shifted.max()))
-        if _poisson_tail(hits, expected) <= CHANCE_TAIL / 2 and (best is None or hits > best[0]):
-            best = (hits, len(shared), float(width.max()), expected)
-    return best
+    names = TIMING_COLUMNS.get(a[5], ())
+    limits = AGREE_RELATIVE.get(a[5], {})
+    widths = [min(JOINT_CAP, AGREE_SPREAD * (noise[c] or 0.0), limits.get(names[c], JOINT_CAP)) for c in informative]
+    counts = _shifted_key_counts(
+        logs[:, 1, informative] - logs[:, 0, informative], numpy.asarray(owners), numpy.array(widths), numpy
+    )
+    middle = len(counts) // 2
+    hits = int(counts[middle])
+    if hits < JOINT_LEAST:
+        return None
+    shifted = numpy.delete(counts, middle)
+    ring = _inner_ring(len(informative))
+    expected = max(float(shifted.mean()), float(counts[list(ring)].mean()), 0.5 / len(shifted))
+    if _poisson_tail(math.ceil(float(shifted.max())), expected) < JOINT_STANDS_OUT:
+        expected = max(expected, float(shifted.max()))
+    chance = min(2 * width / ((noise[c] or 0.0) * _SQRT_TAU) for c, width in zip(informative, widths))
+    expected = max(expected, sum(min(1.0, count * chance) for count in per_key))
+    if _poisson_tail(hits, expected) > CHANCE_TAIL:
+        return None
+    return hits, len(shared), max(widths), expected
 
 
 @functools.cache
@@ -2223,9 +2230,9 @@ def same_measurement(a: Fingerprint, b: Fingerprint) -> str | None:
     if keyed is not None:
         hits, shared, width, expected = keyed
         return (
-            f"{hits} of the {shared} requests both runs hold have a sample in the other within {width:.2%} in "
-            f"every timing at once, where the runs' own noise predicts {expected:.1f} (merged with another run "
-            "or thinned; re-measurements differ by far more)"
+            f"{hits} of the {shared} steps or requests both runs hold have a sample in the other within "
+            f"{width:.2%} in every timing at once, where the runs' own noise predicts {expected:.1f} (merged with "
+            "another run or thinned; re-measurements differ by far more)"
         )
     joint = matched_jointly(near_a, near_b)
     if joint is not None:
