@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,12 @@ from hypothesis import settings
 # "The same inputs" holds for the same set of loaded modules: Hypothesis mixes constants from every module in
 # sys.modules into its draws, so one test file run alone can draw other examples than in the full suite
 # (each deterministic). Reproduce a full-suite failure with the full suite, or pin it with @example.
+# A shell without job control starts a background command with SIGINT ignored, and an ignored signal stays
+# ignored in every process it starts: the Ctrl-C tests (tests/e2e/test_durability.py) would then deliver
+# their Ctrl-C to commands that never see it. Python's own handler back, for the suite and its children.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
 settings.register_profile("ci", derandomize=True, database=None, deadline=None, print_blob=True)
 settings.register_profile(
     "explore",
