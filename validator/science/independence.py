@@ -1336,7 +1336,20 @@ class _View:
     windows by width, and whether any key repeats; as numpy arrays, when first asked for
     (filtered_agreement's fits)."""
 
-    __slots__ = ("by_key", "keys", "windows", "repeats", "_near", "_arrays", "_aligned", "_fastest")
+    __slots__ = (
+        "by_key",
+        "keys",
+        "windows",
+        "repeats",
+        "few_by_key",
+        "few_keys",
+        "few_repeated",
+        "_near",
+        "_arrays",
+        "_aligned",
+        "_fastest",
+        "_few",
+    )
 
     def __init__(self, near: NearPrint) -> None:
         self.by_key = dict(near[3])
@@ -1350,10 +1363,14 @@ class _View:
                 }
         few = near[7] if len(near) > 7 else None
         self.repeats = few is not None and any(len(rows) > 1 for _, rows in few)
+        self.few_by_key = dict(few) if few is not None else {}
+        self.few_keys = frozenset(self.few_by_key)
+        self.few_repeated = frozenset(key for key, rows in self.few_by_key.items() if len(rows) > 1)
+        self._few: tuple[tuple[Any, Any] | None] | None = None
         self._near = near
         self._arrays: dict[int, tuple[dict[int, int], Any]] = {}
         self._aligned: tuple[list[int], Any] | None = None
-        self._fastest: tuple[tuple[Any, Any] | None] | None = None
+        self._fastest: tuple[tuple[Any, list[float], Any] | None] | None = None
 
     def window_array(self, width: int) -> tuple[dict[int, int], Any]:
         """The whole windows of `width` (self.windows): each key's row, and the windows as one numpy array
@@ -1380,7 +1397,21 @@ class _View:
             self._aligned = ([key for key, _ in aligned], values)
         return self._aligned
 
-    def fastest_logs(self) -> tuple[Any, Any] | None:
+    def few_arrays(self) -> tuple[Any, Any] | None:
+        """The keys held once among those held a few times (near print's slot 7), as a sorted numpy array, and
+        their samples' timings as logs; None where some timing there is no positive finite number."""
+        if self._few is None:
+            import numpy
+
+            single = [(key, rows[0]) for key, rows in self._near[7] or () if len(rows) == 1]
+            width = len(single[0][1]) if single else 0
+            values = numpy.array([row for _, row in single], dtype=float).reshape(len(single), width)
+            keys = numpy.array([key for key, _ in single], dtype=numpy.int64)
+            fine = bool(numpy.all(values > TINY) and numpy.all(values < SANE))
+            self._few = ((keys, numpy.log(values)) if fine else None,)
+        return self._few[0]
+
+    def fastest_logs(self) -> tuple[Any, list[float], Any] | None:
         """_fastest_logs of the run, once."""
         if self._fastest is None:
             self._fastest = (_fastest_logs(self._near),)
@@ -1507,9 +1538,10 @@ def _poisson_tail(hits: int, expected: float) -> float:
     return max(0.0, 1.0 - below)
 
 
-def _fastest_logs(near: NearPrint) -> tuple[Any, Any] | None:
-    """A by-order run's fastest samples (NearPrint's slot 10) as logs, and each column's median deviation there
-    (0 where the column is constant); None where there are none or a timing is no positive finite number."""
+def _fastest_logs(near: NearPrint) -> tuple[Any, list[float], Any] | None:
+    """A by-order run's fastest samples (NearPrint's slot 10) as logs, each column's median deviation there
+    (0 where the column is constant; floats: joint_matches reads them one by one), and each column sorted
+    (joint_matches' first look); None where there are none or a timing is no positive finite number."""
     ranked = near[10] if len(near) > 10 else None
     if not ranked:
         return None
@@ -1519,7 +1551,8 @@ def _fastest_logs(near: NearPrint) -> tuple[Any, Any] | None:
     if values.ndim != 2 or not (numpy.all(values > TINY) and numpy.all(values < SANE)):
         return None
     logs = numpy.log(values)
-    return logs, numpy.median(numpy.abs(logs - numpy.median(logs, axis=0)), axis=0)
+    spread = numpy.median(numpy.abs(logs - numpy.median(logs, axis=0)), axis=0)
+    return logs, spread.tolist(), numpy.sort(logs, axis=0)
 
 
 def joint_matches(a: NearPrint, b: NearPrint) -> tuple[int, int, float, float] | None:
@@ -1541,27 +1574,39 @@ def joint_matches(a: NearPrint, b: NearPrint) -> tuple[int, int, float, float] |
     found_a, found_b = _view(a).fastest_logs(), _view(b).fastest_logs()
     if found_a is None or found_b is None:
         return None
-    (xs, spread_x), (ys, spread_y) = found_a, found_b
-    if (
-        xs.shape[1] != ys.shape[1] or min(len(xs), len(ys)) < MIN_MATCHED
-    ):  # (as the candidate keys: science/candidates.py)
+    (xs, spread_x, _), (ys, spread_y, sorted_y) = found_a, found_b
+    if xs.shape[1] != ys.shape[1] or min(len(xs), len(ys)) < MIN_MATCHED:  # (as the candidate keys)
+        return None
+    informative = [c for c, (x, y) in enumerate(zip(spread_x, spread_y)) if max(x, y) > 0]
+    spread = [min(spread_x[c], spread_y[c]) for c in informative]
+    if len(informative) < 2 or min(spread) <= 0:
         return None
     import numpy  # (as _filter_verdict)
 
-    spread = numpy.minimum(spread_x, spread_y)
-    informative = numpy.maximum(spread_x, spread_y) > 0
-    if numpy.count_nonzero(informative) < 2 or not numpy.all(spread[informative] > 0):
+    # most pairs stop here, too few matches for any chance to be beaten: each column alone first (a sorted
+    # search, the last column, e2e, first: it leaves 7% of the bench's pairs), at the widest the window can be
+    def too_few(widths: Sequence[float]) -> bool:
+        for column, width in reversed(list(zip(informative, widths))):
+            ordered, values = sorted_y[:, column], xs[:, column]
+            low = numpy.searchsorted(ordered, values - width)
+            if numpy.count_nonzero(numpy.searchsorted(ordered, values + width, side="right") > low) < JOINT_LEAST:
+                return True
+        return False
+
+    widest = [min(JOINT_CAP, each / JOINT_SPREAD) for each in spread]
+    if too_few(widest):
         return None
     # far closer than the runs' own noise too, where read (as timing_agreement's AGREE_SPREAD): requests whose
     # shared part differs by position (a long prompt's prefill queue: TTFT rising request by request) would
     # else match their re-run's one by one, while no sample of either run lies near another of its own
-    noise = [_noise_floor(a, b, column) for column in range(len(spread))]
-    limit = numpy.array([AGREE_SPREAD * n if n else numpy.inf for n in noise])
-    if not informative.all():
-        xs, ys, spread, limit = xs[:, informative], ys[:, informative], spread[informative], limit[informative]
-    width = numpy.minimum(numpy.minimum(JOINT_CAP, spread / JOINT_SPREAD), limit)
+    noise = [_noise_floor(a, b, column) for column in informative]
+    widths = [min(each, AGREE_SPREAD * n) if n else each for each, n in zip(widest, noise)]
+    if widths != widest and too_few(widths):
+        return None
+    if len(informative) < xs.shape[1]:
+        xs, ys = xs[:, informative], ys[:, informative]
+    width = numpy.array(widths)
     close = _within(xs, ys, width, numpy)
-    # (most pairs stop here: too few matches for any chance to be beaten)
     if min(numpy.count_nonzero(close.any(axis=1)), numpy.count_nonzero(close.any(axis=0))) < JOINT_LEAST:
         return None
     counts = _joint_counts(xs, ys, width, numpy)
@@ -1618,9 +1663,12 @@ def matched_under_key(a: NearPrint, b: NearPrint) -> tuple[int, int, float, floa
     3,435-run-file registry, 5-6 of 44-64 keys there); a rescaled copy is rules 2 and 6's."""
     if len(a) <= 7 or len(b) <= 7 or a[7] is None or b[7] is None:
         return None
-    mine = dict(a[7])
+    view_a, view_b = _view(a), _view(b)
+    if len(view_a.few_keys & view_b.few_keys) < MIN_MATCHED or _too_few_under_key(a[5], view_a, view_b):
+        return None
+    mine = view_a.few_by_key
     shared = [(mine[key], rows) for key, rows in b[7] if key in mine]
-    if len(shared) < MIN_MATCHED or not shared[0][0] or not shared[0][1]:
+    if not shared[0][0] or not shared[0][1]:
         return None
     columns = len(shared[0][0][0])
     noise = [_noise_floor(a, b, column) for column in range(columns)]
@@ -1662,6 +1710,30 @@ def matched_under_key(a: NearPrint, b: NearPrint) -> tuple[int, int, float, floa
     if _poisson_tail(hits, expected) > CHANCE_TAIL:
         return None
     return hits, len(shared), max(widths), expected
+
+
+def _too_few_under_key(kind: str, view_a: _View, view_b: _View) -> bool:
+    """matched_under_key's first look, for most pairs the last: fewer keys than JOINT_LEAST could match, even
+    in the one column that matches most at the widest window any column can have (JOINT_CAP, AGREE_RELATIVE),
+    counting every key held more than once by either run as a match."""
+    arrays_a, arrays_b = view_a.few_arrays(), view_b.few_arrays()
+    if arrays_a is None or arrays_b is None:
+        return False  # (a timing no positive finite number: matched_under_key decides)
+    import numpy  # (as _filter_verdict)
+
+    (keys_a, logs_a), (keys_b, logs_b) = arrays_a, arrays_b
+    repeated = len((view_a.few_repeated | view_b.few_repeated) & view_a.few_keys & view_b.few_keys)
+    if repeated >= JOINT_LEAST:
+        return False
+    _, at_a, at_b = numpy.intersect1d(keys_a, keys_b, assume_unique=True, return_indices=True)
+    names, limits = TIMING_COLUMNS.get(kind, ()), AGREE_RELATIVE.get(kind, {})
+    differences = numpy.abs(logs_a[at_a] - logs_b[at_b])
+    widest = [
+        min(JOINT_CAP, limits.get(names[c], JOINT_CAP)) if c < len(names) else JOINT_CAP
+        for c in range(differences.shape[1])
+    ]
+    most = max((int(numpy.count_nonzero(differences[:, c] <= w)) for c, w in enumerate(widest)), default=0)
+    return most + repeated < JOINT_LEAST
 
 
 @functools.cache
