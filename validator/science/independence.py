@@ -379,7 +379,8 @@ _ROW_SALT, _KEY_SALT, _VALUE_SALT = 0x6F7276, 0x616C6E, 0x76616C  # so the lowes
 # ("near", distinct timing rows, their lowest SKETCH hashes sorted, aligned samples ((key, timings), ...)
 #  by key, None (the run's level once, which nothing read: no longer computed, its slot keeps the indices
 #  after it), kind, the first SKETCH samples' timings in order or None,
-#  ((key, every occurrence's timings), ...) where no key repeats more than FEW_OCCURRENCES times, or None,
+#  ((key, every occurrence's timings), ...) sorted by key, for the SKETCH lowest keys held at most FEW_OCCURRENCES
+#  times (those held more often left out), or None where fewer than MIN_MATCHED keys are so held,
 #  each aligned sample's window of neighbours, the run's own relative noise per timing column or None,
 #  on a fixed-length workload the SKETCH samples with the least timings in that order, else None,
 #  the candidate keys (science/candidates.py), the merge keys (candidates.merge_keys))
@@ -1333,8 +1334,9 @@ def aligned_equal(a: NearPrint, b: NearPrint) -> float | None:
 class _View:
     """What comparing a run's near print with others needs, built once per run rather than once per
     pair (ORV304 compares a run with every run sharing a bucket): its aligned samples by key, their
-    windows by width, and whether any key repeats; as numpy arrays, when first asked for
-    (filtered_agreement's fits)."""
+    windows by width, and whether any key repeats; the keys held a few times (slot 7), every one and those
+    held more than once (matched_under_key); as numpy arrays, when first asked for (filtered_agreement's
+    fits, _too_few_under_key's keys held once, joint_matches' fastest samples)."""
 
     __slots__ = (
         "by_key",
@@ -1362,10 +1364,10 @@ class _View:
                     key: window[taps] for (key, _), window in zip(near[3], near[8]) if None not in window[taps]
                 }
         few = near[7] if len(near) > 7 else None
-        self.repeats = few is not None and any(len(rows) > 1 for _, rows in few)
         self.few_by_key = dict(few) if few is not None else {}
         self.few_keys = frozenset(self.few_by_key)
         self.few_repeated = frozenset(key for key, rows in self.few_by_key.items() if len(rows) > 1)
+        self.repeats = bool(self.few_repeated)
         self._few: tuple[tuple[Any, Any] | None] | None = None
         self._near = near
         self._arrays: dict[int, tuple[dict[int, int], Any]] = {}
@@ -1404,8 +1406,8 @@ class _View:
             import numpy
 
             single = [(key, rows[0]) for key, rows in self._near[7] or () if len(rows) == 1]
-            width = len(single[0][1]) if single else 0
-            values = numpy.array([row for _, row in single], dtype=float).reshape(len(single), width)
+            columns = len(single[0][1]) if single else 0
+            values = numpy.array([row for _, row in single], dtype=float).reshape(len(single), columns)
             keys = numpy.array([key for key, _ in single], dtype=numpy.int64)
             fine = bool(numpy.all(values > TINY) and numpy.all(values < SANE))
             self._few = ((keys, numpy.log(values)) if fine else None,)
@@ -1492,8 +1494,11 @@ JOINT_STANDS_OUT = 1e-3  # a chance reading this unlikely under the pooled ones 
 def _joint_counts(xs: Any, ys: Any, width: Any, numpy: Any) -> Any:
     """For every shift of ys by whole windows (2 * width per column, up to JOINT_RING either side): how many
     of xs and of ys have a partner within `width` in every column, the smaller of the two (a sample can
-    stand for one match only, so neither run's count is more than its own). Indexed by the shift's cell.
-    Column by column on (x, y) arrays: a third axis for the columns costs ~8x as much in numpy."""
+    stand for one match only, so neither run's count is more than its own). Indexed by the shift's cell: its
+    shift per column (-JOINT_RING..JOINT_RING windows) + JOINT_RING, as digits in base 2 * JOINT_RING + 1, the
+    first column's the most significant; the unshifted cell is the middle one, len // 2 (as
+    _shifted_key_counts and _inner_ring index them). Column by column on (x, y) arrays: a third axis for the
+    columns costs ~8x as much in numpy."""
     cells = 2 * JOINT_RING + 1
     inside = None
     offsets = []
