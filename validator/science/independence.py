@@ -1491,15 +1491,31 @@ JOINT_LEAST = 5  # matches a copy must have at least
 JOINT_STANDS_OUT = 1e-3  # a chance reading this unlikely under the pooled ones is structure, and counts alone
 
 
+CELLS = 2 * JOINT_RING + 1  # shifts per column, -JOINT_RING..JOINT_RING windows
+
+
+def _shift_cells(offsets: Sequence[Any], numpy: Any) -> Any:
+    """Each shift's cell, from its shift per column in whole windows (one integer array per column): the shifts
+    + JOINT_RING as digits in base CELLS, the first column's the most significant, so that the unshifted cell
+    is the middle one (len // 2) of the CELLS ** columns (_joint_counts, _shifted_key_counts, _inner_ring)."""
+    cell = numpy.zeros(len(offsets[0]) if len(offsets) else 0, dtype=numpy.int64)
+    for offset in offsets:
+        cell = cell * CELLS + (numpy.asarray(offset).astype(numpy.int64) + JOINT_RING)
+    return cell
+
+
+def _distinct_per_cell(cells: Any, owners: Any, owned: int, columns: int, numpy: Any) -> Any:
+    """For every cell (_shift_cells, of `columns` columns): how many distinct owners (0..owned - 1) hold one of
+    the entries in it (a sample or a key counts once however many of its pairs fall there)."""
+    return numpy.bincount(numpy.unique(cells * owned + owners) // owned, minlength=CELLS**columns)
+
+
 def _joint_counts(xs: Any, ys: Any, width: Any, numpy: Any) -> Any:
     """For every shift of ys by whole windows (2 * width per column, up to JOINT_RING either side): how many
     of xs and of ys have a partner within `width` in every column, the smaller of the two (a sample can
-    stand for one match only, so neither run's count is more than its own). Indexed by the shift's cell: its
-    shift per column (-JOINT_RING..JOINT_RING windows) + JOINT_RING, as digits in base 2 * JOINT_RING + 1, the
-    first column's the most significant; the unshifted cell is the middle one, len // 2 (as
-    _shifted_key_counts and _inner_ring index them). Column by column on (x, y) arrays: a third axis for the
-    columns costs ~8x as much in numpy."""
-    cells = 2 * JOINT_RING + 1
+    stand for one match only, so neither run's count is more than its own). Indexed by the shift's cell
+    (_shift_cells). Column by column on (x, y) arrays: a third axis for the columns costs ~8x as much in
+    numpy."""
     inside = None
     offsets = []
     for column in range(xs.shape[1]):  # the shift, in windows, that holds each (x, y)
@@ -1508,13 +1524,9 @@ def _joint_counts(xs: Any, ys: Any, width: Any, numpy: Any) -> Any:
         inside = near if inside is None else inside & near
         offsets.append(offset)
     xi, yi = numpy.nonzero(inside)
-    cell = numpy.zeros(len(xi), dtype=numpy.int64)
-    for offset in offsets:
-        cell = cell * cells + (offset[xi, yi].astype(numpy.int64) + JOINT_RING)
-    total = cells ** xs.shape[1]
-    rows = numpy.bincount(numpy.unique(cell * len(xs) + xi) // len(xs), minlength=total)
-    cols = numpy.bincount(numpy.unique(cell * len(ys) + yi) // len(ys), minlength=total)
-    return numpy.minimum(rows, cols)
+    cell = _shift_cells([offset[xi, yi] for offset in offsets], numpy)
+    rows = _distinct_per_cell(cell, xi, len(xs), xs.shape[1], numpy)
+    return numpy.minimum(rows, _distinct_per_cell(cell, yi, len(ys), xs.shape[1], numpy))
 
 
 def _within(xs: Any, ys: Any, width: Any, numpy: Any) -> Any:
@@ -1626,25 +1638,36 @@ def joint_matches(a: NearPrint, b: NearPrint) -> tuple[int, int, float, float] |
         _clustered(ys, width, numpy) * min(1.0, len(xs) / (len(ys) - 1)),
     ]
     expected = max((float(shifted.sum()) + sum(own)) / (len(shifted) + 2), 0.5 / len(shifted))
-    # ... pooled, unless one reading stands out from the rest: structure at the window's scale (waves)
-    for reading in (*own, float(shifted.max())):
-        if _poisson_tail(math.ceil(reading), expected) < JOINT_STANDS_OUT:
-            expected = max(expected, reading)
+    expected = _with_structure(expected, (*own, float(shifted.max())))
     return hits, min(len(xs), len(ys)), float(width.max()), expected
 
 
 def _shifted_key_counts(residuals: Any, owners: Any, width: Any, numpy: Any) -> Any:
     """For every shift by whole windows (2 * width per column, up to JOINT_RING either side): how many keys
     have a residual (one per pair of samples under the key) within `width` of it in every column. Indexed
-    by the shift's cell, as _joint_counts."""
-    cells = 2 * JOINT_RING + 1
+    by the shift's cell (_shift_cells)."""
     offset = numpy.rint(residuals / (2 * width))
     inside = numpy.all(numpy.abs(offset) <= JOINT_RING, axis=1)
-    cell = numpy.zeros(int(numpy.count_nonzero(inside)), dtype=numpy.int64)
-    for column in range(offset.shape[1]):
-        cell = cell * cells + (offset[inside, column].astype(numpy.int64) + JOINT_RING)
-    keys = int(owners.max()) + 1 if len(owners) else 1
-    return numpy.bincount(numpy.unique(cell * keys + owners[inside]) // keys, minlength=cells ** offset.shape[1])
+    cell = _shift_cells(offset[inside].T, numpy)
+    owned = int(owners.max()) + 1 if len(owners) else 1
+    return _distinct_per_cell(cell, owners[inside], owned, offset.shape[1], numpy)
+
+
+def _with_structure(expected: float, readings: Iterable[float]) -> float:
+    """Chance's expectation pooled from the shifted windows' readings, raised to any one reading that stands out
+    from it (its Poisson tail below JOINT_STANDS_OUT): structure at the window's scale, as waves of requests."""
+    for reading in readings:
+        if _poisson_tail(math.ceil(reading), expected) < JOINT_STANDS_OUT:
+            expected = max(expected, reading)
+    return expected
+
+
+def _window_cap(kind: str, column: int) -> float:
+    """The widest window rule 7 may use in a timing column: JOINT_CAP, and the column's AGREE_RELATIVE."""
+    names = TIMING_COLUMNS.get(kind, ())
+    return (
+        min(JOINT_CAP, AGREE_RELATIVE.get(kind, {}).get(names[column], JOINT_CAP)) if column < len(names) else JOINT_CAP
+    )
 
 
 def matched_under_key(a: NearPrint, b: NearPrint) -> tuple[int, int, float, float] | None:
@@ -1672,9 +1695,7 @@ def matched_under_key(a: NearPrint, b: NearPrint) -> tuple[int, int, float, floa
     if len(view_a.few_keys & view_b.few_keys) < MIN_MATCHED or _too_few_under_key(a[5], view_a, view_b):
         return None
     mine = view_a.few_by_key
-    shared = [(mine[key], rows) for key, rows in b[7] if key in mine]
-    if not shared[0][0] or not shared[0][1]:
-        return None
+    shared = [(mine[key], rows) for key, rows in b[7] if key in mine]  # (MIN_MATCHED of them, none empty)
     columns = len(shared[0][0][0])
     noise = [_noise_floor(a, b, column) for column in range(columns)]
     if not any(noise):
@@ -1692,12 +1713,11 @@ def matched_under_key(a: NearPrint, b: NearPrint) -> tuple[int, int, float, floa
     if pairs.ndim != 3 or not (numpy.all(pairs > TINY) and numpy.all(pairs < SANE)):
         return None
     logs = numpy.log(pairs)
-    informative = [c for c in range(columns) if noise[c] and numpy.ptp(logs[:, :, c]) > 0]
+    informative = [c for c, n in enumerate(noise) if n and numpy.ptp(logs[:, :, c]) > 0]
     if not informative:
         return None
-    names = TIMING_COLUMNS.get(a[5], ())
-    limits = AGREE_RELATIVE.get(a[5], {})
-    widths = [min(JOINT_CAP, AGREE_SPREAD * (noise[c] or 0.0), limits.get(names[c], JOINT_CAP)) for c in informative]
+    read = [float(noise[c] or 0.0) for c in informative]  # (each read: informative above)
+    widths = [min(_window_cap(a[5], c), AGREE_SPREAD * n) for c, n in zip(informative, read)]
     counts = _shifted_key_counts(
         logs[:, 1, informative] - logs[:, 0, informative], numpy.asarray(owners), numpy.array(widths), numpy
     )
@@ -1708,9 +1728,8 @@ def matched_under_key(a: NearPrint, b: NearPrint) -> tuple[int, int, float, floa
     shifted = numpy.delete(counts, middle)
     ring = _inner_ring(len(informative))
     expected = max(float(shifted.mean()), float(counts[list(ring)].mean()), 0.5 / len(shifted))
-    if _poisson_tail(math.ceil(float(shifted.max())), expected) < JOINT_STANDS_OUT:
-        expected = max(expected, float(shifted.max()))
-    chance = min(2 * width / ((noise[c] or 0.0) * _SQRT_TAU) for c, width in zip(informative, widths))
+    expected = _with_structure(expected, (float(shifted.max()),))
+    chance = min(2 * width / (noise * _SQRT_TAU) for noise, width in zip(read, widths))
     expected = max(expected, sum(min(1.0, count * chance) for count in per_key))
     if _poisson_tail(hits, expected) > CHANCE_TAIL:
         return None
@@ -1731,28 +1750,19 @@ def _too_few_under_key(kind: str, view_a: _View, view_b: _View) -> bool:
     if repeated >= JOINT_LEAST:
         return False
     _, at_a, at_b = numpy.intersect1d(keys_a, keys_b, assume_unique=True, return_indices=True)
-    names, limits = TIMING_COLUMNS.get(kind, ()), AGREE_RELATIVE.get(kind, {})
     differences = numpy.abs(logs_a[at_a] - logs_b[at_b])
-    widest = [
-        min(JOINT_CAP, limits.get(names[c], JOINT_CAP)) if c < len(names) else JOINT_CAP
-        for c in range(differences.shape[1])
-    ]
+    widest = [_window_cap(kind, c) for c in range(differences.shape[1])]
     most = max((int(numpy.count_nonzero(differences[:, c] <= w)) for c, w in enumerate(widest)), default=0)
     return most + repeated < JOINT_LEAST
 
 
 @functools.cache
 def _inner_ring(columns: int) -> tuple[int, ...]:
-    """The cells (as _joint_counts indexes them) one window from zero in some column and at most one in every."""
-    cells = 2 * JOINT_RING + 1
-    found = []
-    for shift in itertools.product(range(-JOINT_RING, JOINT_RING + 1), repeat=columns):
-        if max(map(abs, shift)) == 1:
-            index = 0
-            for step in shift:
-                index = index * cells + step + JOINT_RING
-            found.append(index)
-    return tuple(found)
+    """The cells (_shift_cells) one window from zero in some column and at most one in every."""
+    import numpy
+
+    shifts = [shift for shift in itertools.product((-1, 0, 1), repeat=columns) if any(shift)]
+    return tuple(_shift_cells(numpy.array(shifts).reshape(len(shifts), columns).T, numpy).tolist())
 
 
 def matched_jointly(a: NearPrint, b: NearPrint) -> tuple[int, int, float, float] | None:
