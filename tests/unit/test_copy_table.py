@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from tests.testing.corpus import _merged
 from tests.testing.factories import inference_recipe, store_run, write_recipe
 from tests.testing.git import commit_all
 from tests.testing.quality import pasted_hashes, reworded
@@ -137,7 +138,7 @@ def _merged_thinned(samples: Samples, other: Samples, seed: int) -> Samples:
     the requests dropped and the rest shuffled. Nothing aligns by key (one token count), a third of the
     original is gone and half of what is left is the other run: its requests keep their (TTFT, e2e) pairs."""
     rng = random.Random(seed)
-    merged = [s for pair in zip(_jitter(samples, 1e-4, seed), _jitter(other, 1e-4, seed + 1)) for s in pair]
+    merged = _merged(_jitter(samples, 1e-4, seed), _jitter(other, 1e-4, seed + 1))
     gone = set(rng.sample(range(len(merged)), len(merged) // 3))
     kept = [s for i, s in enumerate(merged) if i not in gone]
     rng.shuffle(kept)
