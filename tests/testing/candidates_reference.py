@@ -7,18 +7,26 @@ those are mirrored here, marked, so the speed pass is still held to everything e
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import math
+import operator
 from array import array
 from collections.abc import Iterator, Sequence
 
 from validator.science.candidates import (
     CELL,
+    COLUMN_SHIFT,
     EXHAUSTIVE,
     FIRST,
     GAP,
     LAST_CELL,
     MASK,
+    MERGE,
+    MERGE_CELL,
+    MERGE_DISTINCT,
+    MERGE_REPEATS,
+    MERGE_SKETCH,
     PROBE,
     RANKED,
     RANKED_WINDOW,
@@ -203,3 +211,50 @@ def _merged_keys(
                 window = _window_cells([row[c] for row in choice])
                 if window is not None:
                     found.add(hash((WINDOW, c, *(hashes[i] for i in group), *window)))
+
+
+LOG_CELL = math.log1p(MERGE_CELL)
+
+
+# merge_keys as a loop over the samples (main 05b6922), before numpy computed CPython's hashes at once
+def merge_keys(alignment: Sequence[int], timing: Sequence[Sequence[float]]) -> array:
+    """The run's merge keys (sorted; each column's index above COLUMN_SHIFT bits) from its samples'
+    alignment hashes and timing columns, and where there are two, their ratio (the next index: a copy
+    rescaled as a whole, then merged, keeps it) and the two together (_joint_keys); only the last for a run
+    whose keys say little of which sample is which (a fixed-length workload holds one key: fewer than
+    MERGE_DISTINCT, or a key held over MERGE_REPEATS times on average). A merge of two runs of one training
+    log holds each step twice, and keeps them."""
+    found: list[int] = []
+    if len(timing) >= 2:
+        found += _joint_keys(alignment, timing, len(timing) + 1)
+    distinct = len(set(alignment))
+    if distinct < MERGE_DISTINCT or distinct * MERGE_REPEATS < len(alignment):
+        return array("q", sorted(found))
+    columns = list(timing)
+    if len(columns) >= 2:  # each sample's first timing over its second: a copy rescaled as a whole keeps it
+        columns.append([a / b if 0 < b < math.inf else 0.0 for a, b in zip(columns[0], columns[1])])
+    for c, column in enumerate(columns):
+        keys, values = alignment, column
+        total = sum(column)  # one C pass: NaN or inf anywhere makes it so; then keep only what a log can place
+        if not (total < math.inf and min(column, default=0) > 0):
+            kept = [(key, value) for key, value in zip(alignment, column) if 0 < value < math.inf]
+            keys, values = [key for key, _ in kept], [value for _, value in kept]
+        cells = map(math.floor, map(operator.mul, map(math.log, values), itertools.repeat(1 / LOG_CELL)))
+        elements = set(map(hash, zip(itertools.repeat(MERGE), itertools.repeat(c), keys, cells)))
+        found += sorted({(c << COLUMN_SHIFT) | (h & MASK) for h in heapq.nsmallest(MERGE_SKETCH, elements)})
+    return array("q", sorted(found))
+
+
+def _joint_keys(alignment: Sequence[int], timing: Sequence[Sequence[float]], column: int) -> list[int]:
+    """The bottom-k sketch of each sample's (alignment key, cell of its first timing, cell of its second),
+    as merge keys of `column` (after the ratio's). A fixed-length workload's requests share one alignment
+    key, so the per-column sketches say nothing of which sample is which, but a sample's two timings
+    together do: a copy merged with another run (of any workload), thinned and reordered, keeps about the
+    share of them that it keeps of its original, as above."""
+    scale = 1 / LOG_CELL
+    elements = {
+        hash((MERGE, column, key, math.floor(math.log(first) * scale), math.floor(math.log(second) * scale)))
+        for key, first, second in zip(alignment, timing[0], timing[1])
+        if 0 < first < math.inf and 0 < second < math.inf
+    }
+    return sorted({(column << COLUMN_SHIFT) | (h & MASK) for h in heapq.nsmallest(MERGE_SKETCH, elements)})

@@ -312,7 +312,7 @@ def _near_print(kind: str, columns: Columns) -> tuple[Any, ...] | None:
     """independence._near_print as it was at main 23db4bb: its level (read by nothing) in the packed
     print's fourth slot, its keys from candidates_reference. Its parts and noise from the module's
     helpers as they are looked up at the call (the test swaps the reference ones in); the merge keys, added
-    after 23db4bb and rewritten by no pass yet, from the module itself."""
+    after 23db4bb, from candidates_reference's loop (as at main 05b6922)."""
     timing = independence._numeric(columns, TIMING_COLUMNS.get(kind, ()))
     align = independence._numeric(columns, independence.ALIGN_COLUMNS.get(kind, ()))
     if not timing or align is None:
@@ -328,5 +328,5 @@ def _near_print(kind: str, columns: Columns) -> tuple[Any, ...] | None:
     finite = all(all(map(math.isfinite, column)) for column in timing)
     text = orjson.dumps(parts) if finite else json.dumps(parts, allow_nan=True).encode()
     packed = zlib.compress(text, 1)
-    merged = candidates.merge_keys(independence._alignment_hashes(align), timing)
+    merged = candidates_reference.merge_keys(independence._alignment_hashes(align), timing)
     return ("near", len(rows), packed, _level(kind, columns), kind, noise, keys, merged)

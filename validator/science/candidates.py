@@ -48,12 +48,12 @@ no key with their original are counted and named (`python -m bench.candidates`; 
 from __future__ import annotations
 
 import functools
-import heapq
 import itertools
 import math
 import operator
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 CELL = 0.25  # of the column's interquartile range (raw keys)
 WINDOW_CELL = 0.25  # of the group's own range (window keys)
@@ -306,38 +306,97 @@ def merge_keys(alignment: Sequence[int], timing: Sequence[Sequence[float]]) -> a
     rescaled as a whole, then merged, keeps it) and the two together (_joint_keys); only the last for a run
     whose keys say little of which sample is which (a fixed-length workload holds one key: fewer than
     MERGE_DISTINCT, or a key held over MERGE_REPEATS times on average). A merge of two runs of one training
-    log holds each step twice, and keeps them."""
+    log holds each step twice, and keeps them.
+
+    Each element's key is CPython's hash of (MERGE, column, alignment hash, cell...), computed for all the
+    samples at once with numpy (tuple_hashes); tests/unit/test_merge_keys.py holds it to the per-sample
+    loop it replaced (a fifth of a run's fingerprint, issue 55)."""
+    import numpy  # as science/independence.py: only where a run is fingerprinted
+
+    keys = numpy.array(alignment, dtype=numpy.int64)
+    # (as floats: an int timing past 2**53, 285 years in ms, is read rounded where the loop read it whole)
+    columns = [numpy.array(column, dtype=numpy.float64) for column in timing]
     found: list[int] = []
-    if len(timing) >= 2:
-        found += _joint_keys(alignment, timing, len(timing) + 1)
+    if len(columns) >= 2:
+        found += _joint_keys(numpy, keys, columns[0], columns[1], len(columns) + 1)
     distinct = len(set(alignment))
     if distinct < MERGE_DISTINCT or distinct * MERGE_REPEATS < len(alignment):
         return array("q", sorted(found))
-    columns = list(timing)
     if len(columns) >= 2:  # each sample's first timing over its second: a copy rescaled as a whole keeps it
-        columns.append([a / b if 0 < b < math.inf else 0.0 for a, b in zip(columns[0], columns[1])])
+        first, second = columns[0], columns[1]
+        usable = (second > 0) & (second < math.inf)
+        with numpy.errstate(all="ignore"):
+            columns.append(numpy.where(usable, first / numpy.where(usable, second, 1.0), 0.0))
     for c, column in enumerate(columns):
-        keys, values = alignment, column
-        total = sum(column)  # one C pass: NaN or inf anywhere makes it so; then keep only what a log can place
-        if not (total < math.inf and min(column, default=0) > 0):
-            kept = [(key, value) for key, value in zip(alignment, column) if 0 < value < math.inf]
-            keys, values = [key for key, _ in kept], [value for _, value in kept]
-        cells = map(math.floor, map(operator.mul, map(math.log, values), itertools.repeat(1 / _LOG_CELL)))
-        elements = set(map(hash, zip(itertools.repeat(MERGE), itertools.repeat(c), keys, cells)))
-        found += sorted({(c << COLUMN_SHIFT) | (h & MASK) for h in heapq.nsmallest(MERGE_SKETCH, elements)})
+        kept = (column > 0) & (column < math.inf)  # only what a log can place
+        cells = log_cells(numpy, column[kept])
+        elements = tuple_hashes(numpy, [MERGE, c], [keys[kept], cells])
+        found += _lowest_of(numpy, elements, c)
     return array("q", sorted(found))
 
 
-def _joint_keys(alignment: Sequence[int], timing: Sequence[Sequence[float]], column: int) -> list[int]:
+def _joint_keys(numpy: Any, keys: Any, first: Any, second: Any, column: int) -> list[int]:
     """The bottom-k sketch of each sample's (alignment key, cell of its first timing, cell of its second),
     as merge keys of `column` (after the ratio's). A fixed-length workload's requests share one alignment
     key, so the per-column sketches say nothing of which sample is which, but a sample's two timings
     together do: a copy merged with another run (of any workload), thinned and reordered, keeps about the
     share of them that it keeps of its original, as above."""
-    scale = 1 / _LOG_CELL
-    elements = {
-        hash((MERGE, column, key, math.floor(math.log(first) * scale), math.floor(math.log(second) * scale)))
-        for key, first, second in zip(alignment, timing[0], timing[1])
-        if 0 < first < math.inf and 0 < second < math.inf
-    }
-    return sorted({(column << COLUMN_SHIFT) | (h & MASK) for h in heapq.nsmallest(MERGE_SKETCH, elements)})
+    kept = (first > 0) & (first < math.inf) & (second > 0) & (second < math.inf)
+    cells = [log_cells(numpy, first[kept]), log_cells(numpy, second[kept])]
+    return _lowest_of(numpy, tuple_hashes(numpy, [MERGE, column], [keys[kept], *cells]), column)
+
+
+def _lowest_of(numpy: Any, elements: Any, column: int) -> list[int]:
+    """The MERGE_SKETCH lowest distinct element hashes, as merge keys of `column` (sorted)."""
+    ordered = numpy.sort(elements)  # (a sort, then the distinct ones: numpy.unique hashes them, several times slower)
+    lowest = ordered[numpy.flatnonzero(ordered[1:] != ordered[:-1]) + 1][: MERGE_SKETCH - 1].tolist()
+    lowest = ordered[:1].tolist() + lowest
+    return sorted({(column << COLUMN_SHIFT) | (h & MASK) for h in lowest})
+
+
+def log_cells(numpy: Any, values: Any) -> Any:
+    """math.floor(math.log(v) / ...) of each positive finite value (MERGE_CELL wide on a log scale), as int64.
+    numpy's log may differ from the C library's in the last bit, which moves a floor only for a product
+    next to an integer: those few are recomputed with math's, so every cell is the loop's."""
+    scaled = numpy.log(values) * (1 / _LOG_CELL)
+    cells = numpy.floor(scaled)
+    edge = numpy.flatnonzero(numpy.abs(scaled - numpy.rint(scaled)) < 1e-6)
+    for i in edge.tolist():
+        cells[i] = math.floor(math.log(float(values[i])) * (1 / _LOG_CELL))
+    return cells.astype(numpy.int64)
+
+
+# CPython's hash of a tuple (Objects/tupleobject.c, xxHash's lanes; the same since 3.8) and of an int
+# (Python/pyhash.c: modulo the Mersenne prime 2**61 - 1, sign kept, -1 read as -2), for numpy's int64 arrays.
+_XXPRIME_1, _XXPRIME_2, _XXPRIME_5 = 11400714785074694791, 14029467366897019727, 2870177450012600261
+_MODULUS = (1 << 61) - 1
+_UINT64 = (1 << 64) - 1
+
+
+def int_hashes(numpy: Any, values: Any) -> Any:
+    """hash(int(v)) of each int64, as uint64 (two's complement)."""
+    raw = values.view(numpy.uint64)
+    negative = values < 0
+    magnitude = numpy.where(negative, ~raw + numpy.uint64(1), raw)  # |v|, -2**63's too
+    reduced = (magnitude & numpy.uint64(_MODULUS)) + (magnitude >> numpy.uint64(61))
+    reduced = numpy.where(reduced >= numpy.uint64(_MODULUS), reduced - numpy.uint64(_MODULUS), reduced)
+    hashed = numpy.where(negative, ~reduced + numpy.uint64(1), reduced)
+    return numpy.where(hashed == numpy.uint64(_UINT64), numpy.uint64(_UINT64 - 1), hashed)  # -1 -> -2
+
+
+def tuple_hashes(numpy: Any, constants: Sequence[int], columns: Sequence[Any]) -> Any:
+    """hash((*constants, *row)) of each row of the int64 `columns`, as int64: CPython's, computed at once."""
+    acc = _XXPRIME_5
+    for value in constants:  # the leading lanes are the same for every row: once, in Python
+        acc = (acc + (hash(value) & _UINT64) * _XXPRIME_2) & _UINT64
+        acc = ((acc << 31) | (acc >> 33)) & _UINT64
+        acc = (acc * _XXPRIME_1) & _UINT64
+    size = len(columns[0]) if columns else 0
+    state = numpy.full(size, acc, dtype=numpy.uint64)
+    for column in columns:
+        state = state + int_hashes(numpy, column) * numpy.uint64(_XXPRIME_2)
+        state = (state << numpy.uint64(31)) | (state >> numpy.uint64(33))
+        state = state * numpy.uint64(_XXPRIME_1)
+    state = state + numpy.uint64((len(constants) + len(columns)) ^ (_XXPRIME_5 ^ 3527539))
+    state = numpy.where(state == numpy.uint64(_UINT64), numpy.uint64(1546275796), state)
+    return state.view(numpy.int64)
