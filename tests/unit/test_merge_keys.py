@@ -42,6 +42,12 @@ def test_int_hashes_are_pythons_at_the_edges_and_anywhere() -> None:
     assert found == [hash(v) for v in values]
 
 
+def test_small_int_hashes_are_pythons() -> None:
+    values = [-(10**15), -2, -1, 0, 1, 2, 10**15, *range(-50, 50)]
+    found = candidates.small_int_hashes(numpy, numpy.array(values, dtype=numpy.int64)).view(numpy.int64).tolist()
+    assert found == [hash(v) for v in values]
+
+
 def test_tuple_hashes_are_pythons() -> None:
     rnd = random.Random(11)
     for width in (1, 2, 3):
@@ -51,7 +57,8 @@ def test_tuple_hashes_are_pythons() -> None:
         ]
         columns = [numpy.array(column, dtype=numpy.int64) for column in zip(*rows)]
         for constants in ([], [candidates.MERGE, 3], [-1]):
-            found = candidates.tuple_hashes(numpy, constants, columns).tolist()
+            lanes = candidates._lanes(numpy, constants, *(candidates.int_hashes(numpy, column) for column in columns))
+            found = candidates.tuple_hashes(numpy, lanes).tolist()
             assert found == [hash((*constants, *row)) for row in rows]
 
 

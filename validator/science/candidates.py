@@ -313,12 +313,12 @@ def merge_keys(alignment: Sequence[int], timing: Sequence[Sequence[float]]) -> a
     loop it replaced (a fifth of a run's fingerprint, issue 55)."""
     import numpy  # as science/independence.py: only where a run is fingerprinted
 
-    keys = numpy.array(alignment, dtype=numpy.int64)
+    hashed = int_hashes(numpy, numpy.array(alignment, dtype=numpy.int64))
     # (as floats: an int timing past 2**53, 285 years in ms, is read rounded where the loop read it whole)
     columns = [numpy.array(column, dtype=numpy.float64) for column in timing]
     found: list[int] = []
     if len(columns) >= 2:
-        found += _joint_keys(numpy, keys, columns[0], columns[1], len(columns) + 1)
+        found += _joint_keys(numpy, hashed, columns[0], columns[1], len(columns) + 1)
     distinct = len(set(alignment))
     if distinct < MERGE_DISTINCT or distinct * MERGE_REPEATS < len(alignment):
         return array("q", sorted(found))
@@ -330,20 +330,20 @@ def merge_keys(alignment: Sequence[int], timing: Sequence[Sequence[float]]) -> a
     for c, column in enumerate(columns):
         kept = (column > 0) & (column < math.inf)  # only what a log can place
         cells = log_cells(numpy, column[kept])
-        elements = tuple_hashes(numpy, [MERGE, c], [keys[kept], cells])
+        elements = tuple_hashes(numpy, _lanes(numpy, (MERGE, c), hashed[kept], small_int_hashes(numpy, cells)))
         found += _lowest_of(numpy, elements, c)
     return array("q", sorted(found))
 
 
-def _joint_keys(numpy: Any, keys: Any, first: Any, second: Any, column: int) -> list[int]:
+def _joint_keys(numpy: Any, hashed: Any, first: Any, second: Any, column: int) -> list[int]:
     """The bottom-k sketch of each sample's (alignment key, cell of its first timing, cell of its second),
     as merge keys of `column` (after the ratio's). A fixed-length workload's requests share one alignment
     key, so the per-column sketches say nothing of which sample is which, but a sample's two timings
     together do: a copy merged with another run (of any workload), thinned and reordered, keeps about the
     share of them that it keeps of its original, as above."""
     kept = (first > 0) & (first < math.inf) & (second > 0) & (second < math.inf)
-    cells = [log_cells(numpy, first[kept]), log_cells(numpy, second[kept])]
-    return _lowest_of(numpy, tuple_hashes(numpy, [MERGE, column], [keys[kept], *cells]), column)
+    cells = [small_int_hashes(numpy, log_cells(numpy, values[kept])) for values in (first, second)]
+    return _lowest_of(numpy, tuple_hashes(numpy, _lanes(numpy, (MERGE, column), hashed[kept], *cells)), column)
 
 
 def _lowest_of(numpy: Any, elements: Any, column: int) -> list[int]:
@@ -384,19 +384,28 @@ def int_hashes(numpy: Any, values: Any) -> Any:
     return numpy.where(hashed == numpy.uint64(_UINT64), numpy.uint64(_UINT64 - 1), hashed)  # -1 -> -2
 
 
-def tuple_hashes(numpy: Any, constants: Sequence[int], columns: Sequence[Any]) -> Any:
-    """hash((*constants, *row)) of each row of the int64 `columns`, as int64: CPython's, computed at once."""
-    acc = _XXPRIME_5
-    for value in constants:  # the leading lanes are the same for every row: once, in Python
-        acc = (acc + (hash(value) & _UINT64) * _XXPRIME_2) & _UINT64
-        acc = ((acc << 31) | (acc >> 33)) & _UINT64
-        acc = (acc * _XXPRIME_1) & _UINT64
-    size = len(columns[0]) if columns else 0
-    state = numpy.full(size, acc, dtype=numpy.uint64)
-    for column in columns:
-        state = state + int_hashes(numpy, column) * numpy.uint64(_XXPRIME_2)
+def small_int_hashes(numpy: Any, values: Any) -> Any:
+    """hash(int(v)) of int64s below 2**61 - 1 in magnitude (cells, constants): v itself, -1 read as -2; as uint64."""
+    return numpy.where(values == -1, -2, values).view(numpy.uint64)
+
+
+def tuple_hashes(numpy: Any, lanes: Any) -> Any:
+    """hash(tuple(row)) of each row of ints, given each int's hash (a uint64 matrix, a column per position:
+    int_hashes, small_int_hashes), as int64: CPython's, computed for all the rows at once."""
+    rows, width = lanes.shape
+    state = numpy.full(rows, _XXPRIME_5, dtype=numpy.uint64)
+    for k in range(width):
+        state = state + lanes[:, k] * numpy.uint64(_XXPRIME_2)
         state = (state << numpy.uint64(31)) | (state >> numpy.uint64(33))
         state = state * numpy.uint64(_XXPRIME_1)
-    state = state + numpy.uint64((len(constants) + len(columns)) ^ (_XXPRIME_5 ^ 3527539))
+    state = state + numpy.uint64(width ^ (_XXPRIME_5 ^ 3527539))
     state = numpy.where(state == numpy.uint64(_UINT64), numpy.uint64(1546275796), state)
     return state.view(numpy.int64)
+
+
+def _lanes(numpy: Any, constants: Sequence[int], *blocks: Any) -> Any:
+    """A tuple_hashes matrix: the constants' hashes in every row, then the blocks' columns (hashes already)."""
+    rows = len(blocks[0])
+    fixed = numpy.array([hash(v) & _UINT64 for v in constants], dtype=numpy.uint64)
+    columns = [block.reshape(rows, -1) if rows else block.reshape(0, 1) for block in blocks]
+    return numpy.hstack([numpy.broadcast_to(fixed, (rows, len(constants))), *columns])
