@@ -2,7 +2,7 @@
 kept verbatim as the reference tests/unit/test_fingerprint_speed.py holds the live ones to: the keys must
 not change by a bit. The constants come from the live module. Issue 51 changed two key families on purpose
 (a small fixed-length run's fastest grouped every way, by both timings; a training merge's steps held twice;
-means of 15 neighbours):
+means of 15 neighbours), and issue 55 one (a keyed run's smoothed and wide keys marked MEANS):
 those are mirrored here, marked, so the speed pass is still held to everything else."""
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from validator.science.candidates import (
     GAP,
     LAST_CELL,
     MASK,
+    MEANS,
     MERGE,
     MERGE_CELL,
     MERGE_DISTINCT,
@@ -114,6 +115,7 @@ def sample_keys(
     order; `few`, (key, every occurrence's timings) where keys repeat a few times; `sequence`, the first
     samples in list order and `ranked`, the fastest, for a run aligned by occurrence (else None)."""
     found: set[int] = set()
+    means_found: set[int] = set()
     columns = [c for c, spread in enumerate(spreads) if spread is not None]
     # keys held twice or more: a merge (a quarter or more of them; a few repeats by chance publish nothing more)
     if few is not None and 4 * sum(len(occurrences) > 1 for _, occurrences in few) >= len(few):
@@ -138,13 +140,13 @@ def sample_keys(
             if spread is not None:
                 for group in _groups(len(means), SAMPLES["smoothed"]):
                     cells = tuple(_cell(means[i], spread[0], spread[1] * SMOOTH_CELL) for i in group)
-                    found.add(hash((SMOOTHED, c, *(hashes[i] for i in group), *cells)))
+                    means_found.add(hash((SMOOTHED, c, *(hashes[i] for i in group), *cells)))
         for c, means in enumerate(wide or ()):  # issue 51 (after 23db4bb): means of 15 in list order
             spread = _spread(means)
             if spread is not None:
                 for group in _groups(len(means), SAMPLES["smoothed"]):
                     cells = tuple(_cell(means[i], spread[0], spread[1] * SMOOTH_CELL) for i in group)
-                    found.add(hash((WIDE, c, *(hashes[i] for i in group), *cells)))
+                    means_found.add(hash((WIDE, c, *(hashes[i] for i in group), *cells)))
     else:
         count = len(sequence)
         for c in columns:
@@ -179,7 +181,8 @@ def sample_keys(
                     lead = _window_cells([ranked[i][0] for i in group])
                     if window is not None and lead is not None:
                         found.add(hash((RANKED_WINDOW, *window, *lead)))
-    return array("q", sorted({h & MASK for h in found}))
+    # issue 55 (after 05b6922): a keyed run's smoothed and wide keys marked MEANS (they tie several at a time)
+    return array("q", sorted({h & MASK for h in found} | {MEANS | (h & MASK) for h in means_found}))
 
 
 def _merged_keys(

@@ -14,7 +14,7 @@ from validator.evidence.arrival import later_of
 from validator.files.interrupts import quiet_stream
 from validator.registry.relations import content_keys
 from validator.registry.snapshot import RunEntry, Snapshot
-from validator.science.independence import COUNTED_TIES, counted_column, judged
+from validator.science.independence import COUNTED_TIES, EVERY_RULE, counted_column, judged
 
 
 @check("ORV304", Severity.ERROR, "run copies another run's samples", related_by="s")
@@ -244,11 +244,12 @@ def tied_after(keyed: Iterable[tuple[str, list[str]]]) -> Iterator[tuple[int, li
     upto = numpy.searchsorted(ranked, (key_of + 1) * (runs + 1))
     del ranked, key_of
     # what one key of each class needs to tie (COUNTED_TIES; 1 for a key that ties alone), and whether it
-    # is a merge key (enough of them tie as any key does; enough value-sketch keys only for shared_values)
+    # is a merge, smoothed or wide key (enough of them tie as any key does; enough value-sketch keys only for
+    # shared_values)
     least = numpy.ones(len(class_ids) + 1, dtype=numpy.int64)
     merge = numpy.zeros(len(class_ids) + 1, dtype=bool)
     for (kind, _), class_id in class_ids.items():
-        least[class_id], merge[class_id] = COUNTED_TIES[kind], kind == "m"
+        least[class_id], merge[class_id] = COUNTED_TIES[kind], kind in EVERY_RULE
     run_start = numpy.searchsorted(owners, numpy.arange(runs + 1))
     for one in numpy.unique(owners).tolist():
         low, high = int(run_start[one]), int(run_start[one + 1])

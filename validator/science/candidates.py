@@ -162,6 +162,7 @@ def sample_keys(
     cell is computed once (not once per group holding it), and each group's alignment hashes once for
     every column and kind of key (issue 55)."""
     found: set[int] = set()
+    means_found: set[int] = set()  # a keyed run's smoothed and wide keys, marked MEANS (counted ties)
     columns = [c for c, spread in enumerate(spreads) if spread is not None]
     # keys held twice or more: a merge (a quarter or more of them; a few repeats by chance publish nothing more)
     if few is not None and 4 * sum(len(occurrences) > 1 for _, occurrences in few) >= len(few):
@@ -200,7 +201,7 @@ def sample_keys(
             if spread is not None:
                 cells = _cells(means, spread[0], spread[1] * SMOOTH_CELL)
                 head = (what, c)
-                found.update(
+                means_found.update(
                     [hash(head + part + pick(cells)) for part, pick in grouped(len(means), SAMPLES["smoothed"])]
                 )
     else:
@@ -242,7 +243,7 @@ def sample_keys(
                     lead = _window_cells(pick(firsts))
                     if window is not None and lead is not None:
                         found.add(hash((RANKED_WINDOW, *window, *lead)))
-    return array("q", sorted({h & MASK for h in found}))
+    return array("q", sorted({h & MASK for h in found} | {MEANS | (h & MASK) for h in means_found}))
 
 
 def _merged_keys(
@@ -294,6 +295,13 @@ def _merged_keys(
 MERGE_CELL = 1e-3  # relative width of a cell (log scale)
 MERGE_SKETCH = 32  # lowest elements kept per timing column
 WIDE = 0x6E9  # smoothed over WIDE_REACH neighbours either side (independence._wide_means)
+# A keyed run's smoothed and wide keys are marked by this bit above their 48 and tie a pair only two at a time
+# (independence.COUNTED_TIES["w"]): a mean of 5 or 15 samples averages the run's noise away, so two honest logs
+# of one workload, whose groups hold the same steps, put a group's five means in the same cells by chance (one
+# of a run's ~120 such keys shared with ~12% of the logs of its workload on the bench's registries: ~100
+# neighbours of a new log at 10,000 run files, issue 55), while the copies that only these keys tie share 3 or
+# more (docs/metrics.md).
+MEANS = 1 << 48
 MERGE = 0x6E8  # what a merge key is of (as RAW etc.: numbers only, the same hash in every process)
 COLUMN_SHIFT = 48  # a merge key carries its column above its 48 bits
 MERGE_DISTINCT, MERGE_REPEATS = 8, 4  # distinct alignment keys a run needs, and how often each at most on average

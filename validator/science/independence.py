@@ -2170,7 +2170,8 @@ def buckets(fingerprint: Fingerprint) -> tuple[str, ...]:
         # occurrence (its first and fastest samples are paired in order: a copy of 8 requests, 2 dropped)
         needed = SEQUENCE_MATCHED if len(near) > 6 and near[6] is not None else MIN_MATCHED
         if prints and len(near) > 11 and len(near[3]) >= needed:
-            keys += [f"n:{h:x}" for h in near[11]]
+            # (a smoothed or wide key, marked MEANS, ties only several at a time: COUNTED_TIES)
+            keys += [f"w:0:{h & candidates.MASK:x}" if h & candidates.MEANS else f"n:{h:x}" for h in near[11]]
             if len(near) > 12:
                 keys += [f"m:{k >> candidates.COLUMN_SHIFT}:{k & candidates.MASK:x}" for k in near[12]]
     return tuple(dict.fromkeys(keys))
@@ -2225,8 +2226,14 @@ def compared(a: Fingerprint, b: Fingerprint, keys_a: Collection[str], keys_b: Co
 #   honest runs of one workload share single values by chance, and each such tie cost a comparison and, in
 #   a pull request, a loaded neighbour (issue 55);
 # - merge keys (`m:<column>:<hash>`, candidates.merge_keys), four: honest runs of one dataset
-#   share a few by chance, a copy about half its sketch.
-COUNTED_TIES = {"v": 2, "m": 4}
+#   share a few by chance, a copy about half its sketch;
+# - a keyed run's smoothed and wide candidate keys (`w:0:<hash>`, candidates.MEANS), two: honest logs of one
+#   workload share one by chance (~12% of pairs of the bench's training logs; two or more ~3%), while every
+#   copy the rules flag that no other key ties shares three or more (docs/metrics.md, measured on the corpus
+#   and the bench registries' forgeries).
+WIDE_TIES = 2
+COUNTED_TIES = {"v": 2, "m": 4, "w": WIDE_TIES}
+EVERY_RULE = frozenset({"m", "w"})  # counted kinds that, tied, lead to every rule (value-sketch keys: one rule)
 VALUES, ALL = "values", "all"  # tie(): judged by the exact-values rule alone, or by every rule
 
 
@@ -2240,7 +2247,7 @@ def counted_column(key: str) -> tuple[str, str] | None:
 
 def tie(shared: Iterable[str]) -> str | None:
     """How the bucket keys two runs share tie them: ALL (compared by every rule) when one key does that ties
-    alone, or enough merge keys of a column; VALUES (the exact-values rule alone) when only enough value-sketch
+    alone, or enough merge keys of a column or smoothed and wide keys; VALUES (the exact-values rule alone) when only enough value-sketch
     keys of a column do; None when nothing ties them."""
     held: Counter[tuple[str, str]] = Counter()
     for key in shared:
@@ -2249,7 +2256,7 @@ def tie(shared: Iterable[str]) -> str | None:
             return ALL
         held[counted] += 1
     tied = {kind for (kind, _), count in held.items() if count >= COUNTED_TIES[kind]}
-    return ALL if "m" in tied else VALUES if tied else None
+    return ALL if tied & EVERY_RULE else VALUES if tied else None
 
 
 def judged(a: Fingerprint, b: Fingerprint, values_only: bool) -> str | None:
