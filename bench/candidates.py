@@ -73,6 +73,12 @@ def corpus(scale: int, reruns: int = 4) -> dict[str, Any]:
     }
 
 
+def _counted_kind(common: list[str]) -> str:
+    """Which counted keys tie a pair to every rule: smoothed and wide keys (`w`) where they do, else merge keys."""
+    means = [key for key in common if key.startswith("w:")]
+    return "w" if means and tie(means) == ALL else "m"
+
+
 def registry(root: Path, every: int) -> dict[str, Any]:
     """Pairs compared on a bench registry, and recall on forgeries of every `every`-th run."""
     started = time.process_time()
@@ -101,7 +107,7 @@ def registry(root: Path, every: int) -> dict[str, Any]:
             if how is not None:
                 pairs += 1
                 alone = [key for key in common if counted_column(key) is None]  # keys that tie one at a time
-                pairs_by_kind[alone[0].split(":")[0] if alone else "m" if how == ALL else "v"] += 1
+                pairs_by_kind[alone[0].split(":")[0] if alone else _counted_kind(common) if how == ALL else "v"] += 1
     loaded = time.process_time() - started
     flagged = found = 0
     neighbours: list[int] = []
