@@ -2143,7 +2143,8 @@ def buckets(fingerprint: Fingerprint) -> tuple[str, ...]:
       independent run rarely does (measured, not assumed: `python -m bench.candidates`);
     - the same, for a copy merged with another dataset's run: the merge keys (candidates.merge_keys).
 
-    Value-sketch (`v:`) and merge (`m:`) keys tie two runs only several of one column at a time (`tie`).
+    Value-sketch (`v:`), merge (`m:`) and a keyed run's smoothed and wide candidate keys (`w:`, candidates.MEANS)
+    tie two runs only several of one column at a time (`tie`).
     """
     if not fingerprint:
         return ()
