@@ -44,8 +44,10 @@ import itertools
 import operator
 import os
 import re
+from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import orjson
 
@@ -110,42 +112,158 @@ def published_files(snapshot: Snapshot) -> dict[str, tuple[str, Keys]]:
 
 
 def fresh_key_files(snapshot: Snapshot) -> dict[str, bytes]:
-    """The files `orv boards` writes for the keys: {path: bytes}, the header and each non-empty shard."""
-    # every (key, blob), in key order from the end: most of ~300 keys a run file has are its own, so a
-    # sorted list of pairs costs a fraction of a key -> set-of-blobs map (~1,000,000 keys at 3,435 run files:
-    # issue 55's peak memory was `orv boards`')
-    pairs = sorted(((key, blob) for blob, keys in published_files(snapshot).values() for key in keys), reverse=True)
-    digits, total, shards = shard_contents(pairs)
+    """The files `orv boards` writes for the keys: {path: bytes}, the header and each non-empty shard, all held
+    (tests and small registries; `orv boards` and ORV703 take them one shard at a time: fresh_keys)."""
+    header, shards = fresh_keys(snapshot)
+    return {KEYS_PATH: header, **dict(shards.made())}
+
+
+def fresh_keys(snapshot: Snapshot) -> tuple[bytes, KeyShards]:
+    """boards/keys.json's bytes and the shards under boards/keys/, each made when its turn comes."""
+    shards = KeyShards(published_files(snapshot).values())
     trees = worktree_trees(snapshot.root, TREE_DIRS)
-    out = {KEYS_PATH: header_bytes(derivation_key(snapshot.root), digits, trees, total)}
-    for name in sorted(shards):  # each shard's lines dropped as its file is made: never both whole at once
-        out[shard_path(name)] = shard_bytes(name, [bytes(shards.pop(name))])
-    return out
+    return header_bytes(derivation_key(snapshot.root), shards.digits, trees, shards.total), shards
 
 
-def shard_contents(pairs: list[tuple[str, str]]) -> tuple[int, int, dict[str, bytearray]]:
-    """(digits, the lines' total bytes, each non-empty shard's lines joined) from every (key, blob), sorted
-    in descending order; empties `pairs`. The total (and so the digits) is counted first without keeping a
-    line; then the pairs are taken from the end, ascending, each key's line appended to its shard as it is
-    made, so that what is held at once is the pairs or the lines, never both (at 3,435 run files: 1.7
-    million pairs, 1.5 million lines; both at once were `orv boards`' peak, issue 54)."""
-    total = 0
-    for key, group in itertools.groupby(pairs, key=operator.itemgetter(0)):
-        total += len(key_line(key, {blob for _, blob in group})) + 2
-    digits = digits_for(total)
-    shards: dict[str, bytearray] = {}
-    while pairs:
-        key, blob = pairs.pop()
-        blobs = {blob}
-        while pairs and pairs[-1][0] == key:
-            blobs.add(pairs.pop()[1])
-        name = shard_name(key, digits)
-        joined = shards.get(name)
-        if joined is None:
-            shards[name] = bytearray(key_line(key, blobs))
-        else:
-            joined += b",\n" + key_line(key, blobs)
-    return digits, total, shards
+class KeyShards:
+    """Every file's relation keys, inverted and sharded (module docstring), made one shard at a time.
+
+    What is held is each key's 64-bit hash (the first 8 bytes of the sha256 that names its shard) in a sorted
+    array, with where to find its string: the files' own key tuples, which the loaded registry holds anyway.
+    A first pass over the hashes counts the lines' bytes (so the digits and every shard's size are known
+    before a byte is written); `made()` walks them again, each shard's lines made, sorted and joined when
+    its turn comes. Before, every (key, blob) pair was held as a tuple, then every shard's bytes: at 10,000
+    run files most of `orv boards`' peak (docs/scaling.md, issue 54). Two keys with one hash only share a run
+    of the array: every line is made from the keys' strings, so the bytes are those of grouping the strings.
+    """
+
+    def __init__(self, files: Iterable[tuple[str, Keys]]) -> None:
+        import numpy  # only here: the gate's start-up (it reads shards, never makes them) does not pay for it
+
+        self._numpy = numpy
+        self._blobs: list[str] = []
+        self._keys: list[Keys] = []
+        hashes, quoted, ends = array("Q"), array("I"), array("q")
+        for blob, keys in files:
+            self._blobs.append(blob)
+            self._keys.append(keys)
+            hashes.extend(map(_hash64, keys))
+            quoted.extend(map(len, map(orjson.dumps, keys)))  # each key's bytes in its line, quoted
+            ends.append(len(hashes))
+        every = numpy.frombuffer(hashes, dtype=numpy.uint64)
+        order = numpy.argsort(every)
+        self._order = order.astype(numpy.uint32 if len(every) < 2**32 else numpy.int64)  # where each key is
+        del order
+        self._hashes = every[self._order]  # ascending: a shard's keys are a run of them, in shard order
+        del every, hashes
+        self._ends = numpy.frombuffer(ends, dtype=numpy.int64)
+        self._starts = numpy.concatenate((numpy.zeros(1, dtype=numpy.int64), self._ends[:-1]))
+        by_prefix = self._line_bytes(numpy.frombuffer(quoted, dtype=numpy.uint32))
+        self.total = int(by_prefix.sum())
+        self.digits = digits_for(self.total)
+        sizes = by_prefix.reshape(16**self.digits, -1).sum(axis=1)
+        # each shard file's bytes (shard_bytes): its lines, each + 2, between its first and last lines, less
+        # the separator the last line has not
+        self.sizes = {
+            shard_path(_name(name, self.digits)): len(shard_bytes(_name(name, self.digits), [])) + size - 2
+            for name, size in enumerate(sizes.tolist())
+            if size
+        }
+
+    def _line_bytes(self, quoted: Any) -> Any:
+        """The lines' bytes (each + 2, as header_bytes counts them) by the first MAX_DIGITS hex digits of their
+        keys' hashes: a key no other pair has is one line naming one blob, counted with numpy; the others are
+        grouped by their strings (and their blobs as a set), a run of equal hashes at a time."""
+        numpy = self._numpy
+        blob_bytes = numpy.array([len(blob) + 3 for blob in self._blobs], dtype=numpy.int64)
+        by_prefix = numpy.zeros(16**MAX_DIGITS, dtype=numpy.int64)
+        for low, high in self._chunks():
+            key_hashes = self._hashes[low:high]
+            at, owners, places = self._placed(low, high)
+            prefixes = (key_hashes >> numpy.uint64(64 - 4 * MAX_DIGITS)).astype(numpy.int64)
+            new = key_hashes[1:] != key_hashes[:-1]
+            alone = numpy.concatenate(([True], new)) & numpy.concatenate((new, [True]))
+            numpy.add.at(
+                by_prefix, prefixes[alone], quoted[at[alone]].astype(numpy.int64) + blob_bytes[owners[alone]] + 4
+            )
+            shared = numpy.flatnonzero(~alone)
+            lines: dict[str, set[str]] = {}
+            current, in_prefix = -1, 0
+            for key_hash, prefix, owner, place in zip(
+                key_hashes[shared].tolist(),
+                prefixes[shared].tolist(),
+                owners[shared].tolist(),
+                places[shared].tolist(),
+                strict=True,
+            ):
+                if key_hash != current:
+                    by_prefix[in_prefix] += sum(_line_size(key, blobs) + 2 for key, blobs in lines.items())
+                    current, in_prefix, lines = key_hash, prefix, {}
+                lines.setdefault(self._keys[owner][place], set()).add(self._blobs[owner])
+            by_prefix[in_prefix] += sum(_line_size(key, blobs) + 2 for key, blobs in lines.items())
+        return by_prefix
+
+    def made(self) -> Iterator[tuple[str, bytes]]:
+        """(path, bytes) of each non-empty shard, in path order, each made only when the one before is taken."""
+        shift = self._numpy.uint64(64 - 4 * self.digits)
+        current = -1
+        pairs: list[tuple[str, str]] = []
+        for low, high in self._chunks():
+            _, owners, places = self._placed(low, high)
+            for name, owner, place in zip(
+                (self._hashes[low:high] >> shift).tolist(), owners.tolist(), places.tolist(), strict=True
+            ):
+                if name != current:
+                    if pairs:
+                        yield _shard_file(_name(current, self.digits), pairs)
+                    current, pairs = name, []
+                pairs.append((self._keys[owner][place], self._blobs[owner]))
+        if pairs:
+            yield _shard_file(_name(current, self.digits), pairs)
+
+    def _chunks(self) -> Iterator[tuple[int, int]]:
+        """[low, high) ranges of the sorted hashes, about _CHUNK each, never splitting a run of equal hashes."""
+        count, low = len(self._hashes), 0
+        while low < count:
+            high = min(low + _CHUNK, count)
+            while high < count and self._hashes[high] == self._hashes[high - 1]:
+                high += 1
+            yield low, high
+            low = high
+
+    def _placed(self, low: int, high: int) -> tuple[Any, Any, Any]:
+        """For the sorted keys low..high: each one's place among all keys, its file and its place in the file's."""
+        numpy = self._numpy
+        at = self._order[low:high].astype(numpy.int64)
+        owners = numpy.searchsorted(self._ends, at, side="right")
+        return at, owners, at - self._starts[owners]
+
+
+_CHUNK = 1 << 16  # sorted keys handled per numpy call
+
+
+def _hash64(key: str) -> int:
+    """The first 8 bytes of the sha256 that names the key's shard (shard_name), as an unsigned integer."""
+    return int.from_bytes(hashlib.sha256(key.encode("utf-8", "surrogatepass")).digest()[:8], "big")
+
+
+def _name(prefix: int, digits: int) -> str:
+    return f"{prefix:0{digits}x}"
+
+
+def _line_size(key: str, blobs: Iterable[str]) -> int:
+    """len(key_line(key, blobs)): `"key":` and `["<blob>",...]` (a blob id is hex: nothing to escape)."""
+    return len(orjson.dumps(key)) + 2 + sum(len(blob) + 3 for blob in blobs)
+
+
+def _shard_file(name: str, pairs: list[tuple[str, str]]) -> tuple[str, bytes]:
+    """A shard's path and bytes from its (key, blob) pairs: one line per key, in key order."""
+    pairs.sort()
+    lines = [key_line(key, {blob for _, blob in group}) for key, group in itertools.groupby(pairs, _first)]
+    return shard_path(name), shard_bytes(name, lines)
+
+
+_first = operator.itemgetter(0)
 
 
 def key_line(key: str, blobs: Iterable[str]) -> bytes:

@@ -34,7 +34,12 @@ MB = 1_000_000
 
 def oversized(files: Mapping[str, bytes], limit_bytes: int = FILE_LIMIT_MB * MB) -> list[tuple[str, int]]:
     """The generated files over `limit_bytes`: [(path, bytes)], largest first."""
-    over = [(path, len(data)) for path, data in files.items() if len(data) > limit_bytes]
+    return over_limit({path: len(data) for path, data in files.items()}, limit_bytes)
+
+
+def over_limit(sizes: Mapping[str, int], limit_bytes: int = FILE_LIMIT_MB * MB) -> list[tuple[str, int]]:
+    """Of files of these sizes ({path: bytes}), those over `limit_bytes`: [(path, bytes)], largest first."""
+    over = [(path, size) for path, size in sizes.items() if size > limit_bytes]
     return sorted(over, key=lambda item: (-item[1], item[0]))
 
 

@@ -4,6 +4,7 @@ boards/keys/) must equal a fresh regeneration
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -203,11 +204,22 @@ def keys_out_of_date(analysis: Analysis) -> Iterator[Finding]:
     committed = keyfile.committed_files(analysis.snapshot.root)
     if KEYS_PATH not in committed:
         return
-    fresh = analysis.snapshot.memo("fresh-keys", lambda: keyfile.fresh_key_files(analysis.snapshot))
-    differing = sorted(path for path in set(committed) | set(fresh) if committed.get(path) != fresh.get(path))
+    # each fresh shard compared as it is made, then dropped (keyfile.KeyShards): only what differs is kept
+    header, shards = keyfile.fresh_keys(analysis.snapshot)
+    differences: dict[str, tuple[int, str, str] | None] = {}  # path -> first_difference; None: missing, left over
+    made = set()
+    for path, new in itertools.chain([(KEYS_PATH, header)], shards.made()):
+        made.add(path)
+        old = committed.get(path)
+        if old != new:
+            differences[path] = None if old is None else first_difference(old, new)
+    for path in committed:
+        if path not in made and committed.get(path) is not None:  # (one removed since the listing: gone)
+            differences[path] = None
+    differing = sorted(differences)
     for path in differing[:STALE_SHOWN]:
-        old, new = committed.get(path), fresh.get(path)
-        if new is None:
+        difference = differences[path]
+        if path not in made:
             yield Finding(
                 path,
                 f"{path} is left over: a fresh regeneration writes no such key shard; `orv boards` removes it",
@@ -215,12 +227,9 @@ def keys_out_of_date(analysis: Analysis) -> Iterator[Finding]:
                 line=1,
                 col=1,
             )
-        elif old is None:
+        elif difference is None:
             yield Finding(path, f"{path} is missing: a fresh regeneration writes it", BOARDS_HINT, line=1, col=1)
         else:
-            difference = first_difference(old, new)
-            if difference is None:  # rewritten to the regeneration since it was compared (read again here)
-                continue
             line, was, now = difference
             yield Finding(
                 path,

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from validator.boards import keyfile
 from validator.boards.build import GitStamp, render
-from validator.boards.regenerate import FILE_LIMIT_MB, MB, STAMP_DIRS, first_difference, oversized, regenerate_files
+from validator.boards.regenerate import FILE_LIMIT_MB, MB, STAMP_DIRS, first_difference, over_limit, regenerate_files
 from validator.boards.split import (
     BoardsUnreadable,
     check_out_boards,
@@ -82,29 +83,31 @@ def boards(
     with progress("orv boards: loading") as show:
         analysis = analyse(root, jobs=jobs or default_jobs(), cache=cache, for_tiers=True, progress=show)
     fresh = regenerate_files(analysis)  # a HistoryError (a shallow clone) ends the command: exit 2 with its hint
-    fresh.update(keyfile.fresh_key_files(analysis.snapshot))
-    _refuse_oversized(fresh, max_file_bytes or FILE_LIMIT_MB * MB)
-    # the key shards are read one at a time as they are compared, never all held (keyfile.committed_files)
+    fresh[KEYS_PATH], shards = keyfile.fresh_keys(analysis.snapshot)
+    # the key shards are made one at a time as they are compared (and written), never all held: their sizes
+    # are known before, so a file over the limit is refused before any is made
+    _refuse_oversized(
+        {**{path: len(data) for path, data in fresh.items()}, **shards.sizes}, max_file_bytes or FILE_LIMIT_MB * MB
+    )
+    # and the committed ones read one at a time too (keyfile.committed_files)
     committed_keys, committed_boards = keyfile.committed_files(root), committed_files(root)
 
     def committed(path: str) -> bytes | None:
         return committed_keys.get(path) if path in committed_keys else committed_boards.get(path)
 
+    paths = [*fresh, *shards.sizes]
     # a model no longer on the boards, a key shard no longer used
-    leftover = sorted((set(committed_keys) | set(committed_boards)) - set(fresh))
-    changed = sorted(path for path, data in fresh.items() if committed(path) != data)
+    leftover = sorted((set(committed_keys) | set(committed_boards)) - set(paths))
     if check_only:
-        for path in changed:
+        stale: dict[str, str | None] = {}  # path -> what `--check` says of it, of every file that differs
+        for path, data in itertools.chain(fresh.items(), shards.made()):
             was = committed(path)
-            if was is None:
-                outcome.out(f"{path} is missing; run `orv boards`")
-                continue
-            diff = first_difference(was, fresh[path])
-            if diff is None:  # rewritten to the regeneration since it was compared (read again here)
-                continue
-            outcome.out(
-                f"{path}:{diff[0]}: out of date (committed `{diff[1]}`, regenerated `{diff[2]}`); run `orv boards`"
-            )
+            if was != data:
+                stale[path] = _stale(path, was, data)
+        for path in sorted(stale):
+            line = stale[path]
+            if line is not None:
+                outcome.out(line)
         for path in leftover:
             if path == DOCUMENT_PATH:
                 outcome.out(
@@ -113,8 +116,8 @@ def boards(
                 )
                 continue
             outcome.out(f"{path} is left over (no model on the boards writes it); run `orv boards`")
-        outcome.out(f"{len(fresh) - len(changed)} of {len(fresh)} generated files up to date")
-        if changed or leftover:
+        outcome.out(f"{len(paths) - len(stale)} of {len(paths)} generated files up to date")
+        if stale or leftover:
             outcome.exit_code = ExitCode.FINDINGS
         return outcome
     left_off = sum(1 for entry in analysis.snapshot.recipes if entry.recipe is None)
@@ -125,18 +128,32 @@ def boards(
         )
     if not analysis.snapshot.catalog_ok:
         outcome.note("orv: note: the catalog has errors (`orv check` lists them); the boards show what loaded")
-    # every file lands together; writers of the registry take turns (docs/durability.md). The index goes
-    # last and left-over files are removed after it, for a reader without the lock
+    # every file lands together; writers of the registry take turns (docs/durability.md). Written in path
+    # order, each key shard as it is made (staged by the transaction, so a reader still sees none of them
+    # before the end); the index goes last and left-over files are removed after it, for a reader without the lock
+    changed: set[str] = set()
+
+    def write(path: str, data: bytes) -> None:
+        if committed(path) != data:
+            write_atomic(os.path.join(root, path), data)
+            changed.add(path)
+
     with outcome.said_before(), transaction(root):
-        for path in sorted(changed, key=lambda p: p in (BOARDS_PATH, KEYS_PATH)):
-            write_atomic(os.path.join(root, path), fresh[path])
+        held = sorted(path for path in fresh if path not in (BOARDS_PATH, KEYS_PATH))
+        for path, data in shards.made():
+            while held and held[0] < path:
+                first = held.pop(0)
+                write(first, fresh[first])
+            write(path, data)
+        for path in [*held, *sorted((BOARDS_PATH, KEYS_PATH))]:
+            write(path, fresh[path])
         for path in leftover:
             remove(os.path.join(root, path))
     said = [f"{path} {'written' if path in changed else 'unchanged'}" for path in (BOARDS_PATH, KEYS_PATH)]
     if DOCUMENT_PATH in leftover:
         said.append(f"{DOCUMENT_PATH} removed (the boards workflow publishes it: `orv boards --combined OUT`)")
     for folder in (BOARDS_MODELS_DIR, BOARDS_STANDINGS_DIR, KEYS_DIR):
-        inside = [path for path in fresh if path.startswith(folder + "/")]
+        inside = [path for path in paths if path.startswith(folder + "/")]
         written = sum(1 for path in inside if path in changed)
         removed = sum(1 for path in leftover if path.startswith(folder + "/"))
         said.append(f"{folder}/: {written} written, {len(inside) - written} unchanged, {removed} removed")
@@ -164,6 +181,16 @@ def update(
     outcome = boards(root, False, jobs, cache, progress, max_file_bytes)
     outcome.lines.insert(0, ("out", f"full regeneration: {reason}"))
     return outcome
+
+
+def _stale(path: str, was: bytes | None, fresh: bytes) -> str | None:
+    """What `orv boards --check` says of a generated file whose committed bytes differ from the fresh ones."""
+    if was is None:
+        return f"{path} is missing; run `orv boards`"
+    diff = first_difference(was, fresh)
+    if diff is None:
+        return None
+    return f"{path}:{diff[0]}: out of date (committed `{diff[1]}`, regenerated `{diff[2]}`); run `orv boards`"
 
 
 def _update(root: str, jobs: int, cache: bool, limit_bytes: int) -> Outcome:
@@ -248,7 +275,7 @@ def _update(root: str, jobs: int, cache: bool, limit_bytes: int) -> Outcome:
         raise BoardsNotPatchable("the key shards would take one more hex digit (every shard is renamed)")
     files.update(keys[0])
     removed += keys[1]
-    _refuse_oversized(files, limit_bytes)
+    _refuse_oversized({path: len(data) for path, data in files.items()}, limit_bytes)
     materialize(root, removed)  # a model leaving the boards (rare): its files are removed from the checkout
     # a file left out of the checkout (written only) is compared by git's blob id, without fetching it
     left_out = hidden_blobs(root, files)
@@ -313,9 +340,10 @@ def _key_changes(
     return changes, still_held
 
 
-def _refuse_oversized(fresh: dict[str, bytes], limit_bytes: int) -> None:
-    """FileTooLarge naming every generated file over the limit, before anything is written."""
-    over = oversized(fresh, limit_bytes)
+def _refuse_oversized(sizes: Mapping[str, int], limit_bytes: int) -> None:
+    """FileTooLarge naming every generated file over the limit (`sizes`: each one's bytes), before anything
+    is written."""
+    over = over_limit(sizes, limit_bytes)
     if not over:
         return
     named = ", ".join(f"{path} ({size:,} bytes)" for path, size in over[:5])
