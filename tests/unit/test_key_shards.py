@@ -16,6 +16,8 @@ from hypothesis import strategies as st
 
 from validator.boards import keyfile
 from validator.boards.keyfile import KeyShards, digits_for, key_line, shard_bytes, shard_name, shard_path
+from validator.registry import relations
+from validator.registry.snapshot import RunEntry
 
 KEYS = st.text(alphabet='abcn:0123456789é"\\\n', min_size=1, max_size=12)
 BLOBS = st.integers(0, 40).map(lambda n: hashlib.sha1(str(n).encode()).hexdigest())
@@ -40,17 +42,33 @@ def grouped_first(files: list[tuple[str, tuple[str, ...]]]) -> tuple[int, int, d
     return digits, total, {shard_path(name): shard_bytes(name, shards[name]) for name in sorted(shards)}
 
 
-def _made(files: list[tuple[str, tuple[str, ...]]]) -> tuple[int, int, dict[str, int], list[tuple[str, bytes]]]:
+def _made(files: list[tuple[str, tuple[str, ...] | str]]) -> tuple[int, int, dict[str, int], list[tuple[str, bytes]]]:
     shards = KeyShards(files)
     return shards.digits, shards.total, dict(shards.sizes), list(shards.made())
 
 
 def _same(files: list[tuple[str, tuple[str, ...]]]) -> None:
     digits, total, expected = grouped_first(files)
-    made_digits, made_total, sizes, made = _made(files)
-    assert (made_digits, made_total) == (digits, total)
-    assert made == list(expected.items())  # the same files, bytes and order (path order: how they are written)
-    assert list(sizes.items()) == [(path, len(data)) for path, data in expected.items()]
+    # each file's keys as a loaded entry holds them (relations.held_keys: one string where that gives them
+    # back), and as a tuple
+    held = [(blob, _held(keys)) for blob, keys in files]
+    for each in (held, files):
+        made_digits, made_total, sizes, made = _made(each)
+        assert (made_digits, made_total) == (digits, total)
+        assert made == list(expected.items())  # the same files, bytes and order (path order: as written)
+        assert list(sizes.items()) == [(path, len(data)) for path, data in expected.items()]
+
+
+def _held(keys: tuple[str, ...]) -> tuple[str, ...] | str:
+    entry = RunEntry("runs/x.json", "", "", True, None, None)
+    object.__setattr__(entry, "keys", None)
+    with mock.patch.object(relations, "_computed_keys", lambda _: keys):
+        keyed = relations.with_content_keys(entry)
+    held = relations.held_keys(keyed)
+    assert relations.content_keys(keyed) == keys  # given back as they were
+    if keys and not any("\n" in key for key in keys):
+        assert isinstance(held, str)
+    return held
 
 
 @given(FILES, TARGETS)

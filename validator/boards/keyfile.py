@@ -45,7 +45,7 @@ import operator
 import os
 import re
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,7 +56,7 @@ from validator.errors import Refusal
 from validator.git.plumbing import clean_blobs, git_dir_of_top_level, worktree_trees
 from validator.load.cache import derivation_key
 from validator.registry.layout import KEYS_DIR, KEYS_PATH, LOADABLE
-from validator.registry.relations import Keys, content_keys
+from validator.registry.relations import Keys, held_keys
 from validator.registry.snapshot import Snapshot
 
 FORMAT = 2
@@ -99,16 +99,20 @@ def shard_path(name: str) -> str:
 
 def published_files(snapshot: Snapshot) -> dict[str, tuple[str, Keys]]:
     """path -> (git blob id, content keys) of every recipe and run file of this snapshot (the working tree)."""
+    return {rel: (blob, tuple(_keys(held))) for rel, blob, held in _published(snapshot)}
+
+
+def _published(snapshot: Snapshot) -> Iterator[tuple[str, str, Keys | str]]:
+    """(path, git blob id, content keys as the entry holds them: relations.held_keys) of every recipe and
+    run file of this snapshot, in path order."""
     root = snapshot.root
     # git's ids only where git's paths are the registry's (its top level), as the cache trusts them;
     # in a sub-folder registry `git status` names files from the top, so a modified file would look clean
     clean = (clean_blobs(root, TREE_DIRS) if git_dir_of_top_level(root) else None) or {}
-    out = {}
     for rel in sorted(snapshot.loaded):  # every recipe and run file, links never (pipeline.loadable): KEYED
         blob = clean.get(rel) or _hash_file(root, rel)  # modified or untracked: hash its bytes as git would
         if blob is not None:
-            out[rel] = (blob, tuple(content_keys(snapshot.loaded[rel][0])))
-    return out
+            yield rel, blob, held_keys(snapshot.loaded[rel][0])
 
 
 def fresh_key_files(snapshot: Snapshot) -> dict[str, bytes]:
@@ -120,7 +124,7 @@ def fresh_key_files(snapshot: Snapshot) -> dict[str, bytes]:
 
 def fresh_keys(snapshot: Snapshot) -> tuple[bytes, KeyShards]:
     """boards/keys.json's bytes and the shards under boards/keys/, each made when its turn comes."""
-    shards = KeyShards(published_files(snapshot).values())
+    shards = KeyShards((blob, held) for _, blob, held in _published(snapshot))
     trees = worktree_trees(snapshot.root, TREE_DIRS)
     return header_bytes(derivation_key(snapshot.root), shards.digits, trees, shards.total), shards
 
@@ -128,36 +132,43 @@ def fresh_keys(snapshot: Snapshot) -> tuple[bytes, KeyShards]:
 class KeyShards:
     """Every file's relation keys, inverted and sharded (module docstring), made one shard at a time.
 
-    What is held is each key's 64-bit hash (the first 8 bytes of the sha256 that names its shard) in a sorted
-    array, with where to find its string: the files' own key tuples, which the loaded registry holds anyway.
-    A first pass over the hashes counts the lines' bytes (so the digits and every shard's size are known
-    before a byte is written); `made()` walks them again, each shard's lines made, sorted and joined when
-    its turn comes. Before, every (key, blob) pair was held as a tuple, then every shard's bytes: at 10,000
-    run files most of `orv boards`' peak (docs/scaling.md, issue 54). Two keys with one hash only share a run
-    of the array: every line is made from the keys' strings, so the bytes are those of grouping the strings.
+    What is held is one 64-bit integer per (file, key): the head of the sha256 that names the key's shard
+    above, the key's place among all keys below (as few bits as the count needs), sorted in place; and where
+    each key's string is, in what the loaded entries hold (relations.held_keys: a file's keys as one string).
+    A first pass over the sorted integers counts the lines' bytes (so the digits and every shard's size are
+    known before a byte is written); `made()` walks them again, each shard's lines made, sorted and joined
+    when its turn comes. Before, every (key, blob) pair was held as a tuple of strings, then every shard's
+    bytes: at 10,000 run files most of `orv boards`' peak (docs/scaling.md, issue 54). Keys whose hash heads
+    are equal only share a run of the array: every line is made from the keys' strings, grouped by them, so
+    the bytes are those of grouping the strings.
     """
 
-    def __init__(self, files: Iterable[tuple[str, Keys]]) -> None:
+    def __init__(self, files: Iterable[tuple[str, Keys | str]]) -> None:
         import numpy  # only here: the gate's start-up (it reads shards, never makes them) does not pay for it
 
         self._numpy = numpy
-        self._blobs: list[str] = []
-        self._keys: list[Keys] = []
-        hashes, quoted, ends = array("Q"), array("I"), array("q")
-        for blob, keys in files:
-            self._blobs.append(blob)
-            self._keys.append(keys)
-            hashes.extend(map(_hash64, keys))
+        files = list(files)
+        self._blobs = [blob for blob, _ in files]
+        self._held = [held for _, held in files]  # each file's keys: a tuple, or one string (relations.held_keys)
+        count = sum(len(_keys(held)) for held in self._held)
+        self._bits = max(count.bit_length(), 1)  # the low bits: a key's place among all keys
+        if self._bits > 64 - 4 * MAX_DIGITS:
+            raise ValueError(f"{count} keys are more than a shard index can place")
+        packed, places, quoted, ends = array("Q"), array("I"), array("I"), array("q")
+        for held in self._held:
+            keys = _keys(held)
+            start, bits = len(packed), self._bits
+            packed.extend(_hash64(key) >> bits << bits | start + n for n, key in enumerate(keys))
+            if isinstance(held, str):  # where each key starts in the string
+                places.extend(itertools.accumulate((len(key) + 1 for key in keys[:-1]), initial=0))
+            else:
+                places.extend(range(len(keys)))
             quoted.extend(map(len, map(orjson.dumps, keys)))  # each key's bytes in its line, quoted
-            ends.append(len(hashes))
-        every = numpy.frombuffer(hashes, dtype=numpy.uint64)
-        order = numpy.argsort(every)
-        self._order = order.astype(numpy.uint32 if len(every) < 2**32 else numpy.int64)  # where each key is
-        del order
-        self._hashes = every[self._order]  # ascending: a shard's keys are a run of them, in shard order
-        del every, hashes
+            ends.append(len(packed))
+        self._packed = numpy.frombuffer(packed, dtype=numpy.uint64)
+        self._packed.sort()  # in place: by hash head, a shard's keys one run, shards in name order
+        self._places = numpy.frombuffer(places, dtype=numpy.uint32)
         self._ends = numpy.frombuffer(ends, dtype=numpy.int64)
-        self._starts = numpy.concatenate((numpy.zeros(1, dtype=numpy.int64), self._ends[:-1]))
         by_prefix = self._line_bytes(numpy.frombuffer(quoted, dtype=numpy.uint32))
         self.total = int(by_prefix.sum())
         self.digits = digits_for(self.total)
@@ -172,16 +183,16 @@ class KeyShards:
 
     def _line_bytes(self, quoted: Any) -> Any:
         """The lines' bytes (each + 2, as header_bytes counts them) by the first MAX_DIGITS hex digits of their
-        keys' hashes: a key no other pair has is one line naming one blob, counted with numpy; the others are
-        grouped by their strings (and their blobs as a set), a run of equal hashes at a time."""
+        keys' hashes: a key whose hash head no other key has is one line naming one blob, counted with numpy;
+        the others are grouped by their strings (and their blobs as a set), a run of equal heads at a time."""
         numpy = self._numpy
         blob_bytes = numpy.array([len(blob) + 3 for blob in self._blobs], dtype=numpy.int64)
         by_prefix = numpy.zeros(16**MAX_DIGITS, dtype=numpy.int64)
         for low, high in self._chunks():
-            key_hashes = self._hashes[low:high]
-            at, owners, places = self._placed(low, high)
-            prefixes = (key_hashes >> numpy.uint64(64 - 4 * MAX_DIGITS)).astype(numpy.int64)
-            new = key_hashes[1:] != key_hashes[:-1]
+            heads = self._packed[low:high] >> numpy.uint64(self._bits)
+            at, owners = self._placed(low, high)
+            prefixes = (self._packed[low:high] >> numpy.uint64(64 - 4 * MAX_DIGITS)).astype(numpy.int64)
+            new = heads[1:] != heads[:-1]
             alone = numpy.concatenate(([True], new)) & numpy.concatenate((new, [True]))
             numpy.add.at(
                 by_prefix, prefixes[alone], quoted[at[alone]].astype(numpy.int64) + blob_bytes[owners[alone]] + 4
@@ -189,17 +200,17 @@ class KeyShards:
             shared = numpy.flatnonzero(~alone)
             lines: dict[str, set[str]] = {}
             current, in_prefix = -1, 0
-            for key_hash, prefix, owner, place in zip(
-                key_hashes[shared].tolist(),
+            for head, prefix, owner, place in zip(
+                heads[shared].tolist(),
                 prefixes[shared].tolist(),
                 owners[shared].tolist(),
-                places[shared].tolist(),
+                self._places[at[shared]].tolist(),
                 strict=True,
             ):
-                if key_hash != current:
+                if head != current:
                     by_prefix[in_prefix] += sum(_line_size(key, blobs) + 2 for key, blobs in lines.items())
-                    current, in_prefix, lines = key_hash, prefix, {}
-                lines.setdefault(self._keys[owner][place], set()).add(self._blobs[owner])
+                    current, in_prefix, lines = head, prefix, {}
+                lines.setdefault(self._key(owner, place), set()).add(self._blobs[owner])
             by_prefix[in_prefix] += sum(_line_size(key, blobs) + 2 for key, blobs in lines.items())
         return by_prefix
 
@@ -209,37 +220,48 @@ class KeyShards:
         current = -1
         pairs: list[tuple[str, str]] = []
         for low, high in self._chunks():
-            _, owners, places = self._placed(low, high)
+            at, owners = self._placed(low, high)
             for name, owner, place in zip(
-                (self._hashes[low:high] >> shift).tolist(), owners.tolist(), places.tolist(), strict=True
+                (self._packed[low:high] >> shift).tolist(), owners.tolist(), self._places[at].tolist(), strict=True
             ):
                 if name != current:
                     if pairs:
                         yield _shard_file(_name(current, self.digits), pairs)
                     current, pairs = name, []
-                pairs.append((self._keys[owner][place], self._blobs[owner]))
+                pairs.append((self._key(owner, place), self._blobs[owner]))
         if pairs:
             yield _shard_file(_name(current, self.digits), pairs)
 
+    def _key(self, owner: int, place: int) -> str:
+        """The key at `place` in file `owner`'s keys (an index, or where it starts in their one string)."""
+        held = self._held[owner]
+        if not isinstance(held, str):
+            return held[place]
+        end = held.find("\n", place)
+        return held[place:] if end < 0 else held[place:end]
+
     def _chunks(self) -> Iterator[tuple[int, int]]:
-        """[low, high) ranges of the sorted hashes, about _CHUNK each, never splitting a run of equal hashes."""
-        count, low = len(self._hashes), 0
+        """[low, high) ranges of the sorted keys, about _CHUNK each, never splitting a run of equal hash heads."""
+        count, low, bits = len(self._packed), 0, self._numpy.uint64(self._bits)
         while low < count:
             high = min(low + _CHUNK, count)
-            while high < count and self._hashes[high] == self._hashes[high - 1]:
+            while high < count and self._packed[high] >> bits == self._packed[high - 1] >> bits:
                 high += 1
             yield low, high
             low = high
 
-    def _placed(self, low: int, high: int) -> tuple[Any, Any, Any]:
-        """For the sorted keys low..high: each one's place among all keys, its file and its place in the file's."""
+    def _placed(self, low: int, high: int) -> tuple[Any, Any]:
+        """For the sorted keys low..high: each one's place among all keys, and its file."""
         numpy = self._numpy
-        at = self._order[low:high].astype(numpy.int64)
-        owners = numpy.searchsorted(self._ends, at, side="right")
-        return at, owners, at - self._starts[owners]
+        at = (self._packed[low:high] & numpy.uint64((1 << self._bits) - 1)).astype(numpy.int64)
+        return at, numpy.searchsorted(self._ends, at, side="right")
 
 
 _CHUNK = 1 << 16  # sorted keys handled per numpy call
+
+
+def _keys(held: Keys | str) -> Sequence[str]:
+    return held.split("\n") if isinstance(held, str) else held
 
 
 def _hash64(key: str) -> int:

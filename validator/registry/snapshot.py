@@ -38,9 +38,10 @@ class RecipeEntry:
     path: str
     doc: Document
     recipe: Recipe | None  # None when the file failed the schema
-    # relations.content_keys of this entry, when its loader computed them (None: not computed); never
-    # an __init__ argument, so dataclasses.replace gives a changed entry no stale keys
-    keys: tuple[str, ...] | None = field(default=None, init=False, compare=False, repr=False)
+    # relations.content_keys of this entry, when its loader computed them (None: not computed), as
+    # relations.held_keys holds them (one string, or a tuple); never an __init__ argument, so
+    # dataclasses.replace gives a changed entry no stale keys
+    keys: tuple[str, ...] | str | None = field(default=None, init=False, compare=False, repr=False)
 
     @property
     def id(self) -> str | None:
@@ -58,9 +59,10 @@ class RunEntry:
     facts: RunFacts | None
     size: int = 0
     quality: QualityFacts | None = None  # when the run is `kind: quality`
-    # relations.content_keys of this entry, when its loader computed them (None: not computed); never
-    # an __init__ argument, so dataclasses.replace gives a changed entry no stale keys
-    keys: tuple[str, ...] | None = field(default=None, init=False, compare=False, repr=False)
+    # relations.content_keys of this entry, when its loader computed them (None: not computed), as
+    # relations.held_keys holds them (one string, or a tuple); never an __init__ argument, so
+    # dataclasses.replace gives a changed entry no stale keys
+    keys: tuple[str, ...] | str | None = field(default=None, init=False, compare=False, repr=False)
 
     @property
     def verified(self) -> bool:
