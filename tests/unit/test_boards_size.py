@@ -15,11 +15,12 @@ import pytest
 
 from bench import merge_bytes
 from tests.testing.factories import training_recipe, write_recipe
-from validator.boards import split
-from validator.boards.regenerate import FILE_LIMIT_MB, MB, oversized
+from validator.boards import keyfile, split
+from validator.boards.regenerate import FILE_LIMIT_MB, MB, oversized, regenerate_files
 from validator.cli import main
 from validator.commands.boards import FileTooLarge, boards
 from validator.commands.outcome import Outcome, no_progress
+from validator.engine.evaluate import analyse
 
 RESULTS = json.loads(merge_bytes.RESULTS.read_text())
 GITHUB_REFUSES = 100 * 1024 * 1024  # GitHub refuses a file over 100 MiB
@@ -138,3 +139,23 @@ def test_the_cli_refusal_is_a_message_and_a_hint_never_a_traceback(
     err = capsys.readouterr().err
     assert err.startswith("orv: a generated file would pass the limit") and "hint:" in err and "Traceback" not in err
     assert not (registry / "boards" / "index.json").exists()
+
+
+def test_a_key_shard_over_the_limit_is_refused_by_its_size_before_any_shard_is_made(registry: Path) -> None:
+    """The key shards are made one at a time, after the limit is checked (keyfile.KeyShards knows each one's
+    size first): the refusal names the files and sizes the made files have, and nothing is written."""
+    write_recipe(registry, training_recipe("x", 100.0))
+    assert main(["boards", "--root", str(registry)]) == 0
+    write_recipe(registry, training_recipe("y", 200.0))
+    before = _tree(registry / "boards")
+    analysis = analyse(str(registry), for_tiers=True)
+    fresh = {**regenerate_files(analysis), **keyfile.fresh_key_files(analysis.snapshot)}
+    shard = min((path for path in fresh if path.startswith("boards/keys/")), key=lambda path: len(fresh[path]))
+    limit = len(fresh[shard]) - 1  # every shard passes it
+    over = oversized(fresh, limit)
+    with pytest.raises(FileTooLarge) as refused:
+        boards(str(registry), False, 1, False, no_progress, max_file_bytes=limit)
+    named = ", ".join(f"{path} ({size:,} bytes)" for path, size in over[:5])
+    assert f"the limit of {limit:,} bytes: {named}" in refused.value.message
+    assert (f" and {len(over) - 5} more" in refused.value.message) == (len(over) > 5)
+    assert _tree(registry / "boards") == before
