@@ -21,10 +21,14 @@ from validator.load.pipeline import load_tree
 from validator.registry.snapshot import RecipeEntry
 from validator.science.independence import ALL, VALUES, tie
 
-# few buckets, so runs share them often; value-sketch and merge keys of two columns, which tie only
-# several at a time (science/independence.py COUNTED_TIES), beside keys that tie alone
-BUCKETS = [f"n:{i:x}" for i in range(6)] + [f"{k}:{c}:{i:x}" for k in "vm" for c in ("ttft_ms", "0") for i in range(5)]
-BUCKETS += ["v:ttft_ms", "m:0"]  # no hash after the column: a key that ties alone, though its start reads as counted
+# few buckets, so runs share them often; value-sketch, merge and smoothed-or-wide keys of two columns, which tie
+# only several at a time (science/independence.py COUNTED_TIES), beside keys that tie alone
+BUCKETS = [f"n:{i:x}" for i in range(6)] + [f"{k}:{c}:{i:x}" for k in "vmw" for c in ("ttft_ms", "0") for i in range(5)]
+BUCKETS += [
+    "v:ttft_ms",
+    "m:0",
+    "w:0",
+]  # no hash after the column: a key that ties alone, though its start reads as counted
 
 
 def by_dict(keyed: list[tuple[str, list[str]]]) -> dict[tuple[int, int], list[str]]:

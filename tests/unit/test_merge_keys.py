@@ -1,4 +1,5 @@
-"""ORV304's merge keys computed with numpy (science/candidates.py `merge_keys`) are the loop's, bit for bit.
+"""ORV304's merge keys computed with numpy (science/candidates.py `merge_keys`) are the loop's, bit for bit
+(for timings below 2**53, all a clock gives: an int above is read as the nearest float).
 
 The keys are published (boards/keys.json's shards) and compared across processes, so numpy must give
 CPython's own hashes of the same tuples and math's own cells: each piece is held to Python's, and the

@@ -247,9 +247,9 @@ def tied_after(keyed: Iterable[tuple[str, list[str]]]) -> Iterator[tuple[int, li
     # is a merge, smoothed or wide key (enough of them tie as any key does; enough value-sketch keys only for
     # shared_values)
     least = numpy.ones(len(class_ids) + 1, dtype=numpy.int64)
-    merge = numpy.zeros(len(class_ids) + 1, dtype=bool)
+    every_rule = numpy.zeros(len(class_ids) + 1, dtype=bool)
     for (kind, _), class_id in class_ids.items():
-        least[class_id], merge[class_id] = COUNTED_TIES[kind], kind in EVERY_RULE
+        least[class_id], every_rule[class_id] = COUNTED_TIES[kind], kind in EVERY_RULE
     run_start = numpy.searchsorted(owners, numpy.arange(runs + 1))
     for one in numpy.unique(owners).tolist():
         low, high = int(run_start[one]), int(run_start[one + 1])
@@ -265,8 +265,8 @@ def tied_after(keyed: Iterable[tuple[str, list[str]]]) -> Iterator[tuple[int, li
         pairs, held_keys = numpy.unique(others[~alone].astype(numpy.int64) * 256 + labels[~alone], return_counts=True)
         label = pairs & 255
         enough = held_keys >= least[label]
-        by_all = numpy.union1d(others[alone], pairs[enough & merge[label]] >> 8)
-        by_values = numpy.setdiff1d(pairs[enough & ~merge[label]] >> 8, by_all)
+        by_all = numpy.union1d(others[alone], pairs[enough & every_rule[label]] >> 8)
+        by_values = numpy.setdiff1d(pairs[enough & ~every_rule[label]] >> 8, by_all)
         if len(by_all) or len(by_values):
             tied = [(j, False) for j in by_all.tolist()] + [(j, True) for j in by_values.tolist()]
             yield one, sorted(tied)

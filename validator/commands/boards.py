@@ -140,12 +140,13 @@ def boards(
 
     with outcome.said_before(), transaction(root):
         held = sorted(path for path in fresh if path not in (BOARDS_PATH, KEYS_PATH))
+        at = 0  # the held files written so far (in path order, between the shards)
         for path, data in shards.made():
-            while held and held[0] < path:
-                first = held.pop(0)
-                write(first, fresh[first])
+            while at < len(held) and held[at] < path:
+                write(held[at], fresh[held[at]])
+                at += 1
             write(path, data)
-        for path in [*held, *sorted((BOARDS_PATH, KEYS_PATH))]:
+        for path in [*held[at:], *sorted((BOARDS_PATH, KEYS_PATH))]:
             write(path, fresh[path])
         for path in leftover:
             remove(os.path.join(root, path))

@@ -298,7 +298,7 @@ WIDE = 0x6E9  # smoothed over WIDE_REACH neighbours either side (independence._w
 # A keyed run's smoothed and wide keys are marked by this bit above their 48 and tie a pair only two at a time
 # (independence.COUNTED_TIES["w"]): a mean of 5 or 15 samples averages the run's noise away, so two honest logs
 # of one workload, whose groups hold the same steps, put a group's five means in the same cells by chance (one
-# of a run's ~120 such keys shared with ~12% of the logs of its workload on the bench's registries: ~100
+# of a run's ~120 such keys shared with ~10% of the logs of its workload on the bench's registries: ~100
 # neighbours of a new log at 10,000 run files, issue 55), while the copies that only these keys tie share 3 or
 # more (docs/metrics.md).
 MEANS = 1 << 48
@@ -318,7 +318,8 @@ def merge_keys(alignment: Sequence[int], timing: Sequence[Sequence[float]]) -> a
 
     Each element's key is CPython's hash of (MERGE, column, alignment hash, cell...), computed for all the
     samples at once with numpy (tuple_hashes); tests/unit/test_merge_keys.py holds it to the per-sample
-    loop it replaced (a fifth of a run's fingerprint, issue 55)."""
+    loop it replaced (a fifth of a run's fingerprint, issue 55), bit for bit for timings below 2**53 (an int
+    timing above is read as the nearest float)."""
     import numpy  # as science/independence.py: only where a run is fingerprinted
 
     hashed = int_hashes(numpy, numpy.array(alignment, dtype=numpy.int64))

@@ -2228,8 +2228,8 @@ def compared(a: Fingerprint, b: Fingerprint, keys_a: Collection[str], keys_b: Co
 #   a pull request, a loaded neighbour (issue 55);
 # - merge keys (`m:<column>:<hash>`, candidates.merge_keys), four: honest runs of one dataset
 #   share a few by chance, a copy about half its sketch;
-# - a keyed run's smoothed and wide candidate keys (`w:0:<hash>`, candidates.MEANS), two: honest logs of one
-#   workload share one by chance (~12% of pairs of the bench's training logs; two or more ~3%), while every
+# - a keyed run's smoothed and wide candidate keys (`w:0:<hash>`, candidates.MEANS; one class, column 0), two:
+#   honest logs of one workload share one by chance (10% of pairs of bench-shaped logs; two or more 4%), while every
 #   copy the rules flag that no other key ties shares three or more (docs/metrics.md, measured on the corpus
 #   and the bench registries' forgeries).
 WIDE_TIES = 2
