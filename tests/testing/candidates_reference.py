@@ -221,12 +221,7 @@ LOG_CELL = math.log1p(MERGE_CELL)
 
 # merge_keys as a loop over the samples (main 05b6922), before numpy computed CPython's hashes at once
 def merge_keys(alignment: Sequence[int], timing: Sequence[Sequence[float]]) -> array:
-    """The run's merge keys (sorted; each column's index above COLUMN_SHIFT bits) from its samples'
-    alignment hashes and timing columns, and where there are two, their ratio (the next index: a copy
-    rescaled as a whole, then merged, keeps it) and the two together (_joint_keys); only the last for a run
-    whose keys say little of which sample is which (a fixed-length workload holds one key: fewer than
-    MERGE_DISTINCT, or a key held over MERGE_REPEATS times on average). A merge of two runs of one training
-    log holds each step twice, and keeps them."""
+    """candidates.merge_keys, one sample at a time (its docstring says what the keys are)."""
     found: list[int] = []
     if len(timing) >= 2:
         found += _joint_keys(alignment, timing, len(timing) + 1)

@@ -99,15 +99,13 @@ def boards(
     # a model no longer on the boards, a key shard no longer used
     leftover = sorted((set(committed_keys) | set(committed_boards)) - set(paths))
     if check_only:
-        stale: dict[str, str | None] = {}  # path -> what `--check` says of it, of every file that differs
+        stale: dict[str, str] = {}  # path -> what `--check` says of it, of every file that differs
         for path, data in itertools.chain(fresh.items(), shards.made()):
             was = committed(path)
             if was != data:
                 stale[path] = _stale(path, was, data)
         for path in sorted(stale):
-            line = stale[path]
-            if line is not None:
-                outcome.out(line)
+            outcome.out(stale[path])
         for path in leftover:
             if path == DOCUMENT_PATH:
                 outcome.out(
@@ -184,13 +182,13 @@ def update(
     return outcome
 
 
-def _stale(path: str, was: bytes | None, fresh: bytes) -> str | None:
-    """What `orv boards --check` says of a generated file whose committed bytes differ from the fresh ones."""
+def _stale(path: str, was: bytes | None, fresh: bytes) -> str:
+    """What `orv boards --check` says of a generated file whose committed bytes differ from the fresh ones
+    (read once: first_difference finds a line)."""
     if was is None:
         return f"{path} is missing; run `orv boards`"
     diff = first_difference(was, fresh)
-    if diff is None:
-        return None
+    assert diff is not None  # (the bytes differ)
     return f"{path}:{diff[0]}: out of date (committed `{diff[1]}`, regenerated `{diff[2]}`); run `orv boards`"
 
 

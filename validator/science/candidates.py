@@ -358,9 +358,9 @@ def _joint_keys(numpy: Any, hashed: Any, first: Any, second: Any, column: int) -
 def _lowest_of(numpy: Any, elements: Any, column: int) -> list[int]:
     """The MERGE_SKETCH lowest distinct element hashes, as merge keys of `column` (sorted)."""
     ordered = numpy.sort(elements)  # (a sort, then the distinct ones: numpy.unique hashes them, several times slower)
-    lowest = ordered[numpy.flatnonzero(ordered[1:] != ordered[:-1]) + 1][: MERGE_SKETCH - 1].tolist()
-    lowest = ordered[:1].tolist() + lowest
-    return sorted({(column << COLUMN_SHIFT) | (h & MASK) for h in lowest})
+    first = numpy.ones(len(ordered), dtype=bool)  # each value's first place
+    first[1:] = ordered[1:] != ordered[:-1]
+    return sorted({(column << COLUMN_SHIFT) | (h & MASK) for h in ordered[first][:MERGE_SKETCH].tolist()})
 
 
 def log_cells(numpy: Any, values: Any) -> Any:
@@ -413,8 +413,6 @@ def tuple_hashes(numpy: Any, lanes: Any) -> Any:
 
 
 def _lanes(numpy: Any, constants: Sequence[int], *blocks: Any) -> Any:
-    """A tuple_hashes matrix: the constants' hashes in every row, then the blocks' columns (hashes already)."""
-    rows = len(blocks[0])
+    """A tuple_hashes matrix: the constants' hashes in every row, then the blocks (one hash a row each)."""
     fixed = numpy.array([hash(v) & _UINT64 for v in constants], dtype=numpy.uint64)
-    columns = [block.reshape(rows, -1) if rows else block.reshape(0, 1) for block in blocks]
-    return numpy.hstack([numpy.broadcast_to(fixed, (rows, len(constants))), *columns])
+    return numpy.column_stack([numpy.broadcast_to(fixed, (len(blocks[0]), len(constants))), *blocks])

@@ -2248,8 +2248,9 @@ def counted_column(key: str) -> tuple[str, str] | None:
 
 def tie(shared: Iterable[str]) -> str | None:
     """How the bucket keys two runs share tie them: ALL (compared by every rule) when one key does that ties
-    alone, or enough merge keys of a column or smoothed and wide keys; VALUES (the exact-values rule alone) when only enough value-sketch
-    keys of a column do; None when nothing ties them."""
+    alone, or enough of a column's keys of a kind in EVERY_RULE (merge keys; smoothed and wide keys); VALUES
+    (the exact-values rule alone) when only enough value-sketch keys of a column do; None when nothing ties
+    them."""
     held: Counter[tuple[str, str]] = Counter()
     for key in shared:
         counted = counted_column(key)
