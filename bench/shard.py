@@ -5,6 +5,11 @@ of JSON per step.
 
     python bench/shard.py --root /tmp/reg3k --shards 2 4
     python bench/shard.py --root /tmp/reg10k --shards 8 --jobs 2   # every step with a runner's two cores
+    python bench/shard.py --root /tmp/reg10k --shards 8 --judge 8   # also ORV304's pairs judged in 8 parts
+
+With --judge P, after the one-runner merge: P `orv merge-results --judge K/P` parts, then the merge that
+reports from their files (`--judged`), its report held equal to the single check's too; the critical path
+of the sharded check is then the slowest shard + the slowest part + that merge (docs/scaling.md).
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ def main() -> int:
     parser.add_argument("--shards", type=int, nargs="+", default=[2, 4])
     parser.add_argument("--boards", action="store_true", help="check and merge with --boards")
     parser.add_argument("--jobs", type=int, default=1, help="processes of each step (orv's -j)")
+    parser.add_argument("--judge", type=int, default=0, help="also judge ORV304's pairs in this many parts")
     opts = parser.parse_args()
     boards = ["--boards"] if opts.boards else []
     jobs = f"-j{opts.jobs}"
@@ -102,7 +108,65 @@ def main() -> int:
             )
             if not same:
                 return 1
+            if opts.judge and not judged_alike(opts, jobs, tmp, n, shards, single):
+                return 1
     return 0
+
+
+def judged_alike(opts: argparse.Namespace, jobs: str, tmp: str, n: int, shards: list[dict], single: dict) -> bool:
+    """ORV304's pairs judged in opts.judge parts, then the reporting merge from their files: one line of JSON per
+    step and one for the critical path; True when the report is the single check's."""
+    partials = [os.path.join(tmp, f"{k}-of-{n}.partial") for k in range(1, n + 1)]
+    parts = []
+    for k in range(1, opts.judge + 1):
+        out = os.path.join(tmp, f"judged-{k}-of-{opts.judge}.json")
+        step = timed(
+            ["merge-results", "--root", opts.root, jobs, *partials, "--judge", f"{k}/{opts.judge}", "--judged-out", out]
+        )
+        parts.append(step)
+        print(
+            json.dumps({"step": f"judge {k}/{opts.judge}", **{k2: v for k2, v in step.items() if k2 != "out"}}),
+            flush=True,
+        )
+    judged = [
+        arg
+        for k in range(1, opts.judge + 1)
+        for arg in ("--judged", os.path.join(tmp, f"judged-{k}-of-{opts.judge}.json"))
+    ]
+    boards = ["--boards"] if opts.boards else []
+    merged = timed(["merge-results", "--root", opts.root, jobs, "--format", "json", *boards, *partials, *judged])
+    same = merged["out"] == single["out"] and merged["exit"] == single["exit"]
+    print(
+        json.dumps(
+            {
+                "step": f"merge {n} judged {opts.judge}",
+                "same_as_check": same,
+                **{k: v for k, v in merged.items() if k != "out"},
+            }
+        ),
+        flush=True,
+    )
+    path = max(s["wall_s"] for s in shards) + max(p["wall_s"] for p in parts) + merged["wall_s"]
+    print(
+        json.dumps(
+            {
+                "n": n,
+                "judge": opts.judge,
+                "slowest_shard_wall_s": max(s["wall_s"] for s in shards),
+                "slowest_part_wall_s": max(p["wall_s"] for p in parts),
+                "parts_cpu_s": round(sum(p["cpu_s"] for p in parts), 2),
+                "parts_peak_mb": max(p["peak_mb"] for p in parts),
+                "judged_merge_wall_s": merged["wall_s"],
+                "judged_merge_cpu_s": merged["cpu_s"],
+                "judged_merge_peak_mb": merged["peak_mb"],
+                "critical_path_wall_s": round(path, 2),
+                "check_wall_s": single["wall_s"],
+                "path_over_check": round(path / single["wall_s"], 3),
+            }
+        ),
+        flush=True,
+    )
+    return same
 
 
 if __name__ == "__main__":

@@ -36,15 +36,46 @@ def runs_are_separate_measurements(snapshot: Snapshot) -> Iterator[Finding]:
     Remove the copy and its reference; a reproduction is a new run of the recipe, stored from that
     run's own output.
     """
+    copies: dict[tuple[str, str], str] = {}  # (the later run's path, the earlier's) -> how: one finding a pair
+    for one, other, how in _copied(snapshot):
+        assert one.meta is not None and other.meta is not None
+        earlier, later = later_of(snapshot, (one.path, one.meta.measured_at), (other.path, other.meta.measured_at))
+        copies[(later, earlier)] = how
+    for (path, earlier), how in sorted(copies.items()):
+        yield Finding(
+            path,
+            f"this run is one measurement with `{earlier}`: {how}",
+            "remove this run file and its reference; a reproduction is a new run stored from its own tool output",
+            line=1,
+            col=1,
+        )
+
+
+def _copied(snapshot: Snapshot) -> Iterator[tuple[RunEntry, RunEntry, str]]:
+    """(run, other run, how) for each pair ORV304 finds one measurement: judged here, or, in a merge whose
+    judging was split over runners (engine/judging.py), as those runners' verdicts, checked against these pairs."""
+    if snapshot.judged is not None:
+        by_path = {run.path: run for run in snapshot.runs.values()}
+        for one, other, how in snapshot.judged:
+            yield by_path[one], by_path[other], how
+        return
+    runs, pairs = pairs_to_judge(snapshot)
+    fingerprints = [run.facts.fingerprint if run.facts else () for run in runs]
+    for i, j, how in copied_pairs(fingerprints, pairs, snapshot.jobs):
+        yield runs[i], runs[j], how
+
+
+def pairs_to_judge(snapshot: Snapshot) -> tuple[list[RunEntry], Iterator[tuple[int, int, bool]]]:
+    """The runs ORV304 compares (sorted by path) and the pairs of them it judges, in its order (in_blocks):
+    (run, later run, by the exact-values rule alone), each pair once."""
     runs = sorted(
         (run for run in snapshot.runs.values() if run.meta is not None and run.facts and run.facts.fingerprint),
         key=lambda run: run.path,
     )
     # (a quality run never gets here: its loader keeps no meta or timing facts, and its relation keys are
     # ORV239's `q:` task hashes alone, so neither this check nor pull-request mode ties it by samples)
-    # (the later run's path, the earlier's) -> how: one finding a pair, decided by that pair alone, so that
-    # pull-request mode need not reach past a changed file's own pairs (relations.PAIRWISE)
-    copies: dict[tuple[str, str], str] = {}
+    # One finding a pair, decided by that pair alone, so that pull-request mode need not reach past a changed
+    # file's own pairs (relations.PAIRWISE).
     focus = snapshot.pairs_with  # pull-request mode: only the pairs holding a changed run can differ
     # each run with the runs after it (by path) that share a bucket with it: every pair once, with no
     # registry-wide set of the pairs compared (millions at 100,000 run files: issue 54). A pair tied
@@ -60,20 +91,7 @@ def runs_are_separate_measurements(snapshot: Snapshot) -> Iterator[Finding]:
                     continue  # judged alike on both sides of the change
                 yield i, j, values_only
 
-    fingerprints = [run.facts.fingerprint if run.facts else () for run in runs]
-    for i, j, how in copied_pairs(fingerprints, in_blocks(tied()), snapshot.jobs):
-        one, other = runs[i], runs[j]
-        assert one.meta is not None and other.meta is not None
-        earlier, later = later_of(snapshot, (one.path, one.meta.measured_at), (other.path, other.meta.measured_at))
-        copies[(later, earlier)] = how
-    for (path, earlier), how in sorted(copies.items()):
-        yield Finding(
-            path,
-            f"this run is one measurement with `{earlier}`: {how}",
-            "remove this run file and its reference; a reproduction is a new run stored from its own tool output",
-            line=1,
-            col=1,
-        )
+    return runs, in_blocks(tied())
 
 
 # Judging the pairs is most of ORV304's time where many runs share buckets (1.03 million pairs among the 10,000

@@ -28,6 +28,10 @@ declare(
     itself. The merge stops with exit status 2 and reports nothing else, since a shard's results are
     missing. Run that shard again with the same orv on the same commit; never merge a partial that
     did not come from the same workflow run (docs/scaling.md, "What a partial can still do").
+
+    The same holds for a judged file (`orv merge-results PARTIALS --judge K/N`, read with `--judged`):
+    not JSON, or not the shape schema/judged.schema.json declares, it is refused the same way; judge
+    that part again from the same workflow run's partials.
     """,
     scope="load",
 )

@@ -227,16 +227,22 @@ _MERGE_ONLY = (
 
 
 def _refuse_reporting_options_with_a_shard() -> None:
+    _refuse_given(
+        _MERGE_ONLY,
+        "--shard: a shard checks every file of its part and reports nothing; give the reporting options to "
+        "`orv merge-results`",
+    )
+
+
+def _refuse_given(names: tuple[str, ...], why: str) -> None:
+    """A usage error for the first of these options given on the command line: it does not go with `why`."""
     from click.core import ParameterSource
 
     ctx = click.get_current_context()
     for param in ctx.command.params:
-        if param.name in _MERGE_ONLY and ctx.get_parameter_source(param.name) is ParameterSource.COMMANDLINE:
+        if param.name in names and ctx.get_parameter_source(param.name) is ParameterSource.COMMANDLINE:
             what = "PATHS" if param.name == "paths" else param.opts[0]
-            raise click.UsageError(
-                f"{what} does not go with --shard: a shard checks every file of its part and "
-                "reports nothing; give the reporting options to `orv merge-results`"
-            )
+            raise click.UsageError(f"{what} does not go with {why}")
 
 
 @cli.command("merge-results", epilog=EXIT_CODES_HELP)
@@ -249,6 +255,27 @@ def _refuse_reporting_options_with_a_shard() -> None:
 @options.BOARDS
 @options.jobs("judging ORV304's pairs of runs")
 @options.display_options
+@click.option(
+    "--judge",
+    "judge_spec",
+    metavar="K/N",
+    default=None,
+    help="Judge only part K of N of ORV304's pairs of runs and write the verdicts to --judged-out; the "
+    "merge given every part's file with --judged reports (docs/scaling.md).",
+)
+@click.option(
+    "--judged-out",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="With --judge: where to write the part's verdicts (default: ./orv-judged-K-of-N.json).",
+)
+@click.option(
+    "--judged",
+    "judged_files",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="A file `--judge K/N` wrote (repeat for every K): ORV304 takes their verdicts instead of judging.",
+)
 def merge_results_cmd(
     partials: tuple[str, ...],
     fmt: str | None,
@@ -263,17 +290,52 @@ def merge_results_cmd(
     statistics: bool,
     show_all: bool,
     color_choice: str,
+    judge_spec: str | None,
+    judged_out: str | None,
+    judged_files: tuple[str, ...],
 ) -> None:
     """Combine the partial results of `orv check --shard K/N` (every K of one N) and report once.
 
     Refuses partials from another orv, another registry tree or an incomplete set (exit 2). Loads the
     catalog, runs the registry checks (ids, identities, references, tiers; the boards with --boards)
     on the merged results and reports exactly as `orv check` on one machine would (docs/scaling.md).
+    ORV304's pairs may be judged on several runners first (--judge K/N, then --judged).
     """
-    from validator.commands.check import merge_results
+    from validator.commands.check import judge_merged, merge_results
+    from validator.engine.judging import parse_part
 
+    if judge_spec is not None:
+        _refuse_given(
+            (*_REPORTING, "judged_files"),
+            "--judge: a part judges its pairs and reports nothing; give the reporting options to the "
+            "`orv merge-results --judged` that reads every part",
+        )
+        part = parse_part(judge_spec)
+        _run(lambda: judge_merged(root.path(), partials, part, judged_out, jobs, _progress_line()))
+        return
+    if judged_out is not None:
+        raise click.UsageError("--judged-out goes with --judge K/N")
     report = _report_options(fmt, summary_file, outputs_file, least, quiet, statistics, show_all, color_choice)
-    _run(lambda: merge_results(root.path(), partials, waive, with_boards, report, _progress_line(quiet, fmt), jobs))
+    _run(
+        lambda: merge_results(
+            root.path(), partials, waive, with_boards, report, _progress_line(quiet, fmt), jobs, judged_files
+        )
+    )
+
+
+# What a judging part never takes: it reports nothing (the merge given every part does).
+_REPORTING = (
+    "fmt",
+    "waive",
+    "summary_file",
+    "outputs_file",
+    "with_boards",
+    "least",
+    "quiet",
+    "statistics",
+    "show_all",
+    "color_choice",
+)
 
 
 @cli.command("reproduce")

@@ -13,6 +13,7 @@ from validator.commands.outcome import Outcome, ProgressLine
 from validator.diagnostics import Result, Severity
 from validator.engine import shard as shards
 from validator.engine.evaluate import Config, Evaluation, evaluate, evaluate_loaded
+from validator.engine.judging import Part, default_judged_path, judge_part, read_judged, verdicts
 from validator.engine.shard import PartialRefused, Shard, default_partial_path, merge
 from validator.errors import BadOptions, ExitCode
 from validator.git.plumbing import uncommitted
@@ -105,14 +106,7 @@ def _warn_uncommitted(root: str, outcome: Outcome) -> None:
 
 def check_shard(root: str, shard: Shard, partial_out: str | None, jobs: int | None, progress: ProgressLine) -> Outcome:
     """`orv check --shard K/N`: one shard's per-file results written for `orv merge-results`; reports nothing."""
-    out = os.path.abspath(partial_out or default_partial_path(shard))
-    # resolved, so a symlinked folder (`lnk -> recipes`) cannot put the partial inside the tree
-    inside = os.path.relpath(os.path.realpath(out), os.path.realpath(root)).replace(os.sep, "/")
-    if inside.split("/")[0] in REGISTRY_DIRS:
-        raise BadOptions(
-            f"--partial-out {partial_out or out}: inside the registry's {inside.split('/')[0]}/ "
-            "folder, it would become part of the tree being checked; write it elsewhere"
-        )
+    out = _outside_the_registry(root, partial_out or default_partial_path(shard), "--partial-out")
     try:
         with progress(f"orv check --shard {shard}: loading") as show:
             written = shards.check_shard(root, shard, out, jobs or default_jobs(), show)
@@ -127,6 +121,20 @@ def check_shard(root: str, shard: Shard, partial_out: str | None, jobs: int | No
     return outcome
 
 
+def _outside_the_registry(root: str, path: str, option: str) -> str:
+    """path, absolute, after refusing a place inside the registry's folders, where a written file would become
+    part of the tree being checked."""
+    out = os.path.abspath(path)
+    # resolved, so a symlinked folder (`lnk -> recipes`) cannot put the file inside the tree
+    inside = os.path.relpath(os.path.realpath(out), os.path.realpath(root)).replace(os.sep, "/")
+    if inside.split("/")[0] in REGISTRY_DIRS:
+        raise BadOptions(
+            f"{option} {path}: inside the registry's {inside.split('/')[0]}/ "
+            "folder, it would become part of the tree being checked; write it elsewhere"
+        )
+    return out
+
+
 def merge_results(
     root: str,
     partials: tuple[str, ...],
@@ -135,21 +143,50 @@ def merge_results(
     options: ReportOptions,
     progress: ProgressLine,
     jobs: int | None = None,
+    judged_files: tuple[str, ...] = (),
 ) -> Outcome:
     """Combine every shard's partial result, run the registry checks on them (ORV304's pairs judged in
-    `jobs` processes, default the usable cores), and report once."""
+    `jobs` processes, default the usable cores, or read from `judged_files`, the parts other runners judged),
+    and report once."""
     with progress("orv merge-results: reading partials") as show:
         try:
-            loaded = merge(root, partials, show)
+            merged = merge(root, partials, show)
+            files = [(path, read_judged(path)) for path in judged_files]
         except PartialRefused as exc:  # a finding on the partial (ORV901); nothing else can be reported
             return Outcome(findings=Result((exc.finding,)), exit_code=ExitCode.USAGE)
     evaluation = evaluate_loaded(
         Config(
             root=root, waive=tuple(w.upper() for w in waive), skip_boards=not with_boards, jobs=jobs or default_jobs()
         ),
-        loaded,
+        merged.loaded,
+        (lambda snapshot: verdicts(snapshot, files, merged.partials)) if files else None,
     )
     return report(evaluation, options)
+
+
+def judge_merged(
+    root: str, partials: tuple[str, ...], part: Part, judged_out: str | None, jobs: int | None, progress: ProgressLine
+) -> Outcome:
+    """`orv merge-results PARTIALS --judge K/N`: part K of ORV304's pairs judged, the verdicts written for the
+    reporting merge (`--judged`); reports nothing else."""
+    out = _outside_the_registry(root, judged_out or default_judged_path(part), "--judged-out")
+    with progress("orv merge-results: reading partials") as show:
+        try:
+            merged = merge(root, partials, show)
+        except PartialRefused as exc:
+            return Outcome(findings=Result((exc.finding,)), exit_code=ExitCode.USAGE)
+    try:
+        with stage("ORV304's pairs, one part judged"):
+            written = judge_part(root, merged.loaded, merged.partials, part, out, jobs or default_jobs())
+    except OSError as exc:
+        raise BadOptions(f"--judged-out {out}: cannot write: {exc.strerror}") from None
+    outcome = Outcome()
+    outcome.out(
+        f"orv: ORV304's pairs, part {part}: {written.pairs:,} of the merge's {written.total:,} judged, "
+        f"{written.copies:,} found one measurement; written to {written.path} ({written.size:,} bytes). "
+        "`orv merge-results PARTIALS --judged FILE...` with every part's file reports."
+    )
+    return outcome
 
 
 def report(evaluation: Evaluation, options: ReportOptions) -> Outcome:

@@ -91,14 +91,22 @@ def evaluate(config: Config) -> Evaluation:
     return _conclude(config, snapshot, out)
 
 
-def evaluate_loaded(config: Config, loaded: Loaded) -> Evaluation:
+def evaluate_loaded(
+    config: Config, loaded: Loaded, judged: Callable[[Snapshot], tuple[tuple[str, str, str], ...]] | None = None
+) -> Evaluation:
     """The full check of a tree whose per-file work was done elsewhere (`orv merge-results` puts the
-    shards' results together, validator/engine/shard.py): the same registry and boards checks, the same options."""
+    shards' results together, validator/engine/shard.py): the same registry and boards checks, the same options.
+    `judged`: ORV304's verdicts from the runners its pairs were split over (engine/judging.py `verdicts`), read
+    off the assembled snapshot before any check runs (it refuses files that are not this merge's parts)."""
     if config.base is not None:
         raise UsageError("merged shard results are a full check; a pull request (--base) is checked in one process")
     check_waivers(config.waive)
     out = Collector()
-    snapshot = run_registry_checks(replace(assemble_loaded(config.root, loaded, out), jobs=config.jobs), out)
+    snapshot = replace(assemble_loaded(config.root, loaded, out), jobs=config.jobs)
+    if judged is not None:
+        with stage("ORV304's split judging: the judged files checked against the pairs"):
+            snapshot = replace(snapshot, judged=judged(snapshot))
+    snapshot = run_registry_checks(snapshot, out)
     return _conclude(config, snapshot, out)
 
 

@@ -317,7 +317,13 @@ def _refuse_mixing(partials: list[Partial], mine: dict[str, str], tree: str) -> 
     return n
 
 
-def merge(root: str, paths: Iterable[str], progress: Callable[[int, int], None] | None = None) -> Loaded:
+@dataclass(frozen=True)
+class Merged:
+    loaded: Loaded
+    partials: str  # a digest of the partials' bytes, in shard order: what a split judging is bound to (judging.py)
+
+
+def merge(root: str, paths: Iterable[str], progress: Callable[[int, int], None] | None = None) -> Merged:
     """Every shard's per-file results, with the catalog and file list as this checkout has them: what
     engine.evaluate_loaded checks as `orv check` would. Refuses (UsageError) anything but one
     complete set of shards written by this orv on this tree."""
@@ -326,17 +332,17 @@ def merge(root: str, paths: Iterable[str], progress: Callable[[int, int], None] 
     # cyclic collector's passes over them as they grow were half the merge's time (10,000 run files).
     gc.disable()
     try:
-        loaded = _merge(root, paths, progress)
+        merged = _merge(root, paths, progress)
     finally:
         if enabled:
             gc.enable()
     # the merged results live until the process ends: frozen, the registry checks' collections skip
     # them (as load_all freezes what it loads)
     gc.freeze()
-    return loaded
+    return merged
 
 
-def _merge(root: str, paths: Iterable[str], progress: Callable[[int, int], None] | None) -> Loaded:
+def _merge(root: str, paths: Iterable[str], progress: Callable[[int, int], None] | None) -> Merged:
     # Each partial is read twice: first whole, for its shape and header (kept: a few fields and a digest),
     # then one at a time for its files, decoded and dropped before the next is read. At 100,000 run files
     # the 8 partials held at once as plain data were most of the merge's 7.7 GB (issue 54).
@@ -349,7 +355,9 @@ def _merge(root: str, paths: Iterable[str], progress: Callable[[int, int], None]
     for rel in loadable(root, loaded.files):
         expected[shard_of(rel, n)].add(rel)
     results: dict[str, FileResult] = {}
-    for done, header in enumerate(sorted(partials, key=lambda p: p.header["shard"]), 1):
+    in_order = sorted(partials, key=lambda p: p.header["shard"])
+    digest = hashlib.sha256(b"".join(p.digest for p in in_order)).hexdigest()
+    for done, header in enumerate(in_order, 1):
         partial = read_partial(header.path, checked=header.digest)
         part = read_results(partial)
         partial.files.clear()  # decoded: its plain data is garbage now, not kept until the last shard's
@@ -362,7 +370,7 @@ def _merge(root: str, paths: Iterable[str], progress: Callable[[int, int], None]
             )
         results.update(part)
         del part
-    return replace(loaded, results=results)
+    return Merged(replace(loaded, results=results), digest)
 
 
 def _header_only(partial: Partial) -> Partial:

@@ -32,6 +32,7 @@ SCHEMA_FILES = {
     "catalog-starting-points": "catalog-starting-points.schema.json",
     "boards": "boards.schema.json",
     "partial": "partial.schema.json",
+    "judged": "judged.schema.json",
 }
 
 

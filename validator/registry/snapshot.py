@@ -140,6 +140,9 @@ class Snapshot:
     pairs_with: frozenset[str] | None = field(default=None, compare=False, repr=False)
     # Processes a registry check may spread its work over (ORV304's pairs): the command's --jobs.
     jobs: int = field(default=1, compare=False, repr=False)
+    # A merge whose ORV304 judging was split over runners: the pairs they found one measurement (paths and how),
+    # already checked against this snapshot's pairs (engine/judging.py); None: ORV304 judges its pairs itself.
+    judged: tuple[tuple[str, str, str], ...] | None = field(default=None, compare=False, repr=False)
     # Values derived from this snapshot that several checks and the tiers ask for (memo()).
     derived: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 

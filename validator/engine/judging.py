@@ -1,0 +1,198 @@
+"""ORV304's pairs judged on several runners: the part of merging shards that grows as the square of the runs.
+
+`orv merge-results` judges every pair of runs that share enough sample keys (checks/independence.py); at
+10,000 run files that is most of the merge's time, and one runner does it all, so a sharded check could not
+finish much sooner than a single one (docs/scaling.md). Each pair's verdict is its own, so the judging splits:
+
+    orv merge-results PARTIALS --judge K/N --judged-out judged-K.json     # on N runners, K = 1..N
+    orv merge-results PARTIALS --judged judged-1.json ... judged-N.json   # on one runner: reports
+
+Part K of N is the K-th of N equal stretches of ORV304's judging order (in_blocks: a block of runs against a
+block of later runs, so a stretch unpacks a run's print about as often as one process does for those pairs).
+Every runner computes the same pairs in the same order from the same partials, so the same stretches. A
+judged file names the partials it was judged from (their digest), the part, how many pairs it judged and the
+pairs it found one measurement; the reporting merge computes the pairs again and refuses a file of other
+partials, another orv or tree, a missing or repeated part, a count that is not its part's, or a listed pair
+that is not in its part's stretch. What a judged file can still do, as a shard's partial can, is leave out a
+copy it found: that is bounded by where the files come from (the same workflow run's artifacts;
+docs/scaling.md).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from validator.checks.collect import Collector
+from validator.checks.independence import copied_pairs, pairs_to_judge
+from validator.engine.shard import PartialRefused, runtime, tree_digest
+from validator.errors import UsageError
+from validator.files.atomic import write_atomic
+from validator.load import schema as schemas
+from validator.load.pipeline import Loaded, assemble_loaded
+from validator.registry.snapshot import Snapshot
+
+FORMAT = "orv judged pairs"
+VERSION = 1
+
+
+@dataclass(frozen=True)
+class Part:
+    k: int  # 1-based, as the matrix numbers its jobs
+    n: int
+
+    def __str__(self) -> str:
+        return f"{self.k}/{self.n}"
+
+
+def parse_part(text: str) -> Part:
+    """K/N with 1 <= K <= N, e.g. `--judge ${{ matrix.part }}/4`."""
+    k, sep, n = text.partition("/")
+    if not sep or not k.strip().isdigit() or not n.strip().isdigit() or not 1 <= int(k) <= int(n):
+        raise UsageError(f"--judge {text}: write K/N with 1 <= K <= N, e.g. --judge 2/4")
+    return Part(int(k), int(n))
+
+
+def stretch(total: int, part: Part) -> tuple[int, int]:
+    """The pairs (by their place in ORV304's judging order, of `total`) that part K of N judges: [start, end)."""
+    return total * (part.k - 1) // part.n, total * part.k // part.n
+
+
+@dataclass(frozen=True)
+class Judged:
+    path: str
+    pairs: int  # judged in this part
+    total: int  # ORV304's pairs of the merge
+    copies: int  # found one measurement
+    size: int  # bytes written
+
+
+def default_judged_path(part: Part) -> str:
+    """Where a part writes when --judged-out is not given: the current folder (what a workflow uploads)."""
+    return f"orv-judged-{part.k}-of-{part.n}.json"
+
+
+def judge_part(root: str, loaded: Loaded, partials: str, part: Part, out_path: str, jobs: int) -> Judged:
+    """Judge part K of N of ORV304's pairs of the merged shards and write the verdicts to out_path atomically."""
+    snapshot = assemble_loaded(root, loaded, Collector())
+    total = sum(1 for _ in pairs_to_judge(snapshot)[1])  # a first pass: where the stretches are cut
+    start, end = stretch(total, part)
+    runs, pairs = pairs_to_judge(snapshot)
+    mine = itertools.islice(pairs, start, end)
+    fingerprints = [run.facts.fingerprint if run.facts else () for run in runs]
+    copies = [[runs[i].path, runs[j].path, how] for i, j, how in copied_pairs(fingerprints, mine, jobs)]
+    document = {
+        "format": FORMAT,
+        "version": VERSION,
+        **runtime(),
+        "tree": tree_digest(root),
+        "partials": partials,
+        "part": part.k,
+        "of": part.n,
+        "pairs": end - start,
+        "copies": copies,
+    }
+    data = orjson.dumps(document) + b"\n"
+    write_atomic(out_path, data)
+    return Judged(out_path, end - start, total, len(copies), len(data))
+
+
+_RERUN = (
+    "judge every part (`orv merge-results PARTIALS --judge K/N`) from this workflow run's partials, with the same "
+    "orv on the same commit, and pass all N files"
+)
+
+
+def read_judged(path: str) -> dict[str, Any]:
+    """A judged file as plain data, refused (ORV901 on it) unless it has the schema's exact shape."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read: {exc.strerror}") from None
+    try:
+        document = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise PartialRefused(
+            path, f"not a judged file of `orv merge-results --judge K/N`: not JSON ({exc})", _RERUN
+        ) from None
+    if not (isinstance(document, dict) and document.get("format") == FORMAT):
+        raise PartialRefused(path, "not a judged file of `orv merge-results --judge K/N`", _RERUN)
+    if document.get("version") != VERSION:
+        raise PartialRefused(
+            path, f"judged file version {document.get('version')!r}; this orv reads version {VERSION}", _RERUN
+        )
+    problem = schemas.first_violation("judged", document)
+    if problem is not None:
+        where, message = problem
+        raise PartialRefused(path, f"not the shape of a judged file at {where}: {message}", _RERUN)
+    return document
+
+
+def verdicts(
+    snapshot: Snapshot, files: list[tuple[str, dict[str, Any]]], partials: str
+) -> tuple[tuple[str, str, str], ...]:
+    """The pairs the judged files found one measurement, after refusing (UsageError) files that are not
+    the N parts of this merge's pairs, judged from these partials by this orv on this tree."""
+    mine, tree = runtime(), tree_digest(snapshot.root)
+    by_part: dict[int, tuple[str, dict[str, Any]]] = {}
+    sizes = sorted({document["of"] for _, document in files})
+    if len(sizes) > 1:
+        raise UsageError(
+            f"judged files of different splits (N = {', '.join(map(str, sizes))}): pass the N files of one `--judge K/N` matrix"
+        )
+    n = sizes[0]
+    for path, document in files:
+        theirs = {key: document[key] for key in mine}
+        if theirs != mine:
+            raise UsageError(
+                f"{path}: judged by another orv: judge every part and merge with the same orv and dependencies"
+            )
+        if document["tree"] != tree:
+            raise UsageError(f"{path}: judged on another registry tree than this checkout: {_RERUN}")
+        if document["partials"] != partials:
+            raise UsageError(f"{path}: judged from other partial results than these: {_RERUN}")
+        k = document["part"]
+        if k > n:
+            raise UsageError(f"{path}: part {k}/{n} does not exist")
+        if k in by_part:
+            raise UsageError(f"part {k}/{n} given twice: {by_part[k][0]} and {path}")
+        by_part[k] = (path, document)
+    missing = [k for k in range(1, n + 1) if k not in by_part]
+    if missing:
+        shown = ", ".join(map(str, missing[:20])) + (", …" if len(missing) > 20 else "")
+        raise UsageError(f"missing judged part(s) {shown} of {n}: pass every `--judge K/N` file")
+
+    runs, pairs = pairs_to_judge(snapshot)
+    index = {run.path: i for i, run in enumerate(runs)}
+    listed: dict[tuple[int, int], int] = {}  # a listed pair (run, later run) -> the part that lists it
+    for k, (path, document) in by_part.items():
+        for one, other, _how in document["copies"]:
+            i, j = index.get(one), index.get(other)
+            if i is None or j is None or i >= j:
+                raise UsageError(f"{path}: lists {one} and {other}, which are not a pair this merge judges: {_RERUN}")
+            listed[(i, j)] = k
+    place: dict[tuple[int, int], int] = {}  # a listed pair's place in the judging order
+    total = 0
+    for total, (i, j, _values_only) in enumerate(pairs, 1):
+        if (i, j) in listed:
+            place[(i, j)] = total - 1
+    for k, (path, document) in sorted(by_part.items()):
+        start, end = stretch(total, Part(k, n))
+        if document["pairs"] != end - start:
+            raise UsageError(
+                f"{path}: judged {document['pairs']:,} pairs; part {k}/{n} of this merge has {end - start:,}: {_RERUN}"
+            )
+    for pair, k in listed.items():
+        start, end = stretch(total, Part(k, n))
+        if not start <= place.get(pair, -1) < end:
+            i, j = pair
+            raise UsageError(
+                f"{by_part[k][0]}: lists {runs[i].path} and {runs[j].path}, not a pair of part {k}/{n}: {_RERUN}"
+            )
+    return tuple(
+        (one, other, how) for _, (_path, document) in sorted(by_part.items()) for one, other, how in document["copies"]
+    )
