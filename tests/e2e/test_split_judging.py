@@ -59,10 +59,14 @@ def judged_args(paths: list[str]) -> list[str]:
 
 @pytest.fixture
 def split(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Path, list[str], list[str]]:
-    """A registry whose three runs are copies of one another (every pair ORV304 judges is one measurement),
-    sharded in two, its six pairs judged in three parts of two."""
+    """A registry whose four training runs are copies of one another (every pair ORV304 judges is one
+    measurement), with an inference run beside them, sharded in two, its six pairs judged in three parts of two."""
     root = make_registry(
-        tmp_path / "r", CASES / "valid-training", CASES / "orv304-copied-samples", CASES / "orv304-near-copy"
+        tmp_path / "r",
+        CASES / "valid-training",
+        CASES / "orv304-copied-samples",
+        CASES / "orv304-near-copy",
+        CASES / "valid-inference",
     )
     partials = shard(capsys, root, 2, tmp_path / "p")
     return root, partials, judge(capsys, root, partials, SPLIT, tmp_path)
@@ -132,26 +136,49 @@ def test_a_missing_repeated_or_foreign_part_is_refused(
     assert "judged by another orv" in refused(capsys, *merge, *judged_args([one, two, three]))
 
 
-def test_a_count_or_a_listed_pair_that_is_not_its_parts_is_refused(
+def inference_run(root: Path) -> str:
+    (path,) = (p for p in root.glob("runs/*/*.json") if '"kind":"inference"' in p.read_text(encoding="utf-8"))
+    return path.relative_to(root).as_posix()
+
+
+def test_counts_that_do_not_add_up_or_a_pair_the_merge_does_not_find_a_copy_are_refused(
     split: tuple[Path, list[str], list[str]], capsys: pytest.CaptureFixture[str]
 ) -> None:
     root, partials, (one, two, three) = split
     merge = ("merge-results", "--root", str(root), *partials, *judged_args([one, two, three]))
     first = json.loads(Path(one).read_text(encoding="utf-8"))
     _edit(one, lambda d: d.update(pairs=d["pairs"] + 1))
-    assert "judged 3 pairs; part 1/3 of this merge has 2" in refused(capsys, *merge)
+    assert "judged 3 pairs; part 1/3 of 6 has 2" in refused(capsys, *merge)
+    _edit(one, lambda d: d.update(pairs=d["pairs"] - 1, total=7))
+    assert "judged files of different pairs (6, 7)" in refused(capsys, *merge)
     Path(one).write_text(json.dumps(first), encoding="utf-8")
-    # a verdict moved to a part whose stretch does not hold that pair
-    _edit(two, lambda d: d["copies"].append(first["copies"][0]))
-    assert "not a pair of part 2/3" in refused(capsys, *merge)
+    # every listed pair is judged again by the merge: a training run and an inference run share no sample key,
+    # so no runner's word makes them one measurement
+    training = first["copies"][0][0]
+    other = inference_run(root)
+    pair = sorted([training, other])
+    _edit(two, lambda d: d["copies"].append([*pair, "identical samples"]))
+    assert f"lists {pair[0]} and {pair[1]} as one measurement; this merge's own rules do not find them one" in refused(
+        capsys, *merge
+    )
     _edit(two, lambda d: d["copies"].pop())
-    # a pair of a run with itself, or of a file that is no run, is never one ORV304 judges
-    run = first["copies"][0][0]
-    _edit(two, lambda d: d["copies"].append([run, run, "same"]))
-    assert "not a pair this merge judges" in refused(capsys, *merge)
-    _edit(two, lambda d: d["copies"].pop())
-    _edit(two, lambda d: d["copies"].append([run, "runs/00/none.json", "same"]))
-    assert "not a pair this merge judges" in refused(capsys, *merge)
+    # a pair of a run with itself, in the wrong order, or of a file that is no run is never one ORV304 judges
+    for bad in ([training, training], pair[::-1], [training, "runs/00/none.json"]):
+        _edit(two, lambda d, bad=bad: d["copies"].append([*bad, "same"]))
+        assert "which are not a pair this merge judges" in refused(capsys, *merge)
+        _edit(two, lambda d: d["copies"].pop())
+
+
+def test_the_merge_reports_its_own_wording_of_a_listed_copy_and_each_copy_once(
+    split: tuple[Path, list[str], list[str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    root, partials, (one, two, three) = split
+    merge = ("merge-results", "--root", str(root), *partials, "--format", "json")
+    honest = orv(capsys, *merge, *judged_args([one, two, three]))
+    first = json.loads(Path(one).read_text(encoding="utf-8"))["copies"][0]
+    _edit(one, lambda d: [c.__setitem__(2, "whatever a runner says") for c in d["copies"]])
+    _edit(two, lambda d: d["copies"].append(first))  # listed by a second part too
+    assert orv(capsys, *merge, *judged_args([one, two, three])) == honest
 
 
 @pytest.mark.parametrize(

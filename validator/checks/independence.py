@@ -14,7 +14,7 @@ from validator.evidence.arrival import later_of
 from validator.files.interrupts import quiet_stream
 from validator.registry.relations import content_keys
 from validator.registry.snapshot import RunEntry, Snapshot
-from validator.science.independence import COUNTED_TIES, EVERY_RULE, counted_column, judged
+from validator.science.independence import COUNTED_TIES, EVERY_RULE, VALUES, counted_column, judged, tie
 
 
 @check("ORV304", Severity.ERROR, "run copies another run's samples", related_by="s")
@@ -92,6 +92,21 @@ def pairs_to_judge(snapshot: Snapshot) -> tuple[list[RunEntry], Iterator[tuple[i
                 yield i, j, values_only
 
     return runs, in_blocks(tied())
+
+
+def judged_again(one: RunEntry, other: RunEntry) -> str | None:
+    """ORV304's verdict on one pair of runs, from the two alone: how their sample keys tie them (as tied_after
+    decides a pair; relations.ties for pull-request mode), then the rules (engine/judging.py checks a judged
+    file's listed pairs so)."""
+    if not (
+        one.meta and other.meta and one.facts and other.facts and one.facts.fingerprint and other.facts.fingerprint
+    ):
+        return None
+    shared = {key for key in content_keys(one) if key.startswith("s:")}.intersection(content_keys(other))
+    how = tie(key[2:].partition(":")[2] for key in shared)
+    if how is None:
+        return None
+    return judged(one.facts.fingerprint, other.facts.fingerprint, values_only=how == VALUES)
 
 
 # Judging the pairs is most of ORV304's time where many runs share buckets (1.03 million pairs among the 10,000

@@ -10,24 +10,25 @@ finish much sooner than a single one (docs/scaling.md). Each pair's verdict is i
 Part K of N is the K-th of N equal stretches of ORV304's judging order (in_blocks: a block of runs against a
 block of later runs, so a stretch unpacks a run's print about as often as one process does for those pairs).
 Every runner computes the same pairs in the same order from the same partials, so the same stretches. A
-judged file names the partials it was judged from (their digest), the part, how many pairs it judged and the
-pairs it found one measurement; the reporting merge computes the pairs again and refuses a file of other
-partials, another orv or tree, a missing or repeated part, a count that is not its part's, or a listed pair
-that is not in its part's stretch. What a judged file can still do, as a shard's partial can, is leave out a
-copy it found: that is bounded by where the files come from (the same workflow run's artifacts;
-docs/scaling.md).
+judged file names the partials it was judged from (their digest), the part, the merge's pairs and its own
+count, and the pairs it found one measurement. The reporting merge refuses a file of other partials,
+another orv or tree, a missing or repeated part, or counts that do not add up; and it judges every listed
+pair again itself (a few pairs: the registry's copies), so a judged file cannot make it report a pair that
+its own rules do not find one measurement. What a judged file can still do, as a shard's partial can, is
+leave out a copy its part found: that is bounded by where the files come from (the same workflow run's
+artifacts; docs/scaling.md).
 """
 
 from __future__ import annotations
 
-import itertools
+from array import array
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
 from validator.checks.collect import Collector
-from validator.checks.independence import copied_pairs, pairs_to_judge
+from validator.checks.independence import copied_pairs, judged_again, pairs_to_judge
 from validator.engine.shard import PartialRefused, runtime, tree_digest
 from validator.errors import UsageError
 from validator.files.atomic import write_atomic
@@ -78,10 +79,11 @@ def default_judged_path(part: Part) -> str:
 def judge_part(root: str, loaded: Loaded, partials: str, part: Part, out_path: str, jobs: int) -> Judged:
     """Judge part K of N of ORV304's pairs of the merged shards and write the verdicts to out_path atomically."""
     snapshot = assemble_loaded(root, loaded, Collector())
-    total = sum(1 for _ in pairs_to_judge(snapshot)[1])  # a first pass: where the stretches are cut
-    start, end = stretch(total, part)
     runs, pairs = pairs_to_judge(snapshot)
-    mine = itertools.islice(pairs, start, end)
+    # the pairs held packed (8 bytes each) so that the stretches are cut without computing the ties twice
+    packed = array("q", (i << (_INDEX_BITS + 1) | j << 1 | values_only for i, j, values_only in pairs))
+    start, end = stretch(len(packed), part)
+    mine = (_unpacked(pair) for pair in packed[start:end])
     fingerprints = [run.facts.fingerprint if run.facts else () for run in runs]
     copies = [[runs[i].path, runs[j].path, how] for i, j, how in copied_pairs(fingerprints, mine, jobs)]
     document = {
@@ -92,12 +94,21 @@ def judge_part(root: str, loaded: Loaded, partials: str, part: Part, out_path: s
         "partials": partials,
         "part": part.k,
         "of": part.n,
+        "total": len(packed),
         "pairs": end - start,
         "copies": copies,
     }
     data = orjson.dumps(document) + b"\n"
     write_atomic(out_path, data)
-    return Judged(out_path, end - start, total, len(copies), len(data))
+    return Judged(out_path, end - start, len(packed), len(copies), len(data))
+
+
+_INDEX_BITS = 24  # a run's index in a packed pair (16 million runs, as checks/independence.py packs them)
+_INDEX_MASK = (1 << _INDEX_BITS) - 1
+
+
+def _unpacked(packed: int) -> tuple[int, int, bool]:
+    return (packed >> (_INDEX_BITS + 1)) & _INDEX_MASK, (packed >> 1) & _INDEX_MASK, bool(packed & 1)
 
 
 _RERUN = (
@@ -166,33 +177,29 @@ def verdicts(
         shown = ", ".join(map(str, missing[:20])) + (", …" if len(missing) > 20 else "")
         raise UsageError(f"missing judged part(s) {shown} of {n}: pass every `--judge K/N` file")
 
-    runs, pairs = pairs_to_judge(snapshot)
-    index = {run.path: i for i, run in enumerate(runs)}
-    listed: dict[tuple[int, int], int] = {}  # a listed pair (run, later run) -> the part that lists it
-    for k, (path, document) in by_part.items():
-        for one, other, _how in document["copies"]:
-            i, j = index.get(one), index.get(other)
-            if i is None or j is None or i >= j:
-                raise UsageError(f"{path}: lists {one} and {other}, which are not a pair this merge judges: {_RERUN}")
-            listed[(i, j)] = k
-    place: dict[tuple[int, int], int] = {}  # a listed pair's place in the judging order
-    total = 0
-    for total, (i, j, _values_only) in enumerate(pairs, 1):
-        if (i, j) in listed:
-            place[(i, j)] = total - 1
+    totals = sorted({document["total"] for _, document in by_part.values()})
+    if len(totals) > 1:
+        raise UsageError(f"judged files of different pairs ({', '.join(f'{t:,}' for t in totals)}): {_RERUN}")
     for k, (path, document) in sorted(by_part.items()):
-        start, end = stretch(total, Part(k, n))
+        start, end = stretch(totals[0], Part(k, n))
         if document["pairs"] != end - start:
             raise UsageError(
-                f"{path}: judged {document['pairs']:,} pairs; part {k}/{n} of this merge has {end - start:,}: {_RERUN}"
+                f"{path}: judged {document['pairs']:,} pairs; part {k}/{n} of {totals[0]:,} has {end - start:,}: {_RERUN}"
             )
-    for pair, k in listed.items():
-        start, end = stretch(total, Part(k, n))
-        if not start <= place.get(pair, -1) < end:
-            i, j = pair
-            raise UsageError(
-                f"{by_part[k][0]}: lists {runs[i].path} and {runs[j].path}, not a pair of part {k}/{n}: {_RERUN}"
-            )
-    return tuple(
-        (one, other, how) for _, (_path, document) in sorted(by_part.items()) for one, other, how in document["copies"]
-    )
+    runs = {
+        run.path: run for run in snapshot.runs.values() if run.meta is not None and run.facts and run.facts.fingerprint
+    }
+    found: list[tuple[str, str, str]] = []
+    for _, (path, document) in sorted(by_part.items()):
+        for one, other, _how in document["copies"]:
+            a, b = runs.get(one), runs.get(other)
+            if a is None or b is None or one >= other:
+                raise UsageError(f"{path}: lists {one} and {other}, which are not a pair this merge judges: {_RERUN}")
+            how = judged_again(a, b)
+            if how is None:
+                raise UsageError(
+                    f"{path}: lists {one} and {other} as one measurement; this merge's own rules do not find them "
+                    f"one: {_RERUN}"
+                )
+            found.append((one, other, how))
+    return tuple(found)
