@@ -172,7 +172,7 @@ def judge_merged(
     out = _outside_the_registry(root, judged_out or default_judged_path(part), "--judged-out")
     with progress("orv merge-results: reading partials") as show:
         try:
-            merged = merge(root, partials, show)
+            merged = merge(root, partials, show, runs_only=True)
         except PartialRefused as exc:
             return Outcome(findings=Result((exc.finding,)), exit_code=ExitCode.USAGE)
     try:

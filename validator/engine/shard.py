@@ -244,13 +244,18 @@ def read_partial(path: str, checked: bytes | None = None) -> Partial:
 _ENTRY_TYPES = {"recipe": RecipeEntry, "run": RunEntry}
 
 
-def read_results(partial: Partial) -> dict[str, FileResult]:
-    """A partial's per-file results by path, built as the declared types (validator/engine/datacodec.py)."""
+def read_results(partial: Partial, runs_only: bool = False) -> dict[str, FileResult]:
+    """A partial's per-file results by path, built as the declared types (validator/engine/datacodec.py).
+    `runs_only`: a recipe's result is left undecoded, as (None, []): what judging ORV304's pairs reads
+    (engine/judging.py) is the runs alone."""
     results: dict[str, FileResult] = {}
     for i, item in enumerate(partial.files):
         rel = item["path"]
         if rel in results:
             raise PartialRefused(partial.path, f"{rel} is listed twice", _RERUN)
+        if runs_only and item["entry"] is not None and "recipe" in item["entry"]:
+            results[rel] = (None, [])
+            continue
         try:
             findings = decode(_FINDINGS, item["findings"])
             entry = None
@@ -323,16 +328,19 @@ class Merged:
     partials: str  # a digest of the partials' bytes, in shard order: what a split judging is bound to (judging.py)
 
 
-def merge(root: str, paths: Iterable[str], progress: Callable[[int, int], None] | None = None) -> Merged:
+def merge(
+    root: str, paths: Iterable[str], progress: Callable[[int, int], None] | None = None, runs_only: bool = False
+) -> Merged:
     """Every shard's per-file results, with the catalog and file list as this checkout has them: what
     engine.evaluate_loaded checks as `orv check` would. Refuses (UsageError) anything but one
-    complete set of shards written by this orv on this tree."""
+    complete set of shards written by this orv on this tree. `runs_only`: recipes' results left undecoded
+    (read_results), for judging ORV304's pairs."""
     enabled = gc.isenabled()
     # The partials' data and the entries built from it are millions of containers and no cycles: the
     # cyclic collector's passes over them as they grow were half the merge's time (10,000 run files).
     gc.disable()
     try:
-        merged = _merge(root, paths, progress)
+        merged = _merge(root, paths, progress, runs_only)
     finally:
         if enabled:
             gc.enable()
@@ -342,7 +350,9 @@ def merge(root: str, paths: Iterable[str], progress: Callable[[int, int], None] 
     return merged
 
 
-def _merge(root: str, paths: Iterable[str], progress: Callable[[int, int], None] | None) -> Merged:
+def _merge(
+    root: str, paths: Iterable[str], progress: Callable[[int, int], None] | None, runs_only: bool = False
+) -> Merged:
     # Each partial is read twice: first whole, for its shape and header (kept: a few fields and a digest),
     # then one at a time for its files, decoded and dropped before the next is read. At 100,000 run files
     # the 8 partials held at once as plain data were most of the merge's 7.7 GB (issue 54).
@@ -359,7 +369,7 @@ def _merge(root: str, paths: Iterable[str], progress: Callable[[int, int], None]
     digest = hashlib.sha256(b"".join(p.digest for p in in_order)).hexdigest()
     for done, header in enumerate(in_order, 1):
         partial = read_partial(header.path, checked=header.digest)
-        part = read_results(partial)
+        part = read_results(partial, runs_only)
         partial.files.clear()  # decoded: its plain data is garbage now, not kept until the last shard's
         if progress:
             progress(done, len(partials))
