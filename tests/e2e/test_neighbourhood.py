@@ -597,3 +597,42 @@ def test_a_fresh_runner_finds_a_recipe_filed_like_a_published_one(wide_repo: Pat
     assert near.partial and not whole.partial
     assert near.result.diagnostics and near.result.diagnostics == whole.result.diagnostics
     assert [d.code for d in near.result.diagnostics if d.path == rel]  # the published file is named too
+
+
+@pytest.mark.git
+@pytest.mark.parametrize(
+    "touch",
+    [
+        None,  # a change that touches no key shard: they stay out of the listing
+        lambda repo: write(repo, "boards/KEYS/00.json", "{}\n"),  # a path a case-folding checkout shares with one
+        lambda repo: (repo / sorted((repo / KEYS_DIR).rglob("*.json"))[0]).write_text("{}\n"),  # a shard edited
+    ],
+    ids=["untouched", "case-variant", "edited"],
+)
+def test_the_key_shards_are_listed_only_when_the_change_touches_one(
+    wide_repo: Path, monkeypatch: pytest.MonkeyPatch, touch: Any
+) -> None:
+    """The gate reads the key shards by name; listing them cost it a pass over 65,536 paths at 10,000 run files.
+    Left out, the findings are a full check's; a change under boards/keys/ (as a case-folding path key
+    compares) lists them, so its own findings about them are judged against the base's."""
+    publish_on_main(wide_repo)
+    add_recipe(wide_repo, "qwen-new", 1612.0, "tp2-pp2-dp2", "0.31.0")
+    if touch is not None:
+        touch(wide_repo)
+    commit_all(wide_repo, "the pull request")
+    left_out: list[str | None] = []
+    real = BaseTree.listing
+
+    def spy(self: BaseTree, tops: tuple[str, ...], leave_out: str | None = None) -> Any:
+        left_out.append(leave_out)
+        listed = real(self, tops, leave_out)
+        assert (leave_out is None) or not any(rel.startswith(KEYS_DIR + "/") for rel in listed)
+        return listed
+
+    monkeypatch.setattr(BaseTree, "listing", spy)
+    near = evaluate(Config(root=str(wide_repo), base="main", skip_boards=True, cache=False))
+    whole = evaluate(Config(root=str(wide_repo), base="main", skip_boards=True, neighbourhood=False))
+    assert near.partial and near.result.diagnostics == whole.result.diagnostics
+    assert left_out == [KEYS_DIR if touch is None else None]
+    if touch is not None:
+        assert near.result.diagnostics  # a shard edited or shadowed by hand is a finding either way

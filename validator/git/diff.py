@@ -101,15 +101,24 @@ class BaseTree:
                 if item.type in ("blob", "commit"):
                     yield f"{top}/{item.path[len(sub.path) + 1 :]}", item.mode, item
 
-    def listing(self, tops: tuple[str, ...]) -> dict[str, tuple[int, str]]:
-        """path -> (git mode, object id) of every entry under the given top-level folders.
+    def listing(self, tops: tuple[str, ...], leave_out: str | None = None) -> dict[str, tuple[int, str]]:
+        """path -> (git mode, object id) of every entry under the given top-level folders, but none under
+        `leave_out` (a folder inside one of them).
 
-        One `git ls-tree` call: ~50x faster than walking the tree objects through GitPython, which
-        matters when only the ids are needed (pull-request mode on a large registry).
+        One `git ls-tree` call (two with `leave_out`): ~50x faster than walking the tree objects through
+        GitPython, which matters when only the ids are needed (pull-request mode on a large registry).
         """
+        wanted = list(tops)
+        if leave_out is not None:  # its top's other entries instead of the whole top
+            top = leave_out.split("/", 1)[0]
+            wanted = [t for t in wanted if t != top] + [c for c in self._ls_tree(top + "/") if c != leave_out]
+        return self._ls_tree(*wanted, recursive=True) if wanted else {}
+
+    def _ls_tree(self, *paths: str, recursive: bool = False) -> dict[str, tuple[int, str]]:
         listed = plumbing(
             str(self.commit.repo.working_tree_dir),
-            "ls-tree", "-r", "-z", "--full-tree", self.commit.hexsha, "--", *(self.prefix + top for top in tops),
+            "ls-tree", *(["-r"] if recursive else []), "-z", "--full-tree", self.commit.hexsha, "--",
+            *(self.prefix + path for path in paths),
             timeout=600,
         )  # fmt: skip
         if listed is None:  # a tree-less clone fetches the trees it lacks: its remote is gone
