@@ -122,7 +122,7 @@ def test_a_missing_repeated_or_foreign_part_is_refused(
 ) -> None:
     root, partials, (one, two, three) = split
     merge = ("merge-results", "--root", str(root), *partials)
-    assert "missing judged part(s) 2 of 3" in refused(capsys, *merge, *judged_args([one, three]))
+    assert "missing part(s) 2 of 3" in refused(capsys, *merge, *judged_args([one, three]))
     assert "part 2/3 given twice" in refused(capsys, *merge, *judged_args([one, two, two, three]))
     (tmp_path / "halves").mkdir()
     halves = judge(capsys, root, partials, 2, tmp_path / "halves")
@@ -169,7 +169,7 @@ def test_counts_that_do_not_add_up_or_a_pair_the_merge_does_not_find_a_copy_are_
         _edit(two, lambda d: d["copies"].pop())
 
 
-def test_the_merge_reports_its_own_wording_of_a_listed_copy_and_each_copy_once(
+def test_the_merge_reports_its_own_wording_of_a_listed_copy_and_refuses_a_repeat(
     split: tuple[Path, list[str], list[str]], capsys: pytest.CaptureFixture[str]
 ) -> None:
     root, partials, (one, two, three) = split
@@ -177,8 +177,31 @@ def test_the_merge_reports_its_own_wording_of_a_listed_copy_and_each_copy_once(
     honest = orv(capsys, *merge, *judged_args([one, two, three]))
     first = json.loads(Path(one).read_text(encoding="utf-8"))["copies"][0]
     _edit(one, lambda d: [c.__setitem__(2, "whatever a runner says") for c in d["copies"]])
-    _edit(two, lambda d: d["copies"].append(first))  # listed by a second part too
     assert orv(capsys, *merge, *judged_args([one, two, three])) == honest
+    # a pair listed again (by its own part or another) is no runner's output, and would cost a judging each time
+    _edit(two, lambda d: d["copies"].append(first))
+    assert f"lists {first[0]} and {first[1]} again" in refused(capsys, *merge, *judged_args([one, two, three]))
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        (lambda d: d.update(of=10**15), "3 judged file(s) given for a split into 1000000000000000"),
+        (lambda d: d.update(of=3.0), "a split into 3.0 parts does not exist"),
+        (lambda d: d.update(part=True), "not the shape of a judged file"),  # the schema: `true` is no integer
+        (lambda d: d.update(part=2.0), "part 2.0/3 does not exist"),
+        (lambda d: d.update(total=6.0), "judged files of different pairs"),
+    ],
+)
+def test_a_split_no_runner_writes_is_refused_at_once(
+    split: tuple[Path, list[str], list[str]], capsys: pytest.CaptureFixture[str], edit: Any, said: str
+) -> None:
+    """A header may claim any N: never a list of 10**15 missing parts; a number that is not a whole number
+    (JSON `3.0`, `true`) is no part, and never an internal error."""
+    root, partials, judged = split
+    for path in judged if "of=" in said or "split into" in said else judged[:1]:
+        _edit(path, edit)
+    assert said in refused(capsys, "merge-results", "--root", str(root), *partials, *judged_args(judged))
 
 
 @pytest.mark.parametrize(
@@ -234,8 +257,9 @@ def test_judging_refuses_reporting_options_and_bad_parts(
     assert "--format does not go with --judge" in refused(capsys, *merge, "--judge", "1/2", "--format", "json")
     assert "--judged does not go with --judge" in refused(capsys, *merge, "--judge", "1/2", *judged_args(judged))
     assert "--judged-out goes with --judge K/N" in refused(capsys, *merge, "--judged-out", str(tmp_path / "x.json"))
-    for bad in ("0/2", "3/2", "a/b", "2"):
-        assert "write K/N with 1 <= K <= N" in refused(capsys, *merge, "--judge", bad)
+    for bad in ("0/2", "3/2", "a/b", "2", "²/3", "1/99999999999999999999999", "1/10001"):
+        assert "write K/N with 1 <= K <= N <= 10,000" in refused(capsys, *merge, "--judge", bad)
+        assert "write K/N with 1 <= K <= N <= 10,000" in refused(capsys, "check", "--root", str(root), "--shard", bad)
     inside = root / "runs" / "judged.json"
     assert "inside the registry's runs/ folder" in refused(
         capsys, *merge, "--judge", "1/2", "--judged-out", str(inside)

@@ -14,7 +14,7 @@ from validator.evidence.arrival import later_of
 from validator.files.interrupts import quiet_stream
 from validator.registry.relations import content_keys
 from validator.registry.snapshot import RunEntry, Snapshot
-from validator.science.independence import COUNTED_TIES, EVERY_RULE, VALUES, counted_column, judged, tie
+from validator.science.independence import COUNTED_TIES, EVERY_RULE, compared, counted_column, judged
 
 
 @check("ORV304", Severity.ERROR, "run copies another run's samples", related_by="s")
@@ -53,7 +53,7 @@ def runs_are_separate_measurements(snapshot: Snapshot) -> Iterator[Finding]:
 
 def _copied(snapshot: Snapshot) -> Iterator[tuple[RunEntry, RunEntry, str]]:
     """(run, other run, how) for each pair ORV304 finds one measurement: judged here, or, in a merge whose
-    judging was split over runners (engine/judging.py), as those runners' verdicts, checked against these pairs."""
+    judging was split over runners (engine/judging.py), the pairs those runners listed, judged again by it."""
     if snapshot.judged is not None:
         by_path = {run.path: run for run in snapshot.runs.values()}
         for one, other, how in snapshot.judged:
@@ -68,10 +68,7 @@ def _copied(snapshot: Snapshot) -> Iterator[tuple[RunEntry, RunEntry, str]]:
 def pairs_to_judge(snapshot: Snapshot) -> tuple[list[RunEntry], Iterator[tuple[int, int, bool]]]:
     """The runs ORV304 compares (sorted by path) and the pairs of them it judges, in its order (in_blocks):
     (run, later run, by the exact-values rule alone), each pair once."""
-    runs = sorted(
-        (run for run in snapshot.runs.values() if run.meta is not None and run.facts and run.facts.fingerprint),
-        key=lambda run: run.path,
-    )
+    runs = sorted((run for run in snapshot.runs.values() if fingerprinted(run)), key=lambda run: run.path)
     # (a quality run never gets here: its loader keeps no meta or timing facts, and its relation keys are
     # ORV239's `q:` task hashes alone, so neither this check nor pull-request mode ties it by samples)
     # One finding a pair, decided by that pair alone, so that pull-request mode need not reach past a changed
@@ -95,18 +92,20 @@ def pairs_to_judge(snapshot: Snapshot) -> tuple[list[RunEntry], Iterator[tuple[i
 
 
 def judged_again(one: RunEntry, other: RunEntry) -> str | None:
-    """ORV304's verdict on one pair of runs, from the two alone: how their sample keys tie them (as tied_after
-    decides a pair; relations.ties for pull-request mode), then the rules (engine/judging.py checks a judged
-    file's listed pairs so)."""
-    if not (
-        one.meta and other.meta and one.facts and other.facts and one.facts.fingerprint and other.facts.fingerprint
-    ):
+    """ORV304's verdict on one pair of runs of one kind, from the two alone: what their shared sample keys tie
+    (as tied_after decides a pair, and relations.ties in pull-request mode), then the rules. The merge of a
+    split judging checks each pair a runner lists so (engine/judging.py)."""
+    a, b = (run.facts.fingerprint if fingerprinted(run) and run.facts else None for run in (one, other))
+    if a is None or b is None or one.meta is None or other.meta is None or one.meta.kind != other.meta.kind:
         return None
-    shared = {key for key in content_keys(one) if key.startswith("s:")}.intersection(content_keys(other))
-    how = tie(key[2:].partition(":")[2] for key in shared)
-    if how is None:
-        return None
-    return judged(one.facts.fingerprint, other.facts.fingerprint, values_only=how == VALUES)
+    skip = len(one.meta.kind) + 3  # "s:<kind>:", the rest the bucket
+    keys_a, keys_b = ([key[skip:] for key in content_keys(run) if key.startswith("s:")] for run in (one, other))
+    return compared(a, b, keys_a, keys_b)
+
+
+def fingerprinted(run: RunEntry) -> bool:
+    """A run ORV304 compares: read with its metadata, and a copy fingerprint of its samples."""
+    return run.meta is not None and run.facts is not None and bool(run.facts.fingerprint)
 
 
 # Judging the pairs is most of ORV304's time where many runs share buckets (1.03 million pairs among the 10,000
@@ -152,7 +151,7 @@ def _packed_tasks(pairs: Iterable[tuple[int, int, bool]]) -> Iterator[array[int]
             if task:
                 yield task
             task, blocks = array("q"), (i // _BLOCK, j // _BLOCK)
-        task.append(_packed(i, j, values_only))
+        task.append(pack_pair(i, j, values_only))
     if task:
         yield task
 
@@ -163,7 +162,7 @@ def _remember(fingerprints: list[Any]) -> None:
 
 
 def _judge_task(task: array[int]) -> list[tuple[int, int, str]]:
-    return list(_judge_all(_FINGERPRINTS, map(_pair, task)))
+    return list(_judge_all(_FINGERPRINTS, map(unpack_pair, task)))
 
 
 # The order ORV304 judges its pairs in (a pair's verdict is its own, and the findings are sorted, so the order
@@ -187,22 +186,22 @@ def in_blocks(pairs: Iterable[tuple[int, int, bool]]) -> Iterator[tuple[int, int
             yield from _unpacked(pending)
             pending, block = [], i // _BLOCK
         assert i <= _INDEX_MASK and j <= _INDEX_MASK
-        pending.append((j // _BLOCK) << (2 * _INDEX_BITS + 1) | _packed(i, j, values_only))
+        pending.append((j // _BLOCK) << (2 * _INDEX_BITS + 1) | pack_pair(i, j, values_only))
     yield from _unpacked(pending)
 
 
 def _unpacked(pending: list[int]) -> Iterator[tuple[int, int, bool]]:
     for packed in sorted(pending):
-        yield _pair(packed)
+        yield unpack_pair(packed)
 
 
-def _packed(i: int, j: int, values_only: bool) -> int:
+def pack_pair(i: int, j: int, values_only: bool) -> int:
     """A pair (run, later run, judged by the exact-values rule alone) in one integer (anything above its
     2 * _INDEX_BITS + 1 bits is the packer's own: in_blocks' block)."""
     return i << (_INDEX_BITS + 1) | j << 1 | values_only
 
 
-def _pair(packed: int) -> tuple[int, int, bool]:
+def unpack_pair(packed: int) -> tuple[int, int, bool]:
     return (packed >> (_INDEX_BITS + 1)) & _INDEX_MASK, (packed >> 1) & _INDEX_MASK, bool(packed & 1)
 
 

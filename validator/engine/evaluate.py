@@ -104,7 +104,7 @@ def evaluate_loaded(
     out = Collector()
     snapshot = replace(assemble_loaded(config.root, loaded, out), jobs=config.jobs)
     if judged is not None:
-        with stage("ORV304's split judging: the judged files checked against the pairs"):
+        with stage("ORV304's split judging: the judged files checked, their copies judged again"):
             snapshot = replace(snapshot, judged=judged(snapshot))
     snapshot = run_registry_checks(snapshot, out)
     return _conclude(config, snapshot, out)

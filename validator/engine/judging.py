@@ -9,7 +9,9 @@ finish much sooner than a single one (docs/scaling.md). Each pair's verdict is i
 
 Part K of N is the K-th of N equal stretches of ORV304's judging order (in_blocks: a block of runs against a
 block of later runs, so a stretch unpacks a run's print about as often as one process does for those pairs).
-Every runner computes the same pairs in the same order from the same partials, so the same stretches. A
+Every runner computes the same pairs in the same order from the same partials, so the same stretches (but for
+a chance collision of two sample keys' 64-bit string hashes in one process, which adds a pair there: its count
+then differs and the merge refuses the files; running the parts again draws other hashes). A
 judged file names the partials it was judged from (their digest), the part, the merge's pairs and its own
 count, and the pairs it found one measurement. The reporting merge refuses a file of other partials,
 another orv or tree, a missing or repeated part, or counts that do not add up; and it judges every listed
@@ -28,8 +30,15 @@ from typing import Any
 import orjson
 
 from validator.checks.collect import Collector
-from validator.checks.independence import copied_pairs, judged_again, pairs_to_judge
-from validator.engine.shard import PartialRefused, runtime, tree_digest
+from validator.checks.independence import (
+    copied_pairs,
+    fingerprinted,
+    judged_again,
+    pack_pair,
+    pairs_to_judge,
+    unpack_pair,
+)
+from validator.engine.shard import PartialRefused, Split, SplitFiles, complete_split, parse_split, runtime, tree_digest
 from validator.errors import UsageError
 from validator.files.atomic import write_atomic
 from validator.load import schema as schemas
@@ -40,21 +49,13 @@ FORMAT = "orv judged pairs"
 VERSION = 1
 
 
-@dataclass(frozen=True)
-class Part:
-    k: int  # 1-based, as the matrix numbers its jobs
-    n: int
-
-    def __str__(self) -> str:
-        return f"{self.k}/{self.n}"
+class Part(Split):
+    """Part K of N of ORV304's pairs."""
 
 
 def parse_part(text: str) -> Part:
-    """K/N with 1 <= K <= N, e.g. `--judge ${{ matrix.part }}/4`."""
-    k, sep, n = text.partition("/")
-    if not sep or not k.strip().isdigit() or not n.strip().isdigit() or not 1 <= int(k) <= int(n):
-        raise UsageError(f"--judge {text}: write K/N with 1 <= K <= N, e.g. --judge 2/4")
-    return Part(int(k), int(n))
+    """K/N, e.g. `--judge ${{ matrix.part }}/4`."""
+    return Part(*parse_split(text, "--judge"))
 
 
 def stretch(total: int, part: Part) -> tuple[int, int]:
@@ -80,10 +81,9 @@ def judge_part(root: str, loaded: Loaded, partials: str, part: Part, out_path: s
     """Judge part K of N of ORV304's pairs of the merged shards and write the verdicts to out_path atomically."""
     snapshot = assemble_loaded(root, loaded, Collector())
     runs, pairs = pairs_to_judge(snapshot)
-    # the pairs held packed (8 bytes each) so that the stretches are cut without computing the ties twice
-    packed = array("q", (i << (_INDEX_BITS + 1) | j << 1 | values_only for i, j, values_only in pairs))
+    packed = array("q", (pack_pair(*pair) for pair in pairs))  # 8 bytes a pair: the ties are computed once
     start, end = stretch(len(packed), part)
-    mine = (_unpacked(pair) for pair in packed[start:end])
+    mine = map(unpack_pair, packed[start:end])
     fingerprints = [run.facts.fingerprint if run.facts else () for run in runs]
     copies = [[runs[i].path, runs[j].path, how] for i, j, how in copied_pairs(fingerprints, mine, jobs)]
     document = {
@@ -101,14 +101,6 @@ def judge_part(root: str, loaded: Loaded, partials: str, part: Part, out_path: s
     data = orjson.dumps(document) + b"\n"
     write_atomic(out_path, data)
     return Judged(out_path, end - start, len(packed), len(copies), len(data))
-
-
-_INDEX_BITS = 24  # a run's index in a packed pair (16 million runs, as checks/independence.py packs them)
-_INDEX_MASK = (1 << _INDEX_BITS) - 1
-
-
-def _unpacked(packed: int) -> tuple[int, int, bool]:
-    return (packed >> (_INDEX_BITS + 1)) & _INDEX_MASK, (packed >> 1) & _INDEX_MASK, bool(packed & 1)
 
 
 _RERUN = (
@@ -146,16 +138,10 @@ def read_judged(path: str) -> dict[str, Any]:
 def verdicts(
     snapshot: Snapshot, files: list[tuple[str, dict[str, Any]]], partials: str
 ) -> tuple[tuple[str, str, str], ...]:
-    """The pairs the judged files found one measurement, after refusing (UsageError) files that are not
-    the N parts of this merge's pairs, judged from these partials by this orv on this tree."""
+    """The pairs the judged files found one measurement, each judged again here, after refusing (UsageError) files
+    that are not the N parts of one split of this merge's pairs, judged from these partials by this orv on this
+    tree, and a listed pair that is not one this merge finds one measurement."""
     mine, tree = runtime(), tree_digest(snapshot.root)
-    by_part: dict[int, tuple[str, dict[str, Any]]] = {}
-    sizes = sorted({document["of"] for _, document in files})
-    if len(sizes) > 1:
-        raise UsageError(
-            f"judged files of different splits (N = {', '.join(map(str, sizes))}): pass the N files of one `--judge K/N` matrix"
-        )
-    n = sizes[0]
     for path, document in files:
         theirs = {key: document[key] for key in mine}
         if theirs != mine:
@@ -166,40 +152,33 @@ def verdicts(
             raise UsageError(f"{path}: judged on another registry tree than this checkout: {_RERUN}")
         if document["partials"] != partials:
             raise UsageError(f"{path}: judged from other partial results than these: {_RERUN}")
-        k = document["part"]
-        if k > n:
-            raise UsageError(f"{path}: part {k}/{n} does not exist")
-        if k in by_part:
-            raise UsageError(f"part {k}/{n} given twice: {by_part[k][0]} and {path}")
-        by_part[k] = (path, document)
-    missing = [k for k in range(1, n + 1) if k not in by_part]
-    if missing:
-        shown = ", ".join(map(str, missing[:20])) + (", …" if len(missing) > 20 else "")
-        raise UsageError(f"missing judged part(s) {shown} of {n}: pass every `--judge K/N` file")
-
-    totals = sorted({document["total"] for _, document in by_part.values()})
-    if len(totals) > 1:
-        raise UsageError(f"judged files of different pairs ({', '.join(f'{t:,}' for t in totals)}): {_RERUN}")
+    n = complete_split([(path, document["part"], document["of"]) for path, document in files], _JUDGED)
+    by_part = {document["part"]: (path, document) for path, document in files}
+    totals = sorted({document["total"] for _, document in files}, key=repr)
+    if len(totals) > 1 or type(totals[0]) is not int:
+        raise UsageError(f"judged files of different pairs ({', '.join(map(str, totals))}): {_RERUN}")
     for k, (path, document) in sorted(by_part.items()):
         start, end = stretch(totals[0], Part(k, n))
-        if document["pairs"] != end - start:
+        if type(document["pairs"]) is not int or document["pairs"] != end - start:
             raise UsageError(
-                f"{path}: judged {document['pairs']:,} pairs; part {k}/{n} of {totals[0]:,} has {end - start:,}: {_RERUN}"
+                f"{path}: judged {document['pairs']} pairs; part {k}/{n} of {totals[0]:,} has {end - start:,}: {_RERUN}"
             )
-    runs = {
-        run.path: run for run in snapshot.runs.values() if run.meta is not None and run.facts and run.facts.fingerprint
-    }
-    found: list[tuple[str, str, str]] = []
+    runs = {run.path: run for run in snapshot.runs.values() if fingerprinted(run)}
+    found: dict[tuple[str, str], str] = {}
     for _, (path, document) in sorted(by_part.items()):
         for one, other, _how in document["copies"]:
-            a, b = runs.get(one), runs.get(other)
-            if a is None or b is None or one >= other:
+            if one not in runs or other not in runs or one >= other:
                 raise UsageError(f"{path}: lists {one} and {other}, which are not a pair this merge judges: {_RERUN}")
-            how = judged_again(a, b)
+            if (one, other) in found:  # each pair is in one part's stretch, once: a repeat is no runner's output
+                raise UsageError(f"{path}: lists {one} and {other} again: {_RERUN}")
+            how = judged_again(runs[one], runs[other])
             if how is None:
                 raise UsageError(
                     f"{path}: lists {one} and {other} as one measurement; this merge's own rules do not find them "
                     f"one: {_RERUN}"
                 )
-            found.append((one, other, how))
-    return tuple(found)
+            found[(one, other)] = how
+    return tuple((one, other, how) for (one, other), how in found.items())
+
+
+_JUDGED = SplitFiles("part", "judged file(s)", "--judge", "pass every `--judge K/N` file")

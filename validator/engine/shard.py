@@ -23,6 +23,7 @@ import gc
 import hashlib
 import os
 import platform
+import re
 import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
@@ -48,24 +49,37 @@ VERSION = 2  # 1 was a pickle
 _FINDINGS = list[Diagnostic]
 
 
+MAX_SPLIT = 10_000  # shards, or parts of ORV304's judging, of one matrix (GitHub runs at most 256 jobs of one)
+
+
 @dataclass(frozen=True)
-class Shard:
+class Split:
+    """K of N: a shard of the files, or a part of ORV304's pairs (engine/judging.py)."""
+
     k: int  # 1-based, as the matrix numbers its jobs
     n: int
 
     def __str__(self) -> str:
         return f"{self.k}/{self.n}"
 
+
+def parse_split(text: str, option: str) -> tuple[int, int]:
+    """K/N with 1 <= K <= N <= MAX_SPLIT, written in the digits 0-9 (Python's isdigit() also takes `²`)."""
+    found = re.fullmatch(r"\s*([0-9]+)\s*/\s*([0-9]+)\s*", text)
+    if found is None or not 1 <= int(found[1]) <= int(found[2]) <= MAX_SPLIT:
+        raise UsageError(f"{option} {text}: write K/N with 1 <= K <= N <= {MAX_SPLIT:,}, e.g. {option} 2/4")
+    return int(found[1]), int(found[2])
+
+
+@dataclass(frozen=True)
+class Shard(Split):
     def keeps(self, rel: str) -> bool:
         return shard_of(rel, self.n) == self.k
 
 
 def parse_shard(text: str) -> Shard:
-    """K/N with 1 <= K <= N, e.g. `--shard ${{ matrix.shard }}/4`."""
-    k, sep, n = text.partition("/")
-    if not sep or not k.strip().isdigit() or not n.strip().isdigit() or not 1 <= int(k) <= int(n):
-        raise UsageError(f"--shard {text}: write K/N with 1 <= K <= N, e.g. --shard 2/4")
-    return Shard(int(k), int(n))
+    """K/N, e.g. `--shard ${{ matrix.shard }}/4`."""
+    return Shard(*parse_split(text, "--shard"))
 
 
 def shard_of(rel: str, n: int) -> int:
@@ -292,33 +306,49 @@ def _refuse_mixing(partials: list[Partial], mine: dict[str, str], tree: str) -> 
                 "than this checkout (a file differs, was added or removed): check out the commit the "
                 "shards checked, or run the shards again"
             )
-    sizes = sorted({p.header["of"] for p in partials})
+    return complete_split(
+        [(p.path, p.header["shard"], p.header["of"]) for p in partials],
+        _PARTIALS,
+    )
+
+
+@dataclass(frozen=True)
+class SplitFiles:
+    """How complete_split words the files of one kind of split."""
+
+    noun: str  # "shard", "part"
+    files: str  # "partial result(s)"
+    option: str  # "--shard"
+    needs: str  # what the command needs, said when some are missing
+
+
+_PARTIALS = SplitFiles("shard", "partial result(s)", "--shard", "merge-results needs every shard's partial result")
+
+
+def complete_split(given: list[tuple[str, Any, Any]], what: SplitFiles) -> int:
+    """N of a set of files each naming its K of N (path, K, N), after refusing (UsageError) splits of different N,
+    an N or K that is no whole number in range, a K given twice, and a missing K."""
+    sizes = sorted({n for _, _, n in given}, key=repr)
     if len(sizes) > 1:
         raise UsageError(
-            f"partials of different splits (N = {', '.join(map(str, sizes))}): merge the shards of one "
-            "`--shard K/N` matrix"
+            f"{what.files.replace('(s)', 's')} of different splits (N = {', '.join(map(str, sizes))}): pass the "
+            f"files of one `{what.option} K/N` matrix"
         )
     n = sizes[0]
-    if type(n) is not int or n < 1:
-        raise UsageError(f"{partials[0].path}: a split into {n!r} shards does not exist")
+    if type(n) is not int or n < 1:  # JSON `true` or `2.0` is no N
+        raise UsageError(f"{given[0][0]}: a split into {n!r} {what.noun}s does not exist")
     seen: dict[int, str] = {}
-    for p in partials:
-        k = p.header["shard"]
-        if type(k) is not int or not 1 <= k <= n:  # JSON `true` is not shard 1
-            raise UsageError(f"{p.path}: shard {k}/{n} does not exist")
+    for path, k, _ in given:
+        if type(k) is not int or not 1 <= k <= n:  # JSON `true` is not K = 1
+            raise UsageError(f"{path}: {what.noun} {k}/{n} does not exist")
         if k in seen:
-            raise UsageError(f"shard {k}/{n} given twice: {seen[k]} and {p.path}")
-        seen[k] = p.path
-    if n - len(seen) > 20:  # a header may claim any N: never list 10**15 missing shards
-        raise UsageError(
-            f"missing shard(s): {len(partials)} partial result(s) given for a split into {n}: "
-            "merge-results needs every shard's partial result"
-        )
+            raise UsageError(f"{what.noun} {k}/{n} given twice: {seen[k]} and {path}")
+        seen[k] = path
+    if n - len(seen) > 20:  # a header may claim any N: never list 10**15 missing ones
+        raise UsageError(f"missing {what.noun}(s): {len(given)} {what.files} given for a split into {n}: {what.needs}")
     missing = [k for k in range(1, n + 1) if k not in seen]
     if missing:
-        raise UsageError(
-            f"missing shard(s) {', '.join(map(str, missing))} of {n}: merge-results needs every shard's partial result"
-        )
+        raise UsageError(f"missing {what.noun}(s) {', '.join(map(str, missing))} of {n}: {what.needs}")
     return n
 
 

@@ -91,7 +91,7 @@ def evaluate_change(
         # The key shards are read by name (published.py) and no check reads them: unless the change touches
         # one (case-folded, as a path key compares), they stay out of the listing, where at 10,000 run files
         # they were 65,536 of 87,153 paths and every pass over the listing paid for them.
-        touched = any(c.path.casefold().startswith(KEYS_DIR) for c in change.files)
+        touched = any(c.path.casefold().startswith(KEYS_DIR + "/") for c in change.files)
         base_files = change.base.listing(REGISTRY_DIRS, leave_out=None if touched else KEYS_DIR)
     if any(mode == MODE_SUBMODULE for mode, _ in base_files.values()):
         return None
