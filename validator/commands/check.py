@@ -159,7 +159,7 @@ def merge_results(
             root=root, waive=tuple(w.upper() for w in waive), skip_boards=not with_boards, jobs=jobs or default_jobs()
         ),
         merged.loaded,
-        (lambda snapshot: verdicts(snapshot, files, merged.partials)) if files else None,
+        (lambda snapshot: verdicts(snapshot, files, merged)) if files else None,
     )
     return report(evaluation, options)
 
@@ -177,7 +177,7 @@ def judge_merged(
             return Outcome(findings=Result((exc.finding,)), exit_code=ExitCode.USAGE)
     try:
         with stage("ORV304's pairs, one part judged"):
-            written = judge_part(root, merged.loaded, merged.partials, part, out, jobs or default_jobs())
+            written = judge_part(root, merged, part, out, jobs or default_jobs())
     except OSError as exc:
         raise BadOptions(f"--judged-out {out}: cannot write: {exc.strerror}") from None
     outcome = Outcome()

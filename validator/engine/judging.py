@@ -38,11 +38,11 @@ from validator.checks.independence import (
     pairs_to_judge,
     unpack_pair,
 )
-from validator.engine.shard import PartialRefused, Split, SplitFiles, complete_split, parse_split, runtime, tree_digest
+from validator.engine.shard import Merged, PartialRefused, Split, SplitFiles, complete_split, parse_split, runtime
 from validator.errors import UsageError
 from validator.files.atomic import write_atomic
 from validator.load import schema as schemas
-from validator.load.pipeline import Loaded, assemble_loaded
+from validator.load.pipeline import assemble_loaded
 from validator.registry.snapshot import Snapshot
 
 FORMAT = "orv judged pairs"
@@ -77,9 +77,9 @@ def default_judged_path(part: Part) -> str:
     return f"orv-judged-{part.k}-of-{part.n}.json"
 
 
-def judge_part(root: str, loaded: Loaded, partials: str, part: Part, out_path: str, jobs: int) -> Judged:
+def judge_part(root: str, merged: Merged, part: Part, out_path: str, jobs: int) -> Judged:
     """Judge part K of N of ORV304's pairs of the merged shards and write the verdicts to out_path atomically."""
-    snapshot = assemble_loaded(root, loaded, Collector())
+    snapshot = assemble_loaded(root, merged.loaded, Collector())
     runs, pairs = pairs_to_judge(snapshot)
     packed = array("q", (pack_pair(*pair) for pair in pairs))  # 8 bytes a pair: the ties are computed once
     start, end = stretch(len(packed), part)
@@ -90,8 +90,8 @@ def judge_part(root: str, loaded: Loaded, partials: str, part: Part, out_path: s
         "format": FORMAT,
         "version": VERSION,
         **runtime(),
-        "tree": tree_digest(root),
-        "partials": partials,
+        "tree": merged.tree,
+        "partials": merged.partials,
         "part": part.k,
         "of": part.n,
         "total": len(packed),
@@ -136,12 +136,12 @@ def read_judged(path: str) -> dict[str, Any]:
 
 
 def verdicts(
-    snapshot: Snapshot, files: list[tuple[str, dict[str, Any]]], partials: str
+    snapshot: Snapshot, files: list[tuple[str, dict[str, Any]]], merged: Merged
 ) -> tuple[tuple[str, str, str], ...]:
     """The pairs the judged files found one measurement, each judged again here, after refusing (UsageError) files
     that are not the N parts of one split of this merge's pairs, judged from these partials by this orv on this
     tree, and a listed pair that is not one this merge finds one measurement."""
-    mine, tree = runtime(), tree_digest(snapshot.root)
+    mine, tree, partials = runtime(), merged.tree, merged.partials
     for path, document in files:
         theirs = {key: document[key] for key in mine}
         if theirs != mine:

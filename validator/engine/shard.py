@@ -356,6 +356,7 @@ def complete_split(given: list[tuple[str, Any, Any]], what: SplitFiles) -> int:
 class Merged:
     loaded: Loaded
     partials: str  # a digest of the partials' bytes, in shard order: what a split judging is bound to (judging.py)
+    tree: str  # tree_digest of the checkout, which every partial checked
 
 
 def merge(
@@ -389,7 +390,8 @@ def _merge(
     partials = [_header_only(read_partial(p)) for p in paths]
     if not partials:
         raise UsageError("no partial results given: pass every `orv check --shard K/N --partial-out FILE` file")
-    n = _refuse_mixing(partials, runtime(), tree_digest(root))
+    tree = tree_digest(root)
+    n = _refuse_mixing(partials, runtime(), tree)
     loaded = load_tree(root, only=lambda rel: False)  # the catalog and file list; no per-file work
     expected: dict[int, set[str]] = {k: set() for k in range(1, n + 1)}
     for rel in loadable(root, loaded.files):
@@ -410,7 +412,7 @@ def _merge(
             )
         results.update(part)
         del part
-    return Merged(replace(loaded, results=results), digest)
+    return Merged(replace(loaded, results=results), digest, tree)
 
 
 def _header_only(partial: Partial) -> Partial:
