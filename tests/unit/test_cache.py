@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,11 @@ import pytest
 from tests.testing.git import git
 from tests.testing.registry import make_registry
 from validator.engine.evaluate import Config, run
+from validator.load.cache import KeyIndex, Store, indexed_blobs, open_index, open_store
+from validator.load.pipeline import load_tree
+from validator.pr.neighbourhood import index_keys
+from validator.registry.relations import keys_of
+from validator.registry.snapshot import RecipeEntry, RunEntry
 from validator.registry.store import store_run_document
 
 RUN = {
@@ -157,3 +163,73 @@ def test_the_boards_load_with_fewer_checks_never_reaches_the_cache(tmp_path: Pat
     boards_view = analyse(str(root), cache=True, for_tiers=True)
     assert "ORV208" not in {d.code for d in boards_view.diagnostics}  # not a check a tier reads
     assert "ORV208" in codes(root)
+
+
+# --------------------------------------------------------------------------- the key index
+
+
+def loaded_with_keys(root: Path) -> tuple[Store, dict[str, str], dict[str, RecipeEntry | RunEntry | None]]:
+    """The registry's store, each committed file's blob id, and its entry as a cached check loads it (keys held)."""
+    store = open_store(str(root))
+    loaded = load_tree(str(root), store=store, keys=True)
+    return store, loaded.blobs, {rel: loaded.results[rel][0] if rel in loaded.results else None for rel in loaded.blobs}
+
+
+@pytest.mark.git
+def test_the_key_index_gives_back_every_files_keys_before_and_after_it_is_reopened(tmp_path: Path) -> None:
+    # pull-request mode takes a file's keys from the index instead of loading it (pr/incremental.py _BaseKeys):
+    # what the index answers must be relations.keys_of, however it stores them
+    root, run_rel = make_repo(tmp_path)
+    store, blobs, entries = loaded_with_keys(root)
+    assert all(isinstance(entry.keys, str) for entry in entries.values() if entry is not None)
+    odd = replace(entries[run_rel])
+    object.__setattr__(odd, "keys", ("s:inference:a\nb", "s:inference:c"))  # a key with a newline: held as a tuple
+    entries[run_rel] = odd
+    blobs["runs/ab/notes.txt"], entries["runs/ab/notes.txt"] = "0" * 40, None  # no entry: its path keys only
+    expected = {rel: keys_of(rel, entry) for rel, entry in entries.items()}
+    assert sum(len(keys) for keys in expected.values()) > 2 * len(expected)  # path and content keys, several
+
+    index = open_index(store)  # none stored yet
+    for rel, entry in entries.items():
+        index.put(rel, blobs[rel], entry)
+    assert {rel: index.get(rel, blobs[rel]) for rel in entries} == expected
+    index.save()
+    reopened = open_index(store)
+    assert {rel: reopened.get(rel, blobs[rel]) for rel in entries} == expected
+    assert all(reopened.get(rel, "f" * 40) is None for rel in entries)  # other bytes: no keys
+    assert reopened.get("recipes/not/there.yaml", "0" * 40) is None
+    assert indexed_blobs(store) == blobs
+
+
+@pytest.mark.git
+def test_the_key_index_holds_one_string_per_file_the_loaded_entrys_own(tmp_path: Path) -> None:
+    # as separate strings, the bench registry's 21,542 files held 5.8 million keys: `orv boards` peaked at
+    # 1.6 GB with the cache against 0.7 GB without (issue 54, docs/scaling.md)
+    root, _ = make_repo(tmp_path)
+    store, blobs, entries = loaded_with_keys(root)
+    index_keys(store, blobs, {rel: (entry, []) for rel, entry in entries.items()})
+    reopened = open_index(store)
+    assert reopened.blobs == blobs
+    assert all(type(held) is str for held in reopened.held.values())
+    assert any("\n" in held for held in reopened.held.values())  # several keys in one string
+    made = KeyIndex()
+    for rel, entry in entries.items():
+        made.put(rel, blobs[rel], entry)
+        assert entry is not None and made.held[rel] is entry.keys  # no copy while the loaded registry is held
+
+
+@pytest.mark.git
+def test_a_full_check_rewrites_the_key_index_only_when_a_file_changed(tmp_path: Path) -> None:
+    root, run_rel = make_repo(tmp_path)
+    assert codes(root) == []
+    (index_file,) = (root / ".git" / "orv").glob("index-*.pickle")
+    before = index_file.stat().st_mtime_ns
+    assert codes(root) == []
+    assert index_file.stat().st_mtime_ns == before  # the same blob ids: its keys are not even read
+    recipe = next(rel for rel in indexed_blobs(open_store(str(root))) if rel.startswith("recipes/"))
+    (root / recipe).write_text((root / recipe).read_text() + "notes: edited\n")
+    git(root, "commit", "-q", "-am", "an edited recipe")
+    codes(root)
+    store, blobs, entries = loaded_with_keys(root)
+    assert indexed_blobs(store) == blobs  # the new blob id, and the keys of the file as it is now
+    assert open_index(store).get(recipe, blobs[recipe]) == keys_of(recipe, entries[recipe])

@@ -10,6 +10,7 @@ hash of their bytes, which git keeps fresh through its stat cache.
 from __future__ import annotations
 
 import hashlib
+import io
 import pickle
 import re
 import sys
@@ -27,10 +28,13 @@ from validator.git.plumbing import clean_blobs, git_dir_of_top_level
 from validator.load.schema import schema_dir
 from validator.registry.catalog import file_bytes
 from validator.registry.layout import MODELS_PATH
+from validator.registry.relations import Keys, held_keys, path_keys, unheld
+from validator.registry.snapshot import RecipeEntry, RunEntry
 
 # The key also hashes every source file, so any change to orv invalidates stored results; the
-# version says so explicitly when what a result means changes (2: the exact sample fingerprint; 3: the near-copy sketch and quality responses; 4: calibrated copy test, value sketches).
-CACHE_VERSION = "4"
+# version says so explicitly when what a result means changes (2: the exact sample fingerprint; 3: the near-copy sketch and quality responses; 4: calibrated copy test, value sketches;
+# 5: the key index holds a file's content keys as one string and no path keys, KeyIndex).
+CACHE_VERSION = "5"
 _SCOPE = ("recipes", "runs")
 
 
@@ -133,17 +137,28 @@ def open_cache(root: str, store: Store) -> BlobCache:
 
 
 def _read(path: Path) -> dict[str, Any]:
+    """The first value _write stored at path ({} if it cannot be read)."""
+    return _read_values(path, 1)[0]
+
+
+def _read_values(path: Path, count: int) -> list[dict[str, Any]]:
+    """The first `count` values _write stored at path (each {} if any cannot be read): a reader
+    that wants only the first reads no further."""
     try:
         with open(path, "rb") as fh:
-            stored = pickle.load(fh)  # noqa: S301 - our own file inside .git, written by orv
+            values = [pickle.load(fh) for _ in range(count)]  # noqa: S301 - our own file inside .git, written by orv
     except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
-        return {}
-    return stored if isinstance(stored, dict) else {}
+        return [{} for _ in range(count)]  # not [{}] * count: one dict twice, and KeyIndex fills both
+    return values if all(isinstance(value, dict) for value in values) else [{} for _ in range(count)]
 
 
-def _write(path: Path, value: Any) -> None:
+def _write(path: Path, *values: Any) -> None:
+    """The values pickled one after the other into one file (read back by _read_values)."""
     try:
-        write_atomic(str(path), pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+        buffer = io.BytesIO()  # getvalue() hands over its buffer: the pickles are never held twice
+        for value in values:
+            pickle.dump(value, buffer, protocol=pickle.HIGHEST_PROTOCOL)
+        write_atomic(str(path), buffer.getvalue())
         prefix = path.name.split("-", 1)[0]
         for old in path.parent.glob(f"{prefix}-*.pickle"):
             if old != path:  # written for another orv/catalog version: never valid again
@@ -156,40 +171,52 @@ def _write(path: Path, value: Any) -> None:
 class KeyIndex:
     """Each committed file's relation keys (validator/pr/neighbourhood.py) by path and blob id.
 
-    Small (a few short strings per file) and stored apart from the per-file results, so that a
-    pull-request check reads it in milliseconds and finds a change's neighbours without loading
-    the ten thousand recipes the change does not touch. Same key as the per-file cache: keys
-    depend on the file's bytes, its path, orv and the catalog.
+    Stored apart from the per-file results, so that a pull-request check reads it quickly and finds
+    a change's neighbours without loading the ten thousand recipes the change does not touch. Same
+    key as the per-file cache: keys depend on the file's bytes, its path, orv and the catalog.
+
+    A file's content keys are held as its loaded entry holds them (relations.held_keys: one string,
+    the entry's own), its path keys not at all (relations.path_keys makes them from the path). As a
+    tuple of strings per file, the bench registry's 21,542 files held 5.8 million: `orv boards` peaked
+    at 1.6 GB with the cache, 0.7 GB without (issue 54, docs/scaling.md). The blob ids are stored
+    before the keys, so that a full check finding them unchanged reads nothing else (indexed_blobs).
     """
 
     path: Path | None = None
-    entries: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
+    blobs: dict[str, str] = field(default_factory=dict)  # path -> blob id
+    held: dict[str, Keys | str] = field(default_factory=dict)  # path -> content keys, as held_keys holds them
     dirty: bool = False
 
-    def get(self, rel: str, blob: str) -> tuple[str, ...] | None:
-        hit = self.entries.get(rel)
-        return hit[1] if hit is not None and hit[0] == blob else None
+    def get(self, rel: str, blob: str) -> Keys | None:
+        """All of the file's keys (relations.keys_of) if its blob id is `blob`, else None."""
+        return path_keys(rel) + unheld(self.held[rel]) if self.blobs.get(rel) == blob else None
 
-    def put(self, rel: str, blob: str, keys: tuple[str, ...]) -> None:
-        if self.entries.get(rel) != (blob, keys):
-            self.entries[rel] = (blob, keys)
-            self.dirty = True
-
-    def retain(self, paths: Any) -> None:
-        """Forget files no longer in the working tree (the index never outgrows the registry)."""
-        for rel in [rel for rel in self.entries if rel not in paths]:
-            del self.entries[rel]
+    def put(self, rel: str, blob: str, entry: RecipeEntry | RunEntry | None) -> None:
+        """Remember the keys of `rel` at `blob`, loaded as `entry` (None: no recipe or run file, or not loadable)."""
+        held = held_keys(entry)
+        if self.blobs.get(rel) != blob or self.held.get(rel) != held:
+            self.blobs[rel], self.held[rel] = blob, held
             self.dirty = True
 
     def save(self) -> None:
         if self.path is not None and self.dirty:
-            _write(self.path, self.entries)
+            _write(self.path, self.blobs, self.held)
             self.dirty = False
 
 
 def open_index(store: Store) -> KeyIndex:
     path = store.path("index")
-    return KeyIndex(path, _read(path)) if path is not None else KeyIndex()
+    if path is None:
+        return KeyIndex()
+    blobs, held = _read_values(path, 2)
+    # written together, so never apart; if they were, nothing is trusted
+    return KeyIndex(path, blobs, held) if blobs.keys() == held.keys() else KeyIndex(path)
+
+
+def indexed_blobs(store: Store) -> dict[str, str]:
+    """The blob id of each file the stored key index holds, read without its keys."""
+    path = store.path("index")
+    return _read(path) if path is not None else {}
 
 
 @dataclass

@@ -270,7 +270,7 @@ class _BaseKeys:
         loader.load_unchanged(missing)
         for rel in missing:
             self.known[rel] = _keys(rel, loader.head[rel])
-            index.put(rel, base_files[rel][1], self.known[rel])
+            index.put(rel, base_files[rel][1], loader.head[rel][0])
         self.by_key: dict[str, set[str]] = {}  # the content and path keys of the files looked at
         for rel, keys in self.known.items():
             for key in keys:

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from validator.load.cache import Store, open_index
+from validator.load.cache import KeyIndex, Store, indexed_blobs
 from validator.load.pipeline import FileResult
-from validator.registry.relations import Keys, grouping, keys_of, ties
+from validator.registry.relations import Keys, grouping, ties
 
 
 def neighbourhood(base: Mapping[str, Keys], head: Mapping[str, Keys], changed: Iterable[str]) -> set[str]:
@@ -47,11 +47,16 @@ def neighbourhood(base: Mapping[str, Keys], head: Mapping[str, Keys], changed: I
 
 
 def index_keys(store: Store, blobs: Mapping[str, str], results: Mapping[str, FileResult]) -> None:
-    """Remember each committed file's relation keys, so pull-request mode need not load it again."""
-    index = open_index(store)
+    """Remember each committed file's relation keys, so pull-request mode need not load it again.
+
+    A full check has loaded every file, each keyed entry holding its keys: the index is made anew from
+    them (sharing their strings) unless it already holds exactly these files at these blob ids, which
+    is decided without reading its keys (a file's keys depend only on its path and bytes, given the
+    index's key: load/cache.py)."""
+    if indexed_blobs(store) == blobs:
+        return
+    index = KeyIndex(store.path("index"), dirty=True)  # written even with no file, so none is listed
     for rel, blob in blobs.items():
-        if index.get(rel, blob) is None:
-            result = results.get(rel)
-            index.put(rel, blob, keys_of(rel, result[0] if result else None))
-    index.retain(blobs)
+        result = results.get(rel)
+        index.put(rel, blob, result[0] if result else None)
     index.save()

@@ -166,7 +166,11 @@ def path_keys(rel: str, kind: str | None = None) -> Keys:
 def content_keys(entry: RecipeEntry | RunEntry | None) -> Keys:
     """The keys a recipe or run file has by what it says (nothing for anything else): those its
     loader computed (with_content_keys), else computed here."""
-    held = held_keys(entry)
+    return unheld(held_keys(entry))
+
+
+def unheld(held: Keys | str) -> Keys:
+    """The keys held_keys held (the key index, load/cache.py, stores them so too)."""
     return tuple(held.split(_SEPARATOR)) if isinstance(held, str) else held
 
 
