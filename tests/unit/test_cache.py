@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pickle
+import tracemalloc
 from dataclasses import replace
 from pathlib import Path
 
@@ -10,7 +12,8 @@ import pytest
 from tests.testing.git import git
 from tests.testing.registry import make_registry
 from validator.engine.evaluate import Config, run
-from validator.load.cache import KeyIndex, Store, indexed_blobs, open_index, open_store
+from validator.files.atomic import PREFIX
+from validator.load.cache import BlobCache, KeyIndex, Store, indexed_blobs, open_cache, open_index, open_store
 from validator.load.pipeline import load_tree
 from validator.pr.neighbourhood import index_keys
 from validator.registry.relations import keys_of
@@ -163,6 +166,67 @@ def test_the_boards_load_with_fewer_checks_never_reaches_the_cache(tmp_path: Pat
     boards_view = analyse(str(root), cache=True, for_tiers=True)
     assert "ORV208" not in {d.code for d in boards_view.diagnostics}  # not a check a tier reads
     assert "ORV208" in codes(root)
+
+
+# --------------------------------------------------------------------------- the per-file results
+
+
+@pytest.mark.git
+def test_the_results_cache_gives_back_what_was_put_after_it_is_reopened(tmp_path: Path) -> None:
+    root, _ = make_repo(tmp_path)
+    results = load_tree(str(root), keys=True).results  # loaded without a store: nothing cached yet
+    assert any(isinstance(entry, RecipeEntry) for entry, _ in results.values())
+    assert any(isinstance(entry, RunEntry) for entry, _ in results.values())
+    store = open_store(str(root))
+    cache = open_cache(str(root), store)
+    assert all(cache.get(rel) is None for rel in results)
+    for rel, result in results.items():
+        cache.put(rel, result)
+    cache.save()
+    reopened = open_cache(str(root), store)
+    assert {rel: reopened.get(rel) for rel in results} == results
+
+
+def big_cache(tmp_path: Path, files: int) -> BlobCache:
+    """A cache of `files` results of ~50 KB each, not yet saved."""
+    cache = BlobCache(tmp_path / "orv" / "cache-test.pickle", {f"runs/{i}.json": f"{i:040}" for i in range(files)})
+    for rel in cache.blobs:
+        cache.put(rel, (None, [rel * 2000]))
+    return cache
+
+
+def test_the_results_cache_is_streamed_into_its_file_never_held_whole(tmp_path: Path, monkeypatch) -> None:
+    # pickled whole into memory first, the bench registry's ~300 MB of results took `orv check` with an
+    # empty cache from ~530 MB to ~950 MB while it was written (issue 54, docs/scaling.md)
+    cache = big_cache(tmp_path, 200)
+    monkeypatch.setattr(pickle, "dumps", lambda *a, **k: pytest.fail("the whole pickle built as one bytes object"))
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        before = tracemalloc.get_traced_memory()[0]
+        cache.save()
+        peak = tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+    assert cache.path is not None
+    size = cache.path.stat().st_size
+    assert size > 4_000_000
+    assert peak < size / 4  # the pickler's memo and one frame at a time, never the file's bytes
+    with open(cache.path, "rb") as fh:
+        assert pickle.load(fh) == cache.fresh
+
+
+def test_a_results_cache_write_that_fails_midway_leaves_the_old_file_whole(tmp_path: Path) -> None:
+    cache = big_cache(tmp_path, 50)
+    cache.save()
+    assert cache.path is not None
+    before = cache.path.read_bytes()
+    failing = big_cache(tmp_path, 60)
+    failing.put("runs/59.json", (None, [lambda: None]))  # the last result cannot be pickled
+    with pytest.raises((pickle.PicklingError, AttributeError)):
+        failing.save()
+    assert cache.path.read_bytes() == before  # never half of the new pickle
+    assert list(tmp_path.rglob(f"{PREFIX}*")) == []  # its temporary removed
 
 
 # --------------------------------------------------------------------------- the key index

@@ -27,6 +27,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
+from typing import BinaryIO
 
 from validator.files.interrupts import interrupts_deferred
 from validator.git.plumbing import git_folder_of
@@ -169,13 +170,22 @@ def _new_folder(folder: str) -> tuple[int, str]:
 # ------------------------------------------------------------------------------------------ writes
 
 
+Fill = Callable[[BinaryIO], None]  # writes a file's whole content into the open file it is given
+
+
 def write_atomic(path: str, data: bytes) -> None:
     """Write `data` to `path` whole or not at all, durably (file and folder fsynced), through a locked
     temporary in the scratch folder. An OSError names `path` (never the temporary)."""
+    write_atomic_from(path, lambda fh: _write_bytes(fh, data))
+
+
+def write_atomic_from(path: str, fill: Fill) -> None:
+    """write_atomic of what `fill` writes into the temporary: content written as it is made, never
+    held whole in memory (the per-file results cache is ~300 MB at 10,000 recipes, issue 54)."""
     folder = os.path.dirname(os.path.abspath(path))
     try:
         os.makedirs(folder, exist_ok=True)
-        if _open and _open[-1].stage(path, data):
+        if _open and _open[-1].stage(path, fill):
             return
         scratch = scratch_folder(folder)
         sweep(scratch)
@@ -185,9 +195,7 @@ def write_atomic(path: str, data: bytes) -> None:
         fd, tmp = -1, ""
         try:
             fd, tmp = _held(lambda: _new_file(scratch))
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
+            _fill_fd(fd, fill)
             os.fchmod(fd, 0o644)
             os.fsync(fd)
             os.replace(tmp, path)
@@ -201,6 +209,16 @@ def write_atomic(path: str, data: bytes) -> None:
                     os.unlink(tmp)
             if fd >= 0:
                 os.close(fd)
+
+
+def _fill_fd(fd: int, fill: Fill) -> None:
+    """Run `fill` on the open file `fd` (left open: its owner fsyncs and closes it)."""
+    with os.fdopen(fd, "wb", closefd=False) as fh:  # buffered: a pickler writes in small pieces
+        fill(fh)
+
+
+def _write_bytes(fh: BinaryIO, data: bytes) -> None:
+    fh.write(data)  # a buffered write of more than its buffer goes to the file directly, not copied
 
 
 def fsync_folder(folder: str) -> None:
@@ -345,16 +363,15 @@ class _Transaction:
         self.fd, self.folder = _held(lambda: _new_folder(scratch))
         self.entries: list[tuple[str | None, str]] = []  # (staged name or None to remove, target)
 
-    def stage(self, path: str, data: bytes) -> bool:
-        """Stage `path`'s new bytes; False when the target is on another filesystem (written at once)."""
+    def stage(self, path: str, fill: Fill) -> bool:
+        """Stage `path`'s new content (`fill` writes it); False when the target is on another
+        filesystem (written at once)."""
         if os.stat(os.path.dirname(os.path.abspath(path))).st_dev != self.device:
             return False
         name = str(len(self.entries))
         fd = os.open(os.path.join(self.folder, name), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
+            _fill_fd(fd, fill)
             os.fchmod(fd, 0o644)  # as write_atomic: readable by all, whatever the umask
             os.fsync(fd)
         finally:
