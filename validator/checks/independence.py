@@ -59,9 +59,16 @@ def _copied(snapshot: Snapshot) -> Iterator[tuple[RunEntry, RunEntry, str]]:
         for one, other, how in snapshot.judged:
             yield by_path[one], by_path[other], how
         return
-    runs, pairs = pairs_to_judge(snapshot)
+    yield from copies_among(*pairs_to_judge(snapshot), snapshot.jobs)
+
+
+def copies_among(
+    runs: list[RunEntry], pairs: Iterable[tuple[int, int, bool]], jobs: int
+) -> Iterator[tuple[RunEntry, RunEntry, str]]:
+    """(run, later run, how) for each of `pairs` (indices into `runs`, as pairs_to_judge gives them) that ORV304's
+    rules find one measurement, judged in `jobs` processes when there are many (copied_pairs)."""
     fingerprints = [run.facts.fingerprint if run.facts else () for run in runs]
-    for i, j, how in copied_pairs(fingerprints, pairs, snapshot.jobs):
+    for i, j, how in copied_pairs(fingerprints, pairs, jobs):
         yield runs[i], runs[j], how
 
 

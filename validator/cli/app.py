@@ -119,19 +119,13 @@ def cli() -> None:
 @options.OUTPUTS
 @options.BOARDS
 @options.display_options
-@click.option(
+@options.split(
     "--shard",
     "shard_spec",
-    metavar="K/N",
-    default=None,
-    help="Load only shard K of N of the recipes and run files and write their results to "
+    "Load only shard K of N of the recipes and run files and write their results to "
     "--partial-out; `orv merge-results` checks the rest and reports (docs/scaling.md).",
-)
-@click.option(
     "--partial-out",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="With --shard: where to write the partial result (default: ./orv-shard-K-of-N.partial).",
+    "With --shard: where to write the partial result (default: ./orv-shard-K-of-N.partial).",
 )
 @click.option(
     "--widen",
@@ -209,10 +203,8 @@ def check_cmd(
     )
 
 
-# What a shard never takes: it reports nothing (the merge does) and checks the whole tree.
-_MERGE_ONLY = (
-    "paths",
-    "base",
+# What a shard or a judging part never takes: it reports nothing (the merge does).
+_REPORTING = (
     "fmt",
     "waive",
     "summary_file",
@@ -224,6 +216,8 @@ _MERGE_ONLY = (
     "show_all",
     "color_choice",
 )
+# ... and a shard checks the whole tree, not a pull request
+_MERGE_ONLY = ("paths", "base", *_REPORTING)
 
 
 def _refuse_reporting_options_with_a_shard() -> None:
@@ -255,19 +249,13 @@ def _refuse_given(names: tuple[str, ...], why: str) -> None:
 @options.BOARDS
 @options.jobs("judging ORV304's pairs of runs")
 @options.display_options
-@click.option(
+@options.split(
     "--judge",
     "judge_spec",
-    metavar="K/N",
-    default=None,
-    help="Judge only part K of N of ORV304's pairs of runs and write the verdicts to --judged-out; the "
+    "Judge only part K of N of ORV304's pairs of runs and write the verdicts to --judged-out; the "
     "merge given every part's file with --judged reports (docs/scaling.md).",
-)
-@click.option(
     "--judged-out",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="With --judge: where to write the part's verdicts (default: ./orv-judged-K-of-N.json).",
+    "With --judge: where to write the part's verdicts (default: ./orv-judged-K-of-N.json).",
 )
 @click.option(
     "--judged",
@@ -321,21 +309,6 @@ def merge_results_cmd(
             root.path(), partials, waive, with_boards, report, _progress_line(quiet, fmt), jobs, judged_files
         )
     )
-
-
-# What a judging part never takes: it reports nothing (the merge given every part does).
-_REPORTING = (
-    "fmt",
-    "waive",
-    "summary_file",
-    "outputs_file",
-    "with_boards",
-    "least",
-    "quiet",
-    "statistics",
-    "show_all",
-    "color_choice",
-)
 
 
 @cli.command("reproduce")

@@ -45,6 +45,15 @@ def jobs(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     )
 
 
+def split(
+    flag: str, dest: str, help: str, out: str, out_help: str
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A K/N option (`--shard` of `check`, `--judge` of `merge-results`) and the file it writes to."""
+    spec = click.option(flag, dest, metavar="K/N", default=None, help=help)
+    written = click.option(out, type=click.Path(dir_okay=False), default=None, help=out_help)
+    return lambda command: spec(written(command))
+
+
 _DISPLAY = (
     click.option(
         "--severity",

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
 from validator.checks import all_checks
 from validator.checks.collect import profiling, stage
@@ -23,6 +25,8 @@ from validator.registry.snapshot import imported_paths
 from validator.report import REPORTER_BY_NAME, summary
 from validator.report.profile import render as render_profile
 from validator.report.text import TextOptions, render_with
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -107,11 +111,10 @@ def _warn_uncommitted(root: str, outcome: Outcome) -> None:
 def check_shard(root: str, shard: Shard, partial_out: str | None, jobs: int | None, progress: ProgressLine) -> Outcome:
     """`orv check --shard K/N`: one shard's per-file results written for `orv merge-results`; reports nothing."""
     out = _outside_the_registry(root, partial_out or default_partial_path(shard), "--partial-out")
-    try:
-        with progress(f"orv check --shard {shard}: loading") as show:
-            written = shards.check_shard(root, shard, out, jobs or default_jobs(), show)
-    except OSError as exc:
-        raise BadOptions(f"--partial-out {out}: cannot write: {exc.strerror}") from None
+    with progress(f"orv check --shard {shard}: loading") as show:
+        written = _writing(
+            "--partial-out", out, lambda: shards.check_shard(root, shard, out, jobs or default_jobs(), show)
+        )
     outcome = Outcome()
     outcome.out(
         f"orv: shard {shard}: {written.files:,} recipe and run files loaded, {written.findings:,} finding(s) "
@@ -133,6 +136,14 @@ def _outside_the_registry(root: str, path: str, option: str) -> str:
             "folder, it would become part of the tree being checked; write it elsewhere"
         )
     return out
+
+
+def _writing(option: str, out: str, write: Callable[[], T]) -> T:
+    """write(), a path it cannot write (a missing folder's parent, no permission) a usage error naming `option`."""
+    try:
+        return write()
+    except OSError as exc:
+        raise BadOptions(f"{option} {out}: cannot write: {exc.strerror}") from None
 
 
 def merge_results(
@@ -175,11 +186,8 @@ def judge_merged(
             merged = merge(root, partials, show, runs_only=True)
         except PartialRefused as exc:
             return Outcome(findings=Result((exc.finding,)), exit_code=ExitCode.USAGE)
-    try:
-        with stage("ORV304's pairs, one part judged"):
-            written = judge_part(root, merged, part, out, jobs or default_jobs())
-    except OSError as exc:
-        raise BadOptions(f"--judged-out {out}: cannot write: {exc.strerror}") from None
+    with stage("ORV304's pairs, one part judged"):
+        written = _writing("--judged-out", out, lambda: judge_part(root, merged, part, out, jobs or default_jobs()))
     outcome = Outcome()
     outcome.out(
         f"orv: ORV304's pairs, part {part}: {written.pairs:,} of the merge's {written.total:,} judged, "

@@ -31,17 +31,26 @@ import orjson
 
 from validator.checks.collect import Collector
 from validator.checks.independence import (
-    copied_pairs,
+    copies_among,
     fingerprinted,
     judged_again,
     pack_pair,
     pairs_to_judge,
     unpack_pair,
 )
-from validator.engine.shard import Merged, PartialRefused, Split, SplitFiles, complete_split, parse_split, runtime
+from validator.engine.shard import (
+    FileKind,
+    Merged,
+    Split,
+    SplitFiles,
+    complete_split,
+    other_orv,
+    parse_split,
+    read_document,
+    runtime,
+)
 from validator.errors import UsageError
 from validator.files.atomic import write_atomic
-from validator.load import schema as schemas
 from validator.load.pipeline import assemble_loaded
 from validator.registry.snapshot import Snapshot
 
@@ -84,8 +93,7 @@ def judge_part(root: str, merged: Merged, part: Part, out_path: str, jobs: int) 
     packed = array("q", (pack_pair(*pair) for pair in pairs))  # 8 bytes a pair: the ties are computed once
     start, end = stretch(len(packed), part)
     mine = map(unpack_pair, packed[start:end])
-    fingerprints = [run.facts.fingerprint if run.facts else () for run in runs]
-    copies = [[runs[i].path, runs[j].path, how] for i, j, how in copied_pairs(fingerprints, mine, jobs)]
+    copies = [[one.path, other.path, how] for one, other, how in copies_among(runs, mine, jobs)]
     document = {
         "format": FORMAT,
         "version": VERSION,
@@ -109,30 +117,14 @@ _RERUN = (
 )
 
 
+JUDGED_FILE = FileKind(
+    "judged file", "`orv merge-results --judge K/N`", FORMAT, VERSION, "judged", (_RERUN, _RERUN, _RERUN, _RERUN)
+)
+
+
 def read_judged(path: str) -> dict[str, Any]:
     """A judged file as plain data, refused (ORV901 on it) unless it has the schema's exact shape."""
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read: {exc.strerror}") from None
-    try:
-        document = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise PartialRefused(
-            path, f"not a judged file of `orv merge-results --judge K/N`: not JSON ({exc})", _RERUN
-        ) from None
-    if not (isinstance(document, dict) and document.get("format") == FORMAT):
-        raise PartialRefused(path, "not a judged file of `orv merge-results --judge K/N`", _RERUN)
-    if document.get("version") != VERSION:
-        raise PartialRefused(
-            path, f"judged file version {document.get('version')!r}; this orv reads version {VERSION}", _RERUN
-        )
-    problem = schemas.first_violation("judged", document)
-    if problem is not None:
-        where, message = problem
-        raise PartialRefused(path, f"not the shape of a judged file at {where}: {message}", _RERUN)
-    return document
+    return read_document(path, JUDGED_FILE)[0]
 
 
 def verdicts(
@@ -143,10 +135,11 @@ def verdicts(
     tree, and a listed pair that is not one this merge finds one measurement."""
     mine, tree, partials = runtime(), merged.tree, merged.partials
     for path, document in files:
-        theirs = {key: document[key] for key in mine}
-        if theirs != mine:
+        differ = other_orv(document, mine)
+        if differ:
             raise UsageError(
-                f"{path}: judged by another orv: judge every part and merge with the same orv and dependencies"
+                f"{path}: judged by another orv ({differ}): judge every part and merge with the same orv and "
+                "dependencies"
             )
         if document["tree"] != tree:
             raise UsageError(f"{path}: judged on another registry tree than this checkout: {_RERUN}")

@@ -213,45 +213,78 @@ def read_partial(path: str, checked: bytes | None = None) -> Partial:
     """A partial result as plain data, refused (PartialRefused) unless it has the schema's exact shape.
     `checked`: the digest of the bytes a first read of this file found of that shape; read again, the
     same bytes are not checked twice, and other bytes are refused."""
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read: {exc.strerror}") from None
-    digest = hashlib.sha256(raw).digest()
-    if checked is not None:
+    if checked is None:
+        document, digest = read_document(path, PARTIAL)
+    else:
+        raw = _read_bytes(path)
+        digest = hashlib.sha256(raw).digest()
         if digest != checked:
             raise PartialRefused(path, "the file changed while `orv merge-results` read it", _RERUN)
         document = orjson.loads(raw)
         del raw
-        files = document.pop("files")
-        return Partial(path, document, files, digest)
+    files = document.pop("files")
+    return Partial(path, document, files, digest)
+
+
+@dataclass(frozen=True)
+class FileKind:
+    """One kind of JSON file an orv command writes for another (a shard's partial, a judging part's verdicts):
+    how it is named and recognised, and what to do when it is refused (ORV901 on the file)."""
+
+    label: str  # "partial result"
+    written_by: str  # "`orv check --shard K/N`"
+    format: str
+    version: int
+    schema: str  # its name in load/schema.py
+    hints: tuple[str, str, str, str]  # for a file that is not JSON, of another format, version, or shape
+
+
+PARTIAL = FileKind(
+    "partial result",
+    "`orv check --shard K/N`",
+    FORMAT,
+    VERSION,
+    "partial",
+    (
+        "pass the files `orv check --shard K/N --partial-out FILE` wrote; " + _RERUN,
+        "pass the files `orv check --shard K/N --partial-out FILE` wrote",
+        "run every shard and the merge with the same orv",
+        _RERUN,
+    ),
+)
+
+
+def read_document(path: str, kind: FileKind) -> tuple[dict[str, Any], bytes]:
+    """The file as plain data and the SHA-256 of its bytes, refused (PartialRefused) unless it is a `kind`
+    document of this version with the schema's exact shape."""
+    raw = _read_bytes(path)
+    digest = hashlib.sha256(raw).digest()
+    not_json, not_format, not_version, not_shape = kind.hints
     try:
         document = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
+        raise PartialRefused(path, f"not a {kind.label} of {kind.written_by}: not JSON ({exc})", not_json) from None
+    if not (isinstance(document, dict) and document.get("format") == kind.format):
+        raise PartialRefused(path, f"not a {kind.label} of {kind.written_by}", not_format)
+    if document.get("version") != kind.version:
         raise PartialRefused(
             path,
-            f"not a partial result of `orv check --shard K/N`: not JSON ({exc})",
-            "pass the files `orv check --shard K/N --partial-out FILE` wrote; " + _RERUN,
-        ) from None
-    if not (isinstance(document, dict) and document.get("format") == FORMAT):
-        raise PartialRefused(
-            path,
-            "not a partial result of `orv check --shard K/N`",
-            "pass the files `orv check --shard K/N --partial-out FILE` wrote",
+            f"{kind.label} version {document.get('version')!r}; this orv reads version {kind.version}",
+            not_version,
         )
-    if document.get("version") != VERSION:
-        raise PartialRefused(
-            path,
-            f"partial result version {document.get('version')!r}; this orv reads version {VERSION}",
-            "run every shard and the merge with the same orv",
-        )
-    problem = schemas.first_violation("partial", document)
+    problem = schemas.first_violation(kind.schema, document)
     if problem is not None:
         where, message = problem
-        raise PartialRefused(path, f"not the shape of a partial result at {where}: {message}", _RERUN)
-    files = document.pop("files")
-    return Partial(path, document, files, digest)
+        raise PartialRefused(path, f"not the shape of a {kind.label} at {where}: {message}", not_shape)
+    return document, digest
+
+
+def _read_bytes(path: str) -> bytes:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read: {exc.strerror}") from None
 
 
 # What a file's entry is declared to be; decode builds nothing else.
@@ -288,14 +321,18 @@ def read_results(partial: Partial, runs_only: bool = False) -> dict[str, FileRes
     return results
 
 
+def other_orv(header: dict[str, Any], mine: dict[str, str]) -> str:
+    """How the orv that wrote a file (its header's runtime fields) differs from this one; "" when it does not."""
+    return ", ".join(
+        f"{key} {header.get(key)!s:.12} here {value:.12}" for key, value in mine.items() if header.get(key) != value
+    )
+
+
 def _refuse_mixing(partials: list[Partial], mine: dict[str, str], tree: str) -> int:
     """The shards' N, after refusing partials from another orv, another tree or an incomplete set."""
     for p in partials:
-        theirs = {key: p.header.get(key) for key in mine}
-        if theirs != mine:
-            differ = ", ".join(
-                f"{key} {theirs[key]!s:.12} here {mine[key]:.12}" for key in mine if theirs[key] != mine[key]
-            )
+        differ = other_orv(p.header, mine)
+        if differ:
             raise UsageError(
                 f"{p.path}: written by another orv ({differ}): run every shard and the merge with "
                 "the same orv and dependencies"
