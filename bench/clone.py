@@ -28,6 +28,13 @@ fastest of 3 runs below 100,000 run files and one run at 100,000 (`--repeat`).
     python bench/clone.py --runs 1000 10000 30000 --workflow new --gate-only --copied-run \
         --results bench/clone-results-copied.json   # a pull request whose check walks the history
     python bench/clone_table.py   # the docs/benchmarks.md tables from bench/clone-results.json
+    python bench/clone.py --registry /tmp/g1k /tmp/g10k --gate-only --workflow new \
+        --results bench/clone-gate-main-shape.json   # the gate on bench/generate.py's main-shaped registries
+
+`--registry DIR ...` measures the gate on registries bench/generate.py wrote (main-shaped: every check
+runs, runs of one shape tie by chance as on main) instead of bench/history.py's: each gets a `pr`
+branch holding bench/run.py's one-training-recipe pull request (bench/run.py prepare_pr's), made once.
+Their boards must be the measured orv's (the gate trusts only keys its own orv stamped).
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -360,8 +368,38 @@ def copied_run_pr(remote: Path) -> tuple[str, list[str]]:
     return commit, [rel]
 
 
+def registry_remote(root: Path) -> Path:
+    """A bench/generate.py registry as the remote: branch `pr` = main plus bench/run.py's one-training-recipe
+    pull request (written in a scratch worktree, so main's working tree is untouched), made once."""
+    from bench.generate import GIT
+    from bench.generate import GIT_ENV as COMMIT_ENV
+    from bench.generate import training as add_training_recipe
+    from bench.run import PR_INDEX, PR_SEED
+
+    root = root.resolve()
+    env = {**os.environ, **COMMIT_ENV}
+
+    def git(*args: str, cwd: Path = root) -> str:
+        return subprocess.run([*GIT, *args], cwd=cwd, env=env, capture_output=True, text=True, check=True).stdout
+
+    if not git("branch", "--list", "pr").strip():
+        CACHE.mkdir(parents=True, exist_ok=True)  # measure()'s scratch folders go there too
+        with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
+            work = Path(tmp) / "pr"
+            git("worktree", "add", "-q", "-b", "pr", str(work), "main")
+            add_training_recipe(work, PR_INDEX, random.Random(PR_SEED))
+            git("add", "-A", cwd=work)
+            git("commit", "-q", "-m", "a one-training-recipe pull request", cwd=work)
+            git("worktree", "remove", "--force", str(work))
+    changed = git("diff", "--name-only", "main", "pr").split()
+    (root / ".git" / "orv-bench-pr").write_text("\n".join(changed) + "\n")
+    git("config", "uploadpack.allowFilter", "true")
+    git("config", "uploadpack.allowAnySHA1InWant", "true")
+    return root
+
+
 def measure(
-    runs: int,
+    runs: int | Path,
     workflows: list[str],
     repeat: int,
     workflow: Path,
@@ -369,7 +407,10 @@ def measure(
     gate_only: bool = False,
     copied: bool = False,
 ) -> dict[str, Any]:
-    remote = generate_history(runs, orv=None if orv == ORV else orv)
+    # a number: bench/history.py's registry of that many run files; a path: a bench/generate.py registry
+    remote = (
+        registry_remote(runs) if isinstance(runs, Path) else generate_history(runs, orv=None if orv == ORV else orv)
+    )
     pr, base = (
         subprocess.run(["git", "rev-parse", ref], cwd=remote, capture_output=True, text=True, check=True).stdout.strip()
         for ref in ("pr", "main")
@@ -384,7 +425,7 @@ def measure(
         ["git", "ls-tree", "-r", "-l", "main"], cwd=remote, capture_output=True, text=True, check=True
     ).stdout.splitlines()
     out: dict[str, Any] = {
-        **counts(remote),
+        **(counts(remote) if isinstance(runs, int) else generated_counts(remote)),
         "pack_bytes": pack,
         "head_bytes": sum(int(line.split()[3]) for line in tree),
         "head_files": len(tree),
@@ -392,13 +433,14 @@ def measure(
         "sparse_patterns": sparse,
     }
     print(
-        f"{runs} run files: {out['recipes']} recipes, {out['commits']} commits, pack {pack / 2**20:.1f} MiB", flush=True
+        f"{out['run_files']} run files: {out['recipes']} recipes, {out['commits']} commits, pack {pack / 2**20:.1f} MiB",
+        flush=True,
     )
     for pack_file in (remote / ".git" / "objects" / "pack").iterdir():  # warm: no row pays for the disk
         with pack_file.open("rb") as f:
             while f.read(1 << 24):
                 pass
-    scratch = Path(tempfile.mkdtemp(prefix=f"clone-{runs}-", dir=CACHE))
+    scratch = Path(tempfile.mkdtemp(prefix=f"clone-{out['run_files']}-", dir=CACHE))
     try:
         meter = Meter(remote, scratch, orv)
         if not gate_only:
@@ -429,6 +471,21 @@ def measure(
     return out
 
 
+def generated_counts(root: Path) -> dict[str, int]:
+    """counts() for a registry bench/history.py did not write: its files at main, and its commits."""
+    listing = subprocess.run(
+        ["git", "ls-tree", "-r", "--name-only", "main"], cwd=root, capture_output=True, text=True, check=True
+    ).stdout.split()
+    commits = subprocess.run(
+        ["git", "rev-list", "--count", "main"], cwd=root, capture_output=True, text=True, check=True
+    )
+    return {
+        "recipes": sum(1 for rel in listing if rel.startswith("recipes/")),
+        "run_files": sum(1 for rel in listing if rel.startswith("runs/")),
+        "commits": int(commits.stdout),
+    }
+
+
 def shards(runs: int, counts_: list[int]) -> dict[str, Any]:
     """bench/shard.py on the registry (shards one after another: this host has 2 cores)."""
     root = generate_history(runs)
@@ -452,6 +509,13 @@ def shards(runs: int, counts_: list[int]) -> dict[str, Any]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, nargs="*", default=[1000, 10000, 100000])
+    parser.add_argument(
+        "--registry",
+        type=Path,
+        nargs="*",
+        default=[],
+        help="instead of --runs: bench/generate.py registries (main-shaped), the gate on each",
+    )
     parser.add_argument("--workflow", choices=["old", "new", "both"], default="both")
     parser.add_argument(
         "--workflow-file",
@@ -487,10 +551,14 @@ def main() -> int:
         print(json.dumps({k: v for k, v in result.items() if k != "steps"}))
         return result["exit"]
     results = json.loads(args.results.read_text()) if args.results.exists() else {}
-    results["command"] = "python bench/clone.py --runs N --workflow both (fastest of --repeat runs per row)"
+    results["command"] = (
+        "python bench/clone.py --registry DIR --gate-only (bench/generate.py registries; fastest of --repeat runs)"
+        if args.registry
+        else "python bench/clone.py --runs N --workflow both (fastest of --repeat runs per row)"
+    )
     results["host"] = "2 cores shared with other jobs; local file:// remote, so times exclude the network"
-    for runs in args.runs:
-        repeat = args.repeat or (3 if runs < 100_000 else 1)
+    for runs in args.registry or args.runs:
+        repeat = args.repeat or (3 if isinstance(runs, Path) or runs < 100_000 else 1)
         results[str(runs)] = measure(
             runs,
             ["old", "new"] if args.workflow == "both" else [args.workflow],

@@ -173,6 +173,9 @@ def check_jsonschema_cmds(root: Path) -> list[list[str]]:
     ]
 
 
+PR_INDEX, PR_SEED = 10_000_000 + 2, 7  # the pull request's training recipe (bench/generate.py training)
+
+
 def prepare_pr(root: Path, work: Path) -> Path:
     """A fresh `git clone` of the registry (nothing cached) on a branch that adds one recipe and one
     run, committed: what actions/checkout gives the Action on a new runner."""
@@ -181,7 +184,7 @@ def prepare_pr(root: Path, work: Path) -> Path:
         shutil.rmtree(repo)
     subprocess.run(["git", "clone", "-q", str(root), str(repo)], check=True)
     subprocess.run([*GIT, "checkout", "-q", "-b", "pr"], cwd=repo, check=True, env={**os.environ, **GIT_ENV})
-    training(repo, 10_000_000 + 2, random.Random(7))
+    training(repo, PR_INDEX, random.Random(PR_SEED))
     subprocess.run([*GIT, "add", "-A"], cwd=repo, check=True, env={**os.environ, **GIT_ENV})
     subprocess.run([*GIT, "commit", "-q", "-m", "pr"], cwd=repo, check=True, env={**os.environ, **GIT_ENV})
     return repo

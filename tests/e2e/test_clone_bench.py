@@ -127,3 +127,28 @@ def test_the_variants_table_puts_each_checkout_beside_the_other() -> None:
         "| 10,000 (322) | one recipe | — | 3.0 MiB + 1.0 MiB + 512 KiB = **4.5 MiB**; 8 fetches; 2.9 s (0 errors) |"
     )
     assert expected in table, table
+
+
+def test_a_generated_registry_gets_the_run_benchs_pull_request_once_and_the_gate_checks_it(tmp_path: Path) -> None:
+    # `--registry`: the gate on bench/generate.py's main-shaped registries, with bench/run.py's pull request
+    from bench.generate import generate
+
+    root = generate(tmp_path / "reg", 12)
+    status = git(root, "status", "--porcelain")
+    assert clone.registry_remote(root) == root.resolve()
+    tip = git(root, "rev-parse", "pr")
+    changed = (root / ".git" / "orv-bench-pr").read_text().split()
+    assert len(changed) == 2 and changed[0].startswith("recipes/training/") and changed[1].startswith("runs/")
+    assert git(root, "rev-parse", "pr^") == git(root, "rev-parse", "main")  # main plus the pull request
+    assert git(root, "status", "--porcelain") == status and git(root, "branch", "--show-current") == "main"
+    clone.registry_remote(root)
+    assert git(root, "rev-parse", "pr") == tip  # made once
+    assert clone.generated_counts(root) == {
+        "recipes": len(list((root / "recipes").rglob("*.yaml"))),
+        "run_files": len(list((root / "runs").rglob("*.json"))),
+        "commits": int(git(root, "rev-list", "--count", "main")),
+    }
+    row = clone.measure(root, ["new"], 1, clone.WORKFLOW, clone.ORV, gate_only=True)
+    gate = row["gate"]["new"]
+    assert gate["exit"] == 0 and "refused" not in gate, gate
+    assert gate["outputs"] == {"errors": "0", "warnings": "0", "notices": "0"}
