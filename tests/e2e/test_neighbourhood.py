@@ -501,7 +501,7 @@ def test_keys_computed_where_files_load_are_the_keys_of_their_entries(
     # same boards/keys.json as keys computed afterwards
     from validator.registry.relations import _computed_keys, content_keys
 
-    monkeypatch.setattr(pipeline, "POOL_MIN_FILES", 0)  # 24 files through the pool too
+    monkeypatch.setattr(pipeline, "POOL_FROM_MS", 0.0)  # 24 files through the pool too
     for_tiers = analyse(str(wide_repo), jobs=jobs, for_tiers=True)
     entries = [entry for entry, _ in for_tiers.snapshot.loaded.values() if entry is not None]
     assert len(entries) == 24 and all(entry.keys is not None for entry in entries)

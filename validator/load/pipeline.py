@@ -375,13 +375,15 @@ def load_run(root: str, rel: str, catalog: Catalog, out: Collector, exact: bool 
     )
 
 
-# When a process pool pays (forking ~2 workers and joining them costs ~0.02 s): from POOL_MIN_FILES
-# files, or from POOL_MIN_RUN_FILES run files (each ~8 ms: fingerprint and facts from its samples; a
-# recipe ~0.3 ms). Measured on a pull request's neighbourhood at 10,000 run files (bench/run.py):
-# 8 run files load in 0.058 s alone and 0.055 s in 2 workers, 16 in 0.118 against 0.085, 52 (and
-# their recipes) in 0.43 against 0.24.
-POOL_MIN_FILES = 256
-POOL_MIN_RUN_FILES = 16
+# Whether, and over how many workers, loading pays for forking them: a file's cost in this process (a run
+# file ~8 ms, most of it the facts and fingerprint from its samples; a recipe or other file ~0.3 ms) against
+# a pool's start and join (~0.02 s for 2 workers). From POOL_FROM_MS of work (16 run files, ~430 recipes)
+# 2 workers finish sooner than one process, and one more worker per WORKER_MS more; never more than --jobs
+# (a 64-core laptop forks 2 workers, not 64, for a pull request's 16 neighbours). The figures:
+# docs/benchmarks.md, "The neighbourhood loaded in worker processes" (`python bench/pool.py`).
+RUN_FILE_MS, OTHER_FILE_MS = 8.0, 0.3
+POOL_FROM_MS = 128.0
+WORKER_MS = 64.0
 POOL_CHUNK = 64  # files a worker takes at a time: fewer where that would leave a worker idle
 # Worker state for parallel loading: set once per process by _init_worker.
 _WORKER: dict[str, Any] = {}
@@ -434,9 +436,14 @@ def _load_entry(rel: str) -> FileResult:
 PROGRESS_STEP = 100
 
 
-def _pool_pays(rels: list[str]) -> bool:
-    """Whether loading these files in worker processes is worth starting them (POOL_MIN_FILES)."""
-    return len(rels) >= POOL_MIN_FILES or sum(1 for rel in rels if classify(rel) == "run") >= POOL_MIN_RUN_FILES
+def workers_for(rels: list[str], jobs: int) -> int:
+    """How many worker processes loading these files pays for, at most `jobs`; 0: load them in this process
+    (POOL_FROM_MS, above)."""
+    runs = sum(1 for rel in rels if classify(rel) == "run")
+    work = runs * RUN_FILE_MS + (len(rels) - runs) * OTHER_FILE_MS
+    if jobs <= 1 or work < POOL_FROM_MS:
+        return 0
+    return min(jobs, max(2, int(work // WORKER_MS)))
 
 
 def load_all(
@@ -448,13 +455,15 @@ def load_all(
     keep: Keep | None = None,
     keys: bool = False,
 ) -> Iterator[FileResult]:
-    """Every file's entry and findings, in input order; spread over `jobs` processes when it pays.
+    """Every file's entry and findings, in input order; spread over up to `jobs` processes when it pays
+    (workers_for).
     `keep`: run only the run-file checks it accepts (all when None), and leave out the exact
     sample hashes only ORV304 words with (_init_worker). `keys`: each entry carries its relation
     keys (relations.with_content_keys), computed in the workers."""
     _init_worker(root, catalog, keep, keys)
     total = len(rels)
-    if jobs <= 1 or not _pool_pays(rels):
+    workers = workers_for(rels, jobs)
+    if not workers:
         results: Iterable[FileResult] = map(_load_one, rels)
         for done, item in enumerate(results, 1):
             if progress and (done % PROGRESS_STEP == 0 or done == total):
@@ -472,8 +481,8 @@ def load_all(
         quiet_map(
             _load_one,
             rels,
-            jobs,
-            chunksize=max(1, min(POOL_CHUNK, total // (4 * jobs))),  # 104 files: 13 each, not 64 and 40
+            workers,
+            chunksize=max(1, min(POOL_CHUNK, total // (4 * workers))),  # each worker ~4 chunks at least
             initializer=_init_worker,
             initargs=(root, catalog, keep, keys),
         ),
