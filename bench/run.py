@@ -184,10 +184,15 @@ def prepare_pr(root: Path, work: Path) -> Path:
         shutil.rmtree(repo)
     subprocess.run(["git", "clone", "-q", str(root), str(repo)], check=True)
     subprocess.run([*GIT, "checkout", "-q", "-b", "pr"], cwd=repo, check=True, env={**os.environ, **GIT_ENV})
-    training(repo, PR_INDEX, random.Random(PR_SEED))
-    subprocess.run([*GIT, "add", "-A"], cwd=repo, check=True, env={**os.environ, **GIT_ENV})
-    subprocess.run([*GIT, "commit", "-q", "-m", "pr"], cwd=repo, check=True, env={**os.environ, **GIT_ENV})
+    commit_pull_request(repo)
     return repo
+
+
+def commit_pull_request(work: Path) -> None:
+    """The bench's pull request, committed in the work tree at `work`: one training recipe and its run file."""
+    training(work, PR_INDEX, random.Random(PR_SEED))
+    subprocess.run([*GIT, "add", "-A"], cwd=work, check=True, env={**os.environ, **GIT_ENV})
+    subprocess.run([*GIT, "commit", "-q", "-m", "pr"], cwd=work, check=True, env={**os.environ, **GIT_ENV})
 
 
 FULL = "orv check --no-cache (boards committed)"

@@ -131,7 +131,7 @@ def test_the_variants_table_puts_each_checkout_beside_the_other() -> None:
 
 def test_a_generated_registry_gets_the_run_benchs_pull_request_once_and_the_gate_checks_it(tmp_path: Path) -> None:
     # `--registry`: the gate on bench/generate.py's main-shaped registries, with bench/run.py's pull request
-    from bench.generate import generate
+    from bench.generate import GIT, generate
 
     root = generate(tmp_path / "reg", 12)
     status = git(root, "status", "--porcelain")
@@ -143,6 +143,11 @@ def test_a_generated_registry_gets_the_run_benchs_pull_request_once_and_the_gate
     assert git(root, "status", "--porcelain") == status and git(root, "branch", "--show-current") == "main"
     clone.registry_remote(root)
     assert git(root, "rev-parse", "pr") == tip  # made once
+    # main moves on (new boards, say): the pull request is made again on it, never measured off an old main
+    subprocess.run([*GIT, "commit", "-q", "--allow-empty", "-m", "boards"], cwd=root, check=True)
+    clone.registry_remote(root)
+    assert git(root, "rev-parse", "pr^") == git(root, "rev-parse", "main") != git(root, "rev-parse", f"{tip}^")
+    assert (root / ".git" / "orv-bench-pr").read_text().split() == changed
     assert clone.generated_counts(root) == {
         "recipes": len(list((root / "recipes").rglob("*.yaml"))),
         "run_files": len(list((root / "runs").rglob("*.json"))),

@@ -1,0 +1,119 @@
+"""What loading a pull request's neighbourhood costs in one process and in worker processes (issue 55):
+the figures behind validator/load/pipeline.py's workers_for (RUN_FILE_MS, OTHER_FILE_MS, POOL_FROM_MS).
+
+On a clone whose branch holds a change against `--base` (bench/run.py's prepare_pr makes one from a
+bench/generate.py registry), it runs `orv check --base` once to learn which unchanged files pull-request
+mode loads (its neighbourhood: the runs tied to the change's by their candidate keys, and their recipes),
+then loads those files again, fastest of `--repeat`: all of them in this process and in 2 forked workers;
+the first k run files alone (k = 2, 4, ... 32) both ways; and the recipes alone. The registry's boards must
+be this orv's (the gate trusts only keys its own orv stamped), else the check loads every file and says so.
+
+    python bench/pool.py --root /tmp/pr10k/pr --base main --json bench/pool-results.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from validator.cli.app import main as orv  # noqa: E402
+from validator.files.interrupts import quiet_map  # noqa: E402
+from validator.load import pipeline  # noqa: E402
+from validator.pr import incremental  # noqa: E402
+from validator.registry.layout import classify  # noqa: E402
+
+
+def neighbourhood(root: str, base: str) -> tuple[Any, list[str]]:
+    """The loader pull-request mode used and the unchanged files it loaded, in its order."""
+    seen: dict[str, Any] = {"rels": []}
+    original = incremental._Loader.load_unchanged
+
+    def recording(self: Any, rels: list[str]) -> None:
+        seen["loader"] = self
+        seen["rels"].extend(rel for rel in rels if rel not in self.head)
+        original(self, rels)
+
+    incremental._Loader.load_unchanged = recording  # type: ignore[method-assign]
+    try:
+        orv(["check", "--root", root, "--base", base, "--no-cache", "-q"])
+    except SystemExit:
+        pass
+    finally:
+        incremental._Loader.load_unchanged = original  # type: ignore[method-assign]
+    return seen.get("loader"), seen["rels"]
+
+
+def fastest(repeat: int, work: Callable[[], object]) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        work()
+        best = min(best, time.perf_counter() - start)
+    return round(best, 4)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--root", required=True, help="a clone whose branch holds the change")
+    parser.add_argument("--base", default="main")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
+    args = parser.parse_args()
+    loader, rels = neighbourhood(args.root, args.base)
+    if loader is None or not rels:
+        print("pull-request mode loaded no unchanged file: nothing to measure", file=sys.stderr)
+        return 1
+    runs = [rel for rel in rels if classify(rel) == "run"]
+    others = [rel for rel in rels if classify(rel) != "run"]
+    if len(rels) > 2000:
+        print(
+            f"the check loaded {len(rels):,} files: the boards are not this orv's (every file loaded)", file=sys.stderr
+        )
+        return 1
+
+    def serial(files: list[str]) -> Callable[[], object]:
+        return lambda: list(pipeline.load_all(loader.root, files, loader.catalog, 1, None, loader.keep, keys=True))
+
+    def pooled(files: list[str]) -> Callable[[], object]:
+        pipeline._init_worker(loader.root, loader.catalog, loader.keep, True)
+        chunk = max(1, len(files) // 8)
+        init = (loader.root, loader.catalog, loader.keep, True)
+        return lambda: list(quiet_map(pipeline._load_one, files, 2, chunk, pipeline._init_worker, init))
+
+    report: dict[str, Any] = {
+        "command": "python bench/pool.py " + " ".join(sys.argv[1:]),
+        "neighbourhood": {"run_files": len(runs), "other_files": len(others)},
+        "all": {
+            "one_process_s": fastest(args.repeat, serial(rels)),
+            "two_workers_s": fastest(args.repeat, pooled(rels)),
+        },
+        "run_files": [],
+        "others_one_process_s": fastest(args.repeat, serial(others)) if others else None,
+    }
+    for k in (2, 4, 8, 16, 32):
+        if k <= len(runs):
+            report["run_files"].append(
+                {
+                    "k": k,
+                    "one_process_s": fastest(args.repeat, serial(runs[:k])),
+                    "two_workers_s": fastest(args.repeat, pooled(runs[:k])),
+                }
+            )
+    report["ms_per_run_file"] = round(1000 * fastest(args.repeat, serial(runs)) / len(runs), 2) if runs else None
+    report["ms_per_other_file"] = round(1000 * report["others_one_process_s"] / len(others), 2) if others else None
+    print(json.dumps(report, indent=1))
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
