@@ -4,9 +4,10 @@ the figures behind validator/load/pipeline.py's workers_for (RUN_FILE_MS, OTHER_
 On a clone whose branch holds a change against `--base` (bench/run.py's prepare_pr makes one from a
 bench/generate.py registry), it runs `orv check --base` once to learn which unchanged files pull-request
 mode loads (its neighbourhood: the runs tied to the change's by their candidate keys, and their recipes),
-then loads those files again, fastest of `--repeat`: all of them in this process and in 2 forked workers;
-the first k run files alone (k = 2, 4, ... 32) both ways; and the recipes alone. The registry's boards must
-be this orv's (the gate trusts only keys its own orv stamped), else the check loads every file and says so.
+then loads those files again through load_all, fastest of `--repeat`: all of them in this process and in 2
+forked workers (the pool's own chunks and gc.freeze); the first k run files alone (k = 2, 4, ... 32) both
+ways; and the recipes alone. The merge base's boards must be this checkout's code's (the gate trusts only
+keys its own orv stamped; else it loads every file): refused otherwise.
 
     python bench/pool.py --root /tmp/pr10k/pr --base main --json bench/pool-results.json
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -25,14 +27,14 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from validator.cli.app import main as orv  # noqa: E402
-from validator.files.interrupts import quiet_map  # noqa: E402
 from validator.load import pipeline  # noqa: E402
+from validator.load.cache import derivation_key  # noqa: E402
 from validator.pr import incremental  # noqa: E402
-from validator.registry.layout import classify  # noqa: E402
+from validator.registry.layout import KEYS_PATH, classify  # noqa: E402
 
 
-def neighbourhood(root: str, base: str) -> tuple[Any, list[str]]:
-    """The loader pull-request mode used and the unchanged files it loaded, in its order."""
+def neighbourhood(root: str, base: str) -> tuple[Any, list[str], int]:
+    """The loader pull-request mode used, the unchanged files it loaded (in its order), and orv's exit code."""
     seen: dict[str, Any] = {"rels": []}
     original = incremental._Loader.load_unchanged
 
@@ -43,12 +45,10 @@ def neighbourhood(root: str, base: str) -> tuple[Any, list[str]]:
 
     incremental._Loader.load_unchanged = recording  # type: ignore[method-assign]
     try:
-        orv(["check", "--root", root, "--base", base, "--no-cache", "-q"])
-    except SystemExit:
-        pass
+        code = orv(["check", "--root", root, "--base", base, "--no-cache", "-q"])  # its exit code, never raising
     finally:
         incremental._Loader.load_unchanged = original  # type: ignore[method-assign]
-    return seen.get("loader"), seen["rels"]
+    return seen.get("loader"), seen["rels"], code
 
 
 def fastest(repeat: int, work: Callable[[], object]) -> float:
@@ -67,27 +67,47 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
     args = parser.parse_args()
-    loader, rels = neighbourhood(args.root, args.base)
+
+    def git(*words: str) -> bytes:
+        return subprocess.run(["git", "-C", args.root, *words], capture_output=True, check=False).stdout
+
+    merge_base = git("merge-base", args.base, "HEAD").decode().strip()
+    if not merge_base:
+        print(f"no merge base of {args.base} and HEAD in {args.root}: nothing measured", file=sys.stderr)
+        return 2
+    base_keys = git("show", f"{merge_base}:{KEYS_PATH}")
+    try:
+        stamp = json.loads(base_keys)["orv"]
+    except (ValueError, KeyError, TypeError):
+        stamp = None
+    if stamp != derivation_key(args.root):
+        print(
+            f"the merge base's {KEYS_PATH} was not made by this checkout's code (stamp {stamp}): pull-request mode would "
+            "load every file; regenerate the boards with it (bench/generate.py refresh_boards) first",
+            file=sys.stderr,
+        )
+        return 2
+    loader, rels, code = neighbourhood(args.root, args.base)
+    if code not in (0, 1):  # 1: findings, still a check; else orv could not check (its message above)
+        print(f"orv check --base exited {code}: nothing measured", file=sys.stderr)
+        return code
     if loader is None or not rels:
         print("pull-request mode loaded no unchanged file: nothing to measure", file=sys.stderr)
         return 1
     runs = [rel for rel in rels if classify(rel) == "run"]
     others = [rel for rel in rels if classify(rel) != "run"]
-    if len(rels) > 2000:
-        print(
-            f"the check loaded {len(rels):,} files: the boards are not this orv's (every file loaded)", file=sys.stderr
-        )
-        return 1
+
+    def load(files: list[str], jobs: int) -> Callable[[], object]:
+        # load_all as the gate calls it; POOL_FROM_MS at 0 so that 2 jobs always means 2 workers
+        return lambda: list(pipeline.load_all(loader.root, files, loader.catalog, jobs, None, loader.keep, keys=True))
 
     def serial(files: list[str]) -> Callable[[], object]:
-        return lambda: list(pipeline.load_all(loader.root, files, loader.catalog, 1, None, loader.keep, keys=True))
+        return load(files, 1)
 
     def pooled(files: list[str]) -> Callable[[], object]:
-        pipeline._init_worker(loader.root, loader.catalog, loader.keep, True)
-        chunk = max(1, len(files) // 8)
-        init = (loader.root, loader.catalog, loader.keep, True)
-        return lambda: list(quiet_map(pipeline._load_one, files, 2, chunk, pipeline._init_worker, init))
+        return load(files, 2)
 
+    pipeline.POOL_FROM_MS = 0.0
     report: dict[str, Any] = {
         "command": "python bench/pool.py " + " ".join(sys.argv[1:]),
         "neighbourhood": {"run_files": len(runs), "other_files": len(others)},

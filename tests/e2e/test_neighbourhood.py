@@ -8,6 +8,7 @@ the same findings both ways, and a warm key index keeps the work proportional to
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import random
@@ -502,6 +503,7 @@ def test_keys_computed_where_files_load_are_the_keys_of_their_entries(
     from validator.registry.relations import _computed_keys, content_keys
 
     monkeypatch.setattr(pipeline, "POOL_FROM_MS", 0.0)  # 24 files through the pool too
+    monkeypatch.setattr(gc, "freeze", lambda: None)  # the pool's path freezes the process's objects: not pytest's
     for_tiers = analyse(str(wide_repo), jobs=jobs, for_tiers=True)
     entries = [entry for entry, _ in for_tiers.snapshot.loaded.values() if entry is not None]
     assert len(entries) == 24 and all(entry.keys is not None for entry in entries)

@@ -60,3 +60,4 @@ def test_a_pool_starts_where_the_run_files_make_it_pay(monkeypatch) -> None:
     assert loaded(run[:16], 1) == 16 and mapped == []  # --jobs 1: never a pool
     assert loaded(run[:16] + recipes[:88], 2) == 104
     assert mapped == [(2, 13)]  # both workers busy to the end: 13 files at a time, not 64 and then 40
+    assert loaded(run[:16], 64) == 16 and mapped[-1] == (2, 2)  # the cap reaches the pool: 2 workers, not 64

@@ -377,8 +377,9 @@ def load_run(root: str, rel: str, catalog: Catalog, out: Collector, exact: bool 
 
 # Whether, and over how many workers, loading pays for forking them: a file's cost in this process (a run
 # file ~8 ms, most of it the facts and fingerprint from its samples; a recipe or other file ~0.3 ms) against
-# a pool's start and join (~0.02 s for 2 workers). From POOL_FROM_MS of work (16 run files, ~430 recipes)
-# 2 workers finish sooner than one process, and one more worker per WORKER_MS more; never more than --jobs
+# a pool's start and join (~0.02 s for 2 workers). 2 workers start to finish sooner than one process at ~8
+# run files; from POOL_FROM_MS of work (16 run files, ~430 recipes) they clearly do. One more worker per
+# WORKER_MS more (measured with 2 only: this host has 2 cores); never more than --jobs
 # (a 64-core laptop forks 2 workers, not 64, for a pull request's 16 neighbours). The figures:
 # docs/benchmarks.md, "The neighbourhood loaded in worker processes" (`python bench/pool.py`).
 RUN_FILE_MS, OTHER_FILE_MS = 8.0, 0.3
