@@ -375,38 +375,28 @@ def registry_remote(root: Path, orv: str = ORV) -> Path:
     committed on main when they are not: the gate trusts only keys its own orv stamped), and branch `pr` =
     main plus bench/run.py's one-training-recipe pull request, rebuilt whenever main moved. The pull request
     is committed in a scratch worktree, so main's working tree is untouched."""
-    from bench.generate import GIT
-    from bench.generate import GIT_ENV as COMMIT_ENV
-    from bench.history import boards_by
+    from bench.history import boards_by, git, serve_filters
     from bench.run import commit_pull_request
 
     root = root.resolve()
-    env = {**os.environ, **COMMIT_ENV}
-
-    def git(*args: str, cwd: Path = root) -> str:
-        return subprocess.run([*GIT, *args], cwd=cwd, env=env, capture_output=True, text=True, check=True).stdout
-
     # by the orv measured, always: this checkout's code (what boards_current would ask) may not be the orv
     # that runs (the installed one, another tree's); its boards are committed only if they changed
     boards_by(root, orv)
-    main_tip = git("rev-parse", "main").strip()
-    has_pr = bool(git("branch", "--list", "pr").strip())
     if (
-        not has_pr
-        or git("rev-parse", "pr^").strip() != main_tip
-        or not git("diff", "--name-only", "main", "pr").split()
+        not git(root, "branch", "--list", "pr")
+        or git(root, "rev-parse", "pr^") != git(root, "rev-parse", "main")
+        or not git(root, "diff", "--name-only", "main", "pr")
     ):
         CACHE.mkdir(parents=True, exist_ok=True)  # measure()'s scratch folders go there too
         with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
             work = Path(tmp) / "pr"
-            git("worktree", "add", "-q", "--detach", str(work), "main")
+            git(root, "worktree", "add", "-q", "--detach", str(work), "main")
             commit_pull_request(work)
-            git("branch", "-f", "pr", git("rev-parse", "HEAD", cwd=work).strip())  # only once committed
-            git("worktree", "remove", "--force", str(work))
-    changed = git("diff", "--name-only", "main", "pr").split()
+            git(root, "branch", "-f", "pr", git(work, "rev-parse", "HEAD"))  # only once committed
+            git(root, "worktree", "remove", "--force", str(work))
+    changed = git(root, "diff", "--name-only", "main", "pr").split()
     (root / ".git" / "orv-bench-pr").write_text("\n".join(changed) + "\n")
-    git("config", "uploadpack.allowFilter", "true")
-    git("config", "uploadpack.allowAnySHA1InWant", "true")
+    serve_filters(root)
     return root
 
 
@@ -487,16 +477,14 @@ def measure(
 
 def generated_counts(root: Path) -> dict[str, int]:
     """counts() for a registry bench/history.py did not write: its files at main, and its commits."""
-    listing = subprocess.run(
-        ["git", "ls-tree", "-r", "--name-only", "main"], cwd=root, capture_output=True, text=True, check=True
-    ).stdout.split()
-    commits = subprocess.run(
-        ["git", "rev-list", "--count", "main"], cwd=root, capture_output=True, text=True, check=True
-    )
+    from bench.history import git
+
+    listing = git(root, "ls-tree", "-r", "--name-only", "main").split()
+    commits = git(root, "rev-list", "--count", "main")
     return {
         "recipes": sum(1 for rel in listing if rel.startswith("recipes/")),
         "run_files": sum(1 for rel in listing if rel.startswith("runs/")),
-        "commits": int(commits.stdout),
+        "commits": int(commits),
     }
 
 

@@ -280,9 +280,14 @@ def generate_history(
     if changed:
         (root / ".git" / "orv-bench-pr").write_text("\n".join(make_pr(root)) + "\n")
         git(root, "gc", "-q", "--prune=now")
+    serve_filters(root)
+    return root
+
+
+def serve_filters(root: Path) -> None:
+    """Let a partial clone of `root` ask for filtered packs and objects by id (as GitHub serves them)."""
     git(root, "config", "uploadpack.allowFilter", "true")
     git(root, "config", "uploadpack.allowAnySHA1InWant", "true")
-    return root
 
 
 def counts(root: Path) -> dict[str, int]:

@@ -98,36 +98,30 @@ def main() -> int:
     others = [rel for rel in rels if classify(rel) != "run"]
 
     def load(files: list[str], jobs: int) -> Callable[[], object]:
-        # load_all as the gate calls it; POOL_FROM_MS at 0 so that 2 jobs always means 2 workers
+        """load_all as the gate calls it, in this process (jobs 1) or in 2 workers (jobs 2: POOL_FROM_MS below)."""
         return lambda: list(pipeline.load_all(loader.root, files, loader.catalog, jobs, None, loader.keep, keys=True))
 
-    def serial(files: list[str]) -> Callable[[], object]:
-        return load(files, 1)
-
-    def pooled(files: list[str]) -> Callable[[], object]:
-        return load(files, 2)
-
-    pipeline.POOL_FROM_MS = 0.0
+    pipeline.POOL_FROM_MS = 0.0  # so that 2 jobs always means 2 workers, whatever the files
     report: dict[str, Any] = {
         "command": "python bench/pool.py " + " ".join(sys.argv[1:]),
         "neighbourhood": {"run_files": len(runs), "other_files": len(others)},
         "all": {
-            "one_process_s": fastest(args.repeat, serial(rels)),
-            "two_workers_s": fastest(args.repeat, pooled(rels)),
+            "one_process_s": fastest(args.repeat, load(rels, 1)),
+            "two_workers_s": fastest(args.repeat, load(rels, 2)),
         },
         "run_files": [],
-        "others_one_process_s": fastest(args.repeat, serial(others)) if others else None,
+        "others_one_process_s": fastest(args.repeat, load(others, 1)) if others else None,
     }
     for k in (2, 4, 8, 16, 32):
         if k <= len(runs):
             report["run_files"].append(
                 {
                     "k": k,
-                    "one_process_s": fastest(args.repeat, serial(runs[:k])),
-                    "two_workers_s": fastest(args.repeat, pooled(runs[:k])),
+                    "one_process_s": fastest(args.repeat, load(runs[:k], 1)),
+                    "two_workers_s": fastest(args.repeat, load(runs[:k], 2)),
                 }
             )
-    report["ms_per_run_file"] = round(1000 * fastest(args.repeat, serial(runs)) / len(runs), 2) if runs else None
+    report["ms_per_run_file"] = round(1000 * fastest(args.repeat, load(runs, 1)) / len(runs), 2) if runs else None
     report["ms_per_other_file"] = round(1000 * report["others_one_process_s"] / len(others), 2) if others else None
     print(json.dumps(report, indent=1))
     if args.json:

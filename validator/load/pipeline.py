@@ -440,11 +440,13 @@ PROGRESS_STEP = 100
 def workers_for(rels: list[str], jobs: int) -> int:
     """How many worker processes loading these files pays for, at most `jobs`; 0: load them in this process
     (POOL_FROM_MS, above)."""
+    if jobs <= 1:
+        return 0
+    if len(rels) * OTHER_FILE_MS >= jobs * WORKER_MS:  # every worker's share whatever the files: none classified
+        return jobs
     runs = sum(1 for rel in rels if classify(rel) == "run")
     work = runs * RUN_FILE_MS + (len(rels) - runs) * OTHER_FILE_MS
-    if jobs <= 1 or work < POOL_FROM_MS:
-        return 0
-    return min(jobs, max(2, int(work // WORKER_MS)))
+    return 0 if work < POOL_FROM_MS else min(jobs, max(2, int(work // WORKER_MS)))
 
 
 def load_all(
