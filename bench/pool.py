@@ -1,15 +1,16 @@
 """What loading a pull request's neighbourhood costs in one process and in worker processes (issue 55):
 the figures behind validator/load/pipeline.py's workers_for (RUN_FILE_MS, OTHER_FILE_MS, POOL_FROM_MS).
 
-On a clone whose branch holds a change against `--base` (bench/run.py's prepare_pr makes one from a
-bench/generate.py registry), it runs `orv check --base` once to learn which unchanged files pull-request
+On a clone whose branch holds a change against `--base` (`--root`), or on a fresh clone of a bench/generate.py
+registry given bench/run.py's one-training-recipe pull request (`--registry`: bench/run.py prepare_pr), it runs `orv check --base` once to learn which unchanged files pull-request
 mode loads (its neighbourhood: the runs tied to the change's by their candidate keys, and their recipes),
 then loads those files again through load_all, fastest of `--repeat`: all of them in this process and in 2
 forked workers (the pool's own chunks and gc.freeze); the first k run files alone (k = 2, 4, ... 32) both
 ways; and the recipes alone. The merge base's boards must be this checkout's code's (the gate trusts only
 keys its own orv stamped; else it loads every file): refused otherwise.
 
-    python bench/pool.py --root /tmp/pr10k/pr --base main --json bench/pool-results.json
+    python bench/generate.py --n 10000 --out /tmp/g10k
+    python bench/pool.py --registry /tmp/g10k --json bench/pool-results.json
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import argparse
 import json
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -26,6 +28,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from bench.run import prepare_pr  # noqa: E402
 from validator.cli.app import main as orv  # noqa: E402
 from validator.load import pipeline  # noqa: E402
 from validator.load.cache import derivation_key  # noqa: E402
@@ -62,12 +65,21 @@ def fastest(repeat: int, work: Callable[[], object]) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--root", required=True, help="a clone whose branch holds the change")
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--root", help="a clone whose branch holds the change")
+    where.add_argument("--registry", type=Path, help="a bench/generate.py registry: its clone with the bench's change")
     parser.add_argument("--base", default="main")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
     args = parser.parse_args()
+    if args.registry is not None:
+        with tempfile.TemporaryDirectory(prefix="orv-pool-") as work:
+            args.root = str(prepare_pr(args.registry.resolve(), Path(work)))
+            return measure(args)
+    return measure(args)
 
+
+def measure(args: argparse.Namespace) -> int:
     def git(*words: str) -> bytes:
         return subprocess.run(["git", "-C", args.root, *words], capture_output=True, check=False).stdout
 
